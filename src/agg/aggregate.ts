@@ -1,0 +1,162 @@
+// Hash aggregation of one batch: group ids, then one accumulator per
+// aggregate over typed arrays. Integer sums are exact: 32-bit halves are
+// summed in float64 and carried, so no value is ever rounded.
+import { ExecutionError } from '../errors.js';
+import {
+  type Batch, type Column, type DataType, type Schema, emptyBatch, gather, isInteger,
+} from '../kernels/column.js';
+import { buildKeys } from '../kernels/keys.js';
+import { valueComparator } from '../kernels/sort.js';
+import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
+import { type Groups, groupRows } from './groups.js';
+
+const TWO32 = 4294967296;
+const CHUNK = 1 << 20; // rows between carries: 2^20 x 2^32 stays below 2^53
+
+export function normFor(t: DataType): KeyNorm {
+  if (t.id === 'utf8') return { kind: 'str' };
+  if (t.id === 'float32' || t.id === 'float64') return { kind: 'float' };
+  return { kind: 'int' };
+}
+
+function countValid(c: Column | null, g: Groups, n: number): Float64Array {
+  const cnt = new Float64Array(g.nGroups);
+  const v = c?.valid ?? null;
+  for (let i = 0; i < n; i++) if (v === null || v[i]) cnt[g.gid[i]]++;
+  return cnt;
+}
+
+/** Exact integer sums per group, as bigint, or null for a group with no value. */
+function exactIntSums(c: Column, g: Groups): (bigint | null)[] {
+  const lo = new Float64Array(g.nGroups), hi = new Float64Array(g.nGroups);
+  const n = c.length, gid = g.gid, valid = c.valid;
+  const wide = c.type.id === 'int64' || c.type.id === 'uint64';
+  const unsignedHi = c.type.id === 'uint64';
+  const vals = c.values as any;
+  const w = wide ? new Int32Array(vals.buffer, vals.byteOffset, 2 * n) : null;
+  for (let start = 0; start < n; start += CHUNK) {
+    const end = Math.min(n, start + CHUNK);
+    for (let i = start; i < end; i++) {
+      if (valid !== null && !valid[i]) continue;
+      const k = gid[i];
+      if (w) {
+        lo[k] += w[2 * i] >>> 0;
+        hi[k] += unsignedHi ? w[2 * i + 1] >>> 0 : w[2 * i + 1];
+      } else {
+        lo[k] += vals[i];
+      }
+    }
+    for (let k = 0; k < g.nGroups; k++) {
+      const carry = Math.floor(lo[k] / TWO32);
+      lo[k] -= carry * TWO32;
+      hi[k] += carry;
+    }
+  }
+  const cnt = countValid(c, g, n);
+  const out: (bigint | null)[] = new Array(g.nGroups);
+  for (let k = 0; k < g.nGroups; k++) out[k] = cnt[k] === 0 ? null : BigInt(hi[k]) * 4294967296n + BigInt(lo[k]);
+  return out;
+}
+
+function floatSums(c: Column, g: Groups): Float64Array {
+  const s = new Float64Array(g.nGroups);
+  const v = c.values as any, valid = c.valid, gid = g.gid;
+  for (let i = 0; i < c.length; i++) if (valid === null || valid[i]) s[gid[i]] += Number(v[i]);
+  return s;
+}
+
+const INT64_MIN = -(2n ** 63n), INT64_MAX = 2n ** 63n - 1n;
+
+function int64Column(vals: (bigint | null)[], what: string): Column {
+  const n = vals.length;
+  const out = new BigInt64Array(n);
+  let valid: Uint8Array | null = null;
+  for (let k = 0; k < n; k++) {
+    const x = vals[k];
+    if (x === null) { valid ??= new Uint8Array(n).fill(1); valid[k] = 0; continue; }
+    if (x < INT64_MIN || x > INT64_MAX) throw new ExecutionError(`${what} overflows a 64-bit integer (${x})`);
+    out[k] = x;
+  }
+  return { type: { id: 'int64' }, length: n, values: out, valid };
+}
+
+function countColumn(cnt: Float64Array): Column {
+  const out = new BigInt64Array(cnt.length);
+  for (let k = 0; k < cnt.length; k++) out[k] = BigInt(cnt[k]);
+  return { type: { id: 'int64' }, length: cnt.length, values: out, valid: null };
+}
+
+function float64Column(vals: Float64Array, nonNull: Float64Array): Column {
+  let valid: Uint8Array | null = null;
+  for (let k = 0; k < vals.length; k++) if (nonNull[k] === 0) { valid ??= new Uint8Array(vals.length).fill(1); valid[k] = 0; }
+  return { type: { id: 'float64' }, length: vals.length, values: vals, valid };
+}
+
+function minMax(c: Column, g: Groups, max: boolean): Column {
+  const best = new Int32Array(g.nGroups).fill(-1);
+  const cmp = valueComparator(c);
+  const valid = c.valid, gid = g.gid;
+  for (let i = 0; i < c.length; i++) {
+    if (valid !== null && !valid[i]) continue;
+    const k = gid[i], b = best[k];
+    if (b < 0) { best[k] = i; continue; }
+    const d = cmp(i, b);
+    if (max ? d > 0 : d < 0) best[k] = i;
+  }
+  return gather(c, best, g.nGroups);
+}
+
+function countDistinct(c: Column, g: Groups): Column {
+  // Distinct (group, value) pairs: group again on the pair, skipping nulls.
+  const gidCol: Column = { type: { id: 'int32' }, length: c.length, values: g.gid, valid: null };
+  const pairs = buildKeys({ length: c.length, columns: [gidCol, c] }, [0, 1], [{ kind: 'int' }, normFor(c.type)]);
+  const pg = groupRows(pairs);
+  const cnt = new Float64Array(g.nGroups);
+  const valid = c.valid;
+  for (let p = 0; p < pg.nGroups; p++) {
+    const row = pg.first[p];
+    if (valid === null || valid[row]) cnt[g.gid[row]]++;
+  }
+  return countColumn(cnt);
+}
+
+function evaluate(a: BoundAggregate, b: Batch, g: Groups): Column {
+  if (a.fn === 'count') return countColumn(countValid(a.col < 0 ? null : b.columns[a.col], g, b.length));
+  const c = b.columns[a.col];
+  switch (a.fn) {
+    case 'count_distinct': return countDistinct(c, g);
+    case 'min': return minMax(c, g, false);
+    case 'max': return minMax(c, g, true);
+    case 'sum':
+      if (isInteger(c.type)) return int64Column(exactIntSums(c, g), `sum of "${a.as}"`);
+      return float64Column(floatSums(c, g), countValid(c, g, b.length));
+    case 'avg': {
+      const cnt = countValid(c, g, b.length);
+      let s: Float64Array;
+      if (isInteger(c.type)) {
+        s = new Float64Array(g.nGroups);
+        exactIntSums(c, g).forEach((x, k) => { if (x !== null) s[k] = Number(x); });
+      } else {
+        s = floatSums(c, g);
+      }
+      for (let k = 0; k < s.length; k++) s[k] = cnt[k] > 0 ? s[k] / cnt[k] : 0;
+      return float64Column(s, cnt);
+    }
+  }
+}
+
+export function groupsOf(b: Batch, groupBy: number[]): Groups {
+  if (groupBy.length === 0) return { gid: new Int32Array(b.length), nGroups: 1, first: new Int32Array(1) };
+  const keys = buildKeys(b, groupBy, groupBy.map((i) => normFor(b.columns[i].type)));
+  return groupRows(keys);
+}
+
+/** Aggregate one batch holding every row of its groups. */
+export function aggregateBatch(b: Batch, groupBy: number[], aggs: BoundAggregate[], out: Schema): Batch {
+  const g = groupsOf(b, groupBy);
+  if (groupBy.length > 0 && g.nGroups === 0) {
+    return emptyBatch(out);
+  }
+  const keyCols = groupBy.map((i) => gather(b.columns[i], g.first, g.nGroups));
+  return { length: g.nGroups, columns: [...keyCols, ...aggs.map((a) => evaluate(a, b, g))] };
+}

@@ -1,0 +1,55 @@
+// The library entry: run a plan (a file path or an object) and get the
+// result batches, an Arrow table, rows as objects, and the run statistics.
+import type * as arrow from 'apache-arrow';
+import { tableToArrow } from './io/arrow.js';
+import { writeOutput } from './io/output.js';
+import { type Batch, type Field, valueAt } from './kernels/column.js';
+import { Executor } from './exec/run.js';
+import type { Stats } from './exec/stats.js';
+import { type LoadedPlan, type Overrides, loadPlan } from './plan/load.js';
+
+export interface RunOptions extends Overrides {
+  /** folder that relative paths of a plan object resolve against (default: the current directory) */
+  baseDir?: string;
+  /** write `output` when the plan has one (default true) */
+  writeOutput?: boolean;
+}
+
+export interface RunResult {
+  schema: Field[];
+  batches: Batch[];
+  numRows: number;
+  stats: Stats;
+  /** the file written, when the plan has `output` */
+  outputPath?: string;
+  toArrow(): arrow.Table;
+  /** rows as plain objects: 64-bit integers as bigint, dates as 'YYYY-MM-DD' day numbers, nulls as null */
+  toRows(): Record<string, unknown>[];
+}
+
+export async function executePlan(lp: LoadedPlan, writeOut = true): Promise<RunResult> {
+  const t0 = performance.now();
+  const ex = new Executor(lp.settings);
+  const batches = await ex.collectBatches(lp.root);
+  const schema = lp.root.schema;
+  const numRows = batches.reduce((s, b) => s + b.length, 0);
+  let outputPath: string | undefined;
+  if (lp.output && writeOut) {
+    writeOutput(lp.output.path, lp.output.format, schema, batches);
+    outputPath = lp.output.path;
+  }
+  ex.stats.wallMs = performance.now() - t0;
+  ex.stats.outputRows = numRows;
+  return {
+    schema, batches, numRows, stats: ex.stats, outputPath,
+    toArrow: () => tableToArrow(schema, batches),
+    toRows: () => batches.flatMap((b) => Array.from({ length: b.length }, (_, i) =>
+      Object.fromEntries(schema.map((f, k) => [f.name, valueAt(b.columns[k], i)])))),
+  };
+}
+
+/** Load, validate, bind and run a plan. Throws PlanError (exit 2), InputError (exit 3) or ExecutionError. */
+export async function runPlan(plan: string | object, options: RunOptions = {}): Promise<RunResult> {
+  const lp = await loadPlan(plan, options, options.baseDir);
+  return executePlan(lp, options.writeOutput ?? true);
+}

@@ -1,0 +1,164 @@
+// The command line: `skewjoin plan.json`, `skewjoin gen`, `skewjoin bench`.
+// Exit codes: 0 success, 2 bad plan or arguments, 3 input data error, 1 other.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { executePlan } from '../api.js';
+import { PlanError, SkewjoinError } from '../errors.js';
+import { explainPlan } from '../exec/explain.js';
+import { closePool } from '../exec/pool.js';
+import { formatTable, jsonLines } from '../io/output.js';
+import { type Overrides, loadPlan } from '../plan/load.js';
+import { ByteSize, parseBytes } from '../plan/spec.js';
+import { GEN_DEFAULTS, generate } from '../bench/gen.js';
+import { runBench } from '../bench/bench.js';
+
+const EXAMPLES = `
+Examples:
+  skewjoin plans/quickstart.json                  run a plan, print the first rows
+  skewjoin plans/quickstart.json --json           print every row as JSON lines
+  skewjoin plan.json --workers 4 --stats s.json   write run statistics
+  skewjoin plan.json --explain                    show the physical plan, run nothing
+  skewjoin gen --rows 5000000 --keys 1000000 --s 1.2 --out data/zipf
+  skewjoin bench                                  reference workload against DuckDB
+
+Exit codes: 0 success, 2 bad plan or arguments, 3 input data error, 1 other.`;
+
+function int(name: string, min = 1) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
+    return n;
+  };
+}
+function num(name: string, min = 0) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min) throw new InvalidArgumentError(`${name} must be a number >= ${min}`);
+    return n;
+  };
+}
+function size(name: string) {
+  return (v: string) => {
+    const r = ByteSize.safeParse(/^\d+(\.\d+)?$/.test(v) ? Number(v) : v);
+    if (!r.success) throw new InvalidArgumentError(`${name} must be a size such as 1048576, "64KB", "256MB" or "1GB"`);
+    return r.data;
+  };
+}
+
+interface RunFlags {
+  workers?: number; partitions?: number; skew?: boolean; skewFactor?: number; skewThreshold?: number | string;
+  skewStrategy?: 'auto' | 'partition' | 'key'; combiners?: boolean; memoryLimit?: number | string;
+  explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
+}
+
+function overridesOf(f: RunFlags): Overrides {
+  return {
+    workers: f.workers,
+    partitions: f.partitions,
+    combiners: f.combiners === false ? false : undefined,
+    memoryLimit: f.memoryLimit,
+    skew: {
+      enabled: f.skew === false ? false : undefined,
+      factor: f.skewFactor,
+      thresholdBytes: f.skewThreshold === undefined ? undefined : parseBytes(f.skewThreshold, 0),
+      strategy: f.skewStrategy,
+    },
+  };
+}
+
+async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+  const lp = await loadPlan(planFile, overridesOf(f));
+  if (f.explain && !f.analyze) {
+    out.write(explainPlan(lp));
+    return 0;
+  }
+  const r = await executePlan(lp);
+  if (f.stats) fs.writeFileSync(f.stats, JSON.stringify(r.stats, null, 2) + '\n');
+  if (f.explain) out.write(explainPlan(lp));
+  if (!lp.output) {
+    if (f.json) out.write(jsonLines(r.schema, r.batches));
+    else if (!f.quiet) out.write(formatTable(r.schema, r.batches));
+  } else if (!f.quiet) {
+    err.write(`wrote ${r.numRows} rows to ${path.relative(process.cwd(), r.outputPath!) || r.outputPath} in ${(r.stats.wallMs / 1000).toFixed(2)} s\n`);
+  }
+  return 0;
+}
+
+export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStream, setCode: (c: number) => void): Command {
+  const program = new Command('skewjoin')
+    .description('Run a query plan (plan.json) over Parquet files: joins and aggregations that stay fast on skewed data.')
+    .argument('[plan]', 'the plan file (see plans/ and the README)')
+    .option('--workers <n>', 'worker threads (default: available parallelism)', int('--workers'))
+    .option('--partitions <n>', 'shuffle partitions (default: chosen from the input size)', int('--partitions'))
+    .option('--no-skew', 'plain hash shuffle, no skew handling')
+    .option('--skew-factor <x>', 'a partition is skewed above this many times the median', num('--skew-factor'))
+    .option('--skew-threshold <size>', 'and above this many bytes ("256MB")', size('--skew-threshold'))
+    .addOption(new Option('--skew-strategy <s>', 'how skewed partitions are split').choices(['auto', 'partition', 'key']))
+    .option('--no-combiners', 'no partial aggregation before the shuffle')
+    .option('--memory-limit <size>', 'budget for shuffle data held in memory ("4GB")', size('--memory-limit'))
+    .option('--explain', 'print the physical plan; with --analyze, run and print it with run figures')
+    .option('--analyze', 'with --explain: run the query first')
+    .option('--stats <file>', 'write run statistics as JSON to this file')
+    .option('--json', 'print the result as JSON lines instead of a table')
+    .option('--quiet', 'print nothing on success')
+    .addHelpText('after', EXAMPLES)
+    .showHelpAfterError()
+    .action(async (plan: string | undefined, flags: RunFlags) => {
+      if (!plan) { out.write(program.helpInformation()); setCode(2); return; }
+      setCode(await runCommand(plan, flags, out, err));
+    });
+
+  program.command('gen')
+    .description('write a synthetic Zipf dataset: fact.parquet, dim.parquet and optionally m2m.parquet')
+    .option('--out <dir>', 'output folder', GEN_DEFAULTS.out)
+    .option('--rows <n>', 'fact rows', int('--rows'), GEN_DEFAULTS.rows)
+    .option('--keys <m>', 'distinct keys (dimension rows)', int('--keys'), GEN_DEFAULTS.keys)
+    .option('--s <s>', 'Zipf exponent (0 = uniform)', num('--s'), GEN_DEFAULTS.s)
+    .option('--seed <n>', 'random seed', int('--seed', 0), GEN_DEFAULTS.seed)
+    .option('--row-group-size <n>', 'rows per Parquet row group', int('--row-group-size'), GEN_DEFAULTS.rowGroupSize)
+    .option('--files <n>', 'fact table files', int('--files'), GEN_DEFAULTS.files)
+    .option('--m2m-rows <n>', 'rows of a second skewed table over the same keys (0: none)', int('--m2m-rows', 0), GEN_DEFAULTS.m2mRows)
+    .option('--null-keys <fraction>', 'fraction of fact rows with a null key', num('--null-keys'), GEN_DEFAULTS.nullKeys)
+    .option('--sorted', 'sort the fact table by key')
+    .action((o) => {
+      const files = generate({ ...GEN_DEFAULTS, ...o, sorted: !!o.sorted });
+      if (!program.opts().quiet) for (const f of files) out.write(`wrote ${f}\n`);
+      setCode(0);
+    });
+
+  program.command('bench')
+    .description('generate the reference workload and time skewjoin against DuckDB on the same files')
+    .option('--out <dir>', 'folder for datasets and results', 'bench-out')
+    .option('--workers <n>', 'worker threads for skewjoin and DuckDB', int('--workers'), 2)
+    .option('--rows <n>', 'fact rows', int('--rows'), 5_000_000)
+    .option('--keys <m>', 'keys (dimension rows)', int('--keys'), 1_000_000)
+    .option('--repeat <r>', 'runs per measurement (the median is reported)', int('--repeat'), 3)
+    .action(async (o) => { setCode(await runBench(o, out)); });
+
+  program.exitOverride();
+  program.configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => err.write(s) });
+  return program;
+}
+
+export async function main(argv: string[], out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): Promise<number> {
+  let code = 0;
+  const program = buildProgram(out, err, (c) => { code = c; });
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      code = e.exitCode === 0 ? 0 : 2;
+    } else if (e instanceof SkewjoinError) {
+      err.write(`skewjoin: ${e instanceof PlanError ? 'plan error' : 'error'}: ${e.message}\n`);
+      code = e.exitCode;
+    } else {
+      err.write(`skewjoin: internal error: ${(e as Error).message ?? e}\n`);
+      if (process.env.SKEWJOIN_DEBUG) err.write(`${(e as Error).stack}\n`);
+      code = 1;
+    }
+  } finally {
+    await closePool();
+  }
+  return code;
+}

@@ -1,0 +1,77 @@
+// `--explain`: the physical plan as an indented tree of stages and shuffles.
+import type { BoundNode, BoundPredicate } from '../plan/bound.js';
+import type { LoadedPlan } from '../plan/load.js';
+import { defaultPartitions, pipelineOf, scanBytes } from './physical.js';
+
+function predText(p: BoundPredicate, names: string[]): string {
+  switch (p.kind) {
+    case 'cmp': return `${names[p.col]} ${p.op} ${typeof p.value === 'string' ? JSON.stringify(p.value) : String(p.value)}`;
+    case 'in': return `${names[p.col]} in (${p.values.map((v) => (typeof v === 'string' ? JSON.stringify(v) : String(v))).join(', ')})`;
+    case 'isNull': return `${names[p.col]} is ${p.isNull ? '' : 'not '}null`;
+    case 'not': return `not (${predText(p.pred, names)})`;
+    default: return p.preds.map((q) => `(${predText(q, names)})`).join(` ${p.kind} `);
+  }
+}
+
+export function explainPlan(lp: LoadedPlan): string {
+  const { settings } = lp;
+  const lines: string[] = [];
+  const parts = (node: BoundNode) => settings.partitions ?? defaultPartitions(scanBytes(node), settings.workers);
+  const emit = (prefix: string, text: string) => lines.push(prefix + text);
+
+  const walk = (node: BoundNode, indent: string) => {
+    const p = pipelineOf(node);
+    const src = p.source;
+    const fused = p.ops.length ? ` → ${p.fused.map((id, i) => {
+      const op = p.ops[i];
+      return op.kind === 'filter' ? `${id}[${predText(op.pred, inputNames(node, id))}]` : `${id}[${p.schema.length} columns]`;
+    }).join(' → ')}` : '';
+    const child = indent + '   ';
+    switch (src.kind) {
+      case 'scan': {
+        const files = new Set(src.splits.map((s) => s.path)).size;
+        const rows = src.splits.reduce((s, x) => s + x.rows, 0);
+        emit(indent, `${src.id}: scan ${src.source} [${src.schema.map((f) => f.name).join(', ')}], ${files} file(s), ${rows} rows → ${src.splits.length} map task(s)${fused}`);
+        return;
+      }
+      case 'join': {
+        const P = parts(src);
+        const on = src.leftKeys.map((l, i) => `${src.left.schema[l].name} = ${src.right.schema[src.rightKeys[i]].name}`).join(' and ');
+        emit(indent, `${src.id}: ${src.type} hash join on ${on}, ${P} reduce task(s) at most${fused}`);
+        emit(child, `shuffle ${src.id}.left: hash on [${src.leftKeys.map((k) => src.left.schema[k].name).join(', ')}], ${P} partitions`);
+        walk(src.left, child + '   ');
+        emit(child, `shuffle ${src.id}.right: hash on [${src.rightKeys.map((k) => src.right.schema[k].name).join(', ')}], ${P} partitions`);
+        walk(src.right, child + '   ');
+        return;
+      }
+      case 'aggregate': {
+        const P = src.groupBy.length ? parts(src) : 1;
+        const by = src.groupBy.map((k) => src.input.schema[k].name);
+        emit(indent, `${src.id}: aggregate by [${by.join(', ')}] ${src.aggs.map((a) => `${a.fn}→${a.as}`).join(', ')}, ${P} reduce task(s) at most${fused}`);
+        emit(child, `shuffle ${src.id}.input: hash on [${by.join(', ')}], ${P} partition(s)`);
+        walk(src.input, child + '   ');
+        return;
+      }
+      case 'sort':
+        emit(indent, `${src.id}: sort by ${src.by.map((k) => `${src.schema[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`).join(', ')} (on the coordinator)${fused}`);
+        walk(src.input, child);
+        return;
+      case 'limit':
+        emit(indent, `${src.id}: limit ${src.count}${src.offset ? ` offset ${src.offset}` : ''} (on the coordinator)${fused}`);
+        walk(src.input, child);
+    }
+  };
+  const out = lp.output ? `${lp.output.format} file ${lp.output.path}` : 'stdout';
+  lines.push(`output: ${out}; ${settings.workers} worker(s); skew handling ${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}`);
+  walk(lp.root, '');
+  return lines.join('\n') + '\n';
+}
+
+/** Column names seen by a fused operator: those of the node below it. */
+function inputNames(top: BoundNode, id: string): string[] {
+  for (let n: BoundNode = top; ; ) {
+    if (n.kind !== 'filter' && n.kind !== 'project') return n.schema.map((f) => f.name);
+    if (n.id === id) return n.input.schema.map((f) => f.name);
+    n = n.input;
+  }
+}

@@ -1,0 +1,46 @@
+// The physical plan: the bound tree cut into pipelines at every shuffle. A
+// pipeline is a source (scan splits, a join or an aggregation over shuffled
+// partitions, or a materialized sort/limit result) followed by row-wise
+// operators; its tasks end in a sink chosen by the consumer.
+import type { Schema } from '../kernels/column.js';
+import type { BoundNode } from '../plan/bound.js';
+import type { RowOp } from './task.js';
+
+export type SourceNode = Extract<BoundNode, { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' }>;
+
+export interface Pipeline {
+  source: SourceNode;
+  ops: RowOp[];
+  /** ids of the filter/project nodes fused into this pipeline */
+  fused: string[];
+  schema: Schema;
+}
+
+export function pipelineOf(node: BoundNode): Pipeline {
+  switch (node.kind) {
+    case 'filter': {
+      const p = pipelineOf(node.input);
+      return { ...p, ops: [...p.ops, { kind: 'filter', pred: node.pred }], fused: [...p.fused, node.id], schema: node.schema };
+    }
+    case 'project': {
+      const p = pipelineOf(node.input);
+      return { ...p, ops: [...p.ops, { kind: 'project', indices: node.indices }], fused: [...p.fused, node.id], schema: node.schema };
+    }
+    default:
+      return { source: node, ops: [], fused: [], schema: node.schema };
+  }
+}
+
+/** Estimated bytes read by the scans under a node, to size the shuffles. */
+export function scanBytes(node: BoundNode): number {
+  switch (node.kind) {
+    case 'scan': return node.splits.reduce((s, x) => s + x.bytes, 0);
+    case 'join': return scanBytes(node.left) + scanBytes(node.right);
+    default: return scanBytes(node.input);
+  }
+}
+
+/** Partitions of a shuffle when the plan does not say: enough for the workers, about 8 MB each, at most 256. */
+export function defaultPartitions(bytes: number, workers: number): number {
+  return Math.min(256, Math.max(2 * workers, Math.ceil(bytes / (8 * 1024 * 1024))));
+}

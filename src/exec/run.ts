@@ -1,0 +1,175 @@
+// The coordinator: runs pipelines as tasks on the worker pool, collects the
+// map-side shuffle statistics, builds the reduce tasks, and materializes
+// sort and limit results.
+import { ExecutionError } from '../errors.js';
+import { type Batch, type Schema, concatBatches, gatherBatch, sliceBatch } from '../kernels/column.js';
+import { sortIndices } from '../kernels/sort.js';
+import type { KeyNorm } from '../plan/bound.js';
+import type { Settings } from '../plan/load.js';
+import { normFor } from '../agg/aggregate.js';
+import { type Pipeline, defaultPartitions, pipelineOf, scanBytes } from './physical.js';
+import { runOnPool } from './pool.js';
+import type { ShuffleStats, Stats, TaskStats } from './stats.js';
+import { medianOf } from './stats.js';
+import { type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
+import type { BoundNode } from '../plan/bound.js';
+
+type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
+
+/** Map outputs of one side of a shuffle: blocks[p] holds one batch per map task that wrote to p. */
+interface ShuffleOutput { blocks: Batch[][]; stats: ShuffleStats }
+
+export class Executor {
+  readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [] };
+  private shuffledBytes = 0;
+
+  constructor(readonly settings: Settings) {}
+
+  private async run(task: TaskSpec, meta: Omit<TaskStats, 'rows' | 'outputRows' | 'ms'>): Promise<TaskResult> {
+    const r = task.source.kind === 'batches' && task.sink.kind === 'collect'
+      ? await runTask(task)
+      : await runOnPool(this.settings.workers, task);
+    this.stats.tasks.push({ ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms });
+    return r;
+  }
+
+  partitionsFor(node: BoundNode): number {
+    return this.settings.partitions ?? defaultPartitions(scanBytes(node), this.settings.workers);
+  }
+
+  /** Run a pipeline to its end; each task's result in task order. */
+  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string): Promise<TaskResult[]> {
+    const src = p.source;
+    switch (src.kind) {
+      case 'scan':
+        return Promise.all(src.splits.map((s, i) => this.run(
+          { source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, fields: src.schema }, ops: p.ops, sink },
+          { stage: consumer, kind: 'map', partition: i, source: src.id },
+        )));
+      case 'join':
+        return this.runJoin(src, p.ops, sink);
+      case 'aggregate':
+        return this.runAggregate(src, p.ops, sink);
+      case 'sort':
+      case 'limit': {
+        const b = await this.materialize(src);
+        return [await this.run({ source: { kind: 'batches', schema: src.schema, batches: [b] }, ops: p.ops, sink },
+          { stage: consumer, kind: 'map', partition: 0, source: src.id })];
+      }
+    }
+  }
+
+  private async shuffle(node: BoundNode, keys: number[], norms: KeyNorm[], partitions: number, id: string, consumer: string): Promise<ShuffleOutput> {
+    const p = pipelineOf(node);
+    const sink: PartitionSink = { kind: 'partition', keys, norms, partitions, nullSeed: 0 };
+    const results = await this.runPipelineSeeded(p, sink, consumer);
+    const blocks: Batch[][] = Array.from({ length: partitions }, () => []);
+    const partitionRows = new Array<number>(partitions).fill(0);
+    const partitionBytes = new Array<number>(partitions).fill(0);
+    for (const r of results) {
+      r.batches.forEach((b, i) => { if (b) blocks[i].push(b); });
+      r.partitionRows!.forEach((x, i) => { partitionRows[i] += x; });
+      r.partitionBytes!.forEach((x, i) => { partitionBytes[i] += x; });
+    }
+    const total = partitionBytes.reduce((a, b) => a + b, 0);
+    this.shuffledBytes += total;
+    if (this.shuffledBytes > this.settings.memoryLimit) {
+      throw new ExecutionError(`shuffle data (${this.shuffledBytes} bytes) exceeds the memory limit (${this.settings.memoryLimit} bytes); raise execution.memoryLimit or --memory-limit`);
+    }
+    const stats: ShuffleStats = {
+      id, partitions, partitionRows, partitionBytes,
+      medianBytes: medianOf(partitionBytes), thresholdBytes: this.settings.skew.thresholdBytes,
+      skewedPartitions: [], hotKeys: [],
+    };
+    this.stats.shuffles.push(stats);
+    return { blocks, stats };
+  }
+
+  /** Like runPipeline, but each map task spreads null keys from a different partition. */
+  private async runPipelineSeeded(p: Pipeline, sink: PartitionSink, consumer: string): Promise<TaskResult[]> {
+    if (p.source.kind !== 'scan') return this.runPipeline(p, sink, consumer);
+    const src = p.source;
+    return Promise.all(src.splits.map((s, i) => this.run(
+      { source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, fields: src.schema }, ops: p.ops, sink: { ...sink, nullSeed: i * 7919 } },
+      { stage: consumer, kind: 'map', partition: i, source: src.id },
+    )));
+  }
+
+  private async runJoin(node: Extract<BoundNode, { kind: 'join' }>, ops: RowOp[], sink: TaskSink): Promise<TaskResult[]> {
+    const P = this.partitionsFor(node);
+    const [l, r] = await Promise.all([
+      this.shuffle(node.left, node.leftKeys, node.leftNorms, P, `${node.id}.left`, node.id),
+      this.shuffle(node.right, node.rightKeys, node.rightNorms, P, `${node.id}.right`, node.id),
+    ]);
+    const tasks: { p: number; bytes: number }[] = [];
+    for (let p = 0; p < P; p++) {
+      if (reduceNeeded(node.type, l.stats.partitionRows[p], r.stats.partitionRows[p])) {
+        tasks.push({ p, bytes: l.stats.partitionBytes[p] + r.stats.partitionBytes[p] });
+      }
+    }
+    tasks.sort((a, b) => b.bytes - a.bytes); // largest first
+    const results = await Promise.all(tasks.map(({ p }) => this.run({
+      source: {
+        kind: 'join', type: node.type, leftSchema: node.left.schema, rightSchema: node.right.schema,
+        left: l.blocks[p], right: r.blocks[p], leftKeys: node.leftKeys, rightKeys: node.rightKeys,
+        leftNorms: node.leftNorms, rightNorms: node.rightNorms,
+      },
+      ops, sink: withSeed(sink, p),
+    }, { stage: node.id, kind: 'reduce', partition: p })));
+    return results;
+  }
+
+  private async runAggregate(node: Extract<BoundNode, { kind: 'aggregate' }>, ops: RowOp[], sink: TaskSink): Promise<TaskResult[]> {
+    const inSchema = node.input.schema;
+    const P = node.groupBy.length === 0 ? 1 : this.partitionsFor(node);
+    const norms = node.groupBy.map((i) => normFor(inSchema[i].type));
+    const s = await this.shuffle(node.input, node.groupBy, norms, P, `${node.id}.input`, node.id);
+    const tasks: number[] = [];
+    for (let p = 0; p < P; p++) if (s.stats.partitionRows[p] > 0 || node.groupBy.length === 0) tasks.push(p);
+    tasks.sort((a, b) => s.stats.partitionBytes[b] - s.stats.partitionBytes[a]);
+    return Promise.all(tasks.map((p) => this.run({
+      source: { kind: 'aggregate', schema: inSchema, input: s.blocks[p], groupBy: node.groupBy, aggs: node.aggs, outSchema: node.schema },
+      ops, sink: withSeed(sink, p),
+    }, { stage: node.id, kind: 'reduce', partition: p })));
+  }
+
+  /** Run a node to one batch on the coordinator (sort and limit need all rows). */
+  async materialize(node: BoundNode): Promise<Batch> {
+    if (node.kind === 'sort') {
+      const b = await this.collect(node.input);
+      return gatherBatch(b, sortIndices(b, node.by));
+    }
+    if (node.kind === 'limit') {
+      const b = await this.collect(node.input);
+      return sliceBatch(b, node.offset, node.offset + node.count);
+    }
+    return this.collect(node);
+  }
+
+  /** All rows of a node in one batch. */
+  async collect(node: BoundNode): Promise<Batch> {
+    if (node.kind === 'sort' || node.kind === 'limit') return this.materialize(node);
+    return concatBatches(node.schema, await this.collectBatches(node));
+  }
+
+  async collectBatches(node: BoundNode): Promise<Batch[]> {
+    const results = await this.runPipeline(pipelineOf(node), { kind: 'collect' }, 'output');
+    return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
+  }
+}
+
+/** Whether a join partition can produce rows, given the rows of each side. */
+export function reduceNeeded(type: string, leftRows: number, rightRows: number): boolean {
+  switch (type) {
+    case 'inner': case 'semi': return leftRows > 0 && rightRows > 0;
+    case 'left': case 'anti': return leftRows > 0;
+    case 'right': return rightRows > 0;
+    default: return leftRows > 0 || rightRows > 0;
+  }
+}
+
+function withSeed(sink: TaskSink, seed: number): TaskSink {
+  return sink.kind === 'partition' ? { ...sink, nullSeed: seed * 7919 } : sink;
+}
+
+export type { Schema };

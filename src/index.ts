@@ -1,0 +1,13 @@
+// skewjoin: a batch query engine for joins and aggregations over skewed data.
+export { runPlan, executePlan, type RunOptions, type RunResult } from './api.js';
+export { loadPlan, validatePlan, type LoadedPlan, type Overrides, type Settings, type SkewSettings } from './plan/load.js';
+export { explainPlan } from './exec/explain.js';
+export { closePool } from './exec/pool.js';
+export { SkewjoinError, PlanError, InputError, ExecutionError } from './errors.js';
+export { planJsonSchema } from './plan/spec.js';
+export type {
+  Plan, QueryNode, ScanNode, FilterNode, ProjectNode, JoinNode, AggregateNode, SortNode, LimitNode,
+  Predicate, JoinType, AggregateFnName, ExecutionOptions, SkewOptions, OutputFormat,
+} from './plan/spec.js';
+export type { Stats, ShuffleStats, TaskStats, HotKey } from './exec/stats.js';
+export type { Batch, Column, Field, DataType, Schema } from './kernels/column.js';

@@ -1,0 +1,124 @@
+// Writing results: Parquet, CSV, JSON lines and Arrow IPC files, always
+// through a temporary file in the same folder and a rename, so that a failed
+// query leaves nothing behind; and the terminal table.
+import fs from 'node:fs';
+import path from 'node:path';
+import * as arrow from 'apache-arrow';
+import { type Batch, type Column, type Field, isNull, stringAt } from '../kernels/column.js';
+import type { OutputFormat } from '../plan/spec.js';
+import { tableToArrow } from './arrow.js';
+import { writeParquetBytes } from './parquet.js';
+
+const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
+
+function pad(n: number, w = 2) { return String(n).padStart(w, '0'); }
+
+export function formatDate(days: number): string {
+  const d = new Date(days * 86400000);
+  return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+}
+
+export function formatTimestamp(v: bigint, unit: keyof typeof NS_PER_UNIT, tz: string | null | undefined): string {
+  const ns = v * NS_PER_UNIT[unit];
+  let ms = ns / 1000000n;
+  let sub = ns % 1000000n;
+  if (sub < 0n) { sub += 1000000n; ms -= 1n; }
+  const d = new Date(Number(ms));
+  const frac = String(Number(ms % 1000n + 1000n) % 1000).padStart(3, '0') + String(sub).padStart(6, '0');
+  const digits = unit === 'second' ? 0 : unit === 'millisecond' ? 3 : unit === 'microsecond' ? 6 : 9;
+  const f = digits ? '.' + frac.slice(0, digits) : '';
+  const s = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}${f}`;
+  return tz ? s + 'Z' : s;
+}
+
+/** A cell as text (CSV, table) or null. */
+export function cellText(c: Column, i: number): string | null {
+  if (isNull(c, i)) return null;
+  const v = c.values[i];
+  switch (c.type.id) {
+    case 'utf8': return stringAt(c, i);
+    case 'bool': return v ? 'true' : 'false';
+    case 'date32': return formatDate(v as number);
+    case 'timestamp': return formatTimestamp(v as bigint, c.type.unit!, c.type.tz);
+    default: return String(v);
+  }
+}
+
+/** A cell as a JSON value text: numbers exact (64-bit integers too), NaN and infinities as null. */
+export function cellJson(c: Column, i: number): string {
+  if (isNull(c, i)) return 'null';
+  const id = c.type.id;
+  if (id === 'utf8' || id === 'date32' || id === 'timestamp') return JSON.stringify(cellText(c, i));
+  if (id === 'bool') return c.values[i] ? 'true' : 'false';
+  const v = c.values[i];
+  if (typeof v === 'number' && !Number.isFinite(v)) return 'null';
+  return String(v);
+}
+
+function csvField(s: string | null): string {
+  if (s === null) return '';
+  return /[",\r\n]/.test(s) || s === '' ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+function* csvChunks(fields: Field[], batches: Batch[]): Generator<string> {
+  yield fields.map((f) => csvField(f.name)).join(',') + '\n';
+  for (const b of batches) {
+    const lines: string[] = [];
+    for (let i = 0; i < b.length; i++) lines.push(b.columns.map((c) => csvField(cellText(c, i))).join(','));
+    if (lines.length) yield lines.join('\n') + '\n';
+  }
+}
+
+function* jsonlChunks(fields: Field[], batches: Batch[]): Generator<string> {
+  const keys = fields.map((f) => JSON.stringify(f.name) + ':');
+  for (const b of batches) {
+    const lines: string[] = [];
+    for (let i = 0; i < b.length; i++) {
+      lines.push('{' + b.columns.map((c, k) => keys[k] + cellJson(c, i)).join(',') + '}');
+    }
+    if (lines.length) yield lines.join('\n') + '\n';
+  }
+}
+
+export function jsonLines(fields: Field[], batches: Batch[]): string {
+  return [...jsonlChunks(fields, batches)].join('');
+}
+
+/** Write a result atomically: a temporary file beside the target, renamed when complete. */
+export function writeOutput(file: string, format: OutputFormat, fields: Field[], batches: Batch[]): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  const fd = fs.openSync(tmp, 'w');
+  try {
+    try {
+      if (format === 'parquet') fs.writeSync(fd, writeParquetBytes(fields, batches));
+      else if (format === 'arrow') fs.writeSync(fd, arrow.tableToIPC(tableToArrow(fields, batches), 'file'));
+      else for (const chunk of (format === 'csv' ? csvChunks : jsonlChunks)(fields, batches)) fs.writeSync(fd, chunk);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+/** The terminal view: the first rows as an aligned table, then the row count. */
+export function formatTable(fields: Field[], batches: Batch[], maxRows = 20): string {
+  const total = batches.reduce((s, b) => s + b.length, 0);
+  const rows: string[][] = [];
+  for (const b of batches) {
+    for (let i = 0; i < b.length && rows.length < maxRows; i++) rows.push(b.columns.map((c) => cellText(c, i) ?? 'NULL'));
+    if (rows.length >= maxRows) break;
+  }
+  const header = fields.map((f) => f.name);
+  const width = header.map((h, k) => Math.min(40, Math.max(h.length, ...rows.map((r) => r[k].length))));
+  const cut = (s: string, w: number) => (s.length > w ? s.slice(0, w - 1) + '…' : s);
+  const numeric = fields.map((f) => !['utf8', 'bool', 'date32', 'timestamp'].includes(f.type.id));
+  const line = (cells: string[], head = false) =>
+    cells.map((s, k) => (numeric[k] && !head ? cut(s, width[k]).padStart(width[k]) : cut(s, width[k]).padEnd(width[k]))).join(' | ');
+  const out = [line(header, true), width.map((w) => '-'.repeat(w)).join('-+-'), ...rows.map((r) => line(r))];
+  const more = total > rows.length ? ` (showing the first ${rows.length})` : '';
+  out.push(`(${total} row${total === 1 ? '' : 's'}${more})`);
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,81 @@
+// Parquet through parquet-wasm: file footers for planning, row-group ranges
+// decoded into engine batches for map tasks, and the Parquet writer.
+import fs from 'node:fs';
+import * as arrow from 'apache-arrow';
+import * as pw from 'parquet-wasm';
+import { InputError } from '../errors.js';
+import type { Batch, DataType, Field } from '../kernels/column.js';
+import { batchesFromArrow, fromArrowType, tableToArrow } from './arrow.js';
+
+/** A column of a file: its engine type, or the name of a type the engine cannot read. */
+export interface FileColumn { name: string; type: DataType | string }
+
+export interface FileInfo {
+  path: string;
+  columns: FileColumn[];
+  rowGroupRows: number[];
+  rowGroupBytes: number[];
+}
+
+async function open(path: string): Promise<pw.ParquetFile> {
+  let blob: Blob;
+  try {
+    blob = await fs.openAsBlob(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' || code === 'ERR_INVALID_ARG_VALUE' ? 'file not found' : `cannot open (${code ?? (e as Error).message})`;
+    throw new InputError(`${path}: ${why}`, path);
+  }
+  try {
+    return await pw.ParquetFile.fromFile(blob);
+  } catch (e) {
+    throw new InputError(`${path}: not a readable Parquet file (${String((e as Error).message ?? e).replace(/^Error: /, '')})`, path);
+  }
+}
+
+export async function inspectParquet(path: string): Promise<FileInfo> {
+  const f = await open(path);
+  try {
+    const schema = arrow.tableFromIPC(f.schema().intoIPCStream()).schema;
+    const md = f.metadata();
+    const rowGroupRows: number[] = [];
+    const rowGroupBytes: number[] = [];
+    for (let i = 0; i < md.numRowGroups(); i++) {
+      const rg = md.rowGroup(i);
+      rowGroupRows.push(rg.numRows());
+      rowGroupBytes.push(rg.totalByteSize());
+    }
+    const columns = schema.fields.map((fl) => ({ name: fl.name, type: fromArrowType(fl.type) }));
+    return { path, columns, rowGroupRows, rowGroupBytes };
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    throw new InputError(`${path}: not a readable Parquet file (${(e as Error).message})`, path);
+  } finally {
+    f.free();
+  }
+}
+
+/** Decode row groups [from, to) of one file, only the given columns. */
+export async function readRowGroups(path: string, rowGroups: number[], fields: Field[]): Promise<Batch[]> {
+  const f = await open(path);
+  try {
+    const t = await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17 });
+    const table = arrow.tableFromIPC(t.intoIPCStream());
+    return batchesFromArrow(table, fields);
+  } catch (e) {
+    if (e instanceof InputError) throw e;
+    throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
+  } finally {
+    f.free();
+  }
+}
+
+export function writeParquetBytes(fields: Field[], batches: Batch[], rowGroupSize = 1 << 17): Uint8Array {
+  const table = tableToArrow(fields, batches);
+  const t = pw.Table.fromIPCStream(arrow.tableToIPC(table, 'stream'));
+  const props = new pw.WriterPropertiesBuilder()
+    .setCompression(pw.Compression.SNAPPY)
+    .setMaxRowGroupSize(rowGroupSize)
+    .build();
+  return pw.writeParquet(t, props);
+}

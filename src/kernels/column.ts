@@ -1,0 +1,241 @@
+// The engine's in-memory columnar format: one typed array per column, a byte
+// per row for validity, UTF-8 bytes plus offsets for strings. Arrow is used at
+// the I/O boundary only; inside, these plain objects cross threads as buffers.
+
+export type TypeId =
+  | 'int8' | 'int16' | 'int32' | 'int64'
+  | 'uint8' | 'uint16' | 'uint32' | 'uint64'
+  | 'float32' | 'float64' | 'bool' | 'utf8' | 'date32' | 'timestamp';
+
+export type TimeUnit = 'second' | 'millisecond' | 'microsecond' | 'nanosecond';
+
+export interface DataType {
+  id: TypeId;
+  /** timestamp only */
+  unit?: TimeUnit;
+  /** timestamp only: time zone, or null for a naive timestamp */
+  tz?: string | null;
+  /** utf8 only: the source column was large utf8 (64-bit offsets); written back as such */
+  large?: boolean;
+}
+
+export interface Field { name: string; type: DataType }
+export type Schema = Field[];
+
+export type Values =
+  | Int8Array | Int16Array | Int32Array | BigInt64Array
+  | Uint8Array | Uint16Array | Uint32Array | BigUint64Array
+  | Float32Array | Float64Array;
+
+export interface Column {
+  type: DataType;
+  length: number;
+  /** utf8: the bytes of all strings; bool: one byte per row (0/1) */
+  values: Values;
+  /** utf8 only: length + 1 offsets into values */
+  offsets?: Int32Array;
+  /** one byte per row, 1 = valid; null when every row is valid */
+  valid: Uint8Array | null;
+}
+
+export interface Batch { length: number; columns: Column[] }
+
+export const INTEGER_IDS: ReadonlySet<TypeId> = new Set([
+  'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
+]);
+export const isInteger = (t: DataType) => INTEGER_IDS.has(t.id);
+export const isFloat = (t: DataType) => t.id === 'float32' || t.id === 'float64';
+export const isNumeric = (t: DataType) => isInteger(t) || isFloat(t);
+/** types whose values are bigint in JS */
+export const isWide = (t: DataType) => t.id === 'int64' || t.id === 'uint64' || t.id === 'timestamp';
+
+export function typeName(t: DataType): string {
+  if (t.id === 'timestamp') return `timestamp[${t.unit}${t.tz ? ', ' + t.tz : ''}]`;
+  if (t.id === 'utf8' && t.large) return 'large_utf8';
+  return t.id;
+}
+
+export function sameType(a: DataType, b: DataType): boolean {
+  return a.id === b.id && (a.id !== 'timestamp' || (a.unit === b.unit && (a.tz ?? null) === (b.tz ?? null)));
+}
+
+type ArrayCtor = { new(n: number): Values; BYTES_PER_ELEMENT: number };
+const CTORS: Record<TypeId, ArrayCtor> = {
+  int8: Int8Array, int16: Int16Array, int32: Int32Array, int64: BigInt64Array,
+  uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array, uint64: BigUint64Array,
+  float32: Float32Array, float64: Float64Array, bool: Uint8Array, utf8: Uint8Array,
+  date32: Int32Array, timestamp: BigInt64Array,
+};
+
+export function valuesCtor(t: DataType): ArrayCtor { return CTORS[t.id]; }
+
+export function allocValues(t: DataType, n: number): Values { return new CTORS[t.id](n); }
+
+export function emptyColumn(type: DataType): Column {
+  return type.id === 'utf8'
+    ? { type, length: 0, values: new Uint8Array(0), offsets: new Int32Array(1), valid: null }
+    : { type, length: 0, values: allocValues(type, 0), valid: null };
+}
+
+export function emptyBatch(schema: Schema): Batch {
+  return { length: 0, columns: schema.map((f) => emptyColumn(f.type)) };
+}
+
+export const isNull = (c: Column, i: number) => c.valid !== null && c.valid[i] === 0;
+
+/** Rows picked by index; an index of -1 gives a null (the missing side of an outer join). */
+export function gather(c: Column, idx: Int32Array, n = idx.length): Column {
+  let valid: Uint8Array | null = null;
+  let hasMissing = false;
+  for (let i = 0; i < n; i++) if (idx[i] < 0) { hasMissing = true; break; }
+  if (c.valid !== null || hasMissing) {
+    valid = new Uint8Array(n);
+    const src = c.valid;
+    for (let i = 0; i < n; i++) {
+      const j = idx[i];
+      valid[i] = j < 0 ? 0 : src === null ? 1 : src[j];
+    }
+  }
+  if (c.type.id === 'utf8') {
+    const offs = c.offsets!;
+    const bytes = c.values as Uint8Array;
+    const out = new Int32Array(n + 1);
+    let total = 0;
+    for (let i = 0; i < n; i++) {
+      const j = idx[i];
+      if (j >= 0) total += offs[j + 1] - offs[j];
+      out[i + 1] = total;
+    }
+    const ob = new Uint8Array(total);
+    for (let i = 0; i < n; i++) {
+      const j = idx[i];
+      if (j < 0) continue;
+      const s = offs[j], e = offs[j + 1];
+      if (e - s < 16) { let p = out[i]; for (let k = s; k < e; k++) ob[p++] = bytes[k]; }
+      else ob.set(bytes.subarray(s, e), out[i]);
+    }
+    return { type: c.type, length: n, values: ob, offsets: out, valid };
+  }
+  const src = c.values as any;
+  const dst = allocValues(c.type, n) as any;
+  if (hasMissing) {
+    for (let i = 0; i < n; i++) { const j = idx[i]; if (j >= 0) dst[i] = src[j]; }
+  } else {
+    for (let i = 0; i < n; i++) dst[i] = src[idx[i]];
+  }
+  return { type: c.type, length: n, values: dst, valid };
+}
+
+export function gatherBatch(b: Batch, idx: Int32Array, n = idx.length): Batch {
+  return { length: n, columns: b.columns.map((c) => gather(c, idx, n)) };
+}
+
+/** A column of n nulls. */
+export function nullColumn(type: DataType, n: number): Column {
+  const c = type.id === 'utf8'
+    ? { type, length: n, values: new Uint8Array(0), offsets: new Int32Array(n + 1), valid: new Uint8Array(n) }
+    : { type, length: n, values: allocValues(type, n), valid: new Uint8Array(n) };
+  return c;
+}
+
+export function sliceColumn(c: Column, start: number, end: number): Column {
+  const n = end - start;
+  const valid = c.valid ? c.valid.slice(start, end) : null;
+  if (c.type.id === 'utf8') {
+    const offs = c.offsets!;
+    const base = offs[start];
+    const out = new Int32Array(n + 1);
+    for (let i = 0; i <= n; i++) out[i] = offs[start + i] - base;
+    return { type: c.type, length: n, values: (c.values as Uint8Array).slice(base, offs[end]), offsets: out, valid };
+  }
+  return { type: c.type, length: n, values: c.values.slice(start, end) as Values, valid };
+}
+
+export function sliceBatch(b: Batch, start: number, end: number): Batch {
+  end = Math.min(end, b.length);
+  start = Math.min(start, end);
+  return { length: end - start, columns: b.columns.map((c) => sliceColumn(c, start, end)) };
+}
+
+export function concatColumns(type: DataType, cols: Column[]): Column {
+  if (cols.length === 1) return cols[0];
+  let n = 0, bytes = 0, anyNull = false;
+  for (const c of cols) {
+    n += c.length;
+    if (c.valid) anyNull = true;
+    if (type.id === 'utf8') bytes += c.offsets![c.length];
+  }
+  const valid = anyNull ? new Uint8Array(n) : null;
+  if (valid) {
+    let p = 0;
+    for (const c of cols) {
+      if (c.valid) valid.set(c.valid, p); else valid.fill(1, p, p + c.length);
+      p += c.length;
+    }
+  }
+  if (type.id === 'utf8') {
+    const values = new Uint8Array(bytes);
+    const offsets = new Int32Array(n + 1);
+    let p = 0, b = 0;
+    for (const c of cols) {
+      const o = c.offsets!;
+      values.set((c.values as Uint8Array).subarray(0, o[c.length]), b);
+      for (let i = 1; i <= c.length; i++) offsets[p + i] = o[i] + b;
+      p += c.length;
+      b += o[c.length];
+    }
+    return { type, length: n, values, offsets, valid };
+  }
+  const values = allocValues(type, n) as any;
+  let p = 0;
+  for (const c of cols) { values.set(c.values.subarray(0, c.length), p); p += c.length; }
+  return { type, length: n, values, valid };
+}
+
+export function concatBatches(schema: Schema, batches: Batch[]): Batch {
+  const bs = batches.filter((b) => b.length > 0);
+  if (bs.length === 0) return emptyBatch(schema);
+  if (bs.length === 1) return bs[0];
+  let n = 0;
+  for (const b of bs) n += b.length;
+  return { length: n, columns: schema.map((f, i) => concatColumns(f.type, bs.map((b) => b.columns[i]))) };
+}
+
+/** Approximate size in memory, used for shuffle statistics and skew decisions. */
+export function columnBytes(c: Column): number {
+  let b = c.type.id === 'utf8' ? c.offsets![c.length] + 4 * (c.length + 1) : c.length * (c.values as any).BYTES_PER_ELEMENT;
+  if (c.valid) b += c.length;
+  return b;
+}
+
+export function batchBytes(b: Batch): number {
+  let s = 0;
+  for (const c of b.columns) s += columnBytes(c);
+  return s;
+}
+
+/** The distinct ArrayBuffers behind a set of batches, for a postMessage transfer list. */
+export function buffersOf(batches: Iterable<Batch>, into = new Set<ArrayBuffer>()): Set<ArrayBuffer> {
+  for (const b of batches) {
+    for (const c of b.columns) {
+      for (const a of [c.values, c.offsets, c.valid]) {
+        if (a && a.buffer instanceof ArrayBuffer && a.buffer.byteLength > 0) into.add(a.buffer);
+      }
+    }
+  }
+  return into;
+}
+
+const decoder = new TextDecoder();
+export function stringAt(c: Column, i: number): string {
+  const o = c.offsets!;
+  return decoder.decode((c.values as Uint8Array).subarray(o[i], o[i + 1]));
+}
+
+/** A JS value for one cell (bigint for 64-bit types, number of days for date32), or null. */
+export function valueAt(c: Column, i: number): unknown {
+  if (isNull(c, i)) return null;
+  if (c.type.id === 'utf8') return stringAt(c, i);
+  if (c.type.id === 'bool') return c.values[i] === 1;
+  return c.values[i];
+}

@@ -1,0 +1,172 @@
+// Key columns in a normalized form, hashed once per batch. Both sides of a
+// join normalize alike (any integer width to 64-bit words, floats to float64
+// bits, timestamps to a common unit), so equal keys hash and compare equal.
+import type { KeyNorm } from '../plan/bound.js';
+import type { Batch, Column } from './column.js';
+
+/** One key column: 64-bit words (lo, hi interleaved) or UTF-8 strings; nulls[i] = 1 for a null. */
+export type KeyPart =
+  | { kind: 'w'; w: Int32Array; nulls: Uint8Array | null }
+  | { kind: 's'; bytes: Uint8Array; offs: Int32Array; nulls: Uint8Array | null };
+
+export interface Keys {
+  n: number;
+  parts: KeyPart[];
+  /** 32-bit hash of every row's key (a row with a null key part hashes its null as a value) */
+  hash: Int32Array;
+  /** 1 when any key part of the row is null */
+  anyNull: Uint8Array | null;
+}
+
+function wordsOf(c: Column, norm: KeyNorm): Int32Array {
+  const n = c.length;
+  const v = c.values as any;
+  switch (c.type.id) {
+    case 'int64': case 'uint64': case 'timestamp': {
+      const scale = norm.kind === 'int' ? norm.scale : undefined;
+      if (scale && scale !== 1) {
+        const out = new BigInt64Array(n);
+        const s = BigInt(scale);
+        for (let i = 0; i < n; i++) out[i] = v[i] * s;
+        return new Int32Array(out.buffer);
+      }
+      return new Int32Array(v.buffer, v.byteOffset, 2 * n);
+    }
+    case 'float32': case 'float64': {
+      const f = new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        const x = v[i];
+        f[i] = x === 0 ? 0 : x !== x ? NaN : x; // -0 equals 0; one NaN
+      }
+      return new Int32Array(f.buffer);
+    }
+    case 'uint32': {
+      const w = new Int32Array(2 * n);
+      for (let i = 0; i < n; i++) w[2 * i] = v[i] | 0;
+      return w;
+    }
+    default: { // narrow ints, date32, bool: sign-extend to 64 bits
+      const w = new Int32Array(2 * n);
+      for (let i = 0; i < n; i++) { const x = v[i]; w[2 * i] = x; w[2 * i + 1] = x < 0 ? -1 : 0; }
+      return w;
+    }
+  }
+}
+
+function nullsOf(c: Column): Uint8Array | null {
+  if (!c.valid) return null;
+  const out = new Uint8Array(c.length);
+  let any = false;
+  for (let i = 0; i < c.length; i++) if (!c.valid[i]) { out[i] = 1; any = true; }
+  return any ? out : null;
+}
+
+const C1 = 0xcc9e2d51, C2 = 0x1b873593;
+const NULL_HASH = 0x5bd1e995;
+
+function mixWord(h: number, k: number): number {
+  k = Math.imul(k, C1);
+  k = (k << 15) | (k >>> 17);
+  k = Math.imul(k, C2);
+  h ^= k;
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[]): Keys {
+  const n = b.length;
+  const parts: KeyPart[] = cols.map((ci, k) => {
+    const c = b.columns[ci];
+    const nulls = nullsOf(c);
+    return c.type.id === 'utf8'
+      ? { kind: 's' as const, bytes: c.values as Uint8Array, offs: c.offsets!, nulls }
+      : { kind: 'w' as const, w: wordsOf(c, norms[k]), nulls };
+  });
+  const hash = new Int32Array(n);
+  let anyNull: Uint8Array | null = null;
+  for (const p of parts) {
+    if (p.nulls) {
+      anyNull ??= new Uint8Array(n);
+      for (let i = 0; i < n; i++) anyNull[i] |= p.nulls[i];
+    }
+    if (p.kind === 'w') {
+      const w = p.w, nl = p.nulls;
+      for (let i = 0; i < n; i++) {
+        let h = hash[i];
+        if (nl !== null && nl[i]) h = mixWord(h, NULL_HASH);
+        else h = mixWord(mixWord(h, w[2 * i]), w[2 * i + 1]);
+        hash[i] = h;
+      }
+    } else {
+      const { bytes, offs, nulls: nl } = p;
+      for (let i = 0; i < n; i++) {
+        let h = hash[i];
+        if (nl !== null && nl[i]) h = mixWord(h, NULL_HASH);
+        else {
+          let s = offs[i];
+          const e = offs[i + 1];
+          for (; s + 4 <= e; s += 4) h = mixWord(h, bytes[s] | (bytes[s + 1] << 8) | (bytes[s + 2] << 16) | (bytes[s + 3] << 24));
+          let k = 0;
+          for (let sh = 0; s < e; s++, sh += 8) k |= bytes[s] << sh;
+          h = mixWord(h, k ^ (e - offs[i]));
+        }
+        hash[i] = h;
+      }
+    }
+  }
+  for (let i = 0; i < n; i++) hash[i] = fmix(hash[i] ^ parts.length);
+  return { n, parts, hash, anyNull };
+}
+
+/** Whether row i of a equals row j of b (nulls equal nulls: the grouping semantics). */
+export function keysEqual(a: Keys, i: number, b: Keys, j: number): boolean {
+  for (let k = 0; k < a.parts.length; k++) {
+    const p = a.parts[k], q = b.parts[k];
+    const pn = p.nulls !== null && p.nulls[i] === 1, qn = q.nulls !== null && q.nulls[j] === 1;
+    if (pn || qn) { if (pn !== qn) return false; continue; }
+    if (p.kind === 'w') {
+      const w = (q as typeof p).w;
+      if (p.w[2 * i] !== w[2 * j] || p.w[2 * i + 1] !== w[2 * j + 1]) return false;
+    } else {
+      const s = q as typeof p;
+      const a0 = p.offs[i], a1 = p.offs[i + 1], b0 = s.offs[j], b1 = s.offs[j + 1];
+      if (a1 - a0 !== b1 - b0) return false;
+      for (let x = a0, y = b0; x < a1; x++, y++) if (p.bytes[x] !== s.bytes[y]) return false;
+    }
+  }
+  return true;
+}
+
+/** Partition of a hash among p, from its high bits (the table slot uses the low bits). */
+export function partitionOf(hash: number, p: number): number {
+  return Math.floor(((hash >>> 0) * p) / 4294967296);
+}
+
+/** Open hashing with chains in typed arrays: heads per slot, next per row. */
+export class KeyTable {
+  readonly heads: Int32Array;
+  readonly next: Int32Array;
+  readonly mask: number;
+  constructor(readonly keys: Keys, skipNullKeys: boolean) {
+    let cap = 16;
+    while (cap < keys.n * 2) cap *= 2;
+    this.mask = cap - 1;
+    this.heads = new Int32Array(cap).fill(-1);
+    this.next = new Int32Array(keys.n);
+    const { hash, anyNull } = keys;
+    for (let i = keys.n - 1; i >= 0; i--) {
+      if (skipNullKeys && anyNull !== null && anyNull[i]) continue;
+      const s = hash[i] & this.mask;
+      this.next[i] = this.heads[s];
+      this.heads[s] = i;
+    }
+  }
+}

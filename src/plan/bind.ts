@@ -1,0 +1,290 @@
+// Binding: resolve sources to files and row groups, columns to indices, check
+// types, and compute each operator's output schema. Every mistake is a
+// PlanError naming the JSON path of the field (or an InputError for files).
+import path from 'node:path';
+import { glob, isDynamicPattern } from 'tinyglobby';
+import { InputError, PlanError, jsonPath } from '../errors.js';
+import { type DataType, type Field, type Schema, isFloat, isInteger, isNumeric, typeName } from '../kernels/column.js';
+import { type FileInfo, inspectParquet } from '../io/parquet.js';
+import type { BoundAggregate, BoundNode, BoundPredicate, FileSplit, KeyNorm, Literal } from './bound.js';
+import type { Plan, Predicate, QueryNode } from './spec.js';
+
+type P = (string | number)[];
+
+interface SourceInfo { name: string; files: FileInfo[] }
+
+export async function resolveSourceFiles(pattern: string | string[], baseDir: string, at: P): Promise<string[]> {
+  const list = Array.isArray(pattern) ? pattern : [pattern];
+  const out: string[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const abs = path.resolve(baseDir, list[i]);
+    if (isDynamicPattern(list[i])) {
+      const found = (await glob(abs, { absolute: true, onlyFiles: true, expandDirectories: false })).sort();
+      if (found.length === 0) {
+        throw new PlanError(jsonPath(Array.isArray(pattern) ? [...at, i] : at), `glob "${list[i]}" matches no file`);
+      }
+      out.push(...found);
+    } else {
+      out.push(abs);
+    }
+  }
+  return out;
+}
+
+async function loadSource(name: string, files: string[]): Promise<SourceInfo> {
+  const infos = await Promise.all(files.map(inspectParquet));
+  const first = infos[0];
+  for (const info of infos.slice(1)) {
+    for (const c of first.columns) {
+      const d = info.columns.find((x) => x.name === c.name);
+      if (!d) throw new InputError(`source "${name}": ${info.path} has no column "${c.name}" (found in ${first.path})`, info.path, c.name);
+      const a = typeof c.type === 'string' ? c.type : typeName(c.type);
+      const b = typeof d.type === 'string' ? d.type : typeName(d.type);
+      if (a !== b) {
+        throw new InputError(`source "${name}": column "${c.name}" is ${a} in ${first.path} but ${b} in ${info.path}`, info.path, c.name);
+      }
+    }
+    if (info.columns.length !== first.columns.length) {
+      const extra = info.columns.find((x) => !first.columns.some((c) => c.name === x.name))!;
+      throw new InputError(`source "${name}": ${info.path} has column "${extra.name}" that ${first.path} lacks`, info.path, extra.name);
+    }
+  }
+  return { name, files: infos };
+}
+
+/** Bind a validated plan. `baseDir` is the plan file's folder. */
+export async function bindPlan(plan: Plan, baseDir: string): Promise<BoundNode> {
+  const sources = new Map<string, Promise<SourceInfo>>();
+  const getSource = (name: string, at: P) => {
+    if (!(name in plan.sources)) {
+      throw new PlanError(jsonPath(at), `unknown source "${name}"; sources are: ${Object.keys(plan.sources).join(', ') || '(none)'}`);
+    }
+    let s = sources.get(name);
+    if (!s) {
+      s = resolveSourceFiles(plan.sources[name].parquet, baseDir, ['sources', name, 'parquet']).then((f) => loadSource(name, f));
+      sources.set(name, s);
+    }
+    return s;
+  };
+  const counters = new Map<string, number>();
+  const nextId = (op: string) => {
+    const n = (counters.get(op) ?? 0) + 1;
+    counters.set(op, n);
+    return `${op}-${n}`;
+  };
+  // Assign ids top-down (pre-order) so that they read in plan order.
+  const ids = new Map<QueryNode, string>();
+  const assign = (q: QueryNode) => {
+    ids.set(q, nextId(q.op));
+    if ('input' in q) assign(q.input);
+    if (q.op === 'join') { assign(q.left); assign(q.right); }
+  };
+  assign(plan.query);
+  return bindNode(plan.query, ['query'], getSource, (q) => ids.get(q)!);
+}
+
+function colIndex(schema: Schema, name: string, at: P, what = 'input'): number {
+  const i = schema.findIndex((f) => f.name === name);
+  if (i < 0) {
+    throw new PlanError(jsonPath(at), `column "${name}" not found in ${what}; columns are: ${schema.map((f) => f.name).join(', ')}`);
+  }
+  return i;
+}
+
+function checkUnique(names: string[], at: P) {
+  const seen = new Set<string>();
+  names.forEach((n, i) => {
+    if (seen.has(n)) throw new PlanError(jsonPath([...at, i]), `duplicate output column "${n}"`);
+    seen.add(n);
+  });
+}
+
+async function bindNode(
+  q: QueryNode, at: P, getSource: (n: string, at: P) => Promise<SourceInfo>, idOf: (q: QueryNode) => string,
+): Promise<BoundNode> {
+  const id = idOf(q);
+  const rec = (child: QueryNode, key: string) => bindNode(child, [...at, key], getSource, idOf);
+  switch (q.op) {
+    case 'scan': {
+      const src = await getSource(q.source, [...at, 'source']);
+      const fileCols = src.files[0].columns;
+      const names = q.columns ?? fileCols.map((c) => c.name);
+      const schema: Field[] = names.map((n, i) => {
+        const c = fileCols.find((x) => x.name === n);
+        if (!c) {
+          throw new PlanError(jsonPath([...at, 'columns', i]), `column "${n}" not found in source "${q.source}"; columns are: ${fileCols.map((x) => x.name).join(', ')}`);
+        }
+        if (typeof c.type === 'string') {
+          throw new InputError(`${src.files[0].path}: column "${n}" has type ${c.type}, which skewjoin cannot read`, src.files[0].path, n);
+        }
+        return { name: n, type: c.type };
+      });
+      if (q.columns) checkUnique(q.columns, [...at, 'columns']);
+      const splits: FileSplit[] = [];
+      for (const f of src.files) {
+        f.rowGroupRows.forEach((rows, g) => splits.push({ path: f.path, rowGroups: [g], rows, bytes: f.rowGroupBytes[g] }));
+      }
+      return { id, kind: 'scan', schema, source: q.source, splits };
+    }
+    case 'filter': {
+      const input = await rec(q.input, 'input');
+      return { id, kind: 'filter', schema: input.schema, input, pred: bindPredicate(q.where, input.schema, [...at, 'where']) };
+    }
+    case 'project': {
+      const input = await rec(q.input, 'input');
+      const indices: number[] = [];
+      const schema: Field[] = q.columns.map((c, i) => {
+        const [out, src, p] = typeof c === 'string' ? [c, c, [...at, 'columns', i]] : [c.name, c.column, [...at, 'columns', i, 'column']];
+        const j = colIndex(input.schema, src, p);
+        indices.push(j);
+        return { name: out, type: input.schema[j].type };
+      });
+      checkUnique(schema.map((f) => f.name), [...at, 'columns']);
+      return { id, kind: 'project', schema, input, indices };
+    }
+    case 'join': {
+      const [left, right] = await Promise.all([rec(q.left, 'left'), rec(q.right, 'right')]);
+      const leftKeys: number[] = [], rightKeys: number[] = [];
+      const leftNorms: KeyNorm[] = [], rightNorms: KeyNorm[] = [];
+      q.on.forEach(([l, r], i) => {
+        const li = colIndex(left.schema, l, [...at, 'on', i, 0], 'left input');
+        const ri = colIndex(right.schema, r, [...at, 'on', i, 1], 'right input');
+        const [ln, rn] = keyNorms(left.schema[li], right.schema[ri], [...at, 'on', i]);
+        leftKeys.push(li); rightKeys.push(ri); leftNorms.push(ln); rightNorms.push(rn);
+      });
+      const schema: Field[] = [...left.schema];
+      if (q.type !== 'semi' && q.type !== 'anti') {
+        const taken = new Set(schema.map((f) => f.name));
+        for (const f of right.schema) {
+          let name = f.name;
+          if (taken.has(name)) {
+            name = `${f.name}_right`;
+            for (let k = 2; taken.has(name); k++) name = `${f.name}_right${k}`;
+          }
+          taken.add(name);
+          schema.push({ name, type: f.type });
+        }
+      }
+      return { id, kind: 'join', type: q.type, schema, left, right, leftKeys, rightKeys, leftNorms, rightNorms };
+    }
+    case 'aggregate': {
+      const input = await rec(q.input, 'input');
+      const groupBy = q.groupBy.map((g, i) => colIndex(input.schema, g, [...at, 'groupBy', i]));
+      const aggs: BoundAggregate[] = q.aggregates.map((a, i) => bindAggregate(a, input.schema, [...at, 'aggregates', i]));
+      const schema: Field[] = [
+        ...groupBy.map((g) => input.schema[g]),
+        ...aggs.map((a) => ({ name: a.as, type: a.type })),
+      ];
+      checkUnique(schema.map((f) => f.name), [...at, 'aggregates']);
+      return { id, kind: 'aggregate', schema, input, groupBy, aggs };
+    }
+    case 'sort': {
+      const input = await rec(q.input, 'input');
+      const by = q.by.map((k, i) => ({
+        col: colIndex(input.schema, k.column, [...at, 'by', i, 'column']),
+        desc: k.desc ?? false,
+        nullsFirst: k.nulls === 'first',
+      }));
+      return { id, kind: 'sort', schema: input.schema, input, by };
+    }
+    case 'limit': {
+      const input = await rec(q.input, 'input');
+      return { id, kind: 'limit', schema: input.schema, input, count: q.count, offset: q.offset ?? 0 };
+    }
+  }
+}
+
+const UNIT_RANK = { second: 0, millisecond: 1, microsecond: 2, nanosecond: 3 } as const;
+
+function keyNorms(l: Field, r: Field, at: P): [KeyNorm, KeyNorm] {
+  const a = l.type, b = r.type;
+  if (isInteger(a) && isInteger(b)) return [{ kind: 'int' }, { kind: 'int' }];
+  if (isFloat(a) && isFloat(b)) return [{ kind: 'float' }, { kind: 'float' }];
+  if (a.id === 'utf8' && b.id === 'utf8') return [{ kind: 'str' }, { kind: 'str' }];
+  if (a.id === 'date32' && b.id === 'date32') return [{ kind: 'int' }, { kind: 'int' }];
+  if (a.id === 'timestamp' && b.id === 'timestamp') {
+    const ra = UNIT_RANK[a.unit!], rb = UNIT_RANK[b.unit!];
+    const scale = (d: number) => (d > 0 ? { kind: 'int' as const, scale: 1000 ** d } : { kind: 'int' as const });
+    return [scale(rb - ra), scale(ra - rb)];
+  }
+  throw new PlanError(jsonPath(at),
+    `cannot join left column "${l.name}" (${typeName(a)}) with right column "${r.name}" (${typeName(b)}): key types are not comparable`);
+}
+
+function bindAggregate(a: { fn: BoundAggregate['fn']; column?: string; as: string }, schema: Schema, at: P): BoundAggregate {
+  if (a.column === undefined) {
+    if (a.fn !== 'count') throw new PlanError(jsonPath([...at, 'column']), `${a.fn} needs a column`);
+    return { fn: 'count', col: -1, as: a.as, type: { id: 'int64' } };
+  }
+  const col = colIndex(schema, a.column, [...at, 'column']);
+  const t = schema[col].type;
+  switch (a.fn) {
+    case 'count': case 'count_distinct':
+      return { fn: a.fn, col, as: a.as, type: { id: 'int64' } };
+    case 'sum': case 'avg':
+      if (!isNumeric(t)) throw new PlanError(jsonPath([...at, 'column']), `${a.fn} needs a numeric column; "${a.column}" is ${typeName(t)}`);
+      return { fn: a.fn, col, as: a.as, type: a.fn === 'avg' || isFloat(t) ? { id: 'float64' } : { id: 'int64' } };
+    case 'min': case 'max':
+      return { fn: a.fn, col, as: a.as, type: t };
+  }
+}
+
+export function bindPredicate(p: Predicate, schema: Schema, at: P): BoundPredicate {
+  if ('and' in p) return { kind: 'and', preds: p.and.map((x, i) => bindPredicate(x, schema, [...at, 'and', i])) };
+  if ('or' in p) return { kind: 'or', preds: p.or.map((x, i) => bindPredicate(x, schema, [...at, 'or', i])) };
+  if ('not' in p) return { kind: 'not', pred: bindPredicate(p.not, schema, [...at, 'not']) };
+  const col = colIndex(schema, p.column, [...at, 'column']);
+  const f = schema[col];
+  if ('isNull' in p) return { kind: 'isNull', col, isNull: p.isNull };
+  if ('in' in p) return { kind: 'in', col, values: p.in.map((v, i) => bindLiteral(v, f, [...at, 'in', i])) };
+  return { kind: 'cmp', col, op: p.cmp, value: bindLiteral(p.value, f, [...at, 'value']) };
+}
+
+const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
+
+/** A JSON literal in the representation of the column it is compared with. */
+export function bindLiteral(v: string | number | boolean | null, f: Field, at: P): Literal {
+  if (v === null) return null;
+  const t: DataType = f.type;
+  const bad = (why = '') => new PlanError(jsonPath(at), `value ${JSON.stringify(v)} cannot be compared with column "${f.name}" (${typeName(t)})${why}`);
+  if (isInteger(t)) {
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw bad();
+      return t.id === 'int64' || t.id === 'uint64' ? (Number.isInteger(v) ? BigInt(v) : v) : v;
+    }
+    if (typeof v === 'string' && /^-?\d+$/.test(v.trim())) {
+      const b = BigInt(v.trim());
+      return t.id === 'int64' || t.id === 'uint64' ? b : Number(b);
+    }
+    throw bad();
+  }
+  if (isFloat(t)) {
+    if (typeof v === 'number') return v;
+    if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) return Number(v);
+    throw bad();
+  }
+  if (t.id === 'utf8') { if (typeof v === 'string') return v; throw bad(); }
+  if (t.id === 'bool') { if (typeof v === 'boolean') return v; throw bad(); }
+  if (t.id === 'date32') {
+    if (typeof v === 'number' && Number.isInteger(v)) return v;
+    if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v)) {
+      const ms = Date.parse(v + 'T00:00:00Z');
+      if (!Number.isNaN(ms)) return Math.round(ms / 86400000);
+    }
+    throw bad(': use "YYYY-MM-DD"');
+  }
+  // timestamp
+  if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+  if (typeof v === 'string') {
+    const iso = /[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : v.replace(' ', 'T') + 'Z';
+    const ms = Date.parse(iso);
+    if (!Number.isNaN(ms)) {
+      const frac = /\.(\d+)/.exec(v)?.[1] ?? '';
+      const belowMs = BigInt((frac + '000000000').slice(3, 9)); // ns below the millisecond
+      const ns = BigInt(ms) * 1000000n + belowMs;
+      return ns / NS_PER_UNIT[t.unit!];
+    }
+  }
+  throw bad(': use an ISO date-time such as "2024-01-31T12:00:00Z"');
+}
+

@@ -1,0 +1,140 @@
+// Loading a plan: read the JSON, validate it against the spec schema, apply
+// command-line overrides, and bind it against the source files.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { z } from 'zod';
+import { PlanError, jsonPath } from '../errors.js';
+import { bindPlan } from './bind.js';
+import type { BoundNode } from './bound.js';
+import { type OutputFormat, type Plan, PlanSchema, parseBytes } from './spec.js';
+
+export interface SkewSettings {
+  enabled: boolean;
+  factor: number;
+  thresholdBytes: number;
+  advisoryPartitionBytes: number;
+  strategy: 'auto' | 'partition' | 'key';
+}
+
+/** Execution settings with every default filled in. */
+export interface Settings {
+  workers: number;
+  /** undefined: chosen by the engine from the input size */
+  partitions: number | undefined;
+  combiners: boolean;
+  skew: SkewSettings;
+  memoryLimit: number;
+}
+
+/** Overrides from the command line or the library caller; they win over the plan's `execution`. */
+export interface Overrides {
+  workers?: number;
+  partitions?: number;
+  combiners?: boolean;
+  skew?: Partial<SkewSettings>;
+  memoryLimit?: number | string;
+}
+
+export interface LoadedPlan {
+  plan: Plan;
+  baseDir: string;
+  root: BoundNode;
+  settings: Settings;
+  output?: { path: string; format: OutputFormat };
+}
+
+function describeIssue(issue: z.core.$ZodIssue, base: PropertyKey[] = []): { path: string; message: string } {
+  const p = [...base, ...issue.path];
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    // Report the branch that got furthest: the one whose first issue is deepest.
+    let best: z.core.$ZodIssue | undefined;
+    for (const branch of issue.errors) {
+      const first = branch[0];
+      if (first && (!best || first.path.length > best.path.length) && first.code !== 'unrecognized_keys') best = first;
+    }
+    if (best && best.path.length > 0) return describeIssue(best, p);
+    return { path: jsonPath(p), message: issue.message === 'Invalid input' ? 'does not match any allowed form' : issue.message };
+  }
+  if (issue.code === 'unrecognized_keys') return { path: jsonPath(p), message: `unknown field(s): ${issue.keys.join(', ')}` };
+  return { path: jsonPath(p), message: issue.message };
+}
+
+/** Validate a plan object against the v1 schema; throws a PlanError naming the first bad field. */
+export function validatePlan(obj: unknown): Plan {
+  const r = PlanSchema.safeParse(obj);
+  if (r.success) return r.data;
+  const { path: p, message } = describeIssue(r.error.issues[0]);
+  throw new PlanError(p || '(plan)', message);
+}
+
+export function readPlanFile(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new PlanError('', `cannot read plan file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new PlanError('', `plan file ${file} is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+export function resolveSettings(plan: Plan, o: Overrides = {}): Settings {
+  const ex = plan.execution ?? {};
+  const sk = ex.skew ?? {};
+  const skew: SkewSettings = {
+    enabled: sk.enabled ?? true,
+    factor: sk.factor ?? 5,
+    thresholdBytes: parseBytes(sk.thresholdBytes, 256 * 1024 ** 2),
+    advisoryPartitionBytes: parseBytes(sk.advisoryPartitionBytes, 64 * 1024 ** 2),
+    strategy: sk.strategy ?? 'auto',
+    ...Object.fromEntries(Object.entries(o.skew ?? {}).filter(([, v]) => v !== undefined)),
+  };
+  const memoryLimit = o.memoryLimit !== undefined
+    ? parseBytes(o.memoryLimit, 0)
+    : parseBytes(ex.memoryLimit, 4 * 1024 ** 3);
+  return {
+    workers: o.workers ?? ex.workers ?? os.availableParallelism(),
+    partitions: o.partitions ?? ex.partitions,
+    combiners: o.combiners ?? ex.combiners ?? true,
+    skew,
+    memoryLimit,
+  };
+}
+
+function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
+  if (!plan.output) return undefined;
+  const p = path.resolve(baseDir, plan.output.path);
+  let format = plan.output.format;
+  if (!format) {
+    const ext = path.extname(p).toLowerCase();
+    const byExt: Record<string, OutputFormat> = {
+      '.parquet': 'parquet', '.pq': 'parquet', '.csv': 'csv', '.jsonl': 'jsonl', '.ndjson': 'jsonl',
+      '.arrow': 'arrow', '.feather': 'arrow', '.ipc': 'arrow',
+    };
+    format = byExt[ext];
+    if (!format) {
+      throw new PlanError('output.path', `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, csv, jsonl, arrow`);
+    }
+  }
+  const dir = path.dirname(p);
+  if (!fs.existsSync(dir)) throw new PlanError('output.path', `output folder ${dir} does not exist`);
+  return { path: p, format };
+}
+
+/**
+ * Load a plan from a file path or an object (then `baseDir` resolves its
+ * relative paths; default the current directory), validate and bind it.
+ */
+export async function loadPlan(source: string | object, overrides: Overrides = {}, baseDir?: string): Promise<LoadedPlan> {
+  const obj = typeof source === 'string' ? readPlanFile(source) : source;
+  const dir = typeof source === 'string' ? path.dirname(path.resolve(source)) : path.resolve(baseDir ?? '.');
+  const plan = validatePlan(obj);
+  const settings = resolveSettings(plan, overrides);
+  const output = outputOf(plan, dir);
+  const root = await bindPlan(plan, dir);
+  return { plan, baseDir: dir, root, settings, output };
+}

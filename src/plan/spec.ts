@@ -1,0 +1,138 @@
+// plan.json version 1 (shared/PLAN-SPEC.md) as one zod schema: the TypeScript
+// types, the validator and plans/plan.schema.json all come from here.
+import { z } from 'zod';
+
+const name = z.string().min(1);
+const literal = z.union([z.number(), z.string(), z.boolean(), z.null()]);
+
+const Cmp = z.strictObject({
+  column: name,
+  cmp: z.enum(['=', '!=', '<', '<=', '>', '>=']),
+  value: literal,
+});
+const In = z.strictObject({ column: name, in: z.array(literal) });
+const IsNull = z.strictObject({ column: name, isNull: z.boolean() });
+
+export type Predicate =
+  | z.infer<typeof Cmp>
+  | z.infer<typeof In>
+  | z.infer<typeof IsNull>
+  | { and: Predicate[] }
+  | { or: Predicate[] }
+  | { not: Predicate };
+
+export const PredicateSchema: z.ZodType<Predicate> = z.lazy(() =>
+  z.union([
+    Cmp,
+    In,
+    IsNull,
+    z.strictObject({ and: z.array(PredicateSchema).min(1) }),
+    z.strictObject({ or: z.array(PredicateSchema).min(1) }),
+    z.strictObject({ not: PredicateSchema }),
+  ]),
+).meta({ id: 'Predicate' });
+
+const ProjectColumn = z.union([name, z.strictObject({ name, column: name })]);
+const AggregateFn = z.enum(['count', 'sum', 'min', 'max', 'avg', 'count_distinct']);
+const AggregateSpec = z.strictObject({ fn: AggregateFn, column: name.optional(), as: name });
+const SortKey = z.strictObject({
+  column: name,
+  desc: z.boolean().optional(),
+  nulls: z.enum(['first', 'last']).optional(),
+});
+export const JOIN_TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'] as const;
+
+export type ScanNode = { op: 'scan'; source: string; columns?: string[] };
+export type FilterNode = { op: 'filter'; input: QueryNode; where: Predicate };
+export type ProjectNode = { op: 'project'; input: QueryNode; columns: z.infer<typeof ProjectColumn>[] };
+export type JoinType = (typeof JOIN_TYPES)[number];
+export type JoinNode = { op: 'join'; type: JoinType; left: QueryNode; right: QueryNode; on: [string, string][] };
+export type AggregateNode = {
+  op: 'aggregate'; input: QueryNode; groupBy: string[]; aggregates: z.infer<typeof AggregateSpec>[];
+};
+export type SortNode = { op: 'sort'; input: QueryNode; by: z.infer<typeof SortKey>[] };
+export type LimitNode = { op: 'limit'; input: QueryNode; count: number; offset?: number };
+export type QueryNode = ScanNode | FilterNode | ProjectNode | JoinNode | AggregateNode | SortNode | LimitNode;
+export type AggregateFnName = z.infer<typeof AggregateFn>;
+
+export const QueryNodeSchema: z.ZodType<QueryNode> = z.lazy(() =>
+  z.discriminatedUnion('op', [
+    z.strictObject({ op: z.literal('scan'), source: name, columns: z.array(name).optional() }),
+    z.strictObject({ op: z.literal('filter'), input: QueryNodeSchema, where: PredicateSchema }),
+    z.strictObject({ op: z.literal('project'), input: QueryNodeSchema, columns: z.array(ProjectColumn).min(1) }),
+    z.strictObject({
+      op: z.literal('join'),
+      type: z.enum(JOIN_TYPES),
+      left: QueryNodeSchema,
+      right: QueryNodeSchema,
+      on: z.array(z.tuple([name, name])).min(1),
+    }),
+    z.strictObject({
+      op: z.literal('aggregate'),
+      input: QueryNodeSchema,
+      groupBy: z.array(name),
+      aggregates: z.array(AggregateSpec),
+    }),
+    z.strictObject({ op: z.literal('sort'), input: QueryNodeSchema, by: z.array(SortKey).min(1) }),
+    z.strictObject({
+      op: z.literal('limit'),
+      input: QueryNodeSchema,
+      count: z.number().int().min(0),
+      offset: z.number().int().min(0).optional(),
+    }),
+  ]),
+).meta({ id: 'QueryNode' });
+
+/** A byte size: a number of bytes, or a string such as "64KB", "256MB", "1GB". */
+export const ByteSize = z.union([
+  z.number().nonnegative(),
+  z.string().regex(/^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?\s*$/i, 'expected a size such as "64KB", "256MB" or "1GB"'),
+]);
+
+export const SkewOptionsSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  factor: z.number().positive().optional(),
+  thresholdBytes: ByteSize.optional(),
+  advisoryPartitionBytes: ByteSize.optional(),
+  strategy: z.enum(['auto', 'partition', 'key']).optional(),
+});
+
+export const ExecutionSchema = z.strictObject({
+  workers: z.number().int().min(1).max(256).optional(),
+  partitions: z.number().int().min(1).max(65536).optional(),
+  combiners: z.boolean().optional(),
+  skew: SkewOptionsSchema.optional(),
+  memoryLimit: ByteSize.optional(),
+});
+
+export const OUTPUT_FORMATS = ['parquet', 'csv', 'jsonl', 'arrow'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+export const PlanSchema = z.strictObject({
+  $schema: z.string().optional(),
+  version: z.literal(1),
+  sources: z.record(name, z.strictObject({ parquet: z.union([name, z.array(name).min(1)]) })),
+  query: QueryNodeSchema,
+  output: z.strictObject({ path: name, format: z.enum(OUTPUT_FORMATS).optional() }).optional(),
+  execution: ExecutionSchema.optional(),
+});
+
+export type Plan = z.infer<typeof PlanSchema>;
+export type ExecutionOptions = z.infer<typeof ExecutionSchema>;
+export type SkewOptions = z.infer<typeof SkewOptionsSchema>;
+
+export function planJsonSchema(): object {
+  const s = z.toJSONSchema(PlanSchema, { target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
+  return { ...s, title: 'skewjoin plan.json, version 1', $id: 'https://skewjoin.dev/plan.schema.json' };
+}
+
+export function parseBytes(v: number | string | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (typeof v === 'number') return v;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(v)!;
+  const units: Record<string, number> = {
+    '': 1, b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3, tb: 1024 ** 4,
+    kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4,
+  };
+  return Math.round(Number(m[1]) * units[m[2].toLowerCase()]);
+}
