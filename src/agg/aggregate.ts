@@ -19,7 +19,7 @@ export function normFor(t: DataType): KeyNorm {
   return { kind: 'int' };
 }
 
-function countValid(c: Column | null, g: Groups, n: number): Float64Array {
+export function countValid(c: Column | null, g: Groups, n: number): Float64Array {
   const cnt = new Float64Array(g.nGroups);
   const v = c?.valid ?? null;
   for (let i = 0; i < n; i++) if (v === null || v[i]) cnt[g.gid[i]]++;
@@ -27,7 +27,7 @@ function countValid(c: Column | null, g: Groups, n: number): Float64Array {
 }
 
 /** Exact integer sums per group, as bigint, or null for a group with no value. */
-function exactIntSums(c: Column, g: Groups): (bigint | null)[] {
+export function exactIntSums(c: Column, g: Groups): (bigint | null)[] {
   const lo = new Float64Array(g.nGroups), hi = new Float64Array(g.nGroups);
   const n = c.length, gid = g.gid, valid = c.valid;
   const wide = c.type.id === 'int64' || c.type.id === 'uint64';
@@ -58,7 +58,7 @@ function exactIntSums(c: Column, g: Groups): (bigint | null)[] {
   return out;
 }
 
-function floatSums(c: Column, g: Groups): Float64Array {
+export function floatSums(c: Column, g: Groups): Float64Array {
   const s = new Float64Array(g.nGroups);
   const v = c.values as any, valid = c.valid, gid = g.gid;
   for (let i = 0; i < c.length; i++) if (valid === null || valid[i]) s[gid[i]] += Number(v[i]);
@@ -67,7 +67,7 @@ function floatSums(c: Column, g: Groups): Float64Array {
 
 const INT64_MIN = -(2n ** 63n), INT64_MAX = 2n ** 63n - 1n;
 
-function int64Column(vals: (bigint | null)[], what: string): Column {
+export function int64Column(vals: (bigint | null)[], what: string): Column {
   const n = vals.length;
   const out = new BigInt64Array(n);
   let valid: Uint8Array | null = null;
@@ -80,19 +80,19 @@ function int64Column(vals: (bigint | null)[], what: string): Column {
   return { type: { id: 'int64' }, length: n, values: out, valid };
 }
 
-function countColumn(cnt: Float64Array): Column {
+export function countColumn(cnt: Float64Array): Column {
   const out = new BigInt64Array(cnt.length);
   for (let k = 0; k < cnt.length; k++) out[k] = BigInt(cnt[k]);
   return { type: { id: 'int64' }, length: cnt.length, values: out, valid: null };
 }
 
-function float64Column(vals: Float64Array, nonNull: Float64Array): Column {
+export function float64Column(vals: Float64Array, nonNull: Float64Array): Column {
   let valid: Uint8Array | null = null;
   for (let k = 0; k < vals.length; k++) if (nonNull[k] === 0) { valid ??= new Uint8Array(vals.length).fill(1); valid[k] = 0; }
   return { type: { id: 'float64' }, length: vals.length, values: vals, valid };
 }
 
-function minMax(c: Column, g: Groups, max: boolean): Column {
+export function minMax(c: Column, g: Groups, max: boolean): Column {
   const best = new Int32Array(g.nGroups).fill(-1);
   const cmp = valueComparator(c);
   const valid = c.valid, gid = g.gid;

@@ -11,7 +11,8 @@ import { type Pipeline, defaultPartitions, pipelineOf, scanBytes } from './physi
 import { runOnPool } from './pool.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { medianOf } from './stats.js';
-import { type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
+import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
+import { combinable, partialSchema } from '../agg/partial.js';
 import type { BoundNode } from '../plan/bound.js';
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
@@ -38,31 +39,32 @@ export class Executor {
   }
 
   /** Run a pipeline to its end; each task's result in task order. */
-  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string): Promise<TaskResult[]> {
+  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine): Promise<TaskResult[]> {
     const src = p.source;
     switch (src.kind) {
       case 'scan':
         return Promise.all(src.splits.map((s, i) => this.run(
-          { source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, fields: src.schema }, ops: p.ops, sink },
+          { source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, fields: src.schema }, ops: p.ops, combine, sink: withSeed(sink, i) },
           { stage: consumer, kind: 'map', partition: i, source: src.id },
         )));
       case 'join':
-        return this.runJoin(src, p.ops, sink);
+        return this.runJoin(src, p.ops, sink, combine);
       case 'aggregate':
-        return this.runAggregate(src, p.ops, sink);
+        return this.runAggregate(src, p.ops, sink, combine);
       case 'sort':
       case 'limit': {
         const b = await this.materialize(src);
-        return [await this.run({ source: { kind: 'batches', schema: src.schema, batches: [b] }, ops: p.ops, sink },
+        return [await this.run({ source: { kind: 'batches', schema: src.schema, batches: [b] }, ops: p.ops, combine, sink },
           { stage: consumer, kind: 'map', partition: 0, source: src.id })];
       }
     }
   }
 
-  private async shuffle(node: BoundNode, keys: number[], norms: KeyNorm[], partitions: number, id: string, consumer: string): Promise<ShuffleOutput> {
-    const p = pipelineOf(node);
+  private async shuffle(
+    node: BoundNode, keys: number[], norms: KeyNorm[], partitions: number, id: string, consumer: string, combine?: Combine,
+  ): Promise<ShuffleOutput> {
     const sink: PartitionSink = { kind: 'partition', keys, norms, partitions, nullSeed: 0 };
-    const results = await this.runPipelineSeeded(p, sink, consumer);
+    const results = await this.runPipeline(pipelineOf(node), sink, consumer, combine);
     const blocks: Batch[][] = Array.from({ length: partitions }, () => []);
     const partitionRows = new Array<number>(partitions).fill(0);
     const partitionBytes = new Array<number>(partitions).fill(0);
@@ -85,17 +87,7 @@ export class Executor {
     return { blocks, stats };
   }
 
-  /** Like runPipeline, but each map task spreads null keys from a different partition. */
-  private async runPipelineSeeded(p: Pipeline, sink: PartitionSink, consumer: string): Promise<TaskResult[]> {
-    if (p.source.kind !== 'scan') return this.runPipeline(p, sink, consumer);
-    const src = p.source;
-    return Promise.all(src.splits.map((s, i) => this.run(
-      { source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, fields: src.schema }, ops: p.ops, sink: { ...sink, nullSeed: i * 7919 } },
-      { stage: consumer, kind: 'map', partition: i, source: src.id },
-    )));
-  }
-
-  private async runJoin(node: Extract<BoundNode, { kind: 'join' }>, ops: RowOp[], sink: TaskSink): Promise<TaskResult[]> {
+  private async runJoin(node: Extract<BoundNode, { kind: 'join' }>, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
     const P = this.partitionsFor(node);
     const [l, r] = await Promise.all([
       this.shuffle(node.left, node.leftKeys, node.leftNorms, P, `${node.id}.left`, node.id),
@@ -114,22 +106,32 @@ export class Executor {
         left: l.blocks[p], right: r.blocks[p], leftKeys: node.leftKeys, rightKeys: node.rightKeys,
         leftNorms: node.leftNorms, rightNorms: node.rightNorms,
       },
-      ops, sink: withSeed(sink, p),
+      ops, combine, sink: withSeed(sink, p),
     }, { stage: node.id, kind: 'reduce', partition: p })));
     return results;
   }
 
-  private async runAggregate(node: Extract<BoundNode, { kind: 'aggregate' }>, ops: RowOp[], sink: TaskSink): Promise<TaskResult[]> {
+  private async runAggregate(node: Extract<BoundNode, { kind: 'aggregate' }>, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
     const inSchema = node.input.schema;
     const P = node.groupBy.length === 0 ? 1 : this.partitionsFor(node);
-    const norms = node.groupBy.map((i) => normFor(inSchema[i].type));
-    const s = await this.shuffle(node.input, node.groupBy, norms, P, `${node.id}.input`, node.id);
+    const g = node.groupBy.length;
+    // With combiners, map tasks ship partial states keyed by their leading g columns.
+    const pre: Combine | undefined = this.settings.combiners && combinable(node.aggs)
+      ? { groupBy: node.groupBy, aggs: node.aggs, schema: inSchema }
+      : undefined;
+    const shuffledSchema = pre ? partialSchema(inSchema, node.groupBy, node.aggs) : inSchema;
+    const keys = pre ? Array.from({ length: g }, (_, i) => i) : node.groupBy;
+    const norms = keys.map((i) => normFor(shuffledSchema[i].type));
+    const s = await this.shuffle(node.input, keys, norms, P, `${node.id}.input`, node.id, pre);
     const tasks: number[] = [];
-    for (let p = 0; p < P; p++) if (s.stats.partitionRows[p] > 0 || node.groupBy.length === 0) tasks.push(p);
+    for (let p = 0; p < P; p++) if (s.stats.partitionRows[p] > 0 || g === 0) tasks.push(p);
     tasks.sort((a, b) => s.stats.partitionBytes[b] - s.stats.partitionBytes[a]);
     return Promise.all(tasks.map((p) => this.run({
-      source: { kind: 'aggregate', schema: inSchema, input: s.blocks[p], groupBy: node.groupBy, aggs: node.aggs, outSchema: node.schema },
-      ops, sink: withSeed(sink, p),
+      source: {
+        kind: 'aggregate', mode: pre ? 'final' : 'raw', schema: shuffledSchema, input: s.blocks[p],
+        groupBy: keys, aggs: node.aggs, outSchema: node.schema,
+      },
+      ops, combine, sink: withSeed(sink, p),
     }, { stage: node.id, kind: 'reduce', partition: p })));
   }
 

@@ -3,9 +3,10 @@
 // (collect, or hash-partition for the next shuffle). Pure: the same function
 // runs on a worker thread or on the coordinator.
 import { aggregateBatch } from '../agg/aggregate.js';
+import { finalAggregate, partialAggregate, partialSchema } from '../agg/partial.js';
 import { readRowGroups } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, batchBytes, buffersOf, concatBatches, gather, gatherBatch,
+  type Batch, type Column, type Field, type Schema, batchBytes, buffersOf, concatBatches, gather, gatherBatch, gatherMany,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { hashJoin } from '../kernels/join.js';
@@ -23,14 +24,18 @@ export type TaskSource =
       leftSchema: Schema; rightSchema: Schema; left: Batch[]; right: Batch[];
       leftKeys: number[]; rightKeys: number[]; leftNorms: KeyNorm[]; rightNorms: KeyNorm[];
     }
-  | { kind: 'aggregate'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema };
+  /** raw: input rows; final: partial states from combiners, grouped by their leading columns */
+  | { kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema };
+
+/** Partial aggregation of a task's output before its sink (a combiner). */
+export interface Combine { groupBy: number[]; aggs: BoundAggregate[]; schema: Schema }
 
 export type TaskSink =
   | { kind: 'collect' }
   /** hash-partition rows by key; rows with a null key are spread round-robin from `nullSeed` */
   | { kind: 'partition'; keys: number[]; norms: KeyNorm[]; partitions: number; nullSeed: number };
 
-export interface TaskSpec { source: TaskSource; ops: RowOp[]; sink: TaskSink }
+export interface TaskSpec { source: TaskSource; ops: RowOp[]; combine?: Combine; sink: TaskSink }
 
 export interface TaskResult {
   /** collect: the output batches; partition: one batch (or null) per partition */
@@ -62,7 +67,10 @@ async function produce(src: TaskSource): Promise<{ batches: Batch[]; rows: numbe
     }
     case 'aggregate': {
       const all = concatBatches(src.schema, src.input);
-      return { batches: [aggregateBatch(all, src.groupBy, src.aggs, src.outSchema)], rows: all.length };
+      const out = src.mode === 'final'
+        ? finalAggregate(all, src.groupBy.length, src.aggs, src.outSchema)
+        : aggregateBatch(all, src.groupBy, src.aggs, src.outSchema);
+      return { batches: [out], rows: all.length };
     }
   }
 }
@@ -79,39 +87,38 @@ function applyOps(b: Batch, ops: RowOp[]): Batch {
   return b;
 }
 
-/** Split rows among partitions by the hash of their key (high hash bits). */
+/** Split rows among partitions by the hash of their key (high hash bits); one copy per row. */
 export function partitionBatches(batches: Batch[], sink: Extract<TaskSink, { kind: 'partition' }>) {
   const P = sink.partitions;
   const rows = new Array<number>(P).fill(0);
-  const perPart: Int32Array[][] = Array.from({ length: P }, () => []);
-  const counts: number[][] = Array.from({ length: P }, () => []);
+  // idx[k][p]: rows of batch k that go to partition p
+  const idx: Int32Array[][] = [];
   let rr = sink.nullSeed;
-  const pids: Int32Array[] = [];
   for (const b of batches) {
-    const keys = buildKeys(b, sink.keys, sink.norms);
+    const { hash, anyNull } = buildKeys(b, sink.keys, sink.norms);
     const pid = new Int32Array(b.length);
     const cnt = new Int32Array(P);
-    const { hash, anyNull } = keys;
     for (let i = 0; i < b.length; i++) {
       const p = anyNull !== null && anyNull[i] ? rr++ % P : partitionOf(hash[i], P);
       pid[i] = p;
       cnt[p]++;
     }
-    pids.push(pid);
-    // Row indices per partition for this batch, filled by a counting pass.
-    const idx = Array.from({ length: P }, (_, p) => new Int32Array(cnt[p]));
+    const mine = Array.from({ length: P }, (_, p) => new Int32Array(cnt[p]));
     const fill = new Int32Array(P);
-    for (let i = 0; i < b.length; i++) { const p = pid[i]; idx[p][fill[p]++] = i; }
-    for (let p = 0; p < P; p++) { perPart[p].push(idx[p]); counts[p].push(cnt[p]); rows[p] += cnt[p]; }
+    for (let i = 0; i < b.length; i++) { const p = pid[i]; mine[p][fill[p]++] = i; }
+    idx.push(mine);
+    for (let p = 0; p < P; p++) rows[p] += cnt[p];
   }
   const out: (Batch | null)[] = [];
   const bytes = new Array<number>(P).fill(0);
+  const nCols = batches.length ? batches[0].columns.length : 0;
   for (let p = 0; p < P; p++) {
     if (rows[p] === 0) { out.push(null); continue; }
-    const pieces: Batch[] = [];
-    batches.forEach((b, k) => { if (counts[p][k] > 0) pieces.push(gatherBatch(b, perPart[p][k])); });
-    const schema = batches[0].columns.map((c) => ({ name: '', type: c.type }));
-    const block = concatBatches(schema, pieces);
+    const columns: Column[] = [];
+    for (let c = 0; c < nCols; c++) {
+      columns.push(gatherMany(batches[0].columns[c].type, batches.map((b) => b.columns[c]), idx.map((x) => x[p])));
+    }
+    const block = { length: rows[p], columns };
     bytes[p] = batchBytes(block);
     out.push(block);
   }
@@ -121,8 +128,14 @@ export function partitionBatches(batches: Batch[], sink: Extract<TaskSink, { kin
 export async function runTask(t: TaskSpec): Promise<TaskResult> {
   const t0 = performance.now();
   const { batches, rows } = await produce(t.source);
-  const outBatches = batches.map((b) => applyOps(b, t.ops)).filter((b) => b.length > 0);
+  let outBatches = batches.map((b) => applyOps(b, t.ops)).filter((b) => b.length > 0);
   const outputRows = outBatches.reduce((s, b) => s + b.length, 0);
+  if (t.combine) {
+    const inSchema = t.combine.schema;
+    const all = concatBatches(inSchema, outBatches);
+    const partial = partialAggregate(all, t.combine.groupBy, t.combine.aggs, partialSchema(inSchema, t.combine.groupBy, t.combine.aggs));
+    outBatches = partial.length > 0 ? [partial] : [];
+  }
   if (t.sink.kind === 'collect') {
     return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0 };
   }

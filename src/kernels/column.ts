@@ -83,47 +83,103 @@ export function emptyBatch(schema: Schema): Batch {
 
 export const isNull = (c: Column, i: number) => c.valid !== null && c.valid[i] === 0;
 
-/** Rows picked by index; an index of -1 gives a null (the missing side of an outer join). */
-export function gather(c: Column, idx: Int32Array, n = idx.length): Column {
+// Fixed-width gathers by element size, each over one array type so that the
+// loops stay monomorphic: 8-byte values move as two 32-bit words, which keeps
+// float and int64 bit patterns intact.
+function gather1(dst: Uint8Array, at: number, src: Uint8Array, idx: Int32Array, n: number) {
+  for (let i = 0; i < n; i++) { const j = idx[i]; dst[at + i] = j < 0 ? 0 : src[j]; }
+}
+function gather2(dst: Uint16Array, at: number, src: Uint16Array, idx: Int32Array, n: number) {
+  for (let i = 0; i < n; i++) { const j = idx[i]; dst[at + i] = j < 0 ? 0 : src[j]; }
+}
+function gather4(dst: Int32Array, at: number, src: Int32Array, idx: Int32Array, n: number) {
+  for (let i = 0; i < n; i++) { const j = idx[i]; dst[at + i] = j < 0 ? 0 : src[j]; }
+}
+function gather8(dst: Int32Array, at: number, src: Int32Array, idx: Int32Array, n: number) {
+  for (let i = 0; i < n; i++) {
+    const j = idx[i], d = 2 * (at + i);
+    if (j < 0) { dst[d] = 0; dst[d + 1] = 0; } else { dst[d] = src[2 * j]; dst[d + 1] = src[2 * j + 1]; }
+  }
+}
+
+function view(a: Values, width: number): any {
+  const n = a.byteLength / width;
+  if (width === 1) return new Uint8Array(a.buffer, a.byteOffset, n);
+  if (width === 2) return new Uint16Array(a.buffer, a.byteOffset, n);
+  return new Int32Array(a.buffer, a.byteOffset, a.byteLength / 4);
+}
+
+/**
+ * Rows of several columns of one type picked by index lists, concatenated:
+ * rows idxs[0] of cols[0], then idxs[1] of cols[1], ... An index of -1 gives
+ * a null (the missing side of an outer join).
+ */
+export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], counts?: number[]): Column {
+  const ns = idxs.map((x, k) => counts?.[k] ?? x.length);
+  let n = 0;
+  for (const x of ns) n += x;
+  let needValid = false;
+  for (let k = 0; k < cols.length && !needValid; k++) {
+    if (cols[k].valid !== null) needValid = true;
+    else { const idx = idxs[k]; for (let i = 0; i < ns[k]; i++) if (idx[i] < 0) { needValid = true; break; } }
+  }
   let valid: Uint8Array | null = null;
-  let hasMissing = false;
-  for (let i = 0; i < n; i++) if (idx[i] < 0) { hasMissing = true; break; }
-  if (c.valid !== null || hasMissing) {
+  if (needValid) {
     valid = new Uint8Array(n);
-    const src = c.valid;
-    for (let i = 0; i < n; i++) {
-      const j = idx[i];
-      valid[i] = j < 0 ? 0 : src === null ? 1 : src[j];
+    let at = 0;
+    for (let k = 0; k < cols.length; k++) {
+      const src = cols[k].valid, idx = idxs[k];
+      if (src) gather1(valid, at, src, idx, ns[k]);
+      else for (let i = 0; i < ns[k]; i++) valid[at + i] = idx[i] < 0 ? 0 : 1;
+      at += ns[k];
     }
   }
-  if (c.type.id === 'utf8') {
-    const offs = c.offsets!;
-    const bytes = c.values as Uint8Array;
-    const out = new Int32Array(n + 1);
-    let total = 0;
-    for (let i = 0; i < n; i++) {
-      const j = idx[i];
-      if (j >= 0) total += offs[j + 1] - offs[j];
-      out[i + 1] = total;
+  if (type.id === 'utf8') {
+    const offsets = new Int32Array(n + 1);
+    let total = 0, at = 0;
+    for (let k = 0; k < cols.length; k++) {
+      const o = cols[k].offsets!, idx = idxs[k];
+      for (let i = 0; i < ns[k]; i++) {
+        const j = idx[i];
+        if (j >= 0) total += o[j + 1] - o[j];
+        offsets[at + i + 1] = total;
+      }
+      at += ns[k];
     }
-    const ob = new Uint8Array(total);
-    for (let i = 0; i < n; i++) {
-      const j = idx[i];
-      if (j < 0) continue;
-      const s = offs[j], e = offs[j + 1];
-      if (e - s < 16) { let p = out[i]; for (let k = s; k < e; k++) ob[p++] = bytes[k]; }
-      else ob.set(bytes.subarray(s, e), out[i]);
+    const out = new Uint8Array(total);
+    at = 0;
+    for (let k = 0; k < cols.length; k++) {
+      const o = cols[k].offsets!, idx = idxs[k], bytes = cols[k].values as Uint8Array;
+      for (let i = 0; i < ns[k]; i++) {
+        const j = idx[i];
+        if (j < 0) continue;
+        const s = o[j], e = o[j + 1];
+        let p = offsets[at + i];
+        if (e - s < 32) for (let x = s; x < e; x++) out[p++] = bytes[x];
+        else out.set(bytes.subarray(s, e), p);
+      }
+      at += ns[k];
     }
-    return { type: c.type, length: n, values: ob, offsets: out, valid };
+    return { type, length: n, values: out, offsets, valid };
   }
-  const src = c.values as any;
-  const dst = allocValues(c.type, n) as any;
-  if (hasMissing) {
-    for (let i = 0; i < n; i++) { const j = idx[i]; if (j >= 0) dst[i] = src[j]; }
-  } else {
-    for (let i = 0; i < n; i++) dst[i] = src[idx[i]];
+  const values = allocValues(type, n);
+  const width = values.BYTES_PER_ELEMENT;
+  const dst = view(values, width);
+  let at = 0;
+  for (let k = 0; k < cols.length; k++) {
+    const src = view(cols[k].values, width);
+    if (width === 1) gather1(dst, at, src, idxs[k], ns[k]);
+    else if (width === 2) gather2(dst, at, src, idxs[k], ns[k]);
+    else if (width === 4) gather4(dst, at, src, idxs[k], ns[k]);
+    else gather8(dst, at, src, idxs[k], ns[k]);
+    at += ns[k];
   }
-  return { type: c.type, length: n, values: dst, valid };
+  return { type, length: n, values, valid };
+}
+
+/** Rows picked by index; an index of -1 gives a null. */
+export function gather(c: Column, idx: Int32Array, n = idx.length): Column {
+  return gatherMany(c.type, [c], [idx], [n]);
 }
 
 export function gatherBatch(b: Batch, idx: Int32Array, n = idx.length): Batch {
