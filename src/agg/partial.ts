@@ -35,16 +35,62 @@ function sumState(c: Column, g: Groups, n: number, what: string): Column[] {
   return [sum, countColumn(cnt)];
 }
 
-export function partialAggregate(b: Batch, groupBy: number[], aggs: BoundAggregate[], schema: Schema): Batch {
-  if (b.length === 0 && groupBy.length > 0) return emptyBatch(schema);
-  const g = groupsOf(b, groupBy);
-  const cols: Column[] = groupBy.map((i) => gather(b.columns[i], g.first, g.nGroups));
+function states(b: Batch, g: Groups, aggs: BoundAggregate[]): Column[] {
+  const cols: Column[] = [];
   for (const a of aggs) {
     if (a.fn === 'count') cols.push(countColumn(countValid(a.col < 0 ? null : b.columns[a.col], g, b.length)));
     else if (a.fn === 'min' || a.fn === 'max') cols.push(minMax(b.columns[a.col], g, a.fn === 'max'));
     else cols.push(...sumState(b.columns[a.col], g, b.length, `partial sum of "${a.as}"`));
   }
-  return { length: g.nGroups, columns: cols };
+  return cols;
+}
+
+export function partialAggregate(b: Batch, groupBy: number[], aggs: BoundAggregate[], schema: Schema): Batch {
+  if (b.length === 0 && groupBy.length > 0) return emptyBatch(schema);
+  const g = groupsOf(b, groupBy);
+  const keys = groupBy.map((i) => gather(b.columns[i], g.first, g.nGroups));
+  return { length: g.nGroups, columns: [...keys, ...states(b, g, aggs)] };
+}
+
+/**
+ * Partial aggregation straight from join indices, without materializing the
+ * joined rows: when every group column comes from one side (and that side is
+ * never missing), rows are grouped on that side once and each joined row
+ * takes its group id by index. Null when the join does not allow it.
+ */
+export function partialAggregateJoin(
+  l: Batch, r: Batch, left: Int32Array, right: Int32Array, n: number, type: string,
+  groupBy: number[], aggs: BoundAggregate[], schema: Schema,
+): Batch | null {
+  const nl = l.columns.length;
+  const onLeft = groupBy.every((c) => c < nl), onRight = groupBy.every((c) => c >= nl);
+  const side = groupBy.length === 0 || onLeft ? 'left' : onRight ? 'right' : null;
+  if (side === 'left' && type === 'right' || side === 'left' && type === 'full') return null;
+  if (side === 'right' && type !== 'inner' && type !== 'right') return null;
+  if (side === null) return null;
+  if (n === 0 && groupBy.length > 0) return emptyBatch(schema);
+  const S = side === 'left' ? l : r, idxS = side === 'left' ? left : right;
+  const gs = groupsOf(S, groupBy.map((c) => (side === 'left' ? c : c - nl)));
+  // Renumber the groups that joined rows reach, in order of first appearance.
+  const renum = new Int32Array(gs.nGroups).fill(-1);
+  const first: number[] = [];
+  const gid = new Int32Array(n);
+  for (let k = 0; k < n; k++) {
+    const old = groupBy.length === 0 ? 0 : gs.gid[idxS[k]];
+    let g = renum[old];
+    if (g < 0) { g = renum[old] = first.length; first.push(gs.first[old]); }
+    gid[k] = g;
+  }
+  const nGroups = groupBy.length === 0 ? 1 : first.length;
+  const g: Groups = { gid, nGroups, first: Int32Array.from(first) };
+  // Only the aggregated columns are gathered.
+  const cols: Column[] = new Array(nl + r.columns.length);
+  for (const a of aggs) {
+    if (a.col < 0 || cols[a.col]) continue;
+    cols[a.col] = a.col < nl ? gather(l.columns[a.col], left, n) : gather(r.columns[a.col - nl], right, n);
+  }
+  const keys = groupBy.map((c) => gather(side === 'left' ? l.columns[c] : r.columns[c - nl], g.first, nGroups));
+  return { length: nGroups, columns: [...keys, ...states({ length: n, columns: cols }, g, aggs)] };
 }
 
 /** Merge partial states (any number of rows per group) and finalize. */

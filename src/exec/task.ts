@@ -3,14 +3,15 @@
 // (collect, or hash-partition for the next shuffle). Pure: the same function
 // runs on a worker thread or on the coordinator.
 import { aggregateBatch } from '../agg/aggregate.js';
-import { finalAggregate, partialAggregate, partialSchema } from '../agg/partial.js';
+import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema } from '../agg/partial.js';
 import { readRowGroups } from '../io/parquet.js';
 import {
-  type Batch, type Column, type Field, type Schema, batchBytes, buffersOf, concatBatches, gather, gatherBatch, gatherMany,
+  type Batch, type Field, type Schema, buffersOf, concatBatches, gather, gatherBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { hashJoin } from '../kernels/join.js';
-import { buildKeys, partitionOf } from '../kernels/keys.js';
+import { buildKeys } from '../kernels/keys.js';
+import { partitionBatches } from '../shuffle/partition.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
 
@@ -47,7 +48,7 @@ export interface TaskResult {
   ms: number;
 }
 
-async function produce(src: TaskSource): Promise<{ batches: Batch[]; rows: number }> {
+async function produce(src: TaskSource, combine?: Combine): Promise<{ batches: Batch[]; rows: number; combined?: boolean }> {
   switch (src.kind) {
     case 'scan': {
       const batches = await readRowGroups(src.path, src.rowGroups, src.fields);
@@ -61,6 +62,11 @@ async function produce(src: TaskSource): Promise<{ batches: Batch[]; rows: numbe
       const lk = buildKeys(l, src.leftKeys, src.leftNorms);
       const rk = buildKeys(r, src.rightKeys, src.rightNorms);
       const m = hashJoin(src.type, lk, rk);
+      if (combine) {
+        const schema = partialSchema(combine.schema, combine.groupBy, combine.aggs);
+        const b = partialAggregateJoin(l, r, m.left, m.right, m.n, src.type, combine.groupBy, combine.aggs, schema);
+        if (b) return { batches: [b], rows: l.length + r.length, combined: true };
+      }
       const cols = l.columns.map((c) => gather(c, m.left, m.n));
       if (src.type !== 'semi' && src.type !== 'anti') for (const c of r.columns) cols.push(gather(c, m.right, m.n));
       return { batches: [{ length: m.n, columns: cols }], rows: l.length + r.length };
@@ -87,50 +93,13 @@ function applyOps(b: Batch, ops: RowOp[]): Batch {
   return b;
 }
 
-/** Split rows among partitions by the hash of their key (high hash bits); one copy per row. */
-export function partitionBatches(batches: Batch[], sink: Extract<TaskSink, { kind: 'partition' }>) {
-  const P = sink.partitions;
-  const rows = new Array<number>(P).fill(0);
-  // idx[k][p]: rows of batch k that go to partition p
-  const idx: Int32Array[][] = [];
-  let rr = sink.nullSeed;
-  for (const b of batches) {
-    const { hash, anyNull } = buildKeys(b, sink.keys, sink.norms);
-    const pid = new Int32Array(b.length);
-    const cnt = new Int32Array(P);
-    for (let i = 0; i < b.length; i++) {
-      const p = anyNull !== null && anyNull[i] ? rr++ % P : partitionOf(hash[i], P);
-      pid[i] = p;
-      cnt[p]++;
-    }
-    const mine = Array.from({ length: P }, (_, p) => new Int32Array(cnt[p]));
-    const fill = new Int32Array(P);
-    for (let i = 0; i < b.length; i++) { const p = pid[i]; mine[p][fill[p]++] = i; }
-    idx.push(mine);
-    for (let p = 0; p < P; p++) rows[p] += cnt[p];
-  }
-  const out: (Batch | null)[] = [];
-  const bytes = new Array<number>(P).fill(0);
-  const nCols = batches.length ? batches[0].columns.length : 0;
-  for (let p = 0; p < P; p++) {
-    if (rows[p] === 0) { out.push(null); continue; }
-    const columns: Column[] = [];
-    for (let c = 0; c < nCols; c++) {
-      columns.push(gatherMany(batches[0].columns[c].type, batches.map((b) => b.columns[c]), idx.map((x) => x[p])));
-    }
-    const block = { length: rows[p], columns };
-    bytes[p] = batchBytes(block);
-    out.push(block);
-  }
-  return { out, rows, bytes };
-}
-
 export async function runTask(t: TaskSpec): Promise<TaskResult> {
   const t0 = performance.now();
-  const { batches, rows } = await produce(t.source);
+  // A combiner right after a join aggregates from the join's row indices.
+  const { batches, rows, combined } = await produce(t.source, t.ops.length === 0 ? t.combine : undefined);
   let outBatches = batches.map((b) => applyOps(b, t.ops)).filter((b) => b.length > 0);
   const outputRows = outBatches.reduce((s, b) => s + b.length, 0);
-  if (t.combine) {
+  if (t.combine && !combined) {
     const inSchema = t.combine.schema;
     const all = concatBatches(inSchema, outBatches);
     const partial = partialAggregate(all, t.combine.groupBy, t.combine.aggs, partialSchema(inSchema, t.combine.groupBy, t.combine.aggs));
@@ -139,8 +108,8 @@ export async function runTask(t: TaskSpec): Promise<TaskResult> {
   if (t.sink.kind === 'collect') {
     return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0 };
   }
-  const { out, rows: partitionRows, bytes: partitionBytes } = partitionBatches(outBatches, t.sink);
-  return { batches: out, inputRows: rows, outputRows, partitionRows, partitionBytes, ms: performance.now() - t0 };
+  const { blocks, rows: partitionRows, bytes: partitionBytes } = partitionBatches(outBatches, t.sink);
+  return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, ms: performance.now() - t0 };
 }
 
 export function resultBuffers(r: TaskResult): ArrayBuffer[] {

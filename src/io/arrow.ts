@@ -54,7 +54,7 @@ function validityOf(d: arrow.Data): Uint8Array | null {
   return valid;
 }
 
-/** One Arrow chunk as an engine column; copies, so the column owns its buffers. */
+/** One Arrow chunk as an engine column; fixed-width values are views, not copies. */
 export function columnFromArrow(d: arrow.Data, type: DataType): Column {
   const n = d.length;
   const valid = validityOf(d);
@@ -86,8 +86,10 @@ export function columnFromArrow(d: arrow.Data, type: DataType): Column {
     for (let i = 0; i < n; i++) v[i] = Math.floor(Number(src[i]) / 86400000);
     return { type, length: n, values: v, valid };
   }
+  const src = d.values as any;
+  if (src instanceof (allocValues(type, 0).constructor as any)) return { type, length: n, values: src.subarray(0, n), valid };
   const values = allocValues(type, n) as any;
-  values.set((d.values as any).subarray(0, n));
+  values.set(src.subarray(0, n));
   return { type, length: n, values, valid };
 }
 

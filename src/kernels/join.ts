@@ -4,6 +4,8 @@
 import type { JoinType } from '../plan/spec.js';
 import { type Keys, KeyTable, keysEqual } from './keys.js';
 
+const EMPTY = new Int32Array(0);
+
 export interface JoinIndices { left: Int32Array; right: Int32Array; n: number }
 
 class PairBuffer {
@@ -39,12 +41,18 @@ export function hashJoin(type: JoinType, left: Keys, right: Keys): JoinIndices {
   const buildMatched = buildOuter ? new Uint8Array(build.n) : null;
   const ph = probe.hash, bh = build.hash, pNull = probe.anyNull;
 
+  // One 64-bit key column: compare its words inline.
+  const single = probe.parts.length === 1 && probe.parts[0].kind === 'w' && build.parts[0].kind === 'w';
+  const pw = single ? (probe.parts[0] as { w: Int32Array }).w : EMPTY;
+  const bw = single ? (build.parts[0] as { w: Int32Array }).w : EMPTY;
   for (let i = 0; i < probe.n; i++) {
     let matched = false;
     if (pNull === null || pNull[i] === 0) {
       const h = ph[i];
+      const lo = single ? pw[2 * i] : 0, hi = single ? pw[2 * i + 1] : 0;
       for (let j = heads[h & mask]; j >= 0; j = next[j]) {
-        if (bh[j] !== h || !keysEqual(probe, i, build, j)) continue;
+        if (bh[j] !== h) continue;
+        if (single ? bw[2 * j] !== lo || bw[2 * j + 1] !== hi : !keysEqual(probe, i, build, j)) continue;
         matched = true;
         if (type === 'semi' || type === 'anti') break;
         out.push(i, j);

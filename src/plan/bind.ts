@@ -109,13 +109,15 @@ async function bindNode(
       const src = await getSource(q.source, [...at, 'source']);
       const fileCols = src.files[0].columns;
       const names = q.columns ?? fileCols.map((c) => c.name);
+      const unreadable: Record<string, { file: string; type: string }> = {};
       const schema: Field[] = names.map((n, i) => {
         const c = fileCols.find((x) => x.name === n);
         if (!c) {
           throw new PlanError(jsonPath([...at, 'columns', i]), `column "${n}" not found in source "${q.source}"; columns are: ${fileCols.map((x) => x.name).join(', ')}`);
         }
         if (typeof c.type === 'string') {
-          throw new InputError(`${src.files[0].path}: column "${n}" has type ${c.type}, which skewjoin cannot read`, src.files[0].path, n);
+          unreadable[n] = { file: src.files[0].path, type: c.type };
+          return { name: n, type: { id: 'int32' } }; // placeholder; pruning raises the error if it is read
         }
         return { name: n, type: c.type };
       });
@@ -124,7 +126,7 @@ async function bindNode(
       for (const f of src.files) {
         f.rowGroupRows.forEach((rows, g) => splits.push({ path: f.path, rowGroups: [g], rows, bytes: f.rowGroupBytes[g] }));
       }
-      return { id, kind: 'scan', schema, source: q.source, splits };
+      return { id, kind: 'scan', schema, source: q.source, splits, ...(Object.keys(unreadable).length ? { unreadable } : {}) };
     }
     case 'filter': {
       const input = await rec(q.input, 'input');

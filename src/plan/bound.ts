@@ -27,7 +27,11 @@ export interface FileSplit { path: string; rowGroups: number[]; rows: number; by
 interface Base { id: string; schema: Schema }
 
 export type BoundNode =
-  | (Base & { kind: 'scan'; source: string; splits: FileSplit[] })
+  | (Base & {
+      kind: 'scan'; source: string; splits: FileSplit[];
+      /** columns of a type the engine cannot read: an error only if the pruned plan still reads them */
+      unreadable?: Record<string, { file: string; type: string }>;
+    })
   | (Base & { kind: 'filter'; input: BoundNode; pred: BoundPredicate })
   | (Base & { kind: 'project'; input: BoundNode; indices: number[] })
   | (Base & {

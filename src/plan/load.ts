@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { PlanError, jsonPath } from '../errors.js';
 import { bindPlan } from './bind.js';
+import { pruneColumns } from './prune.js';
 import type { BoundNode } from './bound.js';
 import { type OutputFormat, type Plan, PlanSchema, parseBytes } from './spec.js';
 
@@ -135,6 +136,6 @@ export async function loadPlan(source: string | object, overrides: Overrides = {
   const plan = validatePlan(obj);
   const settings = resolveSettings(plan, overrides);
   const output = outputOf(plan, dir);
-  const root = await bindPlan(plan, dir);
+  const root = pruneColumns(await bindPlan(plan, dir));
   return { plan, baseDir: dir, root, settings, output };
 }

@@ -1,0 +1,98 @@
+// Column pruning: every operator keeps only the columns its consumers use, so
+// scans decode fewer columns and joins gather fewer. Runs on the bound plan;
+// the root keeps its exact output schema.
+import { InputError } from '../errors.js';
+import type { BoundNode, BoundPredicate } from './bound.js';
+
+interface Pruned { node: BoundNode; /** old output column → new index (-1: dropped) */ map: number[] }
+
+function predCols(p: BoundPredicate, into: Set<number>): Set<number> {
+  if ('preds' in p) p.preds.forEach((q) => predCols(q, into));
+  else if ('pred' in p) predCols(p.pred, into);
+  else into.add(p.col);
+  return into;
+}
+
+function remapPred(p: BoundPredicate, m: number[]): BoundPredicate {
+  if ('preds' in p) return { ...p, preds: p.preds.map((q) => remapPred(q, m)) };
+  if ('pred' in p) return { ...p, pred: remapPred(p.pred, m) };
+  return { ...p, col: m[p.col] };
+}
+
+const identity = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+function prune(node: BoundNode, need: Set<number>): Pruned {
+  switch (node.kind) {
+    case 'scan': {
+      const keep = [...need].sort((a, b) => a - b);
+      if (keep.length === 0 && node.schema.length > 0) keep.push(0); // row counts still need one column
+      const map = new Array<number>(node.schema.length).fill(-1);
+      keep.forEach((c, i) => { map[c] = i; });
+      for (const c of keep) {
+        const bad = node.unreadable?.[node.schema[c].name];
+        if (bad) throw new InputError(`${bad.file}: column "${node.schema[c].name}" has type ${bad.type}, which skewjoin cannot read`, bad.file, node.schema[c].name);
+      }
+      return { node: { ...node, schema: keep.map((c) => node.schema[c]) }, map };
+    }
+    case 'filter': {
+      const child = prune(node.input, predCols(node.pred, new Set(need)));
+      return { node: { ...node, input: child.node, schema: child.node.schema, pred: remapPred(node.pred, child.map) }, map: child.map };
+    }
+    case 'project': {
+      const keep = [...need].sort((a, b) => a - b);
+      const child = prune(node.input, new Set(keep.map((i) => node.indices[i])));
+      const map = new Array<number>(node.schema.length).fill(-1);
+      keep.forEach((c, i) => { map[c] = i; });
+      return {
+        node: { ...node, input: child.node, indices: keep.map((i) => child.map[node.indices[i]]), schema: keep.map((i) => node.schema[i]) },
+        map,
+      };
+    }
+    case 'join': {
+      const nl = node.left.schema.length;
+      const needL = new Set(node.leftKeys), needR = new Set(node.rightKeys);
+      for (const c of need) (c < nl ? needL.add(c) : needR.add(c - nl));
+      const l = prune(node.left, needL), r = prune(node.right, needR);
+      const outer = node.type !== 'semi' && node.type !== 'anti';
+      const map = [...l.map, ...(outer ? r.map.map((x) => (x < 0 ? -1 : x + l.node.schema.length)) : [])];
+      const schema = new Array(map.length);
+      map.forEach((to, from) => { if (to >= 0) schema[to] = node.schema[from]; });
+      // Columns kept only as keys of a side still appear in the output; name them as bound.
+      const names = [...l.node.schema, ...(outer ? r.node.schema : [])].map((f, i) => schema[i] ?? f);
+      return {
+        node: {
+          ...node, left: l.node, right: r.node, schema: names,
+          leftKeys: node.leftKeys.map((k) => l.map[k]), rightKeys: node.rightKeys.map((k) => r.map[k]),
+        },
+        map,
+      };
+    }
+    case 'aggregate': {
+      const needIn = new Set(node.groupBy);
+      for (const a of node.aggs) if (a.col >= 0) needIn.add(a.col);
+      const child = prune(node.input, needIn);
+      return {
+        node: {
+          ...node, input: child.node, groupBy: node.groupBy.map((g) => child.map[g]),
+          aggs: node.aggs.map((a) => ({ ...a, col: a.col < 0 ? -1 : child.map[a.col] })),
+        },
+        map: identity(node.schema.length),
+      };
+    }
+    case 'sort': {
+      const child = prune(node.input, new Set([...need, ...node.by.map((k) => k.col)]));
+      return { node: { ...node, input: child.node, schema: child.node.schema, by: node.by.map((k) => ({ ...k, col: child.map[k.col] })) }, map: child.map };
+    }
+    case 'limit': {
+      const child = prune(node.input, need);
+      return { node: { ...node, input: child.node, schema: child.node.schema }, map: child.map };
+    }
+  }
+}
+
+export function pruneColumns(root: BoundNode): BoundNode {
+  const n = root.schema.length;
+  const { node, map } = prune(root, new Set(identity(n)));
+  if (map.every((to, from) => to === from) && node.schema.length === n) return node;
+  return { id: `${root.id}.output`, kind: 'project', schema: root.schema, input: node, indices: map };
+}
