@@ -4,7 +4,7 @@
 import { ExecutionError } from '../errors.js';
 import { type Batch, type Schema, concatBatches, gatherBatch, sliceBatch } from '../kernels/column.js';
 import { sortIndices } from '../kernels/sort.js';
-import type { KeyNorm } from '../plan/bound.js';
+import type { PartitionSpec } from '../shuffle/partition.js';
 import type { Settings } from '../plan/load.js';
 import { normFor } from '../agg/aggregate.js';
 import { type Pipeline, defaultPartitions, pipelineOf, scanBytes } from './physical.js';
@@ -61,9 +61,10 @@ export class Executor {
   }
 
   private async shuffle(
-    node: BoundNode, keys: number[], norms: KeyNorm[], partitions: number, id: string, consumer: string, combine?: Combine,
+    node: BoundNode, spec: Omit<PartitionSpec, 'nullSeed'>, id: string, consumer: string, combine?: Combine,
   ): Promise<ShuffleOutput> {
-    const sink: PartitionSink = { kind: 'partition', keys, norms, partitions, nullSeed: 0 };
+    const { partitions } = spec;
+    const sink: PartitionSink = { kind: 'partition', ...spec, nullSeed: 0 };
     const results = await this.runPipeline(pipelineOf(node), sink, consumer, combine);
     const blocks: Batch[][] = Array.from({ length: partitions }, () => []);
     const partitionRows = new Array<number>(partitions).fill(0);
@@ -90,8 +91,8 @@ export class Executor {
   private async runJoin(node: Extract<BoundNode, { kind: 'join' }>, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
     const P = this.partitionsFor(node);
     const [l, r] = await Promise.all([
-      this.shuffle(node.left, node.leftKeys, node.leftNorms, P, `${node.id}.left`, node.id),
-      this.shuffle(node.right, node.rightKeys, node.rightNorms, P, `${node.id}.right`, node.id),
+      this.shuffle(node.left, { keys: node.leftKeys, norms: node.leftNorms, partitions: P, spreadNulls: true }, `${node.id}.left`, node.id),
+      this.shuffle(node.right, { keys: node.rightKeys, norms: node.rightNorms, partitions: P, spreadNulls: true }, `${node.id}.right`, node.id),
     ]);
     const tasks: { p: number; bytes: number }[] = [];
     for (let p = 0; p < P; p++) {
@@ -122,7 +123,7 @@ export class Executor {
     const shuffledSchema = pre ? partialSchema(inSchema, node.groupBy, node.aggs) : inSchema;
     const keys = pre ? Array.from({ length: g }, (_, i) => i) : node.groupBy;
     const norms = keys.map((i) => normFor(shuffledSchema[i].type));
-    const s = await this.shuffle(node.input, keys, norms, P, `${node.id}.input`, node.id, pre);
+    const s = await this.shuffle(node.input, { keys, norms, partitions: P, spreadNulls: false }, `${node.id}.input`, node.id, pre);
     const tasks: number[] = [];
     for (let p = 0; p < P; p++) if (s.stats.partitionRows[p] > 0 || g === 0) tasks.push(p);
     tasks.sort((a, b) => s.stats.partitionBytes[b] - s.stats.partitionBytes[a]);

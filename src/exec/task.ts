@@ -11,7 +11,7 @@ import {
 import { selectRows } from '../kernels/filter.js';
 import { hashJoin } from '../kernels/join.js';
 import { buildKeys } from '../kernels/keys.js';
-import { partitionBatches } from '../shuffle/partition.js';
+import { type PartitionSpec, partitionBatches } from '../shuffle/partition.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
 
@@ -33,8 +33,8 @@ export interface Combine { groupBy: number[]; aggs: BoundAggregate[]; schema: Sc
 
 export type TaskSink =
   | { kind: 'collect' }
-  /** hash-partition rows by key; rows with a null key are spread round-robin from `nullSeed` */
-  | { kind: 'partition'; keys: number[]; norms: KeyNorm[]; partitions: number; nullSeed: number };
+  /** hash-partition rows by key (see PartitionSpec) */
+  | ({ kind: 'partition' } & PartitionSpec);
 
 export interface TaskSpec { source: TaskSource; ops: RowOp[]; combine?: Combine; sink: TaskSink }
 

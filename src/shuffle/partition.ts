@@ -6,7 +6,14 @@ import { type Batch, type Column, type DataType, allocValues, batchBytes } from 
 import { buildKeys, partitionOf } from '../kernels/keys.js';
 import type { KeyNorm } from '../plan/bound.js';
 
-export interface PartitionSpec { keys: number[]; norms: KeyNorm[]; partitions: number; nullSeed: number }
+export interface PartitionSpec {
+  keys: number[];
+  norms: KeyNorm[];
+  partitions: number;
+  /** join keys: null keys never match, so spread their rows round-robin from this partition */
+  spreadNulls: boolean;
+  nullSeed: number;
+}
 
 export interface Partitioned {
   /** one block per partition, null when empty */
@@ -87,9 +94,10 @@ function scatterColumn(type: DataType, cols: Column[], pids: Int32Array[], rows:
   return rows.map((n, p) => (n === 0 ? null : { type, length: n, values: values[p], valid: valid ? valid[p] : null }));
 }
 
-/** Partition ids of every row: high bits of the key hash, or round-robin for null keys. */
+/** Partition ids of every row: high bits of the key hash, or round-robin for null join keys. */
 export function partitionIds(b: Batch, spec: PartitionSpec, rr: { next: number }): Int32Array {
-  const { hash, anyNull } = buildKeys(b, spec.keys, spec.norms);
+  const { hash, anyNull: nulls } = buildKeys(b, spec.keys, spec.norms);
+  const anyNull = spec.spreadNulls ? nulls : null;
   const P = spec.partitions;
   const pid = new Int32Array(b.length);
   for (let i = 0; i < b.length; i++) {
