@@ -44,7 +44,7 @@ export class Executor {
     switch (src.kind) {
       case 'scan':
         return Promise.all(src.splits.map((s, i) => this.run(
-          { source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, fields: src.schema }, ops: p.ops, combine, sink: withSeed(sink, i) },
+          { source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields: src.schema }, ops: p.ops, combine, sink: withSeed(sink, i) },
           { stage: consumer, kind: 'map', partition: i, source: src.id },
         )));
       case 'join':

@@ -18,7 +18,7 @@ import type { JoinType } from '../plan/spec.js';
 export type RowOp = { kind: 'filter'; pred: BoundPredicate } | { kind: 'project'; indices: number[] };
 
 export type TaskSource =
-  | { kind: 'scan'; path: string; rowGroups: number[]; fields: Field[] }
+  | { kind: 'scan'; path: string; rowGroups: number[]; wholeFile?: boolean; fields: Field[] }
   | { kind: 'batches'; schema: Schema; batches: Batch[] }
   | {
       kind: 'join'; type: JoinType;
@@ -51,7 +51,7 @@ export interface TaskResult {
 async function produce(src: TaskSource, combine?: Combine): Promise<{ batches: Batch[]; rows: number; combined?: boolean }> {
   switch (src.kind) {
     case 'scan': {
-      const batches = await readRowGroups(src.path, src.rowGroups, src.fields);
+      const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile);
       return { batches, rows: batches.reduce((s, b) => s + b.length, 0) };
     }
     case 'batches':

@@ -15,6 +15,33 @@ export interface FileInfo {
   columns: FileColumn[];
   rowGroupRows: number[];
   rowGroupBytes: number[];
+  /**
+   * Read with the whole-file reader: the file carries a page index that the
+   * streaming reader rejects (parquetjs-lite writes ColumnIndex without the
+   * required null_pages). Row groups are then unknown and the file is one split.
+   */
+  wholeFile?: boolean;
+}
+
+const isPageIndexError = (e: unknown) => /null_pages|ColumnIndex|OffsetIndex|page index/i.test(String((e as Error)?.message ?? e));
+
+function readWholeFile(path: string): Uint8Array {
+  try {
+    return fs.readFileSync(path);
+  } catch (e) {
+    throw new InputError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, path);
+  }
+}
+
+function inspectWholeFile(path: string): FileInfo {
+  const bytes = readWholeFile(path);
+  try {
+    const schema = arrow.tableFromIPC(pw.readSchema(bytes).intoIPCStream()).schema;
+    const columns = schema.fields.map((fl) => ({ name: fl.name, type: fromArrowType(fl.type) }));
+    return { path, columns, rowGroupRows: [0], rowGroupBytes: [bytes.length], wholeFile: true };
+  } catch (e) {
+    throw new InputError(`${path}: not a readable Parquet file (${(e as Error).message})`, path);
+  }
 }
 
 async function open(path: string): Promise<pw.ParquetFile> {
@@ -34,7 +61,13 @@ async function open(path: string): Promise<pw.ParquetFile> {
 }
 
 export async function inspectParquet(path: string): Promise<FileInfo> {
-  const f = await open(path);
+  let f: pw.ParquetFile;
+  try {
+    f = await open(path);
+  } catch (e) {
+    if (isPageIndexError(e)) return inspectWholeFile(path);
+    throw e;
+  }
   try {
     const schema = arrow.tableFromIPC(f.schema().intoIPCStream()).schema;
     const md = f.metadata();
@@ -55,8 +88,17 @@ export async function inspectParquet(path: string): Promise<FileInfo> {
   }
 }
 
-/** Decode row groups [from, to) of one file, only the given columns. */
-export async function readRowGroups(path: string, rowGroups: number[], fields: Field[]): Promise<Batch[]> {
+/** Decode some row groups of one file (all when `rowGroups` is empty), only the given columns. */
+export async function readRowGroups(path: string, rowGroups: number[], fields: Field[], wholeFile = false): Promise<Batch[]> {
+  if (wholeFile) {
+    try {
+      const t = pw.readParquet(readWholeFile(path), { batchSize: 1 << 17, ...(rowGroups.length ? { rowGroups } : {}) });
+      return batchesFromArrow(arrow.tableFromIPC(t.intoIPCStream()), fields);
+    } catch (e) {
+      if (e instanceof InputError) throw e;
+      throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
+    }
+  }
   const f = await open(path);
   try {
     const t = await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17 });

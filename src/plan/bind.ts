@@ -124,7 +124,8 @@ async function bindNode(
       if (q.columns) checkUnique(q.columns, [...at, 'columns']);
       const splits: FileSplit[] = [];
       for (const f of src.files) {
-        f.rowGroupRows.forEach((rows, g) => splits.push({ path: f.path, rowGroups: [g], rows, bytes: f.rowGroupBytes[g] }));
+        if (f.wholeFile) splits.push({ path: f.path, rowGroups: [], rows: 0, bytes: f.rowGroupBytes[0], wholeFile: true });
+        else f.rowGroupRows.forEach((rows, g) => splits.push({ path: f.path, rowGroups: [g], rows, bytes: f.rowGroupBytes[g] }));
       }
       return { id, kind: 'scan', schema, source: q.source, splits, ...(Object.keys(unreadable).length ? { unreadable } : {}) };
     }

@@ -22,7 +22,8 @@ export type KeyNorm =
 
 export interface BoundAggregate { fn: AggregateFnName; col: number; as: string; type: DataType }
 
-export interface FileSplit { path: string; rowGroups: number[]; rows: number; bytes: number }
+/** A map task's input: row groups of one file (all of it when `wholeFile`). */
+export interface FileSplit { path: string; rowGroups: number[]; rows: number; bytes: number; wholeFile?: boolean }
 
 interface Base { id: string; schema: Schema }
 
