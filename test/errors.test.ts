@@ -1,0 +1,129 @@
+// Every error of the spec through the command line: the message names the
+// field, file or column; the exit code is the documented one; no output file
+// and no temporary file is left behind.
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { InputError, PlanError, runPlan } from '../dist/index.js';
+import { cli, tmpDir, writeParquet, writePlan } from './helpers.js';
+
+const dir = tmpDir('sj-err-');
+const out = path.join(dir, 'out', 'result.parquet');
+
+beforeAll(async () => {
+  fs.mkdirSync(path.join(dir, 'out'));
+  await writeParquet(path.join(dir, 'a.parquet'), `SELECT i::BIGINT AS id, 'r' || (i % 3) AS region, (i * 1.5)::DECIMAL(10, 2) AS price FROM range(0, 100) t(i)`);
+  await writeParquet(path.join(dir, 'b.parquet'), `SELECT i::INTEGER AS id, 'x' AS name FROM range(0, 10) t(i)`);
+  await writeParquet(path.join(dir, 'c.parquet'), `SELECT i::VARCHAR AS id, 'r' AS region, 1.5::DECIMAL(10,2) AS price FROM range(0, 10) t(i)`);
+  fs.writeFileSync(path.join(dir, 'corrupt.parquet'), Buffer.concat([Buffer.from('PAR1'), Buffer.alloc(200, 7), Buffer.from('PAR1')]));
+});
+
+function plan(query: object, extra: object = {}) {
+  return {
+    version: 1,
+    sources: { a: { parquet: 'a.parquet' }, b: { parquet: 'b.parquet' } },
+    query, output: { path: 'out/result.parquet' }, ...extra,
+  };
+}
+const scanA = { op: 'scan', source: 'a', columns: ['id', 'region'] };
+
+function run(p: object, ...flags: string[]) {
+  const r = cli([writePlan(dir, p), ...flags]);
+  // Nothing may be left in the output folder: no result, no temporary file.
+  expect(fs.readdirSync(path.join(dir, 'out'))).toEqual([]);
+  expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  return r;
+}
+
+describe('plan errors exit 2 and name the JSON path', () => {
+  it.each<[string, object, RegExp]>([
+    ['missing version', { ...plan(scanA), version: undefined }, /version: /],
+    ['unknown operator', plan({ op: 'scn', source: 'a' }), /query\.op: /],
+    ['unknown field', plan({ ...scanA, colums: ['id'] }), /query: unknown field\(s\): colums/],
+    ['bad join type', plan({ op: 'join', type: 'outer', on: [['id', 'id']], left: scanA, right: { op: 'scan', source: 'b' } }), /query\.type: /],
+    ['bad predicate', plan({ op: 'filter', input: scanA, where: { column: 'id', cmp: '~', value: 1 } }), /query\.where\.cmp: /],
+    ['unknown source', plan({ op: 'scan', source: 'zz' }), /query\.source: unknown source "zz"; sources are: a, b/],
+    ['unknown scan column', plan({ op: 'scan', source: 'a', columns: ['id', 'nope'] }), /query\.columns\[1\]: column "nope" not found in source "a"; columns are: id, region, price/],
+    ['unknown join column', plan({ op: 'join', type: 'inner', on: [['id', 'cust_id']], left: scanA, right: { op: 'scan', source: 'b' } }),
+      /query\.on\[0\]\[1\]: column "cust_id" not found in right input; columns are: id, name/],
+    ['incompatible key types', plan({ op: 'join', type: 'inner', on: [['region', 'id']], left: scanA, right: { op: 'scan', source: 'b' } }),
+      /query\.on\[0\]: cannot join left column "region" \(utf8\) with right column "id" \(int32\)/],
+    ['unknown aggregate column', plan({ op: 'aggregate', input: scanA, groupBy: ['region'], aggregates: [{ fn: 'sum', column: 'amt', as: 's' }] }),
+      /query\.aggregates\[0\]\.column: column "amt" not found/],
+    ['sum of a string', plan({ op: 'aggregate', input: scanA, groupBy: [], aggregates: [{ fn: 'sum', column: 'region', as: 's' }] }),
+      /query\.aggregates\[0\]\.column: sum needs a numeric column; "region" is utf8/],
+    ['literal of the wrong type', plan({ op: 'filter', input: scanA, where: { column: 'id', cmp: '=', value: 'abc' } }),
+      /query\.where\.value: value "abc" cannot be compared with column "id" \(int64\)/],
+    ['glob matching nothing', { ...plan(scanA), sources: { a: { parquet: 'nothing/*.parquet' } } }, /sources\.a\.parquet: glob "nothing\/\*\.parquet" matches no file/],
+    ['bad size', { ...plan(scanA), execution: { skew: { thresholdBytes: 'lots' } } }, /execution\.skew\.thresholdBytes: /],
+  ])('%s', (_name, p, message) => {
+    const r = run(p);
+    expect(r.stderr).toMatch(message);
+    expect(r.code).toBe(2);
+  });
+  it('a plan file that is not JSON', () => {
+    fs.writeFileSync(path.join(dir, 'bad.json'), '{ "version": 1, ');
+    const r = cli([path.join(dir, 'bad.json')]);
+    expect(r.stderr).toMatch(/not valid JSON/);
+    expect(r.code).toBe(2);
+  });
+  it('an unknown flag', () => {
+    const r = cli([writePlan(dir, plan(scanA)), '--wokers', '2']);
+    expect(r.stderr).toMatch(/unknown option '--wokers'/);
+    expect(r.code).toBe(2);
+  });
+  it('a bad flag value', () => {
+    const r = cli([writePlan(dir, plan(scanA)), '--workers', 'two']);
+    expect(r.stderr).toMatch(/--workers must be an integer/);
+    expect(r.code).toBe(2);
+  });
+});
+
+describe('input data errors exit 3 and name the file', () => {
+  it('missing file', () => {
+    const r = run({ ...plan(scanA), sources: { a: { parquet: 'missing.parquet' } } });
+    expect(r.stderr).toMatch(/missing\.parquet: file not found/);
+    expect(r.code).toBe(3);
+  });
+  it('corrupt Parquet', () => {
+    const r = run({ ...plan(scanA), sources: { a: { parquet: 'corrupt.parquet' } } });
+    expect(r.stderr).toMatch(/corrupt\.parquet: not a readable Parquet file/);
+    expect(r.code).toBe(3);
+  });
+  it('schema conflict between the files of one source', () => {
+    const r = run({ ...plan(scanA), sources: { a: { parquet: ['a.parquet', 'c.parquet'] } } });
+    expect(r.stderr).toMatch(/source "a": column "id" is int64 in .*a\.parquet but utf8 in .*c\.parquet/);
+    expect(r.code).toBe(3);
+  });
+  it('a column type the engine cannot read, only when that column is read', async () => {
+    const r = run(plan({ op: 'scan', source: 'a' }));
+    expect(r.stderr).toMatch(/a\.parquet: column "price" has type Decimal.*which skewjoin cannot read/);
+    expect(r.code).toBe(3);
+    // Not read: projected away before the scan.
+    const ok = await runPlan({ ...plan({ op: 'project', input: { op: 'scan', source: 'a' }, columns: ['id'] }), output: undefined }, { baseDir: dir, workers: 1 });
+    expect(ok.numRows).toBe(100);
+  });
+});
+
+describe('run-time failures exit 1 and leave no output', () => {
+  it('an integer sum overflowing 64 bits', async () => {
+    await writeParquet(path.join(dir, 'big.parquet'), `SELECT 9223372036854775000::BIGINT AS v FROM range(0, 3)`);
+    const r = run({ ...plan({ op: 'aggregate', input: { op: 'scan', source: 'a' }, groupBy: [], aggregates: [{ fn: 'sum', column: 'v', as: 'total' }] }),
+      sources: { a: { parquet: 'big.parquet' } } });
+    expect(r.stderr).toMatch(/sum of "total" overflows a 64-bit integer/);
+    expect(r.code).toBe(1);
+  });
+});
+
+describe('the library throws typed errors', () => {
+  it('PlanError with the path, InputError with the file', async () => {
+    const e1 = await runPlan(plan({ op: 'scan', source: 'a', columns: ['x'] }), { baseDir: dir }).catch((e) => e);
+    expect(e1).toBeInstanceOf(PlanError);
+    expect(e1.path).toBe('query.columns[0]');
+    expect(e1.exitCode).toBe(2);
+    const e2 = await runPlan({ ...plan(scanA), sources: { a: { parquet: 'missing.parquet' } } }, { baseDir: dir }).catch((e) => e);
+    expect(e2).toBeInstanceOf(InputError);
+    expect(e2.file).toBe(path.join(dir, 'missing.parquet'));
+    expect(e2.exitCode).toBe(3);
+  });
+});
