@@ -1,0 +1,109 @@
+// The command line: the quick start, --json, --explain, --stats, gen, and the
+// plan schema shipped in plans/.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { planJsonSchema, validatePlan } from '../dist/index.js';
+import { ROOT, cli, duckRows, tmpDir } from './helpers.js';
+import { zipfCdf, zipfKeys } from '../dist/bench/zipf.js';
+
+describe('skewjoin plan.json', () => {
+  it('runs the quick start plan and prints a table with the row count', () => {
+    const r = cli(['plans/quickstart.json']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^region\s+\|\s+orders/);
+    expect(r.stdout).toMatch(/\(8 rows\)/);
+  });
+  it('--json prints JSON lines', () => {
+    const r = cli(['plans/quickstart.json', '--json']);
+    const rows = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(rows.length).toBe(8);
+    expect(Object.keys(rows[0])).toEqual(['region', 'orders', 'customers', 'revenue', 'avg_qty']);
+    expect(rows[0].revenue).toBeGreaterThan(rows[7].revenue); // sorted by revenue, descending
+  });
+  it('--explain prints stages and shuffles without running', () => {
+    const r = cli(['plans/quickstart.json', '--explain', '--partitions', '6']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/join-1: inner hash join on key = key/);
+    expect(r.stdout).toMatch(/shuffle join-1\.left: hash on \[key\], 6 partitions/);
+    expect(r.stdout).toMatch(/scan-1: scan orders \[key, amount, qty\], 1 file\(s\), 100000 rows → 7 map task\(s\)/);
+  });
+  it('--stats writes the statistics of the spec', () => {
+    const f = path.join(tmpDir(), 'stats.json');
+    const r = cli(['plans/quickstart.json', '--quiet', '--stats', f, '--partitions', '8', '--workers', '2']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    const s = JSON.parse(fs.readFileSync(f, 'utf8'));
+    expect(s.wallMs).toBeGreaterThan(0);
+    expect(s.shuffles.map((x: any) => x.id)).toEqual(expect.arrayContaining(['join-1.left', 'join-1.right', 'aggregate-1.input']));
+    const left = s.shuffles.find((x: any) => x.id === 'join-1.left');
+    expect(left.partitions).toBe(8);
+    expect(left.partitionRows.reduce((a: number, b: number) => a + b, 0)).toBe(100000);
+    expect(left.partitionBytes.length).toBe(8);
+    for (const k of ['medianBytes', 'thresholdBytes', 'skewedPartitions', 'hotKeys']) expect(left).toHaveProperty(k);
+    const kinds = new Set(s.tasks.map((t: any) => `${t.stage}/${t.kind}`));
+    // the last stage reads the sorted rows on the coordinator
+    expect(kinds).toEqual(new Set(['join-1/map', 'join-1/reduce', 'aggregate-1/reduce', 'output/map']));
+    for (const t of s.tasks) for (const k of ['partition', 'rows', 'outputRows', 'ms']) expect(typeof t[k]).toBe('number');
+  });
+  it('--help shows examples; no plan is a usage error', () => {
+    const h = cli(['--help']);
+    expect(h.code).toBe(0);
+    expect(h.stdout).toMatch(/Examples:/);
+    expect(cli([]).code).toBe(2);
+  });
+  it('writes the output file and reports it', () => {
+    const dir = tmpDir();
+    const plan = JSON.parse(fs.readFileSync(path.join(ROOT, 'plans', 'quickstart.json'), 'utf8'));
+    plan.sources.orders.parquet = path.join(ROOT, 'datasets', 'sample', 'fact.parquet');
+    plan.sources.customers.parquet = path.join(ROOT, 'datasets', 'sample', 'dim.parquet');
+    plan.output = { path: 'result.csv' };
+    fs.writeFileSync(path.join(dir, 'p.json'), JSON.stringify(plan));
+    const r = cli([path.join(dir, 'p.json')]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/wrote 8 rows to/);
+    expect(fs.readdirSync(dir).sort()).toEqual(['p.json', 'result.csv']);
+  });
+});
+
+describe('plans/', () => {
+  it('plan.schema.json is generated from the validator', () => {
+    const shipped = JSON.parse(fs.readFileSync(path.join(ROOT, 'plans', 'plan.schema.json'), 'utf8'));
+    expect(shipped).toEqual(JSON.parse(JSON.stringify(planJsonSchema())));
+  });
+  it('every shipped plan validates and runs', () => {
+    for (const f of fs.readdirSync(path.join(ROOT, 'plans')).filter((x) => x.endsWith('.json') && x !== 'plan.schema.json')) {
+      validatePlan(JSON.parse(fs.readFileSync(path.join(ROOT, 'plans', f), 'utf8')));
+      const r = cli([`plans/${f}`, '--quiet']);
+      expect(r.code, `${f}: ${r.stderr}`).toBe(0);
+    }
+  });
+});
+
+describe('skewjoin gen', () => {
+  it('writes reproducible Zipf data with the exact distribution', async () => {
+    const dir = tmpDir();
+    const args = ['gen', '--out', dir, '--rows', '20000', '--keys', '50', '--s', '1.2', '--seed', '7', '--row-group-size', '5000', '--m2m-rows', '300'];
+    expect(cli(args).code).toBe(0);
+    expect(fs.readdirSync(dir).sort()).toEqual(['dim.parquet', 'fact.parquet', 'm2m.parquet']);
+    const counts = await duckRows(`SELECT key, count(*) FROM read_parquet('${dir}/fact.parquet') GROUP BY key ORDER BY key`);
+    const cdf = zipfCdf(50, 1.2);
+    // Each key's share is within 4 standard deviations of its Zipf probability.
+    for (const [key, n] of counts) {
+      const k = Number(key), p = cdf[k] - (k ? cdf[k - 1] : 0);
+      expect(Math.abs(Number(n) / 20000 - p)).toBeLessThan(4 * Math.sqrt(p * (1 - p) / 20000) + 1e-9);
+    }
+    expect(await duckRows(`SELECT count(*) FROM parquet_metadata('${dir}/fact.parquet') WHERE column_id = 0`)).toEqual([['4']]);
+    const again = tmpDir();
+    cli(['gen', ...args.slice(1, 2), again, ...args.slice(3)]);
+    expect(fs.readFileSync(path.join(again, 'fact.parquet')).equals(fs.readFileSync(path.join(dir, 'fact.parquet')))).toBe(true);
+  });
+  it('s = 0 is uniform; the sampler inverts the CDF exactly', () => {
+    const cdf = zipfCdf(4, 0);
+    expect([...cdf]).toEqual([0.25, 0.5, 0.75, 1]);
+    const keys = zipfKeys(40000, 4, 0, 1);
+    const c = [0, 0, 0, 0];
+    for (const k of keys) c[k]++;
+    for (const x of c) expect(Math.abs(x - 10000)).toBeLessThan(400);
+  });
+});
