@@ -36,6 +36,7 @@ function inputBuffers(t: TaskSpec): ArrayBuffer[] {
   if (s.kind === 'batches') return [...buffersOf(s.batches)];
   if (s.kind === 'join') return [...buffersOf([...s.left, ...s.right])];
   if (s.kind === 'aggregate') return [...buffersOf(s.input)];
+  if (s.kind === 'split') return [...buffersOf(s.blocks)];
   return [];
 }
 

@@ -2,7 +2,11 @@
 // map-side shuffle statistics, builds the reduce tasks, and materializes
 // sort and limit results.
 import { ExecutionError } from '../errors.js';
-import { type Batch, type Schema, concatBatches, gatherBatch, sliceBatch } from '../kernels/column.js';
+import { type Batch, type Schema, concatBatches, gatherBatch, shareBatch, sliceBatch } from '../kernels/column.js';
+import { partitionOf } from '../kernels/keys.js';
+import type { TaskSketch } from '../shuffle/partition.js';
+import { type HotKeySplit, type PlannedTask, type SideStats, planReduceTasks, reduceNeeded } from '../skew/decide.js';
+import { mergeSketches } from '../skew/sketch.js';
 import { sortIndices } from '../kernels/sort.js';
 import type { PartitionSpec } from '../shuffle/partition.js';
 import type { Settings } from '../plan/load.js';
@@ -17,11 +21,28 @@ import type { BoundNode } from '../plan/bound.js';
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
 
-/** Map outputs of one side of a shuffle: blocks[p] holds one batch per map task that wrote to p. */
-interface ShuffleOutput { blocks: Batch[][]; stats: ShuffleStats }
+/** Map outputs of one side of a shuffle: byTask[t][p] is what map task t wrote to partition p. */
+interface ShuffleOutput {
+  byTask: (Batch | null)[][];
+  mapBytes: number[][];
+  sketches: TaskSketch[];
+  stats: ShuffleStats;
+}
+
+interface JoinContext {
+  node: Extract<BoundNode, { kind: 'join' }>;
+  ops: RowOp[];
+  combine?: Combine;
+  sink: TaskSink;
+  l: ShuffleOutput;
+  r: ShuffleOutput;
+}
+
+/** Counters per map task for the heavy-hitter sketch of join keys. */
+const SKETCH_CAPACITY = 1000;
 
 export class Executor {
-  readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [] };
+  readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [] };
   private shuffledBytes = 0;
 
   constructor(readonly settings: Settings) {}
@@ -66,11 +87,9 @@ export class Executor {
     const { partitions } = spec;
     const sink: PartitionSink = { kind: 'partition', ...spec, nullSeed: 0 };
     const results = await this.runPipeline(pipelineOf(node), sink, consumer, combine);
-    const blocks: Batch[][] = Array.from({ length: partitions }, () => []);
     const partitionRows = new Array<number>(partitions).fill(0);
     const partitionBytes = new Array<number>(partitions).fill(0);
     for (const r of results) {
-      r.batches.forEach((b, i) => { if (b) blocks[i].push(b); });
       r.partitionRows!.forEach((x, i) => { partitionRows[i] += x; });
       r.partitionBytes!.forEach((x, i) => { partitionBytes[i] += x; });
     }
@@ -85,31 +104,111 @@ export class Executor {
       skewedPartitions: [], hotKeys: [],
     };
     this.stats.shuffles.push(stats);
-    return { blocks, stats };
+    return {
+      byTask: results.map((r) => r.batches),
+      mapBytes: results.map((r) => r.partitionBytes!),
+      sketches: results.flatMap((r) => (r.sketch ? [r.sketch] : [])),
+      stats,
+    };
   }
 
   private async runJoin(node: Extract<BoundNode, { kind: 'join' }>, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
     const P = this.partitionsFor(node);
+    const skew = this.settings.skew;
+    const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;
     const [l, r] = await Promise.all([
-      this.shuffle(node.left, { keys: node.leftKeys, norms: node.leftNorms, partitions: P, spreadNulls: true }, `${node.id}.left`, node.id),
-      this.shuffle(node.right, { keys: node.rightKeys, norms: node.rightNorms, partitions: P, spreadNulls: true }, `${node.id}.right`, node.id),
+      this.shuffle(node.left, { keys: node.leftKeys, norms: node.leftNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.left`, node.id),
+      this.shuffle(node.right, { keys: node.rightKeys, norms: node.rightNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.right`, node.id),
     ]);
-    const tasks: { p: number; bytes: number }[] = [];
-    for (let p = 0; p < P; p++) {
-      if (reduceNeeded(node.type, l.stats.partitionRows[p], r.stats.partitionRows[p])) {
-        tasks.push({ p, bytes: l.stats.partitionBytes[p] + r.stats.partitionBytes[p] });
-      }
+    const sideStats = (s: ShuffleOutput): SideStats => ({
+      partitionRows: s.stats.partitionRows, partitionBytes: s.stats.partitionBytes, mapBytes: s.mapBytes,
+      hotKeys: mergeSketches(s.sketches, SKETCH_CAPACITY).map((e) => ({
+        hash: e.hash, match: e.match, display: e.display, rows: e.count, partition: partitionOf(e.hash, P),
+      })),
+    });
+    const ls = sideStats(l), rs = sideStats(r);
+    const plan = planReduceTasks(ls, rs, node.type, skew, this.settings.workers);
+    for (const [out, side, d] of [[l, ls, plan.left], [r, rs, plan.right]] as const) {
+      out.stats.medianBytes = d.medianBytes;
+      out.stats.thresholdBytes = d.thresholdBytes;
+      out.stats.skewedPartitions = d.skewedPartitions;
+      const skewed = new Set(d.skewedPartitions);
+      out.stats.hotKeys = side.hotKeys.filter((h) => skewed.has(h.partition)).slice(0, 20)
+        .map((h) => ({ key: h.display, rows: h.rows, partition: h.partition }));
     }
-    tasks.sort((a, b) => b.bytes - a.bytes); // largest first
-    const results = await Promise.all(tasks.map(({ p }) => this.run({
+    this.stats.joins.push({ id: node.id, type: node.type, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
+    const ctx: JoinContext = { node, ops, combine, sink, l, r };
+    const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t)));
+    return results.flat();
+  }
+
+  private joinTask(ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskStats, 'stage' | 'rows' | 'outputRows' | 'ms'>, seed: number) {
+    const { node } = ctx;
+    return this.run({
       source: {
         kind: 'join', type: node.type, leftSchema: node.left.schema, rightSchema: node.right.schema,
-        left: l.blocks[p], right: r.blocks[p], leftKeys: node.leftKeys, rightKeys: node.rightKeys,
-        leftNorms: node.leftNorms, rightNorms: node.rightNorms,
+        left, right, leftKeys: node.leftKeys, rightKeys: node.rightKeys, leftNorms: node.leftNorms, rightNorms: node.rightNorms,
       },
-      ops, combine, sink: withSeed(sink, p),
-    }, { stage: node.id, kind: 'reduce', partition: p })));
-    return results;
+      ops: ctx.ops, combine: ctx.combine, sink: withSeed(ctx.sink, seed),
+    }, { stage: node.id, ...meta });
+  }
+
+  private async runPlanned(ctx: JoinContext, t: PlannedTask): Promise<TaskResult[]> {
+    const { l, r, node } = ctx;
+    const blocksOf = (s: ShuffleOutput, p: number, range: [number, number] | null = null) => {
+      const tasks = range ? s.byTask.slice(range[0], range[1]) : s.byTask;
+      return tasks.map((bs) => bs[p]).filter((b): b is Batch => b !== null);
+    };
+    if (t.kind === 'partitions') {
+      const left = t.partitions.flatMap((p) => blocksOf(l, p)), right = t.partitions.flatMap((p) => blocksOf(r, p));
+      const meta = t.partitions.length > 1 ? { partitions: t.partitions } : {};
+      return [await this.joinTask(ctx, left, right, { kind: 'reduce', partition: t.partitions[0], ...meta }, t.partitions[0])];
+    }
+    if (t.kind === 'map-range') {
+      // A side read whole by several range tasks is shared, not copied per task.
+      const left = t.left ? blocksOf(l, t.partition, t.left) : this.sharedBlocks(l, t.partition, blocksOf);
+      const right = t.right ? blocksOf(r, t.partition, t.right) : this.sharedBlocks(r, t.partition, blocksOf);
+      const detail = `map-range left ${t.left ? t.left.join('-') : 'all'} right ${t.right ? t.right.join('-') : 'all'}`;
+      return [await this.joinTask(ctx, left, right, { kind: 'reduce', partition: t.partition, split: detail }, t.partition)];
+    }
+    // Hot keys: cut them out of both sides of the partition, then the rest as one task and each key as a grid.
+    const p = t.partition;
+    const split = (s: ShuffleOutput, side: 'left' | 'right', pieces: (k: HotKeySplit) => number) => this.run({
+      source: {
+        kind: 'split', schema: side === 'left' ? node.left.schema : node.right.schema, blocks: blocksOf(s, p),
+        keys: side === 'left' ? node.leftKeys : node.rightKeys, norms: side === 'left' ? node.leftNorms : node.rightNorms,
+        hot: t.keys.map((k) => ({ hash: k.hash, match: k.match, pieces: pieces(k) })),
+      },
+      ops: [], sink: { kind: 'collect' },
+    }, { stage: node.id, kind: 'split', partition: p, split: side });
+    const [ls, rs] = await Promise.all([split(l, 'left', (k) => k.leftPieces), split(r, 'right', (k) => k.rightPieces)]);
+    const lp = ls.batches as Batch[], rp = rs.batches as Batch[];
+    const jobs: Promise<TaskResult>[] = [];
+    if (reduceNeeded(node.type, lp[0].length, rp[0].length)) {
+      jobs.push(this.joinTask(ctx, [lp[0]], [rp[0]], { kind: 'reduce', partition: p, split: 'hot-key rest' }, p));
+    }
+    let li = 1, ri = 1;
+    for (const k of t.keys) {
+      const a = lp.slice(li, li + k.leftPieces), b = rp.slice(ri, ri + k.rightPieces);
+      li += k.leftPieces;
+      ri += k.rightPieces;
+      const as = b.length > 1 ? a.map(shareBatch) : a, bs = a.length > 1 ? b.map(shareBatch) : b;
+      as.forEach((x, i) => bs.forEach((y, j) => {
+        if (reduceNeeded(node.type, x.length, y.length)) {
+          jobs.push(this.joinTask(ctx, [x], [y], { kind: 'reduce', partition: p, split: `hot-key ${k.display.join(',')} piece ${i},${j}` }, p + i + j));
+        }
+      }));
+    }
+    return Promise.all(jobs);
+  }
+
+  /** The blocks of one side of a partition in shared memory, made once per partition. */
+  private sharedCache = new Map<string, Batch[]>();
+  private sharedBlocks(s: ShuffleOutput, p: number, blocksOf: (s: ShuffleOutput, p: number) => Batch[]): Batch[] {
+    const key = `${s.stats.id}#${p}`;
+    let b = this.sharedCache.get(key);
+    if (!b) { b = blocksOf(s, p).map(shareBatch); this.sharedCache.set(key, b); }
+    return b;
   }
 
   private async runAggregate(node: Extract<BoundNode, { kind: 'aggregate' }>, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
@@ -129,7 +228,8 @@ export class Executor {
     tasks.sort((a, b) => s.stats.partitionBytes[b] - s.stats.partitionBytes[a]);
     return Promise.all(tasks.map((p) => this.run({
       source: {
-        kind: 'aggregate', mode: pre ? 'final' : 'raw', schema: shuffledSchema, input: s.blocks[p],
+        kind: 'aggregate', mode: pre ? 'final' : 'raw', schema: shuffledSchema,
+        input: s.byTask.map((bs) => bs[p]).filter((b): b is Batch => b !== null),
         groupBy: keys, aggs: node.aggs, outSchema: node.schema,
       },
       ops, combine, sink: withSeed(sink, p),
@@ -158,16 +258,6 @@ export class Executor {
   async collectBatches(node: BoundNode): Promise<Batch[]> {
     const results = await this.runPipeline(pipelineOf(node), { kind: 'collect' }, 'output');
     return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
-  }
-}
-
-/** Whether a join partition can produce rows, given the rows of each side. */
-export function reduceNeeded(type: string, leftRows: number, rightRows: number): boolean {
-  switch (type) {
-    case 'inner': case 'semi': return leftRows > 0 && rightRows > 0;
-    case 'left': case 'anti': return leftRows > 0;
-    case 'right': return rightRows > 0;
-    default: return leftRows > 0 || rightRows > 0;
   }
 }
 

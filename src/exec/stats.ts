@@ -1,6 +1,7 @@
 // Run statistics (shared/PLAN-SPEC.md, "Statistics"): one entry per hash
 // shuffle with the map-side partition sizes and the skew test applied, and
 // one entry per task that ran.
+import type { SplitInfo } from '../skew/decide.js';
 
 export interface HotKey { key: string[]; rows: number; partition: number }
 
@@ -24,12 +25,26 @@ export interface TaskStats {
   ms: number;
   /** the operator a map task read from */
   source?: string;
+  /** a coalesced reduce task: every partition it read */
+  partitions?: number[];
+  /** how a skewed partition was split: the piece this task ran */
+  split?: string;
+}
+
+/** The reduce plan of one join: its target task size and how skewed partitions were split. */
+export interface JoinStats {
+  id: string;
+  type: string;
+  targetBytes: number;
+  tasks: number;
+  splits: SplitInfo[];
 }
 
 export interface Stats {
   wallMs: number;
   shuffles: ShuffleStats[];
   tasks: TaskStats[];
+  joins: JoinStats[];
   outputRows?: number;
 }
 

@@ -11,7 +11,8 @@ import {
 import { selectRows } from '../kernels/filter.js';
 import { hashJoin } from '../kernels/join.js';
 import { buildKeys } from '../kernels/keys.js';
-import { type PartitionSpec, partitionBatches } from '../shuffle/partition.js';
+import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
+import { type SplitKey, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
 
@@ -25,6 +26,8 @@ export type TaskSource =
       leftSchema: Schema; rightSchema: Schema; left: Batch[]; right: Batch[];
       leftKeys: number[]; rightKeys: number[]; leftNorms: KeyNorm[]; rightNorms: KeyNorm[];
     }
+  /** cut hot keys out of a partition's rows (key-level skew handling) */
+  | { kind: 'split'; schema: Schema; blocks: Batch[]; keys: number[]; norms: KeyNorm[]; hot: SplitKey[] }
   /** raw: input rows; final: partial states from combiners, grouped by their leading columns */
   | { kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema };
 
@@ -45,6 +48,8 @@ export interface TaskResult {
   outputRows: number;
   partitionRows?: number[];
   partitionBytes?: number[];
+  /** heavy hitters of the partition keys, when the sink asked for them */
+  sketch?: TaskSketch;
   ms: number;
 }
 
@@ -54,6 +59,8 @@ async function produce(src: TaskSource, combine?: Combine): Promise<{ batches: B
       const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile);
       return { batches, rows: batches.reduce((s, b) => s + b.length, 0) };
     }
+    case 'split':
+      throw new Error('internal: split tasks are run by runTask');
     case 'batches':
       return { batches: src.batches, rows: src.batches.reduce((s, b) => s + b.length, 0) };
     case 'join': {
@@ -95,6 +102,12 @@ function applyOps(b: Batch, ops: RowOp[]): Batch {
 
 export async function runTask(t: TaskSpec): Promise<TaskResult> {
   const t0 = performance.now();
+  if (t.source.kind === 'split') {
+    const s = t.source;
+    const pieces = splitHotKeys(s.schema, s.blocks, s.keys, s.norms, s.hot);
+    const rows = s.blocks.reduce((a, b) => a + b.length, 0);
+    return { batches: pieces, inputRows: rows, outputRows: rows, ms: performance.now() - t0 };
+  }
   // A combiner right after a join aggregates from the join's row indices.
   const { batches, rows, combined } = await produce(t.source, t.ops.length === 0 ? t.combine : undefined);
   let outBatches = batches.map((b) => applyOps(b, t.ops)).filter((b) => b.length > 0);
@@ -108,8 +121,8 @@ export async function runTask(t: TaskSpec): Promise<TaskResult> {
   if (t.sink.kind === 'collect') {
     return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0 };
   }
-  const { blocks, rows: partitionRows, bytes: partitionBytes } = partitionBatches(outBatches, t.sink);
-  return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, ms: performance.now() - t0 };
+  const { blocks, rows: partitionRows, bytes: partitionBytes, sketch } = partitionBatches(outBatches, t.sink);
+  return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, sketch, ms: performance.now() - t0 };
 }
 
 export function resultBuffers(r: TaskResult): ArrayBuffer[] {

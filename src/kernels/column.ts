@@ -295,3 +295,27 @@ export function valueAt(c: Column, i: number): unknown {
   if (c.type.id === 'bool') return c.values[i] === 1;
   return c.values[i];
 }
+
+function shareArray<T extends Values | Int32Array | Uint8Array>(a: T): T {
+  if (a.buffer instanceof SharedArrayBuffer) return a;
+  const Ctor = a.constructor as { new(b: SharedArrayBuffer): T };
+  const out = new Ctor(new SharedArrayBuffer(a.byteLength));
+  (out as any).set(a);
+  return out;
+}
+
+/**
+ * The batch in SharedArrayBuffers: read by several tasks at once (a
+ * replicated side) without a copy per task and without being detached.
+ */
+export function shareBatch(b: Batch): Batch {
+  return {
+    length: b.length,
+    columns: b.columns.map((c) => ({
+      ...c,
+      values: shareArray(c.values),
+      offsets: c.offsets ? shareArray(c.offsets) : undefined,
+      valid: c.valid ? shareArray(c.valid) : null,
+    })),
+  };
+}

@@ -170,3 +170,13 @@ export class KeyTable {
     }
   }
 }
+
+const idDecoder = new TextDecoder();
+/** A key's normalized identity as a string: equal for equal keys on both sides of a join. */
+export function keyIdentity(k: Keys, row: number): string {
+  return k.parts.map((p) => {
+    if (p.nulls !== null && p.nulls[row]) return 'null';
+    if (p.kind === 'w') return `${p.w[2 * row]}:${p.w[2 * row + 1]}`;
+    return JSON.stringify(idDecoder.decode(p.bytes.subarray(p.offs[row], p.offs[row + 1])));
+  }).join(',');
+}

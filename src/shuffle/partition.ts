@@ -3,7 +3,9 @@
 // null key never match, so they are spread round-robin instead of piling up
 // in one partition.
 import { type Batch, type Column, type DataType, allocValues, batchBytes } from '../kernels/column.js';
-import { buildKeys, partitionOf } from '../kernels/keys.js';
+import { type Keys, buildKeys, keyIdentity, partitionOf } from '../kernels/keys.js';
+import { cellText } from '../io/output.js';
+import { SpaceSaving } from '../skew/sketch.js';
 import type { KeyNorm } from '../plan/bound.js';
 
 export interface PartitionSpec {
@@ -13,6 +15,16 @@ export interface PartitionSpec {
   /** join keys: null keys never match, so spread their rows round-robin from this partition */
   spreadNulls: boolean;
   nullSeed: number;
+  /** keep a Space-Saving summary of the keys with this many counters (0: none) */
+  sketch?: number;
+}
+
+/** A map task's heavy hitters, with each key's identity and printable value. */
+export interface TaskSketch {
+  n: number;
+  d: number;
+  capacity: number;
+  entries: { hash: number; count: number; error: number; match: string; display: string[] }[];
 }
 
 export interface Partitioned {
@@ -20,6 +32,7 @@ export interface Partitioned {
   blocks: (Batch | null)[];
   rows: number[];
   bytes: number[];
+  sketch?: TaskSketch;
 }
 
 // Scatters by element width, each over one array type so that the loops stay
@@ -95,21 +108,36 @@ function scatterColumn(type: DataType, cols: Column[], pids: Int32Array[], rows:
 }
 
 /** Partition ids of every row: high bits of the key hash, or round-robin for null join keys. */
-export function partitionIds(b: Batch, spec: PartitionSpec, rr: { next: number }): Int32Array {
-  const { hash, anyNull: nulls } = buildKeys(b, spec.keys, spec.norms);
-  const anyNull = spec.spreadNulls ? nulls : null;
+export function partitionIds(keys: Keys, spec: PartitionSpec, rr: { next: number }): Int32Array {
+  const { hash } = keys;
+  const anyNull = spec.spreadNulls ? keys.anyNull : null;
   const P = spec.partitions;
-  const pid = new Int32Array(b.length);
-  for (let i = 0; i < b.length; i++) {
+  const pid = new Int32Array(keys.n);
+  for (let i = 0; i < keys.n; i++) {
     pid[i] = anyNull !== null && anyNull[i] ? rr.next++ % P : partitionOf(hash[i], P);
   }
   return pid;
 }
 
+function sketchKeys(batches: Batch[], keys: Keys[], spec: PartitionSpec): TaskSketch {
+  const ss = new SpaceSaving(spec.sketch!);
+  keys.forEach((k, b) => ss.addAll(k.hash, k.anyNull, b));
+  const s = ss.summary();
+  return {
+    n: s.n, d: s.d, capacity: s.capacity,
+    entries: s.entries.map((e) => ({
+      hash: e.hash, count: e.count, error: e.error,
+      match: keyIdentity(keys[e.batch], e.row),
+      display: spec.keys.map((c) => cellText(batches[e.batch].columns[c], e.row) ?? 'null'),
+    })),
+  };
+}
+
 export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partitioned {
   const P = spec.partitions;
   const rr = { next: spec.nullSeed };
-  const pids = batches.map((b) => partitionIds(b, spec, rr));
+  const keys = batches.map((b) => buildKeys(b, spec.keys, spec.norms));
+  const pids = keys.map((k) => partitionIds(k, spec, rr));
   const counts = new Int32Array(P);
   for (const pid of pids) for (let i = 0; i < pid.length; i++) counts[pid[i]]++;
   const rows = Array.from(counts);
@@ -123,5 +151,5 @@ export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partiti
     blocks.push(block);
     bytes.push(block ? batchBytes(block) : 0);
   }
-  return { blocks, rows, bytes };
+  return { blocks, rows, bytes, ...(spec.sketch ? { sketch: sketchKeys(batches, keys, spec) } : {}) };
 }

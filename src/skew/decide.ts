@@ -1,0 +1,234 @@
+// The skew decision for one join: a pure function from the map-side shuffle
+// statistics and the options to the list of reduce tasks. Nothing here runs
+// anything, so it is tested on hand-written statistics.
+//
+// - A side's partition is skewed when its bytes exceed both factor x the
+//   median partition of that side and thresholdBytes (as Spark's AQE).
+// - "partition": split a skewed partition into contiguous ranges of map
+//   outputs packed to the target size; each range joins the whole matching
+//   partition of the other side (inner: either side, both as a cross product;
+//   left, semi, anti: left only; right: right only; full: neither).
+// - "key": each hot key of a skewed partition gets its own tasks, its rows on
+//   each side cut into pieces, joined as a grid; the rest of the partition is
+//   one ordinary task. Correct for every join type: a key present on both
+//   sides has no unmatched rows, and a key on one side only has one piece on
+//   the other. Semi and anti joins never split the right side of a key.
+// - "auto": key where the sketches found hot keys that carry most of the
+//   skewed partition, map ranges otherwise.
+// - Runs of small adjacent partitions are coalesced up to the target size,
+//   keeping about two tasks per worker.
+import type { JoinType } from '../plan/spec.js';
+import type { SkewSettings } from '../plan/load.js';
+
+export interface HotKeyStat {
+  /** 32-bit key hash: the partition is derived from it */
+  hash: number;
+  /** normalized key identity, equal on both sides for equal keys */
+  match: string;
+  /** the key as strings, one per key column */
+  display: string[];
+  /** estimated rows (Space-Saving count: never below the truth) */
+  rows: number;
+  partition: number;
+}
+
+export interface SideStats {
+  partitionRows: number[];
+  partitionBytes: number[];
+  /** mapBytes[t][p]: bytes map task t wrote to partition p */
+  mapBytes: number[][];
+  hotKeys: HotKeyStat[];
+}
+
+export interface HotKeySplit {
+  hash: number;
+  match: string;
+  display: string[];
+  leftRows: number;
+  rightRows: number;
+  leftPieces: number;
+  rightPieces: number;
+}
+
+export type PlannedTask =
+  /** one partition, or a coalesced run of adjacent ones */
+  | { kind: 'partitions'; partitions: number[]; bytes: number }
+  /** map-output ranges [from, to) of one partition; null: the whole side */
+  | { kind: 'map-range'; partition: number; left: [number, number] | null; right: [number, number] | null; bytes: number }
+  /** hot keys cut out of a partition (the executor adds the rest task and the grids) */
+  | { kind: 'hot-keys'; partition: number; keys: HotKeySplit[]; bytes: number };
+
+export interface SideDecision { medianBytes: number; thresholdBytes: number; skewedPartitions: number[] }
+
+export interface SplitInfo {
+  partition: number;
+  method: 'map-range' | 'hot-key' | 'none';
+  /** the side(s) whose skew caused the split */
+  sides: ('left' | 'right')[];
+  tasks: number;
+  keys?: { key: string[]; leftRows: number; rightRows: number; tasks: number }[];
+  reason?: string;
+}
+
+export interface ReducePlan {
+  tasks: PlannedTask[];
+  targetBytes: number;
+  left: SideDecision;
+  right: SideDecision;
+  splits: SplitInfo[];
+}
+
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Whether a join partition can produce rows, given the rows of each side. */
+export function reduceNeeded(type: JoinType, leftRows: number, rightRows: number): boolean {
+  switch (type) {
+    case 'inner': case 'semi': return leftRows > 0 && rightRows > 0;
+    case 'left': case 'anti': return leftRows > 0;
+    case 'right': return rightRows > 0;
+    default: return leftRows > 0 || rightRows > 0;
+  }
+}
+
+export function detectSkew(s: SideStats, o: SkewSettings): SideDecision {
+  const med = median(s.partitionBytes);
+  const thresholdBytes = Math.max(o.thresholdBytes, o.factor * med);
+  const skewedPartitions: number[] = [];
+  s.partitionBytes.forEach((b, p) => { if (b > o.factor * med && b > o.thresholdBytes) skewedPartitions.push(p); });
+  return { medianBytes: med, thresholdBytes, skewedPartitions };
+}
+
+/** Contiguous ranges of map outputs, each packed up to the target size. */
+export function mapRanges(sizes: number[], target: number): [number, number][] {
+  const ranges: [number, number][] = [];
+  let from = 0, acc = 0;
+  for (let t = 0; t < sizes.length; t++) {
+    if (acc > 0 && acc + sizes[t] > target) { ranges.push([from, t]); from = t; acc = 0; }
+    acc += sizes[t];
+  }
+  if (from < sizes.length) ranges.push([from, sizes.length]);
+  // A last piece much smaller than the target joins the one before it (as Spark does).
+  if (ranges.length > 1) {
+    const [a, b] = ranges[ranges.length - 1];
+    let last = 0;
+    for (let t = a; t < b; t++) last += sizes[t];
+    if (last < 0.2 * target) { ranges.pop(); ranges[ranges.length - 1][1] = b; }
+  }
+  return ranges.filter(([a, b]) => b > a);
+}
+
+const MIN_COALESCED = 1024 * 1024;
+
+const canSplitLeft = (t: JoinType) => t === 'inner' || t === 'left' || t === 'semi' || t === 'anti';
+const canSplitRight = (t: JoinType) => t === 'inner' || t === 'right';
+
+function hotKeySplits(p: number, left: SideStats, right: SideStats, type: JoinType, target: number): { keys: HotKeySplit[]; bytes: number } {
+  const rowBytes = (s: SideStats) => (s.partitionRows[p] > 0 ? s.partitionBytes[p] / s.partitionRows[p] : 0);
+  const lb = rowBytes(left), rb = rowBytes(right);
+  const byMatch = new Map<string, HotKeySplit>();
+  const entry = (h: HotKeyStat) => {
+    let e = byMatch.get(h.match);
+    if (!e) {
+      e = { hash: h.hash, match: h.match, display: h.display, leftRows: 0, rightRows: 0, leftPieces: 1, rightPieces: 1 };
+      byMatch.set(h.match, e);
+    }
+    return e;
+  };
+  for (const h of left.hotKeys) if (h.partition === p) entry(h).leftRows = Math.min(h.rows, left.partitionRows[p]);
+  for (const h of right.hotKeys) if (h.partition === p) entry(h).rightRows = Math.min(h.rows, right.partitionRows[p]);
+  // A key earns its own tasks when its rows would fill a good share of a task.
+  const keys = [...byMatch.values()].filter((k) => k.leftRows * lb + k.rightRows * rb >= target / 4);
+  let bytes = 0;
+  for (const k of keys) {
+    k.leftPieces = Math.max(1, Math.ceil((k.leftRows * lb) / target));
+    k.rightPieces = type === 'semi' || type === 'anti' ? 1 : Math.max(1, Math.ceil((k.rightRows * rb) / target));
+    bytes += k.leftRows * lb + k.rightRows * rb;
+  }
+  keys.sort((a, b) => b.leftRows * lb + b.rightRows * rb - (a.leftRows * lb + a.rightRows * rb));
+  return { keys, bytes };
+}
+
+/**
+ * @param parallelism worker threads: coalescing keeps at least about two tasks
+ *   per worker (Spark's parallelism-first coalescing), never merging past 1 MB
+ *   when the data is small.
+ */
+export function planReduceTasks(left: SideStats, right: SideStats, type: JoinType, o: SkewSettings, parallelism = 1): ReducePlan {
+  const P = left.partitionBytes.length;
+  const needed = (p: number) => reduceNeeded(type, left.partitionRows[p], right.partitionRows[p]);
+  const size = (p: number) => left.partitionBytes[p] + right.partitionBytes[p];
+  const dl = detectSkew(left, o), dr = detectSkew(right, o);
+  if (!o.enabled) {
+    const tasks: PlannedTask[] = [];
+    for (let p = 0; p < P; p++) if (needed(p)) tasks.push({ kind: 'partitions', partitions: [p], bytes: size(p) });
+    tasks.sort((a, b) => b.bytes - a.bytes);
+    return { tasks, targetBytes: 0, left: { ...dl, skewedPartitions: [] }, right: { ...dr, skewedPartitions: [] }, splits: [] };
+  }
+  const skewL = new Set(dl.skewedPartitions), skewR = new Set(dr.skewedPartitions);
+  const nonSkewed: number[] = [];
+  for (let p = 0; p < P; p++) if (!skewL.has(p) && !skewR.has(p)) nonSkewed.push(size(p));
+  const avg = nonSkewed.length ? nonSkewed.reduce((a, b) => a + b, 0) / nonSkewed.length : 0;
+  const target = Math.max(o.advisoryPartitionBytes, avg, 1);
+
+  let total = 0;
+  for (let p = 0; p < P; p++) total += size(p);
+  const coalesceTo = Math.min(target, Math.max(MIN_COALESCED, total / (2 * parallelism)));
+  const tasks: PlannedTask[] = [];
+  const splits: SplitInfo[] = [];
+  let run: number[] = [];
+  let runBytes = 0;
+  const flush = () => {
+    if (run.length) tasks.push({ kind: 'partitions', partitions: run, bytes: runBytes });
+    run = [];
+    runBytes = 0;
+  };
+  for (let p = 0; p < P; p++) {
+    const sides: ('left' | 'right')[] = [];
+    if (skewL.has(p)) sides.push('left');
+    if (skewR.has(p)) sides.push('right');
+    if (sides.length === 0 || !needed(p)) {
+      if (!needed(p)) continue;
+      if (run.length && runBytes + size(p) > coalesceTo) flush();
+      run.push(p);
+      runBytes += size(p);
+      continue;
+    }
+    flush();
+    const skewedBytes = (skewL.has(p) ? left.partitionBytes[p] : 0) + (skewR.has(p) ? right.partitionBytes[p] : 0);
+    const hot = o.strategy === 'partition' ? null : hotKeySplits(p, left, right, type, target);
+    const useKeys = hot !== null && hot.keys.length > 0 && (o.strategy === 'key' || hot.bytes >= 0.5 * skewedBytes);
+    if (useKeys) {
+      const n = hot!.keys.reduce((s, k) => s + k.leftPieces * k.rightPieces, 0) + 1;
+      tasks.push({ kind: 'hot-keys', partition: p, keys: hot!.keys, bytes: size(p) });
+      splits.push({
+        partition: p, method: 'hot-key', sides, tasks: n,
+        keys: hot!.keys.map((k) => ({ key: k.display, leftRows: k.leftRows, rightRows: k.rightRows, tasks: k.leftPieces * k.rightPieces })),
+      });
+      continue;
+    }
+    const lr = skewL.has(p) && canSplitLeft(type) ? mapRanges(left.mapBytes.map((m) => m[p] ?? 0), target) : [null];
+    const rr = skewR.has(p) && canSplitRight(type) ? mapRanges(right.mapBytes.map((m) => m[p] ?? 0), target) : [null];
+    if (lr.length <= 1 && rr.length <= 1) {
+      tasks.push({ kind: 'partitions', partitions: [p], bytes: size(p) });
+      const reason = type === 'full' ? 'a full join splits no side by map ranges'
+        : (skewL.has(p) && !canSplitLeft(type)) || (skewR.has(p) && !canSplitRight(type)) ? `a ${type} join cannot split that side by map ranges`
+        : 'its rows come from one map output';
+      splits.push({ partition: p, method: 'none', sides, tasks: 1, reason });
+      continue;
+    }
+    const bytesOf = (s: SideStats, r: [number, number] | null) =>
+      r === null ? s.partitionBytes[p] : s.mapBytes.slice(r[0], r[1]).reduce((a, m) => a + (m[p] ?? 0), 0);
+    for (const a of lr) for (const b of rr) {
+      tasks.push({ kind: 'map-range', partition: p, left: a, right: b, bytes: bytesOf(left, a) + bytesOf(right, b) });
+    }
+    splits.push({ partition: p, method: 'map-range', sides, tasks: lr.length * rr.length });
+  }
+  flush();
+  tasks.sort((a, b) => b.bytes - a.bytes); // largest first
+  return { tasks, targetBytes: target, left: dl, right: dr, splits };
+}
