@@ -80,3 +80,22 @@ export function writePlan(dir: string, plan: object, name = 'plan.json'): string
   fs.writeFileSync(f, JSON.stringify(plan, null, 2));
   return f;
 }
+
+/**
+ * Compare as multisets inside DuckDB (EXCEPT ALL both ways): for results too
+ * large to compare row by row in JavaScript. Returns skewjoin's row count.
+ */
+export async function expectSameInDuck(plan: object, query: string, opts: RunOptions = {}): Promise<number> {
+  const dir = tmpDir();
+  const out = path.join(dir, 'ours.parquet');
+  const r = await runPlan({ ...plan, output: { path: out } }, { baseDir: dir, ...opts });
+  const ours = `read_parquet('${out}')`;
+  const [[diff, n, m]] = await duckRows(`SELECT
+    (SELECT count(*) FROM (SELECT * FROM ${ours} EXCEPT ALL SELECT * FROM (${query}))) +
+    (SELECT count(*) FROM (SELECT * FROM (${query}) EXCEPT ALL SELECT * FROM ${ours})),
+    (SELECT count(*) FROM ${ours}), (SELECT count(*) FROM (${query}))`);
+  expect({ rows: Number(n), differing: Number(diff) }).toEqual({ rows: Number(m), differing: 0 });
+  expect(r.numRows).toBe(Number(n));
+  fs.rmSync(dir, { recursive: true, force: true });
+  return r.numRows;
+}

@@ -165,9 +165,9 @@ export class Executor {
       return [await this.joinTask(ctx, left, right, { kind: 'reduce', partition: t.partitions[0], ...meta }, t.partitions[0])];
     }
     if (t.kind === 'map-range') {
-      // A side read whole by several range tasks is shared, not copied per task.
-      const left = t.left ? blocksOf(l, t.partition, t.left) : this.sharedBlocks(l, t.partition, blocksOf);
-      const right = t.right ? blocksOf(r, t.partition, t.right) : this.sharedBlocks(r, t.partition, blocksOf);
+      // Blocks read by several range tasks (a whole side, or a range in a cross product) are shared, not copied.
+      const left = blocksOf(l, t.partition, t.left).map((b) => this.shared(b));
+      const right = blocksOf(r, t.partition, t.right).map((b) => this.shared(b));
       const detail = `map-range left ${t.left ? t.left.join('-') : 'all'} right ${t.right ? t.right.join('-') : 'all'}`;
       return [await this.joinTask(ctx, left, right, { kind: 'reduce', partition: t.partition, split: detail }, t.partition)];
     }
@@ -202,13 +202,12 @@ export class Executor {
     return Promise.all(jobs);
   }
 
-  /** The blocks of one side of a partition in shared memory, made once per partition. */
-  private sharedCache = new Map<string, Batch[]>();
-  private sharedBlocks(s: ShuffleOutput, p: number, blocksOf: (s: ShuffleOutput, p: number) => Batch[]): Batch[] {
-    const key = `${s.stats.id}#${p}`;
-    let b = this.sharedCache.get(key);
-    if (!b) { b = blocksOf(s, p).map(shareBatch); this.sharedCache.set(key, b); }
-    return b;
+  /** A block in shared memory, converted once however many tasks read it. */
+  private sharedCopies = new WeakMap<Batch, Batch>();
+  private shared(b: Batch): Batch {
+    let s = this.sharedCopies.get(b);
+    if (!s) { s = shareBatch(b); this.sharedCopies.set(b, s); }
+    return s;
   }
 
   private async runAggregate(node: Extract<BoundNode, { kind: 'aggregate' }>, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
