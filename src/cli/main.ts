@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { executePlan } from '../api.js';
 import { PlanError, SkewjoinError } from '../errors.js';
-import { explainPlan } from '../exec/explain.js';
+import { explainAnalyze, explainPlan } from '../exec/explain.js';
 import { closePool } from '../exec/pool.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
@@ -75,10 +75,10 @@ async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStr
   }
   const r = await executePlan(lp);
   if (f.stats) fs.writeFileSync(f.stats, JSON.stringify(r.stats, null, 2) + '\n');
-  if (f.explain) out.write(explainPlan(lp));
+  if (f.explain) out.write(explainAnalyze(lp, r.stats));
   if (!lp.output) {
     if (f.json) out.write(jsonLines(r.schema, r.batches));
-    else if (!f.quiet) out.write(formatTable(r.schema, r.batches));
+    else if (!f.quiet && !f.explain) out.write(formatTable(r.schema, r.batches));
   } else if (!f.quiet) {
     err.write(`wrote ${r.numRows} rows to ${path.relative(process.cwd(), r.outputPath!) || r.outputPath} in ${(r.stats.wallMs / 1000).toFixed(2)} s\n`);
   }

@@ -2,6 +2,7 @@
 import type { BoundNode, BoundPredicate } from '../plan/bound.js';
 import type { LoadedPlan } from '../plan/load.js';
 import { defaultPartitions, pipelineOf, scanBytes } from './physical.js';
+import type { Stats, TaskStats } from './stats.js';
 
 function predText(p: BoundPredicate, names: string[]): string {
   switch (p.kind) {
@@ -74,4 +75,53 @@ function inputNames(top: BoundNode, id: string): string[] {
     if (n.id === id) return n.input.schema.map((f) => f.name);
     n = n.input;
   }
+}
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * (sorted.length - 1) + 0.5))];
+}
+
+function fmtBytes(b: number): string {
+  const u = ['B', 'KB', 'MB', 'GB'];
+  let i = 0;
+  while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
+  return `${b < 10 && i > 0 ? b.toFixed(1) : Math.round(b)}${u[i]}`;
+}
+
+function distribution(xs: number[], fmt: (x: number) => string): string {
+  const s = [...xs].sort((a, b) => a - b);
+  return `min ${fmt(s[0] ?? 0)}, median ${fmt(quantile(s, 0.5))}, p95 ${fmt(quantile(s, 0.95))}, max ${fmt(s[s.length - 1] ?? 0)}`;
+}
+
+/** `--explain --analyze`: the plan, then what the run measured per shuffle, per skewed partition and per stage. */
+export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
+  const out = [explainPlan(lp).trimEnd(), '', `run: ${stats.wallMs.toFixed(0)} ms, ${stats.outputRows ?? 0} rows`];
+  for (const s of stats.shuffles) {
+    out.push(`shuffle ${s.id}: ${s.partitions} partitions`);
+    out.push(`   rows:  ${distribution(s.partitionRows, String)}`);
+    out.push(`   bytes: ${distribution(s.partitionBytes, fmtBytes)}`);
+    if (s.id.endsWith('.input')) out.push('   (an aggregation shuffle: combiners, not splits, handle its skew)');
+    else out.push(`   skew test: > ${fmtBytes(s.thresholdBytes)} (median ${fmtBytes(s.medianBytes)}); skewed partitions: ${s.skewedPartitions.length ? s.skewedPartitions.join(', ') : 'none'}`);
+    if (s.hotKeys.length) out.push(`   hot keys: ${s.hotKeys.slice(0, 5).map((h) => `${h.key.join(',')} (${h.rows} rows, partition ${h.partition})`).join('; ')}`);
+  }
+  for (const j of stats.joins) {
+    out.push(`${j.id}: ${j.tasks} planned reduce task(s), target ${fmtBytes(j.targetBytes)}`);
+    for (const sp of j.splits) {
+      const why = sp.method === 'none' ? ` not split: ${sp.reason}` : sp.method === 'map-range' ? ' split by map ranges' : ' split by hot keys';
+      out.push(`   partition ${sp.partition} (skewed ${sp.sides.join(' and ')}):${why}, ${sp.tasks} task(s)`);
+      for (const k of sp.keys ?? []) out.push(`      key ${k.key.join(',')}: ${k.leftRows} left rows x ${k.rightRows} right rows → ${k.tasks} task(s)`);
+    }
+  }
+  const stages = new Map<string, TaskStats[]>();
+  for (const t of stats.tasks) {
+    const k = `${t.stage} ${t.kind}`;
+    stages.set(k, [...(stages.get(k) ?? []), t]);
+  }
+  for (const [k, ts] of stages) {
+    const ms = ts.map((t) => t.ms).sort((a, b) => a - b);
+    const med = quantile(ms, 0.5), max = ms[ms.length - 1];
+    out.push(`stage ${k}: ${ts.length} task(s), median ${med.toFixed(1)} ms, slowest ${max.toFixed(1)} ms (${med > 0 ? (max / med).toFixed(1) : '-'}x median)`);
+  }
+  return out.join('\n') + '\n';
 }

@@ -215,9 +215,12 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
     const rr = skewR.has(p) && canSplitRight(type) ? mapRanges(right.mapBytes.map((m) => m[p] ?? 0), target) : [null];
     if (lr.length <= 1 && rr.length <= 1) {
       tasks.push({ kind: 'partitions', partitions: [p], bytes: size(p) });
+      const outputs = (s: SideStats) => s.mapBytes.filter((m) => (m[p] ?? 0) > 0).length;
       const reason = type === 'full' ? 'a full join splits no side by map ranges'
         : (skewL.has(p) && !canSplitLeft(type)) || (skewR.has(p) && !canSplitRight(type)) ? `a ${type} join cannot split that side by map ranges`
-        : 'its rows come from one map output';
+        : skewedBytes <= target ? `not larger than the target task size (${target} bytes)`
+        : (skewL.has(p) ? outputs(left) : outputs(right)) <= 1 ? 'its rows come from one map output'
+        : 'one map output holds most of its rows';
       splits.push({ partition: p, method: 'none', sides, tasks: 1, reason });
       continue;
     }
