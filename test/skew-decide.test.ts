@@ -74,9 +74,15 @@ describe('planReduceTasks', () => {
     // target = mean of the non-skewed partitions (8 KB); key 7: 32 KB on the left, 19.2 KB on the right
     const plan = planReduceTasks(l, r, 'full', { ...opts, strategy: 'key' });
     expect(plan.targetBytes).toBe(8 * KB);
-    const hk = plan.tasks.find((t) => t.kind === 'hot-keys');
-    expect(hk).toMatchObject({ partition: 2, keys: [{ match: '7:0', leftRows: 2000, rightRows: 1200, leftPieces: 4, rightPieces: 3 }] });
-    expect(plan.splits[0]).toMatchObject({ partition: 2, method: 'hot-key', tasks: 13, keys: [{ key: ['7'], tasks: 12 }] });
+    const hk = plan.tasks.find((t) => t.kind === 'hot-keys')!;
+    expect(hk).toMatchObject({ partition: 2, keys: [{ match: '7:0', leftRows: 2000, rightRows: 1200 }] });
+    // input alone would need 4 x 3 pieces; the 2.4M output pairs grow the grid to its cap, both ways
+    const k = (hk as any).keys[0];
+    expect(k.leftPieces).toBeGreaterThan(4);
+    expect(k.rightPieces).toBeGreaterThan(3);
+    expect(k.leftPieces * k.rightPieces).toBeGreaterThanOrEqual(256);
+    expect(k.leftPieces * k.rightPieces).toBeLessThan(256 + 21);
+    expect(plan.splits[0]).toMatchObject({ partition: 2, method: 'hot-key', tasks: k.leftPieces * k.rightPieces + 1, keys: [{ key: ['7'] }] });
     const semi = planReduceTasks(l, r, 'semi', { ...opts, strategy: 'key' }).tasks.find((t) => t.kind === 'hot-keys');
     expect(semi).toMatchObject({ keys: [{ leftPieces: 4, rightPieces: 1 }] });
   });

@@ -128,8 +128,9 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     });
 
   program.command('bench')
-    .description('generate the reference workload and time skewjoin against DuckDB on the same files')
-    .option('--out <dir>', 'folder for datasets and results', 'bench-out')
+    .description('generate Zipf workloads and time skewjoin in each mode against DuckDB on the same files')
+    .option('--suite <name>', 'reference (join + group-by, s=1) or skew (s=1.2, many-to-many, uniform; off/partition/key)', 'reference')
+    .option('--out <dir>', 'folder for datasets and results (results.json, results.csv)', 'bench-out')
     .option('--workers <n>', 'worker threads for skewjoin and DuckDB', int('--workers'), 2)
     .option('--rows <n>', 'fact rows', int('--rows'), 5_000_000)
     .option('--keys <m>', 'keys (dimension rows)', int('--keys'), 1_000_000)

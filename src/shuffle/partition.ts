@@ -119,14 +119,25 @@ export function partitionIds(keys: Keys, spec: PartitionSpec, rr: { next: number
   return pid;
 }
 
+/** Rows of a map task beyond which the sketch reads every SKETCH_STRIDE-th row. */
+const SKETCH_ALL_ROWS = 32768;
+const SKETCH_STRIDE = 4;
+
+/**
+ * The heavy hitters of a map task's keys. Large tasks sketch a systematic
+ * sample of every 4th row, with counts scaled back: a heavy hitter of the task
+ * is a heavy hitter of the sample, and the split task counts its rows exactly.
+ */
 function sketchKeys(batches: Batch[], keys: Keys[], spec: PartitionSpec): TaskSketch {
   const ss = new SpaceSaving(spec.sketch!);
-  keys.forEach((k, b) => ss.addAll(k.hash, k.anyNull, b));
+  const total = keys.reduce((a, k) => a + k.n, 0);
+  const stride = total > SKETCH_ALL_ROWS ? SKETCH_STRIDE : 1;
+  keys.forEach((k, b) => ss.addAll(k.hash, k.anyNull, b, stride));
   const s = ss.summary();
   return {
-    n: s.n, d: s.d, capacity: s.capacity,
+    n: s.n * stride, d: s.d * stride, capacity: s.capacity,
     entries: s.entries.map((e) => ({
-      hash: e.hash, count: e.count, error: e.error,
+      hash: e.hash, count: e.count * stride, error: e.error * stride,
       match: keyIdentity(keys[e.batch], e.row),
       display: spec.keys.map((c) => cellText(batches[e.batch].columns[c], e.row) ?? 'null'),
     })),

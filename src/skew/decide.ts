@@ -15,8 +15,11 @@
 //   the other. Semi and anti joins never split the right side of a key.
 // - "auto": key where the sketches found hot keys that carry most of the
 //   skewed partition, map ranges otherwise.
-// - Runs of small adjacent partitions are coalesced up to the target size,
+// - Small partitions are packed together up to the target size (any
+//   partitions: a join task over several partitions is still correct),
 //   keeping about two tasks per worker.
+// - A key hot on both sides multiplies: its output (left rows x right rows)
+//   counts toward the partition's size, and its grid is sized by output too.
 import type { JoinType } from '../plan/spec.js';
 import type { SkewSettings } from '../plan/load.js';
 
@@ -51,7 +54,7 @@ export interface HotKeySplit {
 }
 
 export type PlannedTask =
-  /** one partition, or a coalesced run of adjacent ones */
+  /** one partition, or several small ones packed together */
   | { kind: 'partitions'; partitions: number[]; bytes: number }
   /** map-output ranges [from, to) of one partition; null: the whole side */
   | { kind: 'map-range'; partition: number; left: [number, number] | null; right: [number, number] | null; bytes: number }
@@ -63,8 +66,8 @@ export interface SideDecision { medianBytes: number; thresholdBytes: number; ske
 export interface SplitInfo {
   partition: number;
   method: 'map-range' | 'hot-key' | 'none';
-  /** the side(s) whose skew caused the split */
-  sides: ('left' | 'right')[];
+  /** what was skewed: a side's input, or the output of keys hot on both sides */
+  sides: ('left' | 'right' | 'output')[];
   tasks: number;
   keys?: { key: string[]; leftRows: number; rightRows: number; tasks: number }[];
   reason?: string;
@@ -124,12 +127,24 @@ export function mapRanges(sizes: number[], target: number): [number, number][] {
 
 const MIN_COALESCED = 1024 * 1024;
 
+/** First-fit decreasing: partitions into tasks of at most `cap` bytes (a larger partition alone). */
+export function packPartitions(parts: number[], size: (p: number) => number, cap: number): PlannedTask[] {
+  const bins: { partitions: number[]; bytes: number }[] = [];
+  for (const p of [...parts].sort((a, b) => size(b) - size(a) || a - b)) {
+    const bin = bins.find((b) => b.bytes + size(p) <= cap);
+    if (bin) { bin.partitions.push(p); bin.bytes += size(p); } else bins.push({ partitions: [p], bytes: size(p) });
+  }
+  return bins.map((b) => ({ kind: 'partitions' as const, partitions: b.partitions.sort((x, y) => x - y), bytes: b.bytes }));
+}
+
 const canSplitLeft = (t: JoinType) => t === 'inner' || t === 'left' || t === 'semi' || t === 'anti';
 const canSplitRight = (t: JoinType) => t === 'inner' || t === 'right';
 
-function hotKeySplits(p: number, left: SideStats, right: SideStats, type: JoinType, target: number): { keys: HotKeySplit[]; bytes: number } {
+const MAX_GRID = 256;
+
+/** Estimated rows of each hot key of partition p on both sides, as bytes: input and output (left x right pairs). */
+function hotKeysOf(p: number, left: SideStats, right: SideStats): { keys: HotKeySplit[]; lb: number; rb: number } {
   const rowBytes = (s: SideStats) => (s.partitionRows[p] > 0 ? s.partitionBytes[p] / s.partitionRows[p] : 0);
-  const lb = rowBytes(left), rb = rowBytes(right);
   const byMatch = new Map<string, HotKeySplit>();
   const entry = (h: HotKeyStat) => {
     let e = byMatch.get(h.match);
@@ -141,15 +156,42 @@ function hotKeySplits(p: number, left: SideStats, right: SideStats, type: JoinTy
   };
   for (const h of left.hotKeys) if (h.partition === p) entry(h).leftRows = Math.min(h.rows, left.partitionRows[p]);
   for (const h of right.hotKeys) if (h.partition === p) entry(h).rightRows = Math.min(h.rows, right.partitionRows[p]);
-  // A key earns its own tasks when its rows would fill a good share of a task.
-  const keys = [...byMatch.values()].filter((k) => k.leftRows * lb + k.rightRows * rb >= target / 4);
+  return { keys: [...byMatch.values()], lb: rowBytes(left), rb: rowBytes(right) };
+}
+
+/** Bytes a key's rows and its joined rows (left x right pairs) stand for. */
+const keyBytes = (k: HotKeySplit, lb: number, rb: number) => k.leftRows * lb + k.rightRows * rb + k.leftRows * k.rightRows * (lb + rb);
+
+
+/** Estimated bytes of output of the keys hot on both sides of partition p. */
+function outputBytes(p: number, left: SideStats, right: SideStats): number {
+  const { keys, lb, rb } = hotKeysOf(p, left, right);
+  return keys.reduce((s, k) => s + k.leftRows * k.rightRows * (lb + rb), 0);
+}
+
+function hotKeySplits(p: number, left: SideStats, right: SideStats, type: JoinType, target: number): { keys: HotKeySplit[]; bytes: number } {
+  const { keys: all, lb, rb } = hotKeysOf(p, left, right);
+  // A key earns its own tasks when its rows (and output) would fill a good share of a task.
+  const keys = all.filter((k) => keyBytes(k, lb, rb) >= target / 4);
   let bytes = 0;
   for (const k of keys) {
-    k.leftPieces = Math.max(1, Math.ceil((k.leftRows * lb) / target));
-    k.rightPieces = type === 'semi' || type === 'anti' ? 1 : Math.max(1, Math.ceil((k.rightRows * rb) / target));
-    bytes += k.leftRows * lb + k.rightRows * rb;
+    let a = Math.max(1, Math.ceil((k.leftRows * lb) / target));
+    let b = type === 'semi' || type === 'anti' ? 1 : Math.max(1, Math.ceil((k.rightRows * rb) / target));
+    // Output skew: grow the grid until each cell's pairs fit the target, along the side with bigger
+    // pieces. Semi and anti joins emit each left row at most once: no output to split.
+    const pairs = type === 'semi' || type === 'anti' ? 0 : k.leftRows * k.rightRows;
+    const cells = Math.min(MAX_GRID, Math.ceil((pairs * (lb + rb)) / target));
+    while (a * b < cells) {
+      const growLeft = k.leftRows / a >= k.rightRows / b;
+      if (growLeft && a < k.leftRows) a++;
+      else if (!growLeft && b < k.rightRows) b++;
+      else break;
+    }
+    k.leftPieces = a;
+    k.rightPieces = b;
+    bytes += keyBytes(k, lb, rb);
   }
-  keys.sort((a, b) => b.leftRows * lb + b.rightRows * rb - (a.leftRows * lb + a.rightRows * rb));
+  keys.sort((x, y) => keyBytes(y, lb, rb) - keyBytes(x, lb, rb));
   return { keys, bytes };
 }
 
@@ -170,8 +212,17 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
     return { tasks, targetBytes: 0, left: { ...dl, skewedPartitions: [] }, right: { ...dr, skewedPartitions: [] }, splits: [] };
   }
   const skewL = new Set(dl.skewedPartitions), skewR = new Set(dr.skewedPartitions);
+  // Output skew (keys hot on both sides) only the key strategy can split.
+  const skewOut = new Set<number>();
+  if (o.strategy !== 'partition') {
+    const med = median(Array.from({ length: P }, (_, p) => size(p)));
+    for (let p = 0; p < P; p++) {
+      const out = outputBytes(p, left, right);
+      if (out > o.factor * med && out > o.thresholdBytes) skewOut.add(p);
+    }
+  }
   const nonSkewed: number[] = [];
-  for (let p = 0; p < P; p++) if (!skewL.has(p) && !skewR.has(p)) nonSkewed.push(size(p));
+  for (let p = 0; p < P; p++) if (!skewL.has(p) && !skewR.has(p) && !skewOut.has(p)) nonSkewed.push(size(p));
   const avg = nonSkewed.length ? nonSkewed.reduce((a, b) => a + b, 0) / nonSkewed.length : 0;
   const target = Math.max(o.advisoryPartitionBytes, avg, 1);
 
@@ -180,26 +231,18 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
   const coalesceTo = Math.min(target, Math.max(MIN_COALESCED, total / (2 * parallelism)));
   const tasks: PlannedTask[] = [];
   const splits: SplitInfo[] = [];
-  let run: number[] = [];
-  let runBytes = 0;
-  const flush = () => {
-    if (run.length) tasks.push({ kind: 'partitions', partitions: run, bytes: runBytes });
-    run = [];
-    runBytes = 0;
-  };
+  const small: number[] = [];
   for (let p = 0; p < P; p++) {
-    const sides: ('left' | 'right')[] = [];
+    const sides: ('left' | 'right' | 'output')[] = [];
     if (skewL.has(p)) sides.push('left');
     if (skewR.has(p)) sides.push('right');
+    if (skewOut.has(p)) sides.push('output');
     if (sides.length === 0 || !needed(p)) {
-      if (!needed(p)) continue;
-      if (run.length && runBytes + size(p) > coalesceTo) flush();
-      run.push(p);
-      runBytes += size(p);
+      if (needed(p)) small.push(p);
       continue;
     }
-    flush();
-    const skewedBytes = (skewL.has(p) ? left.partitionBytes[p] : 0) + (skewR.has(p) ? right.partitionBytes[p] : 0);
+    const skewedBytes = (skewL.has(p) ? left.partitionBytes[p] : 0) + (skewR.has(p) ? right.partitionBytes[p] : 0)
+      + (skewOut.has(p) ? outputBytes(p, left, right) : 0);
     const hot = o.strategy === 'partition' ? null : hotKeySplits(p, left, right, type, target);
     const useKeys = hot !== null && hot.keys.length > 0 && (o.strategy === 'key' || hot.bytes >= 0.5 * skewedBytes);
     if (useKeys) {
@@ -231,7 +274,7 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
     }
     splits.push({ partition: p, method: 'map-range', sides, tasks: lr.length * rr.length });
   }
-  flush();
+  tasks.push(...packPartitions(small, size, coalesceTo));
   tasks.sort((a, b) => b.bytes - a.bytes); // largest first
   return { tasks, targetBytes: target, left: dl, right: dr, splits };
 }

@@ -68,11 +68,11 @@ export class SpaceSaving {
     this.rowOf[e] = row;
   }
 
-  /** Count every row of a batch whose key is not null (the hot loop of add, inlined). */
-  addAll(hash: Int32Array, skip: Uint8Array | null, batch: number): void {
+  /** Count every `stride`-th row of a batch whose key is not null (the hot loop of add, inlined). */
+  addAll(hash: Int32Array, skip: Uint8Array | null, batch: number, stride = 1): void {
     const { slots, keys, counts, mask } = this;
     let seen = 0;
-    for (let i = 0; i < hash.length; i++) {
+    for (let i = 0; i < hash.length; i += stride) {
       if (skip !== null && skip[i]) continue;
       const h = hash[i];
       let s = h & mask;
