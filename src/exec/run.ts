@@ -189,7 +189,10 @@ export class Executor {
     }
     let li = 1, ri = 1;
     for (const k of t.keys) {
-      const a = lp.slice(li, li + k.leftPieces), b = rp.slice(ri, ri + k.rightPieces);
+      // Estimates may exceed the rows found: drop empty pieces (an empty piece facing rows would
+      // emit them as unmatched), keeping one when a side has no rows of the key at all.
+      const nonEmpty = (xs: Batch[]) => (xs.some((x) => x.length > 0) ? xs.filter((x) => x.length > 0) : xs.slice(0, 1));
+      const a = nonEmpty(lp.slice(li, li + k.leftPieces)), b = nonEmpty(rp.slice(ri, ri + k.rightPieces));
       li += k.leftPieces;
       ri += k.rightPieces;
       const as = b.length > 1 ? a.map(shareBatch) : a, bs = a.length > 1 ? b.map(shareBatch) : b;

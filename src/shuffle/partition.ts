@@ -22,6 +22,7 @@ export interface PartitionSpec {
 /** A map task's heavy hitters, with each key's identity and printable value. */
 export interface TaskSketch {
   n: number;
+  /** a key not listed has at most this many rows in the task */
   d: number;
   capacity: number;
   entries: { hash: number; count: number; error: number; match: string; display: string[] }[];
@@ -134,9 +135,12 @@ function sketchKeys(batches: Batch[], keys: Keys[], spec: PartitionSpec): TaskSk
   const stride = total > SKETCH_ALL_ROWS ? SKETCH_STRIDE : 1;
   keys.forEach((k, b) => ss.addAll(k.hash, k.anyNull, b, stride));
   const s = ss.summary();
+  // Only keys certainly above n/m rows are worth naming: a key below that in every
+  // map task is below it overall, so the merged summary loses no heavy hitter.
+  const floor = Math.max(2, s.n / s.capacity);
   return {
-    n: s.n * stride, d: s.d * stride, capacity: s.capacity,
-    entries: s.entries.map((e) => ({
+    n: s.n * stride, d: (s.d + floor) * stride, capacity: s.capacity,
+    entries: s.entries.filter((e) => e.count - e.error >= floor).map((e) => ({
       hash: e.hash, count: e.count * stride, error: e.error * stride,
       match: keyIdentity(keys[e.batch], e.row),
       display: spec.keys.map((c) => cellText(batches[e.batch].columns[c], e.row) ?? 'null'),
