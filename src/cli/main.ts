@@ -48,7 +48,7 @@ function size(name: string) {
 
 interface RunFlags {
   workers?: number; partitions?: number; skew?: boolean; skewFactor?: number; skewThreshold?: number | string;
-  skewStrategy?: 'auto' | 'partition' | 'key'; combiners?: boolean; memoryLimit?: number | string;
+  skewStrategy?: 'auto' | 'partition' | 'key'; combiners?: boolean; eager?: boolean; memoryLimit?: number | string;
   explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
 }
 
@@ -57,6 +57,7 @@ function overridesOf(f: RunFlags): Overrides {
     workers: f.workers,
     partitions: f.partitions,
     combiners: f.combiners === false ? false : undefined,
+    eagerAggregation: f.eager === false ? false : undefined,
     memoryLimit: f.memoryLimit,
     skew: {
       enabled: f.skew === false ? false : undefined,
@@ -96,6 +97,7 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--skew-threshold <size>', 'and above this many bytes ("256MB")', size('--skew-threshold'))
     .addOption(new Option('--skew-strategy <s>', 'how skewed partitions are split').choices(['auto', 'partition', 'key']))
     .option('--no-combiners', 'no partial aggregation before the shuffle')
+    .option('--no-eager', 'no eager aggregation (partial aggregates below a join)')
     .option('--memory-limit <size>', 'budget for shuffle data held in memory ("4GB")', size('--memory-limit'))
     .option('--explain', 'print the physical plan; with --analyze, run and print it with run figures')
     .option('--analyze', 'with --explain: run the query first')

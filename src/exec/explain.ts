@@ -3,6 +3,8 @@ import type { BoundNode, BoundPredicate } from '../plan/bound.js';
 import type { LoadedPlan } from '../plan/load.js';
 import { defaultPartitions, pipelineOf, scanBytes } from './physical.js';
 import type { Stats, TaskStats } from './stats.js';
+import { eagerPlan } from '../agg/eager.js';
+import { combinable } from '../agg/partial.js';
 
 function predText(p: BoundPredicate, names: string[]): string {
   switch (p.kind) {
@@ -48,7 +50,10 @@ export function explainPlan(lp: LoadedPlan): string {
       case 'aggregate': {
         const P = src.groupBy.length ? parts(src) : 1;
         const by = src.groupBy.map((k) => src.input.schema[k].name);
-        emit(indent, `${src.id}: aggregate by [${by.join(', ')}] ${src.aggs.map((a) => `${a.fn}→${a.as}`).join(', ')}, ${P} reduce task(s) at most${fused}`);
+        const eager = settings.combiners && settings.eagerAggregation && src.input.kind === 'join' && eagerPlan(src, src.input);
+        const how = eager ? ` (eager: each side of ${src.input.id} pre-aggregated by its join key)`
+          : settings.combiners && combinable(src.aggs) ? ' (combiners before the shuffle)' : '';
+        emit(indent, `${src.id}: aggregate by [${by.join(', ')}] ${src.aggs.map((a) => `${a.fn}→${a.as}`).join(', ')}, ${P} reduce task(s) at most${how}${fused}`);
         emit(child, `shuffle ${src.id}.input: hash on [${by.join(', ')}], ${P} partition(s)`);
         walk(src.input, child + '   ');
         return;

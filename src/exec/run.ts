@@ -17,6 +17,7 @@ import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { medianOf } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
 import { combinable, partialSchema } from '../agg/partial.js';
+import { type EagerPlan, eagerPlan } from '../agg/eager.js';
 import type { BoundNode } from '../plan/bound.js';
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
@@ -29,8 +30,20 @@ interface ShuffleOutput {
   stats: ShuffleStats;
 }
 
+type JoinNode = Extract<BoundNode, { kind: 'join' }>;
+
+/** What the join's reduce tasks read: the sides as shuffled (rows, or eager partial rows). */
+interface JoinShape {
+  leftSchema: Schema;
+  rightSchema: Schema;
+  leftKeys: number[];
+  rightKeys: number[];
+  eager?: EagerPlan;
+}
+
 interface JoinContext {
-  node: Extract<BoundNode, { kind: 'join' }>;
+  node: JoinNode;
+  shape: JoinShape;
   ops: RowOp[];
   combine?: Combine;
   sink: TaskSink;
@@ -42,7 +55,7 @@ interface JoinContext {
 const SKETCH_CAPACITY = 1000;
 
 export class Executor {
-  readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [] };
+  readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], eager: [] };
   private shuffledBytes = 0;
 
   constructor(readonly settings: Settings) {}
@@ -60,7 +73,7 @@ export class Executor {
   }
 
   /** Run a pipeline to its end; each task's result in task order. */
-  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine): Promise<TaskResult[]> {
+  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
     const src = p.source;
     switch (src.kind) {
       case 'scan':
@@ -69,7 +82,7 @@ export class Executor {
           { stage: consumer, kind: 'map', partition: i, source: src.id },
         )));
       case 'join':
-        return this.runJoin(src, p.ops, sink, combine);
+        return this.runJoin(src, p.ops, sink, combine, eager);
       case 'aggregate':
         return this.runAggregate(src, p.ops, sink, combine);
       case 'sort':
@@ -82,11 +95,11 @@ export class Executor {
   }
 
   private async shuffle(
-    node: BoundNode, spec: Omit<PartitionSpec, 'nullSeed'>, id: string, consumer: string, combine?: Combine,
+    node: BoundNode, spec: Omit<PartitionSpec, 'nullSeed'>, id: string, consumer: string, combine?: Combine, eager?: EagerPlan,
   ): Promise<ShuffleOutput> {
     const { partitions } = spec;
     const sink: PartitionSink = { kind: 'partition', ...spec, nullSeed: 0 };
-    const results = await this.runPipeline(pipelineOf(node), sink, consumer, combine);
+    const results = await this.runPipeline(pipelineOf(node), sink, consumer, combine, eager);
     const partitionRows = new Array<number>(partitions).fill(0);
     const partitionBytes = new Array<number>(partitions).fill(0);
     for (const r of results) {
@@ -112,13 +125,23 @@ export class Executor {
     };
   }
 
-  private async runJoin(node: Extract<BoundNode, { kind: 'join' }>, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
+  /**
+   * A shuffle join. With `eager`, each side is first aggregated by its join key
+   * (and the group columns it provides) and the reduce tasks emit the states of
+   * the aggregate above the join (see agg/eager.ts).
+   */
+  private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
     const P = this.partitionsFor(node);
     const skew = this.settings.skew;
     const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;
+    const shape: JoinShape = eager
+      ? { leftSchema: eager.left.schema, rightSchema: eager.right.schema, leftKeys: eager.left.keys, rightKeys: eager.right.keys, eager }
+      : { leftSchema: node.left.schema, rightSchema: node.right.schema, leftKeys: node.leftKeys, rightKeys: node.rightKeys };
+    const sideCombine = (side: 'left' | 'right'): Combine | undefined => eager
+      && { groupBy: eager[side].groupBy, aggs: eager[side].aggs, schema: (side === 'left' ? node.left : node.right).schema };
     const [l, r] = await Promise.all([
-      this.shuffle(node.left, { keys: node.leftKeys, norms: node.leftNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.left`, node.id),
-      this.shuffle(node.right, { keys: node.rightKeys, norms: node.rightNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.right`, node.id),
+      this.shuffle(node.left, { keys: shape.leftKeys, norms: node.leftNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.left`, node.id, sideCombine('left')),
+      this.shuffle(node.right, { keys: shape.rightKeys, norms: node.rightNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.right`, node.id, sideCombine('right')),
     ]);
     const sideStats = (s: ShuffleOutput): SideStats => ({
       partitionRows: s.stats.partitionRows, partitionBytes: s.stats.partitionBytes, mapBytes: s.mapBytes,
@@ -137,17 +160,16 @@ export class Executor {
         .map((h) => ({ key: h.display, rows: h.rows, partition: h.partition }));
     }
     this.stats.joins.push({ id: node.id, type: node.type, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
-    const ctx: JoinContext = { node, ops, combine, sink, l, r };
+    const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r };
     const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t)));
     return results.flat();
   }
 
   private joinTask(ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskStats, 'stage' | 'rows' | 'outputRows' | 'ms'>, seed: number) {
-    const { node } = ctx;
+    const { node, shape } = ctx;
     return this.run({
       source: {
-        kind: 'join', type: node.type, leftSchema: node.left.schema, rightSchema: node.right.schema,
-        left, right, leftKeys: node.leftKeys, rightKeys: node.rightKeys, leftNorms: node.leftNorms, rightNorms: node.rightNorms,
+        kind: 'join', type: node.type, ...shape, left, right, leftNorms: node.leftNorms, rightNorms: node.rightNorms,
       },
       ops: ctx.ops, combine: ctx.combine, sink: withSeed(ctx.sink, seed),
     }, { stage: node.id, ...meta });
@@ -175,8 +197,8 @@ export class Executor {
     const p = t.partition;
     const split = (s: ShuffleOutput, side: 'left' | 'right', pieces: (k: HotKeySplit) => number) => this.run({
       source: {
-        kind: 'split', schema: side === 'left' ? node.left.schema : node.right.schema, blocks: blocksOf(s, p),
-        keys: side === 'left' ? node.leftKeys : node.rightKeys, norms: side === 'left' ? node.leftNorms : node.rightNorms,
+        kind: 'split', schema: side === 'left' ? ctx.shape.leftSchema : ctx.shape.rightSchema, blocks: blocksOf(s, p),
+        keys: side === 'left' ? ctx.shape.leftKeys : ctx.shape.rightKeys, norms: side === 'left' ? node.leftNorms : node.rightNorms,
         hot: t.keys.map((k) => ({ hash: k.hash, match: k.match, pieces: pieces(k) })),
       },
       ops: [], sink: { kind: 'collect' },
@@ -217,20 +239,25 @@ export class Executor {
     const inSchema = node.input.schema;
     const P = node.groupBy.length === 0 ? 1 : this.partitionsFor(node);
     const g = node.groupBy.length;
+    // Eager aggregation: partial aggregates below the join, whose reduce tasks emit our partial states.
+    const eager = this.settings.combiners && this.settings.eagerAggregation && node.input.kind === 'join'
+      ? eagerPlan(node, node.input) ?? undefined : undefined;
     // With combiners, map tasks ship partial states keyed by their leading g columns.
-    const pre: Combine | undefined = this.settings.combiners && combinable(node.aggs)
+    const pre: Combine | undefined = !eager && this.settings.combiners && combinable(node.aggs)
       ? { groupBy: node.groupBy, aggs: node.aggs, schema: inSchema }
       : undefined;
-    const shuffledSchema = pre ? partialSchema(inSchema, node.groupBy, node.aggs) : inSchema;
-    const keys = pre ? Array.from({ length: g }, (_, i) => i) : node.groupBy;
+    const partial = pre !== undefined || eager !== undefined;
+    const shuffledSchema = partial ? partialSchema(inSchema, node.groupBy, node.aggs) : inSchema;
+    const keys = partial ? Array.from({ length: g }, (_, i) => i) : node.groupBy;
     const norms = keys.map((i) => normFor(shuffledSchema[i].type));
-    const s = await this.shuffle(node.input, { keys, norms, partitions: P, spreadNulls: false }, `${node.id}.input`, node.id, pre);
+    if (eager) this.stats.eager.push(node.id);
+    const s = await this.shuffle(node.input, { keys, norms, partitions: P, spreadNulls: false }, `${node.id}.input`, node.id, pre, eager);
     const tasks: number[] = [];
     for (let p = 0; p < P; p++) if (s.stats.partitionRows[p] > 0 || g === 0) tasks.push(p);
     tasks.sort((a, b) => s.stats.partitionBytes[b] - s.stats.partitionBytes[a]);
     return Promise.all(tasks.map((p) => this.run({
       source: {
-        kind: 'aggregate', mode: pre ? 'final' : 'raw', schema: shuffledSchema,
+        kind: 'aggregate', mode: partial ? 'final' : 'raw', schema: shuffledSchema,
         input: s.byTask.map((bs) => bs[p]).filter((b): b is Batch => b !== null),
         groupBy: keys, aggs: node.aggs, outSchema: node.schema,
       },

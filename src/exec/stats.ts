@@ -45,6 +45,8 @@ export interface Stats {
   shuffles: ShuffleStats[];
   tasks: TaskStats[];
   joins: JoinStats[];
+  /** aggregates computed by eager aggregation below their join */
+  eager: string[];
   outputRows?: number;
 }
 

@@ -3,6 +3,7 @@
 // (collect, or hash-partition for the next shuffle). Pure: the same function
 // runs on a worker thread or on the coordinator.
 import { aggregateBatch } from '../agg/aggregate.js';
+import { type EagerPlan, eagerStates } from '../agg/eager.js';
 import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema } from '../agg/partial.js';
 import { readRowGroups } from '../io/parquet.js';
 import {
@@ -25,6 +26,8 @@ export type TaskSource =
       kind: 'join'; type: JoinType;
       leftSchema: Schema; rightSchema: Schema; left: Batch[]; right: Batch[];
       leftKeys: number[]; rightKeys: number[]; leftNorms: KeyNorm[]; rightNorms: KeyNorm[];
+      /** the sides are eager partial aggregates: emit the states of the aggregate above the join */
+      eager?: EagerPlan;
     }
   /** cut hot keys out of a partition's rows (key-level skew handling) */
   | { kind: 'split'; schema: Schema; blocks: Batch[]; keys: number[]; norms: KeyNorm[]; hot: SplitKey[] }
@@ -69,6 +72,7 @@ async function produce(src: TaskSource, combine?: Combine): Promise<{ batches: B
       const lk = buildKeys(l, src.leftKeys, src.leftNorms);
       const rk = buildKeys(r, src.rightKeys, src.rightNorms);
       const m = hashJoin(src.type, lk, rk);
+      if (src.eager) return { batches: [eagerStates(l, r, m.left, m.right, m.n, src.eager)], rows: l.length + r.length, combined: true };
       if (combine) {
         const schema = partialSchema(combine.schema, combine.groupBy, combine.aggs);
         const b = partialAggregateJoin(l, r, m.left, m.right, m.n, src.type, combine.groupBy, combine.aggs, schema);

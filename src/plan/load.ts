@@ -24,6 +24,8 @@ export interface Settings {
   /** undefined: chosen by the engine from the input size */
   partitions: number | undefined;
   combiners: boolean;
+  /** partial aggregates below a join, where the aggregate above it allows (needs combiners) */
+  eagerAggregation: boolean;
   skew: SkewSettings;
   memoryLimit: number;
 }
@@ -33,6 +35,7 @@ export interface Overrides {
   workers?: number;
   partitions?: number;
   combiners?: boolean;
+  eagerAggregation?: boolean;
   skew?: Partial<SkewSettings>;
   memoryLimit?: number | string;
 }
@@ -101,6 +104,7 @@ export function resolveSettings(plan: Plan, o: Overrides = {}): Settings {
     workers: o.workers ?? ex.workers ?? os.availableParallelism(),
     partitions: o.partitions ?? ex.partitions,
     combiners: o.combiners ?? ex.combiners ?? true,
+    eagerAggregation: o.eagerAggregation ?? ex.eagerAggregation ?? true,
     skew,
     memoryLimit,
   };

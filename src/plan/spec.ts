@@ -101,6 +101,8 @@ export const ExecutionSchema = z.strictObject({
   workers: z.number().int().min(1).max(256).optional(),
   partitions: z.number().int().min(1).max(65536).optional(),
   combiners: z.boolean().optional(),
+  /** partial aggregation below joins (eager aggregation); needs combiners; default true */
+  eagerAggregation: z.boolean().optional(),
   skew: SkewOptionsSchema.optional(),
   memoryLimit: ByteSize.optional(),
 });
