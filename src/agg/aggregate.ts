@@ -106,7 +106,7 @@ export function minMax(c: Column, g: Groups, max: boolean): Column {
   return gather(c, best, g.nGroups);
 }
 
-function countDistinct(c: Column, g: Groups): Column {
+export function countDistinct(c: Column, g: Groups): Column {
   // Distinct (group, value) pairs: group again on the pair, skipping nulls.
   const gidCol: Column = { type: { id: 'int32' }, length: c.length, values: g.gid, valid: null };
   const pairs = buildKeys({ length: c.length, columns: [gidCol, c] }, [0, 1], [{ kind: 'int' }, normFor(c.type)]);

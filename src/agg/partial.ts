@@ -4,19 +4,31 @@
 //
 // States per function: count → [count]; sum, avg → [sum, count] (the sum is
 // exact int64 for integer input, float64 otherwise); min, max → [value].
-// count_distinct has no fixed-size state and is not combined.
+// count_distinct: its column becomes one more grouping column of the partial
+// rows (the per-group distinct set, as rows), counted after the merge; so all
+// count_distinct of one aggregate must share a column to be combined.
 import { type Batch, type Column, type Field, type Schema, emptyBatch, gather, isInteger } from '../kernels/column.js';
+import { ExecutionError } from '../errors.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import {
-  countColumn, countValid, exactIntSums, float64Column, floatSums, groupsOf, int64Column, minMax,
+  countColumn, countDistinct, countValid, exactIntSums, float64Column, floatSums, groupsOf, int64Column, minMax,
 } from './aggregate.js';
 import type { Groups } from './groups.js';
 
-export const combinable = (aggs: BoundAggregate[]) => aggs.every((a) => a.fn !== 'count_distinct');
+const distinctCols = (aggs: BoundAggregate[]) => new Set(aggs.filter((a) => a.fn === 'count_distinct').map((a) => a.col));
 
-/** The schema of partial states: the group columns, then each aggregate's state columns. */
-export function partialSchema(input: Schema, groupBy: number[], aggs: BoundAggregate[]): Field[] {
-  const out: Field[] = groupBy.map((g) => input[g]);
+export const combinable = (aggs: BoundAggregate[]) => distinctCols(aggs).size <= 1;
+
+/** What a combiner groups by (the group columns, then the count_distinct column) and the aggregates with a state. */
+export function combinerGrouping(groupBy: number[], aggs: BoundAggregate[]): { groupBy: number[]; aggs: BoundAggregate[] } {
+  const d = [...distinctCols(aggs)];
+  return { groupBy: [...groupBy, ...d], aggs: aggs.filter((a) => a.fn !== 'count_distinct') };
+}
+
+/** The schema of partial states: the group columns, the count_distinct column if any, then each aggregate's state columns. */
+export function partialSchema(input: Schema, groupBy0: number[], aggs0: BoundAggregate[]): Field[] {
+  const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
+  const out: Field[] = groupBy.map((g, i) => (i < groupBy0.length ? input[g] : { name: '$distinct', type: input[g].type }));
   aggs.forEach((a, k) => {
     const t = a.col >= 0 ? input[a.col].type : null;
     if (a.fn === 'count') out.push({ name: `$${k}.count`, type: { id: 'int64' } });
@@ -45,7 +57,8 @@ function states(b: Batch, g: Groups, aggs: BoundAggregate[]): Column[] {
   return cols;
 }
 
-export function partialAggregate(b: Batch, groupBy: number[], aggs: BoundAggregate[], schema: Schema): Batch {
+export function partialAggregate(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema): Batch {
+  const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
   if (b.length === 0 && groupBy.length > 0) return emptyBatch(schema);
   const g = groupsOf(b, groupBy);
   const keys = groupBy.map((i) => gather(b.columns[i], g.first, g.nGroups));
@@ -60,8 +73,9 @@ export function partialAggregate(b: Batch, groupBy: number[], aggs: BoundAggrega
  */
 export function partialAggregateJoin(
   l: Batch, r: Batch, left: Int32Array, right: Int32Array, n: number, type: string,
-  groupBy: number[], aggs: BoundAggregate[], schema: Schema,
+  groupBy0: number[], aggs0: BoundAggregate[], schema: Schema,
 ): Batch | null {
+  const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
   const nl = l.columns.length;
   const onLeft = groupBy.every((c) => c < nl), onRight = groupBy.every((c) => c >= nl);
   const side = groupBy.length === 0 || onLeft ? 'left' : onRight ? 'right' : null;
@@ -99,9 +113,12 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
   if (b.length === 0 && nGroupCols > 0) return emptyBatch(out);
   const g = groupsOf(b, keys);
   const cols: Column[] = keys.map((i) => gather(b.columns[i], g.first, g.nGroups));
-  let s = nGroupCols;
+  const distinct = combinable(aggs) && aggs.some((a) => a.fn === 'count_distinct');
+  let s = nGroupCols + (distinct ? 1 : 0);
   for (const a of aggs) {
-    if (a.fn === 'count') {
+    if (a.fn === 'count_distinct') {
+      cols.push(countDistinct(b.columns[nGroupCols], g));
+    } else if (a.fn === 'count') {
       cols.push(countColumn(floatSums(b.columns[s++], g)));
     } else if (a.fn === 'min' || a.fn === 'max') {
       cols.push(minMax(b.columns[s++], g, a.fn === 'max'));
@@ -122,4 +139,39 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
     }
   }
   return { length: g.nGroups, columns: cols };
+}
+
+/**
+ * Every row as its own group's partial state, without hashing: what a map
+ * task ships when partial aggregation does not reduce (adaptive pass-through).
+ */
+export function rowsAsStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate[]): Batch {
+  const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
+  const n = b.length;
+  const validCount = (c: Column | null): Column => {
+    const v = new BigInt64Array(n).fill(1n);
+    if (c?.valid) for (let i = 0; i < n; i++) if (!c.valid[i]) v[i] = 0n;
+    return { type: { id: 'int64' }, length: n, values: v, valid: null };
+  };
+  const cols: Column[] = groupBy.map((g) => b.columns[g]);
+  for (const a of aggs) {
+    const c = a.col >= 0 ? b.columns[a.col] : null;
+    if (a.fn === 'count') cols.push(validCount(c));
+    else if (a.fn === 'min' || a.fn === 'max') cols.push(c!);
+    else {
+      const wide = isInteger(c!.type);
+      const v = wide ? new BigInt64Array(n) : new Float64Array(n);
+      const src = c!.values as any;
+      if (wide) {
+        for (let i = 0; i < n; i++) {
+          const x = BigInt(src[i]);
+          if (x > 9223372036854775807n) throw new ExecutionError(`partial sum of "${a.as}" overflows a 64-bit integer (${x})`);
+          (v as BigInt64Array)[i] = x;
+        }
+      }
+      else for (let i = 0; i < n; i++) (v as Float64Array)[i] = src[i];
+      cols.push({ type: { id: wide ? 'int64' : 'float64' }, length: n, values: v, valid: c!.valid }, validCount(c));
+    }
+  }
+  return { length: n, columns: cols };
 }

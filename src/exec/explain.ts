@@ -106,6 +106,10 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
     out.push(`shuffle ${s.id}: ${s.partitions} partitions`);
     out.push(`   rows:  ${distribution(s.partitionRows, String)}`);
     out.push(`   bytes: ${distribution(s.partitionBytes, fmtBytes)}`);
+    if (s.combine) {
+      const c = s.combine;
+      out.push(`   combiners: ${c.rowsBefore} rows (${fmtBytes(c.bytesBefore)}) → ${c.rowsAfter} rows (${fmtBytes(c.bytesAfter)}); ${c.partialTasks} task(s) aggregated, ${c.passThroughTasks} passed rows through`);
+    }
     if (s.id.endsWith('.input')) out.push('   (an aggregation shuffle: combiners, not splits, handle its skew)');
     else out.push(`   skew test: > ${fmtBytes(s.thresholdBytes)} (median ${fmtBytes(s.medianBytes)}); skewed partitions: ${s.skewedPartitions.length ? s.skewedPartitions.join(', ') : 'none'}`);
     if (s.hotKeys.length) out.push(`   hot keys: ${s.hotKeys.slice(0, 5).map((h) => `${h.key.join(',')} (${h.rows} rows, partition ${h.partition})`).join('; ')}`);

@@ -116,6 +116,17 @@ export class Executor {
       medianBytes: medianOf(partitionBytes), thresholdBytes: this.settings.skew.thresholdBytes,
       skewedPartitions: [], hotKeys: [],
     };
+    const combined = results.filter((r) => r.combine);
+    if (combined.length) {
+      stats.combine = {
+        rowsBefore: combined.reduce((a, r) => a + r.combine!.rowsIn, 0),
+        bytesBefore: combined.reduce((a, r) => a + r.combine!.bytesIn, 0),
+        rowsAfter: partitionRows.reduce((a, b) => a + b, 0),
+        bytesAfter: total,
+        partialTasks: combined.filter((r) => r.combine!.mode === 'partial').length,
+        passThroughTasks: combined.filter((r) => r.combine!.mode === 'pass-through').length,
+      };
+    }
     this.stats.shuffles.push(stats);
     return {
       byTask: results.map((r) => r.batches),

@@ -14,6 +14,8 @@ export interface ShuffleStats {
   thresholdBytes: number;
   skewedPartitions: number[];
   hotKeys: HotKey[];
+  /** with combiners: rows and bytes the map tasks produced before combining, and the tasks that passed rows through */
+  combine?: { rowsBefore: number; bytesBefore: number; rowsAfter: number; bytesAfter: number; partialTasks: number; passThroughTasks: number };
 }
 
 export interface TaskStats {

@@ -4,10 +4,10 @@
 // runs on a worker thread or on the coordinator.
 import { aggregateBatch } from '../agg/aggregate.js';
 import { type EagerPlan, eagerStates } from '../agg/eager.js';
-import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema } from '../agg/partial.js';
+import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
 import { readRowGroups } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, buffersOf, concatBatches, gather, gatherBatch,
+  type Batch, type Field, type Schema, batchBytes, buffersOf, concatBatches, gather, gatherBatch, sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { hashJoin } from '../kernels/join.js';
@@ -53,6 +53,8 @@ export interface TaskResult {
   partitionBytes?: number[];
   /** heavy hitters of the partition keys, when the sink asked for them */
   sketch?: TaskSketch;
+  /** what the combiner did: aggregated, or passed rows through because they did not reduce */
+  combine?: { mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number; rowsOut: number };
   ms: number;
 }
 
@@ -104,6 +106,25 @@ function applyOps(b: Batch, ops: RowOp[]): Batch {
   return b;
 }
 
+/** Rows a combiner aggregates before deciding whether aggregation pays. */
+const PASS_THROUGH_SAMPLE = 16384;
+/** Groups per row in that sample above which the rows pass through as they are. */
+const PASS_THROUGH_RATIO = 0.8;
+
+/**
+ * The combiner: partial aggregation of a task's rows, unless the first rows
+ * show nearly one group per row; then every row is shipped as its own state
+ * (no hashing), so a high-cardinality group-by does not pay twice.
+ */
+function combineRows(all: Batch, c: Combine): { batch: Batch; mode: 'partial' | 'pass-through' } {
+  const schema = partialSchema(c.schema, c.groupBy, c.aggs);
+  if (c.groupBy.length > 0 && all.length >= 2 * PASS_THROUGH_SAMPLE) {
+    const sample = partialAggregate(sliceBatch(all, 0, PASS_THROUGH_SAMPLE), c.groupBy, c.aggs, schema);
+    if (sample.length > PASS_THROUGH_RATIO * PASS_THROUGH_SAMPLE) return { batch: rowsAsStates(all, c.groupBy, c.aggs), mode: 'pass-through' };
+  }
+  return { batch: partialAggregate(all, c.groupBy, c.aggs, schema), mode: 'partial' };
+}
+
 export async function runTask(t: TaskSpec): Promise<TaskResult> {
   const t0 = performance.now();
   if (t.source.kind === 'split') {
@@ -116,17 +137,18 @@ export async function runTask(t: TaskSpec): Promise<TaskResult> {
   const { batches, rows, combined } = await produce(t.source, t.ops.length === 0 ? t.combine : undefined);
   let outBatches = batches.map((b) => applyOps(b, t.ops)).filter((b) => b.length > 0);
   const outputRows = outBatches.reduce((s, b) => s + b.length, 0);
+  let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {
-    const inSchema = t.combine.schema;
-    const all = concatBatches(inSchema, outBatches);
-    const partial = partialAggregate(all, t.combine.groupBy, t.combine.aggs, partialSchema(inSchema, t.combine.groupBy, t.combine.aggs));
-    outBatches = partial.length > 0 ? [partial] : [];
+    const all = concatBatches(t.combine.schema, outBatches);
+    const { batch, mode } = combineRows(all, t.combine);
+    combineStats = { mode, rowsIn: all.length, bytesIn: batchBytes(all), rowsOut: batch.length };
+    outBatches = batch.length > 0 ? [batch] : [];
   }
   if (t.sink.kind === 'collect') {
     return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0 };
   }
   const { blocks, rows: partitionRows, bytes: partitionBytes, sketch } = partitionBatches(outBatches, t.sink);
-  return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, sketch, ms: performance.now() - t0 };
+  return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, sketch, combine: combineStats, ms: performance.now() - t0 };
 }
 
 export function resultBuffers(r: TaskResult): ArrayBuffer[] {

@@ -1,0 +1,121 @@
+// Combiners and eager aggregation against DuckDB: every function with and
+// without combiners, adaptive pass-through, and aggregates pushed below
+// inner, left, right and full joins with duplicate keys on both sides.
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runPlan } from '../dist/index.js';
+import { expectSame, expectSameInDuck, tmpDir, writeParquet } from './helpers.js';
+
+const dir = tmpDir('sj-agg-');
+const T = path.join(dir, 't.parquet'), WIDE = path.join(dir, 'wide.parquet');
+const L = path.join(dir, 'l.parquet'), R = path.join(dir, 'r.parquet');
+
+beforeAll(async () => {
+  await writeParquet(T, `
+    SELECT i::BIGINT AS id, CASE WHEN i % 7 = 0 THEN NULL ELSE 'g' || (i % 5) END AS g, (i % 3)::INTEGER AS h,
+      CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 37 % 101)::INTEGER END AS x,
+      CASE WHEN i % 13 = 0 THEN NULL ELSE (i % 17) * 1.25::DOUBLE END AS f,
+      1125899906842625::BIGINT + i * 1000003 AS big, CASE WHEN i % 9 = 0 THEN NULL ELSE 'v' || (i % 23) END AS s
+    FROM range(0, 6000) t(i)`, 2048);
+  // one row group of 40,000 rows with a distinct id per row: nothing to combine
+  await writeParquet(WIDE, `SELECT i::BIGINT AS id, (i % 10)::INTEGER AS v FROM range(0, 40000) t(i)`, 65536);
+  // Both sides have duplicate keys; key 1 is hot on both (a many-to-many hot key); some keys on one side only.
+  await writeParquet(L, `
+    SELECT CASE WHEN i % 3 = 0 THEN 1 WHEN i % 17 = 0 THEN NULL ELSE (i % 40) END::BIGINT AS k,
+      'lg' || (i % 4) AS lg, (i % 9)::INTEGER AS a, CASE WHEN i % 5 = 0 THEN NULL ELSE i * 0.5 END::DOUBLE AS b
+    FROM range(0, 3000) t(i)`, 2048);
+  await writeParquet(R, `
+    SELECT CASE WHEN i % 4 = 0 THEN 1 WHEN i % 13 = 0 THEN NULL ELSE (i % 50) + 5 END::BIGINT AS k,
+      'rg' || (i % 3) AS rg, (i % 7)::BIGINT AS c, CASE WHEN i % 6 = 0 THEN NULL ELSE 'x' || i END AS d
+    FROM range(0, 400) t(i)`, 2048);
+});
+
+const ALL = [
+  { fn: 'count', as: 'n' }, { fn: 'count', column: 'x', as: 'nx' }, { fn: 'sum', column: 'x', as: 'sx' },
+  { fn: 'sum', column: 'big', as: 'sbig' }, { fn: 'sum', column: 'f', as: 'sf' }, { fn: 'min', column: 's', as: 'mins' },
+  { fn: 'max', column: 'f', as: 'maxf' }, { fn: 'avg', column: 'x', as: 'ax' }, { fn: 'avg', column: 'f', as: 'af' },
+  { fn: 'count_distinct', column: 's', as: 'ds' },
+];
+const ALL_SQL = 'count(*), count(x), sum(x), sum(big), sum(f), min(s), max(f), avg(x), avg(f), count(DISTINCT s)';
+const scanT = { op: 'scan', source: 't' };
+const planT = (query: object) => ({ version: 1, sources: { t: { parquet: T }, w: { parquet: WIDE }, l: { parquet: L }, r: { parquet: R } }, query });
+
+describe('combiners', () => {
+  for (const combiners of [true, false]) {
+    it(`every function, string and multi-column keys, nulls (combiners ${combiners})`, async () => {
+      for (const groupBy of [['g'], ['g', 'h'], []]) {
+        const q = planT({ op: 'aggregate', input: scanT, groupBy, aggregates: ALL });
+        const keys = groupBy.length ? `${groupBy.join(', ')}, ` : '';
+        await expectSame(q, `SELECT ${keys}${ALL_SQL} FROM read_parquet('${T}')${groupBy.length ? ` GROUP BY ${groupBy.join(', ')}` : ''}`,
+          { workers: 2, partitions: 5, combiners });
+      }
+      const r = await runPlan(planT({ op: 'aggregate', input: scanT, groupBy: ['g'], aggregates: ALL }), { workers: 2, partitions: 5, combiners, writeOutput: false });
+      const c = r.stats.shuffles[0].combine;
+      if (combiners) {
+        // count_distinct is combined too: partial rows per (group, distinct value)
+        expect(c!.rowsBefore).toBe(6000);
+        expect(c!.rowsAfter).toBeLessThanOrEqual(6 * 24 * 3); // (group, distinct s) pairs per map task
+        expect(c!.bytesAfter).toBeLessThan(c!.bytesBefore);
+      } else {
+        expect(c).toBeUndefined();
+        expect(r.stats.shuffles[0].partitionRows.reduce((a, b) => a + b, 0)).toBe(6000);
+      }
+    });
+  }
+  it('over empty input and an empty group', async () => {
+    const empty = { op: 'filter', input: scanT, where: { column: 'id', cmp: '<', value: 0 } };
+    await expectSame(planT({ op: 'aggregate', input: empty, groupBy: [], aggregates: ALL }), `SELECT ${ALL_SQL} FROM read_parquet('${T}') WHERE id < 0`, { workers: 2 });
+    await expectSame(planT({ op: 'aggregate', input: empty, groupBy: ['g'], aggregates: ALL }), `SELECT g, ${ALL_SQL} FROM read_parquet('${T}') WHERE id < 0 GROUP BY g`, { workers: 2 });
+  });
+  it('passes rows through when nearly every row is a new group', async () => {
+    const q = planT({ op: 'aggregate', input: { op: 'scan', source: 'w' }, groupBy: ['id'], aggregates: [{ fn: 'sum', column: 'v', as: 's' }, { fn: 'count', as: 'n' }] });
+    const r = await runPlan(q, { workers: 2, partitions: 4, writeOutput: false });
+    expect(r.stats.shuffles[0].combine).toMatchObject({ rowsBefore: 40000, rowsAfter: 40000, passThroughTasks: 1, partialTasks: 0 });
+    await expectSameInDuck(q, `SELECT id, sum(v), count(*) FROM read_parquet('${WIDE}') GROUP BY id`, { workers: 2, partitions: 4 });
+    // and aggregates when groups repeat
+    const r2 = await runPlan(planT({ op: 'aggregate', input: { op: 'scan', source: 'w' }, groupBy: ['v'], aggregates: [{ fn: 'count', as: 'n' }] }), { workers: 2, writeOutput: false });
+    expect(r2.stats.shuffles[0].combine).toMatchObject({ rowsBefore: 40000, rowsAfter: 10, passThroughTasks: 0 });
+  });
+});
+
+describe('eager aggregation below a join', () => {
+  const aggs = [
+    { fn: 'count', as: 'n' }, { fn: 'count', column: 'b', as: 'nb' }, { fn: 'count', column: 'd', as: 'nd' },
+    { fn: 'sum', column: 'a', as: 'sa' }, { fn: 'sum', column: 'b', as: 'sb' }, { fn: 'sum', column: 'c', as: 'sc' },
+    { fn: 'min', column: 'd', as: 'mind' }, { fn: 'max', column: 'b', as: 'maxb' }, { fn: 'avg', column: 'a', as: 'aa' }, { fn: 'avg', column: 'c', as: 'ac' },
+  ];
+  const sqlAggs = 'count(*), count(b), count(d), sum(a), sum(b), sum(c), min(d), max(b), avg(a), avg(c)';
+  const join = (type: string) => ({ op: 'join', type, on: [['k', 'k']], left: { op: 'scan', source: 'l' }, right: { op: 'scan', source: 'r' } });
+  const KW: Record<string, string> = { inner: 'INNER', left: 'LEFT', right: 'RIGHT', full: 'FULL OUTER' };
+
+  it.each(['inner', 'left', 'right', 'full'])('%s join, grouped by columns of both sides and a key', async (type) => {
+    for (const groupBy of [['lg', 'rg'], ['k'], ['rg'], []]) {
+      const q = planT({ op: 'aggregate', input: join(type), groupBy, aggregates: aggs });
+      const cols = groupBy.map((g) => (g === 'k' ? 'l.k' : g));
+      const sql = `SELECT ${cols.map((c) => `${c}, `).join('')}${sqlAggs} FROM read_parquet('${L}') l ${KW[type]} JOIN read_parquet('${R}') r ON l.k = r.k${cols.length ? ` GROUP BY ${cols.join(', ')}` : ''}`;
+      await expectSame(q, sql, { workers: 2, partitions: 6 });
+      const r = await runPlan(q, { workers: 2, partitions: 6, writeOutput: false });
+      expect(r.stats.eager).toEqual(['aggregate-1']);
+      // the sides were shuffled as partial aggregates: far fewer rows than the 3,000 + 400 read
+      const sides = r.stats.shuffles.filter((s) => s.id.startsWith('join-1'));
+      expect(sides.reduce((a, s) => a + s.partitionRows.reduce((x, y) => x + y, 0), 0)).toBeLessThan(1200);
+      const off = await runPlan(q, { workers: 2, partitions: 6, writeOutput: false, eagerAggregation: false });
+      expect(off.stats.eager).toEqual([]);
+    }
+  });
+  it('with skew handling splitting the partial rows of the hot key', async () => {
+    const q = planT({ op: 'aggregate', input: join('full'), groupBy: ['rg'], aggregates: aggs });
+    const sql = `SELECT rg, ${sqlAggs} FROM read_parquet('${L}') l FULL OUTER JOIN read_parquet('${R}') r ON l.k = r.k GROUP BY rg`;
+    await expectSame(q, sql, { workers: 2, partitions: 6, skew: { strategy: 'key', thresholdBytes: 1, factor: 1.5, advisoryPartitionBytes: 64 } });
+  });
+  it('is not applied to count_distinct, which still gives the right answer', async () => {
+    const q = planT({ op: 'aggregate', input: join('inner'), groupBy: ['rg'], aggregates: [{ fn: 'count_distinct', column: 'a', as: 'da' }, { fn: 'count', as: 'n' }] });
+    await expectSame(q, `SELECT rg, count(DISTINCT a), count(*) FROM read_parquet('${L}') l JOIN read_parquet('${R}') r ON l.k = r.k GROUP BY rg`, { workers: 2 });
+    expect((await runPlan(q, { workers: 2, writeOutput: false })).stats.eager).toEqual([]);
+  });
+  it('--explain says when it applies', async () => {
+    const { loadPlan, explainPlan } = await import('../dist/index.js');
+    const text = explainPlan(await loadPlan(planT({ op: 'aggregate', input: join('left'), groupBy: ['rg'], aggregates: aggs }), { workers: 2 }));
+    expect(text).toMatch(/eager: each side of join-1 pre-aggregated by its join key/);
+  });
+});
