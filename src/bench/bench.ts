@@ -70,7 +70,7 @@ function joinGroupBy(leftFile: string, rightFile: string, rightCols: string[], g
 }
 
 /** Skew settings scaled to these data sizes (the defaults, 256 MB and 64 MB, are for larger inputs). */
-const SKEW_EXEC: Overrides = { partitions: 64, skew: { factor: 2, thresholdBytes: 2 * 1024 * 1024, advisoryPartitionBytes: 4 * 1024 * 1024 } };
+const SKEW_EXEC: Overrides = { partitions: 64, eagerAggregation: false, skew: { factor: 2, thresholdBytes: 2 * 1024 * 1024, advisoryPartitionBytes: 4 * 1024 * 1024 } };
 
 export function suites(o: BenchOptions): Record<string, Workload[]> {
   const rows = o.rows ?? 5_000_000, keys = o.keys ?? 1_000_000;
