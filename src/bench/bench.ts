@@ -10,7 +10,8 @@ import { GEN_DEFAULTS, type GenOptions, generate } from './gen.js';
 
 export interface BenchOptions { out: string; workers: number; repeat: number; suite: string; rows?: number; keys?: number }
 
-type Mode = 'off' | 'partition' | 'key' | 'auto';
+/** skewjoin's modes: skew handling off, by map ranges, by hot keys, automatic; and combiners on or off. */
+type Mode = 'off' | 'partition' | 'key' | 'auto' | 'no-combiners';
 
 interface Workload {
   name: string;
@@ -32,6 +33,9 @@ export interface BenchRow {
   reduceTasks?: number;
   shuffledRows?: number;
   shuffledBytes?: number;
+  /** rows the map tasks produced before their combiners */
+  rowsBeforeCombining?: number;
+  eager?: boolean;
   sameAnswer?: boolean;
 }
 
@@ -79,6 +83,11 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
       name: 'join+groupby s=1', data: { rows, keys, s: 1 }, ...joinGroupBy('fact.parquet', 'dim.parquet', ['key', 'region'], 'region'),
       modes: ['auto'], execution: {},
     }],
+    combiners: [
+      { name: 'aggregate by key s=1.2', data: { rows, keys, s: 1.2 }, ...aggregateByKey(), modes: ['auto', 'no-combiners'], execution: {} },
+      { name: 'm2m join+groupby s=1', data: { rows: Math.round(rows * 0.4), keys: Math.round(keys / 10), s: 1, m2mRows: 20000 },
+        ...joinGroupBy('fact.parquet', 'm2m.parquet', ['key', 'grp'], 'grp'), modes: ['auto'], execution: {} },
+    ],
     skew: [
       { name: 'fact⋈dim s=1.2', data: { rows, keys, s: 1.2 }, ...joinGroupBy('fact.parquet', 'dim.parquet', ['key', 'region'], 'region'),
         modes: ['off', 'partition', 'key'], execution: SKEW_EXEC },
@@ -91,7 +100,28 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
 }
 
 function modeOverrides(mode: Mode, base: Overrides, workers: number): Overrides {
+  if (mode === 'no-combiners') return { ...base, workers, combiners: false };
   return { ...base, workers, skew: mode === 'off' ? { enabled: false } : { ...base.skew, enabled: true, strategy: mode } };
+}
+
+function aggregateByKey(): Pick<Workload, 'plan' | 'sql'> {
+  return {
+    plan: (dir) => ({
+      version: 1, sources: { fact: { parquet: path.join(dir, 'fact.parquet') } },
+      query: {
+        op: 'limit', count: 100,
+        input: {
+          op: 'sort', by: [{ column: 'n', desc: true }, { column: 'key' }],
+          input: {
+            op: 'aggregate', groupBy: ['key'], input: { op: 'scan', source: 'fact', columns: ['key', 'amount'] },
+            aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 'revenue' }],
+          },
+        },
+      },
+    }),
+    sql: (dir) => `SELECT key, count(*) AS n, sum(amount) AS revenue FROM read_parquet('${path.join(dir, 'fact.parquet')}')
+      GROUP BY key ORDER BY n DESC, key LIMIT 100`,
+  };
 }
 
 /** Data sets are reused across runs: their folder name is a hash of their parameters. */
@@ -111,12 +141,15 @@ function sameRows(a: Record<string, unknown>[], b: Record<string, unknown>[]): b
 
 function joinStats(r: RunResult) {
   const ms = r.stats.tasks.filter((t) => t.kind === 'reduce' && t.stage.startsWith('join')).map((t) => t.ms);
+  const combined = r.stats.shuffles.filter((x) => x.combine);
   const shuffles = r.stats.shuffles;
   return {
     reduceImbalance: ms.length ? Math.max(...ms) / median(ms) : undefined,
     reduceTasks: ms.length,
     shuffledRows: shuffles.reduce((s, x) => s + x.partitionRows.reduce((a, b) => a + b, 0), 0),
     shuffledBytes: shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0),
+    rowsBeforeCombining: combined.length ? combined.reduce((s, x) => s + x.combine!.rowsBefore, 0) : undefined,
+    eager: r.stats.eager.length > 0,
   };
 }
 
@@ -127,7 +160,7 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream): Pro
   const db = await DuckDBInstance.create(':memory:', { threads: String(o.workers) });
   const con = await db.connect();
   const results: BenchRow[] = [];
-  log.write(`${'workload'.padEnd(22)} ${'mode'.padEnd(10)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'tasks'.padStart(6)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
+  log.write(`${'workload'.padEnd(24)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
   for (const w of workloads) {
     const data = { ...GEN_DEFAULTS, ...w.data };
     const dir = path.resolve(datasetDir(o.out, w.data));
@@ -159,7 +192,8 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream): Pro
       results.push(r);
       const vsOff = off && r.mode !== 'duckdb' ? (off.wallMs / r.wallMs).toFixed(2) : '';
       const vsDuck = r.mode === 'duckdb' ? '' : (r.wallMs / duck.wallMs).toFixed(2);
-      log.write(`${w.name.padEnd(22)} ${r.mode.padEnd(10)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${String(r.reduceTasks ?? '').padStart(6)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
+      const mb = r.shuffledBytes === undefined ? '' : (r.shuffledBytes / 1048576).toFixed(1);
+      log.write(`${w.name.padEnd(24)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${String(r.reduceTasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
     }
   }
   fs.mkdirSync(o.out, { recursive: true });

@@ -131,7 +131,7 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
 
   program.command('bench')
     .description('generate Zipf workloads and time skewjoin in each mode against DuckDB on the same files')
-    .option('--suite <name>', 'reference (join + group-by, s=1) or skew (s=1.2, many-to-many, uniform; off/partition/key)', 'reference')
+    .option('--suite <name>', 'reference (join + group-by, s=1), skew (s=1.2, many-to-many, uniform; off/partition/key) or combiners (aggregation by key; many-to-many join + group-by)', 'reference')
     .option('--out <dir>', 'folder for datasets and results (results.json, results.csv)', 'bench-out')
     .option('--workers <n>', 'worker threads for skewjoin and DuckDB', int('--workers'), 2)
     .option('--rows <n>', 'fact rows', int('--rows'), 5_000_000)
