@@ -108,6 +108,16 @@ describe('eager aggregation below a join', () => {
     const sql = `SELECT rg, ${sqlAggs} FROM read_parquet('${L}') l FULL OUTER JOIN read_parquet('${R}') r ON l.k = r.k GROUP BY rg`;
     await expectSame(q, sql, { workers: 2, partitions: 6, skew: { strategy: 'key', thresholdBytes: 1, factor: 1.5, advisoryPartitionBytes: 64 } });
   });
+  it('is not applied against a side with unique keys', async () => {
+    const root = path.resolve(import.meta.dirname, '..', 'datasets', 'sample');
+    const r = await runPlan({
+      version: 1, sources: { f: { parquet: path.join(root, 'fact.parquet') }, d: { parquet: path.join(root, 'dim.parquet') } },
+      query: { op: 'aggregate', groupBy: ['region'], aggregates: [{ fn: 'sum', column: 'amount', as: 's' }],
+        input: { op: 'join', type: 'inner', on: [['key', 'key']], left: { op: 'scan', source: 'f' }, right: { op: 'scan', source: 'd' } } },
+    }, { workers: 2, writeOutput: false });
+    expect(r.stats.eager).toEqual([]);
+    expect(r.numRows).toBe(8);
+  });
   it('is not applied to count_distinct, which still gives the right answer', async () => {
     const q = planT({ op: 'aggregate', input: join('inner'), groupBy: ['rg'], aggregates: [{ fn: 'count_distinct', column: 'a', as: 'da' }, { fn: 'count', as: 'n' }] });
     await expectSame(q, `SELECT rg, count(DISTINCT a), count(*) FROM read_parquet('${L}') l JOIN read_parquet('${R}') r ON l.k = r.k GROUP BY rg`, { workers: 2 });
@@ -116,6 +126,6 @@ describe('eager aggregation below a join', () => {
   it('--explain says when it applies', async () => {
     const { loadPlan, explainPlan } = await import('../dist/index.js');
     const text = explainPlan(await loadPlan(planT({ op: 'aggregate', input: join('left'), groupBy: ['rg'], aggregates: aggs }), { workers: 2 }));
-    expect(text).toMatch(/eager: each side of join-1 pre-aggregated by its join key/);
+    expect(text).toMatch(/eager when a sample shows join keys repeating on both sides: each side of join-1 pre-aggregated by its join key/);
   });
 });

@@ -9,6 +9,7 @@
 import { type Batch, type Column, type Field, type Schema, emptyBatch, gather, isInteger } from '../kernels/column.js';
 import type { BoundAggregate, BoundNode } from '../plan/bound.js';
 import { countColumn, float64Column, groupsOf, int64Column, minMax } from './aggregate.js';
+import type { Groups } from './groups.js';
 import { partialSchema } from './partial.js';
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
@@ -128,17 +129,45 @@ function weightedSums(c: Column, idx: Int32Array, w: Float64Array, gid: Int32Arr
 }
 
 /**
+ * Groups of the joined pairs. When every group column comes from one side and
+ * that side is never missing, that side's rows are grouped once and each pair
+ * takes its group by index (no gather of the group columns per pair).
+ */
+function pairGroups(
+  groups: EagerLayout['groups'], side: (s: 'left' | 'right') => { b: Batch; idx: Int32Array }, n: number,
+): { g: Groups; keyCols: Column[] } {
+  const s = groups.length > 0 && groups.every((x) => x.side === groups[0].side) ? side(groups[0].side) : null;
+  if (s !== null && !s.idx.subarray(0, n).some((j) => j < 0)) {
+    const gs = groupsOf(s.b, groups.map((x) => x.col));
+    const renum = new Int32Array(gs.nGroups).fill(-1);
+    const first: number[] = [];
+    const gid = new Int32Array(n);
+    for (let k = 0; k < n; k++) {
+      const old = gs.gid[s.idx[k]];
+      let id = renum[old];
+      if (id < 0) { id = renum[old] = first.length; first.push(k); }
+      gid[k] = id;
+    }
+    const firstPair = Int32Array.from(first);
+    const rows = Int32Array.from(first, (k) => s.idx[k]);
+    return { g: { gid, nGroups: first.length, first: firstPair }, keyCols: groups.map((x) => gather(s.b.columns[x.col], rows)) };
+  }
+  const groupCols = groups.map((x) => gather(side(x.side).b.columns[x.col], side(x.side).idx, n));
+  const g = groupsOf({ length: n, columns: groupCols }, groupCols.map((_, i) => i));
+  return { g, keyCols: groupCols.map((c) => gather(c, g.first, g.nGroups)) };
+}
+
+/**
  * The final aggregate's partial states (partialSchema of the join output) from
  * joined partial rows: pairs (left[k], right[k]), -1 for a missing side.
  */
 export function eagerStates(l: Batch, r: Batch, left: Int32Array, right: Int32Array, n: number, plan: EagerPlan): Batch {
   const { layout } = plan;
   const side = (s: 'left' | 'right') => (s === 'left' ? { b: l, idx: left } : { b: r, idx: right });
-  const groupCols = layout.groups.map((g) => gather(side(g.side).b.columns[g.col], side(g.side).idx, n));
-  const g = groupsOf({ length: n, columns: groupCols }, groupCols.map((_, i) => i));
-  if (groupCols.length > 0 && n === 0) return emptyBatch(plan.outSchema);
+  if (layout.groups.length > 0 && n === 0) return emptyBatch(plan.outSchema);
+  const { g, keyCols } = pairGroups(layout.groups, side, n);
   const wL = weights(l, layout.countCol.left, left, n), wR = weights(r, layout.countCol.right, right, n);
-  const cols: Column[] = groupCols.map((c) => gather(c, g.first, g.nGroups));
+  const cols: Column[] = keyCols;
   for (const a of layout.aggs) {
     if (a.side === null) { // count(*): pairs of rows
       const cnt = new Float64Array(g.nGroups);

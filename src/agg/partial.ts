@@ -160,6 +160,7 @@ export function rowsAsStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate
     else if (a.fn === 'min' || a.fn === 'max') cols.push(c!);
     else {
       const wide = isInteger(c!.type);
+      if (c!.type.id === (wide ? 'int64' : 'float64')) { cols.push(c!, validCount(c)); continue; } // already a state
       const v = wide ? new BigInt64Array(n) : new Float64Array(n);
       const src = c!.values as any;
       if (wide) {

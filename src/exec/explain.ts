@@ -51,7 +51,7 @@ export function explainPlan(lp: LoadedPlan): string {
         const P = src.groupBy.length ? parts(src) : 1;
         const by = src.groupBy.map((k) => src.input.schema[k].name);
         const eager = settings.combiners && settings.eagerAggregation && src.input.kind === 'join' && eagerPlan(src, src.input);
-        const how = eager ? ` (eager: each side of ${src.input.id} pre-aggregated by its join key)`
+        const how = eager ? ` (eager when a sample shows join keys repeating on both sides: each side of ${src.input.id} pre-aggregated by its join key)`
           : settings.combiners && combinable(src.aggs) ? ' (combiners before the shuffle)' : '';
         emit(indent, `${src.id}: aggregate by [${by.join(', ')}] ${src.aggs.map((a) => `${a.fn}→${a.as}`).join(', ')}, ${P} reduce task(s) at most${how}${fused}`);
         emit(child, `shuffle ${src.id}.input: hash on [${by.join(', ')}], ${P} partition(s)`);
@@ -102,6 +102,7 @@ function distribution(xs: number[], fmt: (x: number) => string): string {
 /** `--explain --analyze`: the plan, then what the run measured per shuffle, per skewed partition and per stage. */
 export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   const out = [explainPlan(lp).trimEnd(), '', `run: ${stats.wallMs.toFixed(0)} ms, ${stats.outputRows ?? 0} rows`];
+  if (stats.eager.length) out.push(`eager aggregation applied: ${stats.eager.join(', ')}`);
   for (const s of stats.shuffles) {
     out.push(`shuffle ${s.id}: ${s.partitions} partitions`);
     out.push(`   rows:  ${distribution(s.partitionRows, String)}`);

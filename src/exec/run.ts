@@ -9,6 +9,7 @@ import { type HotKeySplit, type PlannedTask, type SideStats, planReduceTasks, re
 import { mergeSketches } from '../skew/sketch.js';
 import { sortIndices } from '../kernels/sort.js';
 import type { PartitionSpec } from '../shuffle/partition.js';
+import type { KeyNorm } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
 import { normFor } from '../agg/aggregate.js';
 import { type Pipeline, defaultPartitions, pipelineOf, scanBytes } from './physical.js';
@@ -252,7 +253,7 @@ export class Executor {
     const g = node.groupBy.length;
     // Eager aggregation: partial aggregates below the join, whose reduce tasks emit our partial states.
     const eager = this.settings.combiners && this.settings.eagerAggregation && node.input.kind === 'join'
-      ? eagerPlan(node, node.input) ?? undefined : undefined;
+      && await this.joinMultiplies(node.input) ? eagerPlan(node, node.input) ?? undefined : undefined;
     // With combiners, map tasks ship partial states keyed by their leading g columns.
     const pre: Combine | undefined = !eager && this.settings.combiners && combinable(node.aggs)
       ? { groupBy: node.groupBy, aggs: node.aggs, schema: inSchema }
@@ -274,6 +275,28 @@ export class Executor {
       },
       ops, combine, sink: withSeed(sink, p),
     }, { stage: node.id, kind: 'reduce', partition: p })));
+  }
+
+  /**
+   * Whether a join repeats keys on both sides (rows per key >= 1.5 in a
+   * sample: the first map task of each side), where eager aggregation pays:
+   * against a side with unique keys it only adds work. Sides that do not
+   * start with a scan are assumed to repeat keys.
+   */
+  private async joinMultiplies(join: JoinNode): Promise<boolean> {
+    const sample = async (node: BoundNode, keys: number[], norms: KeyNorm[]) => {
+      const p = pipelineOf(node);
+      if (p.source.kind !== 'scan' || p.source.splits.length === 0) return Infinity;
+      const s = p.source.splits[0];
+      const r = await runOnPool(this.settings.workers, {
+        source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields: p.source.schema },
+        ops: p.ops, sink: { kind: 'keyStats', keys, norms },
+      });
+      const k = r.keyStats!;
+      return k.distinct === 0 ? Infinity : k.rows / k.distinct;
+    };
+    const [l, r] = await Promise.all([sample(join.left, join.leftKeys, join.leftNorms), sample(join.right, join.rightKeys, join.rightNorms)]);
+    return l >= 1.5 && r >= 1.5;
   }
 
   /** Run a node to one batch on the coordinator (sort and limit need all rows). */

@@ -12,6 +12,7 @@ import {
 import { selectRows } from '../kernels/filter.js';
 import { hashJoin } from '../kernels/join.js';
 import { buildKeys } from '../kernels/keys.js';
+import { groupRows } from '../agg/groups.js';
 import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
 import { type SplitKey, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
@@ -39,6 +40,8 @@ export interface Combine { groupBy: number[]; aggs: BoundAggregate[]; schema: Sc
 
 export type TaskSink =
   | { kind: 'collect' }
+  /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */
+  | { kind: 'keyStats'; keys: number[]; norms: KeyNorm[] }
   /** hash-partition rows by key (see PartitionSpec) */
   | ({ kind: 'partition' } & PartitionSpec);
 
@@ -53,6 +56,8 @@ export interface TaskResult {
   partitionBytes?: number[];
   /** heavy hitters of the partition keys, when the sink asked for them */
   sketch?: TaskSketch;
+  /** keyStats sink: rows with a non-null key, and their distinct keys */
+  keyStats?: { rows: number; distinct: number };
   /** what the combiner did: aggregated, or passed rows through because they did not reduce */
   combine?: { mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number; rowsOut: number };
   ms: number;
@@ -109,7 +114,7 @@ function applyOps(b: Batch, ops: RowOp[]): Batch {
 /** Rows a combiner aggregates before deciding whether aggregation pays. */
 const PASS_THROUGH_SAMPLE = 16384;
 /** Groups per row in that sample above which the rows pass through as they are. */
-const PASS_THROUGH_RATIO = 0.8;
+const PASS_THROUGH_RATIO = 0.5;
 
 /**
  * The combiner: partial aggregation of a task's rows, unless the first rows
@@ -146,6 +151,18 @@ export async function runTask(t: TaskSpec): Promise<TaskResult> {
   }
   if (t.sink.kind === 'collect') {
     return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0 };
+  }
+  if (t.sink.kind === 'keyStats') {
+    const all = concatBatches(outBatches[0]?.columns.map((c) => ({ name: '', type: c.type })) ?? [], outBatches);
+    let keyRows = 0, distinct = 0;
+    if (all.length > 0) {
+      const keys = buildKeys(all, t.sink.keys, t.sink.norms);
+      const g = groupRows(keys);
+      const nulls = keys.anyNull;
+      for (let i = 0; i < all.length; i++) if (nulls === null || !nulls[i]) keyRows++;
+      for (let k = 0; k < g.nGroups; k++) if (nulls === null || !nulls[g.first[k]]) distinct++;
+    }
+    return { batches: [], inputRows: rows, outputRows, keyStats: { rows: keyRows, distinct }, ms: performance.now() - t0 };
   }
   const { blocks, rows: partitionRows, bytes: partitionBytes, sketch } = partitionBatches(outBatches, t.sink);
   return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, sketch, combine: combineStats, ms: performance.now() - t0 };
