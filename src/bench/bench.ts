@@ -1,45 +1,70 @@
 // `skewjoin bench`: workloads on synthetic Zipf data, each run by skewjoin in
 // several modes and by DuckDB on the same files in the same process, with
-// the answers checked to agree. Ratios within one run are the figures that
-// count; absolute times on shared machines are noisy.
+// the answers checked to agree; results.json, results.csv and report.html.
+// Ratios within one run are the figures that count: absolute times on
+// shared machines are noisy.
 import fs from 'node:fs';
 import path from 'node:path';
 import { runPlan, type RunResult } from '../api.js';
+import type { TaskStats } from '../exec/stats.js';
+import { buildKeys, partitionOf } from '../kernels/keys.js';
 import type { Overrides } from '../plan/load.js';
 import { GEN_DEFAULTS, type GenOptions, generate } from './gen.js';
+import { renderReport } from './report.js';
+import { hottestOverMean, hottestWithKeysSplit, simulateRun } from './simulate.js';
 
 export interface BenchOptions { out: string; workers: number; repeat: number; suite: string; rows?: number; keys?: number }
 
-/** skewjoin's modes: skew handling off, by map ranges, by hot keys, automatic; and combiners on or off. */
+/**
+ * off, partition, key: skew handling off, by map ranges, by hot keys (combiners
+ * on, eager aggregation off, so that the join itself is measured); auto:
+ * everything on; no-combiners: raw rows through the aggregation shuffle.
+ */
 type Mode = 'off' | 'partition' | 'key' | 'auto' | 'no-combiners';
 
 interface Workload {
   name: string;
+  s: number;
   data: Partial<GenOptions>;
   plan: (dir: string) => object;
   sql: (dir: string) => string;
   modes: Mode[];
-  /** execution settings shared by the skewjoin modes */
+  /** settings shared by the skewjoin modes */
   execution: Overrides;
 }
 
-export interface BenchRow {
+export interface RunRow {
   workload: string;
+  s: number;
   mode: Mode | 'duckdb';
   wallMs: number;
   runsMs: number[];
-  /** slowest reduce task of the join stage divided by its median */
+  /** slowest task of the main reduce stage over its median */
   reduceImbalance?: number;
-  reduceTasks?: number;
+  tasks?: number;
   shuffledRows?: number;
   shuffledBytes?: number;
-  /** rows the map tasks produced before their combiners */
   rowsBeforeCombining?: number;
   eager?: boolean;
+  /** the process's peak resident memory so far, MB */
+  peakRssMb?: number;
   sameAnswer?: boolean;
+  simulated?: { workers: number; ms: number }[];
+}
+
+export interface BenchResults {
+  suite: string;
+  workers: number;
+  repeat: number;
+  date: string;
+  runs: RunRow[];
+  imbalance?: { partitions: number; whole: number; split: number }[];
+  imbalanceKeys?: number;
+  detail?: { title: string; partitionRows: number[]; taskRows: number[]; tasks: { thread: number; startMs: number; ms: number; kind: string; label: string }[] };
 }
 
 const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1]; };
+const SIM_WORKERS = [16, 64, 256];
 
 async function duckdb(): Promise<any> {
   try {
@@ -49,18 +74,19 @@ async function duckdb(): Promise<any> {
   }
 }
 
-function joinGroupBy(leftFile: string, rightFile: string, rightCols: string[], groupBy: string): Pick<Workload, 'plan' | 'sql'> {
+function joinGroupBy(rightFile: string, rightCols: string[], groupBy: string, type = 'inner'): Pick<Workload, 'plan' | 'sql'> {
+  const kw: Record<string, string> = { inner: 'JOIN', full: 'FULL OUTER JOIN' };
   return {
     plan: (dir) => ({
       version: 1,
-      sources: { fact: { parquet: path.join(dir, leftFile) }, other: { parquet: path.join(dir, rightFile) } },
+      sources: { fact: { parquet: path.join(dir, 'fact.parquet') }, other: { parquet: path.join(dir, rightFile) } },
       query: {
         op: 'sort', by: [{ column: groupBy }],
         input: {
           op: 'aggregate', groupBy: [groupBy],
           aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 'revenue' }],
           input: {
-            op: 'join', type: 'inner', on: [['key', 'key']],
+            op: 'join', type, on: [['key', 'key']],
             left: { op: 'scan', source: 'fact', columns: ['key', 'amount'] },
             right: { op: 'scan', source: 'other', columns: rightCols },
           },
@@ -68,40 +94,9 @@ function joinGroupBy(leftFile: string, rightFile: string, rightCols: string[], g
       },
     }),
     sql: (dir) => `SELECT o.${groupBy}, count(*) AS n, sum(f.amount) AS revenue
-      FROM read_parquet('${path.join(dir, leftFile)}') f JOIN read_parquet('${path.join(dir, rightFile)}') o ON f.key = o.key
-      GROUP BY o.${groupBy} ORDER BY o.${groupBy}`,
+      FROM read_parquet('${path.join(dir, 'fact.parquet')}') f ${kw[type]} read_parquet('${path.join(dir, rightFile)}') o ON f.key = o.key
+      GROUP BY o.${groupBy} ORDER BY o.${groupBy} NULLS LAST`,
   };
-}
-
-/** Skew settings scaled to these data sizes (the defaults, 256 MB and 64 MB, are for larger inputs). */
-const SKEW_EXEC: Overrides = { partitions: 64, eagerAggregation: false, skew: { factor: 2, thresholdBytes: 2 * 1024 * 1024, advisoryPartitionBytes: 4 * 1024 * 1024 } };
-
-export function suites(o: BenchOptions): Record<string, Workload[]> {
-  const rows = o.rows ?? 5_000_000, keys = o.keys ?? 1_000_000;
-  return {
-    reference: [{
-      name: 'join+groupby s=1', data: { rows, keys, s: 1 }, ...joinGroupBy('fact.parquet', 'dim.parquet', ['key', 'region'], 'region'),
-      modes: ['auto'], execution: {},
-    }],
-    combiners: [
-      { name: 'aggregate by key s=1.2', data: { rows, keys, s: 1.2 }, ...aggregateByKey(), modes: ['auto', 'no-combiners'], execution: {} },
-      { name: 'm2m join+groupby s=1', data: { rows: Math.round(rows * 0.4), keys: Math.round(keys / 10), s: 1, m2mRows: 20000 },
-        ...joinGroupBy('fact.parquet', 'm2m.parquet', ['key', 'grp'], 'grp'), modes: ['auto'], execution: {} },
-    ],
-    skew: [
-      { name: 'fact⋈dim s=1.2', data: { rows, keys, s: 1.2 }, ...joinGroupBy('fact.parquet', 'dim.parquet', ['key', 'region'], 'region'),
-        modes: ['off', 'partition', 'key'], execution: SKEW_EXEC },
-      { name: 'many-to-many s=1.2', data: { rows: Math.round(rows / 10), keys: Math.round(keys / 10), s: 1.2, m2mRows: 1000 },
-        ...joinGroupBy('fact.parquet', 'm2m.parquet', ['key', 'grp'], 'grp'), modes: ['off', 'partition', 'key'], execution: SKEW_EXEC },
-      { name: 'fact⋈dim s=0', data: { rows, keys, s: 0 }, ...joinGroupBy('fact.parquet', 'dim.parquet', ['key', 'region'], 'region'),
-        modes: ['off', 'partition', 'key'], execution: SKEW_EXEC },
-    ],
-  };
-}
-
-function modeOverrides(mode: Mode, base: Overrides, workers: number): Overrides {
-  if (mode === 'no-combiners') return { ...base, workers, combiners: false };
-  return { ...base, workers, skew: mode === 'off' ? { enabled: false } : { ...base.skew, enabled: true, strategy: mode } };
 }
 
 function aggregateByKey(): Pick<Workload, 'plan' | 'sql'> {
@@ -124,7 +119,53 @@ function aggregateByKey(): Pick<Workload, 'plan' | 'sql'> {
   };
 }
 
-/** Data sets are reused across runs: their folder name is a hash of their parameters. */
+const MB = 1024 * 1024;
+const S_VALUES = [0, 0.8, 1, 1.2, 1.5];
+
+/** The five workloads of the skew benchmark over every s, at a given size. */
+function skewSuite(rows: number, keys: number, execution: Overrides): Workload[] {
+  const m2m = { rows: Math.round(rows / 20), keys: Math.round(keys / 10), m2mRows: 500 };
+  return S_VALUES.flatMap((s) => [
+    { name: 'fact⋈dim', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto'], execution },
+    { name: 'many-to-many', s, data: { ...m2m, s }, ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['off', 'partition', 'key', 'auto'], execution },
+    { name: 'aggregate by key', s, data: { rows, keys, s }, ...aggregateByKey(), modes: ['no-combiners', 'auto'], execution },
+    { name: 'hot key, one mapper', s, data: { rows, keys, s, sorted: true }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto'], execution },
+    { name: 'full outer', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region', 'full'), modes: ['off', 'partition', 'key', 'auto'], execution },
+  ] as Workload[]);
+}
+
+export function suites(o: BenchOptions): Record<string, Workload[]> {
+  const rows = o.rows ?? 5_000_000, keys = o.keys ?? 1_000_000;
+  /** Skew settings scaled to these data sizes (the defaults, 256 MB and 64 MB, are for larger inputs). */
+  const skewExec: Overrides = { partitions: 64, skew: { factor: 2, thresholdBytes: 2 * MB, advisoryPartitionBytes: 4 * MB } };
+  return {
+    reference: [{
+      name: 'join+groupby', s: 1, data: { rows, keys, s: 1 }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'),
+      modes: ['auto'], execution: {},
+    }],
+    skew: [1.2, 0].flatMap((s) => [
+      { name: 'fact⋈dim', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key'], execution: skewExec },
+      ...(s > 0 ? [{ name: 'many-to-many', s, data: { rows: Math.round(rows / 10), keys: Math.round(keys / 10), s, m2mRows: 1000 },
+        ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['off', 'partition', 'key'], execution: skewExec }] : []),
+    ] as Workload[]),
+    combiners: [
+      { name: 'aggregate by key', s: 1.2, data: { rows, keys, s: 1.2 }, ...aggregateByKey(), modes: ['auto', 'no-combiners'], execution: {} },
+      { name: 'many-to-many join+groupby', s: 1, data: { rows: Math.round(rows * 0.4), keys: Math.round(keys / 10), s: 1, m2mRows: 20000 },
+        ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['auto'], execution: {} },
+    ],
+    quick: skewSuite(o.rows ?? 300_000, o.keys ?? 30_000,
+      { partitions: 32, skew: { factor: 2, thresholdBytes: 128 * 1024, advisoryPartitionBytes: 256 * 1024 } }),
+    full: skewSuite(rows, keys, skewExec),
+  };
+}
+
+function modeOverrides(mode: Mode, base: Overrides, workers: number): Overrides {
+  if (mode === 'no-combiners') return { ...base, workers, combiners: false, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
+  if (mode === 'auto') return { ...base, workers, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
+  return { ...base, workers, eagerAggregation: false, skew: mode === 'off' ? { enabled: false } : { ...base.skew, enabled: true, strategy: mode } };
+}
+
+/** Data sets are reused across runs: their folder name lists their parameters. */
 export function datasetDir(out: string, p: Partial<GenOptions>): string {
   const tag = Object.entries({ ...p }).sort().map(([k, v]) => `${k}${v}`).join('-');
   return path.join(out, 'data', tag);
@@ -134,37 +175,77 @@ function sameRows(a: Record<string, unknown>[], b: Record<string, unknown>[]): b
   if (a.length !== b.length) return false;
   return a.every((row, i) => Object.keys(row).every((k) => {
     const x = row[k], y = b[i][k];
+    if (x === null || y === null) return x === y;
     if (typeof x === 'number' || typeof y === 'number') return Math.abs(Number(x) - Number(y)) <= 1e-6 * Math.max(1, Math.abs(Number(y)));
     return String(x) === String(y);
   }));
 }
 
-function joinStats(r: RunResult) {
-  const ms = r.stats.tasks.filter((t) => t.kind === 'reduce' && t.stage.startsWith('join')).map((t) => t.ms);
+/** The stage whose reduce tasks carry the work: the join's, or the aggregate's when there is no join. */
+function mainReduce(r: RunResult): TaskStats[] {
+  const red = r.stats.tasks.filter((t) => t.kind === 'reduce');
+  const join = red.filter((t) => t.stage.startsWith('join'));
+  return join.length ? join : red;
+}
+
+function runFigures(r: RunResult): Partial<RunRow> {
+  const ms = mainReduce(r).map((t) => t.ms);
   const combined = r.stats.shuffles.filter((x) => x.combine);
-  const shuffles = r.stats.shuffles;
   return {
-    reduceImbalance: ms.length ? Math.max(...ms) / median(ms) : undefined,
-    reduceTasks: ms.length,
-    shuffledRows: shuffles.reduce((s, x) => s + x.partitionRows.reduce((a, b) => a + b, 0), 0),
-    shuffledBytes: shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0),
+    reduceImbalance: ms.length ? Math.max(...ms) / Math.max(median(ms), 1e-3) : undefined,
+    tasks: r.stats.tasks.length,
+    shuffledRows: r.stats.shuffles.reduce((s, x) => s + x.partitionRows.reduce((a, b) => a + b, 0), 0),
+    shuffledBytes: r.stats.shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0),
     rowsBeforeCombining: combined.length ? combined.reduce((s, x) => s + x.combine!.rowsBefore, 0) : undefined,
     eager: r.stats.eager.length > 0,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    simulated: SIM_WORKERS.map((w) => ({ workers: w, ms: simulateRun(r.stats.tasks, w) })),
   };
 }
 
-export async function runBench(o: BenchOptions, log: NodeJS.WritableStream): Promise<number> {
+class Progress {
+  private done = 0;
+  constructor(private readonly total: number, private readonly out: NodeJS.WriteStream) {}
+  step(label: string) {
+    this.done++;
+    if (!this.out.isTTY) return;
+    const width = 30, filled = Math.round((this.done / this.total) * width);
+    this.out.write(`\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${this.done}/${this.total} ${label.slice(0, 50).padEnd(50)}`);
+    if (this.done === this.total) this.out.write('\n');
+  }
+}
+
+/** Hottest partition over the mean against the partition count, from the engine's own shuffle statistics. */
+async function imbalanceCurve(dir: string, workers: number, con: any): Promise<BenchResults['imbalance']> {
+  const fact = path.join(dir, 'fact.parquet');
+  const top = (await con.runAndReadAll(`SELECT key, count(*) AS n FROM read_parquet('${fact}') GROUP BY key ORDER BY n DESC LIMIT 1000`)).getRowObjectsJS() as { key: bigint; n: bigint }[];
+  const keys = buildKeys({ length: top.length, columns: [{ type: { id: 'int64' }, length: top.length, values: BigInt64Array.from(top, (t) => BigInt(t.key)), valid: null }] }, [0], [{ kind: 'int' }]);
+  const out: NonNullable<BenchResults['imbalance']> = [];
+  for (let p = 1; p <= 1024; p *= 2) {
+    const r = await runPlan({
+      version: 1, sources: { f: { parquet: fact } },
+      query: { op: 'aggregate', groupBy: ['key'], aggregates: [{ fn: 'count', as: 'n' }], input: { op: 'scan', source: 'f', columns: ['key'] } },
+    }, { workers, partitions: p, combiners: false, writeOutput: false });
+    const rows = r.stats.shuffles[0].partitionRows;
+    const hot = top.map((t, i) => ({ partition: partitionOf(keys.hash[i], p), rows: Number(t.n) }));
+    out.push({ partitions: p, whole: hottestOverMean(rows), split: hottestWithKeysSplit(rows, hot) });
+  }
+  return out;
+}
+
+export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, progressOut: NodeJS.WriteStream = process.stderr): Promise<number> {
   const workloads = suites(o)[o.suite];
   if (!workloads) throw new Error(`unknown suite "${o.suite}"; suites are: ${Object.keys(suites(o)).join(', ')}`);
   const { DuckDBInstance } = await duckdb();
   const db = await DuckDBInstance.create(':memory:', { threads: String(o.workers) });
   const con = await db.connect();
-  const results: BenchRow[] = [];
-  log.write(`${'workload'.padEnd(24)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
+  const results: BenchResults = { suite: o.suite, workers: o.workers, repeat: o.repeat, date: new Date().toISOString(), runs: [] };
+  const progress = new Progress(workloads.reduce((s, w) => s + w.modes.length + 1, 0), progressOut);
+  log.write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
+  const detailOf = o.suite === 'quick' || o.suite === 'full' ? { workload: 'fact⋈dim', s: 1.2, mode: 'key' } : null;
   for (const w of workloads) {
-    const data = { ...GEN_DEFAULTS, ...w.data };
     const dir = path.resolve(datasetDir(o.out, w.data));
-    if (!fs.existsSync(path.join(dir, 'dim.parquet'))) generate({ ...data, out: dir });
+    if (!fs.existsSync(path.join(dir, 'dim.parquet'))) generate({ ...GEN_DEFAULTS, ...w.data, out: dir });
     const plan = w.plan(dir);
     const times: number[] = [];
     let theirs: Record<string, unknown>[] = [];
@@ -173,8 +254,9 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream): Pro
       theirs = (await con.runAndReadAll(w.sql(dir))).getRowObjectsJS() as Record<string, unknown>[];
       times.push(performance.now() - t0);
     }
-    const duck: BenchRow = { workload: w.name, mode: 'duckdb', wallMs: median(times), runsMs: times };
-    const rows: BenchRow[] = [];
+    progress.step(`${w.name} s=${w.s} duckdb`);
+    const duck: RunRow = { workload: w.name, s: w.s, mode: 'duckdb', wallMs: median(times), runsMs: times };
+    const rows: RunRow[] = [];
     for (const mode of w.modes) {
       const opts = modeOverrides(mode, w.execution, o.workers);
       await runPlan(plan, opts); // warm the worker threads and the file cache
@@ -185,21 +267,39 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream): Pro
         last = await runPlan(plan, opts);
         runs.push(performance.now() - t0);
       }
-      rows.push({ workload: w.name, mode, wallMs: median(runs), runsMs: runs, ...joinStats(last), sameAnswer: sameRows(last.toRows(), theirs) });
+      rows.push({ workload: w.name, s: w.s, mode, wallMs: median(runs), runsMs: runs, ...runFigures(last), sameAnswer: sameRows(last.toRows(), theirs) });
+      if (detailOf && w.name === detailOf.workload && w.s === detailOf.s && mode === detailOf.mode) {
+        const left = last.stats.shuffles.find((x) => x.id.endsWith('.left'));
+        results.detail = {
+          title: `${w.name}, s=${w.s}, hot keys split: partition sizes and tasks`,
+          partitionRows: left?.partitionRows ?? [],
+          taskRows: mainReduce(last).map((t) => t.rows),
+          tasks: last.stats.tasks.map((t) => ({ thread: t.thread ?? 0, startMs: t.startMs ?? 0, ms: t.ms, kind: t.kind, label: `${t.stage} ${t.kind} ${t.split ?? t.partition}` })),
+        };
+      }
+      progress.step(`${w.name} s=${w.s} ${mode}`);
     }
-    const off = rows.find((r) => r.mode === 'off');
+    const off = rows.find((r) => r.mode === 'off' || r.mode === 'no-combiners');
     for (const r of [...rows, duck]) {
-      results.push(r);
+      results.runs.push(r);
       const vsOff = off && r.mode !== 'duckdb' ? (off.wallMs / r.wallMs).toFixed(2) : '';
       const vsDuck = r.mode === 'duckdb' ? '' : (r.wallMs / duck.wallMs).toFixed(2);
-      const mb = r.shuffledBytes === undefined ? '' : (r.shuffledBytes / 1048576).toFixed(1);
-      log.write(`${w.name.padEnd(24)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${String(r.reduceTasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
+      const mb = r.shuffledBytes === undefined ? '' : (r.shuffledBytes / MB).toFixed(1);
+      log.write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
     }
   }
+  if (o.suite === 'quick' || o.suite === 'full') {
+    const s1 = workloads.find((w) => w.name === 'fact⋈dim' && w.s === 1)!;
+    results.imbalance = await imbalanceCurve(path.resolve(datasetDir(o.out, s1.data)), o.workers, con);
+    results.imbalanceKeys = s1.data.keys;
+  }
   fs.mkdirSync(o.out, { recursive: true });
-  fs.writeFileSync(path.join(o.out, 'results.json'), JSON.stringify({ suite: o.suite, workers: o.workers, repeat: o.repeat, results }, null, 2) + '\n');
-  const csv = ['workload,mode,wall_ms,reduce_imbalance,reduce_tasks,shuffled_rows,shuffled_bytes,same_answer',
-    ...results.map((r) => [r.workload, r.mode, r.wallMs.toFixed(1), r.reduceImbalance?.toFixed(3) ?? '', r.reduceTasks ?? '', r.shuffledRows ?? '', r.shuffledBytes ?? '', r.sameAnswer ?? ''].join(','))];
+  fs.writeFileSync(path.join(o.out, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  const csv = ['workload,s,mode,wall_ms,reduce_imbalance,tasks,shuffled_rows,shuffled_bytes,peak_rss_mb,same_answer,makespan_16,makespan_64,makespan_256',
+    ...results.runs.map((r) => [r.workload, r.s, r.mode, r.wallMs.toFixed(1), r.reduceImbalance?.toFixed(3) ?? '', r.tasks ?? '', r.shuffledRows ?? '',
+      r.shuffledBytes ?? '', r.peakRssMb?.toFixed(0) ?? '', r.sameAnswer ?? '', ...(r.simulated ?? []).map((x) => x.ms.toFixed(1))].join(','))];
   fs.writeFileSync(path.join(o.out, 'results.csv'), csv.join('\n') + '\n');
-  return results.every((r) => r.sameAnswer !== false) ? 0 : 1;
+  fs.writeFileSync(path.join(o.out, 'report.html'), renderReport(results));
+  log.write(`wrote ${path.join(o.out, 'results.json')}, results.csv and report.html\n`);
+  return results.runs.every((r) => r.sameAnswer !== false) ? 0 : 1;
 }

@@ -20,7 +20,7 @@ Examples:
   skewjoin plan.json --workers 4 --stats s.json   write run statistics
   skewjoin plan.json --explain                    show the physical plan, run nothing
   skewjoin gen --rows 5000000 --keys 1000000 --s 1.2 --out data/zipf
-  skewjoin bench                                  reference workload against DuckDB
+  skewjoin bench --suite quick --out bench-out     skew benchmark against DuckDB, with report.html
 
 Exit codes: 0 success, 2 bad plan or arguments, 3 input data error, 1 other.`;
 
@@ -131,11 +131,11 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
 
   program.command('bench')
     .description('generate Zipf workloads and time skewjoin in each mode against DuckDB on the same files')
-    .option('--suite <name>', 'reference (join + group-by, s=1), skew (s=1.2, many-to-many, uniform; off/partition/key) or combiners (aggregation by key; many-to-many join + group-by)', 'reference')
+    .option('--suite <name>', 'quick (about two minutes), full (the published one), reference, skew or combiners', 'quick')
     .option('--out <dir>', 'folder for datasets and results (results.json, results.csv)', 'bench-out')
     .option('--workers <n>', 'worker threads for skewjoin and DuckDB', int('--workers'), 2)
-    .option('--rows <n>', 'fact rows', int('--rows'), 5_000_000)
-    .option('--keys <m>', 'keys (dimension rows)', int('--keys'), 1_000_000)
+    .option('--rows <n>', 'fact rows (default: quick 300,000; the other suites 5,000,000)', int('--rows'))
+    .option('--keys <m>', 'keys (default: quick 30,000; the other suites 1,000,000)', int('--keys'))
     .option('--repeat <r>', 'runs per measurement (the median is reported)', int('--repeat'), 3)
     .action(async (o) => { setCode(await runBench(o, out)); });
 

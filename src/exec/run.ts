@@ -58,6 +58,8 @@ const SKETCH_CAPACITY = 1000;
 export class Executor {
   readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], eager: [] };
   private shuffledBytes = 0;
+  /** epoch ms when the run began: task start times are relative to it */
+  private readonly t0 = performance.timeOrigin + performance.now();
 
   constructor(readonly settings: Settings) {}
 
@@ -65,7 +67,10 @@ export class Executor {
     const r = task.source.kind === 'batches' && task.sink.kind === 'collect'
       ? await runTask(task)
       : await runOnPool(this.settings.workers, task);
-    this.stats.tasks.push({ ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms });
+    this.stats.tasks.push({
+      ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
+      startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0,
+    });
     return r;
   }
 

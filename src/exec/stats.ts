@@ -31,6 +31,9 @@ export interface TaskStats {
   partitions?: number[];
   /** how a skewed partition was split: the piece this task ran */
   split?: string;
+  /** ms after the run began that the task started, and the thread it ran on (0: the coordinator) */
+  startMs?: number;
+  thread?: number;
 }
 
 /** The reduce plan of one join: its target task size and how skewed partitions were split. */

@@ -2,6 +2,7 @@
 // over shuffled partitions), a chain of row-wise operators, and a sink
 // (collect, or hash-partition for the next shuffle). Pure: the same function
 // runs on a worker thread or on the coordinator.
+import { threadId } from 'node:worker_threads';
 import { aggregateBatch } from '../agg/aggregate.js';
 import { type EagerPlan, eagerStates } from '../agg/eager.js';
 import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
@@ -54,6 +55,9 @@ export interface TaskResult {
   outputRows: number;
   partitionRows?: number[];
   partitionBytes?: number[];
+  /** epoch ms when the task started, and the thread that ran it (0: the coordinator) */
+  start?: number;
+  thread?: number;
   /** heavy hitters of the partition keys, when the sink asked for them */
   sketch?: TaskSketch;
   /** keyStats sink: rows with a non-null key, and their distinct keys */
@@ -130,7 +134,16 @@ function combineRows(all: Batch, c: Combine): { batch: Batch; mode: 'partial' | 
   return { batch: partialAggregate(all, c.groupBy, c.aggs, schema), mode: 'partial' };
 }
 
+/** Run a task; its result carries when (epoch ms) and on which thread it ran, for timelines. */
 export async function runTask(t: TaskSpec): Promise<TaskResult> {
+  const start = performance.timeOrigin + performance.now();
+  const r = await execute(t);
+  r.start = start;
+  r.thread = threadId;
+  return r;
+}
+
+async function execute(t: TaskSpec): Promise<TaskResult> {
   const t0 = performance.now();
   if (t.source.kind === 'split') {
     const s = t.source;
