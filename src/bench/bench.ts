@@ -153,8 +153,11 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
       { name: 'many-to-many join+groupby', s: 1, data: { rows: Math.round(rows * 0.4), keys: Math.round(keys / 10), s: 1, m2mRows: 20000 },
         ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['auto'], execution: {} },
     ],
-    quick: skewSuite(o.rows ?? 300_000, o.keys ?? 30_000,
-      { partitions: 32, skew: { factor: 2, thresholdBytes: 128 * 1024, advisoryPartitionBytes: 256 * 1024 } }),
+    // thresholds scale with the data: about the mean partition, the target task twice that
+    quick: skewSuite(o.rows ?? 300_000, o.keys ?? 30_000, {
+      partitions: 32,
+      skew: { factor: 2, thresholdBytes: Math.max(4096, ((o.rows ?? 300_000) * 16) / 32), advisoryPartitionBytes: Math.max(8192, ((o.rows ?? 300_000) * 32) / 32) },
+    }),
     full: skewSuite(rows, keys, skewExec),
   };
 }

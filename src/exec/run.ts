@@ -333,4 +333,3 @@ function withSeed(sink: TaskSink, seed: number): TaskSink {
   return sink.kind === 'partition' ? { ...sink, nullSeed: seed * 7919 } : sink;
 }
 
-export type { Schema };

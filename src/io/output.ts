@@ -103,12 +103,21 @@ export function writeOutput(file: string, format: OutputFormat, fields: Field[],
   }
 }
 
+/** A cell for the terminal: floats to 12 significant digits (sums differ in the last bits with the summing order). */
+function displayText(c: Column, i: number): string {
+  const t = cellText(c, i);
+  if (t === null) return 'NULL';
+  if (c.type.id !== 'float32' && c.type.id !== 'float64') return t;
+  const v = c.values[i] as number;
+  return Number.isFinite(v) ? String(Number(v.toPrecision(12))) : t;
+}
+
 /** The terminal view: the first rows as an aligned table, then the row count. */
 export function formatTable(fields: Field[], batches: Batch[], maxRows = 20): string {
   const total = batches.reduce((s, b) => s + b.length, 0);
   const rows: string[][] = [];
   for (const b of batches) {
-    for (let i = 0; i < b.length && rows.length < maxRows; i++) rows.push(b.columns.map((c) => cellText(c, i) ?? 'NULL'));
+    for (let i = 0; i < b.length && rows.length < maxRows; i++) rows.push(b.columns.map((c) => displayText(c, i)));
     if (rows.length >= maxRows) break;
   }
   const header = fields.map((f) => f.name);

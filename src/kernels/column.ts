@@ -40,23 +40,17 @@ export interface Column {
 
 export interface Batch { length: number; columns: Column[] }
 
-export const INTEGER_IDS: ReadonlySet<TypeId> = new Set([
+const INTEGER_IDS: ReadonlySet<TypeId> = new Set([
   'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
 ]);
 export const isInteger = (t: DataType) => INTEGER_IDS.has(t.id);
 export const isFloat = (t: DataType) => t.id === 'float32' || t.id === 'float64';
 export const isNumeric = (t: DataType) => isInteger(t) || isFloat(t);
-/** types whose values are bigint in JS */
-export const isWide = (t: DataType) => t.id === 'int64' || t.id === 'uint64' || t.id === 'timestamp';
 
 export function typeName(t: DataType): string {
   if (t.id === 'timestamp') return `timestamp[${t.unit}${t.tz ? ', ' + t.tz : ''}]`;
   if (t.id === 'utf8' && t.large) return 'large_utf8';
   return t.id;
-}
-
-export function sameType(a: DataType, b: DataType): boolean {
-  return a.id === b.id && (a.id !== 'timestamp' || (a.unit === b.unit && (a.tz ?? null) === (b.tz ?? null)));
 }
 
 type ArrayCtor = { new(n: number): Values; BYTES_PER_ELEMENT: number };
@@ -66,8 +60,6 @@ const CTORS: Record<TypeId, ArrayCtor> = {
   float32: Float32Array, float64: Float64Array, bool: Uint8Array, utf8: Uint8Array,
   date32: Int32Array, timestamp: BigInt64Array,
 };
-
-export function valuesCtor(t: DataType): ArrayCtor { return CTORS[t.id]; }
 
 export function allocValues(t: DataType, n: number): Values { return new CTORS[t.id](n); }
 
@@ -184,14 +176,6 @@ export function gather(c: Column, idx: Int32Array, n = idx.length): Column {
 
 export function gatherBatch(b: Batch, idx: Int32Array, n = idx.length): Batch {
   return { length: n, columns: b.columns.map((c) => gather(c, idx, n)) };
-}
-
-/** A column of n nulls. */
-export function nullColumn(type: DataType, n: number): Column {
-  const c = type.id === 'utf8'
-    ? { type, length: n, values: new Uint8Array(0), offsets: new Int32Array(n + 1), valid: new Uint8Array(n) }
-    : { type, length: n, values: allocValues(type, n), valid: new Uint8Array(n) };
-  return c;
 }
 
 export function sliceColumn(c: Column, start: number, end: number): Column {
