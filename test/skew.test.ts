@@ -110,7 +110,8 @@ describe.each(TYPES)('%s join on skewed keys', (type) => {
     expect(left.medianBytes).toBeGreaterThan(0);
     const splitKeys = byKey.stats.joins[0].splits.filter((s) => s.method === 'hot-key').flatMap((s) => s.keys!.map((k) => k.key[0]));
     expect(splitKeys).toContain('7');
-    expect(byKey.stats.tasks.filter((t) => t.kind === 'split').length).toBe(2 * byKey.stats.joins[0].splits.filter((s) => s.method === 'hot-key').length);
+    // at least one split task per side of every partition split by hot keys
+    expect(byKey.stats.tasks.filter((t) => t.kind === 'split').length).toBeGreaterThanOrEqual(2 * byKey.stats.joins[0].splits.filter((s) => s.method === 'hot-key').length);
     expect(reduceTasks(byKey).filter((t) => t.split?.startsWith('hot-key 7 piece')).length).toBeGreaterThan(1);
 
     const byRange = await run(plan(type), 'partition');

@@ -2,7 +2,7 @@
 // map-side shuffle statistics, builds the reduce tasks, and materializes
 // sort and limit results.
 import { ExecutionError } from '../errors.js';
-import { type Batch, type Schema, concatBatches, gatherBatch, shareBatch, sliceBatch } from '../kernels/column.js';
+import { type Batch, type Schema, batchBytes, concatBatches, gatherBatch, shareBatch, sliceBatch } from '../kernels/column.js';
 import { partitionOf } from '../kernels/keys.js';
 import type { TaskSketch } from '../shuffle/partition.js';
 import { type HotKeySplit, type PlannedTask, type SideStats, planReduceTasks, reduceNeeded } from '../skew/decide.js';
@@ -50,6 +50,21 @@ interface JoinContext {
   sink: TaskSink;
   l: ShuffleOutput;
   r: ShuffleOutput;
+  /** the reduce plan's target task size */
+  targetBytes: number;
+}
+
+/** Consecutive blocks packed into chunks of about `target` bytes (at least one chunk). */
+function packBlocks(blocks: Batch[], target: number): Batch[][] {
+  const chunks: Batch[][] = [[]];
+  let bytes = 0;
+  for (const b of blocks) {
+    const n = batchBytes(b);
+    if (bytes > 0 && bytes + n > target) { chunks.push([]); bytes = 0; }
+    chunks[chunks.length - 1].push(b);
+    bytes += n;
+  }
+  return chunks;
 }
 
 /** Counters per map task for the heavy-hitter sketch of join keys. */
@@ -177,7 +192,7 @@ export class Executor {
         .map((h) => ({ key: h.display, rows: h.rows, partition: h.partition }));
     }
     this.stats.joins.push({ id: node.id, type: node.type, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
-    const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r };
+    const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes };
     const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t)));
     return results.flat();
   }
@@ -211,36 +226,53 @@ export class Executor {
       return [await this.joinTask(ctx, left, right, { kind: 'reduce', partition: t.partition, split: detail }, t.partition)];
     }
     // Hot keys: cut them out of both sides of the partition, then the rest as one task and each key as a grid.
+    // The cutting itself is split too: one split task per chunk of map outputs of about the target size,
+    // so that no task reads the whole hot partition.
     const p = t.partition;
-    const split = (s: ShuffleOutput, side: 'left' | 'right', pieces: (k: HotKeySplit) => number) => this.run({
-      source: {
-        kind: 'split', schema: side === 'left' ? ctx.shape.leftSchema : ctx.shape.rightSchema, blocks: blocksOf(s, p),
-        keys: side === 'left' ? ctx.shape.leftKeys : ctx.shape.rightKeys, norms: side === 'left' ? node.leftNorms : node.rightNorms,
-        hot: t.keys.map((k) => ({ hash: k.hash, match: k.match, pieces: pieces(k) })),
-      },
-      ops: [], sink: { kind: 'collect' },
-    }, { stage: node.id, kind: 'split', partition: p, split: side });
-    const [ls, rs] = await Promise.all([split(l, 'left', (k) => k.leftPieces), split(r, 'right', (k) => k.rightPieces)]);
-    const lp = ls.batches as Batch[], rp = rs.batches as Batch[];
+    const splitSide = async (s: ShuffleOutput, side: 'left' | 'right', pieces: (k: HotKeySplit) => number) => {
+      const blocks = blocksOf(s, p);
+      const chunks = packBlocks(blocks, ctx.targetBytes);
+      const total = blocks.reduce((a, b) => a + batchBytes(b), 0) || 1;
+      const outs = await Promise.all(chunks.map((chunk, c) => {
+        const share = chunk.reduce((a, b) => a + batchBytes(b), 0) / total;
+        return this.run({
+          source: {
+            kind: 'split', schema: side === 'left' ? ctx.shape.leftSchema : ctx.shape.rightSchema, blocks: chunk,
+            keys: side === 'left' ? ctx.shape.leftKeys : ctx.shape.rightKeys, norms: side === 'left' ? node.leftNorms : node.rightNorms,
+            hot: t.keys.map((k) => ({ hash: k.hash, match: k.match, pieces: Math.max(1, Math.round(pieces(k) * share)) })),
+          },
+          ops: [], sink: { kind: 'collect' },
+        }, { stage: node.id, kind: 'split', partition: p, split: `${side} chunk ${c + 1}/${chunks.length}` })
+          .then((r) => ({ batches: r.batches as Batch[], pieces: t.keys.map((k) => Math.max(1, Math.round(pieces(k) * share))) }));
+      }));
+      // [rest batches, pieces of key 0, pieces of key 1, ...], gathered from every chunk
+      const rest = outs.map((o) => o.batches[0]);
+      const keyPieces = t.keys.map((_, i) => outs.flatMap((o) => {
+        const from = 1 + o.pieces.slice(0, i).reduce((a, b) => a + b, 0);
+        return o.batches.slice(from, from + o.pieces[i]);
+      }));
+      return { rest, keyPieces };
+    };
+    const [ls, rs] = await Promise.all([splitSide(l, 'left', (k) => k.leftPieces), splitSide(r, 'right', (k) => k.rightPieces)]);
     const jobs: Promise<TaskResult>[] = [];
-    if (reduceNeeded(node.type, lp[0].length, rp[0].length)) {
-      jobs.push(this.joinTask(ctx, [lp[0]], [rp[0]], { kind: 'reduce', partition: p, split: 'hot-key rest' }, p));
+    const rows = (bs: Batch[]) => bs.reduce((a, b) => a + b.length, 0);
+    if (reduceNeeded(node.type, rows(ls.rest), rows(rs.rest))) {
+      jobs.push(this.joinTask(ctx, ls.rest, rs.rest, { kind: 'reduce', partition: p, split: 'hot-key rest' }, p));
     }
-    let li = 1, ri = 1;
-    for (const k of t.keys) {
+    t.keys.forEach((k, ki) => {
       // Estimates may exceed the rows found: drop empty pieces (an empty piece facing rows would
       // emit them as unmatched), keeping one when a side has no rows of the key at all.
       const nonEmpty = (xs: Batch[]) => (xs.some((x) => x.length > 0) ? xs.filter((x) => x.length > 0) : xs.slice(0, 1));
-      const a = nonEmpty(lp.slice(li, li + k.leftPieces)), b = nonEmpty(rp.slice(ri, ri + k.rightPieces));
-      li += k.leftPieces;
-      ri += k.rightPieces;
-      const as = b.length > 1 ? a.map(shareBatch) : a, bs = a.length > 1 ? b.map(shareBatch) : b;
+      // A piece is a list of batches. Semi and anti joins must see all right rows of a key at once.
+      const a = nonEmpty(ls.keyPieces[ki]).map((x) => [x]);
+      const b = node.type === 'semi' || node.type === 'anti' ? [rs.keyPieces[ki]] : nonEmpty(rs.keyPieces[ki]).map((x) => [x]);
+      const as = b.length > 1 ? a.map((x) => x.map(shareBatch)) : a, bs = a.length > 1 ? b.map((x) => x.map(shareBatch)) : b;
       as.forEach((x, i) => bs.forEach((y, j) => {
-        if (reduceNeeded(node.type, x.length, y.length)) {
-          jobs.push(this.joinTask(ctx, [x], [y], { kind: 'reduce', partition: p, split: `hot-key ${k.display.join(',')} piece ${i},${j}` }, p + i + j));
+        if (reduceNeeded(node.type, rows(x), rows(y))) {
+          jobs.push(this.joinTask(ctx, x, y, { kind: 'reduce', partition: p, split: `hot-key ${k.display.join(',')} piece ${i},${j}` }, p + i + j));
         }
       }));
-    }
+    });
     return Promise.all(jobs);
   }
 
