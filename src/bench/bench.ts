@@ -10,6 +10,7 @@ import type { TaskStats } from '../exec/stats.js';
 import { buildKeys, partitionOf } from '../kernels/keys.js';
 import type { Overrides } from '../plan/load.js';
 import { GEN_DEFAULTS, type GenOptions, generate } from './gen.js';
+import { median } from '../skew/decide.js';
 import { renderReport } from './report.js';
 import { hottestOverMean, hottestWithKeysSplit, simulateRun } from './simulate.js';
 
@@ -63,7 +64,6 @@ export interface BenchResults {
   detail?: { title: string; partitionRows: number[]; taskRows: number[]; tasks: { thread: number; startMs: number; ms: number; kind: string; label: string }[] };
 }
 
-const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s[s.length >> 1]; };
 const SIM_WORKERS = [16, 64, 256];
 
 async function duckdb(): Promise<any> {

@@ -1,25 +1,22 @@
 // The coordinator: runs pipelines as tasks on the worker pool, collects the
 // map-side shuffle statistics, builds the reduce tasks, and materializes
 // sort and limit results.
+import { normFor } from '../agg/aggregate.js';
+import { type EagerPlan, eagerPlan } from '../agg/eager.js';
+import { combinable, partialSchema } from '../agg/partial.js';
 import { ExecutionError } from '../errors.js';
 import { type Batch, type Schema, batchBytes, concatBatches, gatherBatch, shareBatch, sliceBatch } from '../kernels/column.js';
 import { partitionOf } from '../kernels/keys.js';
-import type { TaskSketch } from '../shuffle/partition.js';
-import { type HotKeySplit, type PlannedTask, type SideStats, planReduceTasks, reduceNeeded } from '../skew/decide.js';
-import { mergeSketches } from '../skew/sketch.js';
 import { sortIndices } from '../kernels/sort.js';
-import type { PartitionSpec } from '../shuffle/partition.js';
-import type { KeyNorm } from '../plan/bound.js';
+import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
-import { normFor } from '../agg/aggregate.js';
+import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
+import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
+import { mergeSketches } from '../skew/sketch.js';
 import { type Pipeline, defaultPartitions, pipelineOf, scanBytes } from './physical.js';
 import { runOnPool } from './pool.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
-import { medianOf } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
-import { combinable, partialSchema } from '../agg/partial.js';
-import { type EagerPlan, eagerPlan } from '../agg/eager.js';
-import type { BoundNode } from '../plan/bound.js';
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
 
@@ -134,7 +131,7 @@ export class Executor {
     }
     const stats: ShuffleStats = {
       id, partitions, partitionRows, partitionBytes,
-      medianBytes: medianOf(partitionBytes), thresholdBytes: this.settings.skew.thresholdBytes,
+      medianBytes: median(partitionBytes), thresholdBytes: this.settings.skew.thresholdBytes,
       skewedPartitions: [], hotKeys: [],
     };
     const combined = results.filter((r) => r.combine);

@@ -54,10 +54,3 @@ export interface Stats {
   eager: string[];
   outputRows?: number;
 }
-
-export function medianOf(xs: readonly number[]): number {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
