@@ -115,6 +115,14 @@ describe('run-time failures exit 1 and leave no output', () => {
   });
 });
 
+describe('the memory limit', () => {
+  it('stops a query whose shuffle data exceeds it, naming the setting, and writes nothing', () => {
+    const r = run(plan({ op: 'aggregate', input: scanA, groupBy: ['id'], aggregates: [{ fn: 'count', as: 'n' }] }), '--memory-limit', '100B', '--no-combiners');
+    expect(r.stderr).toMatch(/shuffle data \(\d+ bytes\) exceeds the memory limit \(100 bytes\); raise execution\.memoryLimit or --memory-limit/);
+    expect(r.code).toBe(1);
+  });
+});
+
 describe('the library throws typed errors', () => {
   it('PlanError with the path, InputError with the file', async () => {
     const e1 = await runPlan(plan({ op: 'scan', source: 'a', columns: ['x'] }), { baseDir: dir }).catch((e) => e);

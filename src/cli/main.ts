@@ -132,7 +132,7 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
   program.command('bench')
     .description('generate Zipf workloads and time skewjoin in each mode against DuckDB on the same files')
     .option('--suite <name>', 'quick (about two minutes), full (the published one), reference, skew or combiners', 'quick')
-    .option('--out <dir>', 'folder for datasets and results (results.json, results.csv)', 'bench-out')
+    .option('--out <dir>', 'folder for datasets and results (results.json, results.csv, report.html)', 'bench-out')
     .option('--workers <n>', 'worker threads for skewjoin and DuckDB', int('--workers'), 2)
     .option('--rows <n>', 'fact rows (default: quick 300,000; the other suites 5,000,000)', int('--rows'))
     .option('--keys <m>', 'keys (default: quick 30,000; the other suites 1,000,000)', int('--keys'))
