@@ -64,6 +64,9 @@ function packBlocks(blocks: Batch[], target: number): Batch[][] {
   return chunks;
 }
 
+/** Rows read from each side of a join to decide on eager aggregation. */
+const EAGER_SAMPLE_ROWS = 16384;
+
 /** Counters per map task for the heavy-hitter sketch of join keys. */
 const SKETCH_CAPACITY = 1000;
 
@@ -313,7 +316,7 @@ export class Executor {
 
   /**
    * Whether a join repeats keys on both sides (rows per key >= 1.5 in a
-   * sample: the first map task of each side), where eager aggregation pays:
+   * sample: the first rows of the first map task of each side), where eager aggregation pays:
    * against a side with unique keys it only adds work. Sides that do not
    * start with a scan are assumed to repeat keys.
    */
@@ -323,7 +326,7 @@ export class Executor {
       if (p.source.kind !== 'scan' || p.source.splits.length === 0) return Infinity;
       const s = p.source.splits[0];
       const r = await runOnPool(this.settings.workers, {
-        source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields: p.source.schema },
+        source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields: p.source.schema, limit: EAGER_SAMPLE_ROWS },
         ops: p.ops, sink: { kind: 'keyStats', keys, norms },
       });
       const k = r.keyStats!;

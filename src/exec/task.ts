@@ -22,7 +22,8 @@ import type { JoinType } from '../plan/spec.js';
 export type RowOp = { kind: 'filter'; pred: BoundPredicate } | { kind: 'project'; indices: number[] };
 
 export type TaskSource =
-  | { kind: 'scan'; path: string; rowGroups: number[]; wholeFile?: boolean; fields: Field[] }
+  /** limit: read only the first rows (a sample) */
+  | { kind: 'scan'; path: string; rowGroups: number[]; wholeFile?: boolean; fields: Field[]; limit?: number }
   | { kind: 'batches'; schema: Schema; batches: Batch[] }
   | {
       kind: 'join'; type: JoinType;
@@ -70,7 +71,7 @@ export interface TaskResult {
 async function produce(src: TaskSource, combine?: Combine): Promise<{ batches: Batch[]; rows: number; combined?: boolean }> {
   switch (src.kind) {
     case 'scan': {
-      const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile);
+      const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile, src.limit);
       return { batches, rows: batches.reduce((s, b) => s + b.length, 0) };
     }
     case 'split':

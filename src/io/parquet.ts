@@ -89,10 +89,10 @@ export async function inspectParquet(path: string): Promise<FileInfo> {
 }
 
 /** Decode some row groups of one file (all when `rowGroups` is empty), only the given columns. */
-export async function readRowGroups(path: string, rowGroups: number[], fields: Field[], wholeFile = false): Promise<Batch[]> {
+export async function readRowGroups(path: string, rowGroups: number[], fields: Field[], wholeFile = false, limit?: number): Promise<Batch[]> {
   if (wholeFile) {
     try {
-      const t = pw.readParquet(readWholeFile(path), { batchSize: 1 << 17, ...(rowGroups.length ? { rowGroups } : {}) });
+      const t = pw.readParquet(readWholeFile(path), { batchSize: 1 << 17, ...(rowGroups.length ? { rowGroups } : {}), ...(limit ? { limit } : {}) });
       return batchesFromArrow(arrow.tableFromIPC(t.intoIPCStream()), fields);
     } catch (e) {
       if (e instanceof InputError) throw e;
@@ -101,7 +101,7 @@ export async function readRowGroups(path: string, rowGroups: number[], fields: F
   }
   const f = await open(path);
   try {
-    const t = await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17 });
+    const t = await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17, ...(limit ? { limit } : {}) });
     const table = arrow.tableFromIPC(t.intoIPCStream());
     return batchesFromArrow(table, fields);
   } catch (e) {

@@ -17,7 +17,7 @@
 //   skewed partition, map ranges otherwise.
 // - Small partitions are packed together up to the target size (any
 //   partitions: a join task over several partitions is still correct),
-//   keeping about two tasks per worker.
+//   keeping about four tasks per worker.
 // - A key hot on both sides multiplies: its output (left rows x right rows)
 //   counts toward the partition's size, and its grid is sized by output too.
 import type { JoinType } from '../plan/spec.js';
@@ -126,6 +126,8 @@ export function mapRanges(sizes: number[], target: number): [number, number][] {
 }
 
 const MIN_COALESCED = 1024 * 1024;
+/** Coalescing stops at this many tasks per worker, so that the last tasks balance out. */
+const TASKS_PER_WORKER = 4;
 
 /** First-fit decreasing: partitions into tasks of at most `cap` bytes (a larger partition alone). */
 export function packPartitions(parts: number[], size: (p: number) => number, cap: number): PlannedTask[] {
@@ -203,7 +205,7 @@ function hotKeySplits(p: number, left: SideStats, right: SideStats, type: JoinTy
 }
 
 /**
- * @param parallelism worker threads: coalescing keeps at least about two tasks
+ * @param parallelism worker threads: coalescing keeps at least about four tasks
  *   per worker (Spark's parallelism-first coalescing), never merging past 1 MB
  *   when the data is small.
  */
@@ -235,7 +237,7 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
 
   let total = 0;
   for (let p = 0; p < P; p++) total += size(p);
-  const coalesceTo = Math.min(target, Math.max(MIN_COALESCED, total / (2 * parallelism)));
+  const coalesceTo = Math.min(target, Math.max(MIN_COALESCED, total / (TASKS_PER_WORKER * parallelism)));
   const tasks: PlannedTask[] = [];
   const splits: SplitInfo[] = [];
   const small: number[] = [];
