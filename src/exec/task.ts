@@ -122,9 +122,9 @@ const PASS_THROUGH_SAMPLE = 16384;
 const PASS_THROUGH_RATIO = 0.5;
 
 /**
- * The combiner: partial aggregation of a task's rows, unless the first rows
- * show nearly one group per row; then every row is shipped as its own state
- * (no hashing), so a high-cardinality group-by does not pay twice.
+ * The combiner: partial aggregation of a task's rows, unless its first rows
+ * hold more than one group per two rows; then every row is shipped as its own
+ * state (no hashing), so a high-cardinality group-by does not pay twice.
  */
 function combineRows(all: Batch, c: Combine): { batch: Batch; mode: 'partial' | 'pass-through' } {
   const schema = partialSchema(c.schema, c.groupBy, c.aggs);
