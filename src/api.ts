@@ -3,7 +3,7 @@
 import type * as arrow from 'apache-arrow';
 import { tableToArrow } from './io/arrow.js';
 import { writeOutput } from './io/output.js';
-import { type Batch, type Field, valueAt } from './kernels/column.js';
+import { type Batch, type Field, rowCount, valueAt } from './kernels/column.js';
 import { Executor } from './exec/run.js';
 import type { Stats } from './exec/stats.js';
 import { type LoadedPlan, type Overrides, loadPlan } from './plan/load.js';
@@ -32,7 +32,7 @@ export async function executePlan(lp: LoadedPlan, writeOut = true): Promise<RunR
   const ex = new Executor(lp.settings);
   const batches = await ex.collectBatches(lp.root);
   const schema = lp.root.schema;
-  const numRows = batches.reduce((s, b) => s + b.length, 0);
+  const numRows = rowCount(batches);
   let outputPath: string | undefined;
   if (lp.output && writeOut) {
     writeOutput(lp.output.path, lp.output.format, schema, batches);

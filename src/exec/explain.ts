@@ -1,7 +1,7 @@
 // `--explain`: the physical plan as an indented tree of stages and shuffles.
 import type { BoundNode, BoundPredicate } from '../plan/bound.js';
 import type { LoadedPlan } from '../plan/load.js';
-import { defaultPartitions, pipelineOf, scanBytes } from './physical.js';
+import { partitionsFor, pipelineOf } from './physical.js';
 import type { Stats, TaskStats } from './stats.js';
 import { eagerPlan } from '../agg/eager.js';
 import { combinable } from '../agg/partial.js';
@@ -19,7 +19,7 @@ function predText(p: BoundPredicate, names: string[]): string {
 export function explainPlan(lp: LoadedPlan): string {
   const { settings } = lp;
   const lines: string[] = [];
-  const parts = (node: BoundNode) => settings.partitions ?? defaultPartitions(scanBytes(node), settings.workers);
+  const parts = (node: BoundNode) => partitionsFor(node, settings);
   const emit = (prefix: string, text: string) => lines.push(prefix + text);
 
   const walk = (node: BoundNode, indent: string) => {

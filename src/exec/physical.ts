@@ -4,6 +4,7 @@
 // operators; its tasks end in a sink chosen by the consumer.
 import type { Schema } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';
+import type { Settings } from '../plan/load.js';
 import type { RowOp } from './task.js';
 
 export type SourceNode = Extract<BoundNode, { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' }>;
@@ -40,7 +41,10 @@ export function scanBytes(node: BoundNode): number {
   }
 }
 
-/** Partitions of a shuffle when the plan does not say: enough for the workers, about 8 MB each, at most 256. */
-export function defaultPartitions(bytes: number, workers: number): number {
-  return Math.min(256, Math.max(2 * workers, Math.ceil(bytes / (8 * 1024 * 1024))));
+/**
+ * Partitions of the shuffle below a node: the plan's setting, or enough for
+ * the workers at about 8 MB each, at most 256.
+ */
+export function partitionsFor(node: BoundNode, settings: Pick<Settings, 'partitions' | 'workers'>): number {
+  return settings.partitions ?? Math.min(256, Math.max(2 * settings.workers, Math.ceil(scanBytes(node) / (8 * 1024 * 1024))));
 }

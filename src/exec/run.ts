@@ -5,7 +5,7 @@ import { normFor } from '../agg/aggregate.js';
 import { type EagerPlan, eagerPlan } from '../agg/eager.js';
 import { combinable, partialSchema } from '../agg/partial.js';
 import { ExecutionError } from '../errors.js';
-import { type Batch, type Schema, batchBytes, concatBatches, gatherBatch, shareBatch, sliceBatch } from '../kernels/column.js';
+import { type Batch, type Schema, batchBytes, concatBatches, gatherBatch, rowCount, shareBatch, sliceBatch } from '../kernels/column.js';
 import { partitionOf } from '../kernels/keys.js';
 import { sortIndices } from '../kernels/sort.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
@@ -13,7 +13,7 @@ import type { Settings } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
 import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
 import { mergeSketches } from '../skew/sketch.js';
-import { type Pipeline, defaultPartitions, pipelineOf, scanBytes } from './physical.js';
+import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { runOnPool } from './pool.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
@@ -49,6 +49,12 @@ interface JoinContext {
   r: ShuffleOutput;
   /** the reduce plan's target task size */
   targetBytes: number;
+}
+
+/** What the map tasks (all, or those in [from, to)) wrote to partition p. */
+function blocksOf(s: ShuffleOutput, p: number, range: [number, number] | null = null): Batch[] {
+  const tasks = range ? s.byTask.slice(range[0], range[1]) : s.byTask;
+  return tasks.map((bs) => bs[p]).filter((b): b is Batch => b !== null);
 }
 
 /** Consecutive blocks packed into chunks of about `target` bytes (at least one chunk). */
@@ -87,10 +93,6 @@ export class Executor {
       startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0,
     });
     return r;
-  }
-
-  partitionsFor(node: BoundNode): number {
-    return this.settings.partitions ?? defaultPartitions(scanBytes(node), this.settings.workers);
   }
 
   /** Run a pipeline to its end; each task's result in task order. */
@@ -163,7 +165,7 @@ export class Executor {
    * the aggregate above the join (see agg/eager.ts).
    */
   private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
-    const P = this.partitionsFor(node);
+    const P = partitionsFor(node, this.settings);
     const skew = this.settings.skew;
     const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;
     const shape: JoinShape = eager
@@ -209,10 +211,6 @@ export class Executor {
 
   private async runPlanned(ctx: JoinContext, t: PlannedTask): Promise<TaskResult[]> {
     const { l, r, node } = ctx;
-    const blocksOf = (s: ShuffleOutput, p: number, range: [number, number] | null = null) => {
-      const tasks = range ? s.byTask.slice(range[0], range[1]) : s.byTask;
-      return tasks.map((bs) => bs[p]).filter((b): b is Batch => b !== null);
-    };
     if (t.kind === 'partitions') {
       const left = t.partitions.flatMap((p) => blocksOf(l, p)), right = t.partitions.flatMap((p) => blocksOf(r, p));
       const meta = t.partitions.length > 1 ? { partitions: t.partitions } : {};
@@ -233,17 +231,18 @@ export class Executor {
       const blocks = blocksOf(s, p);
       const chunks = packBlocks(blocks, ctx.targetBytes);
       const total = blocks.reduce((a, b) => a + batchBytes(b), 0) || 1;
-      const outs = await Promise.all(chunks.map((chunk, c) => {
+      const outs = await Promise.all(chunks.map(async (chunk, c) => {
         const share = chunk.reduce((a, b) => a + batchBytes(b), 0) / total;
-        return this.run({
+        const counts = t.keys.map((k) => Math.max(1, Math.round(pieces(k) * share)));
+        const r = await this.run({
           source: {
             kind: 'split', schema: side === 'left' ? ctx.shape.leftSchema : ctx.shape.rightSchema, blocks: chunk,
             keys: side === 'left' ? ctx.shape.leftKeys : ctx.shape.rightKeys, norms: side === 'left' ? node.leftNorms : node.rightNorms,
-            hot: t.keys.map((k) => ({ hash: k.hash, match: k.match, pieces: Math.max(1, Math.round(pieces(k) * share)) })),
+            hot: t.keys.map((k, i) => ({ hash: k.hash, match: k.match, pieces: counts[i] })),
           },
           ops: [], sink: { kind: 'collect' },
-        }, { stage: node.id, kind: 'split', partition: p, split: `${side} chunk ${c + 1}/${chunks.length}` })
-          .then((r) => ({ batches: r.batches as Batch[], pieces: t.keys.map((k) => Math.max(1, Math.round(pieces(k) * share))) }));
+        }, { stage: node.id, kind: 'split', partition: p, split: `${side} chunk ${c + 1}/${chunks.length}` });
+        return { batches: r.batches as Batch[], pieces: counts };
       }));
       // [rest batches, pieces of key 0, pieces of key 1, ...], gathered from every chunk
       const rest = outs.map((o) => o.batches[0]);
@@ -255,8 +254,7 @@ export class Executor {
     };
     const [ls, rs] = await Promise.all([splitSide(l, 'left', (k) => k.leftPieces), splitSide(r, 'right', (k) => k.rightPieces)]);
     const jobs: Promise<TaskResult>[] = [];
-    const rows = (bs: Batch[]) => bs.reduce((a, b) => a + b.length, 0);
-    if (reduceNeeded(node.type, rows(ls.rest), rows(rs.rest))) {
+    if (reduceNeeded(node.type, rowCount(ls.rest), rowCount(rs.rest))) {
       jobs.push(this.joinTask(ctx, ls.rest, rs.rest, { kind: 'reduce', partition: p, split: 'hot-key rest' }, p));
     }
     t.keys.forEach((k, ki) => {
@@ -268,7 +266,7 @@ export class Executor {
       const b = node.type === 'semi' || node.type === 'anti' ? [rs.keyPieces[ki]] : nonEmpty(rs.keyPieces[ki]).map((x) => [x]);
       const as = b.length > 1 ? a.map((x) => x.map(shareBatch)) : a, bs = a.length > 1 ? b.map((x) => x.map(shareBatch)) : b;
       as.forEach((x, i) => bs.forEach((y, j) => {
-        if (reduceNeeded(node.type, rows(x), rows(y))) {
+        if (reduceNeeded(node.type, rowCount(x), rowCount(y))) {
           jobs.push(this.joinTask(ctx, x, y, { kind: 'reduce', partition: p, split: `hot-key ${k.display.join(',')} piece ${i},${j}` }, p + i + j));
         }
       }));
@@ -286,7 +284,7 @@ export class Executor {
 
   private async runAggregate(node: Extract<BoundNode, { kind: 'aggregate' }>, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
     const inSchema = node.input.schema;
-    const P = node.groupBy.length === 0 ? 1 : this.partitionsFor(node);
+    const P = node.groupBy.length === 0 ? 1 : partitionsFor(node, this.settings);
     const g = node.groupBy.length;
     // Eager aggregation: partial aggregates below the join, whose reduce tasks emit our partial states.
     const eager = this.settings.combiners && this.settings.eagerAggregation && node.input.kind === 'join'
@@ -307,7 +305,7 @@ export class Executor {
     return Promise.all(tasks.map((p) => this.run({
       source: {
         kind: 'aggregate', mode: partial ? 'final' : 'raw', schema: shuffledSchema,
-        input: s.byTask.map((bs) => bs[p]).filter((b): b is Batch => b !== null),
+        input: blocksOf(s, p),
         groupBy: keys, aggs: node.aggs, outSchema: node.schema,
       },
       ops, combine, sink: withSeed(sink, p),

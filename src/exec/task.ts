@@ -8,7 +8,7 @@ import { type EagerPlan, eagerStates } from '../agg/eager.js';
 import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
 import { readRowGroups } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, batchBytes, buffersOf, concatBatches, gather, gatherBatch, sliceBatch,
+  type Batch, type Field, type Schema, batchBytes, buffersOf, concatBatches, gather, gatherBatch, rowCount, sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { hashJoin } from '../kernels/join.js';
@@ -72,12 +72,12 @@ async function produce(src: TaskSource, combine?: Combine): Promise<{ batches: B
   switch (src.kind) {
     case 'scan': {
       const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile, src.limit);
-      return { batches, rows: batches.reduce((s, b) => s + b.length, 0) };
+      return { batches, rows: rowCount(batches) };
     }
     case 'split':
       throw new Error('internal: split tasks are run by runTask');
     case 'batches':
-      return { batches: src.batches, rows: src.batches.reduce((s, b) => s + b.length, 0) };
+      return { batches: src.batches, rows: rowCount(src.batches) };
     case 'join': {
       const l = concatBatches(src.leftSchema, src.left);
       const r = concatBatches(src.rightSchema, src.right);
@@ -149,13 +149,13 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
   if (t.source.kind === 'split') {
     const s = t.source;
     const pieces = splitHotKeys(s.schema, s.blocks, s.keys, s.norms, s.hot);
-    const rows = s.blocks.reduce((a, b) => a + b.length, 0);
+    const rows = rowCount(s.blocks);
     return { batches: pieces, inputRows: rows, outputRows: rows, ms: performance.now() - t0 };
   }
   // A combiner right after a join aggregates from the join's row indices.
   const { batches, rows, combined } = await produce(t.source, t.ops.length === 0 ? t.combine : undefined);
   let outBatches = batches.map((b) => applyOps(b, t.ops)).filter((b) => b.length > 0);
-  const outputRows = outBatches.reduce((s, b) => s + b.length, 0);
+  const outputRows = rowCount(outBatches);
   let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {
     const all = concatBatches(t.combine.schema, outBatches);

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as arrow from 'apache-arrow';
-import { type Batch, type Column, type Field, isNull, stringAt } from '../kernels/column.js';
+import { type Batch, type Column, type Field, isNull, rowCount, stringAt } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
 import { tableToArrow } from './arrow.js';
 import { writeParquetBytes } from './parquet.js';
@@ -114,7 +114,7 @@ function displayText(c: Column, i: number): string {
 
 /** The terminal view: the first rows as an aligned table, then the row count. */
 export function formatTable(fields: Field[], batches: Batch[], maxRows = 20): string {
-  const total = batches.reduce((s, b) => s + b.length, 0);
+  const total = rowCount(batches);
   const rows: string[][] = [];
   for (const b of batches) {
     for (let i = 0; i < b.length && rows.length < maxRows; i++) rows.push(b.columns.map((c) => displayText(c, i)));

@@ -241,6 +241,12 @@ export function concatBatches(schema: Schema, batches: Batch[]): Batch {
   return { length: n, columns: schema.map((f, i) => concatColumns(f.type, bs.map((b) => b.columns[i]))) };
 }
 
+export function rowCount(batches: readonly Batch[]): number {
+  let n = 0;
+  for (const b of batches) n += b.length;
+  return n;
+}
+
 /** Approximate size in memory, used for shuffle statistics and skew decisions. */
 export function columnBytes(c: Column): number {
   let b = c.type.id === 'utf8' ? c.offsets![c.length] + 4 * (c.length + 1) : c.length * (c.values as any).BYTES_PER_ELEMENT;
