@@ -78,6 +78,38 @@ describe('combiners', () => {
   });
 });
 
+describe('combiner fed by the join (eager off)', () => {
+  // Values read through the join's row indices, group ids from the build side;
+  // the hot key 1 (1,000 x 100 rows) gives more matches than one chunk of pairs.
+  const both = [
+    { fn: 'count', as: 'n' }, { fn: 'count', column: 'b', as: 'nb' }, { fn: 'count', column: 'd', as: 'nd' },
+    { fn: 'sum', column: 'a', as: 'sa' }, { fn: 'sum', column: 'b', as: 'sb' }, { fn: 'sum', column: 'c', as: 'sc' },
+    { fn: 'min', column: 'd', as: 'mind' }, { fn: 'max', column: 'c', as: 'maxc' }, { fn: 'avg', column: 'a', as: 'aa' }, { fn: 'avg', column: 'c', as: 'ac' },
+  ];
+  const bothSql = 'count(*), count(b), count(d), sum(a), sum(b), sum(c), min(d), max(c), avg(a), avg(c)';
+  const leftOnly = [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'a', as: 'sa' }, { fn: 'avg', column: 'b', as: 'ab' }];
+  const leftSql = 'count(*), sum(a), avg(b)';
+  const KW: Record<string, string> = { inner: 'INNER', left: 'LEFT', right: 'RIGHT', full: 'FULL OUTER', semi: 'SEMI', anti: 'ANTI' };
+  const opts = { workers: 2, partitions: 3, eagerAggregation: false };
+
+  it.each(['inner', 'left', 'right', 'full', 'semi', 'anti'])('%s join, grouped by build, probe, both or no columns', async (type) => {
+    const semi = type === 'semi' || type === 'anti';
+    const join = { op: 'join', type, on: [['k', 'k']], left: { op: 'scan', source: 'l' }, right: { op: 'scan', source: 'r' } };
+    for (const groupBy of semi ? [['lg'], []] : [['rg'], ['lg'], ['lg', 'rg'], []]) {
+      const q = planT({ op: 'aggregate', input: join, groupBy, aggregates: semi ? leftOnly : both });
+      const sql = `SELECT ${groupBy.map((c) => `${c}, `).join('')}${semi ? leftSql : bothSql} FROM read_parquet('${L}') l ${KW[type]} JOIN read_parquet('${R}') r ON l.k = r.k${groupBy.length ? ` GROUP BY ${groupBy.join(', ')}` : ''}`;
+      await expectSame(q, sql, opts);
+    }
+  });
+  it('with the table built on the smaller left side, and count_distinct of a build column', async () => {
+    const join = { op: 'join', type: 'inner', on: [['k', 'k']], left: { op: 'scan', source: 'r' }, right: { op: 'scan', source: 'l' } };
+    const sql = (sel: string, g: string) => `SELECT ${sel} FROM read_parquet('${R}') r JOIN read_parquet('${L}') l ON l.k = r.k GROUP BY ${g}`;
+    await expectSame(planT({ op: 'aggregate', input: join, groupBy: ['rg'], aggregates: both }), sql(`rg, ${bothSql}`, 'rg'), opts);
+    await expectSame(planT({ op: 'aggregate', input: join, groupBy: ['rg'], aggregates: [{ fn: 'count_distinct', column: 'd', as: 'dd' }, { fn: 'sum', column: 'c', as: 'sc' }] }),
+      sql('rg, count(DISTINCT d), sum(c)', 'rg'), opts);
+  });
+});
+
 describe('eager aggregation below a join', () => {
   const aggs = [
     { fn: 'count', as: 'n' }, { fn: 'count', column: 'b', as: 'nb' }, { fn: 'count', column: 'd', as: 'nd' },

@@ -8,10 +8,11 @@ import { type EagerPlan, eagerStates } from '../agg/eager.js';
 import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
 import { readRowGroups } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, batchBytes, buffersOf, concatBatches, gather, gatherBatch, rowCount, sliceBatch,
+  type Batch, type Field, type Schema, batchBytes, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherMany, rowCount, sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
-import { hashJoin } from '../kernels/join.js';
+import { type EmitPairs, JoinProbe, buildsLeft, hashJoin } from '../kernels/join.js';
+import { JoinAggregator } from '../agg/joinagg.js';
 import { buildKeys } from '../kernels/keys.js';
 import { groupRows } from '../agg/groups.js';
 import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
@@ -79,6 +80,10 @@ async function produce(src: TaskSource, combine?: Combine): Promise<{ batches: B
     case 'batches':
       return { batches: src.batches, rows: rowCount(src.batches) };
     case 'join': {
+      if (!src.eager) {
+        const streamed = streamJoin(src, combine);
+        if (streamed) return streamed;
+      }
       const l = concatBatches(src.leftSchema, src.left);
       const r = concatBatches(src.rightSchema, src.right);
       const lk = buildKeys(l, src.leftKeys, src.leftNorms);
@@ -102,6 +107,83 @@ async function produce(src: TaskSource, combine?: Combine): Promise<{ batches: B
       return { batches: [out], rows: all.length };
     }
   }
+}
+
+type JoinSource = Extract<TaskSource, { kind: 'join' }>;
+
+/** Hashes of a probe block's keys live here: they are not needed after the block. */
+let probeHashes = new Int32Array(1 << 16);
+const MAX_SCRATCH = 1 << 20;
+
+function scratchFor(n: number): Int32Array | undefined {
+  if (n > MAX_SCRATCH) return undefined;
+  if (probeHashes.length < n) probeHashes = new Int32Array(Math.max(n, 2 * probeHashes.length));
+  return probeHashes;
+}
+
+/** Rows gathered per output batch of a join. */
+const OUTPUT_ROWS = 1 << 16;
+
+/** Joined rows gathered from chunks of matches, one output batch per OUTPUT_ROWS rows. */
+class GatherSink {
+  readonly batches: Batch[] = [];
+  private pending: { l: Batch; r: Batch; li: Int32Array; ri: Int32Array }[] = [];
+  private rows = 0;
+  constructor(private readonly withRight: boolean) {}
+
+  add(l: Batch, r: Batch, li: Int32Array, ri: Int32Array, n: number) {
+    this.pending.push({ l, r, li: li.slice(0, n), ri: ri.slice(0, n) });
+    this.rows += n;
+    if (this.rows >= OUTPUT_ROWS) this.flush();
+  }
+
+  flush() {
+    const p = this.pending;
+    if (p.length === 0) return;
+    const cols = p[0].l.columns.map((c, i) => gatherMany(c.type, p.map((x) => x.l.columns[i]), p.map((x) => x.li)));
+    if (this.withRight) {
+      p[0].r.columns.forEach((c, i) => cols.push(gatherMany(c.type, p.map((x) => x.r.columns[i]), p.map((x) => x.ri))));
+    }
+    this.batches.push({ length: this.rows, columns: cols });
+    this.pending = [];
+    this.rows = 0;
+  }
+}
+
+/**
+ * A join that concatenates only its build side: each probe block is hashed,
+ * probed and consumed on its own, the matches going to the combiner
+ * (aggregated through the row indices) or gathered into output batches. Null
+ * when a combiner is asked for that the streaming form cannot serve.
+ */
+function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; rows: number; combined?: boolean } | null {
+  const lRows = rowCount(src.left), rRows = rowCount(src.right);
+  const buildLeft = buildsLeft(src.type, lRows, rRows);
+  const build = buildLeft ? concatBatches(src.leftSchema, src.left) : concatBatches(src.rightSchema, src.right);
+  let agg: JoinAggregator | null = null;
+  if (combine) {
+    const schema = partialSchema(combine.schema, combine.groupBy, combine.aggs);
+    agg = JoinAggregator.create(src.type, build, buildLeft, src.leftSchema, src.rightSchema, combine.groupBy, combine.aggs, schema);
+    if (agg === null) return null;
+  }
+  const sink = agg ?? new GatherSink(src.type !== 'semi' && src.type !== 'anti');
+  const joiner = new JoinProbe(src.type, buildLeft
+    ? buildKeys(build, src.leftKeys, src.leftNorms)
+    : buildKeys(build, src.rightKeys, src.rightNorms));
+  const consumer = (p: Batch): EmitPairs => (buildLeft
+    ? (pi, bi, n) => sink.add(build, p, bi, pi, n)
+    : (pi, bi, n) => sink.add(p, build, pi, bi, n));
+  const probeKeys = buildLeft ? src.rightKeys : src.leftKeys, probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
+  for (const p of buildLeft ? src.right : src.left) {
+    if (p.length === 0) continue;
+    joiner.probe(buildKeys(p, probeKeys, probeNorms, scratchFor(p.length)), consumer(p));
+  }
+  joiner.finish(consumer(emptyBatch(buildLeft ? src.rightSchema : src.leftSchema)));
+  const rows = lRows + rRows;
+  if (agg) return { batches: [agg.finish()], rows, combined: true };
+  const g = sink as GatherSink;
+  g.flush();
+  return { batches: g.batches, rows };
 }
 
 function applyOps(b: Batch, ops: RowOp[]): Batch {

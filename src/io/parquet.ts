@@ -99,17 +99,43 @@ export async function readRowGroups(path: string, rowGroups: number[], fields: F
       throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
     }
   }
-  const f = await open(path);
+  const f = await openCached(path);
   try {
     const t = await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17, ...(limit ? { limit } : {}) });
     const table = arrow.tableFromIPC(t.intoIPCStream());
     return batchesFromArrow(table, fields);
   } catch (e) {
+    dropCached(path);
     if (e instanceof InputError) throw e;
     throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
-  } finally {
-    f.free();
   }
+}
+
+// Open files kept per thread: a map task reads one row group, and parsing the
+// footer again for each one cost as much as a tenth of the decode. An entry is
+// valid while the file's size and mtime are unchanged.
+const OPEN_FILES = 16;
+const openFiles = new Map<string, { file: pw.ParquetFile; size: number; mtimeMs: number }>();
+
+function dropCached(path: string) {
+  const e = openFiles.get(path);
+  if (e) { openFiles.delete(path); e.file.free(); }
+}
+
+async function openCached(path: string): Promise<pw.ParquetFile> {
+  let st: fs.Stats | undefined;
+  try { st = fs.statSync(path); } catch { /* open() reports it */ }
+  const hit = openFiles.get(path);
+  if (hit && st && hit.size === st.size && hit.mtimeMs === st.mtimeMs) {
+    openFiles.delete(path);
+    openFiles.set(path, hit); // most recently used last
+    return hit.file;
+  }
+  dropCached(path);
+  const file = await open(path);
+  openFiles.set(path, { file, size: st?.size ?? -1, mtimeMs: st?.mtimeMs ?? -1 });
+  if (openFiles.size > OPEN_FILES) dropCached(openFiles.keys().next().value!);
+  return file;
 }
 
 export function writeParquetBytes(fields: Field[], batches: Batch[], rowGroupSize = 1 << 17): Uint8Array {

@@ -81,7 +81,12 @@ function fmix(h: number): number {
   return h ^ (h >>> 16);
 }
 
-export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[]): Keys {
+/**
+ * Normalize and hash the key columns of a batch. `scratch`, when given and
+ * large enough, holds the hashes instead of a new array: for keys that do not
+ * outlive the caller's loop.
+ */
+export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: Int32Array): Keys {
   const n = b.length;
   const parts: KeyPart[] = cols.map((ci, k) => {
     const c = b.columns[ci];
@@ -90,7 +95,7 @@ export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[]): Keys {
       ? { kind: 's' as const, bytes: c.values as Uint8Array, offs: c.offsets!, nulls }
       : { kind: 'w' as const, w: wordsOf(c, norms[k]), nulls };
   });
-  const hash = new Int32Array(n);
+  const hash = scratch !== undefined && scratch.length >= n ? scratch.subarray(0, n).fill(0) : new Int32Array(n);
   let anyNull: Uint8Array | null = null;
   for (const p of parts) {
     if (p.nulls) {
