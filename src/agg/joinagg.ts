@@ -57,22 +57,25 @@ export class JoinAggregator {
   }
 
   /**
-   * An aggregator for `type` with its table built on the left or the right
-   * side, or null when the streaming form does not apply: the group columns
-   * (and min/max columns) must all be on the build side, and with group
-   * columns a left or full join must not leave the build side missing.
+   * Whether the streaming form serves this aggregate: the group columns (and
+   * min/max columns) must all be on the build side, and with group columns a
+   * left or full join must not leave the build side missing.
    */
-  static create(
-    type: JoinType, build: Batch, buildLeft: boolean, leftSchema: Schema, rightSchema: Schema,
-    groupBy0: number[], aggs0: BoundAggregate[], schema: Schema,
-  ): JoinAggregator | null {
+  static applies(type: JoinType, buildLeft: boolean, nl: number, groupBy0: number[], aggs0: BoundAggregate[]): boolean {
     const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
-    const nl = leftSchema.length;
     const onBuild = (c: number) => (c < nl) === buildLeft;
-    if (!groupBy.every(onBuild)) return null;
-    if (groupBy.length > 0 && (type === 'left' || type === 'full')) return null;
-    if (aggs.some((a) => (a.fn === 'min' || a.fn === 'max') && !onBuild(a.col))) return null;
-    const local = groupBy.map((c) => (buildLeft ? c : c - nl));
+    if (!groupBy.every(onBuild)) return false;
+    if (groupBy.length > 0 && (type === 'left' || type === 'full')) return false;
+    return !aggs.some((a) => (a.fn === 'min' || a.fn === 'max') && !onBuild(a.col));
+  }
+
+  /** An aggregator over matches against `build` (the left side when buildLeft); call only where `applies`. */
+  static create(
+    build: Batch, buildLeft: boolean, leftSchema: Schema, rightSchema: Schema,
+    groupBy0: number[], aggs0: BoundAggregate[], schema: Schema,
+  ): JoinAggregator {
+    const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
+    const local = groupBy.map((c) => (buildLeft ? c : c - leftSchema.length));
     return new JoinAggregator(build, buildLeft, local, aggs, leftSchema, rightSchema, schema);
   }
 

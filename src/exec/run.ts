@@ -199,11 +199,14 @@ export class Executor {
     return results.flat();
   }
 
-  private joinTask(ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskStats, 'stage' | 'rows' | 'outputRows' | 'ms'>, seed: number) {
+  private joinTask(
+    ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskStats, 'stage' | 'rows' | 'outputRows' | 'ms'>, seed: number,
+    parts?: [number, number][],
+  ) {
     const { node, shape } = ctx;
     return this.run({
       source: {
-        kind: 'join', type: node.type, ...shape, left, right, leftNorms: node.leftNorms, rightNorms: node.rightNorms,
+        kind: 'join', type: node.type, ...shape, left, right, leftNorms: node.leftNorms, rightNorms: node.rightNorms, ...(parts ? { parts } : {}),
       },
       ops: ctx.ops, combine: ctx.combine, sink: withSeed(ctx.sink, seed),
     }, { stage: node.id, ...meta });
@@ -212,9 +215,10 @@ export class Executor {
   private async runPlanned(ctx: JoinContext, t: PlannedTask): Promise<TaskResult[]> {
     const { l, r, node } = ctx;
     if (t.kind === 'partitions') {
-      const left = t.partitions.flatMap((p) => blocksOf(l, p)), right = t.partitions.flatMap((p) => blocksOf(r, p));
-      const meta = t.partitions.length > 1 ? { partitions: t.partitions } : {};
-      return [await this.joinTask(ctx, left, right, { kind: 'reduce', partition: t.partitions[0], ...meta }, t.partitions[0])];
+      const ls = t.partitions.map((p) => blocksOf(l, p)), rs = t.partitions.map((p) => blocksOf(r, p));
+      const many = t.partitions.length > 1;
+      return [await this.joinTask(ctx, ls.flat(), rs.flat(), { kind: 'reduce', partition: t.partitions[0], ...(many ? { partitions: t.partitions } : {}) },
+        t.partitions[0], many ? ls.map((b, i) => [b.length, rs[i].length]) : undefined)];
     }
     if (t.kind === 'map-range') {
       // Blocks read by several range tasks (a whole side, or a range in a cross product) are shared, not copied.

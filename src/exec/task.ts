@@ -30,6 +30,8 @@ export type TaskSource =
       kind: 'join'; type: JoinType;
       leftSchema: Schema; rightSchema: Schema; left: Batch[]; right: Batch[];
       leftKeys: number[]; rightKeys: number[]; leftNorms: KeyNorm[]; rightNorms: KeyNorm[];
+      /** a task over several partitions: blocks of each, [left, right], in order (joined one partition at a time) */
+      parts?: [number, number][];
       /** the sides are eager partial aggregates: emit the states of the aggregate above the join */
       eager?: EagerPlan;
     }
@@ -153,37 +155,41 @@ class GatherSink {
 /**
  * A join that concatenates only its build side: each probe block is hashed,
  * probed and consumed on its own, the matches going to the combiner
- * (aggregated through the row indices) or gathered into output batches. Null
- * when a combiner is asked for that the streaming form cannot serve.
+ * (aggregated through the row indices) or gathered into output batches. A
+ * task over several partitions joins them one at a time, so each table is a
+ * partition's (small enough to stay in cache). Null when a combiner is asked
+ * for that the streaming form cannot serve.
  */
 function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; rows: number; combined?: boolean } | null {
   const lRows = rowCount(src.left), rRows = rowCount(src.right);
   const buildLeft = buildsLeft(src.type, lRows, rRows);
-  const build = buildLeft ? concatBatches(src.leftSchema, src.left) : concatBatches(src.rightSchema, src.right);
-  let agg: JoinAggregator | null = null;
-  if (combine) {
-    const schema = partialSchema(combine.schema, combine.groupBy, combine.aggs);
-    agg = JoinAggregator.create(src.type, build, buildLeft, src.leftSchema, src.rightSchema, combine.groupBy, combine.aggs, schema);
-    if (agg === null) return null;
+  if (combine && !JoinAggregator.applies(src.type, buildLeft, src.leftSchema.length, combine.groupBy, combine.aggs)) return null;
+  const states = combine ? partialSchema(combine.schema, combine.groupBy, combine.aggs) : null;
+  const gathered = combine ? null : new GatherSink(src.type !== 'semi' && src.type !== 'anti');
+  const out: Batch[] = [];
+  const parts = src.parts ?? [[src.left.length, src.right.length]];
+  let li = 0, ri = 0;
+  for (const [nl, nr] of parts) {
+    const left = src.left.slice(li, li += nl), right = src.right.slice(ri, ri += nr);
+    const build = buildLeft ? concatBatches(src.leftSchema, left) : concatBatches(src.rightSchema, right);
+    const agg = states ? JoinAggregator.create(build, buildLeft, src.leftSchema, src.rightSchema, combine!.groupBy, combine!.aggs, states) : null;
+    const sink = agg ?? gathered!;
+    const joiner = new JoinProbe(src.type, buildLeft
+      ? buildKeys(build, src.leftKeys, src.leftNorms)
+      : buildKeys(build, src.rightKeys, src.rightNorms));
+    const consumer = (p: Batch): EmitPairs => (buildLeft
+      ? (pi, bi, n) => sink.add(build, p, bi, pi, n)
+      : (pi, bi, n) => sink.add(p, build, pi, bi, n));
+    const probeKeys = buildLeft ? src.rightKeys : src.leftKeys, probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
+    for (const p of buildLeft ? right : left) {
+      if (p.length === 0) continue;
+      joiner.probe(buildKeys(p, probeKeys, probeNorms, scratchFor(p.length)), consumer(p));
+    }
+    joiner.finish(consumer(emptyBatch(buildLeft ? src.rightSchema : src.leftSchema)));
+    if (agg) out.push(agg.finish());
   }
-  const sink = agg ?? new GatherSink(src.type !== 'semi' && src.type !== 'anti');
-  const joiner = new JoinProbe(src.type, buildLeft
-    ? buildKeys(build, src.leftKeys, src.leftNorms)
-    : buildKeys(build, src.rightKeys, src.rightNorms));
-  const consumer = (p: Batch): EmitPairs => (buildLeft
-    ? (pi, bi, n) => sink.add(build, p, bi, pi, n)
-    : (pi, bi, n) => sink.add(p, build, pi, bi, n));
-  const probeKeys = buildLeft ? src.rightKeys : src.leftKeys, probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
-  for (const p of buildLeft ? src.right : src.left) {
-    if (p.length === 0) continue;
-    joiner.probe(buildKeys(p, probeKeys, probeNorms, scratchFor(p.length)), consumer(p));
-  }
-  joiner.finish(consumer(emptyBatch(buildLeft ? src.rightSchema : src.leftSchema)));
-  const rows = lRows + rRows;
-  if (agg) return { batches: [agg.finish()], rows, combined: true };
-  const g = sink as GatherSink;
-  g.flush();
-  return { batches: g.batches, rows };
+  if (gathered) { gathered.flush(); out.push(...gathered.batches); }
+  return { batches: out, rows: lRows + rRows, combined: combine !== undefined };
 }
 
 function applyOps(b: Batch, ops: RowOp[]): Batch {
