@@ -2,7 +2,7 @@
 // one scatter per column straight into one block per partition. Rows with a
 // null key never match, so they are spread round-robin instead of piling up
 // in one partition.
-import { type Batch, type Column, type DataType, allocValues, batchBytes } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, type Values, allocValues, batchBytes, rowCount } from '../kernels/column.js';
 import { type Keys, buildKeys, keyIdentity, partitionOf } from '../kernels/keys.js';
 import { cellText } from '../io/output.js';
 import { SpaceSaving } from '../skew/sketch.js';
@@ -64,39 +64,34 @@ function words(a: ArrayBufferView, width: number): any {
   return new Int32Array(a.buffer, a.byteOffset, a.byteLength / 4);
 }
 
-/** Scatter one column of every batch into its partitions; rows[p] rows go to partition p. */
-function scatterColumn(type: DataType, cols: Column[], pids: Int32Array[], rows: number[]): (Column | null)[] {
-  const P = rows.length;
-  let valid: Uint8Array[] | null = null;
-  if (cols.some((c) => c.valid !== null)) {
-    valid = rows.map((n) => new Uint8Array(n));
+/** Destination arrays of one column, one per partition (unused entries for empty partitions). */
+interface ColumnOut { valid: Uint8Array[] | null; values: Values[]; offsets: Int32Array[] | null }
+
+/** Scatter one column of every batch into its partitions' preallocated arrays. */
+function scatterColumn(type: DataType, cols: Column[], pids: Int32Array[], out: ColumnOut): void {
+  const P = out.values.length;
+  if (out.valid !== null) {
+    const valid = out.valid;
     const pos = new Int32Array(P);
-    cols.forEach((c, k) => (c.valid ? scatter1(valid!, c.valid, pids[k], pos) : ones(valid!, pids[k], pos)));
+    cols.forEach((c, k) => (c.valid ? scatter1(valid, c.valid, pids[k], pos) : ones(valid, pids[k], pos)));
   }
   if (type.id === 'utf8') {
-    const nbytes = new Float64Array(P);
-    cols.forEach((c, k) => {
-      const o = c.offsets!, pid = pids[k];
-      for (let i = 0; i < pid.length; i++) nbytes[pid[i]] += o[i + 1] - o[i];
-    });
-    const bytes = rows.map((_, p) => new Uint8Array(nbytes[p]));
-    const offs = rows.map((n) => new Int32Array(n + 1));
+    const bytes = out.values as Uint8Array[], offs = out.offsets!;
     const pos = new Int32Array(P), bpos = new Float64Array(P);
     cols.forEach((c, k) => {
       const o = c.offsets!, src = c.values as Uint8Array, pid = pids[k];
       for (let i = 0; i < pid.length; i++) {
-        const p = pid[i], s = o[i], e = o[i + 1], out = bytes[p];
+        const p = pid[i], s = o[i], e = o[i + 1], dst = bytes[p];
         let b = bpos[p];
-        for (let x = s; x < e; x++) out[b++] = src[x];
+        for (let x = s; x < e; x++) dst[b++] = src[x];
         bpos[p] = b;
         offs[p][++pos[p]] = b;
       }
     });
-    return rows.map((n, p) => (n === 0 ? null : { type, length: n, values: bytes[p], offsets: offs[p], valid: valid ? valid[p] : null }));
+    return;
   }
-  const values = rows.map((n) => allocValues(type, n));
   const width = allocValues(type, 0).BYTES_PER_ELEMENT;
-  const dst = values.map((v) => words(v, width));
+  const dst = out.values.map((v) => words(v, width));
   const pos = new Int32Array(P);
   cols.forEach((c, k) => {
     const src = words(c.values, width);
@@ -105,19 +100,66 @@ function scatterColumn(type: DataType, cols: Column[], pids: Int32Array[], rows:
     else if (width === 4) scatter4(dst, src, pids[k], pos);
     else scatter8(dst, src, pids[k], pos);
   });
-  return rows.map((n, p) => (n === 0 ? null : { type, length: n, values: values[p], valid: valid ? valid[p] : null }));
 }
 
-/** Partition ids of every row: high bits of the key hash, or round-robin for null join keys. */
-export function partitionIds(keys: Keys, spec: PartitionSpec, rr: { next: number }): Int32Array {
+/**
+ * Carves typed arrays out of one SharedArrayBuffer: all blocks a map task
+ * writes live in one allocation, and reach any reduce task without a
+ * transfer list or a copy. Two passes: measure, then allocate and carve.
+ */
+class Arena {
+  private buf: SharedArrayBuffer | null = null;
+  private at = 0;
+  alloc<T extends Values | Int32Array | Uint8Array>(ctor: { new(b: SharedArrayBuffer, off: number, n: number): T; BYTES_PER_ELEMENT: number }, n: number): T {
+    const off = this.at;
+    this.at += (n * ctor.BYTES_PER_ELEMENT + 7) & ~7;
+    return this.buf === null ? (null as unknown as T) : new ctor(this.buf, off, n);
+  }
+  /** End the measuring pass. */
+  allocate() { this.buf = new SharedArrayBuffer(Math.max(this.at, 8)); this.at = 0; }
+}
+
+type ValuesCtor = { new(b: SharedArrayBuffer, off: number, n: number): Values; BYTES_PER_ELEMENT: number };
+
+/** The destination arrays of every column (measuring pass when the arena is not allocated yet). */
+function carve(arena: Arena, types: DataType[], hasValid: boolean[], strBytes: (Float64Array | null)[], rows: number[]): ColumnOut[] {
+  return types.map((type, c) => {
+    const out: ColumnOut = { valid: hasValid[c] ? [] : null, values: [], offsets: type.id === 'utf8' ? [] : null };
+    const ctor = allocValues(type, 0).constructor as unknown as ValuesCtor;
+    rows.forEach((n, p) => {
+      if (out.valid) out.valid.push(arena.alloc(Uint8Array, n));
+      if (type.id === 'utf8') {
+        out.values.push(arena.alloc(Uint8Array, n === 0 ? 0 : strBytes[c]![p]));
+        out.offsets!.push(arena.alloc(Int32Array, n === 0 ? 0 : n + 1));
+      } else {
+        out.values.push(arena.alloc(ctor, n));
+      }
+    });
+    return out;
+  });
+}
+
+/** Partition ids of every row (into `pid`): high bits of the key hash, or round-robin for null join keys. */
+export function partitionIds(keys: Keys, spec: PartitionSpec, rr: { next: number }, pid: Int32Array = new Int32Array(keys.n)): Int32Array {
   const { hash } = keys;
   const anyNull = spec.spreadNulls ? keys.anyNull : null;
   const P = spec.partitions;
-  const pid = new Int32Array(keys.n);
   for (let i = 0; i < keys.n; i++) {
     pid[i] = anyNull !== null && anyNull[i] ? rr.next++ % P : partitionOf(hash[i], P);
   }
   return pid;
+}
+
+/** Hashes and partition ids of a map task's rows: needed only while it partitions them. */
+let scratch: Int32Array = new Int32Array(2 << 17);
+
+function scratchOf(rows: number): Int32Array {
+  if (scratch.length < 2 * rows) {
+    const fresh: Int32Array = new Int32Array(2 * rows);
+    if (rows <= 1 << 20) scratch = fresh; // keep it unless one task was unusually large
+    return fresh;
+  }
+  return scratch;
 }
 
 /** Rows of a map task beyond which the sketch reads every SKETCH_STRIDE-th row. */
@@ -151,18 +193,48 @@ function sketchKeys(batches: Batch[], keys: Keys[], spec: PartitionSpec): TaskSk
 export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partitioned {
   const P = spec.partitions;
   const rr = { next: spec.nullSeed };
-  const keys = batches.map((b) => buildKeys(b, spec.keys, spec.norms));
-  const pids = keys.map((k) => partitionIds(k, spec, rr));
+  const total = rowCount(batches);
+  const buf = scratchOf(total);
+  let at = 0;
+  const keys: Keys[] = [], pids: Int32Array[] = [];
+  for (const b of batches) {
+    const k = buildKeys(b, spec.keys, spec.norms, buf.subarray(at, at + b.length));
+    keys.push(k);
+    pids.push(partitionIds(k, spec, rr, buf.subarray(total + at, total + at + b.length)));
+    at += b.length;
+  }
   const counts = new Int32Array(P);
   for (const pid of pids) for (let i = 0; i < pid.length; i++) counts[pid[i]]++;
   const rows = Array.from(counts);
   const nCols = batches.length ? batches[0].columns.length : 0;
-  const perCol = Array.from({ length: nCols }, (_, c) =>
-    scatterColumn(batches[0].columns[c].type, batches.map((b) => b.columns[c]), pids, rows));
+  const types = Array.from({ length: nCols }, (_, c) => batches[0].columns[c].type);
+  const hasValid = types.map((_, c) => batches.some((b) => b.columns[c].valid !== null));
+  const strBytes = types.map((t, c) => {
+    if (t.id !== 'utf8') return null;
+    const nbytes = new Float64Array(P);
+    batches.forEach((b, k) => {
+      const o = b.columns[c].offsets!, pid = pids[k];
+      for (let i = 0; i < pid.length; i++) nbytes[pid[i]] += o[i + 1] - o[i];
+    });
+    return nbytes;
+  });
+  const arena = new Arena();
+  carve(arena, types, hasValid, strBytes, rows);
+  arena.allocate();
+  const outs = carve(arena, types, hasValid, strBytes, rows);
+  outs.forEach((out, c) => scatterColumn(types[c], batches.map((b) => b.columns[c]), pids, out));
   const blocks: (Batch | null)[] = [];
   const bytes: number[] = [];
   for (let p = 0; p < P; p++) {
-    const block = rows[p] > 0 ? { length: rows[p], columns: perCol.map((cs) => cs[p]!) } : null;
+    const n = rows[p];
+    const block = n > 0
+      ? {
+          length: n,
+          columns: outs.map((o, c): Column => ({
+            type: types[c], length: n, values: o.values[p], valid: o.valid ? o.valid[p] : null, ...(o.offsets ? { offsets: o.offsets[p] } : {}),
+          })),
+        }
+      : null;
     blocks.push(block);
     bytes.push(block ? batchBytes(block) : 0);
   }
