@@ -22,7 +22,8 @@ beforeAll(async () => {
       DATE '2024-01-01' + (i % 40)::INTEGER AS d,
       TIMESTAMP '2024-01-01 00:00:00' + to_microseconds(i * 3600000123) AS ts,
       (i % 200)::UTINYINT AS u8,
-      (i * 4000000000)::UBIGINT AS u64
+      (i * 4000000000)::UBIGINT AS u64,
+      CASE WHEN i % 19 = 0 THEN NULL ELSE (i % 300 - 150)::SMALLINT END AS s16
     FROM range(0, 1500) t(i)`;
   await writeParquet(T, q, 200);
   await writeParquet(E, `${q} LIMIT 0`, 200);
@@ -36,6 +37,11 @@ describe('scan and project', () => {
     const rows = await expectSame(base(scan()), `SELECT * FROM ${SRC}`);
     expect(rows.length).toBe(1500);
     expect(rows.some((r) => r[5] === '9007199254740993')).toBe(true);
+  });
+  it('shuffles every column type, nulls included, through a join', async () => {
+    const q = { op: 'join', type: 'inner', on: [['h', 'h'], ['id', 'id']], left: scan(), right: scan(['id', 'h', 'g', 's16', 'ts']) };
+    const rows = await expectSame(base(q), `SELECT l.*, r.id, r.h, r.g, r.s16, r.ts FROM ${SRC} l JOIN ${SRC} r ON l.h = r.h AND l.id = r.id`, { workers: 2, partitions: 7 });
+    expect(rows.length).toBe(1500);
   });
   it('reads only the listed columns, in the listed order', async () => {
     const r = await runPlan(base(scan(['x', 'id'])), { workers: 1 });

@@ -37,106 +37,133 @@ export interface Partitioned {
 }
 
 // Scatters by element width, each over one array type so that the loops stay
-// monomorphic; dst[p] is partition p's output, pos[p] its next free slot.
-function scatter1(dst: Uint8Array[], src: Uint8Array, pid: Int32Array, pos: Int32Array) {
-  for (let i = 0; i < pid.length; i++) { const p = pid[i]; dst[p][pos[p]++] = src[i]; }
+// monomorphic: row i of the task goes to slot dest[i] of the column's region,
+// where each partition's rows are contiguous.
+function scatter1(dst: Uint8Array, src: Uint8Array, dest: Int32Array, at: number) {
+  for (let i = 0; i < src.length; i++) dst[dest[at + i]] = src[i];
 }
-function scatter2(dst: Uint16Array[], src: Uint16Array, pid: Int32Array, pos: Int32Array) {
-  for (let i = 0; i < pid.length; i++) { const p = pid[i]; dst[p][pos[p]++] = src[i]; }
+function scatter2(dst: Uint16Array, src: Uint16Array, dest: Int32Array, at: number) {
+  for (let i = 0; i < src.length; i++) dst[dest[at + i]] = src[i];
 }
-function scatter4(dst: Int32Array[], src: Int32Array, pid: Int32Array, pos: Int32Array) {
-  for (let i = 0; i < pid.length; i++) { const p = pid[i]; dst[p][pos[p]++] = src[i]; }
+function scatter4(dst: Int32Array, src: Int32Array, dest: Int32Array, at: number) {
+  for (let i = 0; i < src.length; i++) dst[dest[at + i]] = src[i];
 }
-function scatter8(dst: Int32Array[], src: Int32Array, pid: Int32Array, pos: Int32Array) {
-  for (let i = 0; i < pid.length; i++) {
-    const p = pid[i], d = 2 * pos[p]++, out = dst[p];
-    out[d] = src[2 * i];
-    out[d + 1] = src[2 * i + 1];
+function scatter8(dst: Int32Array, src: Int32Array, dest: Int32Array, at: number) {
+  const n = src.length >> 1;
+  for (let i = 0; i < n; i++) {
+    const d = 2 * dest[at + i];
+    dst[d] = src[2 * i];
+    dst[d + 1] = src[2 * i + 1];
   }
 }
-function ones(dst: Uint8Array[], pid: Int32Array, pos: Int32Array) {
-  for (let i = 0; i < pid.length; i++) { const p = pid[i]; dst[p][pos[p]++] = 1; }
+function ones(dst: Uint8Array, dest: Int32Array, at: number, n: number) {
+  for (let i = 0; i < n; i++) dst[dest[at + i]] = 1;
 }
 
-function words(a: ArrayBufferView, width: number): any {
-  if (width === 1) return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
-  if (width === 2) return new Uint16Array(a.buffer, a.byteOffset, a.byteLength / 2);
-  return new Int32Array(a.buffer, a.byteOffset, a.byteLength / 4);
+/** n values of the given width as 8-, 16- or 32-bit words (8-byte values as two words each). */
+function words(a: ArrayBufferView, width: number, n: number): any {
+  if (width === 1) return new Uint8Array(a.buffer, a.byteOffset, n);
+  if (width === 2) return new Uint16Array(a.buffer, a.byteOffset, n);
+  return new Int32Array(a.buffer, a.byteOffset, (n * width) / 4);
 }
 
-/** Destination arrays of one column, one per partition (unused entries for empty partitions). */
-interface ColumnOut { valid: Uint8Array[] | null; values: Values[]; offsets: Int32Array[] | null }
-
-/** Scatter one column of every batch into its partitions' preallocated arrays. */
-function scatterColumn(type: DataType, cols: Column[], pids: Int32Array[], out: ColumnOut): void {
-  const P = out.values.length;
-  if (out.valid !== null) {
-    const valid = out.valid;
-    const pos = new Int32Array(P);
-    cols.forEach((c, k) => (c.valid ? scatter1(valid, c.valid, pids[k], pos) : ones(valid, pids[k], pos)));
-  }
-  if (type.id === 'utf8') {
-    const bytes = out.values as Uint8Array[], offs = out.offsets!;
-    const pos = new Int32Array(P), bpos = new Float64Array(P);
-    cols.forEach((c, k) => {
-      const o = c.offsets!, src = c.values as Uint8Array, pid = pids[k];
-      for (let i = 0; i < pid.length; i++) {
-        const p = pid[i], s = o[i], e = o[i + 1], dst = bytes[p];
-        let b = bpos[p];
-        for (let x = s; x < e; x++) dst[b++] = src[x];
-        bpos[p] = b;
-        offs[p][++pos[p]] = b;
-      }
-    });
-    return;
-  }
-  const width = allocValues(type, 0).BYTES_PER_ELEMENT;
-  const dst = out.values.map((v) => words(v, width));
-  const pos = new Int32Array(P);
-  cols.forEach((c, k) => {
-    const src = words(c.values, width);
-    if (width === 1) scatter1(dst, src, pids[k], pos);
-    else if (width === 2) scatter2(dst, src, pids[k], pos);
-    else if (width === 4) scatter4(dst, src, pids[k], pos);
-    else scatter8(dst, src, pids[k], pos);
-  });
-}
+const align8 = (n: number) => (n + 7) & ~7;
 
 /**
- * Carves typed arrays out of one SharedArrayBuffer: all blocks a map task
- * writes live in one allocation, and reach any reduce task without a
- * transfer list or a copy. Two passes: measure, then allocate and carve.
+ * Where the task's shuffle output goes: one SharedArrayBuffer holding every
+ * column as one region, each partition's rows contiguous inside it, so all
+ * blocks of a map task are one allocation and reach any reduce task without a
+ * transfer list or a copy. `start[p]` is partition p's first row in a region.
  */
-class Arena {
-  private buf: SharedArrayBuffer | null = null;
-  private at = 0;
-  alloc<T extends Values | Int32Array | Uint8Array>(ctor: { new(b: SharedArrayBuffer, off: number, n: number): T; BYTES_PER_ELEMENT: number }, n: number): T {
-    const off = this.at;
-    this.at += (n * ctor.BYTES_PER_ELEMENT + 7) & ~7;
-    return this.buf === null ? (null as unknown as T) : new ctor(this.buf, off, n);
-  }
-  /** End the measuring pass. */
-  allocate() { this.buf = new SharedArrayBuffer(Math.max(this.at, 8)); this.at = 0; }
+interface Layout {
+  buf: SharedArrayBuffer;
+  start: Int32Array;
+  /** per column: byte offsets of its validity, values and (utf8) offsets regions; byte starts of each partition's strings */
+  cols: { valid: number; values: number; offsets: number; strStart: Float64Array | null }[];
+}
+
+function layout(types: DataType[], hasValid: boolean[], strBytes: (Float64Array | null)[], rows: number[], total: number): Layout {
+  const P = rows.length;
+  const start = new Int32Array(P);
+  for (let p = 1; p < P; p++) start[p] = start[p - 1] + rows[p - 1];
+  let at = 0;
+  const cols = types.map((t, c) => {
+    const valid = hasValid[c] ? at : -1;
+    if (hasValid[c]) at += align8(total);
+    const values = at;
+    let offsets = -1, strStart: Float64Array | null = null;
+    if (t.id === 'utf8') {
+      strStart = new Float64Array(P);
+      const nb = strBytes[c]!;
+      for (let p = 1; p < P; p++) strStart[p] = strStart[p - 1] + nb[p - 1];
+      at += align8(strStart[P - 1] + nb[P - 1]);
+      offsets = at;
+      at += align8(4 * (total + P));
+    } else {
+      at += align8(total * allocValues(t, 0).BYTES_PER_ELEMENT);
+    }
+    return { valid, values, offsets, strStart };
+  });
+  return { buf: new SharedArrayBuffer(Math.max(at, 8)), start, cols };
 }
 
 type ValuesCtor = { new(b: SharedArrayBuffer, off: number, n: number): Values; BYTES_PER_ELEMENT: number };
 
-/** The destination arrays of every column (measuring pass when the arena is not allocated yet). */
-function carve(arena: Arena, types: DataType[], hasValid: boolean[], strBytes: (Float64Array | null)[], rows: number[]): ColumnOut[] {
-  return types.map((type, c) => {
-    const out: ColumnOut = { valid: hasValid[c] ? [] : null, values: [], offsets: type.id === 'utf8' ? [] : null };
-    const ctor = allocValues(type, 0).constructor as unknown as ValuesCtor;
-    rows.forEach((n, p) => {
-      if (out.valid) out.valid.push(arena.alloc(Uint8Array, n));
-      if (type.id === 'utf8') {
-        out.values.push(arena.alloc(Uint8Array, n === 0 ? 0 : strBytes[c]![p]));
-        out.offsets!.push(arena.alloc(Int32Array, n === 0 ? 0 : n + 1));
-      } else {
-        out.values.push(arena.alloc(ctor, n));
+/** Scatter one column of every batch into its region. */
+function scatterColumn(type: DataType, cols: Column[], pids: Int32Array, dest: Int32Array, L: Layout, c: number, total: number): void {
+  const { buf, start } = L;
+  const { valid: vOff, values: off, offsets: oOff, strStart } = L.cols[c];
+  if (vOff >= 0) {
+    const dst = new Uint8Array(buf, vOff, total);
+    let at = 0;
+    for (const col of cols) {
+      if (col.valid) scatter1(dst, col.valid.subarray(0, col.length), dest, at); else ones(dst, dest, at, col.length);
+      at += col.length;
+    }
+  }
+  if (type.id === 'utf8') {
+    const P = start.length;
+    const bytes = new Uint8Array(buf, off, oOff - off);
+    const offs = new Int32Array(buf, oOff, total + P);
+    const bpos = Float64Array.from(strStart!);
+    let at = 0;
+    for (const col of cols) {
+      const o = col.offsets!, src = col.values as Uint8Array;
+      for (let i = 0; i < col.length; i++) {
+        const r = at + i, p = pids[r], s = o[i], e = o[i + 1];
+        let b = bpos[p];
+        for (let x = s; x < e; x++) bytes[b++] = src[x];
+        bpos[p] = b;
+        offs[dest[r] + p + 1] = b - strStart![p];
       }
-    });
-    return out;
-  });
+      at += col.length;
+    }
+    return;
+  }
+  const width = allocValues(type, 0).BYTES_PER_ELEMENT;
+  const dst = words(new Uint8Array(buf, off, total * width), width, total);
+  let at = 0;
+  for (const col of cols) {
+    const src = words(col.values, width, col.length);
+    if (width === 1) scatter1(dst, src, dest, at);
+    else if (width === 2) scatter2(dst, src, dest, at);
+    else if (width === 4) scatter4(dst, src, dest, at);
+    else scatter8(dst, src, dest, at);
+    at += col.length;
+  }
+}
+
+/** Partition p's rows of column c: views into the layout. */
+function blockColumn(type: DataType, L: Layout, c: number, p: number, n: number): Column {
+  const { buf, start } = L;
+  const { valid: vOff, values: off, offsets: oOff, strStart } = L.cols[c];
+  const valid = vOff >= 0 ? new Uint8Array(buf, vOff + start[p], n) : null;
+  if (type.id === 'utf8') {
+    const offsets = new Int32Array(buf, oOff + 4 * (start[p] + p), n + 1);
+    return { type, length: n, values: new Uint8Array(buf, off + strStart![p], offsets[n]), offsets, valid };
+  }
+  const ctor = allocValues(type, 0).constructor as unknown as ValuesCtor;
+  return { type, length: n, values: new ctor(buf, off + start[p] * ctor.BYTES_PER_ELEMENT, n), valid };
 }
 
 /** Partition ids of every row (into `pid`): high bits of the key hash, or round-robin for null join keys. */
@@ -195,16 +222,19 @@ export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partiti
   const rr = { next: spec.nullSeed };
   const total = rowCount(batches);
   const buf = scratchOf(total);
+  const pids = buf.subarray(0, total), dest = buf.subarray(total, 2 * total);
   let at = 0;
-  const keys: Keys[] = [], pids: Int32Array[] = [];
+  const keys: Keys[] = [];
   for (const b of batches) {
-    const k = buildKeys(b, spec.keys, spec.norms, buf.subarray(at, at + b.length));
+    // the hashes live in `dest` until the partition ids are known
+    const k = buildKeys(b, spec.keys, spec.norms, dest.subarray(at, at + b.length));
     keys.push(k);
-    pids.push(partitionIds(k, spec, rr, buf.subarray(total + at, total + at + b.length)));
+    partitionIds(k, spec, rr, pids.subarray(at, at + b.length));
     at += b.length;
   }
+  const sketch = spec.sketch ? sketchKeys(batches, keys, spec) : undefined;
   const counts = new Int32Array(P);
-  for (const pid of pids) for (let i = 0; i < pid.length; i++) counts[pid[i]]++;
+  for (let i = 0; i < total; i++) counts[pids[i]]++;
   const rows = Array.from(counts);
   const nCols = batches.length ? batches[0].columns.length : 0;
   const types = Array.from({ length: nCols }, (_, c) => batches[0].columns[c].type);
@@ -212,31 +242,24 @@ export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partiti
   const strBytes = types.map((t, c) => {
     if (t.id !== 'utf8') return null;
     const nbytes = new Float64Array(P);
-    batches.forEach((b, k) => {
-      const o = b.columns[c].offsets!, pid = pids[k];
-      for (let i = 0; i < pid.length; i++) nbytes[pid[i]] += o[i + 1] - o[i];
-    });
+    let r = 0;
+    for (const b of batches) {
+      const o = b.columns[c].offsets!;
+      for (let i = 0; i < b.length; i++) nbytes[pids[r++]] += o[i + 1] - o[i];
+    }
     return nbytes;
   });
-  const arena = new Arena();
-  carve(arena, types, hasValid, strBytes, rows);
-  arena.allocate();
-  const outs = carve(arena, types, hasValid, strBytes, rows);
-  outs.forEach((out, c) => scatterColumn(types[c], batches.map((b) => b.columns[c]), pids, out));
+  const L = layout(types, hasValid, strBytes, rows, total);
+  const pos = Int32Array.from(L.start);
+  for (let i = 0; i < total; i++) dest[i] = pos[pids[i]]++;
+  types.forEach((t, c) => scatterColumn(t, batches.map((b) => b.columns[c]), pids, dest, L, c, total));
   const blocks: (Batch | null)[] = [];
   const bytes: number[] = [];
   for (let p = 0; p < P; p++) {
     const n = rows[p];
-    const block = n > 0
-      ? {
-          length: n,
-          columns: outs.map((o, c): Column => ({
-            type: types[c], length: n, values: o.values[p], valid: o.valid ? o.valid[p] : null, ...(o.offsets ? { offsets: o.offsets[p] } : {}),
-          })),
-        }
-      : null;
+    const block = n > 0 ? { length: n, columns: types.map((t, c) => blockColumn(t, L, c, p, n)) } : null;
     blocks.push(block);
     bytes.push(block ? batchBytes(block) : 0);
   }
-  return { blocks, rows, bytes, ...(spec.sketch ? { sketch: sketchKeys(batches, keys, spec) } : {}) };
+  return { blocks, rows, bytes, ...(sketch ? { sketch } : {}) };
 }
