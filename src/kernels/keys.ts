@@ -95,7 +95,15 @@ export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: 
       ? { kind: 's' as const, bytes: c.values as Uint8Array, offs: c.offsets!, nulls }
       : { kind: 'w' as const, w: wordsOf(c, norms[k]), nulls };
   });
-  const hash = scratch !== undefined && scratch.length >= n ? scratch.subarray(0, n).fill(0) : new Int32Array(n);
+  const hash = scratch !== undefined && scratch.length >= n ? scratch.subarray(0, n) : new Int32Array(n);
+  const p0 = parts[0];
+  if (parts.length === 1 && p0.kind === 'w' && p0.nulls === null) {
+    // The common case in one pass: the general loop below gives the same hashes.
+    const w = p0.w;
+    for (let i = 0; i < n; i++) hash[i] = fmix(mixWord(mixWord(0, w[2 * i]), w[2 * i + 1]) ^ 1);
+    return { n, parts, hash, anyNull: null };
+  }
+  hash.fill(0);
   let anyNull: Uint8Array | null = null;
   for (const p of parts) {
     if (p.nulls) {
