@@ -63,6 +63,52 @@ describe('output formats', () => {
   });
 });
 
+describe('reading in place (Arrow C Data Interface)', () => {
+  const F = (name: string, id: string, extra: object = {}) => ({ name, type: { id, ...extra } });
+  const plain = [F('id', 'int64'), F('s', 'utf8'), F('f', 'float64'), F('big', 'int64'), F('d', 'date32'),
+    F('ts', 'timestamp', { unit: 'microsecond', tz: null }), F('i16', 'int16'), F('u32', 'uint32'), F('f32', 'float32')];
+  const same = (a: any[], b: any[]) => {
+    expect(a.map((x) => x.length)).toEqual(b.map((x) => x.length));
+    a.forEach((ba, i) => ba.columns.forEach((c: any, j: number) => {
+      const d = b[i].columns[j];
+      expect(Array.from(c.values)).toEqual(Array.from(d.values));
+      expect(c.valid ? Array.from(c.valid) : null).toEqual(d.valid ? Array.from(d.valid) : null);
+      expect(c.offsets ? Array.from(c.offsets) : null).toEqual(d.offsets ? Array.from(d.offsets) : null);
+    }));
+  };
+  it('gives the same columns as the IPC path, as views into the module memory', async () => {
+    const { readRowGroups, readRowGroupsInPlace } = await import('../dist/io/parquet.js');
+    // 5,000 rows in row groups of 2,048
+    const M = path.join(dir, 'groups.parquet');
+    await writeParquet(M, `
+      SELECT i::BIGINT AS id, CASE WHEN i % 4 = 0 THEN NULL ELSE 'v' || i END AS s, CASE WHEN i % 7 = 0 THEN NULL ELSE i * 0.25 END::DOUBLE AS f,
+        9223372036854770000::BIGINT + i AS big, DATE '1999-12-30' + i::INTEGER AS d, TIMESTAMP '2020-02-29 23:59:59.123456' + to_seconds(i) AS ts,
+        (i % 300 - 150)::SMALLINT AS i16, (i * 3)::UINTEGER AS u32, i::FLOAT AS f32
+      FROM range(0, 5000) t(i)`, 2048);
+    for (const rg of [[0], [1, 2]]) {
+      const viaIpc = await readRowGroups(M, rg, plain as any);
+      const r = await readRowGroupsInPlace(M, rg, plain as any);
+      try {
+        same(r.batches, viaIpc);
+        for (const c of r.batches[0].columns) expect(c.values.buffer).toBe(pw.wasmMemory().buffer);
+        expect(r.batches[0].columns[1].valid).not.toBeNull(); // nulls in s
+        expect(r.batches.reduce((a: number, b: any) => a + b.length, 0)).toBe(rg.length === 1 ? 2048 : 5000 - 2048);
+      } finally {
+        r.release();
+      }
+    }
+  });
+  it('falls back to the IPC path for a bool column, same values', async () => {
+    const { readRowGroups, readRowGroupsInPlace } = await import('../dist/io/parquet.js');
+    const fields = [F('id', 'int64'), F('b', 'bool')];
+    const viaIpc = await readRowGroups(T, [0], fields as any);
+    const r = await readRowGroupsInPlace(T, [0], fields as any);
+    same(r.batches, viaIpc);
+    expect(r.batches[0].columns[0].values.buffer).not.toBe(pw.wasmMemory().buffer);
+    r.release();
+  });
+});
+
 describe('files from other writers', () => {
   it('parquetjs-lite files read correctly', async () => {
     const { ParquetSchema, ParquetWriter } = (await import('parquetjs-lite')).default;

@@ -6,7 +6,7 @@ import { threadId } from 'node:worker_threads';
 import { aggregateBatch } from '../agg/aggregate.js';
 import { type EagerPlan, eagerStates } from '../agg/eager.js';
 import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
-import { readRowGroups } from '../io/parquet.js';
+import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
   type Batch, type Field, type Schema, batchBytes, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherMany, rowCount, sliceBatch,
 } from '../kernels/column.js';
@@ -71,9 +71,16 @@ export interface TaskResult {
   ms: number;
 }
 
-async function produce(src: TaskSource, combine?: Combine): Promise<{ batches: Batch[]; rows: number; combined?: boolean }> {
+type Produced = { batches: Batch[]; rows: number; combined?: boolean; release?: () => void };
+
+/** `inPlace`: scanned columns may be views into the Parquet module's memory, released after the sink. */
+async function produce(src: TaskSource, combine?: Combine, inPlace = false): Promise<Produced> {
   switch (src.kind) {
     case 'scan': {
+      if (inPlace) {
+        const { batches, release } = await readRowGroupsInPlace(src.path, src.rowGroups, src.fields, src.wholeFile, src.limit);
+        return { batches, rows: rowCount(batches), release };
+      }
       const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile, src.limit);
       return { batches, rows: rowCount(batches) };
     }
@@ -240,8 +247,17 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
     const rows = rowCount(s.blocks);
     return { batches: pieces, inputRows: rows, outputRows: rows, ms: performance.now() - t0 };
   }
-  // A combiner right after a join aggregates from the join's row indices.
-  const { batches, rows, combined } = await produce(t.source, t.ops.length === 0 ? t.combine : undefined);
+  // A combiner right after a join aggregates from the join's row indices. Scanned
+  // columns are read in place when the sink copies them (partition) or reads them only (keyStats).
+  const p = await produce(t.source, t.ops.length === 0 ? t.combine : undefined, t.sink.kind !== 'collect');
+  try {
+    return finish(t, p, t0);
+  } finally {
+    p.release?.();
+  }
+}
+
+function finish(t: TaskSpec, { batches, rows, combined }: Produced, t0: number): TaskResult {
   let outBatches = batches.map((b) => applyOps(b, t.ops)).filter((b) => b.length > 0);
   const outputRows = rowCount(outBatches);
   let combineStats: TaskResult['combine'];

@@ -6,6 +6,7 @@ import * as pw from 'parquet-wasm';
 import { InputError } from '../errors.js';
 import type { Batch, DataType, Field } from '../kernels/column.js';
 import { batchesFromArrow, fromArrowType, tableToArrow } from './arrow.js';
+import { batchesInPlace } from './ffi.js';
 
 /** A column of a file: its engine type, or the name of a type the engine cannot read. */
 export interface FileColumn { name: string; type: DataType | string }
@@ -109,6 +110,36 @@ export async function readRowGroups(path: string, rowGroups: number[], fields: F
     if (e instanceof InputError) throw e;
     throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
   }
+}
+
+/** Columns of files that cannot be read in place (dictionary, bool, ...): read through IPC. */
+const notInPlace = new Set<string>();
+
+/**
+ * Like readRowGroups, but plain columns may be views into the Parquet
+ * module's memory (see io/ffi.ts): use them before any other Parquet call,
+ * then call release().
+ */
+export async function readRowGroupsInPlace(path: string, rowGroups: number[], fields: Field[], wholeFile = false, limit?: number): Promise<{ batches: Batch[]; release(): void }> {
+  const none = () => {};
+  const key = `${path}\0${fields.map((x) => x.name).join('\0')}`;
+  if (wholeFile || notInPlace.has(key)) return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, limit), release: none };
+  const f = await openCached(path);
+  let stream: pw.FFIStream;
+  try {
+    const t = await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17, ...(limit ? { limit } : {}) });
+    stream = t.intoFFI();
+  } catch (e) {
+    dropCached(path);
+    throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
+  }
+  const batches = batchesInPlace(stream, fields);
+  if (batches === null) {
+    stream.free();
+    notInPlace.add(key);
+    return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, limit), release: none };
+  }
+  return { batches, release: () => stream.free() };
 }
 
 // Open files kept per thread: a map task reads one row group, and parsing the

@@ -1,0 +1,99 @@
+// Decoded Parquet seen in place: parquet-wasm exports its Arrow arrays through
+// the Arrow C Data Interface, and plain columns (fixed-width numbers, dates,
+// timestamps, utf8) become engine columns that are views into WebAssembly
+// memory, skipping the IPC copy. The views stay valid only until the next
+// call into the module (which may grow, and so detach, its memory): a task
+// uses them synchronously and then releases the data (see readRowGroups).
+import * as pw from 'parquet-wasm';
+import type { Batch, Column, DataType, Field, TypeId } from '../kernels/column.js';
+
+const FORMATS: Partial<Record<TypeId, string>> = {
+  int8: 'c', uint8: 'C', int16: 's', uint16: 'S', int32: 'i', uint32: 'I', int64: 'l', uint64: 'L',
+  float32: 'f', float64: 'g', date32: 'tdD', utf8: 'u',
+};
+const UNIT_LETTER = { second: 's', millisecond: 'm', microsecond: 'u', nanosecond: 'n' } as const;
+
+/** Whether an engine type can be read in place from an array of this C Data Interface format. */
+function formatMatches(t: DataType, format: string): boolean {
+  if (t.id === 'timestamp') return format.startsWith(`ts${UNIT_LETTER[t.unit!]}:`);
+  if (t.id === 'utf8' && t.large) return false;
+  return FORMATS[t.id] === format;
+}
+
+const WIDTH: Partial<Record<TypeId, number>> = {
+  int8: 1, uint8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, date32: 4, float32: 4,
+  int64: 8, uint64: 8, timestamp: 8, float64: 8,
+};
+const CTOR: Partial<Record<TypeId, new (b: ArrayBuffer, off: number, n: number) => Column['values']>> = {
+  int8: Int8Array, uint8: Uint8Array, int16: Int16Array, uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array,
+  date32: Int32Array, float32: Float32Array, int64: BigInt64Array, uint64: BigUint64Array, timestamp: BigInt64Array, float64: Float64Array,
+};
+
+class Mem {
+  readonly dv: DataView;
+  constructor(readonly buf: ArrayBuffer) { this.dv = new DataView(buf); }
+  u32(p: number) { return this.dv.getUint32(p, true); }
+  i64(p: number) { return Number(this.dv.getBigInt64(p, true)); }
+  cstr(p: number): string {
+    const u = new Uint8Array(this.buf);
+    let e = p;
+    while (u[e] !== 0) e++;
+    return String.fromCharCode(...u.subarray(p, e));
+  }
+}
+
+// ArrowSchema (wasm32): format@0 name@4 metadata@8 flags@16 n_children@24 children@32 dictionary@36
+// ArrowArray (wasm32): length@0 null_count@8 offset@16 n_buffers@24 n_children@32 buffers@40 children@44 dictionary@48
+
+function column(m: Mem, schema: number, array: number, type: DataType): Column | null {
+  if (m.u32(schema + 36) !== 0 || m.u32(array + 48) !== 0) return null; // dictionary
+  if (!formatMatches(type, m.cstr(m.u32(schema)))) return null;
+  const n = m.i64(array), nulls = m.i64(array + 8), off = m.i64(array + 16);
+  const bufs = m.u32(array + 40);
+  let valid: Uint8Array | null = null;
+  if (nulls !== 0) {
+    const bm = m.u32(bufs);
+    if (bm === 0) return null;
+    const bits = new Uint8Array(m.buf);
+    valid = new Uint8Array(n);
+    for (let i = 0; i < n; i++) { const k = i + off; valid[i] = (bits[bm + (k >> 3)] >> (k & 7)) & 1; }
+  }
+  if (type.id === 'utf8') {
+    const o = m.u32(bufs + 4) + 4 * off, data = m.u32(bufs + 8);
+    if (o % 4 !== 0) return null;
+    const offsets = new Int32Array(m.buf, o, n + 1);
+    if (offsets[0] !== 0) return null;
+    return { type, length: n, values: new Uint8Array(m.buf, data, offsets[n]), offsets, valid };
+  }
+  const w = WIDTH[type.id]!, at = m.u32(bufs + 4) + w * off;
+  if (at % w !== 0) return null;
+  return { type, length: n, values: new CTOR[type.id]!(m.buf, at, n), valid };
+}
+
+/**
+ * The table's batches as engine columns in place, in the order of `fields`
+ * (matched by name), or null when a column needs conversion (dictionary,
+ * bool, large utf8, other units): then the caller takes the IPC path.
+ */
+export function batchesInPlace(stream: pw.FFIStream, fields: Field[]): Batch[] | null {
+  const schema = stream.schemaAddr(), arrays = Array.from(stream.arrayAddrs());
+  const m = new Mem(pw.wasmMemory().buffer); // no call into the module from here on
+  const nChildren = m.i64(schema + 24), children = m.u32(schema + 32);
+  const names: string[] = [];
+  for (let c = 0; c < nChildren; c++) names.push(m.cstr(m.u32(m.u32(children + 4 * c) + 4)));
+  const idx = fields.map((f) => names.indexOf(f.name));
+  if (idx.some((i) => i < 0)) return null;
+  const out: Batch[] = [];
+  for (const arr of arrays) {
+    const length = m.i64(arr), kids = m.u32(arr + 44);
+    if (m.i64(arr + 16) !== 0) return null;
+    const columns: Column[] = [];
+    for (let i = 0; i < fields.length; i++) {
+      const c = column(m, m.u32(children + 4 * idx[i]), m.u32(kids + 4 * idx[i]), fields[i].type);
+      if (c === null) return null;
+      columns.push(c);
+    }
+    out.push({ length, columns });
+  }
+  return out;
+}
