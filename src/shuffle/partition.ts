@@ -233,8 +233,18 @@ export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partiti
     at += b.length;
   }
   const sketch = spec.sketch ? sketchKeys(batches, keys, spec) : undefined;
+  return { ...scatterRows(batches, pids, dest, P), ...(sketch ? { sketch } : {}) };
+}
+
+/**
+ * Rows of `batches` (in order) into P blocks by `ids` (one per row, 0..P-1),
+ * all in one shared buffer; `dest` is scratch space of the same length. A
+ * block is null when no row went to it.
+ */
+export function scatterRows(batches: Batch[], ids: Int32Array, dest: Int32Array, P: number): Omit<Partitioned, 'sketch'> {
+  const total = ids.length;
   const counts = new Int32Array(P);
-  for (let i = 0; i < total; i++) counts[pids[i]]++;
+  for (let i = 0; i < total; i++) counts[ids[i]]++;
   const rows = Array.from(counts);
   const nCols = batches.length ? batches[0].columns.length : 0;
   const types = Array.from({ length: nCols }, (_, c) => batches[0].columns[c].type);
@@ -245,14 +255,14 @@ export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partiti
     let r = 0;
     for (const b of batches) {
       const o = b.columns[c].offsets!;
-      for (let i = 0; i < b.length; i++) nbytes[pids[r++]] += o[i + 1] - o[i];
+      for (let i = 0; i < b.length; i++) nbytes[ids[r++]] += o[i + 1] - o[i];
     }
     return nbytes;
   });
   const L = layout(types, hasValid, strBytes, rows, total);
   const pos = Int32Array.from(L.start);
-  for (let i = 0; i < total; i++) dest[i] = pos[pids[i]]++;
-  types.forEach((t, c) => scatterColumn(t, batches.map((b) => b.columns[c]), pids, dest, L, c, total));
+  for (let i = 0; i < total; i++) dest[i] = pos[ids[i]]++;
+  types.forEach((t, c) => scatterColumn(t, batches.map((b) => b.columns[c]), ids, dest, L, c, total));
   const blocks: (Batch | null)[] = [];
   const bytes: number[] = [];
   for (let p = 0; p < P; p++) {
@@ -261,5 +271,5 @@ export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partiti
     blocks.push(block);
     bytes.push(block ? batchBytes(block) : 0);
   }
-  return { blocks, rows, bytes, ...(sketch ? { sketch } : {}) };
+  return { blocks, rows, bytes };
 }
