@@ -147,6 +147,25 @@ describe('sort and limit', () => {
     const rows = await expectSame(base(q), `SELECT id, big FROM ${SRC} ORDER BY big DESC LIMIT 7 OFFSET 3`, { workers: 2 }, true);
     expect(rows.length).toBe(7);
   });
+  it('limit over a sort (top-k) with ties, nulls and several keys', async () => {
+    // ties on g and nulls: ordered by a unique last key so that the expected rows are exact
+    for (const [count, offset] of [[10, 0], [5, 20], [0, 0], [400, 0]]) {
+      const q = { op: 'limit', count, offset, input: { op: 'sort', input: scan(['id', 'g', 'f']), by: [{ column: 'g', nulls: 'first' }, { column: 'f', desc: true }, { column: 'id' }] } };
+      const rows = await expectSame(base(q), `SELECT id, g, f FROM ${SRC} ORDER BY g ASC NULLS FIRST, f DESC NULLS LAST, id LIMIT ${count} OFFSET ${offset}`, { workers: 2 }, true);
+      expect(rows.length).toBe(count);
+    }
+  });
+  it('top-k gives the first k rows of the full sort, ties in input order', async () => {
+    const { sortIndices, topIndices } = await import('../dist/kernels/sort.js');
+    const n = 5000;
+    const v = Int32Array.from({ length: n }, (_, i) => (i * 7919) % 13); // many ties
+    const valid = Uint8Array.from({ length: n }, (_, i) => (i % 17 === 0 ? 0 : 1));
+    const b = { length: n, columns: [{ type: { id: 'int32' }, length: n, values: v, valid }] };
+    for (const keys of [[{ col: 0, desc: false, nullsFirst: false }], [{ col: 0, desc: true, nullsFirst: true }]]) {
+      const all = Array.from(sortIndices(b as any, keys));
+      for (const k of [1, 7, 100, 1249, 3000]) expect(Array.from(topIndices(b as any, keys, k))).toEqual(all.slice(0, k));
+    }
+  });
   it('limit without sort returns count rows', async () => {
     const rows = await ourRows(base({ op: 'limit', count: 25, input: scan(['id']) }));
     expect(rows.length).toBe(25);

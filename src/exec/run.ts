@@ -7,7 +7,7 @@ import { combinable, partialSchema } from '../agg/partial.js';
 import { ExecutionError } from '../errors.js';
 import { type Batch, type Schema, batchBytes, concatBatches, gatherBatch, rowCount, shareBatch, sliceBatch } from '../kernels/column.js';
 import { partitionOf } from '../kernels/keys.js';
-import { sortIndices } from '../kernels/sort.js';
+import { sortIndices, topIndices } from '../kernels/sort.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
@@ -343,6 +343,11 @@ export class Executor {
     if (node.kind === 'sort') {
       const b = await this.collect(node.input);
       return gatherBatch(b, sortIndices(b, node.by));
+    }
+    if (node.kind === 'limit' && node.input.kind === 'sort') {
+      // top-k: only the rows the limit keeps are sorted
+      const b = await this.collect(node.input.input);
+      return sliceBatch(gatherBatch(b, topIndices(b, node.input.by, node.offset + node.count)), node.offset, node.offset + node.count);
     }
     if (node.kind === 'limit') {
       const b = await this.collect(node.input);

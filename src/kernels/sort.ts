@@ -21,7 +21,8 @@ export function valueComparator(c: Column): (i: number, j: number) => number {
   return (i, j) => (v[i] < v[j] ? -1 : v[i] > v[j] ? 1 : 0);
 }
 
-export function sortIndices(b: Batch, keys: SortKey[]): Int32Array {
+/** A total order on rows: the sort keys, then the row index (so ties keep input order). */
+function rowOrder(b: Batch, keys: SortKey[]): (i: number, j: number) => number {
   const cmps = keys.map((k) => {
     const c = b.columns[k.col];
     const cmp = valueComparator(c);
@@ -36,14 +37,55 @@ export function sortIndices(b: Batch, keys: SortKey[]): Int32Array {
       return dir * cmp(i, j);
     };
   });
-  const idx = new Int32Array(b.length);
-  for (let i = 0; i < idx.length; i++) idx[i] = i;
-  // Ties keep input order: compare indices last (TypedArray sort is not guaranteed stable).
-  return idx.sort((i, j) => {
+  return (i, j) => {
     for (const c of cmps) {
       const d = c(i, j);
       if (d !== 0) return d;
     }
     return i - j;
-  });
+  };
+}
+
+export function sortIndices(b: Batch, keys: SortKey[]): Int32Array {
+  const idx = new Int32Array(b.length);
+  for (let i = 0; i < idx.length; i++) idx[i] = i;
+  // The index as the last key: TypedArray sort is not guaranteed stable.
+  return idx.sort(rowOrder(b, keys));
+}
+
+/**
+ * The first k rows in sort order, sorted (the same rows as sortIndices'
+ * first k): a bounded max-heap over the order, O(n log k), for a limit above
+ * a sort.
+ */
+export function topIndices(b: Batch, keys: SortKey[], k: number): Int32Array {
+  const n = b.length;
+  if (k >= n / 4) return sortIndices(b, keys).slice(0, Math.min(k, n));
+  const cmp = rowOrder(b, keys);
+  const heap = new Int32Array(k); // heap[0]: the last of the best k so far
+  let size = 0;
+  for (let i = 0; i < n; i++) {
+    if (size < k) {
+      let p = size++;
+      heap[p] = i;
+      while (p > 0) { // sift up
+        const q = (p - 1) >> 1;
+        if (cmp(heap[q], heap[p]) >= 0) break;
+        const t = heap[q]; heap[q] = heap[p]; heap[p] = t;
+        p = q;
+      }
+    } else if (k > 0 && cmp(i, heap[0]) < 0) {
+      heap[0] = i;
+      for (let p = 0; ;) { // sift down
+        const l = 2 * p + 1, r = l + 1;
+        let m = p;
+        if (l < size && cmp(heap[l], heap[m]) > 0) m = l;
+        if (r < size && cmp(heap[r], heap[m]) > 0) m = r;
+        if (m === p) break;
+        const t = heap[m]; heap[m] = heap[p]; heap[p] = t;
+        p = m;
+      }
+    }
+  }
+  return heap.subarray(0, size).sort(cmp);
 }
