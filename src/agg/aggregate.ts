@@ -3,7 +3,7 @@
 // summed in float64 and carried, so no value is ever rounded.
 import { ExecutionError } from '../errors.js';
 import {
-  type Batch, type Column, type DataType, type Schema, emptyBatch, gather, isInteger,
+  type Batch, type Column, type DataType, type Schema, type Values, emptyBatch, gather, isInteger,
 } from '../kernels/column.js';
 import { buildKeys } from '../kernels/keys.js';
 import { valueComparator } from '../kernels/sort.js';
@@ -58,10 +58,22 @@ export function exactIntSums(c: Column, g: Groups): (bigint | null)[] {
   return out;
 }
 
+/**
+ * Sums per group in float64: of a float column, or of an int64 column of
+ * counts (partial states; below 2^53, read as two 32-bit words).
+ */
 export function floatSums(c: Column, g: Groups): Float64Array {
   const s = new Float64Array(g.nGroups);
-  const v = c.values as any, valid = c.valid, gid = g.gid;
-  for (let i = 0; i < c.length; i++) if (valid === null || valid[i]) s[gid[i]] += Number(v[i]);
+  const v = c.values, valid = c.valid, gid = g.gid, n = c.length;
+  if (v instanceof BigInt64Array || v instanceof BigUint64Array) {
+    const w = new Int32Array(v.buffer, v.byteOffset, 2 * n);
+    for (let i = 0; i < n; i++) if (valid === null || valid[i]) s[gid[i]] += w[2 * i + 1] * TWO32 + (w[2 * i] >>> 0);
+  } else if (v instanceof Float64Array) {
+    for (let i = 0; i < n; i++) if (valid === null || valid[i]) s[gid[i]] += v[i];
+  } else {
+    const x = v as Exclude<Values, BigInt64Array | BigUint64Array>;
+    for (let i = 0; i < n; i++) if (valid === null || valid[i]) s[gid[i]] += x[i];
+  }
   return s;
 }
 
@@ -80,9 +92,15 @@ export function int64Column(vals: (bigint | null)[], what: string): Column {
   return { type: { id: 'int64' }, length: n, values: out, valid };
 }
 
+/** Counts (integers below 2^53) as an int64 column, written as 32-bit words. */
 export function countColumn(cnt: Float64Array): Column {
   const out = new BigInt64Array(cnt.length);
-  for (let k = 0; k < cnt.length; k++) out[k] = BigInt(cnt[k]);
+  const w = new Int32Array(out.buffer);
+  for (let k = 0; k < cnt.length; k++) {
+    const c = cnt[k];
+    w[2 * k] = c % TWO32;
+    w[2 * k + 1] = Math.floor(c / TWO32);
+  }
   return { type: { id: 'int64' }, length: cnt.length, values: out, valid: null };
 }
 
