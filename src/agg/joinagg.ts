@@ -13,6 +13,9 @@ import { combinerGrouping } from './partial.js';
 
 const TWO32 = 4294967296;
 
+/** Group ids of one chunk of matches, shared by the aggregators of the thread (each chunk is used at once). */
+const GIDS = new Int32Array(PAIR_CHUNK);
+
 interface State {
   agg: BoundAggregate;
   /** the aggregated column is on the left side of the join (else the right) */
@@ -31,7 +34,7 @@ interface State {
 export class JoinAggregator {
   private readonly groups: Groups;
   private readonly reached: Uint8Array;
-  private readonly gids = new Int32Array(PAIR_CHUNK);
+  private readonly gids = GIDS;
   private readonly states: State[];
 
   private constructor(

@@ -18,6 +18,10 @@ export type EmitPairs = (probe: Int32Array, build: Int32Array, n: number) => voi
 /** Pairs handed out per call of an EmitPairs. */
 export const PAIR_CHUNK = 1 << 16;
 
+// The chunk buffers, shared by every JoinProbe of the thread: probing is
+// synchronous and an EmitPairs does not keep them.
+const PA = new Int32Array(PAIR_CHUNK), PB = new Int32Array(PAIR_CHUNK);
+
 /**
  * A build side and its table, probed by any number of blocks. Probe rows play
  * the left side of `type`, build rows the right: for right and full joins the
@@ -26,8 +30,8 @@ export const PAIR_CHUNK = 1 << 16;
 export class JoinProbe {
   readonly table: KeyTable;
   private readonly matched: Uint8Array | null;
-  private readonly pa = new Int32Array(PAIR_CHUNK);
-  private readonly pb = new Int32Array(PAIR_CHUNK);
+  private readonly pa = PA;
+  private readonly pb = PB;
 
   constructor(readonly type: JoinType, readonly build: Keys) {
     this.table = new KeyTable(build, true);
