@@ -29,16 +29,19 @@ const CTOR: Partial<Record<TypeId, new (b: ArrayBuffer, off: number, n: number) 
   date32: Int32Array, float32: Float32Array, int64: BigInt64Array, uint64: BigUint64Array, timestamp: BigInt64Array, float64: Float64Array,
 };
 
+const utf8 = new TextDecoder();
+
 class Mem {
   readonly dv: DataView;
   constructor(readonly buf: ArrayBuffer) { this.dv = new DataView(buf); }
   u32(p: number) { return this.dv.getUint32(p, true); }
   i64(p: number) { return Number(this.dv.getBigInt64(p, true)); }
+  /** A NUL-terminated UTF-8 string (formats, column names). */
   cstr(p: number): string {
     const u = new Uint8Array(this.buf);
     let e = p;
     while (u[e] !== 0) e++;
-    return String.fromCharCode(...u.subarray(p, e));
+    return utf8.decode(u.subarray(p, e));
   }
 }
 
