@@ -133,7 +133,8 @@ export async function readRowGroupsInPlace(path: string, rowGroups: number[], fi
     dropCached(path);
     throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
   }
-  const batches = batchesInPlace(stream, fields);
+  let batches: Batch[] | null = null;
+  try { batches = batchesInPlace(stream, fields); } catch { /* an export we do not understand: the IPC path reads it */ }
   if (batches === null) {
     stream.free();
     notInPlace.add(key);
@@ -150,7 +151,9 @@ const openFiles = new Map<string, { file: pw.ParquetFile; size: number; mtimeMs:
 
 function dropCached(path: string) {
   const e = openFiles.get(path);
-  if (e) { openFiles.delete(path); e.file.free(); }
+  if (!e) return;
+  openFiles.delete(path);
+  try { e.file.free(); } catch { /* after a failed read the module may refuse; the error being reported matters more */ }
 }
 
 async function openCached(path: string): Promise<pw.ParquetFile> {
