@@ -86,12 +86,26 @@ describe('planReduceTasks', () => {
     const semi = planReduceTasks(l, r, 'semi', { ...opts, strategy: 'key' }).tasks.find((t) => t.kind === 'hot-keys');
     expect(semi).toMatchObject({ keys: [{ leftPieces: 4, rightPieces: 1 }] });
   });
-  it('auto takes hot keys only when they carry most of the skewed partition', () => {
+  it('auto: map ranges where they balance the partition, hot keys where they cannot and the keys carry most of it', () => {
+    const auto = { ...opts, strategy: 'auto' as const };
     const hot = (rows: number) => [{ hash: 5, match: '1:0', display: ['1'], rows, partition: 2 }];
-    const big = side([[1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1]], hot(2400));
-    expect(planReduceTasks(big, right, 'inner', { ...opts, strategy: 'auto' }).splits[0].method).toBe('hot-key');
-    const spread = side([[1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1]], hot(400));
-    expect(planReduceTasks(spread, right, 'inner', { ...opts, strategy: 'auto' }).splits[0].method).toBe('map-range');
+    // the hot key's rows come from four map outputs of 10 KB (target 8 KB): ranges of one output each balance it
+    const spreadOut = side([[1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1]], hot(2400));
+    expect(planReduceTasks(spreadOut, right, 'inner', auto).splits[0].method).toBe('map-range');
+    // ... from one map output of 37 KB: no range can be smaller, the key is cut out
+    const oneMapper = side([[1, 1, 37, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]], hot(2300));
+    expect(planReduceTasks(oneMapper, right, 'inner', auto).splits[0].method).toBe('hot-key');
+    // a full join splits no side by map ranges
+    expect(planReduceTasks(spreadOut, right, 'full', auto).splits[0].method).toBe('hot-key');
+    // hot keys that carry little of the partition: map ranges, or nothing
+    const fewHot = side([[1, 1, 37, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]], hot(400));
+    expect(planReduceTasks(fewHot, right, 'inner', auto).splits[0].method).not.toBe('hot-key');
+    // a key hot on both sides multiplies: only its grid splits the output
+    const hotL = [{ hash: 11, match: '7:0', display: ['7'], rows: 2000, partition: 2 }];
+    const hotR = [{ hash: 11, match: '7:0', display: ['7'], rows: 1200, partition: 2 }];
+    const l = side([[1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1]], hotL);
+    const r = side([[1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1]], hotR);
+    expect(planReduceTasks(l, r, 'inner', auto).splits[0]).toMatchObject({ method: 'hot-key', sides: expect.arrayContaining(['output']) });
   });
   it('coalesces runs of small partitions, keeping two tasks per worker', () => {
     const small = side([[1, 1, 1, 1, 1, 1, 1, 1]]);

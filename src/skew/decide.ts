@@ -13,8 +13,10 @@
 //   one ordinary task. Correct for every join type: a key present on both
 //   sides has no unmatched rows, and a key on one side only has one piece on
 //   the other. Semi and anti joins never split the right side of a key.
-// - "auto": key where the sketches found hot keys that carry most of the
-//   skewed partition, map ranges otherwise.
+// - "auto": map ranges when they cut every skewed side into tasks of at most
+//   twice the target size and no key is hot on both sides (they cost no extra
+//   pass over the rows); otherwise hot keys, when the sketches found hot keys
+//   that carry most of the skewed partition; map ranges when they did not.
 // - Small partitions are packed together up to the target size (any
 //   partitions: a join task over several partitions is still correct),
 //   keeping about four tasks per worker.
@@ -252,8 +254,19 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
     }
     const skewedBytes = (skewL.has(p) ? left.partitionBytes[p] : 0) + (skewR.has(p) ? right.partitionBytes[p] : 0)
       + (skewOut.has(p) ? outputBytes(p, left, right) : 0);
+    const lr = skewL.has(p) && canSplitLeft(type) ? mapRanges(left.mapBytes.map((m) => m[p] ?? 0), target) : [null];
+    const rr = skewR.has(p) && canSplitRight(type) ? mapRanges(right.mapBytes.map((m) => m[p] ?? 0), target) : [null];
+    const bytesOf = (s: SideStats, r: [number, number] | null) =>
+      r === null ? s.partitionBytes[p] : s.mapBytes.slice(r[0], r[1]).reduce((a, m) => a + (m[p] ?? 0), 0);
     const hot = o.strategy === 'partition' ? null : hotKeySplits(p, left, right, type, target);
-    const useKeys = hot !== null && hot.keys.length > 0 && (o.strategy === 'key' || hot.bytes >= 0.5 * skewedBytes);
+    // Map ranges are the cheaper split (no extra pass to cut keys out) when they cut every
+    // skewed input side into tasks of at most twice the target, and no key is hot on both sides.
+    const splitL = lr.length > 1, splitR = rr.length > 1;
+    const rangesBalance = !skewOut.has(p) && (splitL || splitR)
+      && (!skewL.has(p) || splitL) && (!skewR.has(p) || splitR)
+      && Math.max(...(splitL ? lr.map((r) => bytesOf(left, r)) : []), ...(splitR ? rr.map((r) => bytesOf(right, r)) : [])) <= 2 * target;
+    const useKeys = hot !== null && hot.keys.length > 0
+      && (o.strategy === 'key' || (hot.bytes >= 0.5 * skewedBytes && !rangesBalance));
     if (useKeys) {
       const n = hot!.keys.reduce((s, k) => s + k.leftPieces * k.rightPieces, 0) + 1;
       tasks.push({ kind: 'hot-keys', partition: p, keys: hot!.keys, bytes: size(p) });
@@ -263,8 +276,6 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
       });
       continue;
     }
-    const lr = skewL.has(p) && canSplitLeft(type) ? mapRanges(left.mapBytes.map((m) => m[p] ?? 0), target) : [null];
-    const rr = skewR.has(p) && canSplitRight(type) ? mapRanges(right.mapBytes.map((m) => m[p] ?? 0), target) : [null];
     if (lr.length <= 1 && rr.length <= 1) {
       tasks.push({ kind: 'partitions', partitions: [p], bytes: size(p) });
       const outputs = (s: SideStats) => s.mapBytes.filter((m) => (m[p] ?? 0) > 0).length;
@@ -276,8 +287,6 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
       splits.push({ partition: p, method: 'none', sides, tasks: 1, reason });
       continue;
     }
-    const bytesOf = (s: SideStats, r: [number, number] | null) =>
-      r === null ? s.partitionBytes[p] : s.mapBytes.slice(r[0], r[1]).reduce((a, m) => a + (m[p] ?? 0), 0);
     for (const a of lr) for (const b of rr) {
       tasks.push({ kind: 'map-range', partition: p, left: a, right: b, bytes: bytesOf(left, a) + bytesOf(right, b) });
     }
