@@ -8,7 +8,7 @@ import { type EagerPlan, eagerStates } from '../agg/eager.js';
 import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, batchBytes, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherMany, rowCount, sliceBatch,
+  type Batch, type Field, type Schema, Int32Scratch, batchBytes, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherMany, rowCount, sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { type EmitPairs, JoinProbe, buildsLeft, hashJoin } from '../kernels/join.js';
@@ -121,14 +121,7 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
 type JoinSource = Extract<TaskSource, { kind: 'join' }>;
 
 /** Hashes of a probe block's keys live here: they are not needed after the block. */
-let probeHashes = new Int32Array(1 << 16);
-const MAX_SCRATCH = 1 << 20;
-
-function scratchFor(n: number): Int32Array | undefined {
-  if (n > MAX_SCRATCH) return undefined;
-  if (probeHashes.length < n) probeHashes = new Int32Array(Math.max(n, 2 * probeHashes.length));
-  return probeHashes;
-}
+const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
 
 /** Rows gathered per output batch of a join. */
 const OUTPUT_ROWS = 1 << 16;
@@ -190,7 +183,7 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
     const probeKeys = buildLeft ? src.rightKeys : src.leftKeys, probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
     for (const p of buildLeft ? right : left) {
       if (p.length === 0) continue;
-      joiner.probe(buildKeys(p, probeKeys, probeNorms, scratchFor(p.length)), consumer(p));
+      joiner.probe(buildKeys(p, probeKeys, probeNorms, probeHashes.get(p.length)), consumer(p));
     }
     joiner.finish(consumer(emptyBatch(buildLeft ? src.rightSchema : src.leftSchema)));
     if (agg) out.push(agg.finish());

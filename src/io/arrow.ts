@@ -2,7 +2,7 @@
 import * as arrow from 'apache-arrow';
 import {
   type Batch, type Column, type DataType, type Field, type Schema, type TimeUnit,
-  allocValues, gather,
+  allocValues, gather, valuesCtor,
 } from '../kernels/column.js';
 
 const UNITS: TimeUnit[] = ['second', 'millisecond', 'microsecond', 'nanosecond'];
@@ -87,7 +87,7 @@ export function columnFromArrow(d: arrow.Data, type: DataType): Column {
     return { type, length: n, values: v, valid };
   }
   const src = d.values as any;
-  if (src instanceof (allocValues(type, 0).constructor as any)) return { type, length: n, values: src.subarray(0, n), valid };
+  if (src instanceof valuesCtor(type)) return { type, length: n, values: src.subarray(0, n), valid };
   const values = allocValues(type, n) as any;
   values.set(src.subarray(0, n));
   return { type, length: n, values, valid };

@@ -5,7 +5,7 @@
 // call into the module (which may grow, and so detach, its memory): a task
 // uses them synchronously and then releases the data (see readRowGroups).
 import * as pw from 'parquet-wasm';
-import type { Batch, Column, DataType, Field, TypeId } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, type Field, type TypeId, valuesCtor } from '../kernels/column.js';
 
 const FORMATS: Partial<Record<TypeId, string>> = {
   int8: 'c', uint8: 'C', int16: 's', uint16: 'S', int32: 'i', uint32: 'I', int64: 'l', uint64: 'L',
@@ -19,15 +19,6 @@ function formatMatches(t: DataType, format: string): boolean {
   if (t.id === 'utf8' && t.large) return false;
   return FORMATS[t.id] === format;
 }
-
-const WIDTH: Partial<Record<TypeId, number>> = {
-  int8: 1, uint8: 1, int16: 2, uint16: 2, int32: 4, uint32: 4, date32: 4, float32: 4,
-  int64: 8, uint64: 8, timestamp: 8, float64: 8,
-};
-const CTOR: Partial<Record<TypeId, new (b: ArrayBuffer, off: number, n: number) => Column['values']>> = {
-  int8: Int8Array, uint8: Uint8Array, int16: Int16Array, uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array,
-  date32: Int32Array, float32: Float32Array, int64: BigInt64Array, uint64: BigUint64Array, timestamp: BigInt64Array, float64: Float64Array,
-};
 
 const utf8 = new TextDecoder();
 
@@ -68,9 +59,9 @@ function column(m: Mem, schema: number, array: number, type: DataType): Column |
     if (offsets[0] !== 0) return null;
     return { type, length: n, values: new Uint8Array(m.buf, data, offsets[n]), offsets, valid };
   }
-  const w = WIDTH[type.id]!, at = m.u32(bufs + 4) + w * off;
+  const ctor = valuesCtor(type), w = ctor.BYTES_PER_ELEMENT, at = m.u32(bufs + 4) + w * off;
   if (at % w !== 0) return null;
-  return { type, length: n, values: new CTOR[type.id]!(m.buf, at, n), valid };
+  return { type, length: n, values: new ctor(m.buf, at, n), valid };
 }
 
 /**

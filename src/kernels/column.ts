@@ -53,8 +53,13 @@ export function typeName(t: DataType): string {
   return t.id;
 }
 
-type ArrayCtor = { new(n: number): Values; BYTES_PER_ELEMENT: number };
-const CTORS: Record<TypeId, ArrayCtor> = {
+/** The typed array class holding a type's values: a new one of n values, or a view on a buffer. */
+export type ValuesCtor = {
+  new(n: number): Values;
+  new(buffer: ArrayBufferLike, byteOffset: number, length: number): Values;
+  BYTES_PER_ELEMENT: number;
+};
+const CTORS: Record<TypeId, ValuesCtor> = {
   int8: Int8Array, int16: Int16Array, int32: Int32Array, int64: BigInt64Array,
   uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array, uint64: BigUint64Array,
   float32: Float32Array, float64: Float64Array, bool: Uint8Array, utf8: Uint8Array,
@@ -62,6 +67,20 @@ const CTORS: Record<TypeId, ArrayCtor> = {
 };
 
 export function allocValues(t: DataType, n: number): Values { return new CTORS[t.id](n); }
+export const valuesCtor = (t: DataType): ValuesCtor => CTORS[t.id];
+
+/** Per-thread scratch for arrays that do not outlive a synchronous step; kept while at most `keep` long. */
+export class Int32Scratch {
+  private buf: Int32Array;
+  constructor(initial: number, private readonly keep: number) { this.buf = new Int32Array(initial); }
+  /** At least n elements (a fresh array beyond `keep`). */
+  get(n: number): Int32Array {
+    if (this.buf.length >= n) return this.buf;
+    const fresh = new Int32Array(n);
+    if (n <= this.keep) this.buf = fresh;
+    return fresh;
+  }
+}
 
 export function emptyColumn(type: DataType): Column {
   return type.id === 'utf8'
@@ -94,11 +113,11 @@ function gather8(dst: Int32Array, at: number, src: Int32Array, idx: Int32Array, 
   }
 }
 
-function view(a: Values, width: number): any {
-  const n = a.byteLength / width;
+/** n values of the given width (all of them by default) as 8-, 16- or 32-bit words (8-byte values as two words each). */
+export function wordView(a: ArrayBufferView, width: number, n = a.byteLength / width): any {
   if (width === 1) return new Uint8Array(a.buffer, a.byteOffset, n);
   if (width === 2) return new Uint16Array(a.buffer, a.byteOffset, n);
-  return new Int32Array(a.buffer, a.byteOffset, a.byteLength / 4);
+  return new Int32Array(a.buffer, a.byteOffset, (n * width) / 4);
 }
 
 /**
@@ -156,10 +175,10 @@ export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], c
   }
   const values = allocValues(type, n);
   const width = values.BYTES_PER_ELEMENT;
-  const dst = view(values, width);
+  const dst = wordView(values, width);
   let at = 0;
   for (let k = 0; k < cols.length; k++) {
-    const src = view(cols[k].values, width);
+    const src = wordView(cols[k].values, width);
     if (width === 1) gather1(dst, at, src, idxs[k], ns[k]);
     else if (width === 2) gather2(dst, at, src, idxs[k], ns[k]);
     else if (width === 4) gather4(dst, at, src, idxs[k], ns[k]);

@@ -2,7 +2,7 @@
 // one scatter per column straight into one block per partition. Rows with a
 // null key never match, so they are spread round-robin instead of piling up
 // in one partition.
-import { type Batch, type Column, type DataType, type Values, allocValues, batchBytes, rowCount } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, Int32Scratch, batchBytes, rowCount, valuesCtor, wordView } from '../kernels/column.js';
 import { type Keys, buildKeys, keyIdentity, partitionOf } from '../kernels/keys.js';
 import { cellText } from '../io/output.js';
 import { SpaceSaving } from '../skew/sketch.js';
@@ -60,13 +60,6 @@ function ones(dst: Uint8Array, dest: Int32Array, at: number, n: number) {
   for (let i = 0; i < n; i++) dst[dest[at + i]] = 1;
 }
 
-/** n values of the given width as 8-, 16- or 32-bit words (8-byte values as two words each). */
-function words(a: ArrayBufferView, width: number, n: number): any {
-  if (width === 1) return new Uint8Array(a.buffer, a.byteOffset, n);
-  if (width === 2) return new Uint16Array(a.buffer, a.byteOffset, n);
-  return new Int32Array(a.buffer, a.byteOffset, (n * width) / 4);
-}
-
 const align8 = (n: number) => (n + 7) & ~7;
 
 /**
@@ -100,14 +93,12 @@ function layout(types: DataType[], hasValid: boolean[], strBytes: (Float64Array 
       offsets = at;
       at += align8(4 * (total + P));
     } else {
-      at += align8(total * allocValues(t, 0).BYTES_PER_ELEMENT);
+      at += align8(total * valuesCtor(t).BYTES_PER_ELEMENT);
     }
     return { valid, values, offsets, strStart };
   });
   return { buf: new SharedArrayBuffer(Math.max(at, 8)), start, cols };
 }
-
-type ValuesCtor = { new(b: SharedArrayBuffer, off: number, n: number): Values; BYTES_PER_ELEMENT: number };
 
 /** Scatter one column of every batch into its region. */
 function scatterColumn(type: DataType, cols: Column[], pids: Int32Array, dest: Int32Array, L: Layout, c: number, total: number): void {
@@ -140,11 +131,11 @@ function scatterColumn(type: DataType, cols: Column[], pids: Int32Array, dest: I
     }
     return;
   }
-  const width = allocValues(type, 0).BYTES_PER_ELEMENT;
-  const dst = words(new Uint8Array(buf, off, total * width), width, total);
+  const width = valuesCtor(type).BYTES_PER_ELEMENT;
+  const dst = wordView(new Uint8Array(buf, off, total * width), width, total);
   let at = 0;
   for (const col of cols) {
-    const src = words(col.values, width, col.length);
+    const src = wordView(col.values, width, col.length);
     if (width === 1) scatter1(dst, src, dest, at);
     else if (width === 2) scatter2(dst, src, dest, at);
     else if (width === 4) scatter4(dst, src, dest, at);
@@ -162,7 +153,7 @@ function blockColumn(type: DataType, L: Layout, c: number, p: number, n: number)
     const offsets = new Int32Array(buf, oOff + 4 * (start[p] + p), n + 1);
     return { type, length: n, values: new Uint8Array(buf, off + strStart![p], offsets[n]), offsets, valid };
   }
-  const ctor = allocValues(type, 0).constructor as unknown as ValuesCtor;
+  const ctor = valuesCtor(type);
   return { type, length: n, values: new ctor(buf, off + start[p] * ctor.BYTES_PER_ELEMENT, n), valid };
 }
 
@@ -178,16 +169,7 @@ export function partitionIds(keys: Keys, spec: PartitionSpec, rr: { next: number
 }
 
 /** Hashes and partition ids of a map task's rows: needed only while it partitions them. */
-let scratch: Int32Array = new Int32Array(2 << 17);
-
-function scratchOf(rows: number): Int32Array {
-  if (scratch.length < 2 * rows) {
-    const fresh: Int32Array = new Int32Array(2 * rows);
-    if (rows <= 1 << 20) scratch = fresh; // keep it unless one task was unusually large
-    return fresh;
-  }
-  return scratch;
-}
+const scratch = new Int32Scratch(2 << 17, 2 << 20);
 
 /** Rows of a map task beyond which the sketch reads every SKETCH_STRIDE-th row. */
 const SKETCH_ALL_ROWS = 32768;
@@ -221,7 +203,7 @@ export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partiti
   const P = spec.partitions;
   const rr = { next: spec.nullSeed };
   const total = rowCount(batches);
-  const buf = scratchOf(total);
+  const buf = scratch.get(2 * total);
   const pids = buf.subarray(0, total), dest = buf.subarray(total, 2 * total);
   let at = 0;
   const keys: Keys[] = [];
