@@ -100,11 +100,14 @@ export async function readRowGroups(path: string, rowGroups: number[], fields: F
       throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
     }
   }
+  return readTable(path, rowGroups, fields, limit, (t) => batchesFromArrow(arrow.tableFromIPC(t.intoIPCStream()), fields));
+}
+
+/** Decode row groups of a file through the open-file cache and convert the table; a failure is an InputError naming the file. */
+async function readTable<T>(path: string, rowGroups: number[], fields: Field[], limit: number | undefined, convert: (t: pw.Table) => T): Promise<T> {
   const f = await openCached(path);
   try {
-    const t = await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17, ...(limit ? { limit } : {}) });
-    const table = arrow.tableFromIPC(t.intoIPCStream());
-    return batchesFromArrow(table, fields);
+    return convert(await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17, ...(limit ? { limit } : {}) }));
   } catch (e) {
     dropCached(path);
     if (e instanceof InputError) throw e;
@@ -124,15 +127,7 @@ export async function readRowGroupsInPlace(path: string, rowGroups: number[], fi
   const none = () => {};
   const key = `${path}\0${fields.map((x) => x.name).join('\0')}`;
   if (wholeFile || notInPlace.has(key)) return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, limit), release: none };
-  const f = await openCached(path);
-  let stream: pw.FFIStream;
-  try {
-    const t = await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17, ...(limit ? { limit } : {}) });
-    stream = t.intoFFI();
-  } catch (e) {
-    dropCached(path);
-    throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
-  }
+  const stream = await readTable(path, rowGroups, fields, limit, (t) => t.intoFFI());
   let batches: Batch[] | null = null;
   try { batches = batchesInPlace(stream, fields); } catch { /* an export we do not understand: the IPC path reads it */ }
   if (batches === null) {
