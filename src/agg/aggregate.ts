@@ -26,8 +26,11 @@ export function countValid(c: Column | null, g: Groups, n: number): Float64Array
   return cnt;
 }
 
-/** Exact integer sums per group, as bigint, or null for a group with no value. */
-export function exactIntSums(c: Column, g: Groups): (bigint | null)[] {
+/**
+ * Exact integer sums per group, as bigint, or null for a group with no value.
+ * `cnt`: the column's non-null values per group, when the caller has them.
+ */
+export function exactIntSums(c: Column, g: Groups, cnt = countValid(c, g, c.length)): (bigint | null)[] {
   const lo = new Float64Array(g.nGroups), hi = new Float64Array(g.nGroups);
   const n = c.length, gid = g.gid, valid = c.valid;
   const wide = c.type.id === 'int64' || c.type.id === 'uint64';
@@ -52,10 +55,12 @@ export function exactIntSums(c: Column, g: Groups): (bigint | null)[] {
       hi[k] += carry;
     }
   }
-  const cnt = countValid(c, g, n);
-  const out: (bigint | null)[] = new Array(g.nGroups);
-  for (let k = 0; k < g.nGroups; k++) out[k] = cnt[k] === 0 ? null : BigInt(hi[k]) * 4294967296n + BigInt(lo[k]);
-  return out;
+  return wordSums(lo, hi, cnt);
+}
+
+/** Sums kept as 32-bit halves (lo carried into [0, 2^32)) as bigints; null where a group counted no value. */
+export function wordSums(lo: Float64Array, hi: Float64Array, cnt: Float64Array): (bigint | null)[] {
+  return Array.from(lo, (x, k) => (cnt[k] === 0 ? null : BigInt(hi[k]) * 4294967296n + BigInt(x)));
 }
 
 /**
@@ -153,7 +158,7 @@ function evaluate(a: BoundAggregate, b: Batch, g: Groups): Column {
       let s: Float64Array;
       if (isInteger(c.type)) {
         s = new Float64Array(g.nGroups);
-        exactIntSums(c, g).forEach((x, k) => { if (x !== null) s[k] = Number(x); });
+        exactIntSums(c, g, cnt).forEach((x, k) => { if (x !== null) s[k] = Number(x); });
       } else {
         s = floatSums(c, g);
       }

@@ -7,7 +7,7 @@ import { valueComparator } from '../kernels/sort.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
 import { PAIR_CHUNK } from '../kernels/join.js';
-import { countColumn, float64Column, groupsOf, int64Column } from './aggregate.js';
+import { countColumn, float64Column, groupsOf, int64Column, wordSums } from './aggregate.js';
 import type { Groups } from './groups.js';
 import { combinerGrouping } from './partial.js';
 
@@ -138,9 +138,7 @@ export class JoinAggregator {
       if (s.best) cols.push(gather(this.build.columns[s.col], Int32Array.from(sel, (g) => s.best![g]), n));
       else if (s.sum === undefined) cols.push(countColumn(cnt));
       else if (s.hi !== undefined) {
-        const lo = pick(s.sum), hi = pick(s.hi);
-        const sums = Array.from(lo, (x, k) => (cnt[k] === 0 ? null : BigInt(hi[k]) * 4294967296n + BigInt(x)));
-        cols.push(int64Column(sums, `partial sum of "${s.agg.as}"`), countColumn(cnt));
+        cols.push(int64Column(wordSums(pick(s.sum), pick(s.hi), cnt), `partial sum of "${s.agg.as}"`), countColumn(cnt));
       } else cols.push(float64Column(pick(s.sum), cnt), countColumn(cnt));
     }
     return { length: n, columns: cols };

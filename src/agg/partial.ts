@@ -43,7 +43,7 @@ export function partialSchema(input: Schema, groupBy0: number[], aggs0: BoundAgg
 
 function sumState(c: Column, g: Groups, n: number, what: string): Column[] {
   const cnt = countValid(c, g, n);
-  const sum = isInteger(c.type) ? int64Column(exactIntSums(c, g), what) : float64Column(floatSums(c, g), cnt);
+  const sum = isInteger(c.type) ? int64Column(exactIntSums(c, g, cnt), what) : float64Column(floatSums(c, g), cnt);
   return [sum, countColumn(cnt)];
 }
 
