@@ -49,6 +49,7 @@ function size(name: string) {
 interface RunFlags {
   workers?: number; partitions?: number; skew?: boolean; skewFactor?: number; skewThreshold?: number | string;
   skewStrategy?: 'auto' | 'partition' | 'key'; combiners?: boolean; eager?: boolean; memoryLimit?: number | string;
+  broadcast?: boolean; broadcastThreshold?: number | string;
   explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
 }
 
@@ -59,6 +60,7 @@ function overridesOf(f: RunFlags): Overrides {
     combiners: f.combiners === false ? false : undefined,
     eagerAggregation: f.eager === false ? false : undefined,
     memoryLimit: f.memoryLimit,
+    broadcastBytes: f.broadcast === false ? 0 : f.broadcastThreshold,
     skew: {
       enabled: f.skew === false ? false : undefined,
       factor: f.skewFactor,
@@ -98,6 +100,8 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .addOption(new Option('--skew-strategy <s>', 'how skewed partitions are split').choices(['auto', 'partition', 'key']))
     .option('--no-combiners', 'no partial aggregation before the shuffle')
     .option('--no-eager', 'no eager aggregation (partial aggregates below a join)')
+    .option('--broadcast-threshold <size>', 'broadcast a join side at most this big ("64MB"; 0: never)', size('--broadcast-threshold'))
+    .option('--no-broadcast', 'never broadcast a join side: shuffle both')
     .option('--memory-limit <size>', 'budget for shuffle data held in memory ("4GB")', size('--memory-limit'))
     .option('--explain', 'print the physical plan; with --analyze, run and print it with run figures')
     .option('--analyze', 'with --explain: run the query first')

@@ -5,6 +5,7 @@ import { partitionsFor, pipelineOf } from './physical.js';
 import type { Stats, TaskStats } from './stats.js';
 import { eagerPlan } from '../agg/eager.js';
 import { combinable } from '../agg/partial.js';
+import { expectedStrategy } from './broadcast.js';
 
 function predText(p: BoundPredicate, names: string[]): string {
   switch (p.kind) {
@@ -27,7 +28,7 @@ export function explainPlan(lp: LoadedPlan): string {
     const src = p.source;
     const fused = p.ops.length ? ` → ${p.fused.map((id, i) => {
       const op = p.ops[i];
-      return op.kind === 'filter' ? `${id}[${predText(op.pred, inputNames(node, id))}]` : `${id}[${p.schema.length} columns]`;
+      return op.kind === 'filter' ? `${id}[${predText(op.pred, inputNames(node, id))}]` : op.kind === 'probe' ? `${id}[probe broadcast table]` : `${id}[${p.schema.length} columns]`;
     }).join(' → ')}` : '';
     const child = indent + '   ';
     switch (src.kind) {
@@ -40,11 +41,15 @@ export function explainPlan(lp: LoadedPlan): string {
       case 'join': {
         const P = parts(src);
         const on = src.leftKeys.map((l, i) => `${src.left.schema[l].name} = ${src.right.schema[src.rightKeys[i]].name}`).join(' and ');
-        emit(indent, `${src.id}: ${src.type} hash join on ${on}, ${P} reduce task(s) at most${fused}`);
-        emit(child, `shuffle ${src.id}.left: hash on [${src.leftKeys.map((k) => src.left.schema[k].name).join(', ')}], ${P} partitions`);
-        walk(src.left, child + '   ');
-        emit(child, `shuffle ${src.id}.right: hash on [${src.rightKeys.map((k) => src.right.schema[k].name).join(', ')}], ${P} partitions`);
-        walk(src.right, child + '   ');
+        const d = expectedStrategy(src, settings.broadcastBytes);
+        emit(indent, `${src.id}: ${src.type} hash join on ${on}${d.strategy === 'shuffle' ? `, ${P} reduce task(s) at most` : ''}${fused}`);
+        emit(child, `expected strategy: ${d.strategy}${d.side ? ` (${d.side} side built once, probed by the ${d.side === 'left' ? 'right' : 'left'} side's map tasks)` : ''}: ${d.reason}`);
+        for (const [side, input, keys] of [['left', src.left, src.leftKeys], ['right', src.right, src.rightKeys]] as const) {
+          emit(child, d.strategy === 'broadcast'
+            ? (d.side === side ? `broadcast ${src.id}.${side}: collected, built once into a shared hash table` : `probe from ${src.id}.${side}: its map tasks probe the table, no shuffle`)
+            : `shuffle ${src.id}.${side}: hash on [${keys.map((k) => input.schema[k].name).join(', ')}], ${P} partitions`);
+          walk(input, child + '   ');
+        }
         return;
       }
       case 'aggregate': {
@@ -68,7 +73,7 @@ export function explainPlan(lp: LoadedPlan): string {
     }
   };
   const out = lp.output ? `${lp.output.format} file ${lp.output.path}` : 'stdout';
-  lines.push(`output: ${out}; ${settings.workers} worker(s); skew handling ${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}`);
+  lines.push(`output: ${out}; ${settings.workers} worker(s); skew handling ${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}; broadcast ${settings.broadcastBytes > 0 ? `up to ${settings.broadcastBytes} bytes` : 'off'}`);
   walk(lp.root, '');
   return lines.join('\n') + '\n';
 }
@@ -116,7 +121,11 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
     if (s.hotKeys.length) out.push(`   hot keys: ${s.hotKeys.slice(0, 5).map((h) => `${h.key.join(',')} (${h.rows} rows, partition ${h.partition})`).join('; ')}`);
   }
   for (const j of stats.joins) {
-    out.push(`${j.id}: ${j.tasks} planned reduce task(s), target ${fmtBytes(j.targetBytes)}`);
+    if (j.broadcast) {
+      out.push(`${j.id}: strategy broadcast: ${j.broadcast.side} side (${j.broadcast.rows} rows, ${fmtBytes(j.broadcast.bytes)}) built once and probed in the other side's map tasks; ${j.reason}`);
+      continue;
+    }
+    out.push(`${j.id}: strategy shuffle (${j.reason}); ${j.tasks} planned reduce task(s), target ${fmtBytes(j.targetBytes)}`);
     for (const sp of j.splits) {
       const why = sp.method === 'none' ? ` not split: ${sp.reason}` : sp.method === 'map-range' ? ' split by map ranges' : ' split by hot keys';
       out.push(`   partition ${sp.partition} (skewed ${sp.sides.join(' and ')}):${why}, ${sp.tasks} task(s)`);

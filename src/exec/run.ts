@@ -13,6 +13,7 @@ import type { Settings } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
 import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
 import { mergeSketches } from '../skew/sketch.js';
+import { chooseStrategy } from './broadcast.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { runOnPool } from './pool.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
@@ -105,7 +106,7 @@ export class Executor {
           { stage: consumer, kind: 'map', partition: i, source: src.id },
         )));
       case 'join':
-        return this.runJoin(src, p.ops, sink, combine, eager);
+        return this.runJoin(src, p.ops, sink, consumer, combine, eager);
       case 'aggregate':
         return this.runAggregate(src, p.ops, sink, combine);
       case 'sort':
@@ -119,10 +120,16 @@ export class Executor {
 
   private async shuffle(
     node: BoundNode, spec: Omit<PartitionSpec, 'nullSeed'>, id: string, consumer: string, combine?: Combine, eager?: EagerPlan,
+    collected?: Batch[],
   ): Promise<ShuffleOutput> {
     const { partitions } = spec;
     const sink: PartitionSink = { kind: 'partition', ...spec, nullSeed: 0 };
-    const results = await this.runPipeline(pipelineOf(node), sink, consumer, combine, eager);
+    // A side already collected (measured for a broadcast that did not fit) is partitioned from its rows.
+    const results = collected
+      ? await Promise.all(collected.map((b, i) => this.run(
+        { source: { kind: 'batches', schema: node.schema, batches: [b] }, ops: [], combine, sink: withSeed(sink, i) },
+        { stage: consumer, kind: 'map', partition: i, source: node.id })))
+      : await this.runPipeline(pipelineOf(node), sink, consumer, combine, eager);
     const partitionRows = new Array<number>(partitions).fill(0);
     const partitionBytes = new Array<number>(partitions).fill(0);
     for (const r of results) {
@@ -164,7 +171,20 @@ export class Executor {
    * (and the group columns it provides) and the reduce tasks emit the states of
    * the aggregate above the join (see agg/eager.ts).
    */
-  private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
+  private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
+    // Broadcast (exec/broadcast.ts): the probing side's map tasks join, and go on with our operators and sink.
+    const how = eager
+      ? { decision: { strategy: 'shuffle' as const, reason: 'eager aggregation: both sides pre-aggregated by their join keys' } }
+      : await chooseStrategy(node, this.settings.broadcastBytes, (n) => this.collectBatches(n, node.id));
+    const strategy = { strategy: how.decision.strategy, reason: how.decision.reason };
+    if (how.pipeline) {
+      this.stats.joins.push({
+        id: node.id, type: node.type, ...strategy, broadcast: { side: how.decision.side!, rows: how.rows!, bytes: how.bytes! },
+        targetBytes: 0, tasks: 0, splits: [],
+      });
+      return this.runPipeline({ ...how.pipeline, ops: [...how.pipeline.ops, ...ops] }, sink, consumer, combine);
+    }
+    const pre = (side: 'left' | 'right') => (how.collected?.side === side ? how.collected.batches : undefined);
     const P = partitionsFor(node, this.settings);
     const skew = this.settings.skew;
     const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;
@@ -174,8 +194,8 @@ export class Executor {
     const sideCombine = (side: 'left' | 'right'): Combine | undefined => eager
       && { groupBy: eager[side].groupBy, aggs: eager[side].aggs, schema: (side === 'left' ? node.left : node.right).schema };
     const [l, r] = await Promise.all([
-      this.shuffle(node.left, { keys: shape.leftKeys, norms: node.leftNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.left`, node.id, sideCombine('left')),
-      this.shuffle(node.right, { keys: shape.rightKeys, norms: node.rightNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.right`, node.id, sideCombine('right')),
+      this.shuffle(node.left, { keys: shape.leftKeys, norms: node.leftNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.left`, node.id, sideCombine('left'), undefined, pre('left')),
+      this.shuffle(node.right, { keys: shape.rightKeys, norms: node.rightNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.right`, node.id, sideCombine('right'), undefined, pre('right')),
     ]);
     const sideStats = (s: ShuffleOutput): SideStats => ({
       partitionRows: s.stats.partitionRows, partitionBytes: s.stats.partitionBytes, mapBytes: s.mapBytes,
@@ -193,7 +213,7 @@ export class Executor {
       out.stats.hotKeys = side.hotKeys.filter((h) => skewed.has(h.partition)).slice(0, 20)
         .map((h) => ({ key: h.display, rows: h.rows, partition: h.partition }));
     }
-    this.stats.joins.push({ id: node.id, type: node.type, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
+    this.stats.joins.push({ id: node.id, type: node.type, ...strategy, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
     const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes };
     const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t)));
     return results.flat();
@@ -362,8 +382,8 @@ export class Executor {
     return concatBatches(node.schema, await this.collectBatches(node));
   }
 
-  async collectBatches(node: BoundNode): Promise<Batch[]> {
-    const results = await this.runPipeline(pipelineOf(node), { kind: 'collect' }, 'output');
+  async collectBatches(node: BoundNode, consumer = 'output'): Promise<Batch[]> {
+    const results = await this.runPipeline(pipelineOf(node), { kind: 'collect' }, consumer);
     return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
   }
 }

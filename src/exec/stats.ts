@@ -36,10 +36,15 @@ export interface TaskStats {
   thread?: number;
 }
 
-/** The reduce plan of one join: its target task size and how skewed partitions were split. */
+/** The plan of one join: its strategy and, for a shuffle join, the reduce plan (target task size, skewed partitions split). */
 export interface JoinStats {
   id: string;
   type: string;
+  /** broadcast: one side built once into a shared table, probed by the other side's map tasks */
+  strategy: 'broadcast' | 'shuffle';
+  /** why (the sizes against broadcastBytes, the join type's rule, or eager aggregation) */
+  reason: string;
+  broadcast?: { side: 'left' | 'right'; rows: number; bytes: number };
   targetBytes: number;
   tasks: number;
   splits: SplitInfo[];

@@ -15,12 +15,15 @@ import { type EmitPairs, JoinProbe, buildsLeft, hashJoin } from '../kernels/join
 import { JoinAggregator } from '../agg/joinagg.js';
 import { buildKeys } from '../kernels/keys.js';
 import { groupRows } from '../agg/groups.js';
+import { GatherSink } from '../joins/gather.js';
+import { type ProbeOp, probeBatch } from '../joins/probe.js';
 import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
 import { type SplitKey, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
 
-export type RowOp = { kind: 'filter'; pred: BoundPredicate } | { kind: 'project'; indices: number[] };
+/** Row-wise operators of a pipeline, fused into its tasks; `probe` joins with a broadcast table. */
+export type RowOp = { kind: 'filter'; pred: BoundPredicate } | { kind: 'project'; indices: number[] } | ProbeOp;
 
 export type TaskSource =
   /** limit: read only the first rows (a sample) */
@@ -123,35 +126,6 @@ type JoinSource = Extract<TaskSource, { kind: 'join' }>;
 /** Hashes of a probe block's keys live here: they are not needed after the block. */
 const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
 
-/** Rows gathered per output batch of a join. */
-const OUTPUT_ROWS = 1 << 16;
-
-/** Joined rows gathered from chunks of matches, one output batch per OUTPUT_ROWS rows. */
-class GatherSink {
-  readonly batches: Batch[] = [];
-  private pending: { l: Batch; r: Batch; li: Int32Array; ri: Int32Array }[] = [];
-  private rows = 0;
-  constructor(private readonly withRight: boolean) {}
-
-  add(l: Batch, r: Batch, li: Int32Array, ri: Int32Array, n: number) {
-    this.pending.push({ l, r, li: li.slice(0, n), ri: ri.slice(0, n) });
-    this.rows += n;
-    if (this.rows >= OUTPUT_ROWS) this.flush();
-  }
-
-  flush() {
-    const p = this.pending;
-    if (p.length === 0) return;
-    const cols = p[0].l.columns.map((c, i) => gatherMany(c.type, p.map((x) => x.l.columns[i]), p.map((x) => x.li)));
-    if (this.withRight) {
-      p[0].r.columns.forEach((c, i) => cols.push(gatherMany(c.type, p.map((x) => x.r.columns[i]), p.map((x) => x.ri))));
-    }
-    this.batches.push({ length: this.rows, columns: cols });
-    this.pending = [];
-    this.rows = 0;
-  }
-}
-
 /**
  * A join that concatenates only its build side: each probe block is hashed,
  * probed and consumed on its own, the matches going to the combiner
@@ -192,16 +166,21 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
   return { batches: out, rows: lRows + rRows, combined: combine !== undefined };
 }
 
-function applyOps(b: Batch, ops: RowOp[]): Batch {
-  for (const op of ops) {
+/** A batch through the row operators, one operator after the other with nothing else materialized. */
+function applyOps(b: Batch, ops: RowOp[], from = 0): Batch[] {
+  for (let k = from; k < ops.length; k++) {
+    const op = ops[k];
     if (op.kind === 'filter') {
       const { idx, n } = selectRows(b, op.pred);
       if (n < b.length) b = gatherBatch(b, idx, n);
-    } else {
+    } else if (op.kind === 'project') {
       b = { length: b.length, columns: op.indices.map((i) => b.columns[i]) };
+    } else {
+      const out = probeBatch(b, op);
+      return out.length === 1 ? applyOps(out[0], ops, k + 1) : out.flatMap((x) => applyOps(x, ops, k + 1));
     }
   }
-  return b;
+  return [b];
 }
 
 /** Rows a combiner aggregates before deciding whether aggregation pays. */
@@ -241,8 +220,9 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
     return { batches: pieces, inputRows: rows, outputRows: rows, ms: performance.now() - t0 };
   }
   // A combiner right after a join aggregates from the join's row indices. Scanned
-  // columns are read in place when the sink copies them (partition) or reads them only (keyStats).
-  const p = await produce(t.source, t.ops.length === 0 ? t.combine : undefined, t.sink.kind !== 'collect');
+  // columns are read in place (views into the module's memory): the partition sink
+  // copies them, keyStats only reads them, and collect copies what it keeps.
+  const p = await produce(t.source, t.ops.length === 0 ? t.combine : undefined, true);
   try {
     return finish(t, p, t0);
   } finally {
@@ -250,8 +230,8 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
   }
 }
 
-function finish(t: TaskSpec, { batches, rows, combined }: Produced, t0: number): TaskResult {
-  let outBatches = batches.map((b) => applyOps(b, t.ops)).filter((b) => b.length > 0);
+function finish(t: TaskSpec, { batches, rows, combined, release }: Produced, t0: number): TaskResult {
+  let outBatches = batches.flatMap((b) => applyOps(b, t.ops)).filter((b) => b.length > 0);
   const outputRows = rowCount(outBatches);
   let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {
@@ -261,6 +241,7 @@ function finish(t: TaskSpec, { batches, rows, combined }: Produced, t0: number):
     outBatches = batch.length > 0 ? [batch] : [];
   }
   if (t.sink.kind === 'collect') {
+    if (release) outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length)); // copies out of the module's memory
     return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0 };
   }
   if (t.sink.kind === 'keyStats') {

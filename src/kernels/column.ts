@@ -305,7 +305,8 @@ export function valueAt(c: Column, i: number): unknown {
   return c.values[i];
 }
 
-function shareArray<T extends Values | Int32Array | Uint8Array>(a: T): T {
+/** The array in a SharedArrayBuffer (itself when it already is). */
+export function shareArray<T extends Values | Int32Array | Uint8Array>(a: T): T {
   if (a.buffer instanceof SharedArrayBuffer) return a;
   const Ctor = a.constructor as { new(b: SharedArrayBuffer): T };
   const out = new Ctor(new SharedArrayBuffer(a.byteLength));

@@ -33,8 +33,9 @@ export class JoinProbe {
   private readonly pa = PA;
   private readonly pb = PB;
 
-  constructor(readonly type: JoinType, readonly build: Keys) {
-    this.table = new KeyTable(build, true);
+  /** `table`: a table built before over `build` (a broadcast side, built once for every task) */
+  constructor(readonly type: JoinType, readonly build: Keys, table?: KeyTable) {
+    this.table = table ?? new KeyTable(build, true);
     this.matched = type === 'right' || type === 'full' ? new Uint8Array(build.n) : null;
   }
 

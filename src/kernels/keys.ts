@@ -168,7 +168,12 @@ export class KeyTable {
   readonly heads: Int32Array;
   readonly next: Int32Array;
   readonly mask: number;
-  constructor(readonly keys: Keys, skipNullKeys: boolean) {
+  /** `built`: the arrays of a table built before over the same keys (shared memory, see joins/broadcast.ts) */
+  constructor(readonly keys: Keys, skipNullKeys: boolean, built?: { heads: Int32Array; next: Int32Array; mask: number }) {
+    if (built) {
+      this.heads = built.heads; this.next = built.next; this.mask = built.mask;
+      return;
+    }
     let cap = 16;
     while (cap < keys.n * 2) cap *= 2;
     this.mask = cap - 1;

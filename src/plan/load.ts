@@ -8,6 +8,7 @@ import { PlanError, jsonPath } from '../errors.js';
 import { bindPlan } from './bind.js';
 import { pruneColumns } from './prune.js';
 import type { BoundNode } from './bound.js';
+import { DEFAULT_BROADCAST_BYTES } from '../joins/decide.js';
 import { type OutputFormat, type Plan, PlanSchema, parseBytes } from './spec.js';
 
 export interface SkewSettings {
@@ -28,6 +29,8 @@ export interface Settings {
   eagerAggregation: boolean;
   skew: SkewSettings;
   memoryLimit: number;
+  /** a join side at most this many bytes is broadcast to the other side's map tasks; 0: never (joins/broadcast.ts) */
+  broadcastBytes: number;
 }
 
 /** Overrides from the command line or the library caller; they win over the plan's `execution`. */
@@ -38,6 +41,7 @@ export interface Overrides {
   eagerAggregation?: boolean;
   skew?: Partial<SkewSettings>;
   memoryLimit?: number | string;
+  broadcastBytes?: number | string;
 }
 
 export interface LoadedPlan {
@@ -107,6 +111,7 @@ export function resolveSettings(plan: Plan, o: Overrides = {}): Settings {
     eagerAggregation: o.eagerAggregation ?? ex.eagerAggregation ?? true,
     skew,
     memoryLimit,
+    broadcastBytes: o.broadcastBytes !== undefined ? parseBytes(o.broadcastBytes, 0) : parseBytes(ex.broadcastBytes, DEFAULT_BROADCAST_BYTES),
   };
 }
 

@@ -105,6 +105,8 @@ export const ExecutionSchema = z.strictObject({
   eagerAggregation: z.boolean().optional(),
   skew: SkewOptionsSchema.optional(),
   memoryLimit: ByteSize.optional(),
+  /** a join side at most this big (after its own filters and projections, measured at run time) is broadcast; 0: never */
+  broadcastBytes: ByteSize.optional(),
 });
 
 export const OUTPUT_FORMATS = ['parquet', 'csv', 'jsonl', 'arrow'] as const;

@@ -1,0 +1,82 @@
+// Broadcast joins on the coordinator: measure the side that may be broadcast
+// (collected after its own filters and projections), decide with
+// joins/decide.ts, build the table once into SharedArrayBuffers, and turn the
+// other side's pipeline into one whose map tasks probe it in place.
+import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArray, shareBatch } from '../kernels/column.js';
+import { type KeyPart, KeyTable, buildKeys } from '../kernels/keys.js';
+import type { BoundNode, KeyNorm } from '../plan/bound.js';
+import { type BroadcastDecision, type Side, decideJoin, sideToMeasure } from '../joins/decide.js';
+import type { BroadcastTable, ProbeOp } from '../joins/probe.js';
+import { type Pipeline, pipelineOf, scanBytes } from './physical.js';
+
+type JoinNode = Extract<BoundNode, { kind: 'join' }>;
+
+export interface JoinStrategy {
+  decision: BroadcastDecision;
+  /** broadcast: the probing side's pipeline, ending in the probe */
+  pipeline?: Pipeline;
+  /** broadcast: the table's rows and bytes */
+  rows?: number;
+  bytes?: number;
+  /** shuffle after measuring a side: its rows, to shuffle without reading them again */
+  collected?: { side: Side; batches: Batch[] };
+}
+
+/** The table over a side's rows, every array shared. */
+export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[], norms: KeyNorm[]): BroadcastTable {
+  const batch = shareBatch(concatBatches(schema, batches));
+  const k = buildKeys(batch, keys, norms);
+  const t = new KeyTable(k, true);
+  const share = <T extends Int32Array | Uint8Array>(a: T | null) => (a === null ? null : shareArray(a));
+  const parts: KeyPart[] = k.parts.map((p) => (p.kind === 'w'
+    ? { kind: 'w', w: shareArray(p.w), nulls: share(p.nulls) }
+    : { kind: 's', bytes: shareArray(p.bytes), offs: shareArray(p.offs), nulls: share(p.nulls) }));
+  return {
+    batch, keys: { n: k.n, parts, hash: shareArray(k.hash), anyNull: share(k.anyNull) },
+    heads: shareArray(t.heads), next: shareArray(t.next), mask: t.mask,
+  };
+}
+
+/** The pipeline of the side that probes `table`, extended by the probe. */
+export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable): Pipeline {
+  const probing = side === 'right' ? node.left : node.right;
+  const op: ProbeOp = {
+    kind: 'probe', id: node.id, table,
+    keys: side === 'right' ? node.leftKeys : node.rightKeys,
+    norms: side === 'right' ? node.leftNorms : node.rightNorms,
+    // a right join probed by its right rows is a left join seen from them
+    type: side === 'right' ? (node.type as ProbeOp['type']) : node.type === 'right' ? 'left' : 'inner',
+    buildFirst: side === 'left',
+  };
+  const p = pipelineOf(probing);
+  return { ...p, ops: [...p.ops, op], fused: [...p.fused, node.id], schema: node.schema };
+}
+
+/**
+ * Decide how a join runs. `collect` runs a side to its rows (on the pool);
+ * only the side worth measuring is collected, and only when its estimate from
+ * the files is within reach of the threshold.
+ */
+export async function chooseStrategy(
+  node: JoinNode, threshold: number, collect: (n: BoundNode) => Promise<Batch[]>,
+): Promise<JoinStrategy> {
+  const side = sideToMeasure(node.type, { left: scanBytes(node.left), right: scanBytes(node.right) }, threshold);
+  if (side === null) return { decision: decideJoin(node.type, {}, threshold) };
+  const sideNode = side === 'left' ? node.left : node.right;
+  const batches = await collect(sideNode);
+  const bytes = batches.reduce((a, b) => a + batchBytes(b), 0);
+  const decision = decideJoin(node.type, { [side]: bytes }, threshold);
+  if (decision.strategy === 'shuffle') return { decision, collected: { side, batches } };
+  const keys = side === 'left' ? node.leftKeys : node.rightKeys, norms = side === 'left' ? node.leftNorms : node.rightNorms;
+  const table = buildBroadcast(sideNode.schema, batches, keys, norms);
+  return { decision, pipeline: probePipeline(node, side, table), rows: rowCount(batches), bytes };
+}
+
+/** The strategy --explain expects, from the files' sizes (the run measures the side after its filters). */
+export function expectedStrategy(node: JoinNode, threshold: number): BroadcastDecision {
+  const est = { left: scanBytes(node.left), right: scanBytes(node.right) };
+  const d = decideJoin(node.type, est, threshold);
+  if (d.strategy === 'broadcast') return { ...d, reason: `${d.side} side estimated at ${est[d.side!]} bytes from its files <= broadcastBytes ${threshold}; measured at run time` };
+  const side = sideToMeasure(node.type, est, threshold);
+  return side ? { ...d, reason: `${d.reason}; the ${side} side is measured at run time after its filters, and broadcast if it fits` } : d;
+}
