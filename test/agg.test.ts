@@ -90,7 +90,8 @@ describe('combiner fed by the join (eager off)', () => {
   const leftOnly = [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'a', as: 'sa' }, { fn: 'avg', column: 'b', as: 'ab' }];
   const leftSql = 'count(*), sum(a), avg(b)';
   const KW: Record<string, string> = { inner: 'INNER', left: 'LEFT', right: 'RIGHT', full: 'FULL OUTER', semi: 'SEMI', anti: 'ANTI' };
-  const opts = { workers: 2, partitions: 3, eagerAggregation: false };
+  // the combiner of a shuffle join's reduce tasks (a broadcast join aggregates in its map tasks)
+  const opts = { workers: 2, partitions: 3, eagerAggregation: false, broadcastBytes: 0 };
 
   it.each(['inner', 'left', 'right', 'full', 'semi', 'anti'])('%s join, grouped by build, probe, both or no columns', async (type) => {
     const semi = type === 'semi' || type === 'anti';
@@ -99,6 +100,7 @@ describe('combiner fed by the join (eager off)', () => {
       const q = planT({ op: 'aggregate', input: join, groupBy, aggregates: semi ? leftOnly : both });
       const sql = `SELECT ${groupBy.map((c) => `${c}, `).join('')}${semi ? leftSql : bothSql} FROM read_parquet('${L}') l ${KW[type]} JOIN read_parquet('${R}') r ON l.k = r.k${groupBy.length ? ` GROUP BY ${groupBy.join(', ')}` : ''}`;
       await expectSame(q, sql, opts);
+      await expectSame(q, sql, { ...opts, broadcastBytes: undefined }); // broadcast: probe and combiner in the map tasks
     }
   });
   it('with the table built on the smaller left side, and count_distinct of a build column', async () => {

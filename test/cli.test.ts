@@ -22,7 +22,7 @@ describe('skewjoin plan.json', () => {
     expect(rows[0].revenue).toBeGreaterThan(rows[7].revenue); // sorted by revenue, descending
   });
   it('--explain prints stages and shuffles without running', () => {
-    const r = cli(['plans/quickstart.json', '--explain', '--partitions', '6']);
+    const r = cli(['plans/quickstart.json', '--explain', '--partitions', '6', '--no-broadcast']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/join-1: inner hash join on key = key/);
     expect(r.stdout).toMatch(/shuffle join-1\.left: hash on \[key\], 6 partitions/);
@@ -30,7 +30,7 @@ describe('skewjoin plan.json', () => {
   });
   it('--stats writes the statistics of the spec', () => {
     const f = path.join(tmpDir(), 'stats.json');
-    const r = cli(['plans/quickstart.json', '--quiet', '--stats', f, '--partitions', '8', '--workers', '2']);
+    const r = cli(['plans/quickstart.json', '--quiet', '--stats', f, '--partitions', '8', '--workers', '2', '--no-broadcast']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
     const s = JSON.parse(fs.readFileSync(f, 'utf8'));

@@ -49,33 +49,35 @@ const KEYS: [string, [string, string][]][] = [
 ];
 
 describe.each(KEYS)('%s', (_name, on) => {
-  it.each(TYPES)('%s join matches DuckDB', async (type) => {
-    const rows = await expectSame(plan(type, on), sqlFor(type, on), { workers: 2, partitions: 7 });
+  it.each(TYPES)('%s join matches DuckDB, shuffled and broadcast', async (type) => {
+    const rows = await expectSame(plan(type, on), sqlFor(type, on), { workers: 2, partitions: 7, broadcastBytes: 0 });
     expect(rows.length).toBeGreaterThan(0);
+    // the default threshold broadcasts a side of these small files wherever the join type allows one
+    await expectSame(plan(type, on), sqlFor(type, on), { workers: 2 });
   });
 });
 
 describe('parallelism does not change the answer', () => {
   it.each(TYPES)('%s join: 1 worker x 1 partition equals 2 workers x 16 partitions', async (type) => {
     const on: [string, string][] = [['k', 'k']];
-    const a = await ourRows(plan(type, on), { workers: 1, partitions: 1 });
-    const b = await ourRows(plan(type, on), { workers: 2, partitions: 16 });
+    const a = await ourRows(plan(type, on), { workers: 1, partitions: 1, broadcastBytes: 0 });
+    const b = await ourRows(plan(type, on), { workers: 2, partitions: 16, broadcastBytes: 0 });
     expect(sorted(a)).toEqual(sorted(b));
     expect(sorted(a)).toEqual(sorted(await duckRows(sqlFor(type, on))));
   });
 });
 
 describe('null keys', () => {
-  it('never match, yet outer and anti joins keep their rows', async () => {
-    const full = await ourRows(plan('full', [['k', 'k']]), { workers: 2, partitions: 5 });
+  it.each([0, undefined])('never match, yet outer and anti joins keep their rows (broadcastBytes %s)', async (broadcastBytes) => {
+    const full = await ourRows(plan('full', [['k', 'k']]), { workers: 2, partitions: 5, broadcastBytes });
     const leftNulls = full.filter((r) => r[1] === null && r[0] !== null);
     const rightNulls = full.filter((r) => r[0] === null && r[5] === null);
     expect(leftNulls.every((r) => r[5] === null && r[8] === null)).toBe(true);
     expect(leftNulls.length).toBe(55); // ids 0..1999 divisible by 37
     expect(rightNulls.length).toBe(11); // rows 0..299 divisible by 29
-    const anti = await ourRows(plan('anti', [['k', 'k']]), { workers: 2, partitions: 5 });
+    const anti = await ourRows(plan('anti', [['k', 'k']]), { workers: 2, partitions: 5, broadcastBytes });
     expect(anti.filter((r) => r[1] === null).length).toBe(55);
-    const inner = await ourRows(plan('inner', [['k', 'k']]), { workers: 2, partitions: 5 });
+    const inner = await ourRows(plan('inner', [['k', 'k']]), { workers: 2, partitions: 5, broadcastBytes });
     expect(inner.some((r) => r[1] === null)).toBe(false);
   });
 });
@@ -101,6 +103,7 @@ describe('empty inputs', () => {
     const p = plan(type, [['k', 'k']]);
     (p.query as any).right = { op: 'filter', input: { op: 'scan', source: 'r' }, where: { column: 'w', cmp: '<', value: 0 } };
     const q = sqlFor(type, [['k', 'k']]).replaceAll(`${RIGHT} r`, `(SELECT * FROM ${RIGHT} WHERE w < 0) r`);
-    await expectSame(p, q, { workers: 2, partitions: 3 });
+    await expectSame(p, q, { workers: 2, partitions: 3, broadcastBytes: 0 });
+    await expectSame(p, q, { workers: 2 });
   });
 });

@@ -40,7 +40,9 @@ describe('scan and project', () => {
   });
   it('shuffles every column type, nulls included, through a join', async () => {
     const q = { op: 'join', type: 'inner', on: [['h', 'h'], ['id', 'id']], left: scan(), right: scan(['id', 'h', 'g', 's16', 'ts']) };
-    const rows = await expectSame(base(q), `SELECT l.*, r.id, r.h, r.g, r.s16, r.ts FROM ${SRC} l JOIN ${SRC} r ON l.h = r.h AND l.id = r.id`, { workers: 2, partitions: 7 });
+    const rows = await expectSame(base(q), `SELECT l.*, r.id, r.h, r.g, r.s16, r.ts FROM ${SRC} l JOIN ${SRC} r ON l.h = r.h AND l.id = r.id`, { workers: 2, partitions: 7, broadcastBytes: 0 });
+    // and through a broadcast table in shared memory
+    await expectSame(base(q), `SELECT l.*, r.id, r.h, r.g, r.s16, r.ts FROM ${SRC} l JOIN ${SRC} r ON l.h = r.h AND l.id = r.id`, { workers: 2 });
     expect(rows.length).toBe(1500);
   });
   it('reads only the listed columns, in the listed order', async () => {
