@@ -30,7 +30,7 @@ describe('skewjoin bench --suite quick', () => {
     const workloads = new Set(res.runs.map((x: any) => x.workload));
     expect([...workloads].sort()).toEqual(['aggregate by key', 'fact⋈dim', 'full outer', 'hot key, one mapper', 'many-to-many']);
     expect(new Set(res.runs.map((x: any) => x.s))).toEqual(new Set([0, 0.8, 1, 1.2, 1.5]));
-    expect(new Set(res.runs.map((x: any) => x.mode))).toEqual(new Set(['off', 'partition', 'key', 'auto', 'no-combiners', 'duckdb']));
+    expect(new Set(res.runs.map((x: any) => x.mode))).toEqual(new Set(['off', 'partition', 'key', 'auto', 'no-combiners', 'broadcast', 'duckdb']));
     for (const x of res.runs.filter((y: any) => y.mode !== 'duckdb')) {
       expect(x.sameAnswer, `${x.workload} s=${x.s} ${x.mode}`).toBe(true);
       expect(x.simulated.map((y: any) => y.workers)).toEqual([16, 64, 256]);

@@ -19,9 +19,11 @@ export interface BenchOptions { out: string; workers: number; repeat: number; su
 /**
  * off, partition, key: skew handling off, by map ranges, by hot keys (combiners
  * on, eager aggregation off, so that the join itself is measured); auto:
- * everything on; no-combiners: raw rows through the aggregation shuffle.
+ * everything on; no-combiners: raw rows through the aggregation shuffle. All
+ * of these shuffle both sides of a join (broadcastBytes 0: the shuffle path is
+ * what they measure); broadcast: auto with broadcast joins at the default threshold.
  */
-type Mode = 'off' | 'partition' | 'key' | 'auto' | 'no-combiners';
+type Mode = 'off' | 'partition' | 'key' | 'auto' | 'no-combiners' | 'broadcast';
 
 interface Workload {
   name: string;
@@ -126,10 +128,10 @@ const S_VALUES = [0, 0.8, 1, 1.2, 1.5];
 function skewSuite(rows: number, keys: number, execution: Overrides): Workload[] {
   const m2m = { rows: Math.round(rows / 20), keys: Math.round(keys / 10), m2mRows: 500 };
   return S_VALUES.flatMap((s) => [
-    { name: 'fact⋈dim', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto'], execution },
+    { name: 'fact⋈dim', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto', 'broadcast'], execution },
     { name: 'many-to-many', s, data: { ...m2m, s }, ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['off', 'partition', 'key', 'auto'], execution },
     { name: 'aggregate by key', s, data: { rows, keys, s }, ...aggregateByKey(), modes: ['no-combiners', 'auto'], execution },
-    { name: 'hot key, one mapper', s, data: { rows, keys, s, sorted: true }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto'], execution },
+    { name: 'hot key, one mapper', s, data: { rows, keys, s, sorted: true }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto', 'broadcast'], execution },
     { name: 'full outer', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region', 'full'), modes: ['off', 'partition', 'key', 'auto'], execution },
   ] as Workload[]);
 }
@@ -141,10 +143,10 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
   return {
     reference: [{
       name: 'join+groupby', s: 1, data: { rows, keys, s: 1 }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'),
-      modes: ['auto'], execution: {},
+      modes: ['auto', 'broadcast'], execution: {},
     }],
     skew: [1.2, 0].flatMap((s) => [
-      { name: 'fact⋈dim', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key'], execution: skewExec },
+      { name: 'fact⋈dim', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'broadcast'], execution: skewExec },
       ...(s > 0 ? [{ name: 'many-to-many', s, data: { rows: Math.round(rows / 10), keys: Math.round(keys / 10), s, m2mRows: 1000 },
         ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['off', 'partition', 'key'], execution: skewExec }] : []),
     ] as Workload[]),
@@ -162,7 +164,9 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
   };
 }
 
-function modeOverrides(mode: Mode, base: Overrides, workers: number): Overrides {
+function modeOverrides(mode: Mode, base0: Overrides, workers: number): Overrides {
+  if (mode === 'broadcast') return { ...base0, workers, skew: { ...base0.skew, enabled: true, strategy: 'auto' } };
+  const base = { ...base0, broadcastBytes: 0 };
   if (mode === 'no-combiners') return { ...base, workers, combiners: false, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
   if (mode === 'auto') return { ...base, workers, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
   return { ...base, workers, eagerAggregation: false, skew: mode === 'off' ? { enabled: false } : { ...base.skew, enabled: true, strategy: mode } };

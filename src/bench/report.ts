@@ -97,7 +97,7 @@ export function timeline(title: string, tasks: { thread: number; startMs: number
 export function renderReport(r: BenchResults): string {
   const sections: string[] = [];
   const workloads = [...new Set(r.runs.map((x) => x.workload))];
-  const modes = ['partition', 'key', 'auto'];
+  const modes = ['partition', 'key', 'auto', 'broadcast'];
   const byS = (w: string, mode: string) => r.runs.filter((x) => x.workload === w && x.mode === mode).sort((a, b) => a.s - b.s);
   // what each workload's modes are compared with: skew handling off, or (aggregation only) no combiners
   const baseline = (w: string) => (byS(w, 'off').length ? 'off' : 'no-combiners');
