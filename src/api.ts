@@ -2,9 +2,8 @@
 // result batches, an Arrow table, rows as objects, and the run statistics.
 import type * as arrow from 'apache-arrow';
 import { tableToArrow } from './io/arrow.js';
-import { writeOutput } from './io/output.js';
-import { type Batch, type Field, rowCount, valueAt } from './kernels/column.js';
-import { Executor } from './exec/run.js';
+import { type Batch, type Field, valueAt } from './kernels/column.js';
+import { execute } from './exec/execute.js';
 import type { Stats } from './exec/stats.js';
 import { type LoadedPlan, type Overrides, loadPlan } from './plan/load.js';
 
@@ -28,20 +27,10 @@ export interface RunResult {
 }
 
 export async function executePlan(lp: LoadedPlan, writeOut = true): Promise<RunResult> {
-  const t0 = performance.now();
-  const ex = new Executor(lp.settings);
-  const batches = await ex.collectBatches(lp.root);
-  const schema = lp.root.schema;
-  const numRows = rowCount(batches);
-  let outputPath: string | undefined;
-  if (lp.output && writeOut) {
-    writeOutput(lp.output.path, lp.output.format, schema, batches);
-    outputPath = lp.output.path;
-  }
-  ex.stats.wallMs = performance.now() - t0;
-  ex.stats.outputRows = numRows;
+  const r = await execute(lp, writeOut);
+  const { schema, batches } = r;
   return {
-    schema, batches, numRows, stats: ex.stats, outputPath,
+    ...r,
     toArrow: () => tableToArrow(schema, batches),
     toRows: () => batches.flatMap((b) => Array.from({ length: b.length }, (_, i) =>
       Object.fromEntries(schema.map((f, k) => [f.name, valueAt(b.columns[k], i)])))),

@@ -55,9 +55,16 @@ export const sorted = (rows: Row[]) => [...rows].sort((a, b) => (JSON.stringify(
  * Run a plan with skewjoin, write its result to Parquet with skewjoin's
  * writer, and read it back through DuckDB, so both engines' values take the same form.
  */
+/**
+ * Comparisons run their tasks on the worker pool (inThreadBytes 0), so that
+ * moving and sharing data between threads is what they test; direct runPlan
+ * calls on small test data run on the calling thread.
+ */
+const POOL: RunOptions = { inThreadBytes: 0 };
+
 export async function ourRows(plan: object, opts: RunOptions = {}, dir = tmpDir()): Promise<Row[]> {
   const out = path.join(dir, `out-${Math.random().toString(36).slice(2)}.parquet`);
-  const r = await runPlan({ ...plan, output: { path: out } }, { baseDir: dir, ...opts });
+  const r = await runPlan({ ...plan, output: { path: out } }, { baseDir: dir, ...POOL, ...opts });
   expect(r.outputPath).toBe(out);
   return duckRows(`SELECT * FROM read_parquet('${out}')`);
 }
@@ -88,7 +95,7 @@ export function writePlan(dir: string, plan: object, name = 'plan.json'): string
 export async function expectSameInDuck(plan: object, query: string, opts: RunOptions = {}): Promise<number> {
   const dir = tmpDir();
   const out = path.join(dir, 'ours.parquet');
-  const r = await runPlan({ ...plan, output: { path: out } }, { baseDir: dir, ...opts });
+  const r = await runPlan({ ...plan, output: { path: out } }, { baseDir: dir, ...POOL, ...opts });
   const ours = `read_parquet('${out}')`;
   const [[diff, n, m]] = await duckRows(`SELECT
     (SELECT count(*) FROM (SELECT * FROM ${ours} EXCEPT ALL SELECT * FROM (${query}))) +

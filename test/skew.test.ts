@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan, type RunResult } from '../dist/index.js';
-import { writeParquetBytes } from '../dist/io/parquet.js';
+import { writeParquetBytes } from '../dist/io/parquet-write.js';
 import { rng } from '../dist/bench/zipf.js';
 import { duckRows, expectSameInDuck, tmpDir } from './helpers.js';
 

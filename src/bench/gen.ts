@@ -4,30 +4,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Batch, Column, Field } from '../kernels/column.js';
-import { writeParquetBytes } from '../io/parquet.js';
+import { writeParquetBytes } from '../io/parquet-write.js';
 import { rng, zipfKeys } from './zipf.js';
 
-export interface GenOptions {
-  out: string;
-  rows: number;
-  keys: number;
-  s: number;
-  seed: number;
-  rowGroupSize: number;
-  /** fact table files */
-  files: number;
-  /** rows of the second skewed table (0: none) */
-  m2mRows: number;
-  /** fraction of fact rows whose key is null */
-  nullKeys: number;
-  /** sort the fact table by key (a hot key's rows then sit in one row group) */
-  sorted: boolean;
-}
-
-export const GEN_DEFAULTS: GenOptions = {
-  out: 'data', rows: 1_000_000, keys: 100_000, s: 1, seed: 42, rowGroupSize: 131072,
-  files: 1, m2mRows: 0, nullKeys: 0, sorted: false,
-};
+// The options live apart so that the command line reads their defaults without loading the writer.
+export { GEN_DEFAULTS, type GenOptions } from './defaults.js';
+import type { GenOptions } from './defaults.js';
 
 const enc = new TextEncoder();
 function strings(n: number, f: (i: number) => string): Column {

@@ -3,15 +3,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { executePlan } from '../api.js';
+import { execute } from '../exec/execute.js';
 import { PlanError, SkewjoinError } from '../errors.js';
 import { explainAnalyze, explainPlan } from '../exec/explain.js';
 import { closePool } from '../exec/pool.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
 import { ByteSize, parseBytes } from '../plan/spec.js';
-import { GEN_DEFAULTS, generate } from '../bench/gen.js';
-import { runBench } from '../bench/bench.js';
+import { GEN_DEFAULTS } from '../bench/defaults.js';
 
 const EXAMPLES = `
 Examples:
@@ -76,7 +75,7 @@ async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStr
     out.write(explainPlan(lp));
     return 0;
   }
-  const r = await executePlan(lp);
+  const r = await execute(lp);
   if (f.stats) fs.writeFileSync(f.stats, JSON.stringify(r.stats, null, 2) + '\n');
   if (f.explain) out.write(explainAnalyze(lp, r.stats));
   if (!lp.output) {
@@ -127,7 +126,8 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--m2m-rows <n>', 'rows of a second skewed table over the same keys (0: none)', int('--m2m-rows', 0), GEN_DEFAULTS.m2mRows)
     .option('--null-keys <fraction>', 'fraction of fact rows with a null key', num('--null-keys'), GEN_DEFAULTS.nullKeys)
     .option('--sorted', 'sort the fact table by key')
-    .action((o) => {
+    .action(async (o) => {
+      const { generate } = await import('../bench/gen.js'); // the generator and the bench load only for their commands
       const files = generate({ ...GEN_DEFAULTS, ...o, sorted: !!o.sorted });
       if (!program.opts().quiet) for (const f of files) out.write(`wrote ${f}\n`);
       setCode(0);
@@ -141,7 +141,7 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--rows <n>', 'fact rows (default: quick 300,000; the other suites 5,000,000)', int('--rows'))
     .option('--keys <m>', 'keys (default: quick 30,000; the other suites 1,000,000)', int('--keys'))
     .option('--repeat <r>', 'runs per measurement (the median is reported)', int('--repeat'), 3)
-    .action(async (o) => { setCode(await runBench(o, out)); });
+    .action(async (o) => { setCode(await (await import('../bench/bench.js')).runBench(o, out)); });
 
   program.exitOverride();
   program.configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => err.write(s) });

@@ -15,6 +15,7 @@ import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceT
 import { mergeSketches } from '../skew/sketch.js';
 import { chooseStrategy } from './broadcast.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
+import { runInThread } from './local.js';
 import { runOnPool } from './pool.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
@@ -83,12 +84,16 @@ export class Executor {
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
 
-  constructor(readonly settings: Settings) {}
+  /** `inThread`: every task runs on the calling thread (a small input, see exec/local.ts) */
+  constructor(readonly settings: Settings, private readonly inThread = false) {}
+
+  private exec(task: TaskSpec): Promise<TaskResult> {
+    if (this.inThread) return runInThread(task);
+    return task.source.kind === 'batches' && task.sink.kind === 'collect' ? runTask(task) : runOnPool(this.settings.workers, task);
+  }
 
   private async run(task: TaskSpec, meta: Omit<TaskStats, 'rows' | 'outputRows' | 'ms'>): Promise<TaskResult> {
-    const r = task.source.kind === 'batches' && task.sink.kind === 'collect'
-      ? await runTask(task)
-      : await runOnPool(this.settings.workers, task);
+    const r = await this.exec(task);
     this.stats.tasks.push({
       ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
       startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0,
@@ -347,7 +352,7 @@ export class Executor {
       const p = pipelineOf(node);
       if (p.source.kind !== 'scan' || p.source.splits.length === 0) return Infinity;
       const s = p.source.splits[0];
-      const r = await runOnPool(this.settings.workers, {
+      const r = await this.exec({
         source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields: p.source.schema, limit: EAGER_SAMPLE_ROWS },
         ops: p.ops, sink: { kind: 'keyStats', keys, norms },
       });

@@ -58,4 +58,6 @@ export interface Stats {
   /** aggregates computed by eager aggregation below their join */
   eager: string[];
   outputRows?: number;
+  /** the run's tasks ran on the calling thread (a small input), not on the worker pool */
+  inThread?: boolean;
 }

@@ -64,6 +64,39 @@ function column(m: Mem, schema: number, array: number, type: DataType): Column |
   return { type, length: n, values: new ctor(m.buf, at, n), valid };
 }
 
+const TYPE_OF_FORMAT: Record<string, DataType> = {
+  ...Object.fromEntries(Object.entries(FORMATS).map(([id, f]) => [f, { id: id as TypeId }])),
+  b: { id: 'bool' }, U: { id: 'utf8', large: true },
+};
+const UNIT_OF_LETTER = { s: 'second', m: 'millisecond', u: 'microsecond', n: 'nanosecond' } as const;
+
+/**
+ * Column names and engine types of a schema exported through the C Data
+ * Interface, without loading Arrow JS; null when a column is of a type this
+ * reader does not name (dictionary, decimal, ...): the caller then asks Arrow JS.
+ */
+export function schemaFields(schema: pw.Schema): { name: string; type: DataType }[] | null {
+  const ffi = schema.intoFFI();
+  try {
+    const addr = ffi.addr();
+    const m = new Mem(pw.wasmMemory().buffer);
+    const n = m.i64(addr + 24), kids = m.u32(addr + 32);
+    const out: { name: string; type: DataType }[] = [];
+    for (let c = 0; c < n; c++) {
+      const s = m.u32(kids + 4 * c);
+      if (m.u32(s + 36) !== 0) return null; // dictionary
+      const f = m.cstr(m.u32(s)), name = m.cstr(m.u32(s + 4));
+      const ts = /^ts([smun]):(.*)$/.exec(f);
+      const type = ts ? { id: 'timestamp' as const, unit: UNIT_OF_LETTER[ts[1] as 's'], tz: ts[2] || null } : TYPE_OF_FORMAT[f];
+      if (!type) return null;
+      out.push({ name, type });
+    }
+    return out;
+  } finally {
+    ffi.free();
+  }
+}
+
 /**
  * The table's batches as engine columns in place, in the order of `fields`
  * (matched by name), or null when a column needs conversion (dictionary,

@@ -3,11 +3,8 @@
 // query leaves nothing behind; and the terminal table.
 import fs from 'node:fs';
 import path from 'node:path';
-import * as arrow from 'apache-arrow';
 import { type Batch, type Column, type Field, isNull, rowCount, stringAt } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
-import { tableToArrow } from './arrow.js';
-import { writeParquetBytes } from './parquet.js';
 
 const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
 
@@ -85,13 +82,16 @@ export function jsonLines(fields: Field[], batches: Batch[]): string {
 }
 
 /** Write a result atomically: a temporary file beside the target, renamed when complete. */
-export function writeOutput(file: string, format: OutputFormat, fields: Field[], batches: Batch[]): void {
+export async function writeOutput(file: string, format: OutputFormat, fields: Field[], batches: Batch[]): Promise<void> {
+  // The binary formats load Arrow JS and the Parquet writer only when asked for (a second of start-up otherwise).
+  const bytes = format === 'parquet' ? (await import('./parquet-write.js')).writeParquetBytes(fields, batches)
+    : format === 'arrow' ? (await import('./parquet-write.js')).arrowFileBytes(fields, batches)
+      : null;
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
   const fd = fs.openSync(tmp, 'w');
   try {
     try {
-      if (format === 'parquet') fs.writeSync(fd, writeParquetBytes(fields, batches));
-      else if (format === 'arrow') fs.writeSync(fd, arrow.tableToIPC(tableToArrow(fields, batches), 'file'));
+      if (bytes) fs.writeSync(fd, bytes);
       else for (const chunk of (format === 'csv' ? csvChunks : jsonlChunks)(fields, batches)) fs.writeSync(fd, chunk);
     } finally {
       fs.closeSync(fd);

@@ -1,12 +1,29 @@
 // Parquet through parquet-wasm: file footers for planning, row-group ranges
 // decoded into engine batches for map tasks, and the Parquet writer.
 import fs from 'node:fs';
-import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import { InputError } from '../errors.js';
 import type { Batch, DataType, Field } from '../kernels/column.js';
-import { batchesFromArrow, fromArrowType, tableToArrow } from './arrow.js';
-import { batchesInPlace } from './ffi.js';
+import { batchesInPlace, schemaFields } from './ffi.js';
+
+// Arrow JS (0.2-0.6 s to load) only where a file needs it: columns the in-place
+// reader does not take (dictionary, bool, ...) and types the C schema reader does not name.
+let arrowIo: Promise<[typeof import('apache-arrow'), typeof import('./arrow.js')]> | null = null;
+const loadArrow = () => (arrowIo ??= Promise.all([import('apache-arrow'), import('./arrow.js')]));
+
+/** The columns of a file's schema (`get` is called again when Arrow JS must read it). */
+async function columnsOf(get: () => pw.Schema): Promise<FileColumn[]> {
+  const plain = schemaFields(get());
+  if (plain) return plain;
+  const [arrow, conv] = await loadArrow();
+  return arrow.tableFromIPC(get().intoIPCStream()).schema.fields.map((fl) => ({ name: fl.name, type: conv.fromArrowType(fl.type) }));
+}
+
+/** Engine batches of a decoded table through Arrow IPC. */
+async function viaIpc(t: pw.Table, fields: Field[]): Promise<Batch[]> {
+  const [arrow, conv] = await loadArrow();
+  return conv.batchesFromArrow(arrow.tableFromIPC(t.intoIPCStream()), fields);
+}
 
 /** A column of a file: its engine type, or the name of a type the engine cannot read. */
 export interface FileColumn { name: string; type: DataType | string }
@@ -34,11 +51,10 @@ function readWholeFile(path: string): Uint8Array {
   }
 }
 
-function inspectWholeFile(path: string): FileInfo {
+async function inspectWholeFile(path: string): Promise<FileInfo> {
   const bytes = readWholeFile(path);
   try {
-    const schema = arrow.tableFromIPC(pw.readSchema(bytes).intoIPCStream()).schema;
-    const columns = schema.fields.map((fl) => ({ name: fl.name, type: fromArrowType(fl.type) }));
+    const columns = await columnsOf(() => pw.readSchema(bytes));
     return { path, columns, rowGroupRows: [0], rowGroupBytes: [bytes.length], wholeFile: true };
   } catch (e) {
     throw new InputError(`${path}: not a readable Parquet file (${(e as Error).message})`, path);
@@ -70,7 +86,7 @@ export async function inspectParquet(path: string): Promise<FileInfo> {
     throw e;
   }
   try {
-    const schema = arrow.tableFromIPC(f.schema().intoIPCStream()).schema;
+    const columns = await columnsOf(() => f.schema());
     const md = f.metadata();
     const rowGroupRows: number[] = [];
     const rowGroupBytes: number[] = [];
@@ -79,7 +95,6 @@ export async function inspectParquet(path: string): Promise<FileInfo> {
       rowGroupRows.push(rg.numRows());
       rowGroupBytes.push(rg.totalByteSize());
     }
-    const columns = schema.fields.map((fl) => ({ name: fl.name, type: fromArrowType(fl.type) }));
     return { path, columns, rowGroupRows, rowGroupBytes };
   } catch (e) {
     if (e instanceof InputError) throw e;
@@ -94,20 +109,21 @@ export async function readRowGroups(path: string, rowGroups: number[], fields: F
   if (wholeFile) {
     try {
       const t = pw.readParquet(readWholeFile(path), { batchSize: 1 << 17, ...(rowGroups.length ? { rowGroups } : {}), ...(limit ? { limit } : {}) });
-      return batchesFromArrow(arrow.tableFromIPC(t.intoIPCStream()), fields);
+      return await viaIpc(t, fields);
     } catch (e) {
       if (e instanceof InputError) throw e;
       throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
     }
   }
-  return readTable(path, rowGroups, fields, limit, (t) => batchesFromArrow(arrow.tableFromIPC(t.intoIPCStream()), fields));
+  await loadArrow();
+  return readTable(path, rowGroups, fields, limit, (t) => viaIpc(t, fields));
 }
 
 /** Decode row groups of a file through the open-file cache and convert the table; a failure is an InputError naming the file. */
-async function readTable<T>(path: string, rowGroups: number[], fields: Field[], limit: number | undefined, convert: (t: pw.Table) => T): Promise<T> {
+async function readTable<T>(path: string, rowGroups: number[], fields: Field[], limit: number | undefined, convert: (t: pw.Table) => T | Promise<T>): Promise<T> {
   const f = await openCached(path);
   try {
-    return convert(await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17, ...(limit ? { limit } : {}) }));
+    return await convert(await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17, ...(limit ? { limit } : {}) }));
   } catch (e) {
     dropCached(path);
     if (e instanceof InputError) throw e;
@@ -165,14 +181,4 @@ async function openCached(path: string): Promise<pw.ParquetFile> {
   openFiles.set(path, { file, size: st?.size ?? -1, mtimeMs: st?.mtimeMs ?? -1 });
   if (openFiles.size > OPEN_FILES) dropCached(openFiles.keys().next().value!);
   return file;
-}
-
-export function writeParquetBytes(fields: Field[], batches: Batch[], rowGroupSize = 1 << 17): Uint8Array {
-  const table = tableToArrow(fields, batches);
-  const t = pw.Table.fromIPCStream(arrow.tableToIPC(table, 'stream'));
-  const props = new pw.WriterPropertiesBuilder()
-    .setCompression(pw.Compression.SNAPPY)
-    .setMaxRowGroupSize(rowGroupSize)
-    .build();
-  return pw.writeParquet(t, props);
 }

@@ -9,6 +9,7 @@ import { bindPlan } from './bind.js';
 import { pruneColumns } from './prune.js';
 import type { BoundNode } from './bound.js';
 import { DEFAULT_BROADCAST_BYTES } from '../joins/decide.js';
+import { DEFAULT_IN_THREAD_BYTES } from '../exec/local.js';
 import { type OutputFormat, type Plan, PlanSchema, parseBytes } from './spec.js';
 
 export interface SkewSettings {
@@ -31,6 +32,8 @@ export interface Settings {
   memoryLimit: number;
   /** a join side at most this many bytes is broadcast to the other side's map tasks; 0: never (joins/broadcast.ts) */
   broadcastBytes: number;
+  /** inputs (Parquet bytes) up to this size run on the calling thread, without workers (exec/local.ts) */
+  inThreadBytes: number;
 }
 
 /** Overrides from the command line or the library caller; they win over the plan's `execution`. */
@@ -42,6 +45,7 @@ export interface Overrides {
   skew?: Partial<SkewSettings>;
   memoryLimit?: number | string;
   broadcastBytes?: number | string;
+  inThreadBytes?: number | string;
 }
 
 export interface LoadedPlan {
@@ -111,6 +115,7 @@ export function resolveSettings(plan: Plan, o: Overrides = {}): Settings {
     eagerAggregation: o.eagerAggregation ?? ex.eagerAggregation ?? true,
     skew,
     memoryLimit,
+    inThreadBytes: parseBytes(o.inThreadBytes ?? ex.inThreadBytes, DEFAULT_IN_THREAD_BYTES),
     broadcastBytes: o.broadcastBytes !== undefined ? parseBytes(o.broadcastBytes, 0) : parseBytes(ex.broadcastBytes, DEFAULT_BROADCAST_BYTES),
   };
 }

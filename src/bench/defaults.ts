@@ -1,0 +1,24 @@
+// Options of `skewjoin gen` and their defaults, apart from the generator so
+// that the command line can show them without loading Arrow JS and the writer.
+
+export interface GenOptions {
+  out: string;
+  rows: number;
+  keys: number;
+  s: number;
+  seed: number;
+  rowGroupSize: number;
+  /** fact table files */
+  files: number;
+  /** rows of the second skewed table (0: none) */
+  m2mRows: number;
+  /** fraction of fact rows whose key is null */
+  nullKeys: number;
+  /** sort the fact table by key (a hot key's rows then sit in one row group) */
+  sorted: boolean;
+}
+
+export const GEN_DEFAULTS: GenOptions = {
+  out: 'data', rows: 1_000_000, keys: 100_000, s: 1, seed: 42, rowGroupSize: 131072,
+  files: 1, m2mRows: 0, nullKeys: 0, sorted: false,
+};
