@@ -1,3 +1,8 @@
 #!/usr/bin/env node
-import { main } from '../dist/cli/main.js';
+// The bundled command line (dist/bundle, built by `npm run build`) when present: it loads in
+// about half the time of the ~60 modules of dist/; those remain the fallback.
+import fs from 'node:fs';
+
+const bundled = new URL('../dist/bundle/cli.js', import.meta.url);
+const { main } = await import(fs.existsSync(bundled) ? bundled.href : '../dist/cli/main.js');
 main(process.argv).then((code) => { process.exitCode = code; });

@@ -7,6 +7,7 @@ import { execute } from '../exec/execute.js';
 import { PlanError, SkewjoinError } from '../errors.js';
 import { explainAnalyze, explainPlan } from '../exec/explain.js';
 import { closePool } from '../exec/pool.js';
+import { prestartPool } from './prestart.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
 import { ByteSize, parseBytes } from '../plan/spec.js';
@@ -70,6 +71,7 @@ function overridesOf(f: RunFlags): Overrides {
 }
 
 async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+  if (!f.explain || f.analyze) prestartPool(planFile, f.workers);
   const lp = await loadPlan(planFile, overridesOf(f));
   if (f.explain && !f.analyze) {
     out.write(explainPlan(lp));

@@ -23,6 +23,12 @@ export function getPool(workers: number): Piscina {
   return pool;
 }
 
+/** Start the pool now and let each thread warm up on a file the run will read (exec/warm.ts). */
+export function warmPool(workers: number, file: string): void {
+  const p = getPool(workers);
+  for (let i = 0; i < workers; i++) void p.run({ warm: file }).catch(() => undefined);
+}
+
 /** Close the worker threads (the CLI calls this before exiting). */
 export async function closePool(): Promise<void> {
   const p = pool;

@@ -3,8 +3,10 @@
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { errorPayload } from '../errors.js';
 import { type TaskSpec, resultBuffers, runTask } from './task.js';
+import { type WarmTask, isWarmTask, warm } from './warm.js';
 
-export default async function work(task: TaskSpec): Promise<unknown> {
+export default async function work(task: TaskSpec | WarmTask): Promise<unknown> {
+  if (isWarmTask(task)) return warm(task.warm);
   try {
     const result = await runTask(task);
     const buffers = resultBuffers(result);
