@@ -129,7 +129,7 @@ describe('the command line', () => {
     expect(cli([f, '--explain', '--no-broadcast']).stdout).toMatch(/expected strategy: shuffle: broadcast turned off/);
     const a = cli([f, '--explain', '--analyze', '--workers', '2']);
     expect(a.code).toBe(0);
-    expect(a.stdout).toMatch(/join-1: strategy broadcast: right side \(250 rows, .*\) built once .*<= broadcastBytes 67108864/);
+    expect(a.stdout).toMatch(/join-1: strategy broadcast: right side \(250 rows, .*\) built once .*<= broadcastBytes 25165824/);
     const s = cli([f, '--explain', '--analyze', '--broadcast-threshold', '1KB', '--workers', '2']);
     expect(s.stdout).toMatch(/join-1: strategy shuffle \(.* > broadcastBytes 1024\)/);
   });

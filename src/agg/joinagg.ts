@@ -40,8 +40,9 @@ export class JoinAggregator {
   private constructor(
     private readonly build: Batch, private readonly buildLeft: boolean, private readonly groupCols: number[],
     aggs: BoundAggregate[], leftSchema: Schema, rightSchema: Schema, private readonly schema: Schema,
+    groupsFor?: (cols: number[]) => Groups,
   ) {
-    this.groups = groupsOf(build, groupCols);
+    this.groups = groupsFor ? groupsFor(groupCols) : groupsOf(build, groupCols);
     const G = this.groups.nGroups, nl = leftSchema.length;
     this.reached = new Uint8Array(G);
     this.states = aggs.map((a) => {
@@ -72,14 +73,17 @@ export class JoinAggregator {
     return !aggs.some((a) => (a.fn === 'min' || a.fn === 'max') && !onBuild(a.col));
   }
 
-  /** An aggregator over matches against `build` (the left side when buildLeft); call only where `applies`. */
+  /**
+   * An aggregator over matches against `build` (the left side when buildLeft); call only where `applies`.
+   * `groupsFor`: the build rows' groups by those columns, when known already (a broadcast table's, per thread).
+   */
   static create(
     build: Batch, buildLeft: boolean, leftSchema: Schema, rightSchema: Schema,
-    groupBy0: number[], aggs0: BoundAggregate[], schema: Schema,
+    groupBy0: number[], aggs0: BoundAggregate[], schema: Schema, groupsFor?: (cols: number[]) => Groups,
   ): JoinAggregator {
     const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
     const local = groupBy.map((c) => (buildLeft ? c : c - leftSchema.length));
-    return new JoinAggregator(build, buildLeft, local, aggs, leftSchema, rightSchema, schema);
+    return new JoinAggregator(build, buildLeft, local, aggs, leftSchema, rightSchema, schema, groupsFor);
   }
 
   /** Accumulate n matched pairs; l and r are the batches the left and right indices point into (-1: missing). */

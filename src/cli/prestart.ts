@@ -34,7 +34,8 @@ export function prestartPool(planFile: string, workersFlag: number | undefined):
   }
   let limit = DEFAULT_IN_THREAD_BYTES;
   try { limit = parseBytes(plan?.execution?.inThreadBytes, DEFAULT_IN_THREAD_BYTES); } catch { /* validation reports it */ }
-  if (!process.env.SKEWJOIN_FAULTS && !unknown && bytes <= limit) return;
+  // files on disk are compressed: half the limit keeps the guess on the side of starting the pool
+  if (!process.env.SKEWJOIN_FAULTS && !unknown && bytes <= limit / 2) return;
   if (!largest) return;
   const w = workersFlag ?? (Number.isInteger(plan?.execution?.workers) ? plan.execution.workers : os.availableParallelism());
   warmPool(w, largest);

@@ -22,6 +22,8 @@ export interface JoinStrategy {
   collected?: { side: Side; batches: Batch[] };
 }
 
+let built = 0;
+
 /** The table over a side's rows, every array shared. */
 export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[], norms: KeyNorm[]): BroadcastTable {
   const batch = shareBatch(concatBatches(schema, batches));
@@ -32,7 +34,7 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
     ? { kind: 'w', w: shareArray(p.w), nulls: share(p.nulls) }
     : { kind: 's', bytes: shareArray(p.bytes), offs: shareArray(p.offs), nulls: share(p.nulls) }));
   return {
-    batch, keys: { n: k.n, parts, hash: shareArray(k.hash), anyNull: share(k.anyNull) },
+    id: `${process.pid}.${++built}.${Date.now()}`, batch, keys: { n: k.n, parts, hash: shareArray(k.hash), anyNull: share(k.anyNull) },
     heads: shareArray(t.heads), next: shareArray(t.next), mask: t.mask,
   };
 }
@@ -47,6 +49,7 @@ export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable)
     // a right join probed by its right rows is a left join seen from them
     type: side === 'right' ? (node.type as ProbeOp['type']) : node.type === 'right' ? 'left' : 'inner',
     buildFirst: side === 'left',
+    leftSchema: node.left.schema, rightSchema: node.right.schema,
   };
   const p = pipelineOf(probing);
   return { ...p, ops: [...p.ops, op], fused: [...p.fused, node.id], schema: node.schema };

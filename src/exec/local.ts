@@ -9,11 +9,12 @@ import { runTask, type TaskResult, type TaskSpec } from './task.js';
 /**
  * The default `inThreadBytes`: Parquet bytes (uncompressed, as the footers
  * give them) up to which a run stays on the calling thread. Measured on 2
- * cores (README, "Cold start"): the quick start (1.3 MB) takes ~0.3 s in the
- * thread against ~1 s with a cold pool; at about 40 MB the two threads'
- * parallelism pays for their start.
+ * cores, whole processes, paired (README, "Cold start"): the quick start (2.1
+ * MB) costs 1.6 s CPU in the thread against 2.7 s with the pool, and a 2M-row
+ * join (34.5 MB) 1.4-1.7 s against 2.3-2.5 s, without being slower on the
+ * clock; the 5M-row reference (114 MB) needs both threads.
  */
-export const DEFAULT_IN_THREAD_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_IN_THREAD_BYTES = 48 * 1024 * 1024;
 
 let poisoned = false;
 

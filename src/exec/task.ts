@@ -16,7 +16,7 @@ import { JoinAggregator } from '../agg/joinagg.js';
 import { buildKeys } from '../kernels/keys.js';
 import { groupRows } from '../agg/groups.js';
 import { GatherSink } from '../joins/gather.js';
-import { type ProbeOp, probeBatch } from '../joins/probe.js';
+import { type ProbeOp, probeAggregate, probeBatch } from '../joins/probe.js';
 import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
 import { type SplitKey, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
@@ -231,7 +231,15 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
 }
 
 function finish(t: TaskSpec, { batches, rows, combined, release }: Produced, t0: number): TaskResult {
-  let outBatches = batches.flatMap((b) => applyOps(b, t.ops)).filter((b) => b.length > 0);
+  // scan → filter → project → probe → partial aggregate with no joined row gathered, where the probe allows (joins/probe.ts)
+  const last = t.ops[t.ops.length - 1];
+  const fused = t.combine && !combined && last?.kind === 'probe' ? probeAggregate(last, t.combine.groupBy, t.combine.aggs, t.combine.schema) : null;
+  if (fused) {
+    for (const b of batches) for (const x of applyOps(b, t.ops.slice(0, -1))) fused.add(x);
+    batches = [fused.finish()];
+    combined = true;
+  }
+  let outBatches = (fused ? batches : batches.flatMap((b) => applyOps(b, t.ops))).filter((b) => b.length > 0);
   const outputRows = rowCount(outBatches);
   let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {

@@ -1,14 +1,20 @@
 // The map side of a broadcast join: a row operator that probes a table built
 // once (in shared memory, see exec/broadcast.ts) with each batch of the other
 // side, in the map task that scanned it. The probing side is never shuffled.
-import { type Batch, Int32Scratch } from '../kernels/column.js';
+import { groupsOf } from '../agg/aggregate.js';
+import type { Groups } from '../agg/groups.js';
+import { JoinAggregator } from '../agg/joinagg.js';
+import { partialSchema } from '../agg/partial.js';
+import { type Batch, Int32Scratch, type Schema } from '../kernels/column.js';
 import { JoinProbe } from '../kernels/join.js';
 import { type Keys, KeyTable, buildKeys } from '../kernels/keys.js';
-import type { KeyNorm } from '../plan/bound.js';
+import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
 import { GatherSink } from './gather.js';
 
 /** A side built into a hash table; every array is in a SharedArrayBuffer, read in place by every task. */
 export interface BroadcastTable {
+  /** unique per table built: the key of per-thread caches over it */
+  id: string;
   batch: Batch;
   keys: Keys;
   heads: Int32Array;
@@ -32,6 +38,9 @@ export interface ProbeOp {
   type: 'inner' | 'left' | 'semi' | 'anti';
   /** the broadcast side is the join's left: its columns come first */
   buildFirst: boolean;
+  /** the join's sides, left and right */
+  leftSchema: Schema;
+  rightSchema: Schema;
 }
 
 const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
@@ -47,4 +56,47 @@ export function probeBatch(b: Batch, op: ProbeOp): Batch[] {
     : (pi, bi, n) => sink.add(b, build, pi, bi, n));
   sink.flush();
   return sink.batches;
+}
+
+// Groups of a broadcast table's rows by some columns, per thread: every map
+// task of a run aggregates against the same table (a few entries suffice).
+const groupsCache = new Map<string, Groups>();
+
+function cachedGroups(t: BroadcastTable): (cols: number[]) => Groups {
+  return (cols) => {
+    const key = `${t.id}|${cols.join(',')}`;
+    let g = groupsCache.get(key);
+    if (!g) {
+      g = groupsOf(t.batch, cols);
+      if (groupsCache.size >= 4) groupsCache.delete(groupsCache.keys().next().value!);
+      groupsCache.set(key, g);
+    }
+    return g;
+  };
+}
+
+/** A probe fused with the partial aggregate after it: batches in, partial states out. */
+export interface ProbeAggregate { add(b: Batch): void; finish(): Batch }
+
+/**
+ * When a probe is the last row operator and a combiner follows: the matches
+ * go straight into the aggregator (agg/joinagg.ts) through their row indices,
+ * so the joined rows are never gathered. Inner joins whose group columns (and
+ * min/max columns) are on the broadcast side; null otherwise.
+ */
+export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggregate[], schema: Schema): ProbeAggregate | null {
+  if (op.type !== 'inner' || !JoinAggregator.applies('inner', op.buildFirst, op.leftSchema.length, groupBy, aggs)) return null;
+  const t = op.table, build = t.batch;
+  const agg = JoinAggregator.create(build, op.buildFirst, op.leftSchema, op.rightSchema, groupBy, aggs,
+    partialSchema(schema, groupBy, aggs), cachedGroups(t));
+  const joiner = new JoinProbe('inner', t.keys, new KeyTable(t.keys, true, t));
+  return {
+    add(b) {
+      if (b.length === 0) return;
+      joiner.probe(buildKeys(b, op.keys, op.norms, probeHashes.get(b.length)), op.buildFirst
+        ? (pi, bi, n) => agg.add(build, b, bi, pi, n)
+        : (pi, bi, n) => agg.add(b, build, pi, bi, n));
+    },
+    finish: () => agg.finish(),
+  };
 }
