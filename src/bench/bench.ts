@@ -10,7 +10,7 @@ import type { TaskStats } from '../exec/stats.js';
 import { buildKeys, partitionOf } from '../kernels/keys.js';
 import type { Overrides } from '../plan/load.js';
 import { GEN_DEFAULTS, type GenOptions, generate } from './gen.js';
-import { median } from '../skew/decide.js';
+import { median } from 'simple-statistics';
 import { renderReport } from './report.js';
 import { hottestOverMean, hottestWithKeysSplit, simulateRun } from './simulate.js';
 
