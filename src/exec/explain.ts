@@ -84,7 +84,7 @@ function inputNames(top: BoundNode, id: string): string[] {
 }
 
 
-function fmtBytes(b: number): string {
+export function fmtBytes(b: number): string {
   const u = ['B', 'KB', 'MB', 'GB'];
   let i = 0;
   while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
