@@ -26,7 +26,7 @@ type Stream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 
 const NONE: ProgressDisplay = { onProgress() {}, clear() {}, stop() {} };
 
-const FORMAT = '{bar} {stage} | tasks {value}/{total} | {rows} rows read | {shuffled} shuffled | {spilled} spilled | {elapsed}';
+const FORMAT = '{bar} {stage} | tasks {tasks} | {rows} rows read | {shuffled} shuffled | {spilled} spilled | {elapsed}';
 
 const fmtRows = (n: number) => n.toLocaleString('en-US');
 const fmtElapsed = (ms: number) => (ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.floor((ms % 60_000) / 1000)} s`);
@@ -52,6 +52,7 @@ export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): P
     format: (opts, params, payload) => cliProgress.Format.Formatter({ ...opts, format: FORMAT }, params, {
       ...payload,
       stage: last.stage,
+      tasks: `${last.tasksDone}/${last.tasksTotal}`,
       rows: fmtRows(last.rowsRead),
       shuffled: fmtBytes(last.bytesShuffled),
       spilled: fmtBytes(last.bytesSpilled),
@@ -62,14 +63,14 @@ export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): P
   const timer = setTimeout(() => {
     if (stopped) return;
     started = true;
-    bar.start(last.tasksTotal, last.tasksDone);
+    bar.start(Math.max(1, last.tasksTotal), last.tasksDone);
   }, o.delayMs ?? 1000);
   timer.unref();
   return {
     onProgress(e) {
       last = e;
       if (!started) return;
-      bar.setTotal(e.tasksTotal);
+      bar.setTotal(Math.max(1, e.tasksTotal)); // an empty bar, not a full one, before any task is scheduled
       bar.update(e.tasksDone);
     },
     clear() {
