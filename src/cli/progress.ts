@@ -46,7 +46,10 @@ export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): P
     stream: stream as NodeJS.WriteStream,
     fps: o.fps ?? 4,
     barsize: 20,
-    hideCursor: true,
+    // Leave the terminal's modes alone (no hidden cursor, no wrapping turned off): a run killed by a
+    // signal then leaves nothing to restore. Lines are cut to the width instead of wrapping.
+    hideCursor: false,
+    linewrap: true,
     clearOnComplete: true,
     // a function format so that the elapsed time moves on between events
     format: (opts, params, payload) => cliProgress.Format.Formatter({ ...opts, format: FORMAT }, params, {
@@ -57,7 +60,7 @@ export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): P
       shuffled: fmtBytes(last.bytesShuffled),
       spilled: fmtBytes(last.bytesSpilled),
       elapsed: fmtElapsed(performance.now() - t0),
-    }),
+    }).slice(0, Math.max(20, params.maxWidth - 1)),
   });
   let started = false, stopped = false;
   const timer = setTimeout(() => {
