@@ -263,11 +263,13 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, prog
 
 /** Every workload in every mode and with DuckDB, then the imbalance curve. */
 async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.WritableStream, progress: BenchProgress): Promise<BenchResults> {
+  // the progress line is erased before each line of the table, which goes to the same terminal
+  const write = (text: string) => { progress.clear(); log.write(text); };
   const { DuckDBInstance } = await duckdb();
   const db = await DuckDBInstance.create(':memory:', { threads: String(o.workers) });
   const con = await db.connect();
   const results: BenchResults = { suite: o.suite, workers: o.workers, repeat: o.repeat, date: new Date().toISOString(), runs: [] };
-  log.write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
+  write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
   const detailOf = o.suite === 'quick' || o.suite === 'full' ? { workload: 'fact⋈dim', s: 1.2, mode: 'key' } : null;
   for (const w of workloads) {
     const dir = path.resolve(datasetDir(o.out, w.data));
@@ -306,13 +308,12 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
       }
     }
     const off = rows.find((r) => r.mode === 'off' || r.mode === 'no-combiners');
-    progress.clear();
     for (const r of [...rows, duck]) {
       results.runs.push(r);
       const vsOff = off && r.mode !== 'duckdb' ? (off.wallMs / r.wallMs).toFixed(2) : '';
       const vsDuck = r.mode === 'duckdb' ? '' : (r.wallMs / duck.wallMs).toFixed(2);
       const mb = r.shuffledBytes === undefined ? '' : (r.shuffledBytes / MB).toFixed(1);
-      log.write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
+      write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
     }
   }
   if (o.suite === 'quick' || o.suite === 'full') {

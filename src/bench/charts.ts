@@ -61,7 +61,7 @@ function lineChart(title: string, values: Row[], x: { field: string; title: stri
 }
 
 /** Bars grouped by `x`, one bar per series within a group. */
-function groupedBars(title: string, values: Row[], x: { field: string; title: string; sort?: (string | number)[]; labelEvery?: number },
+function groupedBars(title: string, values: Row[], x: { field: string; title: string; labelEvery?: number },
   y: { field: string; title: string; format?: string }, series: string, width = 360): TopLevelSpec {
   const names = [...new Set(values.map((v) => String(v[series])))];
   return {
@@ -69,7 +69,7 @@ function groupedBars(title: string, values: Row[], x: { field: string; title: st
     mark: { type: 'bar' },
     encoding: {
       x: {
-        field: x.field, type: 'ordinal', title: x.title, sort: x.sort ?? null,
+        field: x.field, type: 'ordinal', title: x.title, sort: null,
         axis: { labelAngle: 0, ...(x.labelEvery ? { labelExpr: `(datum.value - 1) % ${x.labelEvery} === 0 ? datum.label : ''` } : {}) },
       },
       xOffset: { field: series, type: 'nominal', sort: names },
