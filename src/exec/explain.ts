@@ -83,7 +83,6 @@ function inputNames(top: BoundNode, id: string): string[] {
   }
 }
 
-
 export function fmtBytes(b: number): string {
   const u = ['B', 'KB', 'MB', 'GB'];
   let i = 0;
