@@ -2,7 +2,7 @@
 // to load instead of ~60 modules, which halves the start-up's module loading.
 // Kept external: parquet-wasm (reads its .wasm beside its own module),
 // piscina (starts its own worker file), and what loads lazily or only for the
-// benchmark (Arrow JS, DuckDB). Dynamic imports become chunks loaded on demand.
+// benchmark and its report (Arrow JS, DuckDB, Vega, cli-progress). Dynamic imports become chunks loaded on demand.
 import { build } from 'esbuild';
 
 await build({
@@ -13,7 +13,7 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external: ['parquet-wasm', 'piscina', 'apache-arrow', '@duckdb/node-api'],
+  external: ['parquet-wasm', 'piscina', 'apache-arrow', '@duckdb/node-api', 'vega', 'vega-lite', 'cli-progress'],
   // chunks beside the entries: the pool finds its worker as ./worker.js from whichever file it lands in
   chunkNames: '[name]-[hash]',
   logLevel: 'warning',

@@ -4,6 +4,7 @@ import type * as arrow from 'apache-arrow';
 import { tableToArrow } from './io/arrow.js';
 import { type Batch, type Field, valueAt } from './kernels/column.js';
 import { execute } from './exec/execute.js';
+import type { OnProgress } from './exec/progress.js';
 import type { Stats } from './exec/stats.js';
 import { type LoadedPlan, type Overrides, loadPlan } from './plan/load.js';
 
@@ -12,6 +13,8 @@ export interface RunOptions extends Overrides {
   baseDir?: string;
   /** write `output` when the plan has one (default true) */
   writeOutput?: boolean;
+  /** called as tasks finish with the stage, tasks done/total, rows read, bytes shuffled and spilled, elapsed ms; the last call at the totals */
+  onProgress?: OnProgress;
 }
 
 export interface RunResult {
@@ -26,8 +29,8 @@ export interface RunResult {
   toRows(): Record<string, unknown>[];
 }
 
-export async function executePlan(lp: LoadedPlan, writeOut = true): Promise<RunResult> {
-  const r = await execute(lp, writeOut);
+export async function executePlan(lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress } = {}): Promise<RunResult> {
+  const r = await execute(lp, writeOut, hooks);
   const { schema, batches } = r;
   return {
     ...r,
@@ -40,5 +43,5 @@ export async function executePlan(lp: LoadedPlan, writeOut = true): Promise<RunR
 /** Load, validate, bind and run a plan. Throws PlanError (exit 2), InputError (exit 3) or ExecutionError. */
 export async function runPlan(plan: string | object, options: RunOptions = {}): Promise<RunResult> {
   const lp = await loadPlan(plan, options, options.baseDir);
-  return executePlan(lp, options.writeOutput ?? true);
+  return executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
 }

@@ -5,6 +5,7 @@ import { type Batch, type Field, rowCount } from '../kernels/column.js';
 import type { LoadedPlan } from '../plan/load.js';
 import { runsInThread } from './local.js';
 import { scanBytes } from './physical.js';
+import { type OnProgress, ProgressTracker } from './progress.js';
 import { Executor } from './run.js';
 import type { Stats } from './stats.js';
 
@@ -17,10 +18,10 @@ export interface Executed {
   outputPath?: string;
 }
 
-export async function execute(lp: LoadedPlan, writeOut = true): Promise<Executed> {
+export async function execute(lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress } = {}): Promise<Executed> {
   const t0 = performance.now();
   const inThread = runsInThread(scanBytes(lp.root), lp.settings.inThreadBytes);
-  const ex = new Executor(lp.settings, inThread);
+  const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0), inThread);
   ex.stats.inThread = inThread;
   const batches = await ex.collectBatches(lp.root);
   const schema = lp.root.schema;
@@ -32,5 +33,6 @@ export async function execute(lp: LoadedPlan, writeOut = true): Promise<Executed
   }
   ex.stats.wallMs = performance.now() - t0;
   ex.stats.outputRows = numRows;
+  ex.progress.end(ex.stats.wallMs);
   return { schema, batches, numRows, stats: ex.stats, outputPath };
 }

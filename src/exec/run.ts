@@ -17,6 +17,7 @@ import { chooseStrategy } from './broadcast.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { runInThread } from './local.js';
 import { runOnPool } from './pool.js';
+import { ProgressTracker } from './progress.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
 
@@ -85,7 +86,7 @@ export class Executor {
   private readonly t0 = performance.timeOrigin + performance.now();
 
   /** `inThread`: every task runs on the calling thread (a small input, see exec/local.ts) */
-  constructor(readonly settings: Settings, private readonly inThread = false) {}
+  constructor(readonly settings: Settings, readonly progress = new ProgressTracker(undefined, performance.now()), private readonly inThread = false) {}
 
   private exec(task: TaskSpec): Promise<TaskResult> {
     if (this.inThread) return runInThread(task);
@@ -93,10 +94,17 @@ export class Executor {
   }
 
   private async run(task: TaskSpec, meta: Omit<TaskStats, 'rows' | 'outputRows' | 'ms'>): Promise<TaskResult> {
+    this.progress.scheduled();
     const r = await this.exec(task);
     this.stats.tasks.push({
       ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
       startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0,
+    });
+    this.progress.finished({
+      stage: `${meta.stage} ${meta.kind}`,
+      rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
+      bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
+      bytesSpilled: r.spilledBytes ?? 0,
     });
     return r;
   }
