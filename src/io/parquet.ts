@@ -1,5 +1,5 @@
 // Parquet through parquet-wasm: file footers for planning, row-group ranges
-// decoded into engine batches for map tasks, and the Parquet writer.
+// decoded into engine batches for map tasks (the writer is io/parquet-write.ts).
 import fs from 'node:fs';
 import * as pw from 'parquet-wasm';
 import { InputError } from '../errors.js';
