@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as arrow from 'apache-arrow';
+import { ExecutionError } from '../errors.js';
 import { type Batch, type Column, type Field, isNull, rowCount, stringAt } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
 import { tableToArrow } from './arrow.js';
@@ -87,7 +88,13 @@ export function jsonLines(fields: Field[], batches: Batch[]): string {
 /** Write a result atomically: a temporary file beside the target, renamed when complete. */
 export function writeOutput(file: string, format: OutputFormat, fields: Field[], batches: Batch[]): void {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  const fd = fs.openSync(tmp, 'w');
+  let fd: number;
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fd = fs.openSync(tmp, 'w');
+  } catch (e) {
+    throw new ExecutionError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
   try {
     try {
       if (format === 'parquet') fs.writeSync(fd, writeParquetBytes(fields, batches));
@@ -99,7 +106,8 @@ export function writeOutput(file: string, format: OutputFormat, fields: Field[],
     fs.renameSync(tmp, file);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
-    throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw code ? new ExecutionError(`cannot write ${file}: ${code}`) : e;
   }
 }
 
