@@ -35,7 +35,7 @@ export async function executePlan(lp: LoadedPlan, writeOut = true): Promise<RunR
   const numRows = rowCount(batches);
   let outputPath: string | undefined;
   if (lp.output && writeOut) {
-    writeOutput(lp.output.path, lp.output.format, schema, batches);
+    await writeOutput(lp.output.path, lp.output.format, schema, batches);
     outputPath = lp.output.path;
   }
   ex.stats.wallMs = performance.now() - t0;
