@@ -17,8 +17,9 @@ const JOIN_SQL: Record<(typeof JOIN_TYPES)[number], string> = {
   inner: 'JOIN', left: 'LEFT JOIN', right: 'RIGHT JOIN', full: 'FULL JOIN', semi: 'SEMI JOIN', anti: 'ANTI JOIN',
 };
 
-/** A literal of a column's kind: [plan value, SQL text]. */
-function literal(r: Rand, kind: Kind): [string | number, string] {
+/** A literal of a column's kind (now and then null): [plan value, SQL text]. */
+function literal(r: Rand, kind: Kind): [string | number | null, string] {
+  if (r.chance(0.05)) return [null, 'NULL'];
   switch (kind) {
     case 'int': { const v = r.int(-5, 30); return [v, String(v)]; }
     case 'big': { const v = (BIG + BigInt(r.int(0, 6))).toString(); return [v, v]; }
@@ -81,6 +82,7 @@ export class PlanGen {
     if (roll < 0.35) return this.filter(this.node(depth - 1));
     if (roll < 0.45) return this.project(this.node(depth - 1));
     if (roll < 0.75) return this.join(this.node(depth - 1), this.node(depth - 1)) ?? this.filter(this.node(depth - 1));
+    if (roll < 0.82) return { ...this.sortLimit(this.node(depth - 1)), ordered: false }; // a limited input: the coordinator's rows feed a shuffle
     return this.aggregate(this.node(depth - 1));
   }
 
