@@ -15,6 +15,7 @@ import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceT
 import { mergeSketches } from '../skew/sketch.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { FaultPlan } from './faults.js';
+import { ProgressTracker } from './progress.js';
 import { runWithRetries } from './retry.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
@@ -88,11 +89,12 @@ export class Executor {
   /** the first task failure: no task starts after it */
   private failure: unknown = null;
 
-  constructor(readonly settings: Settings) {}
+  constructor(readonly settings: Settings, readonly progress = new ProgressTracker(undefined, performance.now())) {}
 
   private async run(task: TaskSpec, meta: Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'attempt'>): Promise<TaskResult> {
     if (this.failure) throw this.failure;
     const crash = this.faults?.launch(meta.stage, meta.kind);
+    this.progress.scheduled();
     try {
       const r = task.source.kind === 'batches' && task.sink.kind === 'collect' && !this.faults
         ? Object.assign(await runTask(task), { attempt: 1 })
@@ -103,6 +105,12 @@ export class Executor {
       this.stats.tasks.push({
         ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
         startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, attempt: r.attempt,
+      });
+      this.progress.finished({
+        stage: `${meta.stage} ${meta.kind}`,
+        rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
+        bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
+        bytesSpilled: r.spilledBytes ?? 0,
       });
       return r;
     } catch (e) {
