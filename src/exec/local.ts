@@ -4,6 +4,7 @@
 // exercised through the pool's workers) always takes the pool. A WebAssembly
 // panic on the calling thread leaves its Parquet module unusable: from then
 // on this process runs every task on the pool.
+import { isWasmTrap } from '../io/wasm.js';
 import { runTask, type TaskResult, type TaskSpec } from './task.js';
 
 /**
@@ -25,7 +26,7 @@ export function runsInThread(inputBytes: number, limit: number): boolean {
 
 /** A trap in WebAssembly (a Rust panic is `unreachable`), also when a reader wrapped it into an InputError. */
 export function isWasmPanic(e: unknown): boolean {
-  return e instanceof WebAssembly.RuntimeError || /\b(unreachable|RuntimeError)\b/.test(String((e as Error)?.message ?? e));
+  return isWasmTrap(e) || /\b(unreachable|RuntimeError)\b/.test(String((e as Error)?.message ?? e));
 }
 
 // One task at a time: a scan's columns are views into the module's memory until

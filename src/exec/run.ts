@@ -16,8 +16,9 @@ import { mergeSketches } from '../skew/sketch.js';
 import { chooseStrategy } from './broadcast.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { runInThread } from './local.js';
-import { runOnPool } from './pool.js';
+import { FaultPlan } from './faults.js';
 import { ProgressTracker } from './progress.js';
+import { runWithRetries } from './retry.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
 
@@ -85,28 +86,40 @@ export class Executor {
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
 
-  /** `inThread`: every task runs on the calling thread (a small input, see exec/local.ts) */
+  /** fault injection (exec/faults.ts), null when off */
+  private readonly faults = FaultPlan.current();
+  /** the first task failure: no task starts after it */
+  private failure: unknown = null;
+
+  /** `inThread`: every task runs on the calling thread (a small input, see exec/local.ts; never with faults) */
   constructor(readonly settings: Settings, readonly progress = new ProgressTracker(undefined, performance.now()), private readonly inThread = false) {}
 
-  private exec(task: TaskSpec): Promise<TaskResult> {
-    if (this.inThread) return runInThread(task);
-    return task.source.kind === 'batches' && task.sink.kind === 'collect' ? runTask(task) : runOnPool(this.settings.workers, task);
-  }
-
-  private async run(task: TaskSpec, meta: Omit<TaskStats, 'rows' | 'outputRows' | 'ms'>): Promise<TaskResult> {
+  private async run(task: TaskSpec, meta: Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'attempt'>): Promise<TaskResult> {
+    if (this.failure) throw this.failure;
+    const crash = this.faults?.launch(meta.stage, meta.kind);
     this.progress.scheduled();
-    const r = await this.exec(task);
-    this.stats.tasks.push({
-      ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
-      startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0,
-    });
-    this.progress.finished({
-      stage: `${meta.stage} ${meta.kind}`,
-      rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
-      bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
-      bytesSpilled: r.spilledBytes ?? 0,
-    });
-    return r;
+    try {
+      const r = this.inThread || (task.source.kind === 'batches' && task.sink.kind === 'collect' && !this.faults)
+        ? Object.assign(await (this.inThread ? runInThread(task) : runTask(task)), { attempt: 1 })
+        : await runWithRetries(this.settings.workers, task, {
+          label: taskLabel(meta), crash,
+          onFailed: (f) => this.stats.tasks.push({ ...meta, rows: 0, outputRows: 0, ms: f.ms, startMs: f.start - this.t0, attempt: f.attempt, error: f.error }),
+        });
+      this.stats.tasks.push({
+        ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
+        startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, attempt: r.attempt,
+      });
+      this.progress.finished({
+        stage: `${meta.stage} ${meta.kind}`,
+        rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
+        bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
+        bytesSpilled: r.spilledBytes ?? 0,
+      });
+      return r;
+    } catch (e) {
+      this.failure ??= e;
+      throw e;
+    }
   }
 
   /** Run a pipeline to its end; each task's result in task order. */
@@ -233,7 +246,7 @@ export class Executor {
   }
 
   private joinTask(
-    ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskStats, 'stage' | 'rows' | 'outputRows' | 'ms'>, seed: number,
+    ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskStats, 'stage' | 'rows' | 'outputRows' | 'ms' | 'attempt'>, seed: number,
     parts?: [number, number][],
   ) {
     const { node, shape } = ctx;
@@ -360,10 +373,11 @@ export class Executor {
       const p = pipelineOf(node);
       if (p.source.kind !== 'scan' || p.source.splits.length === 0) return Infinity;
       const s = p.source.splits[0];
-      const r = await this.exec({
+      const task: TaskSpec = {
         source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields: p.source.schema, limit: EAGER_SAMPLE_ROWS },
         ops: p.ops, sink: { kind: 'keyStats', keys, norms },
-      });
+      };
+      const r = this.inThread ? await runInThread(task) : await runWithRetries(this.settings.workers, task, { label: `${join.id} key sample` });
       const k = r.keyStats!;
       return k.distinct === 0 ? Infinity : k.rows / k.distinct;
     };
@@ -399,6 +413,11 @@ export class Executor {
     const results = await this.runPipeline(pipelineOf(node), { kind: 'collect' }, consumer);
     return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
   }
+}
+
+/** A task named in errors: "join-1 reduce task (partition 3, hot-key rest)". */
+function taskLabel(m: Pick<TaskStats, 'stage' | 'kind' | 'partition' | 'split'>): string {
+  return `${m.stage} ${m.kind} task (${m.kind === 'map' ? 'split' : 'partition'} ${m.partition}${m.split ? `, ${m.split}` : ''})`;
 }
 
 function withSeed(sink: TaskSink, seed: number): TaskSink {

@@ -34,6 +34,10 @@ export interface TaskStats {
   /** ms after the run began that the task started, and the thread it ran on (0: the coordinator) */
   startMs?: number;
   thread?: number;
+  /** the attempt, from 1: a task whose worker died runs again (exec/retry.ts) */
+  attempt: number;
+  /** a failed attempt: why */
+  error?: string;
 }
 
 /** The plan of one join: its strategy and, for a shuffle join, the reduce plan (target task size, skewed partitions split). */

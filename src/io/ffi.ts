@@ -4,7 +4,8 @@
 // memory, skipping the IPC copy. The views stay valid only until the next
 // call into the module (which may grow, and so detach, its memory): a task
 // uses them synchronously and then releases the data (see readRowGroups).
-import * as pw from 'parquet-wasm';
+import type * as pw from 'parquet-wasm';
+import { parquetWasm } from './wasm.js';
 import { type Batch, type Column, type DataType, type Field, type TypeId, valuesCtor } from '../kernels/column.js';
 
 const FORMATS: Partial<Record<TypeId, string>> = {
@@ -79,7 +80,7 @@ export function schemaFields(schema: pw.Schema): { name: string; type: DataType 
   const ffi = schema.intoFFI();
   try {
     const addr = ffi.addr();
-    const m = new Mem(pw.wasmMemory().buffer);
+    const m = new Mem(parquetWasm().wasmMemory().buffer);
     const n = m.i64(addr + 24), kids = m.u32(addr + 32);
     const out: { name: string; type: DataType }[] = [];
     for (let c = 0; c < n; c++) {
@@ -104,7 +105,7 @@ export function schemaFields(schema: pw.Schema): { name: string; type: DataType 
  */
 export function batchesInPlace(stream: pw.FFIStream, fields: Field[]): Batch[] | null {
   const schema = stream.schemaAddr(), arrays = Array.from(stream.arrayAddrs());
-  const m = new Mem(pw.wasmMemory().buffer); // no call into the module from here on
+  const m = new Mem(parquetWasm().wasmMemory().buffer); // no call into the module from here on
   const nChildren = m.i64(schema + 24), children = m.u32(schema + 32);
   const names: string[] = [];
   for (let c = 0; c < nChildren; c++) names.push(m.cstr(m.u32(m.u32(children + 4 * c) + 4)));

@@ -3,8 +3,10 @@
 // query leaves nothing behind; and the terminal table.
 import fs from 'node:fs';
 import path from 'node:path';
+import { ExecutionError } from '../errors.js';
 import { type Batch, type Column, type Field, isNull, rowCount, stringAt } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
+import { trackTemp, untrackTemp } from './temp.js';
 
 const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
 
@@ -81,25 +83,45 @@ export function jsonLines(fields: Field[], batches: Batch[]): string {
   return [...jsonlChunks(fields, batches)].join('');
 }
 
-/** Write a result atomically: a temporary file beside the target, renamed when complete. */
+/**
+ * Write a result atomically: a temporary file beside the target, renamed when
+ * complete. Text formats yield between batches, so that an interrupt is
+ * handled (and the temporary file removed, io/temp.ts) while a long write runs.
+ */
 export async function writeOutput(file: string, format: OutputFormat, fields: Field[], batches: Batch[]): Promise<void> {
   // The binary formats load Arrow JS and the Parquet writer only when asked for (a second of start-up otherwise).
   const bytes = format === 'parquet' ? (await import('./parquet-write.js')).writeParquetBytes(fields, batches)
     : format === 'arrow' ? (await import('./parquet-write.js')).arrowFileBytes(fields, batches)
       : null;
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  const fd = fs.openSync(tmp, 'w');
+  let fd: number;
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    trackTemp(tmp);
+    fd = fs.openSync(tmp, 'w');
+  } catch (e) {
+    untrackTemp(tmp);
+    throw new ExecutionError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
   try {
     try {
       if (bytes) fs.writeSync(fd, bytes);
-      else for (const chunk of (format === 'csv' ? csvChunks : jsonlChunks)(fields, batches)) fs.writeSync(fd, chunk);
+      else {
+        for (const chunk of (format === 'csv' ? csvChunks : jsonlChunks)(fields, batches)) {
+          fs.writeSync(fd, chunk);
+          await new Promise(setImmediate);
+        }
+      }
     } finally {
       fs.closeSync(fd);
     }
     fs.renameSync(tmp, file);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
-    throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw code ? new ExecutionError(`cannot write ${file}: ${code}`) : e;
+  } finally {
+    untrackTemp(tmp);
   }
 }
 
