@@ -6,7 +6,8 @@
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: { cli: 'src/cli/main.ts', worker: 'src/exec/worker.ts' },
+  // interrupt: installed by bin/ before the engine loads, sharing its chunks (one pool, one temp registry)
+  entryPoints: { cli: 'src/cli/main.ts', worker: 'src/exec/worker.ts', interrupt: 'src/cli/interrupt.ts' },
   outdir: 'dist/bundle',
   bundle: true,
   splitting: true,

@@ -109,7 +109,7 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .addOption(new Option('--skew-strategy <s>', 'how skewed partitions are split').choices(['auto', 'partition', 'key']))
     .option('--no-combiners', 'no partial aggregation before the shuffle')
     .option('--no-eager', 'no eager aggregation (partial aggregates below a join)')
-    .option('--broadcast-threshold <size>', 'broadcast a join side at most this big ("64MB"; 0: never)', size('--broadcast-threshold'))
+    .option('--broadcast-threshold <size>', 'broadcast a join side at most this big (default 24MB; 0: never)', size('--broadcast-threshold'))
     .option('--no-broadcast', 'never broadcast a join side: shuffle both')
     .option('--memory-limit <size>', 'budget for shuffle data held in memory ("4GB")', size('--memory-limit'))
     .option('--explain', 'print the physical plan; with --analyze, run and print it with run figures')
