@@ -22,7 +22,8 @@ const plan = {
       input: { op: 'join', type: 'inner', on: [['key', 'key']], left: { op: 'scan', source: 'fact' }, right: { op: 'scan', source: 'dim' } },
     },
   },
-  execution: { workers: 2, partitions: 8, eagerAggregation: false },
+  // the shuffle path on the worker pool: no broadcast, not on the calling thread (exec/local.ts)
+  execution: { workers: 2, partitions: 8, eagerAggregation: false, broadcastBytes: 0, inThreadBytes: 0 },
 };
 
 beforeAll(async () => {
