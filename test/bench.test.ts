@@ -22,10 +22,18 @@ describe('simulation', () => {
 });
 
 describe('skewjoin bench --suite quick', () => {
-  const out = tmpDir('sj-bench-');
-  it('runs every workload in every mode and writes results.json, results.csv and report.html', () => {
-    const r = cli(['bench', '--suite', 'quick', '--rows', '20000', '--keys', '2000', '--repeat', '1', '--workers', '2', '--out', out]);
+  // Both tests read the output of one bench run: whichever runs first (alone or not) makes it.
+  let out: string | null = null;
+  function benchOutput(): string {
+    if (out) return out;
+    const dir = tmpDir('sj-bench-');
+    const r = cli(['bench', '--suite', 'quick', '--rows', '20000', '--keys', '2000', '--repeat', '1', '--workers', '2', '--out', dir]);
     expect(r.code, r.stderr).toBe(0);
+    return (out = dir);
+  }
+
+  it('runs every workload in every mode and writes results.json, results.csv and report.html', () => {
+    const out = benchOutput();
     const res = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
     const workloads = new Set(res.runs.map((x: any) => x.workload));
     expect([...workloads].sort()).toEqual(['aggregate by key', 'fact⋈dim', 'full outer', 'hot key, one mapper', 'many-to-many']);
@@ -41,8 +49,31 @@ describe('skewjoin bench --suite quick', () => {
     expect(fs.readFileSync(path.join(out, 'results.csv'), 'utf8').split('\n')[0]).toMatch(/^workload,s,mode,wall_ms,/);
   }, 180_000);
 
+  it('each mode does what its name says', () => {
+    const res = JSON.parse(fs.readFileSync(path.join(benchOutput(), 'results.json'), 'utf8'));
+    const runs = (mode: string) => res.runs.filter((x: any) => x.mode === mode);
+    const methods = (mode: string) => new Set(runs(mode).flatMap((x: any) => Object.keys(x.splits)));
+    // off: nothing split; partition: map ranges only (a side the join type cannot split stays whole);
+    // key: hot keys only; both split something somewhere
+    expect(methods('off')).toEqual(new Set());
+    expect(methods('partition')).toEqual(new Set(['map-range', 'none']));
+    expect(methods('key')).toEqual(new Set(['hot-key']));
+    expect(runs('partition').filter((x: any) => x.workload === 'full outer').every((x: any) => !x.splits['map-range'])).toBe(true);
+    // no-combiners ships every fact row through the aggregation shuffle; auto combines them first
+    for (const x of runs('no-combiners')) {
+      expect(x.rowsBeforeCombining).toBeUndefined();
+      expect(x.shuffledRows).toBe(20000);
+    }
+    for (const x of runs('auto').filter((y: any) => y.workload === 'aggregate by key')) {
+      expect(x.rowsBeforeCombining).toBe(20000);
+      expect(x.shuffledRows).toBeLessThan(20000);
+    }
+    // eager aggregation is on only in auto
+    expect(res.runs.filter((x: any) => x.eager).every((x: any) => x.mode === 'auto')).toBe(true);
+  }, 180_000);
+
   it('report.html renders in headless Chromium with every chart', () => {
-    const html = path.join(out, 'report.html');
+    const html = path.join(benchOutput(), 'report.html');
     expect(fs.existsSync(html)).toBe(true);
     const r = spawnSync('chromium', [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
@@ -55,5 +86,5 @@ describe('skewjoin bench --suite quick', () => {
     expect(charts.length).toBeGreaterThanOrEqual(12);
     for (const c of charts) expect(c).toMatch(/<(path|rect) /); // every chart draws something
     expect(dom).toContain('tasks per worker thread');
-  }, 90_000);
+  }, 240_000);
 });
