@@ -86,6 +86,7 @@ export function jsonLines(fields: Field[], batches: Batch[]): string {
 
 /** Write a result atomically: a temporary file beside the target, renamed when complete. */
 export function writeOutput(file: string, format: OutputFormat, fields: Field[], batches: Batch[]): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true }); // the spec: the output folder is created when missing
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
   const fd = fs.openSync(tmp, 'w');
   try {

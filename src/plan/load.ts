@@ -125,8 +125,7 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
       throw new PlanError('output.path', `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, csv, jsonl, arrow`);
     }
   }
-  const dir = path.dirname(p);
-  if (!fs.existsSync(dir)) throw new PlanError('output.path', `output folder ${dir} does not exist`);
+  // The output folder is created when the result is written (the spec), not here: a failed query creates nothing.
   return { path: p, format };
 }
 
