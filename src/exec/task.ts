@@ -72,6 +72,8 @@ export interface TaskResult {
   join?: JoinPath;
   /** a scan task: whether the columns were read in place (Arrow C Data Interface) or through IPC */
   read?: 'in-place' | 'ipc';
+  /** bytes this task wrote to spill files (reported to onProgress) */
+  spilledBytes?: number;
   ms: number;
 }
 
