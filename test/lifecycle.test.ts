@@ -67,7 +67,7 @@ describe('worker threads', () => {
   }
   const threads = (r: { stats: { tasks: { thread?: number }[] } }) => new Set(r.stats.tasks.map((t) => t.thread).filter((t) => t));
   it('stay alive between queries; closePool() stops them at once', async () => {
-    const p = plan();
+    const p = { ...plan(), execution: { inThreadBytes: 0 } }; // on the pool (a small input runs on the calling thread)
     const a = threads(await runPlan(p, { baseDir: dir, workers: 2 })), b = threads(await runPlan(p, { baseDir: dir, workers: 2 }));
     expect([...b].every((t) => a.has(t))).toBe(true); // the same threads
     await closePool();

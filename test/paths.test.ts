@@ -27,6 +27,7 @@ beforeAll(async () => {
 const joinPlan = (left: string) => ({
   version: 1, sources: { l: { parquet: f(left) }, r: { parquet: f('dim.parquet') } },
   query: { op: 'join', type: 'inner', on: [['k', 'k']], left: { op: 'scan', source: 'l' }, right: { op: 'scan', source: 'r' } },
+  execution: { broadcastBytes: 0, inThreadBytes: 0 }, // the shuffle path on the pool
 });
 const autoOpts = { workers: 2, partitions: 8, skew: { strategy: 'auto' as const, factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 2048 } };
 
@@ -55,13 +56,14 @@ describe('runPlan reads plain columns in place', () => {
       version: 1, sources: { t: { parquet: f('plain.parquet') } },
       query: { op: 'aggregate', groupBy: columns, aggregates: [{ fn: 'count', as: 'n' }], input: { op: 'scan', source: 't', columns } },
     });
-    const reads = async (p: object) => (await runPlan(p, { workers: 2, writeOutput: false })).stats.tasks.filter((t) => t.kind === 'map' && t.stage !== 'output').map((t) => t.read);
+    const reads = async (p: object) => (await runPlan(p, { workers: 2, inThreadBytes: 0, writeOutput: false })).stats.tasks.filter((t) => t.kind === 'map' && t.stage !== 'output').map((t) => t.read);
     const inPlace = await reads(agg(['k', 'v', 's'])), viaIpc = await reads(agg(['k', 'b']));
     expect(inPlace.length).toBe(2); // row groups of 2,048 and 952 rows
     expect(new Set(inPlace)).toEqual(new Set(['in-place']));
     expect(viaIpc.length).toBe(2);
     expect(new Set(viaIpc)).toEqual(new Set(['ipc']));
-    const scan = await runPlan({ version: 1, sources: { t: { parquet: f('plain.parquet') } }, query: { op: 'scan', source: 't' } }, { workers: 2, writeOutput: false });
+    const scan = await runPlan({ version: 1, sources: { t: { parquet: f('plain.parquet') } }, query: { op: 'scan', source: 't' } }, { workers: 2, inThreadBytes: 0, writeOutput: false });
+    // a bool column is read through IPC whatever the sink (collect reads in place too, copying what it keeps)
     expect(new Set(scan.stats.tasks.map((t) => t.read))).toEqual(new Set(['ipc']));
   });
 });
@@ -132,7 +134,7 @@ describe('the sampled sketch of large map tasks', () => {
     const r = await runPlan({
       version: 1, sources: { l: { parquet: file }, r: { parquet: f('dim.parquet') } },
       query: { op: 'join', type: 'inner', on: [['k', 'k']], left: { op: 'scan', source: 'l' }, right: { op: 'scan', source: 'r' } },
-    }, { workers: 2, partitions: 8, skew: { strategy: 'key', factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 4096 }, writeOutput: false });
+    }, { workers: 2, partitions: 8, broadcastBytes: 0, inThreadBytes: 0, skew: { strategy: 'key', factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 4096 }, writeOutput: false });
     expect(r.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'map' && t.rows > 32768).length).toBe(1); // the sampled path
     const hot = r.stats.shuffles.find((s) => s.id === 'join-1.left')!.hotKeys.find((h) => h.key[0] === '11');
     expect(hot).toBeDefined();
