@@ -30,14 +30,19 @@ export interface RunResult {
 export async function executePlan(lp: LoadedPlan, writeOut = true): Promise<RunResult> {
   const t0 = performance.now();
   const ex = new Executor(lp.settings);
-  const batches = await ex.collectBatches(lp.root);
-  const schema = lp.root.schema;
-  const numRows = rowCount(batches);
+  let batches: Batch[];
   let outputPath: string | undefined;
-  if (lp.output && writeOut) {
-    writeOutput(lp.output.path, lp.output.format, schema, batches);
-    outputPath = lp.output.path;
+  const schema = lp.root.schema;
+  try {
+    batches = await ex.collectBatches(lp.root);
+    if (lp.output && writeOut) {
+      writeOutput(lp.output.path, lp.output.format, schema, batches);
+      outputPath = lp.output.path;
+    }
+  } finally {
+    ex.close();
   }
+  const numRows = rowCount(batches);
   ex.stats.wallMs = performance.now() - t0;
   ex.stats.outputRows = numRows;
   return {

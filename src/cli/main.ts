@@ -48,7 +48,7 @@ function size(name: string) {
 
 interface RunFlags {
   workers?: number; partitions?: number; skew?: boolean; skewFactor?: number; skewThreshold?: number | string;
-  skewStrategy?: 'auto' | 'partition' | 'key'; combiners?: boolean; eager?: boolean; memoryLimit?: number | string;
+  skewStrategy?: 'auto' | 'partition' | 'key'; combiners?: boolean; eager?: boolean; memoryLimit?: number | string; spillDir?: string;
   explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
 }
 
@@ -59,6 +59,7 @@ function overridesOf(f: RunFlags): Overrides {
     combiners: f.combiners === false ? false : undefined,
     eagerAggregation: f.eager === false ? false : undefined,
     memoryLimit: f.memoryLimit,
+    spillDir: f.spillDir,
     skew: {
       enabled: f.skew === false ? false : undefined,
       factor: f.skewFactor,
@@ -98,7 +99,8 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .addOption(new Option('--skew-strategy <s>', 'how skewed partitions are split').choices(['auto', 'partition', 'key']))
     .option('--no-combiners', 'no partial aggregation before the shuffle')
     .option('--no-eager', 'no eager aggregation (partial aggregates below a join)')
-    .option('--memory-limit <size>', 'budget for shuffle data held in memory ("4GB")', size('--memory-limit'))
+    .option('--memory-limit <size>', 'budget for data held in memory ("4GB"); above it the query spills to disk (default: half the physical memory)', size('--memory-limit'))
+    .option('--spill-dir <dir>', 'where spill files go (default: the OS temp folder)')
     .option('--explain', 'print the physical plan; with --analyze, run and print it with run figures')
     .option('--analyze', 'with --explain: run the query first')
     .option('--stats <file>', 'write run statistics as JSON to this file')

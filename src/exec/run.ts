@@ -4,8 +4,7 @@
 import { normFor } from '../agg/aggregate.js';
 import { type EagerPlan, eagerPlan } from '../agg/eager.js';
 import { combinable, partialSchema } from '../agg/partial.js';
-import { ExecutionError } from '../errors.js';
-import { type Batch, type Schema, batchBytes, concatBatches, gatherBatch, rowCount, shareBatch, sliceBatch } from '../kernels/column.js';
+import { type Batch, type Schema, concatBatches, gatherBatch, rowCount, shareBatch, sliceBatch } from '../kernels/column.js';
 import { partitionOf } from '../kernels/keys.js';
 import { sortIndices, topIndices } from '../kernels/sort.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
@@ -13,12 +12,16 @@ import type { Settings } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
 import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
 import { mergeSketches } from '../skew/sketch.js';
+import { blockBytes, isSpilled } from '../spill/block.js';
+import { Spiller } from '../spill/spiller.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { runOnPool } from './pool.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
+/** What the coordinator knows of a task before it runs. */
+type TaskMeta = Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes'>;
 
 /** Map outputs of one side of a shuffle: byTask[t][p] is what map task t wrote to partition p. */
 interface ShuffleOutput {
@@ -62,7 +65,7 @@ function packBlocks(blocks: Batch[], target: number): Batch[][] {
   const chunks: Batch[][] = [[]];
   let bytes = 0;
   for (const b of blocks) {
-    const n = batchBytes(b);
+    const n = blockBytes(b);
     if (bytes > 0 && bytes + n > target) { chunks.push([]); bytes = 0; }
     chunks[chunks.length - 1].push(b);
     bytes += n;
@@ -77,20 +80,34 @@ const EAGER_SAMPLE_ROWS = 16384;
 const SKETCH_CAPACITY = 1000;
 
 export class Executor {
-  readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], eager: [] };
-  private shuffledBytes = 0;
+  readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], eager: [], spilledBytes: 0, spillReadBytes: 0 };
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
+  /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
+  private readonly spill: Spiller;
 
-  constructor(readonly settings: Settings) {}
+  constructor(readonly settings: Settings) {
+    this.spill = new Spiller(settings.memoryLimit, settings.spillDir);
+  }
 
-  private async run(task: TaskSpec, meta: Omit<TaskStats, 'rows' | 'outputRows' | 'ms'>): Promise<TaskResult> {
+  /** Remove the query's spill files: call once the run is over, however it ended. */
+  close(): void {
+    this.spill.close();
+  }
+
+  private async run(task: TaskSpec, meta: TaskMeta): Promise<TaskResult> {
     const r = task.source.kind === 'batches' && task.sink.kind === 'collect'
       ? await runTask(task)
       : await runOnPool(this.settings.workers, task);
+    // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
+    const { blocks, spilled } = task.sink.kind === 'partition' ? this.spill.admit(r.batches) : { blocks: r.batches, spilled: 0 };
+    r.batches = blocks;
+    const read = r.spillReadBytes ?? 0;
+    this.stats.spilledBytes += spilled;
+    this.stats.spillReadBytes += read;
     this.stats.tasks.push({
       ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
-      startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0,
+      startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, spilledBytes: spilled, spillReadBytes: read,
     });
     return r;
   }
@@ -130,10 +147,6 @@ export class Executor {
       r.partitionBytes!.forEach((x, i) => { partitionBytes[i] += x; });
     }
     const total = partitionBytes.reduce((a, b) => a + b, 0);
-    this.shuffledBytes += total;
-    if (this.shuffledBytes > this.settings.memoryLimit) {
-      throw new ExecutionError(`shuffle data (${this.shuffledBytes} bytes) exceeds the memory limit (${this.settings.memoryLimit} bytes); raise execution.memoryLimit or --memory-limit`);
-    }
     const stats: ShuffleStats = {
       id, partitions, partitionRows, partitionBytes,
       medianBytes: median(partitionBytes), thresholdBytes: this.settings.skew.thresholdBytes,
@@ -196,11 +209,12 @@ export class Executor {
     this.stats.joins.push({ id: node.id, type: node.type, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
     const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes };
     const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t)));
+    this.spill.release([...l.byTask, ...r.byTask]);
     return results.flat();
   }
 
   private joinTask(
-    ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskStats, 'stage' | 'rows' | 'outputRows' | 'ms'>, seed: number,
+    ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskMeta, 'stage'>, seed: number,
     parts?: [number, number][],
   ) {
     const { node, shape } = ctx;
@@ -234,9 +248,9 @@ export class Executor {
     const splitSide = async (s: ShuffleOutput, side: 'left' | 'right', pieces: (k: HotKeySplit) => number) => {
       const blocks = blocksOf(s, p);
       const chunks = packBlocks(blocks, ctx.targetBytes);
-      const total = blocks.reduce((a, b) => a + batchBytes(b), 0) || 1;
+      const total = blocks.reduce((a, b) => a + blockBytes(b), 0) || 1;
       const outs = await Promise.all(chunks.map(async (chunk, c) => {
-        const share = chunk.reduce((a, b) => a + batchBytes(b), 0) / total;
+        const share = chunk.reduce((a, b) => a + blockBytes(b), 0) / total;
         const counts = t.keys.map((k) => Math.max(1, Math.round(pieces(k) * share)));
         const r = await this.run({
           source: {
@@ -281,6 +295,7 @@ export class Executor {
   /** A block in shared memory, converted once however many tasks read it. */
   private sharedCopies = new WeakMap<Batch, Batch>();
   private shared(b: Batch): Batch {
+    if (isSpilled(b)) return b; // read back by each task on its own
     let s = this.sharedCopies.get(b);
     if (!s) { s = shareBatch(b); this.sharedCopies.set(b, s); }
     return s;
@@ -306,7 +321,7 @@ export class Executor {
     const tasks: number[] = [];
     for (let p = 0; p < P; p++) if (s.stats.partitionRows[p] > 0 || g === 0) tasks.push(p);
     tasks.sort((a, b) => s.stats.partitionBytes[b] - s.stats.partitionBytes[a]);
-    return Promise.all(tasks.map((p) => this.run({
+    const results = await Promise.all(tasks.map((p) => this.run({
       source: {
         kind: 'aggregate', mode: partial ? 'final' : 'raw', schema: shuffledSchema,
         input: blocksOf(s, p),
@@ -314,6 +329,8 @@ export class Executor {
       },
       ops, combine, sink: withSeed(sink, p),
     }, { stage: node.id, kind: 'reduce', partition: p })));
+    this.spill.release(s.byTask);
+    return results;
   }
 
   /**

@@ -34,6 +34,9 @@ export interface TaskStats {
   /** ms after the run began that the task started, and the thread it ran on (0: the coordinator) */
   startMs?: number;
   thread?: number;
+  /** bytes of this task's output written to spill files, and of spilled input it read back */
+  spilledBytes: number;
+  spillReadBytes: number;
 }
 
 /** The reduce plan of one join: its target task size and how skewed partitions were split. */
@@ -53,4 +56,7 @@ export interface Stats {
   /** aggregates computed by eager aggregation below their join */
   eager: string[];
   outputRows?: number;
+  /** totals over the tasks: bytes written to spill files and read back */
+  spilledBytes: number;
+  spillReadBytes: number;
 }

@@ -19,6 +19,7 @@ import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffl
 import { type SplitKey, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
+import { withSpillRead } from '../spill/source.js';
 
 export type RowOp = { kind: 'filter'; pred: BoundPredicate } | { kind: 'project'; indices: number[] };
 
@@ -68,6 +69,8 @@ export interface TaskResult {
   keyStats?: { rows: number; distinct: number };
   /** what the combiner did: aggregated, or passed rows through because they did not reduce */
   combine?: { mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number; rowsOut: number };
+  /** bytes of spilled input blocks this task read back */
+  spillReadBytes?: number;
   ms: number;
 }
 
@@ -226,7 +229,9 @@ function combineRows(all: Batch, c: Combine): { batch: Batch; mode: 'partial' | 
 /** Run a task; its result carries when (epoch ms) and on which thread it ran, for timelines. */
 export async function runTask(t: TaskSpec): Promise<TaskResult> {
   const start = performance.timeOrigin + performance.now();
-  const r = await execute(t);
+  const { source, readBytes } = withSpillRead(t.source);
+  const r = await execute(readBytes ? { ...t, source } : t);
+  if (readBytes) r.spillReadBytes = readBytes;
   r.start = start;
   r.thread = threadId;
   return r;
