@@ -2,7 +2,7 @@
 // result batches, an Arrow table, rows as objects, and the run statistics.
 import type * as arrow from 'apache-arrow';
 import { tableToArrow } from './io/arrow.js';
-import { writeOutput } from './io/output.js';
+import { ResultFile } from './io/result-file.js';
 import { type Batch, type Field, rowCount, valueAt } from './kernels/column.js';
 import { Executor } from './exec/run.js';
 import type { Stats } from './exec/stats.js';
@@ -27,26 +27,42 @@ export interface RunResult {
   toRows(): Record<string, unknown>[];
 }
 
-export async function executePlan(lp: LoadedPlan, writeOut = true): Promise<RunResult> {
+/**
+ * Run a loaded plan. With an output file (and `writeOut`) the final stage's
+ * batches are written as they are produced; `keepBatches: false` then keeps
+ * none of them in memory (the result's `batches` is empty), so that a result
+ * larger than memory can be written.
+ */
+export async function executePlan(lp: LoadedPlan, writeOut = true, keepBatches = true): Promise<RunResult> {
   const t0 = performance.now();
   const ex = new Executor(lp.settings);
-  let batches: Batch[];
-  let outputPath: string | undefined;
   const schema = lp.root.schema;
+  let batches: Batch[] = [];
+  let numRows = 0;
+  let file: ResultFile | null = null;
   try {
-    batches = await ex.collectBatches(lp.root);
     if (lp.output && writeOut) {
-      writeOutput(lp.output.path, lp.output.format, schema, batches);
-      outputPath = lp.output.path;
+      const f = file = new ResultFile(lp.output.path, lp.output.format, schema);
+      await ex.streamBatches(lp.root, (bs) => {
+        numRows += rowCount(bs);
+        if (keepBatches) batches.push(...bs);
+        f.write(bs).catch(() => undefined); // a failed write fails finish()
+      });
+      await f.finish();
+    } else {
+      batches = await ex.collectBatches(lp.root);
+      numRows = rowCount(batches);
     }
+  } catch (e) {
+    file?.abort();
+    throw e;
   } finally {
     ex.close();
   }
-  const numRows = rowCount(batches);
   ex.stats.wallMs = performance.now() - t0;
   ex.stats.outputRows = numRows;
   return {
-    schema, batches, numRows, stats: ex.stats, outputPath,
+    schema, batches, numRows, stats: ex.stats, outputPath: file?.file,
     toArrow: () => tableToArrow(schema, batches),
     toRows: () => batches.flatMap((b) => Array.from({ length: b.length }, (_, i) =>
       Object.fromEntries(schema.map((f, k) => [f.name, valueAt(b.columns[k], i)])))),

@@ -75,7 +75,8 @@ async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStr
     out.write(explainPlan(lp));
     return 0;
   }
-  const r = await executePlan(lp);
+  // a result written to a file is not also kept in memory: it may be larger than memory
+  const r = await executePlan(lp, true, !lp.output);
   if (f.stats) fs.writeFileSync(f.stats, JSON.stringify(r.stats, null, 2) + '\n');
   if (f.explain) out.write(explainAnalyze(lp, r.stats));
   if (!lp.output) {

@@ -15,6 +15,7 @@ import { mergeSketches } from '../skew/sketch.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller } from '../spill/spiller.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
+import { InOrder } from './in-order.js';
 import { runOnPool } from './pool.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
@@ -83,6 +84,8 @@ export class Executor {
   readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], eager: [], spilledBytes: 0, spillReadBytes: 0 };
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
+  /** the final stage's sink while its results stream (see streamBatches), and their order */
+  private final: { sink: TaskSink; order: InOrder } | null = null;
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
   private readonly spill: Spiller;
 
@@ -96,12 +99,18 @@ export class Executor {
   }
 
   private async run(task: TaskSpec, meta: TaskMeta): Promise<TaskResult> {
+    const ticket = this.final && task.sink === this.final.sink ? this.final.order.ticket() : -1;
     const r = task.source.kind === 'batches' && task.sink.kind === 'collect'
       ? await runTask(task)
       : await runOnPool(this.settings.workers, task);
     // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
     const { blocks, spilled } = task.sink.kind === 'partition' ? this.spill.admit(r.batches) : { blocks: r.batches, spilled: 0 };
     r.batches = blocks;
+    if (ticket >= 0) {
+      // the final stage streams: its rows go to the output now, not back up the call chain
+      this.final!.order.done(ticket, r.batches.filter((b): b is Batch => b !== null));
+      r.batches = [];
+    }
     const read = r.spillReadBytes ?? 0;
     this.stats.spilledBytes += spilled;
     this.stats.spillReadBytes += read;
@@ -382,6 +391,17 @@ export class Executor {
   async collectBatches(node: BoundNode): Promise<Batch[]> {
     const results = await this.runPipeline(pipelineOf(node), { kind: 'collect' }, 'output');
     return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
+  }
+
+  /** Run a node, handing its batches to `emit` as its final tasks finish (in task order), none kept. */
+  async streamBatches(node: BoundNode, emit: (batches: Batch[]) => void): Promise<void> {
+    const sink: TaskSink = { kind: 'collect' };
+    this.final = { sink, order: new InOrder(emit) };
+    try {
+      await this.runPipeline(pipelineOf(node), sink, 'output');
+    } finally {
+      this.final = null;
+    }
   }
 }
 

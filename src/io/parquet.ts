@@ -167,12 +167,17 @@ async function openCached(path: string): Promise<pw.ParquetFile> {
   return file;
 }
 
-export function writeParquetBytes(fields: Field[], batches: Batch[], rowGroupSize = 1 << 17): Uint8Array {
-  const table = tableToArrow(fields, batches);
-  const t = pw.Table.fromIPCStream(arrow.tableToIPC(table, 'stream'));
-  const props = new pw.WriterPropertiesBuilder()
+/** Snappy, row groups of at most `rowGroupSize` rows: what every file the engine writes uses. */
+export function parquetWriterProperties(rowGroupSize = 1 << 17): pw.WriterProperties {
+  return new pw.WriterPropertiesBuilder()
     .setCompression(pw.Compression.SNAPPY)
     .setMaxRowGroupSize(rowGroupSize)
     .build();
-  return pw.writeParquet(t, props);
+}
+
+/** A whole Parquet file in one buffer (small files: datasets, an empty result). */
+export function writeParquetBytes(fields: Field[], batches: Batch[], rowGroupSize = 1 << 17): Uint8Array {
+  const table = tableToArrow(fields, batches);
+  const t = pw.Table.fromIPCStream(arrow.tableToIPC(table, 'stream'));
+  return pw.writeParquet(t, parquetWriterProperties(rowGroupSize));
 }

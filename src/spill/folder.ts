@@ -1,38 +1,10 @@
 // The spill folder of one query: created (and proved writable) before any
-// work starts, removed when the query ends however it ends, including on
-// process exit and on SIGINT/SIGTERM (`removeSpillFolders` is the hook a
-// signal handler that exits the process may call first; the 'exit' handler
-// catches the rest).
+// work starts, removed when the query ends however it ends (exec/cleanup.ts
+// also removes it on exit and on SIGINT/SIGTERM).
 import fs from 'node:fs';
 import path from 'node:path';
 import { ExecutionError, PlanError } from '../errors.js';
-
-const live = new Set<string>();
-const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
-
-/** Remove every spill folder of this process that is still there (synchronous: safe in 'exit' and signal handlers). */
-export function removeSpillFolders(): void {
-  for (const dir of live) fs.rmSync(dir, { recursive: true, force: true });
-  live.clear();
-}
-
-function onSignal(sig: NodeJS.Signals) {
-  removeSpillFolders();
-  unwatch();
-  // Nobody else handles the signal: let it end the process as it would have without us.
-  if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
-}
-const handlers = new Map(SIGNALS.map((s) => [s, () => onSignal(s)]));
-
-function watch() {
-  if (live.size > 0) return;
-  process.on('exit', removeSpillFolders);
-  for (const [s, h] of handlers) process.on(s, h);
-}
-function unwatch() {
-  process.off('exit', removeSpillFolders);
-  for (const [s, h] of handlers) process.off(s, h);
-}
+import { registerCleanup } from '../exec/cleanup.js';
 
 /** Why a file operation failed, as its error code when it has one. */
 export const reason = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
@@ -65,9 +37,12 @@ export class SpillFolder {
       fs.rmSync(this.dir, { recursive: true, force: true });
       throw new PlanError(field, `spill folder ${parent} cannot be written (${reason(e)})`);
     }
-    watch();
-    live.add(this.dir);
+    const dir = this.dir;
+    this.remove = registerCleanup(() => fs.rmSync(dir, { recursive: true, force: true }));
   }
+
+  /** Remove the folder and every spill file in it. */
+  readonly remove: () => void;
 
   /** Write a new spill file with `write(fd)` (which returns the bytes it wrote); errors name the folder. */
   writeFile<T extends { bytes: number }>(write: (fd: number, file: string) => T): T {
@@ -86,11 +61,5 @@ export class SpillFolder {
     } finally {
       if (fd !== undefined) fs.closeSync(fd);
     }
-  }
-
-  remove(): void {
-    fs.rmSync(this.dir, { recursive: true, force: true });
-    live.delete(this.dir);
-    if (live.size === 0) unwatch();
   }
 }
