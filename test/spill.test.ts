@@ -101,6 +101,43 @@ describe('aggregation with many groups under a 1-byte budget', () => {
   });
 });
 
+describe('sort: ranges by sampled boundaries, each sorted in its own task', () => {
+  /** Our rows in file order against DuckDB's ORDER BY, compared position by position on `cols`. */
+  async function expectOrdered(query: object, orderBy: string, cols: string[], opts: RunOptions) {
+    const out = file(`sorted-${Math.random().toString(36).slice(2)}.parquet`);
+    const r = await runPlan({ version: 1, sources, query, output: { path: out } }, { workers: 2, spillDir, ...opts });
+    const on = cols.map((c) => `a.${c} IS DISTINCT FROM b.${c}`).join(' OR ');
+    const [[diff, n]] = await duckRows(`SELECT count(*) FILTER (WHERE ${on}), count(*) FROM
+      (SELECT row_number() OVER () AS n, * FROM read_parquet('${out}')) a FULL JOIN (SELECT row_number() OVER (ORDER BY ${orderBy}) AS n, * FROM ${L}) b ON a.n = b.n`);
+    expect([Number(diff), Number(n)]).toEqual([0, 4000]);
+    expect(leftovers()).toEqual([]);
+    return r;
+  }
+  it('several keys, desc and nulls first, spilling under a 1-byte budget', async () => {
+    const r = await expectOrdered({ op: 'sort', input: scans.left, by: [{ column: 'k', desc: true, nulls: 'first' }, { column: 'id' }] },
+      'k DESC NULLS FIRST, id', ['id', 'k', 's'], { memoryLimit: 1 });
+    expectSpilled(r);
+    expect(r.stats.shuffles.find((x) => x.id === 'sort-1.range')!.partitions).toBeGreaterThan(2);
+    expect(r.stats.tasks.filter((t) => t.stage === 'sort-1' && t.kind === 'reduce').some((t) => t.spillReadBytes > 0)).toBe(true);
+  });
+  it('a hot sort value is dealt over several ranges: no range holds it whole', async () => {
+    const hot = Number((await duckRows(`SELECT count(*) FROM ${L} WHERE k = 7`))[0][0]);
+    const r = await expectOrdered({ op: 'sort', input: scans.left, by: [{ column: 'k' }] }, 'k NULLS LAST', ['k'], { memoryLimit: 1 });
+    expectSpilled(r);
+    const range = r.stats.shuffles.find((x) => x.id === 'sort-1.range')!;
+    expect(range.partitionRows.reduce((a, b) => a + b, 0)).toBe(4000);
+    expect(Math.max(...range.partitionRows)).toBeLessThan(hot / 2);
+  });
+  it('without a tiny budget: no spill, the same order; a limit over a sort keeps its top-k (no range shuffle)', async () => {
+    const r = await expectOrdered({ op: 'sort', input: scans.left, by: [{ column: 's', desc: true }, { column: 'id', desc: true }] }, 's DESC, id DESC', ['id'], {});
+    expect(r.stats.spilledBytes).toBe(0);
+    const top = await runPlan({ version: 1, sources, query: { op: 'limit', count: 5, input: { op: 'sort', input: scans.left, by: [{ column: 'id', desc: true }] } } },
+      { workers: 2, spillDir, memoryLimit: 1 });
+    expect(top.toRows().map((x) => x.id)).toEqual([3999n, 3998n, 3997n, 3996n, 3995n]);
+    expect(top.stats.shuffles.some((x) => x.id.endsWith('.range'))).toBe(false);
+  });
+});
+
 describe('the budget', () => {
   it('spills nothing when the shuffle fits', async () => {
     const r = await runPlan(joinPlan('inner'), { workers: 2, partitions: 8, spillDir, writeOutput: false });

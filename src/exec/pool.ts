@@ -35,7 +35,7 @@ function inputBuffers(t: TaskSpec): ArrayBuffer[] {
   const s = t.source;
   if (s.kind === 'batches') return [...buffersOf(s.batches)];
   if (s.kind === 'join') return [...buffersOf([...s.left, ...s.right])];
-  if (s.kind === 'aggregate') return [...buffersOf(s.input)];
+  if (s.kind === 'aggregate' || s.kind === 'sort') return [...buffersOf(s.input)];
   if (s.kind === 'split') return [...buffersOf(s.blocks)];
   return [];
 }

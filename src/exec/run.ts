@@ -6,14 +6,15 @@ import { type EagerPlan, eagerPlan } from '../agg/eager.js';
 import { combinable, partialSchema } from '../agg/partial.js';
 import { type Batch, type Schema, concatBatches, gatherBatch, rowCount, shareBatch, sliceBatch } from '../kernels/column.js';
 import { partitionOf } from '../kernels/keys.js';
-import { sortIndices, topIndices } from '../kernels/sort.js';
+import { topIndices } from '../kernels/sort.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
 import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
 import { mergeSketches } from '../skew/sketch.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
-import { Spiller } from '../spill/spiller.js';
+import { Spiller, heldBytes } from '../spill/spiller.js';
+import { chooseBounds } from '../sort/range.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { InOrder } from './in-order.js';
 import { runOnPool } from './pool.js';
@@ -33,6 +34,12 @@ interface ShuffleOutput {
 }
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
+type SortNode = Extract<BoundNode, { kind: 'sort' }>;
+
+/** Rows of each task's output sampled for a sort's boundaries. */
+const SORT_SAMPLE_ROWS = 1000;
+/** Target size of a sort's range (smaller under a small budget: a range is sorted in memory). */
+const SORT_RANGE_BYTES = 64 * 1024 * 1024;
 
 /** What the join's reduce tasks read: the sides as shuffled (rows, or eager partial rows). */
 interface JoinShape {
@@ -104,7 +111,8 @@ export class Executor {
       ? await runTask(task)
       : await runOnPool(this.settings.workers, task);
     // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
-    const { blocks, spilled } = task.sink.kind === 'partition' ? this.spill.admit(r.batches) : { blocks: r.batches, spilled: 0 };
+    const held = task.sink.kind === 'partition' || task.sink.kind === 'range' || (task.sink.kind === 'collect' && task.sink.sample);
+    const { blocks, spilled } = held ? this.spill.admit(r.batches) : { blocks: r.batches, spilled: 0 };
     r.batches = blocks;
     if (ticket >= 0) {
       // the final stage streams: its rows go to the output now, not back up the call chain
@@ -135,6 +143,7 @@ export class Executor {
       case 'aggregate':
         return this.runAggregate(src, p.ops, sink, combine);
       case 'sort':
+        return this.runSort(src, p.ops, sink, combine);
       case 'limit': {
         const b = await this.materialize(src);
         return [await this.run({ source: { kind: 'batches', schema: src.schema, batches: [b] }, ops: p.ops, combine, sink },
@@ -218,7 +227,7 @@ export class Executor {
     this.stats.joins.push({ id: node.id, type: node.type, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
     const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes };
     const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t)));
-    this.spill.release([...l.byTask, ...r.byTask]);
+    this.spill.release(heldBytes([...l.byTask, ...r.byTask]));
     return results.flat();
   }
 
@@ -301,6 +310,42 @@ export class Executor {
     return Promise.all(jobs);
   }
 
+  /**
+   * A sort in parallel and out of core: the input's tasks return their rows
+   * (held within the budget or spilled) and a sample; boundaries from the
+   * sample cut the rows into ranges of about SORT_RANGE_BYTES (range tasks,
+   * a shuffle like a hash one); each range is sorted by its own task, and
+   * the ranges are emitted in order.
+   */
+  private async runSort(node: SortNode, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
+    const inputs = await this.runPipeline(pipelineOf(node.input), { kind: 'collect', sample: SORT_SAMPLE_ROWS }, node.id);
+    const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
+    const inputBytes = inputs.reduce((a, r) => a + r.batches.reduce((x, b) => x + (b ? blockBytes(b) : 0), 0), 0);
+    const rangeBytes = Math.min(SORT_RANGE_BYTES, this.settings.memoryLimit / (4 * this.settings.workers));
+    const bounds = chooseBounds(concatBatches(node.schema, samples), node.by, inputBytes, rangeBytes, this.settings.workers, 256);
+    const R = bounds.length + 1;
+    const held = heldBytes(inputs.map((r) => r.batches));
+    const parts = await Promise.all(inputs.filter((r) => r.batches.length > 0).map((r, i) => this.run({
+      source: { kind: 'batches', schema: node.schema, batches: r.batches as Batch[] }, ops: [],
+      sink: { kind: 'range', by: node.by, bounds, nullSeed: i * 7919 },
+    }, { stage: node.id, kind: 'map', partition: i, source: node.id })));
+    this.spill.release(held);
+    const partitionRows = Array.from({ length: R }, (_, p) => parts.reduce((a, r) => a + r.partitionRows![p], 0));
+    const partitionBytes = Array.from({ length: R }, (_, p) => parts.reduce((a, r) => a + r.partitionBytes![p], 0));
+    this.stats.shuffles.push({
+      id: `${node.id}.range`, partitions: R, partitionRows, partitionBytes, medianBytes: median(partitionBytes),
+      thresholdBytes: rangeBytes, skewedPartitions: [], hotKeys: [],
+    });
+    const ranges = Array.from({ length: R }, (_, p) => p).filter((p) => partitionRows[p] > 0);
+    // started in range order: a streamed output takes them in that order
+    const results = await Promise.all(ranges.map((p) => this.run({
+      source: { kind: 'sort', schema: node.schema, input: parts.map((r) => r.batches[p]).filter((b): b is Batch => b !== null), by: node.by },
+      ops, combine, sink: withSeed(sink, p),
+    }, { stage: node.id, kind: 'reduce', partition: p })));
+    this.spill.release(heldBytes(parts.map((r) => r.batches)));
+    return results;
+  }
+
   /** A block in shared memory, converted once however many tasks read it. */
   private sharedCopies = new WeakMap<Batch, Batch>();
   private shared(b: Batch): Batch {
@@ -338,7 +383,7 @@ export class Executor {
       },
       ops, combine, sink: withSeed(sink, p),
     }, { stage: node.id, kind: 'reduce', partition: p })));
-    this.spill.release(s.byTask);
+    this.spill.release(heldBytes(s.byTask));
     return results;
   }
 
@@ -364,12 +409,8 @@ export class Executor {
     return l >= 1.5 && r >= 1.5;
   }
 
-  /** Run a node to one batch on the coordinator (sort and limit need all rows). */
+  /** Run a node to one batch on the coordinator (a limit needs all rows before it). */
   async materialize(node: BoundNode): Promise<Batch> {
-    if (node.kind === 'sort') {
-      const b = await this.collect(node.input);
-      return gatherBatch(b, sortIndices(b, node.by));
-    }
     if (node.kind === 'limit' && node.input.kind === 'sort') {
       // top-k: only the rows the limit keeps are sorted
       const b = await this.collect(node.input.input);
@@ -384,7 +425,7 @@ export class Executor {
 
   /** All rows of a node in one batch. */
   async collect(node: BoundNode): Promise<Batch> {
-    if (node.kind === 'sort' || node.kind === 'limit') return this.materialize(node);
+    if (node.kind === 'limit') return this.materialize(node);
     return concatBatches(node.schema, await this.collectBatches(node));
   }
 

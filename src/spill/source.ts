@@ -8,7 +8,7 @@ export function withSpillRead(src: TaskSource): { source: TaskSource; readBytes:
   const n = { bytes: 0 };
   let source = src;
   if (src.kind === 'join') source = { ...src, left: readBack(src.left, n), right: readBack(src.right, n) };
-  else if (src.kind === 'aggregate') source = { ...src, input: readBack(src.input, n) };
+  else if (src.kind === 'aggregate' || src.kind === 'sort') source = { ...src, input: readBack(src.input, n) };
   else if (src.kind === 'split') source = { ...src, blocks: readBack(src.blocks, n) };
   else if (src.kind === 'batches') source = { ...src, batches: readBack(src.batches, n) };
   return { source, readBytes: n.bytes };

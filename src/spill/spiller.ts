@@ -32,12 +32,19 @@ export class Spiller {
     return { blocks: r.blocks, spilled: r.bytes };
   }
 
-  /** Blocks admitted in memory are no longer needed: their bytes return to the budget. */
-  release(blocks: Iterable<(Batch | null)[]>): void {
-    for (const bs of blocks) for (const b of bs) if (b && !isSpilled(b)) this.held -= blockBytes(b);
+  /** Blocks admitted in memory (`heldBytes` of them) are no longer needed: their bytes return to the budget. */
+  release(bytes: number): void {
+    this.held -= bytes;
   }
 
   close(): void {
     this.folder.remove();
   }
+}
+
+/** Bytes of the blocks held in memory (not spilled); count them before the blocks are sent away (a transfer empties them). */
+export function heldBytes(blocks: Iterable<(Batch | null)[]>): number {
+  let n = 0;
+  for (const bs of blocks) for (const b of bs) if (b && !isSpilled(b)) n += blockBytes(b);
+  return n;
 }
