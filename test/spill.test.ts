@@ -71,6 +71,9 @@ describe.each(['inner', 'left', 'right', 'full', 'semi', 'anti'])('%s join under
   it('spills every shuffle block and gives DuckDB\'s answer (no skew handling)', async () => {
     const r = await spillingRun(joinPlan(type), joinSql(type), skewOff);
     expectSpilled(r);
+    // no build side fits a 1-byte budget: every reduce task is cut into grace pieces
+    expect(r.stats.tasks.filter((t) => t.kind === 'reduce').every((t) => t.split?.includes('grace piece'))).toBe(true);
+    expect(r.stats.tasks.some((t) => t.kind === 'split' && t.split?.startsWith('grace left'))).toBe(true);
     // every map task's output went to disk
     expect(r.stats.tasks.filter((t) => t.kind === 'map').every((t) => t.spilledBytes > 0)).toBe(true);
   });
@@ -79,6 +82,11 @@ describe.each(['inner', 'left', 'right', 'full', 'semi', 'anti'])('%s join under
     expectSpilled(r);
     expect(r.stats.joins[0].splits.some((s) => s.method === 'hot-key')).toBe(true);
     expect(r.stats.tasks.filter((t) => t.kind === 'split').some((t) => t.spillReadBytes > 0)).toBe(true);
+    // the rest of the partition is cut into grace pieces, a hot key's pieces never
+    const reduce = r.stats.tasks.filter((t) => t.kind === 'reduce');
+    expect(reduce.some((t) => t.split?.startsWith('hot-key 7 piece'))).toBe(true);
+    expect(reduce.filter((t) => t.split?.startsWith('hot-key 7 piece')).every((t) => !t.split!.includes('grace'))).toBe(true);
+    if (reduce.some((t) => t.split?.startsWith('hot-key rest'))) expect(reduce.some((t) => t.split?.startsWith('hot-key rest, grace piece'))).toBe(true);
   });
   it('with map-range splits', async () => {
     const r = await spillingRun(joinPlan(type), joinSql(type), skewBy('partition'));
@@ -135,6 +143,19 @@ describe('sort: ranges by sampled boundaries, each sorted in its own task', () =
       { workers: 2, spillDir, memoryLimit: 1 });
     expect(top.toRows().map((x) => x.id)).toEqual([3999n, 3998n, 3997n, 3996n, 3995n]);
     expect(top.stats.shuffles.some((x) => x.id.endsWith('.range'))).toBe(false);
+  });
+});
+
+describe('grace hash join', () => {
+  it('a budget that holds the shuffle but not a build side: only the oversized tasks are cut, DuckDB\'s answer', async () => {
+    // a share per worker (budget / 2) between the smallest and the largest right partition: the largest are cut, the rest not
+    const all = await runPlan(joinPlan('full'), { workers: 2, partitions: 4, spillDir, writeOutput: false, ...skewOff });
+    const right = all.stats.shuffles.find((x) => x.id === 'join-1.right')!.partitionBytes;
+    const budget = 2 * Math.floor((Math.min(...right) + Math.max(...right)) / 2);
+    const r = await spillingRun(joinPlan('full'), joinSql('full'), { memoryLimit: budget, partitions: 4, ...skewOff });
+    const reduce = r.stats.tasks.filter((t) => t.kind === 'reduce');
+    expect(reduce.some((t) => t.split?.includes('grace piece'))).toBe(true);
+    expect(reduce.some((t) => t.split === undefined)).toBe(true);
   });
 });
 

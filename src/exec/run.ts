@@ -15,6 +15,7 @@ import { mergeSketches } from '../skew/sketch.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
 import { chooseBounds } from '../sort/range.js';
+import { gracePieces } from '../spill/grace.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { InOrder } from './in-order.js';
 import { runOnPool } from './pool.js';
@@ -60,6 +61,8 @@ interface JoinContext {
   r: ShuffleOutput;
   /** the reduce plan's target task size */
   targetBytes: number;
+  /** partitions of the shuffle the sides come from */
+  partitions: number;
 }
 
 /** What the map tasks (all, or those in [from, to)) wrote to partition p. */
@@ -225,7 +228,7 @@ export class Executor {
         .map((h) => ({ key: h.display, rows: h.rows, partition: h.partition }));
     }
     this.stats.joins.push({ id: node.id, type: node.type, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
-    const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes };
+    const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes, partitions: P };
     const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t)));
     this.spill.release(heldBytes([...l.byTask, ...r.byTask]));
     return results.flat();
@@ -249,8 +252,10 @@ export class Executor {
     if (t.kind === 'partitions') {
       const ls = t.partitions.map((p) => blocksOf(l, p)), rs = t.partitions.map((p) => blocksOf(r, p));
       const many = t.partitions.length > 1;
-      return [await this.joinTask(ctx, ls.flat(), rs.flat(), { kind: 'reduce', partition: t.partitions[0], ...(many ? { partitions: t.partitions } : {}) },
-        t.partitions[0], many ? ls.map((b, i) => [b.length, rs[i].length]) : undefined)];
+      const meta = { kind: 'reduce', partition: t.partitions[0], ...(many ? { partitions: t.partitions } : {}) } as const;
+      const grace = await this.graceJoin(ctx, ls.flat(), rs.flat(), meta);
+      if (grace) return grace;
+      return [await this.joinTask(ctx, ls.flat(), rs.flat(), meta, t.partitions[0], many ? ls.map((b, i) => [b.length, rs[i].length]) : undefined)];
     }
     if (t.kind === 'map-range') {
       // Blocks read by several range tasks (a whole side, or a range in a cross product) are shared, not copied.
@@ -289,9 +294,10 @@ export class Executor {
       return { rest, keyPieces };
     };
     const [ls, rs] = await Promise.all([splitSide(l, 'left', (k) => k.leftPieces), splitSide(r, 'right', (k) => k.rightPieces)]);
-    const jobs: Promise<TaskResult>[] = [];
+    const jobs: Promise<TaskResult | TaskResult[]>[] = [];
     if (reduceNeeded(node.type, rowCount(ls.rest), rowCount(rs.rest))) {
-      jobs.push(this.joinTask(ctx, ls.rest, rs.rest, { kind: 'reduce', partition: p, split: 'hot-key rest' }, p));
+      const meta = { kind: 'reduce', partition: p, split: 'hot-key rest' } as const;
+      jobs.push(this.graceJoin(ctx, ls.rest, rs.rest, meta).then((g): Promise<TaskResult | TaskResult[]> | TaskResult[] => g ?? this.joinTask(ctx, ls.rest, rs.rest, meta, p)));
     }
     t.keys.forEach((k, ki) => {
       // Estimates may exceed the rows found: drop empty pieces (an empty piece facing rows would
@@ -307,7 +313,7 @@ export class Executor {
         }
       }));
     });
-    return Promise.all(jobs);
+    return (await Promise.all(jobs)).flat();
   }
 
   /**
@@ -343,6 +349,42 @@ export class Executor {
       ops, combine, sink: withSeed(sink, p),
     }, { stage: node.id, kind: 'reduce', partition: p })));
     this.spill.release(heldBytes(parts.map((r) => r.batches)));
+    return results;
+  }
+
+  /**
+   * Grace hash join: when the build side of a reduce task does not fit its
+   * share of the budget, both sides are cut into pieces by further bits of
+   * the key hash (re-partition tasks, their output held or spilled like any
+   * shuffle) and each piece is joined by its own task. Null when the task fits.
+   */
+  private async graceJoin(ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskMeta, 'stage'>): Promise<TaskResult[] | null> {
+    const size = (bs: Batch[]) => ({ rows: rowCount(bs), bytes: bs.reduce((a, b) => a + blockBytes(b), 0) });
+    const K = gracePieces(ctx.node.type, size(left), size(right), this.settings.memoryLimit / this.settings.workers);
+    if (K <= 1) return null;
+    const { node, shape } = ctx;
+    const cut = async (blocks: Batch[], side: 'left' | 'right') => {
+      const chunks = packBlocks(blocks, ctx.targetBytes).filter((c) => c.length > 0);
+      const outs = await Promise.all(chunks.map((chunk, c) => this.run({
+        source: { kind: 'batches', schema: side === 'left' ? shape.leftSchema : shape.rightSchema, batches: chunk }, ops: [],
+        sink: {
+          kind: 'partition', keys: side === 'left' ? shape.leftKeys : shape.rightKeys, norms: side === 'left' ? node.leftNorms : node.rightNorms,
+          partitions: K, spreadNulls: true, nullSeed: c * 7919, within: ctx.partitions,
+        },
+      }, { stage: node.id, kind: 'split', partition: meta.partition, split: `grace ${side} chunk ${c + 1}/${chunks.length} into ${K}` })));
+      return outs.map((o) => o.batches);
+    };
+    const [ls, rs] = await Promise.all([cut(left, 'left'), cut(right, 'right')]);
+    const piece = (outs: (Batch | null)[][], k: number) => outs.map((o) => o[k]).filter((b): b is Batch => b !== null);
+    const jobs: Promise<TaskResult>[] = [];
+    for (let k = 0; k < K; k++) {
+      const a = piece(ls, k), b = piece(rs, k);
+      if (reduceNeeded(node.type, rowCount(a), rowCount(b))) {
+        jobs.push(this.joinTask(ctx, a, b, { ...meta, split: `${meta.split ? meta.split + ', ' : ''}grace piece ${k + 1}/${K}` }, meta.partition + k));
+      }
+    }
+    const results = await Promise.all(jobs);
+    this.spill.release(heldBytes([...ls, ...rs]));
     return results;
   }
 
