@@ -99,8 +99,19 @@ describe('aggregation with many groups under a 1-byte budget', () => {
   const aggs = [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'id', as: 'total' }, { fn: 'min', column: 's', as: 'lo' }, { fn: 'count_distinct', column: 'k', as: 'keys' }];
   const plan = { version: 1, sources, query: { op: 'aggregate', input: { op: 'project', input: scans.left, columns: ['id', 'k', 's', { name: 'g', column: 'id' }] }, groupBy: ['g'], aggregates: aggs } };
   const query = `SELECT id AS g, count(*) AS n, sum(id) AS total, min(s) AS lo, count(DISTINCT k) AS keys FROM ${L} GROUP BY id`;
-  it.each([true, false])('combiners %s', async (combiners) => {
-    expectSpilled(await spillingRun(plan, query, { combiners }));
+  it.each([true, false])('combiners %s: every partition cut into pieces by further hash bits, each aggregated on its own', async (combiners) => {
+    const r = await spillingRun(plan, query, { combiners });
+    expectSpilled(r);
+    const reduce = r.stats.tasks.filter((t) => t.stage === 'aggregate-1' && t.kind === 'reduce');
+    expect(reduce.length).toBeGreaterThan(8);
+    expect(reduce.every((t) => t.split?.startsWith('grace piece'))).toBe(true);
+    // every group in exactly one piece: the pieces' output rows add up to the groups
+    expect(reduce.reduce((a, t) => a + t.outputRows, 0)).toBe(4000);
+  });
+  it('a global aggregate (no groups) is never cut', async () => {
+    const r = await spillingRun({ version: 1, sources, query: { op: 'aggregate', input: scans.left, groupBy: [], aggregates: aggs } },
+      `SELECT count(*) AS n, sum(id) AS total, min(s) AS lo, count(DISTINCT k) AS keys FROM ${L}`);
+    expect(r.stats.tasks.filter((t) => t.stage === 'aggregate-1' && t.kind === 'reduce').map((t) => t.split)).toEqual([undefined]);
   });
   it('above a join, eager aggregation off and on', async () => {
     const p = { version: 1, sources, query: { op: 'aggregate', input: { op: 'join', type: 'inner', on: [['k', 'k']], ...scans }, groupBy: ['s'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'w', as: 'w' }] } };

@@ -15,7 +15,7 @@ import { mergeSketches } from '../skew/sketch.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
 import { chooseBounds } from '../sort/range.js';
-import { gracePieces } from '../spill/grace.js';
+import { MAX_GRACE_PIECES, gracePieces } from '../spill/grace.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { InOrder } from './in-order.js';
 import { runOnPool } from './pool.js';
@@ -363,28 +363,19 @@ export class Executor {
     const K = gracePieces(ctx.node.type, size(left), size(right), this.settings.memoryLimit / this.settings.workers);
     if (K <= 1) return null;
     const { node, shape } = ctx;
-    const cut = async (blocks: Batch[], side: 'left' | 'right') => {
-      const chunks = packBlocks(blocks, ctx.targetBytes).filter((c) => c.length > 0);
-      const outs = await Promise.all(chunks.map((chunk, c) => this.run({
-        source: { kind: 'batches', schema: side === 'left' ? shape.leftSchema : shape.rightSchema, batches: chunk }, ops: [],
-        sink: {
-          kind: 'partition', keys: side === 'left' ? shape.leftKeys : shape.rightKeys, norms: side === 'left' ? node.leftNorms : node.rightNorms,
-          partitions: K, spreadNulls: true, nullSeed: c * 7919, within: ctx.partitions,
-        },
-      }, { stage: node.id, kind: 'split', partition: meta.partition, split: `grace ${side} chunk ${c + 1}/${chunks.length} into ${K}` })));
-      return outs.map((o) => o.batches);
-    };
-    const [ls, rs] = await Promise.all([cut(left, 'left'), cut(right, 'right')]);
-    const piece = (outs: (Batch | null)[][], k: number) => outs.map((o) => o[k]).filter((b): b is Batch => b !== null);
+    const [ls, rs] = await Promise.all([
+      this.cutByHash(left, shape.leftSchema, shape.leftKeys, node.leftNorms, K, ctx.partitions, { stage: node.id, partition: meta.partition, label: 'grace left' }, true),
+      this.cutByHash(right, shape.rightSchema, shape.rightKeys, node.rightNorms, K, ctx.partitions, { stage: node.id, partition: meta.partition, label: 'grace right' }, true),
+    ]);
     const jobs: Promise<TaskResult>[] = [];
     for (let k = 0; k < K; k++) {
-      const a = piece(ls, k), b = piece(rs, k);
+      const a = ls.pieces[k], b = rs.pieces[k];
       if (reduceNeeded(node.type, rowCount(a), rowCount(b))) {
         jobs.push(this.joinTask(ctx, a, b, { ...meta, split: `${meta.split ? meta.split + ', ' : ''}grace piece ${k + 1}/${K}` }, meta.partition + k));
       }
     }
     const results = await Promise.all(jobs);
-    this.spill.release(heldBytes([...ls, ...rs]));
+    this.spill.release(ls.held + rs.held);
     return results;
   }
 
@@ -417,16 +408,44 @@ export class Executor {
     const tasks: number[] = [];
     for (let p = 0; p < P; p++) if (s.stats.partitionRows[p] > 0 || g === 0) tasks.push(p);
     tasks.sort((a, b) => s.stats.partitionBytes[b] - s.stats.partitionBytes[a]);
-    const results = await Promise.all(tasks.map((p) => this.run({
-      source: {
-        kind: 'aggregate', mode: partial ? 'final' : 'raw', schema: shuffledSchema,
-        input: blocksOf(s, p),
-        groupBy: keys, aggs: node.aggs, outSchema: node.schema,
-      },
+    const aggregate = (input: Batch[], p: number, split?: string) => this.run({
+      source: { kind: 'aggregate', mode: partial ? 'final' : 'raw', schema: shuffledSchema, input, groupBy: keys, aggs: node.aggs, outSchema: node.schema },
       ops, combine, sink: withSeed(sink, p),
-    }, { stage: node.id, kind: 'reduce', partition: p })));
+    }, { stage: node.id, kind: 'reduce', partition: p, ...(split ? { split } : {}) });
+    // A partition larger than a worker's share of the budget is cut by further bits of the group
+    // hash: each group lies in one piece, aggregated by its own task (no merge needed).
+    const share = this.settings.memoryLimit / this.settings.workers;
+    const results = await Promise.all(tasks.map(async (p) => {
+      const input = blocksOf(s, p);
+      const bytes = input.reduce((a, b) => a + blockBytes(b), 0);
+      if (g === 0 || bytes <= share) return [await aggregate(input, p)];
+      const K = Math.min(MAX_GRACE_PIECES, Math.ceil(bytes / Math.max(1, share)));
+      const cut = await this.cutByHash(input, shuffledSchema, keys, norms, K, P, { stage: node.id, partition: p, label: 'grace input' }, false);
+      const out = await Promise.all(cut.pieces.map((piece, k) => (piece.length ? aggregate(piece, p, `grace piece ${k + 1}/${K}`) : null)));
+      this.spill.release(cut.held);
+      return out.filter((r): r is TaskResult => r !== null);
+    }));
     this.spill.release(heldBytes(s.byTask));
-    return results;
+    return results.flat();
+  }
+
+  /**
+   * Cut blocks into K pieces by the bits of their key hash below the `within`
+   * partitions they came from (re-partition tasks over chunks of about the
+   * target size, their output held or spilled like a shuffle's): every key's
+   * rows in one piece. Returns each piece's blocks and the bytes held.
+   */
+  private async cutByHash(
+    blocks: Batch[], schema: Schema, keys: number[], norms: KeyNorm[], K: number, within: number,
+    meta: { stage: string; partition: number; label: string }, spreadNulls: boolean,
+  ): Promise<{ pieces: Batch[][]; held: number }> {
+    const chunks = packBlocks(blocks, this.settings.skew.advisoryPartitionBytes).filter((c) => c.length > 0);
+    const outs = await Promise.all(chunks.map((chunk, c) => this.run({
+      source: { kind: 'batches', schema, batches: chunk }, ops: [],
+      sink: { kind: 'partition', keys, norms, partitions: K, spreadNulls, nullSeed: c * 7919, within },
+    }, { stage: meta.stage, kind: 'split', partition: meta.partition, split: `${meta.label} chunk ${c + 1}/${chunks.length} into ${K}` })));
+    const pieces = Array.from({ length: K }, (_, k) => outs.map((o) => o.batches[k]).filter((b): b is Batch => b !== null));
+    return { pieces, held: heldBytes(outs.map((o) => o.batches)) };
   }
 
   /**
