@@ -14,8 +14,8 @@ import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceT
 import { mergeSketches } from '../skew/sketch.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
-import { chooseBounds } from '../sort/range.js';
-import { MAX_GRACE_PIECES, gracePieces } from '../spill/grace.js';
+import { runSort } from '../sort/stage.js';
+import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { InOrder } from './in-order.js';
 import { runOnPool } from './pool.js';
@@ -24,7 +24,7 @@ import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
 /** What the coordinator knows of a task before it runs. */
-type TaskMeta = Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes'>;
+export type TaskMeta = Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes'>;
 
 /** Map outputs of one side of a shuffle: byTask[t][p] is what map task t wrote to partition p. */
 interface ShuffleOutput {
@@ -35,12 +35,6 @@ interface ShuffleOutput {
 }
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
-type SortNode = Extract<BoundNode, { kind: 'sort' }>;
-
-/** Rows of each task's output sampled for a sort's boundaries. */
-const SORT_SAMPLE_ROWS = 1000;
-/** Target size of a sort's range (smaller under a small budget: a range is sorted in memory). */
-const SORT_RANGE_BYTES = 64 * 1024 * 1024;
 
 /** What the join's reduce tasks read: the sides as shuffled (rows, or eager partial rows). */
 interface JoinShape {
@@ -72,7 +66,7 @@ function blocksOf(s: ShuffleOutput, p: number, range: [number, number] | null = 
 }
 
 /** Consecutive blocks packed into chunks of about `target` bytes (at least one chunk). */
-function packBlocks(blocks: Batch[], target: number): Batch[][] {
+export function packBlocks(blocks: Batch[], target: number): Batch[][] {
   const chunks: Batch[][] = [[]];
   let bytes = 0;
   for (const b of blocks) {
@@ -97,7 +91,7 @@ export class Executor {
   /** the final stage's sink while its results stream (see streamBatches), and their order */
   private final: { sink: TaskSink; order: InOrder } | null = null;
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
-  private readonly spill: Spiller;
+  readonly spill: Spiller;
 
   constructor(readonly settings: Settings) {
     this.spill = new Spiller(settings.memoryLimit, settings.spillDir);
@@ -108,7 +102,8 @@ export class Executor {
     this.spill.close();
   }
 
-  private async run(task: TaskSpec, meta: TaskMeta): Promise<TaskResult> {
+  /** Run one task (on the pool, or here for in-memory batches collected), hold or spill its shuffle output, record its statistics. */
+  async run(task: TaskSpec, meta: TaskMeta): Promise<TaskResult> {
     const ticket = this.final && task.sink === this.final.sink ? this.final.order.ticket() : -1;
     const r = task.source.kind === 'batches' && task.sink.kind === 'collect'
       ? await runTask(task)
@@ -146,7 +141,7 @@ export class Executor {
       case 'aggregate':
         return this.runAggregate(src, p.ops, sink, combine);
       case 'sort':
-        return this.runSort(src, p.ops, sink, combine);
+        return runSort(this, src, p.ops, sink, combine);
       case 'limit': {
         const b = await this.materialize(src);
         return [await this.run({ source: { kind: 'batches', schema: src.schema, batches: [b] }, ops: p.ops, combine, sink },
@@ -317,42 +312,6 @@ export class Executor {
   }
 
   /**
-   * A sort in parallel and out of core: the input's tasks return their rows
-   * (held within the budget or spilled) and a sample; boundaries from the
-   * sample cut the rows into ranges of about SORT_RANGE_BYTES (range tasks,
-   * a shuffle like a hash one); each range is sorted by its own task, and
-   * the ranges are emitted in order.
-   */
-  private async runSort(node: SortNode, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
-    const inputs = await this.runPipeline(pipelineOf(node.input), { kind: 'collect', sample: SORT_SAMPLE_ROWS }, node.id);
-    const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
-    const inputBytes = inputs.reduce((a, r) => a + r.batches.reduce((x, b) => x + (b ? blockBytes(b) : 0), 0), 0);
-    const rangeBytes = Math.min(SORT_RANGE_BYTES, this.settings.memoryLimit / (4 * this.settings.workers));
-    const bounds = chooseBounds(concatBatches(node.schema, samples), node.by, inputBytes, rangeBytes, this.settings.workers, 256);
-    const R = bounds.length + 1;
-    const held = heldBytes(inputs.map((r) => r.batches));
-    const parts = await Promise.all(inputs.filter((r) => r.batches.length > 0).map((r, i) => this.run({
-      source: { kind: 'batches', schema: node.schema, batches: r.batches as Batch[] }, ops: [],
-      sink: { kind: 'range', by: node.by, bounds, nullSeed: i * 7919 },
-    }, { stage: node.id, kind: 'map', partition: i, source: node.id })));
-    this.spill.release(held);
-    const partitionRows = Array.from({ length: R }, (_, p) => parts.reduce((a, r) => a + r.partitionRows![p], 0));
-    const partitionBytes = Array.from({ length: R }, (_, p) => parts.reduce((a, r) => a + r.partitionBytes![p], 0));
-    this.stats.shuffles.push({
-      id: `${node.id}.range`, partitions: R, partitionRows, partitionBytes, medianBytes: median(partitionBytes),
-      thresholdBytes: rangeBytes, skewedPartitions: [], hotKeys: [],
-    });
-    const ranges = Array.from({ length: R }, (_, p) => p).filter((p) => partitionRows[p] > 0);
-    // started in range order: a streamed output takes them in that order
-    const results = await Promise.all(ranges.map((p) => this.run({
-      source: { kind: 'sort', schema: node.schema, input: parts.map((r) => r.batches[p]).filter((b): b is Batch => b !== null), by: node.by },
-      ops, combine, sink: withSeed(sink, p),
-    }, { stage: node.id, kind: 'reduce', partition: p })));
-    this.spill.release(heldBytes(parts.map((r) => r.batches)));
-    return results;
-  }
-
-  /**
    * Grace hash join: when the build side of a reduce task does not fit its
    * share of the budget, both sides are cut into pieces by further bits of
    * the key hash (re-partition tasks, their output held or spilled like any
@@ -364,8 +323,8 @@ export class Executor {
     if (K <= 1) return null;
     const { node, shape } = ctx;
     const [ls, rs] = await Promise.all([
-      this.cutByHash(left, shape.leftSchema, shape.leftKeys, node.leftNorms, K, ctx.partitions, { stage: node.id, partition: meta.partition, label: 'grace left' }, true),
-      this.cutByHash(right, shape.rightSchema, shape.rightKeys, node.rightNorms, K, ctx.partitions, { stage: node.id, partition: meta.partition, label: 'grace right' }, true),
+      cutByHash(this, left, shape.leftSchema, shape.leftKeys, node.leftNorms, K, ctx.partitions, { stage: node.id, partition: meta.partition, label: 'grace left' }, true),
+      cutByHash(this, right, shape.rightSchema, shape.rightKeys, node.rightNorms, K, ctx.partitions, { stage: node.id, partition: meta.partition, label: 'grace right' }, true),
     ]);
     const jobs: Promise<TaskResult>[] = [];
     for (let k = 0; k < K; k++) {
@@ -420,7 +379,7 @@ export class Executor {
       const bytes = input.reduce((a, b) => a + blockBytes(b), 0);
       if (g === 0 || bytes <= share) return [await aggregate(input, p)];
       const K = Math.min(MAX_GRACE_PIECES, Math.ceil(bytes / Math.max(1, share)));
-      const cut = await this.cutByHash(input, shuffledSchema, keys, norms, K, P, { stage: node.id, partition: p, label: 'grace input' }, false);
+      const cut = await cutByHash(this, input, shuffledSchema, keys, norms, K, P, { stage: node.id, partition: p, label: 'grace input' }, false);
       const out = await Promise.all(cut.pieces.map((piece, k) => (piece.length ? aggregate(piece, p, `grace piece ${k + 1}/${K}`) : null)));
       this.spill.release(cut.held);
       return out.filter((r): r is TaskResult => r !== null);
@@ -429,24 +388,7 @@ export class Executor {
     return results.flat();
   }
 
-  /**
-   * Cut blocks into K pieces by the bits of their key hash below the `within`
-   * partitions they came from (re-partition tasks over chunks of about the
-   * target size, their output held or spilled like a shuffle's): every key's
-   * rows in one piece. Returns each piece's blocks and the bytes held.
-   */
-  private async cutByHash(
-    blocks: Batch[], schema: Schema, keys: number[], norms: KeyNorm[], K: number, within: number,
-    meta: { stage: string; partition: number; label: string }, spreadNulls: boolean,
-  ): Promise<{ pieces: Batch[][]; held: number }> {
-    const chunks = packBlocks(blocks, this.settings.skew.advisoryPartitionBytes).filter((c) => c.length > 0);
-    const outs = await Promise.all(chunks.map((chunk, c) => this.run({
-      source: { kind: 'batches', schema, batches: chunk }, ops: [],
-      sink: { kind: 'partition', keys, norms, partitions: K, spreadNulls, nullSeed: c * 7919, within },
-    }, { stage: meta.stage, kind: 'split', partition: meta.partition, split: `${meta.label} chunk ${c + 1}/${chunks.length} into ${K}` })));
-    const pieces = Array.from({ length: K }, (_, k) => outs.map((o) => o.batches[k]).filter((b): b is Batch => b !== null));
-    return { pieces, held: heldBytes(outs.map((o) => o.batches)) };
-  }
+
 
   /**
    * Whether a join repeats keys on both sides (rows per key >= 1.5 in a
@@ -507,7 +449,7 @@ export class Executor {
   }
 }
 
-function withSeed(sink: TaskSink, seed: number): TaskSink {
+export function withSeed(sink: TaskSink, seed: number): TaskSink {
   return sink.kind === 'partition' ? { ...sink, nullSeed: seed * 7919 } : sink;
 }
 
