@@ -5,6 +5,7 @@ import { tableToArrow } from './io/arrow.js';
 import { ResultFile } from './io/result-file.js';
 import { type Batch, type Field, rowCount, valueAt } from './kernels/column.js';
 import { Executor } from './exec/run.js';
+import { type OnProgress, ProgressTracker } from './exec/progress.js';
 import type { Stats } from './exec/stats.js';
 import { type LoadedPlan, type Overrides, loadPlan } from './plan/load.js';
 
@@ -13,6 +14,8 @@ export interface RunOptions extends Overrides {
   baseDir?: string;
   /** write `output` when the plan has one (default true) */
   writeOutput?: boolean;
+  /** called as tasks finish with the stage, tasks done/total, rows read, bytes shuffled and spilled, elapsed ms; the last call at the totals */
+  onProgress?: OnProgress;
 }
 
 export interface RunResult {
@@ -33,9 +36,12 @@ export interface RunResult {
  * none of them in memory (the result's `batches` is empty), so that a result
  * larger than memory can be written.
  */
-export async function executePlan(lp: LoadedPlan, writeOut = true, keepBatches = true): Promise<RunResult> {
+export async function executePlan(
+  lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
+): Promise<RunResult> {
   const t0 = performance.now();
-  const ex = new Executor(lp.settings);
+  const keepBatches = hooks.keepBatches ?? true;
+  const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0));
   const schema = lp.root.schema;
   let batches: Batch[] = [];
   let numRows = 0;
@@ -61,6 +67,7 @@ export async function executePlan(lp: LoadedPlan, writeOut = true, keepBatches =
   }
   ex.stats.wallMs = performance.now() - t0;
   ex.stats.outputRows = numRows;
+  ex.progress.end(ex.stats.wallMs);
   return {
     schema, batches, numRows, stats: ex.stats, outputPath: file?.file,
     toArrow: () => tableToArrow(schema, batches),
@@ -72,5 +79,5 @@ export async function executePlan(lp: LoadedPlan, writeOut = true, keepBatches =
 /** Load, validate, bind and run a plan. Throws PlanError (exit 2), InputError (exit 3) or ExecutionError. */
 export async function runPlan(plan: string | object, options: RunOptions = {}): Promise<RunResult> {
   const lp = await loadPlan(plan, options, options.baseDir);
-  return executePlan(lp, options.writeOutput ?? true);
+  return executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
 }

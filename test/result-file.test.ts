@@ -29,7 +29,7 @@ describe('a result written as it is produced', () => {
     const before = pw.wasmMemory().buffer.byteLength;
     const out = file('scan.parquet');
     // the command line's way: nothing kept in memory
-    const r = await executePlan(await loadPlan(plan(scan, out), { workers: 2 }), true, false);
+    const r = await executePlan(await loadPlan(plan(scan, out), { workers: 2 }), true, { keepBatches: false });
     expect(r.numRows).toBe(ROWS);
     expect(r.batches).toEqual([]);
     const [[groups, rows]] = await duckRows(`SELECT count(DISTINCT row_group_id), sum(row_group_num_rows) / 4 FROM parquet_metadata('${out}')`);
@@ -38,7 +38,7 @@ describe('a result written as it is produced', () => {
     // Three times the rows (~60 MB as Arrow) need no more of the module's memory: one row group at a time.
     const grown = pw.wasmMemory().buffer.byteLength;
     const thrice = { ...plan(scan, file('thrice.parquet')), sources: { t: { parquet: [file('t.parquet'), file('t.parquet'), file('t.parquet')] } } };
-    expect((await executePlan(await loadPlan(thrice, { workers: 2 }), true, false)).numRows).toBe(3 * ROWS);
+    expect((await executePlan(await loadPlan(thrice, { workers: 2 }), true, { keepBatches: false })).numRows).toBe(3 * ROWS);
     expect(pw.wasmMemory().buffer.byteLength - grown).toBeLessThan(4 * 1024 * 1024);
     expect(grown - before).toBeLessThan(32 * 1024 * 1024);
     const [[diff]] = await duckRows(`SELECT count(*) FROM (SELECT row_number() OVER () AS n, * FROM read_parquet('${out}')) a

@@ -19,6 +19,7 @@ import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { InOrder } from './in-order.js';
 import { runOnPool } from './pool.js';
+import { ProgressTracker } from './progress.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
 
@@ -93,7 +94,7 @@ export class Executor {
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
   readonly spill: Spiller;
 
-  constructor(readonly settings: Settings) {
+  constructor(readonly settings: Settings, readonly progress = new ProgressTracker(undefined, performance.now())) {
     this.spill = new Spiller(settings.memoryLimit, settings.spillDir);
   }
 
@@ -105,6 +106,7 @@ export class Executor {
   /** Run one task (on the pool, or here for in-memory batches collected), hold or spill its shuffle output, record its statistics. */
   async run(task: TaskSpec, meta: TaskMeta): Promise<TaskResult> {
     const ticket = this.final && task.sink === this.final.sink ? this.final.order.ticket() : -1;
+    this.progress.scheduled();
     const r = task.source.kind === 'batches' && task.sink.kind === 'collect'
       ? await runTask(task)
       : await runOnPool(this.settings.workers, task);
@@ -123,6 +125,12 @@ export class Executor {
     this.stats.tasks.push({
       ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
       startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, spilledBytes: spilled, spillReadBytes: read,
+    });
+    this.progress.finished({
+      stage: `${meta.stage} ${meta.kind}`,
+      rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
+      bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
+      bytesSpilled: spilled,
     });
     return r;
   }
