@@ -2,6 +2,7 @@
 // result batches, an Arrow table, rows as objects, and the run statistics.
 import type * as arrow from 'apache-arrow';
 import { tableToArrow } from './io/arrow.js';
+import { ExecutionError, SkewjoinError } from './errors.js';
 import { ResultFile } from './io/result-file.js';
 import { type Batch, type Field, rowCount, valueAt } from './kernels/column.js';
 import { Executor } from './exec/run.js';
@@ -78,6 +79,18 @@ export async function executePlan(
 
 /** Load, validate, bind and run a plan. Throws PlanError (exit 2), InputError (exit 3) or ExecutionError. */
 export async function runPlan(plan: string | object, options: RunOptions = {}): Promise<RunResult> {
-  const lp = await loadPlan(plan, options, options.baseDir);
-  return executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
+  try {
+    const lp = await loadPlan(plan, options, options.baseDir);
+    return await executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
+  } catch (e) {
+    throw typed(e);
+  }
+}
+
+/** No untyped error leaves the library: anything else is an ExecutionError (exit 1) keeping the original stack. */
+function typed(e: unknown): SkewjoinError {
+  if (e instanceof SkewjoinError) return e;
+  const err = new ExecutionError(`internal error: ${(e as Error)?.message ?? String(e)}`);
+  if (e instanceof Error && e.stack) err.stack = e.stack;
+  return err;
 }

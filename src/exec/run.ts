@@ -18,14 +18,15 @@ import { runSort } from '../sort/stage.js';
 import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { InOrder } from './in-order.js';
-import { runOnPool } from './pool.js';
+import { FaultPlan } from './faults.js';
 import { ProgressTracker } from './progress.js';
+import { runWithRetries } from './retry.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
 /** What the coordinator knows of a task before it runs. */
-export type TaskMeta = Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes'>;
+export type TaskMeta = Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes' | 'attempt' | 'error'>;
 
 /** Map outputs of one side of a shuffle: byTask[t][p] is what map task t wrote to partition p. */
 interface ShuffleOutput {
@@ -94,6 +95,11 @@ export class Executor {
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
   readonly spill: Spiller;
 
+  /** fault injection (exec/faults.ts), null when off */
+  private readonly faults = FaultPlan.current();
+  /** the first task failure: no task starts after it */
+  private failure: unknown = null;
+
   constructor(readonly settings: Settings, readonly progress = new ProgressTracker(undefined, performance.now())) {
     this.spill = new Spiller(settings.memoryLimit, settings.spillDir);
   }
@@ -103,36 +109,51 @@ export class Executor {
     this.spill.close();
   }
 
-  /** Run one task (on the pool, or here for in-memory batches collected), hold or spill its shuffle output, record its statistics. */
+  /**
+   * Run one task (on the pool with retries, or here for in-memory batches
+   * collected), hold or spill its shuffle output, record its statistics.
+   */
   async run(task: TaskSpec, meta: TaskMeta): Promise<TaskResult> {
+    if (this.failure) throw this.failure;
     const ticket = this.final && task.sink === this.final.sink ? this.final.order.ticket() : -1;
+    const crash = this.faults?.launch(meta.stage, meta.kind);
     this.progress.scheduled();
-    const r = task.source.kind === 'batches' && task.sink.kind === 'collect'
-      ? await runTask(task)
-      : await runOnPool(this.settings.workers, task);
-    // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
-    const held = task.sink.kind === 'partition' || task.sink.kind === 'range' || (task.sink.kind === 'collect' && task.sink.sample);
-    const { blocks, spilled } = held ? this.spill.admit(r.batches) : { blocks: r.batches, spilled: 0 };
-    r.batches = blocks;
-    if (ticket >= 0) {
-      // the final stage streams: its rows go to the output now, not back up the call chain
-      this.final!.order.done(ticket, r.batches.filter((b): b is Batch => b !== null));
-      r.batches = [];
+    try {
+      const r = task.source.kind === 'batches' && task.sink.kind === 'collect' && !this.faults
+        ? Object.assign(await runTask(task), { attempt: 1 })
+        : await runWithRetries(this.settings.workers, task, {
+          label: taskLabel(meta), crash,
+          onFailed: (f) => this.stats.tasks.push({
+            ...meta, rows: 0, outputRows: 0, ms: f.ms, startMs: f.start - this.t0, attempt: f.attempt, error: f.error, spilledBytes: 0, spillReadBytes: 0,
+          }),
+        });
+      // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
+      const held = task.sink.kind === 'partition' || task.sink.kind === 'range' || (task.sink.kind === 'collect' && task.sink.sample);
+      const { blocks, spilled } = held ? this.spill.admit(r.batches) : { blocks: r.batches, spilled: 0 };
+      r.batches = blocks;
+      if (ticket >= 0) {
+        // the final stage streams: its rows go to the output now, not back up the call chain
+        this.final!.order.done(ticket, r.batches.filter((b): b is Batch => b !== null));
+        r.batches = [];
+      }
+      const read = r.spillReadBytes ?? 0;
+      this.stats.spilledBytes += spilled;
+      this.stats.spillReadBytes += read;
+      this.stats.tasks.push({
+        ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
+        startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, attempt: r.attempt, spilledBytes: spilled, spillReadBytes: read,
+      });
+      this.progress.finished({
+        stage: `${meta.stage} ${meta.kind}`,
+        rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
+        bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
+        bytesSpilled: spilled,
+      });
+      return r;
+    } catch (e) {
+      this.failure ??= e;
+      throw e;
     }
-    const read = r.spillReadBytes ?? 0;
-    this.stats.spilledBytes += spilled;
-    this.stats.spillReadBytes += read;
-    this.stats.tasks.push({
-      ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
-      startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, spilledBytes: spilled, spillReadBytes: read,
-    });
-    this.progress.finished({
-      stage: `${meta.stage} ${meta.kind}`,
-      rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
-      bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
-      bytesSpilled: spilled,
-    });
-    return r;
   }
 
   /** Run a pipeline to its end; each task's result in task order. */
@@ -409,10 +430,10 @@ export class Executor {
       const p = pipelineOf(node);
       if (p.source.kind !== 'scan' || p.source.splits.length === 0) return Infinity;
       const s = p.source.splits[0];
-      const r = await runOnPool(this.settings.workers, {
+      const r = await runWithRetries(this.settings.workers, {
         source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields: p.source.schema, limit: EAGER_SAMPLE_ROWS },
         ops: p.ops, sink: { kind: 'keyStats', keys, norms },
-      });
+      }, { label: `${join.id} key sample` });
       const k = r.keyStats!;
       return k.distinct === 0 ? Infinity : k.rows / k.distinct;
     };
@@ -455,6 +476,11 @@ export class Executor {
       this.final = null;
     }
   }
+}
+
+/** A task named in errors: "join-1 reduce task (partition 3, hot-key rest)". */
+function taskLabel(m: Pick<TaskStats, 'stage' | 'kind' | 'partition' | 'split'>): string {
+  return `${m.stage} ${m.kind} task (${m.kind === 'map' ? 'split' : 'partition'} ${m.partition}${m.split ? `, ${m.split}` : ''})`;
 }
 
 export function withSeed(sink: TaskSink, seed: number): TaskSink {

@@ -37,6 +37,10 @@ export interface TaskStats {
   /** bytes of this task's output written to spill files, and of spilled input it read back */
   spilledBytes: number;
   spillReadBytes: number;
+  /** the attempt, from 1: a task whose worker died runs again (exec/retry.ts) */
+  attempt: number;
+  /** a failed attempt: why */
+  error?: string;
 }
 
 /** The reduce plan of one join: its target task size and how skewed partitions were split. */

@@ -6,13 +6,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as arrow from 'apache-arrow';
-import * as pw from 'parquet-wasm';
+import type * as pw from 'parquet-wasm';
+import { ExecutionError } from '../errors.js';
 import { registerCleanup } from '../exec/cleanup.js';
 import { type Batch, type Field, sliceBatch } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
 import { arrowSchema, batchToArrow } from './arrow.js';
 import { csvHeader, csvLines, jsonlLines } from './output.js';
 import { parquetWriterProperties, writeParquetBytes } from './parquet.js';
+import { trackTemp, untrackTemp } from './temp.js';
+import { encodeFailure, parquetWasm } from './wasm.js';
 
 /** Rows per piece handed to an encoder: bounds the memory one conversion takes. */
 const PIECE_ROWS = 1 << 17;
@@ -39,10 +42,17 @@ export class ResultFile {
 
   constructor(readonly file: string, format: OutputFormat, fields: Field[]) {
     this.tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-    this.fd = fs.openSync(this.tmp, 'w');
     const tmp = this.tmp;
-    this.removeTmp = registerCleanup(() => fs.rmSync(tmp, { force: true }));
-    const out: Out = (b) => writeAll(this.fd, typeof b === 'string' ? Buffer.from(b) : b);
+    try {
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      trackTemp(tmp); // the CLI's signal handler removes it (io/temp.ts)
+      this.fd = fs.openSync(tmp, 'w');
+    } catch (e) {
+      untrackTemp(tmp);
+      throw new ExecutionError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    this.removeTmp = registerCleanup(() => { fs.rmSync(tmp, { force: true }); untrackTemp(tmp); });
+    const out: Out = (b) => writeAll(this.fd, typeof b === 'string' ? Buffer.from(b) : b, file);
     this.enc = format === 'parquet' ? new ParquetEncoder(fields, out)
       : format === 'arrow' ? new ArrowEncoder(fields, out)
       : format === 'csv' ? textEncoder(out, csvLines, csvHeader(fields)) : textEncoder(out, (b) => jsonlLines(fields, b));
@@ -67,7 +77,11 @@ export class ResultFile {
     await this.chain;
     await this.enc.finish();
     fs.closeSync(this.fd);
-    fs.renameSync(this.tmp, this.file);
+    try {
+      fs.renameSync(this.tmp, this.file);
+    } catch (e) {
+      throw new ExecutionError(`cannot write ${this.file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
     this.removeTmp(); // nothing left to remove: the file has its final name
   }
 
@@ -80,8 +94,12 @@ export class ResultFile {
   }
 }
 
-function writeAll(fd: number, b: Uint8Array) {
-  for (let at = 0; at < b.byteLength;) at += fs.writeSync(fd, b, at, b.byteLength - at);
+function writeAll(fd: number, b: Uint8Array, file: string) {
+  try {
+    for (let at = 0; at < b.byteLength;) at += fs.writeSync(fd, b, at, b.byteLength - at);
+  } catch (e) {
+    throw new ExecutionError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
 }
 
 function textEncoder(out: Out, lines: (b: Batch) => string, header = ''): Encoder {
@@ -123,7 +141,7 @@ class ParquetEncoder implements Encoder {
     });
     this.ctl.enqueue(first);
     // the writer reads the first batch (for its schema) before it returns the byte stream
-    this.drained = pw.transformParquetStream(input, parquetWriterProperties()).then(async (bytes) => {
+    this.drained = parquetWasm().transformParquetStream(input, parquetWriterProperties()).then(async (bytes) => {
       const reader = (bytes as ReadableStream<Uint8Array>).getReader();
       for (;;) {
         const { done, value } = await reader.read();
@@ -131,7 +149,7 @@ class ParquetEncoder implements Encoder {
         this.out(value);
       }
     }).catch((e) => {
-      this.failure = e;
+      this.failure = e instanceof ExecutionError ? e : encodeFailure(e);
       const f = this.onPull; this.onPull = null; f?.();
     });
   }
@@ -145,7 +163,7 @@ class ParquetEncoder implements Encoder {
 
   async write(b: Batch) {
     if (b.length === 0) return;
-    const t = pw.Table.fromIPCStream(arrow.tableToIPC(new arrow.Table([batchToArrow(this.fields, b)]), 'stream'));
+    const t = parquetWasm().Table.fromIPCStream(arrow.tableToIPC(new arrow.Table([batchToArrow(this.fields, b)]), 'stream'));
     const batches = t.recordBatches();
     t.free();
     for (const rb of batches) {

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ExecutionError, PlanError } from '../errors.js';
 import { registerCleanup } from '../exec/cleanup.js';
+import { trackTemp, untrackTemp } from '../io/temp.js';
 
 /** Why a file operation failed, as its error code when it has one. */
 export const reason = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
@@ -38,7 +39,8 @@ export class SpillFolder {
       throw new PlanError(field, `spill folder ${parent} cannot be written (${reason(e)})`);
     }
     const dir = this.dir;
-    this.remove = registerCleanup(() => fs.rmSync(dir, { recursive: true, force: true }));
+    trackTemp(dir); // the CLI's signal handler removes it (io/temp.ts)
+    this.remove = registerCleanup(() => { fs.rmSync(dir, { recursive: true, force: true }); untrackTemp(dir); });
   }
 
   /** Remove the folder and every spill file in it. */
