@@ -3,7 +3,7 @@
 import type * as arrow from 'apache-arrow';
 import { tableToArrow } from './io/arrow.js';
 import { ExecutionError, SkewjoinError } from './errors.js';
-import { writeOutput } from './io/output.js';
+import { ResultFile } from './io/result-file.js';
 import { type Batch, type Field, rowCount, valueAt } from './kernels/column.js';
 import { Executor } from './exec/run.js';
 import { type OnProgress, ProgressTracker } from './exec/progress.js';
@@ -31,22 +31,46 @@ export interface RunResult {
   toRows(): Record<string, unknown>[];
 }
 
-export async function executePlan(lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress } = {}): Promise<RunResult> {
+/**
+ * Run a loaded plan. With an output file (and `writeOut`) the final stage's
+ * batches are written as they are produced; `keepBatches: false` then keeps
+ * none of them in memory (the result's `batches` is empty), so that a result
+ * larger than memory can be written.
+ */
+export async function executePlan(
+  lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
+): Promise<RunResult> {
   const t0 = performance.now();
+  const keepBatches = hooks.keepBatches ?? true;
   const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0));
-  const batches = await ex.collectBatches(lp.root);
   const schema = lp.root.schema;
-  const numRows = rowCount(batches);
-  let outputPath: string | undefined;
-  if (lp.output && writeOut) {
-    await writeOutput(lp.output.path, lp.output.format, schema, batches);
-    outputPath = lp.output.path;
+  let batches: Batch[] = [];
+  let numRows = 0;
+  let file: ResultFile | null = null;
+  try {
+    if (lp.output && writeOut) {
+      const f = file = new ResultFile(lp.output.path, lp.output.format, schema);
+      await ex.streamBatches(lp.root, (bs) => {
+        numRows += rowCount(bs);
+        if (keepBatches) batches.push(...bs);
+        f.write(bs).catch(() => undefined); // a failed write fails finish()
+      });
+      await f.finish();
+    } else {
+      batches = await ex.collectBatches(lp.root);
+      numRows = rowCount(batches);
+    }
+  } catch (e) {
+    file?.abort();
+    throw e;
+  } finally {
+    ex.close();
   }
   ex.stats.wallMs = performance.now() - t0;
   ex.stats.outputRows = numRows;
   ex.progress.end(ex.stats.wallMs);
   return {
-    schema, batches, numRows, stats: ex.stats, outputPath,
+    schema, batches, numRows, stats: ex.stats, outputPath: file?.file,
     toArrow: () => tableToArrow(schema, batches),
     toRows: () => batches.flatMap((b) => Array.from({ length: b.length }, (_, i) =>
       Object.fromEntries(schema.map((f, k) => [f.name, valueAt(b.columns[k], i)])))),

@@ -126,10 +126,15 @@ describe('run-time failures exit 1 and leave no output', () => {
 });
 
 describe('the memory limit', () => {
-  it('stops a query whose shuffle data exceeds it, naming the setting, and writes nothing', () => {
-    const r = run(plan({ op: 'aggregate', input: scanA, groupBy: ['id'], aggregates: [{ fn: 'count', as: 'n' }] }), '--memory-limit', '100B', '--no-combiners');
-    expect(r.stderr).toMatch(/shuffle data \(\d+ bytes\) exceeds the memory limit \(100 bytes\); raise execution\.memoryLimit or --memory-limit/);
-    expect(r.code).toBe(1);
+  it('is a budget: a query whose shuffle data exceeds it spills and succeeds (test/spill.test.ts for every operator)', async () => {
+    const spillDir = path.join(dir, 'spill');
+    const r = await runPlan({ ...plan({ op: 'aggregate', input: scanA, groupBy: ['id'], aggregates: [{ fn: 'count', as: 'n' }] }), output: undefined },
+      { baseDir: dir, memoryLimit: '100B', combiners: false, spillDir, workers: 2 });
+    expect(r.numRows).toBe(100);
+    expect(r.toRows().every((x) => x.n === 1n)).toBe(true);
+    expect(r.stats.spilledBytes).toBeGreaterThan(0);
+    expect(r.stats.spillReadBytes).toBeGreaterThan(0);
+    expect(fs.readdirSync(spillDir)).toEqual([]);
   });
 });
 

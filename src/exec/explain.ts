@@ -60,7 +60,7 @@ export function explainPlan(lp: LoadedPlan): string {
         return;
       }
       case 'sort':
-        emit(indent, `${src.id}: sort by ${src.by.map((k) => `${src.schema[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`).join(', ')} (on the coordinator)${fused}`);
+        emit(indent, `${src.id}: sort by ${src.by.map((k) => `${src.schema[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`).join(', ')} (ranges by sampled boundaries, one task per range)${fused}`);
         walk(src.input, child);
         return;
       case 'limit':
@@ -100,9 +100,21 @@ function distribution(xs: number[], fmt: (x: number) => string): string {
   return `min ${fmt(min)}, median ${fmt(med)}, p95 ${fmt(p95)}, max ${fmt(max)}`;
 }
 
+/** What a stage's tasks spilled: their output written to spill files, their input read back. */
+function spillText(ts: TaskStats[]): string {
+  const w = ts.filter((t) => t.spilledBytes > 0), r = ts.filter((t) => t.spillReadBytes > 0);
+  const parts = [];
+  if (w.length) parts.push(`spilled ${fmtBytes(w.reduce((a, t) => a + t.spilledBytes, 0))} from ${w.length} task(s)`);
+  if (r.length) parts.push(`read back ${fmtBytes(r.reduce((a, t) => a + t.spillReadBytes, 0))} in ${r.length} task(s)`);
+  return parts.length ? `; ${parts.join(', ')}` : '';
+}
+
 /** `--explain --analyze`: the plan, then what the run measured per shuffle, per skewed partition and per stage. */
 export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   const out = [explainPlan(lp).trimEnd(), '', `run: ${stats.wallMs.toFixed(0)} ms, ${stats.outputRows ?? 0} rows`];
+  if (stats.spilledBytes > 0 || stats.spillReadBytes > 0) {
+    out.push(`spilled: ${fmtBytes(stats.spilledBytes)} written to spill files, ${fmtBytes(stats.spillReadBytes)} read back (memory limit ${fmtBytes(lp.settings.memoryLimit)})`);
+  }
   if (stats.eager.length) out.push(`eager aggregation applied: ${stats.eager.join(', ')}`);
   for (const s of stats.shuffles) {
     out.push(`shuffle ${s.id}: ${s.partitions} partitions`);
@@ -132,7 +144,7 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   for (const [k, ts] of stages) {
     const ms = ts.map((t) => t.ms);
     const med = median(ms), max = Math.max(...ms);
-    out.push(`stage ${k}: ${ts.length} task(s), median ${med.toFixed(1)} ms, slowest ${max.toFixed(1)} ms (${med > 0 ? (max / med).toFixed(1) : '-'}x median)`);
+    out.push(`stage ${k}: ${ts.length} task(s), median ${med.toFixed(1)} ms, slowest ${max.toFixed(1)} ms (${med > 0 ? (max / med).toFixed(1) : '-'}x median)${spillText(ts)}`);
   }
   return out.join('\n') + '\n';
 }

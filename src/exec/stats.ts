@@ -35,6 +35,9 @@ export interface TaskStats {
   /** ms after the run began that the task started, and the thread it ran on (0: the coordinator) */
   startMs?: number;
   thread?: number;
+  /** bytes of this task's output written to spill files, and of spilled input it read back */
+  spilledBytes: number;
+  spillReadBytes: number;
   /** the attempt, from 1: a task whose worker died runs again (exec/retry.ts) */
   attempt: number;
   /** a failed attempt: why */
@@ -62,4 +65,7 @@ export interface Stats {
   /** aggregates computed by eager aggregation below their join */
   eager: string[];
   outputRows?: number;
+  /** totals over the tasks: bytes written to spill files and read back */
+  spilledBytes: number;
+  spillReadBytes: number;
 }

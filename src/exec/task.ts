@@ -19,6 +19,9 @@ import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffl
 import { type SplitKey, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
+import { withSpillRead } from '../spill/source.js';
+import { type SortKey, sortIndices } from '../kernels/sort.js';
+import { rangePartition, sampleRows } from '../sort/partition.js';
 
 export type RowOp = { kind: 'filter'; pred: BoundPredicate } | { kind: 'project'; indices: number[] };
 
@@ -38,13 +41,18 @@ export type TaskSource =
   /** cut hot keys out of a partition's rows (key-level skew handling) */
   | { kind: 'split'; schema: Schema; blocks: Batch[]; keys: number[]; norms: KeyNorm[]; hot: SplitKey[] }
   /** raw: input rows; final: partial states from combiners, grouped by their leading columns */
-  | { kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema };
+  | { kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema }
+  /** one range of a range-partitioned sort: its rows sorted */
+  | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[] };
 
 /** Partial aggregation of a task's output before its sink (a combiner). */
 export interface Combine { groupBy: number[]; aggs: BoundAggregate[]; schema: Schema }
 
 export type TaskSink =
-  | { kind: 'collect' }
+  /** sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them) */
+  | { kind: 'collect'; sample?: number }
+  /** range-partition rows by sort keys against sorted boundaries (see sort/range.ts) */
+  | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
   /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */
   | { kind: 'keyStats'; keys: number[]; norms: KeyNorm[] }
   /** hash-partition rows by key (see PartitionSpec) */
@@ -68,12 +76,14 @@ export interface TaskResult {
   keyStats?: { rows: number; distinct: number };
   /** what the combiner did: aggregated, or passed rows through because they did not reduce */
   combine?: { mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number; rowsOut: number };
+  /** collect sink with `sample`: evenly spaced output rows */
+  sample?: Batch;
+  /** bytes of spilled input blocks this task read back */
+  spillReadBytes?: number;
   /** a join task: the path it took (see JoinPath) */
   join?: JoinPath;
   /** a scan task: whether the columns were read in place (Arrow C Data Interface) or through IPC */
   read?: 'in-place' | 'ipc';
-  /** bytes this task wrote to spill files (reported to onProgress) */
-  spilledBytes?: number;
   ms: number;
 }
 
@@ -123,6 +133,10 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
       const cols = l.columns.map((c) => gather(c, m.left, m.n));
       if (src.type !== 'semi' && src.type !== 'anti') for (const c of r.columns) cols.push(gather(c, m.right, m.n));
       return { batches: [{ length: m.n, columns: cols }], rows: l.length + r.length, join };
+    }
+    case 'sort': {
+      const all = concatBatches(src.schema, src.input);
+      return { batches: [gatherBatch(all, sortIndices(all, src.by))], rows: all.length };
     }
     case 'aggregate': {
       const all = concatBatches(src.schema, src.input);
@@ -243,7 +257,9 @@ function combineRows(all: Batch, c: Combine): { batch: Batch; mode: 'partial' | 
 /** Run a task; its result carries when (epoch ms) and on which thread it ran, for timelines. */
 export async function runTask(t: TaskSpec): Promise<TaskResult> {
   const start = performance.timeOrigin + performance.now();
-  const r = await execute(t);
+  const { source, readBytes } = withSpillRead(t.source);
+  const r = await execute(readBytes ? { ...t, source } : t);
+  if (readBytes) r.spillReadBytes = readBytes;
   r.start = start;
   r.thread = threadId;
   return r;
@@ -285,7 +301,12 @@ function finishSink(t: TaskSpec, { batches, rows, combined }: Produced, t0: numb
     outBatches = batch.length > 0 ? [batch] : [];
   }
   if (t.sink.kind === 'collect') {
-    return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0 };
+    const sample = t.sink.sample ? sampleRows(outBatches, t.sink.sample) : undefined;
+    return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0, ...(sample ? { sample } : {}) };
+  }
+  if (t.sink.kind === 'range') {
+    const { blocks, rows: partitionRows, bytes: partitionBytes } = rangePartition(outBatches, t.sink.by, t.sink.bounds, t.sink.nullSeed);
+    return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, ms: performance.now() - t0 };
   }
   if (t.sink.kind === 'keyStats') {
     const all = concatBatches(outBatches[0]?.columns.map((c) => ({ name: '', type: c.type })) ?? [], outBatches);

@@ -1,15 +1,6 @@
-// Writing results: Parquet, CSV, JSON lines and Arrow IPC files, always
-// through a temporary file in the same folder and a rename, so that a failed
-// query leaves nothing behind; and the terminal table.
-import fs from 'node:fs';
-import path from 'node:path';
-import * as arrow from 'apache-arrow';
-import { ExecutionError } from '../errors.js';
+// Result text: cells as CSV, JSON lines and the terminal table (files are
+// written batch by batch by io/result-file.ts).
 import { type Batch, type Column, type Field, isNull, rowCount, stringAt } from '../kernels/column.js';
-import type { OutputFormat } from '../plan/spec.js';
-import { tableToArrow } from './arrow.js';
-import { writeParquetBytes } from './parquet.js';
-import { trackTemp, untrackTemp } from './temp.js';
 
 const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
 
@@ -62,67 +53,29 @@ function csvField(s: string | null): string {
   return /[",\r\n]/.test(s) || s === '' ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-function* csvChunks(fields: Field[], batches: Batch[]): Generator<string> {
-  yield fields.map((f) => csvField(f.name)).join(',') + '\n';
-  for (const b of batches) {
-    const lines: string[] = [];
-    for (let i = 0; i < b.length; i++) lines.push(b.columns.map((c) => csvField(cellText(c, i))).join(','));
-    if (lines.length) yield lines.join('\n') + '\n';
-  }
+export function csvHeader(fields: Field[]): string {
+  return fields.map((f) => csvField(f.name)).join(',') + '\n';
 }
 
-function* jsonlChunks(fields: Field[], batches: Batch[]): Generator<string> {
+/** One batch as CSV lines (each ended by a newline). */
+export function csvLines(b: Batch): string {
+  const lines: string[] = [];
+  for (let i = 0; i < b.length; i++) lines.push(b.columns.map((c) => csvField(cellText(c, i))).join(','));
+  return lines.length ? lines.join('\n') + '\n' : '';
+}
+
+/** One batch as JSON lines (each ended by a newline). */
+export function jsonlLines(fields: Field[], b: Batch): string {
   const keys = fields.map((f) => JSON.stringify(f.name) + ':');
-  for (const b of batches) {
-    const lines: string[] = [];
-    for (let i = 0; i < b.length; i++) {
-      lines.push('{' + b.columns.map((c, k) => keys[k] + cellJson(c, i)).join(',') + '}');
-    }
-    if (lines.length) yield lines.join('\n') + '\n';
+  const lines: string[] = [];
+  for (let i = 0; i < b.length; i++) {
+    lines.push('{' + b.columns.map((c, k) => keys[k] + cellJson(c, i)).join(',') + '}');
   }
+  return lines.length ? lines.join('\n') + '\n' : '';
 }
 
 export function jsonLines(fields: Field[], batches: Batch[]): string {
-  return [...jsonlChunks(fields, batches)].join('');
-}
-
-/**
- * Write a result atomically: a temporary file beside the target, renamed when
- * complete. Text formats yield between batches, so that an interrupt is
- * handled (and the temporary file removed, io/temp.ts) while a long write runs.
- */
-export async function writeOutput(file: string, format: OutputFormat, fields: Field[], batches: Batch[]): Promise<void> {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  let fd: number;
-  try {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    trackTemp(tmp);
-    fd = fs.openSync(tmp, 'w');
-  } catch (e) {
-    untrackTemp(tmp);
-    throw new ExecutionError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  try {
-    try {
-      if (format === 'parquet') fs.writeSync(fd, writeParquetBytes(fields, batches));
-      else if (format === 'arrow') fs.writeSync(fd, arrow.tableToIPC(tableToArrow(fields, batches), 'file'));
-      else {
-        for (const chunk of (format === 'csv' ? csvChunks : jsonlChunks)(fields, batches)) {
-          fs.writeSync(fd, chunk);
-          await new Promise(setImmediate);
-        }
-      }
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    const code = (e as NodeJS.ErrnoException).code;
-    throw code ? new ExecutionError(`cannot write ${file}: ${code}`) : e;
-  } finally {
-    untrackTemp(tmp);
-  }
+  return batches.map((b) => jsonlLines(fields, b)).join('');
 }
 
 /** A cell for the terminal: floats to 12 significant digits (sums differ in the last bits with the summing order). */

@@ -183,16 +183,22 @@ async function openCached(path: string): Promise<PW.ParquetFile> {
   return file;
 }
 
+/** Snappy, row groups of at most `rowGroupSize` rows: what every file the engine writes uses. */
+export function parquetWriterProperties(rowGroupSize = 1 << 17): PW.WriterProperties {
+  const pw = parquetWasm();
+  return new pw.WriterPropertiesBuilder()
+    .setCompression(pw.Compression.SNAPPY)
+    .setMaxRowGroupSize(rowGroupSize)
+    .build();
+}
+
+/** A whole Parquet file in one buffer (small files: datasets, an empty result). */
 export function writeParquetBytes(fields: Field[], batches: Batch[], rowGroupSize = 1 << 17): Uint8Array {
   const table = tableToArrow(fields, batches);
   const pw = parquetWasm();
   try {
     const t = pw.Table.fromIPCStream(arrow.tableToIPC(table, 'stream'));
-    const props = new pw.WriterPropertiesBuilder()
-      .setCompression(pw.Compression.SNAPPY)
-      .setMaxRowGroupSize(rowGroupSize)
-      .build();
-    return pw.writeParquet(t, props);
+    return pw.writeParquet(t, parquetWriterProperties(rowGroupSize));
   } catch (e) {
     throw encodeFailure(e);
   }

@@ -27,7 +27,10 @@ export interface Settings {
   /** partial aggregates below a join, where the aggregate above it allows (needs combiners) */
   eagerAggregation: boolean;
   skew: SkewSettings;
+  /** budget for data held in memory; above it the engine spills */
   memoryLimit: number;
+  /** parent folder of the query's spill folder (absolute) */
+  spillDir: string;
 }
 
 /** Overrides from the command line or the library caller; they win over the plan's `execution`. */
@@ -38,6 +41,8 @@ export interface Overrides {
   eagerAggregation?: boolean;
   skew?: Partial<SkewSettings>;
   memoryLimit?: number | string;
+  /** relative to the current directory */
+  spillDir?: string;
 }
 
 export interface LoadedPlan {
@@ -105,7 +110,8 @@ export function readPlanFile(file: string): unknown {
   }
 }
 
-export function resolveSettings(plan: Plan, o: Overrides = {}): Settings {
+/** `baseDir` resolves a relative `execution.spillDir` (the plan's folder). */
+export function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings {
   const ex = plan.execution ?? {};
   const sk = ex.skew ?? {};
   const skew: SkewSettings = {
@@ -118,7 +124,7 @@ export function resolveSettings(plan: Plan, o: Overrides = {}): Settings {
   };
   const memoryLimit = o.memoryLimit !== undefined
     ? parseBytes(o.memoryLimit, 0)
-    : parseBytes(ex.memoryLimit, 4 * 1024 ** 3);
+    : parseBytes(ex.memoryLimit, Math.floor(os.totalmem() / 2));
   return {
     workers: o.workers ?? ex.workers ?? os.availableParallelism(),
     partitions: o.partitions ?? ex.partitions,
@@ -126,6 +132,7 @@ export function resolveSettings(plan: Plan, o: Overrides = {}): Settings {
     eagerAggregation: o.eagerAggregation ?? ex.eagerAggregation ?? true,
     skew,
     memoryLimit,
+    spillDir: o.spillDir !== undefined ? path.resolve(o.spillDir) : ex.spillDir !== undefined ? path.resolve(baseDir, ex.spillDir) : os.tmpdir(),
   };
 }
 
@@ -159,7 +166,7 @@ export async function loadPlan(source: string | object, overrides: Overrides = {
   const obj = typeof source === 'string' ? readPlanFile(source) : source;
   const dir = typeof source === 'string' ? path.dirname(path.resolve(source)) : path.resolve(baseDir ?? '.');
   const plan = validatePlan(obj);
-  const settings = resolveSettings(plan, overrides);
+  const settings = resolveSettings(plan, overrides, dir);
   const output = outputOf(plan, dir);
   const root = pruneColumns(await bindPlan(plan, dir));
   return { plan, baseDir: dir, root, settings, output };

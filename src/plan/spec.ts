@@ -105,6 +105,8 @@ export const ExecutionSchema = z.strictObject({
   eagerAggregation: z.boolean().optional(),
   skew: SkewOptionsSchema.optional(),
   memoryLimit: ByteSize.optional(),
+  /** where spill files go (default: the OS temp folder); created when missing */
+  spillDir: z.string().min(1).optional(),
 });
 
 export const OUTPUT_FORMATS = ['parquet', 'csv', 'jsonl', 'arrow'] as const;

@@ -17,6 +17,8 @@ export interface PartitionSpec {
   nullSeed: number;
   /** keep a Space-Saving summary of the keys with this many counters (0: none) */
   sketch?: number;
+  /** the rows are one partition of a shuffle into this many: partition by the next bits of the hash (grace hash join) */
+  within?: number;
 }
 
 /** A map task's heavy hitters, with each key's identity and printable value. */
@@ -162,8 +164,11 @@ export function partitionIds(keys: Keys, spec: PartitionSpec, rr: { next: number
   const { hash } = keys;
   const anyNull = spec.spreadNulls ? keys.anyNull : null;
   const P = spec.partitions;
+  const W = spec.within ?? 0;
   for (let i = 0; i < keys.n; i++) {
-    pid[i] = anyNull !== null && anyNull[i] ? rr.next++ % P : partitionOf(hash[i], P);
+    // within W: the fraction of the hash below its partition's bits (exact: at most 2^48)
+    const h = W > 0 ? ((hash[i] >>> 0) * W) % 4294967296 : hash[i];
+    pid[i] = anyNull !== null && anyNull[i] ? rr.next++ % P : partitionOf(h, P);
   }
   return pid;
 }
