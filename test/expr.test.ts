@@ -179,3 +179,81 @@ describe('plan errors name the JSON path (exit 2, no output file)', () => {
     expect(r.code).toBe(3);
   });
 });
+
+describe('TPC-H shaped data written by DuckDB (DECIMAL(15,2) money, DATE)', () => {
+  const sources = { lineitem: { parquet: 'lineitem.parquet' }, orders: { parquet: 'orders.parquet' } };
+  const L = `read_parquet('${path.join(dir, 'lineitem.parquet')}')`, O = `read_parquet('${path.join(dir, 'orders.parquet')}')`;
+  beforeAll(async () => {
+    await writeParquet(path.join(dir, 'orders.parquet'), `SELECT i AS o_orderkey, (i % 97) AS o_custkey,
+        (DATE '1992-01-01' + ((i * 37) % 2400)::INTEGER) AS o_orderdate, (((i * 7919) % 50000000) / 100 + 1000)::DECIMAL(15,2) AS o_totalprice
+      FROM range(1, 3001) t(i)`, 700);
+    await writeParquet(path.join(dir, 'lineitem.parquet'), `SELECT (i % 3000) + 1 AS l_orderkey,
+        (((i * 104729) % 10000000) / 100 + 900)::DECIMAL(15,2) AS l_extendedprice, ((i % 11) / 100)::DECIMAL(15,2) AS l_discount,
+        ((i % 9) / 100)::DECIMAL(15,2) AS l_tax, ((i % 50) + 1)::DECIMAL(15,2) AS l_quantity,
+        (DATE '1992-01-02' + ((i * 13) % 2500)::INTEGER) AS l_commitdate, (DATE '1992-01-02' + ((i * 17) % 2500)::INTEGER) AS l_receiptdate
+      FROM range(0, 20000) t(i)`, 3000);
+  });
+
+  it('sum(l_extendedprice * (1 - l_discount)) by year(o_orderdate) equals DuckDB to the cent, as text', async () => {
+    const query = {
+      op: 'aggregate', groupBy: ['o_year'],
+      aggregates: [{ fn: 'sum', expr: f('*', col('l_extendedprice'), f('-', v(1), col('l_discount'))), as: 'revenue' }],
+      input: { op: 'project', columns: [{ name: 'o_year', expr: f('year', col('o_orderdate')) }, 'l_extendedprice', 'l_discount'],
+        input: { op: 'join', type: 'inner', left: { op: 'scan', source: 'lineitem' }, right: { op: 'scan', source: 'orders' }, on: [['l_orderkey', 'o_orderkey']] } },
+    };
+    const want = await duckRows(`SELECT year(o_orderdate)::VARCHAR, sum(l_extendedprice * (1 - l_discount))::VARCHAR FROM ${L} JOIN ${O} ON l_orderkey = o_orderkey GROUP BY 1`);
+    expect(want.length).toBeGreaterThan(5);
+    for (const extra of [{}, { combiners: false }, { skew: { thresholdBytes: 1, factor: 1 } }]) {
+      const r = await runPlan({ version: 1, sources, query }, { ...opts, ...extra });
+      expect(sorted(r.toRows().map((x) => [String(x.o_year), x.revenue]))).toEqual(sorted(want));
+    }
+  });
+
+  it('TPC-H Q1/Q4 shapes: charge with tax, a column-to-column date filter, a date literal plus an interval', async () => {
+    const r = await runPlan({ version: 1, sources, query: {
+      op: 'aggregate', groupBy: [], aggregates: [
+        { fn: 'sum', expr: f('*', f('*', col('l_extendedprice'), f('-', v(1), col('l_discount'))), f('+', v(1), col('l_tax'))), as: 'charge' },
+        { fn: 'avg', expr: col('l_quantity'), as: 'avg_qty' }, { fn: 'count', as: 'n' }],
+      input: { op: 'filter', input: { op: 'scan', source: 'lineitem' }, where: { and: [
+        { left: col('l_commitdate'), cmp: '<', right: col('l_receiptdate') },
+        { left: col('l_commitdate'), cmp: '<', right: f('date_add', v('1994-01-01'), v(1), v('year')) },
+      ] } },
+    } }, opts);
+    const [[charge, avg, n]] = await duckRows(`SELECT sum(l_extendedprice * (1 - l_discount) * (1 + l_tax))::VARCHAR, avg(l_quantity), count(*)::VARCHAR FROM ${L}
+      WHERE l_commitdate < l_receiptdate AND l_commitdate < DATE '1994-01-01' + INTERVAL 1 YEAR`);
+    const [row] = r.toRows();
+    expect(row.charge).toBe(charge);
+    expect(Number(row.avg_qty).toPrecision(10)).toBe(avg);
+    expect(String(row.n)).toBe(n);
+  });
+
+  it('a cross join replicates the smaller side (a scalar subquery, TPC-H Q11 shape), either side', async () => {
+    const perCust = { op: 'aggregate', input: { op: 'scan', source: 'orders' }, groupBy: ['o_custkey'], aggregates: [{ fn: 'sum', column: 'o_totalprice', as: 'value' }] };
+    const total = { op: 'aggregate', input: { op: 'scan', source: 'orders' }, groupBy: [], aggregates: [{ fn: 'sum', column: 'o_totalprice', as: 'total' }] };
+    const want = await duckRows(`SELECT o_custkey::VARCHAR, sum(o_totalprice)::VARCHAR FROM ${O} GROUP BY o_custkey
+      HAVING sum(o_totalprice) > (SELECT sum(o_totalprice) * 0.0103 FROM ${O})`);
+    expect(want.length).toBeGreaterThan(5);
+    for (const [left, right] of [[perCust, total], [total, perCust]]) {
+      const r = await runPlan({ version: 1, sources, query: {
+        op: 'project', columns: ['o_custkey', 'value'],
+        input: { op: 'filter', where: { left: col('value'), cmp: '>', right: f('*', col('total'), v(0.0103)) },
+          input: { op: 'join', type: 'inner', left, right, on: [] } },
+      } }, opts);
+      expect(sorted(r.toRows().map((x) => [String(x.o_custkey), x.value]))).toEqual(sorted(want));
+      expect(r.stats.tasks.some((t: { split?: string }) => /cross join: (left|right) side replicated/.test(t.split ?? ''))).toBe(true);
+    }
+    const n = await runPlan({ version: 1, sources, query: { op: 'join', type: 'inner', left: { op: 'scan', source: 'orders', columns: ['o_orderkey'] }, right: { op: 'scan', source: 'orders', columns: ['o_custkey'] }, on: [] } }, opts);
+    expect(n.numRows).toBe(3000 * 3000);
+  });
+
+  it('--explain shows the description, computed columns and the cross join', () => {
+    const plan = writePlan(dir, { description: 'TPC-H Q11 shape', version: 1, sources, query: {
+      op: 'project', columns: [{ name: 'y', expr: f('year', col('o_orderdate')) }],
+      input: { op: 'join', type: 'inner', left: { op: 'scan', source: 'orders' }, right: { op: 'scan', source: 'lineitem', columns: ['l_tax'] }, on: [] } } }, 'explain.json');
+    const r = cli(['--explain', plan]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^plan: TPC-H Q11 shape$/m);
+    expect(r.stdout).toMatch(/join-1: cross join, the smaller side replicated/);
+    expect(r.stdout).toMatch(/year\(o_orderdate\)/);
+  });
+});

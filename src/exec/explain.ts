@@ -46,6 +46,12 @@ export function explainPlan(lp: LoadedPlan): string {
         return;
       }
       case 'join': {
+        if (src.leftKeys.length === 0) {
+          emit(indent, `${src.id}: cross join, the smaller side replicated to the tasks of the larger${fused}`);
+          walk(src.left, child);
+          walk(src.right, child);
+          return;
+        }
         const P = parts(src);
         const on = src.leftKeys.map((l, i) => `${src.left.schema[l].name} = ${src.right.schema[src.rightKeys[i]].name}`).join(' and ');
         emit(indent, `${src.id}: ${src.type} hash join on ${on}, ${P} reduce task(s) at most${fused}`);
