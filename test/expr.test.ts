@@ -140,6 +140,17 @@ describe('strings, dates, nulls, case', () => {
     expect(ours.sort()).toEqual(theirs.sort());
   });
 
+  it('casts: rounding half away from zero, floats to decimals, values as text', async () => {
+    const cast = (e: object, to: string) => ({ cast: e, to });
+    await same([
+      [cast(col('p'), 'int64'), 'p::BIGINT'], [cast(col('q'), 'int32'), 'q::INTEGER'], [cast(col('x'), 'decimal(10,2)'), 'x::DECIMAL(10,2)'],
+      [cast(col('q'), 'decimal(4,1)'), 'q::DECIMAL(4,1)'], [cast(col('a'), 'decimal(20,3)'), 'a::DECIMAL(20,3)'], [cast(col('q'), 'utf8'), 'q::VARCHAR'],
+      [cast(col('d'), 'utf8'), 'd::VARCHAR'], [cast(v('12.25'), 'decimal(5,1)'), `'12.25'::DECIMAL(5,1)`], [cast(f('year', col('d')), 'utf8'), 'year(d)::VARCHAR'],
+      [cast(cast(col('b'), 'utf8'), 'int64'), 'b::VARCHAR::BIGINT'],
+    ]);
+    await same([[cast(col('p'), 'float64'), 'p::DOUBLE'], [cast(col('a'), 'float64'), 'a::DOUBLE']], [0, 1]);
+  });
+
   it('case branches unify: integer < decimal < float64', async () => {
     const r = await runPlan({
       version: 1, sources: { t: { parquet: 't.parquet' } },
