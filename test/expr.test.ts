@@ -51,7 +51,8 @@ beforeAll(async () => {
       CASE WHEN i % 9 = 0 THEN NULL ELSE ['abc', 'héllo wörld', 'PROMO BRUSHED', '', 'a_b%c', '  pad  ', 'xyz', 'ab'][i % 8 + 1] END AS s,
       CASE WHEN i % 10 = 0 THEN NULL ELSE ['b', 'l', 'RUS', 'o w', '_', 'z', ''][i % 7 + 1] END AS t,
       CASE WHEN i % 11 = 0 THEN NULL ELSE ['2024-01-31', '2023-01-31', '2024-02-29', '2023-12-31', '2000-02-29', '1900-01-31', '1999-03-30', '2024-03-31'][i % 8 + 1]::DATE END AS d,
-      CASE WHEN i % 12 = 0 THEN NULL ELSE (i % 27) - 13 END::INTEGER AS n
+      CASE WHEN i % 12 = 0 THEN NULL ELSE (i % 27) - 13 END::INTEGER AS n,
+      CASE WHEN i % 11 = 0 THEN NULL ELSE ['2024-01-31', '2023-01-31', '2024-02-29', '2023-12-31', '2000-02-29', '1900-01-31', '1999-03-30', '2024-03-31'][i % 8 + 1]::TIMESTAMP + to_minutes(i * 97) END AS ts
     FROM range(0, 120) t(i)`, 50);
 });
 
@@ -124,6 +125,15 @@ describe('strings, dates, nulls, case', () => {
       [f('date_add', col('d'), col('n'), v('month')), `(d + to_months(n))::DATE`], [f('date_add', col('d'), v(1), v('month')), `(d + INTERVAL 1 MONTH)::DATE`],
       [f('date_add', col('d'), col('n'), v('year')), `(d + to_years(n))::DATE`], [f('date_add', col('d'), col('n')), `d + n`],
       [f('date_diff', v('2000-01-01'), col('d')), `date_diff('day', DATE '2000-01-01', d)`],
+    ]);
+  });
+
+  it('timestamps: parts, month steps keeping the time of day, comparisons with strings', async () => {
+    await same([
+      [f('year', col('ts')), 'year(ts)'], [f('day', col('ts')), 'day(ts)'], [{ cast: col('ts'), to: 'date' }, 'ts::DATE'],
+      [{ cast: f('date_add', col('ts'), col('n'), v('month')), to: 'utf8' }, `strftime(ts + to_months(n), '%Y-%m-%d %H:%M:%S')`],
+      [{ case: [{ when: { column: 'ts', cmp: '<', value: '2023-06-01 12:00:00' }, then: v(1) }], else: v(0) }, `CASE WHEN ts < TIMESTAMP '2023-06-01 12:00:00' THEN 1 ELSE 0 END`],
+      [{ case: [{ when: { left: col('ts'), cmp: '>=', right: { cast: col('d'), to: 'timestamp' } }, then: v('y') }], else: v('n') }, `CASE WHEN ts >= d::TIMESTAMP THEN 'y' ELSE 'n' END`],
     ]);
   });
 

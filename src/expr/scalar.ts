@@ -67,7 +67,8 @@ export function convertScalar(v: Scalar, from: DataType, to: DataType): Scalar |
       if (from.id === 'utf8') return v;
       if (from.id === 'decimal') return decimalText(v as bigint, from.scale!);
       if (from.id === 'date32') return formatDate(v as number);
-      if (from.id === 'timestamp') return formatTimestamp(v as bigint, from.unit!, from.tz).replace('T', ' ');
+      // as DuckDB prints one: a space before the time, the fraction without trailing zeros
+      if (from.id === 'timestamp') return formatTimestamp(v as bigint, from.unit!, from.tz).replace('T', ' ').replace(/(\.\d*?)0+(?=Z?$)/, '$1').replace(/\.(?=Z?$)/, '');
       return String(v);
     case 'bool':
       if (typeof v === 'boolean') return v;
