@@ -4,7 +4,8 @@
 // memory, skipping the IPC copy. The views stay valid only until the next
 // call into the module (which may grow, and so detach, its memory): a task
 // uses them synchronously and then releases the data (see readRowGroups).
-import * as pw from 'parquet-wasm';
+import type * as pw from 'parquet-wasm';
+import { parquetWasm } from './wasm.js';
 import { type Batch, type Column, type DataType, type Field, type TypeId, valuesCtor } from '../kernels/column.js';
 import { decimalFromArrow } from './arrow.js';
 
@@ -79,7 +80,7 @@ function column(m: Mem, schema: number, array: number, type: DataType): Column |
  */
 export function batchesInPlace(stream: pw.FFIStream, fields: Field[]): Batch[] | null {
   const schema = stream.schemaAddr(), arrays = Array.from(stream.arrayAddrs());
-  const m = new Mem(pw.wasmMemory().buffer); // no call into the module from here on
+  const m = new Mem(parquetWasm().wasmMemory().buffer); // no call into the module from here on
   const nChildren = m.i64(schema + 24), children = m.u32(schema + 32);
   const names: string[] = [];
   for (let c = 0; c < nChildren; c++) names.push(m.cstr(m.u32(m.u32(children + 4 * c) + 4)));
