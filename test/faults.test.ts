@@ -38,7 +38,7 @@ const plan = (query: object, output = 'out/result.parquet') => ({ version: 1, so
 
 function cli(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, SKEWJOIN_DEBUG: '', SKEWJOIN_FAULTS: '', ...env } });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 const leftovers = () => fs.readdirSync(outDir);
 
@@ -172,7 +172,7 @@ describe('SKEWJOIN_FAULTS', () => {
     fs.rmSync(f('out/result.parquet'));
 
     const always = cli([p, '--workers', '2', '--partitions', '4'], { SKEWJOIN_FAULTS: 'crash:join-1:reduce:0:always' });
-    expect(always.code).toBe(1);
+    expect(always.code, `signal ${always.signal}: ${always.stderr}`).toBe(1);
     expect(always.stderr).toMatch(/skewjoin: error: join-1 reduce task \(partition 0.*\) failed: its worker died on each of 3 attempts/);
     expect(always.stderr).not.toMatch(/\n\s+at /);
     expect(leftovers()).toEqual([]);
