@@ -27,7 +27,7 @@ export interface RunResult {
   /** the file written, when the plan has `output` */
   outputPath?: string;
   toArrow(): arrow.Table;
-  /** rows as plain objects: 64-bit integers as bigint, dates as 'YYYY-MM-DD' day numbers, nulls as null */
+  /** rows as plain objects: 64-bit integers as bigint, decimals as exact text ('1234.50'), dates as day numbers, nulls as null */
   toRows(): Record<string, unknown>[];
 }
 

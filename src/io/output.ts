@@ -1,6 +1,6 @@
 // Result text: cells as CSV, JSON lines and the terminal table (files are
 // written batch by batch by io/result-file.ts).
-import { type Batch, type Column, type Field, isNull, rowCount, stringAt } from '../kernels/column.js';
+import { type Batch, type Column, type Field, decimalAt, decimalText, isNull, rowCount, stringAt } from '../kernels/column.js';
 
 const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
 
@@ -33,6 +33,7 @@ export function cellText(c: Column, i: number): string | null {
     case 'bool': return v ? 'true' : 'false';
     case 'date32': return formatDate(v as number);
     case 'timestamp': return formatTimestamp(v as bigint, c.type.unit!, c.type.tz);
+    case 'decimal': return decimalText(decimalAt(c, i), c.type.scale!);
     default: return String(v);
   }
 }
@@ -41,7 +42,7 @@ export function cellText(c: Column, i: number): string | null {
 export function cellJson(c: Column, i: number): string {
   if (isNull(c, i)) return 'null';
   const id = c.type.id;
-  if (id === 'utf8' || id === 'date32' || id === 'timestamp') return JSON.stringify(cellText(c, i));
+  if (id === 'utf8' || id === 'date32' || id === 'timestamp' || id === 'decimal') return JSON.stringify(cellText(c, i));
   if (id === 'bool') return c.values[i] ? 'true' : 'false';
   const v = c.values[i];
   if (typeof v === 'number' && !Number.isFinite(v)) return 'null';
