@@ -26,11 +26,18 @@ export interface RunResult {
   /** the file written, when the plan has `output` */
   outputPath?: string;
   toArrow(): arrow.Table;
-  /** rows as plain objects: 64-bit integers as bigint, dates as 'YYYY-MM-DD' day numbers, nulls as null */
+  /** rows as plain objects: 64-bit integers as bigint, decimals as exact text ('1234.50'), dates as day numbers, nulls as null */
   toRows(): Record<string, unknown>[];
 }
 
-export async function executePlan(lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress } = {}): Promise<RunResult> {
+/**
+ * Run a loaded plan (exec/execute.ts). With an output file (and `writeOut`)
+ * the final stage's batches are written as they are produced; `keepBatches:
+ * false` then keeps none of them in memory (the result's `batches` is empty).
+ */
+export async function executePlan(
+  lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
+): Promise<RunResult> {
   const r = await execute(lp, writeOut, hooks);
   const { schema, batches } = r;
   return {

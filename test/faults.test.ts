@@ -58,14 +58,16 @@ describe('a corrupt column chunk', () => {
   });
 
   it('is an InputError in the library, and the thread it poisoned is replaced: the next queries succeed', async () => {
-    const ok = await runPlan(plan(countBy('good'), ''), { baseDir: dir, workers: 1 });
+    // on the pool (inThreadBytes 0): the poisoned worker is what is tested
+    const pool = { baseDir: dir, workers: 1, inThreadBytes: 0 };
+    const ok = await runPlan(plan(countBy('good'), ''), pool);
     const before = new Set(ok.stats.tasks.map((t) => t.thread));
-    const e = await runPlan(plan(countBy('bad'), ''), { baseDir: dir, workers: 1 }).catch((x) => x);
+    const e = await runPlan(plan(countBy('bad'), ''), pool).catch((x) => x);
     expect(e).toBeInstanceOf(InputError);
     expect(e.exitCode).toBe(3);
     expect(e.file).toBe(f('corrupt.parquet'));
     for (let i = 0; i < 2; i++) {
-      const again = await runPlan(plan(countBy('good'), ''), { baseDir: dir, workers: 1 });
+      const again = await runPlan(plan(countBy('good'), ''), pool);
       expect(again.numRows).toBe(1000);
       // One worker: the thread that read the corrupt chunk was the one thread, and it is gone.
       for (const t of again.stats.tasks) expect(before.has(t.thread)).toBe(false);
@@ -106,7 +108,8 @@ describe('SKEWJOIN_FAULTS', () => {
     input: { op: 'join', type: 'inner', on: [['k', 'k']], left: { op: 'scan', source: 'good', columns: ['k'] }, right: { op: 'scan', source: 'small' } },
   };
   const joinSql = `SELECT g.k, count(*) AS n, sum(w) AS sw FROM read_parquet('${f('good.parquet')}') g JOIN read_parquet('${f('small.parquet')}') s ON g.k = s.k GROUP BY g.k`;
-  const opts = { workers: 2, partitions: 4 };
+  // the shuffle path (a small side would be broadcast: no join reduce tasks to crash)
+  const opts = { workers: 2, partitions: 4, broadcastBytes: 0 };
 
   it('parses rules and rejects malformed ones', () => {
     expect(parseFaults('crash:join-1:reduce:0:once, crash:aggregate-1:map:12:always')).toEqual([
@@ -163,7 +166,7 @@ describe('SKEWJOIN_FAULTS', () => {
   it('through the CLI: crash once succeeds with attempt 2 in --stats; crash always exits 1 leaving nothing; malformed exits 2', () => {
     const p = writePlan(dir, plan(join), 'join.json');
     const stats = f('stats.json');
-    const once = cli([p, '--workers', '2', '--partitions', '4', '--quiet', '--stats', stats], { SKEWJOIN_FAULTS: 'crash:join-1:map:0:once' });
+    const once = cli([p, '--workers', '2', '--partitions', '4', '--no-broadcast', '--quiet', '--stats', stats], { SKEWJOIN_FAULTS: 'crash:join-1:map:0:once' });
     expect(once.code, once.stderr).toBe(0);
     const tasks = JSON.parse(fs.readFileSync(stats, 'utf8')).tasks;
     expect(tasks.filter((t: any) => t.error).map((t: any) => [t.stage, t.kind, t.attempt])).toEqual([['join-1', 'map', 1]]);
@@ -171,7 +174,7 @@ describe('SKEWJOIN_FAULTS', () => {
     expect(leftovers()).toEqual(['result.parquet']);
     fs.rmSync(f('out/result.parquet'));
 
-    const always = cli([p, '--workers', '2', '--partitions', '4'], { SKEWJOIN_FAULTS: 'crash:join-1:reduce:0:always' });
+    const always = cli([p, '--workers', '2', '--partitions', '4', '--no-broadcast'], { SKEWJOIN_FAULTS: 'crash:join-1:reduce:0:always' });
     expect(always.code, `signal ${always.signal}: ${always.stderr}`).toBe(1);
     expect(always.stderr).toMatch(/skewjoin: error: join-1 reduce task \(partition 0.*\) failed: its worker died on each of 3 attempts/);
     expect(always.stderr).not.toMatch(/\n\s+at /);

@@ -50,7 +50,7 @@ function size(name: string) {
 
 interface RunFlags {
   workers?: number; partitions?: number; skew?: boolean; skewFactor?: number; skewThreshold?: number | string;
-  skewStrategy?: 'auto' | 'partition' | 'key'; combiners?: boolean; eager?: boolean; memoryLimit?: number | string;
+  skewStrategy?: 'auto' | 'partition' | 'key'; combiners?: boolean; eager?: boolean; memoryLimit?: number | string; spillDir?: string;
   broadcast?: boolean; broadcastThreshold?: number | string;
   explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
 }
@@ -62,6 +62,7 @@ function overridesOf(f: RunFlags): Overrides {
     combiners: f.combiners === false ? false : undefined,
     eagerAggregation: f.eager === false ? false : undefined,
     memoryLimit: f.memoryLimit,
+    spillDir: f.spillDir,
     broadcastBytes: f.broadcast === false ? 0 : f.broadcastThreshold,
     skew: {
       enabled: f.skew === false ? false : undefined,
@@ -80,9 +81,10 @@ async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStr
     return 0;
   }
   const display = wantsProgress(err, out, f) ? await progressDisplay(err) : null;
+  // a result written to a file is not also kept in memory: it may be larger than memory
   let r: Executed;
   try {
-    r = await execute(lp, true, { onProgress: display?.onProgress });
+    r = await execute(lp, true, { onProgress: display?.onProgress, keepBatches: !lp.output });
   } finally {
     display?.stop();
   }
@@ -111,7 +113,8 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--no-eager', 'no eager aggregation (partial aggregates below a join)')
     .option('--broadcast-threshold <size>', 'broadcast a join side at most this big (default 24MB; 0: never)', size('--broadcast-threshold'))
     .option('--no-broadcast', 'never broadcast a join side: shuffle both')
-    .option('--memory-limit <size>', 'budget for shuffle data held in memory ("4GB")', size('--memory-limit'))
+    .option('--memory-limit <size>', 'budget for data held in memory ("4GB"); above it the query spills to disk (default: half the physical memory)', size('--memory-limit'))
+    .option('--spill-dir <dir>', 'where spill files go (default: the OS temp folder)')
     .option('--explain', 'print the physical plan; with --analyze, run and print it with run figures')
     .option('--analyze', 'with --explain: run the query first')
     .option('--stats <file>', 'write run statistics as JSON to this file')

@@ -3,6 +3,7 @@
 // Arrow JS only when a file needs it.
 import { type Batch, type Field, rowCount } from '../kernels/column.js';
 import type { LoadedPlan } from '../plan/load.js';
+import type { ResultFile } from '../io/result-file.js';
 import { runsInThread } from './local.js';
 import { scanBytes } from './physical.js';
 import { type OnProgress, ProgressTracker } from './progress.js';
@@ -18,21 +19,45 @@ export interface Executed {
   outputPath?: string;
 }
 
-export async function execute(lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress } = {}): Promise<Executed> {
+/**
+ * Run a loaded plan. With an output file (and `writeOut`) the final stage's
+ * batches are written as they are produced; `keepBatches: false` then keeps
+ * none of them in memory (the result's `batches` is empty), so that a result
+ * larger than memory can be written.
+ */
+export async function execute(
+  lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
+): Promise<Executed> {
   const t0 = performance.now();
+  const keepBatches = hooks.keepBatches ?? true;
   const inThread = runsInThread(scanBytes(lp.root), lp.settings.inThreadBytes);
   const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0), inThread);
   ex.stats.inThread = inThread;
-  const batches = await ex.collectBatches(lp.root);
   const schema = lp.root.schema;
-  const numRows = rowCount(batches);
-  let outputPath: string | undefined;
-  if (lp.output && writeOut) {
-    await (await import('../io/output.js')).writeOutput(lp.output.path, lp.output.format, schema, batches);
-    outputPath = lp.output.path;
+  let batches: Batch[] = [];
+  let numRows = 0;
+  let file: ResultFile | null = null;
+  try {
+    if (lp.output && writeOut) {
+      const f = file = await (await import('../io/result-file.js')).ResultFile.open(lp.output.path, lp.output.format, schema);
+      await ex.streamBatches(lp.root, (bs) => {
+        numRows += rowCount(bs);
+        if (keepBatches) batches.push(...bs);
+        f.write(bs).catch(() => undefined); // a failed write fails finish()
+      });
+      await f.finish();
+    } else {
+      batches = await ex.collectBatches(lp.root);
+      numRows = rowCount(batches);
+    }
+  } catch (e) {
+    file?.abort();
+    throw e;
+  } finally {
+    ex.close();
   }
   ex.stats.wallMs = performance.now() - t0;
   ex.stats.outputRows = numRows;
   ex.progress.end(ex.stats.wallMs);
-  return { schema, batches, numRows, stats: ex.stats, outputPath };
+  return { schema, batches, numRows, stats: ex.stats, outputPath: file?.file };
 }

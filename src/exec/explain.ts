@@ -1,5 +1,7 @@
 // `--explain`: the physical plan as an indented tree of stages and shuffles.
-import type { BoundNode, BoundPredicate } from '../plan/bound.js';
+import type { BoundNode, BoundPredicate, Literal } from '../plan/bound.js';
+import { decimalText } from '../kernels/column.js';
+import { exprText } from '../expr/columns.js';
 import type { LoadedPlan } from '../plan/load.js';
 import { partitionsFor, pipelineOf } from './physical.js';
 import type { Stats, TaskStats } from './stats.js';
@@ -8,12 +10,16 @@ import { combinable } from '../agg/partial.js';
 import { expectedStrategy } from './broadcast.js';
 import { median, quantile } from 'simple-statistics';
 
+const litText = (v: Literal): string => (typeof v === 'string' ? JSON.stringify(v)
+  : v !== null && typeof v === 'object' ? decimalText(v.scaled, v.scale) : String(v));
+
 function predText(p: BoundPredicate, names: string[]): string {
   switch (p.kind) {
-    case 'cmp': return `${names[p.col]} ${p.op} ${typeof p.value === 'string' ? JSON.stringify(p.value) : String(p.value)}`;
-    case 'in': return `${names[p.col]} in (${p.values.map((v) => (typeof v === 'string' ? JSON.stringify(v) : String(v))).join(', ')})`;
+    case 'cmp': return `${names[p.col]} ${p.op} ${litText(p.value)}`;
+    case 'in': return `${names[p.col]} in (${p.values.map(litText).join(', ')})`;
     case 'isNull': return `${names[p.col]} is ${p.isNull ? '' : 'not '}null`;
     case 'not': return `not (${predText(p.pred, names)})`;
+    case 'expr': return exprText(p.expr, names);
     default: return p.preds.map((q) => `(${predText(q, names)})`).join(` ${p.kind} `);
   }
 }
@@ -29,7 +35,10 @@ export function explainPlan(lp: LoadedPlan): string {
     const src = p.source;
     const fused = p.ops.length ? ` → ${p.fused.map((id, i) => {
       const op = p.ops[i];
-      return op.kind === 'filter' ? `${id}[${predText(op.pred, inputNames(node, id))}]` : op.kind === 'probe' ? `${id}[probe broadcast table]` : `${id}[${p.schema.length} columns]`;
+      if (op.kind === 'filter') return `${id}[${predText(op.pred, inputNames(node, id))}]`;
+      if (op.kind === 'compute') return `${id}[${op.exprs.map((e) => exprText(e, inputNames(node, id))).join(', ')}]`;
+      if (op.kind === 'probe') return `${id}[probe broadcast table]`;
+      return `${id}[${p.schema.length} columns]`;
     }).join(' → ')}` : '';
     const child = indent + '   ';
     switch (src.kind) {
@@ -40,6 +49,12 @@ export function explainPlan(lp: LoadedPlan): string {
         return;
       }
       case 'join': {
+        if (src.leftKeys.length === 0) {
+          emit(indent, `${src.id}: cross join, the smaller side replicated to the tasks of the larger${fused}`);
+          walk(src.left, child);
+          walk(src.right, child);
+          return;
+        }
         const P = parts(src);
         const on = src.leftKeys.map((l, i) => `${src.left.schema[l].name} = ${src.right.schema[src.rightKeys[i]].name}`).join(' and ');
         const d = expectedStrategy(src, settings.broadcastBytes);
@@ -65,7 +80,7 @@ export function explainPlan(lp: LoadedPlan): string {
         return;
       }
       case 'sort':
-        emit(indent, `${src.id}: sort by ${src.by.map((k) => `${src.schema[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`).join(', ')} (on the coordinator)${fused}`);
+        emit(indent, `${src.id}: sort by ${src.by.map((k) => `${src.schema[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`).join(', ')} (ranges by sampled boundaries, one task per range)${fused}`);
         walk(src.input, child);
         return;
       case 'limit':
@@ -74,6 +89,7 @@ export function explainPlan(lp: LoadedPlan): string {
     }
   };
   const out = lp.output ? `${lp.output.format} file ${lp.output.path}` : 'stdout';
+  if (lp.plan.description) lines.push(`plan: ${lp.plan.description}`);
   lines.push(`output: ${out}; ${settings.workers} worker(s); skew handling ${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}; broadcast ${settings.broadcastBytes > 0 ? `up to ${settings.broadcastBytes} bytes` : 'off'}`);
   walk(lp.root, '');
   return lines.join('\n') + '\n';
@@ -82,7 +98,7 @@ export function explainPlan(lp: LoadedPlan): string {
 /** Column names seen by a fused operator: those of the node below it. */
 function inputNames(top: BoundNode, id: string): string[] {
   for (let n: BoundNode = top; ; ) {
-    if (n.kind !== 'filter' && n.kind !== 'project') return n.schema.map((f) => f.name);
+    if (n.kind !== 'filter' && n.kind !== 'project' && n.kind !== 'compute') return n.schema.map((f) => f.name);
     if (n.id === id) return n.input.schema.map((f) => f.name);
     n = n.input;
   }
@@ -105,9 +121,21 @@ function distribution(xs: number[], fmt: (x: number) => string): string {
   return `min ${fmt(min)}, median ${fmt(med)}, p95 ${fmt(p95)}, max ${fmt(max)}`;
 }
 
+/** What a stage's tasks spilled: their output written to spill files, their input read back. */
+function spillText(ts: TaskStats[]): string {
+  const w = ts.filter((t) => t.spilledBytes > 0), r = ts.filter((t) => t.spillReadBytes > 0);
+  const parts = [];
+  if (w.length) parts.push(`spilled ${fmtBytes(w.reduce((a, t) => a + t.spilledBytes, 0))} from ${w.length} task(s)`);
+  if (r.length) parts.push(`read back ${fmtBytes(r.reduce((a, t) => a + t.spillReadBytes, 0))} in ${r.length} task(s)`);
+  return parts.length ? `; ${parts.join(', ')}` : '';
+}
+
 /** `--explain --analyze`: the plan, then what the run measured per shuffle, per skewed partition and per stage. */
 export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   const out = [explainPlan(lp).trimEnd(), '', `run: ${stats.wallMs.toFixed(0)} ms, ${stats.outputRows ?? 0} rows`];
+  if (stats.spilledBytes > 0 || stats.spillReadBytes > 0) {
+    out.push(`spilled: ${fmtBytes(stats.spilledBytes)} written to spill files, ${fmtBytes(stats.spillReadBytes)} read back (memory limit ${fmtBytes(lp.settings.memoryLimit)})`);
+  }
   if (stats.eager.length) out.push(`eager aggregation applied: ${stats.eager.join(', ')}`);
   for (const s of stats.shuffles) {
     out.push(`shuffle ${s.id}: ${s.partitions} partitions`);
@@ -141,7 +169,7 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   for (const [k, ts] of stages) {
     const ms = ts.map((t) => t.ms);
     const med = median(ms), max = Math.max(...ms);
-    out.push(`stage ${k}: ${ts.length} task(s), median ${med.toFixed(1)} ms, slowest ${max.toFixed(1)} ms (${med > 0 ? (max / med).toFixed(1) : '-'}x median)`);
+    out.push(`stage ${k}: ${ts.length} task(s), median ${med.toFixed(1)} ms, slowest ${max.toFixed(1)} ms (${med > 0 ? (max / med).toFixed(1) : '-'}x median)${spillText(ts)}`);
   }
   return out.join('\n') + '\n';
 }

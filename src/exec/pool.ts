@@ -11,7 +11,7 @@ let poolSize = 0;
 
 export function getPool(workers: number): Piscina {
   if (pool && poolSize === workers) return pool;
-  if (pool) void pool.destroy();
+  if (pool) void destroy(pool);
   pool = new Piscina({
     filename: new URL('./worker.js', import.meta.url).href,
     minThreads: workers,
@@ -35,7 +35,16 @@ export function warmPool(workers: number, file: string): void {
 export async function closePool(): Promise<void> {
   const p = pool;
   pool = null;
-  if (p) await p.destroy();
+  if (p) await destroy(p);
+}
+
+/**
+ * A failed query closes the pool while tasks are in flight: their late replies
+ * are reported by piscina as 'error' events, which must not crash the process now.
+ */
+function destroy(p: Piscina): Promise<void> {
+  p.on('error', () => undefined);
+  return p.destroy();
 }
 
 /** Replace the pool: its threads stop, the tasks on them fail, and the next task starts a new pool. */

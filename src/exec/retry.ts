@@ -53,7 +53,7 @@ export function inputBatches(t: TaskSpec): Batch[] {
   switch (s.kind) {
     case 'batches': return s.batches;
     case 'join': return [...s.left, ...s.right];
-    case 'aggregate': return s.input;
+    case 'aggregate': case 'sort': return s.input;
     case 'split': return s.blocks;
     case 'scan': return [];
   }

@@ -4,18 +4,22 @@
 import { normFor } from '../agg/aggregate.js';
 import { type EagerPlan, eagerPlan } from '../agg/eager.js';
 import { combinable, partialSchema } from '../agg/partial.js';
-import { ExecutionError } from '../errors.js';
 import { type Batch, type Schema, batchBytes, concatBatches, gatherBatch, rowCount, shareBatch, sliceBatch } from '../kernels/column.js';
 import { partitionOf } from '../kernels/keys.js';
-import { sortIndices, topIndices } from '../kernels/sort.js';
+import { topIndices } from '../kernels/sort.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
 import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
 import { mergeSketches } from '../skew/sketch.js';
 import { chooseStrategy } from './broadcast.js';
-import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { runInThread } from './local.js';
+import { blockBytes, isSpilled } from '../spill/block.js';
+import { Spiller, heldBytes } from '../spill/spiller.js';
+import { runSort } from '../sort/stage.js';
+import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
+import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
+import { InOrder } from './in-order.js';
 import { FaultPlan } from './faults.js';
 import { ProgressTracker } from './progress.js';
 import { runWithRetries } from './retry.js';
@@ -23,6 +27,8 @@ import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
+/** What the coordinator knows of a task before it runs. */
+export type TaskMeta = Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes' | 'attempt' | 'error'>;
 
 /** Map outputs of one side of a shuffle: byTask[t][p] is what map task t wrote to partition p. */
 interface ShuffleOutput {
@@ -53,6 +59,8 @@ interface JoinContext {
   r: ShuffleOutput;
   /** the reduce plan's target task size */
   targetBytes: number;
+  /** partitions of the shuffle the sides come from */
+  partitions: number;
 }
 
 /** What the map tasks (all, or those in [from, to)) wrote to partition p. */
@@ -62,11 +70,11 @@ function blocksOf(s: ShuffleOutput, p: number, range: [number, number] | null = 
 }
 
 /** Consecutive blocks packed into chunks of about `target` bytes (at least one chunk). */
-function packBlocks(blocks: Batch[], target: number): Batch[][] {
+export function packBlocks(blocks: Batch[], target: number): Batch[][] {
   const chunks: Batch[][] = [[]];
   let bytes = 0;
   for (const b of blocks) {
-    const n = batchBytes(b);
+    const n = blockBytes(b);
     if (bytes > 0 && bytes + n > target) { chunks.push([]); bytes = 0; }
     chunks[chunks.length - 1].push(b);
     bytes += n;
@@ -81,10 +89,13 @@ const EAGER_SAMPLE_ROWS = 16384;
 const SKETCH_CAPACITY = 1000;
 
 export class Executor {
-  readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], eager: [] };
-  private shuffledBytes = 0;
+  readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], eager: [], spilledBytes: 0, spillReadBytes: 0 };
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
+  /** the final stage's sink while its results stream (see streamBatches), and their order */
+  private final: { sink: TaskSink; order: InOrder } | null = null;
+  /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
+  readonly spill: Spiller;
 
   /** fault injection (exec/faults.ts), null when off */
   private readonly faults = FaultPlan.current();
@@ -92,10 +103,22 @@ export class Executor {
   private failure: unknown = null;
 
   /** `inThread`: every task runs on the calling thread (a small input, see exec/local.ts; never with faults) */
-  constructor(readonly settings: Settings, readonly progress = new ProgressTracker(undefined, performance.now()), private readonly inThread = false) {}
+  constructor(readonly settings: Settings, readonly progress = new ProgressTracker(undefined, performance.now()), private readonly inThread = false) {
+    this.spill = new Spiller(settings.memoryLimit, settings.spillDir);
+  }
 
-  private async run(task: TaskSpec, meta: Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'attempt'>): Promise<TaskResult> {
+  /** Remove the query's spill files: call once the run is over, however it ended. */
+  close(): void {
+    this.spill.close();
+  }
+
+  /**
+   * Run one task (on the pool with retries, or here for in-memory batches
+   * collected), hold or spill its shuffle output, record its statistics.
+   */
+  async run(task: TaskSpec, meta: TaskMeta): Promise<TaskResult> {
     if (this.failure) throw this.failure;
+    const ticket = this.final && task.sink === this.final.sink ? this.final.order.ticket() : -1;
     const crash = this.faults?.launch(meta.stage, meta.kind);
     this.progress.scheduled();
     try {
@@ -103,18 +126,32 @@ export class Executor {
         ? Object.assign(await (this.inThread ? runInThread(task) : runTask(task)), { attempt: 1 })
         : await runWithRetries(this.settings.workers, task, {
           label: taskLabel(meta), crash,
-          onFailed: (f) => this.stats.tasks.push({ ...meta, rows: 0, outputRows: 0, ms: f.ms, startMs: f.start - this.t0, attempt: f.attempt, error: f.error }),
+          onFailed: (f) => this.stats.tasks.push({
+            ...meta, rows: 0, outputRows: 0, ms: f.ms, startMs: f.start - this.t0, attempt: f.attempt, error: f.error, spilledBytes: 0, spillReadBytes: 0,
+          }),
         });
+      // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
+      const held = task.sink.kind === 'partition' || task.sink.kind === 'range' || (task.sink.kind === 'collect' && task.sink.sample);
+      const { blocks, spilled } = held ? this.spill.admit(r.batches) : { blocks: r.batches, spilled: 0 };
+      r.batches = blocks;
+      if (ticket >= 0) {
+        // the final stage streams: its rows go to the output now, not back up the call chain
+        this.final!.order.done(ticket, r.batches.filter((b): b is Batch => b !== null));
+        r.batches = [];
+      }
+      const read = r.spillReadBytes ?? 0;
+      this.stats.spilledBytes += spilled;
+      this.stats.spillReadBytes += read;
       this.stats.tasks.push({
         ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
-        startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, attempt: r.attempt,
+        startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, attempt: r.attempt, spilledBytes: spilled, spillReadBytes: read,
         ...(r.join ? { join: r.join } : {}), ...(r.read ? { read: r.read } : {}),
       });
       this.progress.finished({
         stage: `${meta.stage} ${meta.kind}`,
         rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
         bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
-        bytesSpilled: r.spilledBytes ?? 0,
+        bytesSpilled: spilled,
       });
       return r;
     } catch (e) {
@@ -137,6 +174,7 @@ export class Executor {
       case 'aggregate':
         return this.runAggregate(src, p.ops, sink, combine);
       case 'sort':
+        return runSort(this, src, p.ops, sink, combine);
       case 'limit': {
         const b = await this.materialize(src);
         return [await this.run({ source: { kind: 'batches', schema: src.schema, batches: [b] }, ops: p.ops, combine, sink },
@@ -164,10 +202,6 @@ export class Executor {
       r.partitionBytes!.forEach((x, i) => { partitionBytes[i] += x; });
     }
     const total = partitionBytes.reduce((a, b) => a + b, 0);
-    this.shuffledBytes += total;
-    if (this.shuffledBytes > this.settings.memoryLimit) {
-      throw new ExecutionError(`shuffle data (${this.shuffledBytes} bytes) exceeds the memory limit (${this.settings.memoryLimit} bytes); raise execution.memoryLimit or --memory-limit`);
-    }
     const stats: ShuffleStats = {
       id, partitions, partitionRows, partitionBytes,
       medianBytes: median(partitionBytes), thresholdBytes: this.settings.skew.thresholdBytes,
@@ -199,6 +233,7 @@ export class Executor {
    * the aggregate above the join (see agg/eager.ts).
    */
   private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
+    if (node.leftKeys.length === 0) return this.runCross(node, ops, sink, combine);
     // Broadcast (exec/broadcast.ts): the probing side's map tasks join, and go on with our operators and sink.
     const how = eager
       ? { decision: { strategy: 'shuffle' as const, reason: 'eager aggregation: both sides pre-aggregated by their join keys' } }
@@ -241,13 +276,40 @@ export class Executor {
         .map((h) => ({ key: h.display, rows: h.rows, partition: h.partition }));
     }
     this.stats.joins.push({ id: node.id, type: node.type, ...strategy, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
-    const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes };
+    const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes, partitions: P };
     const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t)));
+    this.spill.release(heldBytes([...l.byTask, ...r.byTask]));
     return results.flat();
   }
 
+  /**
+   * A cross join (no keys): both sides are run to the coordinator, the smaller
+   * one is put in shared memory and replicated to one task per chunk of the
+   * larger one (about advisoryPartitionBytes each). How scalar subqueries are planned.
+   */
+  private async runCross(node: JoinNode, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
+    const [l, r] = await Promise.all([this.collectBatches(node.left), this.collectBatches(node.right)]);
+    const leftSmall = rowCount(l) <= rowCount(r);
+    const small = [concatBatches(leftSmall ? node.left.schema : node.right.schema, leftSmall ? l : r)].map(shareBatch);
+    const chunks = packBlocks(leftSmall ? r : l, this.settings.skew.advisoryPartitionBytes);
+    // the smaller side is replicated whatever broadcastBytes says: there is no key to shuffle by
+    const side = leftSmall ? 'left' : 'right';
+    this.stats.joins.push({
+      id: node.id, type: node.type, strategy: 'broadcast', reason: `cross join: the smaller side (${side}) replicated to every task of the larger`,
+      broadcast: { side, rows: small[0].length, bytes: batchBytes(small[0]) },
+      targetBytes: this.settings.skew.advisoryPartitionBytes, tasks: chunks.length, splits: [],
+    });
+    return Promise.all(chunks.map((chunk, i) => this.run({
+      source: {
+        kind: 'join', type: 'inner', leftSchema: node.left.schema, rightSchema: node.right.schema,
+        left: leftSmall ? small : chunk, right: leftSmall ? chunk : small, leftKeys: [], rightKeys: [], leftNorms: [], rightNorms: [],
+      },
+      ops, combine, sink: withSeed(sink, i),
+    }, { stage: node.id, kind: 'reduce', partition: i, split: `cross join: ${leftSmall ? 'left' : 'right'} side replicated` })));
+  }
+
   private joinTask(
-    ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskStats, 'stage' | 'rows' | 'outputRows' | 'ms' | 'attempt'>, seed: number,
+    ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskMeta, 'stage'>, seed: number,
     parts?: [number, number][],
   ) {
     const { node, shape } = ctx;
@@ -264,8 +326,10 @@ export class Executor {
     if (t.kind === 'partitions') {
       const ls = t.partitions.map((p) => blocksOf(l, p)), rs = t.partitions.map((p) => blocksOf(r, p));
       const many = t.partitions.length > 1;
-      return [await this.joinTask(ctx, ls.flat(), rs.flat(), { kind: 'reduce', partition: t.partitions[0], ...(many ? { partitions: t.partitions } : {}) },
-        t.partitions[0], many ? ls.map((b, i) => [b.length, rs[i].length]) : undefined)];
+      const meta = { kind: 'reduce', partition: t.partitions[0], ...(many ? { partitions: t.partitions } : {}) } as const;
+      const grace = await this.graceJoin(ctx, ls.flat(), rs.flat(), meta);
+      if (grace) return grace;
+      return [await this.joinTask(ctx, ls.flat(), rs.flat(), meta, t.partitions[0], many ? ls.map((b, i) => [b.length, rs[i].length]) : undefined)];
     }
     if (t.kind === 'map-range') {
       // Blocks read by several range tasks (a whole side, or a range in a cross product) are shared, not copied.
@@ -281,9 +345,9 @@ export class Executor {
     const splitSide = async (s: ShuffleOutput, side: 'left' | 'right', pieces: (k: HotKeySplit) => number) => {
       const blocks = blocksOf(s, p);
       const chunks = packBlocks(blocks, ctx.targetBytes);
-      const total = blocks.reduce((a, b) => a + batchBytes(b), 0) || 1;
+      const total = blocks.reduce((a, b) => a + blockBytes(b), 0) || 1;
       const outs = await Promise.all(chunks.map(async (chunk, c) => {
-        const share = chunk.reduce((a, b) => a + batchBytes(b), 0) / total;
+        const share = chunk.reduce((a, b) => a + blockBytes(b), 0) / total;
         const counts = t.keys.map((k) => Math.max(1, Math.round(pieces(k) * share)));
         const r = await this.run({
           source: {
@@ -304,9 +368,10 @@ export class Executor {
       return { rest, keyPieces };
     };
     const [ls, rs] = await Promise.all([splitSide(l, 'left', (k) => k.leftPieces), splitSide(r, 'right', (k) => k.rightPieces)]);
-    const jobs: Promise<TaskResult>[] = [];
+    const jobs: Promise<TaskResult | TaskResult[]>[] = [];
     if (reduceNeeded(node.type, rowCount(ls.rest), rowCount(rs.rest))) {
-      jobs.push(this.joinTask(ctx, ls.rest, rs.rest, { kind: 'reduce', partition: p, split: 'hot-key rest' }, p));
+      const meta = { kind: 'reduce', partition: p, split: 'hot-key rest' } as const;
+      jobs.push(this.graceJoin(ctx, ls.rest, rs.rest, meta).then((g): Promise<TaskResult | TaskResult[]> | TaskResult[] => g ?? this.joinTask(ctx, ls.rest, rs.rest, meta, p)));
     }
     t.keys.forEach((k, ki) => {
       // Estimates may exceed the rows found: drop empty pieces (an empty piece facing rows would
@@ -322,12 +387,40 @@ export class Executor {
         }
       }));
     });
-    return Promise.all(jobs);
+    return (await Promise.all(jobs)).flat();
+  }
+
+  /**
+   * Grace hash join: when the build side of a reduce task does not fit its
+   * share of the budget, both sides are cut into pieces by further bits of
+   * the key hash (re-partition tasks, their output held or spilled like any
+   * shuffle) and each piece is joined by its own task. Null when the task fits.
+   */
+  private async graceJoin(ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskMeta, 'stage'>): Promise<TaskResult[] | null> {
+    const size = (bs: Batch[]) => ({ rows: rowCount(bs), bytes: bs.reduce((a, b) => a + blockBytes(b), 0) });
+    const K = gracePieces(ctx.node.type, size(left), size(right), this.settings.memoryLimit / this.settings.workers);
+    if (K <= 1) return null;
+    const { node, shape } = ctx;
+    const [ls, rs] = await Promise.all([
+      cutByHash(this, left, shape.leftSchema, shape.leftKeys, node.leftNorms, K, ctx.partitions, { stage: node.id, partition: meta.partition, label: 'grace left' }, true),
+      cutByHash(this, right, shape.rightSchema, shape.rightKeys, node.rightNorms, K, ctx.partitions, { stage: node.id, partition: meta.partition, label: 'grace right' }, true),
+    ]);
+    const jobs: Promise<TaskResult>[] = [];
+    for (let k = 0; k < K; k++) {
+      const a = ls.pieces[k], b = rs.pieces[k];
+      if (reduceNeeded(node.type, rowCount(a), rowCount(b))) {
+        jobs.push(this.joinTask(ctx, a, b, { ...meta, split: `${meta.split ? meta.split + ', ' : ''}grace piece ${k + 1}/${K}` }, meta.partition + k));
+      }
+    }
+    const results = await Promise.all(jobs);
+    this.spill.release(ls.held + rs.held);
+    return results;
   }
 
   /** A block in shared memory, converted once however many tasks read it. */
   private sharedCopies = new WeakMap<Batch, Batch>();
   private shared(b: Batch): Batch {
+    if (isSpilled(b)) return b; // read back by each task on its own
     let s = this.sharedCopies.get(b);
     if (!s) { s = shareBatch(b); this.sharedCopies.set(b, s); }
     return s;
@@ -353,15 +446,28 @@ export class Executor {
     const tasks: number[] = [];
     for (let p = 0; p < P; p++) if (s.stats.partitionRows[p] > 0 || g === 0) tasks.push(p);
     tasks.sort((a, b) => s.stats.partitionBytes[b] - s.stats.partitionBytes[a]);
-    return Promise.all(tasks.map((p) => this.run({
-      source: {
-        kind: 'aggregate', mode: partial ? 'final' : 'raw', schema: shuffledSchema,
-        input: blocksOf(s, p),
-        groupBy: keys, aggs: node.aggs, outSchema: node.schema,
-      },
+    const aggregate = (input: Batch[], p: number, split?: string) => this.run({
+      source: { kind: 'aggregate', mode: partial ? 'final' : 'raw', schema: shuffledSchema, input, groupBy: keys, aggs: node.aggs, outSchema: node.schema },
       ops, combine, sink: withSeed(sink, p),
-    }, { stage: node.id, kind: 'reduce', partition: p })));
+    }, { stage: node.id, kind: 'reduce', partition: p, ...(split ? { split } : {}) });
+    // A partition larger than a worker's share of the budget is cut by further bits of the group
+    // hash: each group lies in one piece, aggregated by its own task (no merge needed).
+    const share = this.settings.memoryLimit / this.settings.workers;
+    const results = await Promise.all(tasks.map(async (p) => {
+      const input = blocksOf(s, p);
+      const bytes = input.reduce((a, b) => a + blockBytes(b), 0);
+      if (g === 0 || bytes <= share) return [await aggregate(input, p)];
+      const K = Math.min(MAX_GRACE_PIECES, Math.ceil(bytes / Math.max(1, share)));
+      const cut = await cutByHash(this, input, shuffledSchema, keys, norms, K, P, { stage: node.id, partition: p, label: 'grace input' }, false);
+      const out = await Promise.all(cut.pieces.map((piece, k) => (piece.length ? aggregate(piece, p, `grace piece ${k + 1}/${K}`) : null)));
+      this.spill.release(cut.held);
+      return out.filter((r): r is TaskResult => r !== null);
+    }));
+    this.spill.release(heldBytes(s.byTask));
+    return results.flat();
   }
+
+
 
   /**
    * Whether a join repeats keys on both sides (rows per key >= 1.5 in a
@@ -386,12 +492,8 @@ export class Executor {
     return l >= 1.5 && r >= 1.5;
   }
 
-  /** Run a node to one batch on the coordinator (sort and limit need all rows). */
+  /** Run a node to one batch on the coordinator (a limit needs all rows before it). */
   async materialize(node: BoundNode): Promise<Batch> {
-    if (node.kind === 'sort') {
-      const b = await this.collect(node.input);
-      return gatherBatch(b, sortIndices(b, node.by));
-    }
     if (node.kind === 'limit' && node.input.kind === 'sort') {
       // top-k: only the rows the limit keeps are sorted
       const b = await this.collect(node.input.input);
@@ -406,13 +508,24 @@ export class Executor {
 
   /** All rows of a node in one batch. */
   async collect(node: BoundNode): Promise<Batch> {
-    if (node.kind === 'sort' || node.kind === 'limit') return this.materialize(node);
+    if (node.kind === 'limit') return this.materialize(node);
     return concatBatches(node.schema, await this.collectBatches(node));
   }
 
   async collectBatches(node: BoundNode, consumer = 'output'): Promise<Batch[]> {
     const results = await this.runPipeline(pipelineOf(node), { kind: 'collect' }, consumer);
     return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
+  }
+
+  /** Run a node, handing its batches to `emit` as its final tasks finish (in task order), none kept. */
+  async streamBatches(node: BoundNode, emit: (batches: Batch[]) => void): Promise<void> {
+    const sink: TaskSink = { kind: 'collect' };
+    this.final = { sink, order: new InOrder(emit) };
+    try {
+      await this.runPipeline(pipelineOf(node), sink, 'output');
+    } finally {
+      this.final = null;
+    }
   }
 }
 
@@ -421,7 +534,7 @@ function taskLabel(m: Pick<TaskStats, 'stage' | 'kind' | 'partition' | 'split'>)
   return `${m.stage} ${m.kind} task (${m.kind === 'map' ? 'split' : 'partition'} ${m.partition}${m.split ? `, ${m.split}` : ''})`;
 }
 
-function withSeed(sink: TaskSink, seed: number): TaskSink {
+export function withSeed(sink: TaskSink, seed: number): TaskSink {
   return sink.kind === 'partition' ? { ...sink, nullSeed: seed * 7919 } : sink;
 }
 

@@ -35,6 +35,9 @@ export interface TaskStats {
   /** ms after the run began that the task started, and the thread it ran on (0: the coordinator) */
   startMs?: number;
   thread?: number;
+  /** bytes of this task's output written to spill files, and of spilled input it read back */
+  spilledBytes: number;
+  spillReadBytes: number;
   /** the attempt, from 1: a task whose worker died runs again (exec/retry.ts) */
   attempt: number;
   /** a failed attempt: why */
@@ -69,4 +72,7 @@ export interface Stats {
   outputRows?: number;
   /** the run's tasks ran on the calling thread (a small input), not on the worker pool */
   inThread?: boolean;
+  /** totals over the tasks: bytes written to spill files and read back */
+  spilledBytes: number;
+  spillReadBytes: number;
 }

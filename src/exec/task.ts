@@ -20,10 +20,20 @@ import { type ProbeOp, probeAggregate, probeBatch } from '../joins/probe.js';
 import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
 import { type SplitKey, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
+import { compileExpr, selectTrue } from '../expr/compile.js';
+import type { BoundExpr } from '../expr/types.js';
 import type { JoinType } from '../plan/spec.js';
+import { withSpillRead } from '../spill/source.js';
+import { type SortKey, sortIndices } from '../kernels/sort.js';
+import { rangePartition, sampleRows } from '../sort/partition.js';
 
 /** Row-wise operators of a pipeline, fused into its tasks; `probe` joins with a broadcast table. */
-export type RowOp = { kind: 'filter'; pred: BoundPredicate } | { kind: 'project'; indices: number[] } | ProbeOp;
+export type RowOp =
+  | { kind: 'filter'; pred: BoundPredicate }
+  | { kind: 'project'; indices: number[] }
+  /** append computed columns (src/expr) */
+  | { kind: 'compute'; exprs: BoundExpr[] }
+  | ProbeOp;
 
 export type TaskSource =
   /** limit: read only the first rows (a sample) */
@@ -41,13 +51,18 @@ export type TaskSource =
   /** cut hot keys out of a partition's rows (key-level skew handling) */
   | { kind: 'split'; schema: Schema; blocks: Batch[]; keys: number[]; norms: KeyNorm[]; hot: SplitKey[] }
   /** raw: input rows; final: partial states from combiners, grouped by their leading columns */
-  | { kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema };
+  | { kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema }
+  /** one range of a range-partitioned sort: its rows sorted */
+  | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[] };
 
 /** Partial aggregation of a task's output before its sink (a combiner). */
 export interface Combine { groupBy: number[]; aggs: BoundAggregate[]; schema: Schema }
 
 export type TaskSink =
-  | { kind: 'collect' }
+  /** sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them) */
+  | { kind: 'collect'; sample?: number }
+  /** range-partition rows by sort keys against sorted boundaries (see sort/range.ts) */
+  | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
   /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */
   | { kind: 'keyStats'; keys: number[]; norms: KeyNorm[] }
   /** hash-partition rows by key (see PartitionSpec) */
@@ -71,12 +86,14 @@ export interface TaskResult {
   keyStats?: { rows: number; distinct: number };
   /** what the combiner did: aggregated, or passed rows through because they did not reduce */
   combine?: { mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number; rowsOut: number };
+  /** collect sink with `sample`: evenly spaced output rows */
+  sample?: Batch;
+  /** bytes of spilled input blocks this task read back */
+  spillReadBytes?: number;
   /** a join task: the path it took (see JoinPath) */
   join?: JoinPath;
   /** a scan task: whether the columns were read in place (Arrow C Data Interface) or through IPC */
   read?: 'in-place' | 'ipc';
-  /** bytes this task wrote to spill files (reported to onProgress) */
-  spilledBytes?: number;
   ms: number;
 }
 
@@ -126,6 +143,10 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
       const cols = l.columns.map((c) => gather(c, m.left, m.n));
       if (src.type !== 'semi' && src.type !== 'anti') for (const c of r.columns) cols.push(gather(c, m.right, m.n));
       return { batches: [{ length: m.n, columns: cols }], rows: l.length + r.length, join };
+    }
+    case 'sort': {
+      const all = concatBatches(src.schema, src.input);
+      return { batches: [gatherBatch(all, sortIndices(all, src.by))], rows: all.length };
     }
     case 'aggregate': {
       const all = concatBatches(src.schema, src.input);
@@ -183,21 +204,34 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
   return { batches: out, rows: lRows + rRows, combined: combine !== undefined, join };
 }
 
-/** A batch through the row operators, one operator after the other with nothing else materialized. */
-function applyOps(b: Batch, ops: RowOp[], from = 0): Batch[] {
-  for (let k = from; k < ops.length; k++) {
-    const op = ops[k];
-    if (op.kind === 'filter') {
-      const { idx, n } = selectRows(b, op.pred);
-      if (n < b.length) b = gatherBatch(b, idx, n);
-    } else if (op.kind === 'project') {
-      b = { length: b.length, columns: op.indices.map((i) => b.columns[i]) };
-    } else {
-      const out = probeBatch(b, op);
-      return out.length === 1 ? applyOps(out[0], ops, k + 1) : out.flatMap((x) => applyOps(x, ops, k + 1));
+/**
+ * The task's row-wise operators as one function over batches, one operator
+ * after the other with nothing else materialized; expressions are compiled
+ * here, once per task. A probe may turn a batch into several.
+ */
+function compileOps(ops: RowOp[]): (b: Batch) => Batch[] {
+  const steps = ops.map((op): ((b: Batch) => Batch | Batch[]) => {
+    if (op.kind === 'compute') {
+      const ks = op.exprs.map(compileExpr);
+      return (b) => ({ length: b.length, columns: [...b.columns, ...ks.map((k) => k(b))] });
     }
-  }
-  return [b];
+    if (op.kind === 'project') return (b) => ({ length: b.length, columns: op.indices.map((i) => b.columns[i]) });
+    if (op.kind === 'probe') return (b) => probeBatch(b, op);
+    const pred = op.pred.kind === 'expr' ? compileExpr(op.pred.expr) : null;
+    return (b) => {
+      const { idx, n } = pred ? selectTrue(pred(b)) : selectRows(b, op.pred);
+      return n < b.length ? gatherBatch(b, idx, n) : b;
+    };
+  });
+  const from = (b: Batch, k0: number): Batch[] => {
+    for (let k = k0; k < steps.length; k++) {
+      const x = steps[k](b);
+      if (!Array.isArray(x)) { b = x; continue; }
+      return x.length === 1 ? from(x[0], k + 1) : x.flatMap((y) => from(y, k + 1));
+    }
+    return [b];
+  };
+  return (b) => from(b, 0);
 }
 
 /** Rows a combiner aggregates before deciding whether aggregation pays. */
@@ -222,7 +256,9 @@ function combineRows(all: Batch, c: Combine): { batch: Batch; mode: 'partial' | 
 /** Run a task; its result carries when (epoch ms) and on which thread it ran, for timelines. */
 export async function runTask(t: TaskSpec): Promise<TaskResult> {
   const start = performance.timeOrigin + performance.now();
-  const r = await execute(t);
+  const { source, readBytes } = withSpillRead(t.source);
+  const r = await execute(readBytes ? { ...t, source } : t);
+  if (readBytes) r.spillReadBytes = readBytes;
   r.start = start;
   r.thread = threadId;
   return r;
@@ -255,15 +291,17 @@ function finish(t: TaskSpec, p: Produced, t0: number): TaskResult {
 }
 
 function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced, t0: number): TaskResult {
-  // scan → filter → project → probe → partial aggregate with no joined row gathered, where the probe allows (joins/probe.ts)
+  // scan → filter → project → compute → probe → partial aggregate with no joined row gathered, where the probe allows (joins/probe.ts)
   const last = t.ops[t.ops.length - 1];
   const fused = t.combine && !combined && last?.kind === 'probe' ? probeAggregate(last, t.combine.groupBy, t.combine.aggs, t.combine.schema) : null;
   if (fused) {
-    for (const b of batches) for (const x of applyOps(b, t.ops.slice(0, -1))) fused.add(x);
+    const before = compileOps(t.ops.slice(0, -1));
+    for (const b of batches) for (const x of before(b)) fused.add(x);
     batches = [fused.finish()];
     combined = true;
   }
-  let outBatches = (fused ? batches : batches.flatMap((b) => applyOps(b, t.ops))).filter((b) => b.length > 0);
+  const ops = fused ? (b: Batch) => [b] : compileOps(t.ops);
+  let outBatches = batches.flatMap(ops).filter((b) => b.length > 0);
   const outputRows = rowCount(outBatches);
   let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {
@@ -274,7 +312,12 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
   }
   if (t.sink.kind === 'collect') {
     if (release) outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length)); // copies out of the module's memory
-    return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0 };
+    const sample = t.sink.sample ? sampleRows(outBatches, t.sink.sample) : undefined;
+    return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0, ...(sample ? { sample } : {}) };
+  }
+  if (t.sink.kind === 'range') {
+    const { blocks, rows: partitionRows, bytes: partitionBytes } = rangePartition(outBatches, t.sink.by, t.sink.bounds, t.sink.nullSeed);
+    return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, ms: performance.now() - t0 };
   }
   if (t.sink.kind === 'keyStats') {
     const all = concatBatches(outBatches[0]?.columns.map((c) => ({ name: '', type: c.type })) ?? [], outBatches);

@@ -7,6 +7,7 @@
 import type * as pw from 'parquet-wasm';
 import { parquetWasm } from './wasm.js';
 import { type Batch, type Column, type DataType, type Field, type TypeId, valuesCtor } from '../kernels/column.js';
+import { decimalFromArrow } from './arrow.js';
 
 const FORMATS: Partial<Record<TypeId, string>> = {
   int8: 'c', uint8: 'C', int16: 's', uint16: 'S', int32: 'i', uint32: 'I', int64: 'l', uint64: 'L',
@@ -16,6 +17,7 @@ const UNIT_LETTER = { second: 's', millisecond: 'm', microsecond: 'u', nanosecon
 
 /** Whether an engine type can be read in place from an array of this C Data Interface format. */
 function formatMatches(t: DataType, format: string): boolean {
+  if (t.id === 'decimal') return format === `d:${t.precision},${t.scale}`;
   if (t.id === 'timestamp') return format.startsWith(`ts${UNIT_LETTER[t.unit!]}:`);
   if (t.id === 'utf8' && t.large) return false;
   return FORMATS[t.id] === format;
@@ -59,6 +61,12 @@ function column(m: Mem, schema: number, array: number, type: DataType): Column |
     const offsets = new Int32Array(m.buf, o, n + 1);
     if (offsets[0] !== 0) return null;
     return { type, length: n, values: new Uint8Array(m.buf, data, offsets[n]), offsets, valid };
+  }
+  if (type.id === 'decimal') {
+    // Decimal128 words copied to the engine's lanes (the copy also detaches them from the module's memory).
+    const at = m.u32(bufs + 4) + 16 * off;
+    if (at % 4 !== 0) return null;
+    return decimalFromArrow(new Uint32Array(m.buf, at, 4 * n), n, type, valid);
   }
   const ctor = valuesCtor(type), w = ctor.BYTES_PER_ELEMENT, at = m.u32(bufs + 4) + w * off;
   if (at % w !== 0) return null;

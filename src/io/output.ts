@@ -1,12 +1,6 @@
-// Writing results: Parquet, CSV, JSON lines and Arrow IPC files, always
-// through a temporary file in the same folder and a rename, so that a failed
-// query leaves nothing behind; and the terminal table.
-import fs from 'node:fs';
-import path from 'node:path';
-import { ExecutionError } from '../errors.js';
-import { type Batch, type Column, type Field, isNull, rowCount, stringAt } from '../kernels/column.js';
-import type { OutputFormat } from '../plan/spec.js';
-import { trackTemp, untrackTemp } from './temp.js';
+// Result text: cells as CSV, JSON lines and the terminal table (files are
+// written batch by batch by io/result-file.ts).
+import { type Batch, type Column, type Field, decimalAt, decimalText, isNull, rowCount, stringAt } from '../kernels/column.js';
 
 const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
 
@@ -39,6 +33,7 @@ export function cellText(c: Column, i: number): string | null {
     case 'bool': return v ? 'true' : 'false';
     case 'date32': return formatDate(v as number);
     case 'timestamp': return formatTimestamp(v as bigint, c.type.unit!, c.type.tz);
+    case 'decimal': return decimalText(decimalAt(c, i), c.type.scale!);
     default: return String(v);
   }
 }
@@ -47,7 +42,7 @@ export function cellText(c: Column, i: number): string | null {
 export function cellJson(c: Column, i: number): string {
   if (isNull(c, i)) return 'null';
   const id = c.type.id;
-  if (id === 'utf8' || id === 'date32' || id === 'timestamp') return JSON.stringify(cellText(c, i));
+  if (id === 'utf8' || id === 'date32' || id === 'timestamp' || id === 'decimal') return JSON.stringify(cellText(c, i));
   if (id === 'bool') return c.values[i] ? 'true' : 'false';
   const v = c.values[i];
   if (typeof v === 'number' && !Number.isFinite(v)) return 'null';
@@ -59,70 +54,29 @@ function csvField(s: string | null): string {
   return /[",\r\n]/.test(s) || s === '' ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-function* csvChunks(fields: Field[], batches: Batch[]): Generator<string> {
-  yield fields.map((f) => csvField(f.name)).join(',') + '\n';
-  for (const b of batches) {
-    const lines: string[] = [];
-    for (let i = 0; i < b.length; i++) lines.push(b.columns.map((c) => csvField(cellText(c, i))).join(','));
-    if (lines.length) yield lines.join('\n') + '\n';
-  }
+export function csvHeader(fields: Field[]): string {
+  return fields.map((f) => csvField(f.name)).join(',') + '\n';
 }
 
-function* jsonlChunks(fields: Field[], batches: Batch[]): Generator<string> {
+/** One batch as CSV lines (each ended by a newline). */
+export function csvLines(b: Batch): string {
+  const lines: string[] = [];
+  for (let i = 0; i < b.length; i++) lines.push(b.columns.map((c) => csvField(cellText(c, i))).join(','));
+  return lines.length ? lines.join('\n') + '\n' : '';
+}
+
+/** One batch as JSON lines (each ended by a newline). */
+export function jsonlLines(fields: Field[], b: Batch): string {
   const keys = fields.map((f) => JSON.stringify(f.name) + ':');
-  for (const b of batches) {
-    const lines: string[] = [];
-    for (let i = 0; i < b.length; i++) {
-      lines.push('{' + b.columns.map((c, k) => keys[k] + cellJson(c, i)).join(',') + '}');
-    }
-    if (lines.length) yield lines.join('\n') + '\n';
+  const lines: string[] = [];
+  for (let i = 0; i < b.length; i++) {
+    lines.push('{' + b.columns.map((c, k) => keys[k] + cellJson(c, i)).join(',') + '}');
   }
+  return lines.length ? lines.join('\n') + '\n' : '';
 }
 
 export function jsonLines(fields: Field[], batches: Batch[]): string {
-  return [...jsonlChunks(fields, batches)].join('');
-}
-
-/**
- * Write a result atomically: a temporary file beside the target, renamed when
- * complete. Text formats yield between batches, so that an interrupt is
- * handled (and the temporary file removed, io/temp.ts) while a long write runs.
- */
-export async function writeOutput(file: string, format: OutputFormat, fields: Field[], batches: Batch[]): Promise<void> {
-  // The binary formats load Arrow JS and the Parquet writer only when asked for (a second of start-up otherwise).
-  const bytes = format === 'parquet' ? (await import('./parquet-write.js')).writeParquetBytes(fields, batches)
-    : format === 'arrow' ? (await import('./parquet-write.js')).arrowFileBytes(fields, batches)
-      : null;
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  let fd: number;
-  try {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    trackTemp(tmp);
-    fd = fs.openSync(tmp, 'w');
-  } catch (e) {
-    untrackTemp(tmp);
-    throw new ExecutionError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  try {
-    try {
-      if (bytes) fs.writeSync(fd, bytes);
-      else {
-        for (const chunk of (format === 'csv' ? csvChunks : jsonlChunks)(fields, batches)) {
-          fs.writeSync(fd, chunk);
-          await new Promise(setImmediate);
-        }
-      }
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    const code = (e as NodeJS.ErrnoException).code;
-    throw code ? new ExecutionError(`cannot write ${file}: ${code}`) : e;
-  } finally {
-    untrackTemp(tmp);
-  }
+  return batches.map((b) => jsonlLines(fields, b)).join('');
 }
 
 /** A cell for the terminal: floats to 12 significant digits (sums differ in the last bits with the summing order). */

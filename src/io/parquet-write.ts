@@ -1,25 +1,28 @@
-// The binary writers (output files and generated data sets): engine batches
-// to Arrow, to an Arrow IPC file or through parquet-wasm to Parquet. Apart
-// from io/parquet.ts, so that reading does not load Arrow JS.
+// The Parquet writer's settings and whole-file writes (generated data sets, an
+// empty result): engine batches to Arrow, through parquet-wasm to Parquet.
+// Apart from io/parquet.ts, so that reading does not load Arrow JS.
 import * as arrow from 'apache-arrow';
+import type * as PW from 'parquet-wasm';
 import { encodeFailure, parquetWasm } from './wasm.js';
 import type { Batch, Field } from '../kernels/column.js';
 import { tableToArrow } from './arrow.js';
 
-export function arrowFileBytes(fields: Field[], batches: Batch[]): Uint8Array {
-  return arrow.tableToIPC(tableToArrow(fields, batches), 'file');
+/** Snappy, row groups of at most `rowGroupSize` rows: what every file the engine writes uses. */
+export function parquetWriterProperties(rowGroupSize = 1 << 17): PW.WriterProperties {
+  const pw = parquetWasm();
+  return new pw.WriterPropertiesBuilder()
+    .setCompression(pw.Compression.SNAPPY)
+    .setMaxRowGroupSize(rowGroupSize)
+    .build();
 }
 
+/** A whole Parquet file in one buffer (small files: datasets, an empty result). */
 export function writeParquetBytes(fields: Field[], batches: Batch[], rowGroupSize = 1 << 17): Uint8Array {
   const table = tableToArrow(fields, batches);
   const pw = parquetWasm();
   try {
     const t = pw.Table.fromIPCStream(arrow.tableToIPC(table, 'stream'));
-    const props = new pw.WriterPropertiesBuilder()
-      .setCompression(pw.Compression.SNAPPY)
-      .setMaxRowGroupSize(rowGroupSize)
-      .build();
-    return pw.writeParquet(t, props);
+    return pw.writeParquet(t, parquetWriterProperties(rowGroupSize));
   } catch (e) {
     throw encodeFailure(e);
   }

@@ -29,11 +29,14 @@ export interface Settings {
   /** partial aggregates below a join, where the aggregate above it allows (needs combiners) */
   eagerAggregation: boolean;
   skew: SkewSettings;
+  /** budget for data held in memory; above it the engine spills */
   memoryLimit: number;
   /** a join side at most this many bytes is broadcast to the other side's map tasks; 0: never (joins/broadcast.ts) */
   broadcastBytes: number;
   /** inputs (Parquet bytes) up to this size run on the calling thread, without workers (exec/local.ts) */
   inThreadBytes: number;
+  /** parent folder of the query's spill folder (absolute) */
+  spillDir: string;
 }
 
 /** Overrides from the command line or the library caller; they win over the plan's `execution`. */
@@ -46,6 +49,8 @@ export interface Overrides {
   memoryLimit?: number | string;
   broadcastBytes?: number | string;
   inThreadBytes?: number | string;
+  /** relative to the current directory */
+  spillDir?: string;
 }
 
 export interface LoadedPlan {
@@ -113,7 +118,8 @@ export function readPlanFile(file: string): unknown {
   }
 }
 
-export function resolveSettings(plan: Plan, o: Overrides = {}): Settings {
+/** `baseDir` resolves a relative `execution.spillDir` (the plan's folder). */
+export function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings {
   const ex = plan.execution ?? {};
   const sk = ex.skew ?? {};
   const skew: SkewSettings = {
@@ -126,7 +132,7 @@ export function resolveSettings(plan: Plan, o: Overrides = {}): Settings {
   };
   const memoryLimit = o.memoryLimit !== undefined
     ? parseBytes(o.memoryLimit, 0)
-    : parseBytes(ex.memoryLimit, 4 * 1024 ** 3);
+    : parseBytes(ex.memoryLimit, Math.floor(os.totalmem() / 2));
   return {
     workers: o.workers ?? ex.workers ?? os.availableParallelism(),
     partitions: o.partitions ?? ex.partitions,
@@ -136,6 +142,7 @@ export function resolveSettings(plan: Plan, o: Overrides = {}): Settings {
     memoryLimit,
     inThreadBytes: parseBytes(o.inThreadBytes ?? ex.inThreadBytes, DEFAULT_IN_THREAD_BYTES),
     broadcastBytes: o.broadcastBytes !== undefined ? parseBytes(o.broadcastBytes, 0) : parseBytes(ex.broadcastBytes, DEFAULT_BROADCAST_BYTES),
+    spillDir: o.spillDir !== undefined ? path.resolve(o.spillDir) : ex.spillDir !== undefined ? path.resolve(baseDir, ex.spillDir) : os.tmpdir(),
   };
 }
 
@@ -169,7 +176,7 @@ export async function loadPlan(source: string | object, overrides: Overrides = {
   const obj = typeof source === 'string' ? readPlanFile(source) : source;
   const dir = typeof source === 'string' ? path.dirname(path.resolve(source)) : path.resolve(baseDir ?? '.');
   const plan = validatePlan(obj);
-  const settings = resolveSettings(plan, overrides);
+  const settings = resolveSettings(plan, overrides, dir);
   const output = outputOf(plan, dir);
   const root = pruneColumns(await bindPlan(plan, dir));
   return { plan, baseDir: dir, root, settings, output };

@@ -1,0 +1,67 @@
+// The spill folder of one query: created (and proved writable) before any
+// work starts, removed when the query ends however it ends (exec/cleanup.ts
+// also removes it on exit and on SIGINT/SIGTERM).
+import fs from 'node:fs';
+import path from 'node:path';
+import { ExecutionError, PlanError } from '../errors.js';
+import { registerCleanup } from '../exec/cleanup.js';
+import { trackTemp, untrackTemp } from '../io/temp.js';
+
+/** Why a file operation failed, as its error code when it has one. */
+export const reason = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+
+/** Debug knob: a disk that holds this many spill bytes per query, then fails with ENOSPC (tests of a full disk). */
+const diskBytes = () => {
+  const v = process.env.SKEWJOIN_DEBUG_SPILL_DISK_BYTES;
+  return v ? Number(v) : Infinity;
+};
+
+export class SpillFolder {
+  readonly dir: string;
+  private files = 0;
+  private written = 0;
+  private readonly capacity = diskBytes();
+
+  /** `field` names the setting in errors (the plan's JSON path). */
+  constructor(parent: string, field = 'execution.spillDir') {
+    try {
+      fs.mkdirSync(parent, { recursive: true });
+      this.dir = fs.mkdtempSync(path.join(parent, `skewjoin-spill-${process.pid}-`));
+    } catch (e) {
+      throw new PlanError(field, `spill folder ${parent} cannot be created or written (${reason(e)})`);
+    }
+    try {
+      // mkdtemp proves the parent writable, not the new folder (a read-only mount with odd permissions)
+      fs.writeFileSync(path.join(this.dir, 'probe'), '');
+      fs.rmSync(path.join(this.dir, 'probe'));
+    } catch (e) {
+      fs.rmSync(this.dir, { recursive: true, force: true });
+      throw new PlanError(field, `spill folder ${parent} cannot be written (${reason(e)})`);
+    }
+    const dir = this.dir;
+    trackTemp(dir); // the CLI's signal handler removes it (io/temp.ts)
+    this.remove = registerCleanup(() => { fs.rmSync(dir, { recursive: true, force: true }); untrackTemp(dir); });
+  }
+
+  /** Remove the folder and every spill file in it. */
+  readonly remove: () => void;
+
+  /** Write a new spill file with `write(fd)` (which returns the bytes it wrote); errors name the folder. */
+  writeFile<T extends { bytes: number }>(write: (fd: number, file: string) => T): T {
+    const file = path.join(this.dir, `${this.files++}.spill`);
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(file, 'w');
+      const r = write(fd, file);
+      this.written += r.bytes;
+      if (this.written > this.capacity) throw Object.assign(new Error('no space left on device (simulated)'), { code: 'ENOSPC' });
+      return r;
+    } catch (e) {
+      const code = reason(e);
+      const why = code === 'ENOSPC' ? 'the disk is full (ENOSPC)' : `cannot write (${code})`;
+      throw new ExecutionError(`spill folder ${path.dirname(this.dir)}: ${why} while spilling; free space or set execution.spillDir / --spill-dir elsewhere`);
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
+  }
+}

@@ -1,0 +1,50 @@
+// The coordinator's side of the memory budget: shuffle output admitted while
+// it fits `memoryLimit`, written to the query's spill folder when it does not,
+// released when the stage that reads it is done.
+import type { Batch } from '../kernels/column.js';
+import { blockBytes, isSpilled, writeBlocks } from './block.js';
+import { SpillFolder } from './folder.js';
+
+export class Spiller {
+  /** bytes of shuffle data held in memory now */
+  private held = 0;
+  spilledBytes = 0;
+  readonly folder: SpillFolder;
+
+  constructor(readonly limit: number, spillDir: string) {
+    this.folder = new SpillFolder(spillDir);
+  }
+
+  /**
+   * One map task's shuffle blocks: kept when they fit the budget, else all
+   * written to one spill file (they share one buffer: keeping some would free
+   * nothing). Returns the blocks to hold and the bytes spilled.
+   */
+  admit(blocks: (Batch | null)[]): { blocks: (Batch | null)[]; spilled: number } {
+    let bytes = 0;
+    for (const b of blocks) if (b) bytes += blockBytes(b);
+    if (bytes === 0 || this.held + bytes <= this.limit) {
+      this.held += bytes;
+      return { blocks, spilled: 0 };
+    }
+    const r = this.folder.writeFile((fd, file) => writeBlocks(fd, file, 0, blocks));
+    this.spilledBytes += r.bytes;
+    return { blocks: r.blocks, spilled: r.bytes };
+  }
+
+  /** Blocks admitted in memory (`heldBytes` of them) are no longer needed: their bytes return to the budget. */
+  release(bytes: number): void {
+    this.held -= bytes;
+  }
+
+  close(): void {
+    this.folder.remove();
+  }
+}
+
+/** Bytes of the blocks held in memory (not spilled); count them before the blocks are sent away (a transfer empties them). */
+export function heldBytes(blocks: Iterable<(Batch | null)[]>): number {
+  let n = 0;
+  for (const bs of blocks) for (const b of bs) if (b && !isSpilled(b)) n += blockBytes(b);
+  return n;
+}
