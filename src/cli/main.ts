@@ -19,6 +19,8 @@ Examples:
   skewjoin plans/quickstart.json --json           print every row as JSON lines
   skewjoin plan.json --workers 4 --stats s.json   write run statistics
   skewjoin plan.json --explain                    show the physical plan, run nothing
+  skewjoin plans/tpch/q05.json --param REGION=EUROPE --source lineitem=data/lineitem/
+                                                  run with another parameter value and other files
   skewjoin gen --rows 5000000 --keys 1000000 --s 1.2 --out data/zipf
   skewjoin bench --suite quick --out bench-out     skew benchmark against DuckDB, with report.html
 
@@ -46,10 +48,22 @@ function size(name: string) {
   };
 }
 
+/** `NAME=VALUE` split at the first `=`; a repeated option collects into a record (a repeated source name into a list). */
+function assignment(flag: string, list: boolean) {
+  return (v: string, acc: Record<string, string | string[]> = {}) => {
+    const i = v.indexOf('=');
+    if (i <= 0) throw new InvalidArgumentError(`${flag} must be NAME=${list ? 'PATH' : 'VALUE'}, got "${v}"`);
+    const [k, x] = [v.slice(0, i), v.slice(i + 1)];
+    const prev = acc[k];
+    return { ...acc, [k]: list && prev !== undefined ? [...(Array.isArray(prev) ? prev : [prev]), x] : x };
+  };
+}
+
 interface RunFlags {
   workers?: number; partitions?: number; skew?: boolean; skewFactor?: number; skewThreshold?: number | string;
   skewStrategy?: 'auto' | 'partition' | 'key'; combiners?: boolean; eager?: boolean; memoryLimit?: number | string;
   explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
+  param?: Record<string, string>; source?: Record<string, string | string[]>;
 }
 
 function overridesOf(f: RunFlags): Overrides {
@@ -59,6 +73,9 @@ function overridesOf(f: RunFlags): Overrides {
     combiners: f.combiners === false ? false : undefined,
     eagerAggregation: f.eager === false ? false : undefined,
     memoryLimit: f.memoryLimit,
+    params: f.param,
+    sources: f.source,
+    fromCommandLine: true,
     skew: {
       enabled: f.skew === false ? false : undefined,
       factor: f.skewFactor,
@@ -99,6 +116,8 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--no-combiners', 'no partial aggregation before the shuffle')
     .option('--no-eager', 'no eager aggregation (partial aggregates below a join)')
     .option('--memory-limit <size>', 'budget for shuffle data held in memory ("4GB")', size('--memory-limit'))
+    .option('--param <NAME=VALUE>', 'value of a plan parameter (repeatable)', assignment('--param', false))
+    .option('--source <NAME=PATH>', 'read source NAME from a file, glob or folder instead (repeatable; relative to the current folder)', assignment('--source', true))
     .option('--explain', 'print the physical plan; with --analyze, run and print it with run figures')
     .option('--analyze', 'with --explain: run the query first')
     .option('--stats <file>', 'write run statistics as JSON to this file')

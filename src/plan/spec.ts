@@ -110,10 +110,21 @@ export const ExecutionSchema = z.strictObject({
 export const OUTPUT_FORMATS = ['parquet', 'csv', 'jsonl', 'arrow'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
+/** A type name of the spec (`params.*.type`, expression literal types, casts). */
+export const TYPE_NAME_RE = /^(bool|u?int(8|16|32|64)|float(32|64)|decimal\(\s*\d+\s*,\s*\d+\s*\)|utf8|date|timestamp)$/;
+/** `params`: named values a run supplies (--param NAME=VALUE, the library's `params`), else `default`. */
+export const ParamsSchema = z.record(name, z.strictObject({
+  type: z.string().regex(TYPE_NAME_RE, 'expected a type name: bool, int8..int64, uint8..uint64, float32, float64, decimal(p,s), utf8, date or timestamp'),
+  default: z.union([z.number(), z.string(), z.boolean()]).optional(),
+  description: z.string().optional(),
+}));
+
 export const PlanSchema = z.strictObject({
   $schema: z.string().optional(),
+  description: z.string().optional(),
   version: z.literal(1),
   sources: z.record(name, z.strictObject({ parquet: z.union([name, z.array(name).min(1)]) })),
+  params: ParamsSchema.optional(),
   query: QueryNodeSchema,
   output: z.strictObject({ path: name, format: z.enum(OUTPUT_FORMATS).optional() }).optional(),
   execution: ExecutionSchema.optional(),
