@@ -11,6 +11,7 @@ import { formatTable, jsonLines } from '../io/output.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
 import { ByteSize, parseBytes } from '../plan/spec.js';
 import { GEN_DEFAULTS, generate } from '../bench/gen.js';
+import { TPCH_DEFAULTS, generateTpch } from '../bench/tpch.js';
 import { runBench } from '../bench/bench.js';
 
 const EXAMPLES = `
@@ -22,6 +23,7 @@ Examples:
   skewjoin plans/tpch/q05.json --param REGION=EUROPE --source lineitem=data/lineitem/
                                                   run with another parameter value and other files
   skewjoin gen --rows 5000000 --keys 1000000 --s 1.2 --out data/zipf
+  skewjoin gen --tpch --scale 1 --out data/tpch-sf1    the TPC-H tables, 6M line items
   skewjoin bench --suite quick --out bench-out     skew benchmark against DuckDB, with report.html
 
 Exit codes: 0 success, 2 bad plan or arguments, 3 input data error, 1 other.`;
@@ -131,19 +133,24 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     });
 
   program.command('gen')
-    .description('write a synthetic Zipf dataset: fact.parquet, dim.parquet and optionally m2m.parquet')
-    .option('--out <dir>', 'output folder', GEN_DEFAULTS.out)
+    .description('write a synthetic Zipf dataset (fact.parquet, dim.parquet, optionally m2m.parquet), or with --tpch the eight TPC-H tables')
+    .option('--out <dir>', `output folder (default: ${GEN_DEFAULTS.out}, with --tpch: ${TPCH_DEFAULTS.out})`)
+    .option('--tpch', 'write the TPC-H tables <out>/<table>.parquet at the scale factor --scale')
+    .option('--scale <sf>', 'TPC-H scale factor: 1 = 6M line items', num('--scale', 0.0001), TPCH_DEFAULTS.scale)
     .option('--rows <n>', 'fact rows', int('--rows'), GEN_DEFAULTS.rows)
     .option('--keys <m>', 'distinct keys (dimension rows)', int('--keys'), GEN_DEFAULTS.keys)
     .option('--s <s>', 'Zipf exponent (0 = uniform)', num('--s'), GEN_DEFAULTS.s)
-    .option('--seed <n>', 'random seed', int('--seed', 0), GEN_DEFAULTS.seed)
-    .option('--row-group-size <n>', 'rows per Parquet row group', int('--row-group-size'), GEN_DEFAULTS.rowGroupSize)
+    .option('--seed <n>', `random seed (default: ${GEN_DEFAULTS.seed}, with --tpch: ${TPCH_DEFAULTS.seed})`, int('--seed', 0))
+    .option('--row-group-size <n>', `rows per Parquet row group (default: ${GEN_DEFAULTS.rowGroupSize}, with --tpch: ${TPCH_DEFAULTS.rowGroupSize})`, int('--row-group-size'))
     .option('--files <n>', 'fact table files', int('--files'), GEN_DEFAULTS.files)
     .option('--m2m-rows <n>', 'rows of a second skewed table over the same keys (0: none)', int('--m2m-rows', 0), GEN_DEFAULTS.m2mRows)
     .option('--null-keys <fraction>', 'fraction of fact rows with a null key', num('--null-keys'), GEN_DEFAULTS.nullKeys)
     .option('--sorted', 'sort the fact table by key')
-    .action((o) => {
-      const files = generate({ ...GEN_DEFAULTS, ...o, sorted: !!o.sorted });
+    .action(async (o) => {
+      const given = Object.fromEntries(Object.entries({ out: o.out, seed: o.seed, rowGroupSize: o.rowGroupSize }).filter(([, v]) => v !== undefined));
+      const files = o.tpch
+        ? await generateTpch({ ...TPCH_DEFAULTS, scale: o.scale, ...given })
+        : generate({ ...GEN_DEFAULTS, ...o, ...given, sorted: !!o.sorted });
       if (!program.opts().quiet) for (const f of files) out.write(`wrote ${f}\n`);
       setCode(0);
     });
