@@ -54,11 +54,12 @@ class Pool {
     parts.forEach((p, i) => this.bytes.set(p, this.offsets[i]));
   }
   get size() { return this.strings.length; }
-  column(idx: ArrayLike<number>): arrow.Data {
-    const n = idx.length, off = new Int32Array(n + 1);
-    for (let i = 0; i < n; i++) off[i + 1] = off[i] + this.offsets[idx[i] + 1] - this.offsets[idx[i]];
+  column(idx: Int32Array): arrow.Data {
+    const n = idx.length, off = new Int32Array(n + 1), from = this.offsets, bytes = this.bytes;
+    for (let i = 0; i < n; i++) off[i + 1] = off[i] + from[idx[i] + 1] - from[idx[i]];
     const data = new Uint8Array(off[n]);
-    for (let i = 0; i < n; i++) data.set(this.bytes.subarray(this.offsets[idx[i]], this.offsets[idx[i] + 1]), off[i]);
+    // a byte loop: most strings are a few bytes, where a subarray per row costs more than the copy
+    for (let i = 0, o = 0; i < n; i++) for (let k = from[idx[i]], e = from[idx[i] + 1]; k < e; k++) data[o++] = bytes[k];
     return arrow.makeData({ type: new arrow.Utf8(), length: n, valueOffsets: off, data });
   }
 }
@@ -105,7 +106,11 @@ class Gen {
     return new Pool(Array.from({ length: n }, () => Array.from({ length: this.int(10, 40) }, () => abc[this.int(0, abc.length - 1)]).join('')));
   }
   phone(nation: number) { return `${nation + 10}-${this.int(100, 999)}-${this.int(100, 999)}-${this.int(1000, 9999)}`; }
-  indices(n: number, size: number) { return Int32Array.from({ length: n }, () => this.int(0, size - 1)); }
+  indices(n: number, size: number) {
+    const out = new Int32Array(n);
+    for (let i = 0; i < n; i++) out[i] = Math.floor(this.next() * size);
+    return out;
+  }
 }
 
 /** Table sizes at a scale factor (clause 4.2.5), at least one row each. */
@@ -128,10 +133,10 @@ const orderKey = (k: number) => ((k >> 3) << 5) | (k & 7);
 function fixedTables(g: Gen): { region: Cols; nation: Cols } {
   return {
     region: [['r_regionkey', int32(Int32Array.from(REGIONS, (_, i) => i))], ['r_name', utf8(REGIONS)],
-      ['r_comment', g.comments(REGIONS.length, 3).column(REGIONS.map((_, i) => i))]],
+      ['r_comment', g.comments(REGIONS.length, 3).column(Int32Array.from(REGIONS, (_, i) => i))]],
     nation: [['n_nationkey', int32(Int32Array.from(NATIONS, (_, i) => i))], ['n_name', utf8(NATIONS.map((x) => x[0]))],
       ['n_regionkey', int32(Int32Array.from(NATIONS, (x) => x[1]))],
-      ['n_comment', g.comments(NATIONS.length, 3).column(NATIONS.map((_, i) => i))]],
+      ['n_comment', g.comments(NATIONS.length, 3).column(Int32Array.from(NATIONS, (_, i) => i))]],
   };
 }
 
@@ -205,11 +210,11 @@ function* partsupp(g: Gen, parts: number, suppliers: number, size: number): Gene
 }
 
 /** Order attributes drawn before the line items; price and status are filled in from them. */
-interface Orders { custkey: Int32Array; date: Int32Array; lines: Uint8Array; total: Float64Array; status: Uint8Array }
+interface Orders { custkey: Int32Array; date: Int32Array; lines: Uint8Array; total: Float64Array; status: Int32Array }
 
 function drawOrders(g: Gen, n: number, customers: number): Orders {
   const o: Orders = {
-    custkey: new Int32Array(n), date: new Int32Array(n), lines: new Uint8Array(n), total: new Float64Array(n), status: new Uint8Array(n),
+    custkey: new Int32Array(n), date: new Int32Array(n), lines: new Uint8Array(n), total: new Float64Array(n), status: new Int32Array(n),
   };
   for (let i = 0; i < n; i++) {
     let c = g.int(1, customers);
@@ -235,7 +240,7 @@ function* lineitem(g: Gen, o: Orders, c: ReturnType<typeof tpchCounts>, size: nu
     const ok = new Int32Array(m), pk = new Int32Array(m), sk = new Int32Array(m), ln = new Int32Array(m);
     const qty = new Int32Array(m), price = new Int32Array(m), disc = new Int32Array(m), tax = new Int32Array(m);
     const ship = new Int32Array(m), commit = new Int32Array(m), receipt = new Int32Array(m);
-    const flag = new Uint8Array(m), status = new Uint8Array(m);
+    const flag = new Int32Array(m), status = new Int32Array(m);
     let r = 0;
     for (let i = first; i < last; i++) {
       let hasF = 0, hasO = 0, total = 0;
