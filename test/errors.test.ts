@@ -12,9 +12,9 @@ const out = path.join(dir, 'out', 'result.parquet');
 
 beforeAll(async () => {
   fs.mkdirSync(path.join(dir, 'out'));
-  await writeParquet(path.join(dir, 'a.parquet'), `SELECT i::BIGINT AS id, 'r' || (i % 3) AS region, (i * 1.5)::DECIMAL(10, 2) AS price FROM range(0, 100) t(i)`);
+  await writeParquet(path.join(dir, 'a.parquet'), `SELECT i::BIGINT AS id, 'r' || (i % 3) AS region, (i * 1.5)::DECIMAL(10, 2) AS price, [i]::BIGINT[] AS tags FROM range(0, 100) t(i)`);
   await writeParquet(path.join(dir, 'b.parquet'), `SELECT i::INTEGER AS id, 'x' AS name FROM range(0, 10) t(i)`);
-  await writeParquet(path.join(dir, 'c.parquet'), `SELECT i::VARCHAR AS id, 'r' AS region, 1.5::DECIMAL(10,2) AS price FROM range(0, 10) t(i)`);
+  await writeParquet(path.join(dir, 'c.parquet'), `SELECT i::VARCHAR AS id, 'r' AS region, 1.5::DECIMAL(10,2) AS price, [i]::BIGINT[] AS tags FROM range(0, 10) t(i)`);
   fs.writeFileSync(path.join(dir, 'corrupt.parquet'), Buffer.concat([Buffer.from('PAR1'), Buffer.alloc(200, 7), Buffer.from('PAR1')]));
 });
 
@@ -43,7 +43,7 @@ describe('plan errors exit 2 and name the JSON path', () => {
     ['bad join type', plan({ op: 'join', type: 'outer', on: [['id', 'id']], left: scanA, right: { op: 'scan', source: 'b' } }), /query\.type: /],
     ['bad predicate', plan({ op: 'filter', input: scanA, where: { column: 'id', cmp: '~', value: 1 } }), /query\.where\.cmp: /],
     ['unknown source', plan({ op: 'scan', source: 'zz' }), /query\.source: unknown source "zz"; sources are: a, b/],
-    ['unknown scan column', plan({ op: 'scan', source: 'a', columns: ['id', 'nope'] }), /query\.columns\[1\]: column "nope" not found in source "a"; columns are: id, region, price/],
+    ['unknown scan column', plan({ op: 'scan', source: 'a', columns: ['id', 'nope'] }), /query\.columns\[1\]: column "nope" not found in source "a"; columns are: id, region, price, tags/],
     ['unknown join column', plan({ op: 'join', type: 'inner', on: [['id', 'cust_id']], left: scanA, right: { op: 'scan', source: 'b' } }),
       /query\.on\[0\]\[1\]: column "cust_id" not found in right input; columns are: id, name/],
     ['incompatible key types', plan({ op: 'join', type: 'inner', on: [['region', 'id']], left: scanA, right: { op: 'scan', source: 'b' } }),
@@ -97,7 +97,7 @@ describe('input data errors exit 3 and name the file', () => {
   });
   it('a column type the engine cannot read, only when that column is read', async () => {
     const r = run(plan({ op: 'scan', source: 'a' }));
-    expect(r.stderr).toMatch(/a\.parquet: column "price" has type Decimal.*which skewjoin cannot read/);
+    expect(r.stderr).toMatch(/a\.parquet: column "tags" has type List.*which skewjoin cannot read/);
     expect(r.code).toBe(3);
     // Not read: projected away before the scan.
     const ok = await runPlan({ ...plan({ op: 'project', input: { op: 'scan', source: 'a' }, columns: ['id'] }), output: undefined }, { baseDir: dir, workers: 1 });

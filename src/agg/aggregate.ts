@@ -5,6 +5,7 @@ import { ExecutionError } from '../errors.js';
 import {
   type Batch, type Column, type DataType, type Schema, type Values, emptyBatch, gather, isInteger,
 } from '../kernels/column.js';
+import { MAX_PRECISION, decimalColumn, decimalSums, decimalToFloat, decimalType } from '../kernels/decimal.js';
 import { buildKeys } from '../kernels/keys.js';
 import { valueComparator } from '../kernels/sort.js';
 import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
@@ -16,6 +17,7 @@ const CHUNK = 1 << 20; // rows between carries: 2^20 x 2^32 stays below 2^53
 export function normFor(t: DataType): KeyNorm {
   if (t.id === 'utf8') return { kind: 'str' };
   if (t.id === 'float32' || t.id === 'float64') return { kind: 'float' };
+  if (t.id === 'decimal') return { kind: 'dec', mul: 0, wide: t.precision! > 18 };
   return { kind: 'int' };
 }
 
@@ -152,6 +154,7 @@ function evaluate(a: BoundAggregate, b: Batch, g: Groups): Column {
     case 'max': return minMax(c, g, true);
     case 'sum':
       if (isInteger(c.type)) return int64Column(exactIntSums(c, g), `sum of "${a.as}"`);
+      if (c.type.id === 'decimal') return decimalSumColumn(c, g, countValid(c, g, b.length), a.as);
       return float64Column(floatSums(c, g), countValid(c, g, b.length));
     case 'avg': {
       const cnt = countValid(c, g, b.length);
@@ -159,6 +162,8 @@ function evaluate(a: BoundAggregate, b: Batch, g: Groups): Column {
       if (isInteger(c.type)) {
         s = new Float64Array(g.nGroups);
         exactIntSums(c, g, cnt).forEach((x, k) => { if (x !== null) s[k] = Number(x); });
+      } else if (c.type.id === 'decimal') {
+        return decimalAvg(c, g, cnt);
       } else {
         s = floatSums(c, g);
       }
@@ -166,6 +171,19 @@ function evaluate(a: BoundAggregate, b: Batch, g: Groups): Column {
       return float64Column(s, cnt);
     }
   }
+}
+
+/** sum of a decimal column: exact, decimal(38, s). */
+export function decimalSumColumn(c: Column, g: Groups, cnt: Float64Array, as: string): Column {
+  return decimalColumn(decimalSums(c, g.gid, g.nGroups, cnt), decimalType(MAX_PRECISION, c.type.scale!), `sum of "${as}"`);
+}
+
+/** avg of a decimal column (or of decimal sum states with their counts): the exact sum divided in float64. */
+export function decimalAvg(c: Column, g: Groups, cnt: Float64Array): Column {
+  const sums = decimalSums(c, g.gid, g.nGroups, cnt);
+  const s = new Float64Array(g.nGroups);
+  for (let k = 0; k < s.length; k++) if (sums[k] !== null) s[k] = decimalToFloat(sums[k]!, c.type.scale!) / cnt[k];
+  return float64Column(s, cnt);
 }
 
 export function groupsOf(b: Batch, groupBy: number[]): Groups {

@@ -40,7 +40,7 @@ const EAGER_TYPES = new Set(['inner', 'left', 'right', 'full']);
 
 /** The eager plan of aggregate(join), or null where the rewrite does not apply. */
 export function eagerPlan(agg: AggNode, join: JoinNode): EagerPlan | null {
-  if (!EAGER_TYPES.has(join.type) || agg.aggs.some((a) => a.fn === 'count_distinct')) return null;
+  if (!EAGER_TYPES.has(join.type) || join.leftKeys.length === 0 || agg.aggs.some((a) => a.fn === 'count_distinct' || (a.decimal && (a.fn === 'sum' || a.fn === 'avg')))) return null;
   const nl = join.left.schema.length;
   const sideOf = (c: number) => (c < nl ? { side: 'left' as const, col: c } : { side: 'right' as const, col: c - nl });
   const build = (side: 'left' | 'right'): EagerSide & { groupPos: Map<number, number>; aggPos: Map<BoundAggregate, number> } => {

@@ -66,6 +66,7 @@ export class JoinAggregator {
    */
   static applies(type: JoinType, buildLeft: boolean, nl: number, groupBy0: number[], aggs0: BoundAggregate[]): boolean {
     const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
+    if (aggs.some((a) => a.decimal && (a.fn === 'sum' || a.fn === 'avg'))) return false;
     const onBuild = (c: number) => (c < nl) === buildLeft;
     if (!groupBy.every(onBuild)) return false;
     if (groupBy.length > 0 && (type === 'left' || type === 'full')) return false;

@@ -7,11 +7,12 @@
 // count_distinct: its column becomes one more grouping column of the partial
 // rows (the per-group distinct set, as rows), counted after the merge; so all
 // count_distinct of one aggregate must share a column to be combined.
-import { type Batch, type Column, type Field, type Schema, emptyBatch, gather, isInteger } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes } from '../kernels/column.js';
+import { MAX_PRECISION, decimalColumn, decimalSums, decimalType } from '../kernels/decimal.js';
 import { ExecutionError } from '../errors.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import {
-  countColumn, countDistinct, countValid, exactIntSums, float64Column, floatSums, groupsOf, int64Column, minMax,
+  countColumn, countDistinct, countValid, decimalAvg, decimalSumColumn, exactIntSums, float64Column, floatSums, groupsOf, int64Column, minMax,
 } from './aggregate.js';
 import type { Groups } from './groups.js';
 
@@ -34,16 +35,25 @@ export function partialSchema(input: Schema, groupBy0: number[], aggs0: BoundAgg
     if (a.fn === 'count') out.push({ name: `$${k}.count`, type: { id: 'int64' } });
     else if (a.fn === 'min' || a.fn === 'max') out.push({ name: `$${k}.${a.fn}`, type: t! });
     else {
-      out.push({ name: `$${k}.sum`, type: isInteger(t!) ? { id: 'int64' } : { id: 'float64' } });
+      out.push({ name: `$${k}.sum`, type: sumStateType(t!) });
       out.push({ name: `$${k}.count`, type: { id: 'int64' } });
     }
   });
   return out;
 }
 
+/** The type of a sum state: exact int64 for integers, decimal(38, s) for decimals, else float64. */
+function sumStateType(t: DataType): DataType {
+  if (isInteger(t)) return { id: 'int64' };
+  if (t.id === 'decimal') return decimalType(MAX_PRECISION, t.scale!);
+  return { id: 'float64' };
+}
+
 function sumState(c: Column, g: Groups, n: number, what: string): Column[] {
   const cnt = countValid(c, g, n);
-  const sum = isInteger(c.type) ? int64Column(exactIntSums(c, g, cnt), what) : float64Column(floatSums(c, g), cnt);
+  const sum = isInteger(c.type) ? int64Column(exactIntSums(c, g, cnt), what)
+    : c.type.id === 'decimal' ? decimalColumn(decimalSums(c, g.gid, g.nGroups, cnt), sumStateType(c.type), what)
+      : float64Column(floatSums(c, g), cnt);
   return [sum, countColumn(cnt)];
 }
 
@@ -125,7 +135,9 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
     } else {
       const sumCol = b.columns[s++], cntCol = b.columns[s++];
       const cnt = floatSums(cntCol, g);
-      if (a.fn === 'sum') {
+      if (sumCol.type.id === 'decimal') {
+        cols.push(a.fn === 'sum' ? decimalSumColumn(sumCol, g, cnt, a.as) : decimalAvg(sumCol, g, cnt));
+      } else if (a.fn === 'sum') {
         cols.push(sumCol.type.id === 'int64'
           ? int64Column(exactIntSums(sumCol, g), `sum of "${a.as}"`)
           : float64Column(floatSums(sumCol, g), cnt));
@@ -158,7 +170,12 @@ export function rowsAsStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate
     const c = a.col >= 0 ? b.columns[a.col] : null;
     if (a.fn === 'count') cols.push(validCount(c));
     else if (a.fn === 'min' || a.fn === 'max') cols.push(c!);
-    else {
+    else if (c!.type.id === 'decimal') {
+      const t = sumStateType(c!.type);
+      const state = lanes(c!.type) === 2 ? { ...c!, type: t } // the same 128-bit lanes, typed as the state
+        : decimalColumn(Array.from(c!.values as BigInt64Array), t, `partial sum of "${a.as}"`);
+      cols.push({ ...state, valid: c!.valid }, validCount(c));
+    } else {
       const wide = isInteger(c!.type);
       if (c!.type.id === (wide ? 'int64' : 'float64')) { cols.push(c!, validCount(c)); continue; } // already a state
       const v = wide ? new BigInt64Array(n) : new Float64Array(n);

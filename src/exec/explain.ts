@@ -1,17 +1,23 @@
 // `--explain`: the physical plan as an indented tree of stages and shuffles.
-import type { BoundNode, BoundPredicate } from '../plan/bound.js';
+import type { BoundNode, BoundPredicate, Literal } from '../plan/bound.js';
+import { decimalText } from '../kernels/column.js';
+import { exprText } from '../expr/columns.js';
 import type { LoadedPlan } from '../plan/load.js';
 import { partitionsFor, pipelineOf } from './physical.js';
 import type { Stats, TaskStats } from './stats.js';
 import { eagerPlan } from '../agg/eager.js';
 import { combinable } from '../agg/partial.js';
 
+const litText = (v: Literal): string => (typeof v === 'string' ? JSON.stringify(v)
+  : v !== null && typeof v === 'object' ? decimalText(v.scaled, v.scale) : String(v));
+
 function predText(p: BoundPredicate, names: string[]): string {
   switch (p.kind) {
-    case 'cmp': return `${names[p.col]} ${p.op} ${typeof p.value === 'string' ? JSON.stringify(p.value) : String(p.value)}`;
-    case 'in': return `${names[p.col]} in (${p.values.map((v) => (typeof v === 'string' ? JSON.stringify(v) : String(v))).join(', ')})`;
+    case 'cmp': return `${names[p.col]} ${p.op} ${litText(p.value)}`;
+    case 'in': return `${names[p.col]} in (${p.values.map(litText).join(', ')})`;
     case 'isNull': return `${names[p.col]} is ${p.isNull ? '' : 'not '}null`;
     case 'not': return `not (${predText(p.pred, names)})`;
+    case 'expr': return exprText(p.expr, names);
     default: return p.preds.map((q) => `(${predText(q, names)})`).join(` ${p.kind} `);
   }
 }
@@ -27,7 +33,9 @@ export function explainPlan(lp: LoadedPlan): string {
     const src = p.source;
     const fused = p.ops.length ? ` → ${p.fused.map((id, i) => {
       const op = p.ops[i];
-      return op.kind === 'filter' ? `${id}[${predText(op.pred, inputNames(node, id))}]` : `${id}[${p.schema.length} columns]`;
+      if (op.kind === 'filter') return `${id}[${predText(op.pred, inputNames(node, id))}]`;
+      if (op.kind === 'compute') return `${id}[${op.exprs.map((e) => exprText(e, inputNames(node, id))).join(', ')}]`;
+      return `${id}[${p.schema.length} columns]`;
     }).join(' → ')}` : '';
     const child = indent + '   ';
     switch (src.kind) {
@@ -38,6 +46,12 @@ export function explainPlan(lp: LoadedPlan): string {
         return;
       }
       case 'join': {
+        if (src.leftKeys.length === 0) {
+          emit(indent, `${src.id}: cross join, the smaller side replicated to the tasks of the larger${fused}`);
+          walk(src.left, child);
+          walk(src.right, child);
+          return;
+        }
         const P = parts(src);
         const on = src.leftKeys.map((l, i) => `${src.left.schema[l].name} = ${src.right.schema[src.rightKeys[i]].name}`).join(' and ');
         emit(indent, `${src.id}: ${src.type} hash join on ${on}, ${P} reduce task(s) at most${fused}`);
@@ -68,6 +82,7 @@ export function explainPlan(lp: LoadedPlan): string {
     }
   };
   const out = lp.output ? `${lp.output.format} file ${lp.output.path}` : 'stdout';
+  if (lp.plan.description) lines.push(`plan: ${lp.plan.description}`);
   lines.push(`output: ${out}; ${settings.workers} worker(s); skew handling ${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}`);
   walk(lp.root, '');
   return lines.join('\n') + '\n';
@@ -76,7 +91,7 @@ export function explainPlan(lp: LoadedPlan): string {
 /** Column names seen by a fused operator: those of the node below it. */
 function inputNames(top: BoundNode, id: string): string[] {
   for (let n: BoundNode = top; ; ) {
-    if (n.kind !== 'filter' && n.kind !== 'project') return n.schema.map((f) => f.name);
+    if (n.kind !== 'filter' && n.kind !== 'project' && n.kind !== 'compute') return n.schema.map((f) => f.name);
     if (n.id === id) return n.input.schema.map((f) => f.name);
     n = n.input;
   }

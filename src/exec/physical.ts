@@ -27,6 +27,10 @@ export function pipelineOf(node: BoundNode): Pipeline {
       const p = pipelineOf(node.input);
       return { ...p, ops: [...p.ops, { kind: 'project', indices: node.indices }], fused: [...p.fused, node.id], schema: node.schema };
     }
+    case 'compute': {
+      const p = pipelineOf(node.input);
+      return { ...p, ops: [...p.ops, { kind: 'compute', exprs: node.exprs }], fused: [...p.fused, node.id], schema: node.schema };
+    }
     default:
       return { source: node, ops: [], fused: [], schema: node.schema };
   }

@@ -165,6 +165,7 @@ export class Executor {
    * the aggregate above the join (see agg/eager.ts).
    */
   private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
+    if (node.leftKeys.length === 0) return this.runCross(node, ops, sink, combine);
     const P = partitionsFor(node, this.settings);
     const skew = this.settings.skew;
     const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;
@@ -197,6 +198,26 @@ export class Executor {
     const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes };
     const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t)));
     return results.flat();
+  }
+
+  /**
+   * A cross join (no keys): both sides are run to the coordinator, the smaller
+   * one is put in shared memory and replicated to one task per chunk of the
+   * larger one (about advisoryPartitionBytes each). How scalar subqueries are planned.
+   */
+  private async runCross(node: JoinNode, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
+    const [l, r] = await Promise.all([this.collectBatches(node.left), this.collectBatches(node.right)]);
+    const leftSmall = rowCount(l) <= rowCount(r);
+    const small = [concatBatches(leftSmall ? node.left.schema : node.right.schema, leftSmall ? l : r)].map(shareBatch);
+    const chunks = packBlocks(leftSmall ? r : l, this.settings.skew.advisoryPartitionBytes);
+    this.stats.joins.push({ id: node.id, type: node.type, targetBytes: this.settings.skew.advisoryPartitionBytes, tasks: chunks.length, splits: [] });
+    return Promise.all(chunks.map((chunk, i) => this.run({
+      source: {
+        kind: 'join', type: 'inner', leftSchema: node.left.schema, rightSchema: node.right.schema,
+        left: leftSmall ? small : chunk, right: leftSmall ? chunk : small, leftKeys: [], rightKeys: [], leftNorms: [], rightNorms: [],
+      },
+      ops, combine, sink: withSeed(sink, i),
+    }, { stage: node.id, kind: 'reduce', partition: i, split: `cross join: ${leftSmall ? 'left' : 'right'} side replicated` })));
   }
 
   private joinTask(

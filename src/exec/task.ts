@@ -18,9 +18,15 @@ import { groupRows } from '../agg/groups.js';
 import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
 import { type SplitKey, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
+import { compileExpr, selectTrue } from '../expr/compile.js';
+import type { BoundExpr } from '../expr/types.js';
 import type { JoinType } from '../plan/spec.js';
 
-export type RowOp = { kind: 'filter'; pred: BoundPredicate } | { kind: 'project'; indices: number[] };
+export type RowOp =
+  | { kind: 'filter'; pred: BoundPredicate }
+  | { kind: 'project'; indices: number[] }
+  /** append computed columns (src/expr) */
+  | { kind: 'compute'; exprs: BoundExpr[] };
 
 export type TaskSource =
   /** limit: read only the first rows (a sample) */
@@ -192,16 +198,21 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
   return { batches: out, rows: lRows + rRows, combined: combine !== undefined };
 }
 
-function applyOps(b: Batch, ops: RowOp[]): Batch {
-  for (const op of ops) {
-    if (op.kind === 'filter') {
-      const { idx, n } = selectRows(b, op.pred);
-      if (n < b.length) b = gatherBatch(b, idx, n);
-    } else {
-      b = { length: b.length, columns: op.indices.map((i) => b.columns[i]) };
+/** The task's row-wise operators as one function over batches; expressions are compiled here, once per task. */
+function compileOps(ops: RowOp[]): (b: Batch) => Batch {
+  const steps = ops.map((op): ((b: Batch) => Batch) => {
+    if (op.kind === 'compute') {
+      const ks = op.exprs.map(compileExpr);
+      return (b) => ({ length: b.length, columns: [...b.columns, ...ks.map((k) => k(b))] });
     }
-  }
-  return b;
+    if (op.kind === 'project') return (b) => ({ length: b.length, columns: op.indices.map((i) => b.columns[i]) });
+    const pred = op.pred.kind === 'expr' ? compileExpr(op.pred.expr) : null;
+    return (b) => {
+      const { idx, n } = pred ? selectTrue(pred(b)) : selectRows(b, op.pred);
+      return n < b.length ? gatherBatch(b, idx, n) : b;
+    };
+  });
+  return (b) => { for (const s of steps) b = s(b); return b; };
 }
 
 /** Rows a combiner aggregates before deciding whether aggregation pays. */
@@ -251,7 +262,8 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
 }
 
 function finish(t: TaskSpec, { batches, rows, combined }: Produced, t0: number): TaskResult {
-  let outBatches = batches.map((b) => applyOps(b, t.ops)).filter((b) => b.length > 0);
+  const ops = compileOps(t.ops);
+  let outBatches = batches.map(ops).filter((b) => b.length > 0);
   const outputRows = rowCount(outBatches);
   let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {

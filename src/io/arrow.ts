@@ -2,7 +2,7 @@
 import * as arrow from 'apache-arrow';
 import {
   type Batch, type Column, type DataType, type Field, type Schema, type TimeUnit,
-  allocValues, gather, valuesCtor,
+  allocValues, gather, lanes, valuesCtor,
 } from '../kernels/column.js';
 
 const UNITS: TimeUnit[] = ['second', 'millisecond', 'microsecond', 'nanosecond'];
@@ -24,6 +24,9 @@ export function fromArrowType(t: arrow.DataType): DataType | string {
   if (arrow.DataType.isLargeUtf8(t)) return { id: 'utf8', large: true };
   if (arrow.DataType.isDate(t)) return { id: 'date32' };
   if (arrow.DataType.isTimestamp(t)) return { id: 'timestamp', unit: UNITS[t.unit], tz: t.timezone ?? null };
+  if (arrow.DataType.isDecimal(t) && t.bitWidth === 128 && t.scale >= 0 && t.scale <= t.precision && t.precision <= 38) {
+    return { id: 'decimal', precision: t.precision, scale: t.scale };
+  }
   return String(t);
 }
 
@@ -43,6 +46,7 @@ export function toArrowType(t: DataType): arrow.DataType {
     case 'utf8': return t.large ? new arrow.LargeUtf8() : new arrow.Utf8();
     case 'date32': return new arrow.DateDay();
     case 'timestamp': return new arrow.Timestamp(UNITS.indexOf(t.unit!) as arrow.TimeUnit, t.tz ?? null);
+    case 'decimal': return new arrow.Decimal(t.scale!, t.precision!, 128);
   }
 }
 
@@ -86,11 +90,35 @@ export function columnFromArrow(d: arrow.Data, type: DataType): Column {
     for (let i = 0; i < n; i++) v[i] = Math.floor(Number(src[i]) / 86400000);
     return { type, length: n, values: v, valid };
   }
+  if (type.id === 'decimal') return decimalFromArrow(d.values as Uint32Array, n, type, valid);
   const src = d.values as any;
   if (src instanceof valuesCtor(type)) return { type, length: n, values: src.subarray(0, n), valid };
   const values = allocValues(type, n) as any;
   values.set(src.subarray(0, n));
   return { type, length: n, values, valid };
+}
+
+/** Decimal128 values (four 32-bit words each) as one 64-bit lane per row (precision <= 18) or two. */
+function decimalFromArrow(words: Uint32Array, n: number, type: DataType, valid: Uint8Array | null): Column {
+  const values = allocValues(type, n);
+  const out = new Uint32Array(values.buffer);
+  if (lanes(type) === 2) out.set(words.subarray(0, 4 * n));
+  else for (let i = 0; i < n; i++) { out[2 * i] = words[4 * i]; out[2 * i + 1] = words[4 * i + 1]; }
+  return { type, length: n, values, valid };
+}
+
+/** A decimal column as Decimal128 words (one-lane values sign-extended). */
+function decimalWords(c: Column): Uint32Array {
+  const n = c.length;
+  if (lanes(c.type) === 2) return new Uint32Array(c.values.buffer, c.values.byteOffset, 4 * n);
+  const w = new Int32Array(c.values.buffer, c.values.byteOffset, 2 * n);
+  const out = new Int32Array(4 * n);
+  for (let i = 0; i < n; i++) {
+    const hi = w[2 * i + 1];
+    out[4 * i] = w[2 * i]; out[4 * i + 1] = hi;
+    out[4 * i + 2] = out[4 * i + 3] = hi < 0 ? -1 : 0;
+  }
+  return new Uint32Array(out.buffer);
 }
 
 function bitmapOf(valid: Uint8Array, n: number): Uint8Array {
@@ -112,7 +140,8 @@ export function columnToArrow(c: Column): arrow.Data {
     const valueOffsets = c.type.large ? BigInt64Array.from(c.offsets!, (x) => BigInt(x)) : c.offsets!;
     return arrow.makeData({ type: type as any, length: n, nullCount, nullBitmap, valueOffsets: valueOffsets as any, data: c.values as Uint8Array });
   }
-  return arrow.makeData({ type: type as any, length: n, nullCount, nullBitmap, data: c.values as any });
+  const data = c.type.id === 'decimal' ? decimalWords(c) : c.values;
+  return arrow.makeData({ type: type as any, length: n, nullCount, nullBitmap, data: data as any });
 }
 
 export function arrowSchema(schema: Schema): arrow.Schema {

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as arrow from 'apache-arrow';
-import { type Batch, type Column, type Field, isNull, rowCount, stringAt } from '../kernels/column.js';
+import { type Batch, type Column, type Field, decimalAt, decimalText, isNull, rowCount, stringAt } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
 import { tableToArrow } from './arrow.js';
 import { writeParquetBytes } from './parquet.js';
@@ -40,6 +40,7 @@ export function cellText(c: Column, i: number): string | null {
     case 'bool': return v ? 'true' : 'false';
     case 'date32': return formatDate(v as number);
     case 'timestamp': return formatTimestamp(v as bigint, c.type.unit!, c.type.tz);
+    case 'decimal': return decimalText(decimalAt(c, i), c.type.scale!);
     default: return String(v);
   }
 }
@@ -48,7 +49,7 @@ export function cellText(c: Column, i: number): string | null {
 export function cellJson(c: Column, i: number): string {
   if (isNull(c, i)) return 'null';
   const id = c.type.id;
-  if (id === 'utf8' || id === 'date32' || id === 'timestamp') return JSON.stringify(cellText(c, i));
+  if (id === 'utf8' || id === 'date32' || id === 'timestamp' || id === 'decimal') return JSON.stringify(cellText(c, i));
   if (id === 'bool') return c.values[i] ? 'true' : 'false';
   const v = c.values[i];
   if (typeof v === 'number' && !Number.isFinite(v)) return 'null';

@@ -5,7 +5,7 @@
 export type TypeId =
   | 'int8' | 'int16' | 'int32' | 'int64'
   | 'uint8' | 'uint16' | 'uint32' | 'uint64'
-  | 'float32' | 'float64' | 'bool' | 'utf8' | 'date32' | 'timestamp';
+  | 'float32' | 'float64' | 'bool' | 'utf8' | 'date32' | 'timestamp' | 'decimal';
 
 export type TimeUnit = 'second' | 'millisecond' | 'microsecond' | 'nanosecond';
 
@@ -17,6 +17,9 @@ export interface DataType {
   tz?: string | null;
   /** utf8 only: the source column was large utf8 (64-bit offsets); written back as such */
   large?: boolean;
+  /** decimal only: digits in all (1..38) and after the point; values are integers scaled by 10^scale */
+  precision?: number;
+  scale?: number;
 }
 
 export interface Field { name: string; type: DataType }
@@ -45,9 +48,20 @@ const INTEGER_IDS: ReadonlySet<TypeId> = new Set([
 ]);
 export const isInteger = (t: DataType) => INTEGER_IDS.has(t.id);
 export const isFloat = (t: DataType) => t.id === 'float32' || t.id === 'float64';
-export const isNumeric = (t: DataType) => isInteger(t) || isFloat(t);
+export const isDecimal = (t: DataType) => t.id === 'decimal';
+export const isNumeric = (t: DataType) => isInteger(t) || isFloat(t) || t.id === 'decimal';
+
+/**
+ * 64-bit lanes per row: a decimal of precision above 18 is a 128-bit integer,
+ * two lanes (low, then high; the layout of Arrow's Decimal128). Every other
+ * fixed-width type has one element per row.
+ */
+export const lanes = (t: DataType): number => (t.id === 'decimal' && t.precision! > 18 ? 2 : 1);
+/** Bytes per row of a fixed-width type. */
+export const rowWidth = (t: DataType): number => CTORS[t.id].BYTES_PER_ELEMENT * lanes(t);
 
 export function typeName(t: DataType): string {
+  if (t.id === 'decimal') return `decimal(${t.precision},${t.scale})`;
   if (t.id === 'timestamp') return `timestamp[${t.unit}${t.tz ? ', ' + t.tz : ''}]`;
   if (t.id === 'utf8' && t.large) return 'large_utf8';
   return t.id;
@@ -63,10 +77,10 @@ const CTORS: Record<TypeId, ValuesCtor> = {
   int8: Int8Array, int16: Int16Array, int32: Int32Array, int64: BigInt64Array,
   uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array, uint64: BigUint64Array,
   float32: Float32Array, float64: Float64Array, bool: Uint8Array, utf8: Uint8Array,
-  date32: Int32Array, timestamp: BigInt64Array,
+  date32: Int32Array, timestamp: BigInt64Array, decimal: BigInt64Array,
 };
 
-export function allocValues(t: DataType, n: number): Values { return new CTORS[t.id](n); }
+export function allocValues(t: DataType, n: number): Values { return new CTORS[t.id](n * lanes(t)); }
 export const valuesCtor = (t: DataType): ValuesCtor => CTORS[t.id];
 
 /** Per-thread scratch for arrays that do not outlive a synchronous step; kept while at most `keep` long. */
@@ -110,6 +124,14 @@ function gather8(dst: Int32Array, at: number, src: Int32Array, idx: Int32Array, 
   for (let i = 0; i < n; i++) {
     const j = idx[i], d = 2 * (at + i);
     if (j < 0) { dst[d] = 0; dst[d + 1] = 0; } else { dst[d] = src[2 * j]; dst[d + 1] = src[2 * j + 1]; }
+  }
+}
+
+function gather16(dst: Int32Array, at: number, src: Int32Array, idx: Int32Array, n: number) {
+  for (let i = 0; i < n; i++) {
+    const j = idx[i], d = 4 * (at + i);
+    if (j < 0) { dst[d] = 0; dst[d + 1] = 0; dst[d + 2] = 0; dst[d + 3] = 0; }
+    else { const s = 4 * j; dst[d] = src[s]; dst[d + 1] = src[s + 1]; dst[d + 2] = src[s + 2]; dst[d + 3] = src[s + 3]; }
   }
 }
 
@@ -174,7 +196,7 @@ export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], c
     return { type, length: n, values: out, offsets, valid };
   }
   const values = allocValues(type, n);
-  const width = values.BYTES_PER_ELEMENT;
+  const width = rowWidth(type);
   const dst = wordView(values, width);
   let at = 0;
   for (let k = 0; k < cols.length; k++) {
@@ -182,7 +204,8 @@ export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], c
     if (width === 1) gather1(dst, at, src, idxs[k], ns[k]);
     else if (width === 2) gather2(dst, at, src, idxs[k], ns[k]);
     else if (width === 4) gather4(dst, at, src, idxs[k], ns[k]);
-    else gather8(dst, at, src, idxs[k], ns[k]);
+    else if (width === 8) gather8(dst, at, src, idxs[k], ns[k]);
+    else gather16(dst, at, src, idxs[k], ns[k]);
     at += ns[k];
   }
   return { type, length: n, values, valid };
@@ -207,7 +230,8 @@ export function sliceColumn(c: Column, start: number, end: number): Column {
     for (let i = 0; i <= n; i++) out[i] = offs[start + i] - base;
     return { type: c.type, length: n, values: (c.values as Uint8Array).slice(base, offs[end]), offsets: out, valid };
   }
-  return { type: c.type, length: n, values: c.values.slice(start, end) as Values, valid };
+  const l = lanes(c.type);
+  return { type: c.type, length: n, values: c.values.slice(start * l, end * l) as Values, valid };
 }
 
 export function sliceBatch(b: Batch, start: number, end: number): Batch {
@@ -247,7 +271,8 @@ export function concatColumns(type: DataType, cols: Column[]): Column {
   }
   const values = allocValues(type, n) as any;
   let p = 0;
-  for (const c of cols) { values.set(c.values.subarray(0, c.length), p); p += c.length; }
+  const l = lanes(type);
+  for (const c of cols) { values.set(c.values.subarray(0, c.length * l), p); p += c.length * l; }
   return { type, length: n, values, valid };
 }
 
@@ -268,7 +293,7 @@ export function rowCount(batches: readonly Batch[]): number {
 
 /** Approximate size in memory, used for shuffle statistics and skew decisions. */
 export function columnBytes(c: Column): number {
-  let b = c.type.id === 'utf8' ? c.offsets![c.length] + 4 * (c.length + 1) : c.length * (c.values as any).BYTES_PER_ELEMENT;
+  let b = c.type.id === 'utf8' ? c.offsets![c.length] + 4 * (c.length + 1) : c.length * rowWidth(c.type);
   if (c.valid) b += c.length;
   return b;
 }
@@ -297,9 +322,25 @@ export function stringAt(c: Column, i: number): string {
   return decoder.decode((c.values as Uint8Array).subarray(o[i], o[i + 1]));
 }
 
-/** A JS value for one cell (bigint for 64-bit types, number of days for date32), or null. */
+/** A decimal cell's scaled integer (the value times 10^scale). */
+export function decimalAt(c: Column, i: number): bigint {
+  const v = c.values as BigInt64Array;
+  if (lanes(c.type) === 1) return v[i];
+  return (v[2 * i + 1] << 64n) | BigInt.asUintN(64, v[2 * i]);
+}
+
+/** A scaled integer as exact decimal text: 1234.50, -0.05. */
+export function decimalText(x: bigint, scale: number): string {
+  if (scale === 0) return x.toString();
+  const neg = x < 0n;
+  const digits = (neg ? -x : x).toString().padStart(scale + 1, '0');
+  return `${neg ? '-' : ''}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+}
+
+/** A JS value for one cell (bigint for 64-bit types, number of days for date32, exact text for decimals), or null. */
 export function valueAt(c: Column, i: number): unknown {
   if (isNull(c, i)) return null;
+  if (c.type.id === 'decimal') return decimalText(decimalAt(c, i), c.type.scale!);
   if (c.type.id === 'utf8') return stringAt(c, i);
   if (c.type.id === 'bool') return c.values[i] === 1;
   return c.values[i];

@@ -1,7 +1,9 @@
 // Predicate evaluation with SQL's three-valued logic: each row is false (0),
 // true (1) or null (2); only true rows pass a filter.
 import type { BoundPredicate, Literal } from '../plan/bound.js';
-import type { Batch, Column } from './column.js';
+import { type Batch, type Column, decimalAt, lanes } from './column.js';
+import { type DecimalValue, pow10 } from './decimal.js';
+import { compileExpr } from '../expr/compile.js';
 
 const F = 0, T = 1, N = 2;
 const encoder = new TextEncoder();
@@ -22,6 +24,13 @@ function cellComparator(c: Column, lit: Exclude<Literal, null>): (i: number) => 
     const b = encoder.encode(String(lit));
     const o = c.offsets!;
     return (i) => compareBytes(v, o[i], o[i + 1], b);
+  }
+  if (c.type.id === 'decimal') {
+    // Compared at the finer of the two scales, exactly.
+    const d = lit as DecimalValue, cs = c.type.scale!, s = Math.max(cs, d.scale);
+    const x = d.scaled * pow10(s - d.scale), f = pow10(s - cs);
+    if (lanes(c.type) === 1 && f === 1n) return (i) => (v[i] < x ? -1 : v[i] > x ? 1 : 0);
+    return (i) => { const y = decimalAt(c, i) * f; return y < x ? -1 : y > x ? 1 : 0; };
   }
   if (c.type.id === 'bool') {
     const x = lit ? 1 : 0;
@@ -99,6 +108,11 @@ export function evalPredicate(b: Batch, p: BoundPredicate): Uint8Array {
           else if (x[i] === N) out[i] = N;
         }
       }
+      return out;
+    }
+    case 'expr': {
+      const c = compileExpr(p.expr)(b), v = c.values as Uint8Array, valid = c.valid;
+      for (let i = 0; i < n; i++) out[i] = valid !== null && valid[i] === 0 ? N : v[i];
       return out;
     }
     case 'or': {

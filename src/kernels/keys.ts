@@ -2,7 +2,7 @@
 // join normalize alike (any integer width to 64-bit words, floats to float64
 // bits, timestamps to a common unit), so equal keys hash and compare equal.
 import type { KeyNorm } from '../plan/bound.js';
-import type { Batch, Column } from './column.js';
+import { type Batch, type Column, decimalAt, lanes } from './column.js';
 
 /** One key column: 64-bit words (lo, hi interleaved) or UTF-8 strings; nulls[i] = 1 for a null. */
 export type KeyPart =
@@ -18,9 +18,26 @@ export interface Keys {
   anyNull: Uint8Array | null;
 }
 
+/** A decimal or integer key rescaled (see KeyNorm 'dec'): 64-bit words, or 16 bytes per row when wide. */
+function decimalKey(c: Column, norm: Extract<KeyNorm, { kind: 'dec' }>): BigInt64Array {
+  const n = c.length, l = lanes(c.type);
+  if (norm.mul === 0 && l === (norm.wide ? 2 : 1) && c.type.id === 'decimal') return c.values as BigInt64Array;
+  const f = 10n ** BigInt(norm.mul);
+  const out = new BigInt64Array(norm.wide ? 2 * n : n);
+  const v = c.values as any;
+  for (let i = 0; i < n; i++) {
+    const x = (c.type.id === 'decimal' ? decimalAt(c, i) : BigInt(v[i])) * f;
+    if (norm.wide) { out[2 * i] = BigInt.asIntN(64, x); out[2 * i + 1] = x >> 64n; } else out[i] = x;
+  }
+  return out;
+}
+
+const wideOffsets = (n: number) => { const o = new Int32Array(n + 1); for (let i = 0; i <= n; i++) o[i] = 16 * i; return o; };
+
 function wordsOf(c: Column, norm: KeyNorm): Int32Array {
   const n = c.length;
   const v = c.values as any;
+  if (norm.kind === 'dec') { const d = decimalKey(c, norm); return new Int32Array(d.buffer, d.byteOffset, 2 * n); }
   switch (c.type.id) {
     case 'int64': case 'uint64': case 'timestamp': {
       const scale = norm.kind === 'int' ? norm.scale : undefined;
@@ -91,9 +108,14 @@ export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: 
   const parts: KeyPart[] = cols.map((ci, k) => {
     const c = b.columns[ci];
     const nulls = nullsOf(c);
+    const norm = norms[k];
+    if (norm.kind === 'dec' && norm.wide) {
+      const d = decimalKey(c, norm);
+      return { kind: 's' as const, bytes: new Uint8Array(d.buffer, d.byteOffset, 16 * c.length), offs: wideOffsets(c.length), nulls };
+    }
     return c.type.id === 'utf8'
       ? { kind: 's' as const, bytes: c.values as Uint8Array, offs: c.offsets!, nulls }
-      : { kind: 'w' as const, w: wordsOf(c, norms[k]), nulls };
+      : { kind: 'w' as const, w: wordsOf(c, norm), nulls };
   });
   const hash = scratch !== undefined && scratch.length >= n ? scratch.subarray(0, n) : new Int32Array(n);
   const p0 = parts[0];

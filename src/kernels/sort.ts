@@ -1,6 +1,6 @@
 // Sorting: a row order (indices) from a list of sort keys; strings compare
 // by UTF-8 bytes (code point order), nulls last unless asked otherwise.
-import type { Batch, Column } from './column.js';
+import { type Batch, type Column, lanes } from './column.js';
 
 export interface SortKey { col: number; desc: boolean; nullsFirst: boolean }
 
@@ -16,6 +16,15 @@ export function valueComparator(c: Column): (i: number, j: number) => number {
         if (d !== 0) return d;
       }
       return (a1 - a0) - (b1 - b0);
+    };
+  }
+  if (c.type.id === 'decimal' && lanes(c.type) === 2) {
+    // 128-bit: the signed high lanes, then the low lanes unsigned
+    return (i, j) => {
+      const a = v[2 * i + 1], b = v[2 * j + 1];
+      if (a !== b) return a < b ? -1 : 1;
+      const x = BigInt.asUintN(64, v[2 * i]), y = BigInt.asUintN(64, v[2 * j]);
+      return x < y ? -1 : x > y ? 1 : 0;
     };
   }
   return (i, j) => (v[i] < v[j] ? -1 : v[i] > v[j] ? 1 : 0);

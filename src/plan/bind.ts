@@ -4,10 +4,14 @@
 import path from 'node:path';
 import { glob, isDynamicPattern } from 'tinyglobby';
 import { InputError, PlanError, jsonPath } from '../errors.js';
-import { type DataType, type Field, type Schema, isFloat, isInteger, isNumeric, typeName } from '../kernels/column.js';
+import { type DataType, type Field, type Schema, isDecimal, isFloat, isInteger, isNumeric, typeName } from '../kernels/column.js';
 import { type FileInfo, inspectParquet } from '../io/parquet.js';
+import { MAX_PRECISION, decimalType, numberToDecimal, parseDecimal } from '../kernels/decimal.js';
 import type { BoundAggregate, BoundNode, BoundPredicate, FileSplit, KeyNorm, Literal } from './bound.js';
 import type { Plan, Predicate, QueryNode } from './spec.js';
+import { bindExpr, bindPredicateExpr } from '../expr/bind.js';
+import type { BoundExpr } from '../expr/types.js';
+import { integerDigits } from '../expr/types.js';
 
 type P = (string | number)[];
 
@@ -137,17 +141,28 @@ async function bindNode(
     }
     case 'project': {
       const input = await rec(q.input, 'input');
+      // Computed columns come from a compute node below the projection, after the input's columns.
+      const exprs: BoundExpr[] = [];
       const indices: number[] = [];
       const schema: Field[] = q.columns.map((c, i) => {
+        if (typeof c !== 'string' && 'expr' in c) {
+          const e = bindExpr(c.expr, input.schema, [...at, 'columns', i, 'expr']);
+          indices.push(input.schema.length + exprs.length);
+          exprs.push(e);
+          return { name: c.name, type: e.type };
+        }
         const [out, src, p] = typeof c === 'string' ? [c, c, [...at, 'columns', i]] : [c.name, c.column, [...at, 'columns', i, 'column']];
         const j = colIndex(input.schema, src, p);
         indices.push(j);
         return { name: out, type: input.schema[j].type };
       });
       checkUnique(schema.map((f) => f.name), [...at, 'columns']);
-      return { id, kind: 'project', schema, input, indices };
+      return { id, kind: 'project', schema, input: computeNode(input, exprs, `${id}.compute`), indices };
     }
     case 'join': {
+      if (q.on.length === 0 && q.type !== 'inner') {
+        throw new PlanError(jsonPath([...at, 'on']), `an empty "on" (a cross join) needs type "inner", got "${q.type}"`);
+      }
       const [left, right] = await Promise.all([rec(q.left, 'left'), rec(q.right, 'right')]);
       const leftKeys: number[] = [], rightKeys: number[] = [];
       const leftNorms: KeyNorm[] = [], rightNorms: KeyNorm[] = [];
@@ -173,9 +188,18 @@ async function bindNode(
       return { id, kind: 'join', type: q.type, schema, left, right, leftKeys, rightKeys, leftNorms, rightNorms };
     }
     case 'aggregate': {
-      const input = await rec(q.input, 'input');
-      const groupBy = q.groupBy.map((g, i) => colIndex(input.schema, g, [...at, 'groupBy', i]));
-      const aggs: BoundAggregate[] = q.aggregates.map((a, i) => bindAggregate(a, input.schema, [...at, 'aggregates', i]));
+      const bound = await rec(q.input, 'input');
+      const groupBy = q.groupBy.map((g, i) => colIndex(bound.schema, g, [...at, 'groupBy', i]));
+      // Aggregates over expressions read computed columns appended below the aggregate.
+      const exprs: BoundExpr[] = [];
+      const specs = q.aggregates.map((a, i) => {
+        if (!('expr' in a)) return a;
+        const e = bindExpr(a.expr, bound.schema, [...at, 'aggregates', i, 'expr']);
+        exprs.push(e);
+        return { fn: a.fn, column: `$expr${exprs.length - 1}`, as: a.as };
+      });
+      const input = computeNode(bound, exprs, `${id}.compute`);
+      const aggs: BoundAggregate[] = specs.map((a, i) => bindAggregate(a, input.schema, [...at, 'aggregates', i]));
       const schema: Field[] = [
         ...groupBy.map((g) => input.schema[g]),
         ...aggs.map((a) => ({ name: a.as, type: a.type })),
@@ -204,6 +228,12 @@ const UNIT_RANK = { second: 0, millisecond: 1, microsecond: 2, nanosecond: 3 } a
 function keyNorms(l: Field, r: Field, at: P): [KeyNorm, KeyNorm] {
   const a = l.type, b = r.type;
   if (isInteger(a) && isInteger(b)) return [{ kind: 'int' }, { kind: 'int' }];
+  if ((isDecimal(a) || isInteger(a)) && (isDecimal(b) || isInteger(b))) {
+    // Compared by value at the finer scale; wide when the common form may exceed 18 digits.
+    const scale = Math.max(a.scale ?? 0, b.scale ?? 0);
+    const wide = Math.max(integerDigits(a), integerDigits(b)) + scale > 18;
+    return [{ kind: 'dec', mul: scale - (a.scale ?? 0), wide }, { kind: 'dec', mul: scale - (b.scale ?? 0), wide }];
+  }
   if (isFloat(a) && isFloat(b)) return [{ kind: 'float' }, { kind: 'float' }];
   if (a.id === 'utf8' && b.id === 'utf8') return [{ kind: 'str' }, { kind: 'str' }];
   if (a.id === 'date32' && b.id === 'date32') return [{ kind: 'int' }, { kind: 'int' }];
@@ -214,6 +244,13 @@ function keyNorms(l: Field, r: Field, at: P): [KeyNorm, KeyNorm] {
   }
   throw new PlanError(jsonPath(at),
     `cannot join left column "${l.name}" (${typeName(a)}) with right column "${r.name}" (${typeName(b)}): key types are not comparable`);
+}
+
+/** The input with computed columns appended (named $expr0, ...), or the input itself when there are none. */
+function computeNode(input: BoundNode, exprs: BoundExpr[], id: string): BoundNode {
+  if (exprs.length === 0) return input;
+  const schema = [...input.schema, ...exprs.map((e, k) => ({ name: `$expr${k}`, type: e.type }))];
+  return { id, kind: 'compute', schema, input, exprs };
 }
 
 function bindAggregate(a: { fn: BoundAggregate['fn']; column?: string; as: string }, schema: Schema, at: P): BoundAggregate {
@@ -228,21 +265,35 @@ function bindAggregate(a: { fn: BoundAggregate['fn']; column?: string; as: strin
       return { fn: a.fn, col, as: a.as, type: { id: 'int64' } };
     case 'sum': case 'avg':
       if (!isNumeric(t)) throw new PlanError(jsonPath([...at, 'column']), `${a.fn} needs a numeric column; "${a.column}" is ${typeName(t)}`);
+      if (isDecimal(t)) return { fn: a.fn, col, as: a.as, type: a.fn === 'avg' ? { id: 'float64' } : decimalType(MAX_PRECISION, t.scale!), decimal: true };
       return { fn: a.fn, col, as: a.as, type: a.fn === 'avg' || isFloat(t) ? { id: 'float64' } : { id: 'int64' } };
     case 'min': case 'max':
       return { fn: a.fn, col, as: a.as, type: t };
   }
 }
 
+/** Whether a predicate has only the forms the column-and-literal filter kernel evaluates. */
+function simple(p: Predicate): boolean {
+  if ('and' in p) return p.and.every(simple);
+  if ('or' in p) return p.or.every(simple);
+  if ('not' in p) return simple(p.not);
+  const plain = (v: unknown) => v === null || typeof v !== 'object';
+  return 'column' in p && ('isNull' in p || ('cmp' in p && plain(p.value)) || ('in' in p && p.in.every(plain)));
+}
+
 export function bindPredicate(p: Predicate, schema: Schema, at: P): BoundPredicate {
+  if (!simple(p)) return { kind: 'expr', expr: bindPredicateExpr(p, schema, at) };
   if ('and' in p) return { kind: 'and', preds: p.and.map((x, i) => bindPredicate(x, schema, [...at, 'and', i])) };
   if ('or' in p) return { kind: 'or', preds: p.or.map((x, i) => bindPredicate(x, schema, [...at, 'or', i])) };
   if ('not' in p) return { kind: 'not', pred: bindPredicate(p.not, schema, [...at, 'not']) };
-  const col = colIndex(schema, p.column, [...at, 'column']);
+  const q = p as Extract<Predicate, { column: string }>;
+  const col = colIndex(schema, q.column, [...at, 'column']);
   const f = schema[col];
-  if ('isNull' in p) return { kind: 'isNull', col, isNull: p.isNull };
-  if ('in' in p) return { kind: 'in', col, values: p.in.map((v, i) => bindLiteral(v, f, [...at, 'in', i])) };
-  return { kind: 'cmp', col, op: p.cmp, value: bindLiteral(p.value, f, [...at, 'value']) };
+  if ('isNull' in q) return { kind: 'isNull', col, isNull: q.isNull };
+  type V = string | number | boolean | null;
+  if ('in' in q) return { kind: 'in', col, values: q.in.map((v, i) => bindLiteral(v as V, f, [...at, 'in', i])) };
+  const c = q as Extract<Predicate, { cmp: string; column: string }>;
+  return { kind: 'cmp', col, op: c.cmp, value: bindLiteral(c.value as V, f, [...at, 'value']) };
 }
 
 const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
@@ -266,6 +317,11 @@ export function bindLiteral(v: string | number | boolean | null, f: Field, at: P
   if (isFloat(t)) {
     if (typeof v === 'number') return v;
     if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) return Number(v);
+    throw bad();
+  }
+  if (t.id === 'decimal') {
+    const d = typeof v === 'number' ? (Number.isFinite(v) ? numberToDecimal(v) : null) : typeof v === 'string' ? parseDecimal(v) : null;
+    if (d) return d;
     throw bad();
   }
   if (t.id === 'utf8') { if (typeof v === 'string') return v; throw bad(); }

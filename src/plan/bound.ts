@@ -3,24 +3,40 @@
 import type { DataType, Field, Schema } from '../kernels/column.js';
 import type { AggregateFnName, JoinType } from './spec.js';
 
-export type Literal = number | bigint | string | boolean | null;
+import type { DecimalValue } from '../kernels/decimal.js';
+import type { BoundExpr } from '../expr/types.js';
+
+/** A literal in the representation of the column it is compared with (a decimal column: its scaled integer and scale). */
+export type Literal = number | bigint | string | boolean | DecimalValue | null;
 
 export type BoundPredicate =
   | { kind: 'cmp'; col: number; op: '=' | '!=' | '<' | '<=' | '>' | '>='; value: Literal }
   | { kind: 'in'; col: number; values: Literal[] }
   | { kind: 'isNull'; col: number; isNull: boolean }
   | { kind: 'and' | 'or'; preds: BoundPredicate[] }
-  | { kind: 'not'; pred: BoundPredicate };
+  | { kind: 'not'; pred: BoundPredicate }
+  /** any other predicate: a bool expression (src/expr) */
+  | { kind: 'expr'; expr: BoundExpr };
 
 /** How a key column is brought to a common form so that both sides hash and compare alike. */
 export type KeyNorm =
   /** scale: timestamps of different units are multiplied to the finer unit */
   | { kind: 'int'; scale?: number }
   | { kind: 'float' }
+  /**
+   * decimals and integers compared by value: each side multiplied by 10^mul
+   * to a common scale; as 64-bit words, or (wide) as the 16 bytes of a
+   * 128-bit integer when the common form may need more than 18 digits
+   */
+  | { kind: 'dec'; mul: number; wide: boolean }
   | { kind: 'str' }
   | { kind: 'bool' };
 
-export interface BoundAggregate { fn: AggregateFnName; col: number; as: string; type: DataType }
+export interface BoundAggregate {
+  fn: AggregateFnName; col: number; as: string; type: DataType;
+  /** the aggregated column is a decimal (sums take the exact 128-bit path, not the join aggregator's) */
+  decimal?: boolean;
+}
 
 /** A map task's input: row groups of one file (all of it when `wholeFile`). */
 export interface FileSplit { path: string; rowGroups: number[]; rows: number; bytes: number; wholeFile?: boolean }
@@ -35,6 +51,8 @@ export type BoundNode =
     })
   | (Base & { kind: 'filter'; input: BoundNode; pred: BoundPredicate })
   | (Base & { kind: 'project'; input: BoundNode; indices: number[] })
+  /** the input's columns followed by one computed column per expression */
+  | (Base & { kind: 'compute'; input: BoundNode; exprs: BoundExpr[] })
   | (Base & {
       kind: 'join'; type: JoinType; left: BoundNode; right: BoundNode;
       leftKeys: number[]; rightKeys: number[]; leftNorms: KeyNorm[]; rightNorms: KeyNorm[];

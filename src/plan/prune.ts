@@ -3,10 +3,12 @@
 // the root keeps its exact output schema.
 import { InputError } from '../errors.js';
 import type { BoundNode, BoundPredicate } from './bound.js';
+import { exprCols, remapExpr } from '../expr/columns.js';
 
 interface Pruned { node: BoundNode; /** old output column → new index (-1: dropped) */ map: number[] }
 
 function predCols(p: BoundPredicate, into: Set<number>): Set<number> {
+  if (p.kind === 'expr') return exprCols(p.expr, into);
   if ('preds' in p) p.preds.forEach((q) => predCols(q, into));
   else if ('pred' in p) predCols(p.pred, into);
   else into.add(p.col);
@@ -14,6 +16,7 @@ function predCols(p: BoundPredicate, into: Set<number>): Set<number> {
 }
 
 function remapPred(p: BoundPredicate, m: number[]): BoundPredicate {
+  if (p.kind === 'expr') return { kind: 'expr', expr: remapExpr(p.expr, m) };
   if ('preds' in p) return { ...p, preds: p.preds.map((q) => remapPred(q, m)) };
   if ('pred' in p) return { ...p, pred: remapPred(p.pred, m) };
   return { ...p, col: m[p.col] };
@@ -47,6 +50,19 @@ function prune(node: BoundNode, need: Set<number>): Pruned {
         node: { ...node, input: child.node, indices: keep.map((i) => child.map[node.indices[i]]), schema: keep.map((i) => node.schema[i]) },
         map,
       };
+    }
+    case 'compute': {
+      // Keep the computed columns someone reads; the input gives what they and the consumers read.
+      const nIn = node.input.schema.length;
+      const needIn = new Set([...need].filter((c) => c < nIn));
+      const kept = node.exprs.map((_, k) => k).filter((k) => need.has(nIn + k));
+      for (const k of kept) exprCols(node.exprs[k], needIn);
+      const child = prune(node.input, needIn);
+      const width = child.node.schema.length;
+      const map = [...child.map, ...node.exprs.map((_, k) => (kept.includes(k) ? width + kept.indexOf(k) : -1))];
+      if (kept.length === 0) return { node: child.node, map };
+      const exprs = kept.map((k) => remapExpr(node.exprs[k], child.map));
+      return { node: { ...node, input: child.node, exprs, schema: [...child.node.schema, ...kept.map((k) => node.schema[nIn + k])] }, map };
     }
     case 'join': {
       const nl = node.left.schema.length;

@@ -4,37 +4,82 @@ import { z } from 'zod';
 
 const name = z.string().min(1);
 const literal = z.union([z.number(), z.string(), z.boolean(), z.null()]);
+/** A plan parameter, replaced by its value before validation (src/plan/params.ts); one left at binding is an error. */
+const Param = z.strictObject({ param: name });
+/** Where a literal may stand: a JSON value or a parameter. */
+const literalOrParam = z.union([literal, Param]);
 
-const Cmp = z.strictObject({
-  column: name,
-  cmp: z.enum(['=', '!=', '<', '<=', '>', '>=']),
-  value: literal,
-});
-const In = z.strictObject({ column: name, in: z.array(literal) });
-const IsNull = z.strictObject({ column: name, isNull: z.boolean() });
+export const TYPE_NAMES = ['bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
+  'float32', 'float64', 'decimal(p,s)', 'utf8', 'date', 'timestamp'] as const;
+const TypeName = z.string().regex(
+  /^\s*(bool|u?int(8|16|32|64)|float(32|64)|decimal\s*\(\s*\d+\s*,\s*\d+\s*\)|utf8|date|timestamp)\s*$/,
+  `expected a type name: ${TYPE_NAMES.join(', ')}`,
+);
 
+const CMP = ['=', '!=', '<', '<=', '>', '>='] as const;
+
+export type Expr =
+  | { column: string }
+  | { value: string | number | boolean | null; type?: string }
+  | { param: string }
+  | { fn: string; args?: Expr[] }
+  | { case: { when: Predicate; then: Expr }[]; else?: Expr }
+  | { cast: Expr; to: string };
+
+export const ExprSchema: z.ZodType<Expr> = z.lazy(() =>
+  z.union([
+    z.strictObject({ column: name }),
+    z.strictObject({ value: literal, type: TypeName.optional() }),
+    Param,
+    z.strictObject({ fn: name, args: z.array(ExprSchema).optional() }),
+    z.strictObject({ case: z.array(z.strictObject({ when: PredicateSchema, then: ExprSchema })).min(1), else: ExprSchema.optional() }),
+    z.strictObject({ cast: ExprSchema, to: TypeName }),
+  ]),
+).meta({ id: 'Expr' });
+
+/** A literal, a parameter or an expression (`like` patterns, `between` bounds). */
+const operand = z.union([literal, ExprSchema]);
+type Operand = string | number | boolean | null | Expr;
+type Subject = { column: string } | { expr: Expr };
+type Lit = string | number | boolean | null | { param: string };
+
+// Each predicate form reads a column or an expression (`expr` wherever `column` stands).
+const subjects = <T extends z.ZodRawShape>(shape: T) =>
+  [z.strictObject({ column: name, ...shape }), z.strictObject({ expr: ExprSchema, ...shape })] as const;
+const Cmp = subjects({ cmp: z.enum(CMP), value: literalOrParam });
+const In = subjects({ in: z.array(literalOrParam) });
+const IsNull = subjects({ isNull: z.boolean() });
+const Like = subjects({ like: operand });
+const Between = subjects({ between: z.tuple([operand, operand]) });
+const Compare = z.strictObject({ left: ExprSchema, cmp: z.enum(CMP), right: ExprSchema });
+
+export type CmpOp = (typeof CMP)[number];
 export type Predicate =
-  | z.infer<typeof Cmp>
-  | z.infer<typeof In>
-  | z.infer<typeof IsNull>
+  | (Subject & { cmp: CmpOp; value: Lit })
+  | (Subject & { in: Lit[] })
+  | (Subject & { isNull: boolean })
+  | (Subject & { like: Operand })
+  | (Subject & { between: [Operand, Operand] })
+  | { left: Expr; cmp: CmpOp; right: Expr }
   | { and: Predicate[] }
   | { or: Predicate[] }
   | { not: Predicate };
 
 export const PredicateSchema: z.ZodType<Predicate> = z.lazy(() =>
   z.union([
-    Cmp,
-    In,
-    IsNull,
+    ...Cmp, ...In, ...IsNull, ...Like, ...Between, Compare,
     z.strictObject({ and: z.array(PredicateSchema).min(1) }),
     z.strictObject({ or: z.array(PredicateSchema).min(1) }),
     z.strictObject({ not: PredicateSchema }),
   ]),
 ).meta({ id: 'Predicate' });
 
-const ProjectColumn = z.union([name, z.strictObject({ name, column: name })]);
+const ProjectColumn = z.union([name, z.strictObject({ name, column: name }), z.strictObject({ name, expr: ExprSchema })]);
 const AggregateFn = z.enum(['count', 'sum', 'min', 'max', 'avg', 'count_distinct']);
-const AggregateSpec = z.strictObject({ fn: AggregateFn, column: name.optional(), as: name });
+const AggregateSpec = z.union([
+  z.strictObject({ fn: AggregateFn, column: name.optional(), as: name }),
+  z.strictObject({ fn: AggregateFn, expr: ExprSchema, as: name }),
+]);
 const SortKey = z.strictObject({
   column: name,
   desc: z.boolean().optional(),
@@ -65,7 +110,8 @@ export const QueryNodeSchema: z.ZodType<QueryNode> = z.lazy(() =>
       type: z.enum(JOIN_TYPES),
       left: QueryNodeSchema,
       right: QueryNodeSchema,
-      on: z.array(z.tuple([name, name])).min(1),
+      /** empty with type inner: a cross join */
+      on: z.array(z.tuple([name, name])),
     }),
     z.strictObject({
       op: z.literal('aggregate'),
@@ -110,17 +156,16 @@ export const ExecutionSchema = z.strictObject({
 export const OUTPUT_FORMATS = ['parquet', 'csv', 'jsonl', 'arrow'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
-/** A type name of the spec (`params.*.type`, expression literal types, casts). */
-export const TYPE_NAME_RE = /^(bool|u?int(8|16|32|64)|float(32|64)|decimal\(\s*\d+\s*,\s*\d+\s*\)|utf8|date|timestamp)$/;
 /** `params`: named values a run supplies (--param NAME=VALUE, the library's `params`), else `default`. */
 export const ParamsSchema = z.record(name, z.strictObject({
-  type: z.string().regex(TYPE_NAME_RE, 'expected a type name: bool, int8..int64, uint8..uint64, float32, float64, decimal(p,s), utf8, date or timestamp'),
+  type: TypeName,
   default: z.union([z.number(), z.string(), z.boolean()]).optional(),
   description: z.string().optional(),
 }));
 
 export const PlanSchema = z.strictObject({
   $schema: z.string().optional(),
+  /** shown by --explain */
   description: z.string().optional(),
   version: z.literal(1),
   sources: z.record(name, z.strictObject({ parquet: z.union([name, z.array(name).min(1)]) })),

@@ -2,7 +2,7 @@
 // one scatter per column straight into one block per partition. Rows with a
 // null key never match, so they are spread round-robin instead of piling up
 // in one partition.
-import { type Batch, type Column, type DataType, Int32Scratch, batchBytes, rowCount, valuesCtor, wordView } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, Int32Scratch, batchBytes, lanes, rowCount, rowWidth, valuesCtor, wordView } from '../kernels/column.js';
 import { type Keys, buildKeys, keyIdentity, partitionOf } from '../kernels/keys.js';
 import { cellText } from '../io/output.js';
 import { SpaceSaving } from '../skew/sketch.js';
@@ -56,6 +56,13 @@ function scatter8(dst: Int32Array, src: Int32Array, dest: Int32Array, at: number
     dst[d + 1] = src[2 * i + 1];
   }
 }
+function scatter16(dst: Int32Array, src: Int32Array, dest: Int32Array, at: number) {
+  const n = src.length >> 2;
+  for (let i = 0; i < n; i++) {
+    const d = 4 * dest[at + i], s = 4 * i;
+    dst[d] = src[s]; dst[d + 1] = src[s + 1]; dst[d + 2] = src[s + 2]; dst[d + 3] = src[s + 3];
+  }
+}
 function ones(dst: Uint8Array, dest: Int32Array, at: number, n: number) {
   for (let i = 0; i < n; i++) dst[dest[at + i]] = 1;
 }
@@ -93,7 +100,7 @@ function layout(types: DataType[], hasValid: boolean[], strBytes: (Float64Array 
       offsets = at;
       at += align8(4 * (total + P));
     } else {
-      at += align8(total * valuesCtor(t).BYTES_PER_ELEMENT);
+      at += align8(total * rowWidth(t));
     }
     return { valid, values, offsets, strStart };
   });
@@ -131,7 +138,7 @@ function scatterColumn(type: DataType, cols: Column[], pids: Int32Array, dest: I
     }
     return;
   }
-  const width = valuesCtor(type).BYTES_PER_ELEMENT;
+  const width = rowWidth(type);
   const dst = wordView(new Uint8Array(buf, off, total * width), width, total);
   let at = 0;
   for (const col of cols) {
@@ -139,7 +146,8 @@ function scatterColumn(type: DataType, cols: Column[], pids: Int32Array, dest: I
     if (width === 1) scatter1(dst, src, dest, at);
     else if (width === 2) scatter2(dst, src, dest, at);
     else if (width === 4) scatter4(dst, src, dest, at);
-    else scatter8(dst, src, dest, at);
+    else if (width === 8) scatter8(dst, src, dest, at);
+    else scatter16(dst, src, dest, at);
     at += col.length;
   }
 }
@@ -153,8 +161,8 @@ function blockColumn(type: DataType, L: Layout, c: number, p: number, n: number)
     const offsets = new Int32Array(buf, oOff + 4 * (start[p] + p), n + 1);
     return { type, length: n, values: new Uint8Array(buf, off + strStart![p], offsets[n]), offsets, valid };
   }
-  const ctor = valuesCtor(type);
-  return { type, length: n, values: new ctor(buf, off + start[p] * ctor.BYTES_PER_ELEMENT, n), valid };
+  const ctor = valuesCtor(type), l = lanes(type);
+  return { type, length: n, values: new ctor(buf, off + start[p] * rowWidth(type), n * l), valid };
 }
 
 /** Partition ids of every row (into `pid`): high bits of the key hash, or round-robin for null join keys. */

@@ -1,0 +1,115 @@
+// One value converted between types: literals when a plan is bound, and the
+// rows of a cast that no vector loop in cast.ts covers (strings parsed as
+// numbers or dates). `undefined` means the value does not convert.
+import { type DataType, decimalText, isInteger } from '../kernels/column.js';
+import { parseDecimal, pow10 } from '../kernels/decimal.js';
+import { formatDate, formatTimestamp } from '../io/output.js';
+import type { Scalar } from './types.js';
+
+const RANGES: Record<string, [bigint, bigint]> = {
+  int8: [-128n, 127n], int16: [-32768n, 32767n], int32: [-2147483648n, 2147483647n], int64: [-(2n ** 63n), 2n ** 63n - 1n],
+  uint8: [0n, 255n], uint16: [0n, 65535n], uint32: [0n, 4294967295n], uint64: [0n, 2n ** 64n - 1n],
+};
+const US_PER_UNIT = { second: 1000000n, millisecond: 1000n, microsecond: 1n, nanosecond: 1n } as const;
+
+/** Scaled integer x at scale `from` brought to scale `to`, rounding half away from zero (as SQL casts do). */
+export function rescale(x: bigint, from: number, to: number): bigint {
+  if (to >= from) return x * pow10(to - from);
+  const f = pow10(from - to), q = x / f, r = x % f;
+  const twice = (r < 0n ? -r : r) * 2n;
+  return twice >= f ? q + (x < 0n ? -1n : 1n) : q;
+}
+
+/** A value as an exact scaled integer at `scale`, or undefined. */
+function exactOf(v: Scalar, from: DataType, scale: number): bigint | undefined {
+  if (typeof v === 'boolean') return undefined;
+  if (from.id === 'decimal') return rescale(v as bigint, from.scale!, scale);
+  if (isInteger(from)) return BigInt(v as number | bigint) * pow10(scale);
+  if (from.id === 'float32' || from.id === 'float64') {
+    if (!Number.isFinite(v as number)) return undefined;
+    const d = parseDecimal(String(v))!;
+    return rescale(d.scaled, d.scale, scale);
+  }
+  if (from.id === 'utf8') {
+    const d = parseDecimal(v as string);
+    return d ? rescale(d.scaled, d.scale, scale) : undefined;
+  }
+  return undefined;
+}
+
+function parseDate(s: string): number | undefined {
+  const m = /^\s*(-?\d{1,6})-(\d{1,2})-(\d{1,2})\s*$/.exec(s);
+  if (!m) return undefined;
+  const y = Number(m[1]), mo = Number(m[2]), d = Number(m[3]);
+  const ms = Date.UTC(y, mo - 1, d);
+  const back = new Date(ms);
+  if (back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d) return undefined;
+  return Math.round(ms / 86400000) - (y >= 0 && y < 100 ? 0 : 0);
+}
+
+function parseTimestampUs(s: string): bigint | undefined {
+  const t = s.trim();
+  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?([zZ]|[+-]\d\d:?\d\d)?$/.test(t)) return undefined;
+  const iso = /[T ]/.test(t) ? t.replace(' ', 'T') : t + 'T00:00:00';
+  const ms = Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(iso) ? iso : iso + 'Z');
+  if (Number.isNaN(ms)) return undefined;
+  const frac = /\.(\d+)/.exec(t)?.[1] ?? '';
+  return BigInt(ms) * 1000n + BigInt((frac + '000000').slice(3, 6));
+}
+
+/** Round half to even (a float cast to an integer, as DuckDB does). */
+const roundEven = (x: number) => { const r = Math.round(x); return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r; };
+
+export function convertScalar(v: Scalar, from: DataType, to: DataType): Scalar | undefined {
+  if (v === null) return null;
+  switch (to.id) {
+    case 'utf8':
+      if (from.id === 'utf8') return v;
+      if (from.id === 'decimal') return decimalText(v as bigint, from.scale!);
+      if (from.id === 'date32') return formatDate(v as number);
+      if (from.id === 'timestamp') return formatTimestamp(v as bigint, from.unit!, from.tz).replace('T', ' ');
+      return String(v);
+    case 'bool':
+      if (typeof v === 'boolean') return v;
+      if (typeof v === 'string') { const s = v.trim().toLowerCase(); return s === 'true' ? true : s === 'false' ? false : undefined; }
+      return Number(v) !== 0;
+    case 'float32': case 'float64': {
+      if (typeof v === 'boolean') return v ? 1 : 0;
+      if (from.id === 'decimal') return Number(decimalText(v as bigint, from.scale!));
+      if (typeof v === 'string') { const x = Number(v.trim()); return v.trim() === '' || Number.isNaN(x) && !/^\s*nan\s*$/i.test(v) ? undefined : x; }
+      return Number(v);
+    }
+    case 'decimal': {
+      const x = exactOf(v, from, to.scale!);
+      if (x === undefined || x >= pow10(to.precision!) || -x >= pow10(to.precision!)) return undefined;
+      return x;
+    }
+    case 'date32':
+      if (from.id === 'date32') return v;
+      if (from.id === 'utf8') return parseDate(v as string);
+      if (from.id === 'timestamp') {
+        const us = (v as bigint) * US_PER_UNIT[from.unit!] / (from.unit === 'nanosecond' ? 1000n : 1n);
+        const d = us / 86400000000n;
+        return Number(us < 0n && d * 86400000000n !== us ? d - 1n : d);
+      }
+      return undefined;
+    case 'timestamp': {
+      let us: bigint | undefined;
+      if (from.id === 'utf8') us = parseTimestampUs(v as string);
+      else if (from.id === 'date32') us = BigInt(v as number) * 86400000000n;
+      else if (from.id === 'timestamp') us = from.unit === 'nanosecond' ? (v as bigint) / 1000n : (v as bigint) * US_PER_UNIT[from.unit!];
+      if (us === undefined) return undefined;
+      return to.unit === 'nanosecond' ? us * 1000n : us / US_PER_UNIT[to.unit!];
+    }
+    default: { // integers
+      let x: bigint | undefined;
+      if (typeof v === 'boolean') x = v ? 1n : 0n;
+      else if (isInteger(from)) x = BigInt(v as number | bigint);
+      else if (from.id === 'float32' || from.id === 'float64') x = Number.isFinite(v as number) ? BigInt(roundEven(v as number)) : undefined;
+      else x = exactOf(v, from.id === 'utf8' ? from : from, 0);
+      const [lo, hi] = RANGES[to.id];
+      if (x === undefined || x < lo || x > hi) return undefined;
+      return to.id === 'int64' || to.id === 'uint64' ? x : Number(x);
+    }
+  }
+}

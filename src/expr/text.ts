@@ -1,0 +1,124 @@
+// String kernels over UTF-8 bytes and offsets: LIKE (a constant pattern is
+// compiled once; computed patterns once per distinct pattern), prefix, suffix
+// and substring tests, length in characters, and the functions that build
+// new strings (concat, substr, lower, upper, trim).
+import type { Column } from '../kernels/column.js';
+import { fromScalars, scalarAt } from './vector.js';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+type Matcher = (bytes: Uint8Array, s: number, e: number) => boolean;
+
+function startsAt(bytes: Uint8Array, s: number, p: Uint8Array): boolean {
+  for (let k = 0; k < p.length; k++) if (bytes[s + k] !== p[k]) return false;
+  return true;
+}
+
+function indexIn(bytes: Uint8Array, s: number, e: number, p: Uint8Array): boolean {
+  const last = e - p.length;
+  for (let x = s; x <= last; x++) if (startsAt(bytes, x, p)) return true;
+  return false;
+}
+
+/** A LIKE pattern (`%` any run, `_` one character, case-sensitive) as a matcher on UTF-8 bytes. */
+export function likeMatcher(pattern: string): Matcher {
+  if (!pattern.includes('_')) {
+    const parts = pattern.split('%');
+    if (parts.length === 1) {
+      const p = encoder.encode(pattern);
+      return (b, s, e) => e - s === p.length && startsAt(b, s, p);
+    }
+    if (parts.length === 2 || (parts.length === 3 && parts[0] === '' && parts[2] === '')) {
+      const pre = encoder.encode(parts[0]), suf = encoder.encode(parts[parts.length - 1]), mid = encoder.encode(parts.length === 3 ? parts[1] : '');
+      if (parts.length === 3) return (b, s, e) => indexIn(b, s, e, mid);
+      return (b, s, e) => e - s >= pre.length + suf.length && startsAt(b, s, pre) && startsAt(b, e - suf.length, suf);
+    }
+  }
+  const re = new RegExp('^' + [...pattern].map((ch) => (ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&'))).join('') + '$', 'su');
+  return (b, s, e) => re.test(decoder.decode(b.subarray(s, e)));
+}
+
+/** s LIKE pattern, three-valued; the pattern is a column (constant or computed). */
+export function like(s: Column, pat: Column, constant: boolean): Uint8Array {
+  const n = s.length, out = new Uint8Array(n), bytes = s.values as Uint8Array, o = s.offsets!;
+  const cache = new Map<string, Matcher>();
+  const matcherAt = (i: number): Matcher | null => {
+    const p = scalarAt(pat, i) as string | null;
+    if (p === null) return null;
+    let m = cache.get(p);
+    if (!m) { m = likeMatcher(p); cache.set(p, m); }
+    return m;
+  };
+  const fixed = constant && n > 0 ? matcherAt(0) : null;
+  for (let i = 0; i < n; i++) {
+    const m = constant ? fixed : matcherAt(i);
+    if (m === null || (s.valid !== null && s.valid[i] === 0)) out[i] = 2;
+    else out[i] = m(bytes, o[i], o[i + 1]) ? 1 : 0;
+  }
+  return out;
+}
+
+/** starts_with, ends_with, contains: three-valued. */
+export function stringTest(fn: string, s: Column, t: Column): Uint8Array {
+  const n = s.length, out = new Uint8Array(n);
+  const a = s.values as Uint8Array, b = t.values as Uint8Array, ao = s.offsets!, bo = t.offsets!;
+  for (let i = 0; i < n; i++) {
+    if ((s.valid !== null && s.valid[i] === 0) || (t.valid !== null && t.valid[i] === 0)) { out[i] = 2; continue; }
+    const p = b.subarray(bo[i], bo[i + 1]), st = ao[i], e = ao[i + 1];
+    if (e - st < p.length) { out[i] = 0; continue; }
+    out[i] = (fn === 'starts_with' ? startsAt(a, st, p) : fn === 'ends_with' ? startsAt(a, e - p.length, p) : indexIn(a, st, e, p)) ? 1 : 0;
+  }
+  return out;
+}
+
+/** Characters (code points) of every string. */
+export function lengthOf(s: Column): Column {
+  const n = s.length, out = new BigInt64Array(n), w = new Int32Array(out.buffer), b = s.values as Uint8Array, o = s.offsets!;
+  for (let i = 0; i < n; i++) {
+    let c = 0;
+    for (let x = o[i]; x < o[i + 1]; x++) if ((b[x] & 0xc0) !== 0x80) c++;
+    w[2 * i] = c;
+  }
+  return { type: { id: 'int64' }, length: n, values: out, valid: s.valid };
+}
+
+/** A string function row by row over decoded values (null in, null out). */
+function mapRows(cols: Column[], f: (i: number, vals: (string | number | null)[]) => string | null): Column {
+  const n = cols[0].length, out: (string | null)[] = new Array(n);
+  const vals: (string | number | null)[] = new Array(cols.length);
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < cols.length; k++) { const v = scalarAt(cols[k], i); vals[k] = typeof v === 'bigint' ? Number(v) : (v as string | number | null); }
+    out[i] = f(i, vals);
+  }
+  return fromScalars({ id: 'utf8' }, out);
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** DuckDB's substring: start counted from 1 (negative: from the end), length optional. */
+function substr(s: string, start: number, len?: number): string {
+  const chars = ASCII.test(s) ? null : Array.from(s);
+  const n = chars ? chars.length : s.length;
+  if (start < 0) start = n + start + 1;
+  let from = start, to = len === undefined ? n + 1 : start + len;
+  if (len !== undefined && len < 0) { to = start; from = start + len; }
+  from = Math.max(from, 1); to = Math.min(to, n + 1);
+  if (to <= from) return '';
+  return chars ? chars.slice(from - 1, to - 1).join('') : s.slice(from - 1, to - 1);
+}
+
+export function stringFn(fn: string, args: Column[]): Column {
+  switch (fn) {
+    case 'concat': {
+      // As DuckDB's concat: null arguments are skipped.
+      const n = args[0].length, out: string[] = new Array(n);
+      for (let i = 0; i < n; i++) { let s = ''; for (const c of args) { const v = scalarAt(c, i); if (v !== null) s += v as string; } out[i] = s; }
+      return fromScalars({ id: 'utf8' }, out);
+    }
+    case 'substr': return mapRows(args, (_, v) => (v.some((x) => x === null) ? null : substr(v[0] as string, v[1] as number, v[2] as number | undefined)));
+    case 'lower': return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).toLowerCase()));
+    case 'upper': return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).toUpperCase()));
+    default: return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).replace(/^ +| +$/g, ''))); // trim: spaces, as DuckDB
+  }
+}

@@ -1,0 +1,96 @@
+// Decimals as scaled integers: one 64-bit lane per row up to precision 18,
+// two (a 128-bit integer, low lane first) above. Sums accumulate 32-bit words
+// in float64 with carries, so no value is ever rounded; results beyond 38
+// digits are an error, never a wrong number.
+import { ExecutionError } from '../errors.js';
+import { type Column, type DataType, decimalText, lanes } from './column.js';
+
+export const MAX_PRECISION = 38;
+const POW10: bigint[] = Array.from({ length: 80 }, (_, i) => 10n ** BigInt(i));
+export const pow10 = (k: number): bigint => POW10[k];
+const LIMIT38 = POW10[38];
+
+export const decimalType = (precision: number, scale: number): DataType =>
+  ({ id: 'decimal', precision: Math.min(MAX_PRECISION, Math.max(1, precision)), scale });
+
+/** The scaled integers of a decimal column as a column of the given decimal type; an overflow names `what`. */
+export function decimalColumn(vals: ArrayLike<bigint | null>, type: DataType, what: string): Column {
+  const n = vals.length, wide = lanes(type) === 2;
+  const out = new BigInt64Array(wide ? 2 * n : n);
+  const limit = POW10[type.precision!];
+  let valid: Uint8Array | null = null;
+  for (let k = 0; k < n; k++) {
+    const x = vals[k];
+    if (x === null) { valid ??= new Uint8Array(n).fill(1); valid[k] = 0; continue; }
+    if (x >= limit || -x >= limit) throw overflow(what, x, type);
+    if (wide) { out[2 * k] = BigInt.asIntN(64, x); out[2 * k + 1] = x >> 64n; } else out[k] = x;
+  }
+  return { type, length: n, values: out, valid };
+}
+
+export function overflow(what: string, x: bigint, type: DataType): ExecutionError {
+  const digits = type.precision! >= MAX_PRECISION ? 'beyond 38 digits' : `beyond ${type.precision} digits`;
+  return new ExecutionError(`${what}: decimal result ${decimalText(x, type.scale!)} is ${digits}`);
+}
+
+export const fitsDecimal38 = (x: bigint) => x < LIMIT38 && -x < LIMIT38;
+
+const TWO32 = 4294967296;
+const CHUNK = 1 << 20; // rows between carries: 2^20 x 2^32 stays below 2^53
+
+/**
+ * Exact sums per group of a decimal column (any number of lanes), as scaled
+ * integers; null for a group that counted no value (`cnt[k] === 0`).
+ */
+export function decimalSums(c: Column, gid: Int32Array, nGroups: number, cnt: Float64Array): (bigint | null)[] {
+  const words = 2 * lanes(c.type), n = c.length, valid = c.valid;
+  const w = new Int32Array(c.values.buffer, c.values.byteOffset, words * n);
+  const acc = Array.from({ length: words }, () => new Float64Array(nGroups));
+  const top = acc[words - 1];
+  for (let start = 0; start < n; start += CHUNK) {
+    const end = Math.min(n, start + CHUNK);
+    for (let x = 0; x < words - 1; x++) {
+      const a = acc[x];
+      for (let i = start; i < end; i++) if (valid === null || valid[i]) a[gid[i]] += w[words * i + x] >>> 0;
+    }
+    for (let i = start; i < end; i++) if (valid === null || valid[i]) top[gid[i]] += w[words * i + words - 1];
+    for (let x = 0; x < words - 1; x++) {
+      const a = acc[x], b = acc[x + 1];
+      for (let k = 0; k < nGroups; k++) { const carry = Math.floor(a[k] / TWO32); a[k] -= carry * TWO32; b[k] += carry; }
+    }
+  }
+  const out: (bigint | null)[] = new Array(nGroups);
+  for (let k = 0; k < nGroups; k++) {
+    if (cnt[k] === 0) { out[k] = null; continue; }
+    let s = BigInt(top[k]);
+    for (let x = words - 2; x >= 0; x--) s = (s << 32n) + BigInt(acc[x][k]);
+    out[k] = s;
+  }
+  return out;
+}
+
+/** A scaled integer as the nearest float64 (exact text parsed, so rounding is correct). */
+export const decimalToFloat = (x: bigint, scale: number): number => Number(decimalText(x, scale));
+
+/** A decimal literal: its scaled integer and scale (`0.06` is 6 at scale 2). */
+export interface DecimalValue { scaled: bigint; scale: number }
+
+/**
+ * Exact decimal text (`-12.50`, `1e-3`, `3`) as a scaled integer with the
+ * digits written (trailing zeros after the point kept, as SQL reads `1.50`);
+ * null when the text is not a number.
+ */
+export function parseDecimal(text: string): DecimalValue | null {
+  const m = /^\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/.exec(text);
+  if (!m || (m[2] === '' && (m[3] ?? '') === '')) return null;
+  let digits = m[2] + (m[3] ?? ''), scale = (m[3] ?? '').length - Number(m[4] ?? 0);
+  if (scale < 0) { digits += '0'.repeat(-scale); scale = 0; }
+  const x = BigInt(digits || '0');
+  return { scaled: m[1] === '-' ? -x : x, scale };
+}
+
+/** A JSON number as a decimal with the digits of its shortest form. */
+export const numberToDecimal = (v: number): DecimalValue => parseDecimal(String(v))!;
+
+/** Digits of a scaled integer (at least 1). */
+export const digitsOf = (x: bigint): number => (x < 0n ? -x : x).toString().length;
