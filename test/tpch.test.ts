@@ -171,6 +171,13 @@ describe('--source and the library\'s sources', () => {
     expect(ours.length).toBeGreaterThan(0);
     expect(ours).toEqual(theirs);
   });
+  it('all 22 plans on the DuckDB-written files (the library\'s sources, absolute; lineitem a folder)', async () => {
+    for (const q of QUERIES) {
+      const declared = Object.keys(readPlan(q).sources);
+      const sources = Object.fromEntries(declared.map((t) => [t, path.join(dir, t === 'lineitem' ? t : `${t}.parquet`)]));
+      expect(await expectTpch(q, VALIDATION[q], { sources }), q).toBeGreaterThan(0);
+    }
+  });
   it('a glob, and the library\'s sources relative to baseDir (a list)', async () => {
     const g = cli(['plans/tpch/q01.json', '--json', '--workers', '2', '--source', `lineitem=${path.join(dir, 'lineitem', '**', '*.parquet')}`]);
     expect(g.code, g.stderr).toBe(0);
