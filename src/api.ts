@@ -5,6 +5,7 @@ import { tableToArrow } from './io/arrow.js';
 import { writeOutput } from './io/output.js';
 import { type Batch, type Field, rowCount, valueAt } from './kernels/column.js';
 import { Executor } from './exec/run.js';
+import { type OnProgress, ProgressTracker } from './exec/progress.js';
 import type { Stats } from './exec/stats.js';
 import { type LoadedPlan, type Overrides, loadPlan } from './plan/load.js';
 
@@ -13,6 +14,8 @@ export interface RunOptions extends Overrides {
   baseDir?: string;
   /** write `output` when the plan has one (default true) */
   writeOutput?: boolean;
+  /** called as tasks finish with the stage, tasks done/total, rows read, bytes shuffled and spilled, elapsed ms; the last call at the totals */
+  onProgress?: OnProgress;
 }
 
 export interface RunResult {
@@ -27,9 +30,9 @@ export interface RunResult {
   toRows(): Record<string, unknown>[];
 }
 
-export async function executePlan(lp: LoadedPlan, writeOut = true): Promise<RunResult> {
+export async function executePlan(lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress } = {}): Promise<RunResult> {
   const t0 = performance.now();
-  const ex = new Executor(lp.settings);
+  const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0));
   const batches = await ex.collectBatches(lp.root);
   const schema = lp.root.schema;
   const numRows = rowCount(batches);
@@ -40,6 +43,7 @@ export async function executePlan(lp: LoadedPlan, writeOut = true): Promise<RunR
   }
   ex.stats.wallMs = performance.now() - t0;
   ex.stats.outputRows = numRows;
+  ex.progress.end(ex.stats.wallMs);
   return {
     schema, batches, numRows, stats: ex.stats, outputPath,
     toArrow: () => tableToArrow(schema, batches),
@@ -51,5 +55,5 @@ export async function executePlan(lp: LoadedPlan, writeOut = true): Promise<RunR
 /** Load, validate, bind and run a plan. Throws PlanError (exit 2), InputError (exit 3) or ExecutionError. */
 export async function runPlan(plan: string | object, options: RunOptions = {}): Promise<RunResult> {
   const lp = await loadPlan(plan, options, options.baseDir);
-  return executePlan(lp, options.writeOutput ?? true);
+  return executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
 }

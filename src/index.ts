@@ -10,4 +10,5 @@ export type {
   Predicate, JoinType, AggregateFnName, ExecutionOptions, SkewOptions, OutputFormat,
 } from './plan/spec.js';
 export type { Stats, ShuffleStats, TaskStats, HotKey } from './exec/stats.js';
+export type { ProgressEvent, OnProgress } from './exec/progress.js';
 export type { Batch, Column, Field, DataType, Schema } from './kernels/column.js';

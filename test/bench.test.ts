@@ -1,12 +1,53 @@
 // `skewjoin bench --suite quick` on tiny data, end to end: every workload and
 // mode agrees with DuckDB, and report.html renders in headless Chromium with
-// its charts.
+// its charts (Vega-Lite drawn: legends in the series' colours, no text over
+// text); `--report-only` draws a report again from a results.json.
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { cli, tmpDir } from './helpers.js';
+import { ROOT, cli, tmpDir } from './helpers.js';
 import { makespan, hottestOverMean, hottestWithKeysSplit } from '../dist/bench/simulate.js';
+
+/** Run in the page: every pair of visible texts within a chart whose boxes intersect, into <pre id="overlaps">. */
+const OVERLAPS = `(() => {
+  const out = [];
+  const visible = (t) => t.textContent.trim() !== '' && t.getAttribute('opacity') !== '0';
+  for (const svg of document.querySelectorAll('svg.chart')) {
+    const boxes = [...svg.querySelectorAll('text')].filter(visible).map((t) => ({ text: t.textContent, r: t.getBoundingClientRect() }));
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i].r, b = boxes[j].r;
+      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (w > 0.5 && h > 0.5) out.push(svg.getAttribute('aria-label') + ': ' + boxes[i].text + ' / ' + boxes[j].text);
+    }
+  }
+  const pre = document.createElement('pre');
+  pre.id = 'overlaps';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();`;
+
+const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+
+/** A chart's legend entries (vega's legend symbols and labels), in order. */
+function legendEntries(svg: string): { label: string; color: string }[] {
+  return [...svg.matchAll(/role-legend-symbol[^>]*>\s*<path [^>]*?fill="(#[0-9a-fA-F]{3,6})"[\s\S]*?role-legend-label[^>]*>\s*<text[^>]*>([^<]*)<\/text>/g)]
+    .map((m) => ({ color: m[1].toLowerCase(), label: unescape(m[2]) }));
+}
+
+/**
+ * The fill and stroke colours of the marks of one series: vega names a mark's fields in its
+ * aria-label ("Zipf s: 1.2; mode: key; ..."), the series under the legend's title.
+ */
+function seriesColors(svg: string, label: string): string[] {
+  const title = unescape(svg.match(/role-legend-title[^>]*>\s*<text[^>]*>([^<]*)<\/text>/)![1]);
+  const colors: string[] = [];
+  for (const m of svg.matchAll(/<path aria-label="([^"]*)"[^>]*>/g)) {
+    if (!unescape(m[1]).split('; ').includes(`${title}: ${label}`)) continue;
+    for (const c of m[0].matchAll(/ (?:fill|stroke)="(#[0-9a-fA-F]{3,6})"/g)) colors.push(c[1].toLowerCase());
+  }
+  return colors;
+}
 
 describe('simulation', () => {
   it('schedules the largest task first', () => {
@@ -18,6 +59,31 @@ describe('simulation', () => {
   it('splitting a hot key brings the hottest task down to the mean', () => {
     expect(hottestOverMean([10, 10, 100, 0])).toBeCloseTo(100 / 30);
     expect(hottestWithKeysSplit([10, 10, 100, 0], [{ partition: 2, rows: 90 }])).toBeCloseTo(30 / 30);
+  });
+});
+
+describe('skewjoin bench --report-only', () => {
+  it('draws report.html and the chart specs again from a results.json, running nothing', () => {
+    const dir = tmpDir('sj-report-');
+    fs.copyFileSync(path.join(ROOT, 'docs', 'bench', 'results.json'), path.join(dir, 'results.json'));
+    const r = cli(['bench', '--report-only', dir]);
+    expect(r.code, r.stderr).toBe(0);
+    const html = fs.readFileSync(path.join(dir, 'report.html'), 'utf8');
+    for (const id of ['summary', 'speedup', 'duckdb', 'simulation', 'imbalance', 'detail', 'runs']) expect(html).toContain(`id="${id}"`);
+    const charts = html.match(/<svg class="chart"[\s\S]*?<\/svg>/g) ?? [];
+    expect(charts.length).toBe(fs.readdirSync(path.join(dir, 'charts')).length);
+    expect(charts.length).toBeGreaterThanOrEqual(12);
+    for (const c of charts) expect(legendEntries(c).length).toBeGreaterThan(0);
+    expect(html).not.toMatch(/<script|<link|src="http/); // self-contained, no script
+    expect(fs.readdirSync(dir).sort()).toEqual(['charts', 'report.html', 'results.json']);
+  }, 60_000);
+
+  it('names the file when there is no results.json', () => {
+    const dir = tmpDir('sj-report-');
+    const r = cli(['bench', '--report-only', dir]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(path.join(dir, 'results.json'));
+    expect(r.stderr).not.toMatch(/\n\s+at /);
   });
 });
 
@@ -42,11 +108,15 @@ describe('skewjoin bench --suite quick', () => {
   }, 180_000);
 
   it('report.html renders in headless Chromium with every chart', () => {
+    // ... with legends in the series' colours and no chart text over another
     const html = path.join(out, 'report.html');
     expect(fs.existsSync(html)).toBe(true);
+    // a copy of the page with a script that measures, in the browser, every text of every chart against the others
+    const checked = path.join(out, 'report-checked.html');
+    fs.writeFileSync(checked, fs.readFileSync(html, 'utf8').replace('</body>', `<script>${OVERLAPS}</script></body>`));
     const r = spawnSync('chromium', [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${tmpDir('sj-chrome-')}`, '--dump-dom', `file://${html}`,
+      '--disable-component-update', '--disable-sync', `--user-data-dir=${tmpDir('sj-chrome-')}`, '--dump-dom', `file://${checked}`,
     ], { encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(0);
     const dom = r.stdout;
@@ -55,5 +125,23 @@ describe('skewjoin bench --suite quick', () => {
     expect(charts.length).toBeGreaterThanOrEqual(12);
     for (const c of charts) expect(c).toMatch(/<(path|rect) /); // every chart draws something
     expect(dom).toContain('tasks per worker thread');
+    // each legend swatch has its series' colour: a mark of that series is drawn in it, and no two series share one
+    let legends = 0;
+    for (const c of charts) {
+      const entries = legendEntries(c);
+      if (entries.length === 0) continue;
+      legends++;
+      expect(new Set(entries.map((e) => e.color)).size, JSON.stringify(entries)).toBe(entries.length);
+      for (const e of entries) {
+        expect(e.color).not.toMatch(/^#(000|000000)$/);
+        expect(seriesColors(c, e.label), `${e.label} in ${c.slice(0, 120)}`).toContain(e.color);
+      }
+    }
+    expect(legends).toBe(charts.length);
+    expect(JSON.parse(dom.match(/<pre id="overlaps">([\s\S]*?)<\/pre>/)![1])).toEqual([]);
+    // the specs beside the report
+    const specs = fs.readdirSync(path.join(out, 'charts')).filter((f) => f.endsWith('.vl.json'));
+    expect(specs.length).toBe(charts.length);
+    for (const f of specs) expect(JSON.parse(fs.readFileSync(path.join(out, 'charts', f), 'utf8')).$schema).toMatch(/vega-lite\/v6/);
   }, 90_000);
 });

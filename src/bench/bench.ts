@@ -5,13 +5,15 @@
 // shared machines are noisy.
 import fs from 'node:fs';
 import path from 'node:path';
-import { runPlan, type RunResult } from '../api.js';
+import { type RunOptions, type RunResult, runPlan } from '../api.js';
+import { type ProgressDisplay, progressDisplay } from '../cli/progress.js';
+import type { ProgressEvent } from '../exec/progress.js';
 import type { TaskStats } from '../exec/stats.js';
 import { buildKeys, partitionOf } from '../kernels/keys.js';
 import type { Overrides } from '../plan/load.js';
 import { GEN_DEFAULTS, type GenOptions, generate } from './gen.js';
-import { median } from '../skew/decide.js';
-import { renderReport } from './report.js';
+import { median } from 'simple-statistics';
+import { writeReport } from './report.js';
 import { hottestOverMean, hottestWithKeysSplit, simulateRun } from './simulate.js';
 
 export interface BenchOptions { out: string; workers: number; repeat: number; suite: string; rows?: number; keys?: number }
@@ -206,16 +208,18 @@ function runFigures(r: RunResult): Partial<RunRow> {
   };
 }
 
-class Progress {
-  private done = 0;
-  constructor(private readonly total: number, private readonly out: NodeJS.WriteStream) {}
-  step(label: string) {
-    this.done++;
-    if (!this.out.isTTY) return;
-    const width = 30, filled = Math.round((this.done / this.total) * width);
-    this.out.write(`\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${this.done}/${this.total} ${label.slice(0, 50).padEnd(50)}`);
-    if (this.done === this.total) this.out.write('\n');
+/** The display of `skewjoin plan.json`, its stage prefixed with the step of the suite being measured. */
+class BenchProgress {
+  private step = 0;
+  private label = '';
+  constructor(private readonly display: ProgressDisplay, private readonly steps: number) {}
+  begin(what: string): void {
+    this.label = `[${++this.step}/${this.steps}] ${what}`;
+    this.display.onProgress({ stage: this.label, tasksDone: 0, tasksTotal: 0, rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0 });
   }
+  readonly onProgress = (e: ProgressEvent) => this.display.onProgress({ ...e, stage: `${this.label}: ${e.stage}` });
+  clear(): void { this.display.clear(); }
+  stop(): void { this.display.stop(); }
 }
 
 /** Hottest partition over the mean against the partition count, from the engine's own shuffle statistics. */
@@ -239,29 +243,51 @@ async function imbalanceCurve(dir: string, workers: number, con: any): Promise<B
 export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, progressOut: NodeJS.WriteStream = process.stderr): Promise<number> {
   const workloads = suites(o)[o.suite];
   if (!workloads) throw new Error(`unknown suite "${o.suite}"; suites are: ${Object.keys(suites(o)).join(', ')}`);
+  const progress = new BenchProgress(await progressDisplay(progressOut), workloads.reduce((s, w) => s + w.modes.length + 1, 0));
+  let results: BenchResults;
+  try {
+    results = await measure(o, workloads, log, progress);
+  } finally {
+    progress.stop();
+  }
+  fs.mkdirSync(o.out, { recursive: true });
+  fs.writeFileSync(path.join(o.out, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  const csv = ['workload,s,mode,wall_ms,reduce_imbalance,tasks,shuffled_rows,shuffled_bytes,peak_rss_mb,same_answer,makespan_16,makespan_64,makespan_256',
+    ...results.runs.map((r) => [r.workload, r.s, r.mode, r.wallMs.toFixed(1), r.reduceImbalance?.toFixed(3) ?? '', r.tasks ?? '', r.shuffledRows ?? '',
+      r.shuffledBytes ?? '', r.peakRssMb?.toFixed(0) ?? '', r.sameAnswer ?? '', ...(r.simulated ?? []).map((x) => x.ms.toFixed(1))].join(','))];
+  fs.writeFileSync(path.join(o.out, 'results.csv'), csv.join('\n') + '\n');
+  await writeReport(o.out, results);
+  log.write(`wrote ${path.join(o.out, 'results.json')}, results.csv, report.html and the charts' Vega-Lite specs (charts/)\n`);
+  return results.runs.every((r) => r.sameAnswer !== false) ? 0 : 1;
+}
+
+/** Every workload in every mode and with DuckDB, then the imbalance curve. */
+async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.WritableStream, progress: BenchProgress): Promise<BenchResults> {
+  // the progress line is erased before each line of the table, which goes to the same terminal
+  const write = (text: string) => { progress.clear(); log.write(text); };
   const { DuckDBInstance } = await duckdb();
   const db = await DuckDBInstance.create(':memory:', { threads: String(o.workers) });
   const con = await db.connect();
   const results: BenchResults = { suite: o.suite, workers: o.workers, repeat: o.repeat, date: new Date().toISOString(), runs: [] };
-  const progress = new Progress(workloads.reduce((s, w) => s + w.modes.length + 1, 0), progressOut);
-  log.write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
+  write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
   const detailOf = o.suite === 'quick' || o.suite === 'full' ? { workload: 'fact⋈dim', s: 1.2, mode: 'key' } : null;
   for (const w of workloads) {
     const dir = path.resolve(datasetDir(o.out, w.data));
     if (!fs.existsSync(path.join(dir, 'dim.parquet'))) generate({ ...GEN_DEFAULTS, ...w.data, out: dir });
     const plan = w.plan(dir);
     const times: number[] = [];
+    progress.begin(`${w.name} s=${w.s} duckdb`);
     let theirs: Record<string, unknown>[] = [];
     for (let i = 0; i < o.repeat; i++) {
       const t0 = performance.now();
       theirs = (await con.runAndReadAll(w.sql(dir))).getRowObjectsJS() as Record<string, unknown>[];
       times.push(performance.now() - t0);
     }
-    progress.step(`${w.name} s=${w.s} duckdb`);
     const duck: RunRow = { workload: w.name, s: w.s, mode: 'duckdb', wallMs: median(times), runsMs: times };
     const rows: RunRow[] = [];
     for (const mode of w.modes) {
-      const opts = modeOverrides(mode, w.execution, o.workers);
+      progress.begin(`${w.name} s=${w.s} ${mode}`);
+      const opts: RunOptions = { ...modeOverrides(mode, w.execution, o.workers), onProgress: progress.onProgress };
       await runPlan(plan, opts); // warm the worker threads and the file cache
       const runs: number[] = [];
       let last!: RunResult;
@@ -280,7 +306,6 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, prog
           tasks: last.stats.tasks.map((t) => ({ thread: t.thread ?? 0, startMs: t.startMs ?? 0, ms: t.ms, kind: t.kind, label: `${t.stage} ${t.kind} ${t.split ?? t.partition}` })),
         };
       }
-      progress.step(`${w.name} s=${w.s} ${mode}`);
     }
     const off = rows.find((r) => r.mode === 'off' || r.mode === 'no-combiners');
     for (const r of [...rows, duck]) {
@@ -288,7 +313,7 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, prog
       const vsOff = off && r.mode !== 'duckdb' ? (off.wallMs / r.wallMs).toFixed(2) : '';
       const vsDuck = r.mode === 'duckdb' ? '' : (r.wallMs / duck.wallMs).toFixed(2);
       const mb = r.shuffledBytes === undefined ? '' : (r.shuffledBytes / MB).toFixed(1);
-      log.write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
+      write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
     }
   }
   if (o.suite === 'quick' || o.suite === 'full') {
@@ -296,13 +321,5 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, prog
     results.imbalance = await imbalanceCurve(path.resolve(datasetDir(o.out, s1.data)), o.workers, con);
     results.imbalanceKeys = s1.data.keys;
   }
-  fs.mkdirSync(o.out, { recursive: true });
-  fs.writeFileSync(path.join(o.out, 'results.json'), JSON.stringify(results, null, 2) + '\n');
-  const csv = ['workload,s,mode,wall_ms,reduce_imbalance,tasks,shuffled_rows,shuffled_bytes,peak_rss_mb,same_answer,makespan_16,makespan_64,makespan_256',
-    ...results.runs.map((r) => [r.workload, r.s, r.mode, r.wallMs.toFixed(1), r.reduceImbalance?.toFixed(3) ?? '', r.tasks ?? '', r.shuffledRows ?? '',
-      r.shuffledBytes ?? '', r.peakRssMb?.toFixed(0) ?? '', r.sameAnswer ?? '', ...(r.simulated ?? []).map((x) => x.ms.toFixed(1))].join(','))];
-  fs.writeFileSync(path.join(o.out, 'results.csv'), csv.join('\n') + '\n');
-  fs.writeFileSync(path.join(o.out, 'report.html'), renderReport(results));
-  log.write(`wrote ${path.join(o.out, 'results.json')}, results.csv and report.html\n`);
-  return results.runs.every((r) => r.sameAnswer !== false) ? 0 : 1;
+  return results;
 }

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { executePlan } from '../api.js';
+import { type RunResult, executePlan } from '../api.js';
 import { PlanError, SkewjoinError } from '../errors.js';
 import { explainAnalyze, explainPlan } from '../exec/explain.js';
 import { closePool } from '../exec/pool.js';
@@ -13,6 +13,8 @@ import { ByteSize, parseBytes } from '../plan/spec.js';
 import { GEN_DEFAULTS, generate } from '../bench/gen.js';
 import { TPCH_DEFAULTS, generateTpch } from '../bench/tpch.js';
 import { runBench } from '../bench/bench.js';
+import { reportFromResults } from '../bench/report.js';
+import { progressDisplay, wantsProgress } from './progress.js';
 
 const EXAMPLES = `
 Examples:
@@ -93,7 +95,13 @@ async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStr
     out.write(explainPlan(lp));
     return 0;
   }
-  const r = await executePlan(lp);
+  const display = wantsProgress(err, out, f) ? await progressDisplay(err) : null;
+  let r: RunResult;
+  try {
+    r = await executePlan(lp, true, { onProgress: display?.onProgress });
+  } finally {
+    display?.stop();
+  }
   if (f.stats) fs.writeFileSync(f.stats, JSON.stringify(r.stats, null, 2) + '\n');
   if (f.explain) out.write(explainAnalyze(lp, r.stats));
   if (!lp.output) {
@@ -163,7 +171,16 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--rows <n>', 'fact rows (default: quick 300,000; the other suites 5,000,000)', int('--rows'))
     .option('--keys <m>', 'keys (default: quick 30,000; the other suites 1,000,000)', int('--keys'))
     .option('--repeat <r>', 'runs per measurement (the median is reported)', int('--repeat'), 3)
-    .action(async (o) => { setCode(await runBench(o, out)); });
+    .option('--report-only <dir>', 'run nothing: draw report.html and charts/ again from <dir>/results.json')
+    .action(async (o) => {
+      if (o.reportOnly) {
+        const file = await reportFromResults(o.reportOnly);
+        if (!program.opts().quiet) out.write(`wrote ${file} and ${path.join(o.reportOnly, 'charts')}/\n`);
+        setCode(0);
+        return;
+      }
+      setCode(await runBench(o, out));
+    });
 
   program.exitOverride();
   program.configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => err.write(s) });

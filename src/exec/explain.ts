@@ -7,6 +7,7 @@ import { partitionsFor, pipelineOf } from './physical.js';
 import type { Stats, TaskStats } from './stats.js';
 import { eagerPlan } from '../agg/eager.js';
 import { combinable } from '../agg/partial.js';
+import { median, quantile } from 'simple-statistics';
 
 const litText = (v: Literal): string => (typeof v === 'string' ? JSON.stringify(v)
   : v !== null && typeof v === 'object' ? decimalText(v.scaled, v.scale) : String(v));
@@ -97,21 +98,21 @@ function inputNames(top: BoundNode, id: string): string[] {
   }
 }
 
-function quantile(sorted: number[], q: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * (sorted.length - 1) + 0.5))];
-}
-
-function fmtBytes(b: number): string {
+export function fmtBytes(b: number): string {
   const u = ['B', 'KB', 'MB', 'GB'];
   let i = 0;
   while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
   return `${b < 10 && i > 0 ? b.toFixed(1) : Math.round(b)}${u[i]}`;
 }
 
+/** A count, with one decimal when a quantile falls between two values. */
+const fmtCount = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
+
+/** min, median, p95 and max (simple-statistics' quantiles: linear between ranks, as numpy's default). */
 function distribution(xs: number[], fmt: (x: number) => string): string {
-  const s = [...xs].sort((a, b) => a - b);
-  return `min ${fmt(s[0] ?? 0)}, median ${fmt(quantile(s, 0.5))}, p95 ${fmt(quantile(s, 0.95))}, max ${fmt(s[s.length - 1] ?? 0)}`;
+  if (xs.length === 0) return 'no values';
+  const [min, med, p95, max] = quantile(xs, [0, 0.5, 0.95, 1]);
+  return `min ${fmt(min)}, median ${fmt(med)}, p95 ${fmt(p95)}, max ${fmt(max)}`;
 }
 
 /** `--explain --analyze`: the plan, then what the run measured per shuffle, per skewed partition and per stage. */
@@ -120,7 +121,7 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   if (stats.eager.length) out.push(`eager aggregation applied: ${stats.eager.join(', ')}`);
   for (const s of stats.shuffles) {
     out.push(`shuffle ${s.id}: ${s.partitions} partitions`);
-    out.push(`   rows:  ${distribution(s.partitionRows, String)}`);
+    out.push(`   rows:  ${distribution(s.partitionRows, fmtCount)}`);
     out.push(`   bytes: ${distribution(s.partitionBytes, fmtBytes)}`);
     if (s.combine) {
       const c = s.combine;
@@ -144,8 +145,8 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
     stages.set(k, [...(stages.get(k) ?? []), t]);
   }
   for (const [k, ts] of stages) {
-    const ms = ts.map((t) => t.ms).sort((a, b) => a - b);
-    const med = quantile(ms, 0.5), max = ms[ms.length - 1];
+    const ms = ts.map((t) => t.ms);
+    const med = median(ms), max = Math.max(...ms);
     out.push(`stage ${k}: ${ts.length} task(s), median ${med.toFixed(1)} ms, slowest ${max.toFixed(1)} ms (${med > 0 ? (max / med).toFixed(1) : '-'}x median)`);
   }
   return out.join('\n') + '\n';

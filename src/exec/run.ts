@@ -15,6 +15,7 @@ import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceT
 import { mergeSketches } from '../skew/sketch.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
 import { runOnPool } from './pool.js';
+import { ProgressTracker } from './progress.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
 
@@ -82,15 +83,22 @@ export class Executor {
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
 
-  constructor(readonly settings: Settings) {}
+  constructor(readonly settings: Settings, readonly progress = new ProgressTracker(undefined, performance.now())) {}
 
   private async run(task: TaskSpec, meta: Omit<TaskStats, 'rows' | 'outputRows' | 'ms'>): Promise<TaskResult> {
+    this.progress.scheduled();
     const r = task.source.kind === 'batches' && task.sink.kind === 'collect'
       ? await runTask(task)
       : await runOnPool(this.settings.workers, task);
     this.stats.tasks.push({
       ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
       startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0,
+    });
+    this.progress.finished({
+      stage: `${meta.stage} ${meta.kind}`,
+      rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
+      bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
+      bytesSpilled: r.spilledBytes ?? 0,
     });
     return r;
   }

@@ -74,6 +74,8 @@ export interface TaskResult {
   keyStats?: { rows: number; distinct: number };
   /** what the combiner did: aggregated, or passed rows through because they did not reduce */
   combine?: { mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number; rowsOut: number };
+  /** bytes this task wrote to spill files (reported to onProgress) */
+  spilledBytes?: number;
   ms: number;
 }
 

@@ -22,6 +22,7 @@
 //   keeping about four tasks per worker.
 // - A key hot on both sides multiplies: its output (left rows x right rows)
 //   counts toward the partition's size, and its grid is sized by output too.
+import { median as ssMedian } from 'simple-statistics';
 import type { JoinType } from '../plan/spec.js';
 import type { SkewSettings } from '../plan/load.js';
 
@@ -83,11 +84,9 @@ export interface ReducePlan {
   splits: SplitInfo[];
 }
 
+/** The median (simple-statistics: quickselect on a copy, the mean of the middle two for an even count); 0 for no values. */
 export function median(xs: readonly number[]): number {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  return xs.length === 0 ? 0 : ssMedian(xs);
 }
 
 /** Whether a join partition can produce rows, given the rows of each side. */

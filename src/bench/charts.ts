@@ -1,0 +1,172 @@
+// The report's charts as Vega-Lite specs, built from a benchmark's results
+// (data inline, so that each spec renders on its own: vl2svg, the Vega
+// editor). Only specs here: compiling and drawing them is report.ts's job.
+import type { TopLevelSpec } from 'vega-lite';
+import type { BenchResults, RunRow } from './bench.js';
+
+export interface Chart {
+  /** the report section it belongs to */
+  section: 'speedup' | 'duckdb' | 'simulation' | 'imbalance' | 'detail';
+  /** file name stem of the spec: charts/<name>.vl.json */
+  name: string;
+  spec: TopLevelSpec;
+}
+
+/** One colour per series, the same in every chart. */
+const COLORS: Record<string, string> = {
+  off: '#9e9e9e', partition: '#1f77b4', key: '#d62728', auto: '#2ca02c', 'no-combiners': '#8c564b', duckdb: '#ff7f0e',
+  whole: '#9e9e9e', split: '#d62728', before: '#9e9e9e', after: '#d62728',
+};
+/** Task kinds of the timeline. */
+const KIND_COLORS: Record<string, string> = { map: '#1f77b4', split: '#ff7f0e', reduce: '#d62728' };
+const OTHER = ['#9467bd', '#17becf', '#bcbd22', '#e377c2', '#7f7f7f', '#8c564b'];
+
+/** A colour scale for exactly the series present, in this order, so the legend lists only them. */
+function colorScale(names: string[], palette = COLORS) {
+  let k = 0;
+  return { domain: names, range: names.map((n) => palette[n] ?? OTHER[k++ % OTHER.length]) };
+}
+
+const CONFIG = {
+  font: 'DejaVu Sans, Helvetica, Arial, sans-serif',
+  title: { anchor: 'start', fontSize: 13 },
+  axis: { labelFontSize: 11, titleFontSize: 11, titlePadding: 8 },
+  legend: { labelFontSize: 11, titleFontSize: 11, symbolStrokeWidth: 2, labelLimit: 240 },
+  view: { stroke: '#ddd' },
+} as const;
+
+const SCHEMA = 'https://vega.github.io/schema/vega-lite/v6.json';
+
+type Row = Record<string, string | number>;
+
+/** Lines with points, one per series, coloured by series with a legend. */
+function lineChart(title: string, values: Row[], x: { field: string; title: string; log2Ticks?: number[] },
+  y: { field: string; title: string; log?: boolean; rule?: number }, series: string, width = 360): TopLevelSpec {
+  const names = [...new Set(values.map((v) => String(v[series])))];
+  const line = {
+    mark: { type: 'line', point: { filled: true, size: 40 }, strokeWidth: 2 },
+    encoding: {
+      x: {
+        field: x.field, type: 'quantitative', title: x.title,
+        ...(x.log2Ticks ? { scale: { type: 'log', base: 2 }, axis: { values: x.log2Ticks } } : { scale: { zero: false } }),
+      },
+      y: { field: y.field, type: 'quantitative', title: y.title, scale: y.log ? { type: 'log' } : { zero: true } },
+      color: { field: series, type: 'nominal', title: series, scale: colorScale(names) },
+      tooltip: [{ field: series }, { field: x.field }, { field: y.field, format: '.3~f' }],
+    },
+  };
+  const layers: object[] = [line];
+  if (y.rule !== undefined) layers.unshift({ data: { values: [{}] }, mark: { type: 'rule', strokeDash: [4, 4], color: '#888' }, encoding: { y: { datum: y.rule } } });
+  return { $schema: SCHEMA, title, width, height: 220, data: { values }, layer: layers, config: CONFIG } as TopLevelSpec;
+}
+
+/** Bars grouped by `x`, one bar per series within a group. */
+function groupedBars(title: string, values: Row[], x: { field: string; title: string; labelEvery?: number },
+  y: { field: string; title: string; format?: string }, series: string, width = 360): TopLevelSpec {
+  const names = [...new Set(values.map((v) => String(v[series])))];
+  return {
+    $schema: SCHEMA, title, width, height: 220, data: { values },
+    mark: { type: 'bar' },
+    encoding: {
+      x: {
+        field: x.field, type: 'ordinal', title: x.title, sort: null,
+        axis: { labelAngle: 0, ...(x.labelEvery ? { labelExpr: `(datum.value - 1) % ${x.labelEvery} === 0 ? datum.label : ''` } : {}) },
+      },
+      xOffset: { field: series, type: 'nominal', sort: names },
+      y: { field: y.field, type: 'quantitative', title: y.title, axis: y.format ? { format: y.format } : {} },
+      color: { field: series, type: 'nominal', title: series, scale: colorScale(names) },
+      tooltip: [{ field: series }, { field: x.field }, { field: y.field, format: ',.1~f' }],
+    },
+    config: CONFIG,
+  } as TopLevelSpec;
+}
+
+const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+
+/** What each workload's modes are compared with: skew handling off, or (aggregation only) no combiners. */
+export function baselineOf(runs: RunRow[], workload: string): 'off' | 'no-combiners' {
+  return runs.some((x) => x.workload === workload && x.mode === 'off') ? 'off' : 'no-combiners';
+}
+
+/** `num` over `den` per s, for runs of one workload in two modes. */
+export function ratios(runs: RunRow[], workload: string, num: string, den: string): { s: number; ratio: number }[] {
+  const of = (mode: string) => runs.filter((x) => x.workload === workload && x.mode === mode);
+  return of(den).sort((a, b) => a.s - b.s).flatMap((d) => {
+    const n = of(num).find((x) => x.s === d.s);
+    return n ? [{ s: d.s, ratio: n.wallMs / d.wallMs }] : [];
+  });
+}
+
+export function chartSpecs(r: BenchResults): Chart[] {
+  const charts: Chart[] = [];
+  const workloads = [...new Set(r.runs.map((x) => x.workload))];
+  // 1. speedup against s, per workload and mode
+  for (const w of workloads) {
+    const base = baselineOf(r.runs, w);
+    const values = ['partition', 'key', 'auto'].flatMap((mode) => ratios(r.runs, w, base, mode).map((x) => ({ mode, s: x.s, speedup: x.ratio })));
+    if (values.length === 0) continue;
+    charts.push({
+      section: 'speedup', name: `speedup-${slug(w)}`,
+      spec: lineChart(`${w}: speedup over ${base}`, values, { field: 's', title: 'Zipf s' }, { field: 'speedup', title: `${base} time / mode time`, rule: 1 }, 'mode'),
+    });
+  }
+  // 2. skewjoin against DuckDB
+  const duck = workloads.flatMap((workload) => ratios(r.runs, workload, 'duckdb', 'auto').map((x) => ({ workload, s: x.s, ratio: x.ratio })));
+  if (duck.length) {
+    charts.push({
+      section: 'duckdb', name: 'duckdb',
+      spec: lineChart('DuckDB time / skewjoin time (above 1: skewjoin faster)', duck, { field: 's', title: 'Zipf s' },
+        { field: 'ratio', title: 'DuckDB time / skewjoin (auto) time', log: true, rule: 1 }, 'workload', 480),
+    });
+  }
+  // 3. simulated makespans, at the largest s of each workload
+  for (const w of workloads) {
+    const runs = ['off', 'partition', 'key'].map((m) => r.runs.filter((x) => x.workload === w && x.mode === m).sort((a, b) => a.s - b.s).at(-1))
+      .filter((x): x is RunRow => x !== undefined && (x.simulated?.length ?? 0) > 0);
+    if (runs.length === 0) continue;
+    const values = runs.flatMap((x) => x.simulated!.map((y) => ({ mode: x.mode, workers: y.workers, ms: y.ms })));
+    charts.push({
+      section: 'simulation', name: `simulation-${slug(w)}`,
+      spec: groupedBars(`${w} at s=${runs[0].s}: simulated makespan`, values, { field: 'workers', title: 'workers' }, { field: 'ms', title: 'makespan (ms)' }, 'mode'),
+    });
+  }
+  // 4. the imbalance curve
+  if (r.imbalance?.length) {
+    const values = r.imbalance.flatMap((x) => [{ keys: 'whole', partitions: x.partitions, ratio: x.whole }, { keys: 'split', partitions: x.partitions, ratio: x.split }]);
+    charts.push({
+      section: 'imbalance', name: 'imbalance',
+      spec: lineChart(`Zipf s=1 over ${r.imbalanceKeys} keys: hottest task / mean partition`, values,
+        { field: 'partitions', title: 'partitions', log2Ticks: [1, 4, 16, 64, 256, 1024] }, { field: 'ratio', title: 'hottest / mean', log: true }, 'keys', 480),
+    });
+  }
+  // 5. one skewed run: partition sizes before and after splitting, and its task timeline
+  if (r.detail) {
+    const d = r.detail;
+    const ranked = (xs: number[], series: string) => [...xs].sort((a, b) => b - a).map((rows, i) => ({ series, rank: i + 1, rows }));
+    charts.push({
+      section: 'detail', name: 'detail-sizes',
+      spec: groupedBars('rows per partition (before) and per reduce task (after splitting), largest first',
+        [...ranked(d.partitionRows, 'before'), ...ranked(d.taskRows, 'after')], { field: 'rank', title: 'rank', labelEvery: 8 },
+        { field: 'rows', title: 'rows', format: '~s' }, 'series', 960),
+    });
+    const threads = [...new Set(d.tasks.map((t) => t.thread))].sort((a, b) => a - b);
+    const kinds = [...new Set(d.tasks.map((t) => t.kind))].sort((a, b) => ['map', 'split', 'reduce'].indexOf(a) - ['map', 'split', 'reduce'].indexOf(b));
+    charts.push({
+      section: 'detail', name: 'detail-timeline',
+      spec: {
+        $schema: SCHEMA, title: 'tasks per worker thread', width: 960, height: 28 * threads.length,
+        data: { values: d.tasks.map((t) => ({ thread: `thread ${t.thread}`, start: t.startMs, end: t.startMs + t.ms, kind: t.kind, label: t.label, ms: t.ms })) },
+        mark: { type: 'bar', stroke: '#fff', strokeWidth: 0.3 },
+        encoding: {
+          x: { field: 'start', type: 'quantitative', title: 'ms since the run began' },
+          x2: { field: 'end' },
+          y: { field: 'thread', type: 'nominal', title: null, sort: threads.map((t) => `thread ${t}`) },
+          color: { field: 'kind', type: 'nominal', title: 'task kind', scale: colorScale(kinds, KIND_COLORS) },
+          tooltip: [{ field: 'label', title: 'task' }, { field: 'ms', format: '.1f' }],
+        },
+        config: CONFIG,
+      } as TopLevelSpec,
+    });
+  }
+  return charts;
+}

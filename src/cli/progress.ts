@@ -1,0 +1,89 @@
+// The progress display on a terminal: one line on stderr with the running
+// stage, tasks done/total, rows read, bytes shuffled and spilled and the
+// elapsed time, drawn by cli-progress from onProgress events. It appears
+// after the first second (short queries print nothing), redraws a few times a
+// second, and is erased when the run ends. On a stream that is not a TTY it
+// writes nothing at all.
+import { fmtBytes } from '../exec/explain.js';
+import type { ProgressEvent } from '../exec/progress.js';
+
+export interface ProgressDisplay {
+  onProgress(e: ProgressEvent): void;
+  /** erase the line until the next redraw, before other output goes to the same terminal */
+  clear(): void;
+  /** erase the line and stop redrawing (idempotent) */
+  stop(): void;
+}
+
+export interface DisplayOptions {
+  /** ms before the line first appears (default 1000) */
+  delayMs?: number;
+  /** redraws per second (default 4) */
+  fps?: number;
+}
+
+type Stream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+
+const NONE: ProgressDisplay = { onProgress() {}, clear() {}, stop() {} };
+
+const FORMAT = '{bar} {stage} | tasks {tasks} | {rows} rows read | {shuffled} shuffled | {spilled} spilled | {elapsed}';
+
+const fmtRows = (n: number) => n.toLocaleString('en-US');
+const fmtElapsed = (ms: number) => (ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.floor((ms % 60_000) / 1000)} s`);
+
+/** Whether `skewjoin plan.json` shows the display: stderr a TTY, not --quiet, not --json into a pipe. */
+export function wantsProgress(stderr: Stream, stdout: Stream, flags: { quiet?: boolean; json?: boolean }): boolean {
+  return stderr.isTTY === true && !flags.quiet && !(flags.json && stdout.isTTY !== true);
+}
+
+/** A display on `stream`; a no-op when it is not a TTY. cli-progress is loaded only here (not on the query path). */
+export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): Promise<ProgressDisplay> {
+  if (stream.isTTY !== true) return NONE;
+  const { default: cliProgress } = await import('cli-progress');
+  const t0 = performance.now();
+  let last: ProgressEvent = { stage: 'starting', tasksDone: 0, tasksTotal: 0, rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0 };
+  const bar = new cliProgress.SingleBar({
+    stream: stream as NodeJS.WriteStream,
+    fps: o.fps ?? 4,
+    barsize: 20,
+    // Leave the terminal's modes alone (no hidden cursor, no wrapping turned off): a run killed by a
+    // signal then leaves nothing to restore. Lines are cut to the width instead of wrapping.
+    hideCursor: false,
+    linewrap: true,
+    clearOnComplete: true,
+    // a function format so that the elapsed time moves on between events
+    format: (opts, params, payload) => cliProgress.Format.Formatter({ ...opts, format: FORMAT }, params, {
+      ...payload,
+      stage: last.stage,
+      tasks: `${last.tasksDone}/${last.tasksTotal}`,
+      rows: fmtRows(last.rowsRead),
+      shuffled: fmtBytes(last.bytesShuffled),
+      spilled: fmtBytes(last.bytesSpilled),
+      elapsed: fmtElapsed(performance.now() - t0),
+    }).slice(0, Math.max(20, params.maxWidth - 1)),
+  });
+  let started = false, stopped = false;
+  const timer = setTimeout(() => {
+    if (stopped) return;
+    started = true;
+    bar.start(Math.max(1, last.tasksTotal), last.tasksDone);
+  }, o.delayMs ?? 1000);
+  timer.unref();
+  return {
+    onProgress(e) {
+      last = e;
+      if (!started) return;
+      bar.setTotal(Math.max(1, e.tasksTotal)); // an empty bar, not a full one, before any task is scheduled
+      bar.update(e.tasksDone);
+    },
+    clear() {
+      if (started && !stopped) stream.write('\r\x1b[K');
+    },
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      clearTimeout(timer);
+      if (started) bar.stop();
+    },
+  };
+}

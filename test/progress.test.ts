@@ -1,0 +1,141 @@
+// Progress of a running query: runPlan's onProgress events (in order, ending
+// at the run's totals) and the terminal display drawn from them on a fake TTY
+// (frames name the stages and counts; nothing on a stream that is not a TTY).
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type ProgressEvent, runPlan } from '../dist/index.js';
+import { progressDisplay, wantsProgress } from '../dist/cli/progress.js';
+import { cli, tmpDir, writeParquet } from './helpers.js';
+
+const dir = tmpDir('sj-progress-');
+const FACT_ROWS = 30_000, DIM_ROWS = 500;
+
+/** join (two shuffles), aggregate (a third), sort: several stages of map and reduce tasks */
+const plan = {
+  version: 1,
+  sources: { fact: { parquet: 'fact.parquet' }, dim: { parquet: 'dim.parquet' } },
+  query: {
+    op: 'sort', by: [{ column: 'region' }],
+    input: {
+      op: 'aggregate', groupBy: ['region'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 'amount' }],
+      input: { op: 'join', type: 'inner', on: [['key', 'key']], left: { op: 'scan', source: 'fact' }, right: { op: 'scan', source: 'dim' } },
+    },
+  },
+  execution: { workers: 2, partitions: 8, eagerAggregation: false },
+};
+
+beforeAll(async () => {
+  await writeParquet(path.join(dir, 'fact.parquet'), `SELECT i AS id, i % ${DIM_ROWS} AS key, (i * 0.5)::DOUBLE AS amount FROM range(${FACT_ROWS}) t(i)`, 2000);
+  await writeParquet(path.join(dir, 'dim.parquet'), `SELECT i AS key, 'r' || (i % 7) AS region FROM range(${DIM_ROWS}) t(i)`);
+});
+
+/** A terminal stand-in: isTTY, a width, and everything written kept. */
+class FakeTTY extends Writable {
+  readonly isTTY: boolean;
+  readonly columns = 200;
+  text = '';
+  constructor(tty = true) {
+    super();
+    this.isTTY = tty;
+  }
+  override _write(chunk: Buffer, _enc: string, done: () => void) {
+    this.text += chunk.toString();
+    done();
+  }
+  /** the lines drawn, escape sequences removed */
+  frames(): string[] {
+    // eslint-disable-next-line no-control-regex
+    return this.text.split(/\r|\x1b\[\d*G/).map((f) => f.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]/g, '').trim()).filter((f) => f !== '');
+  }
+}
+
+describe('onProgress', () => {
+  it('reports every finished task in order and ends at the run totals', async () => {
+    const events: ProgressEvent[] = [];
+    const r = await runPlan(plan, { baseDir: dir, onProgress: (e) => events.push({ ...e }) });
+    expect(r.numRows).toBe(7);
+    const last = events.at(-1)!;
+    // one event per task, then the final one
+    expect(events.length).toBe(r.stats.tasks.length + 1);
+    events.slice(0, -1).forEach((e, i) => expect(e.tasksDone).toBe(i + 1));
+    for (let i = 1; i < events.length; i++) {
+      const a = events[i - 1], b = events[i];
+      for (const k of ['rowsRead', 'bytesShuffled', 'elapsedMs', 'tasksTotal'] as const) expect(b[k]).toBeGreaterThanOrEqual(a[k]);
+      expect(b.tasksDone).toBeLessThanOrEqual(b.tasksTotal);
+    }
+    expect(last).toEqual({
+      stage: 'done', tasksDone: r.stats.tasks.length, tasksTotal: r.stats.tasks.length, rowsRead: FACT_ROWS + DIM_ROWS,
+      bytesShuffled: r.stats.shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0), bytesSpilled: 0,
+      elapsedMs: r.stats.wallMs,
+    });
+    expect(last.bytesShuffled).toBeGreaterThan(0);
+    // several stages, map tasks first; each stage's events are its tasks in the statistics
+    const stages = [...new Set(events.slice(0, -1).map((e) => e.stage))];
+    expect(stages.length).toBeGreaterThanOrEqual(3);
+    expect(stages[0]).toMatch(/ map$/);
+    expect(stages.some((s) => s.endsWith(' reduce'))).toBe(true);
+    for (const st of stages) {
+      expect(events.filter((e) => e.stage === st).length, st).toBe(r.stats.tasks.filter((t) => `${t.stage} ${t.kind}` === st).length);
+    }
+  });
+});
+
+describe('the progress display', () => {
+  it('draws the stage, the counts and the elapsed time on a terminal, stage after stage', async () => {
+    const tty = new FakeTTY();
+    const display = await progressDisplay(tty, { delayMs: 0, fps: 1000 });
+    await new Promise((res) => setTimeout(res, 5)); // past the delay: the line is up
+    const stages = new Set<string>();
+    try {
+      await runPlan(plan, {
+        baseDir: dir,
+        onProgress: (e) => {
+          display.onProgress(e);
+          stages.add(e.stage);
+        },
+      });
+    } finally {
+      display.stop();
+    }
+    const frames = tty.frames();
+    const line = /^\S* (.+) \| tasks (\d+)\/(\d+) \| ([\d,]+) rows read \| ([\d.]+ ?[KMGT]?B) shuffled \| ([\d.]+ ?[KMGT]?B) spilled \| [\d.]+ s$/;
+    const drawn = frames.map((f) => f.match(line)).filter((m) => m !== null);
+    expect(drawn.length, frames.join('\n')).toBeGreaterThan(2);
+    for (const m of drawn) expect(Number(m[2])).toBeLessThanOrEqual(Number(m[3]));
+    // a multi-stage query: several of its stages appear in the frames
+    const shown = new Set(drawn.map((m) => m[1]));
+    expect([...shown].filter((s) => stages.has(s)).length, [...shown].join(', ')).toBeGreaterThanOrEqual(2);
+    expect(drawn.some((m) => m[1].endsWith(' reduce'))).toBe(true);
+    expect(drawn.some((m) => Number(m[4].replace(/,/g, '')) > 0)).toBe(true);
+    // erased at the end: the last thing written clears the line
+    expect(tty.text.endsWith('\x1b[2K') || tty.text.endsWith('\x1b[0K') || tty.text.endsWith('\x1b[K')).toBe(true);
+  });
+
+  it('writes nothing on a stream that is not a terminal', async () => {
+    const pipe = new FakeTTY(false);
+    const display = await progressDisplay(pipe, { delayMs: 0, fps: 1000 });
+    await new Promise((res) => setTimeout(res, 5));
+    await runPlan(plan, { baseDir: dir, onProgress: display.onProgress });
+    display.clear();
+    display.stop();
+    expect(pipe.text).toBe('');
+  });
+
+  it('is shown on a terminal stderr only, and not with --quiet or --json into a pipe', () => {
+    const tty = { isTTY: true } as any, pipe = {} as any;
+    expect(wantsProgress(tty, tty, {})).toBe(true);
+    expect(wantsProgress(tty, pipe, {})).toBe(true);
+    expect(wantsProgress(pipe, tty, {})).toBe(false);
+    expect(wantsProgress(tty, tty, { quiet: true })).toBe(false);
+    expect(wantsProgress(tty, pipe, { json: true })).toBe(false);
+    expect(wantsProgress(tty, tty, { json: true })).toBe(true);
+  });
+
+  it('skewjoin plan.json with stderr into a pipe prints no progress', () => {
+    const r = cli(['plans/quickstart.json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('(8 rows)');
+    expect(r.stderr).toBe('');
+  });
+});
