@@ -73,7 +73,12 @@ async function writeParquet(file: string, chunks: Iterable<Cols>, rowGroupSize: 
       const r = it.next();
       if (r.done) { c.close(); return; }
       const t = new arrow.Table(Object.fromEntries(r.value.map(([n, d]) => [n, arrow.makeVector(d)])));
-      for (const b of pw.Table.fromIPCStream(arrow.tableToIPC(t, 'stream')).recordBatches()) c.enqueue(b);
+      // free the table at once: its batches hold their own references, and a table left to the
+      // garbage collector keeps every chunk's data in the module's memory until the end
+      const table = pw.Table.fromIPCStream(arrow.tableToIPC(t, 'stream'));
+      const parts = table.recordBatches();
+      table.free();
+      for (const b of parts) c.enqueue(b);
     },
   });
   const props = new pw.WriterPropertiesBuilder().setCompression(pw.Compression.SNAPPY).setMaxRowGroupSize(rowGroupSize).build();
@@ -85,6 +90,13 @@ async function writeParquet(file: string, chunks: Iterable<Cols>, rowGroupSize: 
     fs.rmSync(tmp, { force: true });
   }
 }
+
+/**
+ * Rows generated at a time, whatever the row group size (the writer gathers
+ * chunks into row groups): the data do not depend on it, and the module's
+ * memory holds one small chunk at a time (it grows to its peak and never shrinks).
+ */
+const GEN_CHUNK = 100_000;
 
 /** Row ranges [lo, hi) of at most `size` rows. */
 function* ranges(n: number, size: number): Generator<[number, number]> {
@@ -294,6 +306,7 @@ export async function generateTpch(opt: TpchOptions): Promise<string[]> {
   const c = tpchCounts(opt.scale);
   const file = (t: string) => path.join(opt.out, `${t}.parquet`);
   const size = opt.rowGroupSize;
+  const chunk = GEN_CHUNK;
   // one generator per table, so that a table does not change when another's code does
   const gen = (k: number) => new Gen(opt.seed * 1000 + k);
   const fixed = fixedTables(gen(0));
@@ -301,10 +314,10 @@ export async function generateTpch(opt: TpchOptions): Promise<string[]> {
   await writeParquet(file('nation'), [fixed.nation], size);
   await writeParquet(file('supplier'), [supplier(gen(1), c.supplier, opt.scale)], size);
   await writeParquet(file('customer'), [customer(gen(2), c.customer)], size);
-  await writeParquet(file('part'), part(gen(3), c.part, size), size);
-  await writeParquet(file('partsupp'), partsupp(gen(4), c.part, c.supplier, size), size);
+  await writeParquet(file('part'), part(gen(3), c.part, chunk), size);
+  await writeParquet(file('partsupp'), partsupp(gen(4), c.part, c.supplier, chunk), size);
   const o = drawOrders(gen(5), c.orders, c.customer);
-  await writeParquet(file('lineitem'), lineitem(gen(6), o, c, size), size);
-  await writeParquet(file('orders'), orders(gen(7), o, c.clerks, size), size);
+  await writeParquet(file('lineitem'), lineitem(gen(6), o, c, chunk), size);
+  await writeParquet(file('orders'), orders(gen(7), o, c.clerks, chunk), size);
   return TPCH_TABLES.map(file);
 }
