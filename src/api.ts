@@ -2,6 +2,7 @@
 // result batches, an Arrow table, rows as objects, and the run statistics.
 import type * as arrow from 'apache-arrow';
 import { tableToArrow } from './io/arrow.js';
+import { ExecutionError, SkewjoinError } from './errors.js';
 import { writeOutput } from './io/output.js';
 import { type Batch, type Field, rowCount, valueAt } from './kernels/column.js';
 import { Executor } from './exec/run.js';
@@ -26,7 +27,7 @@ export interface RunResult {
   /** the file written, when the plan has `output` */
   outputPath?: string;
   toArrow(): arrow.Table;
-  /** rows as plain objects: 64-bit integers as bigint, dates as 'YYYY-MM-DD' day numbers, nulls as null */
+  /** rows as plain objects: 64-bit integers as bigint, decimals as exact text ('1234.50'), dates as day numbers, nulls as null */
   toRows(): Record<string, unknown>[];
 }
 
@@ -38,7 +39,7 @@ export async function executePlan(lp: LoadedPlan, writeOut = true, hooks: { onPr
   const numRows = rowCount(batches);
   let outputPath: string | undefined;
   if (lp.output && writeOut) {
-    writeOutput(lp.output.path, lp.output.format, schema, batches);
+    await writeOutput(lp.output.path, lp.output.format, schema, batches);
     outputPath = lp.output.path;
   }
   ex.stats.wallMs = performance.now() - t0;
@@ -54,6 +55,18 @@ export async function executePlan(lp: LoadedPlan, writeOut = true, hooks: { onPr
 
 /** Load, validate, bind and run a plan. Throws PlanError (exit 2), InputError (exit 3) or ExecutionError. */
 export async function runPlan(plan: string | object, options: RunOptions = {}): Promise<RunResult> {
-  const lp = await loadPlan(plan, options, options.baseDir);
-  return executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
+  try {
+    const lp = await loadPlan(plan, options, options.baseDir);
+    return await executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
+  } catch (e) {
+    throw typed(e);
+  }
+}
+
+/** No untyped error leaves the library: anything else is an ExecutionError (exit 1) keeping the original stack. */
+function typed(e: unknown): SkewjoinError {
+  if (e instanceof SkewjoinError) return e;
+  const err = new ExecutionError(`internal error: ${(e as Error)?.message ?? String(e)}`);
+  if (e instanceof Error && e.stack) err.stack = e.stack;
+  return err;
 }

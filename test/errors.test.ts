@@ -54,7 +54,12 @@ describe('plan errors exit 2 and name the JSON path', () => {
       /query\.aggregates\[0\]\.column: sum needs a numeric column; "region" is utf8/],
     ['literal of the wrong type', plan({ op: 'filter', input: scanA, where: { column: 'id', cmp: '=', value: 'abc' } }),
       /query\.where\.value: value "abc" cannot be compared with column "id" \(int64\)/],
-    ['glob matching nothing', { ...plan(scanA), sources: { a: { parquet: 'nothing/*.parquet' } } }, /sources\.a\.parquet: glob "nothing\/\*\.parquet" matches no file/],
+    ['unknown aggregate function', plan({ op: 'aggregate', input: scanA, groupBy: [], aggregates: [{ fn: 'median_of_medians', as: 'm' }] }),
+      /query\.aggregates\[0\]\.fn: "median_of_medians" is not one of count, sum, min, max, avg, count_distinct/],
+    ['unknown operator names it', plan({ op: 'scn', source: 'a' }), /query\.op: "scn" is not one of scan, filter, project, join, aggregate, sort, limit/],
+    ['unknown skew strategy', { ...plan(scanA), execution: { skew: { strategy: 'magic' } } }, /execution\.skew\.strategy: "magic" is not one of auto, partition, key/],
+    ['wrong version', { ...plan(scanA), version: 2 }, /version: expected 1, got 2/],
+    ['output folder in the way of a file', { ...plan(scanA), output: { path: 'a.parquet/x.csv' } }, /output\.path: cannot create the output folder: .*a\.parquet is a file/],
     ['bad size', { ...plan(scanA), execution: { skew: { thresholdBytes: 'lots' } } }, /execution\.skew\.thresholdBytes: /],
   ])('%s', (_name, p, message) => {
     const r = run(p);
@@ -80,6 +85,11 @@ describe('plan errors exit 2 and name the JSON path', () => {
 });
 
 describe('input data errors exit 3 and name the file', () => {
+  it('a glob that matches no file', () => {
+    const r = run({ ...plan(scanA), sources: { a: { parquet: 'nothing/*.parquet' } } });
+    expect(r.stderr).toMatch(/sources\.a\.parquet: glob "nothing\/\*\.parquet" matches no file/);
+    expect(r.code).toBe(3);
+  });
   it('missing file', () => {
     const r = run({ ...plan(scanA), sources: { a: { parquet: 'missing.parquet' } } });
     expect(r.stderr).toMatch(/missing\.parquet: file not found/);
@@ -120,6 +130,15 @@ describe('the memory limit', () => {
     const r = run(plan({ op: 'aggregate', input: scanA, groupBy: ['id'], aggregates: [{ fn: 'count', as: 'n' }] }), '--memory-limit', '100B', '--no-combiners');
     expect(r.stderr).toMatch(/shuffle data \(\d+ bytes\) exceeds the memory limit \(100 bytes\); raise execution\.memoryLimit or --memory-limit/);
     expect(r.code).toBe(1);
+  });
+});
+
+describe('the output folder', () => {
+  it('is created when missing', () => {
+    const p = { ...plan(scanA), output: { path: 'new/deeper/result.csv' } };
+    const r = cli([writePlan(dir, p, 'newdir.json'), '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(path.join(dir, 'new', 'deeper', 'result.csv'), 'utf8').split('\n')[0]).toBe('id,region');
   });
 });
 

@@ -51,7 +51,8 @@ beforeAll(async () => {
       CASE WHEN i % 9 = 0 THEN NULL ELSE ['abc', 'héllo wörld', 'PROMO BRUSHED', '', 'a_b%c', '  pad  ', 'xyz', 'ab'][i % 8 + 1] END AS s,
       CASE WHEN i % 10 = 0 THEN NULL ELSE ['b', 'l', 'RUS', 'o w', '_', 'z', ''][i % 7 + 1] END AS t,
       CASE WHEN i % 11 = 0 THEN NULL ELSE ['2024-01-31', '2023-01-31', '2024-02-29', '2023-12-31', '2000-02-29', '1900-01-31', '1999-03-30', '2024-03-31'][i % 8 + 1]::DATE END AS d,
-      CASE WHEN i % 12 = 0 THEN NULL ELSE (i % 27) - 13 END::INTEGER AS n
+      CASE WHEN i % 12 = 0 THEN NULL ELSE (i % 27) - 13 END::INTEGER AS n,
+      CASE WHEN i % 11 = 0 THEN NULL ELSE ['2024-01-31', '2023-01-31', '2024-02-29', '2023-12-31', '2000-02-29', '1900-01-31', '1999-03-30', '2024-03-31'][i % 8 + 1]::TIMESTAMP + to_minutes(i * 97) END AS ts
     FROM range(0, 120) t(i)`, 50);
 });
 
@@ -127,6 +128,15 @@ describe('strings, dates, nulls, case', () => {
     ]);
   });
 
+  it('timestamps: parts, month steps keeping the time of day, comparisons with strings', async () => {
+    await same([
+      [f('year', col('ts')), 'year(ts)'], [f('day', col('ts')), 'day(ts)'], [{ cast: col('ts'), to: 'date' }, 'ts::DATE'],
+      [{ cast: f('date_add', col('ts'), col('n'), v('month')), to: 'utf8' }, `strftime(ts + to_months(n), '%Y-%m-%d %H:%M:%S')`],
+      [{ case: [{ when: { column: 'ts', cmp: '<', value: '2023-06-01 12:00:00' }, then: v(1) }], else: v(0) }, `CASE WHEN ts < TIMESTAMP '2023-06-01 12:00:00' THEN 1 ELSE 0 END`],
+      [{ case: [{ when: { left: col('ts'), cmp: '>=', right: { cast: col('d'), to: 'timestamp' } }, then: v('y') }], else: v('n') }, `CASE WHEN ts >= d::TIMESTAMP THEN 'y' ELSE 'n' END`],
+    ]);
+  });
+
   it('predicates over expressions: column to column, between, in, isNull, string literals read as dates', async () => {
     const where = { or: [
       { left: col('a'), cmp: '<', right: col('b') },
@@ -138,6 +148,17 @@ describe('strings, dates, nulls, case', () => {
     const theirs = (await duckRows(`SELECT id FROM ${T} WHERE a < b OR (year(d) BETWEEN 2000 AND 2023 AND d < '2023-06-01') OR p + q IN (-0.5, 3.14) OR concat(s, t) IS NULL`)).map((x) => String(x[0]));
     expect(theirs.length).toBeGreaterThan(20);
     expect(ours.sort()).toEqual(theirs.sort());
+  });
+
+  it('casts: rounding half away from zero, floats to decimals, values as text', async () => {
+    const cast = (e: object, to: string) => ({ cast: e, to });
+    await same([
+      [cast(col('p'), 'int64'), 'p::BIGINT'], [cast(col('q'), 'int32'), 'q::INTEGER'], [cast(col('x'), 'decimal(10,2)'), 'x::DECIMAL(10,2)'],
+      [cast(col('q'), 'decimal(4,1)'), 'q::DECIMAL(4,1)'], [cast(col('a'), 'decimal(20,3)'), 'a::DECIMAL(20,3)'], [cast(col('q'), 'utf8'), 'q::VARCHAR'],
+      [cast(col('d'), 'utf8'), 'd::VARCHAR'], [cast(v('12.25'), 'decimal(5,1)'), `'12.25'::DECIMAL(5,1)`], [cast(f('year', col('d')), 'utf8'), 'year(d)::VARCHAR'],
+      [cast(cast(col('b'), 'utf8'), 'int64'), 'b::VARCHAR::BIGINT'],
+    ]);
+    await same([[cast(col('p'), 'float64'), 'p::DOUBLE'], [cast(col('a'), 'float64'), 'a::DOUBLE']], [0, 1]);
   });
 
   it('case branches unify: integer < decimal < float64', async () => {

@@ -7,6 +7,7 @@ import { type RunResult, executePlan } from '../api.js';
 import { PlanError, SkewjoinError } from '../errors.js';
 import { explainAnalyze, explainPlan } from '../exec/explain.js';
 import { closePool } from '../exec/pool.js';
+import { interrupted } from './interrupt.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
 import { ByteSize, parseBytes } from '../plan/spec.js';
@@ -193,7 +194,9 @@ export async function main(argv: string[], out: NodeJS.WritableStream = process.
   try {
     await program.parseAsync(argv);
   } catch (e) {
-    if (e instanceof CommanderError) {
+    if (interrupted()) {
+      // the interrupt handler reports and exits (cli/interrupt.ts)
+    } else if (e instanceof CommanderError) {
       code = e.exitCode === 0 ? 0 : 2;
     } else if (e instanceof SkewjoinError) {
       err.write(`skewjoin: ${e instanceof PlanError ? 'plan error' : 'error'}: ${e.message}\n`);

@@ -1,9 +1,9 @@
 // The worker pool: piscina threads kept alive across stages and queries of
 // one process (the first Parquet decode in a fresh thread is slow), closed
-// when idle so that a process can exit.
+// when idle so that a process can exit. One attempt of a task runs here;
+// retries are exec/retry.ts's.
 import { Piscina } from 'piscina';
 import { type ErrorPayload, reviveError } from '../errors.js';
-import { buffersOf } from '../kernels/column.js';
 import type { TaskResult, TaskSpec } from './task.js';
 
 let pool: Piscina | null = null;
@@ -19,6 +19,8 @@ export function getPool(workers: number): Piscina {
     idleTimeout: 10_000,
     concurrentTasksPerWorker: 1,
   });
+  // A worker that dies while idle is replaced by piscina; without a listener its 'error' would end the process.
+  pool.on('error', () => {});
   poolSize = workers;
   return pool;
 }
@@ -30,20 +32,49 @@ export async function closePool(): Promise<void> {
   if (p) await p.destroy();
 }
 
-/** The batches a task consumes, to transfer rather than copy. */
-function inputBuffers(t: TaskSpec): ArrayBuffer[] {
-  const s = t.source;
-  if (s.kind === 'batches') return [...buffersOf(s.batches)];
-  if (s.kind === 'join') return [...buffersOf([...s.left, ...s.right])];
-  if (s.kind === 'aggregate') return [...buffersOf(s.input)];
-  if (s.kind === 'split') return [...buffersOf(s.blocks)];
-  return [];
+/** Replace the pool: its threads stop, the tasks on them fail, and the next task starts a new pool. */
+export function resetPool(): void {
+  const p = pool;
+  pool = null;
+  if (p) void p.destroy().catch(() => {});
 }
 
-export async function runOnPool(workers: number, task: TaskSpec, transfer = true): Promise<TaskResult> {
-  const p = getPool(workers);
-  const r = (await p.run(task, transfer ? { transferList: inputBuffers(task) } : {})) as
-    { ok: true; result: TaskResult } | { ok: false; error: ErrorPayload };
-  if (!r.ok) throw reviveError(r.error);
-  return r.result;
+/** What worker.ts receives: the task, and whether it must die instead (fault injection). */
+export interface WorkMessage { task: TaskSpec; crash?: boolean }
+
+/**
+ * What worker.ts answers. `poisoned`: the thread's parquet-wasm module trapped
+ * (io/wasm.ts) and the thread must go; `refused`: a poisoned thread was handed
+ * a task and did not run it.
+ */
+export type WorkReply =
+  | { ok: true; result: TaskResult; poisoned?: boolean }
+  | { ok: false; error: ErrorPayload; poisoned?: boolean; thread: number }
+  | { ok: false; refused: true; thread: number };
+
+/** An attempt that did not come back: its worker died, or the pool was closed under it (`closed`). */
+export class WorkerLost extends Error {
+  constructor(message: string, readonly closed: boolean) { super(message); }
+}
+
+function retire(p: Piscina, thread: number) {
+  void p.threads.find((w) => w.threadId === thread)?.terminate();
+}
+
+/** Run one attempt of a task on the pool; a task error is rethrown typed, a lost worker as WorkerLost. */
+export async function attemptOnPool(workers: number, task: TaskSpec, crash = false): Promise<TaskResult> {
+  for (;;) {
+    const p = getPool(workers);
+    let r: WorkReply;
+    try {
+      // Inputs are not transferred: the coordinator keeps them for a retry (shuffle blocks are shared memory anyway).
+      r = (await p.run({ task, crash } satisfies WorkMessage)) as WorkReply;
+    } catch (e) {
+      throw new WorkerLost(String((e as Error)?.message ?? e), pool !== p);
+    }
+    if ('refused' in r) { retire(p, r.thread); continue; }
+    if (r.poisoned) retire(p, r.ok ? r.result.thread! : r.thread);
+    if (!r.ok) throw reviveError(r.error);
+    return r.result;
+  }
 }

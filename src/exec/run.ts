@@ -14,8 +14,9 @@ import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
 import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
 import { mergeSketches } from '../skew/sketch.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
-import { runOnPool } from './pool.js';
+import { FaultPlan } from './faults.js';
 import { ProgressTracker } from './progress.js';
+import { runWithRetries } from './retry.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
 
@@ -83,24 +84,39 @@ export class Executor {
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
 
+  /** fault injection (exec/faults.ts), null when off */
+  private readonly faults = FaultPlan.current();
+  /** the first task failure: no task starts after it */
+  private failure: unknown = null;
+
   constructor(readonly settings: Settings, readonly progress = new ProgressTracker(undefined, performance.now())) {}
 
-  private async run(task: TaskSpec, meta: Omit<TaskStats, 'rows' | 'outputRows' | 'ms'>): Promise<TaskResult> {
+  private async run(task: TaskSpec, meta: Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'attempt'>): Promise<TaskResult> {
+    if (this.failure) throw this.failure;
+    const crash = this.faults?.launch(meta.stage, meta.kind);
     this.progress.scheduled();
-    const r = task.source.kind === 'batches' && task.sink.kind === 'collect'
-      ? await runTask(task)
-      : await runOnPool(this.settings.workers, task);
-    this.stats.tasks.push({
-      ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
-      startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0,
-    });
-    this.progress.finished({
-      stage: `${meta.stage} ${meta.kind}`,
-      rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
-      bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
-      bytesSpilled: r.spilledBytes ?? 0,
-    });
-    return r;
+    try {
+      const r = task.source.kind === 'batches' && task.sink.kind === 'collect' && !this.faults
+        ? Object.assign(await runTask(task), { attempt: 1 })
+        : await runWithRetries(this.settings.workers, task, {
+          label: taskLabel(meta), crash,
+          onFailed: (f) => this.stats.tasks.push({ ...meta, rows: 0, outputRows: 0, ms: f.ms, startMs: f.start - this.t0, attempt: f.attempt, error: f.error }),
+        });
+      this.stats.tasks.push({
+        ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
+        startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, attempt: r.attempt,
+      });
+      this.progress.finished({
+        stage: `${meta.stage} ${meta.kind}`,
+        rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
+        bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
+        bytesSpilled: r.spilledBytes ?? 0,
+      });
+      return r;
+    } catch (e) {
+      this.failure ??= e;
+      throw e;
+    }
   }
 
   /** Run a pipeline to its end; each task's result in task order. */
@@ -229,7 +245,7 @@ export class Executor {
   }
 
   private joinTask(
-    ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskStats, 'stage' | 'rows' | 'outputRows' | 'ms'>, seed: number,
+    ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskStats, 'stage' | 'rows' | 'outputRows' | 'ms' | 'attempt'>, seed: number,
     parts?: [number, number][],
   ) {
     const { node, shape } = ctx;
@@ -356,10 +372,10 @@ export class Executor {
       const p = pipelineOf(node);
       if (p.source.kind !== 'scan' || p.source.splits.length === 0) return Infinity;
       const s = p.source.splits[0];
-      const r = await runOnPool(this.settings.workers, {
+      const r = await runWithRetries(this.settings.workers, {
         source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields: p.source.schema, limit: EAGER_SAMPLE_ROWS },
         ops: p.ops, sink: { kind: 'keyStats', keys, norms },
-      });
+      }, { label: `${join.id} key sample` });
       const k = r.keyStats!;
       return k.distinct === 0 ? Infinity : k.rows / k.distinct;
     };
@@ -395,6 +411,11 @@ export class Executor {
     const results = await this.runPipeline(pipelineOf(node), { kind: 'collect' }, 'output');
     return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
   }
+}
+
+/** A task named in errors: "join-1 reduce task (partition 3, hot-key rest)". */
+function taskLabel(m: Pick<TaskStats, 'stage' | 'kind' | 'partition' | 'split'>): string {
+  return `${m.stage} ${m.kind} task (${m.kind === 'map' ? 'split' : 'partition'} ${m.partition}${m.split ? `, ${m.split}` : ''})`;
 }
 
 function withSeed(sink: TaskSink, seed: number): TaskSink {

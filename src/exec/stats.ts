@@ -34,6 +34,10 @@ export interface TaskStats {
   /** ms after the run began that the task started, and the thread it ran on (0: the coordinator) */
   startMs?: number;
   thread?: number;
+  /** the attempt, from 1: a task whose worker died runs again (exec/retry.ts) */
+  attempt: number;
+  /** a failed attempt: why */
+  error?: string;
 }
 
 /** The reduce plan of one join: its target task size and how skewed partitions were split. */

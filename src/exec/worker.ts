@@ -1,18 +1,25 @@
 // Worker thread entry: runs one task and moves its result buffers back
-// without copying.
+// without copying. A thread whose parquet-wasm module trapped says so and
+// runs nothing more (the pool replaces it); fault injection kills it here.
+import { threadId } from 'node:worker_threads';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { errorPayload } from '../errors.js';
-import { type TaskSpec, resultBuffers, runTask } from './task.js';
+import { wasmPoisoned } from '../io/wasm.js';
+import type { WorkMessage, WorkReply } from './pool.js';
+import { resultBuffers, runTask } from './task.js';
 
-export default async function work(task: TaskSpec): Promise<unknown> {
+export default async function work({ task, crash }: WorkMessage): Promise<unknown> {
+  if (wasmPoisoned()) return { ok: false, refused: true, thread: threadId } satisfies WorkReply;
+  if (crash) process.exit(1);
   try {
     const result = await runTask(task);
     const buffers = resultBuffers(result);
+    const reply: WorkReply = { ok: true, result, poisoned: wasmPoisoned() };
     return move({
       get [transferableSymbol]() { return buffers; },
-      get [valueSymbol]() { return { ok: true, result }; },
+      get [valueSymbol]() { return reply; },
     } as any);
   } catch (e) {
-    return { ok: false, error: errorPayload(e) };
+    return { ok: false, error: errorPayload(e), poisoned: wasmPoisoned(), thread: threadId } satisfies WorkReply;
   }
 }

@@ -47,10 +47,10 @@ export function arith(op: string, a: Column, b: Column, type: DataType, what: st
     if (op === '%' && (v === 0 || (v !== v && bigAt(b, i) === 0n))) { valid()[i] = 0; continue; }
     if (u <= SAFE && u >= -SAFE && v <= SAFE && v >= -SAFE) {
       const r = op === '+' ? u + v : op === '-' ? u - v : op === '*' ? u * v : u % v;
-      out.put(i, r, () => big(bigAt(a, i) * Fa, bigAt(b, i) * Fb));
-    } else {
-      out.big(i, big(bigAt(a, i) * Fa, bigAt(b, i) * Fb));
+      // exact operands give an exact result whenever it is a safe integer
+      if (r <= SAFE && r >= -SAFE) { out.num(i, r); continue; }
     }
+    out.big(i, big(bigAt(a, i) * Fa, bigAt(b, i) * Fb));
   }
   return out.column();
 }

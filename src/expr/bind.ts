@@ -147,10 +147,7 @@ export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
     if (!t) throw err([...at, 'to'], `unknown type "${e.to}"`);
     const arg = bindExpr(e.cast, schema, [...at, 'cast']);
     if (isNullLit(arg)) return lit(null, t);
-    if (arg.type.id === 'bool' && t.id !== 'utf8' && t.id !== 'bool' && !isNum(t) || (t.id === 'bool' && !['utf8', 'bool'].includes(arg.type.id) && !isNum(arg.type))
-      || ((arg.type.id === 'date32' || arg.type.id === 'timestamp') && isNum(t)) || ((t.id === 'date32' || t.id === 'timestamp') && isNum(arg.type))) {
-      throw err([...at, 'cast'], `cannot cast ${describe(arg)} to ${planTypeName(t)}`);
-    }
+    if (!castable(arg.type, t)) throw err([...at, 'cast'], `cannot cast ${describe(arg)} to ${planTypeName(t)}`);
     return castTo(arg, t, [...at, 'cast']);
   }
   if ('case' in e) {
@@ -253,6 +250,13 @@ export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
   }
   arity(name, args.length, 1, 1, at); // is_null
   return fn(name, args, BOOL, at);
+}
+
+/** Casts the engine performs: strings to and from anything; numbers and bools among themselves; dates and timestamps among themselves. */
+function castable(from: DataType, to: DataType): boolean {
+  if (from.id === 'utf8' || to.id === 'utf8') return true;
+  const kind = (t: DataType) => (isNum(t) || t.id === 'bool' ? 'number' : 'time');
+  return kind(from) === kind(to);
 }
 
 /** A string literal where a date is needed is read as a date. */

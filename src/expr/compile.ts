@@ -2,7 +2,7 @@
 // becomes a function from a batch to a column, built when a task starts, so
 // evaluation is a loop over typed arrays per node and per batch, never a
 // walk over the plan's JSON per row.
-import { type Batch, type Column, type DataType } from '../kernels/column.js';
+import type { Batch, Column } from '../kernels/column.js';
 import { arith, unary } from './arith.js';
 import { castColumn } from './cast.js';
 import { compare, inList, logic } from './compare.js';
@@ -85,5 +85,3 @@ export function selectTrue(c: Column): { idx: Int32Array; n: number } {
   for (let i = 0; i < c.length; i++) if (v[i] === 1 && (valid === null || valid[i] === 1)) idx[n++] = i;
   return { idx, n };
 }
-
-export type { DataType };

@@ -4,6 +4,7 @@
 import { type DataType, decimalText, isInteger } from '../kernels/column.js';
 import { parseDecimal, pow10 } from '../kernels/decimal.js';
 import { formatDate, formatTimestamp } from '../io/output.js';
+import { civil, daysFromCivil } from './dates.js';
 import type { Scalar } from './types.js';
 
 const RANGES: Record<string, [bigint, bigint]> = {
@@ -41,10 +42,9 @@ function parseDate(s: string): number | undefined {
   const m = /^\s*(-?\d{1,6})-(\d{1,2})-(\d{1,2})\s*$/.exec(s);
   if (!m) return undefined;
   const y = Number(m[1]), mo = Number(m[2]), d = Number(m[3]);
-  const ms = Date.UTC(y, mo - 1, d);
-  const back = new Date(ms);
-  if (back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d) return undefined;
-  return Math.round(ms / 86400000) - (y >= 0 && y < 100 ? 0 : 0);
+  const days = daysFromCivil(y, mo, d);
+  const [y2, m2, d2] = civil(days); // a day past the month's end does not come back the same
+  return y2 === y && m2 === mo && d2 === d ? days : undefined;
 }
 
 function parseTimestampUs(s: string): bigint | undefined {
@@ -67,7 +67,8 @@ export function convertScalar(v: Scalar, from: DataType, to: DataType): Scalar |
       if (from.id === 'utf8') return v;
       if (from.id === 'decimal') return decimalText(v as bigint, from.scale!);
       if (from.id === 'date32') return formatDate(v as number);
-      if (from.id === 'timestamp') return formatTimestamp(v as bigint, from.unit!, from.tz).replace('T', ' ');
+      // as DuckDB prints one: a space before the time, the fraction without trailing zeros
+      if (from.id === 'timestamp') return formatTimestamp(v as bigint, from.unit!, from.tz).replace('T', ' ').replace(/(\.\d*?)0+(?=Z?$)/, '$1').replace(/\.(?=Z?$)/, '');
       return String(v);
     case 'bool':
       if (typeof v === 'boolean') return v;
@@ -106,7 +107,7 @@ export function convertScalar(v: Scalar, from: DataType, to: DataType): Scalar |
       if (typeof v === 'boolean') x = v ? 1n : 0n;
       else if (isInteger(from)) x = BigInt(v as number | bigint);
       else if (from.id === 'float32' || from.id === 'float64') x = Number.isFinite(v as number) ? BigInt(roundEven(v as number)) : undefined;
-      else x = exactOf(v, from.id === 'utf8' ? from : from, 0);
+      else x = exactOf(v, from, 0);
       const [lo, hi] = RANGES[to.id];
       if (x === undefined || x < lo || x > hi) return undefined;
       return to.id === 'int64' || to.id === 'uint64' ? x : Number(x);

@@ -94,12 +94,6 @@ export class ExactWriter {
     if (this.words === 2) this.values[i] = x;
     else { this.values[2 * i] = BigInt.asIntN(64, x); this.values[2 * i + 1] = x >> 64n; }
   }
-  /** A safe integer, or a value to check and write exactly. */
-  put(i: number, r: number, exact: () => bigint) {
-    // Result types bound every value (only a cast narrows, and it checks its own range).
-    if (r <= 9007199254740991 && r >= -9007199254740991) this.num(i, r);
-    else this.big(i, exact());
-  }
   column(): Column { return { type: this.type, length: this.n, values: this.values, valid: this.valid }; }
 }
 

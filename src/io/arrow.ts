@@ -99,7 +99,7 @@ export function columnFromArrow(d: arrow.Data, type: DataType): Column {
 }
 
 /** Decimal128 values (four 32-bit words each) as one 64-bit lane per row (precision <= 18) or two. */
-function decimalFromArrow(words: Uint32Array, n: number, type: DataType, valid: Uint8Array | null): Column {
+export function decimalFromArrow(words: Uint32Array, n: number, type: DataType, valid: Uint8Array | null): Column {
   const values = allocValues(type, n);
   const out = new Uint32Array(values.buffer);
   if (lanes(type) === 2) out.set(words.subarray(0, 4 * n));

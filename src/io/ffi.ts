@@ -4,8 +4,10 @@
 // memory, skipping the IPC copy. The views stay valid only until the next
 // call into the module (which may grow, and so detach, its memory): a task
 // uses them synchronously and then releases the data (see readRowGroups).
-import * as pw from 'parquet-wasm';
+import type * as pw from 'parquet-wasm';
+import { parquetWasm } from './wasm.js';
 import { type Batch, type Column, type DataType, type Field, type TypeId, valuesCtor } from '../kernels/column.js';
+import { decimalFromArrow } from './arrow.js';
 
 const FORMATS: Partial<Record<TypeId, string>> = {
   int8: 'c', uint8: 'C', int16: 's', uint16: 'S', int32: 'i', uint32: 'I', int64: 'l', uint64: 'L',
@@ -15,6 +17,7 @@ const UNIT_LETTER = { second: 's', millisecond: 'm', microsecond: 'u', nanosecon
 
 /** Whether an engine type can be read in place from an array of this C Data Interface format. */
 function formatMatches(t: DataType, format: string): boolean {
+  if (t.id === 'decimal') return format === `d:${t.precision},${t.scale}`;
   if (t.id === 'timestamp') return format.startsWith(`ts${UNIT_LETTER[t.unit!]}:`);
   if (t.id === 'utf8' && t.large) return false;
   return FORMATS[t.id] === format;
@@ -59,6 +62,12 @@ function column(m: Mem, schema: number, array: number, type: DataType): Column |
     if (offsets[0] !== 0) return null;
     return { type, length: n, values: new Uint8Array(m.buf, data, offsets[n]), offsets, valid };
   }
+  if (type.id === 'decimal') {
+    // Decimal128 words copied to the engine's lanes (the copy also detaches them from the module's memory).
+    const at = m.u32(bufs + 4) + 16 * off;
+    if (at % 4 !== 0) return null;
+    return decimalFromArrow(new Uint32Array(m.buf, at, 4 * n), n, type, valid);
+  }
   const ctor = valuesCtor(type), w = ctor.BYTES_PER_ELEMENT, at = m.u32(bufs + 4) + w * off;
   if (at % w !== 0) return null;
   return { type, length: n, values: new ctor(m.buf, at, n), valid };
@@ -71,7 +80,7 @@ function column(m: Mem, schema: number, array: number, type: DataType): Column |
  */
 export function batchesInPlace(stream: pw.FFIStream, fields: Field[]): Batch[] | null {
   const schema = stream.schemaAddr(), arrays = Array.from(stream.arrayAddrs());
-  const m = new Mem(pw.wasmMemory().buffer); // no call into the module from here on
+  const m = new Mem(parquetWasm().wasmMemory().buffer); // no call into the module from here on
   const nChildren = m.i64(schema + 24), children = m.u32(schema + 32);
   const names: string[] = [];
   for (let c = 0; c < nChildren; c++) names.push(m.cstr(m.u32(m.u32(children + 4 * c) + 4)));

@@ -4,10 +4,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import * as arrow from 'apache-arrow';
+import { ExecutionError } from '../errors.js';
 import { type Batch, type Column, type Field, decimalAt, decimalText, isNull, rowCount, stringAt } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
 import { tableToArrow } from './arrow.js';
 import { writeParquetBytes } from './parquet.js';
+import { trackTemp, untrackTemp } from './temp.js';
 
 const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
 
@@ -85,22 +87,42 @@ export function jsonLines(fields: Field[], batches: Batch[]): string {
   return [...jsonlChunks(fields, batches)].join('');
 }
 
-/** Write a result atomically: a temporary file beside the target, renamed when complete. */
-export function writeOutput(file: string, format: OutputFormat, fields: Field[], batches: Batch[]): void {
+/**
+ * Write a result atomically: a temporary file beside the target, renamed when
+ * complete. Text formats yield between batches, so that an interrupt is
+ * handled (and the temporary file removed, io/temp.ts) while a long write runs.
+ */
+export async function writeOutput(file: string, format: OutputFormat, fields: Field[], batches: Batch[]): Promise<void> {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  const fd = fs.openSync(tmp, 'w');
+  let fd: number;
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    trackTemp(tmp);
+    fd = fs.openSync(tmp, 'w');
+  } catch (e) {
+    untrackTemp(tmp);
+    throw new ExecutionError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
   try {
     try {
       if (format === 'parquet') fs.writeSync(fd, writeParquetBytes(fields, batches));
       else if (format === 'arrow') fs.writeSync(fd, arrow.tableToIPC(tableToArrow(fields, batches), 'file'));
-      else for (const chunk of (format === 'csv' ? csvChunks : jsonlChunks)(fields, batches)) fs.writeSync(fd, chunk);
+      else {
+        for (const chunk of (format === 'csv' ? csvChunks : jsonlChunks)(fields, batches)) {
+          fs.writeSync(fd, chunk);
+          await new Promise(setImmediate);
+        }
+      }
     } finally {
       fs.closeSync(fd);
     }
     fs.renameSync(tmp, file);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
-    throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw code ? new ExecutionError(`cannot write ${file}: ${code}`) : e;
+  } finally {
+    untrackTemp(tmp);
   }
 }
 

@@ -2,11 +2,12 @@
 // decoded into engine batches for map tasks, and the Parquet writer.
 import fs from 'node:fs';
 import * as arrow from 'apache-arrow';
-import * as pw from 'parquet-wasm';
+import type * as PW from 'parquet-wasm';
 import { InputError } from '../errors.js';
 import type { Batch, DataType, Field } from '../kernels/column.js';
 import { batchesFromArrow, fromArrowType, tableToArrow } from './arrow.js';
 import { batchesInPlace } from './ffi.js';
+import { decodeFailure, encodeFailure, guarded, isWasmTrap, parquetWasm, wasmGeneration } from './wasm.js';
 
 /** A column of a file: its engine type, or the name of a type the engine cannot read. */
 export interface FileColumn { name: string; type: DataType | string }
@@ -37,15 +38,22 @@ function readWholeFile(path: string): Uint8Array {
 function inspectWholeFile(path: string): FileInfo {
   const bytes = readWholeFile(path);
   try {
-    const schema = arrow.tableFromIPC(pw.readSchema(bytes).intoIPCStream()).schema;
+    const schema = arrow.tableFromIPC(parquetWasm().readSchema(bytes).intoIPCStream()).schema;
     const columns = schema.fields.map((fl) => ({ name: fl.name, type: fromArrowType(fl.type) }));
     return { path, columns, rowGroupRows: [0], rowGroupBytes: [bytes.length], wholeFile: true };
   } catch (e) {
-    throw new InputError(`${path}: not a readable Parquet file (${(e as Error).message})`, path);
+    throw notReadable(path, e);
   }
 }
 
-async function open(path: string): Promise<pw.ParquetFile> {
+/** A file whose footer cannot be read; a trap in the decoder is classified by decodeFailure. */
+function notReadable(path: string, e: unknown): Error {
+  if (isWasmTrap(e)) return decodeFailure(e, path, 'the footer');
+  if (e instanceof InputError) return e;
+  return new InputError(`${path}: not a readable Parquet file (${String((e as Error)?.message ?? e).replace(/^Error: /, '')})`, path);
+}
+
+async function open(path: string): Promise<PW.ParquetFile> {
   let blob: Blob;
   try {
     blob = await fs.openAsBlob(path);
@@ -55,14 +63,15 @@ async function open(path: string): Promise<pw.ParquetFile> {
     throw new InputError(`${path}: ${why}`, path);
   }
   try {
-    return await pw.ParquetFile.fromFile(blob);
+    return await guarded(() => parquetWasm().ParquetFile.fromFile(blob));
   } catch (e) {
-    throw new InputError(`${path}: not a readable Parquet file (${String((e as Error).message ?? e).replace(/^Error: /, '')})`, path);
+    throw notReadable(path, e);
   }
 }
 
 export async function inspectParquet(path: string): Promise<FileInfo> {
-  let f: pw.ParquetFile;
+  const generation = wasmGeneration();
+  let f: PW.ParquetFile;
   try {
     f = await open(path);
   } catch (e) {
@@ -82,38 +91,39 @@ export async function inspectParquet(path: string): Promise<FileInfo> {
     const columns = schema.fields.map((fl) => ({ name: fl.name, type: fromArrowType(fl.type) }));
     return { path, columns, rowGroupRows, rowGroupBytes };
   } catch (e) {
-    if (e instanceof InputError) throw e;
-    throw new InputError(`${path}: not a readable Parquet file (${(e as Error).message})`, path);
+    throw notReadable(path, e);
   } finally {
-    f.free();
+    freeFile(f, generation);
   }
 }
 
 /** Decode some row groups of one file (all when `rowGroups` is empty), only the given columns. */
 export async function readRowGroups(path: string, rowGroups: number[], fields: Field[], wholeFile = false, limit?: number): Promise<Batch[]> {
   if (wholeFile) {
+    const bytes = readWholeFile(path);
     try {
-      const t = pw.readParquet(readWholeFile(path), { batchSize: 1 << 17, ...(rowGroups.length ? { rowGroups } : {}), ...(limit ? { limit } : {}) });
+      const t = parquetWasm().readParquet(bytes, { batchSize: 1 << 17, ...(rowGroups.length ? { rowGroups } : {}), ...(limit ? { limit } : {}) });
       return batchesFromArrow(arrow.tableFromIPC(t.intoIPCStream()), fields);
     } catch (e) {
-      if (e instanceof InputError) throw e;
-      throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
+      throw decodeFailure(e, path, rowGroupsText(rowGroups), fields.map((x) => x.name));
     }
   }
   return readTable(path, rowGroups, fields, limit, (t) => batchesFromArrow(arrow.tableFromIPC(t.intoIPCStream()), fields));
 }
 
 /** Decode row groups of a file through the open-file cache and convert the table; a failure is an InputError naming the file. */
-async function readTable<T>(path: string, rowGroups: number[], fields: Field[], limit: number | undefined, convert: (t: pw.Table) => T): Promise<T> {
+async function readTable<T>(path: string, rowGroups: number[], fields: Field[], limit: number | undefined, convert: (t: PW.Table) => T): Promise<T> {
   const f = await openCached(path);
+  const columns = fields.map((x) => x.name);
   try {
-    return convert(await f.read({ columns: fields.map((x) => x.name), rowGroups, batchSize: 1 << 17, ...(limit ? { limit } : {}) }));
+    return convert(await guarded(() => f.read({ columns, rowGroups, batchSize: 1 << 17, ...(limit ? { limit } : {}) })));
   } catch (e) {
     dropCached(path);
-    if (e instanceof InputError) throw e;
-    throw new InputError(`${path}: error reading Parquet data (${String((e as Error).message ?? e)})`, path);
+    throw decodeFailure(e, path, rowGroupsText(rowGroups), columns);
   }
 }
+
+const rowGroupsText = (rg: number[]) => (rg.length === 0 ? 'the file' : `row group${rg.length > 1 ? 's' : ''} ${rg.join(', ')}`);
 
 /** Columns of files that cannot be read in place (dictionary, bool, ...): read through IPC. */
 const notInPlace = new Set<string>();
@@ -142,37 +152,48 @@ export async function readRowGroupsInPlace(path: string, rowGroups: number[], fi
 // footer again for each one cost as much as a tenth of the decode. An entry is
 // valid while the file's size and mtime are unchanged.
 const OPEN_FILES = 16;
-const openFiles = new Map<string, { file: pw.ParquetFile; size: number; mtimeMs: number }>();
+const openFiles = new Map<string, { file: PW.ParquetFile; size: number; mtimeMs: number; generation: number }>();
+
+/** Free a file of the module instance `generation`; one of a retired instance is only dropped. */
+function freeFile(f: PW.ParquetFile, generation: number) {
+  if (generation !== wasmGeneration()) return;
+  try { f.free(); } catch { /* after a failed read the module may refuse; the error being reported matters more */ }
+}
 
 function dropCached(path: string) {
   const e = openFiles.get(path);
   if (!e) return;
   openFiles.delete(path);
-  try { e.file.free(); } catch { /* after a failed read the module may refuse; the error being reported matters more */ }
+  freeFile(e.file, e.generation);
 }
 
-async function openCached(path: string): Promise<pw.ParquetFile> {
+async function openCached(path: string): Promise<PW.ParquetFile> {
   let st: fs.Stats | undefined;
   try { st = fs.statSync(path); } catch { /* open() reports it */ }
   const hit = openFiles.get(path);
-  if (hit && st && hit.size === st.size && hit.mtimeMs === st.mtimeMs) {
+  if (hit && st && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.generation === wasmGeneration()) {
     openFiles.delete(path);
     openFiles.set(path, hit); // most recently used last
     return hit.file;
   }
   dropCached(path);
   const file = await open(path);
-  openFiles.set(path, { file, size: st?.size ?? -1, mtimeMs: st?.mtimeMs ?? -1 });
+  openFiles.set(path, { file, size: st?.size ?? -1, mtimeMs: st?.mtimeMs ?? -1, generation: wasmGeneration() });
   if (openFiles.size > OPEN_FILES) dropCached(openFiles.keys().next().value!);
   return file;
 }
 
 export function writeParquetBytes(fields: Field[], batches: Batch[], rowGroupSize = 1 << 17): Uint8Array {
   const table = tableToArrow(fields, batches);
-  const t = pw.Table.fromIPCStream(arrow.tableToIPC(table, 'stream'));
-  const props = new pw.WriterPropertiesBuilder()
-    .setCompression(pw.Compression.SNAPPY)
-    .setMaxRowGroupSize(rowGroupSize)
-    .build();
-  return pw.writeParquet(t, props);
+  const pw = parquetWasm();
+  try {
+    const t = pw.Table.fromIPCStream(arrow.tableToIPC(table, 'stream'));
+    const props = new pw.WriterPropertiesBuilder()
+      .setCompression(pw.Compression.SNAPPY)
+      .setMaxRowGroupSize(rowGroupSize)
+      .build();
+    return pw.writeParquet(t, props);
+  } catch (e) {
+    throw encodeFailure(e);
+  }
 }

@@ -25,7 +25,8 @@ export async function resolveSourceFiles(pattern: string | string[], baseDir: st
     if (isDynamicPattern(list[i])) {
       const found = (await glob(abs, { absolute: true, onlyFiles: true, expandDirectories: false })).sort();
       if (found.length === 0) {
-        throw new PlanError(jsonPath(Array.isArray(pattern) ? [...at, i] : at), `glob "${list[i]}" matches no file`);
+        // Missing input data (exit 3), not a plan mistake; the message still names the field.
+        throw new InputError(`${jsonPath(Array.isArray(pattern) ? [...at, i] : at)}: glob "${list[i]}" matches no file`, abs);
       }
       out.push(...found);
     } else {

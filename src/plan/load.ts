@@ -56,8 +56,27 @@ export interface LoadedPlan {
   output?: { path: string; format: OutputFormat };
 }
 
-function describeIssue(issue: z.core.$ZodIssue, base: PropertyKey[] = []): { path: string; message: string } {
+/** The value at a path of the plan object, as the message shows it. */
+function received(root: unknown, p: PropertyKey[]): string {
+  let v: unknown = root;
+  for (const k of p) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  return v === undefined ? 'missing' : JSON.stringify(v);
+}
+
+/** `"median" is not one of count, sum, ...`: the value received and the allowed ones (PLAN-SPEC, Errors). */
+function notOneOf(root: unknown, p: PropertyKey[], allowed: readonly unknown[]): string {
+  const got = received(root, p);
+  const list = allowed.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', ');
+  return got === 'missing' ? `missing; one of ${list}` : allowed.length === 1 ? `expected ${list}, got ${got}` : `${got} is not one of ${list}`;
+}
+
+function describeIssue(root: unknown, issue: z.core.$ZodIssue, base: PropertyKey[] = []): { path: string; message: string } {
   const p = [...base, ...issue.path];
+  if (issue.code === 'invalid_value') return { path: jsonPath(p), message: notOneOf(root, p, issue.values) };
+  const options = (issue as { options?: unknown[] }).options;
+  if (issue.code === 'invalid_union' && issue.errors.length === 0 && Array.isArray(options)) {
+    return { path: jsonPath(p), message: notOneOf(root, p, options) }; // an unknown discriminator ("op")
+  }
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
     // Report the branch that got furthest: the one whose first issue is deepest.
     let best: z.core.$ZodIssue | undefined;
@@ -65,7 +84,7 @@ function describeIssue(issue: z.core.$ZodIssue, base: PropertyKey[] = []): { pat
       const first = branch[0];
       if (first && (!best || first.path.length > best.path.length) && first.code !== 'unrecognized_keys') best = first;
     }
-    if (best && best.path.length > 0) return describeIssue(best, p);
+    if (best && best.path.length > 0) return describeIssue(root, best, p);
     return { path: jsonPath(p), message: issue.message === 'Invalid input' ? 'does not match any allowed form' : issue.message };
   }
   if (issue.code === 'unrecognized_keys') return { path: jsonPath(p), message: `unknown field(s): ${issue.keys.join(', ')}` };
@@ -76,7 +95,7 @@ function describeIssue(issue: z.core.$ZodIssue, base: PropertyKey[] = []): { pat
 export function validatePlan(obj: unknown): Plan {
   const r = PlanSchema.safeParse(obj);
   if (r.success) return r.data;
-  const { path: p, message } = describeIssue(r.error.issues[0]);
+  const { path: p, message } = describeIssue(obj, r.error.issues[0]);
   throw new PlanError(p || '(plan)', message);
 }
 
@@ -133,8 +152,10 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
       throw new PlanError('output.path', `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, csv, jsonl, arrow`);
     }
   }
-  const dir = path.dirname(p);
-  if (!fs.existsSync(dir)) throw new PlanError('output.path', `output folder ${dir} does not exist`);
+  // A missing output folder is created when the result is written (PLAN-SPEC, Errors); a file in its way is a plan error now.
+  let dir = path.dirname(p);
+  while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  if (!fs.statSync(dir).isDirectory()) throw new PlanError('output.path', `cannot create the output folder: ${dir} is a file`);
   return { path: p, format };
 }
 

@@ -1,0 +1,28 @@
+// Ctrl-C (SIGINT) and SIGTERM on the command line: stop the worker threads,
+// remove temporary output and spill files, exit 130 (PLAN-SPEC, Errors).
+import { closePool } from '../exec/pool.js';
+import { removeTemps } from '../io/temp.js';
+
+/** Longest wait for the worker threads to stop before exiting anyway. */
+const STOP_MS = 2000;
+
+let stopping = false;
+
+/** Whether an interrupt is being handled: the failures it causes are not reported. */
+export function interrupted(): boolean { return stopping; }
+
+export function exitOnInterrupt(err: NodeJS.WritableStream = process.stderr): void {
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    removeTemps();
+    err.write(`skewjoin: interrupted (${signal})\n`);
+    setTimeout(() => process.exit(130), STOP_MS).unref();
+    void closePool().catch(() => {}).finally(() => {
+      removeTemps(); // anything created while the threads stopped
+      process.exit(130);
+    });
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
