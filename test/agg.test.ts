@@ -99,12 +99,28 @@ describe('combiner fed by the join (eager off)', () => {
       const q = planT({ op: 'aggregate', input: join, groupBy, aggregates: semi ? leftOnly : both });
       const sql = `SELECT ${groupBy.map((c) => `${c}, `).join('')}${semi ? leftSql : bothSql} FROM read_parquet('${L}') l ${KW[type]} JOIN read_parquet('${R}') r ON l.k = r.k${groupBy.length ? ` GROUP BY ${groupBy.join(', ')}` : ''}`;
       await expectSame(q, sql, opts);
+      // The fused path (aggregating through the row indices) serves group columns of the build side (the right
+      // here), except for left and full joins, which may leave it missing; it serves no group columns always.
+      const fused = groupBy.length === 0 || (groupBy.join() === 'rg' && (type === 'inner' || type === 'right'));
+      const paths = await joinPaths(q);
+      expect(paths.length).toBeGreaterThan(0);
+      for (const j of paths) expect(j).toMatchObject({ path: fused ? 'fused-aggregate' : 'concatenated', ...(fused ? { build: 'right' } : {}) });
+      // key 1 alone matches 1,000 x 100 rows: more than one 64K chunk of pairs
+      if (fused && type !== 'semi' && type !== 'anti') expect(Math.max(...paths.map((j) => j.matchChunks))).toBeGreaterThan(1);
     }
   });
+  async function joinPaths(q: object) {
+    const r = await runPlan(q, { ...opts, writeOutput: false });
+    return r.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'reduce').map((t) => t.join!);
+  }
   it('with the table built on the smaller left side, and count_distinct of a build column', async () => {
     const join = { op: 'join', type: 'inner', on: [['k', 'k']], left: { op: 'scan', source: 'r' }, right: { op: 'scan', source: 'l' } };
     const sql = (sel: string, g: string) => `SELECT ${sel} FROM read_parquet('${R}') r JOIN read_parquet('${L}') l ON l.k = r.k GROUP BY ${g}`;
     await expectSame(planT({ op: 'aggregate', input: join, groupBy: ['rg'], aggregates: both }), sql(`rg, ${bothSql}`, 'rg'), opts);
+    const paths = await joinPaths(planT({ op: 'aggregate', input: join, groupBy: ['rg'], aggregates: both }));
+    expect(paths.length).toBeGreaterThan(0);
+    for (const j of paths) expect(j).toMatchObject({ path: 'fused-aggregate', build: 'left' });
+    expect(Math.max(...paths.map((j) => j.matchChunks))).toBeGreaterThan(1);
     await expectSame(planT({ op: 'aggregate', input: join, groupBy: ['rg'], aggregates: [{ fn: 'count_distinct', column: 'd', as: 'dd' }, { fn: 'sum', column: 'c', as: 'sc' }] }),
       sql('rg, count(DISTINCT d), sum(c)', 'rg'), opts);
   });
@@ -136,9 +152,20 @@ describe('eager aggregation below a join', () => {
     }
   });
   it('with skew handling splitting the partial rows of the hot key', async () => {
-    const q = planT({ op: 'aggregate', input: join('full'), groupBy: ['rg'], aggregates: aggs });
-    const sql = `SELECT rg, ${sqlAggs} FROM read_parquet('${L}') l FULL OUTER JOIN read_parquet('${R}') r ON l.k = r.k GROUP BY rg`;
-    await expectSame(q, sql, { workers: 2, partitions: 6, skew: { strategy: 'key', thresholdBytes: 1, factor: 1.5, advisoryPartitionBytes: 64 } });
+    // Grouped by b (nearly unique on the left), key 1 keeps ~850 partial rows on the left after eager
+    // aggregation (one per distinct b), so it is hot there; grouped by a right column alone it would be one row per map task.
+    const q = planT({ op: 'aggregate', input: join('full'), groupBy: ['b', 'rg'], aggregates: aggs });
+    const sql = `SELECT b, rg, ${sqlAggs} FROM read_parquet('${L}') l FULL OUTER JOIN read_parquet('${R}') r ON l.k = r.k GROUP BY b, rg`;
+    const opts = { workers: 2, partitions: 6, skew: { strategy: 'key' as const, thresholdBytes: 1, factor: 1.5, advisoryPartitionBytes: 64 } };
+    await expectSame(q, sql, opts);
+    const r = await runPlan(q, { ...opts, writeOutput: false });
+    expect(r.stats.eager).toEqual(['aggregate-1']);
+    const split = r.stats.joins[0].splits.flatMap((s) => s.keys ?? []).find((k) => k.key[0] === '1');
+    expect(split).toBeDefined();
+    expect(split!.leftRows).toBeGreaterThan(500); // partial rows, not the 1,000 raw rows of key 1 ...
+    expect(split!.leftRows).toBeLessThan(1000);
+    expect(split!.tasks).toBeGreaterThan(1); // ... cut into pieces
+    expect(r.stats.tasks.filter((t) => t.split?.startsWith('hot-key 1 piece')).length).toBeGreaterThan(1);
   });
   it('is not applied against a side with unique keys', async () => {
     const root = path.resolve(import.meta.dirname, '..', 'datasets', 'sample');

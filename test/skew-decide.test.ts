@@ -107,13 +107,11 @@ describe('planReduceTasks', () => {
     const r = side([[1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1]], hotR);
     expect(planReduceTasks(l, r, 'inner', auto).splits[0]).toMatchObject({ method: 'hot-key', sides: expect.arrayContaining(['output']) });
   });
-  it('coalesces runs of small partitions, keeping two tasks per worker', () => {
+  it('coalesces runs of small partitions into one task when the data is small (below 1 MB per task)', () => {
     const small = side([[1, 1, 1, 1, 1, 1, 1, 1]]);
     const plan = planReduceTasks(small, small, 'inner', { ...opts, advisoryPartitionBytes: 64 * KB }, 2);
     expect(plan.tasks.map((t) => (t.kind === 'partitions' ? t.partitions : []))).toEqual([[0, 1, 2, 3, 4, 5, 6, 7]]);
-    const tiny = side([[0.5, 0.5, 0.5, 0.5, 300, 300, 300, 300]]);
-    const p2 = planReduceTasks(tiny, tiny, 'inner', { ...opts, thresholdBytes: 1e9 }, 2);
-    expect(p2.tasks.length).toBeGreaterThanOrEqual(4);
+    // (four tasks per worker on larger data: test/paths.test.ts)
   });
   it('disabled: one task per partition that can produce rows, nothing skewed', () => {
     const plan = planReduceTasks(left, side([[0, 1, 1, 1, 1, 1]]), 'inner', { ...opts, enabled: false });

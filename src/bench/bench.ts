@@ -49,6 +49,8 @@ export interface RunRow {
   shuffledBytes?: number;
   rowsBeforeCombining?: number;
   eager?: boolean;
+  /** skewed partitions of the joins by how they were split (map-range, hot-key, none): what the mode did */
+  splits?: Record<string, number>;
   /** the process's peak resident memory so far, MB */
   peakRssMb?: number;
   sameAnswer?: boolean;
@@ -125,14 +127,15 @@ const MB = 1024 * 1024;
 const S_VALUES = [0, 0.8, 1, 1.2, 1.5];
 
 /** The five workloads of the skew benchmark over every s, at a given size. */
-function skewSuite(rows: number, keys: number, execution: Overrides): Workload[] {
-  const m2m = { rows: Math.round(rows / 20), keys: Math.round(keys / 10), m2mRows: 500 };
+function skewSuite(rows: number, keys: number, execution: Overrides, rowGroup: { rowGroupSize?: number } = {}): Workload[] {
+  const m2m = { rows: Math.round(rows / 20), keys: Math.round(keys / 10), m2mRows: 500, ...rowGroup };
+  const fact = { rows, keys, ...rowGroup };
   return S_VALUES.flatMap((s) => [
-    { name: 'fact⋈dim', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto'], execution },
+    { name: 'fact⋈dim', s, data: { ...fact, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto'], execution },
     { name: 'many-to-many', s, data: { ...m2m, s }, ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['off', 'partition', 'key', 'auto'], execution },
-    { name: 'aggregate by key', s, data: { rows, keys, s }, ...aggregateByKey(), modes: ['no-combiners', 'auto'], execution },
-    { name: 'hot key, one mapper', s, data: { rows, keys, s, sorted: true }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto'], execution },
-    { name: 'full outer', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region', 'full'), modes: ['off', 'partition', 'key', 'auto'], execution },
+    { name: 'aggregate by key', s, data: { ...fact, s }, ...aggregateByKey(), modes: ['no-combiners', 'auto'], execution },
+    { name: 'hot key, one mapper', s, data: { ...fact, s, sorted: true }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto'], execution },
+    { name: 'full outer', s, data: { ...fact, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region', 'full'), modes: ['off', 'partition', 'key', 'auto'], execution },
   ] as Workload[]);
 }
 
@@ -156,10 +159,11 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
         ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['auto'], execution: {} },
     ],
     // thresholds scale with the data: about the mean partition, the target task twice that
+    // and row groups of an eighth of the fact table, so that map ranges have map outputs to cut at any size
     quick: skewSuite(o.rows ?? 300_000, o.keys ?? 30_000, {
       partitions: 32,
       skew: { factor: 2, thresholdBytes: Math.max(4096, ((o.rows ?? 300_000) * 16) / 32), advisoryPartitionBytes: Math.max(8192, ((o.rows ?? 300_000) * 32) / 32) },
-    }),
+    }, { rowGroupSize: Math.max(1024, Math.ceil((o.rows ?? 300_000) / 8)) }),
     full: skewSuite(rows, keys, skewExec),
   };
 }
@@ -203,6 +207,7 @@ function runFigures(r: RunResult): Partial<RunRow> {
     shuffledBytes: r.stats.shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0),
     rowsBeforeCombining: combined.length ? combined.reduce((s, x) => s + x.combine!.rowsBefore, 0) : undefined,
     eager: r.stats.eager.length > 0,
+    splits: r.stats.joins.flatMap((j) => j.splits).reduce<Record<string, number>>((a, x) => ({ ...a, [x.method]: (a[x.method] ?? 0) + 1 }), {}),
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     simulated: SIM_WORKERS.map((w) => ({ workers: w, ms: simulateRun(r.stats.tasks, w) })),
   };

@@ -105,6 +105,7 @@ export class Executor {
       this.stats.tasks.push({
         ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
         startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, attempt: r.attempt,
+        ...(r.join ? { join: r.join } : {}), ...(r.read ? { read: r.read } : {}),
       });
       this.progress.finished({
         stage: `${meta.stage} ${meta.kind}`,

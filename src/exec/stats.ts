@@ -2,6 +2,7 @@
 // shuffle with the map-side partition sizes and the skew test applied, and
 // one entry per task that ran.
 import type { SplitInfo } from '../skew/decide.js';
+import type { JoinPath } from './task.js';
 
 export interface HotKey { key: string[]; rows: number; partition: number }
 
@@ -38,6 +39,10 @@ export interface TaskStats {
   attempt: number;
   /** a failed attempt: why */
   error?: string;
+  /** a join task: streamed and gathered, fused with the aggregate above, or concatenated; the side built; chunks of matched pairs */
+  join?: JoinPath;
+  /** a scan: columns read in place from the Parquet module's memory, or through Arrow IPC */
+  read?: 'in-place' | 'ipc';
 }
 
 /** The reduce plan of one join: its target task size and how skewed partitions were split. */

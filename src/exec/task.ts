@@ -74,23 +74,36 @@ export interface TaskResult {
   keyStats?: { rows: number; distinct: number };
   /** what the combiner did: aggregated, or passed rows through because they did not reduce */
   combine?: { mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number; rowsOut: number };
+  /** a join task: the path it took (see JoinPath) */
+  join?: JoinPath;
+  /** a scan task: whether the columns were read in place (Arrow C Data Interface) or through IPC */
+  read?: 'in-place' | 'ipc';
   /** bytes this task wrote to spill files (reported to onProgress) */
   spilledBytes?: number;
   ms: number;
 }
 
-type Produced = { batches: Batch[]; rows: number; combined?: boolean; release?: () => void };
+/**
+ * How a join task ran, for the statistics (tests assert the path they mean to
+ * exercise): streamed probe blocks gathered into rows, streamed into the fused
+ * join aggregator, or both sides concatenated (hashJoin; eager and
+ * combiners the fused form cannot serve); which side was built; how many
+ * chunks of matched pairs the probe emitted.
+ */
+export interface JoinPath { path: 'gather' | 'fused-aggregate' | 'concatenated'; build: 'left' | 'right'; matchChunks: number }
+
+type Produced = { batches: Batch[]; rows: number; combined?: boolean; release?: () => void; join?: JoinPath; read?: 'in-place' | 'ipc' };
 
 /** `inPlace`: scanned columns may be views into the Parquet module's memory, released after the sink. */
 async function produce(src: TaskSource, combine?: Combine, inPlace = false): Promise<Produced> {
   switch (src.kind) {
     case 'scan': {
       if (inPlace) {
-        const { batches, release } = await readRowGroupsInPlace(src.path, src.rowGroups, src.fields, src.wholeFile, src.limit);
-        return { batches, rows: rowCount(batches), release };
+        const { batches, release, viewsIntoModule } = await readRowGroupsInPlace(src.path, src.rowGroups, src.fields, src.wholeFile, src.limit);
+        return { batches, rows: rowCount(batches), release, read: viewsIntoModule ? 'in-place' : 'ipc' };
       }
       const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile, src.limit);
-      return { batches, rows: rowCount(batches) };
+      return { batches, rows: rowCount(batches), read: 'ipc' };
     }
     case 'split':
       throw new Error('internal: split tasks are run by runTask');
@@ -106,15 +119,16 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
       const lk = buildKeys(l, src.leftKeys, src.leftNorms);
       const rk = buildKeys(r, src.rightKeys, src.rightNorms);
       const m = hashJoin(src.type, lk, rk);
-      if (src.eager) return { batches: [eagerStates(l, r, m.left, m.right, m.n, src.eager)], rows: l.length + r.length, combined: true };
+      const join: JoinPath = { path: 'concatenated', build: 'right', matchChunks: 1 };
+      if (src.eager) return { batches: [eagerStates(l, r, m.left, m.right, m.n, src.eager)], rows: l.length + r.length, combined: true, join };
       if (combine) {
         const schema = partialSchema(combine.schema, combine.groupBy, combine.aggs);
         const b = partialAggregateJoin(l, r, m.left, m.right, m.n, src.type, combine.groupBy, combine.aggs, schema);
-        if (b) return { batches: [b], rows: l.length + r.length, combined: true };
+        if (b) return { batches: [b], rows: l.length + r.length, combined: true, join };
       }
       const cols = l.columns.map((c) => gather(c, m.left, m.n));
       if (src.type !== 'semi' && src.type !== 'anti') for (const c of r.columns) cols.push(gather(c, m.right, m.n));
-      return { batches: [{ length: m.n, columns: cols }], rows: l.length + r.length };
+      return { batches: [{ length: m.n, columns: cols }], rows: l.length + r.length, join };
     }
     case 'aggregate': {
       const all = concatBatches(src.schema, src.input);
@@ -168,7 +182,7 @@ class GatherSink {
  * partition's (small enough to stay in cache). Null when a combiner is asked
  * for that the streaming form cannot serve.
  */
-function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; rows: number; combined?: boolean } | null {
+function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; rows: number; combined?: boolean; join: JoinPath } | null {
   const lRows = rowCount(src.left), rRows = rowCount(src.right);
   const buildLeft = buildsLeft(src.type, lRows, rRows);
   if (combine && !JoinAggregator.applies(src.type, buildLeft, src.leftSchema.length, combine.groupBy, combine.aggs)) return null;
@@ -176,7 +190,7 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
   const gathered = combine ? null : new GatherSink(src.type !== 'semi' && src.type !== 'anti');
   const out: Batch[] = [];
   const parts = src.parts ?? [[src.left.length, src.right.length]];
-  let li = 0, ri = 0;
+  let li = 0, ri = 0, chunks = 0;
   for (const [nl, nr] of parts) {
     const left = src.left.slice(li, li += nl), right = src.right.slice(ri, ri += nr);
     const build = buildLeft ? concatBatches(src.leftSchema, left) : concatBatches(src.rightSchema, right);
@@ -186,8 +200,8 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
       ? buildKeys(build, src.leftKeys, src.leftNorms)
       : buildKeys(build, src.rightKeys, src.rightNorms));
     const consumer = (p: Batch): EmitPairs => (buildLeft
-      ? (pi, bi, n) => sink.add(build, p, bi, pi, n)
-      : (pi, bi, n) => sink.add(p, build, pi, bi, n));
+      ? (pi, bi, n) => { chunks++; sink.add(build, p, bi, pi, n); }
+      : (pi, bi, n) => { chunks++; sink.add(p, build, pi, bi, n); });
     const probeKeys = buildLeft ? src.rightKeys : src.leftKeys, probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
     for (const p of buildLeft ? right : left) {
       if (p.length === 0) continue;
@@ -197,7 +211,8 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
     if (agg) out.push(agg.finish());
   }
   if (gathered) { gathered.flush(); out.push(...gathered.batches); }
-  return { batches: out, rows: lRows + rRows, combined: combine !== undefined };
+  const join: JoinPath = { path: combine ? 'fused-aggregate' : 'gather', build: buildLeft ? 'left' : 'right', matchChunks: chunks };
+  return { batches: out, rows: lRows + rRows, combined: combine !== undefined, join };
 }
 
 /** The task's row-wise operators as one function over batches; expressions are compiled here, once per task. */
@@ -263,7 +278,14 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
   }
 }
 
-function finish(t: TaskSpec, { batches, rows, combined }: Produced, t0: number): TaskResult {
+function finish(t: TaskSpec, p: Produced, t0: number): TaskResult {
+  const r = finishSink(t, p, t0);
+  if (p.join) r.join = p.join;
+  if (p.read) r.read = p.read;
+  return r;
+}
+
+function finishSink(t: TaskSpec, { batches, rows, combined }: Produced, t0: number): TaskResult {
   const ops = compileOps(t.ops);
   let outBatches = batches.map(ops).filter((b) => b.length > 0);
   const outputRows = rowCount(outBatches);

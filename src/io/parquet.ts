@@ -133,19 +133,19 @@ const notInPlace = new Set<string>();
  * module's memory (see io/ffi.ts): use them before any other Parquet call,
  * then call release().
  */
-export async function readRowGroupsInPlace(path: string, rowGroups: number[], fields: Field[], wholeFile = false, limit?: number): Promise<{ batches: Batch[]; release(): void }> {
+export async function readRowGroupsInPlace(path: string, rowGroups: number[], fields: Field[], wholeFile = false, limit?: number): Promise<{ batches: Batch[]; release(): void; viewsIntoModule: boolean }> {
   const none = () => {};
   const key = `${path}\0${fields.map((x) => x.name).join('\0')}`;
-  if (wholeFile || notInPlace.has(key)) return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, limit), release: none };
+  if (wholeFile || notInPlace.has(key)) return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, limit), release: none, viewsIntoModule: false };
   const stream = await readTable(path, rowGroups, fields, limit, (t) => t.intoFFI());
   let batches: Batch[] | null = null;
   try { batches = batchesInPlace(stream, fields); } catch { /* an export we do not understand: the IPC path reads it */ }
   if (batches === null) {
     stream.free();
     notInPlace.add(key);
-    return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, limit), release: none };
+    return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, limit), release: none, viewsIntoModule: false };
   }
-  return { batches, release: () => stream.free() };
+  return { batches, release: () => stream.free(), viewsIntoModule: true };
 }
 
 // Open files kept per thread: a map task reads one row group, and parsing the
