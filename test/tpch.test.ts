@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError, PlanError, runPlan } from '../dist/index.js';
-import { ROOT, cli, duck, sql, tmpDir, writePlan } from './helpers.js';
+import { ROOT, arrowTyped, cli, duck, duckTable, expectTypedEqual, sql, tmpDir, writePlan } from './helpers.js';
 
 const DATA = path.join(ROOT, 'datasets', 'tpch');
 const TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'];
@@ -101,6 +101,8 @@ async function expectTpch(q: string, params: Params, opts: Record<string, unknow
     expect(c, `${q}: rows ${k - 1} and ${k} out of order`).toBeLessThanOrEqual(0);
   }
   expect(r.numRows).toBe(theirs.rows.length);
+  // and the project's typed comparison: column types as DuckDB's, values exact (floats within 1e-9)
+  expectTypedEqual(arrowTyped(r.toArrow()), await duckTable(officialSql(q, params)));
   return theirs.rows.length;
 }
 
