@@ -12,6 +12,7 @@ import { formatTable, jsonLines } from '../io/output.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
 import { ByteSize, parseBytes } from '../plan/spec.js';
 import { GEN_DEFAULTS, generate } from '../bench/gen.js';
+import { TPCH_DEFAULTS, generateTpch } from '../bench/tpch.js';
 import { runBench } from '../bench/bench.js';
 import { reportFromResults } from '../bench/report.js';
 import { progressDisplay, wantsProgress } from './progress.js';
@@ -22,7 +23,10 @@ Examples:
   skewjoin plans/quickstart.json --json           print every row as JSON lines
   skewjoin plan.json --workers 4 --stats s.json   write run statistics
   skewjoin plan.json --explain                    show the physical plan, run nothing
+  skewjoin plans/tpch/q05.json --param REGION=EUROPE --source lineitem=data/lineitem/
+                                                  run with another parameter value and other files
   skewjoin gen --rows 5000000 --keys 1000000 --s 1.2 --out data/zipf
+  skewjoin gen --tpch --scale 1 --out data/tpch-sf1    the TPC-H tables, 6M line items
   skewjoin bench --suite quick --out bench-out     skew benchmark against DuckDB, with report.html
 
 Exit codes: 0 success, 2 bad plan or arguments, 3 input data error, 1 other.`;
@@ -49,10 +53,22 @@ function size(name: string) {
   };
 }
 
+/** `NAME=VALUE` split at the first `=`; a repeated option collects into a record (a repeated source name into a list). */
+function assignment(flag: string, list: boolean) {
+  return (v: string, acc: Record<string, string | string[]> = {}) => {
+    const i = v.indexOf('=');
+    if (i <= 0) throw new InvalidArgumentError(`${flag} must be NAME=${list ? 'PATH' : 'VALUE'}, got "${v}"`);
+    const [k, x] = [v.slice(0, i), v.slice(i + 1)];
+    const prev = acc[k];
+    return { ...acc, [k]: list && prev !== undefined ? [...(Array.isArray(prev) ? prev : [prev]), x] : x };
+  };
+}
+
 interface RunFlags {
   workers?: number; partitions?: number; skew?: boolean; skewFactor?: number; skewThreshold?: number | string;
   skewStrategy?: 'auto' | 'partition' | 'key'; combiners?: boolean; eager?: boolean; memoryLimit?: number | string; spillDir?: string;
   explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
+  param?: Record<string, string>; source?: Record<string, string | string[]>;
 }
 
 function overridesOf(f: RunFlags): Overrides {
@@ -63,6 +79,9 @@ function overridesOf(f: RunFlags): Overrides {
     eagerAggregation: f.eager === false ? false : undefined,
     memoryLimit: f.memoryLimit,
     spillDir: f.spillDir,
+    params: f.param,
+    sources: f.source,
+    fromCommandLine: true,
     skew: {
       enabled: f.skew === false ? false : undefined,
       factor: f.skewFactor,
@@ -111,6 +130,8 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--no-eager', 'no eager aggregation (partial aggregates below a join)')
     .option('--memory-limit <size>', 'budget for data held in memory ("4GB"); above it the query spills to disk (default: half the physical memory)', size('--memory-limit'))
     .option('--spill-dir <dir>', 'where spill files go (default: the OS temp folder)')
+    .option('--param <NAME=VALUE>', 'value of a plan parameter (repeatable)', assignment('--param', false))
+    .option('--source <NAME=PATH>', 'read source NAME from a file, glob or folder instead (repeatable; relative to the current folder)', assignment('--source', true))
     .option('--explain', 'print the physical plan; with --analyze, run and print it with run figures')
     .option('--analyze', 'with --explain: run the query first')
     .option('--stats <file>', 'write run statistics as JSON to this file')
@@ -124,19 +145,24 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     });
 
   program.command('gen')
-    .description('write a synthetic Zipf dataset: fact.parquet, dim.parquet and optionally m2m.parquet')
-    .option('--out <dir>', 'output folder', GEN_DEFAULTS.out)
+    .description('write a synthetic Zipf dataset (fact.parquet, dim.parquet, optionally m2m.parquet), or with --tpch the eight TPC-H tables')
+    .option('--out <dir>', `output folder (default: ${GEN_DEFAULTS.out}, with --tpch: ${TPCH_DEFAULTS.out})`)
+    .option('--tpch', 'write the TPC-H tables <out>/<table>.parquet at the scale factor --scale')
+    .option('--scale <sf>', 'TPC-H scale factor: 1 = 6M line items', num('--scale', 0.0001), TPCH_DEFAULTS.scale)
     .option('--rows <n>', 'fact rows', int('--rows'), GEN_DEFAULTS.rows)
     .option('--keys <m>', 'distinct keys (dimension rows)', int('--keys'), GEN_DEFAULTS.keys)
     .option('--s <s>', 'Zipf exponent (0 = uniform)', num('--s'), GEN_DEFAULTS.s)
-    .option('--seed <n>', 'random seed', int('--seed', 0), GEN_DEFAULTS.seed)
-    .option('--row-group-size <n>', 'rows per Parquet row group', int('--row-group-size'), GEN_DEFAULTS.rowGroupSize)
+    .option('--seed <n>', `random seed (default: ${GEN_DEFAULTS.seed}, with --tpch: ${TPCH_DEFAULTS.seed})`, int('--seed', 0))
+    .option('--row-group-size <n>', `rows per Parquet row group (default: ${GEN_DEFAULTS.rowGroupSize}, with --tpch: ${TPCH_DEFAULTS.rowGroupSize})`, int('--row-group-size'))
     .option('--files <n>', 'fact table files', int('--files'), GEN_DEFAULTS.files)
     .option('--m2m-rows <n>', 'rows of a second skewed table over the same keys (0: none)', int('--m2m-rows', 0), GEN_DEFAULTS.m2mRows)
     .option('--null-keys <fraction>', 'fraction of fact rows with a null key', num('--null-keys'), GEN_DEFAULTS.nullKeys)
     .option('--sorted', 'sort the fact table by key')
-    .action((o) => {
-      const files = generate({ ...GEN_DEFAULTS, ...o, sorted: !!o.sorted });
+    .action(async (o) => {
+      const given = Object.fromEntries(Object.entries({ out: o.out, seed: o.seed, rowGroupSize: o.rowGroupSize }).filter(([, v]) => v !== undefined));
+      const files = o.tpch
+        ? await generateTpch({ ...TPCH_DEFAULTS, scale: o.scale, ...given })
+        : generate({ ...GEN_DEFAULTS, ...o, ...given, sorted: !!o.sorted });
       if (!program.opts().quiet) for (const f of files) out.write(`wrote ${f}\n`);
       setCode(0);
     });
