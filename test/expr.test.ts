@@ -184,7 +184,7 @@ describe('plan errors name the JSON path (exit 2, no output file)', () => {
     ['type mismatch', project(f('-', col('a'), col('s'))), /query\.columns\[1\]\.expr\.args\[1\]: "-" needs numbers, got utf8 column "s"/],
     ['case mixing strings and numbers', project({ case: [{ when: { column: 'a', isNull: true }, then: v('x') }], else: v(1) }), /query\.columns\[1\]\.expr: case branches do not share a type: utf8 value "x", int64 value "1"/],
     ['a cross join of a type other than inner', { op: 'join', type: 'left', left: { op: 'scan', source: 't' }, right: { op: 'scan', source: 't' }, on: [] }, /query\.on: an empty "on" \(a cross join\) needs type "inner", got "left"/],
-    ['a parameter left unreplaced', project(f('+', col('a'), { param: 'N' })), /query\.columns\[1\]\.expr\.args\[1\]\.param: parameter "N" has no value/],
+    ['a parameter left unreplaced', project(f('+', col('a'), { param: 'N' })), /query\.columns\[1\]\.expr\.args\[1\]\.param: parameter "N" is not declared; the plan has no params/],
     ['a bad type name', project({ cast: col('a'), to: 'decimal(40,2)' }), /query\.columns\[1\]\.expr\.to: unknown type "decimal\(40,2\)"/],
   ])('%s', (_, query, msg) => {
     const out = path.join(dir, 'never.csv');

@@ -1,4 +1,4 @@
-// Options of `skewjoin gen` and their defaults, apart from the generator so
+// Options of `skewjoin gen` (and `gen --tpch`) and their defaults, apart from the generator so
 // that the command line can show them without loading Arrow JS and the writer.
 
 export interface GenOptions {
@@ -22,3 +22,6 @@ export const GEN_DEFAULTS: GenOptions = {
   out: 'data', rows: 1_000_000, keys: 100_000, s: 1, seed: 42, rowGroupSize: 131072,
   files: 1, m2mRows: 0, nullKeys: 0, sorted: false,
 };
+
+export interface TpchOptions { out: string; scale: number; seed: number; rowGroupSize: number }
+export const TPCH_DEFAULTS: TpchOptions = { out: 'tpch', scale: 1, seed: 5, rowGroupSize: 500_000 };

@@ -12,7 +12,7 @@ import { interrupted } from './interrupt.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
 import { ByteSize, parseBytes } from '../plan/spec.js';
-import { GEN_DEFAULTS } from '../bench/defaults.js';
+import { GEN_DEFAULTS, TPCH_DEFAULTS } from '../bench/defaults.js';
 import { progressDisplay, wantsProgress } from './progress.js';
 
 const EXAMPLES = `
@@ -21,7 +21,10 @@ Examples:
   skewjoin plans/quickstart.json --json           print every row as JSON lines
   skewjoin plan.json --workers 4 --stats s.json   write run statistics
   skewjoin plan.json --explain                    show the physical plan, run nothing
+  skewjoin plans/tpch/q05.json --param REGION=EUROPE --source lineitem=data/lineitem/
+                                                  run with another parameter value and other files
   skewjoin gen --rows 5000000 --keys 1000000 --s 1.2 --out data/zipf
+  skewjoin gen --tpch --scale 1 --out data/tpch-sf1    the TPC-H tables, 6M line items
   skewjoin bench --suite quick --out bench-out     skew benchmark against DuckDB, with report.html
 
 Exit codes: 0 success, 2 bad plan or arguments, 3 input data error, 1 other.`;
@@ -48,11 +51,23 @@ function size(name: string) {
   };
 }
 
+/** `NAME=VALUE` split at the first `=`; a repeated option collects into a record (a repeated source name into a list). */
+function assignment(flag: string, list: boolean) {
+  return (v: string, acc: Record<string, string | string[]> = {}) => {
+    const i = v.indexOf('=');
+    if (i <= 0) throw new InvalidArgumentError(`${flag} must be NAME=${list ? 'PATH' : 'VALUE'}, got "${v}"`);
+    const [k, x] = [v.slice(0, i), v.slice(i + 1)];
+    const prev = acc[k];
+    return { ...acc, [k]: list && prev !== undefined ? [...(Array.isArray(prev) ? prev : [prev]), x] : x };
+  };
+}
+
 interface RunFlags {
   workers?: number; partitions?: number; skew?: boolean; skewFactor?: number; skewThreshold?: number | string;
   skewStrategy?: 'auto' | 'partition' | 'key'; combiners?: boolean; eager?: boolean; memoryLimit?: number | string; spillDir?: string;
   broadcast?: boolean; broadcastThreshold?: number | string;
   explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
+  param?: Record<string, string>; source?: Record<string, string | string[]>;
 }
 
 function overridesOf(f: RunFlags): Overrides {
@@ -64,6 +79,9 @@ function overridesOf(f: RunFlags): Overrides {
     memoryLimit: f.memoryLimit,
     spillDir: f.spillDir,
     broadcastBytes: f.broadcast === false ? 0 : f.broadcastThreshold,
+    params: f.param,
+    sources: f.source,
+    fromCommandLine: true,
     skew: {
       enabled: f.skew === false ? false : undefined,
       factor: f.skewFactor,
@@ -115,6 +133,8 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--no-broadcast', 'never broadcast a join side: shuffle both')
     .option('--memory-limit <size>', 'budget for data held in memory ("4GB"); above it the query spills to disk (default: half the physical memory)', size('--memory-limit'))
     .option('--spill-dir <dir>', 'where spill files go (default: the OS temp folder)')
+    .option('--param <NAME=VALUE>', 'value of a plan parameter (repeatable)', assignment('--param', false))
+    .option('--source <NAME=PATH>', 'read source NAME from a file, glob or folder instead (repeatable; relative to the current folder)', assignment('--source', true))
     .option('--explain', 'print the physical plan; with --analyze, run and print it with run figures')
     .option('--analyze', 'with --explain: run the query first')
     .option('--stats <file>', 'write run statistics as JSON to this file')
@@ -128,20 +148,25 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     });
 
   program.command('gen')
-    .description('write a synthetic Zipf dataset: fact.parquet, dim.parquet and optionally m2m.parquet')
-    .option('--out <dir>', 'output folder', GEN_DEFAULTS.out)
+    .description('write a synthetic Zipf dataset (fact.parquet, dim.parquet, optionally m2m.parquet), or with --tpch the eight TPC-H tables')
+    .option('--out <dir>', `output folder (default: ${GEN_DEFAULTS.out}, with --tpch: ${TPCH_DEFAULTS.out})`)
+    .option('--tpch', 'write the TPC-H tables <out>/<table>.parquet at the scale factor --scale')
+    .option('--scale <sf>', 'TPC-H scale factor: 1 = 6M line items', num('--scale', 0.0001), TPCH_DEFAULTS.scale)
     .option('--rows <n>', 'fact rows', int('--rows'), GEN_DEFAULTS.rows)
     .option('--keys <m>', 'distinct keys (dimension rows)', int('--keys'), GEN_DEFAULTS.keys)
     .option('--s <s>', 'Zipf exponent (0 = uniform)', num('--s'), GEN_DEFAULTS.s)
-    .option('--seed <n>', 'random seed', int('--seed', 0), GEN_DEFAULTS.seed)
-    .option('--row-group-size <n>', 'rows per Parquet row group', int('--row-group-size'), GEN_DEFAULTS.rowGroupSize)
+    .option('--seed <n>', `random seed (default: ${GEN_DEFAULTS.seed}, with --tpch: ${TPCH_DEFAULTS.seed})`, int('--seed', 0))
+    .option('--row-group-size <n>', `rows per Parquet row group (default: ${GEN_DEFAULTS.rowGroupSize}, with --tpch: ${TPCH_DEFAULTS.rowGroupSize})`, int('--row-group-size'))
     .option('--files <n>', 'fact table files', int('--files'), GEN_DEFAULTS.files)
     .option('--m2m-rows <n>', 'rows of a second skewed table over the same keys (0: none)', int('--m2m-rows', 0), GEN_DEFAULTS.m2mRows)
     .option('--null-keys <fraction>', 'fraction of fact rows with a null key', num('--null-keys'), GEN_DEFAULTS.nullKeys)
     .option('--sorted', 'sort the fact table by key')
     .action(async (o) => {
-      const { generate } = await import('../bench/gen.js'); // the generator and the bench load only for their commands
-      const files = generate({ ...GEN_DEFAULTS, ...o, sorted: !!o.sorted });
+      const given = Object.fromEntries(Object.entries({ out: o.out, seed: o.seed, rowGroupSize: o.rowGroupSize }).filter(([, v]) => v !== undefined));
+      // the generators and the bench load only for their commands
+      const files = o.tpch
+        ? await (await import('../bench/tpch.js')).generateTpch({ ...TPCH_DEFAULTS, scale: o.scale, ...given })
+        : (await import('../bench/gen.js')).generate({ ...GEN_DEFAULTS, ...o, ...given, sorted: !!o.sorted });
       if (!program.opts().quiet) for (const f of files) out.write(`wrote ${f}\n`);
       setCode(0);
     });

@@ -57,8 +57,8 @@ async function loadSource(name: string, files: string[]): Promise<SourceInfo> {
   return { name, files: infos };
 }
 
-/** Bind a validated plan. `baseDir` is the plan file's folder. */
-export async function bindPlan(plan: Plan, baseDir: string): Promise<BoundNode> {
+/** Bind a validated plan. `baseDir` is the plan file's folder; `overrides` gives some sources other files. */
+export async function bindPlan(plan: Plan, baseDir: string, overrides?: Map<string, string[]>): Promise<BoundNode> {
   const sources = new Map<string, Promise<SourceInfo>>();
   const getSource = (name: string, at: P) => {
     if (!(name in plan.sources)) {
@@ -66,7 +66,9 @@ export async function bindPlan(plan: Plan, baseDir: string): Promise<BoundNode> 
     }
     let s = sources.get(name);
     if (!s) {
-      s = resolveSourceFiles(plan.sources[name].parquet, baseDir, ['sources', name, 'parquet']).then((f) => loadSource(name, f));
+      const files = overrides?.get(name);
+      s = (files ? Promise.resolve(files) : resolveSourceFiles(plan.sources[name].parquet, baseDir, ['sources', name, 'parquet']))
+        .then((f) => loadSource(name, f));
       sources.set(name, s);
     }
     return s;

@@ -6,6 +6,8 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { PlanError, jsonPath } from '../errors.js';
 import { bindPlan } from './bind.js';
+import { type ParamInput, applyParams } from './params.js';
+import { resolveSourceOverrides } from './sources.js';
 import { pruneColumns } from './prune.js';
 import type { BoundNode } from './bound.js';
 import { DEFAULT_BROADCAST_BYTES } from '../joins/decide.js';
@@ -51,6 +53,12 @@ export interface Overrides {
   inThreadBytes?: number | string;
   /** relative to the current directory */
   spillDir?: string;
+  /** values of the plan's `params` (`--param NAME=VALUE`) */
+  params?: Record<string, ParamInput>;
+  /** files replacing a declared source's (`--source NAME=PATH`): a file, a glob, a folder, or a list */
+  sources?: Record<string, string | string[]>;
+  /** the overrides came from the command line: errors name `--param`/`--source`, not the options */
+  fromCommandLine?: boolean;
 }
 
 export interface LoadedPlan {
@@ -175,9 +183,12 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
 export async function loadPlan(source: string | object, overrides: Overrides = {}, baseDir?: string): Promise<LoadedPlan> {
   const obj = typeof source === 'string' ? readPlanFile(source) : source;
   const dir = typeof source === 'string' ? path.dirname(path.resolve(source)) : path.resolve(baseDir ?? '.');
-  const plan = validatePlan(obj);
+  const cli = overrides.fromCommandLine ?? false;
+  const plan = validatePlan(applyParams(obj, overrides.params, cli));
   const settings = resolveSettings(plan, overrides, dir);
   const output = outputOf(plan, dir);
-  const root = pruneColumns(await bindPlan(plan, dir));
+  // override paths are the caller's: relative to baseDir (the current folder by default), not to the plan
+  const files = await resolveSourceOverrides(Object.keys(plan.sources), overrides.sources ?? {}, path.resolve(baseDir ?? '.'), cli);
+  const root = pruneColumns(await bindPlan(plan, dir, files));
   return { plan, baseDir: dir, root, settings, output };
 }

@@ -162,12 +162,20 @@ export const ExecutionSchema = z.strictObject({
 export const OUTPUT_FORMATS = ['parquet', 'csv', 'jsonl', 'arrow'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
+/** `params`: named values a run supplies (--param NAME=VALUE, the library's `params`), else `default`. */
+export const ParamsSchema = z.record(name, z.strictObject({
+  type: TypeName,
+  default: z.union([z.number(), z.string(), z.boolean()]).optional(),
+  description: z.string().optional(),
+}));
+
 export const PlanSchema = z.strictObject({
   $schema: z.string().optional(),
   /** shown by --explain */
   description: z.string().optional(),
   version: z.literal(1),
   sources: z.record(name, z.strictObject({ parquet: z.union([name, z.array(name).min(1)]) })),
+  params: ParamsSchema.optional(),
   query: QueryNodeSchema,
   output: z.strictObject({ path: name, format: z.enum(OUTPUT_FORMATS).optional() }).optional(),
   execution: ExecutionSchema.optional(),
