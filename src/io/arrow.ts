@@ -1,5 +1,6 @@
 // Conversions between Arrow JS (the I/O boundary) and the engine's columns.
 import * as arrow from 'apache-arrow';
+import { decimalFromArrow } from '../kernels/decimal.js';
 import {
   type Batch, type Column, type DataType, type Field, type Schema, type TimeUnit,
   allocValues, gather, lanes, valuesCtor,
@@ -95,15 +96,6 @@ export function columnFromArrow(d: arrow.Data, type: DataType): Column {
   if (src instanceof valuesCtor(type)) return { type, length: n, values: src.subarray(0, n), valid };
   const values = allocValues(type, n) as any;
   values.set(src.subarray(0, n));
-  return { type, length: n, values, valid };
-}
-
-/** Decimal128 values (four 32-bit words each) as one 64-bit lane per row (precision <= 18) or two. */
-export function decimalFromArrow(words: Uint32Array, n: number, type: DataType, valid: Uint8Array | null): Column {
-  const values = allocValues(type, n);
-  const out = new Uint32Array(values.buffer);
-  if (lanes(type) === 2) out.set(words.subarray(0, 4 * n));
-  else for (let i = 0; i < n; i++) { out[2 * i] = words[4 * i]; out[2 * i + 1] = words[4 * i + 1]; }
   return { type, length: n, values, valid };
 }
 

@@ -7,7 +7,7 @@
 import type * as pw from 'parquet-wasm';
 import { parquetWasm } from './wasm.js';
 import { type Batch, type Column, type DataType, type Field, type TypeId, valuesCtor } from '../kernels/column.js';
-import { decimalFromArrow } from './arrow.js';
+import { decimalFromArrow } from '../kernels/decimal.js';
 
 const FORMATS: Partial<Record<TypeId, string>> = {
   int8: 'c', uint8: 'C', int16: 's', uint16: 'S', int32: 'i', uint32: 'I', int64: 'l', uint64: 'L',
@@ -82,7 +82,7 @@ const UNIT_OF_LETTER = { s: 'second', m: 'millisecond', u: 'microsecond', n: 'na
 /**
  * Column names and engine types of a schema exported through the C Data
  * Interface, without loading Arrow JS; null when a column is of a type this
- * reader does not name (dictionary, decimal, ...): the caller then asks Arrow JS.
+ * reader does not name (dictionary, ...): the caller then asks Arrow JS.
  */
 export function schemaFields(schema: pw.Schema): { name: string; type: DataType }[] | null {
   const ffi = schema.intoFFI();
@@ -96,7 +96,10 @@ export function schemaFields(schema: pw.Schema): { name: string; type: DataType 
       if (m.u32(s + 36) !== 0) return null; // dictionary
       const f = m.cstr(m.u32(s)), name = m.cstr(m.u32(s + 4));
       const ts = /^ts([smun]):(.*)$/.exec(f);
-      const type = ts ? { id: 'timestamp' as const, unit: UNIT_OF_LETTER[ts[1] as 's'], tz: ts[2] || null } : TYPE_OF_FORMAT[f];
+      const dec = /^d:(\d+),(\d+)$/.exec(f); // Decimal128; the bounds the engine takes, else Arrow JS names the type
+      if (dec && !(Number(dec[2]) <= Number(dec[1]) && Number(dec[1]) <= 38)) return null;
+      const type: DataType | undefined = ts ? { id: 'timestamp', unit: UNIT_OF_LETTER[ts[1] as 's'], tz: ts[2] || null }
+        : dec ? { id: 'decimal', precision: Number(dec[1]), scale: Number(dec[2]) } : TYPE_OF_FORMAT[f];
       if (!type) return null;
       out.push({ name, type });
     }

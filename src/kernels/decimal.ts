@@ -3,7 +3,7 @@
 // in float64 with carries, so no value is ever rounded; results beyond 38
 // digits are an error, never a wrong number.
 import { ExecutionError } from '../errors.js';
-import { type Column, type DataType, decimalText, lanes } from './column.js';
+import { type Column, type DataType, allocValues, decimalText, lanes } from './column.js';
 
 export const MAX_PRECISION = 38;
 const POW10: bigint[] = Array.from({ length: 80 }, (_, i) => 10n ** BigInt(i));
@@ -94,3 +94,12 @@ export const numberToDecimal = (v: number): DecimalValue => parseDecimal(String(
 
 /** Digits of a scaled integer (at least 1). */
 export const digitsOf = (x: bigint): number => (x < 0n ? -x : x).toString().length;
+
+/** Arrow's Decimal128 values (four 32-bit words each) as one 64-bit lane per row (precision <= 18) or two; here, not in io/arrow.ts, so that the in-place reader does not load Arrow JS. */
+export function decimalFromArrow(words: Uint32Array, n: number, type: DataType, valid: Uint8Array | null): Column {
+  const values = allocValues(type, n);
+  const out = new Uint32Array(values.buffer);
+  if (lanes(type) === 2) out.set(words.subarray(0, 4 * n));
+  else for (let i = 0; i < n; i++) { out[2 * i] = words[4 * i]; out[2 * i + 1] = words[4 * i + 1]; }
+  return { type, length: n, values, valid };
+}
