@@ -40,11 +40,16 @@ export async function execute(
   try {
     if (lp.output && writeOut) {
       const f = file = await (await import('../io/result-file.js')).ResultFile.open(lp.output.path, lp.output.format, schema);
+      // In the thread, scans read views into this thread's Parquet module that the Parquet encoder
+      // (the same module) could detach by growing its memory: that result is written once the run is over.
+      const held: Batch[] | null = inThread && lp.output.format === 'parquet' ? [] : null;
       await ex.streamBatches(lp.root, (bs) => {
         numRows += rowCount(bs);
         if (keepBatches) batches.push(...bs);
-        f.write(bs).catch(() => undefined); // a failed write fails finish()
+        if (held) held.push(...bs);
+        else f.write(bs).catch(() => undefined); // a failed write fails finish()
       });
+      if (held) await f.write(held);
       await f.finish();
     } else {
       batches = await ex.collectBatches(lp.root);
