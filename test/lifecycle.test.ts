@@ -75,8 +75,8 @@ describe('worker threads', () => {
     expect(c.size).toBeGreaterThan(0);
     expect([...c].some((t) => a.has(t))).toBe(false); // new threads
   });
-  // (The README's "stop after 10 s idle" does not hold: piscina keeps minThreads = workers threads
-  // alive; they are unref'd, so the process still exits. Reported in the issue, not asserted here.)
+  // The README's promise: idle threads stay warm (piscina keeps minThreads = workers) but are
+  // unref'd, so a script that never calls closePool() still exits.
   it('a process that never calls closePool() still exits', async () => {
     const r = await child(`
       import { runPlan } from './dist/index.js';
