@@ -28,8 +28,8 @@ export const COLUMNS: ColumnSpec[] = [
   { name: 'big', kind: 'big', sql: (h) => `CASE WHEN ${h(6)} % 9 = 0 THEN NULL ELSE (${BIG}::BIGINT + (${h(7)} % 6)::BIGINT) END` },
   { name: 'v', kind: 'int', sql: (h) => `((${h(8)} % 201)::BIGINT - 100)` },
   // decimals are cast in SQL so that DuckDB writes Parquet DECIMAL (int32 for p = 9, 16 bytes for p = 30);
-  // few distinct values in d, so that it joins and groups
-  { name: 'd', kind: 'dec', sql: (h) => `CASE WHEN ${h(11)} % 7 = 0 THEN NULL ELSE (((${h(12)} % 81)::BIGINT - 40)::DECIMAL(18,0) * 0.25)::DECIMAL(9,2) END` },
+  // d has 401 values (it joins and groups, without huge joins)
+  { name: 'd', kind: 'dec', sql: (h) => `CASE WHEN ${h(11)} % 7 = 0 THEN NULL ELSE (((${h(12)} % 401)::BIGINT - 200)::DECIMAL(18,0) * 0.05)::DECIMAL(9,2) END` },
   { name: 'w', kind: 'dec', wide: true, sql: (h) => `CASE WHEN ${h(13)} % 6 = 0 THEN NULL ELSE (((${h(14)} % 2001)::BIGINT - 1000)::DECIMAL(18,0) * 0.0125 + CASE WHEN ${h(15)} % 5 = 0 THEN 123456789012345678.5 ELSE 0 END)::DECIMAL(30,4) END` },
   { name: 'f', kind: 'float', sql: (h) => `CASE WHEN ${h(9)} % 8 = 0 THEN NULL ELSE (${h(10)} % 40)::DOUBLE / 2 END` },
 ];
