@@ -6,7 +6,7 @@
 import type { Rand } from './random.js';
 import { BIG, type Kind } from './tables.js';
 
-/** A column of a generated node; `wide`: kept out of '*' (a 16-byte decimal, a computed or aggregated value), so that products stay within int64 and 38 digits */
+/** A column of a generated node; `wide`: kept out of '*' (a 16-byte decimal, a computed value, an aggregate such as a count of a large join), so that products stay within int64 and 38 digits */
 export interface Col { name: string; kind: Kind; wide?: boolean }
 export interface Expr { plan: object; sql: string; kind: 'int' | 'dec'; /** has a wide column: kept out of '*' */ wide: boolean }
 

@@ -127,9 +127,9 @@ export class PlanGen {
         const e = expr(this.r, input.schema);
         const f = this.r.pick(['sum', 'sum', 'min', 'max'] as const);
         if (e) aggs.push({ plan: { fn: f, expr: e.plan, as }, sql: `${f}(${e.sql}) AS ${q(as)}`, col: { name: as, kind: e.kind, wide: true } });
-      } else if (fn === 'count*') aggs.push({ plan: { fn: 'count', as }, sql: `count(*) AS ${q(as)}`, col: { name: as, kind: 'int' } });
+      } else if (fn === 'count*') aggs.push({ plan: { fn: 'count', as }, sql: `count(*) AS ${q(as)}`, col: { name: as, kind: 'int', wide: true } });
       else if (fn === 'count' || fn === 'count_distinct') {
-        aggs.push({ plan: { fn, column: c.name, as }, sql: `count(${fn === 'count' ? '' : 'DISTINCT '}${q(c.name)}) AS ${q(as)}`, col: { name: as, kind: 'int' } });
+        aggs.push({ plan: { fn, column: c.name, as }, sql: `count(${fn === 'count' ? '' : 'DISTINCT '}${q(c.name)}) AS ${q(as)}`, col: { name: as, kind: 'int', wide: true } });
       } else if (fn === 'min' || fn === 'max') {
         aggs.push({ plan: { fn, column: c.name, as }, sql: `${fn}(${q(c.name)}) AS ${q(as)}`, col: { ...c, name: as } });
       } else if (fn === 'sum' && c.kind === 'dec') {
@@ -141,7 +141,7 @@ export class PlanGen {
         aggs.push({ plan: { fn, column: x.name, as }, sql: `${fn}(${q(x.name)}) AS ${q(as)}`, col: { name: as, kind, wide: true } });
       }
     }
-    if (aggs.length === 0) aggs.push({ plan: { fn: 'count', as: `${prefix}_n` }, sql: `count(*) AS ${q(`${prefix}_n`)}`, col: { name: `${prefix}_n`, kind: 'int' } });
+    if (aggs.length === 0) aggs.push({ plan: { fn: 'count', as: `${prefix}_n` }, sql: `count(*) AS ${q(`${prefix}_n`)}`, col: { name: `${prefix}_n`, kind: 'int', wide: true } });
     const a = this.alias();
     const g = groupBy.map((c) => q(c.name)).join(', ');
     return {
