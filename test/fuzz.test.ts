@@ -45,7 +45,7 @@ describe('fuzz: random plans against DuckDB', () => {
       right: { op: 'filter', where: { column: 'big', isNull: true }, input: { op: 'scan', source: 't2' } },
     };
     const rows = await expectSame({ version: 1, sources: { t2: { parquet: t2.file } }, query: q },
-      `SELECT l.k, l.n, r.k AS k_right, r.k2, r.s, r.big, r.v, r.f FROM
+      `SELECT l.k, l.n, r.k AS k_right, r.k2, r.s, r.big, r.v, r.d, r.w, r.f FROM
         (SELECT k, count(k) AS n FROM read_parquet('${t2.file}') GROUP BY k ORDER BY n ASC NULLS LAST, k DESC NULLS FIRST LIMIT 25 OFFSET 2) l
         JOIN (SELECT * FROM read_parquet('${t2.file}') WHERE big IS NULL) r ON l.k = r.k2`,
       { workers: 2, partitions: 3, skew: { enabled: true, strategy: 'key', factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 256 } }, false);

@@ -2,60 +2,22 @@
 // query: scans, filters, projections, joins of every type on one or two key
 // pairs, aggregates, sort + limit. Every generator returns the plan node, its
 // SQL (a subquery whose output columns are named as skewjoin names them) and
-// its schema; expressions (and decimal columns, tables.ts) are to be added as
-// more generators over the same Gen shape: a project or filter generator
-// that emits { "expr": ... } beside its SQL.
+// its schema. Expressions and predicates (computed columns, expression
+// comparisons, aggregates over an expression) come from expr.ts.
+import { type Col, expr, predicate, q } from './expr.js';
 import type { Rand } from './random.js';
-import { BIG, type Kind, type Table } from './tables.js';
+import type { Kind, Table } from './tables.js';
 
-export interface Col { name: string; kind: Kind }
+export type { Col };
 export interface Gen { node: Record<string, unknown>; sql: string; schema: Col[]; /** rows come out in a defined order */ ordered: boolean }
 
-const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const JOIN_TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'] as const;
 const JOIN_SQL: Record<(typeof JOIN_TYPES)[number], string> = {
   inner: 'JOIN', left: 'LEFT JOIN', right: 'RIGHT JOIN', full: 'FULL JOIN', semi: 'SEMI JOIN', anti: 'ANTI JOIN',
 };
 
-/** A literal of a column's kind (now and then null): [plan value, SQL text]. */
-function literal(r: Rand, kind: Kind): [string | number | null, string] {
-  if (r.chance(0.05)) return [null, 'NULL'];
-  switch (kind) {
-    case 'int': { const v = r.int(-5, 30); return [v, String(v)]; }
-    case 'big': { const v = (BIG + BigInt(r.int(0, 6))).toString(); return [v, v]; }
-    case 'float': { const v = r.int(0, 40) / 2; return [v, `${v}::DOUBLE`]; }
-    case 'str': { const v = r.pick(['hot', 'v1', 'v3', 'v10', 'zz', '']); return [v, `'${v}'`]; }
-  }
-}
-
-/** A predicate over `schema`: [plan predicate, SQL]. */
-function predicate(r: Rand, schema: Col[], depth = 0): [object, string] {
-  const roll = r.float();
-  if (depth < 2 && roll < 0.25) {
-    const n = r.int(2, 3);
-    const parts = Array.from({ length: n }, () => predicate(r, schema, depth + 1));
-    const op = r.pick(['and', 'or'] as const);
-    return [{ [op]: parts.map((p) => p[0]) }, `(${parts.map((p) => p[1]).join(` ${op.toUpperCase()} `)})`];
-  }
-  if (depth < 2 && roll < 0.32) {
-    const [p, s] = predicate(r, schema, depth + 1);
-    return [{ not: p }, `(NOT ${s})`];
-  }
-  const c = r.pick(schema);
-  const col = q(c.name);
-  const form = r.float();
-  if (form < 0.15) {
-    const isNull = r.chance(0.5);
-    return [{ column: c.name, isNull }, `(${col} IS ${isNull ? '' : 'NOT '}NULL)`];
-  }
-  if (form < 0.35) {
-    const vals = Array.from({ length: r.int(1, 4) }, () => literal(r, c.kind));
-    return [{ column: c.name, in: vals.map((v) => v[0]) }, `(${col} IN (${vals.map((v) => v[1]).join(', ')}))`];
-  }
-  const cmp = r.pick(['=', '!=', '<', '<=', '>', '>='] as const);
-  const [v, sv] = literal(r, c.kind);
-  return [{ column: c.name, cmp, value: v }, `(${col} ${cmp === '!=' ? '<>' : cmp} ${sv})`];
-}
+const numKey = (k: Kind) => k === 'int' || k === 'dec';
+const keysMatch = (a: Kind, b: Kind) => a === b || (numKey(a) && numKey(b));
 
 function selectList(cols: { from: string; as: string }[]): string {
   return cols.map((c) => (c.from === c.as ? q(c.from) : `${c.from} AS ${q(c.as)}`)).join(', ');
@@ -94,22 +56,32 @@ export class PlanGen {
 
   project(input: Gen): Gen {
     const picked = this.r.some(input.schema, 1);
-    const out = picked.map((c, i) => ({ c, as: this.r.chance(0.3) ? `p${i}_${c.name}` : c.name }));
+    const out: { plan: string | object; from: string; col: Col }[] = picked.map((c, i) => {
+      const as = this.r.chance(0.3) ? `p${i}_${c.name}` : c.name;
+      return { plan: as === c.name ? c.name : { name: as, column: c.name }, from: q(c.name), col: { ...c, name: as } };
+    });
     const a = this.alias();
+    // computed columns: arithmetic, abs, coalesce, case over int and decimal columns
+    for (let j = 0, n = this.r.chance(0.6) ? this.r.int(1, 2) : 0; j < n; j++) {
+      const e = expr(this.r, input.schema);
+      if (!e) break;
+      const name = `${a}_e${j}`;
+      out.splice(this.r.int(0, out.length), 0, { plan: { name, expr: e.plan }, from: e.sql, col: { name, kind: e.kind, wide: true } });
+    }
     return {
-      node: { op: 'project', input: input.node, columns: out.map(({ c, as }) => (as === c.name ? c.name : { name: as, column: c.name })) },
-      sql: `SELECT ${selectList(out.map(({ c, as }) => ({ from: q(c.name), as })))} FROM (${input.sql}) ${a}`,
-      schema: out.map(({ c, as }) => ({ name: as, kind: c.kind })),
+      node: { op: 'project', input: input.node, columns: out.map((o) => o.plan) },
+      sql: `SELECT ${selectList(out.map((o) => ({ from: o.from, as: o.col.name })))} FROM (${input.sql}) ${a}`,
+      schema: out.map((o) => o.col),
       ordered: false,
     };
   }
 
-  /** A join on one or two key pairs of the same kind; null when the sides share no kind of key. */
+  /** A join on one or two key pairs of the same kind (or decimal with int, matched by value); null when the sides share no kind of key. */
   join(left: Gen, right: Gen): Gen | null {
     const keyable = (c: Col) => c.kind !== 'float';
     const pairs: [Col, Col][] = [];
     for (const l of this.r.shuffle(left.schema.filter(keyable))) {
-      const rs = right.schema.filter((c) => c.kind === l.kind && !pairs.some((p) => p[1] === c));
+      const rs = right.schema.filter((c) => keysMatch(l.kind, c.kind) && !pairs.some((p) => p[1] === c));
       if (rs.length) pairs.push([l, this.r.pick(rs)]);
       if (pairs.length === (this.r.chance(0.35) ? 2 : 1)) break;
     }
@@ -130,7 +102,7 @@ export class PlanGen {
         }
         taken.add(name);
         cols.push({ from: `${ra}.${q(c.name)}`, as: name });
-        schema.push({ name, kind: c.kind });
+        schema.push({ ...c, name });
       }
     }
     return {
@@ -149,20 +121,27 @@ export class PlanGen {
       const as = `${prefix}_${i}`;
       const c = this.r.pick(input.schema);
       const numeric = input.schema.filter((x) => x.kind === 'int' || x.kind === 'float');
-      const fn = this.r.pick(['count', 'count*', 'sum', 'avg', 'min', 'max', 'count_distinct'] as const);
-      if (fn === 'count*') aggs.push({ plan: { fn: 'count', as }, sql: `count(*) AS ${q(as)}`, col: { name: as, kind: 'int' } });
+      const fn = this.r.pick(['count', 'count*', 'sum', 'avg', 'min', 'max', 'count_distinct', 'sum', 'expr'] as const);
+      if (fn === 'expr') {
+        // an aggregate over an expression: sum (exact, decimal(38, s) for decimals), min or max
+        const e = expr(this.r, input.schema);
+        const f = this.r.pick(['sum', 'sum', 'min', 'max'] as const);
+        if (e) aggs.push({ plan: { fn: f, expr: e.plan, as }, sql: `${f}(${e.sql}) AS ${q(as)}`, col: { name: as, kind: e.kind, wide: true } });
+      } else if (fn === 'count*') aggs.push({ plan: { fn: 'count', as }, sql: `count(*) AS ${q(as)}`, col: { name: as, kind: 'int', wide: true } });
       else if (fn === 'count' || fn === 'count_distinct') {
-        aggs.push({ plan: { fn, column: c.name, as }, sql: `count(${fn === 'count' ? '' : 'DISTINCT '}${q(c.name)}) AS ${q(as)}`, col: { name: as, kind: 'int' } });
+        aggs.push({ plan: { fn, column: c.name, as }, sql: `count(${fn === 'count' ? '' : 'DISTINCT '}${q(c.name)}) AS ${q(as)}`, col: { name: as, kind: 'int', wide: true } });
       } else if (fn === 'min' || fn === 'max') {
-        aggs.push({ plan: { fn, column: c.name, as }, sql: `${fn}(${q(c.name)}) AS ${q(as)}`, col: { name: as, kind: c.kind } });
+        aggs.push({ plan: { fn, column: c.name, as }, sql: `${fn}(${q(c.name)}) AS ${q(as)}`, col: { ...c, name: as } });
+      } else if (fn === 'sum' && c.kind === 'dec') {
+        aggs.push({ plan: { fn, column: c.name, as }, sql: `sum(${q(c.name)}) AS ${q(as)}`, col: { name: as, kind: 'dec', wide: true } });
       } else if (numeric.length) {
         // sums of 64-bit values above 2^53 would overflow on joined rows: sums and averages take small ints and floats
         const x = this.r.pick(numeric);
         const kind: Kind = fn === 'avg' || x.kind === 'float' ? 'float' : 'int';
-        aggs.push({ plan: { fn, column: x.name, as }, sql: `${fn}(${q(x.name)}) AS ${q(as)}`, col: { name: as, kind } });
+        aggs.push({ plan: { fn, column: x.name, as }, sql: `${fn}(${q(x.name)}) AS ${q(as)}`, col: { name: as, kind, wide: true } });
       }
     }
-    if (aggs.length === 0) aggs.push({ plan: { fn: 'count', as: `${prefix}_n` }, sql: `count(*) AS ${q(`${prefix}_n`)}`, col: { name: `${prefix}_n`, kind: 'int' } });
+    if (aggs.length === 0) aggs.push({ plan: { fn: 'count', as: `${prefix}_n` }, sql: `count(*) AS ${q(`${prefix}_n`)}`, col: { name: `${prefix}_n`, kind: 'int', wide: true } });
     const a = this.alias();
     const g = groupBy.map((c) => q(c.name)).join(', ');
     return {
