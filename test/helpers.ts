@@ -225,6 +225,20 @@ export function writePlan(dir: string, plan: object, name = 'plan.json'): string
 }
 
 /**
+ * A Parquet file and a DuckDB query hold the same rows as multisets (EXCEPT ALL
+ * both ways, inside DuckDB). Returns the file's row count.
+ */
+export async function expectFileMatchesQuery(file: string, query: string): Promise<number> {
+  const ours = `read_parquet('${file}')`;
+  const [[diff, n, m]] = await duckRows(`SELECT
+    (SELECT count(*) FROM (SELECT * FROM ${ours} EXCEPT ALL SELECT * FROM (${query}))) +
+    (SELECT count(*) FROM (SELECT * FROM (${query}) EXCEPT ALL SELECT * FROM ${ours})),
+    (SELECT count(*) FROM ${ours}), (SELECT count(*) FROM (${query}))`);
+  expect({ rows: Number(n), differing: Number(diff) }).toEqual({ rows: Number(m), differing: 0 });
+  return Number(n);
+}
+
+/**
  * Compare as multisets inside DuckDB (EXCEPT ALL both ways): for results too
  * large to compare row by row in JavaScript. Column types are compared as in
  * expectSame; values exactly (no float tolerance: for join results, not sums). Returns skewjoin's row count.
@@ -235,13 +249,8 @@ export async function expectSameInDuck(plan: object, query: string, opts: RunOpt
   const r = await runPlan({ ...plan, output: { path: out } }, { baseDir: dir, ...POOL, ...opts });
   const types = r.toArrow().schema.fields.map((f) => arrowToDuck(f.type));
   expectTypedEqual({ types, rows: [] }, { types: (await duckTable(`SELECT * FROM (${query}) LIMIT 0`)).types, rows: [] });
-  const ours = `read_parquet('${out}')`;
-  const [[diff, n, m]] = await duckRows(`SELECT
-    (SELECT count(*) FROM (SELECT * FROM ${ours} EXCEPT ALL SELECT * FROM (${query}))) +
-    (SELECT count(*) FROM (SELECT * FROM (${query}) EXCEPT ALL SELECT * FROM ${ours})),
-    (SELECT count(*) FROM ${ours}), (SELECT count(*) FROM (${query}))`);
-  expect({ rows: Number(n), differing: Number(diff) }).toEqual({ rows: Number(m), differing: 0 });
-  expect(r.numRows).toBe(Number(n));
+  const n = await expectFileMatchesQuery(out, query);
+  expect(r.numRows).toBe(n);
   fs.rmSync(dir, { recursive: true, force: true });
   return r.numRows;
 }
