@@ -1,7 +1,7 @@
 // Ctrl-C (SIGINT) and SIGTERM on the command line: stop the worker threads,
 // remove temporary output and spill files, exit 130 (PLAN-SPEC, Errors).
 import { closePool } from '../exec/pool.js';
-import { removeTemps } from '../io/temp.js';
+import { runCleanups } from '../exec/cleanup.js';
 
 /** Longest wait for the worker threads to stop before exiting anyway. */
 const STOP_MS = 2000;
@@ -15,11 +15,11 @@ export function exitOnInterrupt(err: NodeJS.WritableStream = process.stderr): vo
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    removeTemps();
+    runCleanups();
     err.write(`skewjoin: interrupted (${signal})\n`);
     setTimeout(() => process.exit(130), STOP_MS).unref();
     void closePool().catch(() => {}).finally(() => {
-      removeTemps(); // anything created while the threads stopped
+      runCleanups(); // anything created while the threads stopped
       process.exit(130);
     });
   };

@@ -12,7 +12,6 @@ import { registerCleanup } from '../exec/cleanup.js';
 import { type Batch, type Field, sliceBatch } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
 import { csvHeader, csvLines, jsonlLines } from './output.js';
-import { trackTemp, untrackTemp } from './temp.js';
 
 /** Rows per piece handed to an encoder: bounds the memory one conversion takes. */
 const PIECE_ROWS = 1 << 17;
@@ -49,13 +48,11 @@ export class ResultFile {
     const tmp = this.tmp;
     try {
       fs.mkdirSync(path.dirname(file), { recursive: true });
-      trackTemp(tmp); // the CLI's signal handler removes it (io/temp.ts)
       this.fd = fs.openSync(tmp, 'w');
     } catch (e) {
-      untrackTemp(tmp);
       throw new ExecutionError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
-    this.removeTmp = registerCleanup(() => { fs.rmSync(tmp, { force: true }); untrackTemp(tmp); });
+    this.removeTmp = registerCleanup(() => fs.rmSync(tmp, { force: true })); // removed on exit and by the CLI's signal handler
     const out: Out = (b) => writeAll(this.fd, typeof b === 'string' ? Buffer.from(b) : b, file);
     this.enc = encoder(out);
   }

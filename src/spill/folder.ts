@@ -5,7 +5,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ExecutionError, PlanError } from '../errors.js';
 import { registerCleanup } from '../exec/cleanup.js';
-import { trackTemp, untrackTemp } from '../io/temp.js';
 
 /** Why a file operation failed, as its error code when it has one. */
 export const reason = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
@@ -39,8 +38,7 @@ export class SpillFolder {
       throw new PlanError(field, `spill folder ${parent} cannot be written (${reason(e)})`);
     }
     const dir = this.dir;
-    trackTemp(dir); // the CLI's signal handler removes it (io/temp.ts)
-    this.remove = registerCleanup(() => { fs.rmSync(dir, { recursive: true, force: true }); untrackTemp(dir); });
+    this.remove = registerCleanup(() => fs.rmSync(dir, { recursive: true, force: true }));
   }
 
   /** Remove the folder and every spill file in it. */
