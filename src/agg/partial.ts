@@ -117,8 +117,11 @@ export function partialAggregateJoin(
   return { length: nGroups, columns: [...keys, ...states({ length: n, columns: cols }, g, aggs)] };
 }
 
-/** Merge partial states (any number of rows per group) and finalize. */
-export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregate[], out: Schema): Batch {
+/**
+ * Merge partial states (any number of rows per group) and finalize. `distinctCounts`: the column after the
+ * groups holds counts of disjoint distinct values to add up (two-level states, agg/twolevel.ts), not the values.
+ */
+export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregate[], out: Schema, distinctCounts = false): Batch {
   const keys = Array.from({ length: nGroupCols }, (_, i) => i);
   if (b.length === 0 && nGroupCols > 0) return emptyBatch(out);
   const g = groupsOf(b, keys);
@@ -127,7 +130,7 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
   let s = nGroupCols + (distinct ? 1 : 0);
   for (const a of aggs) {
     if (a.fn === 'count_distinct') {
-      cols.push(countDistinct(b.columns[nGroupCols], g));
+      cols.push(distinctCounts ? countColumn(floatSums(b.columns[nGroupCols], g)) : countDistinct(b.columns[nGroupCols], g));
     } else if (a.fn === 'count') {
       cols.push(countColumn(floatSums(b.columns[s++], g)));
     } else if (a.fn === 'min' || a.fn === 'max') {
