@@ -7,7 +7,7 @@
 // count_distinct: its column becomes one more grouping column of the partial
 // rows (the per-group distinct set, as rows), counted after the merge; so all
 // count_distinct of one aggregate must share a column to be combined.
-import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes, sliceBatch } from '../kernels/column.js';
 import { MAX_PRECISION, decimalColumn, decimalSums, decimalType } from '../kernels/decimal.js';
 import { ExecutionError } from '../errors.js';
 import type { BoundAggregate } from '../plan/bound.js';
@@ -154,6 +154,20 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
     }
   }
   return { length: g.nGroups, columns: cols };
+}
+
+/** Rows a combiner aggregates before deciding whether aggregation pays. */
+const PASS_THROUGH_SAMPLE = 16384;
+/** Groups per row in that sample above which the rows pass through as they are. */
+const PASS_THROUGH_RATIO = 0.5;
+
+/**
+ * Adaptive pass-through: whether partial aggregation would barely shrink
+ * these rows (their first 16,384 hold more than one group per two rows), by
+ * `aggregate` over that sample.
+ */
+export function barelyShrinks(b: Batch, aggregate: (sample: Batch) => Batch): boolean {
+  return b.length >= 2 * PASS_THROUGH_SAMPLE && aggregate(sliceBatch(b, 0, PASS_THROUGH_SAMPLE)).length > PASS_THROUGH_RATIO * PASS_THROUGH_SAMPLE;
 }
 
 /**

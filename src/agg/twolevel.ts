@@ -13,7 +13,7 @@ import { decimalColumn, decimalSums } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import { countColumn, countValid, exactIntSums, float64Column, floatSums, groupsOf, int64Column, minMax } from './aggregate.js';
 import type { Groups } from './groups.js';
-import { combinerGrouping, finalAggregate, partialAggregate, partialSchema } from './partial.js';
+import { barelyShrinks, combinerGrouping, finalAggregate, partialAggregate, partialSchema, rowsAsStates } from './partial.js';
 
 /**
  * dedup: rows → partial states by (group, count_distinct column), the cut's input;
@@ -66,7 +66,10 @@ export function twoLevelStep(
   const distinct = hasDistinct(aggs);
   if (step === 'merge') return finalAggregate(b, g, aggs, outSchema, true);
   const ps = raw ? partialSchema(schema, groupBy, aggs) : schema;
-  const states = raw ? partialAggregate(b, groupBy, aggs, ps) : mergeStates(b, combinerGrouping(groupBy, aggs).groupBy.length, aggs, ps);
+  const aggregate = (x: Batch) => (raw ? partialAggregate(x, groupBy, aggs, ps) : mergeStates(x, combinerGrouping(groupBy, aggs).groupBy.length, aggs, ps));
+  // The cut reduces its rows to distinct pairs only where that pays (a pair repeats), as combiners do.
+  if (step === 'dedup' && barelyShrinks(b, aggregate)) return raw ? rowsAsStates(b, groupBy, aggs) : b;
+  const states = aggregate(b);
   if (step === 'dedup' || !distinct) return states;
   // Fold the distinct values of each group into their count: the rows are distinct (group, value) pairs.
   if (states.length === 0) return emptyBatch(twoLevelSchema(ps, g, aggs));

@@ -162,10 +162,11 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   }
   for (const a of stats.aggregates) {
     if (a.splits.length === 0) continue;
-    out.push(`${a.id}: skewed partitions aggregated in two levels, target ${fmtBytes(a.targetBytes)}`);
+    out.push(`${a.id}: skewed partitions of its shuffle (two-level aggregation), target ${fmtBytes(a.targetBytes)}`);
     for (const sp of a.splits) {
       const how = sp.method === 'none' ? `not split: ${sp.reason}`
-        : `${sp.pieces} level-1 task(s) over ${sp.cut === 'rows' ? 'row ranges' : 'pieces cut by the hash of (group, distinct value)'} (at most ${sp.targetRows} rows each), then one merge`;
+        : sp.cut === 'rows' ? `level-1 tasks over row ranges of at most ${sp.targetRows} rows, then one merge`
+          : `split tasks over row ranges of at most ${sp.targetRows} rows cut the distinct (group, value) pairs by hash into ${sp.pieces} pieces, one level-1 task each, then one merge`;
       out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
     }
   }

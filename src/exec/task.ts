@@ -5,7 +5,7 @@
 import { threadId } from 'node:worker_threads';
 import { aggregateBatch } from '../agg/aggregate.js';
 import { type EagerPlan, eagerStates } from '../agg/eager.js';
-import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
+import { barelyShrinks, finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
 import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
@@ -238,11 +238,6 @@ function compileOps(ops: RowOp[]): (b: Batch) => Batch[] {
   return (b) => from(b, 0);
 }
 
-/** Rows a combiner aggregates before deciding whether aggregation pays. */
-const PASS_THROUGH_SAMPLE = 16384;
-/** Groups per row in that sample above which the rows pass through as they are. */
-const PASS_THROUGH_RATIO = 0.5;
-
 /**
  * The combiner: partial aggregation of a task's rows, unless its first rows
  * hold more than one group per two rows; then every row is shipped as its own
@@ -250,9 +245,8 @@ const PASS_THROUGH_RATIO = 0.5;
  */
 function combineRows(all: Batch, c: Combine): { batch: Batch; mode: 'partial' | 'pass-through' } {
   const schema = partialSchema(c.schema, c.groupBy, c.aggs);
-  if (c.groupBy.length > 0 && all.length >= 2 * PASS_THROUGH_SAMPLE) {
-    const sample = partialAggregate(sliceBatch(all, 0, PASS_THROUGH_SAMPLE), c.groupBy, c.aggs, schema);
-    if (sample.length > PASS_THROUGH_RATIO * PASS_THROUGH_SAMPLE) return { batch: rowsAsStates(all, c.groupBy, c.aggs), mode: 'pass-through' };
+  if (c.groupBy.length > 0 && barelyShrinks(all, (sample) => partialAggregate(sample, c.groupBy, c.aggs, schema))) {
+    return { batch: rowsAsStates(all, c.groupBy, c.aggs), mode: 'pass-through' };
   }
   return { batch: partialAggregate(all, c.groupBy, c.aggs, schema), mode: 'partial' };
 }
