@@ -94,7 +94,13 @@ if (only.includes('tpch') && tpchDir) {
     if (!fs.existsSync(sqlFile)) continue;
     const planObj = JSON.parse(fs.readFileSync(path.join(plans, f), 'utf8'));
     const flags = Object.keys(planObj.sources).flatMap((s) => ['--source', `${s}=${path.join(dir, `${s}.parquet`)}`]);
-    workloads.push({ name: `TPC-H ${q} SF1`, plan: path.join(plans, f), flags, sql: `${views}\n${fs.readFileSync(sqlFile, 'utf8')}`, tpch: true });
+    // the SQL's ${NAME} placeholders take the plan's parameter defaults, as test/tpch.test.ts does
+    const params = Object.fromEntries(Object.entries(planObj.params ?? {}).map(([k, v]) => [k, v.default]));
+    const sql = fs.readFileSync(sqlFile, 'utf8').replace(/\$\{(\w+)\}/g, (_, n) => {
+      if (!(n in params)) throw new Error(`${q}.sql: no value for ${n}`);
+      return String(params[n]);
+    });
+    workloads.push({ name: `TPC-H ${q} SF1`, plan: path.join(plans, f), flags, sql: `${views}\n${sql}`, tpch: true });
   }
 }
 

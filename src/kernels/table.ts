@@ -55,7 +55,8 @@ export class KeyTable implements TableArrays {
 }
 
 /** Probe rows per round: a first pass touches each row's slot, so that the second (the real probe) finds them in cache. */
-const ROUND = 256;
+export const PROBE_ROUND = 256;
+const ROUND = PROBE_ROUND;
 let touched = 0; // keeps the touching loads from being optimized away
 
 /** Rows in reverse, so each key's chain lists its rows in order; a round's slots are touched first (see findRows). */
@@ -105,5 +106,3 @@ export function findRows(slots: Int32Array, mask: number, probe: Keys, from: num
     out[i - from] = row;
   }
 }
-
-export { ROUND as PROBE_ROUND };
