@@ -284,7 +284,8 @@ export class Executor {
     }
     this.stats.joins.push({ id: node.id, type: node.type, ...strategy, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
     const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes, partitions: P };
-    const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t, plan.splits.find((sp) => sp.partition === (t.kind === 'partitions' ? -1 : t.partition)))));
+    const splitOf = (t: PlannedTask) => (t.kind === 'partitions' ? undefined : plan.splits.find((sp) => sp.partition === t.partition));
+    const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t, splitOf(t))));
     this.spill.release(heldBytes([...l.byTask, ...r.byTask]));
     return results.flat();
   }
@@ -343,12 +344,9 @@ export class Executor {
     if (t.kind === 'map-range') {
       // Row ranges of the map outputs (views, no copy); blocks read by several tasks are shared.
       const side = (s: ShuffleOutput, slices: RowSlice[] | null) => {
-        const blocks = s.byTask.map((bs) => bs[t.partition]);
         if (slices === null) return { blocks: blocksOf(s, t.partition).map((b) => this.shared(b)), label: 'all' };
-        return {
-          blocks: sliceBlocks(blocks.map((b) => (b ? this.shared(b) : EMPTY)), slices),
-          label: sliceLabel(slices, (i) => blocks[i]?.length ?? 0),
-        };
+        const blocks = this.mapOutputs(s, t.partition);
+        return { blocks: sliceBlocks(blocks, slices), label: sliceLabel(slices, (i) => blocks[i].length) };
       };
       const left = side(l, t.left), right = side(r, t.right);
       const detail = `map-range left ${left.label} right ${right.label}`;
@@ -360,7 +358,7 @@ export class Executor {
     const p = t.partition;
     const H = t.keys.length;
     const splitSide = async (s: ShuffleOutput, side: 'left' | 'right') => {
-      const blocks = blocksOf(s, p).map((b) => this.shared(b));
+      const blocks = this.mapOutputs(s, p);
       const chunks = packRowSlices(blocks.map((b) => b.length), blocks.map(blockBytes), ctx.targetBytes);
       const outs = await Promise.all(chunks.map(async (slices, c) => {
         const chunk = sliceBlocks(blocks, slices);
@@ -433,6 +431,11 @@ export class Executor {
     const results = await Promise.all(jobs);
     this.spill.release(ls.held + rs.held);
     return results;
+  }
+
+  /** Partition p's block of every map task (by map task; EMPTY where it wrote none), shared: row slices index it. */
+  private mapOutputs(s: ShuffleOutput, p: number): Batch[] {
+    return s.byTask.map((bs) => (bs[p] ? this.shared(bs[p]) : EMPTY));
   }
 
   /** A block in shared memory, converted once however many tasks read it. */
