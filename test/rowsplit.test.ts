@@ -18,6 +18,8 @@ beforeAll(async () => {
   // 3,500 more rows over keys 1..500, a string column (its offsets are rebased in a row-range view).
   await duckSql(`COPY (SELECT i AS id, CASE WHEN i < ${HOT_ROWS} THEN 0 ELSE 1 + (hash(i) % 500) END::BIGINT AS k, 'l' || (i % 13) AS s
     FROM range(0, 6000) t(i) ORDER BY k, id) TO '${file('big.parquet')}' (FORMAT parquet, ROW_GROUP_SIZE 3000)`);
+  // The same rows in random order: key 0's rows interleave with the others in every map output.
+  await duckSql(`COPY (SELECT * FROM read_parquet('${file('big.parquet')}') ORDER BY hash(id + 17)) TO '${file('shuffled.parquet')}' (FORMAT parquet, ROW_GROUP_SIZE 3000)`);
   // The other side: keys 1..500 once, key 0 eight times (hot on both sides: more output), keys 600..630 only here, a few nulls.
   await duckSql(`COPY (
     SELECT i::BIGINT AS k, i * 3 AS w FROM range(1, 501) t(i)
@@ -29,16 +31,16 @@ beforeAll(async () => {
 const TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'] as const;
 type JoinType = typeof TYPES[number];
 
-/** The sorted, skewed file on the side the join type lets map ranges cut (the right side of a right join). */
-function plan(type: JoinType, bigRight: boolean) {
-  const [l, r] = bigRight ? ['small', 'big'] : ['big', 'small'];
+/** The skewed file (sorted: big; in random order: shuffled) on the side the join type lets map ranges cut (the right side of a right join). */
+function plan(type: JoinType, bigRight: boolean, big = 'big') {
+  const [l, r] = bigRight ? ['small', big] : [big, 'small'];
   return {
     version: 1, sources: { l: { parquet: file(`${l}.parquet`) }, r: { parquet: file(`${r}.parquet`) } },
     query: { op: 'join', type, on: [['k', 'k']], left: { op: 'scan', source: 'l' }, right: { op: 'scan', source: 'r' } },
   };
 }
-function query(type: JoinType, bigRight: boolean) {
-  const [l, r] = bigRight ? ['small', 'big'] : ['big', 'small'];
+function query(type: JoinType, bigRight: boolean, big = 'big') {
+  const [l, r] = bigRight ? ['small', big] : [big, 'small'];
   const L = `read_parquet('${file(`${l}.parquet`)}')`, R = `read_parquet('${file(`${r}.parquet`)}')`;
   if (type === 'semi') return `SELECT * FROM ${L} l WHERE EXISTS (SELECT 1 FROM ${R} r WHERE l.k = r.k)`;
   if (type === 'anti') return `SELECT * FROM ${L} l WHERE NOT EXISTS (SELECT 1 FROM ${R} r WHERE l.k = r.k)`;
@@ -52,10 +54,10 @@ const options = (strategy: 'partition' | 'key' | 'auto') => ({
 });
 
 /** Run with an output file, check it against DuckDB, return the run (its stats). */
-async function checked(type: JoinType, bigRight: boolean, strategy: 'partition' | 'key' | 'auto', more: object = {}): Promise<RunResult> {
+async function checked(type: JoinType, bigRight: boolean, strategy: 'partition' | 'key' | 'auto', more: object = {}, big = 'big'): Promise<RunResult> {
   const out = file(`out-${type}-${strategy}-${Math.random().toString(36).slice(2)}.parquet`);
-  const r = await runPlan({ ...plan(type, bigRight), output: { path: out } }, { ...options(strategy), ...more });
-  expect(await expectFileMatchesQuery(out, query(type, bigRight))).toBe(r.numRows);
+  const r = await runPlan({ ...plan(type, bigRight, big), output: { path: out } }, { ...options(strategy), ...more });
+  expect(await expectFileMatchesQuery(out, query(type, bigRight, big))).toBe(r.numRows);
   fs.rmSync(out);
   return r;
 }
@@ -99,10 +101,15 @@ describe.each(TYPES)('%s join, the hot key in one map task', (type) => {
     expect(r.stats.joins[0].splits.filter((s) => s.method !== 'none').length).toBeGreaterThan(0);
     expectBalanced(r, type);
   });
-  it('the hot-key grid cuts the key from its rows found', async () => {
+  it.each([
+    ['big', 'located'], ['shuffled', 'scattered'],
+  ] as const)('the hot-key grid cuts the key from its rows found (%s input: rows %s)', async (big, mode) => {
     {
-      const r = await checked(type, bigRight, 'key');
+      const r = await checked(type, bigRight, 'key', {}, big);
       const hot = r.stats.joins[0].splits.filter((s) => s.method === 'hot-key');
+      // sorted: the split tasks find few runs of key 0 and the grid reads them in place; shuffled: they cut the rows out
+      const key0 = hot.find((s) => s.keys!.some((k) => k.key[0] === '0'))!;
+      expect(key0.cut![mode]).toBeGreaterThan(0);
       expect(hot.flatMap((s) => s.keys!.map((k) => k.key[0]))).toContain('0');
       const pieces = r.stats.tasks.filter((t) => t.split?.startsWith('hot-key 0 piece'));
       expect(pieces.length).toBeGreaterThan(2);
@@ -120,6 +127,8 @@ describe('spilled map outputs', () => {
     const spillDir = tmpDir('sj-rowsplit-spill-');
     const r = await checked('left', false, strategy, { memoryLimit: 1, spillDir });
     expect(r.stats.spilledBytes).toBeGreaterThan(0);
+    // spilled blocks are cut out once by the split tasks, not read back by every task of a grid
+    for (const s of r.stats.joins[0].splits) if (s.method === 'hot-key') expect(s.cut!.located).toBe(0);
     const cut = r.stats.tasks.filter((t) => /(left|right) (cut \d+\/\d+ )?t0:\d+-\d+/.test(t.split ?? ''));
     expect(cut.length).toBeGreaterThan(1);
     expect(cut.every((t) => t.spillReadBytes > 0)).toBe(true);

@@ -12,7 +12,7 @@ import type { Settings } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
 import { type PlannedTask, type SideStats, type SplitInfo, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
 import { keyGrid, restGrid } from '../skew/cut.js';
-import { type RowSlice, packRowSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
+import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
 import { chooseStrategy } from './broadcast.js';
 import { runInThread } from './local.js';
@@ -87,6 +87,9 @@ export function packBlocks(blocks: Batch[], target: number): Batch[][] {
 
 /** Stands for a map task's missing block in a slice list (slices never point at it: it has no rows). */
 const EMPTY: Batch = { length: 0, columns: [] };
+
+/** Runs of rows (of hot keys and the rest) up to which a split task leaves a key's rows in place for the join tasks. */
+const MAX_RUNS = 64;
 
 /** Rows read from each side of a join to decide on eager aggregation. */
 const EAGER_SAMPLE_ROWS = 16384;
@@ -352,31 +355,37 @@ export class Executor {
       const detail = `map-range left ${left.label} right ${right.label}`;
       return [await this.joinTask(ctx, left.blocks, right.blocks, { kind: 'reduce', partition: t.partition, split: detail }, t.partition)];
     }
-    // Hot keys: cut them out of both sides of the partition, then join the rest and each key's grid.
-    // The cutting reads row ranges of about the target size, so no task reads a whole map output;
-    // the grids are cut from the rows found (exact), not from the sketches' estimates.
+    // Hot keys: find them in both sides of the partition, then join the rest and each key's grid.
+    // The split tasks read row ranges of about the target size, so no task reads a whole map output.
+    // Where a range holds few runs of each key (sorted input), the join tasks read those runs in
+    // place; otherwise the split task cuts the keys out (a copy). The grids are cut from the rows
+    // found (exact), not from the sketches' estimates.
     const p = t.partition;
     const H = t.keys.length;
+    const modes = { located: 0, scattered: 0 };
     const splitSide = async (s: ShuffleOutput, side: 'left' | 'right') => {
       const blocks = this.mapOutputs(s, p);
       const chunks = packRowSlices(blocks.map((b) => b.length), blocks.map(blockBytes), ctx.targetBytes);
       const outs = await Promise.all(chunks.map(async (slices, c) => {
         const chunk = sliceBlocks(blocks, slices);
+        // a spilled block is cut out once rather than read back by every task of the grid
+        const locate = chunk.some(isSpilled) ? undefined : MAX_RUNS;
         const res = await this.run({
           source: {
             kind: 'split', schema: side === 'left' ? ctx.shape.leftSchema : ctx.shape.rightSchema, blocks: chunk,
             keys: side === 'left' ? ctx.shape.leftKeys : ctx.shape.rightKeys, norms: side === 'left' ? node.leftNorms : node.rightNorms,
-            hot: t.keys.map((k) => ({ hash: k.hash, match: k.match, pieces: 1 })),
+            hot: t.keys.map((k) => ({ hash: k.hash, match: k.match, pieces: 1 })), locate,
           },
           ops: [], sink: { kind: 'collect' },
         }, {
           stage: node.id, kind: 'split', partition: p, split: `${side} cut ${c + 1}/${chunks.length} ${sliceLabel(slices, (i) => blocks[i].length)}`,
           inputBytes: chunk.reduce((a, b) => a + blockBytes(b), 0),
         });
-        return res.batches as Batch[];
+        modes[res.runs ? 'located' : 'scattered']++;
+        return res.runs ? runsToSlices(slices, res.runs, 1 + H).map((sl) => sliceBlocks(blocks, sl)) : (res.batches as Batch[]).map((b) => [b]);
       }));
       // [rest, key 0, key 1, ...] from every chunk, empty outputs dropped
-      const gather = (i: number) => outs.map((o) => o[i]).filter((b) => b.length > 0);
+      const gather = (i: number) => outs.flatMap((o) => o[i]).filter((b) => b.length > 0);
       return { rest: gather(0), keys: Array.from({ length: H }, (_, i) => gather(1 + i)) };
     };
     const [ls, rs] = await Promise.all([splitSide(l, 'left'), splitSide(r, 'right')]);
@@ -402,7 +411,7 @@ export class Executor {
       const info = split?.keys?.[ki];
       if (info) info.tasks = tasks - before;
     });
-    if (split) split.tasks = tasks;
+    if (split) Object.assign(split, { tasks, cut: modes });
     return (await Promise.all(jobs)).flat();
   }
 

@@ -77,6 +77,8 @@ export interface SplitInfo {
   sides: ('left' | 'right' | 'output')[];
   tasks: number;
   keys?: { key: string[]; leftRows: number; rightRows: number; tasks: number }[];
+  /** hot keys: split tasks that left the keys' rows in place (few runs of rows) and that cut them out (a copy) */
+  cut?: { located: number; scattered: number };
   reason?: string;
 }
 

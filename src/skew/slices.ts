@@ -38,6 +38,29 @@ export function packRowSlices(rows: readonly number[], bytes: readonly number[],
   return pieces.filter((p) => p.length > 0);
 }
 
+/**
+ * Runs of rows found over the concatenated rows of `slices` (triples [owner,
+ * from, to), as skew/split.ts hotKeyRuns gives them) as slices of the blocks
+ * the slices index: one list per owner (0 to owners - 1), in order.
+ */
+export function runsToSlices(slices: readonly RowSlice[], runs: Int32Array, owners: number): RowSlice[][] {
+  const out: RowSlice[][] = Array.from({ length: owners }, () => []);
+  let s = 0, base = 0; // the slice holding row `base` of the concatenation starts there
+  for (let i = 0; i < runs.length; i += 3) {
+    const owner = runs[i];
+    let from = runs[i + 1];
+    const to = runs[i + 2];
+    while (from < to) {
+      while (from >= base + slices[s][2] - slices[s][1]) { base += slices[s][2] - slices[s][1]; s++; }
+      const [block, start, end] = slices[s];
+      const upto = Math.min(to, base + end - start);
+      out[owner].push([block, start + from - base, start + upto - base]);
+      from = upto;
+    }
+  }
+  return out;
+}
+
 /** The rows of the slices as blocks: whole blocks as they are, parts as views (a spilled block's part is read back by its task). */
 export function sliceBlocks(blocks: readonly Batch[], slices: readonly RowSlice[]): Batch[] {
   return slices.map(([i, from, to]) => {
