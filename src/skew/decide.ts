@@ -11,7 +11,7 @@
 //   target each; left, semi, anti: left only; right: right only; full: neither).
 // - "key": each hot key of a skewed partition gets its own tasks, its rows on
 //   each side cut into pieces, joined as a grid; the rest of the partition is
-//   one ordinary task. Correct for every join type: a key present on both
+//   one ordinary task (the executor cuts both by the rows it finds: skew/cut.ts). Correct for every join type: a key present on both
 //   sides has no unmatched rows, and a key on one side only has one piece on
 //   the other. Semi and anti joins never split the right side of a key.
 // - "auto": map ranges when the join type lets them cut every skewed side and
