@@ -126,6 +126,44 @@ describe('combiner fed by the join (eager off)', () => {
     await expectSame(planT({ op: 'aggregate', input: join, groupBy: ['rg'], aggregates: [{ fn: 'count_distinct', column: 'd', as: 'dd' }, { fn: 'sum', column: 'c', as: 'sc' }] }),
       sql('rg, count(DISTINCT d), sum(c)', 'rg'), opts);
   });
+  it('broadcast: grouped by the probing side\'s columns, each probing batch is grouped in its map task (left, semi, anti, right, inner)', async () => {
+    // min and max only of the grouped (probing) side's columns
+    const probeSide = [
+      { fn: 'count', as: 'n' }, { fn: 'count', column: 'd', as: 'nd' }, { fn: 'sum', column: 'a', as: 'sa' }, { fn: 'sum', column: 'c', as: 'sc' },
+      { fn: 'avg', column: 'c', as: 'ac' }, { fn: 'min', column: 'a', as: 'mina' }, { fn: 'max', column: 'b', as: 'maxb' }, { fn: 'count_distinct', column: 'a', as: 'da' },
+    ];
+    const probeSql = 'count(*), count(d), sum(a), sum(c), avg(c), min(a), max(b), count(DISTINCT a)';
+    const cases: [string, string[], object[], string][] = [
+      ['left', ['lg'], probeSide, probeSql], ['inner', ['lg'], probeSide, probeSql], ['semi', ['lg'], leftOnly, leftSql], ['anti', ['lg'], leftOnly, leftSql],
+      // a right join builds its left side: the right rows probe, grouped by a right column
+      ['right', ['rg'], [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'a', as: 'sa' }, { fn: 'max', column: 'c', as: 'mc' }], 'count(*), sum(a), max(c)'],
+    ];
+    for (const [type, groupBy, aggregates, sel] of cases) {
+      const q = planT({ op: 'aggregate', input: { op: 'join', type, on: [['k', 'k']], left: { op: 'scan', source: 'l' }, right: { op: 'scan', source: 'r' } }, groupBy, aggregates });
+      await expectSame(q, `SELECT ${groupBy[0]}, ${sel} FROM read_parquet('${L}') l ${KW[type]} JOIN read_parquet('${R}') r ON l.k = r.k GROUP BY ${groupBy[0]}`, { ...opts, broadcastBytes: undefined });
+      const r = await runPlan(q, { ...opts, broadcastBytes: undefined, writeOutput: false });
+      expect(r.stats.joins[0].strategy).toBe('broadcast');
+      const fused = r.stats.tasks.filter((t) => t.kind === 'map' && t.join).map((t) => t.join!);
+      expect(fused.length).toBeGreaterThan(0);
+      for (const j of fused) expect(j).toMatchObject({ path: 'fused-aggregate', build: type === 'right' ? 'left' : 'right' });
+    }
+  });
+  it('a key column of the probe side (grouped by, count_distinct) is read from the build side: fused for inner joins only', async () => {
+    // l.k and r.k hold the same value on every inner match, so the build side's groups serve
+    const q = (type: string, groupBy: string[]) => planT({
+      op: 'aggregate', groupBy, aggregates: [{ fn: 'count_distinct', column: 'k', as: 'dk' }, { fn: 'sum', column: 'a', as: 'sa' }, { fn: 'count', as: 'n' }],
+      input: { op: 'join', type, on: [['k', 'k']], left: { op: 'scan', source: 'l' }, right: { op: 'scan', source: 'r' } },
+    });
+    for (const [groupBy, g] of [[['rg'], 'rg'], [['k'], 'l.k'], [['rg', 'k'], 'rg, l.k']] as const) {
+      const sql = (kw: string) => `SELECT ${g}, count(DISTINCT l.k), sum(a), count(*) FROM read_parquet('${L}') l ${kw} JOIN read_parquet('${R}') r ON l.k = r.k GROUP BY ${g}`;
+      await expectSame(q('inner', [...groupBy]), sql('INNER'), opts);
+      for (const j of await joinPaths(q('inner', [...groupBy]))) expect(j).toMatchObject({ path: 'fused-aggregate', build: 'right' });
+      await expectSame(q('inner', [...groupBy]), sql('INNER'), { ...opts, broadcastBytes: undefined });
+      // a left join may leave r.k missing where l.k is not: the probe side's own column stays
+      await expectSame(q('left', [...groupBy]), sql('LEFT'), opts);
+      for (const j of await joinPaths(q('left', [...groupBy]))) expect(j.path).toBe('concatenated');
+    }
+  });
 });
 
 describe('eager aggregation below a join', () => {

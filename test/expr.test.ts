@@ -119,6 +119,16 @@ describe('strings, dates, nulls, case', () => {
     ]);
   });
 
+  it('LIKE with several %: pieces found in order, overlapping, at the ends; a constant computed pattern', async () => {
+    const likes = ['%l%o%', '%o%l%', 'h%l%d', '%ab%b%', '%b%b%', '%%', 'P%O%O%D', '%RUS%ED', '%wö%ld%', '%é%é%', 'a%%c', '%b%c%'];
+    await same([
+      ...likes.map((p): [object, string] => [{ case: [{ when: { column: 's', like: p }, then: v(1) }], else: v(0) }, `CASE WHEN s LIKE '${p}' THEN 1 ELSE 0 END`]),
+      [{ case: [{ when: { expr: col('s'), like: f('concat', v('%'), v('l'), v('%'), v('o'), v('%')) }, then: v(1) }], else: v(0) },
+        `CASE WHEN s LIKE concat('%', 'l', '%', 'o', '%') THEN 1 ELSE 0 END`],
+      [{ case: [{ when: { expr: col('s'), like: f('nullif', v('%'), v('%')) }, then: v(1) }], else: v(0) }, `CASE WHEN s LIKE nullif('%', '%') THEN 1 ELSE 0 END`],
+    ]);
+  });
+
   it('dates: parts, month steps across month ends and leap years, differences', async () => {
     await same([
       [f('year', col('d')), 'year(d)'], [f('month', col('d')), 'month(d)'], [f('day', col('d')), 'day(d)'],

@@ -29,10 +29,10 @@ export function countValid(c: Column | null, g: Groups, n: number): Float64Array
 }
 
 /**
- * Exact integer sums per group, as bigint, or null for a group with no value.
- * `cnt`: the column's non-null values per group, when the caller has them.
+ * Exact integer sums per group as 32-bit halves: the sum is hi * 2^32 + lo,
+ * lo carried into [0, 2^32), hi an integer in float64.
  */
-export function exactIntSums(c: Column, g: Groups, cnt = countValid(c, g, c.length)): (bigint | null)[] {
+export function intSumWords(c: Column, g: Groups): { lo: Float64Array; hi: Float64Array } {
   const lo = new Float64Array(g.nGroups), hi = new Float64Array(g.nGroups);
   const n = c.length, gid = g.gid, valid = c.valid;
   const wide = c.type.id === 'int64' || c.type.id === 'uint64';
@@ -57,12 +57,39 @@ export function exactIntSums(c: Column, g: Groups, cnt = countValid(c, g, c.leng
       hi[k] += carry;
     }
   }
-  return wordSums(lo, hi, cnt);
+  return { lo, hi };
 }
 
-/** Sums kept as 32-bit halves (lo carried into [0, 2^32)) as bigints; null where a group counted no value. */
-export function wordSums(lo: Float64Array, hi: Float64Array, cnt: Float64Array): (bigint | null)[] {
-  return Array.from(lo, (x, k) => (cnt[k] === 0 ? null : BigInt(hi[k]) * 4294967296n + BigInt(x)));
+/**
+ * Sums kept as 32-bit halves (see intSumWords) as an int64 column, null where
+ * a group counted no value; a sum beyond int64 is an error naming `what`.
+ * Written word by word: no bigint per group.
+ */
+export function wordSumColumn(lo: Float64Array, hi: Float64Array, cnt: Float64Array, what: string): Column {
+  const n = lo.length;
+  const out = new BigInt64Array(n), w = new Int32Array(out.buffer);
+  let valid: Uint8Array | null = null;
+  for (let k = 0; k < n; k++) {
+    if (cnt[k] === 0) { valid ??= new Uint8Array(n).fill(1); valid[k] = 0; continue; }
+    const h = hi[k];
+    if (h < -2147483648 || h > 2147483647) throw new ExecutionError(`${what} overflows a 64-bit integer (${BigInt(h) * 4294967296n + BigInt(lo[k])})`);
+    w[2 * k] = lo[k];
+    w[2 * k + 1] = h;
+  }
+  return { type: { id: 'int64' }, length: n, values: out, valid };
+}
+
+/** An exact integer sum column per group (see intSumWords); `cnt`: the column's non-null values per group, when known. */
+export function intSumColumn(c: Column, g: Groups, what: string, cnt = countValid(c, g, c.length)): Column {
+  const { lo, hi } = intSumWords(c, g);
+  return wordSumColumn(lo, hi, cnt, what);
+}
+
+/** The float64 nearest each group's exact integer sum (hi * 2^32 is exact: one rounding); 0 for a group with no value. */
+export function intSumFloats(c: Column, g: Groups): Float64Array {
+  const { lo, hi } = intSumWords(c, g);
+  for (let k = 0; k < lo.length; k++) lo[k] += hi[k] * TWO32;
+  return lo;
 }
 
 /**
@@ -153,15 +180,14 @@ function evaluate(a: BoundAggregate, b: Batch, g: Groups): Column {
     case 'min': return minMax(c, g, false);
     case 'max': return minMax(c, g, true);
     case 'sum':
-      if (isInteger(c.type)) return int64Column(exactIntSums(c, g), `sum of "${a.as}"`);
+      if (isInteger(c.type)) return intSumColumn(c, g, `sum of "${a.as}"`);
       if (c.type.id === 'decimal') return decimalSumColumn(c, g, countValid(c, g, b.length), a.as);
       return float64Column(floatSums(c, g), countValid(c, g, b.length));
     case 'avg': {
       const cnt = countValid(c, g, b.length);
       let s: Float64Array;
       if (isInteger(c.type)) {
-        s = new Float64Array(g.nGroups);
-        exactIntSums(c, g, cnt).forEach((x, k) => { if (x !== null) s[k] = Number(x); });
+        s = intSumFloats(c, g);
       } else if (c.type.id === 'decimal') {
         return decimalAvg(c, g, cnt);
       } else {

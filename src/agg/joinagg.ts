@@ -1,13 +1,14 @@
 // The combiner of an aggregate right above a join, fed with the join's
-// matches chunk by chunk: group ids come from the build side (grouped once),
-// values are read through the row indices, so neither the joined rows nor a
+// matches chunk by chunk: group ids come from the rows of one side (the
+// "grouped" side: the build side, grouped once, or a probing batch), values
+// are read through the row indices, so neither the joined rows nor a
 // gathered copy of the aggregated columns ever exist.
 import { type Batch, type Column, type Schema, emptyBatch, gather, isInteger } from '../kernels/column.js';
 import { valueComparator } from '../kernels/sort.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
 import { PAIR_CHUNK } from '../kernels/join.js';
-import { countColumn, float64Column, groupsOf, int64Column, wordSums } from './aggregate.js';
+import { countColumn, float64Column, groupsOf, wordSumColumn } from './aggregate.js';
 import type { Groups } from './groups.js';
 import { combinerGrouping } from './partial.js';
 
@@ -26,9 +27,41 @@ interface State {
   /** sums: float64 sums, or the low and high 32-bit halves of exact integer sums */
   sum?: Float64Array;
   hi?: Float64Array;
-  /** min/max: the best build row of each group, -1 when none yet */
+  /** min/max: the best row of the grouped side per group, -1 when none yet */
   best?: Int32Array;
   cmp?: (i: number, j: number) => number;
+}
+
+/**
+ * The join a JoinAggregator serves: its type, the side whose rows are grouped
+ * (the left when groupedLeft), the sides' schemas and key columns (indices
+ * within each side).
+ */
+export interface JoinShape {
+  type: JoinType; groupedLeft: boolean;
+  leftSchema: Schema; rightSchema: Schema; leftKeys: number[]; rightKeys: number[];
+}
+
+/**
+ * The combiner's grouping (see combinerGrouping), with each group column that
+ * is a key of an inner join taken from the grouped side when both sides' key
+ * columns have the same type: on every match the two hold the same value, so
+ * the grouped side's groups serve (a count_distinct of the other side's key,
+ * say). Float keys are left alone: -0 and 0 match but print differently.
+ */
+function sideGrouping(join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[]): { groupBy: number[]; aggs: BoundAggregate[] } {
+  const g = combinerGrouping(groupBy0, aggs0);
+  if (join.type !== 'inner') return g;
+  const nl = join.leftSchema.length;
+  const groupBy = g.groupBy.map((c) => {
+    if ((c < nl) === join.groupedLeft) return c;
+    const k = join.groupedLeft ? join.rightKeys.indexOf(c - nl) : join.leftKeys.indexOf(c);
+    if (k < 0) return c;
+    const l = join.leftSchema[join.leftKeys[k]].type, r = join.rightSchema[join.rightKeys[k]].type;
+    if (l.id === 'float32' || l.id === 'float64' || JSON.stringify(l) !== JSON.stringify(r)) return c;
+    return join.groupedLeft ? join.leftKeys[k] : nl + join.rightKeys[k];
+  });
+  return { groupBy, aggs: g.aggs };
 }
 
 export class JoinAggregator {
@@ -38,11 +71,11 @@ export class JoinAggregator {
   private readonly states: State[];
 
   private constructor(
-    private readonly build: Batch, private readonly buildLeft: boolean, private readonly groupCols: number[],
+    private readonly grouped: Batch, private readonly groupedLeft: boolean, private readonly groupCols: number[],
     aggs: BoundAggregate[], leftSchema: Schema, rightSchema: Schema, private readonly schema: Schema,
     groupsFor?: (cols: number[]) => Groups,
   ) {
-    this.groups = groupsFor ? groupsFor(groupCols) : groupsOf(build, groupCols);
+    this.groups = groupsFor ? groupsFor(groupCols) : groupsOf(grouped, groupCols);
     const G = this.groups.nGroups, nl = leftSchema.length;
     this.reached = new Uint8Array(G);
     this.states = aggs.map((a) => {
@@ -51,7 +84,7 @@ export class JoinAggregator {
       const s: State = { agg: a, left, col, cnt: new Float64Array(G) };
       if (a.fn === 'min' || a.fn === 'max') {
         s.best = new Int32Array(G).fill(-1);
-        s.cmp = valueComparator(build.columns[col]);
+        s.cmp = valueComparator(grouped.columns[col]);
       } else if (a.fn !== 'count') {
         s.sum = new Float64Array(G);
         if (isInteger((left ? leftSchema : rightSchema)[col].type)) s.hi = new Float64Array(G);
@@ -62,34 +95,35 @@ export class JoinAggregator {
 
   /**
    * Whether the streaming form serves this aggregate: the group columns (and
-   * min/max columns) must all be on the build side, and with group columns a
-   * left or full join must not leave the build side missing.
+   * min/max columns) must all be on the grouped side, and with group columns
+   * the join must never leave that side missing (a left join's right side).
    */
-  static applies(type: JoinType, buildLeft: boolean, nl: number, groupBy0: number[], aggs0: BoundAggregate[]): boolean {
-    const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
+  static applies(join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[]): boolean {
+    const { groupBy, aggs } = sideGrouping(join, groupBy0, aggs0);
     if (aggs.some((a) => a.decimal && (a.fn === 'sum' || a.fn === 'avg'))) return false;
-    const onBuild = (c: number) => (c < nl) === buildLeft;
-    if (!groupBy.every(onBuild)) return false;
-    if (groupBy.length > 0 && (type === 'left' || type === 'full')) return false;
-    return !aggs.some((a) => (a.fn === 'min' || a.fn === 'max') && !onBuild(a.col));
+    const nl = join.leftSchema.length;
+    const onGrouped = (c: number) => (c < nl) === join.groupedLeft;
+    if (!groupBy.every(onGrouped)) return false;
+    const mayMiss = join.type === 'full' || join.type === (join.groupedLeft ? 'right' : 'left');
+    if (groupBy.length > 0 && mayMiss) return false;
+    return !aggs.some((a) => (a.fn === 'min' || a.fn === 'max') && !onGrouped(a.col));
   }
 
   /**
-   * An aggregator over matches against `build` (the left side when buildLeft); call only where `applies`.
-   * `groupsFor`: the build rows' groups by those columns, when known already (a broadcast table's, per thread).
+   * An aggregator over matches whose `grouped` side (the left when groupedLeft) is the batch given; call only where `applies`.
+   * `groupsFor`: its rows' groups by those columns, when known already (a broadcast table's, per thread).
    */
   static create(
-    build: Batch, buildLeft: boolean, leftSchema: Schema, rightSchema: Schema,
-    groupBy0: number[], aggs0: BoundAggregate[], schema: Schema, groupsFor?: (cols: number[]) => Groups,
+    grouped: Batch, join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema, groupsFor?: (cols: number[]) => Groups,
   ): JoinAggregator {
-    const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
-    const local = groupBy.map((c) => (buildLeft ? c : c - leftSchema.length));
-    return new JoinAggregator(build, buildLeft, local, aggs, leftSchema, rightSchema, schema, groupsFor);
+    const { groupBy, aggs } = sideGrouping(join, groupBy0, aggs0);
+    const local = groupBy.map((c) => (join.groupedLeft ? c : c - join.leftSchema.length));
+    return new JoinAggregator(grouped, join.groupedLeft, local, aggs, join.leftSchema, join.rightSchema, schema, groupsFor);
   }
 
   /** Accumulate n matched pairs; l and r are the batches the left and right indices point into (-1: missing). */
   add(l: Batch, r: Batch, li: Int32Array, ri: Int32Array, n: number): void {
-    const bIdx = this.buildLeft ? li : ri;
+    const bIdx = this.groupedLeft ? li : ri;
     const gids = this.gids, reached = this.reached;
     if (this.groupCols.length === 0) {
       gids.fill(0, 0, n);
@@ -115,7 +149,7 @@ export class JoinAggregator {
 
   private addMinMax(s: State, idx: Int32Array, n: number) {
     const best = s.best!, cmp = s.cmp!, gids = this.gids;
-    const valid = this.build.columns[s.col].valid, max = s.agg.fn === 'max';
+    const valid = this.grouped.columns[s.col].valid, max = s.agg.fn === 'max';
     for (let k = 0; k < n; k++) {
       const j = idx[k];
       if (j < 0 || (valid !== null && !valid[j])) continue;
@@ -135,15 +169,20 @@ export class JoinAggregator {
     if (this.groupCols.length === 0) { n = 1; reached[0] = 1; }
     const sel = new Int32Array(n);
     for (let g = 0, k = 0; g < G; g++) if (reached[g]) sel[k++] = g;
-    const firstRows = Int32Array.from(sel, (g) => this.groups.first[g]);
-    const cols: Column[] = this.groupCols.map((c) => gather(this.build.columns[c], firstRows, n));
-    const pick = (a: Float64Array) => Float64Array.from(sel, (g) => a[g]);
+    const first = this.groups.first, firstRows = new Int32Array(n);
+    for (let k = 0; k < n; k++) firstRows[k] = first[sel[k]];
+    const cols: Column[] = this.groupCols.map((c) => gather(this.grouped.columns[c], firstRows, n));
+    const pick = (a: Float64Array) => { const out = new Float64Array(n); for (let k = 0; k < n; k++) out[k] = a[sel[k]]; return out; };
     for (const s of this.states) {
       const cnt = pick(s.cnt);
-      if (s.best) cols.push(gather(this.build.columns[s.col], Int32Array.from(sel, (g) => s.best![g]), n));
+      if (s.best) {
+        const best = new Int32Array(n);
+        for (let k = 0; k < n; k++) best[k] = s.best[sel[k]];
+        cols.push(gather(this.grouped.columns[s.col], best, n));
+      }
       else if (s.sum === undefined) cols.push(countColumn(cnt));
       else if (s.hi !== undefined) {
-        cols.push(int64Column(wordSums(pick(s.sum), pick(s.hi), cnt), `partial sum of "${s.agg.as}"`), countColumn(cnt));
+        cols.push(wordSumColumn(pick(s.sum), pick(s.hi), cnt, `partial sum of "${s.agg.as}"`), countColumn(cnt));
       } else cols.push(float64Column(pick(s.sum), cnt), countColumn(cnt));
     }
     return { length: n, columns: cols };

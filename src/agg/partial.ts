@@ -12,7 +12,7 @@ import { MAX_PRECISION, decimalColumn, decimalSums, decimalType } from '../kerne
 import { ExecutionError } from '../errors.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import {
-  countColumn, countDistinct, countValid, decimalAvg, decimalSumColumn, exactIntSums, float64Column, floatSums, groupsOf, int64Column, minMax,
+  countColumn, countDistinct, countValid, decimalAvg, decimalSumColumn, float64Column, floatSums, groupsOf, intSumColumn, intSumFloats, minMax,
 } from './aggregate.js';
 import type { Groups } from './groups.js';
 
@@ -51,7 +51,7 @@ function sumStateType(t: DataType): DataType {
 
 function sumState(c: Column, g: Groups, n: number, what: string): Column[] {
   const cnt = countValid(c, g, n);
-  const sum = isInteger(c.type) ? int64Column(exactIntSums(c, g, cnt), what)
+  const sum = isInteger(c.type) ? intSumColumn(c, g, what, cnt)
     : c.type.id === 'decimal' ? decimalColumn(decimalSums(c, g.gid, g.nGroups, cnt), sumStateType(c.type), what)
       : float64Column(floatSums(c, g), cnt);
   return [sum, countColumn(cnt)];
@@ -142,11 +142,11 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
         cols.push(a.fn === 'sum' ? decimalSumColumn(sumCol, g, cnt, a.as) : decimalAvg(sumCol, g, cnt));
       } else if (a.fn === 'sum') {
         cols.push(sumCol.type.id === 'int64'
-          ? int64Column(exactIntSums(sumCol, g), `sum of "${a.as}"`)
+          ? intSumColumn(sumCol, g, `sum of "${a.as}"`)
           : float64Column(floatSums(sumCol, g), cnt));
       } else {
         const sums = sumCol.type.id === 'int64'
-          ? Float64Array.from(exactIntSums(sumCol, g), (x) => (x === null ? 0 : Number(x)))
+          ? intSumFloats(sumCol, g)
           : floatSums(sumCol, g);
         for (let k = 0; k < sums.length; k++) sums[k] = cnt[k] > 0 ? sums[k] / cnt[k] : 0;
         cols.push(float64Column(sums, cnt));

@@ -11,7 +11,7 @@
 import { type Batch, type Column, type Schema, emptyBatch, gather } from '../kernels/column.js';
 import { decimalColumn, decimalSums } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
-import { countColumn, countValid, exactIntSums, float64Column, floatSums, groupsOf, int64Column, minMax } from './aggregate.js';
+import { countColumn, countValid, float64Column, floatSums, groupsOf, intSumColumn, minMax } from './aggregate.js';
 import type { Groups } from './groups.js';
 import { barelyShrinks, combinerGrouping, finalAggregate, partialAggregate, partialSchema, rowsAsStates } from './partial.js';
 
@@ -38,7 +38,7 @@ function mergeStateColumns(b: Batch, g: Groups, start: number, aggs: BoundAggreg
     if (a.fn === 'min' || a.fn === 'max') { out.push(minMax(b.columns[s++], g, a.fn === 'max')); continue; }
     const sum = b.columns[s++], cnt = b.columns[s++];
     const nonNull = countValid(sum, g, b.length);
-    out.push(sum.type.id === 'int64' ? int64Column(exactIntSums(sum, g, nonNull), `partial sum of "${a.as}"`)
+    out.push(sum.type.id === 'int64' ? intSumColumn(sum, g, `partial sum of "${a.as}"`, nonNull)
       : sum.type.id === 'decimal' ? decimalColumn(decimalSums(sum, g.gid, g.nGroups, nonNull), sum.type, `partial sum of "${a.as}"`)
         : float64Column(floatSums(sum, g), nonNull));
     out.push(countColumn(floatSums(cnt, g)));

@@ -3,7 +3,8 @@
 // joins/decide.ts, build the table once into SharedArrayBuffers, and turn the
 // other side's pipeline into one whose map tasks probe it in place.
 import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArray, shareBatch } from '../kernels/column.js';
-import { type KeyPart, KeyTable, buildKeys } from '../kernels/keys.js';
+import { type KeyPart, buildKeys } from '../kernels/keys.js';
+import { KeyTable } from '../kernels/table.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import { type BroadcastDecision, type Side, decideJoin, sideToMeasure } from '../joins/decide.js';
 import type { BroadcastTable, ProbeOp } from '../joins/probe.js';
@@ -35,7 +36,7 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
     : { kind: 's', bytes: shareArray(p.bytes), offs: shareArray(p.offs), nulls: share(p.nulls) }));
   return {
     id: `${process.pid}.${++built}.${Date.now()}`, batch, keys: { n: k.n, parts, hash: shareArray(k.hash), anyNull: share(k.anyNull) },
-    heads: shareArray(t.heads), next: shareArray(t.next), mask: t.mask,
+    heads: shareArray(t.heads), next: shareArray(t.next), mask: t.mask, slots: t.slots && shareArray(t.slots),
   };
 }
 
@@ -46,6 +47,7 @@ export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable)
     kind: 'probe', id: node.id, table,
     keys: side === 'right' ? node.leftKeys : node.rightKeys,
     norms: side === 'right' ? node.leftNorms : node.rightNorms,
+    buildKeys: side === 'right' ? node.rightKeys : node.leftKeys,
     // a right join probed by its right rows is a left join seen from them
     type: side === 'right' ? (node.type as ProbeOp['type']) : node.type === 'right' ? 'left' : 'inner',
     buildFirst: side === 'left',

@@ -1,18 +1,22 @@
 // The worker pool: piscina threads kept alive across stages and queries of
 // one process (the first Parquet decode in a fresh thread is slow), closed
 // when idle so that a process can exit. One attempt of a task runs here;
-// retries are exec/retry.ts's.
-import { Piscina } from 'piscina';
+// retries are exec/retry.ts's. piscina loads with the first pool: a run on
+// the calling thread (exec/local.ts) never needs it.
+import type { Piscina } from 'piscina';
 import { type ErrorPayload, reviveError } from '../errors.js';
 import type { TaskResult, TaskSpec } from './task.js';
 
 let pool: Piscina | null = null;
 let poolSize = 0;
+let PiscinaClass: typeof Piscina | null = null;
 
-export function getPool(workers: number): Piscina {
+export async function getPool(workers: number): Promise<Piscina> {
+  PiscinaClass ??= (await import('piscina')).Piscina;
+  // no await from here on: concurrent callers share one pool
   if (pool && poolSize === workers) return pool;
   if (pool) void destroy(pool);
-  pool = new Piscina({
+  pool = new PiscinaClass({
     filename: new URL('./worker.js', import.meta.url).href,
     minThreads: workers,
     maxThreads: workers,
@@ -27,8 +31,9 @@ export function getPool(workers: number): Piscina {
 
 /** Start the pool now and let each thread warm up on a file the run will read (exec/warm.ts). */
 export function warmPool(workers: number, file: string): void {
-  const p = getPool(workers);
-  for (let i = 0; i < workers; i++) void p.run({ warm: file }).catch(() => undefined);
+  void getPool(workers).then((p) => {
+    for (let i = 0; i < workers; i++) void p.run({ warm: file }).catch(() => undefined);
+  }, () => undefined);
 }
 
 /** Close the worker threads (the CLI calls this before exiting). */
@@ -79,7 +84,7 @@ function retire(p: Piscina, thread: number) {
 /** Run one attempt of a task on the pool; a task error is rethrown typed, a lost worker as WorkerLost. */
 export async function attemptOnPool(workers: number, task: TaskSpec, crash = false): Promise<TaskResult> {
   for (;;) {
-    const p = getPool(workers);
+    const p = await getPool(workers);
     let r: WorkReply;
     try {
       // Inputs are not transferred: the coordinator keeps them for a retry (shuffle blocks are shared memory anyway).

@@ -13,7 +13,7 @@ import {
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { type EmitPairs, JoinProbe, buildsLeft, hashJoin } from '../kernels/join.js';
-import { JoinAggregator } from '../agg/joinagg.js';
+import { JoinAggregator, type JoinShape } from '../agg/joinagg.js';
 import { buildKeys } from '../kernels/keys.js';
 import { groupRows } from '../agg/groups.js';
 import { GatherSink } from '../joins/gather.js';
@@ -108,7 +108,8 @@ export interface TaskResult {
  * exercise): streamed probe blocks gathered into rows, streamed into the fused
  * join aggregator, or both sides concatenated (hashJoin; eager and
  * combiners the fused form cannot serve); which side was built; how many
- * chunks of matched pairs the probe emitted.
+ * chunks of matched pairs the probe emitted. A map task whose probe of a
+ * broadcast table fed its combiner reports 'fused-aggregate' too.
  */
 export interface JoinPath { path: 'gather' | 'fused-aggregate' | 'concatenated'; build: 'left' | 'right'; matchChunks: number }
 
@@ -180,7 +181,10 @@ const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
 function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; rows: number; combined?: boolean; join: JoinPath } | null {
   const lRows = rowCount(src.left), rRows = rowCount(src.right);
   const buildLeft = buildsLeft(src.type, lRows, rRows);
-  if (combine && !JoinAggregator.applies(src.type, buildLeft, src.leftSchema.length, combine.groupBy, combine.aggs)) return null;
+  const shape: JoinShape = {
+    type: src.type, groupedLeft: buildLeft, leftSchema: src.leftSchema, rightSchema: src.rightSchema, leftKeys: src.leftKeys, rightKeys: src.rightKeys,
+  };
+  if (combine && !JoinAggregator.applies(shape, combine.groupBy, combine.aggs)) return null;
   const states = combine ? partialSchema(combine.schema, combine.groupBy, combine.aggs) : null;
   const gathered = combine ? null : new GatherSink(src.type !== 'semi' && src.type !== 'anti');
   const out: Batch[] = [];
@@ -189,7 +193,7 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
   for (const [nl, nr] of parts) {
     const left = src.left.slice(li, li += nl), right = src.right.slice(ri, ri += nr);
     const build = buildLeft ? concatBatches(src.leftSchema, left) : concatBatches(src.rightSchema, right);
-    const agg = states ? JoinAggregator.create(build, buildLeft, src.leftSchema, src.rightSchema, combine!.groupBy, combine!.aggs, states) : null;
+    const agg = states ? JoinAggregator.create(build, shape, combine!.groupBy, combine!.aggs, states) : null;
     const sink = agg ?? gathered!;
     const joiner = new JoinProbe(src.type, buildLeft
       ? buildKeys(build, src.leftKeys, src.leftNorms)
@@ -286,23 +290,33 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
 }
 
 function finish(t: TaskSpec, p: Produced, t0: number): TaskResult {
-  const r = finishSink(t, p, t0);
-  if (p.join) r.join = p.join;
+  const fused = fuseProbe(t, p);
+  const r = finishSink(t, fused ?? p, fused ? [] : t.ops, t0);
+  const join = fused?.join ?? p.join;
+  if (join) r.join = join;
   if (p.read) r.read = p.read;
   return r;
 }
 
-function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced, t0: number): TaskResult {
-  // scan → filter → project → compute → probe → partial aggregate with no joined row gathered, where the probe allows (joins/probe.ts)
+/**
+ * scan → filter → project → compute → probe → partial aggregate with no
+ * joined row gathered, where the probe allows (joins/probe.ts): the task's
+ * rows become its partial states. Null when it does not apply.
+ */
+function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
   const last = t.ops[t.ops.length - 1];
-  const fused = t.combine && !combined && last?.kind === 'probe' ? probeAggregate(last, t.combine.groupBy, t.combine.aggs, t.combine.schema) : null;
-  if (fused) {
-    const before = compileOps(t.ops.slice(0, -1));
-    for (const b of batches) for (const x of before(b)) fused.add(x);
-    batches = [fused.finish()];
-    combined = true;
-  }
-  const ops = fused ? (b: Batch) => [b] : compileOps(t.ops);
+  if (!t.combine || p.combined || last?.kind !== 'probe') return null;
+  const fused = probeAggregate(last, t.combine.groupBy, t.combine.aggs, t.combine.schema);
+  if (!fused) return null;
+  const before = compileOps(t.ops.slice(0, -1));
+  for (const b of p.batches) for (const x of before(b)) fused.add(x);
+  const join: JoinPath = { path: 'fused-aggregate', build: last.buildFirst ? 'left' : 'right', matchChunks: fused.matchChunks() };
+  return { ...p, batches: [fused.finish()], combined: true, join };
+}
+
+/** `rowOps`: the row operators still to apply to the produced batches. */
+function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced, rowOps: RowOp[], t0: number): TaskResult {
+  const ops = compileOps(rowOps);
   let outBatches = batches.flatMap(ops).filter((b) => b.length > 0);
   const outputRows = rowCount(outBatches);
   let combineStats: TaskResult['combine'];

@@ -7,9 +7,10 @@ import { arith, unary } from './arith.js';
 import { castColumn } from './cast.js';
 import { compare, inList, logic } from './compare.js';
 import { dateAdd, dateDiff, datePart } from './dates.js';
-import { lengthOf, like, stringFn, stringTest } from './text.js';
+import { exprCols } from './columns.js';
+import { lengthOf, like, likeConstant, stringFn, stringTest } from './text.js';
 import type { BoundExpr } from './types.js';
-import { boolColumn, choose, constColumn, tri } from './vector.js';
+import { boolColumn, choose, constColumn, scalarAt, tri } from './vector.js';
 
 export type Kernel = (b: Batch) => Column;
 
@@ -57,7 +58,12 @@ function compileFn(e: Extract<BoundExpr, { k: 'fn' }>): Kernel {
       return { type: { id: 'bool' }, length: b.length, values: out, valid: null };
     };
     case '$in': return bool(([x, ...vs]) => inList(x, vs));
-    case '$like': { const constant = e.args[1].k === 'lit'; return bool(([s, p]) => like(s, p, constant)); }
+    case '$like': {
+      if (exprCols(e.args[1], new Set()).size > 0) return bool(([s, p]) => like(s, p));
+      // a pattern that reads no column (a literal, a parameter, a concat of them): computed and compiled once
+      const m = likeConstant(scalarAt(args[1]({ length: 1, columns: [] }), 0) as string | null);
+      return (b) => boolColumn(m(args[0](b)));
+    }
     case 'coalesce': return (b) => {
       const cols = args.map((a) => a(b)), n = b.length, which = new Int32Array(n).fill(-1);
       for (let k = cols.length - 1; k >= 0; k--) { const v = cols[k].valid; for (let i = 0; i < n; i++) if (v === null || v[i]) which[i] = k; }

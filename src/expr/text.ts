@@ -16,43 +16,67 @@ function startsAt(bytes: Uint8Array, s: number, p: Uint8Array): boolean {
 }
 
 function indexIn(bytes: Uint8Array, s: number, e: number, p: Uint8Array): boolean {
-  const last = e - p.length;
-  for (let x = s; x <= last; x++) if (startsAt(bytes, x, p)) return true;
-  return false;
+  return indexFrom(bytes, s, e, p) >= 0;
 }
 
-/** A LIKE pattern (`%` any run, `_` one character, case-sensitive) as a matcher on UTF-8 bytes. */
+/** Where p first occurs in bytes[s, e), or -1. */
+function indexFrom(bytes: Uint8Array, s: number, e: number, p: Uint8Array): number {
+  if (p.length === 0) return s;
+  const last = e - p.length, p0 = p[0];
+  for (let x = s; x <= last; x++) if (bytes[x] === p0 && startsAt(bytes, x, p)) return x;
+  return -1;
+}
+
+/**
+ * A LIKE pattern (`%` any run, `_` one character, case-sensitive) as a matcher
+ * on UTF-8 bytes. Without `_`: the prefix, the suffix, and the pieces between
+ * `%`s found left to right (the leftmost match of each leaves the most room
+ * for the rest); UTF-8 bytes match only at character boundaries.
+ */
 export function likeMatcher(pattern: string): Matcher {
   if (!pattern.includes('_')) {
-    const parts = pattern.split('%');
-    if (parts.length === 1) {
-      const p = encoder.encode(pattern);
-      return (b, s, e) => e - s === p.length && startsAt(b, s, p);
-    }
-    if (parts.length === 2 || (parts.length === 3 && parts[0] === '' && parts[2] === '')) {
-      const pre = encoder.encode(parts[0]), suf = encoder.encode(parts[parts.length - 1]), mid = encoder.encode(parts.length === 3 ? parts[1] : '');
-      if (parts.length === 3) return (b, s, e) => indexIn(b, s, e, mid);
-      return (b, s, e) => e - s >= pre.length + suf.length && startsAt(b, s, pre) && startsAt(b, e - suf.length, suf);
-    }
+    const parts = pattern.split('%').map((x) => encoder.encode(x));
+    const pre = parts[0];
+    if (parts.length === 1) return (b, s, e) => e - s === pre.length && startsAt(b, s, pre);
+    const suf = parts[parts.length - 1], mids = parts.slice(1, -1).filter((x) => x.length > 0);
+    return (b, s, e) => {
+      if (e - s < pre.length + suf.length || !startsAt(b, s, pre) || !startsAt(b, e - suf.length, suf)) return false;
+      const end = e - suf.length;
+      let x = s + pre.length;
+      for (const m of mids) {
+        x = indexFrom(b, x, end, m);
+        if (x < 0) return false;
+        x += m.length;
+      }
+      return true;
+    };
   }
   const re = new RegExp('^' + [...pattern].map((ch) => (ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&'))).join('') + '$', 'su');
   return (b, s, e) => re.test(decoder.decode(b.subarray(s, e)));
 }
 
-/** s LIKE pattern, three-valued; the pattern is a column (constant or computed). */
-export function like(s: Column, pat: Column, constant: boolean): Uint8Array {
-  const n = s.length, out = new Uint8Array(n), bytes = s.values as Uint8Array, o = s.offsets!;
+/** s LIKE pattern, three-valued; the pattern is a column (computed: one matcher per distinct pattern). */
+export function like(s: Column, pat: Column): Uint8Array {
   const cache = new Map<string, Matcher>();
-  const matcherAt = (i: number): Matcher | null => {
+  return likeRows(s, (i) => {
     const p = scalarAt(pat, i) as string | null;
     if (p === null) return null;
     let m = cache.get(p);
     if (!m) { m = likeMatcher(p); cache.set(p, m); }
     return m;
-  };
-  const fixed = constant && n > 0 ? matcherAt(0) : null;
+  });
+}
+
+/** s LIKE a constant pattern (null: every row null), matched by one matcher compiled once. */
+export function likeConstant(pattern: string | null): (s: Column) => Uint8Array {
+  const m = pattern === null ? null : likeMatcher(pattern);
+  return (s) => likeRows(s, () => m);
+}
+
+function likeRows(s: Column, matcherAt: (i: number) => Matcher | null): Uint8Array {
+  const n = s.length, out = new Uint8Array(n), bytes = s.values as Uint8Array, o = s.offsets!;
   for (let i = 0; i < n; i++) {
-    const m = constant ? fixed : matcherAt(i);
+    const m = matcherAt(i);
     if (m === null || (s.valid !== null && s.valid[i] === 0)) out[i] = 2;
     else out[i] = m(bytes, o[i], o[i + 1]) ? 1 : 0;
   }

@@ -3,23 +3,21 @@
 // side, in the map task that scanned it. The probing side is never shuffled.
 import { groupsOf } from '../agg/aggregate.js';
 import type { Groups } from '../agg/groups.js';
-import { JoinAggregator } from '../agg/joinagg.js';
+import { JoinAggregator, type JoinShape } from '../agg/joinagg.js';
 import { partialSchema } from '../agg/partial.js';
-import { type Batch, Int32Scratch, type Schema } from '../kernels/column.js';
+import { type Batch, Int32Scratch, type Schema, concatBatches } from '../kernels/column.js';
 import { JoinProbe } from '../kernels/join.js';
-import { type Keys, KeyTable, buildKeys } from '../kernels/keys.js';
+import { type Keys, buildKeys } from '../kernels/keys.js';
+import { KeyTable, type TableArrays } from '../kernels/table.js';
 import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
 import { GatherSink } from './gather.js';
 
 /** A side built into a hash table; every array is in a SharedArrayBuffer, read in place by every task. */
-export interface BroadcastTable {
+export interface BroadcastTable extends TableArrays {
   /** unique per table built: the key of per-thread caches over it */
   id: string;
   batch: Batch;
   keys: Keys;
-  heads: Int32Array;
-  next: Int32Array;
-  mask: number;
 }
 
 export interface ProbeOp {
@@ -29,6 +27,8 @@ export interface ProbeOp {
   table: BroadcastTable;
   /** key columns of the probing rows, and their normal forms */
   keys: number[];
+  /** the table's key columns (in its side's schema) */
+  buildKeys: number[];
   norms: KeyNorm[];
   /**
    * The join as seen from the probing rows (they play its left side): the
@@ -76,27 +76,52 @@ function cachedGroups(t: BroadcastTable): (cols: number[]) => Groups {
 }
 
 /** A probe fused with the partial aggregate after it: batches in, partial states out. */
-export interface ProbeAggregate { add(b: Batch): void; finish(): Batch }
+export interface ProbeAggregate {
+  add(b: Batch): void;
+  finish(): Batch;
+  /** chunks of matched pairs the probe handed to the aggregator */
+  matchChunks(): number;
+}
 
 /**
  * When a probe is the last row operator and a combiner follows: the matches
  * go straight into the aggregator (agg/joinagg.ts) through their row indices,
- * so the joined rows are never gathered. Inner joins whose group columns (and
- * min/max columns) are on the broadcast side; null otherwise.
+ * so the joined rows are never gathered. Grouped by the broadcast side's
+ * columns, the table's rows are grouped once per thread; grouped by the
+ * probing side's (a left join grouped by its left columns, say), each probing
+ * batch is grouped and gives its own partial states. Null when neither
+ * serves the aggregate (see JoinAggregator.applies).
  */
 export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggregate[], schema: Schema): ProbeAggregate | null {
-  if (op.type !== 'inner' || !JoinAggregator.applies('inner', op.buildFirst, op.leftSchema.length, groupBy, aggs)) return null;
-  const t = op.table, build = t.batch;
-  const agg = JoinAggregator.create(build, op.buildFirst, op.leftSchema, op.rightSchema, groupBy, aggs,
-    partialSchema(schema, groupBy, aggs), cachedGroups(t));
-  const joiner = new JoinProbe('inner', t.keys, new KeyTable(t.keys, true, t));
+  const t = op.table, build = t.batch, states = partialSchema(schema, groupBy, aggs);
+  const shape = (groupedLeft: boolean): JoinShape => ({
+    // the join's own type: a probe seen as a left join from the right side of the join is a right join
+    type: op.buildFirst ? (op.type === 'left' ? 'right' : 'inner') : op.type, groupedLeft,
+    leftSchema: op.leftSchema, rightSchema: op.rightSchema,
+    leftKeys: op.buildFirst ? op.buildKeys : op.keys, rightKeys: op.buildFirst ? op.keys : op.buildKeys,
+  });
+  const onBuild = shape(op.buildFirst), onProbe = shape(!op.buildFirst);
+  const byBuild = JoinAggregator.applies(onBuild, groupBy, aggs);
+  if (!byBuild && !JoinAggregator.applies(onProbe, groupBy, aggs)) return null;
+  const joiner = new JoinProbe(op.type, t.keys, new KeyTable(t.keys, true, t));
+  let chunks = 0;
+  const matchChunks = () => chunks;
+  const probe = (b: Batch, agg: JoinAggregator) => joiner.probe(buildKeys(b, op.keys, op.norms, probeHashes.get(b.length)), op.buildFirst
+    ? (pi, bi, n) => { chunks++; agg.add(build, b, bi, pi, n); }
+    : (pi, bi, n) => { chunks++; agg.add(b, build, pi, bi, n); });
+  if (byBuild) {
+    const agg = JoinAggregator.create(build, onBuild, groupBy, aggs, states, cachedGroups(t));
+    return { add: (b) => { if (b.length > 0) probe(b, agg); }, finish: () => agg.finish(), matchChunks };
+  }
+  const parts: Batch[] = [];
   return {
     add(b) {
       if (b.length === 0) return;
-      joiner.probe(buildKeys(b, op.keys, op.norms, probeHashes.get(b.length)), op.buildFirst
-        ? (pi, bi, n) => agg.add(build, b, bi, pi, n)
-        : (pi, bi, n) => agg.add(b, build, pi, bi, n));
+      const agg = JoinAggregator.create(b, onProbe, groupBy, aggs, states);
+      probe(b, agg);
+      parts.push(agg.finish());
     },
-    finish: () => agg.finish(),
+    finish: () => concatBatches(states, parts),
+    matchChunks,
   };
 }

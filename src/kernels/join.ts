@@ -6,9 +6,8 @@
 // the matches handed out in bounded chunks through a reused buffer, so a
 // reduce task never concatenates or materializes its probe side.
 import type { JoinType } from '../plan/spec.js';
-import { type Keys, KeyTable, keysEqual } from './keys.js';
-
-const EMPTY = new Int32Array(0);
+import { type Keys, keysEqual } from './keys.js';
+import { KeyTable, PROBE_ROUND, compactKeys, findRows } from './table.js';
 
 export interface JoinIndices { left: Int32Array; right: Int32Array; n: number }
 
@@ -21,6 +20,8 @@ export const PAIR_CHUNK = 1 << 16;
 // The chunk buffers, shared by every JoinProbe of the thread: probing is
 // synchronous and an EmitPairs does not keep them.
 const PA = new Int32Array(PAIR_CHUNK), PB = new Int32Array(PAIR_CHUNK);
+/** The first build row of each probe row of a round (compact tables). */
+const FIRST = new Int32Array(PROBE_ROUND);
 
 /**
  * A build side and its table, probed by any number of blocks. Probe rows play
@@ -44,24 +45,18 @@ export class JoinProbe {
     const { heads, next, mask } = this.table;
     const probeOuter = type === 'left' || type === 'full';
     const semi = type === 'semi', anti = type === 'anti';
-    const ph = probe.hash, bh = build.hash, pNull = probe.anyNull;
-    // One 64-bit key column: compare its words inline.
-    const single = probe.parts.length === 1 && probe.parts[0].kind === 'w' && build.parts[0].kind === 'w';
-    const pw = single ? (probe.parts[0] as { w: Int32Array }).w : EMPTY;
-    const bw = single ? (build.parts[0] as { w: Int32Array }).w : EMPTY;
-    if (single && type === 'inner' && pNull === null) {
-      probeInnerWords(this.table, ph, pw, bh, bw, probe.n, pa, pb, emit);
+    if (this.table.slots !== null && compactKeys(probe)) {
+      this.probeCompact(probe, emit);
       return;
     }
+    const ph = probe.hash, bh = build.hash, pNull = probe.anyNull;
     let m = 0;
     for (let i = 0; i < probe.n; i++) {
       let matched = false;
       if (pNull === null || pNull[i] === 0) {
         const h = ph[i];
-        const lo = single ? pw[2 * i] : 0, hi = single ? pw[2 * i + 1] : 0;
         for (let j = heads[h & mask]; j >= 0; j = next[j]) {
-          if (bh[j] !== h) continue;
-          if (single ? bw[2 * j] !== lo || bw[2 * j + 1] !== hi : !keysEqual(probe, i, build, j)) continue;
+          if (bh[j] !== h || !keysEqual(probe, i, build, j)) continue;
           matched = true;
           if (semi || anti) break;
           if (m === PAIR_CHUNK) { emit(pa, pb, m); m = 0; }
@@ -72,6 +67,36 @@ export class JoinProbe {
       if (semi ? matched : anti ? !matched : !matched && probeOuter) {
         if (m === PAIR_CHUNK) { emit(pa, pb, m); m = 0; }
         pa[m] = i; pb[m++] = -1;
+      }
+    }
+    if (m > 0) emit(pa, pb, m);
+  }
+
+  /** A compact table (one 64-bit key column): rows found a round at a time, then their pairs emitted. */
+  private probeCompact(probe: Keys, emit: EmitPairs): void {
+    const { type, matched: buildMatched, pa, pb } = this;
+    const { slots, next, mask } = this.table;
+    const probeOuter = type === 'left' || type === 'full';
+    const semi = type === 'semi', anti = type === 'anti';
+    const first = FIRST;
+    let m = 0;
+    for (let r0 = 0; r0 < probe.n; r0 += PROBE_ROUND) {
+      const r1 = Math.min(probe.n, r0 + PROBE_ROUND);
+      findRows(slots!, mask, probe, r0, r1, first);
+      for (let i = r0; i < r1; i++) {
+        let j = first[i - r0];
+        if (semi || anti || j < 0) { // one pair with -1, or none
+          if (semi ? j >= 0 : j < 0 && (anti || probeOuter)) {
+            if (m === PAIR_CHUNK) { emit(pa, pb, m); m = 0; }
+            pa[m] = i; pb[m++] = -1;
+          }
+          continue;
+        }
+        for (; j >= 0; j = next[j]) {
+          if (m === PAIR_CHUNK) { emit(pa, pb, m); m = 0; }
+          pa[m] = i; pb[m++] = j;
+          if (buildMatched !== null) buildMatched[j] = 1;
+        }
       }
     }
     if (m > 0) emit(pa, pb, m);
@@ -90,24 +115,6 @@ export class JoinProbe {
     }
     if (m > 0) emit(pa, pb, m);
   }
-}
-
-/** The inner join of one 64-bit key column without null keys: the hot loop alone. */
-function probeInnerWords(
-  t: KeyTable, ph: Int32Array, pw: Int32Array, bh: Int32Array, bw: Int32Array, n: number,
-  pa: Int32Array, pb: Int32Array, emit: EmitPairs,
-): void {
-  const { heads, next, mask } = t;
-  let m = 0;
-  for (let i = 0; i < n; i++) {
-    const h = ph[i], lo = pw[2 * i], hi = pw[2 * i + 1];
-    for (let j = heads[h & mask]; j >= 0; j = next[j]) {
-      if (bh[j] !== h || bw[2 * j] !== lo || bw[2 * j + 1] !== hi) continue;
-      if (m === PAIR_CHUNK) { emit(pa, pb, m); m = 0; }
-      pa[m] = i; pb[m++] = j;
-    }
-  }
-  if (m > 0) emit(pa, pb, m);
 }
 
 /** Which side a join builds its table on: the right, except for an inner join with a smaller left side. */

@@ -185,32 +185,6 @@ export function partitionOf(hash: number, p: number): number {
   return Math.floor(((hash >>> 0) * p) / 4294967296);
 }
 
-/** Open hashing with chains in typed arrays: heads per slot, next per row. */
-export class KeyTable {
-  readonly heads: Int32Array;
-  readonly next: Int32Array;
-  readonly mask: number;
-  /** `built`: the arrays of a table built before over the same keys (shared memory, see joins/broadcast.ts) */
-  constructor(readonly keys: Keys, skipNullKeys: boolean, built?: { heads: Int32Array; next: Int32Array; mask: number }) {
-    if (built) {
-      this.heads = built.heads; this.next = built.next; this.mask = built.mask;
-      return;
-    }
-    let cap = 16;
-    while (cap < keys.n * 2) cap *= 2;
-    this.mask = cap - 1;
-    this.heads = new Int32Array(cap).fill(-1);
-    this.next = new Int32Array(keys.n);
-    const { hash, anyNull } = keys;
-    for (let i = keys.n - 1; i >= 0; i--) {
-      if (skipNullKeys && anyNull !== null && anyNull[i]) continue;
-      const s = hash[i] & this.mask;
-      this.next[i] = this.heads[s];
-      this.heads[s] = i;
-    }
-  }
-}
-
 const idDecoder = new TextDecoder();
 /** A key's normalized identity as a string: equal for equal keys on both sides of a join. */
 export function keyIdentity(k: Keys, row: number): string {

@@ -39,7 +39,14 @@ function prune(node: BoundNode, need: Set<number>): Pruned {
     }
     case 'filter': {
       const child = prune(node.input, predCols(node.pred, new Set(need)));
-      return { node: { ...node, input: child.node, schema: child.node.schema, pred: remapPred(node.pred, child.map) }, map: child.map };
+      const filter: BoundNode = { ...node, input: child.node, schema: child.node.schema, pred: remapPred(node.pred, child.map) };
+      // Columns only the predicate reads go right after it: a join side is measured, built or shuffled without them.
+      const keep = [...need].sort((a, b) => a - b);
+      if (keep.length === 0 || keep.length === child.node.schema.length) return { node: filter, map: child.map };
+      const map = new Array<number>(child.map.length).fill(-1);
+      keep.forEach((c, i) => { map[c] = i; });
+      const indices = keep.map((c) => child.map[c]);
+      return { node: { id: `${node.id}.pruned`, kind: 'project', input: filter, indices, schema: indices.map((i) => child.node.schema[i]) }, map };
     }
     case 'project': {
       const keep = [...need].sort((a, b) => a - b);

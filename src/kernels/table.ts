@@ -1,0 +1,108 @@
+// The hash table a join builds over one side's keys. One 64-bit key column
+// (the common case: integer keys) gets a compact open-addressing layout, the
+// key words inline beside the row, so a probe costs one cache miss instead of
+// three (slot head, row hash, row key); other keys chain rows by slot.
+import type { Keys } from './keys.js';
+
+/** Int32 words per slot of the compact layout: key lo, key hi, first row (-1: empty), unused (alignment). */
+export const SLOT = 4;
+
+/** The arrays of a table, as shared with other threads (see exec/broadcast.ts). */
+export interface TableArrays {
+  /** chains: first row per slot (-1: none); empty in the compact layout */
+  heads: Int32Array;
+  /** the next row of the same slot (chains) or of the same key (compact), -1 at the end */
+  next: Int32Array;
+  mask: number;
+  /** the compact layout, SLOT words per slot; null for chains */
+  slots: Int32Array | null;
+}
+
+/** Whether keys take the compact layout: one key column of 64-bit words. */
+export const compactKeys = (k: Keys) => k.parts.length === 1 && k.parts[0].kind === 'w';
+
+export class KeyTable implements TableArrays {
+  readonly heads: Int32Array;
+  readonly next: Int32Array;
+  readonly mask: number;
+  readonly slots: Int32Array | null;
+
+  /** `built`: the arrays of a table built before over the same keys (shared memory) */
+  constructor(readonly keys: Keys, skipNullKeys: boolean, built?: TableArrays) {
+    if (built) {
+      this.heads = built.heads; this.next = built.next; this.mask = built.mask; this.slots = built.slots;
+      return;
+    }
+    let cap = 16;
+    while (cap < keys.n * 2) cap *= 2;
+    this.mask = cap - 1;
+    this.next = new Int32Array(keys.n);
+    const { hash, anyNull } = keys;
+    if (compactKeys(keys)) {
+      this.heads = new Int32Array(0);
+      this.slots = buildSlots(keys, skipNullKeys, cap, this.next);
+      return;
+    }
+    this.slots = null;
+    this.heads = new Int32Array(cap).fill(-1);
+    for (let i = keys.n - 1; i >= 0; i--) {
+      if (skipNullKeys && anyNull !== null && anyNull[i]) continue;
+      const s = hash[i] & this.mask;
+      this.next[i] = this.heads[s];
+      this.heads[s] = i;
+    }
+  }
+}
+
+/** Probe rows per round: a first pass touches each row's slot, so that the second (the real probe) finds them in cache. */
+export const PROBE_ROUND = 256;
+const ROUND = PROBE_ROUND;
+let touched = 0; // keeps the touching loads from being optimized away
+
+/** Rows in reverse, so each key's chain lists its rows in order; a round's slots are touched first (see findRows). */
+function buildSlots(keys: Keys, skipNullKeys: boolean, cap: number, next: Int32Array): Int32Array {
+  const slots = new Int32Array(cap * SLOT);
+  for (let s = 2; s < slots.length; s += SLOT) slots[s] = -1;
+  const mask = cap - 1, { hash, anyNull } = keys, w = (keys.parts[0] as { w: Int32Array }).w;
+  let t = 0;
+  for (let r1 = keys.n; r1 > 0; r1 -= ROUND) {
+    const r0 = Math.max(0, r1 - ROUND);
+    for (let i = r0; i < r1; i++) t ^= slots[(hash[i] & mask) * SLOT];
+    for (let i = r1 - 1; i >= r0; i--) {
+      if (skipNullKeys && anyNull !== null && anyNull[i]) { next[i] = -1; continue; }
+      const lo = w[2 * i], hi = w[2 * i + 1];
+      for (let s = hash[i] & mask; ; s = (s + 1) & mask) {
+        const o = s * SLOT, r = slots[o + 2];
+        if (r < 0) { slots[o] = lo; slots[o + 1] = hi; slots[o + 2] = i; next[i] = -1; break; }
+        if (slots[o] === lo && slots[o + 1] === hi) { next[i] = r; slots[o + 2] = i; break; }
+      }
+    }
+  }
+  touched ^= t;
+  return slots;
+}
+
+/**
+ * The first row of every probe row's key in a compact table (-1: none; a null
+ * key finds none), written to `out`; later rows of the key follow `next`.
+ * The loads of a round are independent, so the memory system overlaps their
+ * misses; then the dependent compares hit the cache.
+ */
+export function findRows(slots: Int32Array, mask: number, probe: Keys, from: number, to: number, out: Int32Array): void {
+  const ph = probe.hash, pw = (probe.parts[0] as { w: Int32Array }).w, pNull = probe.anyNull;
+  let t = 0;
+  for (let i = from; i < to; i++) t ^= slots[(ph[i] & mask) * SLOT];
+  touched ^= t;
+  for (let i = from; i < to; i++) {
+    let row = -1;
+    if (pNull === null || pNull[i] === 0) {
+      const lo = pw[2 * i], hi = pw[2 * i + 1];
+      for (let s = ph[i] & mask; ; s = (s + 1) & mask) {
+        const o = s * SLOT, r = slots[o + 2];
+        if (r < 0) break;
+        if (slots[o] === lo && slots[o + 1] === hi) { row = r; break; }
+      }
+    }
+    out[i - from] = row;
+  }
+}
