@@ -23,7 +23,10 @@ export interface TaskStats {
   stage: string;
   kind: 'map' | 'reduce' | 'split';
   partition: number;
+  /** input rows */
   rows: number;
+  /** input bytes: the in-memory size of the blocks it read, or of the columns a scan decoded */
+  inputBytes: number;
   outputRows: number;
   ms: number;
   /** the operator a map task read from */
