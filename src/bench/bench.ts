@@ -20,6 +20,8 @@ export interface BenchOptions {
   out: string; workers: number; repeat: number; suite: string; rows?: number; keys?: number;
   /** plan a run for each of these worker counts and schedule its tasks on them (default SIM_WORKERS; empty: none) */
   simulateWorkers?: number[];
+  /** only the workloads at these Zipf s (default: all of the suite's) */
+  s?: number[];
 }
 
 /**
@@ -284,8 +286,10 @@ async function imbalanceCurve(dir: string, workers: number, con: any): Promise<B
 }
 
 export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, progressOut: NodeJS.WriteStream = process.stderr): Promise<number> {
-  const workloads = suites(o)[o.suite];
-  if (!workloads) throw new Error(`unknown suite "${o.suite}"; suites are: ${Object.keys(suites(o)).join(', ')}`);
+  const all = suites(o)[o.suite];
+  if (!all) throw new Error(`unknown suite "${o.suite}"; suites are: ${Object.keys(suites(o)).join(', ')}`);
+  const workloads = o.s ? all.filter((w) => o.s!.includes(w.s)) : all;
+  if (workloads.length === 0) throw new Error(`suite "${o.suite}" has no workload at s = ${o.s!.join(', ')}; its s values are ${[...new Set(all.map((w) => w.s))].join(', ')}`);
   const progress = new BenchProgress(await progressDisplay(progressOut), workloads.reduce((s, w) => s + w.modes.length + 1, 0));
   let results: BenchResults;
   try {
@@ -378,8 +382,8 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
       write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${(r.reduceImbalanceRows?.toFixed(2) ?? '').padStart(6)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
     }
   }
-  if (o.suite === 'quick' || o.suite === 'full') {
-    const s1 = workloads.find((w) => w.name === 'fact⋈dim' && w.s === 1)!;
+  const s1 = workloads.find((w) => w.name === 'fact⋈dim' && w.s === 1);
+  if ((o.suite === 'quick' || o.suite === 'full') && s1) {
     results.imbalance = await imbalanceCurve(path.resolve(datasetDir(o.out, s1.data)), o.workers, con);
     results.imbalanceKeys = s1.data.keys;
   }

@@ -61,10 +61,24 @@ function lineChart(title: string, values: Row[], x: { field: string; title: stri
   return { $schema: SCHEMA, title, width, height: 220, data: { values }, layer: layers, config: CONFIG } as TopLevelSpec;
 }
 
+/**
+ * Tick values for a log axis from 1 to `max`: 1, 2, 5, 10, ... while the decades
+ * leave room for three labels each, else powers of ten (vega's own log ticks
+ * can set labels over each other).
+ */
+function logTicks(max: number): number[] {
+  const decades = Math.max(1, Math.ceil(Math.log10(Math.max(max, 1.0001))));
+  const steps = decades <= 3 ? [1, 2, 5] : [1];
+  const out: number[] = [];
+  for (let d = 0; d <= decades; d++) for (const m of steps) if (m * 10 ** d <= 10 ** decades) out.push(m * 10 ** d);
+  return out;
+}
+
 /** Bars grouped by `x`, one bar per series within a group. */
 function groupedBars(title: string, values: Row[], x: { field: string; title: string; labelEvery?: number },
   y: { field: string; title: string; format?: string; log?: boolean }, series: string, width = 360): TopLevelSpec {
   const names = [...new Set(values.map((v) => String(v[series])))];
+  const ticks = y.log ? logTicks(Math.max(...values.map((v) => Number(v[y.field])))) : null;
   return {
     $schema: SCHEMA, title, width, height: 220, data: { values },
     mark: { type: 'bar' },
@@ -74,7 +88,7 @@ function groupedBars(title: string, values: Row[], x: { field: string; title: st
         axis: { labelAngle: 0, ...(x.labelEvery ? { labelExpr: `(datum.value - 1) % ${x.labelEvery} === 0 ? datum.label : ''` } : {}) },
       },
       xOffset: { field: series, type: 'nominal', sort: names },
-      y: { field: y.field, type: 'quantitative', title: y.title, axis: y.format ? { format: y.format } : {}, ...(y.log ? { scale: { type: 'log', domainMin: 1 } } : {}) },
+      y: { field: y.field, type: 'quantitative', title: y.title, axis: y.format ? { format: y.format } : {}, ...(ticks ? { scale: { type: 'log', domain: [1, ticks.at(-1)] }, axis: { values: ticks } } : {}) },
       color: { field: series, type: 'nominal', title: series, scale: colorScale(names) },
       tooltip: [{ field: series }, { field: x.field }, { field: y.field, format: ',.1~f' }],
     },
