@@ -37,7 +37,6 @@ export type RowOp =
   | ProbeOp;
 
 export type TaskSource =
-  /** limit: read only the first rows (a sample) */
   /** offset, limit: a row range of the row groups read (a map split below the row group, or a sample's first rows) */
   | { kind: 'scan'; path: string; rowGroups: number[]; wholeFile?: boolean; fields: Field[]; offset?: number; limit?: number }
   | { kind: 'batches'; schema: Schema; batches: Batch[] }
