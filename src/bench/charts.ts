@@ -74,6 +74,9 @@ function logTicks(max: number): number[] {
   return out;
 }
 
+/** Where the bars of a log-scaled ratio start. */
+const LOG_BASE = 0.8;
+
 /** Bars grouped by `x`, one bar per series within a group. */
 function groupedBars(title: string, values: Row[], x: { field: string; title: string; labelEvery?: number },
   y: { field: string; title: string; format?: string; log?: boolean }, series: string, width = 360): TopLevelSpec {
@@ -88,7 +91,9 @@ function groupedBars(title: string, values: Row[], x: { field: string; title: st
         axis: { labelAngle: 0, ...(x.labelEvery ? { labelExpr: `(datum.value - 1) % ${x.labelEvery} === 0 ? datum.label : ''` } : {}) },
       },
       xOffset: { field: series, type: 'nominal', sort: names },
-      y: { field: y.field, type: 'quantitative', title: y.title, axis: y.format ? { format: y.format } : {}, ...(ticks ? { scale: { type: 'log', domain: [1, ticks.at(-1)] }, axis: { values: ticks } } : {}) },
+      y: { field: y.field, type: 'quantitative', title: y.title, axis: y.format ? { format: y.format } : {}, ...(ticks ? { scale: { type: 'log', domain: [LOG_BASE, ticks.at(-1)] }, axis: { values: ticks } } : {}) },
+      // a bar on a log scale starts a little below 1 (a ratio of 1 stays visible), not at 0, which a log scale cannot place
+      ...(ticks ? { y2: { datum: LOG_BASE } } : {}),
       color: { field: series, type: 'nominal', title: series, scale: colorScale(names) },
       tooltip: [{ field: series }, { field: x.field }, { field: y.field, format: ',.1~f' }],
     },
