@@ -24,9 +24,12 @@ export interface TaskStats {
   stage: string;
   kind: 'map' | 'reduce' | 'split';
   partition: number;
-  /** input rows */
+  /** input rows (a join task: both sides; a split task: the rows it cut) */
   rows: number;
-  /** input bytes: the in-memory size of the blocks it read, or of the columns a scan decoded */
+  /**
+   * input bytes: of a reduce or split task as shuffled (a row range: its share of its block),
+   * of a map task the columns it decoded or the blocks it was given
+   */
   inputBytes: number;
   outputRows: number;
   ms: number;
