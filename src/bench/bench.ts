@@ -14,9 +14,15 @@ import type { Overrides } from '../plan/load.js';
 import { GEN_DEFAULTS, type GenOptions, generate } from './gen.js';
 import { median } from 'simple-statistics';
 import { writeReport } from './report.js';
-import { hottestOverMean, hottestWithKeysSplit, simulateRun } from './simulate.js';
+import { type Simulated, hottestOverMean, hottestWithKeysSplit, simulateRun, slowestOverMedian, taskLabel } from './simulate.js';
 
-export interface BenchOptions { out: string; workers: number; repeat: number; suite: string; rows?: number; keys?: number }
+export interface BenchOptions {
+  out: string; workers: number; repeat: number; suite: string; rows?: number; keys?: number;
+  /** plan a run for each of these worker counts and schedule its tasks on them (default SIM_WORKERS; empty: none) */
+  simulateWorkers?: number[];
+  /** only the workloads at these Zipf s (default: all of the suite's) */
+  s?: number[];
+}
 
 /**
  * off, partition, key: skew handling off, by map ranges, by hot keys (combiners
@@ -44,8 +50,11 @@ export interface RunRow {
   mode: Mode | 'duckdb';
   wallMs: number;
   runsMs: number[];
-  /** slowest task of the main reduce stage over its median */
+  /** slowest task of the main reduce stage over its median, by time: the median over the --repeat runs */
   reduceImbalance?: number;
+  /** the same by input rows and by input bytes (of the last run: these do not vary between runs) */
+  reduceImbalanceRows?: number;
+  reduceImbalanceBytes?: number;
   tasks?: number;
   shuffledRows?: number;
   shuffledBytes?: number;
@@ -56,13 +65,16 @@ export interface RunRow {
   /** the process's peak resident memory so far, MB */
   peakRssMb?: number;
   sameAnswer?: boolean;
-  simulated?: { workers: number; ms: number }[];
+  /** a run planned for each simulated worker count (bench --simulate-workers), its tasks scheduled on them */
+  simulated?: Simulated[];
 }
 
 export interface BenchResults {
   suite: string;
   workers: number;
   repeat: number;
+  /** the worker counts simulated (runs[].simulated) */
+  simulateWorkers: number[];
   date: string;
   runs: RunRow[];
   imbalance?: { partitions: number; whole: number; split: number }[];
@@ -70,7 +82,8 @@ export interface BenchResults {
   detail?: { title: string; partitionRows: number[]; taskRows: number[]; tasks: { thread: number; startMs: number; ms: number; kind: string; label: string }[] };
 }
 
-const SIM_WORKERS = [16, 64, 256];
+/** Worker counts simulated unless `--simulate-workers` says otherwise. */
+export const SIM_WORKERS = [16, 64, 256];
 
 async function duckdb(): Promise<any> {
   try {
@@ -201,11 +214,16 @@ function mainReduce(r: RunResult): TaskStats[] {
   return join.length ? join : red;
 }
 
-function runFigures(r: RunResult): Partial<RunRow> {
-  const ms = mainReduce(r).map((t) => t.ms);
+/** Figures of the last of a mode's timed runs; the time imbalance is the median over all of them. */
+function runFigures(all: RunResult[]): Partial<RunRow> {
+  const r = all[all.length - 1];
+  const reduce = mainReduce(r);
+  const byTime = all.flatMap((x) => slowestOverMedian(mainReduce(x).map((t) => t.ms), 1e-3) ?? []);
   const combined = r.stats.shuffles.filter((x) => x.combine);
   return {
-    reduceImbalance: ms.length ? Math.max(...ms) / Math.max(median(ms), 1e-3) : undefined,
+    reduceImbalance: byTime.length ? median(byTime) : undefined,
+    reduceImbalanceRows: slowestOverMedian(reduce.map((t) => t.rows), 1),
+    reduceImbalanceBytes: slowestOverMedian(reduce.map((t) => t.inputBytes), 1),
     tasks: r.stats.tasks.length,
     shuffledRows: r.stats.shuffles.reduce((s, x) => s + x.partitionRows.reduce((a, b) => a + b, 0), 0),
     shuffledBytes: r.stats.shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0),
@@ -213,8 +231,26 @@ function runFigures(r: RunResult): Partial<RunRow> {
     eager: r.stats.eager.length > 0,
     splits: r.stats.joins.flatMap((j) => j.splits).reduce<Record<string, number>>((a, x) => ({ ...a, [x.method]: (a[x.method] ?? 0) + 1 }), {}),
     peakRssMb: process.resourceUsage().maxRSS / 1024,
-    simulated: SIM_WORKERS.map((w) => ({ workers: w, ms: simulateRun(r.stats.tasks, w) })),
   };
+}
+
+/**
+ * A mode's settings planned for W workers (the tasks still run on the real
+ * ones): partitions, coalescing, split targets and map splits follow `planWorkers`.
+ * A fixed partition count grows to four per planned worker, and the skew
+ * thresholds, set for the real count's partitions, shrink with the mean partition.
+ */
+export function plannedFor(opts: Overrides, W: number): Overrides {
+  const p = opts.partitions;
+  if (p === undefined) return { ...opts, planWorkers: W };
+  const P = Math.max(p, 4 * W), scale = p / P;
+  const sk = opts.skew ?? {};
+  const skew = {
+    ...sk,
+    ...(sk.thresholdBytes !== undefined ? { thresholdBytes: Math.max(1, Math.round(sk.thresholdBytes * scale)) } : {}),
+    ...(sk.advisoryPartitionBytes !== undefined ? { advisoryPartitionBytes: Math.max(1, Math.round(sk.advisoryPartitionBytes * scale)) } : {}),
+  };
+  return { ...opts, planWorkers: W, partitions: P, skew };
 }
 
 /** The display of `skewjoin plan.json`, its stage prefixed with the step of the suite being measured. */
@@ -250,8 +286,10 @@ async function imbalanceCurve(dir: string, workers: number, con: any): Promise<B
 }
 
 export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, progressOut: NodeJS.WriteStream = process.stderr): Promise<number> {
-  const workloads = suites(o)[o.suite];
-  if (!workloads) throw new Error(`unknown suite "${o.suite}"; suites are: ${Object.keys(suites(o)).join(', ')}`);
+  const all = suites(o)[o.suite];
+  if (!all) throw new Error(`unknown suite "${o.suite}"; suites are: ${Object.keys(suites(o)).join(', ')}`);
+  const workloads = o.s ? all.filter((w) => o.s!.includes(w.s)) : all;
+  if (workloads.length === 0) throw new Error(`suite "${o.suite}" has no workload at s = ${o.s!.join(', ')}; its s values are ${[...new Set(all.map((w) => w.s))].join(', ')}`);
   const progress = new BenchProgress(await progressDisplay(progressOut), workloads.reduce((s, w) => s + w.modes.length + 1, 0));
   let results: BenchResults;
   try {
@@ -261,9 +299,15 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, prog
   }
   fs.mkdirSync(o.out, { recursive: true });
   fs.writeFileSync(path.join(o.out, 'results.json'), JSON.stringify(results, null, 2) + '\n');
-  const csv = ['workload,s,mode,wall_ms,reduce_imbalance,tasks,shuffled_rows,shuffled_bytes,peak_rss_mb,same_answer,makespan_16,makespan_64,makespan_256',
-    ...results.runs.map((r) => [r.workload, r.s, r.mode, r.wallMs.toFixed(1), r.reduceImbalance?.toFixed(3) ?? '', r.tasks ?? '', r.shuffledRows ?? '',
-      r.shuffledBytes ?? '', r.peakRssMb?.toFixed(0) ?? '', r.sameAnswer ?? '', ...(r.simulated ?? []).map((x) => x.ms.toFixed(1))].join(','))];
+  const W = results.simulateWorkers;
+  const csv = [['workload,s,mode,wall_ms,reduce_imbalance_ms,reduce_imbalance_rows,reduce_imbalance_bytes,tasks,shuffled_rows,shuffled_bytes,peak_rss_mb,same_answer',
+    ...W.flatMap((w) => [`makespan_${w}`, `ideal_${w}`])].join(','),
+  ...results.runs.map((r) => [r.workload, r.s, r.mode, r.wallMs.toFixed(1), ...[r.reduceImbalance, r.reduceImbalanceRows, r.reduceImbalanceBytes].map((x) => x?.toFixed(3) ?? ''),
+    r.tasks ?? '', r.shuffledRows ?? '', r.shuffledBytes ?? '', r.peakRssMb?.toFixed(0) ?? '', r.sameAnswer ?? '',
+    ...W.flatMap((w) => {
+      const x = r.simulated?.find((y) => y.workers === w);
+      return x ? [x.makespanMs.toFixed(1), x.idealMs.toFixed(1)] : ['', ''];
+    })].join(','))];
   fs.writeFileSync(path.join(o.out, 'results.csv'), csv.join('\n') + '\n');
   await writeReport(o.out, results);
   log.write(`wrote ${path.join(o.out, 'results.json')}, results.csv, report.html and the charts' Vega-Lite specs (charts/)\n`);
@@ -277,8 +321,9 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
   const { DuckDBInstance } = await duckdb();
   const db = await DuckDBInstance.create(':memory:', { threads: String(o.workers) });
   const con = await db.connect();
-  const results: BenchResults = { suite: o.suite, workers: o.workers, repeat: o.repeat, date: new Date().toISOString(), runs: [] };
-  write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
+  const simulateWorkers = o.simulateWorkers ?? SIM_WORKERS;
+  const results: BenchResults = { suite: o.suite, workers: o.workers, repeat: o.repeat, simulateWorkers, date: new Date().toISOString(), runs: [] };
+  write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'rows'.padStart(6)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
   const detailOf = o.suite === 'quick' || o.suite === 'full' ? { workload: 'fact⋈dim', s: 1.2, mode: 'key' } : null;
   for (const w of workloads) {
     const dir = path.resolve(datasetDir(o.out, w.data));
@@ -299,20 +344,32 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
       const opts: RunOptions = { ...modeOverrides(mode, w.execution, o.workers), onProgress: progress.onProgress };
       await runPlan(plan, opts); // warm the worker threads and the file cache
       const runs: number[] = [];
-      let last!: RunResult;
+      const timed: RunResult[] = [];
       for (let i = 0; i < o.repeat; i++) {
         const t0 = performance.now();
-        last = await runPlan(plan, opts);
+        timed.push(await runPlan(plan, opts));
         runs.push(performance.now() - t0);
       }
-      rows.push({ workload: w.name, s: w.s, mode, wallMs: median(runs), runsMs: runs, ...runFigures(last), sameAnswer: sameRows(last.toRows(), theirs) });
+      const last = timed[timed.length - 1];
+      let sameAnswer = sameRows(last.toRows(), theirs);
+      // each simulated worker count: a run planned for it, on the real threads, its answer checked too
+      const simulated: Simulated[] = [];
+      for (const W of simulateWorkers) {
+        const planned = await runPlan(plan, { ...plannedFor(opts, W), onProgress: progress.onProgress });
+        sameAnswer &&= sameRows(planned.toRows(), theirs);
+        simulated.push(simulateRun(planned.stats.tasks, W));
+      }
+      rows.push({
+        workload: w.name, s: w.s, mode, wallMs: median(runs), runsMs: runs, ...runFigures(timed), sameAnswer,
+        ...(simulated.length ? { simulated } : {}),
+      });
       if (detailOf && w.name === detailOf.workload && w.s === detailOf.s && mode === detailOf.mode) {
         const left = last.stats.shuffles.find((x) => x.id.endsWith('.left'));
         results.detail = {
           title: `${w.name}, s=${w.s}, hot keys split: partition sizes and tasks`,
           partitionRows: left?.partitionRows ?? [],
           taskRows: mainReduce(last).map((t) => t.rows),
-          tasks: last.stats.tasks.map((t) => ({ thread: t.thread ?? 0, startMs: t.startMs ?? 0, ms: t.ms, kind: t.kind, label: `${t.stage} ${t.kind} ${t.split ?? t.partition}` })),
+          tasks: last.stats.tasks.map((t) => ({ thread: t.thread ?? 0, startMs: t.startMs ?? 0, ms: t.ms, kind: t.kind, label: taskLabel(t) })),
         };
       }
     }
@@ -322,11 +379,11 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
       const vsOff = off && r.mode !== 'duckdb' ? (off.wallMs / r.wallMs).toFixed(2) : '';
       const vsDuck = r.mode === 'duckdb' ? '' : (r.wallMs / duck.wallMs).toFixed(2);
       const mb = r.shuffledBytes === undefined ? '' : (r.shuffledBytes / MB).toFixed(1);
-      write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
+      write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${(r.reduceImbalanceRows?.toFixed(2) ?? '').padStart(6)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
     }
   }
-  if (o.suite === 'quick' || o.suite === 'full') {
-    const s1 = workloads.find((w) => w.name === 'fact⋈dim' && w.s === 1)!;
+  const s1 = workloads.find((w) => w.name === 'fact⋈dim' && w.s === 1);
+  if ((o.suite === 'quick' || o.suite === 'full') && s1) {
     results.imbalance = await imbalanceCurve(path.resolve(datasetDir(o.out, s1.data)), o.workers, con);
     results.imbalanceKeys = s1.data.keys;
   }

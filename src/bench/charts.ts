@@ -6,7 +6,7 @@ import type { BenchResults, RunRow } from './bench.js';
 
 export interface Chart {
   /** the report section it belongs to */
-  section: 'speedup' | 'duckdb' | 'simulation' | 'imbalance' | 'detail';
+  section: 'speedup' | 'duckdb' | 'balance' | 'simulation' | 'imbalance' | 'detail';
   /** file name stem of the spec: charts/<name>.vl.json */
   name: string;
   spec: TopLevelSpec;
@@ -16,6 +16,7 @@ export interface Chart {
 const COLORS: Record<string, string> = {
   off: '#9e9e9e', partition: '#1f77b4', key: '#d62728', auto: '#2ca02c', 'no-combiners': '#8c564b', duckdb: '#ff7f0e',
   whole: '#9e9e9e', split: '#d62728', before: '#9e9e9e', after: '#d62728',
+  'input rows': '#17becf', 'input bytes': '#9467bd', time: '#bcbd22',
 };
 /** Task kinds of the timeline. */
 const KIND_COLORS: Record<string, string> = { map: '#1f77b4', split: '#ff7f0e', reduce: '#d62728' };
@@ -60,10 +61,27 @@ function lineChart(title: string, values: Row[], x: { field: string; title: stri
   return { $schema: SCHEMA, title, width, height: 220, data: { values }, layer: layers, config: CONFIG } as TopLevelSpec;
 }
 
+/**
+ * Tick values for a log axis from 1 to `max`: 1, 2, 5, 10, ... while the decades
+ * leave room for three labels each, else powers of ten (vega's own log ticks
+ * can set labels over each other).
+ */
+function logTicks(max: number): number[] {
+  const decades = Math.max(1, Math.ceil(Math.log10(Math.max(max, 1.0001))));
+  const steps = decades <= 3 ? [1, 2, 5] : [1];
+  const out: number[] = [];
+  for (let d = 0; d <= decades; d++) for (const m of steps) if (m * 10 ** d <= 10 ** decades) out.push(m * 10 ** d);
+  return out;
+}
+
+/** Where the bars of a log-scaled ratio start. */
+const LOG_BASE = 0.8;
+
 /** Bars grouped by `x`, one bar per series within a group. */
 function groupedBars(title: string, values: Row[], x: { field: string; title: string; labelEvery?: number },
-  y: { field: string; title: string; format?: string }, series: string, width = 360): TopLevelSpec {
+  y: { field: string; title: string; format?: string; log?: boolean }, series: string, width = 360): TopLevelSpec {
   const names = [...new Set(values.map((v) => String(v[series])))];
+  const ticks = y.log ? logTicks(Math.max(...values.map((v) => Number(v[y.field])))) : null;
   return {
     $schema: SCHEMA, title, width, height: 220, data: { values },
     mark: { type: 'bar' },
@@ -73,7 +91,9 @@ function groupedBars(title: string, values: Row[], x: { field: string; title: st
         axis: { labelAngle: 0, ...(x.labelEvery ? { labelExpr: `(datum.value - 1) % ${x.labelEvery} === 0 ? datum.label : ''` } : {}) },
       },
       xOffset: { field: series, type: 'nominal', sort: names },
-      y: { field: y.field, type: 'quantitative', title: y.title, axis: y.format ? { format: y.format } : {} },
+      y: { field: y.field, type: 'quantitative', title: y.title, axis: y.format ? { format: y.format } : {}, ...(ticks ? { scale: { type: 'log', domain: [LOG_BASE, ticks.at(-1)] }, axis: { values: ticks } } : {}) },
+      // a bar on a log scale starts a little below 1 (a ratio of 1 stays visible), not at 0, which a log scale cannot place
+      ...(ticks ? { y2: { datum: LOG_BASE } } : {}),
       color: { field: series, type: 'nominal', title: series, scale: colorScale(names) },
       tooltip: [{ field: series }, { field: x.field }, { field: y.field, format: ',.1~f' }],
     },
@@ -97,6 +117,17 @@ export function ratios(runs: RunRow[], workload: string, num: string, den: strin
   });
 }
 
+/** A run's simulated worker counts; a results.json of before makespan and ideal (`{ workers, ms }`) has no ideal. */
+export function simulationOf(x: RunRow): { workers: number; makespanMs: number; idealMs?: number }[] {
+  return (x.simulated ?? []).map((y) => {
+    const old = y as unknown as { workers: number; ms?: number };
+    return { workers: y.workers, makespanMs: y.makespanMs ?? old.ms ?? 0, ...(Number.isFinite(y.idealMs) ? { idealMs: y.idealMs } : {}) };
+  });
+}
+
+/** The skew-handling modes compared in the balance and simulation charts, in this order. */
+const SKEW_MODES = ['off', 'no-combiners', 'partition', 'key', 'auto'];
+
 export function chartSpecs(r: BenchResults): Chart[] {
   const charts: Chart[] = [];
   const workloads = [...new Set(r.runs.map((x) => x.workload))];
@@ -119,18 +150,41 @@ export function chartSpecs(r: BenchResults): Chart[] {
         { field: 'ratio', title: 'DuckDB time / skewjoin (auto) time', log: true, rule: 1 }, 'workload', 480),
     });
   }
-  // 3. simulated makespans, at the largest s of each workload
+  // 3. slowest/median task of the main reduce stage by input rows, bytes and time, at the largest s of each workload
+  const atTop = (w: string) => {
+    const top = Math.max(...r.runs.filter((x) => x.workload === w).map((x) => x.s));
+    return SKEW_MODES.flatMap((m) => r.runs.filter((x) => x.workload === w && x.mode === m && x.s === top));
+  };
   for (const w of workloads) {
-    const runs = ['off', 'partition', 'key'].map((m) => r.runs.filter((x) => x.workload === w && x.mode === m).sort((a, b) => a.s - b.s).at(-1))
-      .filter((x): x is RunRow => x !== undefined && (x.simulated?.length ?? 0) > 0);
-    if (runs.length === 0) continue;
-    const values = runs.flatMap((x) => x.simulated!.map((y) => ({ mode: x.mode, workers: y.workers, ms: y.ms })));
+    const runs = atTop(w);
+    const values = runs.flatMap((x) => ([['input rows', x.reduceImbalanceRows], ['input bytes', x.reduceImbalanceBytes], ['time', x.reduceImbalance]] as const)
+      .flatMap(([measure, v]) => (v === undefined ? [] : [{ mode: x.mode, measure, ratio: v }])));
+    if (values.length === 0 || !values.some((v) => v.measure !== 'time')) continue;
     charts.push({
-      section: 'simulation', name: `simulation-${slug(w)}`,
-      spec: groupedBars(`${w} at s=${runs[0].s}: simulated makespan`, values, { field: 'workers', title: 'workers' }, { field: 'ms', title: 'makespan (ms)' }, 'mode'),
+      section: 'balance', name: `balance-${slug(w)}`,
+      spec: groupedBars(`${w} at s=${runs[0].s}: slowest / median reduce task`, values, { field: 'mode', title: 'mode' },
+        { field: 'ratio', title: 'slowest / median task', log: true }, 'measure'),
     });
   }
-  // 4. the imbalance curve
+  // 4. simulated makespans against the ideal on W workers, at the largest s of each workload
+  for (const w of workloads) {
+    const runs = atTop(w).filter((x) => simulationOf(x).length > 0);
+    if (runs.length === 0) continue;
+    const sim = runs.flatMap((x) => simulationOf(x).map((y) => ({ mode: x.mode, ...y })));
+    charts.push({
+      section: 'simulation', name: `simulation-${slug(w)}`,
+      spec: groupedBars(`${w} at s=${runs[0].s}: simulated makespan`, sim.map((y) => ({ mode: y.mode, workers: y.workers, ms: y.makespanMs })),
+        { field: 'workers', title: 'workers' }, { field: 'ms', title: 'makespan (ms)' }, 'mode'),
+    });
+    const ratio = sim.flatMap((y) => (y.idealMs ? [{ mode: y.mode, workers: y.workers, ratio: y.makespanMs / y.idealMs }] : []));
+    if (ratio.length === 0) continue;
+    charts.push({
+      section: 'simulation', name: `simulation-ideal-${slug(w)}`,
+      spec: lineChart(`${w} at s=${runs[0].s}: makespan / ideal`, ratio, { field: 'workers', title: 'workers', log2Ticks: [...new Set(ratio.map((y) => y.workers))] },
+        { field: 'ratio', title: 'simulated makespan / ideal', rule: 1 }, 'mode'),
+    });
+  }
+  // 5. the imbalance curve
   if (r.imbalance?.length) {
     const values = r.imbalance.flatMap((x) => [{ keys: 'whole', partitions: x.partitions, ratio: x.whole }, { keys: 'split', partitions: x.partitions, ratio: x.split }]);
     charts.push({
@@ -139,7 +193,7 @@ export function chartSpecs(r: BenchResults): Chart[] {
         { field: 'partitions', title: 'partitions', log2Ticks: [1, 4, 16, 64, 256, 1024] }, { field: 'ratio', title: 'hottest / mean', log: true }, 'keys', 480),
     });
   }
-  // 5. one skewed run: partition sizes before and after splitting, and its task timeline
+  // 6. one skewed run: partition sizes before and after splitting, and its task timeline
   if (r.detail) {
     const d = r.detail;
     const ranked = (xs: number[], series: string) => [...xs].sort((a, b) => b - a).map((rows, i) => ({ series, rank: i + 1, rows }));

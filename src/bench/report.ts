@@ -8,7 +8,7 @@ import path from 'node:path';
 import { geometricMean } from 'simple-statistics';
 import { InputError } from '../errors.js';
 import type { BenchResults } from './bench.js';
-import { type Chart, baselineOf, chartSpecs, ratios } from './charts.js';
+import { type Chart, baselineOf, chartSpecs, ratios, simulationOf } from './charts.js';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const fmt = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
@@ -45,7 +45,8 @@ function summary(r: BenchResults): string {
 const SECTIONS: [Chart['section'], string][] = [
   ['speedup', 'Speedup over the baseline (skew handling off; for aggregation, no combiners)'],
   ['duckdb', 'skewjoin (auto) against DuckDB'],
-  ['simulation', 'Beyond one machine (simulated, largest task first)'],
+  ['balance', 'Slowest over median task of the main reduce stage, by input rows, input bytes and time'],
+  ['simulation', 'Beyond one machine: each run planned for W workers, its tasks run here and scheduled on W (largest first); the ideal is per stage max(work / W, largest task)'],
   ['imbalance', 'Hottest partition over the mean'],
   ['detail', ''],
 ];
@@ -54,19 +55,26 @@ export async function renderReport(r: BenchResults, charts = chartSpecs(r)): Pro
   const svgs = await drawCharts(charts);
   const sections = SECTIONS.flatMap(([id, heading]) => {
     const mine = svgs.filter((_, i) => charts[i].section === id);
-    if (mine.length === 0 && (id === 'imbalance' || id === 'detail')) return [];
+    if (mine.length === 0 && (id === 'balance' || id === 'imbalance' || id === 'detail')) return [];
     return [`<h2 id="${id}">${esc(id === 'detail' ? r.detail?.title ?? '' : heading)}</h2>${mine.join('\n')}`];
   });
-  const rows = r.runs.map((x) => `<tr><td>${esc(x.workload)}</td><td>${x.s}</td><td>${x.mode}</td><td>${fmt(x.wallMs)}</td><td>${x.reduceImbalance === undefined ? '' : fmt(x.reduceImbalance)}</td><td>${x.tasks ?? ''}</td><td>${x.shuffledRows ?? ''}</td><td>${x.shuffledBytes === undefined ? '' : fmt(x.shuffledBytes / 1048576)}</td><td>${x.peakRssMb === undefined ? '' : fmt(x.peakRssMb)}</td><td>${x.sameAnswer ?? ''}</td></tr>`).join('');
+  const opt = (x: number | undefined) => (x === undefined ? '' : fmt(x));
+  const W = [...new Set(r.runs.flatMap((x) => simulationOf(x).map((y) => y.workers)))].sort((a, b) => a - b);
+  const simCells = (x: BenchResults['runs'][number]) => W.map((w) => {
+    const y = simulationOf(x).find((z) => z.workers === w);
+    return `<td>${y ? `${fmt(y.makespanMs)}${y.idealMs ? ` / ${fmt(y.idealMs)}` : ''}` : ''}</td>`;
+  }).join('');
+  const rows = r.runs.map((x) => `<tr><td>${esc(x.workload)}</td><td>${x.s}</td><td>${x.mode}</td><td>${fmt(x.wallMs)}</td><td>${opt(x.reduceImbalanceRows)}</td><td>${opt(x.reduceImbalanceBytes)}</td><td>${opt(x.reduceImbalance)}</td><td>${x.tasks ?? ''}</td><td>${x.shuffledRows ?? ''}</td><td>${x.shuffledBytes === undefined ? '' : fmt(x.shuffledBytes / 1048576)}</td><td>${opt(x.peakRssMb)}</td><td>${x.sameAnswer ?? ''}</td>${simCells(x)}</tr>`).join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>skewjoin bench: ${esc(r.suite)}</title>
 <style>body{font:14px system-ui,sans-serif;margin:24px;color:#222}svg.chart{margin:8px 12px 8px 0;vertical-align:top}
 table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}</style></head><body>
 <h1>skewjoin bench — suite ${esc(r.suite)}</h1>
 <p>${r.workers} worker(s), median of ${r.repeat} run(s), ${esc(r.date)}. Ratios compare modes within this run; absolute times are machine-dependent.
+Slowest/median task by time is the median of that ratio over the runs (a ratio of sub-millisecond tasks is mostly noise); by input rows and bytes, of the last run.
 Each chart's Vega-Lite spec is in <code>charts/</code> beside this page.</p>
 ${summary(r)}
 ${sections.join('\n')}
-<h2 id="runs">All runs</h2><table><tr><th>workload</th><th>s</th><th>mode</th><th>wall ms</th><th>slowest/median task</th><th>tasks</th><th>rows shuffled</th><th>MB shuffled</th><th>peak RSS MB</th><th>same answer as DuckDB</th></tr>${rows}</table>
+<h2 id="runs">All runs</h2><table><tr><th>workload</th><th>s</th><th>mode</th><th>wall ms</th><th>slowest/median task by rows</th><th>by bytes</th><th>by time</th><th>tasks</th><th>rows shuffled</th><th>MB shuffled</th><th>peak RSS MB</th><th>same answer as DuckDB</th>${W.map((w) => `<th>${w} workers: makespan / ideal ms</th>`).join('')}</tr>${rows}</table>
 </body></html>
 `;
 }

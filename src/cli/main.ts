@@ -36,6 +36,22 @@ function int(name: string, min = 1) {
     return n;
   };
 }
+/** `1.2,1.5`: `bench --s`. */
+function sList(v: string): number[] {
+  const xs = v.split(',').map((x) => Number(x.trim()));
+  if (xs.some((x) => !Number.isFinite(x) || x < 0)) throw new InvalidArgumentError(`--s must be Zipf exponents >= 0, comma-separated (e.g. 1.2,1.5); got "${v}"`);
+  return xs;
+}
+
+/** `16,64,256`, or `none` for an empty list: `bench --simulate-workers`. */
+function workerList(v: string): number[] {
+  if (v.trim() === 'none') return [];
+  const xs = v.split(',').map((x) => Number(x.trim()));
+  if (xs.length === 0 || xs.some((n) => !Number.isInteger(n) || n < 1 || n > 4096)) {
+    throw new InvalidArgumentError(`--simulate-workers must be worker counts from 1 to 4096, comma-separated (e.g. 16,64,256), or none; got "${v}"`);
+  }
+  return [...new Set(xs)].sort((a, b) => a - b);
+}
 function num(name: string, min = 0) {
   return (v: string) => {
     const n = Number(v);
@@ -179,6 +195,8 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--rows <n>', 'fact rows (default: quick 300,000; the other suites 5,000,000)', int('--rows'))
     .option('--keys <m>', 'keys (default: quick 30,000; the other suites 1,000,000)', int('--keys'))
     .option('--repeat <r>', 'runs per measurement (the median is reported)', int('--repeat'), 3)
+    .option('--simulate-workers <list>', 'worker counts to plan each run for and schedule its measured tasks on, comma-separated, or "none"', workerList, [16, 64, 256])
+    .option('--s <list>', 'only the workloads at these Zipf s, comma-separated (default: all of the suite\'s)', sList)
     .option('--report-only <dir>', 'run nothing: draw report.html and charts/ again from <dir>/results.json')
     .action(async (o) => {
       if (o.reportOnly) {

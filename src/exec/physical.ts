@@ -2,10 +2,10 @@
 // pipeline is a source (scan splits, a join or an aggregation over shuffled
 // partitions, or a materialized sort/limit result) followed by row-wise
 // operators; its tasks end in a sink chosen by the consumer.
-import type { Schema } from '../kernels/column.js';
-import type { BoundNode } from '../plan/bound.js';
-import type { Settings } from '../plan/load.js';
-import type { RowOp } from './task.js';
+import type { Field, Schema } from '../kernels/column.js';
+import type { BoundNode, FileSplit } from '../plan/bound.js';
+import { type Settings, plannedWorkers } from '../plan/load.js';
+import type { RowOp, TaskSource } from './task.js';
 
 export type SourceNode = Extract<BoundNode, { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' }>;
 
@@ -36,6 +36,12 @@ export function pipelineOf(node: BoundNode): Pipeline {
   }
 }
 
+/** A map task's source for one scan split; `sample`: read at most that many of its rows. */
+export function scanSource(s: FileSplit, fields: Field[], sample?: number): Extract<TaskSource, { kind: 'scan' }> {
+  const range = s.offset !== undefined ? { offset: s.offset, limit: Math.min(s.rows, sample ?? Infinity) } : sample ? { limit: sample } : {};
+  return { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields, ...range };
+}
+
 /** Estimated bytes read by the scans under a node, to size the shuffles. */
 export function scanBytes(node: BoundNode): number {
   switch (node.kind) {
@@ -49,6 +55,6 @@ export function scanBytes(node: BoundNode): number {
  * Partitions of the shuffle below a node: the plan's setting, or enough for
  * the workers at about 8 MB each, at most 256.
  */
-export function partitionsFor(node: BoundNode, settings: Pick<Settings, 'partitions' | 'workers'>): number {
-  return settings.partitions ?? Math.min(256, Math.max(2 * settings.workers, Math.ceil(scanBytes(node) / (8 * 1024 * 1024))));
+export function partitionsFor(node: BoundNode, settings: Pick<Settings, 'partitions' | 'workers' | 'planWorkers'>): number {
+  return settings.partitions ?? Math.min(256, Math.max(2 * plannedWorkers(settings), Math.ceil(scanBytes(node) / (8 * 1024 * 1024))));
 }

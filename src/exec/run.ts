@@ -8,7 +8,7 @@ import { type Batch, type Schema, batchBytes, concatBatches, gatherBatch, rowCou
 import { partitionOf } from '../kernels/keys.js';
 import { topIndices } from '../kernels/sort.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
-import type { Settings } from '../plan/load.js';
+import { type Settings, plannedWorkers } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
 import { type PlannedTask, type SideStats, type SplitInfo, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
 import { keyGrid, restGrid } from '../skew/cut.js';
@@ -21,7 +21,7 @@ import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
 import { runSort } from '../sort/stage.js';
 import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
-import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
+import { type Pipeline, partitionsFor, pipelineOf, scanSource } from './physical.js';
 import { InOrder } from './in-order.js';
 import { FaultPlan } from './faults.js';
 import { ProgressTracker } from './progress.js';
@@ -31,7 +31,9 @@ import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
 /** What the coordinator knows of a task before it runs. */
-export type TaskMeta = Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes' | 'attempt' | 'error'>;
+export type TaskMeta = Omit<TaskStats, 'rows' | 'inputBytes' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes' | 'attempt' | 'error'>
+  /** a reduce or split task's input as shuffled, when the coordinator knows it (else the task measures its own) */
+  & { inputBytes?: number };
 
 /** Map outputs of one side of a shuffle: byTask[t][p] is what map task t wrote to partition p. */
 interface ShuffleOutput {
@@ -137,7 +139,7 @@ export class Executor {
         : await runWithRetries(this.settings.workers, task, {
           label: taskLabel(meta), crash,
           onFailed: (f) => this.stats.tasks.push({
-            ...meta, rows: 0, outputRows: 0, ms: f.ms, startMs: f.start - this.t0, attempt: f.attempt, error: f.error, spilledBytes: 0, spillReadBytes: 0,
+            ...meta, rows: 0, inputBytes: meta.inputBytes ?? 0, outputRows: 0, ms: f.ms, startMs: f.start - this.t0, attempt: f.attempt, error: f.error, spilledBytes: 0, spillReadBytes: 0,
           }),
         });
       // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
@@ -153,7 +155,7 @@ export class Executor {
       this.stats.spilledBytes += spilled;
       this.stats.spillReadBytes += read;
       this.stats.tasks.push({
-        ...meta, rows: r.inputRows, outputRows: r.outputRows, ms: r.ms,
+        ...meta, rows: r.inputRows, inputBytes: meta.inputBytes ?? r.inputBytes ?? 0, outputRows: r.outputRows, ms: r.ms,
         startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, attempt: r.attempt, spilledBytes: spilled, spillReadBytes: read,
         ...(r.join ? { join: r.join } : {}), ...(r.read ? { read: r.read } : {}),
       });
@@ -176,7 +178,7 @@ export class Executor {
     switch (src.kind) {
       case 'scan':
         return Promise.all(src.splits.map((s, i) => this.run(
-          { source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields: src.schema }, ops: p.ops, combine, sink: withSeed(sink, i) },
+          { source: scanSource(s, src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
           { stage: consumer, kind: 'map', partition: i, source: src.id },
         )));
       case 'join':
@@ -277,7 +279,7 @@ export class Executor {
       })),
     });
     const ls = sideStats(l), rs = sideStats(r);
-    const plan = planReduceTasks(ls, rs, node.type, skew, this.settings.workers);
+    const plan = planReduceTasks(ls, rs, node.type, skew, plannedWorkers(this.settings));
     for (const [out, side, d] of [[l, ls, plan.left], [r, rs, plan.right]] as const) {
       out.stats.medianBytes = d.medianBytes;
       out.stats.thresholdBytes = d.thresholdBytes;
@@ -525,7 +527,7 @@ export class Executor {
       if (p.source.kind !== 'scan' || p.source.splits.length === 0) return Infinity;
       const s = p.source.splits[0];
       const task: TaskSpec = {
-        source: { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields: p.source.schema, limit: EAGER_SAMPLE_ROWS },
+        source: scanSource(s, p.source.schema, EAGER_SAMPLE_ROWS),
         ops: p.ops, sink: { kind: 'keyStats', keys, norms },
       };
       const r = this.inThread ? await runInThread(task) : await runWithRetries(this.settings.workers, task, { label: `${join.id} key sample` });

@@ -26,8 +26,11 @@ export interface TaskStats {
   partition: number;
   /** input rows (a join task: both sides; a split task: the rows it cut) */
   rows: number;
-  /** input bytes of a reduce or split task, as shuffled (a row range: its share of its block) */
-  inputBytes?: number;
+  /**
+   * input bytes: of a reduce or split task as shuffled (a row range: its share of its block),
+   * of a map task the columns it decoded or the blocks it was given
+   */
+  inputBytes: number;
   outputRows: number;
   ms: number;
   /** the operator a map task read from */

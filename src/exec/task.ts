@@ -25,6 +25,7 @@ import { compileExpr, selectTrue } from '../expr/compile.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { JoinType } from '../plan/spec.js';
 import { withSpillRead } from '../spill/source.js';
+import { inputBytesOf } from './input-size.js';
 import { type SortKey, sortIndices } from '../kernels/sort.js';
 import { rangePartition, sampleRows } from '../sort/partition.js';
 
@@ -37,8 +38,8 @@ export type RowOp =
   | ProbeOp;
 
 export type TaskSource =
-  /** limit: read only the first rows (a sample) */
-  | { kind: 'scan'; path: string; rowGroups: number[]; wholeFile?: boolean; fields: Field[]; limit?: number }
+  /** offset, limit: a row range of the row groups read (a map split below the row group, or a sample's first rows) */
+  | { kind: 'scan'; path: string; rowGroups: number[]; wholeFile?: boolean; fields: Field[]; offset?: number; limit?: number }
   | { kind: 'batches'; schema: Schema; batches: Batch[] }
   | {
       kind: 'join'; type: JoinType;
@@ -78,6 +79,8 @@ export interface TaskResult {
   /** collect: the output batches; partition: one batch (or null) per partition */
   batches: (Batch | null)[];
   inputRows: number;
+  /** the input's in-memory bytes (exec/input-size.ts) */
+  inputBytes?: number;
   outputRows: number;
   partitionRows?: number[];
   partitionBytes?: number[];
@@ -120,10 +123,10 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
   switch (src.kind) {
     case 'scan': {
       if (inPlace) {
-        const { batches, release, viewsIntoModule } = await readRowGroupsInPlace(src.path, src.rowGroups, src.fields, src.wholeFile, src.limit);
+        const { batches, release, viewsIntoModule } = await readRowGroupsInPlace(src.path, src.rowGroups, src.fields, src.wholeFile, src);
         return { batches, rows: rowCount(batches), release, read: viewsIntoModule ? 'in-place' : 'ipc' };
       }
-      const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile, src.limit);
+      const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile, src);
       return { batches, rows: rowCount(batches), read: 'ipc' };
     }
     case 'split':
@@ -276,14 +279,15 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
     const runs = s.locate ? hotKeyRuns(s.blocks, s.keys, s.norms, s.hot, s.locate) : null;
     if (runs) return { batches: [], runs, inputRows: rows, outputRows: rows, ms: performance.now() - t0 };
     const pieces = splitHotKeys(s.schema, s.blocks, s.keys, s.norms, s.hot);
-    return { batches: pieces, inputRows: rows, outputRows: rows, ms: performance.now() - t0 };
+    return { batches: pieces, inputRows: rows, inputBytes: inputBytesOf(s, []), outputRows: rows, ms: performance.now() - t0 };
   }
   // A combiner right after a join aggregates from the join's row indices. Scanned
   // columns are read in place (views into the module's memory): the partition sink
   // copies them, keyStats only reads them, and collect copies what it keeps.
   const p = await produce(t.source, t.ops.length === 0 ? t.combine : undefined, true);
+  const inputBytes = inputBytesOf(t.source, p.batches);
   try {
-    return finish(t, p, t0);
+    return Object.assign(finish(t, p, t0), { inputBytes });
   } finally {
     p.release?.();
   }

@@ -14,7 +14,7 @@ export async function warm(path: string): Promise<{ ok: true; result: null }> {
   try {
     const info = await inspectParquet(path);
     const fields = info.columns.filter((c): c is Field => typeof c.type !== 'string');
-    const { release } = await readRowGroupsInPlace(path, info.wholeFile ? [] : [0], fields, info.wholeFile, 1024);
+    const { release } = await readRowGroupsInPlace(path, info.wholeFile ? [] : [0], fields, info.wholeFile, { limit: 1024 });
     release();
   } catch { /* reported by the run itself */ }
   return { ok: true, result: null };

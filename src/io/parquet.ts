@@ -112,27 +112,33 @@ export async function inspectParquet(path: string): Promise<FileInfo> {
   }
 }
 
+/** Rows of the row groups read: skip `offset`, then read at most `limit` (a map split below the row group, a sample). */
+export interface RowRange { offset?: number; limit?: number }
+
+/** parquet-wasm's reader options for a row range (the offset counts rows of the selected row groups). */
+const rangeOptions = (r: RowRange) => ({ ...(r.offset ? { offset: r.offset } : {}), ...(r.limit ? { limit: r.limit } : {}) });
+
 /** Decode some row groups of one file (all when `rowGroups` is empty), only the given columns. */
-export async function readRowGroups(path: string, rowGroups: number[], fields: Field[], wholeFile = false, limit?: number): Promise<Batch[]> {
+export async function readRowGroups(path: string, rowGroups: number[], fields: Field[], wholeFile = false, range: RowRange = {}): Promise<Batch[]> {
   if (wholeFile) {
     const bytes = readWholeFile(path);
     try {
-      const t = parquetWasm().readParquet(bytes, { batchSize: 1 << 17, ...(rowGroups.length ? { rowGroups } : {}), ...(limit ? { limit } : {}) });
+      const t = parquetWasm().readParquet(bytes, { batchSize: 1 << 17, ...(rowGroups.length ? { rowGroups } : {}), ...rangeOptions(range) });
       return await viaIpc(t, fields);
     } catch (e) {
       throw decodeFailure(e, path, rowGroupsText(rowGroups), fields.map((x) => x.name));
     }
   }
   await loadArrow();
-  return readTable(path, rowGroups, fields, limit, (t) => viaIpc(t, fields));
+  return readTable(path, rowGroups, fields, range, (t) => viaIpc(t, fields));
 }
 
 /** Decode row groups of a file through the open-file cache and convert the table; a failure is an InputError naming the file. */
-async function readTable<T>(path: string, rowGroups: number[], fields: Field[], limit: number | undefined, convert: (t: PW.Table) => T | Promise<T>): Promise<T> {
+async function readTable<T>(path: string, rowGroups: number[], fields: Field[], range: RowRange, convert: (t: PW.Table) => T | Promise<T>): Promise<T> {
   const f = await openCached(path);
   const columns = fields.map((x) => x.name);
   try {
-    return await convert(await guarded(() => f.read({ columns, rowGroups, batchSize: 1 << 17, ...(limit ? { limit } : {}) })));
+    return await convert(await guarded(() => f.read({ columns, rowGroups, batchSize: 1 << 17, ...rangeOptions(range) })));
   } catch (e) {
     dropCached(path);
     throw decodeFailure(e, path, rowGroupsText(rowGroups), columns);
@@ -149,17 +155,17 @@ const notInPlace = new Set<string>();
  * module's memory (see io/ffi.ts): use them before any other Parquet call,
  * then call release().
  */
-export async function readRowGroupsInPlace(path: string, rowGroups: number[], fields: Field[], wholeFile = false, limit?: number): Promise<{ batches: Batch[]; release(): void; viewsIntoModule: boolean }> {
+export async function readRowGroupsInPlace(path: string, rowGroups: number[], fields: Field[], wholeFile = false, range: RowRange = {}): Promise<{ batches: Batch[]; release(): void; viewsIntoModule: boolean }> {
   const none = () => {};
   const key = `${path}\0${fields.map((x) => x.name).join('\0')}`;
-  if (wholeFile || notInPlace.has(key)) return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, limit), release: none, viewsIntoModule: false };
-  const stream = await readTable(path, rowGroups, fields, limit, (t) => t.intoFFI());
+  if (wholeFile || notInPlace.has(key)) return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, range), release: none, viewsIntoModule: false };
+  const stream = await readTable(path, rowGroups, fields, range, (t) => t.intoFFI());
   let batches: Batch[] | null = null;
   try { batches = batchesInPlace(stream, fields); } catch { /* an export we do not understand: the IPC path reads it */ }
   if (batches === null) {
     stream.free();
     notInPlace.add(key);
-    return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, limit), release: none, viewsIntoModule: false };
+    return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, range), release: none, viewsIntoModule: false };
   }
   return { batches, release: () => stream.free(), viewsIntoModule: true };
 }

@@ -38,8 +38,11 @@ export interface BoundAggregate {
   decimal?: boolean;
 }
 
-/** A map task's input: row groups of one file (all of it when `wholeFile`). */
-export interface FileSplit { path: string; rowGroups: number[]; rows: number; bytes: number; wholeFile?: boolean }
+/**
+ * A map task's input: row groups of one file (all of it when `wholeFile`), or
+ * with `offset` the `rows` rows from that offset of its one row group (plan/map-splits.ts).
+ */
+export interface FileSplit { path: string; rowGroups: number[]; rows: number; bytes: number; wholeFile?: boolean; offset?: number }
 
 interface Base { id: string; schema: Schema }
 

@@ -9,6 +9,7 @@ import { bindPlan } from './bind.js';
 import { type ParamInput, applyParams } from './params.js';
 import { resolveSourceOverrides } from './sources.js';
 import { pruneColumns } from './prune.js';
+import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
 import { DEFAULT_BROADCAST_BYTES } from '../joins/decide.js';
 import { DEFAULT_IN_THREAD_BYTES } from '../exec/local.js';
@@ -39,6 +40,17 @@ export interface Settings {
   inThreadBytes: number;
   /** parent folder of the query's spill folder (absolute) */
   spillDir: string;
+  /**
+   * Internal (not in the plan format): plan as if for this many workers while the
+   * tasks run on `workers` threads: partitions, coalescing, map splits, sort ranges.
+   * `skewjoin bench --simulate-workers` sets it to replay a larger cluster's plan.
+   */
+  planWorkers?: number;
+}
+
+/** The worker count the plan is sized for: `planWorkers` when set, else the real one. */
+export function plannedWorkers(s: Pick<Settings, 'workers' | 'planWorkers'>): number {
+  return s.planWorkers ?? s.workers;
 }
 
 /** Overrides from the command line or the library caller; they win over the plan's `execution`. */
@@ -57,6 +69,8 @@ export interface Overrides {
   params?: Record<string, ParamInput>;
   /** files replacing a declared source's (`--source NAME=PATH`): a file, a glob, a folder, or a list */
   sources?: Record<string, string | string[]>;
+  /** internal: plan for this many workers, run on `workers` (Settings.planWorkers) */
+  planWorkers?: number;
   /** the overrides came from the command line: errors name `--param`/`--source`, not the options */
   fromCommandLine?: boolean;
 }
@@ -151,6 +165,7 @@ export function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): S
     inThreadBytes: parseBytes(o.inThreadBytes ?? ex.inThreadBytes, DEFAULT_IN_THREAD_BYTES),
     broadcastBytes: o.broadcastBytes !== undefined ? parseBytes(o.broadcastBytes, 0) : parseBytes(ex.broadcastBytes, DEFAULT_BROADCAST_BYTES),
     spillDir: o.spillDir !== undefined ? path.resolve(o.spillDir) : ex.spillDir !== undefined ? path.resolve(baseDir, ex.spillDir) : os.tmpdir(),
+    ...(o.planWorkers !== undefined ? { planWorkers: o.planWorkers } : {}),
   };
 }
 
@@ -189,6 +204,6 @@ export async function loadPlan(source: string | object, overrides: Overrides = {
   const output = outputOf(plan, dir);
   // override paths are the caller's: relative to baseDir (the current folder by default), not to the plan
   const files = await resolveSourceOverrides(Object.keys(plan.sources), overrides.sources ?? {}, path.resolve(baseDir ?? '.'), cli);
-  const root = pruneColumns(await bindPlan(plan, dir, files));
+  const root = splitScans(pruneColumns(await bindPlan(plan, dir, files)), plannedWorkers(settings));
   return { plan, baseDir: dir, root, settings, output };
 }

@@ -2,6 +2,7 @@
 // sample the input, cut it into ranges, sort each range in its own task.
 import { type Batch, concatBatches } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';
+import { plannedWorkers } from '../plan/load.js';
 import { median } from '../skew/decide.js';
 import { blockBytes } from '../spill/block.js';
 import { heldBytes } from '../spill/spiller.js';
@@ -29,7 +30,7 @@ export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: 
   const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
   const inputBytes = inputs.reduce((a, r) => a + r.batches.reduce((x, b) => x + (b ? blockBytes(b) : 0), 0), 0);
   const rangeBytes = Math.min(SORT_RANGE_BYTES, ex.settings.memoryLimit / (4 * ex.settings.workers));
-  const bounds = chooseBounds(concatBatches(node.schema, samples), node.by, inputBytes, rangeBytes, ex.settings.workers, 256);
+  const bounds = chooseBounds(concatBatches(node.schema, samples), node.by, inputBytes, rangeBytes, plannedWorkers(ex.settings), 256);
   const R = bounds.length + 1;
   const held = heldBytes(inputs.map((r) => r.batches));
   const parts = await Promise.all(inputs.filter((r) => r.batches.length > 0).map((r, i) => ex.run({

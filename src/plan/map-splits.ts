@@ -1,0 +1,37 @@
+// Map splits below the row group: a Parquet row group much larger than the map
+// stage's target task is read as several map tasks over row ranges (parquet-wasm's
+// offset and limit), so that a file of a few big row groups still spreads over
+// every worker the plan is sized for.
+import type { BoundNode, FileSplit } from './bound.js';
+
+/** Map tasks a scan aims at per (planned) worker, as reduce coalescing does (skew/decide.ts). */
+export const MAP_TASKS_PER_WORKER = 4;
+/** No row-range split smaller than this: below it a task's fixed costs (opening, the footer, dispatch) dominate. */
+export const MIN_MAP_SPLIT_BYTES = 1024 * 1024;
+
+/**
+ * The splits of one scan with each row group of more than twice the target cut
+ * into row ranges of about the target: target = the scan's bytes over
+ * MAP_TASKS_PER_WORKER tasks per worker, at least `minBytes`.
+ */
+export function rowRangeSplits(splits: readonly FileSplit[], workers: number, minBytes = MIN_MAP_SPLIT_BYTES): FileSplit[] {
+  const total = splits.reduce((s, x) => s + x.bytes, 0);
+  const target = Math.max(minBytes, total / (MAP_TASKS_PER_WORKER * workers), 1);
+  return splits.flatMap((s) => {
+    if (s.wholeFile || s.rowGroups.length !== 1 || s.offset !== undefined || s.bytes <= 2 * target) return [s];
+    const n = Math.min(Math.ceil(s.bytes / target), s.rows);
+    return Array.from({ length: n }, (_, i) => {
+      const start = Math.floor((i * s.rows) / n), end = Math.floor(((i + 1) * s.rows) / n);
+      return { path: s.path, rowGroups: s.rowGroups, rows: end - start, bytes: (s.bytes * (end - start)) / s.rows, offset: start };
+    });
+  });
+}
+
+/** Every scan of a bound plan with its row groups split for `workers` (see rowRangeSplits). */
+export function splitScans(node: BoundNode, workers: number, minBytes = MIN_MAP_SPLIT_BYTES): BoundNode {
+  switch (node.kind) {
+    case 'scan': return { ...node, splits: rowRangeSplits(node.splits, workers, minBytes) };
+    case 'join': return { ...node, left: splitScans(node.left, workers, minBytes), right: splitScans(node.right, workers, minBytes) };
+    default: return { ...node, input: splitScans(node.input, workers, minBytes) } as BoundNode;
+  }
+}
