@@ -12,14 +12,16 @@ import type { Settings } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
 import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
 import { mergeSketches } from '../skew/sketch.js';
-import { chooseStrategy } from './broadcast.js';
+import { type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { runInThread } from './local.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
 import { runSort } from '../sort/stage.js';
 import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
+import { dataBudget, taskShare } from './budget.js';
 import { InOrder } from './in-order.js';
+import { takeRows } from './limit.js';
 import { FaultPlan } from './faults.js';
 import { ProgressTracker } from './progress.js';
 import { runWithRetries } from './retry.js';
@@ -85,6 +87,9 @@ export function packBlocks(blocks: Batch[], target: number): Batch[][] {
 /** Rows read from each side of a join to decide on eager aggregation. */
 const EAGER_SAMPLE_ROWS = 16384;
 
+/** Tasks of a streamed final stage per worker between starting and their output being consumed. */
+const STREAM_IN_FLIGHT = 2;
+
 /** Counters per map task for the heavy-hitter sketch of join keys. */
 const SKETCH_CAPACITY = 1000;
 
@@ -92,8 +97,8 @@ export class Executor {
   readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], eager: [], spilledBytes: 0, spillReadBytes: 0 };
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
-  /** the final stage's sink while its results stream (see streamBatches), and their order */
-  private final: { sink: TaskSink; order: InOrder } | null = null;
+  /** sinks of stages whose results stream (see streamBatches): their order and gate */
+  private readonly streams = new Map<TaskSink, InOrder>();
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
   readonly spill: Spiller;
 
@@ -104,7 +109,12 @@ export class Executor {
 
   /** `inThread`: every task runs on the calling thread (a small input, see exec/local.ts; never with faults) */
   constructor(readonly settings: Settings, readonly progress = new ProgressTracker(undefined, performance.now()), private readonly inThread = false) {
-    this.spill = new Spiller(settings.memoryLimit, settings.spillDir);
+    this.spill = new Spiller(dataBudget(settings.memoryLimit, settings.workers), settings.spillDir);
+  }
+
+  /** What one running task may hold (exec/budget.ts). */
+  taskShare(): number {
+    return taskShare(this.spill.limit, this.settings.workers);
   }
 
   /** Remove the query's spill files: call once the run is over, however it ended. */
@@ -118,7 +128,14 @@ export class Executor {
    */
   async run(task: TaskSpec, meta: TaskMeta): Promise<TaskResult> {
     if (this.failure) throw this.failure;
-    const ticket = this.final && task.sink === this.final.sink ? this.final.order.ticket() : -1;
+    const order = this.streams.get(task.sink);
+    const ticket = order ? order.ticket() : -1;
+    if (order && !(await order.admit())) {
+      // the consumer has all the rows it wants: the task is not run
+      order.done(ticket, []);
+      return { batches: [], inputRows: 0, outputRows: 0, ms: 0 };
+    }
+    if (this.failure) throw this.failure;
     const crash = this.faults?.launch(meta.stage, meta.kind);
     this.progress.scheduled();
     try {
@@ -131,12 +148,14 @@ export class Executor {
           }),
         });
       // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
-      const held = task.sink.kind === 'partition' || task.sink.kind === 'range' || (task.sink.kind === 'collect' && task.sink.sample);
+      // (a split task's rest and hot-key pieces too: they wait for the join tasks of every piece)
+      const held = task.sink.kind === 'partition' || task.sink.kind === 'range' || (task.sink.kind === 'collect' && task.sink.sample)
+        || task.source.kind === 'split';
       const { blocks, spilled } = held ? this.spill.admit(r.batches) : { blocks: r.batches, spilled: 0 };
       r.batches = blocks;
-      if (ticket >= 0) {
+      if (order) {
         // the final stage streams: its rows go to the output now, not back up the call chain
-        this.final!.order.done(ticket, r.batches.filter((b): b is Batch => b !== null));
+        order.done(ticket, r.batches.filter((b): b is Batch => b !== null));
         r.batches = [];
       }
       const read = r.spillReadBytes ?? 0;
@@ -235,16 +254,20 @@ export class Executor {
   private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
     if (node.leftKeys.length === 0) return this.runCross(node, ops, sink, combine);
     // Broadcast (exec/broadcast.ts): the probing side's map tasks join, and go on with our operators and sink.
-    const how = eager
-      ? { decision: { strategy: 'shuffle' as const, reason: 'eager aggregation: both sides pre-aggregated by their join keys' } }
-      : await chooseStrategy(node, this.settings.broadcastBytes, (n) => this.collectBatches(n, node.id));
+    const how: JoinStrategy = eager
+      ? { decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' }, heldBytes: 0 }
+      : await chooseStrategy(node, this.settings.broadcastBytes, (n) => this.collectBatches(n, node.id), this.spill);
     const strategy = { strategy: how.decision.strategy, reason: how.decision.reason };
     if (how.pipeline) {
       this.stats.joins.push({
         id: node.id, type: node.type, ...strategy, broadcast: { side: how.decision.side!, rows: how.rows!, bytes: how.bytes! },
         targetBytes: 0, tasks: 0, splits: [],
       });
-      return this.runPipeline({ ...how.pipeline, ops: [...how.pipeline.ops, ...ops] }, sink, consumer, combine);
+      try {
+        return await this.runPipeline({ ...how.pipeline, ops: [...how.pipeline.ops, ...ops] }, sink, consumer, combine);
+      } finally {
+        this.spill.release(how.heldBytes);
+      }
     }
     const pre = (side: 'left' | 'right') => (how.collected?.side === side ? how.collected.batches : undefined);
     const P = partitionsFor(node, this.settings);
@@ -255,10 +278,12 @@ export class Executor {
       : { leftSchema: node.left.schema, rightSchema: node.right.schema, leftKeys: node.leftKeys, rightKeys: node.rightKeys };
     const sideCombine = (side: 'left' | 'right'): Combine | undefined => eager
       && { groupBy: eager[side].groupBy, aggs: eager[side].aggs, schema: (side === 'left' ? node.left : node.right).schema };
-    const [l, r] = await Promise.all([
+    const shuffled = Promise.all([
       this.shuffle(node.left, { keys: shape.leftKeys, norms: node.leftNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.left`, node.id, sideCombine('left'), undefined, pre('left')),
       this.shuffle(node.right, { keys: shape.rightKeys, norms: node.rightNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.right`, node.id, sideCombine('right'), undefined, pre('right')),
     ]);
+    // the measured side's rows are held until its map tasks have partitioned them
+    const [l, r] = await shuffled.finally(() => this.spill.release(how.heldBytes));
     const sideStats = (s: ShuffleOutput): SideStats => ({
       partitionRows: s.stats.partitionRows, partitionBytes: s.stats.partitionBytes, mapBytes: s.mapBytes,
       hotKeys: mergeSketches(s.sketches, SKETCH_CAPACITY).map((e) => ({
@@ -342,6 +367,7 @@ export class Executor {
     // The cutting itself is split too: one split task per chunk of map outputs of about the target size,
     // so that no task reads the whole hot partition.
     const p = t.partition;
+    let held = 0;
     const splitSide = async (s: ShuffleOutput, side: 'left' | 'right', pieces: (k: HotKeySplit) => number) => {
       const blocks = blocksOf(s, p);
       const chunks = packBlocks(blocks, ctx.targetBytes);
@@ -357,6 +383,7 @@ export class Executor {
           },
           ops: [], sink: { kind: 'collect' },
         }, { stage: node.id, kind: 'split', partition: p, split: `${side} chunk ${c + 1}/${chunks.length}` });
+        held += heldBytes([r.batches]);
         return { batches: r.batches as Batch[], pieces: counts };
       }));
       // [rest batches, pieces of key 0, pieces of key 1, ...], gathered from every chunk
@@ -380,14 +407,16 @@ export class Executor {
       // A piece is a list of batches. Semi and anti joins must see all right rows of a key at once.
       const a = nonEmpty(ls.keyPieces[ki]).map((x) => [x]);
       const b = node.type === 'semi' || node.type === 'anti' ? [rs.keyPieces[ki]] : nonEmpty(rs.keyPieces[ki]).map((x) => [x]);
-      const as = b.length > 1 ? a.map((x) => x.map(shareBatch)) : a, bs = a.length > 1 ? b.map((x) => x.map(shareBatch)) : b;
+      const as = b.length > 1 ? a.map((x) => x.map((y) => this.shared(y))) : a, bs = a.length > 1 ? b.map((x) => x.map((y) => this.shared(y))) : b;
       as.forEach((x, i) => bs.forEach((y, j) => {
         if (reduceNeeded(node.type, rowCount(x), rowCount(y))) {
           jobs.push(this.joinTask(ctx, x, y, { kind: 'reduce', partition: p, split: `hot-key ${k.display.join(',')} piece ${i},${j}` }, p + i + j));
         }
       }));
     });
-    return (await Promise.all(jobs)).flat();
+    const results = (await Promise.all(jobs)).flat();
+    this.spill.release(held);
+    return results;
   }
 
   /**
@@ -398,7 +427,7 @@ export class Executor {
    */
   private async graceJoin(ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskMeta, 'stage'>): Promise<TaskResult[] | null> {
     const size = (bs: Batch[]) => ({ rows: rowCount(bs), bytes: bs.reduce((a, b) => a + blockBytes(b), 0) });
-    const K = gracePieces(ctx.node.type, size(left), size(right), this.settings.memoryLimit / this.settings.workers);
+    const K = gracePieces(ctx.node.type, size(left), size(right), this.taskShare());
     if (K <= 1) return null;
     const { node, shape } = ctx;
     const [ls, rs] = await Promise.all([
@@ -452,7 +481,7 @@ export class Executor {
     }, { stage: node.id, kind: 'reduce', partition: p, ...(split ? { split } : {}) });
     // A partition larger than a worker's share of the budget is cut by further bits of the group
     // hash: each group lies in one piece, aggregated by its own task (no merge needed).
-    const share = this.settings.memoryLimit / this.settings.workers;
+    const share = this.taskShare();
     const results = await Promise.all(tasks.map(async (p) => {
       const input = blocksOf(s, p);
       const bytes = input.reduce((a, b) => a + blockBytes(b), 0);
@@ -499,10 +528,7 @@ export class Executor {
       const b = await this.collect(node.input.input);
       return sliceBatch(gatherBatch(b, topIndices(b, node.input.by, node.offset + node.count)), node.offset, node.offset + node.count);
     }
-    if (node.kind === 'limit') {
-      const b = await this.collect(node.input);
-      return sliceBatch(b, node.offset, node.offset + node.count);
-    }
+    if (node.kind === 'limit') return takeRows(this, node);
     return this.collect(node);
   }
 
@@ -517,14 +543,19 @@ export class Executor {
     return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
   }
 
-  /** Run a node, handing its batches to `emit` as its final tasks finish (in task order), none kept. */
-  async streamBatches(node: BoundNode, emit: (batches: Batch[]) => void): Promise<void> {
+  /**
+   * Run a node, handing its batches to `emit` as its final tasks finish (in
+   * task order), none kept. At most STREAM_IN_FLIGHT tasks per worker run
+   * ahead of the consumer (`emit` returns a promise while it writes); once
+   * `emit` returns true, the tasks not started yet are skipped.
+   */
+  async streamBatches(node: BoundNode, emit: (batches: Batch[]) => Promise<unknown> | boolean | void): Promise<void> {
     const sink: TaskSink = { kind: 'collect' };
-    this.final = { sink, order: new InOrder(emit) };
+    this.streams.set(sink, new InOrder(emit, STREAM_IN_FLIGHT * this.settings.workers));
     try {
       await this.runPipeline(pipelineOf(node), sink, 'output');
     } finally {
-      this.final = null;
+      this.streams.delete(sink);
     }
   }
 }

@@ -28,7 +28,7 @@ export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: 
   const inputs = await ex.runPipeline(pipelineOf(node.input), { kind: 'collect', sample: SORT_SAMPLE_ROWS }, node.id);
   const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
   const inputBytes = inputs.reduce((a, r) => a + r.batches.reduce((x, b) => x + (b ? blockBytes(b) : 0), 0), 0);
-  const rangeBytes = Math.min(SORT_RANGE_BYTES, ex.settings.memoryLimit / (4 * ex.settings.workers));
+  const rangeBytes = Math.min(SORT_RANGE_BYTES, ex.taskShare() / 2);
   const bounds = chooseBounds(concatBatches(node.schema, samples), node.by, inputBytes, rangeBytes, ex.settings.workers, 256);
   const R = bounds.length + 1;
   const held = heldBytes(inputs.map((r) => r.batches));
