@@ -61,7 +61,11 @@ const RADIX_MIN_ROWS = 4096;
 
 export function sortIndices(b: Batch, keys: SortKey[]): Int32Array {
   const words = b.length >= RADIX_MIN_ROWS ? sortWords(b, keys) : null;
-  if (words) return radixOrder(words, b.length);
+  return words ? radixOrder(words, b.length) : comparisonSort(b, keys);
+}
+
+/** The same order by comparisons (strings, small inputs; the reference the radix sort is tested against). */
+export function comparisonSort(b: Batch, keys: SortKey[]): Int32Array {
   const idx = new Int32Array(b.length);
   for (let i = 0; i < idx.length; i++) idx[i] = i;
   // The index as the last key: TypedArray sort is not guaranteed stable.
