@@ -135,6 +135,6 @@ for (const row of rows) {
     console.log(`  ${e.padEnd(9)} ${Number.isNaN(s.wall) ? '   -' : s.wall.toFixed(1).padStart(6)} s  ${Number.isNaN(s.rssMB) ? '   -' : s.rssMB.toFixed(0).padStart(5)} MB peak${s.spilledMB !== undefined ? `  ${s.spilledMB.toFixed(0)} MB spilled` : ''}${s.agrees === null ? '' : s.agrees ? '  answer agrees' : '  ANSWER DIFFERS'}${s.failures.length ? `  ${s.failures.length} failed` : ''}`);
   }
 }
-const out = path.join(work, 'results.json');
+const out = path.join(work, `results-${only.join('')}.json`);
 fs.writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), workers, pairs, load: os.loadavg(), results }, null, 2) + '\n');
 console.log(`wrote ${out} (load average at the end: ${os.loadavg().map((x) => x.toFixed(1)).join(', ')})`);
