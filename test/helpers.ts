@@ -10,7 +10,7 @@ import {
   DuckDBTimestampSecondsValue, DuckDBTimestampTZValue, DuckDBTimestampValue, type DuckDBConnection, type DuckDBValue,
 } from '@duckdb/node-api';
 import { expect } from 'vitest';
-import { runPlan, type RunOptions } from '../dist/index.js';
+import { runPlan, type RunOptions, type RunResult } from '../dist/index.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const BIN = path.join(ROOT, 'bin', 'skewjoin.js');
@@ -197,9 +197,13 @@ export function expectTypedEqual(ours: Typed, theirs: Typed, ordered = false): v
  */
 const POOL: RunOptions = { inThreadBytes: 0 };
 
+/** Run a plan on the pool without writing its output: the result and its statistics. */
+export async function ourRun(plan: object, opts: RunOptions = {}, dir = tmpDir()): Promise<RunResult> {
+  return runPlan(plan, { baseDir: dir, writeOutput: false, ...POOL, ...opts });
+}
+
 export async function ourTable(plan: object, opts: RunOptions = {}, dir = tmpDir()): Promise<Typed> {
-  const r = await runPlan(plan, { baseDir: dir, writeOutput: false, ...POOL, ...opts });
-  return arrowTyped(r.toArrow());
+  return arrowTyped((await ourRun(plan, opts, dir)).toArrow());
 }
 
 export async function ourRows(plan: object, opts: RunOptions = {}, dir = tmpDir()): Promise<Row[]> {

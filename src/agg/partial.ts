@@ -7,7 +7,7 @@
 // count_distinct: its column becomes one more grouping column of the partial
 // rows (the per-group distinct set, as rows), counted after the merge; so all
 // count_distinct of one aggregate must share a column to be combined.
-import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes, sliceBatch } from '../kernels/column.js';
 import { MAX_PRECISION, decimalColumn, decimalSums, decimalType } from '../kernels/decimal.js';
 import { ExecutionError } from '../errors.js';
 import type { BoundAggregate } from '../plan/bound.js';
@@ -117,8 +117,11 @@ export function partialAggregateJoin(
   return { length: nGroups, columns: [...keys, ...states({ length: n, columns: cols }, g, aggs)] };
 }
 
-/** Merge partial states (any number of rows per group) and finalize. */
-export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregate[], out: Schema): Batch {
+/**
+ * Merge partial states (any number of rows per group) and finalize. `distinctCounts`: the column after the
+ * groups holds counts of disjoint distinct values to add up (two-level states, agg/twolevel.ts), not the values.
+ */
+export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregate[], out: Schema, distinctCounts = false): Batch {
   const keys = Array.from({ length: nGroupCols }, (_, i) => i);
   if (b.length === 0 && nGroupCols > 0) return emptyBatch(out);
   const g = groupsOf(b, keys);
@@ -127,7 +130,7 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
   let s = nGroupCols + (distinct ? 1 : 0);
   for (const a of aggs) {
     if (a.fn === 'count_distinct') {
-      cols.push(countDistinct(b.columns[nGroupCols], g));
+      cols.push(distinctCounts ? countColumn(floatSums(b.columns[nGroupCols], g)) : countDistinct(b.columns[nGroupCols], g));
     } else if (a.fn === 'count') {
       cols.push(countColumn(floatSums(b.columns[s++], g)));
     } else if (a.fn === 'min' || a.fn === 'max') {
@@ -151,6 +154,20 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
     }
   }
   return { length: g.nGroups, columns: cols };
+}
+
+/** Rows a combiner aggregates before deciding whether aggregation pays. */
+const PASS_THROUGH_SAMPLE = 16384;
+/** Groups per row in that sample above which the rows pass through as they are. */
+const PASS_THROUGH_RATIO = 0.5;
+
+/**
+ * Adaptive pass-through: whether partial aggregation would barely shrink
+ * these rows (their first 16,384 hold more than one group per two rows), by
+ * `aggregate` over that sample.
+ */
+export function barelyShrinks(b: Batch, aggregate: (sample: Batch) => Batch): boolean {
+  return b.length >= 2 * PASS_THROUGH_SAMPLE && aggregate(sliceBatch(b, 0, PASS_THROUGH_SAMPLE)).length > PASS_THROUGH_RATIO * PASS_THROUGH_SAMPLE;
 }
 
 /**

@@ -145,8 +145,7 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
       const c = s.combine;
       out.push(`   combiners: ${c.rowsBefore} rows (${fmtBytes(c.bytesBefore)}) → ${c.rowsAfter} rows (${fmtBytes(c.bytesAfter)}); ${c.partialTasks} task(s) aggregated, ${c.passThroughTasks} passed rows through`);
     }
-    if (s.id.endsWith('.input')) out.push('   (an aggregation shuffle: combiners, not splits, handle its skew)');
-    else out.push(`   skew test: > ${fmtBytes(s.thresholdBytes)} (median ${fmtBytes(s.medianBytes)}); skewed partitions: ${s.skewedPartitions.length ? s.skewedPartitions.join(', ') : 'none'}`);
+    out.push(`   skew test: > ${fmtBytes(s.thresholdBytes)} (median ${fmtBytes(s.medianBytes)}); skewed partitions: ${s.skewedPartitions.length ? s.skewedPartitions.join(', ') : 'none'}`);
     if (s.hotKeys.length) out.push(`   hot keys: ${s.hotKeys.slice(0, 5).map((h) => `${h.key.join(',')} (${h.rows} rows, partition ${h.partition})`).join('; ')}`);
   }
   for (const j of stats.joins) {
@@ -159,6 +158,16 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
       const why = sp.method === 'none' ? ` not split: ${sp.reason}` : sp.method === 'map-range' ? ' split by map ranges' : ' split by hot keys';
       out.push(`   partition ${sp.partition} (skewed ${sp.sides.join(' and ')}):${why}, ${sp.tasks} task(s)`);
       for (const k of sp.keys ?? []) out.push(`      key ${k.key.join(',')}: ${k.leftRows} left rows x ${k.rightRows} right rows → ${k.tasks} task(s)`);
+    }
+  }
+  for (const a of stats.aggregates) {
+    if (a.splits.length === 0) continue;
+    out.push(`${a.id}: skewed partitions of its shuffle (two-level aggregation), target ${fmtBytes(a.targetBytes)}`);
+    for (const sp of a.splits) {
+      const how = sp.method === 'none' ? `not split: ${sp.reason}`
+        : sp.cut === 'rows' ? `level-1 tasks over row ranges of at most ${sp.targetRows} rows, then one merge`
+          : `split tasks over row ranges of at most ${sp.targetRows} rows cut the distinct (group, value) pairs by hash into ${sp.pieces} pieces, one level-1 task each, then one merge`;
+      out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
     }
   }
   const stages = new Map<string, TaskStats[]>();

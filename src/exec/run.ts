@@ -12,6 +12,7 @@ import type { Settings } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
 import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
 import { mergeSketches } from '../skew/sketch.js';
+import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits } from '../skew/aggregate.js';
 import { type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { runInThread } from './local.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
@@ -94,7 +95,7 @@ const STREAM_IN_FLIGHT = 2;
 const SKETCH_CAPACITY = 1000;
 
 export class Executor {
-  readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], eager: [], spilledBytes: 0, spillReadBytes: 0 };
+  readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], aggregates: [], eager: [], spilledBytes: 0, spillReadBytes: 0 };
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
   /** sinks of stages whose results stream (see streamBatches): their order and gate */
@@ -475,22 +476,35 @@ export class Executor {
     const tasks: number[] = [];
     for (let p = 0; p < P; p++) if (s.stats.partitionRows[p] > 0 || g === 0) tasks.push(p);
     tasks.sort((a, b) => s.stats.partitionBytes[b] - s.stats.partitionBytes[a]);
-    const aggregate = (input: Batch[], p: number, split?: string) => this.run({
-      source: { kind: 'aggregate', mode: partial ? 'final' : 'raw', schema: shuffledSchema, input, groupBy: keys, aggs: node.aggs, outSchema: node.schema },
-      ops, combine, sink: withSeed(sink, p),
-    }, { stage: node.id, kind: 'reduce', partition: p, ...(split ? { split } : {}) });
+    const share = this.taskShare();
+    // A skewed partition is aggregated in two levels (skew/aggregate.ts).
+    const skew = planAggregateSplits(s.stats.partitionRows, s.stats.partitionBytes, this.settings.skew, node.aggs, share);
+    Object.assign(s.stats, skew.decision);
+    this.stats.aggregates.push({ id: node.id, targetBytes: skew.targetBytes, splits: skew.splits });
+    const twoLevel = new Map(skew.splits.filter((x) => x.method === 'two-level').map((x) => [x.partition, x]));
+    const shuffled: AggregateInput = { stage: node.id, mode: partial ? 'final' : 'raw', schema: shuffledSchema, groupBy: keys, aggs: node.aggs, outSchema: node.schema };
     // A partition larger than a worker's share of the budget is cut by further bits of the group
     // hash: each group lies in one piece, aggregated by its own task (no merge needed).
-    const share = this.taskShare();
-    const results = await Promise.all(tasks.map(async (p) => {
-      const input = blocksOf(s, p);
-      const bytes = input.reduce((a, b) => a + blockBytes(b), 0);
-      if (g === 0 || bytes <= share) return [await aggregate(input, p)];
+    const reduce = async (a: AggregateInput, input: Batch[], p: number, step?: 'merge'): Promise<TaskResult[]> => {
+      const run = (batches: Batch[], split?: string) => this.run({ source: aggregateSource(a, batches, step), ops, combine, sink: withSeed(sink, p) },
+        { stage: node.id, kind: 'reduce', partition: p, ...(split ? { split } : {}) });
+      const label = step ? 'two-level merge' : undefined;
+      const bytes = input.reduce((x, b) => x + blockBytes(b), 0);
+      if (g === 0 || bytes <= share) return [await run(input, label)];
       const K = Math.min(MAX_GRACE_PIECES, Math.ceil(bytes / Math.max(1, share)));
-      const cut = await cutByHash(this, input, shuffledSchema, keys, norms, K, P, { stage: node.id, partition: p, label: 'grace input' }, false);
-      const out = await Promise.all(cut.pieces.map((piece, k) => (piece.length ? aggregate(piece, p, `grace piece ${k + 1}/${K}`) : null)));
+      const cut = await cutByHash(this, input, a.schema, a.groupBy, norms, K, P,
+        { stage: node.id, partition: p, label: label ? `${label} grace input` : 'grace input' }, false);
+      const out = await Promise.all(cut.pieces.map((piece, k) => (piece.length ? run(piece, `${label ? `${label}, ` : ''}grace piece ${k + 1}/${K}`) : null)));
       this.spill.release(cut.held);
       return out.filter((r): r is TaskResult => r !== null);
+    };
+    const results = await Promise.all(tasks.map(async (p) => {
+      const split = twoLevel.get(p);
+      if (!split) return reduce(shuffled, blocksOf(s, p), p);
+      const one = await levelOne(this, shuffled, blocksOf(s, p), split);
+      const out = await reduce(one.input, one.blocks, p, 'merge');
+      this.spill.release(one.held);
+      return out;
     }));
     this.spill.release(heldBytes(s.byTask));
     return results.flat();

@@ -1,6 +1,7 @@
 // Run statistics (shared/PLAN-SPEC.md, "Statistics"): one entry per hash
 // shuffle with the map-side partition sizes and the skew test applied, and
 // one entry per task that ran.
+import type { AggregateStats } from '../skew/aggregate.js';
 import type { SplitInfo } from '../skew/decide.js';
 import type { JoinPath } from './task.js';
 
@@ -67,6 +68,8 @@ export interface Stats {
   shuffles: ShuffleStats[];
   tasks: TaskStats[];
   joins: JoinStats[];
+  /** per aggregate with a shuffle: its partitions aggregated in two levels (skew/aggregate.ts) */
+  aggregates: AggregateStats[];
   /** aggregates computed by eager aggregation below their join */
   eager: string[];
   outputRows?: number;

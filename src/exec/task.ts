@@ -5,7 +5,8 @@
 import { threadId } from 'node:worker_threads';
 import { aggregateBatch } from '../agg/aggregate.js';
 import { type EagerPlan, eagerStates } from '../agg/eager.js';
-import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
+import { barelyShrinks, finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
+import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
   type Batch, type Field, type Schema, Int32Scratch, batchBytes, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherMany, rowCount, sliceBatch,
@@ -50,8 +51,11 @@ export type TaskSource =
     }
   /** cut hot keys out of a partition's rows (key-level skew handling) */
   | { kind: 'split'; schema: Schema; blocks: Batch[]; keys: number[]; norms: KeyNorm[]; hot: SplitKey[] }
-  /** raw: input rows; final: partial states from combiners, grouped by their leading columns */
-  | { kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema }
+  /**
+   * raw: input rows; final: partial states from combiners, grouped by their leading columns;
+   * step: one step of a skewed partition's two-level aggregation (agg/twolevel.ts)
+   */
+  | { kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema; step?: TwoLevelStep }
   /** one range of a range-partitioned sort: its rows sorted */
   | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[] };
 
@@ -150,8 +154,8 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
     }
     case 'aggregate': {
       const all = concatBatches(src.schema, src.input);
-      const out = src.mode === 'final'
-        ? finalAggregate(all, src.groupBy.length, src.aggs, src.outSchema)
+      const out = src.step ? twoLevelStep(all, src.step, src.mode === 'raw', src.schema, src.groupBy, src.aggs, src.outSchema)
+        : src.mode === 'final' ? finalAggregate(all, src.groupBy.length, src.aggs, src.outSchema)
         : aggregateBatch(all, src.groupBy, src.aggs, src.outSchema);
       return { batches: [out], rows: all.length };
     }
@@ -234,11 +238,6 @@ function compileOps(ops: RowOp[]): (b: Batch) => Batch[] {
   return (b) => from(b, 0);
 }
 
-/** Rows a combiner aggregates before deciding whether aggregation pays. */
-const PASS_THROUGH_SAMPLE = 16384;
-/** Groups per row in that sample above which the rows pass through as they are. */
-const PASS_THROUGH_RATIO = 0.5;
-
 /**
  * The combiner: partial aggregation of a task's rows, unless its first rows
  * hold more than one group per two rows; then every row is shipped as its own
@@ -246,9 +245,8 @@ const PASS_THROUGH_RATIO = 0.5;
  */
 function combineRows(all: Batch, c: Combine): { batch: Batch; mode: 'partial' | 'pass-through' } {
   const schema = partialSchema(c.schema, c.groupBy, c.aggs);
-  if (c.groupBy.length > 0 && all.length >= 2 * PASS_THROUGH_SAMPLE) {
-    const sample = partialAggregate(sliceBatch(all, 0, PASS_THROUGH_SAMPLE), c.groupBy, c.aggs, schema);
-    if (sample.length > PASS_THROUGH_RATIO * PASS_THROUGH_SAMPLE) return { batch: rowsAsStates(all, c.groupBy, c.aggs), mode: 'pass-through' };
+  if (c.groupBy.length > 0 && barelyShrinks(all, (sample) => partialAggregate(sample, c.groupBy, c.aggs, schema))) {
+    return { batch: rowsAsStates(all, c.groupBy, c.aggs), mode: 'pass-through' };
   }
   return { batch: partialAggregate(all, c.groupBy, c.aggs, schema), mode: 'partial' };
 }

@@ -3,7 +3,7 @@
 // as a Batch with no columns and a `spill` reference (file, offset, layout);
 // the task reading it replaces it with the real batch before it runs.
 import fs from 'node:fs';
-import { type Batch, type Column, type DataType, batchBytes, valuesCtor } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, batchBytes, lanes, valuesCtor } from '../kernels/column.js';
 
 /** Where a column's regions lie inside a spilled block (byte offsets from the block's start; -1: absent). */
 interface SpilledColumn { type: DataType; valid: number; values: number; valuesBytes: number; offsets: number }
@@ -52,7 +52,8 @@ function encode(b: Batch): { parts: Uint8Array[]; bytes: number; columns: Spille
       const rebased = o[0] === 0 ? o.subarray(0, c.length + 1) : o.subarray(0, c.length + 1).map((x) => x - o[0]);
       return { type: c.type, valid, values, valuesBytes: o[c.length] - o[0], offsets: put(bytesOf(rebased)) };
     }
-    const n = c.length * valuesCtor(c.type).BYTES_PER_ELEMENT;
+    // a wide decimal has two 64-bit lanes per value
+    const n = c.length * lanes(c.type) * valuesCtor(c.type).BYTES_PER_ELEMENT;
     return { type: c.type, valid, values: put(bytesOf(c.values, 0, n)), valuesBytes: n, offsets: -1 };
   });
   return { parts, bytes: at, columns };
@@ -103,7 +104,7 @@ export function readBlock(fd: number, b: SpilledBatch): Batch {
       if (c.type.id === 'utf8') {
         return { type: c.type, length: n, values: new Uint8Array(buf, c.values, c.valuesBytes), offsets: new Int32Array(buf, c.offsets, n + 1), valid };
       }
-      return { type: c.type, length: n, values: new (valuesCtor(c.type))(buf, c.values, n), valid };
+      return { type: c.type, length: n, values: new (valuesCtor(c.type))(buf, c.values, n * lanes(c.type)), valid };
     }),
   };
 }

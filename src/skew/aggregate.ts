@@ -1,0 +1,152 @@
+// Skew in an aggregate's shuffle, where combiners cannot remove it (the
+// distinct values of a hot group, map tasks that passed their rows through):
+// a skewed partition (the joins' test, decide.ts `detectSkew`) is aggregated
+// in two levels. Level 1: tasks of about the target size turn its rows into
+// states per group; level 2: one task (or grace pieces) merges them.
+//
+// Without count_distinct, level 1 reads row ranges of the partition's blocks
+// (views, no copy). With count_distinct, the distinct counts of two pieces add
+// only if their values are disjoint: split tasks over row ranges first reduce
+// their rows to distinct (group, value) pairs and cut them by the hash of the
+// pair; each level-1 task takes one piece from every range.
+import { normFor } from '../agg/aggregate.js';
+import { combinable, partialSchema } from '../agg/partial.js';
+import { type TwoLevelStep, hasDistinct, twoLevelSchema } from '../agg/twolevel.js';
+import { type Batch, type Column, type Schema, lanes } from '../kernels/column.js';
+import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
+import type { SkewSettings } from '../plan/load.js';
+import type { Executor } from '../exec/run.js';
+import type { TaskSource } from '../exec/task.js';
+import { isSpilled } from '../spill/block.js';
+import { heldBytes } from '../spill/spiller.js';
+import { type SideDecision, detectSkew } from './decide.js';
+
+/** Most level-1 tasks for one partition. */
+const MAX_PIECES = 256;
+/** Pieces cut by hash per target-sized share of the rows. */
+const HASH_HEADROOM = 1.25;
+
+export interface AggregateSplit {
+  partition: number;
+  /** two-level: split; none: skewed, but aggregated by one task (see reason) */
+  method: 'two-level' | 'none';
+  rows: number;
+  bytes: number;
+  /** rows: level 1 over row ranges; distinct: over pieces cut by the hash of (group, count_distinct value) */
+  cut?: 'rows' | 'distinct';
+  /** level-1 tasks planned, and the input rows each is meant to read at most (a spilled block is read whole) */
+  pieces?: number;
+  targetRows?: number;
+  reason?: string;
+}
+
+/** The skew handling of one aggregate's shuffle, for the statistics. */
+export interface AggregateStats { id: string; targetBytes: number; splits: AggregateSplit[] }
+
+/**
+ * Which partitions of an aggregate shuffle are aggregated in two levels. The
+ * target task size is the joins' (advisoryPartitionBytes or the mean of the
+ * partitions not skewed), at most a worker's share of the memory budget.
+ */
+export function planAggregateSplits(
+  rows: number[], bytes: number[], o: SkewSettings, aggs: BoundAggregate[], shareBytes: number,
+): { decision: SideDecision; targetBytes: number; splits: AggregateSplit[] } {
+  const d = detectSkew({ partitionRows: rows, partitionBytes: bytes, mapBytes: [], hotKeys: [] }, o);
+  const skewed = o.enabled ? d.skewedPartitions : [];
+  const rest = bytes.filter((_, p) => !skewed.includes(p));
+  const mean = rest.length ? rest.reduce((a, b) => a + b, 0) / rest.length : 0;
+  const targetBytes = Math.max(1, Math.min(Math.max(o.advisoryPartitionBytes, mean), shareBytes));
+  const splits = skewed.map((p): AggregateSplit => {
+    const s = { partition: p, rows: rows[p], bytes: bytes[p] };
+    if (!combinable(aggs)) return { ...s, method: 'none', reason: 'count_distinct of more than one column: no mergeable partial state' };
+    if (bytes[p] <= targetBytes || rows[p] < 2) return { ...s, method: 'none', reason: `not larger than the target task size (${targetBytes} bytes)` };
+    const targetRows = Math.ceil(rows[p] / Math.min(MAX_PIECES, Math.ceil(bytes[p] / targetBytes)));
+    // Row ranges are exact; pieces by hash vary in size (values repeat across ranges): some headroom.
+    const distinct = hasDistinct(aggs);
+    const pieces = Math.min(MAX_PIECES, Math.ceil((distinct ? HASH_HEADROOM : 1) * (rows[p] / targetRows)));
+    return { ...s, method: 'two-level', cut: distinct ? 'distinct' : 'rows', pieces, targetRows };
+  });
+  return { decision: { ...d, skewedPartitions: skewed }, targetBytes, splits };
+}
+
+/** A column's rows [start, end) as views of its buffers (string offsets rebased: a small copy). */
+function viewColumn(c: Column, start: number, end: number): Column {
+  const valid = c.valid ? c.valid.subarray(start, end) : null;
+  if (c.type.id === 'utf8') {
+    const o = c.offsets!, base = o[start];
+    const offsets = Int32Array.from(o.subarray(start, end + 1), (x) => x - base);
+    return { type: c.type, length: end - start, values: (c.values as Uint8Array).subarray(base, o[end]), offsets, valid };
+  }
+  const l = lanes(c.type);
+  return { type: c.type, length: end - start, values: c.values.subarray(start * l, end * l) as Column['values'], valid };
+}
+
+/** Blocks cut into consecutive row ranges of at most `rows` rows (a spilled block stays whole: it is read by one task). */
+export function rowRanges(blocks: Batch[], rows: number): Batch[][] {
+  const out: Batch[][] = [[]];
+  let n = 0;
+  const add = (b: Batch) => {
+    if (n > 0 && n + b.length > rows) { out.push([]); n = 0; }
+    out[out.length - 1].push(b);
+    n += b.length;
+  };
+  for (const b of blocks) {
+    if (isSpilled(b)) { add(b); continue; }
+    for (let at = 0; at < b.length;) {
+      const take = Math.min(b.length - at, Math.max(1, rows - n));
+      add(take === b.length ? b : { length: take, columns: b.columns.map((c) => viewColumn(c, at, at + take)) });
+      at += take;
+    }
+  }
+  return out.filter((r) => r.length > 0);
+}
+
+/** What the aggregate's reduce tasks read: the shuffled rows (raw) or combiners' partial states. */
+export interface AggregateInput {
+  stage: string;
+  mode: 'raw' | 'final';
+  schema: Schema;
+  groupBy: number[];
+  aggs: BoundAggregate[];
+  outSchema: Schema;
+}
+
+export function aggregateSource(a: AggregateInput, input: Batch[], step?: TwoLevelStep): Extract<TaskSource, { kind: 'aggregate' }> {
+  return { kind: 'aggregate', mode: a.mode, schema: a.schema, input, groupBy: a.groupBy, aggs: a.aggs, outSchema: a.outSchema, ...(step ? { step } : {}) };
+}
+
+const keyNorms = (schema: Schema, n: number): KeyNorm[] => schema.slice(0, n).map((f) => normFor(f.type));
+
+/**
+ * Level 1 of a split partition. Returns level 2's input: the two-level states
+ * (as `AggregateInput`, to merge with step `merge`), their blocks, and the
+ * bytes of them held against the budget (to release once merged).
+ */
+export async function levelOne(ex: Executor, a: AggregateInput, blocks: Batch[], split: AggregateSplit): Promise<{ input: AggregateInput; blocks: Batch[]; held: number }> {
+  const g = a.groupBy.length, p = split.partition;
+  const ranges = rowRanges(blocks, split.targetRows!);
+  const partial = a.mode === 'raw' ? partialSchema(a.schema, a.groupBy, a.aggs) : a.schema;
+  const states: AggregateInput = { ...a, mode: 'final', schema: twoLevelSchema(partial, g, a.aggs), groupBy: Array.from({ length: g }, (_, i) => i) };
+  // Level-1 output is held like shuffle output (one partition): within the budget, or spilled.
+  const toStates = (src: TaskSource, label: string) => ex.run(
+    { source: src, ops: [], sink: { kind: 'partition', keys: states.groupBy, norms: keyNorms(partial, g), partitions: 1, spreadNulls: false, nullSeed: 0 } },
+    { stage: a.stage, kind: 'reduce', partition: p, split: label },
+  );
+  let outs;
+  if (split.cut === 'rows') {
+    outs = await Promise.all(ranges.map((r, i) => toStates(aggregateSource(a, r, 'piece'), `two-level piece ${i + 1}/${ranges.length}`)));
+  } else {
+    const K = split.pieces!;
+    const cuts = await Promise.all(ranges.map((r, i) => ex.run({
+      source: aggregateSource(a, r, 'dedup'), ops: [],
+      sink: { kind: 'partition', keys: Array.from({ length: g + 1 }, (_, k) => k), norms: keyNorms(partial, g + 1), partitions: K, spreadNulls: false, nullSeed: 0 },
+    }, { stage: a.stage, kind: 'split', partition: p, split: `two-level cut ${i + 1}/${ranges.length} into ${K}` })));
+    const dedup: AggregateInput = { ...a, mode: 'final', schema: partial, groupBy: states.groupBy };
+    const pieces = Array.from({ length: K }, (_, k) => cuts.map((c) => c.batches[k]).filter((b): b is Batch => b !== null));
+    outs = await Promise.all(pieces.flatMap((piece, k) => (piece.length
+      ? [toStates(aggregateSource(dedup, piece, 'piece'), `two-level piece ${k + 1}/${K}`)] : [])));
+    ex.spill.release(heldBytes(cuts.map((c) => c.batches)));
+  }
+  const out = outs.map((o) => o.batches);
+  return { input: states, blocks: out.flat().filter((b): b is Batch => b !== null), held: heldBytes(out) };
+}
