@@ -4,6 +4,7 @@
 // worker thread's heap and WebAssembly memory (the Parquet decoder grows to
 // its largest row group and never shrinks), and a running task's working set
 // (hash table, output not yet handed back). Those are set aside first.
+import type { SkewSettings } from '../plan/load.js';
 
 /**
  * Set aside for the process (Node, the coordinator's heap, two started worker
@@ -34,3 +35,18 @@ export function dataBudget(memoryLimit: number, workers: number): number {
  * sort order and its output come on top, within the same order of size).
  */
 export const taskShare = (budget: number, workers: number): number => budget / (2 * workers);
+
+/**
+ * Skew settings under a budget: a join's reduce task (its probe side, hash
+ * table and output, all about the size of its input) is sized to a quarter of
+ * a task's share, and a partition above half of it counts as skewed when it
+ * also passes the skew factor. At the issue's scale (1 GB, 2 workers) tasks of
+ * the 64 MB default held up to 82 MB of probe rows and gave 85 MB of output each.
+ */
+export function budgetedSkew(skew: SkewSettings, share: number): SkewSettings {
+  return {
+    ...skew,
+    advisoryPartitionBytes: Math.max(1, Math.min(skew.advisoryPartitionBytes, share / 4)),
+    thresholdBytes: Math.max(1, Math.min(skew.thresholdBytes, share / 2)),
+  };
+}

@@ -20,7 +20,7 @@ import { Spiller, heldBytes } from '../spill/spiller.js';
 import { runSort } from '../sort/stage.js';
 import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
 import { type Pipeline, partitionsFor, pipelineOf } from './physical.js';
-import { dataBudget, taskShare } from './budget.js';
+import { budgetedSkew, dataBudget, taskShare } from './budget.js';
 import { InOrder } from './in-order.js';
 import { takeRows } from './limit.js';
 import { FaultPlan } from './faults.js';
@@ -292,7 +292,7 @@ export class Executor {
       })),
     });
     const ls = sideStats(l), rs = sideStats(r);
-    const plan = planReduceTasks(ls, rs, node.type, skew, this.settings.workers);
+    const plan = planReduceTasks(ls, rs, node.type, budgetedSkew(skew, this.taskShare()), this.settings.workers);
     for (const [out, side, d] of [[l, ls, plan.left], [r, rs, plan.right]] as const) {
       out.stats.medianBytes = d.medianBytes;
       out.stats.thresholdBytes = d.thresholdBytes;

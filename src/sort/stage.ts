@@ -22,6 +22,13 @@ const SORT_SAMPLE_ROWS = 1000;
 const SORT_RANGE_BYTES = 32 * 1024 * 1024;
 
 /**
+ * Most ranges of one sort: with ranges of a quarter of a task's share, the
+ * cap binds only past MAX_RANGES x rangeBytes of input (1 GB budget, 2
+ * workers: 4096 x 26 MB, about 100 GB); beyond it a range outgrows its share.
+ */
+const MAX_RANGES = 4096;
+
+/**
  * A sort in parallel and out of core: the input's tasks return their rows
  * (held within the budget or spilled) and a sample; boundaries from the
  * sample cut the rows into ranges of about SORT_RANGE_BYTES (range tasks,
@@ -33,7 +40,7 @@ export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: 
   const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
   const inputBytes = inputs.reduce((a, r) => a + r.batches.reduce((x, b) => x + (b ? blockBytes(b) : 0), 0), 0);
   const rangeBytes = Math.min(SORT_RANGE_BYTES, ex.taskShare() / 4);
-  const bounds = chooseBounds(concatBatches(node.schema, samples), node.by, inputBytes, rangeBytes, ex.settings.workers, 256);
+  const bounds = chooseBounds(concatBatches(node.schema, samples), node.by, inputBytes, rangeBytes, ex.settings.workers, MAX_RANGES);
   const R = bounds.length + 1;
   const held = heldBytes(inputs.map((r) => r.batches));
   const parts = await Promise.all(inputs.filter((r) => r.batches.length > 0).map((r, i) => ex.run({
