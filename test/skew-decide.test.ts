@@ -1,6 +1,7 @@
 // The skew decision on hand-written statistics, and the Space-Saving sketch.
 import { describe, expect, it } from 'vitest';
-import { type SideStats, detectSkew, mapRanges, planReduceTasks } from '../dist/skew/decide.js';
+import { type SideStats, detectSkew, planReduceTasks } from '../dist/skew/decide.js';
+import { packRowSlices } from '../dist/skew/slices.js';
 import { SpaceSaving, mergeSketches } from '../dist/skew/sketch.js';
 import { zipfKeys } from '../dist/bench/zipf.js';
 
@@ -11,7 +12,8 @@ const opts = { enabled: true, factor: 5, thresholdBytes: 10 * KB, advisoryPartit
 function side(mapKb: number[][], hotKeys: SideStats['hotKeys'] = []): SideStats {
   const P = mapKb[0].length;
   const partitionBytes = Array.from({ length: P }, (_, p) => mapKb.reduce((s, m) => s + m[p] * KB, 0));
-  return { partitionBytes, partitionRows: partitionBytes.map((b) => b / 16), mapBytes: mapKb.map((m) => m.map((x) => x * KB)), hotKeys };
+  const mapBytes = mapKb.map((m) => m.map((x) => x * KB));
+  return { partitionBytes, partitionRows: partitionBytes.map((b) => b / 16), mapBytes, mapRows: mapBytes.map((m) => m.map((b) => b / 16)), hotKeys };
 }
 
 // 4 map tasks x 6 partitions; partition 2 of the left is skewed (40 KB against a median of 4 KB).
@@ -26,24 +28,43 @@ describe('detectSkew', () => {
   });
 });
 
-describe('mapRanges', () => {
-  it('packs contiguous map outputs up to the target, folding a small tail into the last range', () => {
-    expect(mapRanges([3, 3, 3, 3], 6)).toEqual([[0, 2], [2, 4]]);
-    expect(mapRanges([10, 1, 1, 10, 0.5], 6)).toEqual([[0, 1], [1, 3], [3, 5]]);
-    expect(mapRanges([40], 6)).toEqual([[0, 1]]);
+describe('packRowSlices', () => {
+  it('cuts the rows of blocks into ceil(total / cap) pieces of nearly equal bytes, across and within blocks', () => {
+    // 4 blocks of 3 rows, 1 byte a row, cap 6: two pieces of whole blocks
+    expect(packRowSlices([3, 3, 3, 3], [3, 3, 3, 3], 6)).toEqual([[[0, 0, 3], [1, 0, 3]], [[2, 0, 3], [3, 0, 3]]]);
+    // one block of 40 rows (one map output), cap 6: 7 pieces of 5 or 6 rows
+    const one = packRowSlices([40], [40], 6);
+    expect(one.length).toBe(7);
+    expect(one.flat().map(([, from, to]) => to - from).every((n) => n >= 5 && n <= 6)).toBe(true);
+    expect(one.flat().map(([, from]) => from)).toEqual([0, 6, 12, 18, 23, 29, 35]);
+    // blocks of different row widths and empty ones: every row exactly once, in order, each piece within one row of the mean
+    const rows = [10, 0, 100, 7, 1], bytes = [400, 0, 200, 70, 5];
+    const pieces = packRowSlices(rows, bytes, 100);
+    expect(pieces.length).toBe(Math.ceil(675 / 100));
+    const flat = pieces.flat();
+    for (let b = 0; b < rows.length; b++) {
+      const parts = flat.filter(([i]) => i === b);
+      expect(parts.reduce((a, [, f, t]) => a + t - f, 0)).toBe(rows[b]);
+      parts.forEach(([, f], k) => expect(f).toBe(k === 0 ? 0 : parts[k - 1][2]));
+    }
+    for (const piece of pieces) {
+      const got = piece.reduce((a, [i, f, t]) => a + (bytes[i] / rows[i]) * (t - f), 0);
+      expect(got).toBeLessThanOrEqual(675 / pieces.length + 40);
+    }
   });
 });
 
 describe('planReduceTasks', () => {
-  it('partition strategy, inner join: the skewed left partition becomes map ranges, each with the whole right partition', () => {
+  it('partition strategy, inner join: the skewed left partition becomes row ranges, each with the whole right partition', () => {
     const plan = planReduceTasks(left, right, 'inner', opts, 2);
     const split = plan.tasks.filter((t) => t.kind === 'map-range');
-    expect(split).toEqual(expect.arrayContaining([
-      expect.objectContaining({ partition: 2, left: [0, 1], right: null }),
-      expect.objectContaining({ partition: 2, left: [3, 4], right: null }),
-    ]));
-    expect(split.length).toBe(4);
-    expect(plan.splits).toEqual([{ partition: 2, method: 'map-range', sides: ['left'], tasks: 4 }]);
+    // target 8 KB; the right partition (4 KB) joins every piece, so the left is cut into pieces of 4 KB: 10 of them
+    expect(plan.targetBytes).toBe(8 * KB);
+    expect(split.length).toBe(10);
+    expect(split.every((t) => t.partition === 2 && t.right === null && t.bytes <= 8 * KB + 16)).toBe(true);
+    // pieces cut inside map outputs: the first holds 256 of the 640 rows of map output 0
+    expect(split.map((t: any) => t.left).sort()[0]).toEqual([[0, 0, 256]]);
+    expect(plan.splits).toEqual([{ partition: 2, method: 'map-range', sides: ['left'], tasks: 10 }]);
     // every other partition is read exactly once
     const plain = plan.tasks.flatMap((t) => (t.kind === 'partitions' ? t.partitions : []));
     expect(plain.sort()).toEqual([0, 1, 3, 4, 5]);
@@ -59,12 +80,14 @@ describe('planReduceTasks', () => {
     const f = planReduceTasks(left, right, 'full', opts);
     expect(f.splits[0]).toMatchObject({ method: 'none', reason: 'a full join splits no side by map ranges' });
     // the mirror image: a skewed right side splits for right joins only
-    expect(planReduceTasks(right, left, 'right', opts).tasks.filter((t) => t.kind === 'map-range').length).toBe(4);
+    expect(planReduceTasks(right, left, 'right', opts).tasks.filter((t) => t.kind === 'map-range').length).toBe(10);
     expect(planReduceTasks(right, left, 'left', opts).tasks.some((t) => t.kind === 'map-range')).toBe(false);
   });
-  it('both sides skewed in an inner join: the cross product of ranges', () => {
+  it('both sides skewed in an inner join: the cross product of ranges, half the target each', () => {
     const plan = planReduceTasks(left, left, 'inner', opts);
-    expect(plan.tasks.filter((t) => t.kind === 'map-range').length).toBe(16);
+    const split = plan.tasks.filter((t) => t.kind === 'map-range');
+    expect(split.length).toBe(100); // 40 KB a side in pieces of 4 KB
+    expect(Math.max(...split.map((t) => t.bytes))).toBeLessThanOrEqual(plan.targetBytes + 32);
   });
   it('key strategy: hot keys get a grid, the rest of the partition one task; semi never splits the right side', () => {
     const hotL = [{ hash: 11, match: '7:0', display: ['7'], rows: 2000, partition: 2 }];
@@ -92,9 +115,13 @@ describe('planReduceTasks', () => {
     // the hot key's rows come from four map outputs of 10 KB (target 8 KB): ranges of one output each balance it
     const spreadOut = side([[1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1]], hot(2400));
     expect(planReduceTasks(spreadOut, right, 'inner', auto).splits[0].method).toBe('map-range');
-    // ... from one map output of 37 KB: no range can be smaller, the key is cut out
+    // ... from one map output of 37 KB: row ranges cut inside it (no pass to cut the key out)
     const oneMapper = side([[1, 1, 37, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]], hot(2300));
-    expect(planReduceTasks(oneMapper, right, 'inner', auto).splits[0].method).toBe('hot-key');
+    const ranged = planReduceTasks(oneMapper, right, 'inner', auto);
+    expect(ranged.splits[0].method).toBe('map-range');
+    expect(Math.max(...ranged.tasks.filter((t) => t.kind === 'map-range').map((t) => t.bytes))).toBeLessThanOrEqual(1.25 * ranged.targetBytes);
+    // a side the join type cannot cut: the key is cut out
+    expect(planReduceTasks(right, oneMapper, 'left', auto).splits[0].method).toBe('hot-key');
     // a full join splits no side by map ranges
     expect(planReduceTasks(spreadOut, right, 'full', auto).splits[0].method).toBe('hot-key');
     // hot keys that carry little of the partition: map ranges, or nothing

@@ -10,7 +10,9 @@ import { topIndices } from '../kernels/sort.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
-import { type HotKeySplit, type PlannedTask, type SideStats, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
+import { type PlannedTask, type SideStats, type SplitInfo, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
+import { keyGrid, restGrid } from '../skew/cut.js';
+import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
 import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits } from '../skew/aggregate.js';
 import { type JoinStrategy, chooseStrategy } from './broadcast.js';
@@ -37,6 +39,7 @@ export type TaskMeta = Omit<TaskStats, 'rows' | 'outputRows' | 'ms' | 'spilledBy
 interface ShuffleOutput {
   byTask: (Batch | null)[][];
   mapBytes: number[][];
+  mapRows: number[][];
   sketches: TaskSketch[];
   stats: ShuffleStats;
 }
@@ -84,6 +87,12 @@ export function packBlocks(blocks: Batch[], target: number): Batch[][] {
   }
   return chunks;
 }
+
+/** Stands for a map task's missing block in a slice list (slices never point at it: it has no rows). */
+const EMPTY: Batch = { length: 0, columns: [] };
+
+/** Runs of rows (of hot keys and the rest) up to which a split task leaves a key's rows in place for the join tasks. */
+const MAX_RUNS = 64;
 
 /** Rows read from each side of a join to decide on eager aggregation. */
 const EAGER_SAMPLE_ROWS = 16384;
@@ -242,6 +251,7 @@ export class Executor {
     return {
       byTask: results.map((r) => r.batches),
       mapBytes: results.map((r) => r.partitionBytes!),
+      mapRows: results.map((r) => r.partitionRows!),
       sketches: results.flatMap((r) => (r.sketch ? [r.sketch] : [])),
       stats,
     };
@@ -286,7 +296,7 @@ export class Executor {
     // the measured side's rows are held until its map tasks have partitioned them
     const [l, r] = await shuffled.finally(() => this.spill.release(how.heldBytes));
     const sideStats = (s: ShuffleOutput): SideStats => ({
-      partitionRows: s.stats.partitionRows, partitionBytes: s.stats.partitionBytes, mapBytes: s.mapBytes,
+      partitionRows: s.stats.partitionRows, partitionBytes: s.stats.partitionBytes, mapBytes: s.mapBytes, mapRows: s.mapRows,
       hotKeys: mergeSketches(s.sketches, SKETCH_CAPACITY).map((e) => ({
         hash: e.hash, match: e.match, display: e.display, rows: e.count, partition: partitionOf(e.hash, P),
       })),
@@ -303,7 +313,8 @@ export class Executor {
     }
     this.stats.joins.push({ id: node.id, type: node.type, ...strategy, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
     const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes, partitions: P };
-    const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t)));
+    const splitOf = (t: PlannedTask) => (t.kind === 'partitions' ? undefined : plan.splits.find((sp) => sp.partition === t.partition));
+    const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t, splitOf(t))));
     this.spill.release(heldBytes([...l.byTask, ...r.byTask]));
     return results.flat();
   }
@@ -339,15 +350,17 @@ export class Executor {
     parts?: [number, number][],
   ) {
     const { node, shape } = ctx;
+    const inputBytes = [...left, ...right].reduce((a, b) => a + blockBytes(b), 0);
     return this.run({
       source: {
         kind: 'join', type: node.type, ...shape, left, right, leftNorms: node.leftNorms, rightNorms: node.rightNorms, ...(parts ? { parts } : {}),
       },
       ops: ctx.ops, combine: ctx.combine, sink: withSeed(ctx.sink, seed),
-    }, { stage: node.id, ...meta });
+    }, { stage: node.id, ...meta, inputBytes });
   }
 
-  private async runPlanned(ctx: JoinContext, t: PlannedTask): Promise<TaskResult[]> {
+  /** `split`: the skewed partition's entry in joins[].splits, its task counts set to what ran */
+  private async runPlanned(ctx: JoinContext, t: PlannedTask, split?: SplitInfo): Promise<TaskResult[]> {
     const { l, r, node } = ctx;
     if (t.kind === 'partitions') {
       const ls = t.partitions.map((p) => blocksOf(l, p)), rs = t.partitions.map((p) => blocksOf(r, p));
@@ -358,63 +371,75 @@ export class Executor {
       return [await this.joinTask(ctx, ls.flat(), rs.flat(), meta, t.partitions[0], many ? ls.map((b, i) => [b.length, rs[i].length]) : undefined)];
     }
     if (t.kind === 'map-range') {
-      // Blocks read by several range tasks (a whole side, or a range in a cross product) are shared, not copied.
-      const left = blocksOf(l, t.partition, t.left).map((b) => this.shared(b));
-      const right = blocksOf(r, t.partition, t.right).map((b) => this.shared(b));
-      const detail = `map-range left ${t.left ? t.left.join('-') : 'all'} right ${t.right ? t.right.join('-') : 'all'}`;
-      return [await this.joinTask(ctx, left, right, { kind: 'reduce', partition: t.partition, split: detail }, t.partition)];
+      // Row ranges of the map outputs (views, no copy); blocks read by several tasks are shared.
+      const side = (s: ShuffleOutput, slices: RowSlice[] | null) => {
+        if (slices === null) return { blocks: blocksOf(s, t.partition).map((b) => this.shared(b)), label: 'all' };
+        const blocks = this.mapOutputs(s, t.partition);
+        return { blocks: sliceBlocks(blocks, slices), label: sliceLabel(slices, (i) => blocks[i].length) };
+      };
+      const left = side(l, t.left), right = side(r, t.right);
+      const detail = `map-range left ${left.label} right ${right.label}`;
+      return [await this.joinTask(ctx, left.blocks, right.blocks, { kind: 'reduce', partition: t.partition, split: detail }, t.partition)];
     }
-    // Hot keys: cut them out of both sides of the partition, then the rest as one task and each key as a grid.
-    // The cutting itself is split too: one split task per chunk of map outputs of about the target size,
-    // so that no task reads the whole hot partition.
+    // Hot keys: find them in both sides of the partition, then join the rest and each key's grid.
+    // The split tasks read row ranges of about the target size, so no task reads a whole map output.
+    // Where a range holds few runs of each key (sorted input), the join tasks read those runs in
+    // place; otherwise the split task cuts the keys out (a copy). The grids are cut from the rows
+    // found (exact), not from the sketches' estimates.
     const p = t.partition;
+    const H = t.keys.length;
     let held = 0;
-    const splitSide = async (s: ShuffleOutput, side: 'left' | 'right', pieces: (k: HotKeySplit) => number) => {
-      const blocks = blocksOf(s, p);
-      const chunks = packBlocks(blocks, ctx.targetBytes);
-      const total = blocks.reduce((a, b) => a + blockBytes(b), 0) || 1;
-      const outs = await Promise.all(chunks.map(async (chunk, c) => {
-        const share = chunk.reduce((a, b) => a + blockBytes(b), 0) / total;
-        const counts = t.keys.map((k) => Math.max(1, Math.round(pieces(k) * share)));
-        const r = await this.run({
+    const modes = { located: 0, scattered: 0 };
+    const splitSide = async (s: ShuffleOutput, side: 'left' | 'right') => {
+      const blocks = this.mapOutputs(s, p);
+      const chunks = packRowSlices(blocks.map((b) => b.length), blocks.map(blockBytes), ctx.targetBytes);
+      const outs = await Promise.all(chunks.map(async (slices, c) => {
+        const chunk = sliceBlocks(blocks, slices);
+        // a spilled block is cut out once rather than read back by every task of the grid
+        const locate = chunk.some(isSpilled) ? undefined : MAX_RUNS;
+        const res = await this.run({
           source: {
             kind: 'split', schema: side === 'left' ? ctx.shape.leftSchema : ctx.shape.rightSchema, blocks: chunk,
             keys: side === 'left' ? ctx.shape.leftKeys : ctx.shape.rightKeys, norms: side === 'left' ? node.leftNorms : node.rightNorms,
-            hot: t.keys.map((k, i) => ({ hash: k.hash, match: k.match, pieces: counts[i] })),
+            hot: t.keys.map((k) => ({ hash: k.hash, match: k.match, pieces: 1 })), locate,
           },
           ops: [], sink: { kind: 'collect' },
-        }, { stage: node.id, kind: 'split', partition: p, split: `${side} chunk ${c + 1}/${chunks.length}` });
-        held += heldBytes([r.batches]);
-        return { batches: r.batches as Batch[], pieces: counts };
+        }, {
+          stage: node.id, kind: 'split', partition: p, split: `${side} cut ${c + 1}/${chunks.length} ${sliceLabel(slices, (i) => blocks[i].length)}`,
+          inputBytes: chunk.reduce((a, b) => a + blockBytes(b), 0),
+        });
+        modes[res.runs ? 'located' : 'scattered']++;
+        held += heldBytes([res.batches]);
+        return res.runs ? runsToSlices(slices, res.runs, 1 + H).map((sl) => sliceBlocks(blocks, sl)) : (res.batches as Batch[]).map((b) => [b]);
       }));
-      // [rest batches, pieces of key 0, pieces of key 1, ...], gathered from every chunk
-      const rest = outs.map((o) => o.batches[0]);
-      const keyPieces = t.keys.map((_, i) => outs.flatMap((o) => {
-        const from = 1 + o.pieces.slice(0, i).reduce((a, b) => a + b, 0);
-        return o.batches.slice(from, from + o.pieces[i]);
-      }));
-      return { rest, keyPieces };
+      // [rest, key 0, key 1, ...] from every chunk, empty outputs dropped
+      const gather = (i: number) => outs.flatMap((o) => o[i]).filter((b) => b.length > 0);
+      return { rest: gather(0), keys: Array.from({ length: H }, (_, i) => gather(1 + i)) };
     };
-    const [ls, rs] = await Promise.all([splitSide(l, 'left', (k) => k.leftPieces), splitSide(r, 'right', (k) => k.rightPieces)]);
+    const [ls, rs] = await Promise.all([splitSide(l, 'left'), splitSide(r, 'right')]);
     const jobs: Promise<TaskResult | TaskResult[]>[] = [];
-    if (reduceNeeded(node.type, rowCount(ls.rest), rowCount(rs.rest))) {
-      const meta = { kind: 'reduce', partition: p, split: 'hot-key rest' } as const;
-      jobs.push(this.graceJoin(ctx, ls.rest, rs.rest, meta).then((g): Promise<TaskResult | TaskResult[]> | TaskResult[] => g ?? this.joinTask(ctx, ls.rest, rs.rest, meta, p)));
-    }
-    t.keys.forEach((k, ki) => {
-      // Estimates may exceed the rows found: drop empty pieces (an empty piece facing rows would
-      // emit them as unmatched), keeping one when a side has no rows of the key at all.
-      const nonEmpty = (xs: Batch[]) => (xs.some((x) => x.length > 0) ? xs.filter((x) => x.length > 0) : xs.slice(0, 1));
-      // A piece is a list of batches. Semi and anti joins must see all right rows of a key at once.
-      const a = nonEmpty(ls.keyPieces[ki]).map((x) => [x]);
-      const b = node.type === 'semi' || node.type === 'anti' ? [rs.keyPieces[ki]] : nonEmpty(rs.keyPieces[ki]).map((x) => [x]);
-      const as = b.length > 1 ? a.map((x) => x.map((y) => this.shared(y))) : a, bs = a.length > 1 ? b.map((x) => x.map((y) => this.shared(y))) : b;
-      as.forEach((x, i) => bs.forEach((y, j) => {
-        if (reduceNeeded(node.type, rowCount(x), rowCount(y))) {
-          jobs.push(this.joinTask(ctx, x, y, { kind: 'reduce', partition: p, split: `hot-key ${k.display.join(',')} piece ${i},${j}` }, p + i + j));
-        }
+    let tasks = 0;
+    const pairs = (g: { left: Batch[][]; right: Batch[][] }, label: (i: number, j: number) => string, grace: boolean) => {
+      g.left.forEach((x, i) => g.right.forEach((y, j) => {
+        if (!reduceNeeded(node.type, rowCount(x), rowCount(y))) return;
+        tasks++;
+        const meta = { kind: 'reduce', partition: p, split: label(i, j) } as const;
+        // the rest may still not fit the memory budget (grace pieces); a hot key's pieces are never cut by hash
+        jobs.push(grace
+          ? this.graceJoin(ctx, x, y, meta).then((r): Promise<TaskResult | TaskResult[]> | TaskResult[] => r ?? this.joinTask(ctx, x, y, meta, p + i + j))
+          : this.joinTask(ctx, x, y, meta, p + i + j));
       }));
+    };
+    const rest = restGrid(node.type, ls.rest, rs.rest, ctx.targetBytes);
+    pairs(rest, (i, j) => (rest.left.length * rest.right.length > 1 ? `hot-key rest piece ${i},${j}` : 'hot-key rest'), true);
+    t.keys.forEach((k, ki) => {
+      const g = keyGrid(node.type, ls.keys[ki], rs.keys[ki], ctx.targetBytes, [k.leftPieces, k.rightPieces]);
+      const before = tasks;
+      pairs(g, (i, j) => `hot-key ${k.display.join(',')} piece ${i},${j}`, false);
+      const info = split?.keys?.[ki];
+      if (info) info.tasks = tasks - before;
     });
+    if (split) Object.assign(split, { tasks, cut: modes });
     const results = (await Promise.all(jobs)).flat();
     this.spill.release(held);
     return results;
@@ -445,6 +470,11 @@ export class Executor {
     const results = await Promise.all(jobs);
     this.spill.release(ls.held + rs.held);
     return results;
+  }
+
+  /** Partition p's block of every map task (by map task; EMPTY where it wrote none), shared: row slices index it. */
+  private mapOutputs(s: ShuffleOutput, p: number): Batch[] {
+    return s.byTask.map((bs) => (bs[p] ? this.shared(bs[p]) : EMPTY));
   }
 
   /** A block in shared memory, converted once however many tasks read it. */

@@ -24,7 +24,10 @@ export interface TaskStats {
   stage: string;
   kind: 'map' | 'reduce' | 'split';
   partition: number;
+  /** input rows (a join task: both sides; a split task: the rows it cut) */
   rows: number;
+  /** input bytes of a reduce or split task, as shuffled (a row range: its share of its block) */
+  inputBytes?: number;
   outputRows: number;
   ms: number;
   /** the operator a map task read from */

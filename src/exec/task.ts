@@ -19,7 +19,7 @@ import { groupRows } from '../agg/groups.js';
 import { GatherSink } from '../joins/gather.js';
 import { type ProbeOp, probeAggregate, probeBatch } from '../joins/probe.js';
 import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
-import { type SplitKey, splitHotKeys } from '../skew/split.js';
+import { type SplitKey, hotKeyRuns, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
 import { compileExpr, selectTrue } from '../expr/compile.js';
 import type { BoundExpr } from '../expr/types.js';
@@ -49,8 +49,8 @@ export type TaskSource =
       /** the sides are eager partial aggregates: emit the states of the aggregate above the join */
       eager?: EagerPlan;
     }
-  /** cut hot keys out of a partition's rows (key-level skew handling) */
-  | { kind: 'split'; schema: Schema; blocks: Batch[]; keys: number[]; norms: KeyNorm[]; hot: SplitKey[] }
+  /** cut hot keys out of a partition's rows (key-level skew handling); `locate`: report at most this many runs of rows instead */
+  | { kind: 'split'; schema: Schema; blocks: Batch[]; keys: number[]; norms: KeyNorm[]; hot: SplitKey[]; locate?: number }
   /**
    * raw: input rows; final: partial states from combiners, grouped by their leading columns;
    * step: one step of a skewed partition's two-level aggregation (agg/twolevel.ts)
@@ -98,6 +98,8 @@ export interface TaskResult {
   join?: JoinPath;
   /** a scan task: whether the columns were read in place (Arrow C Data Interface) or through IPC */
   read?: 'in-place' | 'ipc';
+  /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */
+  runs?: Int32Array;
   ms: number;
 }
 
@@ -266,8 +268,10 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
   const t0 = performance.now();
   if (t.source.kind === 'split') {
     const s = t.source;
-    const pieces = splitHotKeys(s.schema, s.blocks, s.keys, s.norms, s.hot);
     const rows = rowCount(s.blocks);
+    const runs = s.locate ? hotKeyRuns(s.blocks, s.keys, s.norms, s.hot, s.locate) : null;
+    if (runs) return { batches: [], runs, inputRows: rows, outputRows: rows, ms: performance.now() - t0 };
+    const pieces = splitHotKeys(s.schema, s.blocks, s.keys, s.norms, s.hot);
     return { batches: pieces, inputRows: rows, outputRows: rows, ms: performance.now() - t0 };
   }
   // A combiner right after a join aggregates from the join's row indices. Scanned

@@ -240,6 +240,30 @@ export function sliceBatch(b: Batch, start: number, end: number): Batch {
   return { length: end - start, columns: b.columns.map((c) => sliceColumn(c, start, end)) };
 }
 
+/**
+ * Rows [start, end) as views into the same memory (a SharedArrayBuffer stays
+ * shared: no copy when the batch is sent to a worker); only a string column's
+ * offsets are copied, rebased to 0 as every kernel expects.
+ */
+export function viewBatch(b: Batch, start: number, end: number): Batch {
+  const n = end - start;
+  return {
+    length: n,
+    columns: b.columns.map((c): Column => {
+      const valid = c.valid ? c.valid.subarray(start, end) : null;
+      if (c.type.id === 'utf8') {
+        const o = c.offsets!;
+        const base = o[start];
+        const offsets = new Int32Array(new SharedArrayBuffer(4 * (n + 1)));
+        for (let i = 0; i <= n; i++) offsets[i] = o[start + i] - base;
+        return { type: c.type, length: n, values: (c.values as Uint8Array).subarray(base, o[end]), offsets, valid };
+      }
+      const l = lanes(c.type);
+      return { type: c.type, length: n, values: c.values.subarray(start * l, end * l) as Values, valid };
+    }),
+  };
+}
+
 export function concatColumns(type: DataType, cols: Column[]): Column {
   if (cols.length === 1) return cols[0];
   let n = 0, bytes = 0, anyNull = false;

@@ -4,19 +4,20 @@
 //
 // - A side's partition is skewed when its bytes exceed both factor x the
 //   median partition of that side and thresholdBytes (as Spark's AQE).
-// - "partition": split a skewed partition into contiguous ranges of map
-//   outputs packed to the target size; each range joins the whole matching
-//   partition of the other side (inner: either side, both as a cross product;
-//   left, semi, anti: left only; right: right only; full: neither).
+// - "partition": split a skewed partition into contiguous row ranges of its
+//   map outputs (skew/slices.ts: a range may be part of one map output), each
+//   packed so that it and the whole matching partition of the other side hold
+//   at most the target (inner: either side, both as a cross product, half the
+//   target each; left, semi, anti: left only; right: right only; full: neither).
 // - "key": each hot key of a skewed partition gets its own tasks, its rows on
 //   each side cut into pieces, joined as a grid; the rest of the partition is
-//   one ordinary task. Correct for every join type: a key present on both
+//   one ordinary task (the executor cuts both by the rows it finds: skew/cut.ts). Correct for every join type: a key present on both
 //   sides has no unmatched rows, and a key on one side only has one piece on
 //   the other. Semi and anti joins never split the right side of a key.
-// - "auto": map ranges when they cut every skewed side into tasks of at most
-//   twice the target size and no key is hot on both sides (they cost no extra
-//   pass over the rows); otherwise hot keys, when the sketches found hot keys
-//   that carry most of the skewed partition; map ranges when they did not.
+// - "auto": map ranges when the join type lets them cut every skewed side and
+//   no key is hot on both sides (they cost no extra pass over the rows: being
+//   row ranges, they balance whatever the map outputs); otherwise hot keys,
+//   when the sketches found hot keys that carry most of the skewed partition.
 // - Small partitions are packed together up to the target size (any
 //   partitions: a join task over several partitions is still correct),
 //   keeping about four tasks per worker.
@@ -25,6 +26,7 @@
 import { median as ssMedian } from 'simple-statistics';
 import type { JoinType } from '../plan/spec.js';
 import type { SkewSettings } from '../plan/load.js';
+import { type RowSlice, packRowSlices, pieceCaps } from './slices.js';
 
 export interface HotKeyStat {
   /** 32-bit key hash: the partition is derived from it */
@@ -43,6 +45,8 @@ export interface SideStats {
   partitionBytes: number[];
   /** mapBytes[t][p]: bytes map task t wrote to partition p */
   mapBytes: number[][];
+  /** mapRows[t][p]: its rows (absent: estimated from the bytes at the partition's mean row size) */
+  mapRows?: number[][];
   hotKeys: HotKeyStat[];
 }
 
@@ -59,8 +63,8 @@ export interface HotKeySplit {
 export type PlannedTask =
   /** one partition, or several small ones packed together */
   | { kind: 'partitions'; partitions: number[]; bytes: number }
-  /** map-output ranges [from, to) of one partition; null: the whole side */
-  | { kind: 'map-range'; partition: number; left: [number, number] | null; right: [number, number] | null; bytes: number }
+  /** row ranges of one partition's map outputs (block index = map task); null: the whole side */
+  | { kind: 'map-range'; partition: number; left: RowSlice[] | null; right: RowSlice[] | null; bytes: number }
   /** hot keys cut out of a partition (the executor adds the rest task and the grids) */
   | { kind: 'hot-keys'; partition: number; keys: HotKeySplit[]; bytes: number };
 
@@ -73,6 +77,8 @@ export interface SplitInfo {
   sides: ('left' | 'right' | 'output')[];
   tasks: number;
   keys?: { key: string[]; leftRows: number; rightRows: number; tasks: number }[];
+  /** hot keys: split tasks that left the keys' rows in place (few runs of rows) and that cut them out (a copy) */
+  cut?: { located: number; scattered: number };
   reason?: string;
 }
 
@@ -107,23 +113,11 @@ export function detectSkew(s: SideStats, o: SkewSettings): SideDecision {
   return { medianBytes: med, thresholdBytes, skewedPartitions };
 }
 
-/** Contiguous ranges of map outputs, each packed up to the target size. */
-export function mapRanges(sizes: number[], target: number): [number, number][] {
-  const ranges: [number, number][] = [];
-  let from = 0, acc = 0;
-  for (let t = 0; t < sizes.length; t++) {
-    if (acc > 0 && acc + sizes[t] > target) { ranges.push([from, t]); from = t; acc = 0; }
-    acc += sizes[t];
-  }
-  if (from < sizes.length) ranges.push([from, sizes.length]);
-  // A last piece much smaller than the target joins the one before it (as Spark does).
-  if (ranges.length > 1) {
-    const [a, b] = ranges[ranges.length - 1];
-    let last = 0;
-    for (let t = a; t < b; t++) last += sizes[t];
-    if (last < 0.2 * target) { ranges.pop(); ranges[ranges.length - 1][1] = b; }
-  }
-  return ranges.filter(([a, b]) => b > a);
+/** Rows of each map output of partition p (exact when the stats carry them). */
+function mapRowsOf(s: SideStats, p: number): number[] {
+  if (s.mapRows) return s.mapRows.map((m) => m[p] ?? 0);
+  const per = s.partitionRows[p] > 0 ? s.partitionBytes[p] / s.partitionRows[p] : 1;
+  return s.mapBytes.map((m) => Math.round((m[p] ?? 0) / per));
 }
 
 const MIN_COALESCED = 1024 * 1024;
@@ -140,8 +134,8 @@ export function packPartitions(parts: number[], size: (p: number) => number, cap
   return bins.map((b) => ({ kind: 'partitions' as const, partitions: b.partitions.sort((x, y) => x - y), bytes: b.bytes }));
 }
 
-const canSplitLeft = (t: JoinType) => t === 'inner' || t === 'left' || t === 'semi' || t === 'anti';
-const canSplitRight = (t: JoinType) => t === 'inner' || t === 'right';
+export const canSplitLeft = (t: JoinType) => t === 'inner' || t === 'left' || t === 'semi' || t === 'anti';
+export const canSplitRight = (t: JoinType) => t === 'inner' || t === 'right';
 
 const MAX_GRID = 256;
 /**
@@ -253,17 +247,21 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
     }
     const skewedBytes = (skewL.has(p) ? left.partitionBytes[p] : 0) + (skewR.has(p) ? right.partitionBytes[p] : 0)
       + (skewOut.has(p) ? outputBytes(p, left, right) : 0);
-    const lr = skewL.has(p) && canSplitLeft(type) ? mapRanges(left.mapBytes.map((m) => m[p] ?? 0), target) : [null];
-    const rr = skewR.has(p) && canSplitRight(type) ? mapRanges(right.mapBytes.map((m) => m[p] ?? 0), target) : [null];
-    const bytesOf = (s: SideStats, r: [number, number] | null) =>
-      r === null ? s.partitionBytes[p] : s.mapBytes.slice(r[0], r[1]).reduce((a, m) => a + (m[p] ?? 0), 0);
+    const cutL = skewL.has(p) && canSplitLeft(type), cutR = skewR.has(p) && canSplitRight(type);
+    const [capL, capR] = pieceCaps(target, left.partitionBytes[p], right.partitionBytes[p], cutL, cutR);
+    const slicesOf = (s: SideStats, cut: boolean, cap: number): (RowSlice[] | null)[] =>
+      (cut ? packRowSlices(mapRowsOf(s, p), s.mapBytes.map((m) => m[p] ?? 0), cap) : [null]);
+    const lr = slicesOf(left, cutL, capL), rr = slicesOf(right, cutR, capR);
+    const bytesOf = (s: SideStats, r: RowSlice[] | null) => {
+      if (r === null) return s.partitionBytes[p];
+      const rows = mapRowsOf(s, p);
+      return r.reduce((a, [t, from, to]) => a + ((s.mapBytes[t][p] ?? 0) * (to - from)) / Math.max(1, rows[t]), 0);
+    };
     const hot = o.strategy === 'partition' ? null : hotKeySplits(p, left, right, type, target);
-    // Map ranges are the cheaper split (no extra pass to cut keys out) when they cut every
-    // skewed input side into tasks of at most twice the target, and no key is hot on both sides.
+    // Map ranges are the cheaper split (no extra pass to cut keys out): row ranges balance any
+    // skewed side they may cut, so they serve unless a skewed side cannot be cut or a key is hot on both sides.
     const splitL = lr.length > 1, splitR = rr.length > 1;
-    const rangesBalance = !skewOut.has(p) && (splitL || splitR)
-      && (!skewL.has(p) || splitL) && (!skewR.has(p) || splitR)
-      && Math.max(...(splitL ? lr.map((r) => bytesOf(left, r)) : []), ...(splitR ? rr.map((r) => bytesOf(right, r)) : [])) <= 2 * target;
+    const rangesBalance = !skewOut.has(p) && (splitL || splitR) && (!skewL.has(p) || splitL) && (!skewR.has(p) || splitR);
     const useKeys = hot !== null && hot.keys.length > 0
       && (o.strategy === 'key' || (hot.bytes >= 0.5 * skewedBytes && !rangesBalance));
     if (useKeys) {
@@ -277,12 +275,9 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
     }
     if (lr.length <= 1 && rr.length <= 1) {
       tasks.push({ kind: 'partitions', partitions: [p], bytes: size(p) });
-      const outputs = (s: SideStats) => s.mapBytes.filter((m) => (m[p] ?? 0) > 0).length;
       const reason = type === 'full' ? 'a full join splits no side by map ranges'
         : (skewL.has(p) && !canSplitLeft(type)) || (skewR.has(p) && !canSplitRight(type)) ? `a ${type} join cannot split that side by map ranges`
-        : skewedBytes <= target ? `not larger than the target task size (${target} bytes)`
-        : (skewL.has(p) ? outputs(left) : outputs(right)) <= 1 ? 'its rows come from one map output'
-        : 'one map output holds most of its rows';
+        : `not larger than the target task size (${target} bytes)`;
       splits.push({ partition: p, method: 'none', sides, tasks: 1, reason });
       continue;
     }

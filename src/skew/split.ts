@@ -1,8 +1,10 @@
-// The split task of key-level skew handling: cut a partition's rows (one
-// side) into the rows of each hot key, in pieces of nearly equal size, and
-// the rest. Rows are matched by hash first (a small open-addressing table of
-// the hot hashes), then by key; the pieces are scattered like a map task's
-// partitions, into one shared buffer.
+// The split task of key-level skew handling: find the rows of each hot key in
+// a range of a partition's rows (one side), and either report them as runs of
+// consecutive rows (few runs: the keys sit together, as in sorted input, and
+// the join tasks read them in place, no copy) or cut them out: the rows of
+// each key, in pieces of nearly equal size, and the rest, scattered like a
+// map task's partitions into one shared buffer. Rows are matched by hash
+// first (a small open-addressing table of the hot hashes), then by key.
 import { type Batch, type Schema, emptyBatch, rowCount } from '../kernels/column.js';
 import { scatterRows } from '../shuffle/partition.js';
 import { type Keys, buildKeys, keyIdentity, keysEqual } from '../kernels/keys.js';
@@ -10,8 +12,8 @@ import type { KeyNorm } from '../plan/bound.js';
 
 export interface SplitKey { hash: number; match: string; pieces: number }
 
-/** [rest, key 0 piece 0, key 0 piece 1, ..., key 1 piece 0, ...] */
-export function splitHotKeys(schema: Schema, blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: SplitKey[]): Batch[] {
+/** The owning hot key of every row of the blocks (-1: the rest), and each key's row count. */
+function hotKeyIds(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: SplitKey[]): { ids: Int32Array; counts: Int32Array } {
   const H = hot.length;
   let cap = 8;
   while (cap < 4 * H) cap *= 2;
@@ -62,6 +64,33 @@ export function splitHotKeys(schema: Schema, blocks: Batch[], keyCols: number[],
     }
     at += block.length;
   }
+  return { ids, counts };
+}
+
+/**
+ * Runs of consecutive rows with one owner, as [owner + 1 (0: the rest), from,
+ * to) triples over the blocks' rows in order; null when there would be more
+ * than `maxRuns` (the rows are better cut out and scattered).
+ */
+export function hotKeyRuns(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: SplitKey[], maxRuns: number): Int32Array | null {
+  const { ids } = hotKeyIds(blocks, keyCols, norms, hot);
+  const runs: number[] = [];
+  for (let r = 0; r < ids.length;) {
+    const o = ids[r];
+    let e = r + 1;
+    while (e < ids.length && ids[e] === o) e++;
+    if (runs.length >= 3 * maxRuns) return null;
+    runs.push(o + 1, r, e);
+    r = e;
+  }
+  return Int32Array.from(runs);
+}
+
+/** [rest, key 0 piece 0, key 0 piece 1, ..., key 1 piece 0, ...] */
+export function splitHotKeys(schema: Schema, blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: SplitKey[]): Batch[] {
+  const H = hot.length;
+  const total = rowCount(blocks);
+  const { ids, counts } = hotKeyIds(blocks, keyCols, norms, hot);
   // Output 0 is the rest; key i's rows go to its pieces in order, nearly equal in size.
   const first = new Int32Array(H);
   let P = 1;

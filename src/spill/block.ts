@@ -3,7 +3,7 @@
 // as a Batch with no columns and a `spill` reference (file, offset, layout);
 // the task reading it replaces it with the real batch before it runs.
 import fs from 'node:fs';
-import { type Batch, type Column, type DataType, batchBytes, lanes, valuesCtor } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, batchBytes, lanes, valuesCtor, viewBatch } from '../kernels/column.js';
 
 /** Where a column's regions lie inside a spilled block (byte offsets from the block's start; -1: absent). */
 interface SpilledColumn { type: DataType; valid: number; values: number; valuesBytes: number; offsets: number }
@@ -14,6 +14,8 @@ export interface SpillRef {
   offset: number;
   bytes: number;
   columns: SpilledColumn[];
+  /** a part of the block: rows [from, to) of its `of` rows (the whole block is read back, then viewed) */
+  rows?: { from: number; to: number; of: number };
 }
 
 /** A block that lives in a spill file: `columns` is empty until it is read back. */
@@ -21,8 +23,19 @@ export type SpilledBatch = Batch & { spill: SpillRef };
 
 export const isSpilled = (b: Batch): b is SpilledBatch => (b as SpilledBatch).spill !== undefined;
 
-/** Bytes a block occupies: in memory, or in its spill file. */
-export const blockBytes = (b: Batch): number => (isSpilled(b) ? b.spill.bytes : batchBytes(b));
+/** Bytes a block occupies: in memory, or in its spill file (a part: its share of the rows). */
+export const blockBytes = (b: Batch): number => {
+  if (!isSpilled(b)) return batchBytes(b);
+  const r = b.spill.rows;
+  return r ? (b.spill.bytes * (r.to - r.from)) / Math.max(1, r.of) : b.spill.bytes;
+};
+
+/** Rows [from, to) of a spilled block: a stand-in read back by the task that reads it. */
+export function sliceSpilled(b: SpilledBatch, from: number, to: number): SpilledBatch {
+  const base = b.spill.rows?.from ?? 0;
+  const of = b.spill.rows?.of ?? b.length;
+  return { length: to - from, columns: [], spill: { ...b.spill, rows: { from: base + from, to: base + to, of } } };
+}
 
 const align8 = (n: number) => (n + 7) & ~7;
 const ZEROS = new Uint8Array(8);
@@ -96,8 +109,8 @@ export function readBlock(fd: number, b: SpilledBatch): Batch {
     if (n === 0) throw new Error(`spill file ${b.spill.file}: ends before its block at ${offset}`);
     got += n;
   }
-  const n = b.length;
-  return {
+  const n = b.spill.rows?.of ?? b.length;
+  const whole: Batch = {
     length: n,
     columns: columns.map((c): Column => {
       const valid = c.valid >= 0 ? new Uint8Array(buf, c.valid, n) : null;
@@ -107,6 +120,7 @@ export function readBlock(fd: number, b: SpilledBatch): Batch {
       return { type: c.type, length: n, values: new (valuesCtor(c.type))(buf, c.values, n * lanes(c.type)), valid };
     }),
   };
+  return b.spill.rows ? viewBatch(whole, b.spill.rows.from, b.spill.rows.to) : whole;
 }
 
 /** Read back every spilled block of a list (one open per file); counts the bytes read. */
