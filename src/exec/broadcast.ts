@@ -19,9 +19,14 @@ export interface JoinStrategy {
   /** broadcast: the table's rows and bytes */
   rows?: number;
   bytes?: number;
-  /** shuffle after measuring a side: its rows, to shuffle without reading them again */
-  collected?: { side: Side; batches: Batch[] };
+  /** shuffle after measuring a side: its rows, to shuffle without reading them again, and their bytes */
+  collected?: { side: Side; batches: Batch[]; bytes: number };
+  /** bytes held on the coordinator (the measured side, the table) while the join runs */
+  heldBytes: number;
 }
+
+/** Bytes a broadcast table takes beyond its rows: key words and hash, chain and heads (estimated high). */
+export const tableBytes = (rows: number, bytes: number) => bytes + 32 * rows;
 
 let built = 0;
 
@@ -63,19 +68,34 @@ export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable)
  * the files is within reach of the threshold.
  */
 export async function chooseStrategy(
-  node: JoinNode, threshold: number, collect: (n: BoundNode) => Promise<Batch[]>,
+  node: JoinNode, threshold: number, collect: (n: BoundNode) => Promise<Batch[]>, budget: MemoryBudget,
 ): Promise<JoinStrategy> {
   const side = sideToMeasure(node.type, { left: scanBytes(node.left), right: scanBytes(node.right) }, threshold);
-  if (side === null) return { decision: decideJoin(node.type, {}, threshold) };
+  if (side === null) return { decision: decideJoin(node.type, {}, threshold), heldBytes: 0 };
   const sideNode = side === 'left' ? node.left : node.right;
   const batches = await collect(sideNode);
   const bytes = batches.reduce((a, b) => a + batchBytes(b), 0);
-  const decision = decideJoin(node.type, { [side]: bytes }, threshold);
-  if (decision.strategy === 'shuffle') return { decision, collected: { side, batches } };
+  const rows = rowCount(batches);
+  let decision = decideJoin(node.type, { [side]: bytes }, threshold);
+  // the table is held for the whole probe: it must fit what the budget has left
+  const table = tableBytes(rows, bytes), left = budget.free();
+  if (decision.strategy === 'broadcast' && table > left) {
+    decision = {
+      strategy: 'shuffle',
+      reason: `${side} side ${bytes} bytes <= broadcastBytes ${threshold}, but its table (${table} bytes with the hash table) exceeds the memory budget left (${left} bytes)`,
+    };
+  }
+  if (decision.strategy === 'shuffle') {
+    budget.reserve(bytes);
+    return { decision, collected: { side, batches, bytes }, heldBytes: bytes };
+  }
   const keys = side === 'left' ? node.leftKeys : node.rightKeys, norms = side === 'left' ? node.leftNorms : node.rightNorms;
-  const table = buildBroadcast(sideNode.schema, batches, keys, norms);
-  return { decision, pipeline: probePipeline(node, side, table), rows: rowCount(batches), bytes };
+  budget.reserve(table);
+  return { decision, pipeline: probePipeline(node, side, buildBroadcast(sideNode.schema, batches, keys, norms)), rows, bytes, heldBytes: table };
 }
+
+/** What chooseStrategy needs of the memory budget (spill/spiller.ts). */
+export interface MemoryBudget { free(): number; reserve(bytes: number): void }
 
 /** The strategy --explain expects, from the files' sizes (the run measures the side after its filters). */
 export function expectedStrategy(node: JoinNode, threshold: number): BroadcastDecision {

@@ -47,7 +47,8 @@ export async function execute(
         numRows += rowCount(bs);
         if (keepBatches) batches.push(...bs);
         if (held) held.push(...bs);
-        else f.write(bs).catch(() => undefined); // a failed write fails finish()
+        // the promise holds later tasks back while the file falls behind; a failed write fails finish()
+        else return f.write(bs).catch(() => undefined);
       });
       if (held) await f.write(held);
       await f.finish();

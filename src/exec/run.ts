@@ -15,14 +15,16 @@ import { keyGrid, restGrid } from '../skew/cut.js';
 import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
 import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits } from '../skew/aggregate.js';
-import { chooseStrategy } from './broadcast.js';
+import { type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { runInThread } from './local.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
 import { runSort } from '../sort/stage.js';
 import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
 import { type Pipeline, partitionsFor, pipelineOf, scanSource } from './physical.js';
+import { budgetedSkew, dataBudget, taskShare } from './budget.js';
 import { InOrder } from './in-order.js';
+import { takeRows } from './limit.js';
 import { FaultPlan } from './faults.js';
 import { ProgressTracker } from './progress.js';
 import { runWithRetries } from './retry.js';
@@ -97,6 +99,9 @@ const MAX_RUNS = 64;
 /** Rows read from each side of a join to decide on eager aggregation. */
 const EAGER_SAMPLE_ROWS = 16384;
 
+/** Tasks of a streamed final stage per worker between starting and their output being consumed. */
+const STREAM_IN_FLIGHT = 2;
+
 /** Counters per map task for the heavy-hitter sketch of join keys. */
 const SKETCH_CAPACITY = 1000;
 
@@ -104,8 +109,8 @@ export class Executor {
   readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], aggregates: [], eager: [], spilledBytes: 0, spillReadBytes: 0 };
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
-  /** the final stage's sink while its results stream (see streamBatches), and their order */
-  private final: { sink: TaskSink; order: InOrder } | null = null;
+  /** sinks of stages whose results stream (see streamBatches): their order and gate */
+  private readonly streams = new Map<TaskSink, InOrder>();
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
   readonly spill: Spiller;
 
@@ -116,7 +121,12 @@ export class Executor {
 
   /** `inThread`: every task runs on the calling thread (a small input, see exec/local.ts; never with faults) */
   constructor(readonly settings: Settings, readonly progress = new ProgressTracker(undefined, performance.now()), private readonly inThread = false) {
-    this.spill = new Spiller(settings.memoryLimit, settings.spillDir);
+    this.spill = new Spiller(dataBudget(settings.memoryLimit, settings.workers), settings.spillDir);
+  }
+
+  /** What one running task may hold (exec/budget.ts). */
+  taskShare(): number {
+    return taskShare(this.spill.limit, this.settings.workers);
   }
 
   /** Remove the query's spill files: call once the run is over, however it ended. */
@@ -130,7 +140,14 @@ export class Executor {
    */
   async run(task: TaskSpec, meta: TaskMeta): Promise<TaskResult> {
     if (this.failure) throw this.failure;
-    const ticket = this.final && task.sink === this.final.sink ? this.final.order.ticket() : -1;
+    const order = this.streams.get(task.sink);
+    const ticket = order ? order.ticket() : -1;
+    if (order && !(await order.admit())) {
+      // the consumer has all the rows it wants: the task is not run
+      order.done(ticket, []);
+      return { batches: [], inputRows: 0, outputRows: 0, ms: 0 };
+    }
+    if (this.failure) throw this.failure;
     const crash = this.faults?.launch(meta.stage, meta.kind);
     this.progress.scheduled();
     try {
@@ -143,12 +160,14 @@ export class Executor {
           }),
         });
       // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
-      const held = task.sink.kind === 'partition' || task.sink.kind === 'range' || (task.sink.kind === 'collect' && task.sink.sample);
+      // (a split task's rest and hot-key pieces too: they wait for the join tasks of every piece)
+      const held = task.sink.kind === 'partition' || task.sink.kind === 'range' || (task.sink.kind === 'collect' && task.sink.sample)
+        || task.source.kind === 'split';
       const { blocks, spilled } = held ? this.spill.admit(r.batches) : { blocks: r.batches, spilled: 0 };
       r.batches = blocks;
-      if (ticket >= 0) {
+      if (order) {
         // the final stage streams: its rows go to the output now, not back up the call chain
-        this.final!.order.done(ticket, r.batches.filter((b): b is Batch => b !== null));
+        order.done(ticket, r.batches.filter((b): b is Batch => b !== null));
         r.batches = [];
       }
       const read = r.spillReadBytes ?? 0;
@@ -248,16 +267,20 @@ export class Executor {
   private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
     if (node.leftKeys.length === 0) return this.runCross(node, ops, sink, combine);
     // Broadcast (exec/broadcast.ts): the probing side's map tasks join, and go on with our operators and sink.
-    const how = eager
-      ? { decision: { strategy: 'shuffle' as const, reason: 'eager aggregation: both sides pre-aggregated by their join keys' } }
-      : await chooseStrategy(node, this.settings.broadcastBytes, (n) => this.collectBatches(n, node.id));
+    const how: JoinStrategy = eager
+      ? { decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' }, heldBytes: 0 }
+      : await chooseStrategy(node, this.settings.broadcastBytes, (n) => this.collectBatches(n, node.id), this.spill);
     const strategy = { strategy: how.decision.strategy, reason: how.decision.reason };
     if (how.pipeline) {
       this.stats.joins.push({
         id: node.id, type: node.type, ...strategy, broadcast: { side: how.decision.side!, rows: how.rows!, bytes: how.bytes! },
         targetBytes: 0, tasks: 0, splits: [],
       });
-      return this.runPipeline({ ...how.pipeline, ops: [...how.pipeline.ops, ...ops] }, sink, consumer, combine);
+      try {
+        return await this.runPipeline({ ...how.pipeline, ops: [...how.pipeline.ops, ...ops] }, sink, consumer, combine);
+      } finally {
+        this.spill.release(how.heldBytes);
+      }
     }
     const pre = (side: 'left' | 'right') => (how.collected?.side === side ? how.collected.batches : undefined);
     const P = partitionsFor(node, this.settings);
@@ -268,10 +291,12 @@ export class Executor {
       : { leftSchema: node.left.schema, rightSchema: node.right.schema, leftKeys: node.leftKeys, rightKeys: node.rightKeys };
     const sideCombine = (side: 'left' | 'right'): Combine | undefined => eager
       && { groupBy: eager[side].groupBy, aggs: eager[side].aggs, schema: (side === 'left' ? node.left : node.right).schema };
-    const [l, r] = await Promise.all([
+    const shuffled = Promise.all([
       this.shuffle(node.left, { keys: shape.leftKeys, norms: node.leftNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.left`, node.id, sideCombine('left'), undefined, pre('left')),
       this.shuffle(node.right, { keys: shape.rightKeys, norms: node.rightNorms, partitions: P, spreadNulls: true, sketch }, `${node.id}.right`, node.id, sideCombine('right'), undefined, pre('right')),
     ]);
+    // the measured side's rows are held until its map tasks have partitioned them
+    const [l, r] = await shuffled.finally(() => this.spill.release(how.heldBytes));
     const sideStats = (s: ShuffleOutput): SideStats => ({
       partitionRows: s.stats.partitionRows, partitionBytes: s.stats.partitionBytes, mapBytes: s.mapBytes, mapRows: s.mapRows,
       hotKeys: mergeSketches(s.sketches, SKETCH_CAPACITY).map((e) => ({
@@ -279,7 +304,7 @@ export class Executor {
       })),
     });
     const ls = sideStats(l), rs = sideStats(r);
-    const plan = planReduceTasks(ls, rs, node.type, skew, plannedWorkers(this.settings));
+    const plan = planReduceTasks(ls, rs, node.type, budgetedSkew(skew, this.taskShare()), plannedWorkers(this.settings));
     for (const [out, side, d] of [[l, ls, plan.left], [r, rs, plan.right]] as const) {
       out.stats.medianBytes = d.medianBytes;
       out.stats.thresholdBytes = d.thresholdBytes;
@@ -365,6 +390,7 @@ export class Executor {
     // found (exact), not from the sketches' estimates.
     const p = t.partition;
     const H = t.keys.length;
+    let held = 0;
     const modes = { located: 0, scattered: 0 };
     const splitSide = async (s: ShuffleOutput, side: 'left' | 'right') => {
       const blocks = this.mapOutputs(s, p);
@@ -385,6 +411,7 @@ export class Executor {
           inputBytes: chunk.reduce((a, b) => a + blockBytes(b), 0),
         });
         modes[res.runs ? 'located' : 'scattered']++;
+        held += heldBytes([res.batches]);
         return res.runs ? runsToSlices(slices, res.runs, 1 + H).map((sl) => sliceBlocks(blocks, sl)) : (res.batches as Batch[]).map((b) => [b]);
       }));
       // [rest, key 0, key 1, ...] from every chunk, empty outputs dropped
@@ -415,7 +442,9 @@ export class Executor {
       if (info) info.tasks = tasks - before;
     });
     if (split) Object.assign(split, { tasks, cut: modes });
-    return (await Promise.all(jobs)).flat();
+    const results = (await Promise.all(jobs)).flat();
+    this.spill.release(held);
+    return results;
   }
 
   /**
@@ -426,7 +455,7 @@ export class Executor {
    */
   private async graceJoin(ctx: JoinContext, left: Batch[], right: Batch[], meta: Omit<TaskMeta, 'stage'>): Promise<TaskResult[] | null> {
     const size = (bs: Batch[]) => ({ rows: rowCount(bs), bytes: bs.reduce((a, b) => a + blockBytes(b), 0) });
-    const K = gracePieces(ctx.node.type, size(left), size(right), this.settings.memoryLimit / this.settings.workers);
+    const K = gracePieces(ctx.node.type, size(left), size(right), this.taskShare());
     if (K <= 1) return null;
     const { node, shape } = ctx;
     const [ls, rs] = await Promise.all([
@@ -479,7 +508,7 @@ export class Executor {
     const tasks: number[] = [];
     for (let p = 0; p < P; p++) if (s.stats.partitionRows[p] > 0 || g === 0) tasks.push(p);
     tasks.sort((a, b) => s.stats.partitionBytes[b] - s.stats.partitionBytes[a]);
-    const share = this.settings.memoryLimit / this.settings.workers;
+    const share = this.taskShare();
     // A skewed partition is aggregated in two levels (skew/aggregate.ts).
     const skew = planAggregateSplits(s.stats.partitionRows, s.stats.partitionBytes, this.settings.skew, node.aggs, share);
     Object.assign(s.stats, skew.decision);
@@ -545,10 +574,7 @@ export class Executor {
       const b = await this.collect(node.input.input);
       return sliceBatch(gatherBatch(b, topIndices(b, node.input.by, node.offset + node.count)), node.offset, node.offset + node.count);
     }
-    if (node.kind === 'limit') {
-      const b = await this.collect(node.input);
-      return sliceBatch(b, node.offset, node.offset + node.count);
-    }
+    if (node.kind === 'limit') return takeRows(this, node);
     return this.collect(node);
   }
 
@@ -563,14 +589,19 @@ export class Executor {
     return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
   }
 
-  /** Run a node, handing its batches to `emit` as its final tasks finish (in task order), none kept. */
-  async streamBatches(node: BoundNode, emit: (batches: Batch[]) => void): Promise<void> {
+  /**
+   * Run a node, handing its batches to `emit` as its final tasks finish (in
+   * task order), none kept. At most STREAM_IN_FLIGHT tasks per worker run
+   * ahead of the consumer (`emit` returns a promise while it writes); once
+   * `emit` returns true, the tasks not started yet are skipped.
+   */
+  async streamBatches(node: BoundNode, emit: (batches: Batch[]) => Promise<unknown> | boolean | void): Promise<void> {
     const sink: TaskSink = { kind: 'collect' };
-    this.final = { sink, order: new InOrder(emit) };
+    this.streams.set(sink, new InOrder(emit, STREAM_IN_FLIGHT * this.settings.workers));
     try {
       await this.runPipeline(pipelineOf(node), sink, 'output');
     } finally {
-      this.final = null;
+      this.streams.delete(sink);
     }
   }
 }

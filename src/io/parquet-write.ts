@@ -7,11 +7,19 @@ import { encodeFailure, parquetWasm } from './wasm.js';
 import type { Batch, Field } from '../kernels/column.js';
 import { tableToArrow } from './arrow.js';
 
-/** Snappy, row groups of at most `rowGroupSize` rows: what every file the engine writes uses. */
+/**
+ * Snappy, row groups of at most `rowGroupSize` rows, no dictionary encoding:
+ * what every file the engine writes uses. With dictionaries on, the writer
+ * builds one per page of numbers (ids, amounts) only to give it up: writing
+ * 1.5M rows of two int64, a double and a short string took 20.0-26.4 s
+ * against 5.3-7.3 s without (one process each, paired, on a loaded 2-core
+ * machine), and the file was 37% larger.
+ */
 export function parquetWriterProperties(rowGroupSize = 1 << 17): PW.WriterProperties {
   const pw = parquetWasm();
   return new pw.WriterPropertiesBuilder()
     .setCompression(pw.Compression.SNAPPY)
+    .setDictionaryEnabled(false)
     .setMaxRowGroupSize(rowGroupSize)
     .build();
 }

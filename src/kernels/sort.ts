@@ -1,6 +1,7 @@
 // Sorting: a row order (indices) from a list of sort keys; strings compare
 // by UTF-8 bytes (code point order), nulls last unless asked otherwise.
 import { type Batch, type Column, lanes } from './column.js';
+import { radixOrder, sortWords } from './radix.js';
 
 export interface SortKey { col: number; desc: boolean; nullsFirst: boolean }
 
@@ -55,7 +56,16 @@ function rowOrder(b: Batch, keys: SortKey[]): (i: number, j: number) => number {
   };
 }
 
+/** Rows from which fixed-width keys are radix sorted (below, a comparison sort is as fast). */
+const RADIX_MIN_ROWS = 4096;
+
 export function sortIndices(b: Batch, keys: SortKey[]): Int32Array {
+  const words = b.length >= RADIX_MIN_ROWS ? sortWords(b, keys) : null;
+  return words ? radixOrder(words, b.length) : comparisonSort(b, keys);
+}
+
+/** The same order by comparisons (strings, small inputs; the reference the radix sort is tested against). */
+export function comparisonSort(b: Batch, keys: SortKey[]): Int32Array {
   const idx = new Int32Array(b.length);
   for (let i = 0; i < idx.length; i++) idx[i] = i;
   // The index as the last key: TypedArray sort is not guaranteed stable.

@@ -5,6 +5,7 @@
 // over every range those boundaries allow (equal rows may sit in any of them
 // without breaking the order), so no range grows with the hot value.
 import { type Batch, type Column, concatColumns, gatherBatch } from '../kernels/column.js';
+import { compareWords, sortWords } from '../kernels/radix.js';
 import { type SortKey, sortIndices, valueComparator } from '../kernels/sort.js';
 
 /**
@@ -48,6 +49,13 @@ function crossOrder(a: Batch, b: Batch, by: SortKey[]): (i: number, j: number) =
   };
 }
 
+/** The same comparison over fixed-width keys as words (kernels/radix.ts), or null for string keys. */
+function wordOrder(a: Batch, b: Batch, by: SortKey[]): ((i: number, j: number) => number) | null {
+  const nulls = by.map((k) => a.columns[k.col].valid !== null || b.columns[k.col].valid !== null);
+  const wa = sortWords(a, by, nulls), wb = wa && sortWords(b, by, nulls);
+  return wa && wb ? (i, j) => compareWords(wa, i, wb, j) : null;
+}
+
 const concatPair = (x: Column, y: Column) => concatColumns(x.type, [x, y]);
 
 /**
@@ -57,7 +65,7 @@ const concatPair = (x: Column, y: Column) => concatColumns(x.type, [x, y]);
  */
 export function rangeIds(b: Batch, bounds: Batch, by: SortKey[], out: Int32Array, rr: { next: number }): Int32Array {
   const B = bounds.length;
-  const cmp = crossOrder(b, bounds, by);
+  const cmp = wordOrder(b, bounds, by) ?? crossOrder(b, bounds, by);
   for (let i = 0; i < b.length; i++) {
     let lo = 0, hi = B; // first boundary >= row
     while (lo < hi) { const m = (lo + hi) >> 1; if (cmp(i, m) > 0) lo = m + 1; else hi = m; }

@@ -15,8 +15,19 @@ type SortNode = Extract<BoundNode, { kind: 'sort' }>;
 
 /** Rows of each task's output sampled for a sort's boundaries. */
 const SORT_SAMPLE_ROWS = 1000;
-/** Target size of a sort's range (smaller under a small budget: a range is sorted in memory). */
-const SORT_RANGE_BYTES = 64 * 1024 * 1024;
+/**
+ * Target size of a sort's range (smaller under a small budget: a range is
+ * sorted in memory, its task holding the rows, their sort words and order, and
+ * the sorted copy: about 3x the range).
+ */
+const SORT_RANGE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Most ranges of one sort: with ranges of a quarter of a task's share, the
+ * cap binds only past MAX_RANGES x rangeBytes of input (1 GB budget, 2
+ * workers: 4096 x 26 MB, about 100 GB); beyond it a range outgrows its share.
+ */
+const MAX_RANGES = 4096;
 
 /**
  * A sort in parallel and out of core: the input's tasks return their rows
@@ -29,8 +40,8 @@ export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: 
   const inputs = await ex.runPipeline(pipelineOf(node.input), { kind: 'collect', sample: SORT_SAMPLE_ROWS }, node.id);
   const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
   const inputBytes = inputs.reduce((a, r) => a + r.batches.reduce((x, b) => x + (b ? blockBytes(b) : 0), 0), 0);
-  const rangeBytes = Math.min(SORT_RANGE_BYTES, ex.settings.memoryLimit / (4 * ex.settings.workers));
-  const bounds = chooseBounds(concatBatches(node.schema, samples), node.by, inputBytes, rangeBytes, plannedWorkers(ex.settings), 256);
+  const rangeBytes = Math.min(SORT_RANGE_BYTES, ex.taskShare() / 4);
+  const bounds = chooseBounds(concatBatches(node.schema, samples), node.by, inputBytes, rangeBytes, plannedWorkers(ex.settings), MAX_RANGES);
   const R = bounds.length + 1;
   const held = heldBytes(inputs.map((r) => r.batches));
   const parts = await Promise.all(inputs.filter((r) => r.batches.length > 0).map((r, i) => ex.run({

@@ -32,6 +32,16 @@ export class Spiller {
     return { blocks: r.blocks, spilled: r.bytes };
   }
 
+  /** Bytes the budget has left for data now. */
+  free(): number {
+    return Math.max(0, this.limit - this.held);
+  }
+
+  /** Count data held outside shuffle blocks (a broadcast table, a measured join side) until release(). */
+  reserve(bytes: number): void {
+    this.held += bytes;
+  }
+
   /** Blocks admitted in memory (`heldBytes` of them) are no longer needed: their bytes return to the budget. */
   release(bytes: number): void {
     this.held -= bytes;
