@@ -69,7 +69,11 @@ describe('skewjoin bench --report-only', () => {
     const r = cli(['bench', '--report-only', dir]);
     expect(r.code, r.stderr).toBe(0);
     const html = fs.readFileSync(path.join(dir, 'report.html'), 'utf8');
-    for (const id of ['summary', 'speedup', 'duckdb', 'simulation', 'imbalance', 'detail', 'runs']) expect(html).toContain(`id="${id}"`);
+    for (const id of ['summary', 'speedup', 'duckdb', 'balance', 'simulation', 'runs']) expect(html).toContain(`id="${id}"`);
+    // the hottest-partition curve and the detail view are drawn when the results have them (runs at s = 1 and 1.2)
+    const results = JSON.parse(fs.readFileSync(path.join(dir, 'results.json'), 'utf8'));
+    expect(html.includes('id="imbalance"')).toBe(Boolean(results.imbalance?.length));
+    expect(html.includes('id="detail"')).toBe(Boolean(results.detail));
     const charts = html.match(/<svg class="chart"[\s\S]*?<\/svg>/g) ?? [];
     expect(charts.length).toBe(fs.readdirSync(path.join(dir, 'charts')).length);
     expect(charts.length).toBeGreaterThanOrEqual(12);
