@@ -17,12 +17,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { BIN, DUCK, ROOT, gen, median, opt, timeProcess } from './bench-common.mjs';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-const BIN = path.join(ROOT, 'bin', 'skewjoin.js');
-const DUCK = path.join(ROOT, 'scripts', 'duck-query.mjs');
-const args = process.argv.slice(2);
-const opt = (name, dflt) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : dflt; };
 const data = path.resolve(opt('data', '/tmp/ooc/data'));
 const workers = opt('workers', '2');
 const only = opt('only', 'a,b,c').split(',');
@@ -31,10 +27,7 @@ const other = opt('other', undefined);
 const work = path.join(path.dirname(data), 'bench');
 fs.mkdirSync(work, { recursive: true });
 
-if (!fs.existsSync(path.join(data, 'dim.parquet'))) {
-  const r = spawnSync(process.execPath, [BIN, 'gen', '--out', data, '--rows', '50000000', '--keys', '5000000', '--s', '1'], { stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('skewjoin gen failed');
-}
+gen(data, ['--rows', '50000000', '--keys', '5000000', '--s', '1']);
 const fact = path.join(data, 'fact.parquet'), dim = path.join(data, 'dim.parquet');
 
 /** A plan of bench/ooc with its sources (and output) moved to the data folder. */
@@ -63,10 +56,9 @@ const rows = [
 
 /** One process under /usr/bin/time: wall seconds, peak RSS in MB. */
 function timed(argv, env = {}) {
-  const r = spawnSync('/usr/bin/time', ['-f', 'TIME %e %M', ...argv], { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, ...env } });
-  const m = /TIME ([\d.]+) (\d+)\s*$/.exec(r.stderr);
-  if (r.status !== 0 || !m) return { ok: false, error: `exit ${r.status}: ${r.stderr.slice(-600)}`, wall: m ? Number(m[1]) : NaN, rssMB: m ? Number(m[2]) / 1024 : NaN };
-  return { ok: true, wall: Number(m[1]), rssMB: Number(m[2]) / 1024, stdout: r.stdout };
+  const t = timeProcess(argv, env);
+  if (t.status !== 0 || !t.timed) return { ok: false, error: `exit ${t.status}: ${t.stderr.slice(-600)}`, wall: t.wall, rssMB: t.rssMB };
+  return { ok: true, wall: t.wall, rssMB: t.rssMB, stdout: t.stdout };
 }
 
 /** Count, sums and order violations of a sorted file, computed by DuckDB (not timed). */
@@ -105,7 +97,6 @@ function runEngine(engine, row) {
   return t;
 }
 
-const median = (xs) => { const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b); const n = s.length; return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
 const engines = opt('engines', ['duckdb', 'skewjoin', ...(other ? ['other'] : [])].join(',')).split(',');
 const results = [];
 for (const row of rows) {

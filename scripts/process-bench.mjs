@@ -15,16 +15,10 @@
 // plans/tpch/qNN.json plans, DuckDB running test/tpch/qNN.sql (--queries: only
 // those). --against pairs this build with another build's command line (main's,
 // say) on the same plans instead of DuckDB: the "duckdb" figures are then its.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { BIN, DUCK, ROOT, gen, median, opt, timeProcess } from './bench-common.mjs';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-const BIN = path.join(ROOT, 'bin', 'skewjoin.js');
-const DUCK = path.join(ROOT, 'scripts', 'duck-query.mjs');
-
-const args = process.argv.slice(2);
-const opt = (name, dflt) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : dflt; };
 const pairs = Number(opt('pairs', 5));
 const workers = Number(opt('workers', 2));
 const data = path.resolve(opt('data', path.join(ROOT, 'bench-out', 'process')));
@@ -34,12 +28,6 @@ const queries = opt('queries', undefined)?.split(',');
 const against = opt('against', undefined) && path.resolve(opt('against'));
 const other = against ? 'other build' : 'DuckDB';
 fs.mkdirSync(data, { recursive: true });
-
-function gen(dir, flags) {
-  if (fs.existsSync(path.join(dir, 'dim.parquet'))) return;
-  const r = spawnSync(process.execPath, [BIN, 'gen', '--out', dir, ...flags], { stdio: 'inherit' });
-  if (r.status !== 0) throw new Error(`skewjoin gen ${flags.join(' ')} failed`);
-}
 
 function joinGroupBy(dir, right, rightCols, groupBy) {
   const file = path.join(dir, `plan-${right}.json`);
@@ -104,15 +92,12 @@ if (only.includes('tpch') && tpchDir) {
   }
 }
 
-/** One process under /usr/bin/time: wall and CPU seconds. */
+/** One process under /usr/bin/time: wall and CPU milliseconds. */
 function timed(argv) {
-  const r = spawnSync('/usr/bin/time', ['-f', 'TIME %e %U %S', ...argv], { encoding: 'utf8', maxBuffer: 1 << 28 });
-  const m = /TIME ([\d.]+) ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr);
-  if (r.status !== 0 || !m) throw new Error(`${argv.join(' ')} failed (${r.status}):\n${r.stderr.slice(-2000)}`);
-  return { wall: Number(m[1]) * 1000, cpu: (Number(m[2]) + Number(m[3])) * 1000 };
+  const t = timeProcess(argv);
+  if (t.status !== 0 || !t.timed) throw new Error(`${argv.join(' ')} failed (${t.status}):\n${t.stderr.slice(-2000)}`);
+  return { wall: t.wall * 1000, cpu: (t.user + t.sys) * 1000 };
 }
-
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
 
 const results = [];
 for (const w of workloads) {
