@@ -403,7 +403,7 @@ export class Executor {
           source: {
             kind: 'split', schema: side === 'left' ? ctx.shape.leftSchema : ctx.shape.rightSchema, blocks: chunk,
             keys: side === 'left' ? ctx.shape.leftKeys : ctx.shape.rightKeys, norms: side === 'left' ? node.leftNorms : node.rightNorms,
-            hot: t.keys.map((k) => ({ hash: k.hash, match: k.match, pieces: 1 })), locate,
+            hot: t.keys.map((k) => ({ hash: k.hash, match: k.match })), locate,
           },
           ops: [], sink: { kind: 'collect' },
         }, {

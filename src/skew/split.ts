@@ -2,18 +2,18 @@
 // a range of a partition's rows (one side), and either report them as runs of
 // consecutive rows (few runs: the keys sit together, as in sorted input, and
 // the join tasks read them in place, no copy) or cut them out: the rows of
-// each key, in pieces of nearly equal size, and the rest, scattered like a
-// map task's partitions into one shared buffer. Rows are matched by hash
+// each key and the rest, scattered like a map task's partitions into one
+// shared buffer (the join tasks cut a key's rows into pieces). Rows are matched by hash
 // first (a small open-addressing table of the hot hashes), then by key.
 import { type Batch, type Schema, emptyBatch, rowCount } from '../kernels/column.js';
 import { scatterRows } from '../shuffle/partition.js';
 import { type Keys, buildKeys, keyIdentity, keysEqual } from '../kernels/keys.js';
 import type { KeyNorm } from '../plan/bound.js';
 
-export interface SplitKey { hash: number; match: string; pieces: number }
+export interface SplitKey { hash: number; match: string }
 
-/** The owning hot key of every row of the blocks (-1: the rest), and each key's row count. */
-function hotKeyIds(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: SplitKey[]): { ids: Int32Array; counts: Int32Array } {
+/** The owning hot key of every row of the blocks (-1: the rest). */
+function hotKeyIds(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: SplitKey[]): Int32Array {
   const H = hot.length;
   let cap = 8;
   while (cap < 4 * H) cap *= 2;
@@ -33,7 +33,6 @@ function hotKeyIds(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: Sp
   const refWords = new Int32Array(2 * H);
   const total = rowCount(blocks);
   const ids = new Int32Array(total); // the owning hot key of each row, -1 for the rest
-  const counts = new Int32Array(H);
   let at = 0;
   for (const block of blocks) {
     const keys = buildKeys(block, keyCols, norms);
@@ -55,7 +54,6 @@ function hotKeyIds(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: Sp
               if (w !== null) { refWords[2 * i] = w[2 * r]; refWords[2 * i + 1] = w[2 * r + 1]; }
             }
             owner = i;
-            counts[i]++;
             break;
           }
         }
@@ -64,7 +62,7 @@ function hotKeyIds(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: Sp
     }
     at += block.length;
   }
-  return { ids, counts };
+  return ids;
 }
 
 /**
@@ -73,7 +71,7 @@ function hotKeyIds(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: Sp
  * than `maxRuns` (the rows are better cut out and scattered).
  */
 export function hotKeyRuns(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: SplitKey[], maxRuns: number): Int32Array | null {
-  const { ids } = hotKeyIds(blocks, keyCols, norms, hot);
+  const ids = hotKeyIds(blocks, keyCols, norms, hot);
   const runs: number[] = [];
   for (let r = 0; r < ids.length;) {
     const o = ids[r];
@@ -86,20 +84,11 @@ export function hotKeyRuns(blocks: Batch[], keyCols: number[], norms: KeyNorm[],
   return Int32Array.from(runs);
 }
 
-/** [rest, key 0 piece 0, key 0 piece 1, ..., key 1 piece 0, ...] */
+/** [rest, key 0, key 1, ...]: each hot key's rows cut out (the join tasks cut them into pieces). */
 export function splitHotKeys(schema: Schema, blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: SplitKey[]): Batch[] {
-  const H = hot.length;
   const total = rowCount(blocks);
-  const { ids, counts } = hotKeyIds(blocks, keyCols, norms, hot);
-  // Output 0 is the rest; key i's rows go to its pieces in order, nearly equal in size.
-  const first = new Int32Array(H);
-  let P = 1;
-  hot.forEach((h, i) => { first[i] = P; P += h.pieces; });
-  const seen = new Int32Array(H);
-  for (let r = 0; r < total; r++) {
-    const o = ids[r];
-    ids[r] = o < 0 ? 0 : first[o] + Math.floor((seen[o]++ * hot[o].pieces) / counts[o]);
-  }
-  const { blocks: out } = scatterRows(blocks, ids, new Int32Array(total), P);
+  const ids = hotKeyIds(blocks, keyCols, norms, hot);
+  for (let r = 0; r < total; r++) ids[r] += 1; // output 0 is the rest (-1), key i's output is i + 1
+  const { blocks: out } = scatterRows(blocks, ids, new Int32Array(total), hot.length + 1);
   return out.map((b) => b ?? emptyBatch(schema));
 }
