@@ -3,20 +3,19 @@
 // offset and limit), so that a file of a few big row groups still spreads over
 // every worker the plan is sized for.
 import type { BoundNode, FileSplit } from './bound.js';
+import { TASKS_PER_WORKER } from '../skew/decide.js';
 
-/** Map tasks a scan aims at per (planned) worker, as reduce coalescing does (skew/decide.ts). */
-export const MAP_TASKS_PER_WORKER = 4;
 /** No row-range split smaller than this: below it a task's fixed costs (opening, the footer, dispatch) dominate. */
 export const MIN_MAP_SPLIT_BYTES = 1024 * 1024;
 
 /**
  * The splits of one scan with each row group of more than twice the target cut
  * into row ranges of about the target: target = the scan's bytes over
- * MAP_TASKS_PER_WORKER tasks per worker, at least `minBytes`.
+ * TASKS_PER_WORKER tasks per worker (the aim of reduce coalescing too), at least `minBytes`.
  */
 export function rowRangeSplits(splits: readonly FileSplit[], workers: number, minBytes = MIN_MAP_SPLIT_BYTES): FileSplit[] {
   const total = splits.reduce((s, x) => s + x.bytes, 0);
-  const target = Math.max(minBytes, total / (MAP_TASKS_PER_WORKER * workers), 1);
+  const target = Math.max(minBytes, total / (TASKS_PER_WORKER * workers), 1);
   return splits.flatMap((s) => {
     if (s.wholeFile || s.rowGroups.length !== 1 || s.offset !== undefined || s.bytes <= 2 * target) return [s];
     const n = Math.min(Math.ceil(s.bytes / target), s.rows);

@@ -122,7 +122,7 @@ function mapRowsOf(s: SideStats, p: number): number[] {
 
 const MIN_COALESCED = 1024 * 1024;
 /** Coalescing stops at this many tasks per worker, so that the last tasks balance out. */
-const TASKS_PER_WORKER = 4;
+export const TASKS_PER_WORKER = 4;
 
 /** First-fit decreasing: partitions into tasks of at most `cap` bytes (a larger partition alone). */
 export function packPartitions(parts: number[], size: (p: number) => number, cap: number): PlannedTask[] {
