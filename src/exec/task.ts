@@ -21,7 +21,8 @@ import { type ProbeOp, probeAggregate, probeBatch } from '../joins/probe.js';
 import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
 import { type SplitKey, hotKeyRuns, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
-import { compileExpr, selectTrue } from '../expr/compile.js';
+import { compileExpr } from '../expr/compile.js';
+import { compileFilter } from '../expr/select.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { JoinType } from '../plan/spec.js';
 import { withSpillRead } from '../spill/source.js';
@@ -230,9 +231,9 @@ function compileOps(ops: RowOp[]): (b: Batch) => Batch[] {
     }
     if (op.kind === 'project') return (b) => ({ length: b.length, columns: op.indices.map((i) => b.columns[i]) });
     if (op.kind === 'probe') return (b) => probeBatch(b, op);
-    const pred = op.pred.kind === 'expr' ? compileExpr(op.pred.expr) : null;
+    const pred = op.pred.kind === 'expr' ? compileFilter(op.pred.expr) : null;
     return (b) => {
-      const { idx, n } = pred ? selectTrue(pred(b)) : selectRows(b, op.pred);
+      const { idx, n } = pred ? pred(b) : selectRows(b, op.pred);
       return n < b.length ? gatherBatch(b, idx, n) : b;
     };
   });
