@@ -49,20 +49,31 @@ function sumStateType(t: DataType): DataType {
   return { id: 'float64' };
 }
 
-function sumState(c: Column, g: Groups, n: number, what: string): Column[] {
-  const cnt = countValid(c, g, n);
+function sumState(c: Column, g: Groups, n: number, what: string, cnt: Float64Array): Column[] {
   const sum = isInteger(c.type) ? intSumColumn(c, g, what, cnt)
     : c.type.id === 'decimal' ? decimalColumn(decimalSums(c, g.gid, g.nGroups, cnt), sumStateType(c.type), what)
       : float64Column(floatSums(c, g), cnt);
   return [sum, countColumn(cnt)];
 }
 
+/**
+ * The state columns of every aggregate. A column's sum state serves each sum
+ * and avg of it (q01's sum and avg of one column are summed once), and the
+ * counts of columns without nulls are the groups' sizes, counted once.
+ */
 function states(b: Batch, g: Groups, aggs: BoundAggregate[]): Column[] {
   const cols: Column[] = [];
+  let sizes: Float64Array | null = null;
+  const counts = (c: Column | null) => (c === null || c.valid === null ? (sizes ??= countValid(null, g, b.length)) : countValid(c, g, b.length));
+  const sums = new Map<number, Column[]>();
   for (const a of aggs) {
-    if (a.fn === 'count') cols.push(countColumn(countValid(a.col < 0 ? null : b.columns[a.col], g, b.length)));
+    if (a.fn === 'count') cols.push(countColumn(counts(a.col < 0 ? null : b.columns[a.col])));
     else if (a.fn === 'min' || a.fn === 'max') cols.push(minMax(b.columns[a.col], g, a.fn === 'max'));
-    else cols.push(...sumState(b.columns[a.col], g, b.length, `partial sum of "${a.as}"`));
+    else {
+      let st = sums.get(a.col);
+      if (!st) sums.set(a.col, st = sumState(b.columns[a.col], g, b.length, `partial sum of "${a.as}"`, counts(b.columns[a.col])));
+      cols.push(...st);
+    }
   }
   return cols;
 }
@@ -157,7 +168,7 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
 }
 
 /** Rows a combiner aggregates before deciding whether aggregation pays. */
-const PASS_THROUGH_SAMPLE = 16384;
+export const PASS_THROUGH_SAMPLE = 16384;
 /** Groups per row in that sample above which the rows pass through as they are. */
 const PASS_THROUGH_RATIO = 0.5;
 
@@ -166,8 +177,8 @@ const PASS_THROUGH_RATIO = 0.5;
  * these rows (their first 16,384 hold more than one group per two rows), by
  * `aggregate` over that sample.
  */
-export function barelyShrinks(b: Batch, aggregate: (sample: Batch) => Batch): boolean {
-  return b.length >= 2 * PASS_THROUGH_SAMPLE && aggregate(sliceBatch(b, 0, PASS_THROUGH_SAMPLE)).length > PASS_THROUGH_RATIO * PASS_THROUGH_SAMPLE;
+export function barelyShrinks(b: Batch, aggregate: (sample: Batch) => Batch, rows = b.length): boolean {
+  return rows >= 2 * PASS_THROUGH_SAMPLE && b.length >= PASS_THROUGH_SAMPLE && aggregate(sliceBatch(b, 0, PASS_THROUGH_SAMPLE)).length > PASS_THROUGH_RATIO * PASS_THROUGH_SAMPLE;
 }
 
 /**

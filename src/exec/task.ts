@@ -5,11 +5,12 @@
 import { threadId } from 'node:worker_threads';
 import { aggregateBatch } from '../agg/aggregate.js';
 import { type EagerPlan, eagerStates } from '../agg/eager.js';
-import { barelyShrinks, finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
+import { type Combine, combine } from '../agg/combiner.js';
+import { finalAggregate, partialAggregateJoin, partialSchema } from '../agg/partial.js';
 import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, Int32Scratch, batchBytes, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherMany, rowCount, sliceBatch,
+  type Batch, type Field, type Schema, Int32Scratch, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherSelected, rowCount, sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { type EmitPairs, JoinProbe, buildsLeft, hashJoin } from '../kernels/join.js';
@@ -61,8 +62,7 @@ export type TaskSource =
   /** one range of a range-partitioned sort: its rows sorted */
   | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[] };
 
-/** Partial aggregation of a task's output before its sink (a combiner). */
-export interface Combine { groupBy: number[]; aggs: BoundAggregate[]; schema: Schema }
+export type { Combine };
 
 export type TaskSink =
   /** sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them) */
@@ -224,18 +224,21 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
  * here, once per task. A probe may turn a batch into several.
  */
 function compileOps(ops: RowOp[]): (b: Batch) => Batch[] {
-  const steps = ops.map((op): ((b: Batch) => Batch | Batch[]) => {
+  const steps = ops.flatMap((op, k): ((b: Batch) => Batch | Batch[])[] => {
     if (op.kind === 'compute') {
       const ks = op.exprs.map(compileExpr);
-      return (b) => ({ length: b.length, columns: [...b.columns, ...ks.map((k) => k(b))] });
+      return [(b) => ({ length: b.length, columns: [...b.columns, ...ks.map((f) => f(b))] })];
     }
-    if (op.kind === 'project') return (b) => ({ length: b.length, columns: op.indices.map((i) => b.columns[i]) });
-    if (op.kind === 'probe') return (b) => probeBatch(b, op);
+    if (op.kind === 'project') return ops[k - 1]?.kind === 'filter' ? [] : [(b) => ({ length: b.length, columns: op.indices.map((i) => b.columns[i]) })];
+    if (op.kind === 'probe') return [(b) => probeBatch(b, op)];
     const pred = op.pred.kind === 'expr' ? compileFilter(op.pred.expr) : null;
-    return (b) => {
+    // a projection right after the filter (its pruned columns): only the columns kept are gathered
+    const next = ops[k + 1], keep = next?.kind === 'project' ? next.indices : null;
+    return [(b) => {
       const { idx, n } = pred ? pred(b) : selectRows(b, op.pred);
-      return n < b.length ? gatherBatch(b, idx, n) : b;
-    };
+      const cols = keep ? keep.map((i) => b.columns[i]) : b.columns;
+      return { length: n, columns: n < b.length ? cols.map((c) => gatherSelected(c, idx, n)) : cols };
+    }];
   });
   const from = (b: Batch, k0: number): Batch[] => {
     for (let k = k0; k < steps.length; k++) {
@@ -246,19 +249,6 @@ function compileOps(ops: RowOp[]): (b: Batch) => Batch[] {
     return [b];
   };
   return (b) => from(b, 0);
-}
-
-/**
- * The combiner: partial aggregation of a task's rows, unless its first rows
- * hold more than one group per two rows; then every row is shipped as its own
- * state (no hashing), so a high-cardinality group-by does not pay twice.
- */
-function combineRows(all: Batch, c: Combine): { batch: Batch; mode: 'partial' | 'pass-through' } {
-  const schema = partialSchema(c.schema, c.groupBy, c.aggs);
-  if (c.groupBy.length > 0 && barelyShrinks(all, (sample) => partialAggregate(sample, c.groupBy, c.aggs, schema))) {
-    return { batch: rowsAsStates(all, c.groupBy, c.aggs), mode: 'pass-through' };
-  }
-  return { batch: partialAggregate(all, c.groupBy, c.aggs, schema), mode: 'partial' };
 }
 
 /** Run a task; its result carries when (epoch ms) and on which thread it ran, for timelines. */
@@ -326,9 +316,8 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
   const outputRows = rowCount(outBatches);
   let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {
-    const all = concatBatches(t.combine.schema, outBatches);
-    const { batch, mode } = combineRows(all, t.combine);
-    combineStats = { mode, rowsIn: all.length, bytesIn: batchBytes(all), rowsOut: batch.length };
+    const { batch, ...how } = combine(outBatches, t.combine);
+    combineStats = { ...how, rowsOut: batch.length };
     outBatches = batch.length > 0 ? [batch] : [];
   }
   if (t.sink.kind === 'collect') {

@@ -9,6 +9,7 @@ import { compare, inList, logic } from './compare.js';
 import { dateAdd, dateDiff, datePart } from './dates.js';
 import { exprCols } from './columns.js';
 import { foldConstants } from './fold.js';
+import { fusedArith } from './fused.js';
 import { lengthOf, like, likeConstant, stringFn, stringTest } from './text.js';
 import type { BoundExpr } from './types.js';
 import { boolColumn, choose, constColumn, scalarAt, tri } from './vector.js';
@@ -29,7 +30,7 @@ function compileNode(e: BoundExpr): Kernel {
     case 'lit': return (b) => constColumn(e.value, e.type, b.length);
     case 'cast': { const arg = compileNode(e.arg); return (b) => castColumn(arg(b), e.type, e.what); }
     case 'case': return compileCase(e);
-    case 'fn': return compileFn(e);
+    case 'fn': return fusedArith(e, () => compileFn(e)) ?? compileFn(e);
   }
 }
 
