@@ -31,7 +31,9 @@ beforeAll(async () => {
       CASE WHEN i BETWEEN 300 AND 399 THEN 9007199254740000 + i ELSE (i * 37) % 2001 - 1000 END::BIGINT AS a,
       CASE WHEN i % 7 = 0 THEN NULL ELSE (i * 13) % 61 - 30 END::INTEGER AS b,
       CASE WHEN i % 8 = 0 THEN NULL WHEN i BETWEEN 500 AND 599 THEN (i - 550) * 12345678901234567890123.4567
-        ELSE ((i * 104729) % 1000003 - 500000) / 10000 END::DECIMAL(30,4) AS w
+        ELSE ((i * 104729) % 1000003 - 500000) / 10000 END::DECIMAL(30,4) AS w,
+      CASE WHEN i % 9 = 0 THEN NULL ELSE ['', 'A', 'N', 'R', 'ab', 'abc', 'é', 'F'][i % 8 + 1] END AS flag,
+      CASE WHEN i = 777 THEN 'a longer code' WHEN i % 3 = 0 THEN 'O' ELSE 'F' END AS status
     FROM range(0, 800) t(i)`, 100);
 });
 
@@ -61,6 +63,19 @@ describe('fused exact arithmetic and sums, against DuckDB', () => {
     const theirs = (await duckRows(`SELECT g::VARCHAR, sum(p * (1 - q))::VARCHAR, sum(w)::VARCHAR, avg(w), sum(p)::VARCHAR, avg(p), sum(w + p)::VARCHAR, count(q)::VARCHAR FROM ${T} GROUP BY g`))
       .map((x) => [x[0], x[1], x[2], Number(x[3]).toPrecision(9), x[4], Number(x[5]).toPrecision(9), x[6], x[7]]);
     expect(sorted(ours)).toEqual(sorted(theirs));
+  });
+});
+
+describe('grouping by short strings (as integer codes)', () => {
+  it('codes of up to 3 bytes, empty and null values, and a column with one longer value, as DuckDB groups them', async () => {
+    for (const by of [['flag'], ['flag', 'status'], ['status', 'g']]) {
+      const r = await runPlan({ version: 1, sources: { t: { parquet: 't.parquet' } }, query: { op: 'aggregate', input: { op: 'scan', source: 't' }, groupBy: by,
+        aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'p', as: 's' }] } }, { baseDir: dir, workers: 2, partitions: 2 });
+      const ours = r.toRows().map((x) => [...by.map((k) => (x[k] === null ? null : String(x[k]))), String(x.n), x.s]);
+      const theirs = await duckRows(`SELECT ${by.map((k) => `${k}::VARCHAR`).join(', ')}, count(*)::VARCHAR, sum(p)::VARCHAR FROM ${T} GROUP BY ${by.join(', ')}`);
+      expect(theirs.length).toBeGreaterThan(3);
+      expect(sorted(ours)).toEqual(sorted(theirs));
+    }
   });
 });
 

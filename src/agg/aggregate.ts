@@ -214,8 +214,25 @@ export function decimalAvg(c: Column, g: Groups, cnt: Float64Array): Column {
 
 export function groupsOf(b: Batch, groupBy: number[]): Groups {
   if (groupBy.length === 0) return { gid: new Int32Array(b.length), nGroups: 1, first: new Int32Array(1) };
-  const keys = buildKeys(b, groupBy, groupBy.map((i) => normFor(b.columns[i].type)));
+  const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
+  const keys = buildKeys({ length: b.length, columns: cols }, cols.map((_, k) => k), cols.map((c) => normFor(c.type)));
   return groupRows(keys);
+}
+
+/**
+ * A string column whose values are all at most 3 bytes (flags, codes: q01's
+ * l_returnflag) as one int32 per row, its bytes and length: grouped as
+ * integers, with no byte loops. Null when some value is longer.
+ */
+function shortCodes(c: Column): Column | null {
+  if (c.type.id !== 'utf8') return null;
+  const o = c.offsets!, v = c.values as Uint8Array, n = c.length, codes = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const s = o[i], len = o[i + 1] - s;
+    if (len > 3) return null;
+    codes[i] = len | (len > 0 ? v[s] << 8 : 0) | (len > 1 ? v[s + 1] << 16 : 0) | (len > 2 ? v[s + 2] << 24 : 0);
+  }
+  return { type: { id: 'int32' }, length: n, values: codes, valid: c.valid };
 }
 
 /** Aggregate one batch holding every row of its groups. */

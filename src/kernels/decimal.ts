@@ -114,8 +114,9 @@ export const digitsOf = (x: bigint): number => (x < 0n ? -x : x).toString().leng
 /** Arrow's Decimal128 values (four 32-bit words each) as one 64-bit lane per row (precision <= 18) or two; here, not in io/arrow.ts, so that the in-place reader does not load Arrow JS. */
 export function decimalFromArrow(words: Uint32Array, n: number, type: DataType, valid: Uint8Array | null): Column {
   const values = allocValues(type, n);
-  const out = new Uint32Array(values.buffer);
-  if (lanes(type) === 2) out.set(words.subarray(0, 4 * n));
-  else for (let i = 0; i < n; i++) { out[2 * i] = words[4 * i]; out[2 * i + 1] = words[4 * i + 1]; }
+  // signed words: a copied word stays a small integer in every tier of the JIT
+  const out = new Int32Array(values.buffer), w = new Int32Array(words.buffer, words.byteOffset, 4 * n);
+  if (lanes(type) === 2) out.set(w);
+  else for (let i = 0; i < n; i++) { out[2 * i] = w[4 * i]; out[2 * i + 1] = w[4 * i + 1]; }
   return { type, length: n, values, valid };
 }
