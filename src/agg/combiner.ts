@@ -5,6 +5,7 @@
 import { type Batch, type Column, type Schema, batchBytes, concatBatches, emptyBatch, gather, rowCount } from '../kernels/column.js';
 import { decimalColumn, decimalSums } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
+import { materialize, selectedRows, selectionOf } from '../exec/deferred.js';
 import { countColumn, float64Column, floatSums, groupsOf, intSumColumn, minMax } from './aggregate.js';
 import { PASS_THROUGH_SAMPLE, barelyShrinks, combinerGrouping, partialAggregate, partialSchema, rowsAsStates } from './partial.js';
 
@@ -15,14 +16,16 @@ export interface Combined { batch: Batch; mode: 'partial' | 'pass-through'; rows
 
 export function combine(batches: Batch[], c: Combine): Combined {
   const schema = partialSchema(c.schema, c.groupBy, c.aggs);
-  const rowsIn = rowCount(batches), bytesIn = batches.reduce((s, b) => s + batchBytes(b), 0);
-  const partial = (b: Batch) => partialAggregate(b, c.groupBy, c.aggs, schema);
+  // batches may carry a dense filter's rows still to be picked (exec/deferred.ts)
+  const rowsIn = batches.reduce((s, b) => s + selectedRows(b), 0);
+  const bytesIn = batches.reduce((s, b) => s + Math.round((batchBytes(b) * selectedRows(b)) / Math.max(1, b.length)), 0);
+  const partial = (b: Batch) => partialAggregate(b, c.groupBy, c.aggs, schema, selectionOf(b));
   // the first rows decide, as if the batches were one
-  const head = () => (batches[0].length >= PASS_THROUGH_SAMPLE ? batches[0] : concatBatches(c.schema, batches));
+  const head = () => (selectedRows(batches[0]) >= PASS_THROUGH_SAMPLE ? materialize(batches[0]) : concatBatches(c.schema, batches.map(materialize)));
   if (c.groupBy.length > 0 && rowsIn >= 2 * PASS_THROUGH_SAMPLE && barelyShrinks(head(), partial, rowsIn)) {
-    return { batch: rowsAsStates(concatBatches(c.schema, batches), c.groupBy, c.aggs), mode: 'pass-through', rowsIn, bytesIn };
+    return { batch: rowsAsStates(concatBatches(c.schema, batches.map(materialize)), c.groupBy, c.aggs), mode: 'pass-through', rowsIn, bytesIn };
   }
-  if (batches.length <= 1) return { batch: partial(batches[0] ?? emptyBatch(c.schema)), mode: 'partial', rowsIn, bytesIn };
+  if (batches.length <= 1) return { batch: batches.length ? partial(batches[0]) : partial(emptyBatch(c.schema)), mode: 'partial', rowsIn, bytesIn };
   const states = concatBatches(schema, batches.map(partial));
   return { batch: mergeStates(states, c.groupBy, c.aggs, schema), mode: 'partial', rowsIn, bytesIn };
 }

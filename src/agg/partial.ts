@@ -7,7 +7,8 @@
 // count_distinct: its column becomes one more grouping column of the partial
 // rows (the per-group distinct set, as rows), counted after the merge; so all
 // count_distinct of one aggregate must share a column to be combined.
-import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes, sliceBatch } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes, sliceBatch, sliceColumn } from '../kernels/column.js';
+import type { Selection } from '../expr/select.js';
 import { MAX_PRECISION, decimalColumn, decimalSums, decimalType } from '../kernels/decimal.js';
 import { ExecutionError } from '../errors.js';
 import type { BoundAggregate } from '../plan/bound.js';
@@ -78,12 +79,18 @@ function states(b: Batch, g: Groups, aggs: BoundAggregate[]): Column[] {
   return cols;
 }
 
-export function partialAggregate(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema): Batch {
+/**
+ * `sel`: only these rows count (a dense filter's, not gathered): the others
+ * fall in one extra group whose states are dropped.
+ */
+export function partialAggregate(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema, sel?: Selection): Batch {
   const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
-  if (b.length === 0 && groupBy.length > 0) return emptyBatch(schema);
-  const g = groupsOf(b, groupBy);
+  if ((sel ? sel.n : b.length) === 0 && groupBy.length > 0) return emptyBatch(schema);
+  const g = groupsOf(b, groupBy, sel);
   const keys = groupBy.map((i) => gather(b.columns[i], g.first, g.nGroups));
-  return { length: g.nGroups, columns: [...keys, ...states(b, g, aggs)] };
+  if (!sel) return { length: g.nGroups, columns: [...keys, ...states(b, g, aggs)] };
+  const withOthers = states(b, { ...g, nGroups: g.nGroups + 1 }, aggs);
+  return { length: g.nGroups, columns: [...keys, ...withOthers.map((c) => sliceColumn(c, 0, g.nGroups))] };
 }
 
 /**

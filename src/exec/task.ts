@@ -24,6 +24,7 @@ import { type SplitKey, hotKeyRuns, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
 import { compileExpr } from '../expr/compile.js';
 import { compileFilter } from '../expr/select.js';
+import { DENSE, carry, defer, materialize, selectedRows, selectionOf } from './deferred.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { JoinType } from '../plan/spec.js';
 import { withSpillRead } from '../spill/source.js';
@@ -223,21 +224,30 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
  * after the other with nothing else materialized; expressions are compiled
  * here, once per task. A probe may turn a batch into several.
  */
-function compileOps(ops: RowOp[]): (b: Batch) => Batch[] {
+function compileOps(ops: RowOp[], deferDense = false): (b: Batch) => Batch[] {
   const steps = ops.flatMap((op, k): ((b: Batch) => Batch | Batch[])[] => {
     if (op.kind === 'compute') {
       const ks = op.exprs.map(compileExpr);
-      return [(b) => ({ length: b.length, columns: [...b.columns, ...ks.map((f) => f(b))] })];
+      const add = (b: Batch): Batch => ({ length: b.length, columns: [...b.columns, ...ks.map((f) => f(b))] });
+      return [(b) => {
+        if (!selectionOf(b)) return add(b);
+        try { return carry(b, add(b)); } catch { return add(materialize(b)); }
+      }];
     }
-    if (op.kind === 'project') return ops[k - 1]?.kind === 'filter' ? [] : [(b) => ({ length: b.length, columns: op.indices.map((i) => b.columns[i]) })];
-    if (op.kind === 'probe') return [(b) => probeBatch(b, op)];
+    if (op.kind === 'project') return ops[k - 1]?.kind === 'filter' ? [] : [(b) => carry(b, { length: b.length, columns: op.indices.map((i) => b.columns[i]) })];
+    if (op.kind === 'probe') return [(b) => probeBatch(materialize(b), op)];
     const pred = op.pred.kind === 'expr' ? compileFilter(op.pred.expr) : null;
     // a projection right after the filter (its pruned columns): only the columns kept are gathered
     const next = ops[k + 1], keep = next?.kind === 'project' ? next.indices : null;
-    return [(b) => {
+    // only computed columns up to the combiner: a dense selection is carried, not gathered (exec/deferred.ts)
+    const carried = deferDense && ops.slice(k + 1).every((o) => o.kind === 'project' || o.kind === 'compute');
+    return [(b0) => {
+      const b = materialize(b0);
       const { idx, n } = pred ? pred(b) : selectRows(b, op.pred);
       const cols = keep ? keep.map((i) => b.columns[i]) : b.columns;
-      return { length: n, columns: n < b.length ? cols.map((c) => gatherSelected(c, idx, n)) : cols };
+      if (n === b.length) return { length: n, columns: cols };
+      if (carried && n >= DENSE * b.length) return defer({ length: b.length, columns: cols }, { idx: idx.slice(0, n), n });
+      return { length: n, columns: cols.map((c) => gatherSelected(c, idx, n)) };
     }];
   });
   const from = (b: Batch, k0: number): Batch[] => {
@@ -311,9 +321,9 @@ function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
 
 /** `rowOps`: the row operators still to apply to the produced batches. */
 function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced, rowOps: RowOp[], t0: number): TaskResult {
-  const ops = compileOps(rowOps);
+  const ops = compileOps(rowOps, t.combine !== undefined && !combined);
   let outBatches = batches.flatMap(ops).filter((b) => b.length > 0);
-  const outputRows = rowCount(outBatches);
+  const outputRows = outBatches.reduce((s, b) => s + selectedRows(b), 0);
   let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {
     const { batch, ...how } = combine(outBatches, t.combine);
