@@ -21,9 +21,9 @@ export function combine(batches: Batch[], c: Combine): Combined {
   const bytesIn = batches.reduce((s, b) => s + Math.round((batchBytes(b) * selectedRows(b)) / Math.max(1, b.length)), 0);
   const partial = (b: Batch) => partialAggregate(b, c.groupBy, c.aggs, schema, selectionOf(b));
   // the first rows decide, as if the batches were one
-  const head = () => (selectedRows(batches[0]) >= PASS_THROUGH_SAMPLE ? materialize(batches[0]) : concatBatches(c.schema, batches.map(materialize)));
+  const head = () => (selectedRows(batches[0]) >= PASS_THROUGH_SAMPLE ? materialize(batches[0], PASS_THROUGH_SAMPLE) : concatBatches(c.schema, batches.map((b) => materialize(b))));
   if (c.groupBy.length > 0 && rowsIn >= 2 * PASS_THROUGH_SAMPLE && barelyShrinks(head(), partial, rowsIn)) {
-    return { batch: rowsAsStates(concatBatches(c.schema, batches.map(materialize)), c.groupBy, c.aggs), mode: 'pass-through', rowsIn, bytesIn };
+    return { batch: rowsAsStates(concatBatches(c.schema, batches.map((b) => materialize(b))), c.groupBy, c.aggs), mode: 'pass-through', rowsIn, bytesIn };
   }
   if (batches.length <= 1) return { batch: batches.length ? partial(batches[0]) : partial(emptyBatch(c.schema)), mode: 'partial', rowsIn, bytesIn };
   const states = concatBatches(schema, batches.map(partial));

@@ -30,8 +30,10 @@ export function carry(from: Batch, to: Batch): Batch {
   return s ? defer(to, s) : to;
 }
 
-/** The batch with its selection applied. */
-export function materialize(b: Batch): Batch {
+/** The batch with its selection applied (only its first `limit` rows when given). */
+export function materialize(b: Batch, limit = Infinity): Batch {
   const s = pending.get(b);
-  return s ? { length: s.n, columns: b.columns.map((c) => gatherSelected(c, s.idx, s.n)) } : b;
+  if (!s) return b;
+  const n = Math.min(s.n, limit);
+  return { length: n, columns: b.columns.map((c) => gatherSelected(c, s.idx, n)) };
 }
