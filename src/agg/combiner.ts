@@ -2,7 +2,7 @@
 // merged into one set at the end, so the task's rows are never concatenated
 // into a copy; unless its first rows show barely any grouping, when every row
 // passes through as its own state (adaptive pass-through, agg/partial.ts).
-import { type Batch, type Column, type Schema, batchBytes, concatBatches, emptyBatch, gather, rowCount } from '../kernels/column.js';
+import { type Batch, type Column, type Schema, batchBytes, concatBatches, emptyBatch, gather } from '../kernels/column.js';
 import { decimalColumn, decimalSums } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import { materialize, selectedRows, selectionOf } from '../exec/deferred.js';

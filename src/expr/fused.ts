@@ -7,8 +7,7 @@
 // digits) is computed again by the general kernels, which work in bigint
 // where needed and raise the overflow error.
 import { type Batch, type Column, type DataType, allocValues, isInteger, lanes } from '../kernels/column.js';
-import type { BoundExpr } from './types.js';
-import { scaleOf } from './types.js';
+import { type BoundExpr, scaleOf } from './types.js';
 import { andValid } from './vector.js';
 
 const SAFE = 9007199254740991;
