@@ -42,6 +42,7 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
   return {
     id: `${process.pid}.${++built}.${Date.now()}`, batch, keys: { n: k.n, parts, hash: shareArray(k.hash), anyNull: share(k.anyNull) },
     heads: shareArray(t.heads), next: shareArray(t.next), mask: t.mask, slots: t.slots && shareArray(t.slots),
+    direct: t.direct && shareArray(t.direct), base: t.base, unique: t.unique,
   };
 }
 
