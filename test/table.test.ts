@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Batch, DataType } from '../dist/kernels/column.js';
 import { buildKeys } from '../dist/kernels/keys.js';
-import { KeyTable } from '../dist/kernels/table.js';
+import { KeyTable, directTable } from '../dist/kernels/table.js';
 import { JoinProbe } from '../dist/kernels/join.js';
 
 let seed = 777;
@@ -83,6 +83,16 @@ describe('join tables', () => {
       }
     });
   }
+
+  it('directTable: from keys without hashes when their range is dense, else null', () => {
+    const dense = buildKeys(batch([5, 3, null, 4, 3], INT64), [0], NORM, undefined, false);
+    const t = directTable(dense)!;
+    expect(t).not.toBeNull();
+    expect([t.base, t.unique, Array.from(t.direct!)]).toEqual([3, false, [1, 3, 0]]);
+    expect(Array.from(t.next)).toEqual([-1, 4, -1, -1, -1]);
+    expect(directTable(buildKeys(batch([0, 1e6, 2e6], INT64), [0], NORM, undefined, false))).toBeNull();
+    expect(directTable(buildKeys(batch([null, null], INT64), [0], NORM, undefined, false))).toBeNull();
+  });
 
   it('a direct table is probed by keys without hashes', () => {
     const build = Array.from({ length: 500 }, (_, i) => i * 2);

@@ -45,6 +45,7 @@ export class KeyTable implements TableArrays {
 
   /**
    * `built`: the arrays of a table built before over the same keys (shared memory).
+   * Keys without hashes (buildKeys' `hashed` false) take directTable instead.
    */
   constructor(readonly keys: Keys, skipNullKeys: boolean, built?: TableArrays) {
     if (built) {
@@ -78,6 +79,14 @@ export class KeyTable implements TableArrays {
       this.heads[s] = i;
     }
   }
+}
+
+/** A direct table over keys (hashed or not), or null when their layout or range does not allow one. */
+export function directTable(keys: Keys): KeyTable | null {
+  if (!compactKeys(keys)) return null;
+  const next = new Int32Array(keys.n);
+  const d = buildDirect(keys, next);
+  return d && new KeyTable(keys, true, { heads: new Int32Array(0), next, mask: 0, slots: null, ...d });
 }
 
 /** The key of row i of one 64-bit key column as a number: exact when the high word is within ±2^21. */
