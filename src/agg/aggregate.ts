@@ -10,6 +10,7 @@ import { buildKeys } from '../kernels/keys.js';
 import { valueComparator } from '../kernels/sort.js';
 import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
 import { type Groups, groupRows } from './groups.js';
+import type { Selection } from '../expr/select.js';
 
 const TWO32 = 4294967296;
 const CHUNK = 1 << 20; // rows between carries: 2^20 x 2^32 stays below 2^53
@@ -212,10 +213,32 @@ export function decimalAvg(c: Column, g: Groups, cnt: Float64Array): Column {
   return float64Column(s, cnt);
 }
 
-export function groupsOf(b: Batch, groupBy: number[]): Groups {
-  if (groupBy.length === 0) return { gid: new Int32Array(b.length), nGroups: 1, first: new Int32Array(1) };
-  const keys = buildKeys(b, groupBy, groupBy.map((i) => normFor(b.columns[i].type)));
-  return groupRows(keys);
+/** `sel`: group only these rows; every other row gets the group id nGroups (one past the last). */
+export function groupsOf(b: Batch, groupBy: number[], sel?: Selection): Groups {
+  if (groupBy.length === 0) {
+    const gid = new Int32Array(b.length);
+    if (sel) { gid.fill(1); for (let k = 0; k < sel.n; k++) gid[sel.idx[k]] = 0; }
+    return { gid, nGroups: 1, first: new Int32Array(1) };
+  }
+  const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
+  const keys = buildKeys({ length: b.length, columns: cols }, cols.map((_, k) => k), cols.map((c) => normFor(c.type)));
+  return groupRows(keys, sel);
+}
+
+/**
+ * A string column whose values are all at most 3 bytes (flags, codes: q01's
+ * l_returnflag) as one int32 per row, its bytes and length: grouped as
+ * integers, with no byte loops. Null when some value is longer.
+ */
+function shortCodes(c: Column): Column | null {
+  if (c.type.id !== 'utf8') return null;
+  const o = c.offsets!, v = c.values as Uint8Array, n = c.length, codes = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const s = o[i], len = o[i + 1] - s;
+    if (len > 3) return null;
+    codes[i] = len | (len > 0 ? v[s] << 8 : 0) | (len > 1 ? v[s + 1] << 16 : 0) | (len > 2 ? v[s + 2] << 24 : 0);
+  }
+  return { type: { id: 'int32' }, length: n, values: codes, valid: c.valid };
 }
 
 /** Aggregate one batch holding every row of its groups. */

@@ -10,9 +10,10 @@ export interface Groups {
   first: Int32Array;
 }
 
-export function groupRows(keys: Keys): Groups {
-  const n = keys.n;
-  const gid = new Int32Array(n);
+/** `sel`: group only these rows; every other row gets the group id nGroups (one past the last). */
+export function groupRows(keys: Keys, sel?: { idx: Int32Array; n: number }): Groups {
+  const n = sel ? sel.n : keys.n;
+  const gid = new Int32Array(keys.n);
   let first = new Int32Array(Math.max(16, Math.min(n, 1 << 16)));
   let groupHash = new Int32Array(first.length);
   let cap = 64;
@@ -21,7 +22,10 @@ export function groupRows(keys: Keys): Groups {
   let mask = cap - 1;
   let nGroups = 0;
   const h = keys.hash;
-  for (let i = 0; i < n; i++) {
+  const rows = sel?.idx;
+  if (rows) gid.fill(-1);
+  for (let k = 0; k < n; k++) {
+    const i = rows ? rows[k] : k;
     const hi = h[i];
     let s = hi & mask;
     let g: number;
@@ -52,5 +56,6 @@ export function groupRows(keys: Keys): Groups {
     }
     gid[i] = g;
   }
+  if (rows) for (let i = 0; i < keys.n; i++) if (gid[i] < 0) gid[i] = nGroups;
   return { gid, nGroups, first: first.subarray(0, nGroups) };
 }

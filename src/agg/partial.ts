@@ -7,7 +7,8 @@
 // count_distinct: its column becomes one more grouping column of the partial
 // rows (the per-group distinct set, as rows), counted after the merge; so all
 // count_distinct of one aggregate must share a column to be combined.
-import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes, sliceBatch } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes, sliceBatch, sliceColumn } from '../kernels/column.js';
+import type { Selection } from '../expr/select.js';
 import { MAX_PRECISION, decimalColumn, decimalSums, decimalType } from '../kernels/decimal.js';
 import { ExecutionError } from '../errors.js';
 import type { BoundAggregate } from '../plan/bound.js';
@@ -49,30 +50,47 @@ function sumStateType(t: DataType): DataType {
   return { id: 'float64' };
 }
 
-function sumState(c: Column, g: Groups, n: number, what: string): Column[] {
-  const cnt = countValid(c, g, n);
+function sumState(c: Column, g: Groups, n: number, what: string, cnt: Float64Array): Column[] {
   const sum = isInteger(c.type) ? intSumColumn(c, g, what, cnt)
     : c.type.id === 'decimal' ? decimalColumn(decimalSums(c, g.gid, g.nGroups, cnt), sumStateType(c.type), what)
       : float64Column(floatSums(c, g), cnt);
   return [sum, countColumn(cnt)];
 }
 
+/**
+ * The state columns of every aggregate. A column's sum state serves each sum
+ * and avg of it (q01's sum and avg of one column are summed once), and the
+ * counts of columns without nulls are the groups' sizes, counted once.
+ */
 function states(b: Batch, g: Groups, aggs: BoundAggregate[]): Column[] {
   const cols: Column[] = [];
+  let sizes: Float64Array | null = null;
+  const counts = (c: Column | null) => (c === null || c.valid === null ? (sizes ??= countValid(null, g, b.length)) : countValid(c, g, b.length));
+  const sums = new Map<number, Column[]>();
   for (const a of aggs) {
-    if (a.fn === 'count') cols.push(countColumn(countValid(a.col < 0 ? null : b.columns[a.col], g, b.length)));
+    if (a.fn === 'count') cols.push(countColumn(counts(a.col < 0 ? null : b.columns[a.col])));
     else if (a.fn === 'min' || a.fn === 'max') cols.push(minMax(b.columns[a.col], g, a.fn === 'max'));
-    else cols.push(...sumState(b.columns[a.col], g, b.length, `partial sum of "${a.as}"`));
+    else {
+      let st = sums.get(a.col);
+      if (!st) sums.set(a.col, st = sumState(b.columns[a.col], g, b.length, `partial sum of "${a.as}"`, counts(b.columns[a.col])));
+      cols.push(...st);
+    }
   }
   return cols;
 }
 
-export function partialAggregate(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema): Batch {
+/**
+ * `sel`: only these rows count (a dense filter's, not gathered): the others
+ * fall in one extra group whose states are dropped.
+ */
+export function partialAggregate(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema, sel?: Selection): Batch {
   const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
-  if (b.length === 0 && groupBy.length > 0) return emptyBatch(schema);
-  const g = groupsOf(b, groupBy);
+  if ((sel ? sel.n : b.length) === 0 && groupBy.length > 0) return emptyBatch(schema);
+  const g = groupsOf(b, groupBy, sel);
   const keys = groupBy.map((i) => gather(b.columns[i], g.first, g.nGroups));
-  return { length: g.nGroups, columns: [...keys, ...states(b, g, aggs)] };
+  if (!sel) return { length: g.nGroups, columns: [...keys, ...states(b, g, aggs)] };
+  const withOthers = states(b, { ...g, nGroups: g.nGroups + 1 }, aggs);
+  return { length: g.nGroups, columns: [...keys, ...withOthers.map((c) => sliceColumn(c, 0, g.nGroups))] };
 }
 
 /**
@@ -157,7 +175,7 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
 }
 
 /** Rows a combiner aggregates before deciding whether aggregation pays. */
-const PASS_THROUGH_SAMPLE = 16384;
+export const PASS_THROUGH_SAMPLE = 16384;
 /** Groups per row in that sample above which the rows pass through as they are. */
 const PASS_THROUGH_RATIO = 0.5;
 
@@ -166,8 +184,8 @@ const PASS_THROUGH_RATIO = 0.5;
  * these rows (their first 16,384 hold more than one group per two rows), by
  * `aggregate` over that sample.
  */
-export function barelyShrinks(b: Batch, aggregate: (sample: Batch) => Batch): boolean {
-  return b.length >= 2 * PASS_THROUGH_SAMPLE && aggregate(sliceBatch(b, 0, PASS_THROUGH_SAMPLE)).length > PASS_THROUGH_RATIO * PASS_THROUGH_SAMPLE;
+export function barelyShrinks(b: Batch, aggregate: (sample: Batch) => Batch, rows = b.length): boolean {
+  return rows >= 2 * PASS_THROUGH_SAMPLE && b.length >= PASS_THROUGH_SAMPLE && aggregate(sliceBatch(b, 0, PASS_THROUGH_SAMPLE)).length > PASS_THROUGH_RATIO * PASS_THROUGH_SAMPLE;
 }
 
 /**

@@ -5,11 +5,12 @@
 import { threadId } from 'node:worker_threads';
 import { aggregateBatch } from '../agg/aggregate.js';
 import { type EagerPlan, eagerStates } from '../agg/eager.js';
-import { barelyShrinks, finalAggregate, partialAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
+import { type Combine, combine } from '../agg/combiner.js';
+import { finalAggregate, partialAggregateJoin, partialSchema } from '../agg/partial.js';
 import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, Int32Scratch, batchBytes, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherMany, rowCount, sliceBatch,
+  type Batch, type Field, type Schema, Int32Scratch, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherSelected, rowCount, sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { type EmitPairs, JoinProbe, buildsLeft, hashJoin } from '../kernels/join.js';
@@ -21,7 +22,9 @@ import { type ProbeOp, probeAggregate, probeBatch } from '../joins/probe.js';
 import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
 import { type SplitKey, hotKeyRuns, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
-import { compileExpr, selectTrue } from '../expr/compile.js';
+import { compileExpr } from '../expr/compile.js';
+import { compileFilter } from '../expr/select.js';
+import { DENSE, carry, defer, materialize, selectedRows, selectionOf } from './deferred.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { JoinType } from '../plan/spec.js';
 import { withSpillRead } from '../spill/source.js';
@@ -60,8 +63,7 @@ export type TaskSource =
   /** one range of a range-partitioned sort: its rows sorted */
   | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[] };
 
-/** Partial aggregation of a task's output before its sink (a combiner). */
-export interface Combine { groupBy: number[]; aggs: BoundAggregate[]; schema: Schema }
+export type { Combine };
 
 export type TaskSink =
   /** sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them) */
@@ -222,19 +224,31 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
  * after the other with nothing else materialized; expressions are compiled
  * here, once per task. A probe may turn a batch into several.
  */
-function compileOps(ops: RowOp[]): (b: Batch) => Batch[] {
-  const steps = ops.map((op): ((b: Batch) => Batch | Batch[]) => {
+function compileOps(ops: RowOp[], deferDense = false): (b: Batch) => Batch[] {
+  const steps = ops.flatMap((op, k): ((b: Batch) => Batch | Batch[])[] => {
     if (op.kind === 'compute') {
       const ks = op.exprs.map(compileExpr);
-      return (b) => ({ length: b.length, columns: [...b.columns, ...ks.map((k) => k(b))] });
+      const add = (b: Batch): Batch => ({ length: b.length, columns: [...b.columns, ...ks.map((f) => f(b))] });
+      return [(b) => {
+        if (!selectionOf(b)) return add(b);
+        try { return carry(b, add(b)); } catch { return add(materialize(b)); }
+      }];
     }
-    if (op.kind === 'project') return (b) => ({ length: b.length, columns: op.indices.map((i) => b.columns[i]) });
-    if (op.kind === 'probe') return (b) => probeBatch(b, op);
-    const pred = op.pred.kind === 'expr' ? compileExpr(op.pred.expr) : null;
-    return (b) => {
-      const { idx, n } = pred ? selectTrue(pred(b)) : selectRows(b, op.pred);
-      return n < b.length ? gatherBatch(b, idx, n) : b;
-    };
+    if (op.kind === 'project') return ops[k - 1]?.kind === 'filter' ? [] : [(b) => carry(b, { length: b.length, columns: op.indices.map((i) => b.columns[i]) })];
+    if (op.kind === 'probe') return [(b) => probeBatch(materialize(b), op)];
+    const pred = op.pred.kind === 'expr' ? compileFilter(op.pred.expr) : null;
+    // a projection right after the filter (its pruned columns): only the columns kept are gathered
+    const next = ops[k + 1], keep = next?.kind === 'project' ? next.indices : null;
+    // only computed columns up to the combiner: a dense selection is carried, not gathered (exec/deferred.ts)
+    const carried = deferDense && ops.slice(k + 1).every((o) => o.kind === 'project' || o.kind === 'compute');
+    return [(b0) => {
+      const b = materialize(b0);
+      const { idx, n } = pred ? pred(b) : selectRows(b, op.pred);
+      const cols = keep ? keep.map((i) => b.columns[i]) : b.columns;
+      if (n === b.length) return { length: n, columns: cols };
+      if (carried && n >= DENSE * b.length) return defer({ length: b.length, columns: cols }, { idx: idx.slice(0, n), n });
+      return { length: n, columns: cols.map((c) => gatherSelected(c, idx, n)) };
+    }];
   });
   const from = (b: Batch, k0: number): Batch[] => {
     for (let k = k0; k < steps.length; k++) {
@@ -245,19 +259,6 @@ function compileOps(ops: RowOp[]): (b: Batch) => Batch[] {
     return [b];
   };
   return (b) => from(b, 0);
-}
-
-/**
- * The combiner: partial aggregation of a task's rows, unless its first rows
- * hold more than one group per two rows; then every row is shipped as its own
- * state (no hashing), so a high-cardinality group-by does not pay twice.
- */
-function combineRows(all: Batch, c: Combine): { batch: Batch; mode: 'partial' | 'pass-through' } {
-  const schema = partialSchema(c.schema, c.groupBy, c.aggs);
-  if (c.groupBy.length > 0 && barelyShrinks(all, (sample) => partialAggregate(sample, c.groupBy, c.aggs, schema))) {
-    return { batch: rowsAsStates(all, c.groupBy, c.aggs), mode: 'pass-through' };
-  }
-  return { batch: partialAggregate(all, c.groupBy, c.aggs, schema), mode: 'partial' };
 }
 
 /** Run a task; its result carries when (epoch ms) and on which thread it ran, for timelines. */
@@ -320,14 +321,13 @@ function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
 
 /** `rowOps`: the row operators still to apply to the produced batches. */
 function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced, rowOps: RowOp[], t0: number): TaskResult {
-  const ops = compileOps(rowOps);
+  const ops = compileOps(rowOps, t.combine !== undefined && !combined);
   let outBatches = batches.flatMap(ops).filter((b) => b.length > 0);
-  const outputRows = rowCount(outBatches);
+  const outputRows = outBatches.reduce((s, b) => s + selectedRows(b), 0);
   let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {
-    const all = concatBatches(t.combine.schema, outBatches);
-    const { batch, mode } = combineRows(all, t.combine);
-    combineStats = { mode, rowsIn: all.length, bytesIn: batchBytes(all), rowsOut: batch.length };
+    const { batch, ...how } = combine(outBatches, t.combine);
+    combineStats = { ...how, rowsOut: batch.length };
     outBatches = batch.length > 0 ? [batch] : [];
   }
   if (t.sink.kind === 'collect') {

@@ -8,6 +8,8 @@ import { castColumn } from './cast.js';
 import { compare, inList, logic } from './compare.js';
 import { dateAdd, dateDiff, datePart } from './dates.js';
 import { exprCols } from './columns.js';
+import { foldConstants } from './fold.js';
+import { fusedArith } from './fused.js';
 import { lengthOf, like, likeConstant, stringFn, stringTest } from './text.js';
 import type { BoundExpr } from './types.js';
 import { boolColumn, choose, constColumn, scalarAt, tri } from './vector.js';
@@ -17,18 +19,23 @@ export type Kernel = (b: Batch) => Column;
 const ARITH = new Set(['+', '-', '*', '/', '%']);
 const CMPS = new Set(['=', '!=', '<', '<=', '>', '>=']);
 
+/** The kernel of an expression, its constant subexpressions computed once (expr/fold.ts). */
 export function compileExpr(e: BoundExpr): Kernel {
+  return compileNode(foldConstants(e, (x, b) => compileNode(x)(b)));
+}
+
+function compileNode(e: BoundExpr): Kernel {
   switch (e.k) {
     case 'col': return (b) => b.columns[e.col];
     case 'lit': return (b) => constColumn(e.value, e.type, b.length);
-    case 'cast': { const arg = compileExpr(e.arg); return (b) => castColumn(arg(b), e.type, e.what); }
+    case 'cast': { const arg = compileNode(e.arg); return (b) => castColumn(arg(b), e.type, e.what); }
     case 'case': return compileCase(e);
-    case 'fn': return compileFn(e);
+    case 'fn': return fusedArith(e, () => compileFn(e)) ?? compileFn(e);
   }
 }
 
 function compileCase(e: Extract<BoundExpr, { k: 'case' }>): Kernel {
-  const whens = e.whens.map(compileExpr), thens = e.thens.map(compileExpr), els = e.else && compileExpr(e.else);
+  const whens = e.whens.map(compileNode), thens = e.thens.map(compileNode), els = e.else && compileNode(e.else);
   return (b) => {
     const n = b.length, which = new Int32Array(n).fill(-1), open = new Uint8Array(n).fill(1);
     whens.forEach((w, k) => {
@@ -43,7 +50,7 @@ function compileCase(e: Extract<BoundExpr, { k: 'case' }>): Kernel {
 }
 
 function compileFn(e: Extract<BoundExpr, { k: 'fn' }>): Kernel {
-  const args = e.args.map(compileExpr);
+  const args = e.args.map(compileNode);
   const { fn, type, what } = e;
   const bool = (f: (cols: Column[]) => Uint8Array): Kernel => (b) => boolColumn(f(args.map((a) => a(b))));
   if (ARITH.has(fn)) return (b) => arith(fn, args[0](b), args[1](b), type, what);
@@ -82,12 +89,4 @@ function compileFn(e: Extract<BoundExpr, { k: 'fn' }>): Kernel {
     case 'date_diff': return (b) => dateDiff(args[0](b), args[1](b));
   }
   throw new Error(`internal: no kernel for "${fn}"`);
-}
-
-/** The rows where a bool expression is true (null is not true). */
-export function selectTrue(c: Column): { idx: Int32Array; n: number } {
-  const v = c.values as Uint8Array, valid = c.valid, idx = new Int32Array(c.length);
-  let n = 0;
-  for (let i = 0; i < c.length; i++) if (v[i] === 1 && (valid === null || valid[i] === 1)) idx[n++] = i;
-  return { idx, n };
 }

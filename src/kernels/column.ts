@@ -147,12 +147,13 @@ export function wordView(a: ArrayBufferView, width: number, n = a.byteLength / w
  * rows idxs[0] of cols[0], then idxs[1] of cols[1], ... An index of -1 gives
  * a null (the missing side of an outer join).
  */
-export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], counts?: number[]): Column {
+export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], counts?: number[], noMissing = false): Column {
   const ns = idxs.map((x, k) => counts?.[k] ?? x.length);
   let n = 0;
   for (const x of ns) n += x;
   let needValid = false;
   for (let k = 0; k < cols.length && !needValid; k++) {
+    if (noMissing) { needValid = cols.some((c) => c.valid !== null); break; }
     if (cols[k].valid !== null) needValid = true;
     else { const idx = idxs[k]; for (let i = 0; i < ns[k]; i++) if (idx[i] < 0) { needValid = true; break; } }
   }
@@ -214,6 +215,11 @@ export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], c
 /** Rows picked by index; an index of -1 gives a null. */
 export function gather(c: Column, idx: Int32Array, n = idx.length): Column {
   return gatherMany(c.type, [c], [idx], [n]);
+}
+
+/** Rows picked by a selection (indices, none -1): the scan for missing rows is skipped. */
+export function gatherSelected(c: Column, idx: Int32Array, n: number): Column {
+  return gatherMany(c.type, [c], [idx], [n], true);
 }
 
 export function gatherBatch(b: Batch, idx: Int32Array, n = idx.length): Batch {

@@ -40,33 +40,49 @@ const CHUNK = 1 << 20; // rows between carries: 2^20 x 2^32 stays below 2^53
 
 /**
  * Exact sums per group of a decimal column (any number of lanes), as scaled
- * integers; null for a group that counted no value (`cnt[k] === 0`).
+ * integers; null for a group that counted no value (`cnt[k] === 0`). One
+ * pass: the low word summed unsigned, the next one signed, so a value that
+ * fits in 64 bits (its upper words only repeat the sign) adds two words; a
+ * 128-bit value adds its four (the second unsigned then, and the two upper).
  */
 export function decimalSums(c: Column, gid: Int32Array, nGroups: number, cnt: Float64Array): (bigint | null)[] {
-  const words = 2 * lanes(c.type), n = c.length, valid = c.valid;
+  const wide = lanes(c.type) === 2, words = wide ? 4 : 2, n = c.length, valid = c.valid;
   const w = new Int32Array(c.values.buffer, c.values.byteOffset, words * n);
-  const acc = Array.from({ length: words }, () => new Float64Array(nGroups));
-  const top = acc[words - 1];
+  const a0 = new Float64Array(nGroups), a1 = new Float64Array(nGroups);
+  const a2 = new Float64Array(wide ? nGroups : 0), a3 = new Float64Array(wide ? nGroups : 0);
   for (let start = 0; start < n; start += CHUNK) {
     const end = Math.min(n, start + CHUNK);
-    for (let x = 0; x < words - 1; x++) {
-      const a = acc[x];
-      for (let i = start; i < end; i++) if (valid === null || valid[i]) a[gid[i]] += w[words * i + x] >>> 0;
+    if (!wide) {
+      for (let i = start; i < end; i++) {
+        if (valid !== null && valid[i] === 0) continue;
+        const k = gid[i];
+        a0[k] += w[2 * i] >>> 0; a1[k] += w[2 * i + 1];
+      }
+    } else {
+      for (let i = start; i < end; i++) {
+        if (valid !== null && valid[i] === 0) continue;
+        const k = gid[i], p = 4 * i, h = w[p + 1], sign = h >> 31;
+        a0[k] += w[p] >>> 0;
+        if (w[p + 2] === sign && w[p + 3] === sign) a1[k] += h;
+        else { a1[k] += h >>> 0; a2[k] += w[p + 2] >>> 0; a3[k] += w[p + 3]; }
+      }
     }
-    for (let i = start; i < end; i++) if (valid === null || valid[i]) top[gid[i]] += w[words * i + words - 1];
-    for (let x = 0; x < words - 1; x++) {
-      const a = acc[x], b = acc[x + 1];
-      for (let k = 0; k < nGroups; k++) { const carry = Math.floor(a[k] / TWO32); a[k] -= carry * TWO32; b[k] += carry; }
-    }
+    carry(a0, a1);
+    if (wide) { carry(a1, a2); carry(a2, a3); }
   }
   const out: (bigint | null)[] = new Array(nGroups);
   for (let k = 0; k < nGroups; k++) {
     if (cnt[k] === 0) { out[k] = null; continue; }
-    let s = BigInt(top[k]);
-    for (let x = words - 2; x >= 0; x--) s = (s << 32n) + BigInt(acc[x][k]);
-    out[k] = s;
+    let s = BigInt(a1[k]);
+    if (wide) s = (BigInt(a3[k]) << 64n) + (BigInt(a2[k]) << 32n) + s;
+    out[k] = (s << 32n) + BigInt(a0[k]);
   }
   return out;
+}
+
+/** Bring each group's sum in `a` into [0, 2^32), the rest carried into the next word's `b`. */
+function carry(a: Float64Array, b: Float64Array) {
+  for (let k = 0; k < a.length; k++) { const c = Math.floor(a[k] / TWO32); a[k] -= c * TWO32; b[k] += c; }
 }
 
 /** A scaled integer as the nearest float64 (exact text parsed, so rounding is correct). */
@@ -98,8 +114,9 @@ export const digitsOf = (x: bigint): number => (x < 0n ? -x : x).toString().leng
 /** Arrow's Decimal128 values (four 32-bit words each) as one 64-bit lane per row (precision <= 18) or two; here, not in io/arrow.ts, so that the in-place reader does not load Arrow JS. */
 export function decimalFromArrow(words: Uint32Array, n: number, type: DataType, valid: Uint8Array | null): Column {
   const values = allocValues(type, n);
-  const out = new Uint32Array(values.buffer);
-  if (lanes(type) === 2) out.set(words.subarray(0, 4 * n));
-  else for (let i = 0; i < n; i++) { out[2 * i] = words[4 * i]; out[2 * i + 1] = words[4 * i + 1]; }
+  // signed words: a copied word stays a small integer in every tier of the JIT
+  const out = new Int32Array(values.buffer), w = new Int32Array(words.buffer, words.byteOffset, 4 * n);
+  if (lanes(type) === 2) out.set(w);
+  else for (let i = 0; i < n; i++) { out[2 * i] = w[4 * i]; out[2 * i + 1] = w[4 * i + 1]; }
   return { type, length: n, values, valid };
 }
