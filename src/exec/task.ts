@@ -120,6 +120,8 @@ export interface JoinPath {
   /** the side built (a task over several partitions: the side built for most rows) */
   build: 'left' | 'right';
   matchChunks: number;
+  /** rows the task built tables over (the probing rows are the rest of its input) */
+  buildRows?: number;
   /** fused-aggregate: the groups came from the built side's rows or from each probing batch's (any partition of the task) */
   grouped?: 'build' | 'probe';
 }
@@ -216,12 +218,12 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
     const joiner = new JoinProbe(src.type, buildLeft
       ? buildKeys(build, src.leftKeys, src.leftNorms)
       : buildKeys(build, src.rightKeys, src.rightNorms));
+    const sink = byBuild ?? byProbe ?? gathered!;
     const probeOne = (p: Batch, probe: (emit: EmitPairs) => void) => {
-      const sink = byBuild ?? (byProbe ? byProbe.for(p) : gathered!);
       probe(buildLeft
         ? (pi, bi, n) => { chunks++; sink.add(build, p, bi, pi, n); }
         : (pi, bi, n) => { chunks++; sink.add(p, build, pi, bi, n); });
-      if (byProbe) byProbe.done(sink as JoinAggregator);
+      byProbe?.flush(p);
     };
     const probeKeys = buildLeft ? src.rightKeys : src.leftKeys, probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
     for (const p of buildLeft ? right : left) {
@@ -235,7 +237,7 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
   });
   if (gathered) { gathered.flush(); out.push(...gathered.batches); }
   const join: JoinPath = {
-    path: combine ? 'fused-aggregate' : 'gather', build: builtLeft > builtRight ? 'left' : 'right', matchChunks: chunks,
+    path: combine ? 'fused-aggregate' : 'gather', build: builtLeft > builtRight ? 'left' : 'right', matchChunks: chunks, buildRows: builtLeft + builtRight,
     ...(combine ? { grouped: orientations.some((o) => o.grouped === 'probe') ? 'probe' : 'build' } : {}),
   };
   return { batches: out, rows: rowCount(src.left) + rowCount(src.right), combined: combine !== undefined, join };

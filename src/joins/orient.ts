@@ -3,18 +3,10 @@
 // stage takes the fused path whatever its sides' sizes (a coalesced task of
 // small partitions may have fewer rows on the side that carries the groups).
 import { JoinAggregator, type JoinShape } from '../agg/joinagg.js';
-import { type Batch, type Schema, concatBatches } from '../kernels/column.js';
+import { type Batch, type Schema, concatBatches, gatherBatch } from '../kernels/column.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
-import { buildsLeft } from '../kernels/join.js';
-
-/**
- * An inner join builds its larger side when only that side carries the
- * aggregate's groups, up to this many times the other side's rows: grouping
- * those rows costs the same on either side, and the table stays small enough
- * to stay in cache. Beyond it the probing batches are grouped instead.
- */
-export const FLIP_ROWS = 4;
+import { PAIR_CHUNK, buildsLeft } from '../kernels/join.js';
 
 /** How a partition is joined: the side built, and the side whose rows the fused aggregate groups (null: no aggregate fused). */
 export interface Orientation { buildLeft: boolean; grouped: 'build' | 'probe' | null }
@@ -28,43 +20,73 @@ export interface FusedAggregate { groupBy: number[]; aggs: BoundAggregate[] }
 /**
  * The orientation of one partition of `leftRows` and `rightRows`: the smaller
  * side of an inner join is built (other joins build their right side), the
- * aggregate grouped on the built side when it can be; else on the larger side
- * of an inner join built instead (within FLIP_ROWS); else on each probing
- * batch. Null when the fused aggregate serves no orientation.
+ * aggregate grouped on the built side when it can be, else on the probing
+ * batches. Null when the fused aggregate serves neither.
  */
 export function orient(join: JoinSides, leftRows: number, rightRows: number, agg?: FusedAggregate): Orientation | null {
-  const def = buildsLeft(join.type, leftRows, rightRows);
-  if (!agg) return { buildLeft: def, grouped: null };
-  const serves = (buildLeft: boolean, grouped: 'build' | 'probe') =>
-    JoinAggregator.applies({ ...join, groupedLeft: grouped === 'build' ? buildLeft : !buildLeft }, agg.groupBy, agg.aggs);
-  if (serves(def, 'build')) return { buildLeft: def, grouped: 'build' };
-  const [small, large] = def ? [leftRows, rightRows] : [rightRows, leftRows];
-  if (join.type === 'inner' && large <= FLIP_ROWS * Math.max(1, small) && serves(!def, 'build')) return { buildLeft: !def, grouped: 'build' };
-  if (serves(def, 'probe')) return { buildLeft: def, grouped: 'probe' };
-  if (join.type === 'inner' && serves(!def, 'build')) return { buildLeft: !def, grouped: 'build' };
+  const buildLeft = buildsLeft(join.type, leftRows, rightRows);
+  if (!agg) return { buildLeft, grouped: null };
+  const serves = (groupedLeft: boolean) => JoinAggregator.applies({ ...join, groupedLeft }, agg.groupBy, agg.aggs);
+  if (serves(buildLeft)) return { buildLeft, grouped: 'build' };
+  if (serves(!buildLeft)) return { buildLeft, grouped: 'probe' };
   return null;
 }
 
-/** Whether an inner join's task builds its left side, as `orient` decides from the sides' rows (for the planner's cost of a task). */
-export function plannedBuildLeft(join: JoinSides, agg: FusedAggregate | undefined): (leftRows: number, rightRows: number) => boolean {
-  return (l, r) => (orient(join, l, r, agg) ?? { buildLeft: buildsLeft(join.type, l, r) }).buildLeft;
-}
-
 /**
- * A fused aggregate grouped by the probing side: each probing batch is
- * grouped on its own and gives its own partial states (as a broadcast probe
- * grouped by its probing side does, joins/probe.ts).
+ * A fused aggregate grouped by the probing side: the matches of each probing
+ * batch are collected, then that batch's rows are grouped and give their own
+ * partial states (as a broadcast probe grouped by its probing side does,
+ * joins/probe.ts). Where fewer than half its rows matched (a dimension's
+ * partition probing a few facts' keys), only the matched rows are gathered
+ * and grouped: grouping the rest (hashing their group columns) was most of
+ * the task's time.
  */
 export class ProbeGroupedAggregate {
   private readonly parts: Batch[] = [];
+  private li = new Int32Array(1024);
+  private ri = new Int32Array(1024);
+  private n = 0;
+  private l: Batch | null = null;
+  private r: Batch | null = null;
   constructor(private readonly shape: JoinShape, private readonly agg: FusedAggregate, private readonly states: Schema) {}
 
-  /** The aggregator of one probing batch `b`: feed it the batch's matches, then call `done`. */
-  for(b: Batch): JoinAggregator {
-    return JoinAggregator.create(b, this.shape, this.agg.groupBy, this.agg.aggs, this.states);
+  /** Matched pairs of the current probing batch, as a JoinAggregator takes them. */
+  add(l: Batch, r: Batch, li: Int32Array, ri: Int32Array, n: number): void {
+    if (this.n + n > this.li.length) {
+      const cap = Math.max(2 * this.li.length, this.n + n);
+      const a = new Int32Array(cap); a.set(this.li.subarray(0, this.n)); this.li = a;
+      const b = new Int32Array(cap); b.set(this.ri.subarray(0, this.n)); this.ri = b;
+    }
+    this.li.set(li.subarray(0, n), this.n);
+    this.ri.set(ri.subarray(0, n), this.n);
+    this.n += n;
+    this.l = l; this.r = r;
   }
 
-  done(a: JoinAggregator): void { this.parts.push(a.finish()); }
+  /** The probing batch `probe` is done: its matches become partial states. */
+  flush(probe: Batch): void {
+    const n = this.n;
+    if (n === 0) return;
+    this.n = 0;
+    const left = this.shape.groupedLeft, idx = left ? this.li : this.ri;
+    const seen = new Uint8Array(probe.length);
+    let matched = 0;
+    for (let k = 0; k < n; k++) { const j = idx[k]; if (j >= 0 && !seen[j]) { seen[j] = 1; matched++; } }
+    let grouped = probe;
+    if (matched * 2 < probe.length) {
+      const rows = new Int32Array(matched), at = new Int32Array(probe.length);
+      for (let j = 0, m = 0; j < probe.length; j++) if (seen[j]) { at[j] = m; rows[m++] = j; }
+      for (let k = 0; k < n; k++) { const j = idx[k]; if (j >= 0) idx[k] = at[j]; }
+      grouped = gatherBatch(probe, rows);
+    }
+    const agg = JoinAggregator.create(grouped, this.shape, this.agg.groupBy, this.agg.aggs, this.states);
+    const l = left ? grouped : this.l!, r = left ? this.r! : grouped;
+    for (let k = 0; k < n; k += PAIR_CHUNK) {
+      const m = Math.min(PAIR_CHUNK, n - k);
+      agg.add(l, r, this.li.subarray(k, k + m), this.ri.subarray(k, k + m), m);
+    }
+    this.parts.push(agg.finish());
+  }
 
   finish(): Batch { return concatBatches(this.states, this.parts); }
 }
