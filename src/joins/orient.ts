@@ -5,7 +5,6 @@
 import { JoinAggregator, type JoinShape } from '../agg/joinagg.js';
 import { type Batch, type Schema, concatBatches, gatherBatch } from '../kernels/column.js';
 import type { BoundAggregate } from '../plan/bound.js';
-import type { JoinType } from '../plan/spec.js';
 import { PAIR_CHUNK, buildsLeft } from '../kernels/join.js';
 
 /** How a partition is joined: the side built, and the side whose rows the fused aggregate groups (null: no aggregate fused). */
