@@ -100,12 +100,15 @@ describe('combiner fed by the join (eager off)', () => {
       const q = planT({ op: 'aggregate', input: join, groupBy, aggregates: semi ? leftOnly : both });
       const sql = `SELECT ${groupBy.map((c) => `${c}, `).join('')}${semi ? leftSql : bothSql} FROM read_parquet('${L}') l ${KW[type]} JOIN read_parquet('${R}') r ON l.k = r.k${groupBy.length ? ` GROUP BY ${groupBy.join(', ')}` : ''}`;
       await expectSame(q, sql, opts);
-      // The fused path (aggregating through the row indices) serves group columns of the build side (the right
-      // here), except for left and full joins, which may leave it missing; it serves no group columns always.
-      const fused = groupBy.length === 0 || (groupBy.join() === 'rg' && (type === 'inner' || type === 'right'));
+      // The fused path (aggregating through the row indices) serves group columns (and min/max columns) of one
+      // side: the build side's rows grouped once (the right here), or each probing batch's (semi and anti
+      // grouped by the left: `both` takes min and max of right columns); rows whose grouped side is missing
+      // (outer joins) form the group of nulls.
+      const fused = groupBy.length === 0 || groupBy.join() === 'rg' || semi;
       const paths = await joinPaths(q);
       expect(paths.length).toBeGreaterThan(0);
-      for (const j of paths) expect(j).toMatchObject({ path: fused ? 'fused-aggregate' : 'concatenated', ...(fused ? { build: 'right' } : {}) });
+      const grouped = groupBy.length === 0 || groupBy[0] === 'rg' ? { build: 'right', grouped: 'build' } : { build: 'right', grouped: 'probe' };
+      for (const j of paths) expect(j).toMatchObject(fused ? { path: 'fused-aggregate', ...grouped } : { path: 'concatenated' });
       // key 1 alone matches 1,000 x 100 rows: more than one 64K chunk of pairs
       if (fused && type !== 'semi' && type !== 'anti') expect(Math.max(...paths.map((j) => j.matchChunks))).toBeGreaterThan(1);
       await expectSame(q, sql, { ...opts, broadcastBytes: undefined }); // broadcast: probe and combiner in the map tasks
@@ -148,7 +151,7 @@ describe('combiner fed by the join (eager off)', () => {
       for (const j of fused) expect(j).toMatchObject({ path: 'fused-aggregate', build: type === 'right' ? 'left' : 'right' });
     }
   });
-  it('a key column of the probe side (grouped by, count_distinct) is read from the build side: fused for inner joins only', async () => {
+  it('a key column of the probe side (grouped by, count_distinct) is read from the build side of an inner join', async () => {
     // l.k and r.k hold the same value on every inner match, so the build side's groups serve
     const q = (type: string, groupBy: string[]) => planT({
       op: 'aggregate', groupBy, aggregates: [{ fn: 'count_distinct', column: 'k', as: 'dk' }, { fn: 'sum', column: 'a', as: 'sa' }, { fn: 'count', as: 'n' }],
@@ -159,9 +162,9 @@ describe('combiner fed by the join (eager off)', () => {
       await expectSame(q('inner', [...groupBy]), sql('INNER'), opts);
       for (const j of await joinPaths(q('inner', [...groupBy]))) expect(j).toMatchObject({ path: 'fused-aggregate', build: 'right' });
       await expectSame(q('inner', [...groupBy]), sql('INNER'), { ...opts, broadcastBytes: undefined });
-      // a left join may leave r.k missing where l.k is not: the probe side's own column stays
+      // a left join may leave r.k missing where l.k is not: the probe side's own column stays, each probing batch grouped
       await expectSame(q('left', [...groupBy]), sql('LEFT'), opts);
-      for (const j of await joinPaths(q('left', [...groupBy]))) expect(j.path).toBe('concatenated');
+      for (const j of await joinPaths(q('left', [...groupBy]))) expect(j).toMatchObject(groupBy.includes('rg') ? { path: 'concatenated' } : { path: 'fused-aggregate', grouped: 'probe' });
     }
   });
 });

@@ -2,7 +2,8 @@
 // matches chunk by chunk: group ids come from the rows of one side (the
 // "grouped" side: the build side, grouped once, or a probing batch), values
 // are read through the row indices, so neither the joined rows nor a
-// gathered copy of the aggregated columns ever exist.
+// gathered copy of the aggregated columns ever exist. A joined row whose
+// grouped side is missing (an outer join) falls in one more group, of nulls.
 import { type Batch, type Column, type Schema, emptyBatch, gather, isInteger } from '../kernels/column.js';
 import { valueComparator } from '../kernels/sort.js';
 import type { BoundAggregate } from '../plan/bound.js';
@@ -76,7 +77,8 @@ export class JoinAggregator {
     groupsFor?: (cols: number[]) => Groups,
   ) {
     this.groups = groupsFor ? groupsFor(groupCols) : groupsOf(grouped, groupCols);
-    const G = this.groups.nGroups, nl = leftSchema.length;
+    // one more group, after the grouped side's: rows whose grouped side is missing
+    const G = this.groups.nGroups + 1, nl = leftSchema.length;
     this.reached = new Uint8Array(G);
     this.states = aggs.map((a) => {
       const left = a.col < nl;
@@ -95,8 +97,9 @@ export class JoinAggregator {
 
   /**
    * Whether the streaming form serves this aggregate: the group columns (and
-   * min/max columns) must all be on the grouped side, and with group columns
-   * the join must never leave that side missing (a left join's right side).
+   * min/max columns) must all be on the grouped side. Where the join may
+   * leave that side missing (a full join, a left join's right side), those
+   * rows form the group of nulls.
    */
   static applies(join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[]): boolean {
     const { groupBy, aggs } = sideGrouping(join, groupBy0, aggs0);
@@ -104,8 +107,6 @@ export class JoinAggregator {
     const nl = join.leftSchema.length;
     const onGrouped = (c: number) => (c < nl) === join.groupedLeft;
     if (!groupBy.every(onGrouped)) return false;
-    const mayMiss = join.type === 'full' || join.type === (join.groupedLeft ? 'right' : 'left');
-    if (groupBy.length > 0 && mayMiss) return false;
     return !aggs.some((a) => (a.fn === 'min' || a.fn === 'max') && !onGrouped(a.col));
   }
 
@@ -129,8 +130,12 @@ export class JoinAggregator {
       gids.fill(0, 0, n);
       reached[0] = 1;
     } else {
-      const g = this.groups.gid;
-      for (let k = 0; k < n; k++) { const x = g[bIdx[k]]; gids[k] = x; reached[x] = 1; }
+      const g = this.groups.gid, missing = this.groups.nGroups;
+      for (let k = 0; k < n; k++) {
+        const j = bIdx[k];
+        const x = j < 0 ? missing : g[j];
+        gids[k] = x; reached[x] = 1;
+      }
     }
     for (const s of this.states) {
       const idx = s.left ? li : ri;
@@ -160,17 +165,17 @@ export class JoinAggregator {
     }
   }
 
-  /** The partial states of the groups that joined rows reached. */
+  /** The partial states of the groups that joined rows reached (the group of a missing grouped side: null group columns). */
   finish(): Batch {
-    const G = this.groups.nGroups, reached = this.reached;
+    const G = this.reached.length, reached = this.reached;
     let n = 0;
     for (let g = 0; g < G; g++) n += reached[g];
     if (n === 0 && this.groupCols.length > 0) return emptyBatch(this.schema);
     if (this.groupCols.length === 0) { n = 1; reached[0] = 1; }
     const sel = new Int32Array(n);
     for (let g = 0, k = 0; g < G; g++) if (reached[g]) sel[k++] = g;
-    const first = this.groups.first, firstRows = new Int32Array(n);
-    for (let k = 0; k < n; k++) firstRows[k] = first[sel[k]];
+    const first = this.groups.first, missing = this.groups.nGroups, firstRows = new Int32Array(n);
+    for (let k = 0; k < n; k++) firstRows[k] = sel[k] === missing ? -1 : first[sel[k]];
     const cols: Column[] = this.groupCols.map((c) => gather(this.grouped.columns[c], firstRows, n));
     const pick = (a: Float64Array) => { const out = new Float64Array(n); for (let k = 0; k < n; k++) out[k] = a[sel[k]]; return out; };
     for (const s of this.states) {

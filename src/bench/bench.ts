@@ -211,7 +211,8 @@ function sameRows(a: Record<string, unknown>[], b: Record<string, unknown>[]): b
 function mainReduce(r: RunResult): TaskStats[] {
   const red = r.stats.tasks.filter((t) => t.kind === 'reduce');
   const join = red.filter((t) => t.stage.startsWith('join'));
-  return join.length ? join : red;
+  const agg = red.filter((t) => t.stage.startsWith('aggregate'));
+  return join.length ? join : agg.length ? agg : red;
 }
 
 /** Figures of the last of a mode's timed runs; the time imbalance is the median over all of them. */

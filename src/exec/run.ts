@@ -10,7 +10,9 @@ import { topIndices } from '../kernels/sort.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import { type Settings, plannedWorkers } from '../plan/load.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
-import { type PlannedTask, type SideStats, type SplitInfo, median, planReduceTasks, reduceNeeded } from '../skew/decide.js';
+import {
+  BUILD_WEIGHT, type PlannedTask, type SideStats, type SplitInfo, coalesceCap, median, packPartitions, planReduceTasks, reduceNeeded,
+} from '../skew/decide.js';
 import { keyGrid, restGrid } from '../skew/cut.js';
 import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
@@ -309,7 +311,8 @@ export class Executor {
       })),
     });
     const ls = sideStats(l), rs = sideStats(r);
-    const plan = planReduceTasks(ls, rs, node.type, budgetedSkew(skew, this.taskShare()), plannedWorkers(this.settings));
+    // tasks sized by cost: the side each partition builds weighs more (skew/decide.ts BUILD_WEIGHT)
+    const plan = planReduceTasks(ls, rs, node.type, budgetedSkew(skew, this.taskShare()), plannedWorkers(this.settings), BUILD_WEIGHT);
     for (const [out, side, d] of [[l, ls, plan.left], [r, rs, plan.right]] as const) {
       out.stats.medianBytes = d.medianBytes;
       out.stats.thresholdBytes = d.thresholdBytes;
@@ -522,9 +525,9 @@ export class Executor {
     const shuffled: AggregateInput = { stage: node.id, mode: partial ? 'final' : 'raw', schema: shuffledSchema, groupBy: keys, aggs: node.aggs, outSchema: node.schema };
     // A partition larger than a worker's share of the budget is cut by further bits of the group
     // hash: each group lies in one piece, aggregated by its own task (no merge needed).
-    const reduce = async (a: AggregateInput, input: Batch[], p: number, step?: 'merge'): Promise<TaskResult[]> => {
+    const reduce = async (a: AggregateInput, input: Batch[], p: number, step?: 'merge', partitions?: number[]): Promise<TaskResult[]> => {
       const run = (batches: Batch[], split?: string) => this.run({ source: aggregateSource(a, batches, step), ops, combine, sink: withSeed(sink, p) },
-        { stage: node.id, kind: 'reduce', partition: p, ...(split ? { split } : {}) });
+        { stage: node.id, kind: 'reduce', partition: p, ...(partitions && partitions.length > 1 ? { partitions } : {}), ...(split ? { split } : {}) });
       const label = step ? 'two-level merge' : undefined;
       const bytes = input.reduce((x, b) => x + blockBytes(b), 0);
       if (g === 0 || bytes <= share) return [await run(input, label)];
@@ -535,9 +538,19 @@ export class Executor {
       this.spill.release(cut.held);
       return out.filter((r): r is TaskResult => r !== null);
     };
-    const results = await Promise.all(tasks.map(async (p) => {
-      const split = twoLevel.get(p);
-      if (!split) return reduce(shuffled, blocksOf(s, p), p);
+    // Small partitions are packed into tasks as a join's are (skew/decide.ts): a task over several
+    // partitions aggregates them together (each group lies in one partition).
+    const bytesOf = (p: number) => s.stats.partitionBytes[p];
+    const plain = tasks.filter((p) => !twoLevel.has(p));
+    const packed = this.settings.skew.enabled && g > 0
+      ? packPartitions(plain, bytesOf, coalesceCap(plain.reduce((a, p) => a + bytesOf(p), 0), Math.min(skew.targetBytes, share), plannedWorkers(this.settings)))
+        .map((t) => t.partitions)
+      : plain.map((p) => [p]);
+    const jobs = [...packed, ...[...twoLevel.keys()].map((p) => [p])]
+      .map((ps) => ({ ps, bytes: ps.reduce((a, p) => a + bytesOf(p), 0) })).sort((a, b) => b.bytes - a.bytes);
+    const results = await Promise.all(jobs.map(async ({ ps }) => {
+      const p = ps[0], split = twoLevel.get(p);
+      if (!split) return reduce(shuffled, ps.flatMap((q) => blocksOf(s, q)), p, undefined, ps);
       const one = await levelOne(this, shuffled, blocksOf(s, p), split);
       const out = await reduce(one.input, one.blocks, p, 'merge');
       this.spill.release(one.held);

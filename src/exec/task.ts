@@ -13,8 +13,9 @@ import {
   type Batch, type Field, type Schema, Int32Scratch, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherSelected, rowCount, sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
-import { type EmitPairs, JoinProbe, buildsLeft, hashJoin } from '../kernels/join.js';
+import { type EmitPairs, JoinProbe, hashJoin } from '../kernels/join.js';
 import { JoinAggregator, type JoinShape } from '../agg/joinagg.js';
+import { type JoinSides, type Orientation, ProbeGroupedAggregate, orient } from '../joins/orient.js';
 import { buildKeys } from '../kernels/keys.js';
 import { groupRows } from '../agg/groups.js';
 import { GatherSink } from '../joins/gather.js';
@@ -116,7 +117,16 @@ export interface TaskResult {
  * chunks of matched pairs the probe emitted. A map task whose probe of a
  * broadcast table fed its combiner reports 'fused-aggregate' too.
  */
-export interface JoinPath { path: 'gather' | 'fused-aggregate' | 'concatenated'; build: 'left' | 'right'; matchChunks: number }
+export interface JoinPath {
+  path: 'gather' | 'fused-aggregate' | 'concatenated';
+  /** the side built (a task over several partitions: the side built for most rows) */
+  build: 'left' | 'right';
+  matchChunks: number;
+  /** rows the task built tables over (the probing rows are the rest of its input) */
+  buildRows?: number;
+  /** fused-aggregate: the groups came from the built side's rows or from each probing batch's (any partition of the task) */
+  grouped?: 'build' | 'probe';
+}
 
 type Produced = { batches: Batch[]; rows: number; combined?: boolean; release?: () => void; join?: JoinPath; read?: 'in-place' | 'ipc' };
 
@@ -180,43 +190,59 @@ const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
  * probed and consumed on its own, the matches going to the combiner
  * (aggregated through the row indices) or gathered into output batches. A
  * task over several partitions joins them one at a time, so each table is a
- * partition's (small enough to stay in cache). Null when a combiner is asked
- * for that the streaming form cannot serve.
+ * partition's (small enough to stay in cache), each partition oriented on
+ * its own (joins/orient.ts). Null when a combiner is asked for that the
+ * streaming form cannot serve.
  */
 function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; rows: number; combined?: boolean; join: JoinPath } | null {
-  const lRows = rowCount(src.left), rRows = rowCount(src.right);
-  const buildLeft = buildsLeft(src.type, lRows, rRows);
-  const shape: JoinShape = {
-    type: src.type, groupedLeft: buildLeft, leftSchema: src.leftSchema, rightSchema: src.rightSchema, leftKeys: src.leftKeys, rightKeys: src.rightKeys,
-  };
-  if (combine && !JoinAggregator.applies(shape, combine.groupBy, combine.aggs)) return null;
+  const parts = src.parts ?? [[src.left.length, src.right.length]];
+  const sides: JoinSides = { type: src.type, leftSchema: src.leftSchema, rightSchema: src.rightSchema, leftKeys: src.leftKeys, rightKeys: src.rightKeys };
+  const orientations: Orientation[] = [];
+  let li = 0, ri = 0;
+  for (const [nl, nr] of parts) {
+    const o = orient(sides, rowCount(src.left.slice(li, li += nl)), rowCount(src.right.slice(ri, ri += nr)), combine);
+    if (!o) return null;
+    orientations.push(o);
+  }
   const states = combine ? partialSchema(combine.schema, combine.groupBy, combine.aggs) : null;
   const gathered = combine ? null : new GatherSink(src.type !== 'semi' && src.type !== 'anti');
   const out: Batch[] = [];
-  const parts = src.parts ?? [[src.left.length, src.right.length]];
-  let li = 0, ri = 0, chunks = 0;
-  for (const [nl, nr] of parts) {
+  let chunks = 0, builtLeft = 0, builtRight = 0;
+  li = 0; ri = 0;
+  parts.forEach(([nl, nr], k) => {
+    const { buildLeft, grouped } = orientations[k];
     const left = src.left.slice(li, li += nl), right = src.right.slice(ri, ri += nr);
     const build = buildLeft ? concatBatches(src.leftSchema, left) : concatBatches(src.rightSchema, right);
-    const agg = states ? JoinAggregator.create(build, shape, combine!.groupBy, combine!.aggs, states) : null;
-    const sink = agg ?? gathered!;
+    if (buildLeft) builtLeft += build.length; else builtRight += build.length;
+    const shape: JoinShape = { ...sides, groupedLeft: grouped === 'probe' ? !buildLeft : buildLeft };
+    const byBuild = grouped === 'build' ? JoinAggregator.create(build, shape, combine!.groupBy, combine!.aggs, states!) : null;
+    const byProbe = grouped === 'probe' ? new ProbeGroupedAggregate(shape, combine!, states!) : null;
     const joiner = new JoinProbe(src.type, buildLeft
       ? buildKeys(build, src.leftKeys, src.leftNorms)
       : buildKeys(build, src.rightKeys, src.rightNorms));
-    const consumer = (p: Batch): EmitPairs => (buildLeft
-      ? (pi, bi, n) => { chunks++; sink.add(build, p, bi, pi, n); }
-      : (pi, bi, n) => { chunks++; sink.add(p, build, pi, bi, n); });
+    const sink = byBuild ?? byProbe ?? gathered!;
+    const probeOne = (p: Batch, probe: (emit: EmitPairs) => void) => {
+      probe(buildLeft
+        ? (pi, bi, n) => { chunks++; sink.add(build, p, bi, pi, n); }
+        : (pi, bi, n) => { chunks++; sink.add(p, build, pi, bi, n); });
+      byProbe?.flush(p);
+    };
     const probeKeys = buildLeft ? src.rightKeys : src.leftKeys, probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
     for (const p of buildLeft ? right : left) {
       if (p.length === 0) continue;
-      joiner.probe(buildKeys(p, probeKeys, probeNorms, probeHashes.get(p.length)), consumer(p));
+      probeOne(p, (emit) => joiner.probe(buildKeys(p, probeKeys, probeNorms, probeHashes.get(p.length)), emit));
     }
-    joiner.finish(consumer(emptyBatch(buildLeft ? src.rightSchema : src.leftSchema)));
-    if (agg) out.push(agg.finish());
-  }
+    // right and full joins: the build rows no probe row matched
+    if (src.type === 'right' || src.type === 'full') probeOne(emptyBatch(buildLeft ? src.rightSchema : src.leftSchema), (emit) => joiner.finish(emit));
+    if (byBuild) out.push(byBuild.finish());
+    if (byProbe) out.push(byProbe.finish());
+  });
   if (gathered) { gathered.flush(); out.push(...gathered.batches); }
-  const join: JoinPath = { path: combine ? 'fused-aggregate' : 'gather', build: buildLeft ? 'left' : 'right', matchChunks: chunks };
-  return { batches: out, rows: lRows + rRows, combined: combine !== undefined, join };
+  const join: JoinPath = {
+    path: combine ? 'fused-aggregate' : 'gather', build: builtLeft > builtRight ? 'left' : 'right', matchChunks: chunks, buildRows: builtLeft + builtRight,
+    ...(combine ? { grouped: orientations.some((o) => o.grouped === 'probe') ? 'probe' : 'build' } : {}),
+  };
+  return { batches: out, rows: rowCount(src.left) + rowCount(src.right), combined: combine !== undefined, join };
 }
 
 /**

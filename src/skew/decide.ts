@@ -21,10 +21,13 @@
 // - Small partitions are packed together up to the target size (any
 //   partitions: a join task over several partitions is still correct),
 //   keeping about four tasks per worker.
+// - Sizes are costs: bytes, the side a task builds its table on weighted
+//   `buildWeight` times the side that probes it (1: plain bytes).
 // - A key hot on both sides multiplies: its output (left rows x right rows)
 //   counts toward the partition's size, and its grid is sized by output too.
 import { median as ssMedian } from 'simple-statistics';
 import type { JoinType } from '../plan/spec.js';
+import { buildsLeft } from '../kernels/join.js';
 import type { SkewSettings } from '../plan/load.js';
 import { type RowSlice, packRowSlices, pieceCaps } from './slices.js';
 
@@ -60,6 +63,7 @@ export interface HotKeySplit {
   rightPieces: number;
 }
 
+/** A reduce task as planned; `bytes`: its input's cost (bytes, the built side's weighted by buildWeight). */
 export type PlannedTask =
   /** one partition, or several small ones packed together */
   | { kind: 'partitions'; partitions: number[]; bytes: number }
@@ -81,6 +85,18 @@ export interface SplitInfo {
   cut?: { located: number; scattered: number };
   reason?: string;
 }
+
+/**
+ * A built byte costs about twice a probing byte: what the executor weighs a
+ * join task's input by when it sizes and packs tasks (the side a partition
+ * builds is the one kernels/join.ts buildsLeft picks). Measured on the
+ * benchmark's fact ⋈ dim at s = 1.5, one task at a time by CPU time: building
+ * a dimension partition (table and groups) ~125 ns a row, probing 50-110 ns a
+ * row (a hot key's range at the low end, many keys at the high end). Bytes
+ * alone left tasks of mostly built rows 2-3x the median's time; a weight of 3
+ * left the full outer join's tasks 1.8x apart by rows.
+ */
+export const BUILD_WEIGHT = 2;
 
 export interface ReducePlan {
   tasks: PlannedTask[];
@@ -124,8 +140,13 @@ const MIN_COALESCED = 1024 * 1024;
 /** Coalescing stops at this many tasks per worker, so that the last tasks balance out. */
 export const TASKS_PER_WORKER = 4;
 
+/** What small partitions are packed up to: the target, but keeping about TASKS_PER_WORKER tasks per worker, never below 1 MB. */
+export function coalesceCap(total: number, target: number, parallelism: number): number {
+  return Math.min(target, Math.max(MIN_COALESCED, total / (TASKS_PER_WORKER * parallelism)));
+}
+
 /** First-fit decreasing: partitions into tasks of at most `cap` bytes (a larger partition alone). */
-export function packPartitions(parts: number[], size: (p: number) => number, cap: number): PlannedTask[] {
+export function packPartitions(parts: number[], size: (p: number) => number, cap: number): Extract<PlannedTask, { kind: 'partitions' }>[] {
   const bins: { partitions: number[]; bytes: number }[] = [];
   for (const p of [...parts].sort((a, b) => size(b) - size(a) || a - b)) {
     const bin = bins.find((b) => b.bytes + size(p) <= cap);
@@ -204,10 +225,16 @@ function hotKeySplits(p: number, left: SideStats, right: SideStats, type: JoinTy
  *   per worker (Spark's parallelism-first coalescing), never merging past 1 MB
  *   when the data is small.
  */
-export function planReduceTasks(left: SideStats, right: SideStats, type: JoinType, o: SkewSettings, parallelism = 1): ReducePlan {
+export function planReduceTasks(left: SideStats, right: SideStats, type: JoinType, o: SkewSettings, parallelism = 1, buildWeight = 1): ReducePlan {
   const P = left.partitionBytes.length;
   const needed = (p: number) => reduceNeeded(type, left.partitionRows[p], right.partitionRows[p]);
-  const size = (p: number) => left.partitionBytes[p] + right.partitionBytes[p];
+  /** the weights of partition p's sides: the side its task builds costs buildWeight a byte */
+  const weights = (p: number): [number, number] =>
+    (buildsLeft(type, left.partitionRows[p], right.partitionRows[p]) ? [buildWeight, 1] : [1, buildWeight]);
+  const size = (p: number) => {
+    const [wl, wr] = weights(p);
+    return wl * left.partitionBytes[p] + wr * right.partitionBytes[p];
+  };
   const dl = detectSkew(left, o), dr = detectSkew(right, o);
   if (!o.enabled) {
     const tasks: PlannedTask[] = [];
@@ -219,7 +246,7 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
   // Output skew (keys hot on both sides) only the key strategy can split.
   const skewOut = new Set<number>();
   if (o.strategy !== 'partition') {
-    const med = median(Array.from({ length: P }, (_, p) => size(p)));
+    const med = median(Array.from({ length: P }, (_, p) => left.partitionBytes[p] + right.partitionBytes[p]));
     for (let p = 0; p < P; p++) {
       const out = outputBytes(p, left, right);
       if (out > o.factor * med && out > o.thresholdBytes) skewOut.add(p);
@@ -232,7 +259,7 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
 
   let total = 0;
   for (let p = 0; p < P; p++) total += size(p);
-  const coalesceTo = Math.min(target, Math.max(MIN_COALESCED, total / (TASKS_PER_WORKER * parallelism)));
+  const coalesceTo = coalesceCap(total, target, parallelism);
   const tasks: PlannedTask[] = [];
   const splits: SplitInfo[] = [];
   const small: number[] = [];
@@ -248,7 +275,9 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
     const skewedBytes = (skewL.has(p) ? left.partitionBytes[p] : 0) + (skewR.has(p) ? right.partitionBytes[p] : 0)
       + (skewOut.has(p) ? outputBytes(p, left, right) : 0);
     const cutL = skewL.has(p) && canSplitLeft(type), cutR = skewR.has(p) && canSplitRight(type);
-    const [capL, capR] = pieceCaps(target, left.partitionBytes[p], right.partitionBytes[p], cutL, cutR);
+    const [wl, wr] = weights(p);
+    const caps = pieceCaps(target, wl * left.partitionBytes[p], wr * right.partitionBytes[p], cutL, cutR);
+    const capL = caps[0] / wl, capR = caps[1] / wr;
     const slicesOf = (s: SideStats, cut: boolean, cap: number): (RowSlice[] | null)[] =>
       (cut ? packRowSlices(mapRowsOf(s, p), s.mapBytes.map((m) => m[p] ?? 0), cap) : [null]);
     const lr = slicesOf(left, cutL, capL), rr = slicesOf(right, cutR, capR);
@@ -282,7 +311,7 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
       continue;
     }
     for (const a of lr) for (const b of rr) {
-      tasks.push({ kind: 'map-range', partition: p, left: a, right: b, bytes: bytesOf(left, a) + bytesOf(right, b) });
+      tasks.push({ kind: 'map-range', partition: p, left: a, right: b, bytes: wl * bytesOf(left, a) + wr * bytesOf(right, b) });
     }
     splits.push({ partition: p, method: 'map-range', sides, tasks: lr.length * rr.length });
   }
