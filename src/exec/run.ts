@@ -274,7 +274,7 @@ export class Executor {
     const collect = (n: BoundNode) => this.collectBatches(n, node.id, runsInThread(scanBytes(n), this.settings.inThreadBytes));
     const how: JoinStrategy = eager
       ? { decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' }, heldBytes: 0 }
-      : await chooseStrategy(node, this.settings.broadcastBytes, collect, this.spill);
+      : await chooseStrategy(node, this.settings.broadcastBytes, collect, this.spill, ops.length === 0 ? combine : undefined);
     const strategy = { strategy: how.decision.strategy, reason: how.decision.reason };
     if (how.pipeline) {
       this.stats.joins.push({

@@ -114,7 +114,11 @@ export interface TaskResult {
  * chunks of matched pairs the probe emitted. A map task whose probe of a
  * broadcast table fed its combiner reports 'fused-aggregate' too.
  */
-export interface JoinPath { path: 'gather' | 'fused-aggregate' | 'concatenated'; build: 'left' | 'right'; matchChunks: number }
+export interface JoinPath {
+  path: 'gather' | 'fused-aggregate' | 'concatenated'; build: 'left' | 'right'; matchChunks: number;
+  /** a broadcast probe fused with the aggregate: whose group ids (see ProbeAggregate.groups) */
+  groups?: 'table' | 'thread' | 'batch';
+}
 
 type Produced = { batches: Batch[]; rows: number; combined?: boolean; release?: () => void; join?: JoinPath; read?: 'in-place' | 'ipc' };
 
@@ -314,7 +318,7 @@ function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
   if (!fused) return null;
   const before = compileOps(t.ops.slice(0, -1));
   for (const b of p.batches) for (const x of before(b)) fused.add(x);
-  const join: JoinPath = { path: 'fused-aggregate', build: last.buildFirst ? 'left' : 'right', matchChunks: fused.matchChunks() };
+  const join: JoinPath = { path: 'fused-aggregate', build: last.buildFirst ? 'left' : 'right', matchChunks: fused.matchChunks(), groups: fused.groups };
   return { ...p, batches: [fused.finish()], combined: true, join };
 }
 
