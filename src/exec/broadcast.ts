@@ -2,7 +2,7 @@
 // (collected after its own filters and projections), decide with
 // joins/decide.ts, build the table once into SharedArrayBuffers, and turn the
 // other side's pipeline into one whose map tasks probe it in place.
-import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArray, shareBatch } from '../kernels/column.js';
+import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArray } from '../kernels/column.js';
 import { type KeyPart, buildKeys } from '../kernels/keys.js';
 import { KeyTable, directTable } from '../kernels/table.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
@@ -34,7 +34,7 @@ let built = 0;
 
 /** The table over a side's rows, every array shared. */
 export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[], norms: KeyNorm[]): BroadcastTable {
-  const batch = shareBatch(concatBatches(schema, batches));
+  const batch = concatBatches(schema, batches, true);
   // keys hashed only for a table that is not direct (whose probes need no hashes)
   const unhashed = buildKeys(batch, keys, norms, undefined, false);
   const direct = directTable(unhashed);

@@ -65,7 +65,8 @@ export interface Combine { groupBy: number[]; aggs: BoundAggregate[]; schema: Sc
 
 export type TaskSink =
   /** sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them) */
-  | { kind: 'collect'; sample?: number }
+  /** share: the task's rows as one batch in SharedArrayBuffers, copied once (a side to broadcast, see exec/broadcast.ts) */
+  | { kind: 'collect'; sample?: number; share?: boolean }
   /** range-partition rows by sort keys against sorted boundaries (see sort/range.ts) */
   | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
   /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */
@@ -322,6 +323,9 @@ function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
   return { ...p, batches: [fused.finish()], combined: true, join };
 }
 
+/** A batch's column types as a schema (unnamed): what concatBatches reads. */
+const schemaOf = (b: Batch): Schema => b.columns.map((c) => ({ name: '', type: c.type }));
+
 /** `rowOps`: the row operators still to apply to the produced batches. */
 function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced, rowOps: RowOp[], t0: number): TaskResult {
   const ops = compileOps(rowOps);
@@ -335,7 +339,8 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
     outBatches = batch.length > 0 ? [batch] : [];
   }
   if (t.sink.kind === 'collect') {
-    if (release) outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length)); // copies out of the module's memory
+    if (t.sink.share) outBatches = outBatches.length ? [concatBatches(schemaOf(outBatches[0]), outBatches, true)] : [];
+    else if (release) outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length)); // copies out of the module's memory
     const sample = t.sink.sample ? sampleRows(outBatches, t.sink.sample) : undefined;
     return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0, ...(sample ? { sample } : {}) };
   }
@@ -344,7 +349,7 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
     return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, ms: performance.now() - t0 };
   }
   if (t.sink.kind === 'keyStats') {
-    const all = concatBatches(outBatches[0]?.columns.map((c) => ({ name: '', type: c.type })) ?? [], outBatches);
+    const all = concatBatches(outBatches.length ? schemaOf(outBatches[0]) : [], outBatches);
     let keyRows = 0, distinct = 0;
     if (all.length > 0) {
       const keys = buildKeys(all, t.sink.keys, t.sink.norms);
