@@ -9,7 +9,7 @@ import { barelyShrinks, finalAggregate, partialAggregate, partialAggregateJoin, 
 import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, Int32Scratch, batchBytes, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherMany, rowCount, sliceBatch,
+  type Batch, type Field, type Schema, Int32Scratch, batchBytes, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherMany, rowCount, shareBatch, sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { type EmitPairs, JoinProbe, buildsLeft, hashJoin } from '../kernels/join.js';
@@ -65,7 +65,7 @@ export interface Combine { groupBy: number[]; aggs: BoundAggregate[]; schema: Sc
 
 export type TaskSink =
   /** sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them) */
-  /** share: the task's rows as one batch in SharedArrayBuffers, copied once (a side to broadcast, see exec/broadcast.ts) */
+  /** share: the rows in SharedArrayBuffers, copied once (a side to broadcast, see exec/broadcast.ts) */
   | { kind: 'collect'; sample?: number; share?: boolean }
   /** range-partition rows by sort keys against sorted boundaries (see sort/range.ts) */
   | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
@@ -339,7 +339,7 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
     outBatches = batch.length > 0 ? [batch] : [];
   }
   if (t.sink.kind === 'collect') {
-    if (t.sink.share) outBatches = outBatches.length ? [concatBatches(schemaOf(outBatches[0]), outBatches, true)] : [];
+    if (t.sink.share) outBatches = outBatches.map(shareBatch); // copied out of the module's memory (or the task's) once, with no loop in JS
     else if (release) outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length)); // copies out of the module's memory
     const sample = t.sink.sample ? sampleRows(outBatches, t.sink.sample) : undefined;
     return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0, ...(sample ? { sample } : {}) };
