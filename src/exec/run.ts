@@ -591,7 +591,7 @@ export class Executor {
     return concatBatches(node.schema, await this.collectBatches(node));
   }
 
-  /** `here`: its scan tasks on this thread (see run); `share`: each task's rows in one batch in shared memory (a side to broadcast) */
+  /** `here`: its scan tasks on this thread (see run); `share`: the rows in shared memory (a side to broadcast) */
   async collectBatches(node: BoundNode, consumer = 'output', here = false, share = false): Promise<Batch[]> {
     const results = await this.runPipeline(pipelineOf(node), share ? { kind: 'collect', share } : { kind: 'collect' }, consumer, undefined, undefined, here);
     return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));

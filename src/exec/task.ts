@@ -64,8 +64,10 @@ export type TaskSource =
 export interface Combine { groupBy: number[]; aggs: BoundAggregate[]; schema: Schema }
 
 export type TaskSink =
-  /** sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them) */
-  /** share: the rows in SharedArrayBuffers, copied once (a side to broadcast, see exec/broadcast.ts) */
+  /**
+   * sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them);
+   * share: the rows in SharedArrayBuffers, copied once (a side to broadcast, see exec/broadcast.ts)
+   */
   | { kind: 'collect'; sample?: number; share?: boolean }
   /** range-partition rows by sort keys against sorted boundaries (see sort/range.ts) */
   | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
@@ -323,9 +325,6 @@ function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
   return { ...p, batches: [fused.finish()], combined: true, join };
 }
 
-/** A batch's column types as a schema (unnamed): what concatBatches reads. */
-const schemaOf = (b: Batch): Schema => b.columns.map((c) => ({ name: '', type: c.type }));
-
 /** `rowOps`: the row operators still to apply to the produced batches. */
 function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced, rowOps: RowOp[], t0: number): TaskResult {
   const ops = compileOps(rowOps);
@@ -349,7 +348,7 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
     return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, ms: performance.now() - t0 };
   }
   if (t.sink.kind === 'keyStats') {
-    const all = concatBatches(outBatches.length ? schemaOf(outBatches[0]) : [], outBatches);
+    const all = concatBatches(outBatches[0]?.columns.map((c) => ({ name: '', type: c.type })) ?? [], outBatches);
     let keyRows = 0, distinct = 0;
     if (all.length > 0) {
       const keys = buildKeys(all, t.sink.keys, t.sink.norms);
