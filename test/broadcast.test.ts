@@ -98,6 +98,37 @@ describe('broadcast joins against DuckDB', () => {
     expect(r.stats.tasks.filter((t) => t.stage.startsWith('join-') && t.kind !== 'map')).toEqual([]);
     expect(r.stats.shuffles[0].combine!.rowsBefore).toBeGreaterThan(r.stats.shuffles[0].combine!.rowsAfter);
   });
+  it('a probe fused with the aggregate above: the table is grouped once where it is built, every join type it serves', async () => {
+    const aggs = [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 's' }, { fn: 'max', column: 'w', as: 'mw' }];
+    const sel = 'count(*), sum(amount), max(w)'; // min/max of the grouped side only
+    const cases: [object, string, string][] = [
+      // grouped by the table's columns (inner joins, either side built): the table's group ids, computed once
+      [{ groupBy: ['region'], input: join('inner') }, `SELECT region, ${sel} FROM ${FACT} l JOIN ${DIM} r ON l.k = r.k GROUP BY region`, 'table'],
+      [{ groupBy: ['region'], input: join('inner', scanD, scanF) }, `SELECT region, ${sel} FROM ${DIM} l JOIN ${FACT} r ON l.k = r.k GROUP BY region`, 'table'],
+      [{ groupBy: [], input: join('inner') }, `SELECT ${sel} FROM ${FACT} l JOIN ${DIM} r ON l.k = r.k`, 'table'],
+      // grouped by the probing side's columns (a right join's table is its left side): each probing batch is grouped
+      ...(['left', 'right', 'semi', 'anti'] as const).map((t): [object, string, string] => {
+        const g = t === 'right' ? 'region' : 'c';
+        return [
+          { groupBy: [g], input: join(t), aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 's' }] },
+          t === 'semi' || t === 'anti'
+            ? `SELECT c, count(*), sum(amount) FROM ${FACT} l WHERE ${t === 'anti' ? 'NOT ' : ''}EXISTS (SELECT 1 FROM ${DIM} r WHERE l.k = r.k) GROUP BY c`
+            : `SELECT ${g}, count(*), sum(amount) FROM ${FACT} l ${KW[t]} JOIN ${DIM} r ON l.k = r.k GROUP BY ${g}`,
+          'batch'];
+      }),
+    ];
+    for (const [q, sql, groups] of cases) {
+      const p = plan({ op: 'aggregate', aggregates: aggs, ...q });
+      for (const inThreadBytes of [0, '1GB']) {
+        await expectSame(p, sql, { workers: 2, inThreadBytes });
+        const r = await run(p, { inThreadBytes });
+        expect(r.stats.joins[0].strategy).toBe('broadcast');
+        const fused = r.stats.tasks.filter((t) => t.kind === 'map' && t.join).map((t) => t.join!);
+        expect(fused.length, sql).toBeGreaterThan(0);
+        for (const j of fused) expect(j, sql).toMatchObject({ path: 'fused-aggregate', groups });
+      }
+    }
+  });
   it('measures a side after its filters: a filtered side under the threshold is broadcast', async () => {
     const filtered = { op: 'filter', input: scanD, where: { column: 'k', cmp: '<', value: 20 } };
     const whole = (await run(plan(join('inner', scanF, scanD)))).stats.joins[0].broadcast!.bytes;

@@ -117,9 +117,14 @@ export class JoinAggregator {
   static create(
     grouped: Batch, join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema, groupsFor?: (cols: number[]) => Groups,
   ): JoinAggregator {
-    const { groupBy, aggs } = sideGrouping(join, groupBy0, aggs0);
-    const local = groupBy.map((c) => (join.groupedLeft ? c : c - join.leftSchema.length));
+    const { aggs } = sideGrouping(join, groupBy0, aggs0);
+    const local = JoinAggregator.groupColumns(join, groupBy0, aggs0);
     return new JoinAggregator(grouped, join.groupedLeft, local, aggs, join.leftSchema, join.rightSchema, schema, groupsFor);
+  }
+
+  /** The grouped side's columns (indices within that side) whose groups an aggregator of `create` asks `groupsFor`. */
+  static groupColumns(join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[]): number[] {
+    return sideGrouping(join, groupBy0, aggs0).groupBy.map((c) => (join.groupedLeft ? c : c - join.leftSchema.length));
   }
 
   /** Accumulate n matched pairs; l and r are the batches the left and right indices point into (-1: missing). */

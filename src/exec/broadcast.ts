@@ -2,13 +2,15 @@
 // (collected after its own filters and projections), decide with
 // joins/decide.ts, build the table once into SharedArrayBuffers, and turn the
 // other side's pipeline into one whose map tasks probe it in place.
-import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArray, shareBatch } from '../kernels/column.js';
+import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArray } from '../kernels/column.js';
 import { type KeyPart, buildKeys } from '../kernels/keys.js';
 import { KeyTable, directTable } from '../kernels/table.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import { type BroadcastDecision, type Side, decideJoin, sideToMeasure } from '../joins/decide.js';
-import type { BroadcastTable, ProbeOp } from '../joins/probe.js';
+import { type BroadcastTable, type ProbeOp, fusedTableGroupColumns } from '../joins/probe.js';
+import { groupsOf } from '../agg/aggregate.js';
 import { type Pipeline, pipelineOf, scanBytes } from './physical.js';
+import type { Combine } from './task.js';
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
 
@@ -25,14 +27,14 @@ export interface JoinStrategy {
   heldBytes: number;
 }
 
-/** Bytes a broadcast table takes beyond its rows: key words and hash, chain and heads (estimated high). */
+/** Bytes a broadcast table takes beyond its rows: key words and hash, chain and heads, group ids (estimated high). */
 export const tableBytes = (rows: number, bytes: number) => bytes + 32 * rows;
 
 let built = 0;
 
 /** The table over a side's rows, every array shared. */
 export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[], norms: KeyNorm[]): BroadcastTable {
-  const batch = shareBatch(concatBatches(schema, batches));
+  const batch = concatBatches(schema, batches, true);
   // keys hashed only for a table that is not direct (whose probes need no hashes)
   const unhashed = buildKeys(batch, keys, norms, undefined, false);
   const direct = directTable(unhashed);
@@ -47,6 +49,18 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
     heads: shareArray(t.heads), next: shareArray(t.next), mask: t.mask, slots: t.slots && shareArray(t.slots),
     direct: t.direct && shareArray(t.direct), base: t.base, unique: t.unique,
   };
+}
+
+/**
+ * Group the table's rows for the aggregate fused with its probe (`combine`,
+ * right after the join), once here: otherwise every thread would group them
+ * again before its first probe.
+ */
+export function groupTable(op: ProbeOp, combine: Combine): void {
+  const cols = fusedTableGroupColumns(op, combine.groupBy, combine.aggs);
+  if (cols === null || cols.length === 0) return; // no group columns: every match is group 0
+  const g = groupsOf(op.table.batch, cols);
+  op.table.groups = { cols, nGroups: g.nGroups, gid: shareArray(g.gid), first: shareArray(g.first) };
 }
 
 /** The pipeline of the side that probes `table`, extended by the probe. */
@@ -69,10 +83,12 @@ export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable)
 /**
  * Decide how a join runs. `collect` runs a side to its rows (on the pool);
  * only the side worth measuring is collected, and only when its estimate from
- * the files is within reach of the threshold.
+ * the files is within reach of the threshold. `combine`: the aggregate right
+ * after the join (no row operator between), whose grouping of a broadcast
+ * table is done with the table.
  */
 export async function chooseStrategy(
-  node: JoinNode, threshold: number, collect: (n: BoundNode) => Promise<Batch[]>, budget: MemoryBudget,
+  node: JoinNode, threshold: number, collect: (n: BoundNode) => Promise<Batch[]>, budget: MemoryBudget, combine?: Combine,
 ): Promise<JoinStrategy> {
   const side = sideToMeasure(node.type, { left: scanBytes(node.left), right: scanBytes(node.right) }, threshold);
   if (side === null) return { decision: decideJoin(node.type, {}, threshold), heldBytes: 0 };
@@ -95,7 +111,9 @@ export async function chooseStrategy(
   }
   const keys = side === 'left' ? node.leftKeys : node.rightKeys, norms = side === 'left' ? node.leftNorms : node.rightNorms;
   budget.reserve(table);
-  return { decision, pipeline: probePipeline(node, side, buildBroadcast(sideNode.schema, batches, keys, norms)), rows, bytes, heldBytes: table };
+  const pipeline = probePipeline(node, side, buildBroadcast(sideNode.schema, batches, keys, norms));
+  if (combine) groupTable(pipeline.ops[pipeline.ops.length - 1] as ProbeOp, combine);
+  return { decision, pipeline, rows, bytes, heldBytes: table };
 }
 
 /** What chooseStrategy needs of the memory budget (spill/spiller.ts). */

@@ -273,10 +273,10 @@ export class Executor {
     // Broadcast (exec/broadcast.ts): the probing side's map tasks join, and go on with our operators and sink.
     // A side small enough for a run in the thread is read here: while the pool's threads are still
     // starting (their modules, WebAssembly), the coordinator reads it and builds the table meanwhile.
-    const collect = (n: BoundNode) => this.collectBatches(n, node.id, runsInThread(scanBytes(n), this.settings.inThreadBytes));
+    const collect = (n: BoundNode) => this.collectBatches(n, node.id, runsInThread(scanBytes(n), this.settings.inThreadBytes), true);
     const how: JoinStrategy = eager
       ? { decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' }, heldBytes: 0 }
-      : await chooseStrategy(node, this.settings.broadcastBytes, collect, this.spill);
+      : await chooseStrategy(node, this.settings.broadcastBytes, collect, this.spill, ops.length === 0 ? combine : undefined);
     const strategy = { strategy: how.decision.strategy, reason: how.decision.reason };
     if (how.pipeline) {
       this.stats.joins.push({
@@ -337,7 +337,7 @@ export class Executor {
   private async runCross(node: JoinNode, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
     const [l, r] = await Promise.all([this.collectBatches(node.left), this.collectBatches(node.right)]);
     const leftSmall = rowCount(l) <= rowCount(r);
-    const small = [concatBatches(leftSmall ? node.left.schema : node.right.schema, leftSmall ? l : r)].map(shareBatch);
+    const small = [concatBatches(leftSmall ? node.left.schema : node.right.schema, leftSmall ? l : r, true)];
     const chunks = packBlocks(leftSmall ? r : l, this.settings.skew.advisoryPartitionBytes);
     // the smaller side is replicated whatever broadcastBytes says: there is no key to shuffle by
     const side = leftSmall ? 'left' : 'right';
@@ -604,9 +604,9 @@ export class Executor {
     return concatBatches(node.schema, await this.collectBatches(node));
   }
 
-  /** `here`: its scan tasks on this thread (see run) */
-  async collectBatches(node: BoundNode, consumer = 'output', here = false): Promise<Batch[]> {
-    const results = await this.runPipeline(pipelineOf(node), { kind: 'collect' }, consumer, undefined, undefined, here);
+  /** `here`: its scan tasks on this thread (see run); `share`: the rows in shared memory (a side to broadcast) */
+  async collectBatches(node: BoundNode, consumer = 'output', here = false, share = false): Promise<Batch[]> {
+    const results = await this.runPipeline(pipelineOf(node), share ? { kind: 'collect', share } : { kind: 'collect' }, consumer, undefined, undefined, here);
     return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
   }
 

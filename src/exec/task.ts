@@ -10,7 +10,7 @@ import { finalAggregate, partialAggregateJoin, partialSchema } from '../agg/part
 import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, Int32Scratch, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherSelected, rowCount, sliceBatch,
+  type Batch, type Field, type Schema, Int32Scratch, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherSelected, rowCount, shareBatch, sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { type EmitPairs, JoinProbe, hashJoin } from '../kernels/join.js';
@@ -67,8 +67,11 @@ export type TaskSource =
 export type { Combine };
 
 export type TaskSink =
-  /** sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them) */
-  | { kind: 'collect'; sample?: number }
+  /**
+   * sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them);
+   * share: the rows in SharedArrayBuffers, copied once (a side to broadcast, see exec/broadcast.ts)
+   */
+  | { kind: 'collect'; sample?: number; share?: boolean }
   /** range-partition rows by sort keys against sorted boundaries (see sort/range.ts) */
   | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
   /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */
@@ -126,6 +129,8 @@ export interface JoinPath {
   buildRows?: number;
   /** fused-aggregate: the groups came from the built side's rows or from each probing batch's (any partition of the task) */
   grouped?: 'build' | 'probe';
+  /** a broadcast probe fused with the aggregate: whose group ids (see ProbeAggregate.groups) */
+  groups?: 'table' | 'thread' | 'batch';
 }
 
 type Produced = { batches: Batch[]; rows: number; combined?: boolean; release?: () => void; join?: JoinPath; read?: 'in-place' | 'ipc' };
@@ -341,7 +346,7 @@ function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
   if (!fused) return null;
   const before = compileOps(t.ops.slice(0, -1));
   for (const b of p.batches) for (const x of before(b)) fused.add(x);
-  const join: JoinPath = { path: 'fused-aggregate', build: last.buildFirst ? 'left' : 'right', matchChunks: fused.matchChunks() };
+  const join: JoinPath = { path: 'fused-aggregate', build: last.buildFirst ? 'left' : 'right', matchChunks: fused.matchChunks(), groups: fused.groups };
   return { ...p, batches: [fused.finish()], combined: true, join };
 }
 
@@ -357,7 +362,8 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
     outBatches = batch.length > 0 ? [batch] : [];
   }
   if (t.sink.kind === 'collect') {
-    if (release) outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length)); // copies out of the module's memory
+    if (t.sink.share) outBatches = outBatches.map(shareBatch); // copied out of the module's memory (or the task's) once, with no loop in JS
+    else if (release) outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length)); // copies out of the module's memory
     const sample = t.sink.sample ? sampleRows(outBatches, t.sink.sample) : undefined;
     return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0, ...(sample ? { sample } : {}) };
   }

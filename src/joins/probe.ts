@@ -18,6 +18,8 @@ export interface BroadcastTable extends TableArrays {
   id: string;
   batch: Batch;
   keys: Keys;
+  /** the rows' groups for the fused aggregate above the join, when one groups by the table's columns */
+  groups?: TableGroups;
 }
 
 export interface ProbeOp {
@@ -61,12 +63,26 @@ export function probeBatch(b: Batch, op: ProbeOp): Batch[] {
   return sink.batches;
 }
 
-// Groups of a broadcast table's rows by some columns, per thread: every map
-// task of a run aggregates against the same table (a few entries suffice).
+/**
+ * A broadcast table's rows grouped by the columns the fused aggregate above
+ * it groups by: computed once where the table is built (exec/broadcast.ts),
+ * arrays shared, so no task regroups the table.
+ */
+export interface TableGroups extends Groups { cols: number[] }
+
+// Groups of a broadcast table's rows by some columns, per thread, where the
+// table carries none for them (a few entries suffice: every map task of a run
+// aggregates against the same table).
 const groupsCache = new Map<string, Groups>();
 
-function cachedGroups(t: BroadcastTable): (cols: number[]) => Groups {
-  return (cols) => {
+/** The table's groups by some columns; `shared`: whether its own (or none: no group columns) served, not this thread's. */
+function tableGroups(t: BroadcastTable): { groupsFor: (cols: number[]) => Groups; shared: () => boolean } {
+  let shared = false;
+  const groupsFor = (cols: number[]) => {
+    shared = true;
+    if (cols.length === 0) return { gid: new Int32Array(0), nGroups: 1, first: new Int32Array(1) }; // add() reads no gid
+    if (t.groups && t.groups.cols.join() === cols.join()) return t.groups;
+    shared = false;
     const key = `${t.id}|${cols.join(',')}`;
     let g = groupsCache.get(key);
     if (!g) {
@@ -76,6 +92,26 @@ function cachedGroups(t: BroadcastTable): (cols: number[]) => Groups {
     }
     return g;
   };
+  return { groupsFor, shared: () => shared };
+}
+
+/** The join a fused aggregate serves, seen with the given side grouped (see JoinShape). */
+function fusedShape(op: ProbeOp, groupedLeft: boolean): JoinShape {
+  return {
+    // the join's own type: a probe seen as a left join from the right side of the join is a right join
+    type: op.buildFirst ? (op.type === 'left' ? 'right' : 'inner') : op.type, groupedLeft,
+    leftSchema: op.leftSchema, rightSchema: op.rightSchema,
+    leftKeys: op.buildFirst ? op.buildKeys : op.keys, rightKeys: op.buildFirst ? op.keys : op.buildKeys,
+  };
+}
+
+/**
+ * The table's columns the probe fused with this aggregate groups the table's
+ * rows by; null when it groups the probing batches instead or does not fuse.
+ */
+export function fusedTableGroupColumns(op: ProbeOp, groupBy: number[], aggs: BoundAggregate[]): number[] | null {
+  const onBuild = fusedShape(op, op.buildFirst);
+  return JoinAggregator.applies(onBuild, groupBy, aggs) ? JoinAggregator.groupColumns(onBuild, groupBy, aggs) : null;
 }
 
 /** A probe fused with the partial aggregate after it: batches in, partial states out. */
@@ -84,6 +120,8 @@ export interface ProbeAggregate {
   finish(): Batch;
   /** chunks of matched pairs the probe handed to the aggregator */
   matchChunks(): number;
+  /** whose groups: the table's, computed where it was built (or none needed); the table's, grouped in this thread; each probing batch's */
+  groups: 'table' | 'thread' | 'batch';
 }
 
 /**
@@ -97,13 +135,7 @@ export interface ProbeAggregate {
  */
 export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggregate[], schema: Schema): ProbeAggregate | null {
   const t = op.table, build = t.batch, states = partialSchema(schema, groupBy, aggs);
-  const shape = (groupedLeft: boolean): JoinShape => ({
-    // the join's own type: a probe seen as a left join from the right side of the join is a right join
-    type: op.buildFirst ? (op.type === 'left' ? 'right' : 'inner') : op.type, groupedLeft,
-    leftSchema: op.leftSchema, rightSchema: op.rightSchema,
-    leftKeys: op.buildFirst ? op.buildKeys : op.keys, rightKeys: op.buildFirst ? op.keys : op.buildKeys,
-  });
-  const onBuild = shape(op.buildFirst), onProbe = shape(!op.buildFirst);
+  const onBuild = fusedShape(op, op.buildFirst), onProbe = fusedShape(op, !op.buildFirst);
   const byBuild = JoinAggregator.applies(onBuild, groupBy, aggs);
   if (!byBuild && !JoinAggregator.applies(onProbe, groupBy, aggs)) return null;
   const joiner = new JoinProbe(op.type, t.keys, new KeyTable(t.keys, true, t));
@@ -113,8 +145,10 @@ export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggreg
     ? (pi, bi, n) => { chunks++; agg.add(build, b, bi, pi, n); }
     : (pi, bi, n) => { chunks++; agg.add(b, build, pi, bi, n); });
   if (byBuild) {
-    const agg = JoinAggregator.create(build, onBuild, groupBy, aggs, states, cachedGroups(t));
-    return { add: (b) => { if (b.length > 0) probe(b, agg); }, finish: () => agg.finish(), matchChunks };
+    const { groupsFor, shared } = tableGroups(t);
+    const agg = JoinAggregator.create(build, onBuild, groupBy, aggs, states, groupsFor);
+    const groups = shared() ? 'table' : 'thread';
+    return { add: (b) => { if (b.length > 0) probe(b, agg); }, finish: () => agg.finish(), matchChunks, groups };
   }
   const parts: Batch[] = [];
   return {
@@ -126,5 +160,6 @@ export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggreg
     },
     finish: () => concatBatches(states, parts),
     matchChunks,
+    groups: 'batch',
   };
 }

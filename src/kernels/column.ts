@@ -270,15 +270,19 @@ export function viewBatch(b: Batch, start: number, end: number): Batch {
   };
 }
 
-export function concatColumns(type: DataType, cols: Column[]): Column {
-  if (cols.length === 1) return cols[0];
+/** Memory for `bytes`: a SharedArrayBuffer when `shared` (read in place by every thread), else an ArrayBuffer. */
+const bufferOf = (bytes: number, shared: boolean) => (shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
+
+/** The columns one after another; `shared`: straight into SharedArrayBuffers (one copy, as shareBatch after concatenating would make two). */
+export function concatColumns(type: DataType, cols: Column[], shared = false): Column {
+  if (cols.length === 1) return shared ? shareColumn(cols[0]) : cols[0];
   let n = 0, bytes = 0, anyNull = false;
   for (const c of cols) {
     n += c.length;
     if (c.valid) anyNull = true;
     if (type.id === 'utf8') bytes += c.offsets![c.length];
   }
-  const valid = anyNull ? new Uint8Array(n) : null;
+  const valid = anyNull ? new Uint8Array(bufferOf(n, shared)) : null;
   if (valid) {
     let p = 0;
     for (const c of cols) {
@@ -287,8 +291,8 @@ export function concatColumns(type: DataType, cols: Column[]): Column {
     }
   }
   if (type.id === 'utf8') {
-    const values = new Uint8Array(bytes);
-    const offsets = new Int32Array(n + 1);
+    const values = new Uint8Array(bufferOf(bytes, shared));
+    const offsets = new Int32Array(bufferOf(4 * (n + 1), shared));
     let p = 0, b = 0;
     for (const c of cols) {
       const o = c.offsets!;
@@ -299,20 +303,21 @@ export function concatColumns(type: DataType, cols: Column[]): Column {
     }
     return { type, length: n, values, offsets, valid };
   }
-  const values = allocValues(type, n) as any;
+  const values = new CTORS[type.id](bufferOf(n * rowWidth(type), shared), 0, n * lanes(type)) as any;
   let p = 0;
   const l = lanes(type);
   for (const c of cols) { values.set(c.values.subarray(0, c.length * l), p); p += c.length * l; }
   return { type, length: n, values, valid };
 }
 
-export function concatBatches(schema: Schema, batches: Batch[]): Batch {
+/** The batches' rows in one batch; `shared`: in SharedArrayBuffers, copied once (see concatColumns). */
+export function concatBatches(schema: Schema, batches: Batch[], shared = false): Batch {
   const bs = batches.filter((b) => b.length > 0);
-  if (bs.length === 0) return emptyBatch(schema);
-  if (bs.length === 1) return bs[0];
+  if (bs.length === 0) return shared ? shareBatch(emptyBatch(schema)) : emptyBatch(schema);
+  if (bs.length === 1) return shared ? shareBatch(bs[0]) : bs[0];
   let n = 0;
   for (const b of bs) n += b.length;
-  return { length: n, columns: schema.map((f, i) => concatColumns(f.type, bs.map((b) => b.columns[i]))) };
+  return { length: n, columns: schema.map((f, i) => concatColumns(f.type, bs.map((b) => b.columns[i]), shared)) };
 }
 
 export function rowCount(batches: readonly Batch[]): number {
@@ -390,13 +395,9 @@ export function shareArray<T extends Values | Int32Array | Uint8Array>(a: T): T 
  * replicated side) without a copy per task and without being detached.
  */
 export function shareBatch(b: Batch): Batch {
-  return {
-    length: b.length,
-    columns: b.columns.map((c) => ({
-      ...c,
-      values: shareArray(c.values),
-      offsets: c.offsets ? shareArray(c.offsets) : undefined,
-      valid: c.valid ? shareArray(c.valid) : null,
-    })),
-  };
+  return { length: b.length, columns: b.columns.map(shareColumn) };
+}
+
+function shareColumn(c: Column): Column {
+  return { ...c, values: shareArray(c.values), offsets: c.offsets ? shareArray(c.offsets) : undefined, valid: c.valid ? shareArray(c.valid) : null };
 }
