@@ -2,11 +2,12 @@
 // forced on small data by a budget whose task share holds about a dozen
 // ranges; the written file is DuckDB's rows in DuckDB's order, the range
 // shuffle spilled, and no spill file is left. rangeRuns, the grouping of
-// ranges into tasks, is checked on its own.
+// ranges into tasks, and rangeIds over number keys are checked on their own.
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
+import { rangeIds } from '../dist/sort/range.js';
 import { rangeRuns } from '../dist/sort/stage.js';
 import { duckRows, tmpDir, writeParquet } from './helpers.js';
 
@@ -51,5 +52,34 @@ describe('rangeRuns', () => {
       { first: 0, ranges: [0, 2] }, { first: 3, ranges: [3] }, { first: 4, ranges: [4] }, { first: 5, ranges: [5, 6, 7] }, { first: 8, ranges: [8] },
     ]);
     expect(runs.flatMap((x) => x.ranges)).toEqual([0, 2, 3, 4, 5, 6, 7, 8]);
+  });
+});
+
+describe('rangeIds over a number key', () => {
+  const n = 6000;
+  // even values: only 10 equals boundaries (the turn is shared by every tied row)
+  const values = Float64Array.from({ length: n }, (_, i) => 2 * ((i * 7919) % 41));
+  const bounds = [5, 10, 10, 10, 21, 31];
+  const cases: [string, any, any][] = [
+    ['float64', { id: 'float64' }, (xs: number[]) => Float64Array.from(xs)],
+    ['int64', { id: 'int64' }, (xs: number[]) => BigInt64Array.from(xs.map(BigInt))],
+  ];
+  it.each(cases)('%s: each row within its range\'s boundaries; a value equal to boundaries dealt over all of their ranges', (_, type, arr) => {
+    const col = (xs: number[]) => ({ type, length: xs.length, values: arr(xs), valid: null });
+    const b = { length: n, columns: [col([...values])] };
+    const bs = { length: bounds.length, columns: [col(bounds)] };
+    for (const desc of [false, true]) {
+      const order = desc ? [...bounds].reverse() : bounds;
+      const out = rangeIds(b, { length: bs.length, columns: [col(order)] }, [{ col: 0, desc, nullsFirst: false }], new Int32Array(n), { next: 0 });
+      const before = (x: number, y: number) => (desc ? x > y : x < y);
+      const tens = new Set<number>();
+      for (let i = 0; i < n; i++) {
+        const r = out[i], v = values[i];
+        if (r > 0) expect(before(v, order[r - 1])).toBe(false);
+        if (r < order.length) expect(before(order[r], v)).toBe(false);
+        if (v === 10) tens.add(r);
+      }
+      expect([...tens].sort()).toEqual(desc ? [2, 3, 4, 5] : [1, 2, 3, 4]);
+    }
   });
 });
