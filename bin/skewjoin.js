@@ -4,6 +4,15 @@
 // about half the time of the ~60 modules of dist/, which remain the fallback. The interrupt
 // handler comes from the same build as the engine, so that both share one pool and temp registry.
 import fs from 'node:fs';
+import v8 from 'node:v8';
+
+// Parquet decoding (parquet-wasm, 5 MB of WebAssembly) stays on V8's baseline compiler: tiering
+// its hot functions up to TurboFan costs more CPU than the faster code saves within a run, even a
+// long one (paired, 2 cores: the quick start's CPU 1.41 -> 0.99 s; decoding the reference's 5M-row
+// fact table 0.52-0.64 -> 0.31-0.36 s CPU, TPC-H lineitem's seven q01 columns 1.87-1.99 -> 1.64-1.67 s).
+// Set before the module compiles; flags are per process, so the worker threads share it. The
+// library API leaves its host's flags alone.
+v8.setFlagsFromString('--liftoff-only');
 
 const bundled = fs.existsSync(new URL('../dist/bundle/cli.js', import.meta.url));
 const { exitOnInterrupt } = await import(bundled ? '../dist/bundle/interrupt.js' : '../dist/cli/interrupt.js');

@@ -1,6 +1,7 @@
 // Small inputs run on the calling thread (exec/local.ts): the same answers as
-// on the pool, SKEWJOIN_FAULTS forces the pool, and a WebAssembly panic on
-// the calling thread sends every later run to the pool.
+// on the pool, a small side to broadcast is read there too, SKEWJOIN_FAULTS
+// forces the pool, and a WebAssembly panic on the calling thread sends every
+// later run to the pool.
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
@@ -28,6 +29,19 @@ describe('small inputs on the calling thread', () => {
     expect(here.stats.inThread).toBe(true);
     expect(here.stats.tasks.some((t) => t.kind === 'split')).toBe(true);
     expect(here.toRows()).toEqual((await runPlan(QUICK, { ...o, inThreadBytes: 0 })).toRows());
+  });
+  it('a run on the pool reads a side small enough for the thread here, and broadcasts it', async () => {
+    // the quick start's customers (about 0.3 MB from the footers) under 1 MB, its orders (2 MB) over
+    const mixed = await runPlan(QUICK, { workers: 2, inThreadBytes: '1MB' });
+    expect(mixed.stats.inThread).toBe(false);
+    expect(mixed.stats.joins[0].strategy).toBe('broadcast');
+    const side = mixed.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'map');
+    expect(side.length).toBeGreaterThan(0);
+    expect(side.every((t) => t.thread === 0)).toBe(true);
+    expect(mixed.stats.tasks.filter((t) => t.stage === 'aggregate-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0)).toBe(true);
+    const pool = await runPlan(QUICK, { workers: 2, inThreadBytes: 0 });
+    expect(pool.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0)).toBe(true);
+    expect(mixed.toRows()).toEqual(pool.toRows());
   });
   it('the threshold and SKEWJOIN_FAULTS decide', () => {
     expect(runsInThread(1000, 1000)).toBe(true);

@@ -4,7 +4,7 @@
 // other side's pipeline into one whose map tasks probe it in place.
 import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArray, shareBatch } from '../kernels/column.js';
 import { type KeyPart, buildKeys } from '../kernels/keys.js';
-import { KeyTable } from '../kernels/table.js';
+import { KeyTable, directTable } from '../kernels/table.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import { type BroadcastDecision, type Side, decideJoin, sideToMeasure } from '../joins/decide.js';
 import type { BroadcastTable, ProbeOp } from '../joins/probe.js';
@@ -33,8 +33,11 @@ let built = 0;
 /** The table over a side's rows, every array shared. */
 export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[], norms: KeyNorm[]): BroadcastTable {
   const batch = shareBatch(concatBatches(schema, batches));
-  const k = buildKeys(batch, keys, norms);
-  const t = new KeyTable(k, true);
+  // keys hashed only for a table that is not direct (whose probes need no hashes)
+  const unhashed = buildKeys(batch, keys, norms, undefined, false);
+  const direct = directTable(unhashed);
+  const k = direct ? unhashed : buildKeys(batch, keys, norms);
+  const t = direct ?? new KeyTable(k, true);
   const share = <T extends Int32Array | Uint8Array>(a: T | null) => (a === null ? null : shareArray(a));
   const parts: KeyPart[] = k.parts.map((p) => (p.kind === 'w'
     ? { kind: 'w', w: shareArray(p.w), nulls: share(p.nulls) }
@@ -42,6 +45,7 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
   return {
     id: `${process.pid}.${++built}.${Date.now()}`, batch, keys: { n: k.n, parts, hash: shareArray(k.hash), anyNull: share(k.anyNull) },
     heads: shareArray(t.heads), next: shareArray(t.next), mask: t.mask, slots: t.slots && shareArray(t.slots),
+    direct: t.direct && shareArray(t.direct), base: t.base, unique: t.unique,
   };
 }
 

@@ -16,12 +16,12 @@ import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } f
 import { mergeSketches } from '../skew/sketch.js';
 import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits } from '../skew/aggregate.js';
 import { type JoinStrategy, chooseStrategy } from './broadcast.js';
-import { runInThread } from './local.js';
+import { runInThread, runsInThread } from './local.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
 import { runSort } from '../sort/stage.js';
 import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
-import { type Pipeline, partitionsFor, pipelineOf, scanSource } from './physical.js';
+import { type Pipeline, partitionsFor, pipelineOf, scanBytes, scanSource } from './physical.js';
 import { budgetedSkew, dataBudget, taskShare } from './budget.js';
 import { InOrder } from './in-order.js';
 import { takeRows } from './limit.js';
@@ -137,8 +137,9 @@ export class Executor {
   /**
    * Run one task (on the pool with retries, or here for in-memory batches
    * collected), hold or spill its shuffle output, record its statistics.
+   * `here`: on this thread, as for a run in the thread (a side to broadcast, see runJoin).
    */
-  async run(task: TaskSpec, meta: TaskMeta): Promise<TaskResult> {
+  async run(task: TaskSpec, meta: TaskMeta, here = false): Promise<TaskResult> {
     if (this.failure) throw this.failure;
     const order = this.streams.get(task.sink);
     const ticket = order ? order.ticket() : -1;
@@ -151,8 +152,9 @@ export class Executor {
     const crash = this.faults?.launch(meta.stage, meta.kind);
     this.progress.scheduled();
     try {
-      const r = this.inThread || (task.source.kind === 'batches' && task.sink.kind === 'collect' && !this.faults)
-        ? Object.assign(await (this.inThread ? runInThread(task) : runTask(task)), { attempt: 1 })
+      const local = this.inThread || here;
+      const r = local || (task.source.kind === 'batches' && task.sink.kind === 'collect' && !this.faults)
+        ? Object.assign(await (local ? runInThread(task) : runTask(task)), { attempt: 1 })
         : await runWithRetries(this.settings.workers, task, {
           label: taskLabel(meta), crash,
           onFailed: (f) => this.stats.tasks.push({
@@ -191,14 +193,14 @@ export class Executor {
     }
   }
 
-  /** Run a pipeline to its end; each task's result in task order. */
-  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
+  /** Run a pipeline to its end; each task's result in task order. `here`: its scan tasks on this thread (see run). */
+  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here = false): Promise<TaskResult[]> {
     const src = p.source;
     switch (src.kind) {
       case 'scan':
         return Promise.all(src.splits.map((s, i) => this.run(
           { source: scanSource(s, src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
-          { stage: consumer, kind: 'map', partition: i, source: src.id },
+          { stage: consumer, kind: 'map', partition: i, source: src.id }, here,
         )));
       case 'join':
         return this.runJoin(src, p.ops, sink, consumer, combine, eager);
@@ -267,9 +269,12 @@ export class Executor {
   private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
     if (node.leftKeys.length === 0) return this.runCross(node, ops, sink, combine);
     // Broadcast (exec/broadcast.ts): the probing side's map tasks join, and go on with our operators and sink.
+    // A side small enough for a run in the thread is read here: while the pool's threads are still
+    // starting (their modules, WebAssembly), the coordinator reads it and builds the table meanwhile.
+    const collect = (n: BoundNode) => this.collectBatches(n, node.id, runsInThread(scanBytes(n), this.settings.inThreadBytes));
     const how: JoinStrategy = eager
       ? { decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' }, heldBytes: 0 }
-      : await chooseStrategy(node, this.settings.broadcastBytes, (n) => this.collectBatches(n, node.id), this.spill);
+      : await chooseStrategy(node, this.settings.broadcastBytes, collect, this.spill);
     const strategy = { strategy: how.decision.strategy, reason: how.decision.reason };
     if (how.pipeline) {
       this.stats.joins.push({
@@ -559,7 +564,9 @@ export class Executor {
         source: scanSource(s, p.source.schema, EAGER_SAMPLE_ROWS),
         ops: p.ops, sink: { kind: 'keyStats', keys, norms },
       };
-      const r = this.inThread ? await runInThread(task) : await runWithRetries(this.settings.workers, task, { label: `${join.id} key sample` });
+      // a sample is small: read on this thread, unless runs are kept off it (inThreadBytes 0, faults)
+      const here = this.inThread || runsInThread(1, this.settings.inThreadBytes);
+      const r = here ? await runInThread(task) : await runWithRetries(this.settings.workers, task, { label: `${join.id} key sample` });
       const k = r.keyStats!;
       return k.distinct === 0 ? Infinity : k.rows / k.distinct;
     };
@@ -584,8 +591,9 @@ export class Executor {
     return concatBatches(node.schema, await this.collectBatches(node));
   }
 
-  async collectBatches(node: BoundNode, consumer = 'output'): Promise<Batch[]> {
-    const results = await this.runPipeline(pipelineOf(node), { kind: 'collect' }, consumer);
+  /** `here`: its scan tasks on this thread (see run) */
+  async collectBatches(node: BoundNode, consumer = 'output', here = false): Promise<Batch[]> {
+    const results = await this.runPipeline(pipelineOf(node), { kind: 'collect' }, consumer, undefined, undefined, here);
     return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
   }
 

@@ -45,13 +45,16 @@ export interface ProbeOp {
 
 const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
 
+/** A probing batch's keys: hashed unless the table is direct (looked up by value). */
+const probeKeys = (b: Batch, op: ProbeOp) => buildKeys(b, op.keys, op.norms, probeHashes.get(b.length), op.table.direct === null);
+
 /** The joined rows of one probing batch (none, one or several batches). */
 export function probeBatch(b: Batch, op: ProbeOp): Batch[] {
   if (b.length === 0) return [];
   const t = op.table, build = t.batch;
   const joiner = new JoinProbe(op.type, t.keys, new KeyTable(t.keys, true, t));
   const sink = new GatherSink(op.type !== 'semi' && op.type !== 'anti');
-  joiner.probe(buildKeys(b, op.keys, op.norms, probeHashes.get(b.length)), op.buildFirst
+  joiner.probe(probeKeys(b, op), op.buildFirst
     ? (pi, bi, n) => sink.add(build, b, bi, pi, n)
     : (pi, bi, n) => sink.add(b, build, pi, bi, n));
   sink.flush();
@@ -106,7 +109,7 @@ export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggreg
   const joiner = new JoinProbe(op.type, t.keys, new KeyTable(t.keys, true, t));
   let chunks = 0;
   const matchChunks = () => chunks;
-  const probe = (b: Batch, agg: JoinAggregator) => joiner.probe(buildKeys(b, op.keys, op.norms, probeHashes.get(b.length)), op.buildFirst
+  const probe = (b: Batch, agg: JoinAggregator) => joiner.probe(probeKeys(b, op), op.buildFirst
     ? (pi, bi, n) => { chunks++; agg.add(build, b, bi, pi, n); }
     : (pi, bi, n) => { chunks++; agg.add(b, build, pi, bi, n); });
   if (byBuild) {

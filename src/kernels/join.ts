@@ -7,7 +7,7 @@
 // reduce task never concatenates or materializes its probe side.
 import type { JoinType } from '../plan/spec.js';
 import { type Keys, keysEqual } from './keys.js';
-import { KeyTable, PROBE_ROUND, compactKeys, findRows } from './table.js';
+import { KeyTable, PROBE_ROUND, compactKeys, findDirect, findRows } from './table.js';
 
 export interface JoinIndices { left: Int32Array; right: Int32Array; n: number }
 
@@ -45,7 +45,7 @@ export class JoinProbe {
     const { heads, next, mask } = this.table;
     const probeOuter = type === 'left' || type === 'full';
     const semi = type === 'semi', anti = type === 'anti';
-    if (this.table.slots !== null && compactKeys(probe)) {
+    if ((this.table.slots !== null || this.table.direct !== null) && compactKeys(probe)) {
       this.probeCompact(probe, emit);
       return;
     }
@@ -72,17 +72,18 @@ export class JoinProbe {
     if (m > 0) emit(pa, pb, m);
   }
 
-  /** A compact table (one 64-bit key column): rows found a round at a time, then their pairs emitted. */
+  /** A compact or direct table (one 64-bit key column): rows found a round at a time, then their pairs emitted. */
   private probeCompact(probe: Keys, emit: EmitPairs): void {
     const { type, matched: buildMatched, pa, pb } = this;
-    const { slots, next, mask } = this.table;
+    const { slots, next, mask, direct, base, unique } = this.table;
     const probeOuter = type === 'left' || type === 'full';
     const semi = type === 'semi', anti = type === 'anti';
     const first = FIRST;
     let m = 0;
     for (let r0 = 0; r0 < probe.n; r0 += PROBE_ROUND) {
       const r1 = Math.min(probe.n, r0 + PROBE_ROUND);
-      findRows(slots!, mask, probe, r0, r1, first);
+      if (direct !== null) findDirect(direct, base, probe, r0, r1, first);
+      else findRows(slots!, mask, probe, r0, r1, first);
       for (let i = r0; i < r1; i++) {
         let j = first[i - r0];
         if (semi || anti || j < 0) { // one pair with -1, or none
@@ -90,6 +91,12 @@ export class JoinProbe {
             if (m === PAIR_CHUNK) { emit(pa, pb, m); m = 0; }
             pa[m] = i; pb[m++] = -1;
           }
+          continue;
+        }
+        if (unique) { // no chain to follow (its one load per pair would miss the cache)
+          if (m === PAIR_CHUNK) { emit(pa, pb, m); m = 0; }
+          pa[m] = i; pb[m++] = j;
+          if (buildMatched !== null) buildMatched[j] = 1;
           continue;
         }
         for (; j >= 0; j = next[j]) {

@@ -98,12 +98,15 @@ function fmix(h: number): number {
   return h ^ (h >>> 16);
 }
 
+const NO_HASHES = new Int32Array(0);
+
 /**
  * Normalize and hash the key columns of a batch. `scratch`, when given and
  * large enough, holds the hashes instead of a new array: for keys that do not
- * outlive the caller's loop.
+ * outlive the caller's loop. `hashed` false: no hashes (an empty `hash`), for
+ * keys only looked up in a direct table (kernels/table.ts).
  */
-export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: Int32Array): Keys {
+export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: Int32Array, hashed = true): Keys {
   const n = b.length;
   const parts: KeyPart[] = cols.map((ci, k) => {
     const c = b.columns[ci];
@@ -117,6 +120,15 @@ export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: 
       ? { kind: 's' as const, bytes: c.values as Uint8Array, offs: c.offsets!, nulls }
       : { kind: 'w' as const, w: wordsOf(c, norm), nulls };
   });
+  if (!hashed) {
+    let anyNull: Uint8Array | null = null;
+    for (const p of parts) {
+      if (p.nulls === null) continue;
+      anyNull ??= new Uint8Array(n);
+      for (let i = 0; i < n; i++) anyNull[i] |= p.nulls[i];
+    }
+    return { n, parts, hash: NO_HASHES, anyNull };
+  }
   const hash = scratch !== undefined && scratch.length >= n ? scratch.subarray(0, n) : new Int32Array(n);
   const p0 = parts[0];
   if (parts.length === 1 && p0.kind === 'w' && p0.nulls === null) {

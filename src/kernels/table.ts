@@ -1,7 +1,9 @@
 // The hash table a join builds over one side's keys. One 64-bit key column
 // (the common case: integer keys) gets a compact open-addressing layout, the
 // key words inline beside the row, so a probe costs one cache miss instead of
-// three (slot head, row hash, row key); other keys chain rows by slot.
+// three (slot head, row hash, row key); over a dense range of values (a
+// dimension's ids, say) it is a direct array indexed by the key, half the
+// compact layout's memory at most, and probes need no hashes; other keys chain rows by slot.
 import type { Keys } from './keys.js';
 
 /** Int32 words per slot of the compact layout: key lo, key hi, first row (-1: empty), unused (alignment). */
@@ -14,9 +16,20 @@ export interface TableArrays {
   /** the next row of the same slot (chains) or of the same key (compact), -1 at the end */
   next: Int32Array;
   mask: number;
-  /** the compact layout, SLOT words per slot; null for chains */
+  /** the compact layout, SLOT words per slot; null for chains and direct tables */
   slots: Int32Array | null;
+  /** the direct layout: the first row of key `base + i` at i (-1: none); null for the other layouts */
+  direct: Int32Array | null;
+  /** the smallest key of a direct table, as a number (exact: direct keys lie within ±2^53) */
+  base: number;
+  /** no key has a second row (nulls aside): a probe follows no chain */
+  unique: boolean;
 }
+
+/** A direct table spans at most this many values per row (4 bytes each: 16 bytes a row, half the compact layout's 32 at least), or DIRECT_MIN values. */
+const DIRECT_SPAN = 4;
+const DIRECT_MIN = 1024;
+const TWO32 = 4294967296;
 
 /** Whether keys take the compact layout: one key column of 64-bit words. */
 export const compactKeys = (k: Keys) => k.parts.length === 1 && k.parts[0].kind === 'w';
@@ -26,11 +39,18 @@ export class KeyTable implements TableArrays {
   readonly next: Int32Array;
   readonly mask: number;
   readonly slots: Int32Array | null;
+  readonly direct: Int32Array | null = null;
+  readonly base: number = 0;
+  readonly unique: boolean = false;
 
-  /** `built`: the arrays of a table built before over the same keys (shared memory) */
+  /**
+   * `built`: the arrays of a table built before over the same keys (shared memory).
+   * Keys without hashes (buildKeys' `hashed` false) take directTable instead.
+   */
   constructor(readonly keys: Keys, skipNullKeys: boolean, built?: TableArrays) {
     if (built) {
       this.heads = built.heads; this.next = built.next; this.mask = built.mask; this.slots = built.slots;
+      this.direct = built.direct; this.base = built.base; this.unique = built.unique;
       return;
     }
     let cap = 16;
@@ -40,7 +60,14 @@ export class KeyTable implements TableArrays {
     const { hash, anyNull } = keys;
     if (compactKeys(keys)) {
       this.heads = new Int32Array(0);
-      this.slots = buildSlots(keys, skipNullKeys, cap, this.next);
+      const d = buildDirect(keys, this.next);
+      if (d) {
+        this.slots = null;
+        this.direct = d.direct; this.base = d.base; this.unique = d.unique;
+        return;
+      }
+      const b = buildSlots(keys, skipNullKeys, cap, this.next);
+      this.slots = b.slots; this.unique = b.unique;
       return;
     }
     this.slots = null;
@@ -54,17 +81,72 @@ export class KeyTable implements TableArrays {
   }
 }
 
+/** A direct table over keys (hashed or not), or null when their layout or range does not allow one. */
+export function directTable(keys: Keys): KeyTable | null {
+  if (!compactKeys(keys)) return null;
+  const next = new Int32Array(keys.n);
+  const d = buildDirect(keys, next);
+  return d && new KeyTable(keys, true, { heads: new Int32Array(0), next, mask: 0, slots: null, ...d });
+}
+
+/** The key of row i of one 64-bit key column as a number: exact when the high word is within ±2^21. */
+const keyValue = (w: Int32Array, i: number) => w[2 * i + 1] * TWO32 + (w[2 * i] >>> 0);
+
+/**
+ * A direct table when the non-null keys span few enough values (see
+ * DIRECT_SPAN); rows chained in order through `next`. Null keys are never
+ * found (a join's null never matches), so they are left out.
+ */
+function buildDirect(keys: Keys, next: Int32Array): { direct: Int32Array; base: number; unique: boolean } | null {
+  const w = (keys.parts[0] as { w: Int32Array }).w, nulls = keys.anyNull, n = keys.n;
+  let min = Infinity, max = -Infinity, rows = 0;
+  for (let i = 0; i < n; i++) {
+    if (nulls !== null && nulls[i]) continue;
+    const hi = w[2 * i + 1];
+    if (hi > 0x1fffff || hi < -0x200000) return null;
+    const v = hi * TWO32 + (w[2 * i] >>> 0);
+    if (v < min) min = v;
+    if (v > max) max = v;
+    rows++;
+  }
+  if (rows === 0 || max - min + 1 > Math.max(DIRECT_MIN, DIRECT_SPAN * rows)) return null;
+  const direct = new Int32Array(max - min + 1).fill(-1);
+  let unique = true;
+  for (let i = n - 1; i >= 0; i--) {
+    if (nulls !== null && nulls[i]) { next[i] = -1; continue; }
+    const d = keyValue(w, i) - min;
+    const r = direct[d];
+    if (r >= 0) unique = false;
+    next[i] = r;
+    direct[d] = i;
+  }
+  return { direct, base: min, unique };
+}
+
+/** Like findRows, for a direct table: one independent load per probe row, no hash. */
+export function findDirect(direct: Int32Array, base: number, probe: Keys, from: number, to: number, out: Int32Array): void {
+  const pw = (probe.parts[0] as { w: Int32Array }).w, pNull = probe.anyNull, size = direct.length;
+  for (let i = from; i < to; i++) {
+    let row = -1;
+    if (pNull === null || pNull[i] === 0) {
+      const d = keyValue(pw, i) - base;
+      if (d >= 0 && d < size) row = direct[d | 0];
+    }
+    out[i - from] = row;
+  }
+}
+
 /** Probe rows per round: a first pass touches each row's slot, so that the second (the real probe) finds them in cache. */
 export const PROBE_ROUND = 256;
 const ROUND = PROBE_ROUND;
 let touched = 0; // keeps the touching loads from being optimized away
 
 /** Rows in reverse, so each key's chain lists its rows in order; a round's slots are touched first (see findRows). */
-function buildSlots(keys: Keys, skipNullKeys: boolean, cap: number, next: Int32Array): Int32Array {
+function buildSlots(keys: Keys, skipNullKeys: boolean, cap: number, next: Int32Array): { slots: Int32Array; unique: boolean } {
   const slots = new Int32Array(cap * SLOT);
   for (let s = 2; s < slots.length; s += SLOT) slots[s] = -1;
   const mask = cap - 1, { hash, anyNull } = keys, w = (keys.parts[0] as { w: Int32Array }).w;
-  let t = 0;
+  let t = 0, unique = true;
   for (let r1 = keys.n; r1 > 0; r1 -= ROUND) {
     const r0 = Math.max(0, r1 - ROUND);
     for (let i = r0; i < r1; i++) t ^= slots[(hash[i] & mask) * SLOT];
@@ -74,12 +156,12 @@ function buildSlots(keys: Keys, skipNullKeys: boolean, cap: number, next: Int32A
       for (let s = hash[i] & mask; ; s = (s + 1) & mask) {
         const o = s * SLOT, r = slots[o + 2];
         if (r < 0) { slots[o] = lo; slots[o + 1] = hi; slots[o + 2] = i; next[i] = -1; break; }
-        if (slots[o] === lo && slots[o + 1] === hi) { next[i] = r; slots[o + 2] = i; break; }
+        if (slots[o] === lo && slots[o + 1] === hi) { next[i] = r; slots[o + 2] = i; unique = false; break; }
       }
     }
   }
   touched ^= t;
-  return slots;
+  return { slots, unique };
 }
 
 /**
