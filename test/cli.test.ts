@@ -42,7 +42,7 @@ describe('skewjoin plan.json', () => {
     expect(left.partitionBytes.length).toBe(8);
     for (const k of ['medianBytes', 'thresholdBytes', 'skewedPartitions', 'hotKeys']) expect(left).toHaveProperty(k);
     const kinds = new Set(s.tasks.map((t: any) => `${t.stage}/${t.kind}`));
-    // the sort: range tasks over the aggregate's output (map), then one task per range (reduce)
+    // the sort: range tasks over the aggregate's output (map), then a task per run of consecutive ranges (reduce)
     expect(kinds).toEqual(new Set(['join-1/map', 'join-1/reduce', 'aggregate-1/reduce', 'sort-1/map', 'sort-1/reduce']));
     expect(s.shuffles.map((x: any) => x.id)).toContain('sort-1.range');
     for (const t of s.tasks) for (const k of ['partition', 'rows', 'outputRows', 'ms']) expect(typeof t[k]).toBe('number');

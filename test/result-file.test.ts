@@ -50,9 +50,9 @@ describe('a result written as it is produced', () => {
     expect(Number(diff)).toBe(0);
   });
 
-  it('a sorted result spanning several pieces stays in order (Parquet and CSV)', async () => {
+  it('a sorted result spanning several pieces (views of one batch) stays in order (Parquet, CSV and JSON lines)', async () => {
     const q = { op: 'sort', input: scan, by: [{ column: 'g', desc: true }, { column: 'id' }] };
-    for (const [name, read] of [['sorted.parquet', 'read_parquet'], ['sorted.csv', 'read_csv']] as const) {
+    for (const [name, read] of [['sorted.parquet', 'read_parquet'], ['sorted.csv', 'read_csv'], ['sorted.jsonl', 'read_json']] as const) {
       await runPlan(plan(q, file(name)), POOL);
       const [[diff, n]] = await duckRows(`SELECT count(*) FILTER (WHERE a.id IS DISTINCT FROM b.id), count(*) FROM
         (SELECT row_number() OVER () AS n, id FROM ${read}('${file(name)}')) a

@@ -80,7 +80,7 @@ export function explainPlan(lp: LoadedPlan): string {
         return;
       }
       case 'sort':
-        emit(indent, `${src.id}: sort by ${src.by.map((k) => `${src.schema[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`).join(', ')} (ranges by sampled boundaries, one task per range)${fused}`);
+        emit(indent, `${src.id}: sort by ${src.by.map((k) => `${src.schema[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`).join(', ')} (ranges by sampled boundaries, a task per run of consecutive ranges)${fused}`);
         walk(src.input, child);
         return;
       case 'limit':

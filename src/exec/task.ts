@@ -30,8 +30,9 @@ import type { BoundExpr } from '../expr/types.js';
 import type { JoinType } from '../plan/spec.js';
 import { withSpillRead } from '../spill/source.js';
 import { inputBytesOf } from './input-size.js';
-import { type SortKey, sortIndices } from '../kernels/sort.js';
+import type { SortKey } from '../kernels/sort.js';
 import { rangePartition, sampleRows } from '../sort/partition.js';
+import { sortRanges } from '../sort/ranges.js';
 
 /** Row-wise operators of a pipeline, fused into its tasks; `probe` joins with a broadcast table. */
 export type RowOp =
@@ -61,8 +62,11 @@ export type TaskSource =
    * step: one step of a skewed partition's two-level aggregation (agg/twolevel.ts)
    */
   | { kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema; step?: TwoLevelStep }
-  /** one range of a range-partitioned sort: its rows sorted */
-  | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[] };
+  /**
+   * consecutive ranges of a range-partitioned sort, their rows sorted: `ranges`
+   * holds how many blocks of `input` each range has, in order (absent: one range)
+   */
+  | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[]; ranges?: number[] };
 
 export type { Combine };
 
@@ -172,8 +176,8 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
       return { batches: [{ length: m.n, columns: cols }], rows: l.length + r.length, join };
     }
     case 'sort': {
-      const all = concatBatches(src.schema, src.input);
-      return { batches: [gatherBatch(all, sortIndices(all, src.by))], rows: all.length };
+      const sorted = sortRanges(src.schema, src.input, src.ranges ?? [src.input.length], src.by);
+      return { batches: [sorted], rows: sorted.length };
     }
     case 'aggregate': {
       const all = concatBatches(src.schema, src.input);

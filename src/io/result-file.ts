@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ExecutionError } from '../errors.js';
 import { registerCleanup } from '../exec/cleanup.js';
-import { type Batch, type Field, sliceBatch } from '../kernels/column.js';
+import { type Batch, type Field, viewBatch } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
 import { csvHeader, csvLines, jsonlLines } from './output.js';
 
@@ -62,7 +62,8 @@ export class ResultFile {
     this.chain = this.chain.then(async () => {
       for (const b of batches) {
         for (let at = 0; at < b.length; at += PIECE_ROWS) {
-          const piece = b.length <= PIECE_ROWS ? b : sliceBatch(b, at, at + PIECE_ROWS);
+          // a view, not a copy: every encoder converts the piece before the next one
+          const piece = b.length <= PIECE_ROWS ? b : viewBatch(b, at, Math.min(b.length, at + PIECE_ROWS));
           await this.enc.write(piece);
           this.rows += piece.length;
         }

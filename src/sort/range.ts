@@ -49,11 +49,11 @@ function crossOrder(a: Batch, b: Batch, by: SortKey[]): (i: number, j: number) =
   };
 }
 
-/** The same comparison over fixed-width keys as words (kernels/radix.ts), or null for string keys. */
-function wordOrder(a: Batch, b: Batch, by: SortKey[]): ((i: number, j: number) => number) | null {
+/** The sort words of a batch and of the boundaries (same layout), or null for string keys. */
+function wordsOf(a: Batch, b: Batch, by: SortKey[]): [Uint32Array[], Uint32Array[]] | null {
   const nulls = by.map((k) => a.columns[k.col].valid !== null || b.columns[k.col].valid !== null);
   const wa = sortWords(a, by, nulls), wb = wa && sortWords(b, by, nulls);
-  return wa && wb ? (i, j) => compareWords(wa, i, wb, j) : null;
+  return wa && wb ? [wa, wb] : null;
 }
 
 const concatPair = (x: Column, y: Column) => concatColumns(x.type, [x, y]);
@@ -64,19 +64,46 @@ const concatPair = (x: Column, y: Column) => concatColumns(x.type, [x, y]);
  * dealt round-robin over ranges lo..hi (`rr` carries the turn across batches).
  */
 export function rangeIds(b: Batch, bounds: Batch, by: SortKey[], out: Int32Array, rr: { next: number }): Int32Array {
+  const words = wordsOf(b, bounds, by);
+  if (words && words[0].length <= 2) return rangeIdsByWords(words[0], words[1], b.length, bounds.length, out, rr);
+  const cmp = words ? (i: number, j: number) => compareWords(words[0], i, words[1], j) : crossOrder(b, bounds, by);
   const B = bounds.length;
-  const cmp = wordOrder(b, bounds, by) ?? crossOrder(b, bounds, by);
   for (let i = 0; i < b.length; i++) {
     let lo = 0, hi = B; // first boundary >= row
     while (lo < hi) { const m = (lo + hi) >> 1; if (cmp(i, m) > 0) lo = m + 1; else hi = m; }
-    let end = lo; // first boundary > row
-    if (end < B && cmp(i, end) === 0) {
-      let h = B;
-      while (end < h) { const m = (end + h) >> 1; if (cmp(i, m) >= 0) end = m + 1; else h = m; }
-      out[i] = lo + (rr.next++ % (end - lo + 1));
-    } else {
-      out[i] = lo;
+    out[i] = dealt(lo, B, rr, (m) => cmp(i, m));
+  }
+  return out;
+}
+
+/**
+ * The range of a row whose first boundary not below it is `lo`: lo itself,
+ * or, when the row equals boundaries lo..end-1, its turn among ranges lo..end.
+ */
+function dealt(lo: number, B: number, rr: { next: number }, cmp: (m: number) => number): number {
+  if (lo === B || cmp(lo) !== 0) return lo;
+  let end = lo, h = B; // first boundary > row
+  while (end < h) { const m = (end + h) >> 1; if (cmp(m) >= 0) end = m + 1; else h = m; }
+  return lo + (rr.next++ % (end - lo + 1));
+}
+
+/**
+ * rangeIds for keys of one or two words (one number, with or without a null
+ * word): the binary search compares the words inline, with no comparator
+ * call per step (a sort into a thousand ranges spent most of its range
+ * partitioning in those calls).
+ */
+function rangeIdsByWords(wa: Uint32Array[], wb: Uint32Array[], n: number, B: number, out: Int32Array, rr: { next: number }): Int32Array {
+  const a0 = wa[0], b0 = wb[0];
+  const a1 = wa.length > 1 ? wa[1] : new Uint32Array(n), b1 = wb.length > 1 ? wb[1] : new Uint32Array(B);
+  for (let i = 0; i < n; i++) {
+    const x = a0[i], y = a1[i];
+    let lo = 0, hi = B;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1, u = b0[m];
+      if (x > u || (x === u && y > b1[m])) lo = m + 1; else hi = m;
     }
+    out[i] = lo < B && b0[lo] === x && b1[lo] === y ? dealt(lo, B, rr, (m) => (x !== b0[m] ? (x < b0[m] ? -1 : 1) : y !== b1[m] ? (y < b1[m] ? -1 : 1) : 0)) : lo;
   }
   return out;
 }
