@@ -6,9 +6,14 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
 import { isWasmPanic, runInThread, runsInThread } from '../dist/exec/local.js';
-import { ROOT } from './helpers.js';
+import { mergeFileSplits, mergeScans } from '../dist/plan/map-splits.js';
+import { ROOT, arrowTyped, expectTypedEqual } from './helpers.js';
 
 const QUICK = path.join(ROOT, 'plans', 'quickstart.json');
+
+/** The same rows in the same order; float sums within the comparator's tolerance (tasks add in another order). */
+const sameRows = (a: Awaited<ReturnType<typeof runPlan>>, b: Awaited<ReturnType<typeof runPlan>>) =>
+  expectTypedEqual(arrowTyped(a.toArrow()), arrowTyped(b.toArrow()), true);
 
 describe('small inputs on the calling thread', () => {
   afterEach(() => { delete process.env.SKEWJOIN_FAULTS; });
@@ -21,14 +26,33 @@ describe('small inputs on the calling thread', () => {
     const pool = await runPlan(QUICK, { workers: 2, inThreadBytes: 0 });
     expect(pool.stats.inThread).toBe(false);
     expect(pool.stats.tasks.some((t) => (t.thread ?? 0) > 0)).toBe(true);
-    expect(here.toRows()).toEqual(pool.toRows());
+    sameRows(here, pool);
+  });
+  it('on the calling thread a file\'s row groups are read by one task (the pool reads one a task)', async () => {
+    const here = await runPlan(QUICK, { workers: 2 });
+    const pool = await runPlan(QUICK, { workers: 2, inThreadBytes: 0 });
+    const scans = (r: typeof here) => r.stats.tasks.filter((t) => t.stage === 'aggregate-1' && t.kind === 'map').length;
+    expect(scans(here)).toBe(1);
+    expect(scans(pool)).toBeGreaterThan(1);
+    sameRows(here, pool);
+  });
+  it('merging splits: consecutive row groups of one file up to the cap; row ranges, whole files and a limit\'s plan left alone', () => {
+    const g = (path: string, rg: number, bytes = 10) => ({ path, rowGroups: [rg], rows: 5, bytes });
+    const merged = mergeFileSplits([g('a', 0), g('a', 1), g('a', 2), g('b', 0), g('a', 3, 25), { ...g('a', 4), offset: 2 }], 25);
+    expect(merged.map((s) => [s.path, s.rowGroups, s.rows, s.bytes])).toEqual([
+      ['a', [0, 1], 10, 20], ['a', [2], 5, 10], ['b', [0], 5, 10], ['a', [3], 5, 25], ['a', [4], 5, 10],
+    ]);
+    const scan = { kind: 'scan', id: 's', schema: [], source: 't', splits: [g('a', 0), g('a', 1)] } as any;
+    expect(mergeScans(scan, 100).splits).toHaveLength(1);
+    const limited = { kind: 'limit', id: 'l', schema: [], count: 1, offset: 0, input: scan } as any;
+    expect(mergeScans(limited, 100)).toBe(limited);
   });
   it('the shuffle path too (broadcast off, a skewed partition split by hot keys)', async () => {
     const o = { workers: 2, broadcastBytes: 0, partitions: 4, skew: { strategy: 'key' as const, factor: 1.1, thresholdBytes: 1, advisoryPartitionBytes: 4096 } };
     const here = await runPlan(QUICK, o);
     expect(here.stats.inThread).toBe(true);
     expect(here.stats.tasks.some((t) => t.kind === 'split')).toBe(true);
-    expect(here.toRows()).toEqual((await runPlan(QUICK, { ...o, inThreadBytes: 0 })).toRows());
+    sameRows(here, await runPlan(QUICK, { ...o, inThreadBytes: 0 }));
   });
   it('a run on the pool reads a side small enough for the thread here, and broadcasts it', async () => {
     // the quick start's customers (about 0.3 MB from the footers) under 1 MB, its orders (2 MB) over
@@ -41,7 +65,7 @@ describe('small inputs on the calling thread', () => {
     expect(mixed.stats.tasks.filter((t) => t.stage === 'aggregate-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0)).toBe(true);
     const pool = await runPlan(QUICK, { workers: 2, inThreadBytes: 0 });
     expect(pool.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0)).toBe(true);
-    expect(mixed.toRows()).toEqual(pool.toRows());
+    sameRows(mixed, pool);
   });
   it('the threshold and SKEWJOIN_FAULTS decide', () => {
     expect(runsInThread(1000, 1000)).toBe(true);

@@ -4,7 +4,8 @@
 import { type Batch, type Field, rowCount } from '../kernels/column.js';
 import type { LoadedPlan } from '../plan/load.js';
 import type { ResultFile } from '../io/result-file.js';
-import { runsInThread } from './local.js';
+import { mergeScans } from '../plan/map-splits.js';
+import { IN_THREAD_TASK_BYTES, runsInThread } from './local.js';
 import { scanBytes } from './physical.js';
 import { type OnProgress, ProgressTracker } from './progress.js';
 import { Executor } from './run.js';
@@ -31,6 +32,8 @@ export async function execute(
   const t0 = performance.now();
   const keepBatches = hooks.keepBatches ?? true;
   const inThread = runsInThread(scanBytes(lp.root), lp.settings.inThreadBytes);
+  // on the calling thread, tasks run one after another: a file's row groups are read by one task
+  const root = inThread ? mergeScans(lp.root, IN_THREAD_TASK_BYTES) : lp.root;
   const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0), inThread);
   ex.stats.inThread = inThread;
   const schema = lp.root.schema;
@@ -43,7 +46,7 @@ export async function execute(
       // In the thread, scans read views into this thread's Parquet module that the Parquet encoder
       // (the same module) could detach by growing its memory: that result is written once the run is over.
       const held: Batch[] | null = inThread && lp.output.format === 'parquet' ? [] : null;
-      await ex.streamBatches(lp.root, (bs) => {
+      await ex.streamBatches(root, (bs) => {
         numRows += rowCount(bs);
         if (keepBatches) batches.push(...bs);
         if (held) held.push(...bs);
@@ -53,7 +56,7 @@ export async function execute(
       if (held) await f.write(held);
       await f.finish();
     } else {
-      batches = await ex.collectBatches(lp.root);
+      batches = await ex.collectBatches(root);
       numRows = rowCount(batches);
     }
   } catch (e) {

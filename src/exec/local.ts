@@ -17,6 +17,14 @@ import { runTask, type TaskResult, type TaskSpec } from './task.js';
  */
 export const DEFAULT_IN_THREAD_BYTES = 48 * 1024 * 1024;
 
+/**
+ * Parquet bytes (uncompressed) of one scan task on the calling thread: a
+ * file's row groups are read together up to this (plan/map-splits.ts
+ * mergeScans). Measured on the quick start (7 row groups of one 2 MB file):
+ * see README, "Cold start".
+ */
+export const IN_THREAD_TASK_BYTES = 16 * 1024 * 1024;
+
 let poisoned = false;
 
 /** Whether a run reading `inputBytes` executes on the calling thread. */

@@ -1,6 +1,7 @@
 // Parquet through parquet-wasm: file footers for planning, row-group ranges
 // decoded into engine batches for map tasks (the writer is io/parquet-write.ts).
 import fs from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
 import type * as PW from 'parquet-wasm';
 import { InputError } from '../errors.js';
 import type { Batch, DataType, Field } from '../kernels/column.js';
@@ -141,8 +142,28 @@ async function readTable<T>(path: string, rowGroups: number[], fields: Field[], 
     return await convert(await guarded(() => f.read({ columns, rowGroups, batchSize: 1 << 17, ...rangeOptions(range) })));
   } catch (e) {
     dropCached(path);
-    throw decodeFailure(e, path, rowGroupsText(rowGroups), columns);
+    const failure = decodeFailure(e, path, rowGroupsText(rowGroups), columns);
+    // several row groups read at once (a run on the calling thread, plan/map-splits.ts mergeScans): name the corrupt
+    // one. Here a trap replaced the module instance (io/wasm.ts), so each row group can be decoded again on its own.
+    if (isWasmTrap(e) && failure instanceof InputError && isMainThread && rowGroups.length > 1 && !range.offset && !range.limit) {
+      throw (await corruptRowGroup(path, rowGroups, columns)) ?? failure;
+    }
+    throw failure;
   }
+}
+
+/** The first of `rowGroups` that fails to decode alone, as its error (null: each decodes alone). */
+async function corruptRowGroup(path: string, rowGroups: number[], columns: string[]): Promise<Error | null> {
+  for (const g of rowGroups) {
+    try {
+      const f = await openCached(path);
+      (await guarded(() => f.read({ columns, rowGroups: [g], batchSize: 1 << 17 }))).free();
+    } catch (e) {
+      dropCached(path);
+      return decodeFailure(e, path, rowGroupsText([g]), columns);
+    }
+  }
+  return null;
 }
 
 const rowGroupsText = (rg: number[]) => (rg.length === 0 ? 'the file' : `row group${rg.length > 1 ? 's' : ''} ${rg.join(', ')}`);

@@ -34,3 +34,41 @@ export function splitScans(node: BoundNode, workers: number, minBytes = MIN_MAP_
     default: return { ...node, input: splitScans(node.input, workers, minBytes) } as BoundNode;
   }
 }
+
+/**
+ * A scan's row groups of one file read by one task, up to `capBytes` a task:
+ * what a run on the calling thread takes (exec/local.ts). Its tasks run one
+ * after another there, so several tasks only add fixed costs: each task's
+ * partial aggregate, with a `count_distinct`, repeats most of the groups of
+ * the others, and every task's output is partitioned and merged again. Row
+ * ranges (offset) and whole-file splits stay as they are.
+ */
+export function mergeFileSplits(splits: readonly FileSplit[], capBytes: number): FileSplit[] {
+  const out: FileSplit[] = [];
+  for (const s of splits) {
+    const last = out.at(-1);
+    const plain = (x: FileSplit) => !x.wholeFile && x.offset === undefined && x.rowGroups.length > 0;
+    if (last && plain(last) && plain(s) && last.path === s.path && last.bytes + s.bytes <= capBytes) {
+      out[out.length - 1] = { ...last, rowGroups: [...last.rowGroups, ...s.rowGroups], rows: last.rows + s.rows, bytes: last.bytes + s.bytes };
+    } else {
+      out.push(s);
+    }
+  }
+  return out;
+}
+
+/** Every scan of a bound plan with its row groups merged per file (see mergeFileSplits); a plan with a limit is left as it is (a limit skips the tasks it does not need). */
+export function mergeScans(node: BoundNode, capBytes: number): BoundNode {
+  if (hasLimit(node)) return node;
+  const merge = (n: BoundNode): BoundNode => {
+    switch (n.kind) {
+      case 'scan': return { ...n, splits: mergeFileSplits(n.splits, capBytes) };
+      case 'join': return { ...n, left: merge(n.left), right: merge(n.right) };
+      default: return { ...n, input: merge(n.input) } as BoundNode;
+    }
+  };
+  return merge(node);
+}
+
+const hasLimit = (n: BoundNode): boolean =>
+  n.kind === 'limit' || (n.kind === 'scan' ? false : n.kind === 'join' ? hasLimit(n.left) || hasLimit(n.right) : hasLimit(n.input));
