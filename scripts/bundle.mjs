@@ -3,7 +3,11 @@
 // Kept external: parquet-wasm (reads its .wasm beside its own module),
 // piscina (starts its own worker file), and what loads lazily or only for the
 // benchmark and its report (Arrow JS, DuckDB, Vega, cli-progress). Dynamic imports become chunks loaded on demand.
+import fs from 'node:fs';
 import { build } from 'esbuild';
+
+// chunk names carry a content hash: a rebuild would leave the old chunks beside the new ones
+fs.rmSync('dist/bundle', { recursive: true, force: true });
 
 await build({
   // interrupt: installed by bin/ before the engine loads, sharing its chunks (one pool, one temp registry)
