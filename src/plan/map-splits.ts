@@ -28,12 +28,20 @@ export function rowRangeSplits(splits: readonly FileSplit[], workers: number, mi
 
 /** Every scan of a bound plan with its row groups split for `workers` (see rowRangeSplits). */
 export function splitScans(node: BoundNode, workers: number, minBytes = MIN_MAP_SPLIT_BYTES): BoundNode {
+  return mapSplits(node, (splits) => rowRangeSplits(splits, workers, minBytes));
+}
+
+/** The plan with every scan's splits replaced by `f` of them. */
+function mapSplits(node: BoundNode, f: (splits: readonly FileSplit[]) => FileSplit[]): BoundNode {
   switch (node.kind) {
-    case 'scan': return { ...node, splits: rowRangeSplits(node.splits, workers, minBytes) };
-    case 'join': return { ...node, left: splitScans(node.left, workers, minBytes), right: splitScans(node.right, workers, minBytes) };
-    default: return { ...node, input: splitScans(node.input, workers, minBytes) } as BoundNode;
+    case 'scan': return { ...node, splits: f(node.splits) };
+    case 'join': return { ...node, left: mapSplits(node.left, f), right: mapSplits(node.right, f) };
+    default: return { ...node, input: mapSplits(node.input, f) } as BoundNode;
   }
 }
+
+/** A split of whole row groups (not a row range, not a whole file): one that can join its neighbours. */
+const plain = (x: FileSplit) => !x.wholeFile && x.offset === undefined && x.rowGroups.length > 0;
 
 /**
  * A scan's row groups of one file read by one task, up to `capBytes` a task:
@@ -47,7 +55,6 @@ export function mergeFileSplits(splits: readonly FileSplit[], capBytes: number):
   const out: FileSplit[] = [];
   for (const s of splits) {
     const last = out.at(-1);
-    const plain = (x: FileSplit) => !x.wholeFile && x.offset === undefined && x.rowGroups.length > 0;
     if (last && plain(last) && plain(s) && last.path === s.path && last.bytes + s.bytes <= capBytes) {
       out[out.length - 1] = { ...last, rowGroups: [...last.rowGroups, ...s.rowGroups], rows: last.rows + s.rows, bytes: last.bytes + s.bytes };
     } else {
@@ -59,15 +66,7 @@ export function mergeFileSplits(splits: readonly FileSplit[], capBytes: number):
 
 /** Every scan of a bound plan with its row groups merged per file (see mergeFileSplits); a plan with a limit is left as it is (a limit skips the tasks it does not need). */
 export function mergeScans(node: BoundNode, capBytes: number): BoundNode {
-  if (hasLimit(node)) return node;
-  const merge = (n: BoundNode): BoundNode => {
-    switch (n.kind) {
-      case 'scan': return { ...n, splits: mergeFileSplits(n.splits, capBytes) };
-      case 'join': return { ...n, left: merge(n.left), right: merge(n.right) };
-      default: return { ...n, input: merge(n.input) } as BoundNode;
-    }
-  };
-  return merge(node);
+  return hasLimit(node) ? node : mapSplits(node, (splits) => mergeFileSplits(splits, capBytes));
 }
 
 const hasLimit = (n: BoundNode): boolean =>
