@@ -34,8 +34,8 @@ export function orient(join: JoinSides, leftRows: number, rightRows: number, agg
 /**
  * A fused aggregate grouped by the probing side: the matches of each probing
  * batch are collected, then that batch's rows are grouped and give their own
- * partial states (as a broadcast probe grouped by its probing side does,
- * joins/probe.ts). Where fewer than half its rows matched (a dimension's
+ * partial states (a shuffle join's reduce task, and a broadcast probe grouped
+ * by its probing side, joins/probe.ts). Where fewer than half its rows matched (a dimension's
  * partition probing a few facts' keys), only the matched rows are gathered
  * and grouped: grouping the rest (hashing their group columns) was most of
  * the task's time.

@@ -5,12 +5,16 @@ import { groupsOf } from '../agg/aggregate.js';
 import type { Groups } from '../agg/groups.js';
 import { JoinAggregator, type JoinShape } from '../agg/joinagg.js';
 import { partialSchema } from '../agg/partial.js';
-import { type Batch, Int32Scratch, type Schema, concatBatches } from '../kernels/column.js';
+import { type Batch, Int32Scratch, type Schema } from '../kernels/column.js';
 import { JoinProbe } from '../kernels/join.js';
 import { type Keys, buildKeys } from '../kernels/keys.js';
 import { KeyTable, type TableArrays } from '../kernels/table.js';
 import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
 import { GatherSink } from './gather.js';
+import { ProbeGroupedAggregate } from './orient.js';
+
+/** Where a probe's matched pairs go: an aggregator over the built rows, or one over each probing batch's. */
+type PairSink = Pick<JoinAggregator, 'add'>;
 
 /** A side built into a hash table; every array is in a SharedArrayBuffer, read in place by every task. */
 export interface BroadcastTable extends TableArrays {
@@ -128,9 +132,10 @@ export interface ProbeAggregate {
  * When a probe is the last row operator and a combiner follows: the matches
  * go straight into the aggregator (agg/joinagg.ts) through their row indices,
  * so the joined rows are never gathered. Grouped by the broadcast side's
- * columns, the table's rows are grouped once per thread; grouped by the
- * probing side's (a left join grouped by its left columns, say), each probing
- * batch is grouped and gives its own partial states. Null when neither
+ * columns, the table's rows are grouped once where it was built (else once
+ * per thread); grouped by the probing side's (a left join grouped by its left
+ * columns, say), each probing batch is grouped and gives its own partial
+ * states (joins/orient.ts ProbeGroupedAggregate). Null when neither
  * serves the aggregate (see JoinAggregator.applies).
  */
 export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggregate[], schema: Schema): ProbeAggregate | null {
@@ -141,7 +146,7 @@ export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggreg
   const joiner = new JoinProbe(op.type, t.keys, new KeyTable(t.keys, true, t));
   let chunks = 0;
   const matchChunks = () => chunks;
-  const probe = (b: Batch, agg: JoinAggregator) => joiner.probe(probeKeys(b, op), op.buildFirst
+  const probe = (b: Batch, agg: PairSink) => joiner.probe(probeKeys(b, op), op.buildFirst
     ? (pi, bi, n) => { chunks++; agg.add(build, b, bi, pi, n); }
     : (pi, bi, n) => { chunks++; agg.add(b, build, pi, bi, n); });
   if (byBuild) {
@@ -150,15 +155,14 @@ export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggreg
     const groups = shared() ? 'table' : 'thread';
     return { add: (b) => { if (b.length > 0) probe(b, agg); }, finish: () => agg.finish(), matchChunks, groups };
   }
-  const parts: Batch[] = [];
+  const byProbe = new ProbeGroupedAggregate(onProbe, { groupBy, aggs }, states);
   return {
     add(b) {
       if (b.length === 0) return;
-      const agg = JoinAggregator.create(b, onProbe, groupBy, aggs, states);
-      probe(b, agg);
-      parts.push(agg.finish());
+      probe(b, byProbe);
+      byProbe.flush(b);
     },
-    finish: () => concatBatches(states, parts),
+    finish: () => byProbe.finish(),
     matchChunks,
     groups: 'batch',
   };
