@@ -17,7 +17,8 @@ import { keyGrid, restGrid } from '../skew/cut.js';
 import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
 import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits } from '../skew/aggregate.js';
-import { type JoinStrategy, chooseStrategy } from './broadcast.js';
+import { type JoinStrategy, chooseStrategy, groupTable } from './broadcast.js';
+import { hoistBeforeProbe } from '../joins/hoist.js';
 import { runInThread, runsInThread } from './local.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
@@ -284,7 +285,11 @@ export class Executor {
         targetBytes: 0, tasks: 0, splits: [],
       });
       try {
-        return await this.runPipeline({ ...how.pipeline, ops: [...how.pipeline.ops, ...ops] }, sink, consumer, combine);
+        // computes between the probe and the aggregate move before the probe, so that the two fuse (joins/hoist.ts)
+        const hoisted = combine ? hoistBeforeProbe(how.pipeline, ops, combine) : null;
+        if (hoisted) groupTable(hoisted.probe, hoisted.combine);
+        return await (hoisted ? this.runPipeline(hoisted.pipeline, sink, consumer, hoisted.combine)
+          : this.runPipeline({ ...how.pipeline, ops: [...how.pipeline.ops, ...ops] }, sink, consumer, combine));
       } finally {
         this.spill.release(how.heldBytes);
       }
