@@ -59,6 +59,7 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
 export function groupTable(op: ProbeOp, combine: Combine): void {
   const cols = fusedTableGroupColumns(op, combine.groupBy, combine.aggs);
   if (cols === null || cols.length === 0) return; // no group columns: every match is group 0
+  if (op.table.groups?.cols.join() === cols.join()) return; // grouped already
   const g = groupsOf(op.table.batch, cols);
   op.table.groups = { cols, nGroups: g.nGroups, gid: shareArray(g.gid), first: shareArray(g.first) };
 }
@@ -71,6 +72,7 @@ export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable)
     keys: side === 'right' ? node.leftKeys : node.rightKeys,
     norms: side === 'right' ? node.leftNorms : node.rightNorms,
     buildKeys: side === 'right' ? node.rightKeys : node.leftKeys,
+    buildNorms: side === 'right' ? node.rightNorms : node.leftNorms,
     // a right join probed by its right rows is a left join seen from them
     type: side === 'right' ? (node.type as ProbeOp['type']) : node.type === 'right' ? 'left' : 'inner',
     buildFirst: side === 'left',

@@ -19,6 +19,7 @@ import { mergeSketches } from '../skew/sketch.js';
 import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits } from '../skew/aggregate.js';
 import { type JoinStrategy, chooseStrategy, groupTable } from './broadcast.js';
 import { hoistBeforeProbe } from '../joins/hoist.js';
+import { mergeProbes } from '../joins/merge.js';
 import { runInThread, runsInThread } from './local.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
@@ -285,11 +286,14 @@ export class Executor {
         targetBytes: 0, tasks: 0, splits: [],
       });
       try {
-        // computes between the probe and the aggregate move before the probe, so that the two fuse (joins/hoist.ts)
-        const hoisted = combine ? hoistBeforeProbe(how.pipeline, ops, combine) : null;
+        // the next probe's table joined into this one where it joins this table's rows (joins/merge.ts), then
+        // computes between the probe and the aggregate moved before the probe, so that the two fuse (joins/hoist.ts)
+        let pipeline = how.pipeline, after = ops;
+        for (let m = mergeProbes(pipeline, after); m; m = mergeProbes(pipeline, after)) ({ pipeline, after } = m);
+        const hoisted = combine ? hoistBeforeProbe(pipeline, after, combine) : null;
         if (hoisted) groupTable(hoisted.probe, hoisted.combine);
         return await (hoisted ? this.runPipeline(hoisted.pipeline, sink, consumer, hoisted.combine)
-          : this.runPipeline({ ...how.pipeline, ops: [...how.pipeline.ops, ...ops] }, sink, consumer, combine));
+          : this.runPipeline({ ...pipeline, ops: [...pipeline.ops, ...after] }, sink, consumer, combine));
       } finally {
         this.spill.release(how.heldBytes);
       }

@@ -73,7 +73,7 @@ function remapCols(e: BoundExpr, f: (col: number) => number | null): BoundExpr |
  */
 export function hoistBeforeProbe(pipeline: Pipeline, after: RowOp[], combine: Combine): { pipeline: Pipeline; combine: Combine; probe: ProbeOp } | null {
   const probe = pipeline.ops[pipeline.ops.length - 1];
-  if (probe?.kind !== 'probe' || after.length === 0) return null;
+  if (probe?.kind !== 'probe') return null;
   const probing = probe.buildFirst ? probe.rightSchema : probe.leftSchema;
   const np = probing.length, nb = probe.buildFirst ? probe.leftSchema.length : probe.rightSchema.length;
   const off = probe.buildFirst ? nb : 0; // where the probing side's columns start in the joined rows

@@ -36,6 +36,8 @@ export interface ProbeOp {
   /** the table's key columns (in its side's schema) */
   buildKeys: number[];
   norms: KeyNorm[];
+  /** the table's key normal forms (a table built again from its rows, joins/merge.ts) */
+  buildNorms?: KeyNorm[];
   /**
    * The join as seen from the probing rows (they play its left side): the
    * join's type when the right side is broadcast; inner for an inner join and

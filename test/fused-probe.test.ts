@@ -2,8 +2,9 @@
 // 128-bit decimals read through the join's row indices (agg/decimal-words.ts),
 // on the broadcast probe and on the shuffle join's reduce tasks; a computed
 // column between a broadcast probe and its aggregate moved before the probe
-// (joins/hoist.ts) where it reads the probing side and cannot fail. Against
-// DuckDB, against bigint sums, and the overflow error of the general path.
+// (joins/hoist.ts) where it reads the probing side and cannot fail; two
+// probes in a row merged into one table (joins/merge.ts). Against DuckDB,
+// against bigint sums, and the overflow error of the general path.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunOptions, runPlan } from '../dist/index.js';
@@ -13,7 +14,8 @@ import { expectSame, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-jadec-');
 const F = path.join(dir, 'fact.parquet'), D = path.join(dir, 'dim.parquet'), B = path.join(dir, 'big.parquet');
-const FACT = `read_parquet('${F}')`, DIM = `read_parquet('${D}')`;
+const N = path.join(dir, 'nation.parquet'), M = path.join(dir, 'many.parquet');
+const FACT = `read_parquet('${F}')`, DIM = `read_parquet('${D}')`, NATION = `read_parquet('${N}')`, MANY = `read_parquet('${M}')`;
 
 beforeAll(async () => {
   // 4,000 facts over keys 0..249 (some null, some without a dimension row); p and q nullable, negative; w past 64 bits in some rows
@@ -24,12 +26,16 @@ beforeAll(async () => {
         ELSE ((i * 104729) % 1000003 - 500000) / 10000 END::DECIMAL(30,4) AS w,
       CASE WHEN (i * 7) % 250 >= 200 THEN 4611686018427387904 ELSE i END::BIGINT AS a
     FROM range(0, 4000) t(i)`, 500);
-  await writeParquet(D, `SELECT i::INTEGER AS k, 'r' || (i % 6) AS region, (i / 8)::DECIMAL(12,3) AS e FROM range(0, 200) t(i)`, 100);
+  await writeParquet(D, `SELECT i::INTEGER AS k, 'r' || (i % 6) AS region, (i / 8)::DECIMAL(12,3) AS e,
+      CASE WHEN i % 17 = 0 THEN NULL ELSE (i % 9)::BIGINT END AS nk FROM range(0, 200) t(i)`, 100);
+  // a third table keyed by the dimension's nk: unique keys 0..7 (8 has none), and one with each key twice
+  await writeParquet(N, `SELECT i::BIGINT AS nk, 'n' || (i % 3) AS nname FROM range(0, 8) t(i)`, 100);
+  await writeParquet(M, `SELECT (i % 9)::BIGINT AS nk, 'm' || i AS label FROM range(0, 18) t(i)`, 100);
   // two rows of one group whose sum is beyond 38 digits
   await writeParquet(B, `SELECT (i % 2)::INTEGER AS k, 60000000000000000000000000000000000000::DECIMAL(38,0) AS x FROM range(0, 4) t(i)`, 10);
 });
 
-const plan = (query: object) => ({ version: 1, sources: { f: { parquet: F }, d: { parquet: D }, b: { parquet: B } }, query });
+const plan = (query: object) => ({ version: 1, sources: { f: { parquet: F }, d: { parquet: D }, b: { parquet: B }, n: { parquet: N }, m: { parquet: M } }, query });
 const scan = (source: string) => ({ op: 'scan', source });
 const join = (type: string, left: object, right: object) => ({ op: 'join', type, on: [['k', 'k']], left, right });
 const col = (column: string) => ({ column });
@@ -164,5 +170,31 @@ describe('a computed column moved before the probe', () => {
     expect(cannotFail(fn('+', { id: 'int64' }, c({ id: 'int64' }), c({ id: 'int64' })) as never)).toBe(false);
     expect(cannotFail({ k: 'cast', arg: c({ id: 'utf8' }), type: { id: 'int64' }, what: 'x' } as never)).toBe(false);
     expect(cannotFail(fn('year', { id: 'int64' }, c({ id: 'date32' })) as never)).toBe(true);
+  });
+});
+
+describe('two probes in a row, the second keyed by the first table\'s columns', () => {
+  const snow = (type: string, third: string) => ({ op: 'join', type, on: [['nk', 'nk']], left: join('inner', scan('f'), scan('d')), right: scan(third) });
+  const revenue = f('*', col('p'), f('-', { value: 1 }, col('q')));
+
+  it('are one table: grouped by both tables\' columns, the aggregate fuses with the probe (q10\'s shape)', async () => {
+    const p = plan({ op: 'aggregate', groupBy: ['region', 'nname'], input: snow('inner', 'n'), aggregates: [
+      { fn: 'sum', expr: revenue, as: 'rev' }, { fn: 'count', as: 'cnt' }, { fn: 'max', column: 'e', as: 'me' }] });
+    const sql = `SELECT region, nname, sum(p * (1 - q)), count(*), max(e) FROM ${FACT} l JOIN ${DIM} d ON l.k = d.k JOIN ${NATION} n ON d.nk = n.nk GROUP BY region, nname`;
+    await expectSame(p, sql, BROADCAST);
+    const js = await paths(p, BROADCAST);
+    expect(js.length).toBeGreaterThan(0);
+    for (const j of js) expect(j).toMatchObject({ path: 'fused-aggregate', groups: 'table' });
+    // the joined rows themselves, no aggregate: the same rows
+    await expectSame(plan(snow('inner', 'n')), `SELECT l.*, d.*, n.* FROM ${FACT} l JOIN ${DIM} d ON l.k = d.k JOIN ${NATION} n ON d.nk = n.nk`, BROADCAST);
+  });
+
+  it('are left apart where the merged table would grow (a key matching twice) or the second is not an inner join', async () => {
+    for (const [type, third, T, kw] of [['inner', 'm', MANY, 'JOIN'], ['left', 'n', NATION, 'LEFT JOIN']] as const) {
+      const label = third === 'm' ? 'label' : 'nname';
+      const p = plan({ op: 'aggregate', groupBy: ['region', label], input: snow(type, third), aggregates: [{ fn: 'sum', expr: revenue, as: 'rev' }, { fn: 'count', as: 'cnt' }] });
+      await expectSame(p, `SELECT region, ${label}, sum(p * (1 - q)), count(*) FROM ${FACT} l JOIN ${DIM} d ON l.k = d.k ${kw} ${T} n ON d.nk = n.nk GROUP BY region, ${label}`, BROADCAST);
+      expect((await paths(p, BROADCAST)).filter((j) => j.path === 'fused-aggregate')).toEqual([]);
+    }
   });
 });
