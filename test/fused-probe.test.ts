@@ -27,8 +27,8 @@ beforeAll(async () => {
       CASE WHEN (i * 7) % 250 >= 200 THEN 4611686018427387904 ELSE i END::BIGINT AS a
     FROM range(0, 4000) t(i)`, 500);
   await writeParquet(D, `SELECT i::INTEGER AS k, 'r' || (i % 6) AS region, (i / 8)::DECIMAL(12,3) AS e,
-      CASE WHEN i % 17 = 0 THEN NULL ELSE (i % 9)::BIGINT END AS nk FROM range(0, 200) t(i)`, 100);
-  // a third table keyed by the dimension's nk: unique keys 0..7 (8 has none), and one with each key twice
+      (i % 8)::BIGINT AS nk FROM range(0, 200) t(i)`, 100);
+  // a third table keyed by the dimension's nk: each key once, and one with each key twice
   await writeParquet(N, `SELECT i::BIGINT AS nk, 'n' || (i % 3) AS nname FROM range(0, 8) t(i)`, 100);
   await writeParquet(M, `SELECT (i % 9)::BIGINT AS nk, 'm' || i AS label FROM range(0, 18) t(i)`, 100);
   // two rows of one group whose sum is beyond 38 digits
@@ -174,7 +174,7 @@ describe('a computed column moved before the probe', () => {
 });
 
 describe('two probes in a row, the second keyed by the first table\'s columns', () => {
-  const snow = (type: string, third: string) => ({ op: 'join', type, on: [['nk', 'nk']], left: join('inner', scan('f'), scan('d')), right: scan(third) });
+  const snow = (type: string, third: string | object) => ({ op: 'join', type, on: [['nk', 'nk']], left: join('inner', scan('f'), scan('d')), right: typeof third === 'string' ? scan(third) : third });
   const revenue = f('*', col('p'), f('-', { value: 1 }, col('q')));
 
   it('are one table: grouped by both tables\' columns, the aggregate fuses with the probe (q10\'s shape)', async () => {
@@ -189,12 +189,21 @@ describe('two probes in a row, the second keyed by the first table\'s columns', 
     await expectSame(plan(snow('inner', 'n')), `SELECT l.*, d.*, n.* FROM ${FACT} l JOIN ${DIM} d ON l.k = d.k JOIN ${NATION} n ON d.nk = n.nk`, BROADCAST);
   });
 
-  it('are left apart where the merged table would grow (a key matching twice) or the second is not an inner join', async () => {
-    for (const [type, third, T, kw] of [['inner', 'm', MANY, 'JOIN'], ['left', 'n', NATION, 'LEFT JOIN']] as const) {
+  it('are left apart where a row of the first table matches none or two, or the second is not an inner join', async () => {
+    const some = { op: 'filter', where: { column: 'nk', cmp: '<', value: 7 }, input: scan('n') };
+    for (const [type, third, T, kw] of [
+      ['inner', 'm', MANY, 'JOIN'], ['left', 'n', NATION, 'LEFT JOIN'], ['inner', some, `(SELECT * FROM ${NATION} WHERE nk < 7)`, 'JOIN'],
+    ] as const) {
       const label = third === 'm' ? 'label' : 'nname';
       const p = plan({ op: 'aggregate', groupBy: ['region', label], input: snow(type, third), aggregates: [{ fn: 'sum', expr: revenue, as: 'rev' }, { fn: 'count', as: 'cnt' }] });
       await expectSame(p, `SELECT region, ${label}, sum(p * (1 - q)), count(*) FROM ${FACT} l JOIN ${DIM} d ON l.k = d.k ${kw} ${T} n ON d.nk = n.nk GROUP BY region, ${label}`, BROADCAST);
       expect((await paths(p, BROADCAST)).filter((j) => j.path === 'fused-aggregate')).toEqual([]);
     }
+  });
+
+  it('a table of unique keys grouped by its key: each row its own group, the same results', async () => {
+    const p = plan({ op: 'aggregate', groupBy: ['k', 'region'], input: join('inner', scan('f'), scan('d')), aggregates: [{ fn: 'sum', column: 'p', as: 'sp' }, { fn: 'count', as: 'cnt' }] });
+    await expectSame(p, `SELECT d.k, region, sum(p), count(*) FROM ${FACT} l JOIN ${DIM} d ON l.k = d.k GROUP BY d.k, region`, BROADCAST);
+    for (const j of await paths(p, BROADCAST)) expect(j).toMatchObject({ path: 'fused-aggregate', groups: 'table' });
   });
 });

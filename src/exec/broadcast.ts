@@ -60,7 +60,11 @@ export function groupTable(op: ProbeOp, combine: Combine): void {
   const cols = fusedTableGroupColumns(op, combine.groupBy, combine.aggs);
   if (cols === null || cols.length === 0) return; // no group columns: every match is group 0
   if (op.table.groups?.cols.join() === cols.join()) return; // grouped already
-  const g = groupsOf(op.table.batch, cols);
+  // a table of unique keys grouped by (at least) its key columns: each row is its own group, found with no hashing
+  const t = op.table, n = t.batch.length;
+  const g = t.unique && op.buildKeys.every((k) => cols.includes(k))
+    ? { nGroups: n, gid: Int32Array.from({ length: n }, (_, i) => i), first: Int32Array.from({ length: n }, (_, i) => i) }
+    : groupsOf(t.batch, cols);
   op.table.groups = { cols, nGroups: g.nGroups, gid: shareArray(g.gid), first: shareArray(g.first) };
 }
 
@@ -72,7 +76,6 @@ export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable)
     keys: side === 'right' ? node.leftKeys : node.rightKeys,
     norms: side === 'right' ? node.leftNorms : node.rightNorms,
     buildKeys: side === 'right' ? node.rightKeys : node.leftKeys,
-    buildNorms: side === 'right' ? node.rightNorms : node.leftNorms,
     // a right join probed by its right rows is a left join seen from them
     type: side === 'right' ? (node.type as ProbeOp['type']) : node.type === 'right' ? 'left' : 'inner',
     buildFirst: side === 'left',

@@ -36,8 +36,6 @@ export interface ProbeOp {
   /** the table's key columns (in its side's schema) */
   buildKeys: number[];
   norms: KeyNorm[];
-  /** the table's key normal forms (a table built again from its rows, joins/merge.ts) */
-  buildNorms?: KeyNorm[];
   /**
    * The join as seen from the probing rows (they play its left side): the
    * join's type when the right side is broadcast; inner for an inner join and
@@ -54,7 +52,7 @@ export interface ProbeOp {
 const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
 
 /** A probing batch's keys: hashed unless the table is direct (looked up by value). */
-const probeKeys = (b: Batch, op: ProbeOp) => buildKeys(b, op.keys, op.norms, probeHashes.get(b.length), op.table.direct === null);
+export const probeKeys = (b: Batch, op: ProbeOp) => buildKeys(b, op.keys, op.norms, probeHashes.get(b.length), op.table.direct === null);
 
 /** The joined rows of one probing batch (none, one or several batches). */
 export function probeBatch(b: Batch, op: ProbeOp): Batch[] {
