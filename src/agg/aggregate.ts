@@ -213,8 +213,8 @@ export function decimalAvg(c: Column, g: Groups, cnt: Float64Array): Column {
   return float64Column(s, cnt);
 }
 
-/** `sel`: group only these rows; every other row gets the group id nGroups (one past the last). */
-export function groupsOf(b: Batch, groupBy: number[], sel?: Selection): Groups {
+/** `sel`: group only these rows; every other row gets the group id nGroups (one past the last). `shared`: gid in shared memory (a broadcast table's). */
+export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = false): Groups {
   if (groupBy.length === 0) {
     const gid = new Int32Array(b.length);
     if (sel) { gid.fill(1); for (let k = 0; k < sel.n; k++) gid[sel.idx[k]] = 0; }
@@ -222,7 +222,7 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection): Groups {
   }
   const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
   const keys = buildKeys({ length: b.length, columns: cols }, cols.map((_, k) => k), cols.map((c) => normFor(c.type)));
-  return groupRows(keys, sel);
+  return groupRows(keys, sel, shared);
 }
 
 /**
