@@ -8,7 +8,7 @@ import type { Batch } from '../kernels/column.js';
 import { PAIR_CHUNK } from '../kernels/join.js';
 import type { Keys } from '../kernels/keys.js';
 import { compactKeys } from '../kernels/table.js';
-import type { BroadcastTable } from './probe.js';
+import type { BroadcastTable, ProbeOp } from './probe.js';
 
 /** The group of every key of a direct table's span; `nGroups` where no row has the key. */
 export type KeyGroups = Uint8Array | Uint16Array | Int32Array;
@@ -64,7 +64,7 @@ export type KeyedAdd = (b: Batch, keys: Keys) => number;
  * rows), an aggregate reading the table's rows (see JoinAggregator.rowsOnly).
  * A batch whose keys are not one 64-bit column gives 0: probe it by pairs.
  */
-export function keyedProbe(t: BroadcastTable, type: string, agg: JoinAggregator, cols: number[]): KeyedAdd | null {
+export function keyedProbe(t: BroadcastTable, type: ProbeOp['type'], agg: JoinAggregator, cols: number[]): KeyedAdd | null {
   if (t.direct === null || !t.unique || (type !== 'inner' && type !== 'left') || !agg.rowsOnly()) return null;
   const { gid, nGroups } = agg.groups, direct = t.direct, base = t.base;
   const key = `${t.id}|${cols.join(',')}`;
