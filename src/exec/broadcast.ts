@@ -37,9 +37,9 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
   const batch = concatBatches(schema, batches, true);
   // keys hashed only for a table that is not direct (whose probes need no hashes)
   const unhashed = buildKeys(batch, keys, norms, undefined, false);
-  const direct = directTable(unhashed);
+  const direct = directTable(unhashed, true);
   const k = direct ? unhashed : buildKeys(batch, keys, norms);
-  const t = direct ?? new KeyTable(k, true);
+  const t = direct ?? new KeyTable(k, true, undefined, true);
   const share = <T extends Int32Array | Uint8Array>(a: T | null) => (a === null ? null : shareArray(a));
   const parts: KeyPart[] = k.parts.map((p) => (p.kind === 'w'
     ? { kind: 'w', w: shareArray(p.w), nulls: share(p.nulls) }
@@ -64,7 +64,7 @@ export function groupTable(op: ProbeOp, combine: Combine): void {
   const t = op.table, n = t.batch.length;
   const g = t.unique && op.buildKeys.every((k) => cols.includes(k))
     ? { nGroups: n, gid: Int32Array.from({ length: n }, (_, i) => i), first: Int32Array.from({ length: n }, (_, i) => i) }
-    : groupsOf(t.batch, cols);
+    : groupsOf(t.batch, cols, undefined, true);
   op.table.groups = { cols, nGroups: g.nGroups, gid: shareArray(g.gid), first: shareArray(g.first) };
 }
 
