@@ -10,6 +10,8 @@ import type { BoundAggregate } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
 import { PAIR_CHUNK } from '../kernels/join.js';
 import { countColumn, float64Column, groupsOf, wordSumColumn } from './aggregate.js';
+import { MAX_PRECISION, decimalColumn, decimalType } from '../kernels/decimal.js';
+import { DecimalWords } from './decimal-words.js';
 import type { Groups } from './groups.js';
 import { combinerGrouping } from './partial.js';
 
@@ -30,6 +32,8 @@ interface State {
   /** sums: float64 sums, or the low and high 32-bit halves of exact integer sums */
   sum?: Float64Array;
   hi?: Float64Array;
+  /** decimal sums: exact, over the values' 32-bit words */
+  dec?: DecimalWords;
   /** min/max: the best row of the grouped side per group, -1 when none yet */
   best?: Int32Array;
   cmp?: (i: number, j: number) => number;
@@ -76,7 +80,7 @@ export class JoinAggregator {
 
   private constructor(
     private readonly grouped: Batch, private readonly groupedLeft: boolean, private readonly groupCols: number[],
-    aggs: BoundAggregate[], leftSchema: Schema, rightSchema: Schema, private readonly schema: Schema,
+    aggs: BoundAggregate[], private readonly leftSchema: Schema, private readonly rightSchema: Schema, private readonly schema: Schema,
     groupsFor?: (cols: number[]) => Groups,
   ) {
     this.groups = groupsFor ? groupsFor(groupCols) : groupsOf(grouped, groupCols);
@@ -91,8 +95,12 @@ export class JoinAggregator {
         s.best = new Int32Array(G).fill(-1);
         s.cmp = valueComparator(grouped.columns[col]);
       } else if (a.fn !== 'count') {
-        s.sum = new Float64Array(G);
-        if (isInteger((left ? leftSchema : rightSchema)[col].type)) s.hi = new Float64Array(G);
+        const t = (left ? leftSchema : rightSchema)[col].type;
+        if (t.id === 'decimal') s.dec = new DecimalWords(G);
+        else {
+          s.sum = new Float64Array(G);
+          if (isInteger(t)) s.hi = new Float64Array(G);
+        }
       }
       return s;
     });
@@ -106,7 +114,6 @@ export class JoinAggregator {
    */
   static applies(join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[]): boolean {
     const { groupBy, aggs } = sideGrouping(join, groupBy0, aggs0);
-    if (aggs.some((a) => a.decimal && (a.fn === 'sum' || a.fn === 'avg'))) return false;
     const nl = join.leftSchema.length;
     const onGrouped = (c: number) => (c < nl) === join.groupedLeft;
     if (!groupBy.every(onGrouped)) return false;
@@ -154,6 +161,7 @@ export class JoinAggregator {
       }
       const c = (s.left ? l : r).columns[s.col];
       if (s.best) this.addMinMax(s, idx, n);
+      else if (s.dec) s.dec.add(c, gids, idx, n, s.cnt);
       else if (s.sum === undefined) addCount(s.cnt, c, gids, idx, n);
       else if (s.hi !== undefined) addIntSum(s.sum, s.hi, s.cnt, c, gids, idx, n);
       else addFloatSum(s.sum, s.cnt, c, gids, idx, n);
@@ -186,7 +194,8 @@ export class JoinAggregator {
         continue;
       }
       const c = other.columns[s.col];
-      if (s.sum === undefined) addCount(s.cnt, c, gids, rows, n);
+      if (s.dec) s.dec.add(c, gids, rows, n, s.cnt);
+      else if (s.sum === undefined) addCount(s.cnt, c, gids, rows, n);
       else if (s.hi !== undefined) addIntSum(s.sum, s.hi, s.cnt, c, gids, rows, n);
       else addFloatSum(s.sum, s.cnt, c, gids, rows, n);
     }
@@ -225,7 +234,11 @@ export class JoinAggregator {
         for (let k = 0; k < n; k++) best[k] = s.best[sel[k]];
         cols.push(gather(this.grouped.columns[s.col], best, n));
       }
-      else if (s.sum === undefined) cols.push(countColumn(cnt));
+      else if (s.dec) {
+        const dec = s.dec, sums = Array.from(sel, (g, k) => (cnt[k] === 0 ? null : dec.sum(g)));
+        const t = (s.left ? this.leftSchema : this.rightSchema)[s.col].type;
+        cols.push(decimalColumn(sums, decimalType(MAX_PRECISION, t.scale!), `partial sum of "${s.agg.as}"`), countColumn(cnt));
+      } else if (s.sum === undefined) cols.push(countColumn(cnt));
       else if (s.hi !== undefined) {
         cols.push(wordSumColumn(pick(s.sum), pick(s.hi), cnt, `partial sum of "${s.agg.as}"`), countColumn(cnt));
       } else cols.push(float64Column(pick(s.sum), cnt), countColumn(cnt));

@@ -59,7 +59,12 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
 export function groupTable(op: ProbeOp, combine: Combine): void {
   const cols = fusedTableGroupColumns(op, combine.groupBy, combine.aggs);
   if (cols === null || cols.length === 0) return; // no group columns: every match is group 0
-  const g = groupsOf(op.table.batch, cols, undefined, true);
+  if (op.table.groups?.cols.join() === cols.join()) return; // grouped already
+  // a table of unique keys grouped by (at least) its key columns: each row is its own group, found with no hashing
+  const t = op.table, n = t.batch.length;
+  const g = t.unique && op.buildKeys.every((k) => cols.includes(k))
+    ? { nGroups: n, gid: Int32Array.from({ length: n }, (_, i) => i), first: Int32Array.from({ length: n }, (_, i) => i) }
+    : groupsOf(t.batch, cols, undefined, true);
   op.table.groups = { cols, nGroups: g.nGroups, gid: shareArray(g.gid), first: shareArray(g.first) };
 }
 

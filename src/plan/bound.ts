@@ -34,7 +34,7 @@ export type KeyNorm =
 
 export interface BoundAggregate {
   fn: AggregateFnName; col: number; as: string; type: DataType;
-  /** the aggregated column is a decimal (sums take the exact 128-bit path, not the join aggregator's) */
+  /** the aggregated column is a decimal (sums are exact over 64/128-bit lanes; eager aggregation refuses them) */
   decimal?: boolean;
 }
 
