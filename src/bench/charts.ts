@@ -157,9 +157,9 @@ export function chartSpecs(r: BenchResults): Chart[] {
   };
   for (const w of workloads) {
     const runs = atTop(w);
-    const values = runs.flatMap((x) => ([['input rows', x.reduceImbalanceRows], ['input bytes', x.reduceImbalanceBytes], ['time', x.reduceImbalance]] as const)
+    const values = runs.flatMap((x) => ([['input rows', x.reduceImbalanceRows], ['input bytes', x.reduceImbalanceBytes], ['time', x.reduceImbalance], ['CPU time', x.reduceImbalanceCpu]] as const)
       .flatMap(([measure, v]) => (v === undefined ? [] : [{ mode: x.mode, measure, ratio: v }])));
-    if (values.length === 0 || !values.some((v) => v.measure !== 'time')) continue;
+    if (values.length === 0 || !values.some((v) => v.measure !== 'time' && v.measure !== 'CPU time')) continue;
     charts.push({
       section: 'balance', name: `balance-${slug(w)}`,
       spec: groupedBars(`${w} at s=${runs[0].s}: slowest / median reduce task`, values, { field: 'mode', title: 'mode' },
