@@ -70,7 +70,7 @@ export async function renderReport(r: BenchResults, charts = chartSpecs(r)): Pro
 table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}</style></head><body>
 <h1>skewjoin bench — suite ${esc(r.suite)}</h1>
 <p>${r.workers} worker(s), median of ${r.repeat} run(s), ${esc(r.date)}. Ratios compare modes within this run; absolute times are machine-dependent.
-Slowest/median task by time is the median of that ratio over the runs (a ratio of sub-millisecond tasks is mostly noise); by input rows and bytes, of the last run.
+Slowest/median task by time and by CPU time is the median of that ratio over the runs (a ratio of sub-millisecond tasks is mostly noise; CPU time, Linux only, leaves out the time a task's thread waited for a core on a shared machine); by input rows and bytes, of the last run.
 Each chart's Vega-Lite spec is in <code>charts/</code> beside this page.</p>
 ${summary(r)}
 ${sections.join('\n')}
