@@ -16,7 +16,7 @@ export interface Chart {
 const COLORS: Record<string, string> = {
   off: '#9e9e9e', partition: '#1f77b4', key: '#d62728', auto: '#2ca02c', 'no-combiners': '#8c564b', duckdb: '#ff7f0e',
   whole: '#9e9e9e', split: '#d62728', before: '#9e9e9e', after: '#d62728',
-  'input rows': '#17becf', 'input bytes': '#9467bd', time: '#bcbd22',
+  'input rows': '#17becf', 'input bytes': '#9467bd', time: '#bcbd22', 'CPU time': '#e377c2',
 };
 /** Task kinds of the timeline. */
 const KIND_COLORS: Record<string, string> = { map: '#1f77b4', split: '#ff7f0e', reduce: '#d62728' };
