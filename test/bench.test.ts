@@ -119,6 +119,9 @@ describe('skewjoin bench --suite quick', () => {
       }
       if (x.mode !== 'broadcast') {
         for (const k of ['reduceImbalance', 'reduceImbalanceRows', 'reduceImbalanceBytes']) expect(x[k], `${x.workload} ${x.mode} ${k}`).toBeGreaterThanOrEqual(1);
+        // by CPU time: Linux only (exec/cpu-time.ts); elsewhere the column is empty
+        if (process.platform === 'linux') expect(x.reduceImbalanceCpu, `${x.workload} ${x.mode} cpu`).toBeGreaterThanOrEqual(1);
+        else expect(x.reduceImbalanceCpu).toBeUndefined();
       }
     }
     expect(res.imbalance.map((x: any) => x.partitions)).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);

@@ -52,6 +52,12 @@ export interface RunRow {
   runsMs: number[];
   /** slowest task of the main reduce stage over its median, by time: the median over the --repeat runs */
   reduceImbalance?: number;
+  /**
+   * the same by each task's thread CPU time, the median over the runs: on a
+   * machine shared with other processes (or the coordinator) a task's wall
+   * time also counts the time its thread waited for a core
+   */
+  reduceImbalanceCpu?: number;
   /** the same by input rows and by input bytes (of the last run: these do not vary between runs) */
   reduceImbalanceRows?: number;
   reduceImbalanceBytes?: number;
@@ -183,7 +189,8 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
   };
 }
 
-function modeOverrides(mode: Mode, base0: Overrides, workers: number): Overrides {
+function modeOverrides(mode: Mode, base1: Overrides, workers: number): Overrides {
+  const base0: Overrides = { ...base1, taskCpuTime: true };
   if (mode === 'broadcast') return { ...base0, workers, skew: { ...base0.skew, enabled: true, strategy: 'auto' } };
   const base = { ...base0, broadcastBytes: 0 };
   if (mode === 'no-combiners') return { ...base, workers, combiners: false, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
@@ -220,9 +227,14 @@ function runFigures(all: RunResult[]): Partial<RunRow> {
   const r = all[all.length - 1];
   const reduce = mainReduce(r);
   const byTime = all.flatMap((x) => slowestOverMedian(mainReduce(x).map((t) => t.ms), 1e-3) ?? []);
+  const byCpu = all.flatMap((x) => {
+    const cpu = mainReduce(x).map((t) => t.cpuMs);
+    return cpu.every((c) => c !== undefined) ? slowestOverMedian(cpu as number[], 1e-3) ?? [] : [];
+  });
   const combined = r.stats.shuffles.filter((x) => x.combine);
   return {
     reduceImbalance: byTime.length ? median(byTime) : undefined,
+    reduceImbalanceCpu: byCpu.length ? median(byCpu) : undefined,
     reduceImbalanceRows: slowestOverMedian(reduce.map((t) => t.rows), 1),
     reduceImbalanceBytes: slowestOverMedian(reduce.map((t) => t.inputBytes), 1),
     tasks: r.stats.tasks.length,
@@ -301,9 +313,9 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, prog
   fs.mkdirSync(o.out, { recursive: true });
   fs.writeFileSync(path.join(o.out, 'results.json'), JSON.stringify(results, null, 2) + '\n');
   const W = results.simulateWorkers;
-  const csv = [['workload,s,mode,wall_ms,reduce_imbalance_ms,reduce_imbalance_rows,reduce_imbalance_bytes,tasks,shuffled_rows,shuffled_bytes,peak_rss_mb,same_answer',
+  const csv = [['workload,s,mode,wall_ms,reduce_imbalance_ms,reduce_imbalance_cpu,reduce_imbalance_rows,reduce_imbalance_bytes,tasks,shuffled_rows,shuffled_bytes,peak_rss_mb,same_answer',
     ...W.flatMap((w) => [`makespan_${w}`, `ideal_${w}`])].join(','),
-  ...results.runs.map((r) => [r.workload, r.s, r.mode, r.wallMs.toFixed(1), ...[r.reduceImbalance, r.reduceImbalanceRows, r.reduceImbalanceBytes].map((x) => x?.toFixed(3) ?? ''),
+  ...results.runs.map((r) => [r.workload, r.s, r.mode, r.wallMs.toFixed(1), ...[r.reduceImbalance, r.reduceImbalanceCpu, r.reduceImbalanceRows, r.reduceImbalanceBytes].map((x) => x?.toFixed(3) ?? ''),
     r.tasks ?? '', r.shuffledRows ?? '', r.shuffledBytes ?? '', r.peakRssMb?.toFixed(0) ?? '', r.sameAnswer ?? '',
     ...W.flatMap((w) => {
       const x = r.simulated?.find((y) => y.workers === w);
@@ -324,7 +336,7 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
   const con = await db.connect();
   const simulateWorkers = o.simulateWorkers ?? SIM_WORKERS;
   const results: BenchResults = { suite: o.suite, workers: o.workers, repeat: o.repeat, simulateWorkers, date: new Date().toISOString(), runs: [] };
-  write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'rows'.padStart(6)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
+  write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'cpu'.padStart(6)} ${'rows'.padStart(6)} ${'bytes'.padStart(6)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
   const detailOf = o.suite === 'quick' || o.suite === 'full' ? { workload: 'fact⋈dim', s: 1.2, mode: 'key' } : null;
   for (const w of workloads) {
     const dir = path.resolve(datasetDir(o.out, w.data));
@@ -380,7 +392,7 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
       const vsOff = off && r.mode !== 'duckdb' ? (off.wallMs / r.wallMs).toFixed(2) : '';
       const vsDuck = r.mode === 'duckdb' ? '' : (r.wallMs / duck.wallMs).toFixed(2);
       const mb = r.shuffledBytes === undefined ? '' : (r.shuffledBytes / MB).toFixed(1);
-      write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${(r.reduceImbalanceRows?.toFixed(2) ?? '').padStart(6)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
+      write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${(r.reduceImbalanceCpu?.toFixed(2) ?? '').padStart(6)} ${(r.reduceImbalanceRows?.toFixed(2) ?? '').padStart(6)} ${(r.reduceImbalanceBytes?.toFixed(2) ?? '').padStart(6)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
     }
   }
   const s1 = workloads.find((w) => w.name === 'fact⋈dim' && w.s === 1);

@@ -16,7 +16,7 @@ export interface Chart {
 const COLORS: Record<string, string> = {
   off: '#9e9e9e', partition: '#1f77b4', key: '#d62728', auto: '#2ca02c', 'no-combiners': '#8c564b', duckdb: '#ff7f0e',
   whole: '#9e9e9e', split: '#d62728', before: '#9e9e9e', after: '#d62728',
-  'input rows': '#17becf', 'input bytes': '#9467bd', time: '#bcbd22',
+  'input rows': '#17becf', 'input bytes': '#9467bd', time: '#bcbd22', 'CPU time': '#e377c2',
 };
 /** Task kinds of the timeline. */
 const KIND_COLORS: Record<string, string> = { map: '#1f77b4', split: '#ff7f0e', reduce: '#d62728' };
@@ -157,9 +157,9 @@ export function chartSpecs(r: BenchResults): Chart[] {
   };
   for (const w of workloads) {
     const runs = atTop(w);
-    const values = runs.flatMap((x) => ([['input rows', x.reduceImbalanceRows], ['input bytes', x.reduceImbalanceBytes], ['time', x.reduceImbalance]] as const)
+    const values = runs.flatMap((x) => ([['input rows', x.reduceImbalanceRows], ['input bytes', x.reduceImbalanceBytes], ['time', x.reduceImbalance], ['CPU time', x.reduceImbalanceCpu]] as const)
       .flatMap(([measure, v]) => (v === undefined ? [] : [{ mode: x.mode, measure, ratio: v }])));
-    if (values.length === 0 || !values.some((v) => v.measure !== 'time')) continue;
+    if (values.length === 0 || !values.some((v) => v.measure !== 'time' && v.measure !== 'CPU time')) continue;
     charts.push({
       section: 'balance', name: `balance-${slug(w)}`,
       spec: groupedBars(`${w} at s=${runs[0].s}: slowest / median reduce task`, values, { field: 'mode', title: 'mode' },

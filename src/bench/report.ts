@@ -64,17 +64,17 @@ export async function renderReport(r: BenchResults, charts = chartSpecs(r)): Pro
     const y = simulationOf(x).find((z) => z.workers === w);
     return `<td>${y ? `${fmt(y.makespanMs)}${y.idealMs ? ` / ${fmt(y.idealMs)}` : ''}` : ''}</td>`;
   }).join('');
-  const rows = r.runs.map((x) => `<tr><td>${esc(x.workload)}</td><td>${x.s}</td><td>${x.mode}</td><td>${fmt(x.wallMs)}</td><td>${opt(x.reduceImbalanceRows)}</td><td>${opt(x.reduceImbalanceBytes)}</td><td>${opt(x.reduceImbalance)}</td><td>${x.tasks ?? ''}</td><td>${x.shuffledRows ?? ''}</td><td>${x.shuffledBytes === undefined ? '' : fmt(x.shuffledBytes / 1048576)}</td><td>${opt(x.peakRssMb)}</td><td>${x.sameAnswer ?? ''}</td>${simCells(x)}</tr>`).join('');
+  const rows = r.runs.map((x) => `<tr><td>${esc(x.workload)}</td><td>${x.s}</td><td>${x.mode}</td><td>${fmt(x.wallMs)}</td><td>${opt(x.reduceImbalanceRows)}</td><td>${opt(x.reduceImbalanceBytes)}</td><td>${opt(x.reduceImbalance)}</td><td>${opt(x.reduceImbalanceCpu)}</td><td>${x.tasks ?? ''}</td><td>${x.shuffledRows ?? ''}</td><td>${x.shuffledBytes === undefined ? '' : fmt(x.shuffledBytes / 1048576)}</td><td>${opt(x.peakRssMb)}</td><td>${x.sameAnswer ?? ''}</td>${simCells(x)}</tr>`).join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>skewjoin bench: ${esc(r.suite)}</title>
 <style>body{font:14px system-ui,sans-serif;margin:24px;color:#222}svg.chart{margin:8px 12px 8px 0;vertical-align:top}
 table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}</style></head><body>
 <h1>skewjoin bench — suite ${esc(r.suite)}</h1>
 <p>${r.workers} worker(s), median of ${r.repeat} run(s), ${esc(r.date)}. Ratios compare modes within this run; absolute times are machine-dependent.
-Slowest/median task by time is the median of that ratio over the runs (a ratio of sub-millisecond tasks is mostly noise); by input rows and bytes, of the last run.
+Slowest/median task by time and by CPU time is the median of that ratio over the runs (a ratio of sub-millisecond tasks is mostly noise; CPU time, Linux only, leaves out the time a task's thread waited for a core on a shared machine); by input rows and bytes, of the last run.
 Each chart's Vega-Lite spec is in <code>charts/</code> beside this page.</p>
 ${summary(r)}
 ${sections.join('\n')}
-<h2 id="runs">All runs</h2><table><tr><th>workload</th><th>s</th><th>mode</th><th>wall ms</th><th>slowest/median task by rows</th><th>by bytes</th><th>by time</th><th>tasks</th><th>rows shuffled</th><th>MB shuffled</th><th>peak RSS MB</th><th>same answer as DuckDB</th>${W.map((w) => `<th>${w} workers: makespan / ideal ms</th>`).join('')}</tr>${rows}</table>
+<h2 id="runs">All runs</h2><table><tr><th>workload</th><th>s</th><th>mode</th><th>wall ms</th><th>slowest/median task by rows</th><th>by bytes</th><th>by time</th><th>by CPU time</th><th>tasks</th><th>rows shuffled</th><th>MB shuffled</th><th>peak RSS MB</th><th>same answer as DuckDB</th>${W.map((w) => `<th>${w} workers: makespan / ideal ms</th>`).join('')}</tr>${rows}</table>
 </body></html>
 `;
 }

@@ -143,8 +143,9 @@ export class Executor {
    * collected), hold or spill its shuffle output, record its statistics.
    * `here`: on this thread, as for a run in the thread (a side to broadcast, see runJoin).
    */
-  async run(task: TaskSpec, meta: TaskMeta, here = false): Promise<TaskResult> {
+  async run(task0: TaskSpec, meta: TaskMeta, here = false): Promise<TaskResult> {
     if (this.failure) throw this.failure;
+    const task = this.settings.taskCpuTime ? { ...task0, cpuClock: true } : task0;
     const order = this.streams.get(task.sink);
     const ticket = order ? order.ticket() : -1;
     if (order && !(await order.admit())) {
@@ -181,7 +182,7 @@ export class Executor {
       this.stats.spillReadBytes += read;
       this.stats.tasks.push({
         ...meta, rows: r.inputRows, inputBytes: meta.inputBytes ?? r.inputBytes ?? 0, outputRows: r.outputRows, ms: r.ms,
-        startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, attempt: r.attempt, spilledBytes: spilled, spillReadBytes: read,
+        ...(r.cpuMs !== undefined ? { cpuMs: r.cpuMs } : {}), startMs: (r.start ?? this.t0) - this.t0, thread: r.thread ?? 0, attempt: r.attempt, spilledBytes: spilled, spillReadBytes: read,
         ...(r.join ? { join: r.join } : {}), ...(r.read ? { read: r.read } : {}),
       });
       this.progress.finished({

@@ -33,6 +33,8 @@ export interface TaskStats {
   inputBytes: number;
   outputRows: number;
   ms: number;
+  /** CPU time of the thread that ran the task (Linux); `ms` also counts time it waited for a core */
+  cpuMs?: number;
   /** the operator a map task read from */
   source?: string;
   /** a coalesced reduce task: every partition it read */

@@ -3,6 +3,7 @@
 // (collect, or hash-partition for the next shuffle). Pure: the same function
 // runs on a worker thread or on the coordinator.
 import { threadId } from 'node:worker_threads';
+import { threadCpuMs } from './cpu-time.js';
 import { aggregateBatch } from '../agg/aggregate.js';
 import { type EagerPlan, eagerStates } from '../agg/eager.js';
 import { type Combine, combine } from '../agg/combiner.js';
@@ -83,7 +84,11 @@ export type TaskSink =
   /** hash-partition rows by key (see PartitionSpec) */
   | ({ kind: 'partition' } & PartitionSpec);
 
-export interface TaskSpec { source: TaskSource; ops: RowOp[]; combine?: Combine; sink: TaskSink }
+export interface TaskSpec {
+  source: TaskSource; ops: RowOp[]; combine?: Combine; sink: TaskSink;
+  /** measure the thread's CPU time over the task (TaskResult.cpuMs; Settings.taskCpuTime) */
+  cpuClock?: boolean;
+}
 
 export interface TaskResult {
   /** collect: the output batches; partition: one batch (or null) per partition */
@@ -114,6 +119,8 @@ export interface TaskResult {
   /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */
   runs?: Int32Array;
   ms: number;
+  /** the thread's CPU time over the task (exec/cpu-time.ts; absent where the clock is not available) */
+  cpuMs?: number;
 }
 
 /**
@@ -299,10 +306,13 @@ function compileOps(ops: RowOp[], deferDense = false): (b: Batch) => Batch[] {
 
 /** Run a task; its result carries when (epoch ms) and on which thread it ran, for timelines. */
 export async function runTask(t: TaskSpec): Promise<TaskResult> {
+  const cpu0 = t.cpuClock ? threadCpuMs() : undefined;
   const start = performance.timeOrigin + performance.now();
   const { source, readBytes } = withSpillRead(t.source);
   const r = await execute(readBytes ? { ...t, source } : t);
   if (readBytes) r.spillReadBytes = readBytes;
+  const cpu1 = cpu0 !== undefined ? threadCpuMs() : undefined;
+  if (cpu0 !== undefined && cpu1 !== undefined) r.cpuMs = cpu1 - cpu0;
   r.start = start;
   r.thread = threadId;
   return r;

@@ -46,6 +46,8 @@ export interface Settings {
    * `skewjoin bench --simulate-workers` sets it to replay a larger cluster's plan.
    */
   planWorkers?: number;
+  /** Internal: each task's statistics carry the CPU time of its thread (`skewjoin bench` sets it). */
+  taskCpuTime?: boolean;
 }
 
 /** The worker count the plan is sized for: `planWorkers` when set, else the real one. */
@@ -71,6 +73,8 @@ export interface Overrides {
   sources?: Record<string, string | string[]>;
   /** internal: plan for this many workers, run on `workers` (Settings.planWorkers) */
   planWorkers?: number;
+  /** internal: measure each task's thread CPU time (Settings.taskCpuTime) */
+  taskCpuTime?: boolean;
   /** the overrides came from the command line: errors name `--param`/`--source`, not the options */
   fromCommandLine?: boolean;
 }
@@ -166,6 +170,7 @@ export function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): S
     broadcastBytes: o.broadcastBytes !== undefined ? parseBytes(o.broadcastBytes, 0) : parseBytes(ex.broadcastBytes, DEFAULT_BROADCAST_BYTES),
     spillDir: o.spillDir !== undefined ? path.resolve(o.spillDir) : ex.spillDir !== undefined ? path.resolve(baseDir, ex.spillDir) : os.tmpdir(),
     ...(o.planWorkers !== undefined ? { planWorkers: o.planWorkers } : {}),
+    ...(o.taskCpuTime ? { taskCpuTime: true } : {}),
   };
 }
 
