@@ -7,12 +7,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runPlan } from '../dist/index.js';
-import { ParquetFileWriter, decimalBytes } from '../dist/io/parquet-encode.js';
+import { executePlan, loadPlan, runPlan } from '../dist/index.js';
+import { ParquetFileWriter, decimalBytes, encodeRowGroups } from '../dist/io/parquet-encode.js';
 import { writeParquetBytes } from '../dist/io/parquet-write.js';
 import { ResultFile } from '../dist/io/result-file.js';
 import { type Batch, type Column, type DataType, type Field, valueAt } from '../dist/kernels/column.js';
-import { duckRows, duckTable, expectTypedEqual, tmpDir } from './helpers.js';
+import { duckRows, duckTable, expectTypedEqual, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-pqenc-');
 const file = (n: string) => path.join(dir, n);
@@ -151,6 +151,54 @@ describe('our Parquet encoder', () => {
     expect(Number((await duckRows(`SELECT count(DISTINCT row_group_id) FROM parquet_metadata('${oneFile}')`))[0][0])).toBe(1);
     const r = await runPlan(scanOf(oneFile), { workers: 1 });
     expect(r.toRows()).toEqual(rowsOf(fields, bs));
+  });
+
+  it('row groups encoded elsewhere (by the tasks) after rows written here: a partial row group is closed first, the order kept', async () => {
+    const fields: Field[] = [{ name: 'id', type: { id: 'int64' } }, { name: 's', type: { id: 'utf8' } }];
+    const [a, b, c] = batches(fields, [300, 2500, 700], 3, 5);
+    const chunks: Uint8Array[] = [];
+    const w = new ParquetFileWriter(fields, (x) => chunks.push(x.slice()), { rowGroupSize: 1000 });
+    w.write(a);
+    for (const g of encodeRowGroups(fields, [b], 1000)) w.appendEncoded(g);
+    w.write(c);
+    w.finish();
+    const out = file('mixed.parquet');
+    fs.writeFileSync(out, Buffer.concat(chunks));
+    const groups = await duckRows(`SELECT row_group_id, any_value(row_group_num_rows) FROM parquet_metadata('${out}') GROUP BY 1 ORDER BY 1`);
+    expect(groups.map((g) => Number(g[1]))).toEqual([300, 1000, 1000, 500, 700]);
+    const r = await runPlan(scanOf(out), { workers: 1 });
+    expect(r.toRows()).toEqual(rowsOf(fields, [a, b, c]));
+  });
+
+  it('on the pool, final tasks with enough rows encode their own row groups; smaller outputs are gathered into full row groups', async () => {
+    const POOL = { workers: 2, inThreadBytes: 0 };
+    for (const [rowGroup, sizes] of [[50_000, '51200,51200,51200,51200,51200,44000'], [10_000, '131072,131072,37856']] as const) {
+      const src = file(`src-${rowGroup}.parquet`), out = file(`out-${rowGroup}.parquet`);
+      await writeParquet(src, `SELECT i::BIGINT AS id, (i * 7919 % 100003)::DOUBLE AS x,
+        CASE WHEN i % 7 = 0 THEN NULL ELSE 's' || (i % 97) END AS s FROM range(0, 300000) t(i)`, rowGroup);
+      // the command line's way: nothing kept in memory
+      const plan = { version: 1, sources: { t: { parquet: src } }, query: { op: 'scan', source: 't' }, output: { path: out } };
+      const r = await executePlan(await loadPlan(plan, POOL), true, { keepBatches: false });
+      expect(r.numRows).toBe(300_000);
+      // DuckDB's row groups of 51200 rows are scan tasks of their own, each encoded there; 10000-row ones are gathered
+      const groups = await duckRows(`SELECT row_group_id, any_value(row_group_num_rows) FROM parquet_metadata('${out}') GROUP BY 1 ORDER BY 1`);
+      expect(groups.map((g) => g[1]).join(',')).toBe(sizes);
+      const [[diff]] = await duckRows(`SELECT count(*) FROM (SELECT row_number() OVER () AS n, * FROM '${out}') a
+        FULL JOIN (SELECT row_number() OVER () AS n, * FROM '${src}') b ON a.n = b.n
+        WHERE a.id IS DISTINCT FROM b.id OR a.s IS DISTINCT FROM b.s OR a.x IS DISTINCT FROM b.x`);
+      expect(Number(diff)).toBe(0);
+      // sorted: one task's rows (encoded there) or, under a small budget, many small tasks' (gathered here), in order
+      for (const memoryLimit of [undefined, '16MB']) {
+        const sorted = file(`sorted-${rowGroup}-${memoryLimit}.parquet`);
+        const sp = { ...plan, query: { op: 'sort', input: plan.query, by: [{ column: 'x' }, { column: 'id' }] }, output: { path: sorted } };
+        const rs = await executePlan(await loadPlan(sp, { ...POOL, ...(memoryLimit ? { memoryLimit } : {}) }), true, { keepBatches: false });
+        expect(rs.stats.tasks.filter((t: { kind: string; stage: string }) => t.kind === 'reduce').length > 1).toBe(memoryLimit !== undefined);
+        const [[d, n]] = await duckRows(`SELECT count(*) FILTER (WHERE a.id IS DISTINCT FROM b.id OR a.s IS DISTINCT FROM b.s), count(*) FROM
+          (SELECT row_number() OVER () AS n, * FROM '${sorted}') a
+          FULL JOIN (SELECT row_number() OVER (ORDER BY x, id) AS n, * FROM '${src}') b ON a.n = b.n`);
+        expect([Number(d), Number(n)]).toEqual([0, 300_000]);
+      }
+    }
   });
 
   it('an empty result: a file with the schema and no rows, as the old writer wrote it', async () => {

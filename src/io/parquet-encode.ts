@@ -81,11 +81,17 @@ function columnPlan(f: Field): ColumnPlan {
   }
 }
 
-/** One column of a row group: its pages (headers and compressed bodies) and their totals. */
+/** One column of a row group being built: its pages (headers and compressed bodies) and their totals. */
 interface ColumnChunk { parts: Uint8Array[]; bytes: number; uncompressed: number; nulls: number; values: number }
 
-/** A row group encoded, its offsets relative to its first byte (io/parquet-encode.ts appends it). */
-export interface EncodedRowGroup { rows: number; columns: ColumnChunk[] }
+/** A column chunk's totals: `bytes` of it in the row group's data, after the chunks before it. */
+export type ChunkMeta = Omit<ColumnChunk, 'parts'>;
+
+/**
+ * A row group encoded: its column chunks one after another in `data` (built
+ * in a task, appended to the file by the coordinator, see ParquetFileWriter.appendEncoded).
+ */
+export interface EncodedRowGroup { rows: number; data: Uint8Array; columns: ChunkMeta[] }
 
 /** Rows [s, e) of a column: nulls counted (0 when the column has no validity). */
 function nullsIn(valid: Uint8Array | null, s: number, e: number): number {
@@ -269,16 +275,40 @@ export class RowGroupBuilder {
     this.rows += e - s;
   }
 
-  /** The row group built so far (the builder starts a new one). */
+  /** The row group built so far, its chunks in one buffer (the builder starts a new one). */
   take(): EncodedRowGroup {
-    const g = { rows: this.rows, columns: this.chunks };
+    const data = new Uint8Array(this.chunks.reduce((a, c) => a + c.bytes, 0));
+    let at = 0;
+    const columns = this.chunks.map(({ parts, ...meta }) => {
+      for (const p of parts) { data.set(p, at); at += p.length; }
+      return meta;
+    });
+    const g = { rows: this.rows, data, columns };
     this.chunks = this.fresh();
     this.rows = 0;
     return g;
   }
 }
 
-interface WrittenGroup { rows: number; offset: number; columns: (ColumnChunk & { offset: number })[] }
+/** A batch's rows into the builder, each row group of `size` rows handed to `full` as it fills. */
+function addRows(b: RowGroupBuilder, x: Batch, size: number, full: (g: EncodedRowGroup) => void) {
+  for (let at = 0; at < x.length;) {
+    const end = Math.min(x.length, at + size - b.rows);
+    b.add(x, at, end);
+    at = end;
+    if (b.rows >= size) full(b.take());
+  }
+}
+
+/** Batches as row groups of `rowGroupSize` rows (the last one shorter): a task's share of a Parquet output. */
+export function encodeRowGroups(fields: Field[], batches: Batch[], rowGroupSize = ROW_GROUP_ROWS): EncodedRowGroup[] {
+  const b = new RowGroupBuilder(fields), groups: EncodedRowGroup[] = [];
+  for (const x of batches) addRows(b, x, rowGroupSize, (g) => groups.push(g));
+  if (b.rows > 0) groups.push(b.take());
+  return groups;
+}
+
+interface WrittenGroup { rows: number; offset: number; columns: (ChunkMeta & { offset: number })[] }
 
 /**
  * A Parquet file written through `out` as rows arrive: row groups of
@@ -299,28 +329,25 @@ export class ParquetFileWriter {
   private emit(b: Uint8Array) { this.out(b); this.pos += b.length; }
   private get groupRows() { return this.opts.rowGroupSize ?? ROW_GROUP_ROWS; }
 
-  write(b: Batch) {
-    for (let at = 0; at < b.length;) {
-      const end = Math.min(b.length, at + this.groupRows - this.builder.rows);
-      this.builder.add(b, at, end);
-      at = end;
-      if (this.builder.rows >= this.groupRows) this.append(this.builder.take());
-    }
+  write(b: Batch) { addRows(this.builder, b, this.groupRows, (g) => this.append(g)); }
+
+  /** A row group encoded elsewhere, after the rows written before it (a partial row group of them is closed first). */
+  appendEncoded(g: EncodedRowGroup) {
+    if (this.builder.rows > 0) this.append(this.builder.take());
+    this.append(g);
   }
 
-  /** An encoded row group written after the ones before it. */
-  append(g: EncodedRowGroup) {
+  private append(g: EncodedRowGroup) {
     if (g.rows === 0) return;
     const written: WrittenGroup = { rows: g.rows, offset: this.pos, columns: [] };
-    for (const c of g.columns) {
-      written.columns.push({ ...c, offset: this.pos, parts: [] });
-      for (const p of c.parts) this.emit(p);
-    }
+    let at = this.pos;
+    for (const c of g.columns) { written.columns.push({ ...c, offset: at }); at += c.bytes; }
+    this.emit(g.data);
     this.groups.push(written);
   }
 
   finish() {
-    this.append(this.builder.take());
+    if (this.builder.rows > 0) this.append(this.builder.take());
     const footer = this.footer();
     const len = footer.length;
     const tail = new Uint8Array(len + 8);

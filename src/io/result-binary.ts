@@ -4,7 +4,7 @@
 import * as arrow from 'apache-arrow';
 import type { Batch, Field } from '../kernels/column.js';
 import { arrowSchema, batchToArrow } from './arrow.js';
-import { ParquetFileWriter } from './parquet-encode.js';
+import { type EncodedRowGroup, ParquetFileWriter } from './parquet-encode.js';
 import type { Encoder, Out } from './result-file.js';
 
 export function binaryEncoder(format: 'parquet' | 'arrow', fields: Field[], out: Out): Encoder {
@@ -38,6 +38,7 @@ class ParquetEncoder implements Encoder {
     this.writer = new ParquetFileWriter(fields, out, { kv: [['ARROW:schema', arrowSchemaBase64(fields)]] });
   }
   write(b: Batch) { this.writer.write(b); }
+  writeEncoded(g: EncodedRowGroup) { this.writer.appendEncoded(g); }
   finish() { this.writer.finish(); }
   cancel() { /* nothing held beyond the row group being built */ }
 }
