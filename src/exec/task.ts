@@ -183,7 +183,7 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
     }
     case 'sort': {
       const sorted = sortRanges(src.schema, src.input, src.ranges ?? [src.input.length], src.by);
-      return { batches: [sorted], rows: sorted.length };
+      return { batches: sorted, rows: rowCount(sorted) };
     }
     case 'aggregate': {
       const all = concatBatches(src.schema, src.input);
