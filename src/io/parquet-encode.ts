@@ -234,7 +234,8 @@ function encodePage(plan: ColumnPlan, c: Column, s: number, e: number, chunk: Co
   const nulls = nullsIn(c.valid, s, e);
   const body = new Uint8Array(levelBytes(e - s) + valueBytes(plan, c, s, e, nulls));
   const end = writeValues(plan, c, s, e, nulls, body, writeLevels(body, c.valid, s, e, nulls));
-  const packed = compressSync(body.subarray(0, end));
+  // copied into memory V8 counts: the addon's own buffers are not reported to it, and a worker's RSS grew by GBs before a GC
+  const packed = compressSync(body.subarray(0, end), { copyOutputData: true });
   const h = header.reset();
   h.i32(1, DATA_PAGE).i32(2, end).i32(3, packed.length)
     .begin(5).i32(1, e - s).i32(2, PLAIN).i32(3, RLE).i32(4, RLE).end();
