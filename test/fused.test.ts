@@ -14,6 +14,7 @@ import { decimalAt, concatBatches } from '../dist/kernels/column.js';
 import { decimalSums } from '../dist/kernels/decimal.js';
 import { combine } from '../dist/agg/combiner.js';
 import { partialAggregate, partialSchema } from '../dist/agg/partial.js';
+import { groupsOf } from '../dist/agg/aggregate.js';
 import { cellText } from '../dist/io/output.js';
 import { duckRows, sorted, tmpDir, writeParquet } from './helpers.js';
 
@@ -76,6 +77,36 @@ describe('grouping by short strings (as integer codes)', () => {
       expect(theirs.length).toBeGreaterThan(3);
       expect(sorted(ours)).toEqual(sorted(theirs));
     }
+  });
+});
+
+describe('grouping by strings of up to 8 bytes (as 64-bit words)', () => {
+  it('values of 4 to 8 bytes, multi-byte characters, empty and null; a zero byte or a 9-byte value keeps the bytes; as DuckDB groups them', async () => {
+    const U = path.join(dir, 'u.parquet');
+    await writeParquet(U, `SELECT i % 4 AS g, (i % 100)::BIGINT AS v,
+        CASE WHEN i % 13 = 0 THEN NULL ELSE ['', 'east', 'islands', 'mountain', 'abcdefgh', 'abcdefg', 'né', 'éééé', 'abcd', 'abc'][i % 10 + 1] END AS s8,
+        ['a', 'a' || chr(0), 'abcd', 'abcd' || chr(0), 'abcdefg' || chr(0), chr(0)][i % 6 + 1] AS z,
+        CASE WHEN i = 5 THEN 'abcdefghi' ELSE ['east', 'west', 'mountain'][i % 3 + 1] END AS long9
+      FROM range(0, 1000) t(i)`, 250);
+    for (const by of [['s8'], ['z'], ['long9'], ['s8', 'g'], ['g', 'z']]) {
+      const r = await runPlan({ version: 1, sources: { u: { parquet: U } }, query: { op: 'aggregate', input: { op: 'scan', source: 'u' }, groupBy: by,
+        aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'v', as: 's' }] } }, { baseDir: dir, workers: 2, partitions: 2 });
+      const ours = r.toRows().map((x) => [...by.map((k) => (x[k] === null ? null : String(x[k]))), String(x.n), String(x.s)]);
+      const theirs = await duckRows(`SELECT ${by.map((k) => `${k}::VARCHAR`).join(', ')}, count(*)::VARCHAR, sum(v)::VARCHAR FROM read_parquet('${U}') GROUP BY ${by.join(', ')}`);
+      expect(theirs.length).toBeGreaterThan(2);
+      expect(sorted(ours)).toEqual(sorted(theirs));
+    }
+  });
+  it('groupsOf: one group per distinct value, "a" and "a\\0" apart', () => {
+    const vals = ['mountain', 'a', 'a\0', 'east', 'mountain', '', 'a', 'é', 'a\0'];
+    const bytes = vals.map((x) => new TextEncoder().encode(x));
+    const offsets = new Int32Array(vals.length + 1);
+    bytes.forEach((b, i) => { offsets[i + 1] = offsets[i] + b.length; });
+    const values = new Uint8Array(offsets[vals.length]);
+    bytes.forEach((b, i) => values.set(b, offsets[i]));
+    const g = groupsOf({ length: vals.length, columns: [{ type: { id: 'utf8' }, length: vals.length, values, offsets, valid: null }] }, [0]);
+    expect(g.nGroups).toBe(6);
+    expect([...g.gid]).toEqual([0, 1, 2, 3, 0, 4, 1, 5, 2]);
   });
 });
 

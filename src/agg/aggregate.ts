@@ -213,8 +213,8 @@ export function decimalAvg(c: Column, g: Groups, cnt: Float64Array): Column {
   return float64Column(s, cnt);
 }
 
-/** `sel`: group only these rows; every other row gets the group id nGroups (one past the last). */
-export function groupsOf(b: Batch, groupBy: number[], sel?: Selection): Groups {
+/** `sel`: group only these rows; every other row gets the group id nGroups (one past the last). `shared`: gid in shared memory (a broadcast table's). */
+export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = false): Groups {
   if (groupBy.length === 0) {
     const gid = new Int32Array(b.length);
     if (sel) { gid.fill(1); for (let k = 0; k < sel.n; k++) gid[sel.idx[k]] = 0; }
@@ -222,23 +222,45 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection): Groups {
   }
   const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
   const keys = buildKeys({ length: b.length, columns: cols }, cols.map((_, k) => k), cols.map((c) => normFor(c.type)));
-  return groupRows(keys, sel);
+  return groupRows(keys, sel, shared);
 }
 
 /**
- * A string column whose values are all at most 3 bytes (flags, codes: q01's
- * l_returnflag) as one int32 per row, its bytes and length: grouped as
- * integers, with no byte loops. Null when some value is longer.
+ * A string column of short values as integers grouped alike, with no byte
+ * loops: values of at most 3 bytes (flags, codes: q01's l_returnflag) as one
+ * int32 per row, their bytes and length; values of at most 8 bytes (a
+ * dimension's region, a ship mode) as their bytes in one 64-bit word,
+ * zero-padded, where no value holds a zero byte ("a" and "a\0" would be one
+ * word). Null when some value is longer.
  */
 function shortCodes(c: Column): Column | null {
   if (c.type.id !== 'utf8') return null;
-  const o = c.offsets!, v = c.values as Uint8Array, n = c.length, codes = new Int32Array(n);
+  const o = c.offsets!, v = c.values as Uint8Array, n = c.length;
+  let longest = 0;
+  for (let i = 0; i < n; i++) { const len = o[i + 1] - o[i]; if (len > longest) { longest = len; if (len > 8) return null; } }
+  if (longest > 3) return wordCodes(c);
+  const codes = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     const s = o[i], len = o[i + 1] - s;
-    if (len > 3) return null;
     codes[i] = len | (len > 0 ? v[s] << 8 : 0) | (len > 1 ? v[s + 1] << 16 : 0) | (len > 2 ? v[s + 2] << 24 : 0);
   }
   return { type: { id: 'int32' }, length: n, values: codes, valid: c.valid };
+}
+
+/** Values of at most 8 bytes as 64-bit words (see shortCodes); null where a value holds a zero byte. */
+function wordCodes(c: Column): Column | null {
+  const o = c.offsets!, v = c.values as Uint8Array, n = c.length, w = new Int32Array(2 * n);
+  for (let i = 0; i < n; i++) {
+    const s = o[i], e = o[i + 1];
+    let lo = 0, hi = 0;
+    for (let k = s, sh = 0; k < e; k++, sh += 8) {
+      const x = v[k];
+      if (x === 0) return null;
+      if (sh < 32) lo |= x << sh; else hi |= x << (sh - 32);
+    }
+    w[2 * i] = lo; w[2 * i + 1] = hi;
+  }
+  return { type: { id: 'int64' }, length: n, values: new BigInt64Array(w.buffer), valid: c.valid };
 }
 
 /** Aggregate one batch holding every row of its groups. */

@@ -1,6 +1,7 @@
 // Group ids for rows by key: a growable open-addressing table over typed
 // arrays. Null key values form a group of their own.
 import { type Keys, keysEqual } from '../kernels/keys.js';
+import { int32s } from '../kernels/table.js';
 
 export interface Groups {
   /** group id of every row */
@@ -10,10 +11,10 @@ export interface Groups {
   first: Int32Array;
 }
 
-/** `sel`: group only these rows; every other row gets the group id nGroups (one past the last). */
-export function groupRows(keys: Keys, sel?: { idx: Int32Array; n: number }): Groups {
+/** `sel`: group only these rows; every other row gets the group id nGroups (one past the last). `shared`: gid in shared memory. */
+export function groupRows(keys: Keys, sel?: { idx: Int32Array; n: number }, shared = false): Groups {
   const n = sel ? sel.n : keys.n;
-  const gid = new Int32Array(keys.n);
+  const gid = int32s(keys.n, shared);
   let first = new Int32Array(Math.max(16, Math.min(n, 1 << 16)));
   let groupHash = new Int32Array(first.length);
   let cap = 64;

@@ -17,6 +17,8 @@ const TWO32 = 4294967296;
 
 /** Group ids of one chunk of matches, shared by the aggregators of the thread (each chunk is used at once). */
 const GIDS = new Int32Array(PAIR_CHUNK);
+/** Row indices of one chunk of consecutive rows (addRows), shared likewise. */
+const ROWS = new Int32Array(PAIR_CHUNK);
 
 interface State {
   agg: BoundAggregate;
@@ -66,7 +68,8 @@ function sideGrouping(join: JoinShape, groupBy0: number[], aggs0: BoundAggregate
 }
 
 export class JoinAggregator {
-  private readonly groups: Groups;
+  /** the grouped side's groups: ids nGroups (its row missing, an outer join) and nGroups + 1 (no joined row, see addRows) follow */
+  readonly groups: Groups;
   private readonly reached: Uint8Array;
   private readonly gids = GIDS;
   private readonly states: State[];
@@ -77,8 +80,8 @@ export class JoinAggregator {
     groupsFor?: (cols: number[]) => Groups,
   ) {
     this.groups = groupsFor ? groupsFor(groupCols) : groupsOf(grouped, groupCols);
-    // one more group, after the grouped side's: rows whose grouped side is missing
-    const G = this.groups.nGroups + 1, nl = leftSchema.length;
+    // two more groups after the grouped side's: rows whose grouped side is missing, and (addRows) rows that joined none
+    const G = this.groups.nGroups + 2, nl = leftSchema.length;
     this.reached = new Uint8Array(G);
     this.states = aggs.map((a) => {
       const left = a.col < nl;
@@ -154,6 +157,38 @@ export class JoinAggregator {
       else if (s.sum === undefined) addCount(s.cnt, c, gids, idx, n);
       else if (s.hi !== undefined) addIntSum(s.sum, s.hi, s.cnt, c, gids, idx, n);
       else addFloatSum(s.sum, s.cnt, c, gids, idx, n);
+    }
+  }
+
+  /**
+   * Whether addRows serves: every aggregate counts rows or reads a column of
+   * the side not grouped (min and max read the grouped side's rows).
+   */
+  rowsOnly(): boolean {
+    return this.states.every((s) => s.best === undefined && (s.col < 0 || s.left !== this.groupedLeft));
+  }
+
+  /**
+   * Accumulate rows from..from+n of `other`, the side not grouped, where each
+   * joined at most one grouped row (a table of unique keys): row from+k falls
+   * in group gids[k], nGroups when its grouped side is missing (an outer
+   * join), nGroups + 1 when it joined nothing (counted nowhere). No pairs, no
+   * random reads: the values are read in order. Call only where rowsOnly.
+   */
+  addRows(other: Batch, from: number, gids: Int32Array, n: number): void {
+    const reached = this.reached, rows = ROWS, none = this.groups.nGroups + 1;
+    for (let k = 0; k < n; k++) { reached[gids[k]] = 1; rows[k] = from + k; }
+    reached[none] = 0;
+    for (const s of this.states) {
+      if (s.col < 0) { // count(*)
+        const cnt = s.cnt;
+        for (let k = 0; k < n; k++) cnt[gids[k]]++;
+        continue;
+      }
+      const c = other.columns[s.col];
+      if (s.sum === undefined) addCount(s.cnt, c, gids, rows, n);
+      else if (s.hi !== undefined) addIntSum(s.sum, s.hi, s.cnt, c, gids, rows, n);
+      else addFloatSum(s.sum, s.cnt, c, gids, rows, n);
     }
   }
 

@@ -37,9 +37,9 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
   const batch = concatBatches(schema, batches, true);
   // keys hashed only for a table that is not direct (whose probes need no hashes)
   const unhashed = buildKeys(batch, keys, norms, undefined, false);
-  const direct = directTable(unhashed);
+  const direct = directTable(unhashed, true);
   const k = direct ? unhashed : buildKeys(batch, keys, norms);
-  const t = direct ?? new KeyTable(k, true);
+  const t = direct ?? new KeyTable(k, true, undefined, true);
   const share = <T extends Int32Array | Uint8Array>(a: T | null) => (a === null ? null : shareArray(a));
   const parts: KeyPart[] = k.parts.map((p) => (p.kind === 'w'
     ? { kind: 'w', w: shareArray(p.w), nulls: share(p.nulls) }
@@ -59,7 +59,7 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
 export function groupTable(op: ProbeOp, combine: Combine): void {
   const cols = fusedTableGroupColumns(op, combine.groupBy, combine.aggs);
   if (cols === null || cols.length === 0) return; // no group columns: every match is group 0
-  const g = groupsOf(op.table.batch, cols);
+  const g = groupsOf(op.table.batch, cols, undefined, true);
   op.table.groups = { cols, nGroups: g.nGroups, gid: shareArray(g.gid), first: shareArray(g.first) };
 }
 

@@ -139,8 +139,9 @@ export interface JoinPath {
   buildRows?: number;
   /** fused-aggregate: the groups came from the built side's rows or from each probing batch's (any partition of the task) */
   grouped?: 'build' | 'probe';
-  /** a broadcast probe fused with the aggregate: whose group ids (see ProbeAggregate.groups) */
+  /** a broadcast probe fused with the aggregate: whose group ids (see ProbeAggregate.groups), and how rows found them (ProbeAggregate.lookup) */
   groups?: 'table' | 'thread' | 'batch';
+  lookup?: 'pairs' | 'key-groups';
 }
 
 type Produced = { batches: Batch[]; rows: number; combined?: boolean; release?: () => void; join?: JoinPath; read?: 'in-place' | 'ipc' };
@@ -357,7 +358,7 @@ function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
   if (!fused) return null;
   const before = compileOps(t.ops.slice(0, -1));
   for (const b of p.batches) for (const x of before(b)) fused.add(x);
-  const join: JoinPath = { path: 'fused-aggregate', build: last.buildFirst ? 'left' : 'right', matchChunks: fused.matchChunks(), groups: fused.groups };
+  const join: JoinPath = { path: 'fused-aggregate', build: last.buildFirst ? 'left' : 'right', matchChunks: fused.matchChunks(), groups: fused.groups, lookup: fused.lookup() };
   return { ...p, batches: [fused.finish()], combined: true, join };
 }
 

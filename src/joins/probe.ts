@@ -11,6 +11,7 @@ import { type Keys, buildKeys } from '../kernels/keys.js';
 import { KeyTable, type TableArrays } from '../kernels/table.js';
 import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
 import { GatherSink } from './gather.js';
+import { keyedProbe } from './keyed.js';
 import { ProbeGroupedAggregate } from './orient.js';
 
 /** Where a probe's matched pairs go: an aggregator over the built rows, or one over each probing batch's. */
@@ -126,6 +127,8 @@ export interface ProbeAggregate {
   matchChunks(): number;
   /** whose groups: the table's, computed where it was built (or none needed); the table's, grouped in this thread; each probing batch's */
   groups: 'table' | 'thread' | 'batch';
+  /** how probing rows found their groups: through matched pairs (see JoinProbe), or by key (joins/keyed.ts) for some batch */
+  lookup(): 'pairs' | 'key-groups';
 }
 
 /**
@@ -153,7 +156,22 @@ export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggreg
     const { groupsFor, shared } = tableGroups(t);
     const agg = JoinAggregator.create(build, onBuild, groupBy, aggs, states, groupsFor);
     const groups = shared() ? 'table' : 'thread';
-    return { add: (b) => { if (b.length > 0) probe(b, agg); }, finish: () => agg.finish(), matchChunks, groups };
+    const keyed = keyedProbe(t, op.type, agg, JoinAggregator.groupColumns(onBuild, groupBy, aggs));
+    let keyedChunks = 0;
+    return {
+      add(b) {
+        if (b.length === 0) return;
+        if (keyed) {
+          const k = keyed(b, probeKeys(b, op));
+          if (k > 0) { chunks += k; keyedChunks += k; return; }
+        }
+        probe(b, agg);
+      },
+      finish: () => agg.finish(),
+      matchChunks,
+      groups,
+      lookup: () => (keyedChunks > 0 ? 'key-groups' : 'pairs'),
+    };
   }
   const byProbe = new ProbeGroupedAggregate(onProbe, { groupBy, aggs }, states);
   return {
@@ -165,5 +183,6 @@ export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggreg
     finish: () => byProbe.finish(),
     matchChunks,
     groups: 'batch',
+    lookup: () => 'pairs',
   };
 }

@@ -31,6 +31,9 @@ const DIRECT_SPAN = 4;
 const DIRECT_MIN = 1024;
 const TWO32 = 4294967296;
 
+/** n Int32 words, in a SharedArrayBuffer when `shared` (a broadcast table's: no copy into shared memory afterwards). */
+export const int32s = (n: number, shared = false) => new Int32Array(shared ? new SharedArrayBuffer(4 * n) : new ArrayBuffer(4 * n));
+
 /** Whether keys take the compact layout: one key column of 64-bit words. */
 export const compactKeys = (k: Keys) => k.parts.length === 1 && k.parts[0].kind === 'w';
 
@@ -46,8 +49,9 @@ export class KeyTable implements TableArrays {
   /**
    * `built`: the arrays of a table built before over the same keys (shared memory).
    * Keys without hashes (buildKeys' `hashed` false) take directTable instead.
+   * `shared`: the arrays are allocated in shared memory.
    */
-  constructor(readonly keys: Keys, skipNullKeys: boolean, built?: TableArrays) {
+  constructor(readonly keys: Keys, skipNullKeys: boolean, built?: TableArrays, shared = false) {
     if (built) {
       this.heads = built.heads; this.next = built.next; this.mask = built.mask; this.slots = built.slots;
       this.direct = built.direct; this.base = built.base; this.unique = built.unique;
@@ -56,22 +60,22 @@ export class KeyTable implements TableArrays {
     let cap = 16;
     while (cap < keys.n * 2) cap *= 2;
     this.mask = cap - 1;
-    this.next = new Int32Array(keys.n);
+    this.next = int32s(keys.n, shared);
     const { hash, anyNull } = keys;
     if (compactKeys(keys)) {
       this.heads = new Int32Array(0);
-      const d = buildDirect(keys, this.next);
+      const d = buildDirect(keys, this.next, shared);
       if (d) {
         this.slots = null;
         this.direct = d.direct; this.base = d.base; this.unique = d.unique;
         return;
       }
-      const b = buildSlots(keys, skipNullKeys, cap, this.next);
+      const b = buildSlots(keys, skipNullKeys, cap, this.next, shared);
       this.slots = b.slots; this.unique = b.unique;
       return;
     }
     this.slots = null;
-    this.heads = new Int32Array(cap).fill(-1);
+    this.heads = int32s(cap, shared).fill(-1);
     for (let i = keys.n - 1; i >= 0; i--) {
       if (skipNullKeys && anyNull !== null && anyNull[i]) continue;
       const s = hash[i] & this.mask;
@@ -81,11 +85,11 @@ export class KeyTable implements TableArrays {
   }
 }
 
-/** A direct table over keys (hashed or not), or null when their layout or range does not allow one. */
-export function directTable(keys: Keys): KeyTable | null {
+/** A direct table over keys (hashed or not), or null when their layout or range does not allow one; `shared`: see KeyTable. */
+export function directTable(keys: Keys, shared = false): KeyTable | null {
   if (!compactKeys(keys)) return null;
-  const next = new Int32Array(keys.n);
-  const d = buildDirect(keys, next);
+  const next = int32s(keys.n, shared);
+  const d = buildDirect(keys, next, shared);
   return d && new KeyTable(keys, true, { heads: new Int32Array(0), next, mask: 0, slots: null, ...d });
 }
 
@@ -97,7 +101,7 @@ const keyValue = (w: Int32Array, i: number) => w[2 * i + 1] * TWO32 + (w[2 * i] 
  * DIRECT_SPAN); rows chained in order through `next`. Null keys are never
  * found (a join's null never matches), so they are left out.
  */
-function buildDirect(keys: Keys, next: Int32Array): { direct: Int32Array; base: number; unique: boolean } | null {
+function buildDirect(keys: Keys, next: Int32Array, shared: boolean): { direct: Int32Array; base: number; unique: boolean } | null {
   const w = (keys.parts[0] as { w: Int32Array }).w, nulls = keys.anyNull, n = keys.n;
   let min = Infinity, max = -Infinity, rows = 0;
   for (let i = 0; i < n; i++) {
@@ -110,7 +114,7 @@ function buildDirect(keys: Keys, next: Int32Array): { direct: Int32Array; base: 
     rows++;
   }
   if (rows === 0 || max - min + 1 > Math.max(DIRECT_MIN, DIRECT_SPAN * rows)) return null;
-  const direct = new Int32Array(max - min + 1).fill(-1);
+  const direct = int32s(max - min + 1, shared).fill(-1);
   let unique = true;
   for (let i = n - 1; i >= 0; i--) {
     if (nulls !== null && nulls[i]) { next[i] = -1; continue; }
@@ -142,8 +146,8 @@ const ROUND = PROBE_ROUND;
 let touched = 0; // keeps the touching loads from being optimized away
 
 /** Rows in reverse, so each key's chain lists its rows in order; a round's slots are touched first (see findRows). */
-function buildSlots(keys: Keys, skipNullKeys: boolean, cap: number, next: Int32Array): { slots: Int32Array; unique: boolean } {
-  const slots = new Int32Array(cap * SLOT);
+function buildSlots(keys: Keys, skipNullKeys: boolean, cap: number, next: Int32Array, shared: boolean): { slots: Int32Array; unique: boolean } {
+  const slots = int32s(cap * SLOT, shared);
   for (let s = 2; s < slots.length; s += SLOT) slots[s] = -1;
   const mask = cap - 1, { hash, anyNull } = keys, w = (keys.parts[0] as { w: Int32Array }).w;
   let t = 0, unique = true;
