@@ -1,6 +1,6 @@
 // Bundle the command line and the worker entry (dist/bundle/): one file each
 // to load instead of ~60 modules, which halves the start-up's module loading.
-// Kept external: parquet-wasm (reads its .wasm beside its own module),
+// Kept external: parquet-wasm (reads its .wasm beside its own module), snappy (a native addon),
 // piscina (starts its own worker file), and what loads lazily or only for the
 // benchmark and its report (Arrow JS, DuckDB, Vega, cli-progress). Dynamic imports become chunks loaded on demand.
 import fs from 'node:fs';
@@ -18,7 +18,7 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external: ['parquet-wasm', 'piscina', 'apache-arrow', '@duckdb/node-api', 'vega', 'vega-lite', 'cli-progress'],
+  external: ['parquet-wasm', 'snappy', 'piscina', 'apache-arrow', '@duckdb/node-api', 'vega', 'vega-lite', 'cli-progress'],
   // chunks beside the entries: the pool finds its worker as ./worker.js from whichever file it lands in
   chunkNames: '[name]-[hash]',
   logLevel: 'warning',

@@ -43,17 +43,15 @@ export async function execute(
   try {
     if (lp.output && writeOut) {
       const f = file = await (await import('../io/result-file.js')).ResultFile.open(lp.output.path, lp.output.format, schema);
-      // In the thread, scans read views into this thread's Parquet module that the Parquet encoder
-      // (the same module) could detach by growing its memory: that result is written once the run is over.
-      const held: Batch[] | null = inThread && lp.output.format === 'parquet' ? [] : null;
-      await ex.streamBatches(root, (bs) => {
-        numRows += rowCount(bs);
+      // Parquet rows kept nowhere are encoded by the final tasks themselves (exec/encode-output.ts);
+      // on this thread that would gain nothing
+      const encodeInTasks = lp.output.format === 'parquet' && !keepBatches && !inThread;
+      await ex.streamBatches(root, ({ batches: bs, encoded }) => {
+        numRows += rowCount(bs) + (encoded ?? []).reduce((a, g) => a + g.rows, 0);
         if (keepBatches) batches.push(...bs);
-        if (held) held.push(...bs);
         // the promise holds later tasks back while the file falls behind; a failed write fails finish()
-        else return f.write(bs).catch(() => undefined);
-      });
-      if (held) await f.write(held);
+        return (encoded ? f.writeEncoded(encoded) : f.write(bs)).catch(() => undefined);
+      }, encodeInTasks ? schema : undefined);
       await f.finish();
     } else {
       batches = await ex.collectBatches(root);

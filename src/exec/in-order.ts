@@ -5,14 +5,18 @@
 // their results being consumed (a writer that falls behind holds the rest
 // back, so finished results do not pile up in memory), and none once the
 // consumer has enough (a limit without a sort).
+import type { EncodedRowGroup } from '../io/parquet-encode.js';
 import type { Batch } from '../kernels/column.js';
+
+/** One task's output: its batches, or its rows as Parquet row groups (a collect sink with `parquet`). */
+export interface Streamed { batches: Batch[]; encoded?: EncodedRowGroup[] }
 
 export class InOrder {
   private next = 0;
   private issued = 0;
   /** tasks started whose results are not consumed yet */
   private out = 0;
-  private waiting = new Map<number, Batch[]>();
+  private waiting = new Map<number, Streamed>();
   private gate: (() => void)[] = [];
   private enough = false;
 
@@ -21,7 +25,7 @@ export class InOrder {
    * It returns true when the consumer needs no more rows.
    */
   constructor(
-    private readonly emit: (batches: Batch[]) => Promise<unknown> | boolean | void,
+    private readonly emit: (out: Streamed) => Promise<unknown> | boolean | void,
     private readonly inFlight = Infinity,
   ) {}
 
@@ -48,8 +52,8 @@ export class InOrder {
 
   private consumed = () => { this.out--; this.pump(); };
 
-  done(ticket: number, batches: Batch[]): void {
-    this.waiting.set(ticket, batches);
+  done(ticket: number, out: Streamed): void {
+    this.waiting.set(ticket, out);
     for (let b = this.waiting.get(this.next); b !== undefined; b = this.waiting.get(this.next)) {
       this.waiting.delete(this.next++);
       const r = this.enough ? undefined : this.emit(b);

@@ -12,7 +12,7 @@ export async function takeRows(ex: Executor, node: LimitNode): Promise<Batch> {
   const kept: Batch[] = [];
   let rows = 0;
   if (want > 0) {
-    await ex.streamBatches(node.input, (bs) => {
+    await ex.streamBatches(node.input, ({ batches: bs }) => {
       for (const b of bs) {
         if (rows >= want) break;
         kept.push(rows + b.length > want ? sliceBatch(b, 0, want - rows) : b);

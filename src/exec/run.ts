@@ -4,7 +4,7 @@
 import { normFor } from '../agg/aggregate.js';
 import { type EagerPlan, eagerPlan } from '../agg/eager.js';
 import { combinable, partialSchema } from '../agg/partial.js';
-import { type Batch, type Schema, batchBytes, concatBatches, gatherBatch, rowCount, shareBatch, sliceBatch } from '../kernels/column.js';
+import { type Batch, type Field, type Schema, batchBytes, concatBatches, gatherBatch, rowCount, shareBatch, sliceBatch } from '../kernels/column.js';
 import { partitionOf } from '../kernels/keys.js';
 import { topIndices } from '../kernels/sort.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
@@ -27,7 +27,7 @@ import { runSort } from '../sort/stage.js';
 import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
 import { type Pipeline, partitionsFor, pipelineOf, scanBytes, scanSource } from './physical.js';
 import { budgetedSkew, dataBudget, taskShare } from './budget.js';
-import { InOrder } from './in-order.js';
+import { InOrder, type Streamed } from './in-order.js';
 import { takeRows } from './limit.js';
 import { FaultPlan } from './faults.js';
 import { ProgressTracker } from './progress.js';
@@ -150,7 +150,7 @@ export class Executor {
     const ticket = order ? order.ticket() : -1;
     if (order && !(await order.admit())) {
       // the consumer has all the rows it wants: the task is not run
-      order.done(ticket, []);
+      order.done(ticket, { batches: [] });
       return { batches: [], inputRows: 0, outputRows: 0, ms: 0 };
     }
     if (this.failure) throw this.failure;
@@ -174,8 +174,9 @@ export class Executor {
       r.batches = blocks;
       if (order) {
         // the final stage streams: its rows go to the output now, not back up the call chain
-        order.done(ticket, r.batches.filter((b): b is Batch => b !== null));
+        order.done(ticket, { batches: r.batches.filter((b): b is Batch => b !== null), encoded: r.encoded });
         r.batches = [];
+        r.encoded = undefined;
       }
       const read = r.spillReadBytes ?? 0;
       this.stats.spilledBytes += spilled;
@@ -624,10 +625,11 @@ export class Executor {
    * Run a node, handing its batches to `emit` as its final tasks finish (in
    * task order), none kept. At most STREAM_IN_FLIGHT tasks per worker run
    * ahead of the consumer (`emit` returns a promise while it writes); once
-   * `emit` returns true, the tasks not started yet are skipped.
+   * `emit` returns true, the tasks not started yet are skipped. `parquet`:
+   * the tasks encode their rows as Parquet row groups of these fields (see TaskSink).
    */
-  async streamBatches(node: BoundNode, emit: (batches: Batch[]) => Promise<unknown> | boolean | void): Promise<void> {
-    const sink: TaskSink = { kind: 'collect' };
+  async streamBatches(node: BoundNode, emit: (out: Streamed) => Promise<unknown> | boolean | void, parquet?: Field[]): Promise<void> {
+    const sink: TaskSink = parquet ? { kind: 'collect', parquet } : { kind: 'collect' };
     this.streams.set(sink, new InOrder(emit, STREAM_IN_FLIGHT * this.settings.workers));
     try {
       await this.runPipeline(pipelineOf(node), sink, 'output');

@@ -30,7 +30,9 @@ import { DENSE, carry, defer, materialize, selectedRows, selectionOf } from './d
 import type { BoundExpr } from '../expr/types.js';
 import type { JoinType } from '../plan/spec.js';
 import { withSpillRead } from '../spill/source.js';
+import { encodeOutput, encodesOutput } from './encode-output.js';
 import { inputBytesOf } from './input-size.js';
+import type { EncodedRowGroup } from '../io/parquet-encode.js';
 import type { SortKey } from '../kernels/sort.js';
 import { rangePartition, sampleRows } from '../sort/partition.js';
 import { sortRanges } from '../sort/ranges.js';
@@ -74,9 +76,11 @@ export type { Combine };
 export type TaskSink =
   /**
    * sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them);
-   * share: the rows in SharedArrayBuffers, copied once (a side to broadcast, see exec/broadcast.ts)
+   * share: the rows in SharedArrayBuffers, copied once (a side to broadcast, see exec/broadcast.ts);
+   * parquet: the rows encoded as Parquet row groups of these fields (the final stage of a Parquet output,
+   * exec/encode-output.ts), unless too few for a row group of their own
    */
-  | { kind: 'collect'; sample?: number; share?: boolean }
+  | { kind: 'collect'; sample?: number; share?: boolean; parquet?: Field[] }
   /** range-partition rows by sort keys against sorted boundaries (see sort/range.ts) */
   | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
   /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */
@@ -108,6 +112,8 @@ export interface TaskResult {
   keyStats?: { rows: number; distinct: number };
   /** what the combiner did: aggregated, or passed rows through because they did not reduce */
   combine?: { mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number; rowsOut: number };
+  /** collect sink with `parquet`: the output rows as row groups (`batches` empty) */
+  encoded?: EncodedRowGroup[];
   /** collect sink with `sample`: evenly spaced output rows */
   sample?: Batch;
   /** bytes of spilled input blocks this task read back */
@@ -185,7 +191,7 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
     }
     case 'sort': {
       const sorted = sortRanges(src.schema, src.input, src.ranges ?? [src.input.length], src.by);
-      return { batches: [sorted], rows: sorted.length };
+      return { batches: sorted, rows: rowCount(sorted) };
     }
     case 'aggregate': {
       const all = concatBatches(src.schema, src.input);
@@ -334,7 +340,8 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
   const p = await produce(t.source, t.ops.length === 0 ? t.combine : undefined, true);
   const inputBytes = inputBytesOf(t.source, p.batches);
   try {
-    return Object.assign(finish(t, p, t0), { inputBytes });
+    // encoded before the scanned columns (views into the module's memory) are released
+    return await encodeOutput(t.sink, Object.assign(finish(t, p, t0), { inputBytes }));
   } finally {
     p.release?.();
   }
@@ -378,7 +385,8 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
   }
   if (t.sink.kind === 'collect') {
     if (t.sink.share) outBatches = outBatches.map(shareBatch); // copied out of the module's memory (or the task's) once, with no loop in JS
-    else if (release) outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length)); // copies out of the module's memory
+    // copies out of the module's memory (rows to encode are encoded from it, see encodeOutput)
+    else if (release && !encodesOutput(t.sink, outBatches)) outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length));
     const sample = t.sink.sample ? sampleRows(outBatches, t.sink.sample) : undefined;
     return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0, ...(sample ? { sample } : {}) };
   }
@@ -403,5 +411,7 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
 }
 
 export function resultBuffers(r: TaskResult): ArrayBuffer[] {
-  return [...buffersOf(r.batches.filter((b): b is Batch => b !== null))];
+  const buffers = buffersOf(r.batches.filter((b): b is Batch => b !== null));
+  for (const g of r.encoded ?? []) buffers.add(g.data.buffer as ArrayBuffer);
+  return [...buffers];
 }

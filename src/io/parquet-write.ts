@@ -1,5 +1,5 @@
-// The Parquet writer's settings and whole-file writes (generated data sets, an
-// empty result): engine batches to Arrow, through parquet-wasm to Parquet.
+// Whole Parquet files through parquet-wasm (generated data sets; results are
+// written by io/parquet-encode.ts): engine batches to Arrow, then to Parquet.
 // Apart from io/parquet.ts, so that reading does not load Arrow JS.
 import * as arrow from 'apache-arrow';
 import type * as PW from 'parquet-wasm';

@@ -1,14 +1,11 @@
 // The binary result encoders (loaded by io/result-file.ts only for these
-// formats: Arrow JS and the Parquet writer cost start-up time): Arrow IPC
-// through apache-arrow's file writer, Parquet through parquet-wasm's streaming writer.
+// formats: Arrow JS and the Parquet encoder cost start-up time): Arrow IPC
+// through apache-arrow's file writer, Parquet through our own encoder.
 import * as arrow from 'apache-arrow';
-import type * as pw from 'parquet-wasm';
-import { ExecutionError } from '../errors.js';
 import type { Batch, Field } from '../kernels/column.js';
 import { arrowSchema, batchToArrow } from './arrow.js';
-import { parquetWriterProperties, writeParquetBytes } from './parquet-write.js';
+import { type EncodedRowGroup, ParquetFileWriter } from './parquet-encode.js';
 import type { Encoder, Out } from './result-file.js';
-import { encodeFailure, parquetWasm } from './wasm.js';
 
 export function binaryEncoder(format: 'parquet' | 'arrow', fields: Field[], out: Out): Encoder {
   return format === 'parquet' ? new ParquetEncoder(fields, out) : new ArrowEncoder(fields, out);
@@ -29,70 +26,25 @@ class ArrowEncoder implements Encoder {
 }
 
 /**
- * Parquet through parquet-wasm's streaming writer: batches go in one at a time
- * (the writer pulls the next only when it has taken the last), row groups
- * come out as they fill, and each is written to the file at once.
+ * Parquet through our own encoder (io/parquet-encode.ts): each batch's pages
+ * are encoded and compressed as it comes, a row group written once full. The
+ * Arrow schema goes in the footer as parquet-rs writes it (ARROW:schema), so
+ * that Arrow readers get back the exact types (time zones, large strings,
+ * timestamps in seconds).
  */
 class ParquetEncoder implements Encoder {
-  private ctl!: ReadableStreamDefaultController<pw.RecordBatch>;
-  private onPull: (() => void) | null = null;
-  private drained: Promise<void> | null = null;
-  private failure: unknown = null;
-
-  constructor(private readonly fields: Field[], private readonly out: Out) {}
-
-  private start(first: pw.RecordBatch) {
-    const input = new ReadableStream<pw.RecordBatch>({
-      start: (c) => { this.ctl = c; },
-      pull: () => { const f = this.onPull; this.onPull = null; f?.(); },
-    });
-    this.ctl.enqueue(first);
-    // the writer reads the first batch (for its schema) before it returns the byte stream
-    this.drained = parquetWasm().transformParquetStream(input, parquetWriterProperties()).then(async (bytes) => {
-      const reader = (bytes as ReadableStream<Uint8Array>).getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        this.out(value);
-      }
-    }).catch((e) => {
-      this.failure = e instanceof ExecutionError ? e : encodeFailure(e);
-      const f = this.onPull; this.onPull = null; f?.();
-    });
+  private readonly writer: ParquetFileWriter;
+  constructor(fields: Field[], out: Out) {
+    this.writer = new ParquetFileWriter(fields, out, { kv: [['ARROW:schema', arrowSchemaBase64(fields)]] });
   }
+  write(b: Batch) { this.writer.write(b); }
+  writeEncoded(g: EncodedRowGroup) { this.writer.appendEncoded(g); }
+  finish() { this.writer.finish(); }
+  cancel() { /* nothing held beyond the row group being built */ }
+}
 
-  /** Resolves once the writer has taken every queued batch (or failed). */
-  private room(): Promise<void> {
-    if (this.failure) throw this.failure;
-    if ((this.ctl.desiredSize ?? 1) > 0) return Promise.resolve();
-    return new Promise((resolve) => { this.onPull = resolve; });
-  }
-
-  async write(b: Batch) {
-    if (b.length === 0) return;
-    const t = parquetWasm().Table.fromIPCStream(arrow.tableToIPC(new arrow.Table([batchToArrow(this.fields, b)]), 'stream'));
-    const batches = t.recordBatches();
-    t.free();
-    for (const rb of batches) {
-      if (!this.drained) this.start(rb);
-      else { await this.room(); this.ctl.enqueue(rb); }
-    }
-    await this.room();
-    if (this.failure) throw this.failure;
-  }
-
-  async finish() {
-    if (!this.drained) {
-      // no rows: the streaming writer needs a first batch for its schema
-      this.out(writeParquetBytes(this.fields, []));
-      return;
-    }
-    this.ctl.close();
-    await this.drained;
-    if (this.failure) throw this.failure;
-  }
-
-  cancel() {
-    if (this.drained) try { this.ctl.error(new Error('query failed')); } catch { /* closed */ }
-  }
+/** The Arrow schema as an IPC message, base64: the stream of an empty table without its end marker. */
+function arrowSchemaBase64(fields: Field[]): string {
+  const stream = arrow.tableToIPC(new arrow.Table(arrowSchema(fields)), 'stream');
+  return Buffer.from(stream.subarray(0, stream.length - 8)).toString('base64');
 }

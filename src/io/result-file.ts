@@ -1,6 +1,6 @@
 // Writing a result file batch by batch as the final stage produces it:
-// Parquet (one row group at a time through parquet-wasm's streaming writer,
-// whose WebAssembly memory tops out at 4 GB), Arrow IPC, CSV and JSON lines.
+// Parquet (one row group at a time through our encoder, or row groups the
+// final tasks encoded), Arrow IPC, CSV and JSON lines.
 // Always into a temporary file beside the target, renamed when complete, so
 // that a failed or interrupted query leaves nothing behind. The binary
 // encoders (io/result-binary.ts, Arrow JS and the Parquet writer) are loaded
@@ -11,6 +11,7 @@ import { ExecutionError } from '../errors.js';
 import { registerCleanup } from '../exec/cleanup.js';
 import { type Batch, type Field, viewBatch } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
+import type { EncodedRowGroup } from './parquet-encode.js';
 import { csvHeader, csvLines, jsonlLines } from './output.js';
 
 /** Rows per piece handed to an encoder: bounds the memory one conversion takes. */
@@ -19,6 +20,8 @@ const PIECE_ROWS = 1 << 17;
 /** A format's encoder: gets the batches in order, writes bytes with `out`. */
 export interface Encoder {
   write(b: Batch): Promise<void> | void;
+  /** Parquet only: row groups encoded by the tasks (exec/encode-output.ts), after the rows before them */
+  writeEncoded?(g: EncodedRowGroup): void;
   finish(): Promise<void> | void;
   /** stop early (the query failed): release what the encoder holds */
   cancel(): void;
@@ -67,6 +70,17 @@ export class ResultFile {
           await this.enc.write(piece);
           this.rows += piece.length;
         }
+      }
+    });
+    return this.chain;
+  }
+
+  /** Queue row groups encoded elsewhere (a Parquet file's), in order after the batches queued before. */
+  writeEncoded(groups: EncodedRowGroup[]): Promise<void> {
+    this.chain = this.chain.then(() => {
+      for (const g of groups) {
+        this.enc.writeEncoded!(g);
+        this.rows += g.rows;
       }
     });
     return this.chain;

@@ -1,20 +1,22 @@
 // The reduce side of a range-partitioned sort: a task's consecutive ranges,
-// each sorted on its own, into one output batch in range order.
+// each sorted on its own, as one output batch per range in range order.
 import { type Batch, type Schema, concatBatches, gatherBatch } from '../kernels/column.js';
 import { type SortKey, sortIndices } from '../kernels/sort.js';
 
 /**
- * Sort each range (`ranges[r]` blocks of `input`, in order) and concatenate
- * them. The ranges are small (sort/stage.ts): a range's rows fit the cache,
- * so the gather in sort order reads them there rather than at random from
- * the whole task's rows, which costs several times as much a row.
+ * Sort each range (`ranges[r]` blocks of `input`, in order): one batch per
+ * range, in range order. The ranges are small (sort/stage.ts): a range's
+ * rows fit the cache, so the gather in sort order reads them there rather
+ * than at random from the whole task's rows, which costs several times as
+ * much a row. The batches are not concatenated (a second copy): the output
+ * takes them as they are (a Parquet file cuts its own row groups).
  */
-export function sortRanges(schema: Schema, input: Batch[], ranges: number[], by: SortKey[]): Batch {
+export function sortRanges(schema: Schema, input: Batch[], ranges: number[], by: SortKey[]): Batch[] {
   const sorted: Batch[] = [];
   let at = 0;
   for (const n of ranges) {
     const rows = concatBatches(schema, input.slice(at, at += n));
-    sorted.push(gatherBatch(rows, sortIndices(rows, by)));
+    if (rows.length > 0) sorted.push(gatherBatch(rows, sortIndices(rows, by)));
   }
-  return sorted.length === 1 ? sorted[0] : concatBatches(schema, sorted);
+  return sorted;
 }
