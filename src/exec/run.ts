@@ -17,8 +17,7 @@ import { keyGrid, restGrid } from '../skew/cut.js';
 import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
 import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits } from '../skew/aggregate.js';
-import { type JoinStrategy, chooseStrategy, groupTable } from './broadcast.js';
-import { hoistBeforeProbe } from '../joins/hoist.js';
+import { type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from '../joins/merge.js';
 import { runInThread, runsInThread } from './local.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
@@ -288,14 +287,11 @@ export class Executor {
         targetBytes: 0, tasks: 0, splits: [],
       });
       try {
-        // the next probe's table joined into this one where it joins this table's rows (joins/merge.ts), then
-        // computes between the probe and the aggregate moved before the probe, so that the two fuse (joins/hoist.ts)
+        // the next probe's table joined into this one where it joins this table's rows (joins/merge.ts); a
+        // merged table is grouped by the threads (grouping it here, before the first probe, measured slower on q10)
         let pipeline = how.pipeline, after = ops;
         for (let m = mergeProbes(pipeline, after); m; m = mergeProbes(pipeline, after)) ({ pipeline, after } = m);
-        const hoisted = combine ? hoistBeforeProbe(pipeline, after, combine) : null;
-        if (hoisted) groupTable(hoisted.probe, hoisted.combine);
-        return await (hoisted ? this.runPipeline(hoisted.pipeline, sink, consumer, hoisted.combine)
-          : this.runPipeline({ ...pipeline, ops: [...pipeline.ops, ...after] }, sink, consumer, combine));
+        return await this.runPipeline({ ...pipeline, ops: [...pipeline.ops, ...after] }, sink, consumer, combine);
       } finally {
         this.spill.release(how.heldBytes);
       }
