@@ -119,11 +119,6 @@ export function fusedTableGroupColumns(op: ProbeOp, groupBy: number[], aggs: Bou
   return JoinAggregator.applies(onBuild, groupBy, aggs) ? JoinAggregator.groupColumns(onBuild, groupBy, aggs) : null;
 }
 
-/** Whether the aggregate right after the probe fuses with it (grouped by the table's rows or by the probing batches'). */
-export function probeFuses(op: ProbeOp, groupBy: number[], aggs: BoundAggregate[]): boolean {
-  return JoinAggregator.applies(fusedShape(op, op.buildFirst), groupBy, aggs) || JoinAggregator.applies(fusedShape(op, !op.buildFirst), groupBy, aggs);
-}
-
 /** A probe fused with the partial aggregate after it: batches in, partial states out. */
 export interface ProbeAggregate {
   add(b: Batch): void;
@@ -149,8 +144,8 @@ export interface ProbeAggregate {
 export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggregate[], schema: Schema): ProbeAggregate | null {
   const t = op.table, build = t.batch, states = partialSchema(schema, groupBy, aggs);
   const onBuild = fusedShape(op, op.buildFirst), onProbe = fusedShape(op, !op.buildFirst);
-  if (!probeFuses(op, groupBy, aggs)) return null;
   const byBuild = JoinAggregator.applies(onBuild, groupBy, aggs);
+  if (!byBuild && !JoinAggregator.applies(onProbe, groupBy, aggs)) return null;
   const joiner = new JoinProbe(op.type, t.keys, new KeyTable(t.keys, true, t));
   let chunks = 0;
   const matchChunks = () => chunks;
