@@ -4,7 +4,7 @@
 // other side's pipeline into one whose map tasks probe it in place.
 import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArray } from '../kernels/column.js';
 import { type KeyPart, buildKeys } from '../kernels/keys.js';
-import { KeyTable, directTable } from '../kernels/table.js';
+import { KeyTable, directTable, int32s } from '../kernels/table.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import { type BroadcastDecision, type Side, decideJoin, sideToMeasure } from '../joins/decide.js';
 import { type BroadcastTable, type ProbeOp, fusedTableGroupColumns } from '../joins/probe.js';
@@ -62,9 +62,7 @@ export function groupTable(op: ProbeOp, combine: Combine): void {
   if (op.table.groups?.cols.join() === cols.join()) return; // grouped already
   // a table of unique keys grouped by (at least) its key columns: each row is its own group, found with no hashing
   const t = op.table, n = t.batch.length;
-  const g = t.unique && op.buildKeys.every((k) => cols.includes(k))
-    ? { nGroups: n, gid: Int32Array.from({ length: n }, (_, i) => i), first: Int32Array.from({ length: n }, (_, i) => i) }
-    : groupsOf(t.batch, cols, undefined, true);
+  const g = t.unique && op.buildKeys.every((k) => cols.includes(k)) ? { nGroups: n, gid: rowIds(n), first: rowIds(n) } : groupsOf(t.batch, cols, undefined, true);
   op.table.groups = { cols, nGroups: g.nGroups, gid: shareArray(g.gid), first: shareArray(g.first) };
 }
 
@@ -131,4 +129,11 @@ export function expectedStrategy(node: JoinNode, threshold: number): BroadcastDe
   if (d.strategy === 'broadcast') return { ...d, reason: `${d.side} side estimated at ${est[d.side!]} bytes from its files <= broadcastBytes ${threshold}; measured at run time` };
   const side = sideToMeasure(node.type, est, threshold);
   return side ? { ...d, reason: `${d.reason}; the ${side} side is measured at run time after its filters, and broadcast if it fits` } : d;
+}
+
+/** 0, 1, ..., n - 1 in shared memory (a unique table's rows as their own groups). */
+function rowIds(n: number): Int32Array {
+  const a = int32s(n, true);
+  for (let i = 0; i < n; i++) a[i] = i;
+  return a;
 }
