@@ -18,7 +18,6 @@ export class ThriftWriter {
 
   /** The bytes written so far (a view: valid until the next write). */
   bytes(): Uint8Array { return this.buf.subarray(0, this.len); }
-  get length(): number { return this.len; }
 
   private room(n: number) {
     if (this.len + n <= this.buf.length) return;
@@ -51,14 +50,15 @@ export class ThriftWriter {
   i8(id: number, x: number): this { this.header(id, T.BYTE); this.byte(x & 0xff); return this; }
   bool(id: number, x: boolean): this { this.header(id, x ? T.TRUE : T.FALSE); return this; }
 
-  binary(id: number, b: Uint8Array): this {
-    this.header(id, T.BINARY);
+  /** Bytes with their length in front (a binary field's value, a list's string element). */
+  private raw(b: Uint8Array) {
     this.varint(b.length);
     this.room(b.length);
     this.buf.set(b, this.len);
     this.len += b.length;
-    return this;
   }
+
+  binary(id: number, b: Uint8Array): this { this.header(id, T.BINARY); this.raw(b); return this; }
 
   string(id: number, s: string): this { return this.binary(id, utf8.encode(s)); }
 
@@ -81,12 +81,5 @@ export class ThriftWriter {
 
   /** Elements of a list of i32 or strings (after list()). */
   i32Element(x: number): this { this.zigzag(x); return this; }
-  stringElement(s: string): this {
-    const b = utf8.encode(s);
-    this.varint(b.length);
-    this.room(b.length);
-    this.buf.set(b, this.len);
-    this.len += b.length;
-    return this;
-  }
+  stringElement(s: string): this { this.raw(utf8.encode(s)); return this; }
 }
