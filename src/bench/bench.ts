@@ -189,8 +189,7 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
   };
 }
 
-function modeOverrides(mode: Mode, base1: Overrides, workers: number): Overrides {
-  const base0: Overrides = { ...base1, taskCpuTime: true };
+function modeOverrides(mode: Mode, base0: Overrides, workers: number): Overrides {
   if (mode === 'broadcast') return { ...base0, workers, skew: { ...base0.skew, enabled: true, strategy: 'auto' } };
   const base = { ...base0, broadcastBytes: 0 };
   if (mode === 'no-combiners') return { ...base, workers, combiners: false, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
@@ -354,7 +353,7 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
     const rows: RunRow[] = [];
     for (const mode of w.modes) {
       progress.begin(`${w.name} s=${w.s} ${mode}`);
-      const opts: RunOptions = { ...modeOverrides(mode, w.execution, o.workers), onProgress: progress.onProgress };
+      const opts: RunOptions = { ...modeOverrides(mode, w.execution, o.workers), taskCpuTime: true, onProgress: progress.onProgress };
       await runPlan(plan, opts); // warm the worker threads and the file cache
       const runs: number[] = [];
       const timed: RunResult[] = [];
