@@ -154,17 +154,8 @@ export class JoinAggregator {
     }
     for (const s of this.states) {
       const idx = s.left ? li : ri;
-      if (s.col < 0) { // count(*)
-        const cnt = s.cnt;
-        for (let k = 0; k < n; k++) cnt[gids[k]]++;
-        continue;
-      }
-      const c = (s.left ? l : r).columns[s.col];
       if (s.best) this.addMinMax(s, idx, n);
-      else if (s.dec) s.dec.add(c, gids, idx, n, s.cnt);
-      else if (s.sum === undefined) addCount(s.cnt, c, gids, idx, n);
-      else if (s.hi !== undefined) addIntSum(s.sum, s.hi, s.cnt, c, gids, idx, n);
-      else addFloatSum(s.sum, s.cnt, c, gids, idx, n);
+      else accumulate(s, s.col < 0 ? null : (s.left ? l : r).columns[s.col], gids, idx, n);
     }
   }
 
@@ -187,18 +178,7 @@ export class JoinAggregator {
     const reached = this.reached, rows = ROWS, none = this.groups.nGroups + 1;
     for (let k = 0; k < n; k++) { reached[gids[k]] = 1; rows[k] = from + k; }
     reached[none] = 0;
-    for (const s of this.states) {
-      if (s.col < 0) { // count(*)
-        const cnt = s.cnt;
-        for (let k = 0; k < n; k++) cnt[gids[k]]++;
-        continue;
-      }
-      const c = other.columns[s.col];
-      if (s.dec) s.dec.add(c, gids, rows, n, s.cnt);
-      else if (s.sum === undefined) addCount(s.cnt, c, gids, rows, n);
-      else if (s.hi !== undefined) addIntSum(s.sum, s.hi, s.cnt, c, gids, rows, n);
-      else addFloatSum(s.sum, s.cnt, c, gids, rows, n);
-    }
+    for (const s of this.states) accumulate(s, s.col < 0 ? null : other.columns[s.col], gids, rows, n);
   }
 
   private addMinMax(s: State, idx: Int32Array, n: number) {
@@ -245,6 +225,20 @@ export class JoinAggregator {
     }
     return { length: n, columns: cols };
   }
+}
+
+/**
+ * Accumulate n rows into a count or sum state (not min/max): row idx[k] of
+ * `c` (-1: missing) into group gids[k]; c null is count(*), every row counted.
+ */
+function accumulate(s: State, c: Column | null, gids: Int32Array, idx: Int32Array, n: number) {
+  if (c === null) {
+    const cnt = s.cnt;
+    for (let k = 0; k < n; k++) cnt[gids[k]]++;
+  } else if (s.dec) s.dec.add(c, gids, idx, n, s.cnt);
+  else if (s.sum === undefined) addCount(s.cnt, c, gids, idx, n);
+  else if (s.hi !== undefined) addIntSum(s.sum, s.hi, s.cnt, c, gids, idx, n);
+  else addFloatSum(s.sum, s.cnt, c, gids, idx, n);
 }
 
 function addCount(cnt: Float64Array, c: Column, gids: Int32Array, idx: Int32Array, n: number) {
