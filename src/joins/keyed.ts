@@ -7,13 +7,11 @@ import type { JoinAggregator } from '../agg/joinagg.js';
 import type { Batch } from '../kernels/column.js';
 import { PAIR_CHUNK } from '../kernels/join.js';
 import type { Keys } from '../kernels/keys.js';
-import { compactKeys } from '../kernels/table.js';
+import { compactKeys, keyValue } from '../kernels/table.js';
 import type { BroadcastTable, ProbeOp } from './probe.js';
 
 /** The group of every key of a direct table's span; `nGroups` where no row has the key. */
 export type KeyGroups = Uint8Array | Uint16Array | Int32Array;
-
-const TWO32 = 4294967296;
 
 /**
  * The narrowest array holding the group of each key of a direct table:
@@ -40,7 +38,7 @@ export function lookupGroups(kg: KeyGroups, none: number, base: number, probe: K
   for (let i = from; i < to; i++) {
     let g = miss;
     if (pNull === null || pNull[i] === 0) {
-      const d = pw[2 * i + 1] * TWO32 + (pw[2 * i] >>> 0) - base;
+      const d = keyValue(pw, i) - base;
       if (d >= 0 && d < size) {
         const x = kg[d];
         if (x !== none) g = x;

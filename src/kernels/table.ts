@@ -94,7 +94,7 @@ export function directTable(keys: Keys, shared = false): KeyTable | null {
 }
 
 /** The key of row i of one 64-bit key column as a number: exact when the high word is within ±2^21. */
-const keyValue = (w: Int32Array, i: number) => w[2 * i + 1] * TWO32 + (w[2 * i] >>> 0);
+export const keyValue = (w: Int32Array, i: number) => w[2 * i + 1] * TWO32 + (w[2 * i] >>> 0);
 
 /**
  * A direct table when the non-null keys span few enough values (see
