@@ -93,6 +93,11 @@ export type ChunkMeta = Omit<ColumnChunk, 'parts'>;
  */
 export interface EncodedRowGroup { rows: number; data: Uint8Array; columns: ChunkMeta[] }
 
+/** x as 4 little-endian bytes at buf[at] (level and string lengths, 4-byte values, the footer's length). */
+function le32(buf: Uint8Array, at: number, x: number) {
+  buf[at] = x & 0xff; buf[at + 1] = (x >> 8) & 0xff; buf[at + 2] = (x >> 16) & 0xff; buf[at + 3] = (x >>> 24) & 0xff;
+}
+
 /** Rows [s, e) of a column: nulls counted (0 when the column has no validity). */
 function nullsIn(valid: Uint8Array | null, s: number, e: number): number {
   if (!valid) return 0;
@@ -121,7 +126,7 @@ function writeLevels(body: Uint8Array, valid: Uint8Array | null, s: number, e: n
     }
   }
   const len = p - 4;
-  body[0] = len & 0xff; body[1] = (len >> 8) & 0xff; body[2] = (len >> 16) & 0xff; body[3] = len >>> 24;
+  le32(body, 0, len);
   return p;
 }
 
@@ -173,7 +178,7 @@ function writeValues(plan: ColumnPlan, c: Column, s: number, e: number, nulls: n
       for (let i = s; i < e; i++) {
         if (v !== null && !v[i]) continue;
         const x = src[i * step] as number;
-        body[p] = x & 0xff; body[p + 1] = (x >> 8) & 0xff; body[p + 2] = (x >> 16) & 0xff; body[p + 3] = (x >> 24) & 0xff;
+        le32(body, p, x);
         p += 4;
       }
       return p;
@@ -194,7 +199,7 @@ function writeValues(plan: ColumnPlan, c: Column, s: number, e: number, nulls: n
       for (let i = s; i < e; i++) {
         if (v !== null && !v[i]) continue;
         const a = o[i], b = o[i + 1], len = b - a;
-        body[p] = len & 0xff; body[p + 1] = (len >> 8) & 0xff; body[p + 2] = (len >> 16) & 0xff; body[p + 3] = len >>> 24;
+        le32(body, p, len);
         p += 4;
         if (len < 32) for (let x = a; x < b; x++) body[p++] = bytes[x];
         else { body.set(bytes.subarray(a, b), p); p += len; }
@@ -353,7 +358,7 @@ export class ParquetFileWriter {
     const len = footer.length;
     const tail = new Uint8Array(len + 8);
     tail.set(footer);
-    tail[len] = len & 0xff; tail[len + 1] = (len >> 8) & 0xff; tail[len + 2] = (len >> 16) & 0xff; tail[len + 3] = len >>> 24;
+    le32(tail, len, len);
     tail.set(MAGIC, len + 4);
     this.emit(tail);
   }
