@@ -17,6 +17,7 @@ import { keyGrid, restGrid } from '../skew/cut.js';
 import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
 import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits, rowsInput } from '../skew/aggregate.js';
+import { mixPlan } from '../skew/mix.js';
 import { type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from '../joins/merge.js';
 import { runInThread, runsInThread } from './local.js';
@@ -329,7 +330,9 @@ export class Executor {
     });
     const ls = sideStats(l), rs = sideStats(r);
     // tasks sized by cost: the side each partition builds weighs more (skew/decide.ts BUILD_WEIGHT)
-    const plan = planReduceTasks(ls, rs, node.type, budgetedSkew(skew, this.taskShare()), plannedWorkers(this.settings), BUILD_WEIGHT);
+    const planned = planReduceTasks(ls, rs, node.type, budgetedSkew(skew, this.taskShare()), plannedWorkers(this.settings), BUILD_WEIGHT);
+    // plain partitions ride in the tasks of hot keys' pieces, so that every task holds some built rows (skew/mix.ts)
+    const plan = mixPlan(planned, ls, rs, node.type);
     for (const [out, side, d] of [[l, ls, plan.left], [r, rs, plan.right]] as const) {
       out.stats.medianBytes = d.medianBytes;
       out.stats.thresholdBytes = d.thresholdBytes;
@@ -446,15 +449,28 @@ export class Executor {
     const [ls, rs] = await Promise.all([splitSide(l, 'left'), splitSide(r, 'right')]);
     const jobs: Promise<TaskResult | TaskResult[]>[] = [];
     let tasks = 0;
+    // the plain partitions each cell of the keys' grids carries (skew/mix.ts), in order
+    let cell = 0;
+    const riders = t.riders ?? [];
+    const plainTask = (ps: number[]) => this.runPlanned(ctx, { kind: 'partitions', partitions: ps, bytes: 0 });
     const pairs = (g: { left: Batch[][]; right: Batch[][] }, label: (i: number, j: number) => string, grace: boolean) => {
       g.left.forEach((x, i) => g.right.forEach((y, j) => {
-        if (!reduceNeeded(node.type, rowCount(x), rowCount(y))) return;
+        const rides = grace ? [] : riders[cell++] ?? [];
+        if (!reduceNeeded(node.type, rowCount(x), rowCount(y))) {
+          if (rides.length) jobs.push(plainTask(rides));
+          return;
+        }
         tasks++;
-        const meta = { kind: 'reduce', partition: p, split: label(i, j) } as const;
         // the rest may still not fit the memory budget (grace pieces); a hot key's pieces are never cut by hash
-        jobs.push(grace
-          ? this.graceJoin(ctx, x, y, meta).then((r): Promise<TaskResult | TaskResult[]> | TaskResult[] => r ?? this.joinTask(ctx, x, y, meta, p + i + j))
-          : this.joinTask(ctx, x, y, meta, p + i + j));
+        if (grace) {
+          const meta = { kind: 'reduce', partition: p, split: label(i, j) } as const;
+          jobs.push(this.graceJoin(ctx, x, y, meta).then((r): Promise<TaskResult | TaskResult[]> | TaskResult[] => r ?? this.joinTask(ctx, x, y, meta, p + i + j)));
+          return;
+        }
+        const ql = rides.map((q) => blocksOf(l, q)), qr = rides.map((q) => blocksOf(r, q));
+        const meta = { kind: 'reduce', partition: p, split: label(i, j), ...(rides.length ? { partitions: [p, ...rides] } : {}) } as const;
+        jobs.push(this.joinTask(ctx, [...x, ...ql.flat()], [...y, ...qr.flat()], meta, p + i + j,
+          rides.length ? [[x.length, y.length], ...ql.map((b, k): [number, number] => [b.length, qr[k].length])] : undefined));
       }));
     };
     const rest = restGrid(node.type, ls.rest, rs.rest, ctx.targetBytes);
@@ -466,6 +482,8 @@ export class Executor {
       const info = split?.keys?.[ki];
       if (info) info.tasks = tasks - before;
     });
+    // cells planned but not made (the rows found cut into fewer pieces): their partitions on their own
+    for (const ps of riders.slice(cell)) if (ps.length) jobs.push(plainTask(ps));
     if (split) Object.assign(split, { tasks, cut: modes });
     const results = (await Promise.all(jobs)).flat();
     this.spill.release(held);
