@@ -38,6 +38,7 @@ export function mixPlan(plan: ReducePlan, left: SideStats, right: SideStats, typ
   });
   const keys = hot.flatMap((t) => t.keys.map((k) => ({ t, k })));
   const H = keys.reduce((s, { k }) => s + k.leftRows, 0);
+  if (H === 0) return plan;
   const N = plain.length + keys.reduce((s, { k }) => s + k.leftPieces, 0);
   // about one piece per task: H / N rows of hot keys each
   const share = H / N;
@@ -68,14 +69,14 @@ export function mixPlan(plan: ReducePlan, left: SideStats, right: SideStats, typ
     best.riders.push(u.p);
     best.rows += u.rows; best.cost += u.cost; best.bytes += u.bytes;
   }
-  const weight = (ps: number[]) => ps.reduce((s, p) => s + left.partitionBytes[p] + right.partitionBytes[p], 0);
+  const bytesOf = (ps: number[]) => ps.reduce((s, p) => s + left.partitionBytes[p] + right.partitionBytes[p], 0);
   const out: PlannedTask[] = plan.tasks.filter((t) => t.kind === 'map-range');
   for (const t of hot) {
     const riders = cells.get(t)!.map((g) => g.riders.sort((a, b) => a - b));
-    out.push({ ...tasks.get(t)!, riders, bytes: t.bytes + weight(riders.flat()) });
+    out.push({ ...tasks.get(t)!, riders, bytes: t.bytes + bytesOf(riders.flat()) });
   }
   for (const g of all.slice(groups.length)) {
-    if (g.riders.length) out.push({ kind: 'partitions', partitions: g.riders.sort((a, b) => a - b), bytes: weight(g.riders) });
+    if (g.riders.length) out.push({ kind: 'partitions', partitions: g.riders.sort((a, b) => a - b), bytes: bytesOf(g.riders) });
   }
   out.sort((a, b) => b.bytes - a.bytes);
   const splits = plan.splits.map((s) => {
