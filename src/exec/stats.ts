@@ -17,6 +17,10 @@ export interface ShuffleStats {
   skewedPartitions: number[];
   hotKeys: HotKey[];
   /** with combiners: rows and bytes the map tasks produced before combining, and the tasks that passed rows through */
+  /** a sort's range shuffle: cut by the join below it in its reduce tasks, or by range tasks over the collected input (sort/fused.ts) */
+  partitionedBy?: 'join' | 'tasks';
+  /** a sort's range shuffle: ranges far larger than planned, cut again by boundaries sampled from their own rows */
+  recutRanges?: number;
   combine?: { rowsBefore: number; bytesBefore: number; rowsAfter: number; bytesAfter: number; partialTasks: number; passThroughTasks: number };
 }
 
