@@ -67,10 +67,11 @@ describe.each(['inner', 'left', 'right', 'full', 'semi', 'anti'])('sort above a 
     expect(r.stats.spilledBytes).toBeGreaterThan(0);
     expect(r.stats.tasks.filter((t) => t.stage === 'sort-1' && t.kind === 'reduce').some((t) => t.spillReadBytes > 0)).toBe(true);
   });
-  it('a hot sort value (v = 0, a third of the left rows) with skew splits: dealt over several ranges', async () => {
+  it('a hot sort value (v = 0, a third of the left rows) with skew splits: dealt over several groups', async () => {
     const hot = Number((await duckRows(`SELECT count(*) FROM (${joinSql(type)}) WHERE v = 0`))[0][0]);
+    // the join cuts groups of half a sort task's bytes: semi and anti joins' few rows take a 1-byte budget to make several
     const r = await expectOrdered({ op: 'sort', by: [{ column: 'v' }], input: join(type) }, joinSql(type), 'v NULLS LAST', ['v'],
-      { memoryLimit: '1MB', partitions: 8, ...SHUFFLE, ...skewed });
+      { memoryLimit: rightCols ? '1MB' : 1, partitions: 8, ...SHUFFLE, ...skewed });
     const range = rangeShuffle(r);
     expect(range.partitionedBy).toBe('join');
     expect(range.partitionRows.reduce((a, b) => a + b, 0)).toBe(Number((await duckRows(`SELECT count(*) FROM (${joinSql(type)})`))[0][0]));
