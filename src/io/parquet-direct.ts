@@ -76,7 +76,7 @@ function decompress(codec: number, body: Uint8Array, size: number): Uint8Array {
   if (codec === 0) return body;
   const out = codec === 1 ? (uncompressSync(body, { asBuffer: true }) as Buffer) : zlib.gunzipSync(body);
   if (out.length !== size) throw new CorruptPage(`page decompressed to ${out.length} bytes, header says ${size}`);
-  return out;
+  return new Uint8Array(out.buffer, out.byteOffset, out.length); // a plain view: Buffer's subarray costs far more
 }
 
 const u32 = (b: Uint8Array, p: number) => (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
@@ -120,13 +120,6 @@ class Strings {
     const b = new Uint8Array(Math.max(2 * this.bytes.length, this.len + n));
     b.set(this.bytes.subarray(0, this.len));
     this.bytes = b;
-  }
-  add(src: Uint8Array, from: number, n: number) {
-    this.room(n);
-    const d = this.bytes, at = this.len;
-    if (n <= 16) for (let k = 0; k < n; k++) d[at + k] = src[from + k];
-    else d.set(src.subarray(from, from + n), at);
-    this.len += n;
   }
 }
 
@@ -237,18 +230,30 @@ function plainValues(plan: Plan, data: Uint8Array, p: number, n: number, nonNull
     if (nonNull < n) spread(words, plan.words, valid!, row, n, nonNull);
     return;
   }
+  // the page's strings take at most its bytes
   const s = strings!, off = s.offsets;
+  s.room(data.length - p);
+  const d = s.bytes;
+  let at = s.len;
   for (let i = row; i < row + n; i++) {
     if (valid === null || valid[i]) {
       if (p + 4 > data.length) throw new CorruptPage('values end early');
       const len = u32(data, p);
       p += 4;
       if (p + len > data.length) throw new CorruptPage('values end early');
-      s.add(data, p, len);
+      copyBytes(d, at, data, p, len);
+      at += len;
       p += len;
     }
-    off[i + 1] = s.len;
+    off[i + 1] = at;
   }
+  s.len = at;
+}
+
+/** Short strings byte by byte (no view made), long ones as one copy. */
+function copyBytes(d: Uint8Array, at: number, src: Uint8Array, from: number, n: number) {
+  if (n <= 32) for (let k = 0; k < n; k++) d[at + k] = src[from + k];
+  else d.set(src.subarray(from, from + n), at);
 }
 
 // Dictionary gathers by row width, each over one array shape so that the loops stay monomorphic;
@@ -281,11 +286,16 @@ function dictValues(plan: Plan, dict: Dict, idx: Int32Array, n: number, nonNull:
   }
   for (let k = 0; k < nonNull; k++) if (idx[k] >= dn) throw new CorruptPage('dictionary index out of range');
   const s = strings!, off = s.offsets, starts = dict.starts!, lens = dict.lens!, data = dict.data;
-  let k = 0;
+  let total = 0;
+  for (let k = 0; k < nonNull; k++) total += lens[idx[k]];
+  s.room(total);
+  const d = s.bytes;
+  let at = s.len, k = 0;
   for (let i = row; i < row + n; i++) {
-    if (valid === null || valid[i]) { const j = idx[k++]; s.add(data, starts[j], lens[j]); }
-    off[i + 1] = s.len;
+    if (valid === null || valid[i]) { const j = idx[k++], len = lens[j]; copyBytes(d, at, data, starts[j], len); at += len; }
+    off[i + 1] = at;
   }
+  s.len = at;
 }
 
 /** One engine column of rows [lo, hi) of a decoded chunk (views where the layout allows). */
