@@ -347,7 +347,7 @@ export function preferDirect(path: string, fields: Field[]): boolean[] {
 }
 
 /**
- * Rows of some row groups (all when `rowGroups` is empty) of a flat Parquet
+ * Rows of some row groups (named: an empty list is left to parquet-wasm) of a flat Parquet
  * file as engine batches of at most BATCH_ROWS rows, or of `lengths` rows each
  * (one row group only: to line up with batches read otherwise); `range` skips
  * and limits rows of the groups read. Throws NotDirect for a file or column
@@ -357,10 +357,10 @@ export function readDirect(path: string, rowGroups: number[], fields: Field[], r
   const { fd, footer } = openFooter(path);
   try {
     const plans = fields.map((f) => planOf(footer.leaves, f));
-    const groups = rowGroups.length ? rowGroups : footer.rowGroups.map((_, i) => i);
-    let skip = range.offset ?? 0, left = range.limit ?? Infinity;
+    if (rowGroups.length === 0) throw new NotDirect('no row groups named');
+    let skip = range.offset ?? 0, left = range.limit || Infinity; // a limit of 0 is none, as parquet-wasm reads it
     const out: Batch[] = [];
-    for (const g of groups) {
+    for (const g of rowGroups) {
       const rg = footer.rowGroups[g];
       if (!rg) throw new NotDirect(`no row group ${g}`);
       if (left <= 0) break;
@@ -375,7 +375,7 @@ export function readDirect(path: string, rowGroups: number[], fields: Field[], r
         return decodeChunk(p, chunk, readAt(fd, chunk.start, chunk.size), rg.rows);
       });
       const cuts = lengths ?? Array.from({ length: Math.ceil((hi - lo) / BATCH_ROWS) }, (_, k) => Math.min(BATCH_ROWS, hi - lo - k * BATCH_ROWS));
-      if (lengths && (groups.length !== 1 || lengths.reduce((x, y) => x + y, 0) !== hi - lo)) throw new NotDirect('batch lengths do not match');
+      if (lengths && (rowGroups.length !== 1 || lengths.reduce((x, y) => x + y, 0) !== hi - lo)) throw new NotDirect('batch lengths do not match');
       for (let a = lo, k = 0; k < cuts.length; a += cuts[k++]) {
         out.push({ length: cuts[k], columns: plans.map((p, i) => slice(p, decoded[i], a, a + cuts[k])) });
       }

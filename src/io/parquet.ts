@@ -122,7 +122,7 @@ const rangeOptions = (r: RowRange) => ({ ...(r.offset ? { offset: r.offset } : {
 
 /** Decode some row groups of one file (all when `rowGroups` is empty), only the given columns. */
 export async function readRowGroups(path: string, rowGroups: number[], fields: Field[], wholeFile = false, range: RowRange = {}): Promise<Batch[]> {
-  if (!wholeFile && preferDirect(path, fields).every(Boolean)) {
+  if (!wholeFile && fields.length > 0 && preferDirect(path, fields).every(Boolean)) {
     const direct = tryDirect(path, rowGroups, fields, range);
     if (direct) return direct;
   }
@@ -196,7 +196,7 @@ const notInPlace = new Set<string>();
  */
 export async function readRowGroupsInPlace(path: string, rowGroups: number[], fields: Field[], wholeFile = false, range: RowRange = {}): Promise<InPlace> {
   const prefer = wholeFile ? fields.map(() => false) : preferDirect(path, fields);
-  if (prefer.every(Boolean)) {
+  if (fields.length > 0 && prefer.every(Boolean)) {
     const direct = tryDirect(path, rowGroups, fields, range);
     if (direct) return { batches: direct, release: () => {}, viewsIntoModule: false, direct: true };
   } else if (prefer.some(Boolean) && rowGroups.length === 1) {
