@@ -59,8 +59,8 @@ export interface TaskStats {
   error?: string;
   /** a join task: streamed and gathered, fused with the aggregate above, or concatenated; the side built; chunks of matched pairs */
   join?: JoinPath;
-  /** a scan: columns read in place from the Parquet module's memory, or through Arrow IPC */
-  read?: 'in-place' | 'ipc';
+  /** a scan: columns decoded by the direct reader (io/parquet-direct.ts), read in place from the Parquet module's memory, or through Arrow IPC */
+  read?: 'direct' | 'in-place' | 'ipc';
 }
 
 /** The plan of one join: its strategy and, for a shuffle join, the reduce plan (target task size, skewed partitions split). */
