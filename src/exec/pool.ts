@@ -6,6 +6,7 @@
 import type { Piscina } from 'piscina';
 import { type ErrorPayload, reviveError } from '../errors.js';
 import type { TaskResult, TaskSpec } from './task.js';
+import { trace } from './trace.js';
 
 let pool: Piscina | null = null;
 let poolSize = 0;
@@ -26,8 +27,12 @@ export async function getPool(workers: number): Promise<Piscina> {
   // A worker that dies while idle is replaced by piscina; without a listener its 'error' would end the process.
   pool.on('error', () => {});
   poolSize = workers;
+  trace(`pool: ${workers} threads started`);
   return pool;
 }
+
+/** Whether a pool is up (or starting): work sent to it now waits for no thread to start. */
+export const poolStarted = () => pool !== null;
 
 /** Start the pool now and let each thread warm up on a file the run will read (exec/warm.ts). */
 export function warmPool(workers: number, file: string): void {
