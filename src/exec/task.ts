@@ -37,7 +37,6 @@ import type { EncodedRowGroup } from '../io/parquet-encode.js';
 import type { SortKey } from '../kernels/sort.js';
 import { rangePartition, sampleRows } from '../sort/partition.js';
 import { sortRanges } from '../sort/ranges.js';
-import { trace } from './trace.js';
 
 /** Row-wise operators of a pipeline, fused into its tasks; `probe` joins with a broadcast table. */
 export type RowOp =
@@ -325,7 +324,6 @@ export async function runTask(t: TaskSpec): Promise<TaskResult> {
   const cpu1 = cpu0 !== undefined ? threadCpuMs() : undefined;
   if (cpu0 !== undefined && cpu1 !== undefined) r.cpuMs = cpu1 - cpu0;
   r.start = start;
-  trace(`task ${t.source.kind} done in ${(performance.timeOrigin + performance.now() - start).toFixed(0)} ms`);
   r.thread = threadId;
   return r;
 }
