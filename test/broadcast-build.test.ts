@@ -13,7 +13,8 @@ import { groupsOf } from '../dist/agg/aggregate.js';
 import { type Batch, concatBatches } from '../dist/kernels/column.js';
 import { mergeChunkGroups } from '../dist/exec/table-groups.js';
 import { prestartFromArgs } from '../dist/cli/prestart.js';
-import { closePool, poolStarted } from '../dist/exec/pool.js';
+import { closePool, poolReady, warmPool } from '../dist/exec/pool.js';
+import { stealTasks } from '../dist/exec/steal.js';
 import { cli, duckRows, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-bbuild-');
@@ -114,7 +115,7 @@ describe('broadcast tables built from row groups read in parallel, against DuckD
     it(`${file}: every join type that may broadcast, the side read by the pool's threads (a pool is up)`, async () => {
       await runPlan(plan(scanD, file), { workers: 2, inThreadBytes: 0, writeOutput: false });
       for (const [q, sql, tableGroups] of cases(D)) {
-        expect(poolStarted()).toBe(true);
+        expect(poolReady()).toBe(true);
         await check(file, q, sql, tableGroups, true);
       }
     }, 120_000);
@@ -127,6 +128,55 @@ describe('broadcast tables built from row groups read in parallel, against DuckD
   }
 });
 
+describe('tasks shared between this thread and the pool as it becomes ready', () => {
+  const tick = () => new Promise((r) => setTimeout(r, 5));
+  it('this thread takes them one at a time; the pool\'s runners join once it is ready; results in task order', async () => {
+    let open!: () => void;
+    const ready = new Promise<void>((r) => { open = r; });
+    const who: string[] = [];
+    let running = 0, most = 0;
+    const out = await stealTasks(12, async (i, here) => {
+      if (i === 2) open();
+      who[i] = here ? 'here' : 'pool';
+      running++; most = Math.max(most, running);
+      await tick();
+      running--;
+      return i * 10;
+    }, ready, 2);
+    expect(out).toEqual(Array.from({ length: 12 }, (_, i) => i * 10));
+    expect(who.slice(0, 3)).toEqual(['here', 'here', 'here']);
+    expect(who.filter((w) => w === 'pool').length).toBeGreaterThan(0);
+    expect(who.filter((w) => w === 'here').length).toBeGreaterThan(3);
+    expect(most).toBe(3);
+  });
+  it('no pool coming, or ready after the last task: all here; a failure starts no further task', async () => {
+    const here: boolean[] = [];
+    expect(await stealTasks(3, async (i, h) => { here.push(h); await tick(); return i; }, null, 2)).toEqual([0, 1, 2]);
+    let late!: () => void;
+    expect(await stealTasks(2, async (i, h) => { here.push(h); await tick(); return i; }, new Promise<void>((r) => { late = r; }), 2)).toEqual([0, 1]);
+    late();
+    await tick();
+    expect(here.every((h) => h)).toBe(true);
+    const started: number[] = [];
+    const e = await stealTasks(8, async (i) => { started.push(i); await tick(); if (i === 1) throw new Error('task 1 failed'); return i; }, Promise.resolve(), 2).catch((x) => x);
+    expect(String(e)).toMatch(/task 1 failed/);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(started.length).toBeLessThan(8);
+  });
+  it('a run while the pool warms up reads the side here and on the threads as they become ready: DuckDB\'s answer', async () => {
+    await closePool();
+    warmPool(2, f('fact.parquet'));
+    const q = { op: 'aggregate', groupBy: ['region'], aggregates: [{ fn: 'count', as: 'n' }], input: { op: 'join', type: 'inner', on: [['k', 'k']], left: { op: 'scan', source: 'f' }, right: { op: 'scan', source: 'd' } } };
+    const p = { version: 1, sources: { f: { parquet: f('fact.parquet') }, d: { parquet: f('dim.parquet') } }, query: q };
+    const r = await runPlan(p, { workers: 2, inThreadBytes: '256KB', writeOutput: false });
+    expect(r.stats.joins[0].strategy).toBe('broadcast');
+    const side = r.stats.tasks.filter((t) => t.stage === r.stats.joins[0].id && t.kind === 'map' && !t.join).sort((a, b) => a.partition - b.partition);
+    expect(side.length).toBeGreaterThan(1);
+    expect(side[0].thread).toBe(0); // this thread takes the first task at once
+    await expectSame(p, `SELECT region, count(*) FROM ${FACT} l JOIN ${DIM} r ON l.k = r.k GROUP BY region`, { workers: 2, inThreadBytes: '256KB' });
+  });
+});
+
 describe('starting the pool ahead from the raw arguments', () => {
   it('starts it for a plan given first that will need it, not for --explain alone or a --workers it cannot read', async () => {
     await closePool();
@@ -135,9 +185,9 @@ describe('starting the pool ahead from the raw arguments', () => {
     prestartFromArgs([p, '--workers', 'two']);
     prestartFromArgs(['gen', '--rows', '10']);
     prestartFromArgs(['--quiet', p]);
-    expect(poolStarted()).toBe(false);
+    expect(poolReady()).toBe(false);
     prestartFromArgs([p, '--workers=2', '--explain', '--analyze']);
-    await vi.waitFor(() => expect(poolStarted()).toBe(true)); // once piscina has loaded
+    await vi.waitFor(() => expect(poolReady()).toBe(true), { timeout: 30_000 }); // once its threads have warmed up
     await closePool();
   });
 });

@@ -31,13 +31,25 @@ export async function getPool(workers: number): Promise<Piscina> {
   return pool;
 }
 
-/** Whether a pool is up (or starting): work sent to it now waits for no thread to start. */
-export const poolStarted = () => pool !== null;
+// the pool whose threads have finished a task (a warm-up or a real one): they have loaded their modules
+let ready: Piscina | null = null;
+// the warm-up of the pool started ahead (warmPool): done when every thread has warmed up
+let warming: Promise<void> | null = null;
+
+/** Whether the pool is up and its threads have started (finished a task): work sent to it now waits for no start-up. */
+export const poolReady = () => pool !== null && ready === pool;
+
+/** When the pool's threads will be ready: now, after the warm-up under way, or null (no pool is starting). */
+export function whenPoolReady(): Promise<void> | null {
+  if (poolReady()) return Promise.resolve();
+  return pool !== null ? warming : null;
+}
 
 /** Start the pool now and let each thread warm up on a file the run will read (exec/warm.ts). */
 export function warmPool(workers: number, file: string): void {
-  void getPool(workers).then((p) => {
-    for (let i = 0; i < workers; i++) void p.run({ warm: file }).catch(() => undefined);
+  warming = getPool(workers).then(async (p) => {
+    await Promise.all(Array.from({ length: workers }, () => p.run({ warm: file }).catch(() => undefined)));
+    if (pool === p) ready = p;
   }, () => undefined);
 }
 
@@ -97,6 +109,7 @@ export async function attemptOnPool(workers: number, task: TaskSpec, crash = fal
     } catch (e) {
       throw new WorkerLost(String((e as Error)?.message ?? e), pool !== p);
     }
+    ready = p;
     if ('refused' in r) { retire(p, r.thread); continue; }
     if (r.poisoned) retire(p, r.ok ? r.result.thread! : r.thread);
     if (!r.ok) throw reviveError(r.error);

@@ -20,7 +20,8 @@ import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits } f
 import { type Collected, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from '../joins/merge.js';
 import { runInThread, runsInThread } from './local.js';
-import { poolStarted } from './pool.js';
+import { poolReady, whenPoolReady } from './pool.js';
+import { stealTasks } from './steal.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
 import { runSort } from '../sort/stage.js';
@@ -200,14 +201,18 @@ export class Executor {
   }
 
   /** Run a pipeline to its end; each task's result in task order. `here`: its scan tasks on this thread (see run). */
-  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here = false): Promise<TaskResult[]> {
+  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here: boolean | 'steal' = false): Promise<TaskResult[]> {
     const src = p.source;
     switch (src.kind) {
-      case 'scan':
-        return Promise.all(src.splits.map((s, i) => this.run(
-          { source: scanSource(s, src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
-          { stage: consumer, kind: 'map', partition: i, source: src.id }, here,
-        )));
+      case 'scan': {
+        const scan = (i: number, local: boolean) => this.run(
+          { source: scanSource(src.splits[i], src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
+          { stage: consumer, kind: 'map', partition: i, source: src.id }, local,
+        );
+        // 'steal': here, and on the pool's threads as soon as they are ready (exec/steal.ts)
+        if (here === 'steal') return stealTasks(src.splits.length, scan, whenPoolReady(), this.settings.workers);
+        return Promise.all(src.splits.map((_, i) => scan(i, here)));
+      }
       case 'join':
         return this.runJoin(src, p.ops, sink, consumer, combine, eager);
       case 'aggregate':
@@ -275,11 +280,12 @@ export class Executor {
   private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
     if (node.leftKeys.length === 0) return this.runCross(node, ops, sink, combine);
     // Broadcast (exec/broadcast.ts): the probing side's map tasks join, and go on with our operators and sink.
-    // A side small enough for a run in the thread is read here when no pool was started ahead (cli/prestart.ts):
-    // while its threads start (their modules, WebAssembly), the coordinator reads it and builds the table meanwhile.
+    // A side small enough for a run in the thread is read here while the pool's threads start (their modules,
+    // WebAssembly), and by them too once they are ready (exec/steal.ts); by them alone when they are ready already
+    // (warm: this thread's first decode is not). Then the coordinator builds the table.
     // Each read task groups its rows for the aggregate fused with the probe, if any (exec/table-groups.ts).
     const collect = async (n: BoundNode, groupBy?: number[]): Promise<Collected> => {
-      const here = !poolStarted() && runsInThread(scanBytes(n), this.settings.inThreadBytes);
+      const here = runsInThread(scanBytes(n), this.settings.inThreadBytes) && !poolReady() && 'steal';
       const results = await this.runPipeline(pipelineOf(n), { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) }, node.id, undefined, undefined, here);
       return { batches: batchesOf(results), groups: groupBy && results.flatMap((r) => r.groups ?? []) };
     };
@@ -582,9 +588,9 @@ export class Executor {
    * start with a scan are assumed to repeat keys.
    */
   private async joinMultiplies(join: JoinNode): Promise<boolean> {
-    // a sample is small: read on this thread, unless runs are kept off it (inThreadBytes 0, faults) or a
-    // pool was started ahead (its threads have warmed WebAssembly: this one has not, see cli/prestart.ts)
-    const here = this.inThread || (!poolStarted() && runsInThread(1, this.settings.inThreadBytes));
+    // a sample is small: read on this thread, unless runs are kept off it (inThreadBytes 0, faults) or the
+    // pool's threads are ready (they have warmed WebAssembly: this one has not, see cli/prestart.ts)
+    const here = this.inThread || (!poolReady() && runsInThread(1, this.settings.inThreadBytes));
     const sample = async (node: BoundNode, keys: number[], norms: KeyNorm[]) => {
       const p = pipelineOf(node);
       if (p.source.kind !== 'scan' || p.source.splits.length === 0) return Infinity;
@@ -625,6 +631,7 @@ export class Executor {
     return concatBatches(node.schema, await this.collectBatches(node));
   }
 
+  /** All rows of a node, as its tasks collected them. */
   async collectBatches(node: BoundNode): Promise<Batch[]> {
     return batchesOf(await this.runPipeline(pipelineOf(node), { kind: 'collect' }, 'output'));
   }

@@ -1,0 +1,26 @@
+// Tasks shared between the calling thread and the pool's threads as they
+// become ready: a small side to broadcast is read here while the threads are
+// still starting (their modules, WebAssembly), and by them too once they are,
+// each task taken by whichever is free first. Neither waits for the other.
+
+/**
+ * Run tasks 0..n-1, one at a time on this thread (`run(i, true)`) and, once
+ * `ready` resolves, `workers` at a time on the pool (`run(i, false)`);
+ * results in task order. `ready` null: the pool is not coming, this thread
+ * runs them all. After a failure no task starts.
+ */
+export async function stealTasks<T>(n: number, run: (i: number, here: boolean) => Promise<T>, ready: Promise<void> | null, workers: number): Promise<T[]> {
+  const out = new Array<T>(n);
+  let next = 0, failed = false;
+  const runner = async (here: boolean) => {
+    while (next < n && !failed) {
+      const i = next++;
+      try { out[i] = await run(i, here); } catch (e) { failed = true; throw e; }
+    }
+  };
+  const mine = runner(true);
+  // threads ready after this one has taken the last task find nothing left
+  const theirs = ready && Promise.race([ready.then(() => Promise.all(Array.from({ length: workers }, () => runner(false)))), mine]);
+  await Promise.all([mine, theirs]);
+  return out;
+}
