@@ -142,23 +142,28 @@ describe('tasks shared between this thread and the pool as it becomes ready', ()
       await tick();
       running--;
       return i * 10;
-    }, ready, 2);
+    }, [ready, ready]);
     expect(out).toEqual(Array.from({ length: 12 }, (_, i) => i * 10));
     expect(who.slice(0, 3)).toEqual(['here', 'here', 'here']);
     expect(who.filter((w) => w === 'pool').length).toBeGreaterThan(0);
     expect(who.filter((w) => w === 'here').length).toBeGreaterThan(3);
     expect(most).toBe(3);
+    // one thread ready, the other never: one runner joins this thread
+    running = 0; most = 0;
+    const again = await stealTasks(6, async (i, h) => { running++; most = Math.max(most, running); await tick(); running--; return h; }, [Promise.resolve(), new Promise<void>(() => {})]);
+    expect(most).toBe(2);
+    expect(again.filter((h) => !h).length).toBeGreaterThan(0);
   });
   it('no pool coming, or ready after the last task: all here; a failure starts no further task', async () => {
     const here: boolean[] = [];
-    expect(await stealTasks(3, async (i, h) => { here.push(h); await tick(); return i; }, null, 2)).toEqual([0, 1, 2]);
+    expect(await stealTasks(3, async (i, h) => { here.push(h); await tick(); return i; }, [])).toEqual([0, 1, 2]);
     let late!: () => void;
-    expect(await stealTasks(2, async (i, h) => { here.push(h); await tick(); return i; }, new Promise<void>((r) => { late = r; }), 2)).toEqual([0, 1]);
+    expect(await stealTasks(2, async (i, h) => { here.push(h); await tick(); return i; }, [new Promise<void>((r) => { late = r; })])).toEqual([0, 1]);
     late();
     await tick();
     expect(here.every((h) => h)).toBe(true);
     const started: number[] = [];
-    const e = await stealTasks(8, async (i) => { started.push(i); await tick(); if (i === 1) throw new Error('task 1 failed'); return i; }, Promise.resolve(), 2).catch((x) => x);
+    const e = await stealTasks(8, async (i) => { started.push(i); await tick(); if (i === 1) throw new Error('task 1 failed'); return i; }, [Promise.resolve(), Promise.resolve()]).catch((x) => x);
     expect(String(e)).toMatch(/task 1 failed/);
     await new Promise((r) => setTimeout(r, 50));
     expect(started.length).toBeLessThan(8);

@@ -33,24 +33,28 @@ export async function getPool(workers: number): Promise<Piscina> {
 
 // the pool whose threads have finished a task (a warm-up or a real one): they have loaded their modules
 let ready: Piscina | null = null;
-// the warm-up of the pool started ahead (warmPool): done when every thread has warmed up
-let warming: Promise<void> | null = null;
+// the warm-up of the pool started ahead (warmPool): one promise per thread, done when one more has warmed up
+let warming: Promise<void>[] = [];
 
 /** Whether the pool is up and its threads have started (finished a task): work sent to it now waits for no start-up. */
 export const poolReady = () => pool !== null && ready === pool;
 
-/** When the pool's threads will be ready: now, after the warm-up under way, or null (no pool is starting). */
-export function whenPoolReady(): Promise<void> | null {
-  if (poolReady()) return Promise.resolve();
-  return pool !== null ? warming : null;
+/** When each of the pool's threads will be ready: now, as the warm-up under way goes, or never (empty: no pool is starting). */
+export function whenPoolReady(workers: number): Promise<void>[] {
+  if (poolReady()) return Array.from({ length: workers }, () => Promise.resolve());
+  return pool !== null ? warming : [];
 }
 
 /** Start the pool now and let each thread warm up on a file the run will read (exec/warm.ts). */
 export function warmPool(workers: number, file: string): void {
-  warming = getPool(workers).then(async (p) => {
-    await Promise.all(Array.from({ length: workers }, () => p.run({ warm: file }).catch(() => undefined)));
-    if (pool === p) ready = p;
-  }, () => undefined);
+  const started = getPool(workers);
+  const each = Array.from({ length: workers }, () => started.then((p) => p.run({ warm: file })).then(() => undefined, () => undefined));
+  // the k-th warm-up to finish: k threads are ready (piscina gives a warm-up to each thread as it starts)
+  warming = each.map((_, k) => new Promise<void>((resolve) => {
+    let done = 0;
+    for (const w of each) void w.then(() => { if (++done === k + 1) resolve(); });
+  }));
+  void Promise.all(each).then(() => started).then((p) => { if (pool === p) ready = p; }, () => undefined);
 }
 
 /** Close the worker threads (the CLI calls this before exiting). */

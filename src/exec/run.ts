@@ -210,7 +210,7 @@ export class Executor {
           { stage: consumer, kind: 'map', partition: i, source: src.id }, local,
         );
         // 'steal': here, and on the pool's threads as soon as they are ready (exec/steal.ts)
-        if (here === 'steal') return stealTasks(src.splits.length, scan, whenPoolReady(), this.settings.workers);
+        if (here === 'steal') return stealTasks(src.splits.length, scan, whenPoolReady(this.settings.workers));
         return Promise.all(src.splits.map((_, i) => scan(i, here)));
       }
       case 'join':

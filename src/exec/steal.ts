@@ -4,12 +4,12 @@
 // each task taken by whichever is free first. Neither waits for the other.
 
 /**
- * Run tasks 0..n-1, one at a time on this thread (`run(i, true)`) and, once
- * `ready` resolves, `workers` at a time on the pool (`run(i, false)`);
- * results in task order. `ready` null: the pool is not coming, this thread
- * runs them all. After a failure no task starts.
+ * Run tasks 0..n-1, one at a time on this thread (`run(i, true)`) and on the
+ * pool (`run(i, false)`), one more at a time as each of `ready` resolves (a
+ * thread of the pool ready); results in task order. `ready` empty: the pool
+ * is not coming, this thread runs them all. After a failure no task starts.
  */
-export async function stealTasks<T>(n: number, run: (i: number, here: boolean) => Promise<T>, ready: Promise<void> | null, workers: number): Promise<T[]> {
+export async function stealTasks<T>(n: number, run: (i: number, here: boolean) => Promise<T>, ready: Promise<void>[]): Promise<T[]> {
   const out = new Array<T>(n);
   let next = 0, failed = false;
   const runner = async (here: boolean) => {
@@ -19,8 +19,7 @@ export async function stealTasks<T>(n: number, run: (i: number, here: boolean) =
     }
   };
   const mine = runner(true);
-  // threads ready after this one has taken the last task find nothing left
-  const theirs = ready && Promise.race([ready.then(() => Promise.all(Array.from({ length: workers }, () => runner(false)))), mine]);
-  await Promise.all([mine, theirs]);
+  // a thread ready after this one has taken the last task finds nothing left
+  await Promise.all([mine, ...ready.map((r) => Promise.race([r.then(() => runner(false)), mine]))]);
   return out;
 }
