@@ -3,12 +3,13 @@
 // inner, left, right and full joins with duplicate keys on both sides.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runPlan } from '../dist/index.js';
+import { type RunResult, runPlan } from '../dist/index.js';
 import { expectSame, expectSameInDuck, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-agg-');
 const T = path.join(dir, 't.parquet'), WIDE = path.join(dir, 'wide.parquet');
 const L = path.join(dir, 'l.parquet'), R = path.join(dir, 'r.parquet');
+const MIXA = path.join(dir, 'mix-a.parquet'), MIXB = path.join(dir, 'mix-b.parquet'), MIX = `['${MIXA}', '${MIXB}']`;
 
 beforeAll(async () => {
   await writeParquet(T, `
@@ -19,6 +20,17 @@ beforeAll(async () => {
     FROM range(0, 6000) t(i)`, 2048);
   // one row group of 40,000 rows with a distinct id per row: nothing to combine
   await writeParquet(WIDE, `SELECT i::BIGINT AS id, (i % 10)::INTEGER AS v FROM range(0, 40000) t(i)`, 65536);
+  // Two files (map tasks): the first a new key per row (it passes its rows through), the second
+  // 50 keys that the first also has (it aggregates): reduce tasks get rows and states of one group.
+  const mixRows = (from: number, to: number) => `
+    SELECT CASE WHEN i % 997 = 0 THEN NULL WHEN i < 40000 THEN i ELSE i % 50 END::BIGINT AS k,
+      CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 37 % 101)::INTEGER END AS x,
+      CASE WHEN i % 13 = 0 THEN NULL ELSE ((i * 7919) % 200001 - 100000) / 100 END::DECIMAL(12,2) AS d,
+      (i % 17) * 1.25::DOUBLE AS f, CASE WHEN i % 9 = 0 THEN NULL ELSE 'v' || (i * 7 % 23) END AS s,
+      1125899906842625::BIGINT + i * 1000003 AS big
+    FROM range(${from}, ${to}) t(i)`;
+  await writeParquet(MIXA, mixRows(0, 40000), 40000);
+  await writeParquet(MIXB, mixRows(40000, 80000), 40000);
   // Both sides have duplicate keys; key 1 is hot on both (a many-to-many hot key); some keys on one side only.
   await writeParquet(L, `
     SELECT CASE WHEN i % 3 = 0 THEN 1 WHEN i % 17 = 0 THEN NULL ELSE (i % 40) END::BIGINT AS k,
@@ -71,10 +83,62 @@ describe('combiners', () => {
     const q = planT({ op: 'aggregate', input: { op: 'scan', source: 'w' }, groupBy: ['id'], aggregates: [{ fn: 'sum', column: 'v', as: 's' }, { fn: 'count', as: 'n' }] });
     const r = await runPlan(q, { workers: 2, partitions: 4, writeOutput: false });
     expect(r.stats.shuffles[0].combine).toMatchObject({ rowsBefore: 40000, rowsAfter: 40000, passThroughTasks: 1, partialTasks: 0 });
+    // as rows, not as states ([sum, count] and a count per row would be 32 bytes a row against 12)
+    expect(r.stats.shuffles[0].combine!.bytesAfter).toBe(r.stats.shuffles[0].combine!.bytesBefore);
     await expectSameInDuck(q, `SELECT id, sum(v), count(*) FROM read_parquet('${WIDE}') GROUP BY id`, { workers: 2, partitions: 4 });
     // and aggregates when groups repeat
     const r2 = await runPlan(planT({ op: 'aggregate', input: { op: 'scan', source: 'w' }, groupBy: ['v'], aggregates: [{ fn: 'count', as: 'n' }] }), { workers: 2, writeOutput: false });
     expect(r2.stats.shuffles[0].combine).toMatchObject({ rowsBefore: 40000, rowsAfter: 10, passThroughTasks: 0 });
+  });
+});
+
+describe('rows passed through beside states', () => {
+  const aggs = [
+    { fn: 'count', as: 'n' }, { fn: 'count', column: 'x', as: 'nx' }, { fn: 'sum', column: 'x', as: 'sx' }, { fn: 'avg', column: 'x', as: 'ax' },
+    { fn: 'sum', column: 'd', as: 'sd' }, { fn: 'avg', column: 'd', as: 'ad' }, { fn: 'min', column: 'd', as: 'mind' }, { fn: 'max', column: 'd', as: 'maxd' },
+    { fn: 'sum', column: 'f', as: 'sf' }, { fn: 'min', column: 's', as: 'mins' }, { fn: 'max', column: 's', as: 'maxs' },
+    { fn: 'max', column: 'big', as: 'maxbig' }, { fn: 'sum', column: 'big', as: 'sbig' }, { fn: 'count_distinct', column: 's', as: 'ds' },
+  ];
+  const aggsSql = 'count(*), count(x), sum(x), avg(x), sum(d), avg(d), min(d), max(d), sum(f), min(s), max(s), max(big), sum(big), count(DISTINCT s)';
+  const mix = (groupBy: string[], input: object = { op: 'scan', source: 'm' }) => ({ version: 1, sources: { m: { parquet: [MIXA, MIXB] } }, query: { op: 'aggregate', input, groupBy, aggregates: aggs } });
+  const withKey = { op: 'project', input: { op: 'scan', source: 'm' }, columns: ['k', 'x', 'd', 'f', 's', 'big', { name: 'sk', expr: { fn: 'concat', args: [{ value: 'k' }, { column: 'k' }] } }] };
+
+  it.each([[['k']], [['sk', 'k']]])('one map task ships its rows, the other its states; the reduce merges both (group by %j)', async (groupBy) => {
+    const q = mix(groupBy, groupBy.includes('sk') ? withKey : undefined);
+    const key = groupBy.includes('sk') ? `concat('k', k) AS sk, k` : 'k';
+    await expectSame(q, `SELECT ${key}, ${aggsSql} FROM read_parquet(${MIX}) GROUP BY ALL`, { workers: 2, partitions: 4 });
+    const r = await runPlan(q, { workers: 2, partitions: 4, writeOutput: false });
+    const c = r.stats.shuffles[0].combine!;
+    expect(c).toMatchObject({ rowsBefore: 80000, partialTasks: 1, passThroughTasks: 1 });
+    // the first task's 40,000 rows as they are, the second's (k, s) pairs as states: fewer bytes than the rows
+    expect(c.rowsAfter).toBeGreaterThan(40000);
+    expect(c.rowsAfter).toBeLessThan(40000 + 51 * 24);
+    expect(c.bytesAfter).toBeLessThan(c.bytesBefore);
+  });
+
+  it('a task passing its rows through ships the bytes it would without combiners', async () => {
+    const q = mix(['k'], { op: 'filter', input: { op: 'scan', source: 'm' }, where: { column: 'k', cmp: '<', value: 40000 } });
+    const sql = `SELECT k, ${aggsSql} FROM read_parquet(${MIX}) WHERE k < 40000 GROUP BY k`;
+    const opts = { workers: 2, partitions: 4, writeOutput: false };
+    const [on, off] = await Promise.all([runPlan(q, opts), runPlan(q, { ...opts, combiners: false })]);
+    const shipped = (x: RunResult) => x.stats.shuffles[0].partitionBytes.reduce((a, b) => a + b, 0);
+    expect(on.stats.shuffles[0].combine).toMatchObject({ passThroughTasks: 1, partialTasks: 1 });
+    // the pass-through task's blocks are the rows no-combiners ships; the aggregating task's are smaller
+    expect(shipped(on)).toBeLessThan(shipped(off));
+    expect(on.stats.shuffles[0].combine!.bytesAfter).toBeLessThan(on.stats.shuffles[0].combine!.bytesBefore);
+    await expectSame(q, sql, { workers: 2, partitions: 4 });
+  });
+
+  it('under a tiny memory budget, rows and states are cut into the same grace pieces', async () => {
+    const q = mix(['k']);
+    const opts = { workers: 2, partitions: 2, memoryLimit: 256 * 1024, spillDir: path.join(dir, 'spill') };
+    await expectSame(q, `SELECT k, ${aggsSql} FROM read_parquet(${MIX}) GROUP BY k`, opts);
+    const r = await runPlan(q, { ...opts, writeOutput: false });
+    expect(r.stats.shuffles[0].combine).toMatchObject({ partialTasks: 1, passThroughTasks: 1 });
+    const labels = r.stats.tasks.map((t) => t.split ?? '');
+    expect(labels.some((l) => l.startsWith('grace rows chunk'))).toBe(true);
+    expect(labels.some((l) => l.startsWith('grace input chunk'))).toBe(true);
+    expect(labels.some((l) => l.startsWith('grace piece'))).toBe(true);
   });
 });
 

@@ -91,6 +91,20 @@ describe('skewjoin bench --report-only', () => {
   });
 });
 
+describe('skewjoin bench --workloads', () => {
+  it('runs only the workloads named (a part of the name, any case), and lists them when none matches', () => {
+    const dir = tmpDir('sj-bench-w-');
+    const r = cli(['bench', '--suite', 'quick', '--rows', '20000', '--keys', '2000', '--repeat', '1', '--simulate-workers', 'none', '--s', '0', '--workloads', 'AGGREGATE', '--out', dir]);
+    expect(r.code, r.stderr).toBe(0);
+    const res = JSON.parse(fs.readFileSync(path.join(dir, 'results.json'), 'utf8'));
+    expect(new Set(res.runs.map((x: any) => `${x.workload} ${x.s}`))).toEqual(new Set(['aggregate by key 0']));
+    expect(res.runs.every((x: any) => x.mode === 'duckdb' || x.sameAnswer)).toBe(true);
+    const none = cli(['bench', '--suite', 'quick', '--workloads', 'nothing like it', '--out', dir]);
+    expect(none.code).not.toBe(0);
+    expect(none.stderr).toMatch(/no workload named like nothing like it; its workloads are fact⋈dim, many-to-many, aggregate by key/);
+  }, 120_000);
+});
+
 describe('skewjoin bench --suite quick', () => {
   // Both tests read the output of one bench run: whichever runs first (alone or not) makes it.
   let out: string | null = null;

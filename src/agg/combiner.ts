@@ -1,7 +1,10 @@
 // A map task's combiner over its output batches: partial states of each batch,
 // merged into one set at the end, so the task's rows are never concatenated
-// into a copy; unless its first rows show barely any grouping, when every row
-// passes through as its own state (adaptive pass-through, agg/partial.ts).
+// into a copy; unless its first rows show barely any grouping (adaptive
+// pass-through, agg/partial.ts), when the rows pass through as they are: into
+// a shuffle, which then holds no more bytes than without combiners (a state
+// is wider than its row: a sum's is [sum, count]), and whose reduce tasks
+// aggregate such rows beside other tasks' states; elsewhere each row as its own state.
 import { type Batch, type Column, type Schema, batchBytes, concatBatches, emptyBatch, gather } from '../kernels/column.js';
 import { decimalColumn, decimalSums } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
@@ -10,11 +13,17 @@ import { countColumn, float64Column, floatSums, groupsOf, intSumColumn, minMax }
 import { PASS_THROUGH_SAMPLE, barelyShrinks, combinerGrouping, partialAggregate, partialSchema, rowsAsStates } from './partial.js';
 
 /** Partial aggregation of a task's output before its sink. */
-export interface Combine { groupBy: number[]; aggs: BoundAggregate[]; schema: Schema }
+export interface Combine {
+  groupBy: number[]; aggs: BoundAggregate[]; schema: Schema;
+  /** the consumer takes rows that pass through as they are (an aggregate's shuffle), not only states */
+  passRows?: boolean;
+}
 
+/** pass-through: `batch` holds the input rows (`Combine.schema`) when `rows` was allowed, else one state per row */
 export interface Combined { batch: Batch; mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number }
 
-export function combine(batches: Batch[], c: Combine): Combined {
+/** `rows`: rows that do not reduce may pass through as they are (not as states), if `c.passRows`. */
+export function combine(batches: Batch[], c: Combine, rows = false): Combined {
   const schema = partialSchema(c.schema, c.groupBy, c.aggs);
   // batches may carry a dense filter's rows still to be picked (exec/deferred.ts)
   const rowsIn = batches.reduce((s, b) => s + selectedRows(b), 0);
@@ -23,7 +32,8 @@ export function combine(batches: Batch[], c: Combine): Combined {
   // the first rows decide, as if the batches were one
   const head = () => (selectedRows(batches[0]) >= PASS_THROUGH_SAMPLE ? materialize(batches[0], PASS_THROUGH_SAMPLE) : concatBatches(c.schema, batches.map((b) => materialize(b))));
   if (c.groupBy.length > 0 && rowsIn >= 2 * PASS_THROUGH_SAMPLE && barelyShrinks(head(), partial, rowsIn)) {
-    return { batch: rowsAsStates(concatBatches(c.schema, batches.map((b) => materialize(b))), c.groupBy, c.aggs), mode: 'pass-through', rowsIn, bytesIn };
+    const all = concatBatches(c.schema, batches.map((b) => materialize(b)));
+    return { batch: rows && c.passRows ? all : rowsAsStates(all, c.groupBy, c.aggs), mode: 'pass-through', rowsIn, bytesIn };
   }
   if (batches.length <= 1) return { batch: batches.length ? partial(batches[0]) : partial(emptyBatch(c.schema)), mode: 'partial', rowsIn, bytesIn };
   const states = concatBatches(schema, batches.map(partial));

@@ -22,6 +22,8 @@ export interface BenchOptions {
   simulateWorkers?: number[];
   /** only the workloads at these Zipf s (default: all of the suite's) */
   s?: number[];
+  /** only the workloads whose name contains one of these (case-insensitive; default: all) */
+  workloads?: string[];
 }
 
 /**
@@ -300,8 +302,12 @@ async function imbalanceCurve(dir: string, workers: number, con: any): Promise<B
 export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, progressOut: NodeJS.WriteStream = process.stderr): Promise<number> {
   const all = suites(o)[o.suite];
   if (!all) throw new Error(`unknown suite "${o.suite}"; suites are: ${Object.keys(suites(o)).join(', ')}`);
-  const workloads = o.s ? all.filter((w) => o.s!.includes(w.s)) : all;
-  if (workloads.length === 0) throw new Error(`suite "${o.suite}" has no workload at s = ${o.s!.join(', ')}; its s values are ${[...new Set(all.map((w) => w.s))].join(', ')}`);
+  const named = (w: Workload) => !o.workloads || o.workloads.some((n) => w.name.toLowerCase().includes(n.toLowerCase()));
+  const workloads = all.filter((w) => (!o.s || o.s.includes(w.s)) && named(w));
+  if (workloads.length === 0) {
+    throw new Error(`suite "${o.suite}" has no workload${o.s ? ` at s = ${o.s.join(', ')}` : ''}${o.workloads ? ` named like ${o.workloads.join(', ')}` : ''}; `
+      + `its workloads are ${[...new Set(all.map((w) => w.name))].join(', ')} at s = ${[...new Set(all.map((w) => w.s))].join(', ')}`);
+  }
   const progress = new BenchProgress(await progressDisplay(progressOut), workloads.reduce((s, w) => s + w.modes.length + 1, 0));
   let results: BenchResults;
   try {

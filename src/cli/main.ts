@@ -200,6 +200,7 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--repeat <r>', 'runs per measurement (the median is reported)', int('--repeat'), 3)
     .option('--simulate-workers <list>', 'worker counts to plan each run for and schedule its measured tasks on, comma-separated, or "none"', workerList, [16, 64, 256])
     .option('--s <list>', 'only the workloads at these Zipf s, comma-separated (default: all of the suite\'s)', sList)
+    .option('--workloads <list>', 'only the workloads whose name contains one of these, comma-separated (e.g. "full outer,aggregate")', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
     .option('--report-only <dir>', 'run nothing: draw report.html and charts/ again from <dir>/results.json')
     .action(async (o) => {
       if (o.reportOnly) {

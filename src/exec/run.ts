@@ -16,7 +16,8 @@ import {
 import { keyGrid, restGrid } from '../skew/cut.js';
 import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
-import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits } from '../skew/aggregate.js';
+import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits, rowsInput } from '../skew/aggregate.js';
+import { mixPlan } from '../skew/mix.js';
 import { type Collected, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from '../joins/merge.js';
 import { runInThread, runsInThread } from './local.js';
@@ -49,6 +50,8 @@ interface ShuffleOutput {
   mapRows: number[][];
   sketches: TaskSketch[];
   stats: ShuffleStats;
+  /** map tasks whose combiner passed their rows through as they are (agg/combiner.ts `passRows`) */
+  rawTasks: boolean[];
 }
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
@@ -80,6 +83,13 @@ interface JoinContext {
 function blocksOf(s: ShuffleOutput, p: number, range: [number, number] | null = null): Batch[] {
   const tasks = range ? s.byTask.slice(range[0], range[1]) : s.byTask;
   return tasks.map((bs) => bs[p]).filter((b): b is Batch => b !== null);
+}
+
+/** An aggregate partition's blocks: combiners' states (or the rows, without combiners), and rows combiners passed through. */
+interface AggregateBlocks { blocks: Batch[]; raw: Batch[] }
+function aggregateBlocksOf(s: ShuffleOutput, ps: number[]): AggregateBlocks {
+  const of = (raw: boolean) => ps.flatMap((p) => s.byTask.flatMap((bs, t) => (s.rawTasks[t] === raw && bs[p] ? [bs[p]!] : [])));
+  return { blocks: of(false), raw: of(true) };
 }
 
 /** Consecutive blocks packed into chunks of about `target` bytes (at least one chunk). */
@@ -269,6 +279,7 @@ export class Executor {
       mapRows: results.map((r) => r.partitionRows!),
       sketches: results.flatMap((r) => (r.sketch ? [r.sketch] : [])),
       stats,
+      rawTasks: results.map((r) => combine?.passRows === true && r.combine?.mode === 'pass-through'),
     };
   }
 
@@ -331,7 +342,9 @@ export class Executor {
     });
     const ls = sideStats(l), rs = sideStats(r);
     // tasks sized by cost: the side each partition builds weighs more (skew/decide.ts BUILD_WEIGHT)
-    const plan = planReduceTasks(ls, rs, node.type, budgetedSkew(skew, this.taskShare()), plannedWorkers(this.settings), BUILD_WEIGHT);
+    const planned = planReduceTasks(ls, rs, node.type, budgetedSkew(skew, this.taskShare()), plannedWorkers(this.settings), BUILD_WEIGHT);
+    // plain partitions ride in the tasks of hot keys' pieces, so that every task holds some built rows (skew/mix.ts)
+    const plan = mixPlan(planned, ls, rs, node.type);
     for (const [out, side, d] of [[l, ls, plan.left], [r, rs, plan.right]] as const) {
       out.stats.medianBytes = d.medianBytes;
       out.stats.thresholdBytes = d.thresholdBytes;
@@ -448,15 +461,28 @@ export class Executor {
     const [ls, rs] = await Promise.all([splitSide(l, 'left'), splitSide(r, 'right')]);
     const jobs: Promise<TaskResult | TaskResult[]>[] = [];
     let tasks = 0;
+    // the plain partitions each cell of the keys' grids carries (skew/mix.ts), in order
+    let cell = 0;
+    const riders = t.riders ?? [];
+    const plainTask = (ps: number[]) => this.runPlanned(ctx, { kind: 'partitions', partitions: ps, bytes: 0 });
     const pairs = (g: { left: Batch[][]; right: Batch[][] }, label: (i: number, j: number) => string, grace: boolean) => {
       g.left.forEach((x, i) => g.right.forEach((y, j) => {
-        if (!reduceNeeded(node.type, rowCount(x), rowCount(y))) return;
+        const rides = grace ? [] : riders[cell++] ?? [];
+        if (!reduceNeeded(node.type, rowCount(x), rowCount(y))) {
+          if (rides.length) jobs.push(plainTask(rides));
+          return;
+        }
         tasks++;
-        const meta = { kind: 'reduce', partition: p, split: label(i, j) } as const;
         // the rest may still not fit the memory budget (grace pieces); a hot key's pieces are never cut by hash
-        jobs.push(grace
-          ? this.graceJoin(ctx, x, y, meta).then((r): Promise<TaskResult | TaskResult[]> | TaskResult[] => r ?? this.joinTask(ctx, x, y, meta, p + i + j))
-          : this.joinTask(ctx, x, y, meta, p + i + j));
+        if (grace) {
+          const meta = { kind: 'reduce', partition: p, split: label(i, j) } as const;
+          jobs.push(this.graceJoin(ctx, x, y, meta).then((r): Promise<TaskResult | TaskResult[]> | TaskResult[] => r ?? this.joinTask(ctx, x, y, meta, p + i + j)));
+          return;
+        }
+        const ql = rides.map((q) => blocksOf(l, q)), qr = rides.map((q) => blocksOf(r, q));
+        const meta = { kind: 'reduce', partition: p, split: label(i, j), ...(rides.length ? { partitions: [p, ...rides] } : {}) } as const;
+        jobs.push(this.joinTask(ctx, [...x, ...ql.flat()], [...y, ...qr.flat()], meta, p + i + j,
+          rides.length ? [[x.length, y.length], ...ql.map((b, k): [number, number] => [b.length, qr[k].length])] : undefined));
       }));
     };
     const rest = restGrid(node.type, ls.rest, rs.rest, ctx.targetBytes);
@@ -468,6 +494,8 @@ export class Executor {
       const info = split?.keys?.[ki];
       if (info) info.tasks = tasks - before;
     });
+    // cells planned but not made (the rows found cut into fewer pieces): their partitions on their own
+    for (const ps of riders.slice(cell)) if (ps.length) jobs.push(plainTask(ps));
     if (split) Object.assign(split, { tasks, cut: modes });
     const results = (await Promise.all(jobs)).flat();
     this.spill.release(held);
@@ -523,8 +551,9 @@ export class Executor {
     const eager = this.settings.combiners && this.settings.eagerAggregation && node.input.kind === 'join'
       && await this.joinMultiplies(node.input) ? eagerPlan(node, node.input) ?? undefined : undefined;
     // With combiners, map tasks ship partial states keyed by their leading g columns.
+    // A map task whose rows barely group ships them as they are, beside other tasks' states.
     const pre: Combine | undefined = !eager && this.settings.combiners && combinable(node.aggs)
-      ? { groupBy: node.groupBy, aggs: node.aggs, schema: inSchema }
+      ? { groupBy: node.groupBy, aggs: node.aggs, schema: inSchema, passRows: true }
       : undefined;
     const partial = pre !== undefined || eager !== undefined;
     const shuffledSchema = partial ? partialSchema(inSchema, node.groupBy, node.aggs) : inSchema;
@@ -541,20 +570,27 @@ export class Executor {
     Object.assign(s.stats, skew.decision);
     this.stats.aggregates.push({ id: node.id, targetBytes: skew.targetBytes, splits: skew.splits });
     const twoLevel = new Map(skew.splits.filter((x) => x.method === 'two-level').map((x) => [x.partition, x]));
-    const shuffled: AggregateInput = { stage: node.id, mode: partial ? 'final' : 'raw', schema: shuffledSchema, groupBy: keys, aggs: node.aggs, outSchema: node.schema };
+    const shuffled: AggregateInput = {
+      stage: node.id, mode: partial ? 'final' : 'raw', schema: shuffledSchema, groupBy: keys, aggs: node.aggs, outSchema: node.schema,
+      ...(pre ? { rows: { schema: inSchema, groupBy: node.groupBy } } : {}),
+    };
+    const rows = rowsInput(shuffled);
     // A partition larger than a worker's share of the budget is cut by further bits of the group
     // hash: each group lies in one piece, aggregated by its own task (no merge needed).
-    const reduce = async (a: AggregateInput, input: Batch[], p: number, step?: 'merge', partitions?: number[]): Promise<TaskResult[]> => {
-      const run = (batches: Batch[], split?: string) => this.run({ source: aggregateSource(a, batches, step), ops, combine, sink: withSeed(sink, p) },
+    const reduce = async (a: AggregateInput, input: AggregateBlocks, p: number, step?: 'merge', partitions?: number[]): Promise<TaskResult[]> => {
+      const run = (x: AggregateBlocks, split?: string) => this.run({ source: aggregateSource(a, x.blocks, step, x.raw), ops, combine, sink: withSeed(sink, p) },
         { stage: node.id, kind: 'reduce', partition: p, ...(partitions && partitions.length > 1 ? { partitions } : {}), ...(split ? { split } : {}) });
       const label = step ? 'two-level merge' : undefined;
-      const bytes = input.reduce((x, b) => x + blockBytes(b), 0);
+      const bytes = [...input.blocks, ...input.raw].reduce((x, b) => x + blockBytes(b), 0);
       if (g === 0 || bytes <= share) return [await run(input, label)];
       const K = Math.min(MAX_GRACE_PIECES, Math.ceil(bytes / Math.max(1, share)));
-      const cut = await cutByHash(this, input, a.schema, a.groupBy, norms, K, P,
-        { stage: node.id, partition: p, label: label ? `${label} grace input` : 'grace input' }, false);
-      const out = await Promise.all(cut.pieces.map((piece, k) => (piece.length ? run(piece, `${label ? `${label}, ` : ''}grace piece ${k + 1}/${K}`) : null)));
-      this.spill.release(cut.held);
+      // states and passed-through rows are cut apart by the same hash bits: piece k of both holds the same groups
+      const cutOf = (bs: Batch[], x: AggregateInput, what: string) => (bs.length === 0 ? { pieces: Array.from({ length: K }, (): Batch[] => []), held: 0 }
+        : cutByHash(this, bs, x.schema, x.groupBy, norms, K, P, { stage: node.id, partition: p, label: `${label ? `${label} ` : ''}grace ${what}` }, false));
+      const [cut, rawCut] = await Promise.all([cutOf(input.blocks, a, 'input'), cutOf(input.raw, rows ?? a, 'rows')]);
+      const out = await Promise.all(cut.pieces.map((piece, k) => (piece.length || rawCut.pieces[k].length
+        ? run({ blocks: piece, raw: rawCut.pieces[k] }, `${label ? `${label}, ` : ''}grace piece ${k + 1}/${K}`) : null)));
+      this.spill.release(cut.held + rawCut.held);
       return out.filter((r): r is TaskResult => r !== null);
     };
     // Small partitions are packed into tasks as a join's are (skew/decide.ts): a task over several
@@ -569,9 +605,10 @@ export class Executor {
       .map((ps) => ({ ps, bytes: ps.reduce((a, p) => a + bytesOf(p), 0) })).sort((a, b) => b.bytes - a.bytes);
     const results = await Promise.all(jobs.map(async ({ ps }) => {
       const p = ps[0], split = twoLevel.get(p);
-      if (!split) return reduce(shuffled, ps.flatMap((q) => blocksOf(s, q)), p, undefined, ps);
-      const one = await levelOne(this, shuffled, blocksOf(s, p), split);
-      const out = await reduce(one.input, one.blocks, p, 'merge');
+      if (!split) return reduce(shuffled, aggregateBlocksOf(s, ps), p, undefined, ps);
+      const { blocks, raw } = aggregateBlocksOf(s, [p]);
+      const one = await levelOne(this, shuffled, blocks, split, raw);
+      const out = await reduce(one.input, { blocks: one.blocks, raw: [] }, p, 'merge');
       this.spill.release(one.held);
       return out;
     }));

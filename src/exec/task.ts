@@ -8,7 +8,7 @@ import { aggregateBatch, groupsOf } from '../agg/aggregate.js';
 import type { Groups } from '../agg/groups.js';
 import { type EagerPlan, eagerStates } from '../agg/eager.js';
 import { type Combine, combine } from '../agg/combiner.js';
-import { finalAggregate, partialAggregateJoin, partialSchema } from '../agg/partial.js';
+import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema } from '../agg/partial.js';
 import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
@@ -63,9 +63,14 @@ export type TaskSource =
   | { kind: 'split'; schema: Schema; blocks: Batch[]; keys: number[]; norms: KeyNorm[]; hot: SplitKey[]; locate?: number }
   /**
    * raw: input rows; final: partial states from combiners, grouped by their leading columns;
-   * step: one step of a skewed partition's two-level aggregation (agg/twolevel.ts)
+   * step: one step of a skewed partition's two-level aggregation (agg/twolevel.ts);
+   * rows: with final, `input` from `from` on holds input rows (`schema`, grouped by `groupBy`)
+   * that a combiner passed through (agg/combiner.ts)
    */
-  | { kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema; step?: TwoLevelStep }
+  | {
+    kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema; step?: TwoLevelStep;
+    rows?: { schema: Schema; groupBy: number[]; from: number };
+  }
   /**
    * consecutive ranges of a range-partitioned sort, their rows sorted: `ranges`
    * holds how many blocks of `input` each range has, in order (absent: one range)
@@ -198,13 +203,24 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
       return { batches: sorted, rows: rowCount(sorted) };
     }
     case 'aggregate': {
-      const all = concatBatches(src.schema, src.input);
-      const out = src.step ? twoLevelStep(all, src.step, src.mode === 'raw', src.schema, src.groupBy, src.aggs, src.outSchema)
-        : src.mode === 'final' ? finalAggregate(all, src.groupBy.length, src.aggs, src.outSchema)
-        : aggregateBatch(all, src.groupBy, src.aggs, src.outSchema);
-      return { batches: [out], rows: all.length };
+      const from = src.rows?.from ?? src.input.length;
+      const rows = src.rows && from < src.input.length ? concatBatches(src.rows.schema, src.input.slice(from)) : null;
+      // only rows that combiners passed through: aggregated as without combiners
+      if (rows && from === 0) return { batches: [aggregateAll(rows, src, true, src.rows!.schema, src.rows!.groupBy)], rows: rows.length };
+      // states and rows: the rows become states first (one pass, as their combiner would have done)
+      const states = rows ? [...src.input.slice(0, from), partialAggregate(rows, src.rows!.groupBy, src.aggs, src.schema)] : src.input;
+      const all = concatBatches(src.schema, states);
+      return { batches: [aggregateAll(all, src, src.mode === 'raw', src.schema, src.groupBy)], rows: rowCount(src.input) };
     }
   }
+}
+
+type AggregateSource = Extract<TaskSource, { kind: 'aggregate' }>;
+
+/** An aggregate task's rows (raw) or states aggregated: one two-level step, or to the final rows. */
+function aggregateAll(b: Batch, src: AggregateSource, raw: boolean, schema: Schema, groupBy: number[]): Batch {
+  if (src.step) return twoLevelStep(b, src.step, raw, schema, groupBy, src.aggs, src.outSchema);
+  return raw ? aggregateBatch(b, groupBy, src.aggs, src.outSchema) : finalAggregate(b, groupBy.length, src.aggs, src.outSchema);
 }
 
 type JoinSource = Extract<TaskSource, { kind: 'join' }>;
@@ -383,7 +399,8 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
   const outputRows = outBatches.reduce((s, b) => s + selectedRows(b), 0);
   let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {
-    const { batch, ...how } = combine(outBatches, t.combine);
+    // into a shuffle, rows that do not reduce pass through as they are (keyed by the group columns)
+    const { batch, ...how } = combine(outBatches, t.combine, t.sink.kind === 'partition');
     combineStats = { ...how, rowsOut: batch.length };
     outBatches = batch.length > 0 ? [batch] : [];
   }
@@ -411,7 +428,8 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
     }
     return { batches: [], inputRows: rows, outputRows, keyStats: { rows: keyRows, distinct }, ms: performance.now() - t0 };
   }
-  const { blocks, rows: partitionRows, bytes: partitionBytes, sketch } = partitionBatches(outBatches, t.sink);
+  const sink = combineStats?.mode === 'pass-through' && t.combine!.passRows ? { ...t.sink, keys: t.combine!.groupBy } : t.sink;
+  const { blocks, rows: partitionRows, bytes: partitionBytes, sketch } = partitionBatches(outBatches, sink);
   return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, sketch, combine: combineStats, ms: performance.now() - t0 };
 }
 

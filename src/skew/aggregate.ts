@@ -101,7 +101,10 @@ export function rowRanges(blocks: Batch[], rows: number): Batch[][] {
   return out.filter((r) => r.length > 0);
 }
 
-/** What the aggregate's reduce tasks read: the shuffled rows (raw) or combiners' partial states. */
+/**
+ * What the aggregate's reduce tasks read: the shuffled rows (raw) or combiners' partial states;
+ * `rows`: with states, how the rows that combiners passed through are laid out.
+ */
 export interface AggregateInput {
   stage: string;
   mode: 'raw' | 'final';
@@ -109,11 +112,19 @@ export interface AggregateInput {
   groupBy: number[];
   aggs: BoundAggregate[];
   outSchema: Schema;
+  rows?: { schema: Schema; groupBy: number[] };
 }
 
-export function aggregateSource(a: AggregateInput, input: Batch[], step?: TwoLevelStep): Extract<TaskSource, { kind: 'aggregate' }> {
-  return { kind: 'aggregate', mode: a.mode, schema: a.schema, input, groupBy: a.groupBy, aggs: a.aggs, outSchema: a.outSchema, ...(step ? { step } : {}) };
+/** `raw`: blocks of rows that combiners passed through (`a.rows`), beside the blocks of `input`. */
+export function aggregateSource(a: AggregateInput, input: Batch[], step?: TwoLevelStep, raw: Batch[] = []): Extract<TaskSource, { kind: 'aggregate' }> {
+  return {
+    kind: 'aggregate', mode: a.mode, schema: a.schema, input: raw.length ? [...input, ...raw] : input, groupBy: a.groupBy, aggs: a.aggs, outSchema: a.outSchema,
+    ...(step ? { step } : {}), ...(raw.length ? { rows: { ...a.rows!, from: input.length } } : {}),
+  };
 }
+
+/** The same aggregate over the rows that combiners passed through, as without combiners. */
+export const rowsInput = (a: AggregateInput): AggregateInput | null => (a.rows ? { ...a, mode: 'raw', schema: a.rows.schema, groupBy: a.rows.groupBy, rows: undefined } : null);
 
 const keyNorms = (schema: Schema, n: number): KeyNorm[] => schema.slice(0, n).map((f) => normFor(f.type));
 
@@ -122,11 +133,18 @@ const keyNorms = (schema: Schema, n: number): KeyNorm[] => schema.slice(0, n).ma
  * (as `AggregateInput`, to merge with step `merge`), their blocks, and the
  * bytes of them held against the budget (to release once merged).
  */
-export async function levelOne(ex: Executor, a: AggregateInput, blocks: Batch[], split: AggregateSplit): Promise<{ input: AggregateInput; blocks: Batch[]; held: number }> {
+export async function levelOne(
+  ex: Executor, a: AggregateInput, blocks: Batch[], split: AggregateSplit, raw: Batch[] = [],
+): Promise<{ input: AggregateInput; blocks: Batch[]; held: number }> {
   const g = a.groupBy.length, p = split.partition;
-  const ranges = rowRanges(blocks, split.targetRows!);
+  // rows that combiners passed through are read by ranges of their own, aggregated as raw rows
+  const rows = rowsInput(a);
+  const ranges: [AggregateInput, Batch[]][] = [
+    ...rowRanges(blocks, split.targetRows!).map((r): [AggregateInput, Batch[]] => [a, r]),
+    ...(rows && raw.length ? rowRanges(raw, split.targetRows!).map((r): [AggregateInput, Batch[]] => [rows, r]) : []),
+  ];
   const partial = a.mode === 'raw' ? partialSchema(a.schema, a.groupBy, a.aggs) : a.schema;
-  const states: AggregateInput = { ...a, mode: 'final', schema: twoLevelSchema(partial, g, a.aggs), groupBy: Array.from({ length: g }, (_, i) => i) };
+  const states: AggregateInput = { ...a, mode: 'final', schema: twoLevelSchema(partial, g, a.aggs), groupBy: Array.from({ length: g }, (_, i) => i), rows: undefined };
   // Level-1 output is held like shuffle output (one partition): within the budget, or spilled.
   const toStates = (src: TaskSource, label: string) => ex.run(
     { source: src, ops: [], sink: { kind: 'partition', keys: states.groupBy, norms: keyNorms(partial, g), partitions: 1, spreadNulls: false, nullSeed: 0 } },
@@ -134,14 +152,14 @@ export async function levelOne(ex: Executor, a: AggregateInput, blocks: Batch[],
   );
   let outs;
   if (split.cut === 'rows') {
-    outs = await Promise.all(ranges.map((r, i) => toStates(aggregateSource(a, r, 'piece'), `two-level piece ${i + 1}/${ranges.length}`)));
+    outs = await Promise.all(ranges.map(([x, r], i) => toStates(aggregateSource(x, r, 'piece'), `two-level piece ${i + 1}/${ranges.length}`)));
   } else {
     const K = split.pieces!;
-    const cuts = await Promise.all(ranges.map((r, i) => ex.run({
-      source: aggregateSource(a, r, 'dedup'), ops: [],
+    const cuts = await Promise.all(ranges.map(([x, r], i) => ex.run({
+      source: aggregateSource(x, r, 'dedup'), ops: [],
       sink: { kind: 'partition', keys: Array.from({ length: g + 1 }, (_, k) => k), norms: keyNorms(partial, g + 1), partitions: K, spreadNulls: false, nullSeed: 0 },
     }, { stage: a.stage, kind: 'split', partition: p, split: `two-level cut ${i + 1}/${ranges.length} into ${K}` })));
-    const dedup: AggregateInput = { ...a, mode: 'final', schema: partial, groupBy: states.groupBy };
+    const dedup: AggregateInput = { ...a, mode: 'final', schema: partial, groupBy: states.groupBy, rows: undefined };
     const pieces = Array.from({ length: K }, (_, k) => cuts.map((c) => c.batches[k]).filter((b): b is Batch => b !== null));
     outs = await Promise.all(pieces.flatMap((piece, k) => (piece.length
       ? [toStates(aggregateSource(dedup, piece, 'piece'), `two-level piece ${k + 1}/${K}`)] : [])));

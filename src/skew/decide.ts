@@ -69,8 +69,11 @@ export type PlannedTask =
   | { kind: 'partitions'; partitions: number[]; bytes: number }
   /** row ranges of one partition's map outputs (block index = map task); null: the whole side */
   | { kind: 'map-range'; partition: number; left: RowSlice[] | null; right: RowSlice[] | null; bytes: number }
-  /** hot keys cut out of a partition (the executor adds the rest task and the grids) */
-  | { kind: 'hot-keys'; partition: number; keys: HotKeySplit[]; bytes: number };
+  /**
+   * hot keys cut out of a partition (the executor adds the rest task and the grids); `riders`: plain
+   * partitions joined in the same task as each cell of the keys' grids, in order (skew/mix.ts)
+   */
+  | { kind: 'hot-keys'; partition: number; keys: HotKeySplit[]; bytes: number; riders?: number[][] };
 
 export interface SideDecision { medianBytes: number; thresholdBytes: number; skewedPartitions: number[] }
 
