@@ -83,3 +83,24 @@ describe('rangeIds over a number key', () => {
     }
   });
 });
+
+describe('rangeIds over spread-out float64 values (the search starts from a table of the first word)', () => {
+  it('a value between boundaries goes to the first range whose boundary is not below it, for values below, among and above the boundaries', () => {
+    // negative and positive, tiny and huge: the first words span most of their range
+    let seed = 12345;
+    const rnd = () => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed / 2 ** 31; };
+    const value = () => (rnd() < 0.5 ? -1 : 1) * 10 ** (rnd() * 40 - 20);
+    const bounds = Float64Array.from({ length: 300 }, value).sort();
+    const values = Float64Array.from({ length: 20000 }, (_, i) => (i % 50 === 0 ? bounds[i % 300] * (1 + 1e-12) : value()));
+    const col = (xs: Float64Array) => ({ type: { id: 'float64' }, length: xs.length, values: xs, valid: null });
+    const out = rangeIds({ length: values.length, columns: [col(values)] }, { length: bounds.length, columns: [col(bounds)] }, [{ col: 0, desc: false, nullsFirst: false }],
+      new Int32Array(values.length), { next: 0 });
+    let mismatches = 0;
+    for (let i = 0; i < values.length; i++) {
+      let first = 0;
+      while (first < bounds.length && bounds[first] < values[i]) first++;
+      if (out[i] !== first) mismatches++;
+    }
+    expect(mismatches).toBe(0);
+  });
+});

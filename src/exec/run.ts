@@ -26,6 +26,8 @@ import { stealTasks } from './steal.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
 import { runSort } from '../sort/stage.js';
+import { runRanged } from '../sort/fused.js';
+import type { RangeRequest } from '../sort/scatter.js';
 import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
 import { type Pipeline, partitionsFor, pipelineOf, scanBytes, scanSource } from './physical.js';
 import { budgetedSkew, dataBudget, taskShare } from './budget.js';
@@ -126,6 +128,8 @@ export class Executor {
   private readonly t0 = performance.timeOrigin + performance.now();
   /** sinks of stages whose results stream (see streamBatches): their order and gate */
   private readonly streams = new Map<TaskSink, InOrder>();
+  /** sinks of sorts whose input a shuffle join may cut into ranges itself (sort/fused.ts) */
+  readonly rangeRequests = new Map<TaskSink, RangeRequest>();
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
   readonly spill: Spiller;
 
@@ -356,9 +360,13 @@ export class Executor {
     this.stats.joins.push({ id: node.id, type: node.type, ...strategy, targetBytes: plan.targetBytes, tasks: plan.tasks.length, splits: plan.splits });
     const ctx: JoinContext = { node, shape, ops, combine: eager ? undefined : combine, sink, l, r, targetBytes: plan.targetBytes, partitions: P };
     const splitOf = (t: PlannedTask) => (t.kind === 'partitions' ? undefined : plan.splits.find((sp) => sp.partition === t.partition));
-    const results = await Promise.all(plan.tasks.map((t) => this.runPlanned(ctx, t, splitOf(t))));
+    const runOne = (t: PlannedTask, s: TaskSink) => this.runPlanned({ ...ctx, sink: s }, t, splitOf(t));
+    const ranged = eager ? undefined : this.rangeRequests.get(sink);
+    const results = ranged
+      ? await runRanged(this, ranged, plan.tasks, (t) => t.kind === 'partitions', runOne)
+      : (await Promise.all(plan.tasks.map((t) => runOne(t, sink)))).flat();
     this.spill.release(heldBytes([...l.byTask, ...r.byTask]));
-    return results.flat();
+    return results;
   }
 
   /**
@@ -700,6 +708,6 @@ function taskLabel(m: Pick<TaskStats, 'stage' | 'kind' | 'partition' | 'split'>)
 }
 
 export function withSeed(sink: TaskSink, seed: number): TaskSink {
-  return sink.kind === 'partition' ? { ...sink, nullSeed: seed * 7919 } : sink;
+  return sink.kind === 'partition' || sink.kind === 'range' ? { ...sink, nullSeed: seed * 7919 } : sink;
 }
 

@@ -129,8 +129,8 @@ export interface TaskResult {
   spillReadBytes?: number;
   /** a join task: the path it took (see JoinPath) */
   join?: JoinPath;
-  /** a scan task: whether the columns were read in place (Arrow C Data Interface) or through IPC */
-  read?: 'in-place' | 'ipc';
+  /** a scan task: whether the columns were decoded directly, read in place (Arrow C Data Interface) or through IPC */
+  read?: 'direct' | 'in-place' | 'ipc';
   /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */
   runs?: Int32Array;
   ms: number;
@@ -160,15 +160,15 @@ export interface JoinPath {
   lookup?: 'pairs' | 'key-groups';
 }
 
-type Produced = { batches: Batch[]; rows: number; combined?: boolean; release?: () => void; join?: JoinPath; read?: 'in-place' | 'ipc' };
+type Produced = { batches: Batch[]; rows: number; combined?: boolean; release?: () => void; join?: JoinPath; read?: 'direct' | 'in-place' | 'ipc' };
 
 /** `inPlace`: scanned columns may be views into the Parquet module's memory, released after the sink. */
 async function produce(src: TaskSource, combine?: Combine, inPlace = false): Promise<Produced> {
   switch (src.kind) {
     case 'scan': {
       if (inPlace) {
-        const { batches, release, viewsIntoModule } = await readRowGroupsInPlace(src.path, src.rowGroups, src.fields, src.wholeFile, src);
-        return { batches, rows: rowCount(batches), release, read: viewsIntoModule ? 'in-place' : 'ipc' };
+        const { batches, release, viewsIntoModule, direct } = await readRowGroupsInPlace(src.path, src.rowGroups, src.fields, src.wholeFile, src);
+        return { batches, rows: rowCount(batches), release, read: direct ? 'direct' : viewsIntoModule ? 'in-place' : 'ipc' };
       }
       const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile, src);
       return { batches, rows: rowCount(batches), read: 'ipc' };

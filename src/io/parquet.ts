@@ -6,6 +6,7 @@ import type * as PW from 'parquet-wasm';
 import { InputError } from '../errors.js';
 import type { Batch, DataType, Field } from '../kernels/column.js';
 import { batchesInPlace, schemaFields } from './ffi.js';
+import { preferDirect, readDirect } from './parquet-direct.js';
 import { decodeFailure, encodeFailure, guarded, isWasmTrap, parquetWasm, wasmGeneration } from './wasm.js';
 
 /** A column of a file: its engine type, or the name of a type the engine cannot read. */
@@ -121,6 +122,10 @@ const rangeOptions = (r: RowRange) => ({ ...(r.offset ? { offset: r.offset } : {
 
 /** Decode some row groups of one file (all when `rowGroups` is empty), only the given columns. */
 export async function readRowGroups(path: string, rowGroups: number[], fields: Field[], wholeFile = false, range: RowRange = {}): Promise<Batch[]> {
+  if (!wholeFile && fields.length > 0 && preferDirect(path, fields).every(Boolean)) {
+    const direct = tryDirect(path, rowGroups, fields, range);
+    if (direct) return direct;
+  }
   if (wholeFile) {
     const bytes = readWholeFile(path);
     try {
@@ -168,6 +173,19 @@ async function corruptRowGroup(path: string, rowGroups: number[], columns: strin
 
 const rowGroupsText = (rg: number[]) => (rg.length === 0 ? 'the file' : `row group${rg.length > 1 ? 's' : ''} ${rg.join(', ')}`);
 
+/**
+ * The batches from the direct reader (io/parquet-direct.ts), or null: a file,
+ * column or encoding it does not take, or data it finds corrupt, which
+ * parquet-wasm then reads or reports (one place for the errors' wording).
+ */
+function tryDirect(path: string, rowGroups: number[], fields: Field[], range: RowRange, lengths?: number[]): Batch[] | null {
+  try {
+    return readDirect(path, rowGroups, fields, range, lengths);
+  } catch {
+    return null;
+  }
+}
+
 /** Columns of files that cannot be read in place (dictionary, bool, ...): read through IPC. */
 const notInPlace = new Set<string>();
 
@@ -176,7 +194,30 @@ const notInPlace = new Set<string>();
  * module's memory (see io/ffi.ts): use them before any other Parquet call,
  * then call release().
  */
-export async function readRowGroupsInPlace(path: string, rowGroups: number[], fields: Field[], wholeFile = false, range: RowRange = {}): Promise<{ batches: Batch[]; release(): void; viewsIntoModule: boolean }> {
+export async function readRowGroupsInPlace(path: string, rowGroups: number[], fields: Field[], wholeFile = false, range: RowRange = {}): Promise<InPlace> {
+  const prefer = wholeFile ? fields.map(() => false) : preferDirect(path, fields);
+  if (fields.length > 0 && prefer.every(Boolean)) {
+    const direct = tryDirect(path, rowGroups, fields, range);
+    if (direct) return { batches: direct, release: () => {}, viewsIntoModule: false, direct: true };
+  } else if (prefer.some(Boolean) && rowGroups.length === 1) {
+    // one row group: the other columns through parquet-wasm, the preferred ones cut to its batches
+    const rest = await readWasmInPlace(path, rowGroups, fields.filter((_, i) => !prefer[i]), wholeFile, range);
+    const direct = tryDirect(path, rowGroups, fields.filter((_, i) => prefer[i]), range, rest.batches.map((b) => b.length));
+    if (direct) return { ...rest, batches: rest.batches.map((b, k) => interleave(b, direct[k], prefer)) };
+    rest.release();
+  }
+  return readWasmInPlace(path, rowGroups, fields, wholeFile, range);
+}
+
+type InPlace = { batches: Batch[]; release(): void; viewsIntoModule: boolean; direct?: boolean };
+
+/** One batch of `fields` from the columns of two batches: `which[i]` takes field i from `b`, else from `a` (each in order). */
+function interleave(a: Batch, b: Batch, which: boolean[]): Batch {
+  let i = 0, j = 0;
+  return { length: a.length, columns: which.map((w) => (w ? b.columns[j++] : a.columns[i++])) };
+}
+
+async function readWasmInPlace(path: string, rowGroups: number[], fields: Field[], wholeFile: boolean, range: RowRange): Promise<InPlace> {
   const none = () => {};
   const key = `${path}\0${fields.map((x) => x.name).join('\0')}`;
   if (wholeFile || notInPlace.has(key)) return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, range), release: none, viewsIntoModule: false };

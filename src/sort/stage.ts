@@ -1,15 +1,17 @@
 // The coordinator's side of a sort (see sort/range.ts for the boundaries):
-// sample the input, cut it into ranges, sort each range in its own task.
-import { type Batch, concatBatches } from '../kernels/column.js';
+// cut the input into ranges by sampled boundaries (in the join's reduce tasks
+// where the input is a shuffle join, sort/fused.ts; else by range tasks over
+// the collected input), re-cut a range that came out far larger than
+// planned, and sort runs of consecutive ranges in their own tasks.
 import type { BoundNode } from '../plan/bound.js';
 import { plannedWorkers } from '../plan/load.js';
 import { median } from '../skew/decide.js';
-import { blockBytes } from '../spill/block.js';
-import { heldBytes } from '../spill/spiller.js';
 import { pipelineOf } from '../exec/physical.js';
-import { type Executor, withSeed } from '../exec/run.js';
+import { type Executor, packBlocks, withSeed } from '../exec/run.js';
 import type { Combine, RowOp, TaskResult, TaskSink } from '../exec/task.js';
-import { chooseBounds } from './range.js';
+import { heldBytes } from '../spill/spiller.js';
+import type { Batch } from '../kernels/column.js';
+import { type RangeRequest, type Ranges, boundsFromSamples, outputBytes, partitionByRanges, rangesOf } from './scatter.js';
 
 type SortNode = Extract<BoundNode, { kind: 'sort' }>;
 
@@ -37,46 +39,87 @@ const RANGES_PER_TASK = 8;
 const MAX_RANGES = 4096;
 
 /**
- * A sort in parallel and out of core: the input's tasks return their rows
- * (held within the budget or spilled) and a sample; boundaries from the
- * sample cut the rows into ranges of about SORT_RANGE_BYTES (range tasks,
- * a shuffle like a hash one); runs of consecutive ranges of about a task's
- * bytes are sorted by their own task, and the runs are emitted in order.
+ * A sort in parallel and out of core: the input is cut into ranges of about
+ * SORT_RANGE_BYTES (held within the budget or spilled, like a hash
+ * shuffle's blocks); runs of consecutive ranges of about a task's bytes are
+ * sorted by their own task, and the runs are emitted in order.
  */
 export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
-  const inputs = await ex.runPipeline(pipelineOf(node.input), { kind: 'collect', sample: SORT_SAMPLE_ROWS }, node.id);
-  const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
-  const inputBytes = inputs.reduce((a, r) => a + r.batches.reduce((x, b) => x + (b ? blockBytes(b) : 0), 0), 0);
   const taskBytes = Math.min(SORT_TASK_BYTES, ex.taskShare() / 4);
-  const rangeBytes = Math.min(SORT_RANGE_BYTES, taskBytes / RANGES_PER_TASK);
-  const bounds = chooseBounds(concatBatches(node.schema, samples), node.by, inputBytes, rangeBytes, plannedWorkers(ex.settings), MAX_RANGES);
-  const R = bounds.length + 1;
-  const held = heldBytes(inputs.map((r) => r.batches));
-  const parts = await Promise.all(inputs.filter((r) => r.batches.length > 0).map((r, i) => ex.run({
-    source: { kind: 'batches', schema: node.schema, batches: r.batches as Batch[] }, ops: [],
-    sink: { kind: 'range', by: node.by, bounds, nullSeed: i * 7919 },
-  }, { stage: node.id, kind: 'map', partition: i, source: node.id })));
-  ex.spill.release(held);
-  const partitionRows = Array.from({ length: R }, (_, p) => parts.reduce((a, r) => a + r.partitionRows![p], 0));
-  const partitionBytes = Array.from({ length: R }, (_, p) => parts.reduce((a, r) => a + r.partitionBytes![p], 0));
+  const req: RangeRequest = {
+    by: node.by, schema: node.schema, stage: node.id, rangeBytes: Math.min(SORT_RANGE_BYTES, taskBytes / RANGES_PER_TASK),
+    minRanges: plannedWorkers(ex.settings), maxRanges: MAX_RANGES,
+  };
+  // A shuffle join below cuts its own output into ranges when it sees this sink (exec/run.ts runJoin).
+  const collect: TaskSink = { kind: 'collect', sample: SORT_SAMPLE_ROWS };
+  ex.rangeRequests.set(collect, req);
+  let inputs: TaskResult[];
+  try {
+    inputs = await ex.runPipeline(pipelineOf(node.input), collect, node.id);
+  } finally {
+    ex.rangeRequests.delete(collect);
+  }
+  let ranges: Ranges;
+  if (req.bounds) {
+    ranges = rangesOf(inputs, req.bounds.length + 1);
+  } else {
+    const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
+    ranges = await partitionByRanges(ex, req, inputs.map((r) => r.batches), boundsFromSamples(req, samples, outputBytes(inputs)));
+  }
+  const recut = await recutOversized(ex, req, ranges, taskBytes);
+  const R = ranges.length;
+  const partitionRows = ranges.map((x) => x.rows), partitionBytes = ranges.map((x) => x.bytes);
   ex.stats.shuffles.push({
     id: `${node.id}.range`, partitions: R, partitionRows, partitionBytes, medianBytes: median(partitionBytes),
-    thresholdBytes: rangeBytes, skewedPartitions: [], hotKeys: [],
+    thresholdBytes: req.rangeBytes, skewedPartitions: [], hotKeys: [], partitionedBy: req.bounds ? 'join' : 'tasks', recutRanges: recut,
   });
+  const held = heldBytes(ranges.map((x) => x.blocks));
   // started in range order: a streamed output takes them in that order
-  const results = await Promise.all(rangeRuns(partitionBytes, partitionRows, taskBytes).map(({ first, ranges }) => {
+  const results = await Promise.all(rangeRuns(partitionBytes, partitionRows, taskBytes).map(({ first, ranges: run }) => {
     const input: Batch[] = [], counts: number[] = [];
-    for (const p of ranges) {
-      const blocks = parts.map((r) => r.batches[p]).filter((b): b is Batch => b !== null);
-      input.push(...blocks);
-      counts.push(blocks.length);
+    for (const p of run) {
+      input.push(...ranges[p].blocks);
+      counts.push(ranges[p].blocks.length);
     }
     return ex.run({ source: { kind: 'sort', schema: node.schema, input, by: node.by, ranges: counts }, ops, combine, sink: withSeed(sink, first) },
       { stage: node.id, kind: 'reduce', partition: first });
   }));
-  ex.spill.release(heldBytes(parts.map((r) => r.batches)));
+  ex.spill.release(held);
   return results;
 }
+
+/**
+ * Ranges far larger than planned (more than a sort task's bytes: the
+ * boundaries came from a sample of some of the rows, see sort/fused.ts, or
+ * one value holds them) are cut again, in place, by boundaries sampled from
+ * their own rows: a hot value among them is then dealt over several ranges.
+ * Returns how many ranges were cut.
+ */
+async function recutOversized(ex: Executor, req: RangeRequest, ranges: Ranges, taskBytes: number): Promise<number> {
+  // far larger: also several times the mean range (under a tiny budget every range passes a task's bytes)
+  const mean = ranges.reduce((a, r) => a + r.bytes, 0) / Math.max(1, ranges.length);
+  const limit = Math.max(taskBytes, RECUT_FACTOR * mean);
+  // cut into ranges of the mean's size (not of rangeBytes: under a tiny budget that is a row or two)
+  const sub = { ...req, minRanges: 2, rangeBytes: Math.max(req.rangeBytes, mean) };
+  let recut = 0;
+  for (let p = ranges.length - 1; p >= 0; p--) {
+    const r = ranges[p];
+    if (r.bytes <= limit || r.rows < 2) continue;
+    recut++;
+    const held = heldBytes([r.blocks]);
+    const inputs = await Promise.all(packBlocks(r.blocks, taskBytes).map((chunk, i) => ex.run({
+      source: { kind: 'batches', schema: req.schema, batches: chunk }, ops: [], sink: { kind: 'collect', sample: SORT_SAMPLE_ROWS },
+    }, { stage: req.stage, kind: 'map', partition: p, split: `range ${p} recut ${i + 1}`, source: req.stage })));
+    ex.spill.release(held);
+    const outputs = inputs.map((x) => x.batches);
+    const samples = inputs.flatMap((x) => (x.sample ? [x.sample] : []));
+    ranges.splice(p, 1, ...await partitionByRanges(ex, sub, outputs, boundsFromSamples(sub, samples, r.bytes)));
+  }
+  return recut;
+}
+
+/** A range this many times the mean range (and above a task's bytes) is cut again. */
+const RECUT_FACTOR = 4;
 
 /** Consecutive non-empty ranges grouped into runs of at most `taskBytes` (a larger range alone); a run is named by its first range. */
 export function rangeRuns(bytes: number[], rows: number[], taskBytes: number): { first: number; ranges: number[] }[] {
