@@ -17,5 +17,9 @@ v8.setFlagsFromString('--liftoff-only');
 const bundled = fs.existsSync(new URL('../dist/bundle/cli.js', import.meta.url));
 const { exitOnInterrupt } = await import(bundled ? '../dist/bundle/interrupt.js' : '../dist/cli/interrupt.js');
 exitOnInterrupt();
+// The worker pool starts now when the run will need it (a guess from the plan's files): its threads
+// start up while the command line's modules load on this one.
+const { prestartFromArgs } = await import(bundled ? '../dist/bundle/prestart.js' : '../dist/cli/prestart.js');
+prestartFromArgs(process.argv.slice(2));
 const { main } = await import(bundled ? '../dist/bundle/cli.js' : '../dist/cli/main.js');
 main(process.argv).then((code) => { process.exitCode = code; });

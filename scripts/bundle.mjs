@@ -10,8 +10,8 @@ import { build } from 'esbuild';
 fs.rmSync('dist/bundle', { recursive: true, force: true });
 
 await build({
-  // interrupt: installed by bin/ before the engine loads, sharing its chunks (one pool, one temp registry)
-  entryPoints: { cli: 'src/cli/main.ts', worker: 'src/exec/worker.ts', interrupt: 'src/cli/interrupt.ts' },
+  // interrupt and prestart: run by bin/ before the engine loads, sharing its chunks (one pool, one temp registry)
+  entryPoints: { cli: 'src/cli/main.ts', worker: 'src/exec/worker.ts', interrupt: 'src/cli/interrupt.ts', prestart: 'src/cli/prestart.ts' },
   outdir: 'dist/bundle',
   bundle: true,
   splitting: true,

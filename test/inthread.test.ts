@@ -1,11 +1,12 @@
 // Small inputs run on the calling thread (exec/local.ts): the same answers as
-// on the pool, a small side to broadcast is read there too, SKEWJOIN_FAULTS
+// on the pool, a small side to broadcast is read there too (unless a pool is up), SKEWJOIN_FAULTS
 // forces the pool, and a WebAssembly panic on the calling thread sends every
 // later run to the pool.
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
 import { isWasmPanic, runInThread, runsInThread } from '../dist/exec/local.js';
+import { closePool } from '../dist/exec/pool.js';
 import { mergeFileSplits, mergeScans } from '../dist/plan/map-splits.js';
 import { ROOT, arrowTyped, expectTypedEqual } from './helpers.js';
 
@@ -54,8 +55,9 @@ describe('small inputs on the calling thread', () => {
     expect(here.stats.tasks.some((t) => t.kind === 'split')).toBe(true);
     sameRows(here, await runPlan(QUICK, { ...o, inThreadBytes: 0 }));
   });
-  it('a run on the pool reads a side small enough for the thread here, and broadcasts it', async () => {
+  it('a run on the pool reads a side small enough for the thread here while no pool is up, and broadcasts it', async () => {
     // the quick start's customers (about 0.3 MB from the footers) under 1 MB, its orders (2 MB) over
+    await closePool();
     const mixed = await runPlan(QUICK, { workers: 2, inThreadBytes: '1MB' });
     expect(mixed.stats.inThread).toBe(false);
     expect(mixed.stats.joins[0].strategy).toBe('broadcast');
@@ -66,6 +68,11 @@ describe('small inputs on the calling thread', () => {
     const pool = await runPlan(QUICK, { workers: 2, inThreadBytes: 0 });
     expect(pool.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0)).toBe(true);
     sameRows(mixed, pool);
+    // with the pool up (started ahead by the command line, or by an earlier query), its warm threads read the side
+    const warm = await runPlan(QUICK, { workers: 2, inThreadBytes: '1MB' });
+    expect(warm.stats.joins[0].strategy).toBe('broadcast');
+    expect(warm.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0)).toBe(true);
+    sameRows(mixed, warm);
   });
   it('the threshold and SKEWJOIN_FAULTS decide', () => {
     expect(runsInThread(1000, 1000)).toBe(true);

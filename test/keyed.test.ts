@@ -44,6 +44,19 @@ describe('key groups (pure)', () => {
     expect([...out]).toEqual([5, 301, 301, 301, 301, 5, 6, 301, 301]);
     lookupGroups(kg, 300, t.base, probe, 5, 7, 300, out); // a range, written from 0
     expect([...out.subarray(0, 2)]).toEqual([5, 6]);
+    // a span at the edges of the 32-bit integers, and one beyond them (the float path): keys whose low word alone would match do not
+    for (const [keys, probes, want] of [
+      [[-(2 ** 31), -(2 ** 31) + 2], [-(2 ** 31), 2 ** 31, -(2 ** 31) + 2, 2 ** 32 - 2 ** 31, -(2 ** 31) + 1], [0, 9, 1, 9, 9]],
+      [[2 ** 31 - 3, 2 ** 31 - 1], [2 ** 31 - 1, -1, 2 ** 31 - 3, 2 ** 31 - 3 - 2 ** 32, 2 ** 31], [1, 9, 0, 9, 9]],
+      [[2 ** 31 - 1, 2 ** 31 + 1], [2 ** 31 + 1, -(2 ** 31) + 1, 2 ** 31 - 1, 2 ** 31], [1, 9, 0, 9]],
+      [[-5, 3], [-5, 3, 2 ** 32 - 5, 2 ** 32 + 3, -(2 ** 32) - 5, -4], [0, 1, 9, 9, 9, 9]],
+    ] as const) {
+      const tt = directTable(keysOf([...keys]))!;
+      const g = keyGroups(tt.direct!, Int32Array.from([0, 1]), 2);
+      const o = new Int32Array(probes.length);
+      lookupGroups(g, 2, tt.base, keysOf([...probes]), 0, probes.length, 9, o);
+      expect([...o], String(keys)).toEqual([...want]);
+    }
   });
 });
 

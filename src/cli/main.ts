@@ -14,6 +14,7 @@ import { type Overrides, loadPlan } from '../plan/load.js';
 import { ByteSize, parseBytes } from '../plan/spec.js';
 import { GEN_DEFAULTS, TPCH_DEFAULTS } from '../bench/defaults.js';
 import { progressDisplay, wantsProgress } from './progress.js';
+import { trace } from '../exec/trace.js';
 
 const EXAMPLES = `
 Examples:
@@ -108,8 +109,10 @@ function overridesOf(f: RunFlags): Overrides {
 }
 
 async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+  trace('cli: modules loaded');
   if (!f.explain || f.analyze) prestartPool(planFile, f.workers);
   const lp = await loadPlan(planFile, overridesOf(f));
+  trace('cli: plan loaded');
   if (f.explain && !f.analyze) {
     out.write(explainPlan(lp));
     return 0;

@@ -3,16 +3,24 @@
 // threads load their modules and warm WebAssembly meanwhile. The guess reads
 // the plan's JSON and the sizes of its files on disk; a glob, a missing file
 // or an unreadable plan counts as large (the run itself reports any error).
+// bin/skewjoin.js calls prestartFromArgs before the command line's modules
+// load (their loading keeps one core busy, the threads' start-up takes the
+// other); the command calls prestartPool again, which starts nothing twice.
+// This module loads no zod and no Parquet module.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_IN_THREAD_BYTES } from '../exec/local.js';
+import { DEFAULT_IN_THREAD_BYTES } from '../exec/in-thread-bytes.js';
 import { warmPool } from '../exec/pool.js';
-import { parseBytes } from '../plan/spec.js';
+import { parseBytes } from '../plan/bytes.js';
 
 const isGlob = (p: string) => /[*?[\]{}]/.test(p);
 
+let tried = false;
+
 export function prestartPool(planFile: string, workersFlag: number | undefined): void {
+  if (tried) return;
+  tried = true;
   let plan: any;
   try { plan = JSON.parse(fs.readFileSync(planFile, 'utf8')); } catch { return; }
   const dir = path.dirname(path.resolve(planFile));
@@ -39,4 +47,24 @@ export function prestartPool(planFile: string, workersFlag: number | undefined):
   if (!largest) return;
   const w = workersFlag ?? (Number.isInteger(plan?.execution?.workers) ? plan.execution.workers : os.availableParallelism());
   warmPool(w, largest);
+}
+
+/**
+ * The guess from the raw arguments, for the common form only: the plan file
+ * first (`skewjoin plan.json [--workers n] ...`). Anything else (a
+ * subcommand, `--explain` without `--analyze`, a --workers value that is not
+ * a positive integer) is left to the command, which knows its options.
+ */
+export function prestartFromArgs(args: string[]): void {
+  const [planFile, ...rest] = args;
+  if (!planFile || planFile.startsWith('-') || !planFile.endsWith('.json')) return;
+  if (rest.includes('--explain') && !rest.includes('--analyze')) return;
+  let workers: number | undefined;
+  const i = rest.findIndex((a) => a === '--workers' || a.startsWith('--workers='));
+  if (i >= 0) {
+    const v = rest[i].includes('=') ? rest[i].slice('--workers='.length) : rest[i + 1];
+    workers = Number(v);
+    if (!Number.isInteger(workers) || workers < 1) return;
+  }
+  prestartPool(planFile, workers);
 }

@@ -9,8 +9,11 @@ import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import { type BroadcastDecision, type Side, decideJoin, sideToMeasure } from '../joins/decide.js';
 import { type BroadcastTable, type ProbeOp, fusedTableGroupColumns } from '../joins/probe.js';
 import { groupsOf } from '../agg/aggregate.js';
+import type { Groups } from '../agg/groups.js';
+import { mergeChunkGroups } from './table-groups.js';
 import { type Pipeline, pipelineOf, scanBytes } from './physical.js';
 import type { Combine } from './task.js';
+import { trace } from './trace.js';
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
 
@@ -54,23 +57,38 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
 /**
  * Group the table's rows for the aggregate fused with its probe (`combine`,
  * right after the join), once here: otherwise every thread would group them
- * again before its first probe.
+ * again before its first probe. `chunks`: the groups the read tasks found in
+ * their rows (see readGroupColumns), merged rather than grouping every row here.
  */
-export function groupTable(op: ProbeOp, combine: Combine): void {
+export function groupTable(op: ProbeOp, combine: Combine, chunks?: { rows: number; groups: Groups }[]): void {
   const cols = fusedTableGroupColumns(op, combine.groupBy, combine.aggs);
   if (cols === null || cols.length === 0) return; // no group columns: every match is group 0
   if (op.table.groups?.cols.join() === cols.join()) return; // grouped already
   // a table of unique keys grouped by (at least) its key columns: each row is its own group, found with no hashing
   const t = op.table, n = t.batch.length;
-  const g = t.unique && op.buildKeys.every((k) => cols.includes(k)) ? { nGroups: n, gid: rowIds(n), first: rowIds(n) } : groupsOf(t.batch, cols, undefined, true);
+  const g = t.unique && op.buildKeys.every((k) => cols.includes(k)) ? { nGroups: n, gid: rowIds(n), first: rowIds(n) }
+    : (chunks && mergeChunkGroups(t.batch, chunks, cols)) ?? groupsOf(t.batch, cols, undefined, true);
   op.table.groups = { cols, nGroups: g.nGroups, gid: shareArray(g.gid), first: shareArray(g.first) };
 }
 
-/** The pipeline of the side that probes `table`, extended by the probe. */
-export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable): Pipeline {
-  const probing = side === 'right' ? node.left : node.right;
-  const op: ProbeOp = {
-    kind: 'probe', id: node.id, table,
+/**
+ * The columns the read tasks of a side to broadcast group their rows by (the
+ * aggregate `combine` fused with the probe groups the table by them), or
+ * undefined: none, or the table's key columns among them (a dimension's
+ * unique keys need no grouping, see groupTable).
+ */
+function readGroupColumns(node: JoinNode, side: Side, combine?: Combine): number[] | undefined {
+  if (!combine) return undefined;
+  const op = probeShape(node, side);
+  const cols = fusedTableGroupColumns(op, combine.groupBy, combine.aggs);
+  if (cols === null || cols.length === 0 || op.buildKeys.every((k) => cols.includes(k))) return undefined;
+  return cols;
+}
+
+/** The probe of a broadcast table, but the table. */
+function probeShape(node: JoinNode, side: Side): Omit<ProbeOp, 'table'> {
+  return {
+    kind: 'probe', id: node.id,
     keys: side === 'right' ? node.leftKeys : node.rightKeys,
     norms: side === 'right' ? node.leftNorms : node.rightNorms,
     buildKeys: side === 'right' ? node.rightKeys : node.leftKeys,
@@ -79,6 +97,12 @@ export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable)
     buildFirst: side === 'left',
     leftSchema: node.left.schema, rightSchema: node.right.schema,
   };
+}
+
+/** The pipeline of the side that probes `table`, extended by the probe. */
+export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable): Pipeline {
+  const probing = side === 'right' ? node.left : node.right;
+  const op: ProbeOp = { ...probeShape(node, side), table };
   const p = pipelineOf(probing);
   return { ...p, ops: [...p.ops, op], fused: [...p.fused, node.id], schema: node.schema };
 }
@@ -91,12 +115,14 @@ export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable)
  * table is done with the table.
  */
 export async function chooseStrategy(
-  node: JoinNode, threshold: number, collect: (n: BoundNode) => Promise<Batch[]>, budget: MemoryBudget, combine?: Combine,
+  node: JoinNode, threshold: number, collect: (n: BoundNode, groupBy?: number[]) => Promise<Collected>, budget: MemoryBudget, combine?: Combine,
 ): Promise<JoinStrategy> {
   const side = sideToMeasure(node.type, { left: scanBytes(node.left), right: scanBytes(node.right) }, threshold);
   if (side === null) return { decision: decideJoin(node.type, {}, threshold), heldBytes: 0 };
   const sideNode = side === 'left' ? node.left : node.right;
-  const batches = await collect(sideNode);
+  trace(`broadcast ${node.id}: reading the ${side} side`);
+  const { batches, groups } = await collect(sideNode, readGroupColumns(node, side, combine));
+  trace(`broadcast ${node.id}: ${side} side read`);
   const bytes = batches.reduce((a, b) => a + batchBytes(b), 0);
   const rows = rowCount(batches);
   let decision = decideJoin(node.type, { [side]: bytes }, threshold);
@@ -115,9 +141,16 @@ export async function chooseStrategy(
   const keys = side === 'left' ? node.leftKeys : node.rightKeys, norms = side === 'left' ? node.leftNorms : node.rightNorms;
   budget.reserve(table);
   const pipeline = probePipeline(node, side, buildBroadcast(sideNode.schema, batches, keys, norms));
-  if (combine) groupTable(pipeline.ops[pipeline.ops.length - 1] as ProbeOp, combine);
+  trace(`broadcast ${node.id}: table built`);
+  // the read tasks' groups, one per batch read (tasks that were skipped or read nothing give none)
+  const chunks = groups?.length === batches.length ? batches.map((b, i) => ({ rows: b.length, groups: groups[i] })).filter((c) => c.rows > 0) : undefined;
+  if (combine) groupTable(pipeline.ops[pipeline.ops.length - 1] as ProbeOp, combine, chunks);
+  trace(`broadcast ${node.id}: table grouped`);
   return { decision, pipeline, rows, bytes, heldBytes: table };
 }
+
+/** A side read to measure: its batches and, when asked for, each batch's groups (see readGroupColumns). */
+export interface Collected { batches: Batch[]; groups?: Groups[] }
 
 /** What chooseStrategy needs of the memory budget (spill/spiller.ts). */
 export interface MemoryBudget { free(): number; reserve(bytes: number): void }

@@ -10,6 +10,7 @@ import { scanBytes } from './physical.js';
 import { type OnProgress, ProgressTracker } from './progress.js';
 import { Executor } from './run.js';
 import type { Stats } from './stats.js';
+import { trace } from './trace.js';
 
 export interface Executed {
   schema: Field[];
@@ -36,6 +37,7 @@ export async function execute(
   const root = inThread ? mergeScans(lp.root, IN_THREAD_TASK_BYTES) : lp.root;
   const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0), inThread);
   ex.stats.inThread = inThread;
+  trace('run: start');
   const schema = lp.root.schema;
   let batches: Batch[] = [];
   let numRows = 0;
@@ -64,6 +66,7 @@ export async function execute(
     ex.close();
   }
   ex.stats.wallMs = performance.now() - t0;
+  trace('run: end');
   ex.stats.outputRows = numRows;
   ex.progress.end(ex.stats.wallMs);
   return { schema, batches, numRows, stats: ex.stats, outputPath: file?.file };

@@ -6,6 +6,7 @@
 import type { Piscina } from 'piscina';
 import { type ErrorPayload, reviveError } from '../errors.js';
 import type { TaskResult, TaskSpec } from './task.js';
+import { trace } from './trace.js';
 
 let pool: Piscina | null = null;
 let poolSize = 0;
@@ -26,14 +27,34 @@ export async function getPool(workers: number): Promise<Piscina> {
   // A worker that dies while idle is replaced by piscina; without a listener its 'error' would end the process.
   pool.on('error', () => {});
   poolSize = workers;
+  trace(`pool: ${workers} threads started`);
   return pool;
+}
+
+// the pool whose threads have finished a task (a warm-up or a real one): they have loaded their modules
+let ready: Piscina | null = null;
+// the warm-up of the pool started ahead (warmPool): one promise per thread, done when one more has warmed up
+let warming: Promise<void>[] = [];
+
+/** Whether the pool is up and its threads have started (finished a task): work sent to it now waits for no start-up. */
+export const poolReady = () => pool !== null && ready === pool;
+
+/** When each of the pool's threads will be ready: now, as the warm-up under way goes, or never (empty: no pool is starting). */
+export function whenPoolReady(workers: number): Promise<void>[] {
+  if (poolReady()) return Array.from({ length: workers }, () => Promise.resolve());
+  return pool !== null ? warming : [];
 }
 
 /** Start the pool now and let each thread warm up on a file the run will read (exec/warm.ts). */
 export function warmPool(workers: number, file: string): void {
-  void getPool(workers).then((p) => {
-    for (let i = 0; i < workers; i++) void p.run({ warm: file }).catch(() => undefined);
-  }, () => undefined);
+  const started = getPool(workers);
+  const each = Array.from({ length: workers }, () => started.then((p) => p.run({ warm: file })).then(() => undefined, () => undefined));
+  // the k-th warm-up to finish: k threads are ready (piscina gives a warm-up to each thread as it starts)
+  warming = each.map((_, k) => new Promise<void>((resolve) => {
+    let done = 0;
+    for (const w of each) void w.then(() => { if (++done === k + 1) resolve(); });
+  }));
+  void Promise.all(each).then(() => started).then((p) => { if (pool === p) ready = p; }, () => undefined);
 }
 
 /** Close the worker threads (the CLI calls this before exiting). */
@@ -92,6 +113,7 @@ export async function attemptOnPool(workers: number, task: TaskSpec, crash = fal
     } catch (e) {
       throw new WorkerLost(String((e as Error)?.message ?? e), pool !== p);
     }
+    ready = p;
     if ('refused' in r) { retire(p, r.thread); continue; }
     if (r.poisoned) retire(p, r.ok ? r.result.thread! : r.thread);
     if (!r.ok) throw reviveError(r.error);

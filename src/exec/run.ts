@@ -18,9 +18,11 @@ import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } f
 import { mergeSketches } from '../skew/sketch.js';
 import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits, rowsInput } from '../skew/aggregate.js';
 import { mixPlan } from '../skew/mix.js';
-import { type JoinStrategy, chooseStrategy } from './broadcast.js';
+import { type Collected, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from '../joins/merge.js';
 import { runInThread, runsInThread } from './local.js';
+import { poolReady, whenPoolReady } from './pool.js';
+import { stealTasks } from './steal.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
 import { runSort } from '../sort/stage.js';
@@ -213,14 +215,18 @@ export class Executor {
   }
 
   /** Run a pipeline to its end; each task's result in task order. `here`: its scan tasks on this thread (see run). */
-  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here = false): Promise<TaskResult[]> {
+  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here: boolean | 'steal' = false): Promise<TaskResult[]> {
     const src = p.source;
     switch (src.kind) {
-      case 'scan':
-        return Promise.all(src.splits.map((s, i) => this.run(
-          { source: scanSource(s, src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
-          { stage: consumer, kind: 'map', partition: i, source: src.id }, here,
-        )));
+      case 'scan': {
+        const scan = (i: number, local: boolean) => this.run(
+          { source: scanSource(src.splits[i], src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
+          { stage: consumer, kind: 'map', partition: i, source: src.id }, local,
+        );
+        // 'steal': here, and on the pool's threads as soon as they are ready (exec/steal.ts)
+        if (here === 'steal') return stealTasks(src.splits.length, scan, whenPoolReady(this.settings.workers));
+        return Promise.all(src.splits.map((_, i) => scan(i, here)));
+      }
       case 'join':
         return this.runJoin(src, p.ops, sink, consumer, combine, eager);
       case 'aggregate':
@@ -289,9 +295,15 @@ export class Executor {
   private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
     if (node.leftKeys.length === 0) return this.runCross(node, ops, sink, combine);
     // Broadcast (exec/broadcast.ts): the probing side's map tasks join, and go on with our operators and sink.
-    // A side small enough for a run in the thread is read here: while the pool's threads are still
-    // starting (their modules, WebAssembly), the coordinator reads it and builds the table meanwhile.
-    const collect = (n: BoundNode) => this.collectBatches(n, node.id, runsInThread(scanBytes(n), this.settings.inThreadBytes), true);
+    // A side small enough for a run in the thread is read here while the pool's threads start (their modules,
+    // WebAssembly), and by them too once they are ready (exec/steal.ts); by them alone when they are ready already
+    // (warm: this thread's first decode is not). Then the coordinator builds the table.
+    // Each read task groups its rows for the aggregate fused with the probe, if any (exec/table-groups.ts).
+    const collect = async (n: BoundNode, groupBy?: number[]): Promise<Collected> => {
+      const here = runsInThread(scanBytes(n), this.settings.inThreadBytes) && !poolReady() && 'steal';
+      const results = await this.runPipeline(pipelineOf(n), { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) }, node.id, undefined, undefined, here);
+      return { batches: batchesOf(results), groups: groupBy && results.flatMap((r) => r.groups ?? []) };
+    };
     const how: JoinStrategy = eager
       ? { decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' }, heldBytes: 0 }
       : await chooseStrategy(node, this.settings.broadcastBytes, collect, this.spill, ops.length === 0 ? combine : undefined);
@@ -621,6 +633,9 @@ export class Executor {
    * start with a scan are assumed to repeat keys.
    */
   private async joinMultiplies(join: JoinNode): Promise<boolean> {
+    // a sample is small: read on this thread, unless runs are kept off it (inThreadBytes 0, faults) or the
+    // pool's threads are ready (they have warmed WebAssembly: this one has not, see cli/prestart.ts)
+    const here = this.inThread || (!poolReady() && runsInThread(1, this.settings.inThreadBytes));
     const sample = async (node: BoundNode, keys: number[], norms: KeyNorm[]) => {
       const p = pipelineOf(node);
       if (p.source.kind !== 'scan' || p.source.splits.length === 0) return Infinity;
@@ -629,14 +644,19 @@ export class Executor {
         source: scanSource(s, p.source.schema, EAGER_SAMPLE_ROWS),
         ops: p.ops, sink: { kind: 'keyStats', keys, norms },
       };
-      // a sample is small: read on this thread, unless runs are kept off it (inThreadBytes 0, faults)
-      const here = this.inThread || runsInThread(1, this.settings.inThreadBytes);
       const r = here ? await runInThread(task) : await runWithRetries(this.settings.workers, task, { label: `${join.id} key sample` });
       const k = r.keyStats!;
       return k.distinct === 0 ? Infinity : k.rows / k.distinct;
     };
-    const [l, r] = await Promise.all([sample(join.left, join.leftKeys, join.leftNorms), sample(join.right, join.rightKeys, join.rightNorms)]);
-    return l >= 1.5 && r >= 1.5;
+    const left = () => sample(join.left, join.leftKeys, join.leftNorms), right = () => sample(join.right, join.rightKeys, join.rightNorms);
+    if (!here) {
+      const [l, r] = await Promise.all([left(), right()]);
+      return l >= 1.5 && r >= 1.5;
+    }
+    // one after the other on this thread anyway: the smaller side first (a dimension's unique keys, often),
+    // and the other only when it repeats keys
+    const [first, then] = scanBytes(join.left) <= scanBytes(join.right) ? [left, right] : [right, left];
+    return await first() >= 1.5 && await then() >= 1.5;
   }
 
   /** Run a node to one batch on the coordinator (a limit needs all rows before it). */
@@ -656,10 +676,9 @@ export class Executor {
     return concatBatches(node.schema, await this.collectBatches(node));
   }
 
-  /** `here`: its scan tasks on this thread (see run); `share`: the rows in shared memory (a side to broadcast) */
-  async collectBatches(node: BoundNode, consumer = 'output', here = false, share = false): Promise<Batch[]> {
-    const results = await this.runPipeline(pipelineOf(node), share ? { kind: 'collect', share } : { kind: 'collect' }, consumer, undefined, undefined, here);
-    return results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
+  /** All rows of a node, as its tasks collected them. */
+  async collectBatches(node: BoundNode): Promise<Batch[]> {
+    return batchesOf(await this.runPipeline(pipelineOf(node), { kind: 'collect' }, 'output'));
   }
 
   /**
@@ -679,6 +698,9 @@ export class Executor {
     }
   }
 }
+
+/** The collected batches of tasks, in task order. */
+const batchesOf = (results: TaskResult[]) => results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
 
 /** A task named in errors: "join-1 reduce task (partition 3, hot-key rest)". */
 function taskLabel(m: Pick<TaskStats, 'stage' | 'kind' | 'partition' | 'split'>): string {

@@ -4,7 +4,8 @@
 // runs on a worker thread or on the coordinator.
 import { threadId } from 'node:worker_threads';
 import { threadCpuMs } from './cpu-time.js';
-import { aggregateBatch } from '../agg/aggregate.js';
+import { aggregateBatch, groupsOf } from '../agg/aggregate.js';
+import type { Groups } from '../agg/groups.js';
 import { type EagerPlan, eagerStates } from '../agg/eager.js';
 import { type Combine, combine } from '../agg/combiner.js';
 import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema } from '../agg/partial.js';
@@ -82,10 +83,11 @@ export type TaskSink =
   /**
    * sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them);
    * share: the rows in SharedArrayBuffers, copied once (a side to broadcast, see exec/broadcast.ts);
+   * groupBy: also each output batch's rows grouped by these columns (a broadcast table's, exec/table-groups.ts);
    * parquet: the rows encoded as Parquet row groups of these fields (the final stage of a Parquet output,
    * exec/encode-output.ts), unless too few for a row group of their own
    */
-  | { kind: 'collect'; sample?: number; share?: boolean; parquet?: Field[] }
+  | { kind: 'collect'; sample?: number; share?: boolean; groupBy?: number[]; parquet?: Field[] }
   /** range-partition rows by sort keys against sorted boundaries (see sort/range.ts) */
   | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
   /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */
@@ -121,6 +123,8 @@ export interface TaskResult {
   encoded?: EncodedRowGroup[];
   /** collect sink with `sample`: evenly spaced output rows */
   sample?: Batch;
+  /** collect sink with `groupBy`: the groups of each output batch's rows (ids in shared memory) */
+  groups?: Groups[];
   /** bytes of spilled input blocks this task read back */
   spillReadBytes?: number;
   /** a join task: the path it took (see JoinPath) */
@@ -405,7 +409,8 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced,
     // copies out of the module's memory (rows to encode are encoded from it, see encodeOutput)
     else if (release && !encodesOutput(t.sink, outBatches)) outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length));
     const sample = t.sink.sample ? sampleRows(outBatches, t.sink.sample) : undefined;
-    return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0, ...(sample ? { sample } : {}) };
+    const groupBy = t.sink.groupBy, groups = groupBy ? outBatches.map((b) => groupsOf(b, groupBy, undefined, true)) : undefined;
+    return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0, ...(sample ? { sample } : {}), ...(groups ? { groups } : {}) };
   }
   if (t.sink.kind === 'range') {
     const { blocks, rows: partitionRows, bytes: partitionBytes } = rangePartition(outBatches, t.sink.by, t.sink.bounds, t.sink.nullSeed);

@@ -4,6 +4,7 @@
 // little of a file the run will read before the first map task arrives.
 import { inspectParquet, readRowGroupsInPlace } from '../io/parquet.js';
 import type { Field } from '../kernels/column.js';
+import { trace } from './trace.js';
 
 export interface WarmTask { warm: string }
 
@@ -17,5 +18,6 @@ export async function warm(path: string): Promise<{ ok: true; result: null }> {
     const { release } = await readRowGroupsInPlace(path, info.wholeFile ? [] : [0], fields, info.wholeFile, { limit: 1024 });
     release();
   } catch { /* reported by the run itself */ }
+  trace('worker: warm');
   return { ok: true, result: null };
 }

@@ -8,6 +8,9 @@ import { wasmPoisoned } from '../io/wasm.js';
 import type { WorkMessage, WorkReply } from './pool.js';
 import { resultBuffers, runTask } from './task.js';
 import { type WarmTask, isWarmTask, warm } from './warm.js';
+import { trace } from './trace.js';
+
+trace('worker: modules loaded');
 
 export default async function work(msg: WorkMessage | WarmTask): Promise<unknown> {
   if (isWarmTask(msg)) return warm(msg.warm);

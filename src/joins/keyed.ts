@@ -35,10 +35,33 @@ export function keyGroups(direct: Int32Array, gid: Int32Array | null, nGroups: n
  */
 export function lookupGroups(kg: KeyGroups, none: number, base: number, probe: Keys, from: number, to: number, miss: number, out: Int32Array): void {
   const pw = (probe.parts[0] as { w: Int32Array }).w, pNull = probe.anyNull, size = kg.length;
+  if (base >= -0x80000000 && base + size <= 0x80000000) return lookupInt32(kg, none, base, pw, pNull, from, to, miss, out);
   for (let i = from; i < to; i++) {
     let g = miss;
     if (pNull === null || pNull[i] === 0) {
       const d = keyValue(pw, i) - base;
+      if (d >= 0 && d < size) {
+        const x = kg[d];
+        if (x !== none) g = x;
+      }
+    }
+    out[i - from] = g;
+  }
+}
+
+/**
+ * lookupGroups for a span within the 32-bit integers (a dimension's ids, the
+ * common case): a key is its low word where its high word is that word's
+ * sign, and no key outside 32 bits can be in the span; no float arithmetic
+ * per row (about a third faster).
+ */
+function lookupInt32(kg: KeyGroups, none: number, base: number, pw: Int32Array, pNull: Uint8Array | null, from: number, to: number, miss: number, out: Int32Array): void {
+  const size = kg.length, b = base | 0;
+  for (let i = from; i < to; i++) {
+    let g = miss;
+    const lo = pw[2 * i];
+    if ((pNull === null || pNull[i] === 0) && pw[2 * i + 1] === lo >> 31) {
+      const d = lo - b;
       if (d >= 0 && d < size) {
         const x = kg[d];
         if (x !== none) g = x;

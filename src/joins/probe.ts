@@ -101,7 +101,7 @@ function tableGroups(t: BroadcastTable): { groupsFor: (cols: number[]) => Groups
 }
 
 /** The join a fused aggregate serves, seen with the given side grouped (see JoinShape). */
-function fusedShape(op: ProbeOp, groupedLeft: boolean): JoinShape {
+function fusedShape(op: Omit<ProbeOp, 'table'>, groupedLeft: boolean): JoinShape {
   return {
     // the join's own type: a probe seen as a left join from the right side of the join is a right join
     type: op.buildFirst ? (op.type === 'left' ? 'right' : 'inner') : op.type, groupedLeft,
@@ -114,7 +114,7 @@ function fusedShape(op: ProbeOp, groupedLeft: boolean): JoinShape {
  * The table's columns the probe fused with this aggregate groups the table's
  * rows by; null when it groups the probing batches instead or does not fuse.
  */
-export function fusedTableGroupColumns(op: ProbeOp, groupBy: number[], aggs: BoundAggregate[]): number[] | null {
+export function fusedTableGroupColumns(op: Omit<ProbeOp, 'table'>, groupBy: number[], aggs: BoundAggregate[]): number[] | null {
   const onBuild = fusedShape(op, op.buildFirst);
   return JoinAggregator.applies(onBuild, groupBy, aggs) ? JoinAggregator.groupColumns(onBuild, groupBy, aggs) : null;
 }

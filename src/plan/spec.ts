@@ -190,13 +190,5 @@ export function planJsonSchema(): object {
   return { ...s, title: 'skewjoin plan.json, version 1', $id: 'https://skewjoin.dev/plan.schema.json' };
 }
 
-export function parseBytes(v: number | string | undefined, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v === 'number') return v;
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(v)!;
-  const units: Record<string, number> = {
-    '': 1, b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3, tb: 1024 ** 4,
-    kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4,
-  };
-  return Math.round(Number(m[1]) * units[m[2].toLowerCase()]);
-}
+// a validated size as bytes (plan/bytes.ts: no zod, for the start-up's guess too)
+export { parseBytes } from './bytes.js';

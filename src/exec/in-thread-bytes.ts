@@ -1,0 +1,13 @@
+// The default size below which a run stays on the calling thread (exec/local.ts),
+// in a module of its own: the start-up's guess (cli/prestart.ts) reads it
+// before the Parquet module loads.
+
+/**
+ * The default `inThreadBytes`: Parquet bytes (uncompressed, as the footers
+ * give them) up to which a run stays on the calling thread. Measured on 2
+ * cores, whole processes, paired (README, "Cold start"): the quick start (2.1
+ * MB) costs 1.6 s CPU in the thread against 2.7 s with the pool, and a 2M-row
+ * join (34.5 MB) 1.4-1.7 s against 2.3-2.5 s, without being slower on the
+ * clock; the 5M-row reference (114 MB) needs both threads.
+ */
+export const DEFAULT_IN_THREAD_BYTES = 48 * 1024 * 1024;

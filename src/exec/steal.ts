@@ -1,0 +1,25 @@
+// Tasks shared between the calling thread and the pool's threads as they
+// become ready: a small side to broadcast is read here while the threads are
+// still starting (their modules, WebAssembly), and by them too once they are,
+// each task taken by whichever is free first. Neither waits for the other.
+
+/**
+ * Run tasks 0..n-1, one at a time on this thread (`run(i, true)`) and on the
+ * pool (`run(i, false)`), one more at a time as each of `ready` resolves (a
+ * thread of the pool ready); results in task order. `ready` empty: the pool
+ * is not coming, this thread runs them all. After a failure no task starts.
+ */
+export async function stealTasks<T>(n: number, run: (i: number, here: boolean) => Promise<T>, ready: Promise<void>[]): Promise<T[]> {
+  const out = new Array<T>(n);
+  let next = 0, failed = false;
+  const runner = async (here: boolean) => {
+    while (next < n && !failed) {
+      const i = next++;
+      try { out[i] = await run(i, here); } catch (e) { failed = true; throw e; }
+    }
+  };
+  const mine = runner(true);
+  // a thread ready after this one has taken the last task finds nothing left
+  await Promise.all([mine, ...ready.map((r) => Promise.race([r.then(() => runner(false)), mine]))]);
+  return out;
+}
