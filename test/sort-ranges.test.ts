@@ -8,7 +8,6 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
 import { rangeIds } from '../dist/sort/range.js';
-import { sortRanges } from '../dist/sort/ranges.js';
 import { rangeRuns } from '../dist/sort/stage.js';
 import { duckRows, tmpDir, writeParquet } from './helpers.js';
 
@@ -41,34 +40,6 @@ describe('a sort task over several ranges', () => {
     expect(ours.length).toBe(40000);
     expect(ours).toEqual(theirs);
     expect(fs.existsSync(spillDir) ? fs.readdirSync(spillDir) : []).toEqual([]);
-  });
-});
-
-describe('sortRanges cutting a group locally', () => {
-  it('a group above the local range size comes out as several sorted batches, in order, every row once; a hot value dealt among them', () => {
-    // 20000 rows in 4 blocks; v = 5 in half of them, nulls every 11th row
-    const blocks = Array.from({ length: 4 }, (_, k) => {
-      const n = 5000, v = new Float64Array(n), valid = new Uint8Array(n).fill(1), id = new BigInt64Array(n);
-      for (let i = 0; i < n; i++) {
-        const g = k * n + i;
-        id[i] = BigInt(g);
-        v[i] = g % 2 === 0 ? 5 : (g * 7919) % 1000;
-        if (g % 11 === 0) valid[i] = 0;
-      }
-      return { length: n, columns: [{ type: { id: 'float64' }, length: n, values: v, valid }, { type: { id: 'int64' }, length: n, values: id, valid: null }] };
-    });
-    const schema = [{ name: 'v', type: { id: 'float64' } }, { name: 'id', type: { id: 'int64' } }];
-    const by = [{ col: 0, desc: false, nullsFirst: false }];
-    const whole = sortRanges(schema as never, blocks as never, [4], by);
-    const cut = sortRanges(schema as never, blocks as never, [4], by, 16 * 1024);
-    expect(whole.length).toBe(1);
-    expect(cut.length).toBeGreaterThan(8);
-    // the hot value's 10000 rows (fewer its nulls) in several batches
-    expect(cut.filter((b) => { const c = b.columns[0]; return Array.from({ length: b.length }, (_, i) => c.valid![i] && c.values[i] === 5).some(Boolean); }).length).toBeGreaterThan(2);
-    const key = (bs: typeof cut) => bs.flatMap((b) => Array.from({ length: b.length }, (_, i) => (b.columns[0].valid![i] ? Number(b.columns[0].values[i]) : Infinity)));
-    const ids = (bs: typeof cut) => bs.flatMap((b) => Array.from(b.columns[1].values as BigInt64Array, Number)).sort((a, b) => a - b);
-    expect(key(cut)).toEqual(key(whole));
-    expect(ids(cut)).toEqual(ids(whole));
   });
 });
 

@@ -21,8 +21,6 @@ export interface ShuffleStats {
   partitionedBy?: 'join' | 'tasks';
   /** a sort's range shuffle: ranges far larger than planned, cut again by boundaries sampled from their own rows */
   recutRanges?: number;
-  /** a sort's range shuffle: 'groups' when the join cut groups of a sort task's size and each sort task cut its group into small ranges; 'ranges' when the small ranges were cut at once */
-  cut?: 'groups' | 'ranges';
   combine?: { rowsBefore: number; bytesBefore: number; rowsAfter: number; bytesAfter: number; partialTasks: number; passThroughTasks: number };
 }
 

@@ -75,7 +75,7 @@ export type TaskSource =
    * consecutive ranges of a range-partitioned sort, their rows sorted: `ranges`
    * holds how many blocks of `input` each range has, in order (absent: one range)
    */
-  | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[]; ranges?: number[]; localBytes?: number };
+  | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[]; ranges?: number[] };
 
 export type { Combine };
 
@@ -199,7 +199,7 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
       return { batches: [{ length: m.n, columns: cols }], rows: l.length + r.length, join };
     }
     case 'sort': {
-      const sorted = sortRanges(src.schema, src.input, src.ranges ?? [src.input.length], src.by, src.localBytes);
+      const sorted = sortRanges(src.schema, src.input, src.ranges ?? [src.input.length], src.by);
       return { batches: sorted, rows: rowCount(sorted) };
     }
     case 'aggregate': {

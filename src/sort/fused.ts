@@ -6,10 +6,7 @@
 // return their rows with a sample; the boundaries come from the pilots'
 // samples, the pilots' rows are cut by range tasks, and the other tasks
 // range-partition what they produce. A range the pilots misjudged (a hot
-// value they did not see) is cut again by sort/stage.ts. The tasks cut into
-// groups of a sort task's size (req.groupBytes), not into the sort's small
-// ranges: a scatter into thousands of ranges cost the join's reduce more
-// than its join; each sort task cuts its group into them (sort/ranges.ts).
+// value they did not see) is cut again by sort/stage.ts.
 import { plannedWorkers } from '../plan/load.js';
 import type { Executor } from '../exec/run.js';
 import type { TaskResult, TaskSink } from '../exec/task.js';
@@ -33,7 +30,7 @@ export async function runRanged<T extends { bytes: number }>(
   const pilotIn = pilots.reduce((a, t) => a + t.bytes, 0), allIn = tasks.reduce((a, t) => a + t.bytes, 0);
   const pilotOut = outputBytes(first);
   const total = pilotIn > 0 ? (pilotOut / pilotIn) * allIn : pilotOut;
-  const bounds = boundsFromSamples({ ...req, rangeBytes: req.groupBytes ?? req.rangeBytes }, first.flatMap((r) => (r.sample ? [r.sample] : [])), total);
+  const bounds = boundsFromSamples(req, first.flatMap((r) => (r.sample ? [r.sample] : [])), total);
   req.bounds = bounds;
   const sink: TaskSink = { kind: 'range', by: req.by, bounds, nullSeed: 0 };
   const rest = Promise.all(tasks.filter((t) => !pilots.includes(t)).map((t) => run(t, sink)));

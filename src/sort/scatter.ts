@@ -10,18 +10,12 @@ import type { Executor } from '../exec/run.js';
 import type { TaskResult } from '../exec/task.js';
 import { chooseBounds } from './range.js';
 
-/**
- * What a sort asks of the stage below it: ranges of about `rangeBytes` by
- * its keys; a stage that cuts them itself (sort/fused.ts) cuts groups of
- * about `groupBytes` instead (a sort task's share, cut into ranges by the
- * task: sort/ranges.ts) and sets `bounds`.
- */
+/** What a sort asks of the stage below it: ranges of about `rangeBytes` by its keys; `bounds` set by a stage that cut them itself. */
 export interface RangeRequest {
   by: SortKey[];
   schema: Schema;
   stage: string;
   rangeBytes: number;
-  groupBytes?: number;
   minRanges: number;
   maxRanges: number;
   bounds?: Batch;

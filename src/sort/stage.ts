@@ -2,9 +2,7 @@
 // cut the input into ranges by sampled boundaries (in the join's reduce tasks
 // where the input is a shuffle join, sort/fused.ts; else by range tasks over
 // the collected input), re-cut a range that came out far larger than
-// planned, and sort runs of consecutive ranges in their own tasks. A join
-// cuts groups of half a task's bytes instead of small ranges; the sort
-// tasks cut those into small ranges (sort/ranges.ts).
+// planned, and sort runs of consecutive ranges in their own tasks.
 import type { BoundNode } from '../plan/bound.js';
 import { plannedWorkers } from '../plan/load.js';
 import { median } from '../skew/decide.js';
@@ -32,12 +30,6 @@ const SORT_TASK_BYTES = 32 * 1024 * 1024;
  */
 const SORT_RANGE_BYTES = 1024 * 1024;
 const RANGES_PER_TASK = 8;
-/**
- * Groups a join cuts per sort task (sort/fused.ts): two, so that a group
- * twice its planned size (a hot value, a misjudged boundary) is still a
- * task's bytes, and only one larger is cut again.
- */
-const GROUPS_PER_TASK = 2;
 
 /**
  * Most ranges of one sort: the cap binds past MAX_RANGES x SORT_RANGE_BYTES
@@ -56,7 +48,6 @@ export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: 
   const taskBytes = Math.min(SORT_TASK_BYTES, ex.taskShare() / 4);
   const req: RangeRequest = {
     by: node.by, schema: node.schema, stage: node.id, rangeBytes: Math.min(SORT_RANGE_BYTES, taskBytes / RANGES_PER_TASK),
-    groupBytes: taskBytes / GROUPS_PER_TASK,
     minRanges: plannedWorkers(ex.settings), maxRanges: MAX_RANGES,
   };
   // A shuffle join below cuts its own output into ranges when it sees this sink (exec/run.ts runJoin).
@@ -75,13 +66,12 @@ export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: 
     const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
     ranges = await partitionByRanges(ex, req, inputs.map((r) => r.batches), boundsFromSamples(req, samples, outputBytes(inputs)));
   }
-  const recut = await recutOversized(ex, req, ranges, taskBytes, req.bounds ? GROUPS_PER_TASK : RECUT_FACTOR);
+  const recut = await recutOversized(ex, req, ranges, taskBytes);
   const R = ranges.length;
   const partitionRows = ranges.map((x) => x.rows), partitionBytes = ranges.map((x) => x.bytes);
   ex.stats.shuffles.push({
     id: `${node.id}.range`, partitions: R, partitionRows, partitionBytes, medianBytes: median(partitionBytes),
     thresholdBytes: req.rangeBytes, skewedPartitions: [], hotKeys: [], partitionedBy: req.bounds ? 'join' : 'tasks', recutRanges: recut,
-    cut: req.bounds ? 'groups' : 'ranges',
   });
   const held = heldBytes(ranges.map((x) => x.blocks));
   // started in range order: a streamed output takes them in that order
@@ -91,8 +81,7 @@ export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: 
       input.push(...ranges[p].blocks);
       counts.push(ranges[p].blocks.length);
     }
-    const localBytes = req.bounds ? req.rangeBytes : undefined;
-    return ex.run({ source: { kind: 'sort', schema: node.schema, input, by: node.by, ranges: counts, localBytes }, ops, combine, sink: withSeed(sink, first) },
+    return ex.run({ source: { kind: 'sort', schema: node.schema, input, by: node.by, ranges: counts }, ops, combine, sink: withSeed(sink, first) },
       { stage: node.id, kind: 'reduce', partition: first });
   }));
   ex.spill.release(held);
@@ -106,10 +95,10 @@ export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: 
  * their own rows: a hot value among them is then dealt over several ranges.
  * Returns how many ranges were cut.
  */
-async function recutOversized(ex: Executor, req: RangeRequest, ranges: Ranges, taskBytes: number, factor: number): Promise<number> {
-  // far larger: also `factor` times the mean range (under a tiny budget every range passes a task's bytes)
+async function recutOversized(ex: Executor, req: RangeRequest, ranges: Ranges, taskBytes: number): Promise<number> {
+  // far larger: also several times the mean range (under a tiny budget every range passes a task's bytes)
   const mean = ranges.reduce((a, r) => a + r.bytes, 0) / Math.max(1, ranges.length);
-  const limit = Math.max(taskBytes, factor * mean);
+  const limit = Math.max(taskBytes, RECUT_FACTOR * mean);
   // cut into ranges of the mean's size (not of rangeBytes: under a tiny budget that is a row or two)
   const sub = { ...req, minRanges: 2, rangeBytes: Math.max(req.rangeBytes, mean) };
   let recut = 0;
