@@ -71,9 +71,14 @@ export function rangeIds(b: Batch, bounds: Batch, by: SortKey[], out: Int32Array
   for (let i = 0; i < b.length; i++) {
     let lo = 0, hi = B; // first boundary >= row
     while (lo < hi) { const m = (lo + hi) >> 1; if (cmp(i, m) > 0) lo = m + 1; else hi = m; }
-    out[i] = dealt(lo, B, rr, (m) => cmp(i, m));
+    out[i] = lo === B || cmp(i, lo) !== 0 ? lo : dealtRow(cmp, i, lo, B, rr);
   }
   return out;
+}
+
+/** dealt for row i, in a function of its own (see dealtWords: no closure over the loop's row). */
+function dealtRow(cmp: (i: number, j: number) => number, i: number, lo: number, B: number, rr: { next: number }): number {
+  return dealt(lo, B, rr, (m) => cmp(i, m));
 }
 
 /**
