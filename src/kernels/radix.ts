@@ -88,7 +88,7 @@ export function radixOrder(words: Uint32Array[], n: number): Int32Array {
   let idx = new Int32Array(n), tmp = new Int32Array(n);
   for (let i = 0; i < n; i++) idx[i] = i;
   let ks = words.map((w) => w.slice(0, n)), kt = words.map(() => new Uint32Array(n));
-  const low = new Int32Array(65536), high = new Int32Array(65536);
+  const low = COUNTS_LOW, high = COUNTS_HIGH;
   for (let w = words.length - 1; w >= 0; w--) {
     low.fill(0);
     high.fill(0);
@@ -114,6 +114,9 @@ export function radixOrder(words: Uint32Array[], n: number): Int32Array {
   }
   return idx;
 }
+
+/** The digit counts, reused by every sort on the thread (a range sort runs thousands of them: 512 KB each to allocate and collect). */
+const COUNTS_LOW = new Int32Array(65536), COUNTS_HIGH = new Int32Array(65536);
 
 /** One pass over the last word to sort: rows and that word moved to their digit's place. */
 function moveRows1(count: Int32Array, shift: number, k: Uint32Array, kt: Uint32Array, idx: Int32Array, tmp: Int32Array, n: number): void {
