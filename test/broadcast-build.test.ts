@@ -169,22 +169,6 @@ describe('tasks shared between this thread and the pool as it becomes ready', ()
       expect(out.filter((x) => x.endsWith('p')).length).toBeGreaterThan(0);
     }
   });
-  it('a thread ready late joins only while the tasks left would take this one longer than its first (cold) task', async () => {
-    const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    for (const [first, later, expectJoin] of [[250, 2, false], [5, 40, true]] as const) {
-      let open!: () => void;
-      const ready = new Promise<void>((r) => { open = r; });
-      const who: boolean[] = [];
-      const out = await stealTasks(8, async (i, here) => {
-        if (i === 5 && here) open(); // two tasks left to take when the thread is ready
-        who[i] = here;
-        await wait(i === 0 ? first : later);
-        return i;
-      }, [ready]);
-      expect(out).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
-      expect(who.some((h) => !h)).toBe(expectJoin);
-    }
-  });
   it('no pool coming, or ready after the last task: all here; a failure starts no further task', async () => {
     const here: boolean[] = [];
     expect(await stealTasks(3, async (i, h) => { here.push(h); await tick(); return i; }, [])).toEqual([0, 1, 2]);
