@@ -84,6 +84,30 @@ describe('rangeIds over a number key', () => {
   });
 });
 
+describe('rangeIds for a value equal to one boundary', () => {
+  it('is dealt in turn over the range below and the range above it (the last boundary too), like a value equal to several', () => {
+    // 4 is the first boundary, 8 a boundary alone, 12 the last one; 6 equals none
+    const bounds = [4, 8, 12];
+    const values = Float64Array.from({ length: 600 }, (_, i) => [4, 6, 8, 12][i % 4]);
+    const col = (xs: ArrayLike<number>) => ({ type: { id: 'float64' }, length: xs.length, values: Float64Array.from(xs), valid: null });
+    const out = rangeIds({ length: values.length, columns: [col(values)] }, { length: bounds.length, columns: [col(bounds)] }, [{ col: 0, desc: false, nullsFirst: false }],
+      new Int32Array(values.length), { next: 0 });
+    const seen = new Map<number, number[]>();
+    for (let i = 0; i < values.length; i++) {
+      const xs = seen.get(values[i]) ?? [0, 0, 0, 0];
+      xs[out[i]]++;
+      seen.set(values[i], xs);
+    }
+    // 150 rows of each value; the turn is shared: rows equal to a boundary alternate between its two ranges
+    expect(seen.get(6)).toEqual([0, 150, 0, 0]);
+    for (const [v, r] of [[4, 0], [8, 1], [12, 2]]) {
+      const xs = seen.get(v)!;
+      expect(xs[r] + xs[r + 1]).toBe(150);
+      expect(Math.abs(xs[r] - xs[r + 1])).toBeLessThanOrEqual(1);
+    }
+  });
+});
+
 describe('rangeIds over spread-out float64 values (the search starts from a table of the first word)', () => {
   it('a value between boundaries goes to the first range whose boundary is not below it, for values below, among and above the boundaries', () => {
     // negative and positive, tiny and huge: the first words span most of their range

@@ -22,7 +22,7 @@ import { buildKeys } from '../kernels/keys.js';
 import { groupRows } from '../agg/groups.js';
 import { GatherSink } from '../joins/gather.js';
 import { type ProbeOp, probeAggregate, probeBatch } from '../joins/probe.js';
-import { type PartitionSpec, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
+import { type PartitionSpec, type Partitioned, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
 import { type SplitKey, hotKeyRuns, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
 import { compileExpr } from '../expr/compile.js';
@@ -37,6 +37,7 @@ import type { EncodedRowGroup } from '../io/parquet-encode.js';
 import type { SortKey } from '../kernels/sort.js';
 import { rangePartition, sampleRows } from '../sort/partition.js';
 import { sortRanges } from '../sort/ranges.js';
+import { cutPairs } from '../sort/cut-pairs.js';
 
 /** Row-wise operators of a pipeline, fused into its tasks; `probe` joins with a broadcast table. */
 export type RowOp =
@@ -160,10 +161,18 @@ export interface JoinPath {
   lookup?: 'pairs' | 'key-groups';
 }
 
-type Produced = { batches: Batch[]; rows: number; combined?: boolean; release?: () => void; join?: JoinPath; read?: 'direct' | 'in-place' | 'ipc' };
+type Produced = {
+  batches: Batch[]; rows: number; combined?: boolean; release?: () => void; join?: JoinPath; read?: 'direct' | 'in-place' | 'ipc';
+  /** a join's output already cut into a range sink's ranges (sort/cut-pairs.ts): `batches` is empty */
+  cut?: Omit<Partitioned, 'sketch'>;
+};
+type RangeSink = Extract<TaskSink, { kind: 'range' }>;
 
-/** `inPlace`: scanned columns may be views into the Parquet module's memory, released after the sink. */
-async function produce(src: TaskSource, combine?: Combine, inPlace = false): Promise<Produced> {
+/**
+ * `inPlace`: scanned columns may be views into the Parquet module's memory, released after the sink;
+ * `cut`: a range sink the rows go to as they are (no row operator between): a join may cut them itself.
+ */
+async function produce(src: TaskSource, combine?: Combine, inPlace = false, cut?: RangeSink): Promise<Produced> {
   switch (src.kind) {
     case 'scan': {
       if (inPlace) {
@@ -179,7 +188,7 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false): Pro
       return { batches: src.batches, rows: rowCount(src.batches) };
     case 'join': {
       if (!src.eager) {
-        const streamed = streamJoin(src, combine);
+        const streamed = streamJoin(src, combine, cut);
         if (streamed) return streamed;
       }
       const l = concatBatches(src.leftSchema, src.left);
@@ -238,7 +247,7 @@ const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
  * its own (joins/orient.ts). Null when a combiner is asked for that the
  * streaming form cannot serve.
  */
-function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; rows: number; combined?: boolean; join: JoinPath } | null {
+function streamJoin(src: JoinSource, combine?: Combine, cut?: RangeSink): Produced & { join: JoinPath } | null {
   const parts = src.parts ?? [[src.left.length, src.right.length]];
   const sides: JoinSides = { type: src.type, leftSchema: src.leftSchema, rightSchema: src.rightSchema, leftKeys: src.leftKeys, rightKeys: src.rightKeys };
   const orientations: Orientation[] = [];
@@ -249,7 +258,9 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
     orientations.push(o);
   }
   const states = combine ? partialSchema(combine.schema, combine.groupBy, combine.aggs) : null;
-  const gathered = combine ? null : new GatherSink(src.type !== 'semi' && src.type !== 'anti');
+  // matches cut straight into ranges need every index on a row (no outer join's missing side)
+  const cutHere = cut && (src.type === 'inner' || src.type === 'semi' || src.type === 'anti') ? cut : undefined;
+  const gathered = combine ? null : new GatherSink(src.type !== 'semi' && src.type !== 'anti', cutHere !== undefined);
   const out: Batch[] = [];
   let chunks = 0, builtLeft = 0, builtRight = 0;
   li = 0; ri = 0;
@@ -281,12 +292,13 @@ function streamJoin(src: JoinSource, combine?: Combine): { batches: Batch[]; row
     if (byBuild) out.push(byBuild.finish());
     if (byProbe) out.push(byProbe.finish());
   });
-  if (gathered) { gathered.flush(); out.push(...gathered.batches); }
+  const cutRows = gathered && cutHere ? cutPairs(gathered.pending, gathered.withRight, cutHere.by, cutHere.bounds, cutHere.nullSeed) : undefined;
+  if (gathered && !cutRows) { gathered.flush(); out.push(...gathered.batches); }
   const join: JoinPath = {
     path: combine ? 'fused-aggregate' : 'gather', build: builtLeft > builtRight ? 'left' : 'right', matchChunks: chunks, buildRows: builtLeft + builtRight,
     ...(combine ? { grouped: orientations.some((o) => o.grouped === 'probe') ? 'probe' : 'build' } : {}),
   };
-  return { batches: out, rows: rowCount(src.left) + rowCount(src.right), combined: combine !== undefined, join };
+  return { batches: out, rows: rowCount(src.left) + rowCount(src.right), combined: combine !== undefined, join, ...(cutRows ? { cut: cutRows } : {}) };
 }
 
 /**
@@ -358,7 +370,8 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
   // A combiner right after a join aggregates from the join's row indices. Scanned
   // columns are read in place (views into the module's memory): the partition sink
   // copies them, keyStats only reads them, and collect copies what it keeps.
-  const p = await produce(t.source, t.ops.length === 0 ? t.combine : undefined, true);
+  const p = await produce(t.source, t.ops.length === 0 ? t.combine : undefined, true,
+    t.ops.length === 0 && !t.combine && t.sink.kind === 'range' ? t.sink : undefined);
   const inputBytes = inputBytesOf(t.source, p.batches);
   try {
     // encoded before the scanned columns (views into the module's memory) are released
@@ -394,7 +407,11 @@ function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
 }
 
 /** `rowOps`: the row operators still to apply to the produced batches. */
-function finishSink(t: TaskSpec, { batches, rows, combined, release }: Produced, rowOps: RowOp[], t0: number): TaskResult {
+function finishSink(t: TaskSpec, { batches, rows, combined, release, cut }: Produced, rowOps: RowOp[], t0: number): TaskResult {
+  if (cut) {
+    const outputRows = cut.rows.reduce((a, n) => a + n, 0);
+    return { batches: cut.blocks, inputRows: rows, outputRows, partitionRows: cut.rows, partitionBytes: cut.bytes, ms: performance.now() - t0 };
+  }
   const ops = compileOps(rowOps, t.combine !== undefined && !combined);
   let outBatches = batches.flatMap(ops).filter((b) => b.length > 0);
   const outputRows = outBatches.reduce((s, b) => s + selectedRows(b), 0);

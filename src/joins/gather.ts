@@ -2,20 +2,23 @@
 // kernels/join.ts), one output batch per OUTPUT_ROWS rows: shared by the
 // reduce side's streaming join and the map side's broadcast probe.
 import { type Batch, gatherMany } from '../kernels/column.js';
+import type { PairChunk } from '../sort/cut-pairs.js';
 
 /** Rows gathered per output batch of a join. */
 export const OUTPUT_ROWS = 1 << 16;
 
 export class GatherSink {
   readonly batches: Batch[] = [];
-  private pending: { l: Batch; r: Batch; li: Int32Array; ri: Int32Array }[] = [];
+  /** the matches not gathered yet (all of them when kept: see `keep`) */
+  pending: PairChunk[] = [];
   private rows = 0;
-  constructor(private readonly withRight: boolean) {}
+  /** `keep`: gather nothing, keep every match for the caller (sort/cut-pairs.ts gathers them straight into ranges) */
+  constructor(readonly withRight: boolean, private readonly keep = false) {}
 
   add(l: Batch, r: Batch, li: Int32Array, ri: Int32Array, n: number) {
     this.pending.push({ l, r, li: li.slice(0, n), ri: ri.slice(0, n) });
     this.rows += n;
-    if (this.rows >= OUTPUT_ROWS) this.flush();
+    if (this.rows >= OUTPUT_ROWS && !this.keep) this.flush();
   }
 
   flush() {

@@ -77,14 +77,14 @@ const align8 = (n: number) => (n + 7) & ~7;
  * blocks of a map task are one allocation and reach any reduce task without a
  * transfer list or a copy. `start[p]` is partition p's first row in a region.
  */
-interface Layout {
+export interface Layout {
   buf: SharedArrayBuffer;
   start: Int32Array;
   /** per column: byte offsets of its validity, values and (utf8) offsets regions; byte starts of each partition's strings */
   cols: { valid: number; values: number; offsets: number; strStart: Float64Array | null }[];
 }
 
-function layout(types: DataType[], hasValid: boolean[], strBytes: (Float64Array | null)[], rows: number[], total: number): Layout {
+export function layout(types: DataType[], hasValid: boolean[], strBytes: (Float64Array | null)[], rows: number[], total: number): Layout {
   const P = rows.length;
   const start = new Int32Array(P);
   for (let p = 1; p < P; p++) start[p] = start[p - 1] + rows[p - 1];
@@ -258,9 +258,14 @@ export function scatterRows(batches: Batch[], ids: Int32Array, dest: Int32Array,
   const pos = Int32Array.from(L.start);
   for (let i = 0; i < total; i++) dest[i] = pos[ids[i]]++;
   types.forEach((t, c) => scatterColumn(t, batches.map((b) => b.columns[c]), ids, dest, L, c, total));
+  return layoutBlocks(types, L, rows);
+}
+
+/** Each partition's block of a filled layout: views into its buffer (null when empty). */
+export function layoutBlocks(types: DataType[], L: Layout, rows: number[]): Omit<Partitioned, 'sketch'> {
   const blocks: (Batch | null)[] = [];
   const bytes: number[] = [];
-  for (let p = 0; p < P; p++) {
+  for (let p = 0; p < rows.length; p++) {
     const n = rows[p];
     const block = n > 0 ? { length: n, columns: types.map((t, c) => blockColumn(t, L, c, p, n)) } : null;
     blocks.push(block);

@@ -71,9 +71,14 @@ export function rangeIds(b: Batch, bounds: Batch, by: SortKey[], out: Int32Array
   for (let i = 0; i < b.length; i++) {
     let lo = 0, hi = B; // first boundary >= row
     while (lo < hi) { const m = (lo + hi) >> 1; if (cmp(i, m) > 0) lo = m + 1; else hi = m; }
-    out[i] = dealt(lo, B, rr, (m) => cmp(i, m));
+    out[i] = lo === B || cmp(i, lo) !== 0 ? lo : dealtRow(cmp, i, lo, B, rr);
   }
   return out;
+}
+
+/** dealt for row i, in a function of its own (see dealtWords: no closure over the loop's row). */
+function dealtRow(cmp: (i: number, j: number) => number, i: number, lo: number, B: number, rr: { next: number }): number {
+  return dealt(lo, B, rr, (m) => cmp(i, m));
 }
 
 /**
@@ -110,9 +115,23 @@ function rangeIdsByWords(wa: Uint32Array[], wb: Uint32Array[], n: number, B: num
       const m = (lo + hi) >> 1, u = b0[m];
       if (x > u || (x === u && y > b1[m])) lo = m + 1; else hi = m;
     }
-    out[i] = lo < B && b0[lo] === x && b1[lo] === y ? dealt(lo, B, rr, (m) => (x !== b0[m] ? (x < b0[m] ? -1 : 1) : y !== b1[m] ? (y < b1[m] ? -1 : 1) : 0)) : lo;
+    if (lo === B || b0[lo] !== x || b1[lo] !== y) out[i] = lo;
+    // equal to boundary lo alone (the next one is above it: distinct boundaries, the common case) is
+    // dealt over ranges lo and lo+1 without the search for the last equal boundary
+    else if (lo + 1 === B || b0[lo + 1] !== x || b1[lo + 1] !== y) out[i] = lo + (rr.next++ & 1);
+    else out[i] = dealtWords(x, y, b0, b1, lo, rr);
   }
   return out;
+}
+
+/**
+ * dealt for a row of words (x, y) equal to boundary lo, in a function of its
+ * own: a closure over the row's words in rangeIdsByWords' loop would make V8
+ * allocate them in a context object for every row, taken or not (half the
+ * loop's time and most of its garbage, measured).
+ */
+function dealtWords(x: number, y: number, b0: Uint32Array, b1: Uint32Array, lo: number, rr: { next: number }): number {
+  return dealt(lo, b0.length, rr, (m) => (x !== b0[m] ? (x < b0[m] ? -1 : 1) : y !== b1[m] ? (y < b1[m] ? -1 : 1) : 0));
 }
 
 /** Buckets of the first word's top bits over the boundaries' span: about this many per boundary. */

@@ -1,6 +1,6 @@
 // The reduce side of a range-partitioned sort: a task's consecutive ranges,
 // each sorted on its own, as one output batch per range in range order.
-import { type Batch, type Schema, concatBatches, gatherBatch } from '../kernels/column.js';
+import { type Batch, type Schema, concatBatches, gatherSelected } from '../kernels/column.js';
 import { type SortKey, sortIndices } from '../kernels/sort.js';
 
 /**
@@ -16,7 +16,10 @@ export function sortRanges(schema: Schema, input: Batch[], ranges: number[], by:
   let at = 0;
   for (const n of ranges) {
     const rows = concatBatches(schema, input.slice(at, at += n));
-    if (rows.length > 0) sorted.push(gatherBatch(rows, sortIndices(rows, by)));
+    if (rows.length === 0) continue;
+    // the order is a permutation (no -1 for a missing row): gathered with no scan for one
+    const order = sortIndices(rows, by);
+    sorted.push({ length: rows.length, columns: rows.columns.map((c) => gatherSelected(c, order, order.length)) });
   }
   return sorted;
 }
