@@ -125,7 +125,7 @@ export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: 
     for (const p of parts) {
       if (p.nulls === null) continue;
       anyNull ??= new Uint8Array(n);
-      for (let i = 0; i < n; i++) anyNull[i] |= p.nulls[i];
+      orNulls(anyNull, p.nulls, n);
     }
     return { n, parts, hash: NO_HASHES, anyNull };
   }
@@ -133,8 +133,7 @@ export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: 
   const p0 = parts[0];
   if (parts.length === 1 && p0.kind === 'w' && p0.nulls === null) {
     // The common case in one pass: the general loop below gives the same hashes.
-    const w = p0.w;
-    for (let i = 0; i < n; i++) hash[i] = fmix(mixWord(mixWord(0, w[2 * i]), w[2 * i + 1]) ^ 1);
+    hashOneWord(hash, p0.w, n);
     return { n, parts, hash, anyNull: null };
   }
   hash.fill(0);
@@ -142,35 +141,54 @@ export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: 
   for (const p of parts) {
     if (p.nulls) {
       anyNull ??= new Uint8Array(n);
-      for (let i = 0; i < n; i++) anyNull[i] |= p.nulls[i];
+      orNulls(anyNull, p.nulls, n);
     }
-    if (p.kind === 'w') {
-      const w = p.w, nl = p.nulls;
-      for (let i = 0; i < n; i++) {
-        let h = hash[i];
-        if (nl !== null && nl[i]) h = mixWord(h, NULL_HASH);
-        else h = mixWord(mixWord(h, w[2 * i]), w[2 * i + 1]);
-        hash[i] = h;
-      }
-    } else {
-      const { bytes, offs, nulls: nl } = p;
-      for (let i = 0; i < n; i++) {
-        let h = hash[i];
-        if (nl !== null && nl[i]) h = mixWord(h, NULL_HASH);
-        else {
-          let s = offs[i];
-          const e = offs[i + 1];
-          for (; s + 4 <= e; s += 4) h = mixWord(h, bytes[s] | (bytes[s + 1] << 8) | (bytes[s + 2] << 16) | (bytes[s + 3] << 24));
-          let k = 0;
-          for (let sh = 0; s < e; s++, sh += 8) k |= bytes[s] << sh;
-          h = mixWord(h, k ^ (e - offs[i]));
-        }
-        hash[i] = h;
-      }
-    }
+    if (p.kind === 'w') mixWords(hash, p.w, p.nulls, n);
+    else mixStrings(hash, p.bytes, p.offs, p.nulls, n);
   }
-  for (let i = 0; i < n; i++) hash[i] = fmix(hash[i] ^ parts.length);
+  finishHashes(hash, parts.length, n);
   return { n, parts, hash, anyNull };
+}
+
+// The loops of buildKeys are functions of their own with nothing after the
+// loop: see groupIdsOfRows in agg/joinagg.ts for why.
+
+function orNulls(anyNull: Uint8Array, nulls: Uint8Array, n: number): void {
+  for (let i = 0; i < n; i++) anyNull[i] |= nulls[i];
+}
+
+/** One 64-bit key part, no nulls: the hashes of mixWords then finishHashes in one pass. */
+function hashOneWord(hash: Int32Array, w: Int32Array, n: number): void {
+  for (let i = 0; i < n; i++) hash[i] = fmix(mixWord(mixWord(0, w[2 * i]), w[2 * i + 1]) ^ 1);
+}
+
+function mixWords(hash: Int32Array, w: Int32Array, nl: Uint8Array | null, n: number): void {
+  for (let i = 0; i < n; i++) {
+    let h = hash[i];
+    if (nl !== null && nl[i]) h = mixWord(h, NULL_HASH);
+    else h = mixWord(mixWord(h, w[2 * i]), w[2 * i + 1]);
+    hash[i] = h;
+  }
+}
+
+function mixStrings(hash: Int32Array, bytes: Uint8Array, offs: Int32Array, nl: Uint8Array | null, n: number): void {
+  for (let i = 0; i < n; i++) {
+    let h = hash[i];
+    if (nl !== null && nl[i]) h = mixWord(h, NULL_HASH);
+    else {
+      let s = offs[i];
+      const e = offs[i + 1];
+      for (; s + 4 <= e; s += 4) h = mixWord(h, bytes[s] | (bytes[s + 1] << 8) | (bytes[s + 2] << 16) | (bytes[s + 3] << 24));
+      let k = 0;
+      for (let sh = 0; s < e; s++, sh += 8) k |= bytes[s] << sh;
+      h = mixWord(h, k ^ (e - offs[i]));
+    }
+    hash[i] = h;
+  }
+}
+
+function finishHashes(hash: Int32Array, nParts: number, n: number): void {
+  for (let i = 0; i < n; i++) hash[i] = fmix(hash[i] ^ nParts);
 }
 
 /** Whether row i of a equals row j of b (nulls equal nulls: the grouping semantics). */
