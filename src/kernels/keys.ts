@@ -38,36 +38,47 @@ function wordsOf(c: Column, norm: KeyNorm): Int32Array {
   const n = c.length;
   const v = c.values as any;
   if (norm.kind === 'dec') { const d = decimalKey(c, norm); return new Int32Array(d.buffer, d.byteOffset, 2 * n); }
+  // Each loop in a function of its own, this one none: a loop compiled while
+  // it runs (on-stack replacement) is then never kept with this dispatch in it,
+  // which deoptimizes on each new column type or norm shape (see groupIdsOfRows in agg/joinagg.ts).
   switch (c.type.id) {
     case 'int64': case 'uint64': case 'timestamp': {
       const scale = norm.kind === 'int' ? norm.scale : undefined;
-      if (scale && scale !== 1) {
-        const out = new BigInt64Array(n);
-        const s = BigInt(scale);
-        for (let i = 0; i < n; i++) out[i] = v[i] * s;
-        return new Int32Array(out.buffer);
-      }
+      if (scale && scale !== 1) return scaledWords(v as BigInt64Array, BigInt(scale), n);
       return new Int32Array(v.buffer, v.byteOffset, 2 * n);
     }
-    case 'float32': case 'float64': {
-      const f = new Float64Array(n);
-      for (let i = 0; i < n; i++) {
-        const x = v[i];
-        f[i] = x === 0 ? 0 : x !== x ? NaN : x; // -0 equals 0; one NaN
-      }
-      return new Int32Array(f.buffer);
-    }
-    case 'uint32': {
-      const w = new Int32Array(2 * n);
-      for (let i = 0; i < n; i++) w[2 * i] = v[i] | 0;
-      return w;
-    }
-    default: { // narrow ints, date32, bool: sign-extend to 64 bits
-      const w = new Int32Array(2 * n);
-      for (let i = 0; i < n; i++) { const x = v[i]; w[2 * i] = x; w[2 * i + 1] = x < 0 ? -1 : 0; }
-      return w;
-    }
+    case 'float32': case 'float64': return floatWords(v, n);
+    case 'uint32': return uint32Words(v as Uint32Array, n);
+    default: return narrowWords(v, n); // narrow ints, date32, bool
   }
+}
+
+function scaledWords(v: BigInt64Array, s: bigint, n: number): Int32Array {
+  const out = new BigInt64Array(n);
+  for (let i = 0; i < n; i++) out[i] = v[i] * s;
+  return new Int32Array(out.buffer);
+}
+
+function floatWords(v: Float64Array | Float32Array, n: number): Int32Array {
+  const f = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const x = v[i];
+    f[i] = x === 0 ? 0 : x !== x ? NaN : x; // -0 equals 0; one NaN
+  }
+  return new Int32Array(f.buffer);
+}
+
+function uint32Words(v: Uint32Array, n: number): Int32Array {
+  const w = new Int32Array(2 * n);
+  for (let i = 0; i < n; i++) w[2 * i] = v[i] | 0;
+  return w;
+}
+
+/** Sign-extended to 64 bits. */
+function narrowWords(v: Int32Array | Int16Array | Int8Array | Uint16Array | Uint8Array, n: number): Int32Array {
+  const w = new Int32Array(2 * n);
+  for (let i = 0; i < n; i++) { const x = v[i]; w[2 * i] = x; w[2 * i + 1] = x < 0 ? -1 : 0; }
+  return w;
 }
 
 function nullsOf(c: Column): Uint8Array | null {
