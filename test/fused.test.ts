@@ -218,7 +218,34 @@ describe('kernels against bigint arithmetic', () => {
     const rows = (b: { length: number; columns: unknown[] }) => Array.from({ length: b.length }, (_, i) => b.columns.map((x) => cellText(x as never, i)));
     expect(merged.mode).toBe('partial');
     expect(merged.rowsIn).toBe(2400);
-    expect(merged.batch.length).toBe(11);
-    expect(sorted(rows(merged.batch as never))).toEqual(sorted(rows(whole as never)));
+    expect(merged.batches.length).toBe(1);
+    expect(merged.rowsOut).toBe(11);
+    expect(sorted(rows(merged.batches[0] as never))).toEqual(sorted(rows(whole as never)));
+  });
+
+  it('a map task smaller than the pass-through sample is judged on all its rows: passed through as they came, or aggregated', () => {
+    const schema = [{ name: 'k', type: { id: 'int32' } }, { name: 'd', type: { id: 'int32' } }];
+    const batch = (m: number, key: (i: number) => number, d: (i: number) => number) => ({ length: m, columns: [
+      { type: schema[0].type, length: m, values: Int32Array.from({ length: m }, (_, i) => key(i)), valid: null },
+      { type: schema[1].type, length: m, values: Int32Array.from({ length: m }, (_, i) => d(i)), valid: null }] });
+    const count = [{ fn: 'count', col: -1, as: 'n', type: { id: 'int64' } }];
+    const c = { groupBy: [0], aggs: count, schema, passRows: true };
+    // 10,000 rows (below the 16,384 sampled), a key per row: the batches go on as they are, not copied
+    const many = [batch(6000, (i) => i, () => 0), batch(4000, (i) => 6000 + i, () => 0)];
+    const passed = combine(many as never, c as never, true);
+    expect(passed).toMatchObject({ mode: 'pass-through', rowsIn: 10000, rowsOut: 10000 });
+    expect(passed.batches).toHaveLength(2);
+    expect(passed.batches[0]).toBe(many[0]);
+    // the same rows where rows may not pass (a state per row instead)
+    const states = combine(many as never, c as never, false);
+    expect(states.mode).toBe('pass-through');
+    expect(states.batches[0].length).toBe(10000);
+    // few keys: aggregated
+    expect(combine([batch(10000, (i) => i % 50, () => 0)] as never, c as never, true)).toMatchObject({ mode: 'partial', rowsOut: 50 });
+    // few keys but a distinct (key, value) pair per row: count_distinct's states do not shrink either
+    const distinct = { ...c, aggs: [{ fn: 'count_distinct', col: 1, as: 'nd', type: { id: 'int64' } }] };
+    expect(combine([batch(10000, (i) => i % 50, (i) => i)] as never, distinct as never, true).mode).toBe('pass-through');
+    // below 4,096 rows a task aggregates, a key per row or not
+    expect(combine([batch(3000, (i) => i, () => 0)] as never, c as never, true)).toMatchObject({ mode: 'partial', rowsOut: 3000 });
   });
 });

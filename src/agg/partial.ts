@@ -178,6 +178,23 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
 export const PASS_THROUGH_SAMPLE = 16384;
 /** Groups per row in that sample above which the rows pass through as they are. */
 const PASS_THROUGH_RATIO = 0.5;
+/**
+ * A map task with fewer rows than the sample is judged on all of them, down to this many:
+ * below, it aggregates. (One small task that aggregates where the others pass through
+ * puts states beside rows in every partition, and each reduce task takes the slower
+ * mixed path: aggregate by key at s = 0 has a last row group of 19K rows.)
+ */
+const PASS_THROUGH_MIN = 4096;
+
+/**
+ * Adaptive pass-through of a combiner: whether partial aggregation would barely shrink a
+ * task's rows, judged on its first rows (`head`, up to 16,384 of them) by `groups`, the
+ * number of groups among them.
+ */
+export function passesThrough(head: Batch, groups: (sample: Batch) => number): boolean {
+  const n = Math.min(PASS_THROUGH_SAMPLE, head.length);
+  return n >= PASS_THROUGH_MIN && groups(n === head.length ? head : sliceBatch(head, 0, n)) > PASS_THROUGH_RATIO * n;
+}
 
 /**
  * Adaptive pass-through: whether partial aggregation would barely shrink
