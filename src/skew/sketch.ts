@@ -70,7 +70,8 @@ export class SpaceSaving {
 
   /** Count every `stride`-th row of a batch whose key is not null (the hot loop of add, inlined). */
   addAll(hash: Int32Array, skip: Uint8Array | null, batch: number, stride = 1): void {
-    this.n += this.countAll(hash, skip, batch, stride);
+    const seen = this.countAll(hash, skip, batch, stride); // first: add() counts into this.n too
+    this.n += seen;
   }
 
   /** addAll's loop, alone in its function (see groupIdsOfRows in agg/joinagg.ts): returns the rows counted in place. */
