@@ -4,7 +4,8 @@
 // same thread count), on the same files. Runs are paired (the order alternates
 // within each pair) and the medians of at least 5 pairs reported, with the
 // median of the per-pair ratios: on a shared machine only paired figures mean
-// anything. Wall and CPU (user + system) time come from /usr/bin/time.
+// anything. Wall and CPU (user + system) time come from /usr/bin/time. Every
+// run's rows are checked against DuckDB's (`sameAnswer` in results.json).
 //
 //   node scripts/process-bench.mjs [--pairs 5] [--workers 2] [--data bench-out/process]
 //        [--only quickstart,reference,m2m,tpch] [--tpch DIR] [--queries q12,q13]
@@ -92,29 +93,59 @@ if (only.includes('tpch') && tpchDir) {
   }
 }
 
-/** One process under /usr/bin/time: wall and CPU milliseconds. */
-function timed(argv) {
-  const t = timeProcess(argv);
+/** One process under /usr/bin/time: wall and CPU milliseconds, and what it printed. */
+function timed(argv, env = {}) {
+  const t = timeProcess(argv, env);
   if (t.status !== 0 || !t.timed) throw new Error(`${argv.join(' ')} failed (${t.status}):\n${t.stderr.slice(-2000)}`);
-  return { wall: t.wall * 1000, cpu: (t.user + t.sys) * 1000 };
+  return { wall: t.wall * 1000, cpu: (t.user + t.sys) * 1000, stdout: t.stdout };
+}
+
+/**
+ * Whether our rows (JSON lines) are DuckDB's (its JSON rows): in order, or else as sets (ties
+ * of an ORDER BY), numbers equal to 1e-6 relative (a decimal may print as a string on one side).
+ */
+function sameAnswer(ours, theirs) {
+  const rows = ours.split('\n').filter(Boolean).map((l) => Object.values(JSON.parse(l)));
+  const want = theirs.map((r) => Object.values(r));
+  if (rows.length !== want.length) return false;
+  const num = (x) => (x === null || x === '' || typeof x === 'boolean' ? NaN : Number(x));
+  const eq = (x, y) => {
+    const a = num(x), b = num(y);
+    if (Number.isFinite(a) && Number.isFinite(b)) return Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(b));
+    return (x === null ? null : String(x)) === (y === null ? null : String(y));
+  };
+  const same = (a, b) => a.length === b.length && a.every((row, i) => row.length === b[i].length && row.every((x, j) => eq(x, b[i][j])));
+  if (same(rows, want)) return true;
+  const key = (r) => JSON.stringify(r.map((x) => (Number.isFinite(num(x)) ? Number(num(x).toPrecision(9)) : x)));
+  const byKey = (a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+  return same([...rows].sort(byKey), [...want].sort(byKey));
 }
 
 const results = [];
 for (const w of workloads) {
   const sqlFile = path.join(data, `${w.name.replace(/[^a-z0-9]+/gi, '_')}.sql`);
   fs.writeFileSync(sqlFile, w.sql);
-  const ours = () => timed([process.execPath, BIN, w.plan, '--workers', String(workers), '--quiet', ...w.flags]);
+  // every run of ours prints its rows (JSON lines), each checked against DuckDB's answer
+  const ours = () => timed([process.execPath, BIN, w.plan, '--workers', String(workers), '--json', ...w.flags]);
   const theirs = against
-    ? () => timed([process.execPath, against, w.plan, '--workers', String(workers), '--quiet', ...w.flags])
+    ? () => timed([process.execPath, against, w.plan, '--workers', String(workers), '--json', ...w.flags])
     : () => timed([process.execPath, DUCK, sqlFile, String(workers)]);
-  ours(); theirs(); // file cache warm, outside the figures
+  // file cache warm, outside the figures; DuckDB's rows kept as the answer
+  const answerFile = path.join(data, 'answer.json');
+  timed([process.execPath, DUCK, sqlFile, String(workers)], { OUT: answerFile });
+  const answer = JSON.parse(fs.readFileSync(answerFile, 'utf8'));
+  fs.rmSync(answerFile);
+  const wrong = { ours: sameAnswer(ours().stdout, answer) ? 0 : 1, theirs: against && !sameAnswer(theirs().stdout, answer) ? 1 : 0 };
   const runs = [];
   for (let i = 0; i < pairs; i++) {
     const [a, b] = i % 2 === 0 ? [ours(), theirs()] : (() => { const y = theirs(); return [ours(), y]; })();
+    if (!sameAnswer(a.stdout, answer)) wrong.ours++;
+    if (against && !sameAnswer(b.stdout, answer)) wrong.theirs++;
+    delete a.stdout; delete b.stdout;
     runs.push({ skewjoin: a, duckdb: b });
   }
   const row = {
-    workload: w.name,
+    workload: w.name, sameAnswer: wrong.ours === 0, ...(against ? { otherSameAnswer: wrong.theirs === 0 } : {}),
     skewjoinMs: median(runs.map((r) => r.skewjoin.wall)), duckdbMs: median(runs.map((r) => r.duckdb.wall)),
     ratio: median(runs.map((r) => r.skewjoin.wall / r.duckdb.wall)),
     skewjoinCpuMs: median(runs.map((r) => r.skewjoin.cpu)), duckdbCpuMs: median(runs.map((r) => r.duckdb.cpu)),
@@ -122,7 +153,7 @@ for (const w of workloads) {
     runs, tpch: !!w.tpch,
   };
   results.push(row);
-  console.log(`${w.name.padEnd(46)} skewjoin ${row.skewjoinMs.toFixed(0).padStart(6)} ms  ${other} ${row.duckdbMs.toFixed(0).padStart(6)} ms  ratio ${row.ratio.toFixed(2)}x wall, ${row.cpuRatio.toFixed(2)}x CPU`);
+  console.log(`${w.name.padEnd(46)} skewjoin ${row.skewjoinMs.toFixed(0).padStart(6)} ms  ${other} ${row.duckdbMs.toFixed(0).padStart(6)} ms  ratio ${row.ratio.toFixed(2)}x wall, ${row.cpuRatio.toFixed(2)}x CPU${wrong.ours ? `  OUR ANSWER DIFFERS from DuckDB's in ${wrong.ours} of ${pairs + 1} runs` : ''}${wrong.theirs ? `  THE OTHER BUILD'S ANSWER DIFFERS in ${wrong.theirs} of ${pairs + 1} runs` : ''}`);
 }
 const tp = results.filter((r) => r.tpch);
 if (tp.length) {

@@ -9,6 +9,7 @@ import { MAX_PRECISION, decimalColumn, decimalSums, decimalToFloat, decimalType 
 import { buildKeys } from '../kernels/keys.js';
 import { valueComparator } from '../kernels/sort.js';
 import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
+import { fewGroups } from './few-groups.js';
 import { type Groups, groupRows } from './groups.js';
 import type { Selection } from '../expr/select.js';
 
@@ -228,6 +229,8 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
     return { gid, nGroups: 1, first: new Int32Array(1) };
   }
   const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
+  const few = cols.length === 1 && !sel ? fewGroups(cols[0], shared) : null;
+  if (few) return few;
   const keys = buildKeys({ length: b.length, columns: cols }, cols.map((_, k) => k), cols.map((c) => normFor(c.type)));
   return groupRows(keys, sel, shared);
 }

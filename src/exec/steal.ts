@@ -19,7 +19,10 @@ export async function stealTasks<T>(n: number, run: (i: number, here: boolean) =
     }
   };
   const mine = runner(true);
-  // a thread ready after this one has taken the last task finds nothing left
-  await Promise.all([mine, ...ready.map((r) => Promise.race([r.then(() => runner(false)), mine]))]);
+  // A thread not ready by the time this one has taken the last task is not waited for; one that joined
+  // is, to the end of its last task (racing its runner against this one's would return without that
+  // task's result: a hole in `out`, which the callers' flatMap skips, and rows silently lost).
+  const joins = ready.map((r) => Promise.race([r.then(() => true), mine.then(() => false)]).then((go) => (go ? runner(false) : undefined)));
+  await Promise.all([mine, ...joins]);
   return out;
 }

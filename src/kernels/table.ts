@@ -103,6 +103,9 @@ export const keyValue = (w: Int32Array, i: number) => w[2 * i + 1] * TWO32 + (w[
  */
 function buildDirect(keys: Keys, next: Int32Array, shared: boolean): { direct: Int32Array; base: number; unique: boolean } | null {
   const w = (keys.parts[0] as { w: Int32Array }).w, nulls = keys.anyNull, n = keys.n;
+  const span = int32Span(w, nulls, n);
+  if (span !== null && span.rows === 0) return null;
+  if (span !== null) return span.max - span.min + 1 > Math.max(DIRECT_MIN, DIRECT_SPAN * span.rows) ? null : fillDirect32(w, nulls, n, next, span.min, span.max, shared);
   const rows = keyRange(w, nulls, n, RANGE);
   if (rows <= 0) return null;
   const min = RANGE[0], max = RANGE[1];
@@ -147,6 +150,40 @@ function chainDirect(w: Int32Array, nulls: Uint8Array | null, n: number, min: nu
     direct[d] = i;
   }
   return unique;
+}
+
+/**
+ * The non-null keys' least and greatest value and count where every one is a
+ * 32-bit integer (its high word its low word's sign: a dimension's ids, the
+ * common case), else null. Integer arithmetic only: the general loop's
+ * doubles cost about twice as much per key (1M keys: 40-49 ms, warm).
+ */
+function int32Span(w: Int32Array, nulls: Uint8Array | null, n: number): { min: number; max: number; rows: number } | null {
+  let min = 0x7fffffff, max = -0x80000000, rows = 0;
+  for (let i = 0; i < n; i++) {
+    if (nulls !== null && nulls[i]) continue;
+    const lo = w[2 * i];
+    if (w[2 * i + 1] !== lo >> 31) return null;
+    if (lo < min) min = lo;
+    if (lo > max) max = lo;
+    rows++;
+  }
+  return { min, max, rows };
+}
+
+/** buildDirect's table for 32-bit keys in [min, max] (see int32Span): the same arrays, with integer indices. */
+function fillDirect32(w: Int32Array, nulls: Uint8Array | null, n: number, next: Int32Array, min: number, max: number, shared: boolean): { direct: Int32Array; base: number; unique: boolean } {
+  const direct = int32s(max - min + 1, shared).fill(-1);
+  let unique = true;
+  for (let i = n - 1; i >= 0; i--) {
+    if (nulls !== null && nulls[i]) { next[i] = -1; continue; }
+    const d = w[2 * i] - min;
+    const r = direct[d];
+    if (r >= 0) unique = false;
+    next[i] = r;
+    direct[d] = i;
+  }
+  return { direct, base: min, unique };
 }
 
 /** Like findRows, for a direct table: one independent load per probe row, no hash. */
