@@ -131,13 +131,16 @@ export function int64Column(vals: (bigint | null)[], what: string): Column {
 /** Counts (integers below 2^53) as an int64 column, written as 32-bit words. */
 export function countColumn(cnt: Float64Array): Column {
   const out = new BigInt64Array(cnt.length);
-  const w = new Int32Array(out.buffer);
+  countWords(cnt, new Int32Array(out.buffer));
+  return { type: { id: 'int64' }, length: cnt.length, values: out, valid: null };
+}
+
+function countWords(cnt: Float64Array, w: Int32Array): void {
   for (let k = 0; k < cnt.length; k++) {
     const c = cnt[k];
     w[2 * k] = c % TWO32;
     w[2 * k + 1] = Math.floor(c / TWO32);
   }
-  return { type: { id: 'int64' }, length: cnt.length, values: out, valid: null };
 }
 
 export function float64Column(vals: Float64Array, nonNull: Float64Array): Column {
@@ -166,12 +169,16 @@ export function countDistinct(c: Column, g: Groups): Column {
   const pairs = buildKeys({ length: c.length, columns: [gidCol, c] }, [0, 1], [{ kind: 'int' }, normFor(c.type)]);
   const pg = groupRows(pairs);
   const cnt = new Float64Array(g.nGroups);
-  const valid = c.valid;
-  for (let p = 0; p < pg.nGroups; p++) {
-    const row = pg.first[p];
-    if (valid === null || valid[row]) cnt[g.gid[row]]++;
-  }
+  countFirsts(cnt, g.gid, pg.first, pg.nGroups, c.valid);
   return countColumn(cnt);
+}
+
+/** Counts per group of the rows `first` that are not null. */
+function countFirsts(cnt: Float64Array, gid: Int32Array, first: Int32Array, n: number, valid: Uint8Array | null): void {
+  for (let p = 0; p < n; p++) {
+    const row = first[p];
+    if (valid === null || valid[row]) cnt[gid[row]]++;
+  }
 }
 
 function evaluate(a: BoundAggregate, b: Batch, g: Groups): Column {
@@ -239,31 +246,51 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
 function shortCodes(c: Column): Column | null {
   if (c.type.id !== 'utf8') return null;
   const o = c.offsets!, v = c.values as Uint8Array, n = c.length;
-  let longest = 0;
-  for (let i = 0; i < n; i++) { const len = o[i + 1] - o[i]; if (len > longest) { longest = len; if (len > 8) return null; } }
+  const longest = longestUpTo(o, n, 8);
+  if (longest > 8) return null;
   if (longest > 3) return wordCodes(c);
   const codes = new Int32Array(n);
+  packShort(o, v, codes, n);
+  return { type: { id: 'int32' }, length: n, values: codes, valid: c.valid };
+}
+
+// The loops of shortCodes and wordCodes are functions of their own with nothing
+// after the loop but a return: see groupIdsOfRows in joinagg.ts for why.
+
+/** The longest of the n values (byte offsets o), or the first length above `limit`. */
+function longestUpTo(o: Int32Array, n: number, limit: number): number {
+  let longest = 0;
+  for (let i = 0; i < n; i++) { const len = o[i + 1] - o[i]; if (len > longest) { longest = len; if (len > limit) return len; } }
+  return longest;
+}
+
+function packShort(o: Int32Array, v: Uint8Array, codes: Int32Array, n: number): void {
   for (let i = 0; i < n; i++) {
     const s = o[i], len = o[i + 1] - s;
     codes[i] = len | (len > 0 ? v[s] << 8 : 0) | (len > 1 ? v[s + 1] << 16 : 0) | (len > 2 ? v[s + 2] << 24 : 0);
   }
-  return { type: { id: 'int32' }, length: n, values: codes, valid: c.valid };
 }
 
 /** Values of at most 8 bytes as 64-bit words (see shortCodes); null where a value holds a zero byte. */
 function wordCodes(c: Column): Column | null {
   const o = c.offsets!, v = c.values as Uint8Array, n = c.length, w = new Int32Array(2 * n);
+  if (!packWords(o, v, w, n)) return null;
+  return { type: { id: 'int64' }, length: n, values: new BigInt64Array(w.buffer), valid: c.valid };
+}
+
+/** Values as zero-padded 64-bit words (two int32 each); false at the first zero byte. */
+function packWords(o: Int32Array, v: Uint8Array, w: Int32Array, n: number): boolean {
   for (let i = 0; i < n; i++) {
     const s = o[i], e = o[i + 1];
     let lo = 0, hi = 0;
     for (let k = s, sh = 0; k < e; k++, sh += 8) {
       const x = v[k];
-      if (x === 0) return null;
+      if (x === 0) return false;
       if (sh < 32) lo |= x << sh; else hi |= x << (sh - 32);
     }
     w[2 * i] = lo; w[2 * i + 1] = hi;
   }
-  return { type: { id: 'int64' }, length: n, values: new BigInt64Array(w.buffer), valid: c.valid };
+  return true;
 }
 
 /** Aggregate one batch holding every row of its groups. */

@@ -15,18 +15,31 @@ export interface Groups {
 export function groupRows(keys: Keys, sel?: { idx: Int32Array; n: number }, shared = false): Groups {
   const n = sel ? sel.n : keys.n;
   const gid = int32s(keys.n, shared);
-  let first = new Int32Array(Math.max(16, Math.min(n, 1 << 16)));
-  let groupHash = new Int32Array(first.length);
+  const first = new Int32Array(Math.max(16, Math.min(n, 1 << 16)));
   let cap = 64;
   while (cap < first.length * 2) cap *= 2;
-  let slots = new Int32Array(cap).fill(-1);
-  let mask = cap - 1;
-  let nGroups = 0;
-  const h = keys.hash;
-  const rows = sel?.idx;
+  const t: Table = { first, groupHash: new Int32Array(first.length), slots: new Int32Array(cap).fill(-1), nGroups: 0 };
+  const rows = sel?.idx ?? null;
   if (rows) gid.fill(-1);
-  for (let k = 0; k < n; k++) {
-    const i = rows ? rows[k] : k;
+  // The loop stops where the table must grow, and resumes after: growing is
+  // then never an untried path inside compiled code (see groupIdsOfRows in joinagg.ts).
+  for (let k = insertRows(t, keys, rows, gid, 0, n); k < n; k = insertRows(t, keys, rows, gid, k, n)) grow(t);
+  if (rows) fillUnselected(gid, t.nGroups);
+  return { gid, nGroups: t.nGroups, first: t.first.subarray(0, t.nGroups) };
+}
+
+/** A growable open-addressing table: groups' first rows and hashes, slots of group ids (-1: empty). */
+interface Table { first: Int32Array; groupHash: Int32Array; slots: Int32Array; nGroups: number }
+
+/**
+ * Group ids of rows k0..n (of `rows`, else in order) into gid; returns n, or
+ * the first row needing a new group that does not fit (grow, then resume there).
+ */
+function insertRows(t: Table, keys: Keys, rows: Int32Array | null, gid: Int32Array, k0: number, n: number): number {
+  const { first, groupHash, slots } = t, mask = slots.length - 1, h = keys.hash;
+  let nGroups = t.nGroups;
+  for (let k = k0; k < n; k++) {
+    const i = rows !== null ? rows[k] : k;
     const hi = h[i];
     let s = hi & mask;
     let g: number;
@@ -36,27 +49,40 @@ export function groupRows(keys: Keys, sel?: { idx: Int32Array; n: number }, shar
       s = (s + 1) & mask;
     }
     if (g < 0) {
+      if (nGroups === first.length || (nGroups + 1) * 2 > slots.length) return k;
       g = nGroups++;
-      if (g === first.length) {
-        const f = new Int32Array(g * 2); f.set(first); first = f;
-        const gh = new Int32Array(g * 2); gh.set(groupHash); groupHash = gh;
-      }
       first[g] = i;
       groupHash[g] = hi;
       slots[s] = g;
-      if (nGroups * 2 > cap) {
-        cap *= 2;
-        mask = cap - 1;
-        slots = new Int32Array(cap).fill(-1);
-        for (let k = 0; k < nGroups; k++) {
-          let t = groupHash[k] & mask;
-          while (slots[t] >= 0) t = (t + 1) & mask;
-          slots[t] = k;
-        }
-      }
+      t.nGroups = nGroups;
     }
     gid[i] = g;
   }
-  if (rows) for (let i = 0; i < keys.n; i++) if (gid[i] < 0) gid[i] = nGroups;
-  return { gid, nGroups, first: first.subarray(0, nGroups) };
+  return n;
+}
+
+/** Room for one more group: twice the group arrays when full, twice the slots when half full. */
+function grow(t: Table): void {
+  const n = t.nGroups;
+  if (n === t.first.length) {
+    const f = new Int32Array(n * 2); f.set(t.first); t.first = f;
+    const gh = new Int32Array(n * 2); gh.set(t.groupHash); t.groupHash = gh;
+  }
+  if ((n + 1) * 2 > t.slots.length) {
+    t.slots = new Int32Array(t.slots.length * 2).fill(-1);
+    rehash(t.slots, t.groupHash, n);
+  }
+}
+
+function rehash(slots: Int32Array, groupHash: Int32Array, n: number): void {
+  const mask = slots.length - 1;
+  for (let k = 0; k < n; k++) {
+    let s = groupHash[k] & mask;
+    while (slots[s] >= 0) s = (s + 1) & mask;
+    slots[s] = k;
+  }
+}
+
+function fillUnselected(gid: Int32Array, nGroups: number): void {
+  for (let i = 0; i < gid.length; i++) if (gid[i] < 0) gid[i] = nGroups;
 }

@@ -145,12 +145,7 @@ export class JoinAggregator {
       gids.fill(0, 0, n);
       reached[0] = 1;
     } else {
-      const g = this.groups.gid, missing = this.groups.nGroups;
-      for (let k = 0; k < n; k++) {
-        const j = bIdx[k];
-        const x = j < 0 ? missing : g[j];
-        gids[k] = x; reached[x] = 1;
-      }
+      groupIdsOfRows(this.groups.gid, this.groups.nGroups, bIdx, gids, reached, n);
     }
     for (const s of this.states) {
       const idx = s.left ? li : ri;
@@ -175,9 +170,9 @@ export class JoinAggregator {
    * random reads: the values are read in order. Call only where rowsOnly.
    */
   addRows(other: Batch, from: number, gids: Int32Array, n: number): void {
-    const reached = this.reached, rows = ROWS, none = this.groups.nGroups + 1;
-    for (let k = 0; k < n; k++) { reached[gids[k]] = 1; rows[k] = from + k; }
-    reached[none] = 0;
+    const reached = this.reached, rows = ROWS;
+    markRows(gids, reached, rows, from, n);
+    reached[this.groups.nGroups + 1] = 0;
     for (const s of this.states) accumulate(s, s.col < 0 ? null : other.columns[s.col], gids, rows, n);
   }
 
@@ -231,11 +226,36 @@ export class JoinAggregator {
  * Accumulate n rows into a count or sum state (not min/max): row idx[k] of
  * `c` (-1: missing) into group gids[k]; c null is count(*), every row counted.
  */
+// The loops below each sit in a function of their own with nothing after the
+// loop but a return (of a local), and the kernels elsewhere follow suit. V8
+// (Node 20) compiles a long-running loop while it runs (on-stack replacement),
+// before the code after the loop ever ran, so that code is compiled without
+// type feedback; and V8 keeps that loop code after it deoptimizes at such an
+// untried operation: every later call enters it again at the loop and
+// deoptimizes again (in a join + aggregate run six times in one process,
+// 1,143 deoptimizations, about 150 per warm run, most of them here).
+
+/** Group ids of a chunk's grouped-side rows (missing: -1 rows), and the groups reached. */
+function groupIdsOfRows(g: Int32Array, missing: number, bIdx: Int32Array, gids: Int32Array, reached: Uint8Array, n: number): void {
+  for (let k = 0; k < n; k++) {
+    const j = bIdx[k];
+    const x = j < 0 ? missing : g[j];
+    gids[k] = x; reached[x] = 1;
+  }
+}
+
+/** The groups of rows from..from+n reached, and their row indices. */
+function markRows(gids: Int32Array, reached: Uint8Array, rows: Int32Array, from: number, n: number): void {
+  for (let k = 0; k < n; k++) { reached[gids[k]] = 1; rows[k] = from + k; }
+}
+
+function countRows(cnt: Float64Array, gids: Int32Array, n: number): void {
+  for (let k = 0; k < n; k++) cnt[gids[k]]++;
+}
+
 function accumulate(s: State, c: Column | null, gids: Int32Array, idx: Int32Array, n: number) {
-  if (c === null) {
-    const cnt = s.cnt;
-    for (let k = 0; k < n; k++) cnt[gids[k]]++;
-  } else if (s.dec) s.dec.add(c, gids, idx, n, s.cnt);
+  if (c === null) countRows(s.cnt, gids, n);
+  else if (s.dec) s.dec.add(c, gids, idx, n, s.cnt);
   else if (s.sum === undefined) addCount(s.cnt, c, gids, idx, n);
   else if (s.hi !== undefined) addIntSum(s.sum, s.hi, s.cnt, c, gids, idx, n);
   else addFloatSum(s.sum, s.cnt, c, gids, idx, n);

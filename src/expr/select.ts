@@ -199,12 +199,8 @@ function rangeConst(c: Column, r: Range, s: Selection): Selection {
   const lo = num(r.lo, -Infinity), hi = num(r.hi, Infinity), neg = r.negate, valid = c.valid, idx = s.idx, out = outputFor(s);
   let m = 0;
   if (INT_LIKE.has(c.type.id)) {
-    const v = c.values as Int32Array; // any 8-, 16- or 32-bit array: read as numbers alike
-    for (let k = 0; k < s.n; k++) {
-      const i = idx[k], x = v[i];
-      if ((x >= lo && x <= hi) !== neg && (valid === null || valid[i] === 1)) out[m++] = i;
-    }
-    return { idx: out, n: m };
+    // any 8-, 16- or 32-bit array: read as numbers alike
+    return { idx: out, n: inRange(c.values as Int32Array, valid, lo, hi, neg, idx, s.n, out) };
   }
   const words = 2 * lanes(c.type), unsigned = c.type.id === 'uint64';
   const w = new Int32Array(c.values.buffer, c.values.byteOffset, words * c.length);
@@ -228,13 +224,31 @@ function rangeConst(c: Column, r: Range, s: Selection): Selection {
 /** Rows where x - y is within the range (two columns of one 32-bit type). */
 function rangeDiff(a: Column, b: Column, r: Range, s: Selection): Selection {
   const lo = num(r.lo, -Infinity), hi = num(r.hi, Infinity), neg = r.negate;
-  const x = a.values as Int32Array, y = b.values as Int32Array, va = a.valid, vb = b.valid, idx = s.idx, out = outputFor(s);
+  const out = outputFor(s);
+  return { idx: out, n: diffInRange(a.values as Int32Array, b.values as Int32Array, a.valid, b.valid, lo, hi, neg, s.idx, s.n, out) };
+}
+
+// The loops of rangeConst and rangeDiff are functions of their own with
+// nothing after the loop but a return: see groupIdsOfRows in agg/joinagg.ts.
+
+function inRange(v: Int32Array, valid: Uint8Array | null, lo: number, hi: number, neg: boolean, idx: Int32Array, n: number, out: Int32Array): number {
   let m = 0;
-  for (let k = 0; k < s.n; k++) {
+  for (let k = 0; k < n; k++) {
+    const i = idx[k], x = v[i];
+    if ((x >= lo && x <= hi) !== neg && (valid === null || valid[i] === 1)) out[m++] = i;
+  }
+  return m;
+}
+
+function diffInRange(
+  x: Int32Array, y: Int32Array, va: Uint8Array | null, vb: Uint8Array | null, lo: number, hi: number, neg: boolean, idx: Int32Array, n: number, out: Int32Array,
+): number {
+  let m = 0;
+  for (let k = 0; k < n; k++) {
     const i = idx[k], d = x[i] - y[i];
     if ((d >= lo && d <= hi) !== neg && (va === null || va[i] === 1) && (vb === null || vb[i] === 1)) out[m++] = i;
   }
-  return { idx: out, n: m };
+  return m;
 }
 
 const encoder = new TextEncoder();

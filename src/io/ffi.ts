@@ -42,6 +42,11 @@ class Mem {
 // ArrowSchema (wasm32): format@0 name@4 metadata@8 flags@16 n_children@24 children@32 dictionary@36
 // ArrowArray (wasm32): length@0 null_count@8 offset@16 n_buffers@24 n_children@32 buffers@40 children@44 dictionary@48
 
+/** Validity bits from bit `off` of the bitmap at byte `bm` as one byte per row (a loop alone in its function: see groupIdsOfRows in agg/joinagg.ts). */
+function unpackBits(bits: Uint8Array, bm: number, off: number, valid: Uint8Array, n: number): void {
+  for (let i = 0; i < n; i++) { const k = i + off; valid[i] = (bits[bm + (k >> 3)] >> (k & 7)) & 1; }
+}
+
 function column(m: Mem, schema: number, array: number, type: DataType): Column | null {
   if (m.u32(schema + 36) !== 0 || m.u32(array + 48) !== 0) return null; // dictionary
   if (!formatMatches(type, m.cstr(m.u32(schema)))) return null;
@@ -53,7 +58,7 @@ function column(m: Mem, schema: number, array: number, type: DataType): Column |
     if (bm === 0) return null;
     const bits = new Uint8Array(m.buf);
     valid = new Uint8Array(n);
-    for (let i = 0; i < n; i++) { const k = i + off; valid[i] = (bits[bm + (k >> 3)] >> (k & 7)) & 1; }
+    unpackBits(bits, bm, off, valid, n);
   }
   if (type.id === 'utf8') {
     const o = m.u32(bufs + 4) + 4 * off, data = m.u32(bufs + 8);

@@ -41,14 +41,19 @@ export class JoinProbe {
   }
 
   probe(probe: Keys, emit: EmitPairs): void {
+    // The probing loops return their last, partial chunk instead of emitting
+    // it after the loop: see groupIdsOfRows in agg/joinagg.ts for why.
+    const m = (this.table.slots !== null || this.table.direct !== null) && compactKeys(probe)
+      ? this.probeCompact(probe, emit) : this.probeHashed(probe, emit);
+    if (m > 0) emit(this.pa, this.pb, m);
+  }
+
+  /** The general table: rows found by hash, keys compared part by part; returns the pairs of the last chunk, not emitted. */
+  private probeHashed(probe: Keys, emit: EmitPairs): number {
     const { type, build, matched: buildMatched, pa, pb } = this;
     const { heads, next, mask } = this.table;
     const probeOuter = type === 'left' || type === 'full';
     const semi = type === 'semi', anti = type === 'anti';
-    if ((this.table.slots !== null || this.table.direct !== null) && compactKeys(probe)) {
-      this.probeCompact(probe, emit);
-      return;
-    }
     const ph = probe.hash, bh = build.hash, pNull = probe.anyNull;
     let m = 0;
     for (let i = 0; i < probe.n; i++) {
@@ -69,11 +74,11 @@ export class JoinProbe {
         pa[m] = i; pb[m++] = -1;
       }
     }
-    if (m > 0) emit(pa, pb, m);
+    return m;
   }
 
-  /** A compact or direct table (one 64-bit key column): rows found a round at a time, then their pairs emitted. */
-  private probeCompact(probe: Keys, emit: EmitPairs): void {
+  /** A compact or direct table (one 64-bit key column): rows found a round at a time, then their pairs emitted but the last chunk's (returned). */
+  private probeCompact(probe: Keys, emit: EmitPairs): number {
     const { type, matched: buildMatched, pa, pb } = this;
     const { slots, next, mask, direct, base, unique } = this.table;
     const probeOuter = type === 'left' || type === 'full';
@@ -106,7 +111,7 @@ export class JoinProbe {
         }
       }
     }
-    if (m > 0) emit(pa, pb, m);
+    return m;
   }
 
   /** Right and full joins: the build rows that no probe row matched, paired with -1. */

@@ -38,36 +38,47 @@ function wordsOf(c: Column, norm: KeyNorm): Int32Array {
   const n = c.length;
   const v = c.values as any;
   if (norm.kind === 'dec') { const d = decimalKey(c, norm); return new Int32Array(d.buffer, d.byteOffset, 2 * n); }
+  // Each loop in a function of its own, this one none: a loop compiled while
+  // it runs (on-stack replacement) is then never kept with this dispatch in it,
+  // which deoptimizes on each new column type or norm shape (see groupIdsOfRows in agg/joinagg.ts).
   switch (c.type.id) {
     case 'int64': case 'uint64': case 'timestamp': {
       const scale = norm.kind === 'int' ? norm.scale : undefined;
-      if (scale && scale !== 1) {
-        const out = new BigInt64Array(n);
-        const s = BigInt(scale);
-        for (let i = 0; i < n; i++) out[i] = v[i] * s;
-        return new Int32Array(out.buffer);
-      }
+      if (scale && scale !== 1) return scaledWords(v as BigInt64Array, BigInt(scale), n);
       return new Int32Array(v.buffer, v.byteOffset, 2 * n);
     }
-    case 'float32': case 'float64': {
-      const f = new Float64Array(n);
-      for (let i = 0; i < n; i++) {
-        const x = v[i];
-        f[i] = x === 0 ? 0 : x !== x ? NaN : x; // -0 equals 0; one NaN
-      }
-      return new Int32Array(f.buffer);
-    }
-    case 'uint32': {
-      const w = new Int32Array(2 * n);
-      for (let i = 0; i < n; i++) w[2 * i] = v[i] | 0;
-      return w;
-    }
-    default: { // narrow ints, date32, bool: sign-extend to 64 bits
-      const w = new Int32Array(2 * n);
-      for (let i = 0; i < n; i++) { const x = v[i]; w[2 * i] = x; w[2 * i + 1] = x < 0 ? -1 : 0; }
-      return w;
-    }
+    case 'float32': case 'float64': return floatWords(v, n);
+    case 'uint32': return uint32Words(v as Uint32Array, n);
+    default: return narrowWords(v, n); // narrow ints, date32, bool
   }
+}
+
+function scaledWords(v: BigInt64Array, s: bigint, n: number): Int32Array {
+  const out = new BigInt64Array(n);
+  for (let i = 0; i < n; i++) out[i] = v[i] * s;
+  return new Int32Array(out.buffer);
+}
+
+function floatWords(v: Float64Array | Float32Array, n: number): Int32Array {
+  const f = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const x = v[i];
+    f[i] = x === 0 ? 0 : x !== x ? NaN : x; // -0 equals 0; one NaN
+  }
+  return new Int32Array(f.buffer);
+}
+
+function uint32Words(v: Uint32Array, n: number): Int32Array {
+  const w = new Int32Array(2 * n);
+  for (let i = 0; i < n; i++) w[2 * i] = v[i] | 0;
+  return w;
+}
+
+/** Sign-extended to 64 bits. */
+function narrowWords(v: Int32Array | Int16Array | Int8Array | Uint16Array | Uint8Array, n: number): Int32Array {
+  const w = new Int32Array(2 * n);
+  for (let i = 0; i < n; i++) { const x = v[i]; w[2 * i] = x; w[2 * i + 1] = x < 0 ? -1 : 0; }
+  return w;
 }
 
 function nullsOf(c: Column): Uint8Array | null {
@@ -125,7 +136,7 @@ export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: 
     for (const p of parts) {
       if (p.nulls === null) continue;
       anyNull ??= new Uint8Array(n);
-      for (let i = 0; i < n; i++) anyNull[i] |= p.nulls[i];
+      orNulls(anyNull, p.nulls, n);
     }
     return { n, parts, hash: NO_HASHES, anyNull };
   }
@@ -133,8 +144,7 @@ export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: 
   const p0 = parts[0];
   if (parts.length === 1 && p0.kind === 'w' && p0.nulls === null) {
     // The common case in one pass: the general loop below gives the same hashes.
-    const w = p0.w;
-    for (let i = 0; i < n; i++) hash[i] = fmix(mixWord(mixWord(0, w[2 * i]), w[2 * i + 1]) ^ 1);
+    hashOneWord(hash, p0.w, n);
     return { n, parts, hash, anyNull: null };
   }
   hash.fill(0);
@@ -142,35 +152,54 @@ export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: 
   for (const p of parts) {
     if (p.nulls) {
       anyNull ??= new Uint8Array(n);
-      for (let i = 0; i < n; i++) anyNull[i] |= p.nulls[i];
+      orNulls(anyNull, p.nulls, n);
     }
-    if (p.kind === 'w') {
-      const w = p.w, nl = p.nulls;
-      for (let i = 0; i < n; i++) {
-        let h = hash[i];
-        if (nl !== null && nl[i]) h = mixWord(h, NULL_HASH);
-        else h = mixWord(mixWord(h, w[2 * i]), w[2 * i + 1]);
-        hash[i] = h;
-      }
-    } else {
-      const { bytes, offs, nulls: nl } = p;
-      for (let i = 0; i < n; i++) {
-        let h = hash[i];
-        if (nl !== null && nl[i]) h = mixWord(h, NULL_HASH);
-        else {
-          let s = offs[i];
-          const e = offs[i + 1];
-          for (; s + 4 <= e; s += 4) h = mixWord(h, bytes[s] | (bytes[s + 1] << 8) | (bytes[s + 2] << 16) | (bytes[s + 3] << 24));
-          let k = 0;
-          for (let sh = 0; s < e; s++, sh += 8) k |= bytes[s] << sh;
-          h = mixWord(h, k ^ (e - offs[i]));
-        }
-        hash[i] = h;
-      }
-    }
+    if (p.kind === 'w') mixWords(hash, p.w, p.nulls, n);
+    else mixStrings(hash, p.bytes, p.offs, p.nulls, n);
   }
-  for (let i = 0; i < n; i++) hash[i] = fmix(hash[i] ^ parts.length);
+  finishHashes(hash, parts.length, n);
   return { n, parts, hash, anyNull };
+}
+
+// The loops of buildKeys are functions of their own with nothing after the
+// loop: see groupIdsOfRows in agg/joinagg.ts for why.
+
+function orNulls(anyNull: Uint8Array, nulls: Uint8Array, n: number): void {
+  for (let i = 0; i < n; i++) anyNull[i] |= nulls[i];
+}
+
+/** One 64-bit key part, no nulls: the hashes of mixWords then finishHashes in one pass. */
+function hashOneWord(hash: Int32Array, w: Int32Array, n: number): void {
+  for (let i = 0; i < n; i++) hash[i] = fmix(mixWord(mixWord(0, w[2 * i]), w[2 * i + 1]) ^ 1);
+}
+
+function mixWords(hash: Int32Array, w: Int32Array, nl: Uint8Array | null, n: number): void {
+  for (let i = 0; i < n; i++) {
+    let h = hash[i];
+    if (nl !== null && nl[i]) h = mixWord(h, NULL_HASH);
+    else h = mixWord(mixWord(h, w[2 * i]), w[2 * i + 1]);
+    hash[i] = h;
+  }
+}
+
+function mixStrings(hash: Int32Array, bytes: Uint8Array, offs: Int32Array, nl: Uint8Array | null, n: number): void {
+  for (let i = 0; i < n; i++) {
+    let h = hash[i];
+    if (nl !== null && nl[i]) h = mixWord(h, NULL_HASH);
+    else {
+      let s = offs[i];
+      const e = offs[i + 1];
+      for (; s + 4 <= e; s += 4) h = mixWord(h, bytes[s] | (bytes[s + 1] << 8) | (bytes[s + 2] << 16) | (bytes[s + 3] << 24));
+      let k = 0;
+      for (let sh = 0; s < e; s++, sh += 8) k |= bytes[s] << sh;
+      h = mixWord(h, k ^ (e - offs[i]));
+    }
+    hash[i] = h;
+  }
+}
+
+function finishHashes(hash: Int32Array, nParts: number, n: number): void {
+  for (let i = 0; i < n; i++) hash[i] = fmix(hash[i] ^ nParts);
 }
 
 /** Whether row i of a equals row j of b (nulls equal nulls: the grouping semantics). */

@@ -106,18 +106,40 @@ function buildDirect(keys: Keys, next: Int32Array, shared: boolean): { direct: I
   const span = int32Span(w, nulls, n);
   if (span !== null && span.rows === 0) return null;
   if (span !== null) return span.max - span.min + 1 > Math.max(DIRECT_MIN, DIRECT_SPAN * span.rows) ? null : fillDirect32(w, nulls, n, next, span.min, span.max, shared);
+  const rows = keyRange(w, nulls, n, RANGE);
+  if (rows <= 0) return null;
+  const min = RANGE[0], max = RANGE[1];
+  if (max - min + 1 > Math.max(DIRECT_MIN, DIRECT_SPAN * rows)) return null;
+  const direct = int32s(max - min + 1, shared).fill(-1);
+  const unique = chainDirect(w, nulls, n, min, direct, next);
+  return { direct, base: min, unique };
+}
+
+// The loops of buildDirect and buildSlots are functions of their own whose
+// code after the loop is a bare return, and they hand back one plain value:
+// see groupIdsOfRows in agg/joinagg.ts for why.
+
+/** The smallest and largest non-null key (written to range[0], range[1] as they change). */
+const RANGE = new Float64Array(2);
+
+/** The non-null rows, their keys' range in `range`; -1 when a key is beyond ±2^53. */
+function keyRange(w: Int32Array, nulls: Uint8Array | null, n: number, range: Float64Array): number {
   let min = Infinity, max = -Infinity, rows = 0;
+  range[0] = min; range[1] = max;
   for (let i = 0; i < n; i++) {
     if (nulls !== null && nulls[i]) continue;
     const hi = w[2 * i + 1];
-    if (hi > 0x1fffff || hi < -0x200000) return null;
+    if (hi > 0x1fffff || hi < -0x200000) return -1;
     const v = hi * TWO32 + (w[2 * i] >>> 0);
-    if (v < min) min = v;
-    if (v > max) max = v;
+    if (v < min) { min = v; range[0] = v; }
+    if (v > max) { max = v; range[1] = v; }
     rows++;
   }
-  if (rows === 0 || max - min + 1 > Math.max(DIRECT_MIN, DIRECT_SPAN * rows)) return null;
-  const direct = int32s(max - min + 1, shared).fill(-1);
+  return rows;
+}
+
+/** Rows chained in order through `next` from their key's slot of `direct`; whether every key is unique. */
+function chainDirect(w: Int32Array, nulls: Uint8Array | null, n: number, min: number, direct: Int32Array, next: Int32Array): boolean {
   let unique = true;
   for (let i = n - 1; i >= 0; i--) {
     if (nulls !== null && nulls[i]) { next[i] = -1; continue; }
@@ -127,7 +149,7 @@ function buildDirect(keys: Keys, next: Int32Array, shared: boolean): { direct: I
     next[i] = r;
     direct[d] = i;
   }
-  return { direct, base: min, unique };
+  return unique;
 }
 
 /**
@@ -185,10 +207,21 @@ let touched = 0; // keeps the touching loads from being optimized away
 /** Rows in reverse, so each key's chain lists its rows in order; a round's slots are touched first (see findRows). */
 function buildSlots(keys: Keys, skipNullKeys: boolean, cap: number, next: Int32Array, shared: boolean): { slots: Int32Array; unique: boolean } {
   const slots = int32s(cap * SLOT, shared);
+  clearSlots(slots);
+  const unique = insertRows(slots, cap - 1, keys.hash, keys.anyNull, (keys.parts[0] as { w: Int32Array }).w, keys.n, skipNullKeys, next);
+  return { slots, unique };
+}
+
+function clearSlots(slots: Int32Array): void {
   for (let s = 2; s < slots.length; s += SLOT) slots[s] = -1;
-  const mask = cap - 1, { hash, anyNull } = keys, w = (keys.parts[0] as { w: Int32Array }).w;
+}
+
+/** buildSlots' rows into `slots`; whether every key is unique. */
+function insertRows(
+  slots: Int32Array, mask: number, hash: Int32Array, anyNull: Uint8Array | null, w: Int32Array, n: number, skipNullKeys: boolean, next: Int32Array,
+): boolean {
   let t = 0, unique = true;
-  for (let r1 = keys.n; r1 > 0; r1 -= ROUND) {
+  for (let r1 = n; r1 > 0; r1 -= ROUND) {
     const r0 = Math.max(0, r1 - ROUND);
     for (let i = r0; i < r1; i++) t ^= slots[(hash[i] & mask) * SLOT];
     for (let i = r1 - 1; i >= r0; i--) {
@@ -200,9 +233,9 @@ function buildSlots(keys: Keys, skipNullKeys: boolean, cap: number, next: Int32A
         if (slots[o] === lo && slots[o + 1] === hi) { next[i] = r; slots[o + 2] = i; unique = false; break; }
       }
     }
+    touched ^= t; // in the loop: an operation after it would be one the early-compiled code never saw
   }
-  touched ^= t;
-  return { slots, unique };
+  return unique;
 }
 
 /**

@@ -239,7 +239,7 @@ export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partiti
 export function scatterRows(batches: Batch[], ids: Int32Array, dest: Int32Array, P: number): Omit<Partitioned, 'sketch'> {
   const total = ids.length;
   const counts = new Int32Array(P);
-  for (let i = 0; i < total; i++) counts[ids[i]]++;
+  countIds(ids, counts, total);
   const rows = Array.from(counts);
   const nCols = batches.length ? batches[0].columns.length : 0;
   const types = Array.from({ length: nCols }, (_, c) => batches[0].columns[c].type);
@@ -248,15 +248,11 @@ export function scatterRows(batches: Batch[], ids: Int32Array, dest: Int32Array,
     if (t.id !== 'utf8') return null;
     const nbytes = new Float64Array(P);
     let r = 0;
-    for (const b of batches) {
-      const o = b.columns[c].offsets!;
-      for (let i = 0; i < b.length; i++) nbytes[ids[r++]] += o[i + 1] - o[i];
-    }
+    for (const b of batches) r = stringBytes(b.columns[c].offsets!, b.length, ids, r, nbytes);
     return nbytes;
   });
   const L = layout(types, hasValid, strBytes, rows, total);
-  const pos = Int32Array.from(L.start);
-  for (let i = 0; i < total; i++) dest[i] = pos[ids[i]]++;
+  destinations(ids, Int32Array.from(L.start), dest, total);
   types.forEach((t, c) => scatterColumn(t, batches.map((b) => b.columns[c]), ids, dest, L, c, total));
   return layoutBlocks(types, L, rows);
 }
@@ -272,4 +268,22 @@ export function layoutBlocks(types: DataType[], L: Layout, rows: number[]): Omit
     bytes.push(block ? batchBytes(block) : 0);
   }
   return { blocks, rows, bytes };
+}
+
+// The loops of scatterRows are functions of their own with nothing after the
+// loop but a return: see groupIdsOfRows in agg/joinagg.ts for why.
+
+function countIds(ids: Int32Array, counts: Int32Array, total: number): void {
+  for (let i = 0; i < total; i++) counts[ids[i]]++;
+}
+
+/** Adds the bytes of a string column's n values to their blocks' totals (rows from r in `ids`); returns the next row. */
+function stringBytes(o: Int32Array, n: number, ids: Int32Array, r: number, nbytes: Float64Array): number {
+  for (let i = 0; i < n; i++) nbytes[ids[r++]] += o[i + 1] - o[i];
+  return r;
+}
+
+/** Every row's place in the shared buffer: its block's next free place (pos, advanced). */
+function destinations(ids: Int32Array, pos: Int32Array, dest: Int32Array, total: number): void {
+  for (let i = 0; i < total; i++) dest[i] = pos[ids[i]]++;
 }

@@ -70,6 +70,12 @@ export class SpaceSaving {
 
   /** Count every `stride`-th row of a batch whose key is not null (the hot loop of add, inlined). */
   addAll(hash: Int32Array, skip: Uint8Array | null, batch: number, stride = 1): void {
+    const seen = this.countAll(hash, skip, batch, stride); // first: add() counts into this.n too
+    this.n += seen;
+  }
+
+  /** addAll's loop, alone in its function (see groupIdsOfRows in agg/joinagg.ts): returns the rows counted in place. */
+  private countAll(hash: Int32Array, skip: Uint8Array | null, batch: number, stride: number): number {
     const { slots, keys, counts, mask } = this;
     let seen = 0;
     for (let i = 0; i < hash.length; i += stride) {
@@ -80,7 +86,7 @@ export class SpaceSaving {
       while (e >= 0 && keys[e] !== h) { s = (s + 1) & mask; e = slots[s]; }
       if (e >= 0) { counts[e]++; seen++; } else this.add(h, batch, i);
     }
-    this.n += seen;
+    return seen;
   }
 
   /** Misra-Gries step: the new key and every counter lose one; empty counters go. */
