@@ -418,9 +418,9 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release, cut }: Prod
   let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {
     // into a shuffle, rows that do not reduce pass through as they are (keyed by the group columns)
-    const { batches: combined, ...how } = combine(outBatches, t.combine, t.sink.kind === 'partition');
+    const { batches: partial, ...how } = combine(outBatches, t.combine, t.sink.kind === 'partition');
     combineStats = how;
-    outBatches = combined.filter((b) => b.length > 0);
+    outBatches = partial.filter((b) => b.length > 0);
   }
   if (t.sink.kind === 'collect') {
     if (t.sink.share) outBatches = outBatches.map(shareBatch); // copied out of the module's memory (or the task's) once, with no loop in JS
