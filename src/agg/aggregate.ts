@@ -7,6 +7,7 @@ import {
 } from '../kernels/column.js';
 import { MAX_PRECISION, decimalColumn, decimalSums, decimalToFloat, decimalType } from '../kernels/decimal.js';
 import { buildKeys } from '../kernels/keys.js';
+import { int32s } from '../kernels/table.js';
 import { valueComparator } from '../kernels/sort.js';
 import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
 import { fewGroups } from './few-groups.js';
@@ -229,10 +230,12 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
     return { gid, nGroups: 1, first: new Int32Array(1) };
   }
   const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
-  const few = cols.length === 1 && !sel ? fewGroups(cols[0], shared) : null;
+  // one column, every row: few groups are found in one pass; past them, the ids array goes on to groupRows
+  const gid = cols.length === 1 && !sel ? int32s(b.length, shared) : undefined;
+  const few = gid ? fewGroups(cols[0], shared, gid) : null;
   if (few) return few;
   const keys = buildKeys({ length: b.length, columns: cols }, cols.map((_, k) => k), cols.map((c) => normFor(c.type)));
-  return groupRows(keys, sel, shared);
+  return groupRows(keys, sel, shared, gid);
 }
 
 /**

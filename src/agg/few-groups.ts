@@ -12,15 +12,19 @@ import type { Groups } from './groups.js';
 /** Above this many groups the search per row would cost more than hashing: give up. */
 export const FEW_GROUPS = 16;
 
-/** The groups of `c`'s rows, or null: not a 32- or 64-bit integer column, or more than FEW_GROUPS groups. `shared`: gid in shared memory. */
-export function fewGroups(c: Column, shared = false): Groups | null {
+/**
+ * The groups of `c`'s rows, or null: not a 32- or 64-bit integer column, or more than FEW_GROUPS groups.
+ * `shared`: gid in shared memory; `gid`: the array to write the ids to (on null, partly written: the
+ * caller that falls back to groupRows hands it the same array, so that one is allocated, not two).
+ */
+export function fewGroups(c: Column, shared = false, gid?: Int32Array): Groups | null {
   const w = c.type.id === 'int32' ? 1 : c.type.id === 'int64' ? 2 : 0;
   if (w === 0) return null;
   const n = c.length, valid = c.valid;
   const v = c.values as Int32Array | BigInt64Array;
   const words = v instanceof Int32Array ? v : new Int32Array(v.buffer, v.byteOffset, 2 * n);
   const lo = new Int32Array(FEW_GROUPS), hi = new Int32Array(FEW_GROUPS), first = new Int32Array(FEW_GROUPS);
-  const gid = int32s(n, shared);
+  gid ??= int32s(n, shared);
   let nGroups = 0, nullGroup = -1, last = -1;
   for (let i = 0; i < n; i++) {
     if (valid !== null && valid[i] === 0) {

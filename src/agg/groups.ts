@@ -11,10 +11,12 @@ export interface Groups {
   first: Int32Array;
 }
 
-/** `sel`: group only these rows; every other row gets the group id nGroups (one past the last). `shared`: gid in shared memory. */
-export function groupRows(keys: Keys, sel?: { idx: Int32Array; n: number }, shared = false): Groups {
+/**
+ * `sel`: group only these rows; every other row gets the group id nGroups (one past the last). `shared`: gid in
+ * shared memory; `gid`: the array to write the ids to (every entry is written).
+ */
+export function groupRows(keys: Keys, sel?: { idx: Int32Array; n: number }, shared = false, gid = int32s(keys.n, shared)): Groups {
   const n = sel ? sel.n : keys.n;
-  const gid = int32s(keys.n, shared);
   const first = new Int32Array(Math.max(16, Math.min(n, 1 << 16)));
   let cap = 64;
   while (cap < first.length * 2) cap *= 2;
