@@ -222,10 +222,6 @@ export class JoinAggregator {
   }
 }
 
-/**
- * Accumulate n rows into a count or sum state (not min/max): row idx[k] of
- * `c` (-1: missing) into group gids[k]; c null is count(*), every row counted.
- */
 // The loops below each sit in a function of their own with nothing after the
 // loop but a return (of a local), and the kernels elsewhere follow suit. V8
 // (Node 20) compiles a long-running loop while it runs (on-stack replacement),
@@ -253,6 +249,10 @@ function countRows(cnt: Float64Array, gids: Int32Array, n: number): void {
   for (let k = 0; k < n; k++) cnt[gids[k]]++;
 }
 
+/**
+ * Accumulate n rows into a count or sum state (not min/max): row idx[k] of
+ * `c` (-1: missing) into group gids[k]; c null is count(*), every row counted.
+ */
 function accumulate(s: State, c: Column | null, gids: Int32Array, idx: Int32Array, n: number) {
   if (c === null) countRows(s.cnt, gids, n);
   else if (s.dec) s.dec.add(c, gids, idx, n, s.cnt);
