@@ -273,7 +273,8 @@ export function layoutBlocks(types: DataType[], L: Layout, rows: number[]): Omit
 // The loops of scatterRows are functions of their own with nothing after the
 // loop but a return: see groupIdsOfRows in agg/joinagg.ts for why.
 
-function countIds(ids: Int32Array, counts: Int32Array, total: number): void {
+/** Rows per block (counts[id] += 1 for each row's block id). */
+export function countIds(ids: Int32Array, counts: Int32Array, total: number): void {
   for (let i = 0; i < total; i++) counts[ids[i]]++;
 }
 
@@ -284,6 +285,6 @@ function stringBytes(o: Int32Array, n: number, ids: Int32Array, r: number, nbyte
 }
 
 /** Every row's place in the shared buffer: its block's next free place (pos, advanced). */
-function destinations(ids: Int32Array, pos: Int32Array, dest: Int32Array, total: number): void {
+export function destinations(ids: Int32Array, pos: Int32Array, dest: Int32Array, total: number): void {
   for (let i = 0; i < total; i++) dest[i] = pos[ids[i]]++;
 }

@@ -6,7 +6,7 @@
 // less. The blocks are those rangePartition would cut from the gathered rows.
 import { type Batch, type Column, type DataType, gatherMany, rowWidth, wordView } from '../kernels/column.js';
 import type { SortKey } from '../kernels/sort.js';
-import { type Layout, type Partitioned, layout, layoutBlocks } from '../shuffle/partition.js';
+import { type Layout, type Partitioned, countIds, destinations, layout, layoutBlocks } from '../shuffle/partition.js';
 import { rangeIds } from './range.js';
 
 /** Matches of a join: rows li of `l` beside rows ri of `r` (no index -1: no outer join's missing side). */
@@ -28,15 +28,15 @@ export function cutPairs(chunks: PairChunk[], withRight: boolean, by: SortKey[],
   const ids = rangeIdsOf(chunks, by, bounds, seed, total, colsOf, idxOf);
   const P = bounds.length + 1;
   const counts = new Int32Array(P);
-  for (let i = 0; i < total; i++) counts[ids[i]]++;
+  countIds(ids, counts, total);
   const rows = Array.from(counts);
   const types = sides.map((_, k) => colsOf(k)[0].type);
   const hasValid = sides.map((_, k) => colsOf(k).some((c) => c.valid !== null));
   const strBytes = types.map((t, k) => (t.id === 'utf8' ? stringBytes(chunks, colsOf(k), (ch) => idxOf(k, ch), ids, P) : null));
   const L = layout(types, hasValid, strBytes, rows, total);
   // each joined row's place in the layout (rows keep their order within a range)
-  const pos = Int32Array.from(L.start), dest = new Int32Array(total);
-  for (let i = 0; i < total; i++) dest[i] = pos[ids[i]]++;
+  const dest = new Int32Array(total);
+  destinations(ids, Int32Array.from(L.start), dest, total);
   types.forEach((t, k) => fillColumn(t, colsOf(k), chunks.map((ch) => idxOf(k, ch)), ids, dest, L, k, total));
   return layoutBlocks(types, L, rows);
 }
