@@ -103,15 +103,14 @@ export const keyValue = (w: Int32Array, i: number) => w[2 * i + 1] * TWO32 + (w[
  */
 function buildDirect(keys: Keys, next: Int32Array, shared: boolean): { direct: Int32Array; base: number; unique: boolean } | null {
   const w = (keys.parts[0] as { w: Int32Array }).w, nulls = keys.anyNull, n = keys.n;
-  const span = int32Span(w, nulls, n);
-  if (span !== null && span.rows === 0) return null;
-  if (span !== null) return span.max - span.min + 1 > Math.max(DIRECT_MIN, DIRECT_SPAN * span.rows) ? null : fillDirect32(w, nulls, n, next, span.min, span.max, shared);
-  const rows = keyRange(w, nulls, n, RANGE);
+  // keys within 32 bits (a dimension's ids, the common case) in integer arithmetic, others as doubles
+  const narrow = int32Range(w, nulls, n, RANGE);
+  const rows = narrow >= 0 ? narrow : keyRange(w, nulls, n, RANGE);
   if (rows <= 0) return null;
   const min = RANGE[0], max = RANGE[1];
   if (max - min + 1 > Math.max(DIRECT_MIN, DIRECT_SPAN * rows)) return null;
   const direct = int32s(max - min + 1, shared).fill(-1);
-  const unique = chainDirect(w, nulls, n, min, direct, next);
+  const unique = narrow >= 0 ? chainDirect32(w, nulls, n, min, direct, next) : chainDirect(w, nulls, n, min, direct, next);
   return { direct, base: min, unique };
 }
 
@@ -138,6 +137,24 @@ function keyRange(w: Int32Array, nulls: Uint8Array | null, n: number, range: Flo
   return rows;
 }
 
+/**
+ * keyRange where every key is a 32-bit integer (its high word its low word's
+ * sign), else -1. Integer arithmetic only: the doubles of keyRange and
+ * chainDirect cost about twice as much per key (1M keys: 40-49 ms, warm).
+ */
+function int32Range(w: Int32Array, nulls: Uint8Array | null, n: number, range: Float64Array): number {
+  let min = 0x7fffffff, max = -0x80000000, rows = 0;
+  for (let i = 0; i < n; i++) {
+    if (nulls !== null && nulls[i]) continue;
+    const lo = w[2 * i];
+    if (w[2 * i + 1] !== lo >> 31) return -1;
+    if (lo < min) { min = lo; range[0] = lo; }
+    if (lo > max) { max = lo; range[1] = lo; }
+    rows++;
+  }
+  return rows;
+}
+
 /** Rows chained in order through `next` from their key's slot of `direct`; whether every key is unique. */
 function chainDirect(w: Int32Array, nulls: Uint8Array | null, n: number, min: number, direct: Int32Array, next: Int32Array): boolean {
   let unique = true;
@@ -152,28 +169,8 @@ function chainDirect(w: Int32Array, nulls: Uint8Array | null, n: number, min: nu
   return unique;
 }
 
-/**
- * The non-null keys' least and greatest value and count where every one is a
- * 32-bit integer (its high word its low word's sign: a dimension's ids, the
- * common case), else null. Integer arithmetic only: the general loop's
- * doubles cost about twice as much per key (1M keys: 40-49 ms, warm).
- */
-function int32Span(w: Int32Array, nulls: Uint8Array | null, n: number): { min: number; max: number; rows: number } | null {
-  let min = 0x7fffffff, max = -0x80000000, rows = 0;
-  for (let i = 0; i < n; i++) {
-    if (nulls !== null && nulls[i]) continue;
-    const lo = w[2 * i];
-    if (w[2 * i + 1] !== lo >> 31) return null;
-    if (lo < min) min = lo;
-    if (lo > max) max = lo;
-    rows++;
-  }
-  return { min, max, rows };
-}
-
-/** buildDirect's table for 32-bit keys in [min, max] (see int32Span): the same arrays, with integer indices. */
-function fillDirect32(w: Int32Array, nulls: Uint8Array | null, n: number, next: Int32Array, min: number, max: number, shared: boolean): { direct: Int32Array; base: number; unique: boolean } {
-  const direct = int32s(max - min + 1, shared).fill(-1);
+/** chainDirect for 32-bit keys (see int32Range), with integer indices. */
+function chainDirect32(w: Int32Array, nulls: Uint8Array | null, n: number, min: number, direct: Int32Array, next: Int32Array): boolean {
   let unique = true;
   for (let i = n - 1; i >= 0; i--) {
     if (nulls !== null && nulls[i]) { next[i] = -1; continue; }
@@ -183,7 +180,7 @@ function fillDirect32(w: Int32Array, nulls: Uint8Array | null, n: number, next: 
     next[i] = r;
     direct[d] = i;
   }
-  return { direct, base: min, unique };
+  return unique;
 }
 
 /** Like findRows, for a direct table: one independent load per probe row, no hash. */
