@@ -174,7 +174,7 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
   return { length: g.nGroups, columns: cols };
 }
 
-/** Rows a combiner aggregates before deciding whether aggregation pays. */
+/** Rows of a task (its first) a combiner samples to decide whether aggregation pays. */
 export const PASS_THROUGH_SAMPLE = 16384;
 /** Groups per row in that sample above which the rows pass through as they are. */
 const PASS_THROUGH_RATIO = 0.5;
@@ -202,7 +202,7 @@ export function passesThrough(head: Batch, groups: (sample: Batch) => number): b
  * `aggregate` over that sample.
  */
 export function barelyShrinks(b: Batch, aggregate: (sample: Batch) => Batch, rows = b.length): boolean {
-  return rows >= 2 * PASS_THROUGH_SAMPLE && b.length >= PASS_THROUGH_SAMPLE && aggregate(sliceBatch(b, 0, PASS_THROUGH_SAMPLE)).length > PASS_THROUGH_RATIO * PASS_THROUGH_SAMPLE;
+  return rows >= 2 * PASS_THROUGH_SAMPLE && b.length >= PASS_THROUGH_SAMPLE && passesThrough(b, (sample) => aggregate(sample).length);
 }
 
 /**
