@@ -1,6 +1,9 @@
 // plan.json version 1 (shared/PLAN-SPEC.md) as one zod schema: the TypeScript
 // types, the validator and plans/plan.schema.json all come from here.
-import { z } from 'zod';
+// A namespace import, so that the bundler keeps only the parts used: `import { z }` pulled in all
+// of zod's ~50 locales and its JSON Schema reader (the command line's shared chunk 995 -> 444 KB;
+// paired, loaded machine, 11 runs: the quick start 962 -> 771 ms wall, 830 -> 670 ms CPU).
+import * as z from 'zod';
 
 const name = z.string().min(1);
 const literal = z.union([z.number(), z.string(), z.boolean(), z.null()]);
