@@ -5,7 +5,9 @@ import path from 'node:path';
 import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { isDynamicPattern } from 'tinyglobby';
 import { runPlan } from '../dist/index.js';
+import { isPattern } from '../dist/plan/glob.js';
 import { duckRows, expectSame, sorted, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-io-');
@@ -155,5 +157,15 @@ describe('files from other writers', () => {
     expect(r.toRows()).toEqual([{ n: 1500n, m: 2499n }]);
     const [[groups]] = await duckRows(`SELECT count(*) FROM parquet_metadata('${g}/*.parquet') WHERE column_id = 0`);
     expect(r.stats.tasks.filter((t) => t.kind === 'map').length).toBe(Number(groups)); // a map task per row group
+  });
+  it('a path is a pattern exactly when tinyglobby says so (which loads only for a possible pattern)', async () => {
+    const paths = ['a.parquet', '/x/y/z.parquet', 'dir/', 'a*.parquet', 'a?.parquet', '[ab].parquet', '{a,b}.parquet', '!(a).parquet',
+      '+(a|b).parquet', '@(a).parquet', 'a\\*b', 'part(1).parquet', 'x!y.parquet', 'x+y@z.parquet', 'a]b', 'a}b', '**', 'a b-c_d.e'];
+    for (const p of paths) expect([p, await isPattern(p)]).toEqual([p, isDynamicPattern(p)]);
+    const r = await runPlan({
+      version: 1, sources: { g: { parquet: 'glob/part-{0,2}.parquet' } },
+      query: { op: 'aggregate', input: { op: 'scan', source: 'g' }, groupBy: [], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'min', column: 'id', as: 'm' }] },
+    }, { baseDir: dir, workers: 1 });
+    expect(r.toRows()).toEqual([{ n: 1000n, m: 0n }]);
   });
 });

@@ -3,7 +3,7 @@
 // files with a file, a glob, or a folder (every *.parquet below it).
 import fs from 'node:fs';
 import path from 'node:path';
-import { glob, isDynamicPattern } from 'tinyglobby';
+import { isPattern, tinyglobby } from './glob.js';
 import { InputError, PlanError } from '../errors.js';
 
 const origin = (name: string, fromCommandLine: boolean) => (fromCommandLine ? `--source ${name}` : `options.sources.${name}`);
@@ -11,8 +11,8 @@ const origin = (name: string, fromCommandLine: boolean) => (fromCommandLine ? `-
 /** The Parquet files one PATH stands for, absolute and sorted; an InputError when there are none. */
 async function filesOf(p: string, baseDir: string, label: string): Promise<string[]> {
   const abs = path.resolve(baseDir, p);
-  if (isDynamicPattern(p)) {
-    const found = await glob(abs, { absolute: true, onlyFiles: true, expandDirectories: false });
+  if (await isPattern(p)) {
+    const found = await (await tinyglobby()).glob(abs, { absolute: true, onlyFiles: true, expandDirectories: false });
     if (found.length === 0) throw new InputError(`${label}: glob "${p}" matches no file`, abs);
     return found.sort();
   }
@@ -23,7 +23,7 @@ async function filesOf(p: string, baseDir: string, label: string): Promise<strin
     throw new InputError(`${label}: no file or folder ${abs}`, abs);
   }
   if (!st.isDirectory()) return [abs];
-  const found = await glob('**/*.parquet', { cwd: abs, absolute: true, onlyFiles: true });
+  const found = await (await tinyglobby()).glob('**/*.parquet', { cwd: abs, absolute: true, onlyFiles: true });
   if (found.length === 0) throw new InputError(`${label}: folder ${abs} holds no *.parquet file`, abs);
   return found.sort();
 }
