@@ -37,6 +37,7 @@ export async function execute(
   const root = inThread ? mergeScans(lp.root, IN_THREAD_TASK_BYTES) : lp.root;
   const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0), inThread);
   ex.stats.inThread = inThread;
+  ex.shareRepeats(root);
   trace('run: start');
   const schema = lp.root.schema;
   let batches: Batch[] = [];

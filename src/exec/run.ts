@@ -4,7 +4,7 @@
 import { normFor } from '../agg/aggregate.js';
 import { type EagerPlan, eagerPlan } from '../agg/eager.js';
 import { combinable, partialSchema } from '../agg/partial.js';
-import { type Batch, type Field, type Schema, batchBytes, concatBatches, gatherBatch, rowCount, shareBatch, sliceBatch } from '../kernels/column.js';
+import { type Batch, type Field, type Schema, batchBytes, concatBatches, emptyBatch, gatherBatch, rowCount, shareBatch, sliceBatch } from '../kernels/column.js';
 import { partitionOf } from '../kernels/keys.js';
 import { topIndices } from '../kernels/sort.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
@@ -34,6 +34,7 @@ import { budgetedSkew, dataBudget, taskShare } from './budget.js';
 import { InOrder, type Streamed } from './in-order.js';
 import { takeRows } from './limit.js';
 import { FaultPlan } from './faults.js';
+import { Repeats } from './repeats.js';
 import { ProgressTracker } from './progress.js';
 import { runWithRetries } from './retry.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
@@ -133,6 +134,9 @@ export class Executor {
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
   readonly spill: Spiller;
 
+  /** aggregates whose subtree the plan repeats, computed once (exec/repeats.ts); see shareRepeats */
+  private repeats: Repeats | null = null;
+
   /** fault injection (exec/faults.ts), null when off */
   private readonly faults = FaultPlan.current();
   /** the first task failure: no task starts after it */
@@ -148,8 +152,15 @@ export class Executor {
     return taskShare(this.spill.limit, this.settings.workers);
   }
 
+  /** Compute each aggregate that `root` repeats once (exec/repeats.ts): call before running it. */
+  shareRepeats(root: BoundNode): void {
+    const r = new Repeats(root, this.spill);
+    this.repeats = r.size > 0 ? r : null;
+  }
+
   /** Remove the query's spill files: call once the run is over, however it ended. */
   close(): void {
+    this.repeats?.close();
     this.spill.close();
   }
 
@@ -230,6 +241,7 @@ export class Executor {
       case 'join':
         return this.runJoin(src, p.ops, sink, consumer, combine, eager);
       case 'aggregate':
+        if (this.repeats?.has(src)) return this.runRepeated(src, p.ops, sink, consumer, combine);
         return this.runAggregate(src, p.ops, sink, combine);
       case 'sort':
         return runSort(this, src, p.ops, sink, combine);
@@ -239,6 +251,15 @@ export class Executor {
           { stage: consumer, kind: 'map', partition: 0, source: src.id })];
       }
     }
+  }
+
+  /** An aggregate the plan repeats: its rows computed once (exec/repeats.ts), then a task per batch runs this reader's operators. */
+  private async runRepeated(node: Extract<BoundNode, { kind: 'aggregate' }>, ops: RowOp[], sink: TaskSink, consumer: string, combine?: Combine): Promise<TaskResult[]> {
+    const rows = await this.repeats!.rows(node, async () => batchesOf(await this.runAggregate(node, [], { kind: 'collect' })));
+    const bs = rows.length > 0 ? rows : [emptyBatch(node.schema)];
+    return Promise.all(bs.map((b, i) => this.run(
+      { source: { kind: 'batches', schema: node.schema, batches: [b] }, ops, combine, sink: withSeed(sink, i) },
+      { stage: consumer, kind: 'map', partition: i, source: node.id })));
   }
 
   private async shuffle(
