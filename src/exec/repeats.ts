@@ -33,16 +33,17 @@ export class Repeats {
   private readonly entries = new Map<string, Entry>();
 
   constructor(root: BoundNode, private readonly budget: Spiller) {
-    const counts = new Map<string, number>();
+    // each aggregate's fingerprint, taken once, and how often each occurs
+    const keys = new Map<BoundNode, string>(), counts = new Map<string, number>();
     const count = (n: BoundNode) => {
-      if (n.kind === 'aggregate') { const k = fingerprint(n); counts.set(k, (counts.get(k) ?? 0) + 1); }
+      if (n.kind === 'aggregate') { const k = fingerprint(n); keys.set(n, k); counts.set(k, (counts.get(k) ?? 0) + 1); }
       for (const c of children(n)) count(c);
     };
     count(root);
     // the outermost repeats only: what lies inside one is computed once with it
     const mark = (n: BoundNode) => {
-      const k = n.kind === 'aggregate' ? fingerprint(n) : '';
-      if (k && counts.get(k)! > 1) {
+      const k = keys.get(n);
+      if (k !== undefined && counts.get(k)! > 1) {
         this.keyOf.set(n, k);
         const e = this.entries.get(k) ?? { readers: 0, held: 0 };
         e.readers++;

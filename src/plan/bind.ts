@@ -2,7 +2,7 @@
 // types, and compute each operator's output schema. Every mistake is a
 // PlanError naming the JSON path of the field (or an InputError for files).
 import path from 'node:path';
-import { isPattern, tinyglobby } from './glob.js';
+import { globFiles, isPattern } from './glob.js';
 import { InputError, PlanError, jsonPath } from '../errors.js';
 import { type DataType, type Field, type Schema, isDecimal, isFloat, isInteger, isNumeric, typeName } from '../kernels/column.js';
 import { type FileInfo, inspectParquet } from '../io/parquet.js';
@@ -23,7 +23,7 @@ export async function resolveSourceFiles(pattern: string | string[], baseDir: st
   for (let i = 0; i < list.length; i++) {
     const abs = path.resolve(baseDir, list[i]);
     if (await isPattern(list[i])) {
-      const found = (await (await tinyglobby()).glob(abs, { absolute: true, onlyFiles: true, expandDirectories: false })).sort();
+      const found = await globFiles(abs);
       if (found.length === 0) {
         // Missing input data (exit 3), not a plan mistake; the message still names the field.
         throw new InputError(`${jsonPath(Array.isArray(pattern) ? [...at, i] : at)}: glob "${list[i]}" matches no file`, abs);

@@ -3,7 +3,7 @@
 // files with a file, a glob, or a folder (every *.parquet below it).
 import fs from 'node:fs';
 import path from 'node:path';
-import { isPattern, tinyglobby } from './glob.js';
+import { globFiles, isPattern } from './glob.js';
 import { InputError, PlanError } from '../errors.js';
 
 const origin = (name: string, fromCommandLine: boolean) => (fromCommandLine ? `--source ${name}` : `options.sources.${name}`);
@@ -12,9 +12,9 @@ const origin = (name: string, fromCommandLine: boolean) => (fromCommandLine ? `-
 async function filesOf(p: string, baseDir: string, label: string): Promise<string[]> {
   const abs = path.resolve(baseDir, p);
   if (await isPattern(p)) {
-    const found = await (await tinyglobby()).glob(abs, { absolute: true, onlyFiles: true, expandDirectories: false });
+    const found = await globFiles(abs);
     if (found.length === 0) throw new InputError(`${label}: glob "${p}" matches no file`, abs);
-    return found.sort();
+    return found;
   }
   let st: fs.Stats;
   try {
@@ -23,9 +23,9 @@ async function filesOf(p: string, baseDir: string, label: string): Promise<strin
     throw new InputError(`${label}: no file or folder ${abs}`, abs);
   }
   if (!st.isDirectory()) return [abs];
-  const found = await (await tinyglobby()).glob('**/*.parquet', { cwd: abs, absolute: true, onlyFiles: true });
+  const found = await globFiles('**/*.parquet', abs);
   if (found.length === 0) throw new InputError(`${label}: folder ${abs} holds no *.parquet file`, abs);
-  return found.sort();
+  return found;
 }
 
 /**
