@@ -102,6 +102,32 @@ describe('cutPairs', () => {
       });
     }
   });
+
+  it('a projection between the join and the sort (columns chosen and reordered): the blocks of gather, project, rangePartition', () => {
+    // joined columns: left 0 float64, 1 int64, 2 utf8; right 3 bool, 4 decimal, 5 utf8, 6 int32
+    const select = [5, 0, 2, 6];
+    const by = [{ col: 2, desc: false, nullsFirst: false }, { col: 1, desc: true, nullsFirst: true }];
+    const g = new GatherSink(true);
+    for (const c of chunks) g.add(c.l, c.r, c.li, c.ri, c.li.length);
+    g.flush();
+    const projected = g.batches.map((b: any) => ({ length: b.length, columns: select.map((i) => b.columns[i]) }));
+    const pick = sortedBounds(projected[0], by);
+    const bounds = { length: pick.length, columns: projected[0].columns.map((c: any) => gatherCol(c, pick)) };
+    const want = rangePartition(projected, by as any, bounds, 5);
+    const got = cutPairs(chunks, true, by as any, bounds, 5, select);
+    expect(got.rows).toEqual(want.rows);
+    expect(want.rows.filter((n: number) => n > 0).length).toBeGreaterThan(5);
+    got.blocks.forEach((b: any, p: number) => {
+      const w = want.blocks[p];
+      if (w === null) { expect(b).toBeNull(); return; }
+      expect(b.columns.map((c: any) => c.type)).toEqual(w.columns.map((c: any) => c.type));
+      b.columns.forEach((c: any, k: number) => {
+        expect(bytesOf(c.values)).toEqual(bytesOf(w.columns[k].values));
+        expect(bytesOf(c.offsets)).toEqual(bytesOf(w.columns[k].offsets));
+        expect(bytesOf(c.valid)).toEqual(bytesOf(w.columns[k].valid));
+      });
+    });
+  });
 });
 
 /** Row numbers of the joined rows at 12 evenly spaced places of their sort order, repeated where the hot value falls. */

@@ -89,6 +89,13 @@ describe('sort above a join: the other paths', () => {
     const r = await expectOrdered(query, sql, 'x DESC NULLS LAST, id, w', ['id', 'w', 'x'], { memoryLimit: '2MB', partitions: 8, ...SHUFFLE });
     expect(rangeShuffle(r).partitionedBy).toBe('join');
   });
+  it('a projection that only chooses columns, between the join and the sort: the join cuts the chosen columns into the ranges', async () => {
+    const query = { op: 'sort', by: [{ column: 'w', desc: true }, { column: 'id' }], input: { op: 'project', columns: ['w', 's', 'id'], input: join('inner') } };
+    const sql = `SELECT w, s, id FROM (${joinSql('inner')})`;
+    const r = await expectOrdered(query, sql, 'w DESC, id', ['w', 's', 'id'], { memoryLimit: '1MB', partitions: 8, ...SHUFFLE, ...skewed });
+    expect(rangeShuffle(r).partitionedBy).toBe('join');
+    expect(r.stats.spilledBytes).toBeGreaterThan(0);
+  });
   it('sorted by a hot join key the pilots may not see: ranges far larger than planned are cut again', async () => {
     // the hot key 7's partition is split (not a pilot): its rows fall into one range, then recut
     const r = await expectOrdered({ op: 'sort', by: [{ column: 'k' }, { column: 'id' }, { column: 'w' }], input: join('inner') }, joinSql('inner'), 'k, id, w', ['id', 'k', 'w'],

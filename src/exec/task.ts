@@ -170,9 +170,10 @@ type RangeSink = Extract<TaskSink, { kind: 'range' }>;
 
 /**
  * `inPlace`: scanned columns may be views into the Parquet module's memory, released after the sink;
- * `cut`: a range sink the rows go to as they are (no row operator between): a join may cut them itself.
+ * `cut`: a range sink the rows go to as they are (no row operator between, or only a choice of columns,
+ * `select`): a join may cut them itself.
  */
-async function produce(src: TaskSource, combine?: Combine, inPlace = false, cut?: RangeSink): Promise<Produced> {
+async function produce(src: TaskSource, combine?: Combine, inPlace = false, cut?: RangeSink & { select?: number[] }): Promise<Produced> {
   switch (src.kind) {
     case 'scan': {
       if (inPlace) {
@@ -247,7 +248,7 @@ const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
  * its own (joins/orient.ts). Null when a combiner is asked for that the
  * streaming form cannot serve.
  */
-function streamJoin(src: JoinSource, combine?: Combine, cut?: RangeSink): Produced & { join: JoinPath } | null {
+function streamJoin(src: JoinSource, combine?: Combine, cut?: RangeSink & { select?: number[] }): Produced & { join: JoinPath } | null {
   const parts = src.parts ?? [[src.left.length, src.right.length]];
   const sides: JoinSides = { type: src.type, leftSchema: src.leftSchema, rightSchema: src.rightSchema, leftKeys: src.leftKeys, rightKeys: src.rightKeys };
   const orientations: Orientation[] = [];
@@ -292,7 +293,7 @@ function streamJoin(src: JoinSource, combine?: Combine, cut?: RangeSink): Produc
     if (byBuild) out.push(byBuild.finish());
     if (byProbe) out.push(byProbe.finish());
   });
-  const cutRows = gathered && cutHere ? cutPairs(gathered.pending, gathered.withRight, cutHere.by, cutHere.bounds, cutHere.nullSeed) : undefined;
+  const cutRows = gathered && cutHere ? cutPairs(gathered.pending, gathered.withRight, cutHere.by, cutHere.bounds, cutHere.nullSeed, cutHere.select) : undefined;
   if (gathered && !cutRows) { gathered.flush(); out.push(...gathered.batches); }
   const join: JoinPath = {
     path: combine ? 'fused-aggregate' : 'gather', build: builtLeft > builtRight ? 'left' : 'right', matchChunks: chunks, buildRows: builtLeft + builtRight,
@@ -370,8 +371,7 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
   // A combiner right after a join aggregates from the join's row indices. Scanned
   // columns are read in place (views into the module's memory): the partition sink
   // copies them, keyStats only reads them, and collect copies what it keeps.
-  const p = await produce(t.source, t.ops.length === 0 ? t.combine : undefined, true,
-    t.ops.length === 0 && !t.combine && t.sink.kind === 'range' ? t.sink : undefined);
+  const p = await produce(t.source, t.ops.length === 0 ? t.combine : undefined, true, cutSink(t));
   const inputBytes = inputBytesOf(t.source, p.batches);
   try {
     // encoded before the scanned columns (views into the module's memory) are released
@@ -379,6 +379,17 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
   } finally {
     p.release?.();
   }
+}
+
+/**
+ * A range sink the task's join may cut its matches into itself (sort/cut-pairs.ts): no row
+ * operator between them, or a projection that only chooses columns (`select`).
+ */
+function cutSink(t: TaskSpec): (RangeSink & { select?: number[] }) | undefined {
+  if (t.combine || t.sink.kind !== 'range') return undefined;
+  if (t.ops.length === 0) return t.sink;
+  const op = t.ops[0];
+  return t.ops.length === 1 && op.kind === 'project' ? { ...t.sink, select: op.indices } : undefined;
 }
 
 function finish(t: TaskSpec, p: Produced, t0: number): TaskResult {

@@ -17,11 +17,13 @@ const KEY_ROWS = 1 << 16;
 
 /**
  * The joined rows of `chunks` (left columns, then the right's when
- * `withRight`), in chunk order, cut into bounds.length + 1 ranges like
+ * `withRight`; of those, the `select`ed ones), in chunk order, cut into bounds.length + 1 ranges like
  * rangePartition (same ranges, same order within each, same turns).
  */
-export function cutPairs(chunks: PairChunk[], withRight: boolean, by: SortKey[], bounds: Batch, seed: number): Omit<Partitioned, 'sketch'> {
-  const sides = chunks.length ? [...chunks[0].l.columns.map((_, c) => ({ right: false, c })), ...(withRight ? chunks[0].r.columns.map((_, c) => ({ right: true, c })) : [])] : [];
+export function cutPairs(chunks: PairChunk[], withRight: boolean, by: SortKey[], bounds: Batch, seed: number, select?: number[]): Omit<Partitioned, 'sketch'> {
+  const joined = chunks.length ? [...chunks[0].l.columns.map((_, c) => ({ right: false, c })), ...(withRight ? chunks[0].r.columns.map((_, c) => ({ right: true, c })) : [])] : [];
+  // a projection between the join and the sort: only its columns, in its order (the sort keys index them)
+  const sides = select && chunks.length ? select.map((i) => joined[i]) : joined;
   const colsOf = (k: number) => chunks.map((ch) => (sides[k].right ? ch.r : ch.l).columns[sides[k].c]);
   const idxOf = (k: number, ch: PairChunk) => (sides[k].right ? ch.ri : ch.li);
   const total = chunks.reduce((a, ch) => a + ch.li.length, 0);
@@ -87,30 +89,9 @@ function stringBytes(chunks: PairChunk[], cols: Column[], idxOf: (ch: PairChunk)
 function fillColumn(type: DataType, cols: Column[], idx: Int32Array[], ids: Int32Array, dest: Int32Array, L: Layout, k: number, total: number): void {
   const { buf, start } = L;
   const { valid: vOff, values: off, offsets: oOff, strStart } = L.cols[k];
-  if (vOff >= 0) {
-    const dst = new Uint8Array(buf, vOff, total);
-    // plain loops here and below: a counter shared with a callback would live in a context object
-    for (let ch = 0, r = 0; ch < cols.length; ch++) {
-      const v = cols[ch].valid, x = idx[ch];
-      if (v === null) for (let i = 0; i < x.length; i++) dst[dest[r++]] = 1;
-      else for (let i = 0; i < x.length; i++) dst[dest[r++]] = v[x[i]];
-    }
-  }
+  if (vOff >= 0) fillValid(new Uint8Array(buf, vOff, total), cols, idx, dest);
   if (type.id === 'utf8') {
-    const bytes = new Uint8Array(buf, off, oOff - off);
-    const offs = new Int32Array(buf, oOff, total + start.length);
-    const bpos = Float64Array.from(strStart!);
-    const base = strStart!;
-    for (let ch = 0, r = 0; ch < cols.length; ch++) {
-      const o = cols[ch].offsets!, src = cols[ch].values as Uint8Array, x = idx[ch];
-      for (let i = 0; i < x.length; i++, r++) {
-        const p = ids[r], e = o[x[i] + 1];
-        let b = bpos[p];
-        for (let y = o[x[i]]; y < e; y++) bytes[b++] = src[y];
-        bpos[p] = b;
-        offs[dest[r] + p + 1] = b - base[p];
-      }
-    }
+    fillStrings(new Uint8Array(buf, off, oOff - off), new Int32Array(buf, oOff, total + start.length), strStart!, cols, idx, ids, dest);
     return;
   }
   const width = rowWidth(type);
@@ -121,6 +102,32 @@ function fillColumn(type: DataType, cols: Column[], idx: Int32Array[], ids: Int3
     else if (width === 8) fill2(dst, src, x, dest, r);
     else fillN(dst, src, x, dest, r, width / 4);
     r += x.length;
+  }
+}
+
+// Loops in functions of their own (a loop on-stack-replaced inside a larger function is
+// optimized for that call only), with plain counters: one shared with a callback would
+// live in a context object.
+function fillValid(dst: Uint8Array, cols: Column[], idx: Int32Array[], dest: Int32Array) {
+  for (let ch = 0, r = 0; ch < cols.length; ch++) {
+    const v = cols[ch].valid, x = idx[ch];
+    if (v === null) for (let i = 0; i < x.length; i++) dst[dest[r++]] = 1;
+    else for (let i = 0; i < x.length; i++) dst[dest[r++]] = v[x[i]];
+  }
+}
+
+/** Strings to their ranges: each range's bytes appended at its own cursor, offsets at each row's place. */
+function fillStrings(bytes: Uint8Array, offs: Int32Array, base: Float64Array, cols: Column[], idx: Int32Array[], ids: Int32Array, dest: Int32Array) {
+  const bpos = Float64Array.from(base);
+  for (let ch = 0, r = 0; ch < cols.length; ch++) {
+    const o = cols[ch].offsets!, src = cols[ch].values as Uint8Array, x = idx[ch];
+    for (let i = 0; i < x.length; i++, r++) {
+      const p = ids[r], j = x[i], e = o[j + 1];
+      let b = bpos[p];
+      for (let y = o[j]; y < e; y++) bytes[b++] = src[y];
+      bpos[p] = b;
+      offs[dest[r] + p + 1] = b - base[p];
+    }
   }
 }
 
