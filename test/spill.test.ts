@@ -187,6 +187,22 @@ describe('the budget', () => {
     expect(maps.some((t) => t.spilledBytes > 0)).toBe(true);
     expect(r.stats.spilledBytes).toBeLessThan(shuffled);
   });
+  it('a shuffle\'s spill files are unlinked once its stage is done, before the query ends; the folder goes at the end', async () => {
+    const { Spiller } = await import('../dist/spill/spiller.js');
+    const s = new Spiller(1, spillDir);
+    const block = (n: number) => ({ length: n, columns: [{ type: { id: 'int64' }, length: n, values: new BigInt64Array(n).fill(7n), valid: null }] });
+    const a = s.admit([block(100), null, block(5)]), b = s.admit([block(30)]);
+    const files = () => fs.readdirSync(s.folder.dir).sort();
+    expect(a.spilled).toBeGreaterThan(0);
+    expect(files()).toHaveLength(2);
+    s.discard([a.blocks]);
+    // the unlink runs in the background: the file of b stays
+    for (let i = 0; i < 50 && files().length > 1; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(files()).toEqual([path.basename((b.blocks[0] as { spill: { file: string } }).spill.file)]);
+    await s.closeAsync();
+    expect(fs.existsSync(s.folder.dir)).toBe(false);
+    expect(leftovers()).toEqual([]);
+  });
   it('the spill folder is removed when the query fails', async () => {
     await writeParquet(file('big.parquet'), `SELECT (i % 2)::BIGINT AS g, 9223372036854775000::BIGINT AS v FROM range(0, 6) t(i)`);
     const p = { version: 1, sources: { a: { parquet: file('big.parquet') } }, query: { op: 'aggregate', input: { op: 'scan', source: 'a' }, groupBy: ['g'], aggregates: [{ fn: 'sum', column: 'v', as: 'total' }] } };

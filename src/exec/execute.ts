@@ -64,7 +64,7 @@ export async function execute(
     file?.abort();
     throw e;
   } finally {
-    ex.close();
+    await ex.close();
   }
   ex.stats.wallMs = performance.now() - t0;
   trace('run: end');

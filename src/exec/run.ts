@@ -159,9 +159,9 @@ export class Executor {
   }
 
   /** Remove the query's spill files: call once the run is over, however it ended. */
-  close(): void {
+  async close(): Promise<void> {
     this.repeats?.close();
-    this.spill.close();
+    await this.spill.closeAsync();
   }
 
   /**
@@ -387,6 +387,7 @@ export class Executor {
       ? await runRanged(this, ranged, plan.tasks, (t) => t.kind === 'partitions', runOne)
       : (await Promise.all(plan.tasks.map((t) => runOne(t, sink)))).flat();
     this.spill.release(heldBytes([...l.byTask, ...r.byTask]));
+    this.spill.discard([...l.byTask, ...r.byTask]);
     return results;
   }
 
@@ -642,6 +643,7 @@ export class Executor {
       return out;
     }));
     this.spill.release(heldBytes(s.byTask));
+    this.spill.discard(s.byTask);
     return results.flat();
   }
 

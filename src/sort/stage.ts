@@ -85,6 +85,7 @@ export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: 
       { stage: node.id, kind: 'reduce', partition: first });
   }));
   ex.spill.release(held);
+  ex.spill.discard(ranges.map((x) => x.blocks));
   return results;
 }
 

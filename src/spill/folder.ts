@@ -41,8 +41,37 @@ export class SpillFolder {
     this.remove = registerCleanup(() => fs.rmSync(dir, { recursive: true, force: true }));
   }
 
-  /** Remove the folder and every spill file in it. */
+  /** Remove the folder and every spill file in it (synchronous: also the exit and signal handlers' way). */
   readonly remove: () => void;
+
+  /** unlinks started by discard(), not settled yet */
+  private unlinking = new Set<Promise<void>>();
+  private discarded = new Set<string>();
+
+  /**
+   * Spill files nobody reads any more, unlinked now in the background: the
+   * kernel frees their pages while the query goes on, rather than all at the
+   * end (2.5 GB of spill files took 0.7 s to unlink after the last task of
+   * the out-of-core benchmark's sort, pages under writeback among them).
+   */
+  discard(files: Iterable<string>): void {
+    for (const f of files) {
+      if (this.discarded.has(f)) continue;
+      this.discarded.add(f);
+      const p: Promise<void> = fs.promises.unlink(f).catch(() => undefined).then(() => { this.unlinking.delete(p); });
+      this.unlinking.add(p);
+    }
+  }
+
+  /** remove(), with the files unlinked in parallel on libuv's threads; falls back to remove() on any error. */
+  async removeAsync(): Promise<void> {
+    try {
+      await Promise.all(this.unlinking);
+      const left = fs.existsSync(this.dir) ? fs.readdirSync(this.dir) : [];
+      await Promise.all(left.map((f) => fs.promises.rm(path.join(this.dir, f), { force: true })));
+    } catch { /* remove() below does it the plain way */ }
+    this.remove();
+  }
 
   /** Write a new spill file with `write(fd)` (which returns the bytes it wrote); errors name the folder. */
   writeFile<T extends { bytes: number }>(write: (fd: number, file: string) => T): T {

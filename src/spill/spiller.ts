@@ -47,8 +47,20 @@ export class Spiller {
     this.held -= bytes;
   }
 
+  /** The spill files of these blocks are read by nobody any more (a stage is done with its whole shuffle): unlinked in the background. */
+  discard(blocks: Iterable<(Batch | null)[]>): void {
+    const files = new Set<string>();
+    for (const bs of blocks) for (const b of bs) if (b && isSpilled(b)) files.add(b.spill.file);
+    if (files.size > 0) this.folder.discard(files);
+  }
+
   close(): void {
     this.folder.remove();
+  }
+
+  /** close(), with the files unlinked in parallel (the run's normal end). */
+  closeAsync(): Promise<void> {
+    return this.folder.removeAsync();
   }
 }
 
