@@ -1,8 +1,9 @@
 // Parquet written straight from engine batches, with no Arrow or WebAssembly
 // in between: flat OPTIONAL columns, PLAIN values in v1 data pages (strings
 // through a dictionary while it stays small, see StringDict), definition
-// levels in the RLE/bit-packed hybrid, snappy, the footer at the end. The schema (physical, converted and logical types) is the one
-// parquet-rs wrote for the same Arrow types, so readers see the same types.
+// levels in the RLE/bit-packed hybrid, snappy, the footer at the end. The
+// schema (physical, converted and logical types) is the one parquet-rs wrote
+// for the same Arrow types, so readers see the same types.
 import { compressSync } from 'snappy';
 import type { Batch, Column, DataType, Field } from '../kernels/column.js';
 import { T, ThriftWriter } from './thrift-compact.js';
@@ -85,7 +86,7 @@ function columnPlan(f: Field): ColumnPlan {
  * A string column chunk's dictionary (parquet-rs and DuckDB write one by
  * default): each distinct value once, pages of indices into it. Values are
  * found by a hash of their bytes in an open-addressing table of typed arrays.
- * Once it would pass DICT_BYTES or DICT_VALUES the chunk's further pages are
+ * Once it would pass MAX_BYTES or MAX_VALUES the chunk's further pages are
  * PLAIN (the pages written stay as they are, as parquet-rs falls back).
  * On the out-of-core benchmark's sorted output (50M rows, a region string of
  * a few values beside three 8-byte columns) its column went from about 111 MB
@@ -354,7 +355,8 @@ function encodePage(plan: ColumnPlan, c: Column, s: number, e: number, chunk: Co
   const at = writeLevels(body, c.valid, s, e, nulls);
   const end = idx ? writeIndices(body, at, idx, bitWidth(chunk.dict!.n)) : writeValues(plan, c, s, e, nulls, body, at);
   if (idx) chunk.dictPages = true;
-  pushPage(chunk, header, body.subarray(0, end), (h) => h.i32(1, DATA_PAGE).begin(5).i32(1, e - s).i32(2, idx ? PLAIN_DICTIONARY : PLAIN).i32(3, RLE).i32(4, RLE).end());
+  const encoding = idx ? PLAIN_DICTIONARY : PLAIN;
+  pushPage(chunk, header, body.subarray(0, end), DATA_PAGE, (h) => h.begin(5).i32(1, e - s).i32(2, encoding).i32(3, RLE).i32(4, RLE).end());
   chunk.nulls += nulls;
   chunk.values += e - s;
 }
@@ -372,13 +374,13 @@ function scratchBody(n: number): Uint8Array {
   return bodyScratch.subarray(0, n);
 }
 
-/** A page (its body compressed) and its header appended to a chunk; `head` writes the header's type and type-specific part. */
-function pushPage(chunk: ColumnChunk, header: ThriftWriter, body: Uint8Array, head: (h: ThriftWriter) => void) {
+/** A page (its body compressed) and its header appended to a chunk; `typed` writes the header's part for its page type. */
+function pushPage(chunk: ColumnChunk, header: ThriftWriter, body: Uint8Array, type: number, typed: (h: ThriftWriter) => void) {
   // copied into memory V8 counts: the addon's own buffers are not reported to it, and a worker's RSS grew by GBs before a GC
   const packed = compressSync(body, { copyOutputData: true });
   const h = header.reset();
-  head(h);
-  h.i32(2, body.length).i32(3, packed.length);
+  h.i32(1, type).i32(2, body.length).i32(3, packed.length);
+  typed(h);
   h.end();
   const hb = h.bytes().slice();
   chunk.parts.push(hb, packed);
@@ -470,7 +472,7 @@ export class RowGroupBuilder {
     const pages = c.parts, before = c.bytes;
     c.parts = [];
     const values = c.dict!;
-    pushPage(c, this.header, values.plain(), (h) => h.i32(1, DICTIONARY_PAGE).begin(7).i32(1, values.n).i32(2, PLAIN_DICTIONARY).end());
+    pushPage(c, this.header, values.plain(), DICTIONARY_PAGE, (h) => h.begin(7).i32(1, values.n).i32(2, PLAIN_DICTIONARY).end());
     c.dictionary = c.bytes - before;
     c.parts.push(...pages);
   }

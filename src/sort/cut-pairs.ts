@@ -17,8 +17,9 @@ const KEY_ROWS = 1 << 16;
 
 /**
  * The joined rows of `chunks` (left columns, then the right's when
- * `withRight`; of those, the `select`ed ones), in chunk order, cut into bounds.length + 1 ranges like
- * rangePartition (same ranges, same order within each, same turns).
+ * `withRight`; of those, the `select`ed ones), in chunk order, cut into
+ * bounds.length + 1 ranges like rangePartition (same ranges, same order
+ * within each, same turns).
  */
 export function cutPairs(chunks: PairChunk[], withRight: boolean, by: SortKey[], bounds: Batch, seed: number, select?: number[]): Omit<Partitioned, 'sketch'> {
   const joined = chunks.length ? [...chunks[0].l.columns.map((_, c) => ({ right: false, c })), ...(withRight ? chunks[0].r.columns.map((_, c) => ({ right: true, c })) : [])] : [];
