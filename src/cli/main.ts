@@ -110,7 +110,7 @@ function overridesOf(f: RunFlags): Overrides {
 
 async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
   trace('cli: modules loaded');
-  if (!f.explain || f.analyze) prestartPool(planFile, f.workers);
+  if (!f.explain || f.analyze) prestartPool(planFile, f.workers, f.source);
   const lp = await loadPlan(planFile, overridesOf(f));
   trace('cli: plan loaded');
   if (f.explain && !f.analyze) {

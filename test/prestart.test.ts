@@ -1,0 +1,55 @@
+// Starting the pool ahead (cli/prestart.ts) guesses the run's input from the
+// plan's files, and from the command line's --source paths where it names
+// them: a plan whose own files are small (the TPC-H plans name the bundled
+// SF 0.01 tables) run over large ones through --source starts the pool at
+// once, as the same plan naming the large files does. A folder counts as
+// large. Each test loads the modules afresh: the guess is made once a process.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { tmpDir, writeParquet, writePlan } from './helpers.js';
+
+const dir = tmpDir('sj-prestart-');
+const f = (n: string) => path.join(dir, n);
+let pool: typeof import('../dist/exec/pool.js') | undefined;
+
+beforeAll(async () => {
+  await writeParquet(f('small.parquet'), 'SELECT 1::BIGINT AS k');
+  await writeParquet(f('big.parquet'), 'SELECT i::BIGINT AS k, md5(i::VARCHAR) AS s FROM range(0, 4000) t(i)');
+  fs.mkdirSync(f('folder'));
+  fs.copyFileSync(f('big.parquet'), f('folder/part-0.parquet'));
+});
+
+afterEach(async () => { await pool?.closePool(); });
+
+/** Fresh modules, the plan over small.parquet (the run stays in the thread below 64 KB: half of it is the guess's bound), and whether the guess started a pool. */
+async function started(args: string[]): Promise<boolean> {
+  vi.resetModules();
+  const { prestartFromArgs } = await import('../dist/cli/prestart.js');
+  const ps = pool = await import('../dist/exec/pool.js');
+  const p = writePlan(dir, { version: 1, sources: { t: { parquet: f('small.parquet') } }, query: { op: 'scan', source: 't' }, execution: { inThreadBytes: '64KB' } }, 'small.json');
+  expect(fs.statSync(f('big.parquet')).size).toBeGreaterThan(32 * 1024);
+  prestartFromArgs([p, '--workers', '1', ...args]);
+  // a pool is made once piscina has loaded, and ready once its thread has warmed up on a file
+  try {
+    await vi.waitFor(() => expect(ps.poolReady()).toBe(true), { timeout: 1500, interval: 20 });
+    return true;
+  } catch {
+    return ps.whenPoolReady(1).length > 0;
+  }
+}
+
+describe('starting the pool ahead with --source', () => {
+  it('the plan\'s own small file: no pool', async () => {
+    expect(await started([])).toBe(false);
+  });
+  it('--source naming a large file (relative to the current folder, either spelling): the pool starts and warms up', async () => {
+    expect(await started(['--source', `t=${path.relative(process.cwd(), f('big.parquet'))}`])).toBe(true);
+    expect(await started([`--source=t=${f('big.parquet')}`])).toBe(true);
+  });
+  it('--source naming a folder counts as large; a --source for another name, or a small file, changes nothing', async () => {
+    expect(await started(['--source', `t=${f('folder')}`])).toBe(true);
+    expect(await started(['--source', `u=${f('big.parquet')}`])).toBe(false);
+    expect(await started(['--source', `t=${f('small.parquet')}`])).toBe(false);
+  });
+});
