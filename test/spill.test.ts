@@ -199,7 +199,7 @@ describe('the budget', () => {
     // the unlink runs in the background: the file of b stays
     for (let i = 0; i < 50 && files().length > 1; i++) await new Promise((r) => setTimeout(r, 10));
     expect(files()).toEqual([path.basename((b.blocks[0] as { spill: { file: string } }).spill.file)]);
-    await s.closeAsync();
+    await s.close();
     expect(fs.existsSync(s.folder.dir)).toBe(false);
     expect(leftovers()).toEqual([]);
   });

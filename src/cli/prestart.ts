@@ -84,8 +84,8 @@ export function prestartFromArgs(args: string[]): void {
   const sources: Record<string, string[]> = {};
   for (let k = 0; k < rest.length; k++) {
     const v = rest[k] === '--source' ? rest[k + 1] : rest[k].startsWith('--source=') ? rest[k].slice('--source='.length) : undefined;
-    const at = v?.indexOf('=') ?? -1;
     if (v === undefined) continue;
+    const at = v.indexOf('=');
     if (at <= 0) return; // a malformed --source: the command reports it
     (sources[v.slice(0, at)] ??= []).push(v.slice(at + 1));
   }

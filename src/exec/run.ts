@@ -161,7 +161,7 @@ export class Executor {
   /** Remove the query's spill files: call once the run is over, however it ended. */
   async close(): Promise<void> {
     this.repeats?.close();
-    await this.spill.closeAsync();
+    await this.spill.close();
   }
 
   /**
@@ -386,8 +386,7 @@ export class Executor {
     const results = ranged
       ? await runRanged(this, ranged, plan.tasks, (t) => t.kind === 'partitions', runOne)
       : (await Promise.all(plan.tasks.map((t) => runOne(t, sink)))).flat();
-    this.spill.release(heldBytes([...l.byTask, ...r.byTask]));
-    this.spill.discard([...l.byTask, ...r.byTask]);
+    this.spill.done([...l.byTask, ...r.byTask]);
     return results;
   }
 
@@ -642,8 +641,7 @@ export class Executor {
       this.spill.release(one.held);
       return out;
     }));
-    this.spill.release(heldBytes(s.byTask));
-    this.spill.discard(s.byTask);
+    this.spill.done(s.byTask);
     return results.flat();
   }
 

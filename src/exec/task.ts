@@ -167,13 +167,15 @@ type Produced = {
   cut?: Omit<Partitioned, 'sketch'>;
 };
 type RangeSink = Extract<TaskSink, { kind: 'range' }>;
+/** A range sink a join cuts its matches into itself, `select`ing columns when a projection sits between (see cutSink). */
+type CutSink = RangeSink & { select?: number[] };
 
 /**
  * `inPlace`: scanned columns may be views into the Parquet module's memory, released after the sink;
  * `cut`: a range sink the rows go to as they are (no row operator between, or only a choice of columns,
  * `select`): a join may cut them itself.
  */
-async function produce(src: TaskSource, combine?: Combine, inPlace = false, cut?: RangeSink & { select?: number[] }): Promise<Produced> {
+async function produce(src: TaskSource, combine?: Combine, inPlace = false, cut?: CutSink): Promise<Produced> {
   switch (src.kind) {
     case 'scan': {
       if (inPlace) {
@@ -248,7 +250,7 @@ const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
  * its own (joins/orient.ts). Null when a combiner is asked for that the
  * streaming form cannot serve.
  */
-function streamJoin(src: JoinSource, combine?: Combine, cut?: RangeSink & { select?: number[] }): Produced & { join: JoinPath } | null {
+function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): Produced & { join: JoinPath } | null {
   const parts = src.parts ?? [[src.left.length, src.right.length]];
   const sides: JoinSides = { type: src.type, leftSchema: src.leftSchema, rightSchema: src.rightSchema, leftKeys: src.leftKeys, rightKeys: src.rightKeys };
   const orientations: Orientation[] = [];
@@ -385,7 +387,7 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
  * A range sink the task's join may cut its matches into itself (sort/cut-pairs.ts): no row
  * operator between them, or a projection that only chooses columns (`select`).
  */
-function cutSink(t: TaskSpec): (RangeSink & { select?: number[] }) | undefined {
+function cutSink(t: TaskSpec): CutSink | undefined {
   if (t.combine || t.sink.kind !== 'range') return undefined;
   if (t.ops.length === 0) return t.sink;
   const op = t.ops[0];

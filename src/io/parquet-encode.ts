@@ -216,17 +216,23 @@ function nullsIn(valid: Uint8Array | null, s: number, e: number): number {
   return e - s - k;
 }
 
+/** An unsigned varint (a run header of the RLE/bit-packed hybrid) at buf[p]; returns the end. */
+function putVarint(buf: Uint8Array, p: number, x: number): number {
+  while (x >= 0x80) { buf[p++] = (x % 0x80) | 0x80; x = Math.floor(x / 0x80); }
+  buf[p++] = x;
+  return p;
+}
+
 /** The page's definition levels (max level 1) with their 4-byte length: one RLE run, or one bit-packed run. */
 function writeLevels(body: Uint8Array, valid: Uint8Array | null, s: number, e: number, nulls: number): number {
   const n = e - s;
   let p = 4;
-  const varint = (x: number) => { while (x >= 0x80) { body[p++] = (x % 0x80) | 0x80; x = Math.floor(x / 0x80); } body[p++] = x; };
   if (nulls === 0) {
-    varint(n * 2);
+    p = putVarint(body, p, n * 2);
     body[p++] = 1;
   } else {
     const groups = (n + 7) >> 3;
-    varint(groups * 2 + 1);
+    p = putVarint(body, p, groups * 2 + 1);
     const v = valid!;
     let i = s;
     for (let g = 0; g < groups; g++) {
@@ -350,10 +356,11 @@ function encodePage(plan: ColumnPlan, c: Column, s: number, e: number, chunk: Co
   let idx = chunk.dictOpen ? dictIndices(chunk.dict!, c, s, e, nulls) : null;
   if (!idx) chunk.dictOpen = false; // full: PLAIN from this page on
   else if (idx.length === 0) idx = null; // nulls only: nothing to index
-  const vbytes = idx ? 1 + bitPackedBytes(idx.length, bitWidth(chunk.dict!.n)) : valueBytes(plan, c, s, e, nulls);
+  const width = idx ? bitWidth(chunk.dict!.n) : 0;
+  const vbytes = idx ? 1 + bitPackedBytes(idx.length, width) : valueBytes(plan, c, s, e, nulls);
   const body = scratchBody(levelBytes(e - s) + vbytes);
   const at = writeLevels(body, c.valid, s, e, nulls);
-  const end = idx ? writeIndices(body, at, idx, bitWidth(chunk.dict!.n)) : writeValues(plan, c, s, e, nulls, body, at);
+  const end = idx ? writeIndices(body, at, idx, width) : writeValues(plan, c, s, e, nulls, body, at);
   if (idx) chunk.dictPages = true;
   const encoding = idx ? PLAIN_DICTIONARY : PLAIN;
   pushPage(chunk, header, body.subarray(0, end), DATA_PAGE, (h) => h.begin(5).i32(1, e - s).i32(2, encoding).i32(3, RLE).i32(4, RLE).end());
@@ -404,9 +411,7 @@ const bitPackedBytes = (n: number, width: number) => 5 + ((n + 7) >> 3) * width;
 /** The page's indices: the bit width, then one bit-packed run of the RLE/bit-packed hybrid (groups of 8, LSB first). */
 function writeIndices(body: Uint8Array, p: number, idx: Int32Array, width: number): number {
   body[p++] = width;
-  let x = ((idx.length + 7) >> 3) * 2 + 1;
-  while (x >= 0x80) { body[p++] = (x % 0x80) | 0x80; x = Math.floor(x / 0x80); }
-  body[p++] = x;
+  p = putVarint(body, p, ((idx.length + 7) >> 3) * 2 + 1);
   const end = p + ((idx.length + 7) >> 3) * width;
   body.fill(0, p, end);
   let acc = 0, bits = 0;

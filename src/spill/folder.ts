@@ -44,9 +44,8 @@ export class SpillFolder {
   /** Remove the folder and every spill file in it (synchronous: also the exit and signal handlers' way). */
   readonly remove: () => void;
 
-  /** unlinks started by discard(), not settled yet */
-  private unlinking = new Set<Promise<void>>();
-  private discarded = new Set<string>();
+  /** unlinks started by discard() */
+  private unlinking: Promise<unknown>[] = [];
 
   /**
    * Spill files nobody reads any more, unlinked now in the background: the
@@ -55,12 +54,7 @@ export class SpillFolder {
    * the out-of-core benchmark's sort, pages under writeback among them).
    */
   discard(files: Iterable<string>): void {
-    for (const f of files) {
-      if (this.discarded.has(f)) continue;
-      this.discarded.add(f);
-      const p: Promise<void> = fs.promises.unlink(f).catch(() => undefined).then(() => { this.unlinking.delete(p); });
-      this.unlinking.add(p);
-    }
+    for (const f of files) this.unlinking.push(fs.promises.unlink(f).catch(() => undefined));
   }
 
   /** remove(), with the files unlinked in parallel on libuv's threads; falls back to remove() on any error. */

@@ -47,6 +47,12 @@ export class Spiller {
     this.held -= bytes;
   }
 
+  /** A stage is done with its whole shuffle: the blocks' memory back to the budget, their spill files unlinked. */
+  done(blocks: (Batch | null)[][]): void {
+    this.release(heldBytes(blocks));
+    this.discard(blocks);
+  }
+
   /** The spill files of these blocks are read by nobody any more (a stage is done with its whole shuffle): unlinked in the background. */
   discard(blocks: Iterable<(Batch | null)[]>): void {
     const files = new Set<string>();
@@ -54,12 +60,8 @@ export class Spiller {
     if (files.size > 0) this.folder.discard(files);
   }
 
-  close(): void {
-    this.folder.remove();
-  }
-
-  /** close(), with the files unlinked in parallel (the run's normal end). */
-  closeAsync(): Promise<void> {
+  /** Remove the spill folder, its files unlinked in parallel (the exit and signal handlers remove it synchronously). */
+  close(): Promise<void> {
     return this.folder.removeAsync();
   }
 }
