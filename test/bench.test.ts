@@ -27,6 +27,28 @@ const OVERLAPS = `(() => {
   document.body.appendChild(pre);
 })();`;
 
+/** The page in headless Chromium with the OVERLAPS script run in it: the DOM as rendered, and the texts found over each other. */
+function renderInChromium(html: string): { dom: string; overlaps: string[] } {
+  // a copy of the page with a script that measures, in the browser, every text of every chart against the others
+  const checked = html.replace(/\.html$/, '-checked.html');
+  fs.writeFileSync(checked, fs.readFileSync(html, 'utf8').replace('</body>', `<script>${OVERLAPS}</script></body>`));
+  const r = spawnSync('chromium', [
+    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', `--user-data-dir=${tmpDir('sj-chrome-')}`, '--dump-dom', `file://${checked}`,
+  ], { encoding: 'utf8', timeout: 60_000 });
+  expect(r.status, r.error?.message ?? r.stderr).toBe(0);
+  return { dom: r.stdout, overlaps: JSON.parse(r.stdout.match(/<pre id="overlaps">([\s\S]*?)<\/pre>/)![1]) };
+}
+
+// Required in CI (.ci/run installs Chromium); elsewhere skipped, saying why, when it is not installed.
+const chromium = spawnSync('chromium', ['--version'], { encoding: 'utf8' }).status === 0;
+function needChromium(ctx: { skip: (note: string) => void }, what: string) {
+  if (!chromium && !['true', '1'].includes(process.env.CI ?? '')) {
+    console.warn(`${what} skipped: chromium not found: apt-get install chromium`);
+    ctx.skip('chromium not found: apt-get install chromium');
+  }
+}
+
 const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 
 /** A chart's legend entries (vega's legend symbols and labels), in order. */
@@ -81,6 +103,17 @@ describe('skewjoin bench --report-only', () => {
     expect(html).not.toMatch(/<script|<link|src="http/); // self-contained, no script
     expect(fs.readdirSync(dir).sort()).toEqual(['charts', 'report.html', 'results.json']);
   }, 60_000);
+
+  it('a log axis over a narrow range keeps its labels apart in Chromium (DuckDB time over ours 0.11-0.85, from a CI run that put 0.8 over 0.9)', (ctx) => {
+    needChromium(ctx, 'the narrow log axis browser test');
+    const dir = tmpDir('sj-report-');
+    fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'bench-narrow-ratios.json'), path.join(dir, 'results.json'));
+    const r = cli(['bench', '--report-only', dir]);
+    expect(r.code, r.stderr).toBe(0);
+    const { dom, overlaps } = renderInChromium(path.join(dir, 'report.html'));
+    expect(dom).toContain('id="duckdb"');
+    expect(overlaps).toEqual([]);
+  }, 120_000);
 
   it('names the file when there is no results.json', () => {
     const dir = tmpDir('sj-report-');
@@ -167,26 +200,13 @@ describe('skewjoin bench --suite quick', () => {
     expect(res.runs.filter((x: any) => x.eager).every((x: any) => x.mode === 'auto')).toBe(true);
   }, 400_000);
 
-  // Required in CI (.ci/run installs Chromium); elsewhere skipped, saying why, when it is not installed.
-  const chromium = spawnSync('chromium', ['--version'], { encoding: 'utf8' }).status === 0;
   it('report.html renders in headless Chromium with every chart', (ctx) => {
     // ... with legends in the series' colours and no chart text over another
-    if (!chromium && !['true', '1'].includes(process.env.CI ?? '')) {
-      console.warn('report.html browser test skipped: chromium not found: apt-get install chromium');
-      ctx.skip('chromium not found: apt-get install chromium');
-    }
+    needChromium(ctx, 'report.html browser test');
     const out = benchOutput();
     const html = path.join(out, 'report.html');
     expect(fs.existsSync(html)).toBe(true);
-    // a copy of the page with a script that measures, in the browser, every text of every chart against the others
-    const checked = path.join(out, 'report-checked.html');
-    fs.writeFileSync(checked, fs.readFileSync(html, 'utf8').replace('</body>', `<script>${OVERLAPS}</script></body>`));
-    const r = spawnSync('chromium', [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${tmpDir('sj-chrome-')}`, '--dump-dom', `file://${checked}`,
-    ], { encoding: 'utf8', timeout: 60_000 });
-    expect(r.status, r.error?.message ?? r.stderr).toBe(0);
-    const dom = r.stdout;
+    const { dom, overlaps } = renderInChromium(html);
     for (const id of ['speedup', 'duckdb', 'balance', 'simulation', 'imbalance', 'detail', 'runs']) expect(dom).toContain(`id="${id}"`);
     const charts = dom.match(/<svg class="chart"[\s\S]*?<\/svg>/g) ?? [];
     expect(charts.length).toBeGreaterThanOrEqual(12);
@@ -205,7 +225,7 @@ describe('skewjoin bench --suite quick', () => {
       }
     }
     expect(legends).toBe(charts.length);
-    expect(JSON.parse(dom.match(/<pre id="overlaps">([\s\S]*?)<\/pre>/)![1])).toEqual([]);
+    expect(overlaps).toEqual([]);
     // the specs beside the report
     const specs = fs.readdirSync(path.join(out, 'charts')).filter((f) => f.endsWith('.vl.json'));
     expect(specs.length).toBe(charts.length);

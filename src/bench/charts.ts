@@ -51,8 +51,9 @@ function lineChart(title: string, values: Row[], x: { field: string; title: stri
         field: x.field, type: 'quantitative', title: x.title,
         ...(x.log2Ticks ? { scale: { type: 'log', base: 2 }, axis: { values: x.log2Ticks } } : { scale: { zero: false } }),
       },
-      // a log axis over a narrow range puts its labels close (0.8 over 0.9): the ones that would overlap are hidden
-      y: { field: y.field, type: 'quantitative', title: y.title, ...(y.log ? { scale: { type: 'log' }, axis: { labelOverlap: 'greedy' } } : { scale: { zero: true } }) },
+      // a log axis over a narrow range puts its labels close (0.8 over 0.9): the ones that would overlap are hidden,
+      // with a margin: vega measures text without a browser, and Chromium's glyphs came out wider (a CI run's 0.8 over 0.9)
+      y: { field: y.field, type: 'quantitative', title: y.title, ...(y.log ? { scale: { type: 'log' }, axis: { labelOverlap: 'greedy', labelSeparation: 6 } } : { scale: { zero: true } }) },
       color: { field: series, type: 'nominal', title: series, scale: colorScale(names) },
       tooltip: [{ field: series }, { field: x.field }, { field: y.field, format: '.3~f' }],
     },
