@@ -148,23 +148,25 @@ export function wordView(a: ArrayBufferView, width: number, n = a.byteLength / w
  * a null (the missing side of an outer join).
  */
 export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], counts?: number[], noMissing = false): Column {
+  // No loop over rows here, only over the columns (a few): every row loop is a
+  // function of its own (see groupIdsOfRows in agg/joinagg.ts). This function
+  // sees every column type and shape; when it held the loops, each new one
+  // deoptimized it and the whole of it was compiled again, loops and all
+  // (TPC-H q10: about 30 compilations of it, over 200 ms of CPU a run).
   const ns = idxs.map((x, k) => counts?.[k] ?? x.length);
   let n = 0;
   for (const x of ns) n += x;
   let needValid = false;
-  for (let k = 0; k < cols.length && !needValid; k++) {
-    if (noMissing) { needValid = cols.some((c) => c.valid !== null); break; }
-    if (cols[k].valid !== null) needValid = true;
-    else { const idx = idxs[k]; for (let i = 0; i < ns[k]; i++) if (idx[i] < 0) { needValid = true; break; } }
-  }
+  if (noMissing) needValid = cols.some((c) => c.valid !== null);
+  else for (let k = 0; k < cols.length && !needValid; k++) needValid = cols[k].valid !== null || anyMissing(idxs[k], ns[k]);
   let valid: Uint8Array | null = null;
   if (needValid) {
     valid = new Uint8Array(n);
     let at = 0;
     for (let k = 0; k < cols.length; k++) {
-      const src = cols[k].valid, idx = idxs[k];
-      if (src) gather1(valid, at, src, idx, ns[k]);
-      else for (let i = 0; i < ns[k]; i++) valid[at + i] = idx[i] < 0 ? 0 : 1;
+      const src = cols[k].valid;
+      if (src) gather1(valid, at, src, idxs[k], ns[k]);
+      else presentRows(valid, at, idxs[k], ns[k]);
       at += ns[k];
     }
   }
@@ -172,26 +174,13 @@ export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], c
     const offsets = new Int32Array(n + 1);
     let total = 0, at = 0;
     for (let k = 0; k < cols.length; k++) {
-      const o = cols[k].offsets!, idx = idxs[k];
-      for (let i = 0; i < ns[k]; i++) {
-        const j = idx[i];
-        if (j >= 0) total += o[j + 1] - o[j];
-        offsets[at + i + 1] = total;
-      }
+      total = stringOffsets(offsets, at, cols[k].offsets!, idxs[k], ns[k], total);
       at += ns[k];
     }
     const out = new Uint8Array(total);
     at = 0;
     for (let k = 0; k < cols.length; k++) {
-      const o = cols[k].offsets!, idx = idxs[k], bytes = cols[k].values as Uint8Array;
-      for (let i = 0; i < ns[k]; i++) {
-        const j = idx[i];
-        if (j < 0) continue;
-        const s = o[j], e = o[j + 1];
-        let p = offsets[at + i];
-        if (e - s < 32) for (let x = s; x < e; x++) out[p++] = bytes[x];
-        else out.set(bytes.subarray(s, e), p);
-      }
+      gatherStrings(out, offsets, at, cols[k].offsets!, cols[k].values as Uint8Array, idxs[k], ns[k]);
       at += ns[k];
     }
     return { type, length: n, values: out, offsets, valid };
@@ -210,6 +199,41 @@ export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], c
     at += ns[k];
   }
   return { type, length: n, values, valid };
+}
+
+/** Whether any of the first n indices is -1 (a missing row). */
+function anyMissing(idx: Int32Array, n: number): boolean {
+  let missing = false;
+  for (let i = 0; i < n && !missing; i++) missing = idx[i] < 0;
+  return missing;
+}
+
+/** Validity of rows picked from a column without nulls: 0 where the index is -1. */
+function presentRows(valid: Uint8Array, at: number, idx: Int32Array, n: number): void {
+  for (let i = 0; i < n; i++) valid[at + i] = idx[i] < 0 ? 0 : 1;
+}
+
+/** End offsets of the picked strings, from `total` on; returns the new total. */
+function stringOffsets(offsets: Int32Array, at: number, o: Int32Array, idx: Int32Array, n: number, total: number): number {
+  let t = total;
+  for (let i = 0; i < n; i++) {
+    const j = idx[i];
+    if (j >= 0) t += o[j + 1] - o[j];
+    offsets[at + i + 1] = t;
+  }
+  return t;
+}
+
+/** The picked strings' bytes to their offsets (stringOffsets). */
+function gatherStrings(out: Uint8Array, offsets: Int32Array, at: number, o: Int32Array, bytes: Uint8Array, idx: Int32Array, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const j = idx[i];
+    if (j < 0) continue;
+    const s = o[j], e = o[j + 1];
+    let p = offsets[at + i];
+    if (e - s < 32) for (let x = s; x < e; x++) out[p++] = bytes[x];
+    else out.set(bytes.subarray(s, e), p);
+  }
 }
 
 /** Rows picked by index; an index of -1 gives a null. */
@@ -297,7 +321,7 @@ export function concatColumns(type: DataType, cols: Column[], shared = false): C
     for (const c of cols) {
       const o = c.offsets!;
       values.set((c.values as Uint8Array).subarray(0, o[c.length]), b);
-      for (let i = 1; i <= c.length; i++) offsets[p + i] = o[i] + b;
+      rebaseOffsets(offsets, p, o, c.length, b);
       p += c.length;
       b += o[c.length];
     }
@@ -308,6 +332,11 @@ export function concatColumns(type: DataType, cols: Column[], shared = false): C
   const l = lanes(type);
   for (const c of cols) { values.set(c.values.subarray(0, c.length * l), p); p += c.length * l; }
   return { type, length: n, values, valid };
+}
+
+/** A string column's end offsets 1..n, moved by b, to offsets from p + 1 on (a loop of its own: see gatherMany). */
+function rebaseOffsets(offsets: Int32Array, p: number, o: Int32Array, n: number, b: number): void {
+  for (let i = 1; i <= n; i++) offsets[p + i] = o[i] + b;
 }
 
 /** The batches' rows in one batch; `shared`: in SharedArrayBuffers, copied once (see concatColumns). */

@@ -128,14 +128,7 @@ function scatterColumn(type: DataType, cols: Column[], pids: Int32Array, dest: I
     const bpos = Float64Array.from(strStart!);
     let at = 0;
     for (const col of cols) {
-      const o = col.offsets!, src = col.values as Uint8Array;
-      for (let i = 0; i < col.length; i++) {
-        const r = at + i, p = pids[r], s = o[i], e = o[i + 1];
-        let b = bpos[p];
-        for (let x = s; x < e; x++) bytes[b++] = src[x];
-        bpos[p] = b;
-        offs[dest[r] + p + 1] = b - strStart![p];
-      }
+      scatterStrings(bytes, offs, bpos, strStart!, col.offsets!, col.values as Uint8Array, pids, dest, at, col.length);
       at += col.length;
     }
     return;
@@ -151,6 +144,24 @@ function scatterColumn(type: DataType, cols: Column[], pids: Int32Array, dest: I
     else if (width === 8) scatter8(dst, src, dest, at);
     else scatter16(dst, src, dest, at);
     at += col.length;
+  }
+}
+
+/**
+ * Rows at..at+n of the string column (offsets o, bytes src) to their
+ * partitions: bytes from bpos[p] on, end offsets relative to sStart[p]. A loop
+ * of its own: scatterColumn sees every column type (see gatherMany).
+ */
+function scatterStrings(
+  bytes: Uint8Array, offs: Int32Array, bpos: Float64Array, sStart: Float64Array, o: Int32Array, src: Uint8Array,
+  pids: Int32Array, dest: Int32Array, at: number, n: number,
+): void {
+  for (let i = 0; i < n; i++) {
+    const r = at + i, p = pids[r], s = o[i], e = o[i + 1];
+    let b = bpos[p];
+    for (let x = s; x < e; x++) bytes[b++] = src[x];
+    bpos[p] = b;
+    offs[dest[r] + p + 1] = b - sStart[p];
   }
 }
 
