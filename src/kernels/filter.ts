@@ -44,89 +44,102 @@ function cellComparator(c: Column, lit: Exclude<Literal, null>): (i: number) => 
   return (i) => { const y = v[i]; return y < x ? -1 : y > x ? 1 : y === x ? 0 : NaN; };
 }
 
-function cmpHolds(op: string, d: number): boolean {
-  switch (op) {
-    case '=': return d === 0;
-    case '!=': return d !== 0;
-    case '<': return d < 0;
-    case '<=': return d <= 0;
-    case '>': return d > 0;
-    default: return d >= 0;
-  }
-}
-
 export function evalPredicate(b: Batch, p: BoundPredicate): Uint8Array {
+  // Every loop over rows is a function of its own (see groupIdsOfRows in
+  // agg/joinagg.ts): this one sees every predicate, comparator and column
+  // shape, and held inline, each new comparator closure ("wrong call target")
+  // recompiled it whole, loops and all (TPC-H q19: 23 compilations a run).
   const n = b.length;
   const out = new Uint8Array(n);
   switch (p.kind) {
     case 'isNull': {
       const c = b.columns[p.col];
-      for (let i = 0; i < n; i++) {
-        const isNull = c.valid !== null && c.valid[i] === 0;
-        out[i] = isNull === p.isNull ? T : F;
-      }
+      if (c.valid === null) return out.fill(p.isNull ? F : T);
+      nullRows(out, c.valid, p.isNull, n);
       return out;
     }
     case 'cmp': {
       const c = b.columns[p.col];
       if (p.value === null) return out.fill(N);
-      const cmp = cellComparator(c, p.value);
-      const valid = c.valid;
-      for (let i = 0; i < n; i++) {
-        if (valid !== null && valid[i] === 0) out[i] = N;
-        else {
-          const d = cmp(i);
-          out[i] = d !== d ? (p.op === '!=' ? T : F) : cmpHolds(p.op, d) ? T : F; // NaN compares unequal
-        }
-      }
+      cmpRows(out, c.valid, cellComparator(c, p.value), OPS.indexOf(p.op), n);
       return out;
     }
     case 'in': {
       const c = b.columns[p.col];
       const cmps = p.values.filter((v) => v !== null).map((v) => cellComparator(c, v as Exclude<Literal, null>));
-      const hasNullValue = p.values.some((v) => v === null);
-      const valid = c.valid;
-      for (let i = 0; i < n; i++) {
-        if (valid !== null && valid[i] === 0) { out[i] = N; continue; }
-        let r = hasNullValue ? N : F;
-        for (const cmp of cmps) if (cmp(i) === 0) { r = T; break; }
-        out[i] = r;
-      }
+      inRows(out, c.valid, cmps, p.values.some((v) => v === null), n);
       return out;
     }
     case 'not': {
-      const x = evalPredicate(b, p.pred);
-      for (let i = 0; i < n; i++) out[i] = x[i] === N ? N : x[i] ^ 1;
+      notRows(out, evalPredicate(b, p.pred), n);
       return out;
     }
     case 'and': {
       out.fill(T);
-      for (const q of p.preds) {
-        const x = evalPredicate(b, q);
-        for (let i = 0; i < n; i++) {
-          if (out[i] === F || x[i] === F) out[i] = F;
-          else if (x[i] === N) out[i] = N;
-        }
-      }
+      for (const q of p.preds) andRows(out, evalPredicate(b, q), n);
       return out;
     }
     case 'expr': {
-      const c = compileExpr(p.expr)(b), v = c.values as Uint8Array, valid = c.valid;
-      for (let i = 0; i < n; i++) out[i] = valid !== null && valid[i] === 0 ? N : v[i];
+      const c = compileExpr(p.expr)(b);
+      truthRows(out, c.values as Uint8Array, c.valid, n);
       return out;
     }
     case 'or': {
       out.fill(F);
-      for (const q of p.preds) {
-        const x = evalPredicate(b, q);
-        for (let i = 0; i < n; i++) {
-          if (out[i] === T || x[i] === T) out[i] = T;
-          else if (x[i] === N) out[i] = N;
-        }
-      }
+      for (const q of p.preds) orRows(out, evalPredicate(b, q), n);
       return out;
     }
   }
+}
+
+/** The comparison operators, by their index in cmpRows. */
+const OPS = ['=', '!=', '<', '<=', '>', '>='];
+
+function nullRows(out: Uint8Array, valid: Uint8Array, isNull: boolean, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = (valid[i] === 0) === isNull ? T : F;
+}
+
+/** Each row against a literal by `cmp`; op: an index of OPS. NaN compares unequal. */
+function cmpRows(out: Uint8Array, valid: Uint8Array | null, cmp: (i: number) => number, op: number, n: number): void {
+  for (let i = 0; i < n; i++) {
+    if (valid !== null && valid[i] === 0) { out[i] = N; continue; }
+    const d = cmp(i);
+    const holds = d !== d ? op === 1
+      : op === 0 ? d === 0 : op === 1 ? d !== 0 : op === 2 ? d < 0 : op === 3 ? d <= 0 : op === 4 ? d > 0 : d >= 0;
+    out[i] = holds ? T : F;
+  }
+}
+
+function inRows(out: Uint8Array, valid: Uint8Array | null, cmps: ((i: number) => number)[], hasNullValue: boolean, n: number): void {
+  for (let i = 0; i < n; i++) {
+    if (valid !== null && valid[i] === 0) { out[i] = N; continue; }
+    let r = hasNullValue ? N : F;
+    for (let k = 0; k < cmps.length; k++) if (cmps[k](i) === 0) { r = T; break; }
+    out[i] = r;
+  }
+}
+
+function notRows(out: Uint8Array, x: Uint8Array, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = x[i] === N ? N : x[i] ^ 1;
+}
+
+function andRows(out: Uint8Array, x: Uint8Array, n: number): void {
+  for (let i = 0; i < n; i++) {
+    if (out[i] === F || x[i] === F) out[i] = F;
+    else if (x[i] === N) out[i] = N;
+  }
+}
+
+function orRows(out: Uint8Array, x: Uint8Array, n: number): void {
+  for (let i = 0; i < n; i++) {
+    if (out[i] === T || x[i] === T) out[i] = T;
+    else if (x[i] === N) out[i] = N;
+  }
+}
+
+/** A boolean column's values as truth values (null rows: N). */
+function truthRows(out: Uint8Array, v: Uint8Array, valid: Uint8Array | null, n: number): void {
+  for (let i = 0; i < n; i++) out[i] = valid !== null && valid[i] === 0 ? N : v[i];
 }
 
 /** Indices of the rows for which the predicate is true. */
