@@ -117,20 +117,25 @@ const NO_HASHES = new Int32Array(0);
  * outlive the caller's loop. `hashed` false: no hashes (an empty `hash`), for
  * keys only looked up in a direct table (kernels/table.ts).
  */
+function keyPart(c: Column, norm: KeyNorm): KeyPart {
+  const nulls = nullsOf(c);
+  if (norm.kind === 'dec' && norm.wide) {
+    const d = decimalKey(c, norm);
+    return { kind: 's' as const, bytes: new Uint8Array(d.buffer, d.byteOffset, 16 * c.length), offs: wideOffsets(c.length), nulls };
+  }
+  return c.type.id === 'utf8'
+    ? { kind: 's' as const, bytes: c.values as Uint8Array, offs: c.offsets!, nulls }
+    : { kind: 'w' as const, w: wordsOf(c, norm), nulls };
+}
+
 export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: Int32Array, hashed = true): Keys {
   const n = b.length;
-  const parts: KeyPart[] = cols.map((ci, k) => {
-    const c = b.columns[ci];
-    const nulls = nullsOf(c);
-    const norm = norms[k];
-    if (norm.kind === 'dec' && norm.wide) {
-      const d = decimalKey(c, norm);
-      return { kind: 's' as const, bytes: new Uint8Array(d.buffer, d.byteOffset, 16 * c.length), offs: wideOffsets(c.length), nulls };
-    }
-    return c.type.id === 'utf8'
-      ? { kind: 's' as const, bytes: c.values as Uint8Array, offs: c.offsets!, nulls }
-      : { kind: 'w' as const, w: wordsOf(c, norm), nulls };
-  });
+  // pushed, not mapped: Array.prototype.map makes a holey array where V8 runs
+  // it as a builtin and a packed one where it inlined it into optimized code,
+  // so that every kernel reading `parts` met a second array map (and
+  // deoptimized) whenever this function was recompiled, run after run
+  const parts: KeyPart[] = [];
+  for (let k = 0; k < cols.length; k++) parts.push(keyPart(b.columns[cols[k]], norms[k]));
   if (!hashed) {
     let anyNull: Uint8Array | null = null;
     for (const p of parts) {
