@@ -19,7 +19,11 @@ v8.setFlagsFromString('--liftoff-only');
 // that asked, it costs less in all (paired whole processes, 7 runs each, medians: the reference
 // workload 1.59 -> 1.46 s wall, 2.61 -> 2.33 s CPU; the quick start 1.03 -> 0.83 s CPU; TPC-H q01
 // 3.37 -> 3.09 s, q21 6.92 -> 6.13 s).
-v8.setFlagsFromString('--no-concurrent-recompilation');
+// Not for `skewjoin bench`, which times warm runs in one process as the library runs them (V8's
+// defaults): there the compilations that still happen run after run (30-50 a warm run of the full
+// suite's joins) landed inside whichever task asked, 5-15 ms each, and the slowest/median task by
+// CPU time measured them (fact ⋈ dim at s = 1.5, `auto`: 2.16 with them, 1.20 without).
+if (process.argv[2] !== 'bench') v8.setFlagsFromString('--no-concurrent-recompilation');
 
 const bundled = fs.existsSync(new URL('../dist/bundle/cli.js', import.meta.url));
 const { exitOnInterrupt } = await import(bundled ? '../dist/bundle/interrupt.js' : '../dist/cli/interrupt.js');
