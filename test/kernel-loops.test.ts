@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { type Batch, type Column, type DataType, decimalAt, gatherMany, valueAt } from '../dist/kernels/column.js';
 import { decimalSums } from '../dist/kernels/decimal.js';
 import { evalPredicate } from '../dist/kernels/filter.js';
+import { hashJoin } from '../dist/kernels/join.js';
+import { buildKeys } from '../dist/kernels/keys.js';
 import type { BoundPredicate } from '../dist/plan/bound.js';
 
 /** A small seeded generator (mulberry32): the same data every run. */
@@ -160,5 +162,50 @@ describe('evalPredicate (loops in functions of their own)', () => {
       // each outcome occurs, so that every path of the loop ran
       if (p.kind !== 'isNull' && !(p.kind === 'cmp' && p.value === null)) expect(new Set(got).size).toBeGreaterThan(1);
     });
+  }
+});
+
+describe('the compact probe (its pair loop a function of its own)', () => {
+  // keys with chains far longer than a chunk of pairs (65,536), unique keys, nulls and misses
+  const r = rng(5);
+  const ints = (vals: (number | null)[]): Batch => ({
+    length: vals.length,
+    columns: [{
+      type: { id: 'int64' }, length: vals.length, values: BigInt64Array.from(vals, (v) => BigInt(v ?? 0)),
+      valid: vals.some((v) => v === null) ? Uint8Array.from(vals, (v) => (v === null ? 0 : 1)) : null,
+    }],
+  });
+  const keysOf = (b: Batch) => buildKeys(b, [0], [{ kind: 'int' }]);
+  const cases: [string, (number | null)[], (number | null)[]][] = [
+    // 300 build rows of key 1 and 700 probe rows of it: 210,000 pairs, chains cut by the chunk
+    ['long chains', Array.from({ length: 400 }, (_, i) => (i < 300 ? 1 : i % 50)), Array.from({ length: 1000 }, (_, i) => (i < 700 ? 1 : i % 60))],
+    // unique keys over a dense range (a direct table) and a sparse one (compact slots), nulls on both sides
+    ['unique, dense', Array.from({ length: 3000 }, (_, i) => (i % 97 === 0 ? null : i)), Array.from({ length: 90000 }, () => (r() < 0.05 ? null : Math.floor(r() * 4000)))],
+    ['unique, sparse', Array.from({ length: 3000 }, (_, i) => i * 1_000_003), Array.from({ length: 70000 }, () => Math.floor(r() * 3500) * 1_000_003)],
+    ['repeated keys, nulls', Array.from({ length: 5000 }, () => (r() < 0.02 ? null : Math.floor(r() * 300))), Array.from({ length: 20000 }, () => (r() < 0.02 ? null : Math.floor(r() * 400)))],
+  ];
+  for (const [what, build, probe] of cases) {
+    for (const type of ['inner', 'left', 'right', 'full', 'semi', 'anti'] as const) {
+      it(`${what}, ${type}: the pairs of a nested loop`, () => {
+        const got = hashJoin(type, keysOf(ints(probe)), keysOf(ints(build)));
+        const pairs = new Set<string>();
+        for (let k = 0; k < got.n; k++) pairs.add(`${got.left[k]},${got.right[k]}`);
+        expect(pairs.size).toBe(got.n);
+        const byKey = new Map<number, number[]>();
+        build.forEach((v, j) => { if (v !== null) byKey.set(v, [...(byKey.get(v) ?? []), j]); });
+        const want = new Set<string>();
+        const matchedBuild = new Set<number>();
+        probe.forEach((v, i) => {
+          const js = v === null ? [] : byKey.get(v) ?? [];
+          if (type === 'semi') { if (js.length) want.add(`${i},-1`); return; }
+          if (type === 'anti') { if (!js.length) want.add(`${i},-1`); return; }
+          for (const j of js) { want.add(`${i},${j}`); matchedBuild.add(j); }
+          if (!js.length && (type === 'left' || type === 'full')) want.add(`${i},-1`);
+        });
+        if (type === 'right' || type === 'full') build.forEach((_, j) => { if (!matchedBuild.has(j)) want.add(`-1,${j}`); });
+        expect(got.n).toBe(want.size);
+        for (const x of want) if (!pairs.has(x)) throw new Error(`missing pair ${x}`);
+      });
+    }
   }
 });
