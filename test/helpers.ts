@@ -9,14 +9,23 @@ import {
   DuckDBDateValue, DuckDBDecimalValue, DuckDBInstance, DuckDBTimestampMillisecondsValue, DuckDBTimestampNanosecondsValue,
   DuckDBTimestampSecondsValue, DuckDBTimestampTZValue, DuckDBTimestampValue, type DuckDBConnection, type DuckDBValue,
 } from '@duckdb/node-api';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { runPlan, type RunOptions, type RunResult } from '../dist/index.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const BIN = path.join(ROOT, 'bin', 'skewjoin.js');
 
+const made: string[] = [];
+// Each test file imports this module afresh (vitest isolates files): its folders go when its tests are done.
+afterAll(() => {
+  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** A new folder in the OS temp folder, removed once the test file's tests are done. */
 export function tmpDir(prefix = 'sj-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(d);
+  return d;
 }
 
 let con: DuckDBConnection | null = null;
