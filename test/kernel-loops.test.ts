@@ -5,7 +5,7 @@
 // path taken (missing rows, nulls, NaN, long strings, 128-bit carries).
 import { describe, expect, it } from 'vitest';
 import { type Batch, type Column, type DataType, decimalAt, gatherMany, valueAt } from '../dist/kernels/column.js';
-import { decimalSums } from '../dist/kernels/decimal.js';
+import { decimalColumn, decimalSums, decimalSumsColumn } from '../dist/kernels/decimal.js';
 import { evalPredicate } from '../dist/kernels/filter.js';
 import { hashJoin } from '../dist/kernels/join.js';
 import { buildKeys } from '../dist/kernels/keys.js';
@@ -110,6 +110,74 @@ describe('decimalSums (loops in functions of their own)', () => {
       expect(got[6]).toBeNull();
     });
   }
+});
+
+describe('decimalSumsColumn (no bigint for sums within 2^53)', () => {
+  const values = (c: Column) => Array.from({ length: c.length }, (_, i) => (c.valid && !c.valid[i] ? null : decimalAt(c, i)));
+  // per group: small sums, sums just inside and past ±2^53 (the bigint path), negative ones, and a group of nulls only
+  const r = rng(3);
+  const n = 4000, G = 9;
+  const big = 2n ** 53n;
+  const v = new BigInt64Array(n), valid = new Uint8Array(n).fill(1), gid = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const g = i % G;
+    gid[i] = g;
+    v[i] = g === 0 ? BigInt(Math.floor(r() * 5000)) // small
+      : g === 1 ? -BigInt(Math.floor(r() * 5000)) // small, negative
+        : g === 2 ? big / 500n // about 0.9 x 2^53 in all: the word path
+          : g === 3 ? big / 400n // past 2^53: the bigint path
+            : g === 4 ? -(big / 400n) // past -2^53
+              : g === 5 ? BigInt(Math.floor(r() * 2 ** 40)) * (r() < 0.5 ? -1n : 1n)
+                : g === 6 ? 3n : g === 7 ? 7n : 0n;
+    if (g === 8 || r() < 0.05) valid[i] = 0;
+  }
+  const c: Column = { type: { id: 'decimal', precision: 18, scale: 2 }, length: n, values: v, valid };
+  const cnt = new Float64Array(G);
+  for (let i = 0; i < n; i++) if (valid[i]) cnt[gid[i]]++;
+  for (const type of [{ id: 'decimal', precision: 38, scale: 2 }, { id: 'decimal', precision: 18, scale: 2 }] as DataType[]) {
+    it(`decimal(18, 2) summed into decimal(${type.precision}, 2): the bigint path's column`, () => {
+      const got = decimalSumsColumn(c, gid, G, cnt, type, 'sum');
+      const want = decimalColumn(decimalSums(c, gid, G, cnt), type, 'sum');
+      expect(values(got)).toEqual(values(want));
+      expect(got.valid && Array.from(got.valid)).toEqual(want.valid && Array.from(want.valid));
+      expect(values(got)[8]).toBeNull();
+      expect((values(got)[3] as bigint) > big).toBe(true);
+    });
+  }
+  it('decimal(38, 2) (two lanes, as partial sums are) summed into decimal(38, 2): the bigint path\'s column', () => {
+    // the same values sign-extended to 128 bits, and group 7 far past 64 bits
+    const w = new BigInt64Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      const x = gid[i] === 7 ? (BigInt(i) << 70n) * (i % 2 ? -1n : 1n) : v[i];
+      w[2 * i] = BigInt.asIntN(64, x); w[2 * i + 1] = x >> 64n;
+    }
+    const c38: Column = { type: { id: 'decimal', precision: 38, scale: 2 }, length: n, values: w, valid };
+    const type: DataType = { id: 'decimal', precision: 38, scale: 2 };
+    const got = decimalSumsColumn(c38, gid, G, cnt, type, 'sum');
+    const want = decimalColumn(decimalSums(c38, gid, G, cnt), type, 'sum');
+    expect(values(got)).toEqual(values(want));
+    expect(values(got).slice(0, 7)).toEqual(values(decimalSumsColumn(c, gid, G, cnt, type, 'sum')).slice(0, 7));
+  });
+  it('a sum past the type\'s digits is an error naming what is summed, on either path', () => {
+    /** the column with only group g's values */
+    const only = (g: number) => {
+      const keep = Uint8Array.from(valid, (x, i) => (gid[i] === g ? x : 0));
+      const k = new Float64Array(G);
+      for (let i = 0; i < n; i++) if (keep[i]) k[gid[i]]++;
+      return { col: { ...c, valid: keep } as Column, cnt: k };
+    };
+    const t = (p: number): DataType => ({ id: 'decimal', precision: p, scale: 2 });
+    // small sums fit decimal(12, 2): the same values as the bigint path
+    const g0 = only(0);
+    expect(values(decimalSumsColumn(g0.col, gid, G, g0.cnt, t(12), 'x'))).toEqual(values(decimalColumn(decimalSums(g0.col, gid, G, g0.cnt), t(12), 'x')));
+    // within 2^53 but past 12 digits: caught on the word path's bound
+    const g5 = only(5);
+    expect(() => decimalColumn(decimalSums(g5.col, gid, G, g5.cnt), t(12), 'sum of "q"')).toThrow(/beyond 12 digits/);
+    expect(() => decimalSumsColumn(g5.col, gid, G, g5.cnt, t(12), 'sum of "q"')).toThrow(/sum of "q": decimal result .* is beyond 12 digits/);
+    // past 2^53 and past 15 digits: the bigint path's error
+    const g3 = only(3);
+    expect(() => decimalSumsColumn(g3.col, gid, G, g3.cnt, t(15), 'sum of "q"')).toThrow(/sum of "q": decimal result .* is beyond 15 digits/);
+  });
 });
 
 describe('evalPredicate (loops in functions of their own)', () => {

@@ -5,7 +5,7 @@ import { ExecutionError } from '../errors.js';
 import {
   type Batch, type Column, type DataType, type Schema, type Values, emptyBatch, gather, isInteger,
 } from '../kernels/column.js';
-import { MAX_PRECISION, decimalColumn, decimalSums, decimalToFloat, decimalType } from '../kernels/decimal.js';
+import { MAX_PRECISION, decimalSums, decimalSumsColumn, decimalToFloat, decimalType } from '../kernels/decimal.js';
 import { buildKeys } from '../kernels/keys.js';
 import { int32s } from '../kernels/table.js';
 import { valueComparator } from '../kernels/sort.js';
@@ -211,7 +211,7 @@ function evaluate(a: BoundAggregate, b: Batch, g: Groups): Column {
 
 /** sum of a decimal column: exact, decimal(38, s). */
 export function decimalSumColumn(c: Column, g: Groups, cnt: Float64Array, as: string): Column {
-  return decimalColumn(decimalSums(c, g.gid, g.nGroups, cnt), decimalType(MAX_PRECISION, c.type.scale!), `sum of "${as}"`);
+  return decimalSumsColumn(c, g.gid, g.nGroups, cnt, decimalType(MAX_PRECISION, c.type.scale!), `sum of "${as}"`);
 }
 
 /** avg of a decimal column (or of decimal sum states with their counts): the exact sum divided in float64. */

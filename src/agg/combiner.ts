@@ -6,7 +6,7 @@
 // is wider than its row: a sum's is [sum, count]), and whose reduce tasks
 // aggregate such rows beside other tasks' states; elsewhere each row as its own state.
 import { type Batch, type Column, type Schema, batchBytes, concatBatches, emptyBatch, gather } from '../kernels/column.js';
-import { decimalColumn, decimalSums } from '../kernels/decimal.js';
+import { decimalSumsColumn } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import { materialize, selectedRows, selectionOf } from '../exec/deferred.js';
 import { countColumn, float64Column, floatSums, groupsOf, intSumColumn, minMax } from './aggregate.js';
@@ -63,7 +63,7 @@ export function mergeStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate[
     if (a.fn === 'count') { out.push(countColumn(floatSums(b.columns[s++], g))); continue; }
     if (a.fn === 'min' || a.fn === 'max') { out.push(minMax(b.columns[s++], g, a.fn === 'max')); continue; }
     const sum = b.columns[s++], cnt = floatSums(b.columns[s++], g), what = `partial sum of "${a.as}"`;
-    out.push(sum.type.id === 'decimal' ? decimalColumn(decimalSums(sum, g.gid, g.nGroups, cnt), sum.type, what)
+    out.push(sum.type.id === 'decimal' ? decimalSumsColumn(sum, g.gid, g.nGroups, cnt, sum.type, what)
       : sum.type.id === 'int64' ? intSumColumn(sum, g, what, cnt)
         : float64Column(floatSums(sum, g), cnt));
     out.push(countColumn(cnt));

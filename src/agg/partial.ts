@@ -9,7 +9,7 @@
 // count_distinct of one aggregate must share a column to be combined.
 import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes, sliceBatch, sliceColumn } from '../kernels/column.js';
 import type { Selection } from '../expr/select.js';
-import { MAX_PRECISION, decimalColumn, decimalSums, decimalType } from '../kernels/decimal.js';
+import { MAX_PRECISION, decimalColumn, decimalSumsColumn, decimalType } from '../kernels/decimal.js';
 import { ExecutionError } from '../errors.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import {
@@ -52,7 +52,7 @@ function sumStateType(t: DataType): DataType {
 
 function sumState(c: Column, g: Groups, n: number, what: string, cnt: Float64Array): Column[] {
   const sum = isInteger(c.type) ? intSumColumn(c, g, what, cnt)
-    : c.type.id === 'decimal' ? decimalColumn(decimalSums(c, g.gid, g.nGroups, cnt), sumStateType(c.type), what)
+    : c.type.id === 'decimal' ? decimalSumsColumn(c, g.gid, g.nGroups, cnt, sumStateType(c.type), what)
       : float64Column(floatSums(c, g), cnt);
   return [sum, countColumn(cnt)];
 }

@@ -9,7 +9,7 @@
 // when their distinct values are disjoint: the caller cuts the partition by
 // the hash of (group, distinct value) before level 1 (step `dedup`).
 import { type Batch, type Column, type Schema, emptyBatch, gather } from '../kernels/column.js';
-import { decimalColumn, decimalSums } from '../kernels/decimal.js';
+import { decimalSumsColumn } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import { countColumn, countValid, float64Column, floatSums, groupsOf, intSumColumn, minMax } from './aggregate.js';
 import type { Groups } from './groups.js';
@@ -39,7 +39,7 @@ function mergeStateColumns(b: Batch, g: Groups, start: number, aggs: BoundAggreg
     const sum = b.columns[s++], cnt = b.columns[s++];
     const nonNull = countValid(sum, g, b.length);
     out.push(sum.type.id === 'int64' ? intSumColumn(sum, g, `partial sum of "${a.as}"`, nonNull)
-      : sum.type.id === 'decimal' ? decimalColumn(decimalSums(sum, g.gid, g.nGroups, nonNull), sum.type, `partial sum of "${a.as}"`)
+      : sum.type.id === 'decimal' ? decimalSumsColumn(sum, g.gid, g.nGroups, nonNull, sum.type, `partial sum of "${a.as}"`)
         : float64Column(floatSums(sum, g), nonNull));
     out.push(countColumn(floatSums(cnt, g)));
   }
