@@ -8,6 +8,7 @@ import { type Batch, type Column, type DataType, decimalAt, gatherMany, valueAt 
 import { decimalColumn, decimalSums, decimalSumsColumn } from '../dist/kernels/decimal.js';
 import { evalPredicate } from '../dist/kernels/filter.js';
 import { hashJoin } from '../dist/kernels/join.js';
+import { rowsAsStates } from '../dist/agg/partial.js';
 import { buildKeys } from '../dist/kernels/keys.js';
 import type { BoundPredicate } from '../dist/plan/bound.js';
 
@@ -276,4 +277,38 @@ describe('the compact probe (its pair loop a function of its own)', () => {
       });
     }
   }
+});
+
+describe('pass-through states (rows widened word by word)', () => {
+  it('sums of narrow integers and 64-bit decimals become int64 and decimal(38) states of the same values', () => {
+    const r = rng(9);
+    const n = 3000;
+    const valid = Uint8Array.from({ length: n }, () => (r() < 0.1 ? 0 : 1));
+    const cols: Column[] = [
+      { type: { id: 'int32' }, length: n, values: Int32Array.from({ length: n }, (_, i) => i % 7), valid: null }, // the group column
+      { type: { id: 'int8' }, length: n, values: Int8Array.from({ length: n }, () => Math.floor(r() * 256) - 128), valid },
+      { type: { id: 'int16' }, length: n, values: Int16Array.from({ length: n }, () => Math.floor(r() * 65536) - 32768), valid: null },
+      { type: { id: 'int32' }, length: n, values: Int32Array.from({ length: n }, () => Math.floor(r() * 2 ** 32) - 2 ** 31), valid },
+      { type: { id: 'uint32' }, length: n, values: Uint32Array.from({ length: n }, () => Math.floor(r() * 2 ** 32)), valid: null },
+      { type: { id: 'uint64' }, length: n, values: BigUint64Array.from({ length: n }, () => BigInt(Math.floor(r() * 2 ** 53)) << 8n), valid: null },
+      { type: { id: 'decimal', precision: 18, scale: 2 }, length: n, values: BigInt64Array.from({ length: n }, () => BigInt(Math.floor(r() * 2 ** 53)) * (r() < 0.5 ? -977n : 1009n)), valid },
+    ];
+    const b: Batch = { length: n, columns: cols };
+    const aggs = cols.slice(1).map((c, k) => ({ fn: 'sum', col: k + 1, as: `s${k}`, type: c.type }) as any);
+    const out = rowsAsStates(b, [0], aggs);
+    // group column, then (sum, count) per aggregate
+    expect(out.columns.length).toBe(1 + 2 * aggs.length);
+    aggs.forEach((a: any, k: number) => {
+      const sum = out.columns[1 + 2 * k], cnt = out.columns[2 + 2 * k], src = cols[a.col];
+      expect(sum.type.id).toBe(src.type.id === 'decimal' ? 'decimal' : 'int64');
+      for (let i = 0; i < n; i++) {
+        const isNull = src.valid !== null && src.valid[i] === 0;
+        expect(valueAt(cnt, i)).toBe(isNull ? 0n : 1n);
+        if (isNull) { expect(valueAt(sum, i)).toBeNull(); continue; }
+        const want = src.type.id === 'decimal' ? decimalAt(src, i) : BigInt((src.values as any)[i]);
+        const got = src.type.id === 'decimal' ? decimalAt(sum, i) : (sum.values as BigInt64Array)[i];
+        if (got !== want) throw new Error(`${src.type.id} row ${i}: ${got} != ${want}`);
+      }
+    });
+  });
 });

@@ -225,23 +225,55 @@ export function rowsAsStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate
     else if (c!.type.id === 'decimal') {
       const t = sumStateType(c!.type);
       const state = lanes(c!.type) === 2 ? { ...c!, type: t } // the same 128-bit lanes, typed as the state
-        : decimalColumn(Array.from(c!.values as BigInt64Array), t, `partial sum of "${a.as}"`);
+        : { type: t, length: n, values: widenWords(c!.values as BigInt64Array, n, 2), valid: null };
       cols.push({ ...state, valid: c!.valid }, validCount(c));
     } else {
       const wide = isInteger(c!.type);
       if (c!.type.id === (wide ? 'int64' : 'float64')) { cols.push(c!, validCount(c)); continue; } // already a state
       const v = wide ? new BigInt64Array(n) : new Float64Array(n);
       const src = c!.values as any;
-      if (wide) {
+      if (wide && src instanceof BigUint64Array) {
         for (let i = 0; i < n; i++) {
-          const x = BigInt(src[i]);
+          const x = src[i];
           if (x > 9223372036854775807n) throw new ExecutionError(`partial sum of "${a.as}" overflows a 64-bit integer (${x})`);
           (v as BigInt64Array)[i] = x;
         }
-      }
-      else for (let i = 0; i < n; i++) (v as Float64Array)[i] = src[i];
+      } else if (wide) {
+        cols.push({ type: { id: 'int64' }, length: n, values: widenWords(src, n, 1), valid: c!.valid }, validCount(c));
+        continue;
+      } else for (let i = 0; i < n; i++) (v as Float64Array)[i] = src[i];
       cols.push({ type: { id: wide ? 'int64' : 'float64' }, length: n, values: v, valid: c!.valid }, validCount(c));
     }
   }
   return { length: n, columns: cols };
+}
+
+/**
+ * Integers (any width, signed or not below 64 bits; or the 64-bit lanes of a
+ * decimal) sign-extended into `lanes` 64-bit lanes a row, word by word: no
+ * bigint a row (pass-through states of a 6M-row scan made 6M of them).
+ */
+function widenWords(src: ArrayLike<number> | BigInt64Array, n: number, lanes: 1 | 2): BigInt64Array {
+  const out = new BigInt64Array(lanes * n), w = new Int32Array(out.buffer);
+  if (src instanceof BigInt64Array) {
+    const s = new Int32Array(src.buffer, src.byteOffset, 2 * n);
+    if (lanes === 1) w.set(s);
+    else widen64(s, w, n);
+    return out;
+  }
+  widenNarrow(src, w, n, lanes);
+  return out;
+}
+
+function widen64(s: Int32Array, w: Int32Array, n: number): void {
+  for (let i = 0; i < n; i++) { const hi = s[2 * i + 1]; w[4 * i] = s[2 * i]; w[4 * i + 1] = hi; w[4 * i + 2] = w[4 * i + 3] = hi >> 31; }
+}
+
+function widenNarrow(src: ArrayLike<number>, w: Int32Array, n: number, lanes: number): void {
+  const step = 2 * lanes;
+  for (let i = 0; i < n; i++) {
+    const x = src[i], o = step * i, sign = x < 0 ? -1 : 0;
+    w[o] = x; w[o + 1] = sign;
+    if (lanes === 2) { w[o + 2] = sign; w[o + 3] = sign; }
+  }
 }
