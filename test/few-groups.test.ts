@@ -6,7 +6,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FEW_GROUPS, fewGroups } from '../dist/agg/few-groups.js';
 import { groupRows } from '../dist/agg/groups.js';
-import { normFor } from '../dist/agg/aggregate.js';
+import { groupsOf, normFor } from '../dist/agg/aggregate.js';
 import { buildKeys } from '../dist/kernels/keys.js';
 import type { Column } from '../dist/kernels/column.js';
 import { expectSame, tmpDir, writeParquet } from './helpers.js';
@@ -51,11 +51,49 @@ describe('one integer column of few values, grouped in one pass', () => {
   });
 });
 
+describe('a selection, and two columns as one', () => {
+  const n = 5000;
+  const a = int32Col(Array.from({ length: n }, (_, i) => (i * 7) % 3 - 1));
+  const b = int32Col(Array.from({ length: n }, (_, i) => (i % 5 === 0 ? -2147483648 : (i * 13) % 4)));
+  const sel = { idx: Int32Array.from({ length: 1800 }, (_, k) => 2 * k + (k % 3)), n: 1700 }; // the first 1,700 of 1,800 listed
+  const hashedBy = (cols: Column[], s?: typeof sel) =>
+    groupRows(buildKeys({ length: n, columns: cols }, cols.map((_, k) => k), cols.map((c) => normFor(c.type))), s);
+  const same = (got: { gid: Int32Array; nGroups: number; first: Int32Array }, want: typeof got) => {
+    expect(got.nGroups).toBe(want.nGroups);
+    expect(Array.from(got.first)).toEqual(Array.from(want.first));
+    expect(Array.from(got.gid)).toEqual(Array.from(want.gid));
+  };
+  it('fewGroups over selected rows: the hash grouping\'s ids, one past the last for the rest', () => {
+    const got = fewGroups(a, false, undefined, sel.idx, sel.n)!;
+    same(got, hashedBy([a], sel));
+    expect(got.gid[1]).toBe(got.nGroups); // row 1 is not selected
+  });
+  it('two int32 columns without nulls group as pairs, with and without a selection', () => {
+    const batch = { length: n, columns: [a, b] };
+    same(groupsOf(batch, [0, 1]), hashedBy([a, b]));
+    same(groupsOf(batch, [0, 1], sel), hashedBy([a, b], sel));
+    same(groupsOf(batch, [1, 0], sel), hashedBy([b, a], sel));
+    // a null in either column: the pair is not one value, the hash grouping serves
+    const withNull = int32Col(Array.from({ length: n }, (_, i) => (i % 11 === 0 ? null : i % 2)));
+    same(groupsOf({ length: n, columns: [a, withNull] }, [0, 1]), hashedBy([a, withNull]));
+  });
+});
+
 describe('aggregates grouped by a column of few values: DuckDB\'s answer', () => {
   beforeAll(async () => {
     await writeParquet(path.join(dir, 't.parquet'), `SELECT CASE WHEN i % 23 = 0 THEN NULL ELSE ['north', 'south', 'islands', 'mountain', 'x', ''][1 + (i * 7) % 6] END AS region,
       CASE WHEN i % 19 = 0 THEN NULL ELSE ((i % 5) - 2)::BIGINT * 4294967296 + (i % 3) END AS big, (i % 4)::INTEGER AS small, (i * 0.25)::DOUBLE AS v
       FROM range(0, 30000) t(i)`, 4096);
+  });
+  it('grouped by two short columns, over a filter\'s selection', async () => {
+    const plan = {
+      version: 1, sources: { t: { parquet: path.join(dir, 't.parquet') } },
+      query: {
+        op: 'aggregate', groupBy: ['small', 'region'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'v', as: 's' }],
+        input: { op: 'filter', where: { column: 'v', cmp: '>', value: 100 }, input: { op: 'scan', source: 't' } },
+      },
+    };
+    await expectSame(plan, `SELECT small, region, count(*) AS n, sum(v) AS s FROM ${T} WHERE v > 100 GROUP BY small, region`);
   });
   for (const by of ['region', 'big', 'small']) {
     it(`grouped by ${by}`, async () => {

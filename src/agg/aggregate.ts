@@ -230,12 +230,26 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
     return { gid, nGroups: 1, first: new Int32Array(1) };
   }
   const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
-  // one column, every row: few groups are found in one pass; past them, the ids array goes on to groupRows
-  const gid = cols.length === 1 && !sel ? int32s(b.length, shared) : undefined;
-  const few = gid ? fewGroups(cols[0], shared, gid) : null;
+  // one column, every row: few groups are found in one pass; past them, the ids array goes on to groupRows.
+  // Two 32-bit columns without nulls (q01's two flags) are one 64-bit column to that pass.
+  const one = cols.length === 1 ? cols[0] : cols.length === 2 ? pairOf(cols[0], cols[1]) : null;
+  const gid = one ? int32s(b.length, shared) : undefined;
+  const few = gid ? fewGroups(one!, shared, gid, sel?.idx ?? null, sel?.n ?? b.length) : null;
   if (few) return few;
   const keys = buildKeys({ length: b.length, columns: cols }, cols.map((_, k) => k), cols.map((c) => normFor(c.type)));
   return groupRows(keys, sel, shared, gid);
+}
+
+/** Two int32 columns without nulls as one int64 column (the first the high word): equal pairs, equal values. */
+function pairOf(a: Column, b: Column): Column | null {
+  if (a.type.id !== 'int32' || b.type.id !== 'int32' || a.valid !== null || b.valid !== null) return null;
+  const n = a.length, v = new BigInt64Array(n);
+  interleave(a.values as Int32Array, b.values as Int32Array, new Int32Array(v.buffer), n);
+  return { type: { id: 'int64' }, length: n, values: v, valid: null };
+}
+
+function interleave(hi: Int32Array, lo: Int32Array, w: Int32Array, n: number): void {
+  for (let i = 0; i < n; i++) { w[2 * i] = lo[i]; w[2 * i + 1] = hi[i]; }
 }
 
 /**

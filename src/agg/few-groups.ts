@@ -17,7 +17,7 @@ export const FEW_GROUPS = 16;
  * `shared`: gid in shared memory; `gid`: the array to write the ids to (on null, partly written: the
  * caller that falls back to groupRows hands it the same array, so that one is allocated, not two).
  */
-export function fewGroups(c: Column, shared = false, gid?: Int32Array): Groups | null {
+export function fewGroups(c: Column, shared = false, gid?: Int32Array, rows: Int32Array | null = null, m = c.length): Groups | null {
   const w = c.type.id === 'int32' ? 1 : c.type.id === 'int64' ? 2 : 0;
   if (w === 0) return null;
   const n = c.length, valid = c.valid;
@@ -25,8 +25,11 @@ export function fewGroups(c: Column, shared = false, gid?: Int32Array): Groups |
   const words = v instanceof Int32Array ? v : new Int32Array(v.buffer, v.byteOffset, 2 * n);
   const lo = new Int32Array(FEW_GROUPS), hi = new Int32Array(FEW_GROUPS), first = new Int32Array(FEW_GROUPS);
   gid ??= int32s(n, shared);
+  // a selection (`rows`, the first m): the other rows' ids are set after, to one past the last group
+  if (rows !== null) gid.fill(-1);
   let nGroups = 0, nullGroup = -1, last = -1;
-  for (let i = 0; i < n; i++) {
+  for (let k = 0; k < m; k++) {
+    const i = rows !== null ? rows[k] : k;
     if (valid !== null && valid[i] === 0) {
       if (nullGroup < 0) {
         if (nGroups === FEW_GROUPS) return null;
@@ -52,5 +55,10 @@ export function fewGroups(c: Column, shared = false, gid?: Int32Array): Groups |
     }
     gid[i] = g;
   }
+  if (rows !== null) unselected(gid, nGroups);
   return { gid, nGroups, first: first.slice(0, nGroups) };
+}
+
+function unselected(gid: Int32Array, nGroups: number): void {
+  for (let i = 0; i < gid.length; i++) if (gid[i] < 0) gid[i] = nGroups;
 }
