@@ -9,6 +9,7 @@ import { decimalColumn, decimalSums, decimalSumsColumn } from '../dist/kernels/d
 import { evalPredicate } from '../dist/kernels/filter.js';
 import { hashJoin } from '../dist/kernels/join.js';
 import { rowsAsStates } from '../dist/agg/partial.js';
+import { minMax } from '../dist/agg/aggregate.js';
 import { buildKeys } from '../dist/kernels/keys.js';
 import type { BoundPredicate } from '../dist/plan/bound.js';
 
@@ -310,5 +311,35 @@ describe('pass-through states (rows widened word by word)', () => {
         if (got !== want) throw new Error(`${src.type.id} row ${i}: ${got} != ${want}`);
       }
     });
+  });
+});
+
+describe('min and max of small integers (best values kept per group)', () => {
+  it('int8 to uint32 with nulls, negatives and a group of nulls only: the row-by-row answer', () => {
+    const r = rng(21);
+    const n = 2000, G = 13;
+    const gid = Int32Array.from({ length: n }, () => Math.floor(r() * G));
+    const cases: Column[] = [
+      { type: { id: 'int8' }, length: n, values: Int8Array.from({ length: n }, () => Math.floor(r() * 256) - 128), valid: null },
+      { type: { id: 'int16' }, length: n, values: Int16Array.from({ length: n }, () => Math.floor(r() * 65536) - 32768), valid: null },
+      { type: { id: 'int32' }, length: n, values: Int32Array.from({ length: n }, () => Math.floor(r() * 2 ** 32) - 2 ** 31), valid: null },
+      { type: { id: 'uint32' }, length: n, values: Uint32Array.from({ length: n }, () => Math.floor(r() * 2 ** 32)), valid: null },
+      { type: { id: 'date32' }, length: n, values: Int32Array.from({ length: n }, () => Math.floor(r() * 20000) - 5000), valid: null },
+    ];
+    for (const c0 of cases) {
+      // group 12 has only nulls
+      const c: Column = { ...c0, valid: Uint8Array.from({ length: n }, (_, i) => (gid[i] === 12 || r() < 0.1 ? 0 : 1)) };
+      for (const max of [false, true]) {
+        const got = minMax(c, { gid, nGroups: G, first: new Int32Array(G) }, max);
+        const want: (number | null)[] = new Array(G).fill(null);
+        for (let i = 0; i < n; i++) {
+          if (!c.valid![i]) continue;
+          const x = (c.values as Int32Array)[i], w = want[gid[i]];
+          if (w === null || (max ? x > w : x < w)) want[gid[i]] = x;
+        }
+        expect(got.type).toEqual(c.type);
+        expect(Array.from({ length: G }, (_, k) => (got.valid && !got.valid[k] ? null : (got.values as Int32Array)[k]))).toEqual(want);
+      }
+    }
   });
 });

@@ -3,7 +3,7 @@
 // summed in float64 and carried, so no value is ever rounded.
 import { ExecutionError } from '../errors.js';
 import {
-  type Batch, type Column, type DataType, type Schema, type Values, emptyBatch, gather, isInteger,
+  type Batch, type Column, type DataType, type Schema, type Values, allocValues, emptyBatch, gather, isInteger,
 } from '../kernels/column.js';
 import { MAX_PRECISION, decimalSums, decimalSumsColumn, decimalToFloat, decimalType } from '../kernels/decimal.js';
 import { buildKeys } from '../kernels/keys.js';
@@ -152,8 +152,19 @@ export function float64Column(vals: Float64Array, nonNull: Float64Array): Column
 
 export function minMax(c: Column, g: Groups, max: boolean): Column {
   const best = new Int32Array(g.nGroups).fill(-1);
-  const cmp = valueComparator(c);
   const valid = c.valid, gid = g.gid;
+  // integers of up to 32 bits and dates compared as numbers in a loop of their own (q21's min and max
+  // of l_suppkey over 6M rows spent 110 ms a thread calling the general comparator a row)
+  if (c.values instanceof Int32Array || c.values instanceof Uint32Array || c.values instanceof Int16Array
+    || c.values instanceof Uint16Array || c.values instanceof Int8Array || (c.values instanceof Uint8Array && c.type.id !== 'utf8' && c.type.id !== 'bool')) {
+    // each group's best value so far (NaN: none yet), one random read a row where the row's index took two
+    const bv = new Float64Array(g.nGroups).fill(NaN);
+    bestOfNumbers(c.values, valid, gid, bv, max, c.length);
+    const values = allocValues(c.type, g.nGroups) as SmallInts, found = new Uint8Array(g.nGroups);
+    const all = numbersOf(bv, values, found);
+    return { type: c.type, length: g.nGroups, values, valid: all ? null : found };
+  }
+  const cmp = valueComparator(c);
   for (let i = 0; i < c.length; i++) {
     if (valid !== null && !valid[i]) continue;
     const k = gid[i], b = best[k];
@@ -162,6 +173,27 @@ export function minMax(c: Column, g: Groups, max: boolean): Column {
     if (max ? d > 0 : d < 0) best[k] = i;
   }
   return gather(c, best, g.nGroups);
+}
+
+/** The best values into `values` (0 for a group without one), found[k] whether group k had one; whether all had. */
+type SmallInts = Int32Array | Uint32Array | Int16Array | Uint16Array | Int8Array | Uint8Array;
+
+function numbersOf(bv: Float64Array, values: SmallInts, found: Uint8Array): boolean {
+  let all = true;
+  for (let k = 0; k < bv.length; k++) {
+    const x = bv[k];
+    if (x === x) { values[k] = x; found[k] = 1; } else all = false;
+  }
+  return all;
+}
+
+/** minMax's loop over numbers: each group's smallest (largest) value into bv (NaN until the group has one). */
+function bestOfNumbers(v: ArrayLike<number>, valid: Uint8Array | null, gid: Int32Array, bv: Float64Array, max: boolean, n: number): void {
+  for (let i = 0; i < n; i++) {
+    if (valid !== null && !valid[i]) continue;
+    const k = gid[i], x = v[i], b = bv[k];
+    if (b !== b || (max ? x > b : x < b)) bv[k] = x;
+  }
 }
 
 export function countDistinct(c: Column, g: Groups): Column {
