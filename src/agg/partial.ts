@@ -230,18 +230,17 @@ export function rowsAsStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate
     } else {
       const wide = isInteger(c!.type);
       if (c!.type.id === (wide ? 'int64' : 'float64')) { cols.push(c!, validCount(c)); continue; } // already a state
-      const v = wide ? new BigInt64Array(n) : new Float64Array(n);
       const src = c!.values as any;
+      let v: BigInt64Array | Float64Array;
       if (wide && src instanceof BigUint64Array) {
+        v = new BigInt64Array(n);
         for (let i = 0; i < n; i++) {
           const x = src[i];
           if (x > 9223372036854775807n) throw new ExecutionError(`partial sum of "${a.as}" overflows a 64-bit integer (${x})`);
-          (v as BigInt64Array)[i] = x;
+          v[i] = x;
         }
-      } else if (wide) {
-        cols.push({ type: { id: 'int64' }, length: n, values: widenWords(src, n, 1), valid: c!.valid }, validCount(c));
-        continue;
-      } else for (let i = 0; i < n; i++) (v as Float64Array)[i] = src[i];
+      } else if (wide) v = widenWords(src, n, 1);
+      else { v = new Float64Array(n); v.set((src as Float32Array).subarray(0, n)); }
       cols.push({ type: { id: wide ? 'int64' : 'float64' }, length: n, values: v, valid: c!.valid }, validCount(c));
     }
   }
