@@ -8,6 +8,7 @@ import { runPlan } from '../dist/index.js';
 import { isWasmPanic, runInThread, runsInThread } from '../dist/exec/local.js';
 import { closePool } from '../dist/exec/pool.js';
 import { mergeFileSplits, mergeScans } from '../dist/plan/map-splits.js';
+import { DEFAULT_IN_THREAD_BYTES, IN_THREAD_BYTES_POOL_STARTED, inThreadLimit } from '../dist/exec/in-thread-bytes.js';
 import { ROOT, arrowTyped, expectTypedEqual } from './helpers.js';
 
 const QUICK = path.join(ROOT, 'plans', 'quickstart.json');
@@ -79,6 +80,25 @@ describe('small inputs on the calling thread', () => {
     expect(runsInThread(1001, 1000)).toBe(false);
     process.env.SKEWJOIN_FAULTS = 'x';
     expect(runsInThread(0, 1000)).toBe(false);
+  });
+  it('with the pool started already, the default bound is lower; a bound set holds as set', () => {
+    expect(inThreadLimit(DEFAULT_IN_THREAD_BYTES, false)).toBe(DEFAULT_IN_THREAD_BYTES);
+    expect(inThreadLimit(DEFAULT_IN_THREAD_BYTES, true)).toBe(IN_THREAD_BYTES_POOL_STARTED);
+    expect(IN_THREAD_BYTES_POOL_STARTED).toBeLessThan(DEFAULT_IN_THREAD_BYTES);
+    expect(inThreadLimit(DEFAULT_IN_THREAD_BYTES + 1, true)).toBe(DEFAULT_IN_THREAD_BYTES + 1);
+    expect(inThreadLimit(0, true)).toBe(0);
+  });
+  it('a run of the pool\'s size stays on the calling thread while no pool is up, and takes the started pool', async () => {
+    // the quick start's input is about 2 MB: a bound just above it keeps it here with no pool; with the
+    // pool started, the same bound set in the plan holds (only the default bound is lowered)
+    await closePool();
+    const here = await runPlan(QUICK, { inThreadBytes: 8 * 1024 * 1024 });
+    expect(here.stats.inThread).toBe(true);
+    const pooled = await runPlan(QUICK, { inThreadBytes: 0 });
+    expect(pooled.stats.inThread).toBe(false);
+    const again = await runPlan(QUICK, { inThreadBytes: 8 * 1024 * 1024 });
+    expect(again.stats.inThread).toBe(true);
+    sameRows(here, pooled);
   });
   it('after a WebAssembly panic on the calling thread, runs take the pool', async () => {
     expect(isWasmPanic(new WebAssembly.RuntimeError('unreachable'))).toBe(true);

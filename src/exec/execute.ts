@@ -7,6 +7,8 @@ import type { ResultFile } from '../io/result-file.js';
 import { mergeScans } from '../plan/map-splits.js';
 import { IN_THREAD_TASK_BYTES, runsInThread } from './local.js';
 import { scanBytes } from './physical.js';
+import { poolStarted } from './pool.js';
+import { inThreadLimit } from './in-thread-bytes.js';
 import { type OnProgress, ProgressTracker } from './progress.js';
 import { Executor } from './run.js';
 import type { Stats } from './stats.js';
@@ -32,7 +34,7 @@ export async function execute(
 ): Promise<Executed> {
   const t0 = performance.now();
   const keepBatches = hooks.keepBatches ?? true;
-  const inThread = runsInThread(scanBytes(lp.root), lp.settings.inThreadBytes);
+  const inThread = runsInThread(scanBytes(lp.root), inThreadLimit(lp.settings.inThreadBytes, poolStarted()));
   // on the calling thread, tasks run one after another: a file's row groups are read by one task
   const root = inThread ? mergeScans(lp.root, IN_THREAD_TASK_BYTES) : lp.root;
   const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0), inThread);

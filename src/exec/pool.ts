@@ -38,6 +38,8 @@ let warming: Promise<void>[] = [];
 
 /** Whether the pool is up and its threads have started (finished a task): work sent to it now waits for no start-up. */
 export const poolReady = () => pool !== null && ready === pool;
+/** Whether worker threads are started (ready or still warming): their start-up is paid already. */
+export const poolStarted = () => pool !== null;
 
 /** When each of the pool's threads will be ready: now, as the warm-up under way goes, or never (empty: no pool is starting). */
 export function whenPoolReady(workers: number): Promise<void>[] {
