@@ -3,6 +3,7 @@
 // or comparator arrives): gatherMany, decimalSums and evalPredicate, each
 // against a plain row-by-row reference on seeded random data with every rare
 // path taken (missing rows, nulls, NaN, long strings, 128-bit carries).
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Batch, type Column, type DataType, decimalAt, gatherMany, valueAt } from '../dist/kernels/column.js';
 import { decimalColumn, decimalSums, decimalSumsColumn } from '../dist/kernels/decimal.js';
@@ -10,6 +11,7 @@ import { evalPredicate } from '../dist/kernels/filter.js';
 import { hashJoin } from '../dist/kernels/join.js';
 import { rowsAsStates } from '../dist/agg/partial.js';
 import { minMax } from '../dist/agg/aggregate.js';
+import { expectSame, tmpDir, writeParquet } from './helpers.js';
 import { buildKeys } from '../dist/kernels/keys.js';
 import type { BoundPredicate } from '../dist/plan/bound.js';
 
@@ -340,6 +342,32 @@ describe('min and max of small integers (best values kept per group)', () => {
         expect(got.type).toEqual(c.type);
         expect(Array.from({ length: G }, (_, k) => (got.valid && !got.valid[k] ? null : (got.values as Int32Array)[k]))).toEqual(want);
       }
+    }
+  });
+});
+
+describe('substr over ASCII bytes', () => {
+  it('every start and length case, nulls in either argument, ASCII and not: DuckDB\'s substrings', async () => {
+    const dir = tmpDir('sj-substr-');
+    const col = (c: string) => ({ column: c }), v = (x: unknown) => ({ value: x });
+    const sub = (...args: object[]) => ({ fn: 'substr', args: [col('s'), ...args] });
+    const cases: [object, string][] = [
+      [sub(v(1), v(2)), 'substr(s, 1, 2)'], [sub(v(3)), 'substr(s, 3)'], [sub(v(0), v(3)), 'substr(s, 0, 3)'],
+      [sub(v(-3)), 'substr(s, -3)'], [sub(v(-4), v(2)), 'substr(s, -4, 2)'], [sub(v(2), v(-1)), 'substr(s, 2, -1)'],
+      [sub(v(40), v(2)), 'substr(s, 40, 2)'], [sub(col('k')), 'substr(s, k)'], [sub(col('k'), col('len')), 'substr(s, k, len)'],
+    ];
+    // an ASCII file (the byte path) and one with a non-ASCII string among them (the general path)
+    for (const [name, odd] of [['ascii', `'plain'`], ['utf8', `'héllo-wörld'`]]) {
+      const file = path.join(dir, `${name}.parquet`);
+      await writeParquet(file, `SELECT i,
+        CASE WHEN i % 13 = 0 THEN NULL WHEN i = 1500 THEN ${odd} ELSE repeat(chr((65 + i % 26)::INTEGER), (i % 7)::INTEGER) || '-' || (i * 37)::VARCHAR END AS s,
+        CASE WHEN i % 17 = 0 THEN NULL ELSE (i % 11) - 5 END::INTEGER AS k, ((i % 9) - 3)::BIGINT AS len
+        FROM range(0, 2000) t(i)`, 1000);
+      const plan = {
+        version: 1, sources: { t: { parquet: file } },
+        query: { op: 'project', input: { op: 'scan', source: 't' }, columns: ['i', ...cases.map(([e], j) => ({ name: `x${j}`, expr: e }))] },
+      };
+      await expectSame(plan, `SELECT i, ${cases.map(([, q], j) => `${q} AS x${j}`).join(', ')} FROM read_parquet('${file}')`);
     }
   });
 });

@@ -132,6 +132,82 @@ function substr(s: string, start: number, len?: number): string {
   return chars ? chars.slice(from - 1, to - 1).join('') : s.slice(from - 1, to - 1);
 }
 
+const INTS = new Set(['int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32']);
+
+/**
+ * substr over bytes, where every string is ASCII (a character a byte) and
+ * start and length are integers: substr's arithmetic on offsets, the bytes
+ * copied, no JavaScript string a row (TPC-H q22's country codes of 150K phone
+ * numbers, twice, were most of its time through decoded strings). Null when
+ * that does not hold: the general path decides.
+ */
+function asciiSubstr(args: Column[]): Column | null {
+  const s = args[0];
+  if (s.type.id !== 'utf8' || args.length < 2 || !args.slice(1).every((a) => INTS.has(a.type.id))) return null;
+  const bytes = s.values as Uint8Array, o = s.offsets!, n = s.length;
+  if (!ascii(bytes, o[0], o[n])) return null;
+  const start = numbersOf(args[1]), len = args.length > 2 ? numbersOf(args[2]) : null;
+  let valid: Uint8Array | null = null;
+  for (const a of args) {
+    if (a.valid === null) continue;
+    valid ??= new Uint8Array(n).fill(1);
+    andInto(valid, a.valid, n);
+  }
+  const from = new Int32Array(n), to = new Int32Array(n);
+  const total = substrRanges(o, start, len, valid, from, to, n);
+  const out = new Uint8Array(total), offsets = new Int32Array(n + 1);
+  copyRanges(bytes, from, to, out, offsets, n);
+  return { type: { id: 'utf8' }, length: n, values: out, offsets, valid };
+}
+
+function ascii(bytes: Uint8Array, s: number, e: number): boolean {
+  let all = true;
+  for (let x = s; x < e && all; x++) all = bytes[x] < 0x80;
+  return all;
+}
+
+/** An integer column's values as numbers (64-bit ones from their words; beyond 2^53 they only need to be far). */
+function numbersOf(c: Column): Float64Array {
+  const n = c.length, out = new Float64Array(n);
+  if (c.values instanceof BigInt64Array) {
+    const w = new Int32Array(c.values.buffer, c.values.byteOffset, 2 * n);
+    for (let i = 0; i < n; i++) out[i] = w[2 * i + 1] * 4294967296 + (w[2 * i] >>> 0);
+  } else out.set(c.values as Int32Array);
+  return out;
+}
+
+function andInto(valid: Uint8Array, v: Uint8Array, n: number): void {
+  for (let i = 0; i < n; i++) valid[i] &= v[i];
+}
+
+/** substr's range of each row in bytes (see `substr`): [from, to) into from/to; returns the bytes in all. */
+function substrRanges(
+  o: Int32Array, start: Float64Array, len: Float64Array | null, valid: Uint8Array | null, from: Int32Array, to: Int32Array, n: number,
+): number {
+  let total = 0;
+  for (let i = 0; i < n; i++) {
+    if (valid !== null && valid[i] === 0) continue;
+    const m = o[i + 1] - o[i];
+    let st = start[i];
+    if (st < 0) st = m + st + 1;
+    let f = st, t = len === null ? m + 1 : st + len[i];
+    if (len !== null && len[i] < 0) { t = st; f = st + len[i]; }
+    f = Math.max(f, 1); t = Math.min(t, m + 1);
+    if (t <= f) continue;
+    from[i] = o[i] + f - 1; to[i] = o[i] + t - 1;
+    total += t - f;
+  }
+  return total;
+}
+
+function copyRanges(bytes: Uint8Array, from: Int32Array, to: Int32Array, out: Uint8Array, offsets: Int32Array, n: number): void {
+  let p = 0;
+  for (let i = 0; i < n; i++) {
+    for (let x = from[i]; x < to[i]; x++) out[p++] = bytes[x];
+    offsets[i + 1] = p;
+  }
+}
+
 export function stringFn(fn: string, args: Column[]): Column {
   switch (fn) {
     case 'concat': {
@@ -140,7 +216,7 @@ export function stringFn(fn: string, args: Column[]): Column {
       for (let i = 0; i < n; i++) { let s = ''; for (const c of args) { const v = scalarAt(c, i); if (v !== null) s += v as string; } out[i] = s; }
       return fromScalars({ id: 'utf8' }, out);
     }
-    case 'substr': return mapRows(args, (_, v) => (v.some((x) => x === null) ? null : substr(v[0] as string, v[1] as number, v[2] as number | undefined)));
+    case 'substr': return asciiSubstr(args) ?? mapRows(args, (_, v) => (v.some((x) => x === null) ? null : substr(v[0] as string, v[1] as number, v[2] as number | undefined)));
     case 'lower': return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).toLowerCase()));
     case 'upper': return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).toUpperCase()));
     default: return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).replace(/^ +| +$/g, ''))); // trim: spaces, as DuckDB
