@@ -17,6 +17,17 @@ import { duckRows, duckTable, expectTypedEqual, tmpDir, writeParquet } from './h
 const dir = tmpDir('sj-pqenc-');
 const file = (n: string) => path.join(dir, n);
 
+/** The batches through one ParquetFileWriter into file `name` of the test folder; its path. */
+function writeBatches(name: string, fields: Field[], bs: Batch[], rowGroupSize: number): string {
+  const chunks: Uint8Array[] = [];
+  const w = new ParquetFileWriter(fields, (b) => chunks.push(b.slice()), { rowGroupSize });
+  for (const b of bs) w.write(b);
+  w.finish();
+  const out = file(name);
+  fs.writeFileSync(out, Buffer.concat(chunks));
+  return out;
+}
+
 /** A deterministic generator (xorshift): the same data in every run. */
 function rng(seed: number) {
   let x = seed >>> 0 || 1;
@@ -124,9 +135,6 @@ describe('our Parquet encoder', () => {
 
   it('row groups of the configured size whatever the batch sizes; several pages in a column chunk', async () => {
     const fields: Field[] = [{ name: 'id', type: { id: 'int64' } }, { name: 's', type: { id: 'utf8' } }];
-    const out = file('groups.parquet');
-    const chunks: Uint8Array[] = [];
-    const w = new ParquetFileWriter(fields, (b) => chunks.push(b.slice()), { rowGroupSize: 1000 });
     const bs = batches(fields, [999, 2, 1500, 1, 498], 7, 4);
     // long strings: ~600 KB a row group of 1000 rows, more than a page (1 MB) in the last
     const big = 'y'.repeat(2500);
@@ -135,19 +143,12 @@ describe('our Parquet encoder', () => {
     const offsets = new Int32Array(last.length + 1), values = new Uint8Array(enc.length * last.length);
     for (let i = 0; i < last.length; i++) { values.set(enc, i * enc.length); offsets[i + 1] = (i + 1) * enc.length; }
     last.columns[1] = { ...s, values, offsets, valid: null };
-    for (const b of bs) w.write(b);
-    w.finish();
-    fs.writeFileSync(out, Buffer.concat(chunks));
+    const out = writeBatches('groups.parquet', fields, bs, 1000);
     const groups = await duckRows(`SELECT row_group_id, any_value(row_group_num_rows) FROM parquet_metadata('${out}') GROUP BY 1 ORDER BY 1`);
     expect(groups.map((g) => Number(g[1]))).toEqual([1000, 1000, 1000]);
     expect((await duckRows(`SELECT s FROM '${out}'`)).map((x) => x[0])).toEqual(rowsOf(fields, bs).map((x) => x.s));
     // one row group of 3000 rows: the strings span pages
-    const one: Uint8Array[] = [];
-    const w3 = new ParquetFileWriter(fields, (b) => one.push(b.slice()), { rowGroupSize: 1 << 20 });
-    for (const b of bs) w3.write(b);
-    w3.finish();
-    const oneFile = file('one.parquet');
-    fs.writeFileSync(oneFile, Buffer.concat(one));
+    const oneFile = writeBatches('one.parquet', fields, bs, 1 << 20);
     expect(Number((await duckRows(`SELECT count(DISTINCT row_group_id) FROM parquet_metadata('${oneFile}')`))[0][0])).toBe(1);
     const r = await runPlan(scanOf(oneFile), { workers: 1 });
     expect(r.toRows()).toEqual(rowsOf(fields, bs));
@@ -236,12 +237,7 @@ describe('our Parquet encoder', () => {
       ],
     });
     const bs = [batch(0, 30000), batch(30000, 30000), batch(60000, 500, true), batch(60500, 30000)];
-    const chunks: Uint8Array[] = [];
-    const w = new ParquetFileWriter(fields, (b) => chunks.push(b.slice()), { rowGroupSize: 1 << 20 });
-    for (const b of bs) w.write(b);
-    w.finish();
-    const out = file('dict.parquet');
-    fs.writeFileSync(out, Buffer.concat(chunks));
+    const out = writeBatches('dict.parquet', fields, bs, 1 << 20);
     const meta = await duckRows(`SELECT path_in_schema, encodings, dictionary_page_offset IS NOT NULL, total_compressed_size FROM parquet_metadata('${out}') ORDER BY column_id`);
     expect(meta.map((m) => [m[0], m[2]])).toEqual([['id', false], ['region', true], ['u', true]]);
     expect(String(meta[1][1])).toContain('PLAIN_DICTIONARY');
