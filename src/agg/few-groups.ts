@@ -7,7 +7,7 @@
 // while their code is still cold (exec/table-groups.ts).
 import type { Column } from '../kernels/column.js';
 import { int32s } from '../kernels/table.js';
-import type { Groups } from './groups.js';
+import { type Groups, fillUnselected } from './groups.js';
 
 /** Above this many groups the search per row would cost more than hashing: give up. */
 export const FEW_GROUPS = 16;
@@ -55,10 +55,6 @@ export function fewGroups(c: Column, shared = false, gid?: Int32Array, rows: Int
     }
     gid[i] = g;
   }
-  if (rows !== null) unselected(gid, nGroups);
+  if (rows !== null) fillUnselected(gid, nGroups);
   return { gid, nGroups, first: first.slice(0, nGroups) };
-}
-
-function unselected(gid: Int32Array, nGroups: number): void {
-  for (let i = 0; i < gid.length; i++) if (gid[i] < 0) gid[i] = nGroups;
 }

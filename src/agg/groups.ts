@@ -85,6 +85,7 @@ function rehash(slots: Int32Array, groupHash: Int32Array, n: number): void {
   }
 }
 
-function fillUnselected(gid: Int32Array, nGroups: number): void {
+/** Rows left at -1 (not selected) get the group id one past the last. */
+export function fillUnselected(gid: Int32Array, nGroups: number): void {
   for (let i = 0; i < gid.length; i++) if (gid[i] < 0) gid[i] = nGroups;
 }

@@ -11,6 +11,7 @@ import { type Batch, type Column, type DataType, type Field, type Schema, emptyB
 import type { Selection } from '../expr/select.js';
 import { MAX_PRECISION, decimalColumn, decimalSumsColumn, decimalType } from '../kernels/decimal.js';
 import { ExecutionError } from '../errors.js';
+import { narrowWords } from '../kernels/keys.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import {
   countColumn, countDistinct, countValid, decimalAvg, decimalSumColumn, float64Column, floatSums, groupsOf, intSumColumn, intSumFloats, minMax,
@@ -225,7 +226,7 @@ export function rowsAsStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate
     else if (c!.type.id === 'decimal') {
       const t = sumStateType(c!.type);
       const state = lanes(c!.type) === 2 ? { ...c!, type: t } // the same 128-bit lanes, typed as the state
-        : { type: t, length: n, values: widenWords(c!.values as BigInt64Array, n, 2), valid: null };
+        : { type: t, length: n, values: decimalLanes128(c!.values as BigInt64Array, n), valid: null };
       cols.push({ ...state, valid: c!.valid }, validCount(c));
     } else {
       const wide = isInteger(c!.type);
@@ -239,7 +240,7 @@ export function rowsAsStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate
           if (x > 9223372036854775807n) throw new ExecutionError(`partial sum of "${a.as}" overflows a 64-bit integer (${x})`);
           v[i] = x;
         }
-      } else if (wide) v = widenWords(src, n, 1);
+      } else if (wide) v = new BigInt64Array(narrowWords(src, n).buffer); // sign-extended word by word: no bigint a row
       else { v = new Float64Array(n); v.set((src as Float32Array).subarray(0, n)); }
       cols.push({ type: { id: wide ? 'int64' : 'float64' }, length: n, values: v, valid: c!.valid }, validCount(c));
     }
@@ -247,32 +248,13 @@ export function rowsAsStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate
   return { length: n, columns: cols };
 }
 
-/**
- * Integers (any width, signed or not below 64 bits; or the 64-bit lanes of a
- * decimal) sign-extended into `lanes` 64-bit lanes a row, word by word: no
- * bigint a row (pass-through states of a 6M-row scan made 6M of them).
- */
-function widenWords(src: ArrayLike<number> | BigInt64Array, n: number, lanes: 1 | 2): BigInt64Array {
-  const out = new BigInt64Array(lanes * n), w = new Int32Array(out.buffer);
-  if (src instanceof BigInt64Array) {
-    const s = new Int32Array(src.buffer, src.byteOffset, 2 * n);
-    if (lanes === 1) w.set(s);
-    else widen64(s, w, n);
-    return out;
-  }
-  widenNarrow(src, w, n, lanes);
+/** A 64-bit decimal's lanes sign-extended to two lanes a row, word by word (no bigint a row). */
+function decimalLanes128(src: BigInt64Array, n: number): BigInt64Array {
+  const out = new BigInt64Array(2 * n);
+  widen64(new Int32Array(src.buffer, src.byteOffset, 2 * n), new Int32Array(out.buffer), n);
   return out;
 }
 
 function widen64(s: Int32Array, w: Int32Array, n: number): void {
   for (let i = 0; i < n; i++) { const hi = s[2 * i + 1]; w[4 * i] = s[2 * i]; w[4 * i + 1] = hi; w[4 * i + 2] = w[4 * i + 3] = hi >> 31; }
-}
-
-function widenNarrow(src: ArrayLike<number>, w: Int32Array, n: number, lanes: number): void {
-  const step = 2 * lanes;
-  for (let i = 0; i < n; i++) {
-    const x = src[i], o = step * i, sign = x < 0 ? -1 : 0;
-    w[o] = x; w[o + 1] = sign;
-    if (lanes === 2) { w[o + 2] = sign; w[o + 3] = sign; }
-  }
 }

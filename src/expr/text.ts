@@ -3,7 +3,7 @@
 // and substring tests, length in characters, and the functions that build
 // new strings (concat, substr, lower, upper, trim).
 import type { Column } from '../kernels/column.js';
-import { fromScalars, scalarAt } from './vector.js';
+import { andValid, exactNums, fromScalars, scalarAt } from './vector.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -146,13 +146,10 @@ function asciiSubstr(args: Column[]): Column | null {
   if (s.type.id !== 'utf8' || args.length < 2 || !args.slice(1).every((a) => INTS.has(a.type.id))) return null;
   const bytes = s.values as Uint8Array, o = s.offsets!, n = s.length;
   if (!ascii(bytes, o[0], o[n])) return null;
-  const start = numbersOf(args[1]), len = args.length > 2 ? numbersOf(args[2]) : null;
-  let valid: Uint8Array | null = null;
-  for (const a of args) {
-    if (a.valid === null) continue;
-    valid ??= new Uint8Array(n).fill(1);
-    andInto(valid, a.valid, n);
-  }
+  // beyond ±2^53 exactNums gives NaN: such arguments go the general way
+  const start = exactNums(args[1]), len = args.length > 2 ? exactNums(args[2]) : null;
+  if (anyNaN(start) || (len !== null && anyNaN(len))) return null;
+  const valid = andValid(args, n);
   const from = new Int32Array(n), to = new Int32Array(n);
   const total = substrRanges(o, start, len, valid, from, to, n);
   const out = new Uint8Array(total), offsets = new Int32Array(n + 1);
@@ -166,18 +163,10 @@ function ascii(bytes: Uint8Array, s: number, e: number): boolean {
   return all;
 }
 
-/** An integer column's values as numbers (64-bit ones from their words; beyond 2^53 they only need to be far). */
-function numbersOf(c: Column): Float64Array {
-  const n = c.length, out = new Float64Array(n);
-  if (c.values instanceof BigInt64Array) {
-    const w = new Int32Array(c.values.buffer, c.values.byteOffset, 2 * n);
-    for (let i = 0; i < n; i++) out[i] = w[2 * i + 1] * 4294967296 + (w[2 * i] >>> 0);
-  } else out.set(c.values as Int32Array);
-  return out;
-}
-
-function andInto(valid: Uint8Array, v: Uint8Array, n: number): void {
-  for (let i = 0; i < n; i++) valid[i] &= v[i];
+function anyNaN(x: Float64Array): boolean {
+  let nan = false;
+  for (let i = 0; i < x.length && !nan; i++) nan = x[i] !== x[i];
+  return nan;
 }
 
 /** substr's range of each row in bytes (see `substr`): [from, to) into from/to; returns the bytes in all. */

@@ -22,10 +22,15 @@ export function decimalColumn(vals: ArrayLike<bigint | null>, type: DataType, wh
   for (let k = 0; k < n; k++) {
     const x = vals[k];
     if (x === null) { valid ??= new Uint8Array(n).fill(1); valid[k] = 0; continue; }
-    if (x >= limit || -x >= limit) throw overflow(what, x, type);
-    if (wide) { out[2 * k] = BigInt.asIntN(64, x); out[2 * k + 1] = x >> 64n; } else out[k] = x;
+    putScaled(out, k, x, wide, limit, type, what);
   }
   return { type, length: n, values: out, valid };
+}
+
+/** Scaled integer x as row k of a decimal column's lanes (two when `wide`), below `limit` (10^precision) or an overflow naming `what`. */
+function putScaled(out: BigInt64Array, k: number, x: bigint, wide: boolean, limit: bigint, type: DataType, what: string): void {
+  if (x >= limit || -x >= limit) throw overflow(what, x, type);
+  if (wide) { out[2 * k] = BigInt.asIntN(64, x); out[2 * k + 1] = x >> 64n; } else out[k] = x;
 }
 
 export function overflow(what: string, x: bigint, type: DataType): ExecutionError {
@@ -49,13 +54,15 @@ export function decimalSums(c: Column, gid: Int32Array, nGroups: number, cnt: Fl
   const wide = lanes(c.type) === 2;
   const [a0, a1, a2, a3] = wordSums(c, gid, nGroups);
   const out: (bigint | null)[] = new Array(nGroups);
-  for (let k = 0; k < nGroups; k++) {
-    if (cnt[k] === 0) { out[k] = null; continue; }
-    let s = BigInt(a1[k]);
-    if (wide) s = (BigInt(a3[k]) << 64n) + (BigInt(a2[k]) << 32n) + s;
-    out[k] = (s << 32n) + BigInt(a0[k]);
-  }
+  for (let k = 0; k < nGroups; k++) out[k] = cnt[k] === 0 ? null : sumAt(a0, a1, a2, a3, k, wide);
   return out;
+}
+
+/** Group k's sum from its carried words (wordSums) as a bigint; a2 and a3 only for a 128-bit column. */
+function sumAt(a0: Float64Array, a1: Float64Array, a2: Float64Array, a3: Float64Array, k: number, wide: boolean): bigint {
+  let s = BigInt(a1[k]);
+  if (wide) s = (BigInt(a3[k]) << 64n) + (BigInt(a2[k]) << 32n) + s;
+  return (s << 32n) + BigInt(a0[k]);
 }
 
 /** The groups' sums in 32-bit words, carried: a0 (and a1, a2 of a 128-bit column) in [0, 2^32), the top word signed. */
@@ -92,11 +99,7 @@ export function decimalSumsColumn(c: Column, gid: Int32Array, nGroups: number, c
   for (let k = 0; k < nGroups; k++) {
     if (valid[k] !== 2) continue;
     // beyond 2^53 (or the bound): the exact value as a bigint
-    let s = BigInt(a1[k]);
-    if (wideIn) s = (BigInt(a3[k]) << 64n) + (BigInt(a2[k]) << 32n) + s;
-    const x = (s << 32n) + BigInt(a0[k]);
-    if (x >= limit || -x >= limit) throw overflow(what, x, type);
-    if (wide) { out[2 * k] = BigInt.asIntN(64, x); out[2 * k + 1] = x >> 64n; } else out[k] = x;
+    putScaled(out, k, sumAt(a0, a1, a2, a3, k, wideIn), wide, limit, type, what);
     valid[k] = 1;
   }
   let nulls = false;

@@ -74,8 +74,8 @@ function uint32Words(v: Uint32Array, n: number): Int32Array {
   return w;
 }
 
-/** Sign-extended to 64 bits. */
-function narrowWords(v: Int32Array | Int16Array | Int8Array | Uint16Array | Uint8Array, n: number): Int32Array {
+/** Sign-extended to 64 bits (unsigned values, up to 32 bits, come out as they are: their sign is 0). */
+export function narrowWords(v: Int32Array | Int16Array | Int8Array | Uint32Array | Uint16Array | Uint8Array, n: number): Int32Array {
   const w = new Int32Array(2 * n);
   for (let i = 0; i < n; i++) { const x = v[i]; w[2 * i] = x; w[2 * i + 1] = x < 0 ? -1 : 0; }
   return w;
