@@ -73,6 +73,9 @@ describe('a selection, and two columns as one', () => {
     same(groupsOf(batch, [0, 1]), hashedBy([a, b]));
     same(groupsOf(batch, [0, 1], sel), hashedBy([a, b], sel));
     same(groupsOf(batch, [1, 0], sel), hashedBy([b, a], sel));
+    // many pairs (an id beside a flag): the hash grouping serves, the same ids
+    const id = int32Col(Array.from({ length: n }, (_, i) => i % 997));
+    same(groupsOf({ length: n, columns: [id, a] }, [0, 1], sel), hashedBy([id, a], sel));
     // a null in either column: the pair is not one value, the hash grouping serves
     const withNull = int32Col(Array.from({ length: n }, (_, i) => (i % 11 === 0 ? null : i % 2)));
     same(groupsOf({ length: n, columns: [a, withNull] }, [0, 1]), hashedBy([a, withNull]));

@@ -10,7 +10,7 @@ import { buildKeys } from '../kernels/keys.js';
 import { int32s } from '../kernels/table.js';
 import { valueComparator } from '../kernels/sort.js';
 import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
-import { fewGroups } from './few-groups.js';
+import { FEW_GROUPS, fewGroups } from './few-groups.js';
 import { type Groups, groupRows } from './groups.js';
 import type { Selection } from '../expr/select.js';
 
@@ -275,9 +275,23 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
 /** Two int32 columns without nulls as one int64 column (the first the high word): equal pairs, equal values. */
 function pairOf(a: Column, b: Column): Column | null {
   if (a.type.id !== 'int32' || b.type.id !== 'int32' || a.valid !== null || b.valid !== null) return null;
+  // many pairs already among the first rows (two ids, say): fewGroups would give up, so no column is made for it
+  if (manyPairs(a.values as Int32Array, b.values as Int32Array, Math.min(a.length, 1024))) return null;
   const n = a.length, v = new BigInt64Array(n);
   interleave(a.values as Int32Array, b.values as Int32Array, new Int32Array(v.buffer), n);
   return { type: { id: 'int64' }, length: n, values: v, valid: null };
+}
+
+/** Whether the first n rows hold more than FEW_GROUPS distinct (a, b) pairs. */
+function manyPairs(a: Int32Array, b: Int32Array, n: number): boolean {
+  const pa = new Int32Array(FEW_GROUPS + 1), pb = new Int32Array(FEW_GROUPS + 1);
+  let k = 0;
+  for (let i = 0; i < n && k <= FEW_GROUPS; i++) {
+    let seen = false;
+    for (let j = 0; j < k && !seen; j++) seen = pa[j] === a[i] && pb[j] === b[i];
+    if (!seen) { pa[k] = a[i]; pb[k] = b[i]; k++; }
+  }
+  return k > FEW_GROUPS;
 }
 
 function interleave(hi: Int32Array, lo: Int32Array, w: Int32Array, n: number): void {
