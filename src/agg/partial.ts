@@ -18,7 +18,11 @@ import {
 } from './aggregate.js';
 import type { Groups } from './groups.js';
 
-const distinctCols = (aggs: BoundAggregate[]) => new Set(aggs.filter((a) => a.fn === 'count_distinct').map((a) => a.col));
+function distinctCols(aggs: BoundAggregate[]): Set<number> {
+  const cols = new Set<number>();
+  for (const a of aggs) if (a.fn === 'count_distinct') cols.add(a.col!);
+  return cols;
+}
 
 export const combinable = (aggs: BoundAggregate[]) => distinctCols(aggs).size <= 1;
 

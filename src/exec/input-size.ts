@@ -4,7 +4,11 @@
 import { type Batch, batchBytes } from '../kernels/column.js';
 import type { TaskSource } from './task.js';
 
-const sum = (bs: readonly Batch[]) => bs.reduce((s, b) => s + batchBytes(b), 0);
+function sum(bs: readonly Batch[]): number {
+  let s = 0;
+  for (const b of bs) s += batchBytes(b);
+  return s;
+}
 
 /** Bytes of a task's input; a scan's are those of the batches it decoded (`read`). */
 export function inputBytesOf(src: TaskSource, read: readonly Batch[]): number {

@@ -241,6 +241,38 @@ type JoinSource = Extract<TaskSource, { kind: 'join' }>;
 /** Hashes of a probe block's keys live here: they are not needed after the block. */
 const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
 
+/** Where a streamed join's matched pairs go: `add` with the left rows first. */
+interface PairTarget { add(l: Batch, r: Batch, li: Int32Array, ri: Int32Array, n: number): void }
+
+/**
+ * The pair router of this thread's streamed joins (streamJoin is synchronous,
+ * so one serves them all): the sink, the build side and the probe block of
+ * the moment, and one `emit` created once. V8 drops the optimized code of a
+ * closure created anew for every block at each full garbage collection, and
+ * the probe path inlined into such closures cost 10-30 ms of compilation
+ * again in every warm run (`--trace-opt`, skew benchmark).
+ */
+class PairRouter {
+  sink: PairTarget | null = null;
+  build: Batch | null = null;
+  probe: Batch | null = null;
+  buildLeft = false;
+  chunks = 0;
+  readonly emit: EmitPairs = (pi, bi, n) => {
+    this.chunks++;
+    if (this.buildLeft) this.sink!.add(this.build!, this.probe!, bi, pi, n);
+    else this.sink!.add(this.probe!, this.build!, pi, bi, n);
+  };
+
+  /** Lets go of the task's batches and sink. */
+  clear(): void {
+    this.sink = null;
+    this.build = null;
+    this.probe = null;
+  }
+}
+const ROUTER = new PairRouter();
+
 /**
  * A join that concatenates only its build side: each probe block is hashed,
  * probed and consumed on its own, the matches going to the combiner
@@ -265,9 +297,12 @@ function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): Produced
   const cutHere = cut && (src.type === 'inner' || src.type === 'semi' || src.type === 'anti') ? cut : undefined;
   const gathered = combine ? null : new GatherSink(src.type !== 'semi' && src.type !== 'anti', cutHere !== undefined);
   const out: Batch[] = [];
-  let chunks = 0, builtLeft = 0, builtRight = 0;
+  let builtLeft = 0, builtRight = 0;
   li = 0; ri = 0;
-  parts.forEach(([nl, nr], k) => {
+  const route = ROUTER;
+  route.chunks = 0;
+  for (let k = 0; k < parts.length; k++) {
+    const [nl, nr] = parts[k];
     const { buildLeft, grouped } = orientations[k];
     const left = src.left.slice(li, li += nl), right = src.right.slice(ri, ri += nr);
     const build = buildLeft ? concatBatches(src.leftSchema, left) : concatBatches(src.rightSchema, right);
@@ -278,23 +313,28 @@ function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): Produced
     const joiner = new JoinProbe(src.type, buildLeft
       ? buildKeys(build, src.leftKeys, src.leftNorms)
       : buildKeys(build, src.rightKeys, src.rightNorms));
-    const sink = byBuild ?? byProbe ?? gathered!;
-    const probeOne = (p: Batch, probe: (emit: EmitPairs) => void) => {
-      probe(buildLeft
-        ? (pi, bi, n) => { chunks++; sink.add(build, p, bi, pi, n); }
-        : (pi, bi, n) => { chunks++; sink.add(p, build, pi, bi, n); });
-      byProbe?.flush(p);
-    };
+    route.sink = byBuild ?? byProbe ?? gathered!;
+    route.build = build;
+    route.buildLeft = buildLeft;
     const probeKeys = buildLeft ? src.rightKeys : src.leftKeys, probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
     for (const p of buildLeft ? right : left) {
       if (p.length === 0) continue;
-      probeOne(p, (emit) => joiner.probe(buildKeys(p, probeKeys, probeNorms, probeHashes.get(p.length)), emit));
+      route.probe = p;
+      joiner.probe(buildKeys(p, probeKeys, probeNorms, probeHashes.get(p.length)), route.emit);
+      byProbe?.flush(p);
     }
     // right and full joins: the build rows no probe row matched
-    if (src.type === 'right' || src.type === 'full') probeOne(emptyBatch(buildLeft ? src.rightSchema : src.leftSchema), (emit) => joiner.finish(emit));
+    if (src.type === 'right' || src.type === 'full') {
+      const none = emptyBatch(buildLeft ? src.rightSchema : src.leftSchema);
+      route.probe = none;
+      joiner.finish(route.emit);
+      byProbe?.flush(none);
+    }
     if (byBuild) out.push(byBuild.finish());
     if (byProbe) out.push(byProbe.finish());
-  });
+  }
+  const chunks = route.chunks;
+  route.clear();
   const cutRows = gathered && cutHere ? cutPairs(gathered.pending, gathered.withRight, cutHere.by, cutHere.bounds, cutHere.nullSeed, cutHere.select) : undefined;
   if (gathered && !cutRows) { gathered.flush(); out.push(...gathered.batches); }
   const join: JoinPath = {
@@ -426,14 +466,23 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release, cut }: Prod
     return { batches: cut.blocks, inputRows: rows, outputRows, partitionRows: cut.rows, partitionBytes: cut.bytes, ms: performance.now() - t0 };
   }
   const ops = compileOps(rowOps, t.combine !== undefined && !combined);
-  let outBatches = batches.flatMap(ops).filter((b) => b.length > 0);
-  const outputRows = outBatches.reduce((s, b) => s + selectedRows(b), 0);
+  // loops and pushes, not flatMap and filter: see scatterRows in shuffle/partition.ts
+  let outBatches: Batch[] = [];
+  let outputRows = 0;
+  for (const b of batches) {
+    for (const x of ops(b)) {
+      if (x.length === 0) continue;
+      outBatches.push(x);
+      outputRows += selectedRows(x);
+    }
+  }
   let combineStats: TaskResult['combine'];
   if (t.combine && !combined) {
     // into a shuffle, rows that do not reduce pass through as they are (keyed by the group columns)
     const { batches: partial, ...how } = combine(outBatches, t.combine, t.sink.kind === 'partition');
     combineStats = how;
-    outBatches = partial.filter((b) => b.length > 0);
+    outBatches = [];
+    for (const b of partial) if (b.length > 0) outBatches.push(b);
   }
   if (t.sink.kind === 'collect') {
     if (t.sink.share) outBatches = outBatches.map(shareBatch); // copied out of the module's memory (or the task's) once, with no loop in JS

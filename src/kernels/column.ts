@@ -153,9 +153,13 @@ export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], c
   // sees every column type and shape; when it held the loops, each new one
   // deoptimized it and the whole of it was compiled again, loops and all
   // (TPC-H q10: about 30 compilations of it, over 200 ms of CPU a run).
-  const ns = idxs.map((x, k) => counts?.[k] ?? x.length);
+  const ns: number[] = [];
   let n = 0;
-  for (const x of ns) n += x;
+  for (let k = 0; k < idxs.length; k++) {
+    const m = counts?.[k] ?? idxs[k].length;
+    ns.push(m);
+    n += m;
+  }
   let needValid = false;
   if (noMissing) needValid = cols.some((c) => c.valid !== null);
   else for (let k = 0; k < cols.length && !needValid; k++) needValid = cols[k].valid !== null || anyMissing(idxs[k], ns[k]);

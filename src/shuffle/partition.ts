@@ -89,7 +89,9 @@ export function layout(types: DataType[], hasValid: boolean[], strBytes: (Float6
   const start = new Int32Array(P);
   for (let p = 1; p < P; p++) start[p] = start[p - 1] + rows[p - 1];
   let at = 0;
-  const cols = types.map((t, c) => {
+  const cols: Layout['cols'] = [];
+  for (let c = 0; c < types.length; c++) {
+    const t = types[c];
     const valid = hasValid[c] ? at : -1;
     if (hasValid[c]) at += align8(total);
     const values = at;
@@ -104,8 +106,8 @@ export function layout(types: DataType[], hasValid: boolean[], strBytes: (Float6
     } else {
       at += align8(total * rowWidth(t));
     }
-    return { valid, values, offsets, strStart };
-  });
+    cols.push({ valid, values, offsets, strStart });
+  }
   return { buf: new SharedArrayBuffer(Math.max(at, 8)), start, cols };
 }
 
@@ -206,21 +208,23 @@ const SKETCH_STRIDE = 4;
  */
 function sketchKeys(batches: Batch[], keys: Keys[], spec: PartitionSpec): TaskSketch {
   const ss = new SpaceSaving(spec.sketch!);
-  const total = keys.reduce((a, k) => a + k.n, 0);
+  // loops, not callbacks: see PairRouter in exec/task.ts (a closure a call loses its compiled code at each full GC)
+  let total = 0;
+  for (const k of keys) total += k.n;
   const stride = total > SKETCH_ALL_ROWS ? SKETCH_STRIDE : 1;
-  keys.forEach((k, b) => ss.addAll(k.hash, k.anyNull, b, stride));
+  for (let b = 0; b < keys.length; b++) ss.addAll(keys[b].hash, keys[b].anyNull, b, stride);
   const s = ss.summary();
   // Only keys certainly above n/m rows are worth naming: a key below that in every
   // map task is below it overall, so the merged summary loses no heavy hitter.
   const floor = Math.max(2, s.n / s.capacity);
-  return {
-    n: s.n * stride, d: (s.d + floor) * stride, capacity: s.capacity,
-    entries: s.entries.filter((e) => e.count - e.error >= floor).map((e) => ({
-      hash: e.hash, count: e.count * stride, error: e.error * stride,
-      match: keyIdentity(keys[e.batch], e.row),
-      display: spec.keys.map((c) => cellText(batches[e.batch].columns[c], e.row) ?? 'null'),
-    })),
-  };
+  const entries: TaskSketch['entries'] = [];
+  for (const e of s.entries) {
+    if (e.count - e.error < floor) continue;
+    const display: string[] = [];
+    for (const c of spec.keys) display.push(cellText(batches[e.batch].columns[c], e.row) ?? 'null');
+    entries.push({ hash: e.hash, count: e.count * stride, error: e.error * stride, match: keyIdentity(keys[e.batch], e.row), display });
+  }
+  return { n: s.n * stride, d: (s.d + floor) * stride, capacity: s.capacity, entries };
 }
 
 export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partitioned {
@@ -251,20 +255,34 @@ export function scatterRows(batches: Batch[], ids: Int32Array, dest: Int32Array,
   const total = ids.length;
   const counts = new Int32Array(P);
   countIds(ids, counts, total);
-  const rows = Array.from(counts);
+  // loops and pushes, not map callbacks: an array from Array.prototype.map is
+  // holey or packed as V8 ran the builtin or inlined it, and every kernel
+  // reading it then met two maps (a deoptimization in warm runs)
+  const rows: number[] = [];
+  for (let p = 0; p < P; p++) rows.push(counts[p]);
   const nCols = batches.length ? batches[0].columns.length : 0;
-  const types = Array.from({ length: nCols }, (_, c) => batches[0].columns[c].type);
-  const hasValid = types.map((_, c) => batches.some((b) => b.columns[c].valid !== null));
-  const strBytes = types.map((t, c) => {
-    if (t.id !== 'utf8') return null;
-    const nbytes = new Float64Array(P);
-    let r = 0;
-    for (const b of batches) r = stringBytes(b.columns[c].offsets!, b.length, ids, r, nbytes);
-    return nbytes;
-  });
+  const types: DataType[] = [], hasValid: boolean[] = [], strBytes: (Float64Array | null)[] = [];
+  for (let c = 0; c < nCols; c++) {
+    const t = batches[0].columns[c].type;
+    types.push(t);
+    let v = false;
+    for (const b of batches) v ||= b.columns[c].valid !== null;
+    hasValid.push(v);
+    let nbytes: Float64Array | null = null;
+    if (t.id === 'utf8') {
+      nbytes = new Float64Array(P);
+      let r = 0;
+      for (const b of batches) r = stringBytes(b.columns[c].offsets!, b.length, ids, r, nbytes);
+    }
+    strBytes.push(nbytes);
+  }
   const L = layout(types, hasValid, strBytes, rows, total);
   destinations(ids, Int32Array.from(L.start), dest, total);
-  types.forEach((t, c) => scatterColumn(t, batches.map((b) => b.columns[c]), ids, dest, L, c, total));
+  for (let c = 0; c < nCols; c++) {
+    const cols: Column[] = [];
+    for (const b of batches) cols.push(b.columns[c]);
+    scatterColumn(types[c], cols, ids, dest, L, c, total);
+  }
   return layoutBlocks(types, L, rows);
 }
 
@@ -274,7 +292,12 @@ export function layoutBlocks(types: DataType[], L: Layout, rows: number[]): Omit
   const bytes: number[] = [];
   for (let p = 0; p < rows.length; p++) {
     const n = rows[p];
-    const block = n > 0 ? { length: n, columns: types.map((t, c) => blockColumn(t, L, c, p, n)) } : null;
+    let block: Batch | null = null;
+    if (n > 0) {
+      const columns: Column[] = [];
+      for (let c = 0; c < types.length; c++) columns.push(blockColumn(types[c], L, c, p, n));
+      block = { length: n, columns };
+    }
     blocks.push(block);
     bytes.push(block ? batchBytes(block) : 0);
   }

@@ -120,6 +120,14 @@ export class SpaceSaving {
 }
 
 /**
+ * A summary that lives as long as the thread: while one object of the class
+ * lives, so do its maps. When every summary of a run had died, a full GC
+ * freed them, and the next run's summaries (new maps) deoptimized the
+ * compiled addAll and decrementAll ("wrong map", seen with --trace-deopt).
+ */
+export const KEEP_MAPS = new SpaceSaving(1);
+
+/**
  * Merge summaries: a key missing from one summary may have up to that
  * summary's d rows there, so d is added to both its count and its error.
  * Keeps the `capacity` largest; each entry keeps the fields of its first sighting.
