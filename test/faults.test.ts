@@ -126,6 +126,7 @@ describe('SKEWJOIN_FAULTS', () => {
     expect(sorted(r.toRows().map((x) => [String(x.k), String(x.n), String(x.sw)]))).toEqual(sorted(await duckRows(joinSql)));
     for (const [stage, kind] of [['join-1', 'reduce'], ['join-1', 'map'], ['aggregate-1', 'reduce']]) {
       const ts = r.stats.tasks.filter((t) => t.stage === stage && t.kind === kind);
+      // one failed attempt: the task the dead thread held queued behind it (pool.ts) had not started and is no attempt
       const failed = ts.filter((t) => t.error !== undefined);
       expect(failed.map((t) => [t.attempt, t.error]), `${stage} ${kind}`).toEqual([[1, 'worker exited with code: 1']]);
       const retried = ts.filter((t) => t.attempt === 2);

@@ -22,7 +22,8 @@ export async function getPool(workers: number): Promise<Piscina> {
     minThreads: workers,
     maxThreads: workers,
     idleTimeout: 10_000,
-    concurrentTasksPerWorker: 1,
+    // a thread's next task waits in the thread (worker.ts runs them in turn): no round trip between tasks
+    concurrentTasksPerWorker: 2,
   });
   // A worker that dies while idle is replaced by piscina; without a listener its 'error' would end the process.
   pool.on('error', () => {});
@@ -82,8 +83,11 @@ export function resetPool(): void {
   if (p) void p.destroy().catch(() => {});
 }
 
-/** What worker.ts receives: the task, and whether it must die instead (fault injection). */
-export interface WorkMessage { task: TaskSpec; crash?: boolean }
+/**
+ * What worker.ts receives: the task, whether it must die instead (fault
+ * injection), and a flag the thread sets when it takes the task up.
+ */
+export interface WorkMessage { task: TaskSpec; crash?: boolean; started: Int32Array }
 
 /**
  * What worker.ts answers. `poisoned`: the thread's parquet-wasm module trapped
@@ -106,14 +110,22 @@ function retire(p: Piscina, thread: number) {
 
 /** Run one attempt of a task on the pool; a task error is rethrown typed, a lost worker as WorkerLost. */
 export async function attemptOnPool(workers: number, task: TaskSpec, crash = false): Promise<TaskResult> {
+  // A thread holds its next task while it runs one (concurrentTasksPerWorker):
+  // when it dies, the task still waiting there never started, and goes again
+  // without counting as an attempt (a few times at most: a pool whose threads
+  // die before they start anything is lost all the same).
+  let unstarted = 0;
   for (;;) {
     const p = await getPool(workers);
+    const started = new Int32Array(new SharedArrayBuffer(4));
     let r: WorkReply;
     try {
       // Inputs are not transferred: the coordinator keeps them for a retry (shuffle blocks are shared memory anyway).
-      r = (await p.run({ task, crash } satisfies WorkMessage)) as WorkReply;
+      r = (await p.run({ task, crash, started } satisfies WorkMessage)) as WorkReply;
     } catch (e) {
-      throw new WorkerLost(String((e as Error)?.message ?? e), pool !== p);
+      const closed = pool !== p;
+      if (!closed && Atomics.load(started, 0) === 0 && ++unstarted <= 4 * workers) continue;
+      throw new WorkerLost(String((e as Error)?.message ?? e), closed);
     }
     ready = p;
     if ('refused' in r) { retire(p, r.thread); continue; }

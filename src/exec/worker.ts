@@ -12,10 +12,24 @@ import { trace } from './trace.js';
 
 trace('worker: modules loaded');
 
-export default async function work(msg: WorkMessage | WarmTask): Promise<unknown> {
+// The pool hands each thread its next task while this one runs (pool.ts,
+// concurrentTasksPerWorker 2), so that a thread goes from one task to the
+// next without a round trip to the coordinator; they run one after the other,
+// each timed alone.
+let running: Promise<unknown> = Promise.resolve();
+
+export default function work(msg: WorkMessage | WarmTask): Promise<unknown> {
+  const run = running.then(() => workOne(msg));
+  running = run.then(() => undefined, () => undefined);
+  return run;
+}
+
+async function workOne(msg: WorkMessage | WarmTask): Promise<unknown> {
   if (isWarmTask(msg)) return warm(msg.warm);
-  const { task, crash } = msg;
+  const { task, crash, started } = msg;
   if (wasmPoisoned()) return { ok: false, refused: true, thread: threadId } satisfies WorkReply;
+  // from here on the task is this thread's: if the thread dies, the attempt counts (pool.ts)
+  Atomics.store(started, 0, 1);
   if (crash) process.exit(1);
   try {
     const result = await runTask(task);
