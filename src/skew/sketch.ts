@@ -27,6 +27,9 @@ export interface Sketch {
   entries: SketchEntry[];
 }
 
+/** Largest count first; one function for the module (a comparator written in place is a new closure each call, compiled again after each full GC). */
+const byCountDesc = (a: { count: number }, b: { count: number }) => b.count - a.count;
+
 export class SpaceSaving {
   // Dense entries 0..size-1, and an open-addressing index (slot → entry, -1 empty).
   private readonly keys: Int32Array;
@@ -114,7 +117,7 @@ export class SpaceSaving {
     for (let e = 0; e < this.size; e++) {
       entries.push({ hash: this.keys[e], count: this.counts[e] + this.d, error: this.d, batch: this.batchOf[e], row: this.rowOf[e] });
     }
-    entries.sort((a, b) => b.count - a.count);
+    entries.sort(byCountDesc);
     return { capacity: this.capacity, n: this.n, d: this.d, entries };
   }
 }
@@ -149,6 +152,6 @@ export function mergeSketches<E extends { hash: number; count: number; error: nu
     const missing = dTotal - m.seen; // the d of the summaries that did not list the key
     return { ...m.e, count: m.count + missing, error: m.error + missing };
   });
-  out.sort((a, b) => b.count - a.count);
+  out.sort(byCountDesc);
   return out.slice(0, capacity);
 }
