@@ -357,6 +357,7 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
     }
     const duck: RunRow = { workload: w.name, s: w.s, mode: 'duckdb', wallMs: median(times), runsMs: times };
     const rows: RunRow[] = [];
+    const timedModes: { mode: Mode; opts: RunOptions; row: RunRow }[] = [];
     for (const mode of w.modes) {
       progress.begin(`${w.name} s=${w.s} ${mode}`);
       const opts: RunOptions = { ...modeOverrides(mode, w.execution, o.workers), taskCpuTime: true, onProgress: progress.onProgress };
@@ -369,18 +370,9 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
         runs.push(performance.now() - t0);
       }
       const last = timed[timed.length - 1];
-      let sameAnswer = sameRows(last.toRows(), theirs);
-      // each simulated worker count: a run planned for it, on the real threads, its answer checked too
-      const simulated: Simulated[] = [];
-      for (const W of simulateWorkers) {
-        const planned = await runPlan(plan, { ...plannedFor(opts, W), onProgress: progress.onProgress });
-        sameAnswer &&= sameRows(planned.toRows(), theirs);
-        simulated.push(simulateRun(planned.stats.tasks, W));
-      }
-      rows.push({
-        workload: w.name, s: w.s, mode, wallMs: median(runs), runsMs: runs, ...runFigures(timed), sameAnswer,
-        ...(simulated.length ? { simulated } : {}),
-      });
+      const row: RunRow = { workload: w.name, s: w.s, mode, wallMs: median(runs), runsMs: runs, ...runFigures(timed), sameAnswer: sameRows(last.toRows(), theirs) };
+      rows.push(row);
+      timedModes.push({ mode, opts, row });
       if (detailOf && w.name === detailOf.workload && w.s === detailOf.s && mode === detailOf.mode) {
         const left = last.stats.shuffles.find((x) => x.id.endsWith('.left'));
         results.detail = {
@@ -390,6 +382,21 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
           tasks: last.stats.tasks.map((t) => ({ thread: t.thread ?? 0, startMs: t.startMs ?? 0, ms: t.ms, kind: t.kind, label: taskLabel(t) })),
         };
       }
+    }
+    // Each simulated worker count: a run planned for it, on the real threads, its answer checked too.
+    // After every mode's timed runs: a run planned for 256 workers (a thousand partitions) leaves the
+    // threads' heaps large, and timed runs right after it were slower (hot key at s = 0: 470 ms
+    // after the previous mode's simulations, 314 ms without them).
+    for (const { mode, opts, row } of timedModes) {
+      if (!simulateWorkers.length) break;
+      progress.begin(`${w.name} s=${w.s} ${mode}: simulated workers`);
+      const simulated: Simulated[] = [];
+      for (const W of simulateWorkers) {
+        const planned = await runPlan(plan, { ...plannedFor(opts, W), onProgress: progress.onProgress });
+        row.sameAnswer &&= sameRows(planned.toRows(), theirs);
+        simulated.push(simulateRun(planned.stats.tasks, W));
+      }
+      row.simulated = simulated;
     }
     const off = rows.find((r) => r.mode === 'off' || r.mode === 'no-combiners');
     for (const r of [...rows, duck]) {
