@@ -248,4 +248,18 @@ describe('kernels against bigint arithmetic', () => {
     // below 4,096 rows a task aggregates, a key per row or not
     expect(combine([batch(3000, (i) => i, () => 0)] as never, c as never, true)).toMatchObject({ mode: 'partial', rowsOut: 3000 });
   });
+
+  it('the first look: 90% of the first 4,096 rows distinct passes through at once; below that the whole sample decides', () => {
+    const schema = [{ name: 'k', type: { id: 'int32' } }];
+    const batch = (m: number, key: (i: number) => number) => ({ length: m, columns: [
+      { type: schema[0].type, length: m, values: Int32Array.from({ length: m }, (_, i) => key(i)), valid: null }] });
+    const c = { groupBy: [0], aggs: [{ fn: 'count', col: -1, as: 'n', type: { id: 'int64' } }], schema, passRows: true };
+    // 3,700 of the first 4,096 distinct (90.3%): through, though the rest of the sample repeats one key
+    // (the whole sample, 3,700 groups in 16,384 rows, would aggregate: the first look decides)
+    expect(combine([batch(20000, (i) => (i < 4096 ? i % 3700 : 0))] as never, c as never, true).mode).toBe('pass-through');
+    // 3,500 of them (85%): the whole sample is looked at, 3,500 groups in 16,384 rows: aggregated
+    expect(combine([batch(20000, (i) => (i < 4096 ? i % 3500 : 0))] as never, c as never, true)).toMatchObject({ mode: 'partial', rowsOut: 3500 });
+    // 85% first, then distinct keys: 15,788 groups in the sample, through
+    expect(combine([batch(20000, (i) => (i < 4096 ? i % 3500 : i))] as never, c as never, true).mode).toBe('pass-through');
+  });
 });

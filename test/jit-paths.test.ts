@@ -66,6 +66,33 @@ describe('a grouping table that grows inside one batch', () => {
     for (let i = 0; i < n; i++) if (g.gid[i] !== (i % 2 ? ids.get(keys[i]) : ids.size)) wrong++;
     expect(wrong).toBe(0);
   });
+
+  it('groupRows on one 64-bit key without nulls (its own loop): keys compared beyond their hash, the table grown, against a map', () => {
+    // keys that share their 32-bit hash (found among 2^18 spread keys): only the words tell them
+    // apart, and a loop trusting the hash would merge them
+    const cand = BigInt64Array.from({ length: 1 << 18 }, (_, k) => BigInt(k) * 2654435761n + (BigInt(k % 1000) << 40n));
+    const ch = buildKeys({ length: cand.length, columns: [{ type: { id: 'int64' }, length: cand.length, values: cand, valid: null }] }, [0], [{ kind: 'int' }]).hash;
+    const seen = new Map<number, number>();
+    const twins: bigint[] = [];
+    for (let k = 0; k < cand.length; k++) {
+      const j = seen.get(ch[k]);
+      if (j === undefined) seen.set(ch[k], k); else twins.push(cand[j], cand[k]);
+    }
+    expect(twins.length).toBeGreaterThan(0);
+    const n = 150000;
+    const keys = BigInt64Array.from({ length: n }, (_, i) => i % 5 === 0 ? twins[(i / 5) % twins.length] : BigInt((i * 7919) % 70001) + (i % 3 === 0 ? 4294967296n : 0n));
+    const b: Batch = { length: n, columns: [{ type: { id: 'int64' }, length: n, values: keys, valid: null }] };
+    const g = groupRows(buildKeys(b, [0], [{ kind: 'int' }]));
+    const ids = new Map<bigint, number>();
+    const firsts: number[] = [];
+    for (let i = 0; i < n; i++) if (!ids.has(keys[i])) { ids.set(keys[i], ids.size); firsts.push(i); }
+    expect(ids.size).toBeGreaterThan(65536);
+    expect(g.nGroups).toBe(ids.size);
+    expect(Array.from(g.first)).toEqual(firsts);
+    let wrong = 0;
+    for (let i = 0; i < n; i++) if (g.gid[i] !== ids.get(keys[i])) wrong++;
+    expect(wrong).toBe(0);
+  });
 });
 
 describe('joins by keys past 2^53 and by two columns', () => {
