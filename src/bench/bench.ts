@@ -343,6 +343,8 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
   const results: BenchResults = { suite: o.suite, workers: o.workers, repeat: o.repeat, simulateWorkers, date: new Date().toISOString(), runs: [] };
   write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'cpu'.padStart(6)} ${'rows'.padStart(6)} ${'bytes'.padStart(6)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
   const detailOf = o.suite === 'quick' || o.suite === 'full' ? { workload: 'fact⋈dim', s: 1.2, mode: 'key' } : null;
+  // the runs planned for simulated worker counts, after every timed run (see below)
+  const simulations: { w: Workload; plan: object; theirs: Record<string, unknown>[]; mode: Mode; opts: RunOptions; row: RunRow }[] = [];
   for (const w of workloads) {
     const dir = path.resolve(datasetDir(o.out, w.data));
     if (!fs.existsSync(path.join(dir, 'dim.parquet'))) generate({ ...GEN_DEFAULTS, ...w.data, out: dir });
@@ -357,7 +359,6 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
     }
     const duck: RunRow = { workload: w.name, s: w.s, mode: 'duckdb', wallMs: median(times), runsMs: times };
     const rows: RunRow[] = [];
-    const timedModes: { mode: Mode; opts: RunOptions; row: RunRow }[] = [];
     for (const mode of w.modes) {
       progress.begin(`${w.name} s=${w.s} ${mode}`);
       const opts: RunOptions = { ...modeOverrides(mode, w.execution, o.workers), taskCpuTime: true, onProgress: progress.onProgress };
@@ -372,7 +373,7 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
       const last = timed[timed.length - 1];
       const row: RunRow = { workload: w.name, s: w.s, mode, wallMs: median(runs), runsMs: runs, ...runFigures(timed), sameAnswer: sameRows(last.toRows(), theirs) };
       rows.push(row);
-      timedModes.push({ mode, opts, row });
+      simulations.push({ w, plan, theirs, mode, opts, row });
       if (detailOf && w.name === detailOf.workload && w.s === detailOf.s && mode === detailOf.mode) {
         const left = last.stats.shuffles.find((x) => x.id.endsWith('.left'));
         results.detail = {
@@ -383,21 +384,6 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
         };
       }
     }
-    // Each simulated worker count: a run planned for it, on the real threads, its answer checked too.
-    // After every mode's timed runs: a run planned for 256 workers (a thousand partitions) leaves the
-    // threads' heaps large, and timed runs right after it were slower (hot key at s = 0: 470 ms
-    // after the previous mode's simulations, 314 ms without them).
-    for (const { mode, opts, row } of timedModes) {
-      if (!simulateWorkers.length) break;
-      progress.begin(`${w.name} s=${w.s} ${mode}: simulated workers`);
-      const simulated: Simulated[] = [];
-      for (const W of simulateWorkers) {
-        const planned = await runPlan(plan, { ...plannedFor(opts, W), onProgress: progress.onProgress });
-        row.sameAnswer &&= sameRows(planned.toRows(), theirs);
-        simulated.push(simulateRun(planned.stats.tasks, W));
-      }
-      row.simulated = simulated;
-    }
     const off = rows.find((r) => r.mode === 'off' || r.mode === 'no-combiners');
     for (const r of [...rows, duck]) {
       results.runs.push(r);
@@ -405,6 +391,26 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
       const vsDuck = r.mode === 'duckdb' ? '' : (r.wallMs / duck.wallMs).toFixed(2);
       const mb = r.shuffledBytes === undefined ? '' : (r.shuffledBytes / MB).toFixed(1);
       write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${(r.reduceImbalanceCpu?.toFixed(2) ?? '').padStart(6)} ${(r.reduceImbalanceRows?.toFixed(2) ?? '').padStart(6)} ${(r.reduceImbalanceBytes?.toFixed(2) ?? '').padStart(6)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
+    }
+  }
+  // Each simulated worker count: a run planned for it, on the real threads, its answer checked
+  // too. After every timed run of every workload: runs planned for 256 workers (a thousand
+  // partitions) leave the process larger (peak RSS 1.1 GB before them, 2.8 GB after a few
+  // rounds) and timed runs after them were slower and noisier (fact ⋈ dim at s = 1.5, auto:
+  // 295-330 ms between such rounds, up to 470-513 ms after some).
+  for (const { w, plan, theirs, mode, opts, row } of simulateWorkers.length ? simulations : []) {
+    progress.begin(`${w.name} s=${w.s} ${mode}: runs planned for ${simulateWorkers.join(', ')} workers`);
+    const simulated: Simulated[] = [];
+    let same = true;
+    for (const W of simulateWorkers) {
+      const planned = await runPlan(plan, { ...plannedFor(opts, W), onProgress: progress.onProgress });
+      same &&= sameRows(planned.toRows(), theirs);
+      simulated.push(simulateRun(planned.stats.tasks, W));
+    }
+    row.simulated = simulated;
+    if (!same) {
+      row.sameAnswer = false;
+      write(`${w.name} s=${w.s} ${mode}: a run planned for simulated workers did not give DuckDB's answer\n`);
     }
   }
   const s1 = workloads.find((w) => w.name === 'fact⋈dim' && w.s === 1);
