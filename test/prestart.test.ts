@@ -4,10 +4,14 @@
 // SF 0.01 tables) run over large ones through --source starts the pool at
 // once, as the same plan naming the large files does. A folder counts as
 // large. Each test loads the modules afresh: the guess is made once a process.
+// Closing a pool whose threads are still warming up waits for them (a thread
+// terminated while it loads its modules aborts Node 20).
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { tmpDir, writeParquet, writePlan } from './helpers.js';
+import { ROOT, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-prestart-');
 const f = (n: string) => path.join(dir, n);
@@ -51,5 +55,18 @@ describe('starting the pool ahead with --source', () => {
     expect(await started(['--source', `t=${f('folder')}`])).toBe(true);
     expect(await started(['--source', `u=${f('big.parquet')}`])).toBe(false);
     expect(await started(['--source', `t=${f('small.parquet')}`])).toBe(false);
+  });
+});
+
+describe('closing a pool that is warming up', () => {
+  it('waits for the warm-ups first (Node 20 aborts the process when a thread is terminated while it loads its modules)', () => {
+    // a process of its own: the pool made, then closed at once while its threads start; each thread traces its warm-up's end
+    const script = `const ps = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist/exec/pool.js')).href)});
+      ps.warmPool(2, ${JSON.stringify(f('big.parquet'))});
+      await ps.getPool(2);
+      await ps.closePool();`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, SKEWJOIN_TRACE: '1' } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr.match(/worker: warm\n/g) ?? []).toHaveLength(2);
   });
 });

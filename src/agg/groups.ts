@@ -45,7 +45,6 @@ interface Table { first: Int32Array; groupHash: Int32Array; slots: Int32Array; n
  */
 function insertRows(t: Table, keys: Keys, rows: Int32Array | null, gid: Int32Array, k0: number, n: number): number {
   const { first, groupHash, slots } = t, mask = slots.length - 1, h = keys.hash;
-  let nGroups = t.nGroups;
   for (let k = k0; k < n; k++) {
     const i = rows !== null ? rows[k] : k;
     const hi = h[i];
@@ -56,23 +55,26 @@ function insertRows(t: Table, keys: Keys, rows: Int32Array | null, gid: Int32Arr
       if (g < 0 || (groupHash[g] === hi && keysEqual(keys, i, keys, first[g]))) break;
       s = (s + 1) & mask;
     }
-    if (g < 0) {
-      if (nGroups === first.length || (nGroups + 1) * 2 > slots.length) return k;
-      g = nGroups++;
-      first[g] = i;
-      groupHash[g] = hi;
-      slots[s] = g;
-      t.nGroups = nGroups;
-    }
+    if (g < 0 && (g = addGroup(t, s, i, hi)) < 0) return k;
     gid[i] = g;
   }
   return n;
 }
 
+/** A new group whose first row is i, in slot s; -1 when the table must grow first. */
+function addGroup(t: Table, s: number, i: number, hi: number): number {
+  const g = t.nGroups;
+  if (g === t.first.length || (g + 1) * 2 > t.slots.length) return -1;
+  t.first[g] = i;
+  t.groupHash[g] = hi;
+  t.slots[s] = g;
+  t.nGroups = g + 1;
+  return g;
+}
+
 /** insertRows for one 64-bit key part without nulls: two words a row (`w`), compared inline. */
 function insertWords(t: Table, w: Int32Array, h: Int32Array, rows: Int32Array | null, gid: Int32Array, k0: number, n: number): number {
   const { first, groupHash, slots } = t, mask = slots.length - 1;
-  let nGroups = t.nGroups;
   for (let k = k0; k < n; k++) {
     const i = rows !== null ? rows[k] : k;
     const hi = h[i], lo = w[2 * i], up = w[2 * i + 1];
@@ -85,14 +87,7 @@ function insertWords(t: Table, w: Int32Array, h: Int32Array, rows: Int32Array | 
       if (groupHash[g] === hi && w[2 * f] === lo && w[2 * f + 1] === up) break;
       s = (s + 1) & mask;
     }
-    if (g < 0) {
-      if (nGroups === first.length || (nGroups + 1) * 2 > slots.length) return k;
-      g = nGroups++;
-      first[g] = i;
-      groupHash[g] = hi;
-      slots[s] = g;
-      t.nGroups = nGroups;
-    }
+    if (g < 0 && (g = addGroup(t, s, i, hi)) < 0) return k;
     gid[i] = g;
   }
   return n;
