@@ -106,8 +106,10 @@ describe('the progress display', () => {
     for (const m of drawn) expect(Number(m[2])).toBeLessThanOrEqual(Number(m[3]));
     // a multi-stage query: several of its stages appear in the frames
     const shown = new Set(drawn.map((m) => m[1]));
+    // (which ones depends on timing: the bar redraws at most once a frame, and a stage whose tasks all
+    // finish within one, as a reduce stage did on a loaded CI machine, is never drawn; the events'
+    // stages, reduce ones included, are checked above)
     expect([...shown].filter((s) => stages.has(s)).length, [...shown].join(', ')).toBeGreaterThanOrEqual(2);
-    expect(drawn.some((m) => m[1].endsWith(' reduce'))).toBe(true);
     expect(drawn.some((m) => Number(m[4].replace(/,/g, '')) > 0)).toBe(true);
     // erased at the end: the last thing written clears the line
     expect(tty.text.endsWith('\x1b[2K') || tty.text.endsWith('\x1b[0K') || tty.text.endsWith('\x1b[K')).toBe(true);

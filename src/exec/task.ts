@@ -301,40 +301,45 @@ function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): Produced
   li = 0; ri = 0;
   const route = ROUTER;
   route.chunks = 0;
-  for (let k = 0; k < parts.length; k++) {
-    const [nl, nr] = parts[k];
-    const { buildLeft, grouped } = orientations[k];
-    const left = src.left.slice(li, li += nl), right = src.right.slice(ri, ri += nr);
-    const build = buildLeft ? concatBatches(src.leftSchema, left) : concatBatches(src.rightSchema, right);
-    if (buildLeft) builtLeft += build.length; else builtRight += build.length;
-    const shape: JoinShape = { ...sides, groupedLeft: grouped === 'probe' ? !buildLeft : buildLeft };
-    const byBuild = grouped === 'build' ? JoinAggregator.create(build, shape, combine!.groupBy, combine!.aggs, states!) : null;
-    const byProbe = grouped === 'probe' ? new ProbeGroupedAggregate(shape, combine!, states!) : null;
-    const joiner = new JoinProbe(src.type, buildLeft
-      ? buildKeys(build, src.leftKeys, src.leftNorms)
-      : buildKeys(build, src.rightKeys, src.rightNorms));
-    route.sink = byBuild ?? byProbe ?? gathered!;
-    route.build = build;
-    route.buildLeft = buildLeft;
-    const probeKeys = buildLeft ? src.rightKeys : src.leftKeys, probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
-    for (const p of buildLeft ? right : left) {
-      if (p.length === 0) continue;
-      route.probe = p;
-      joiner.probe(buildKeys(p, probeKeys, probeNorms, probeHashes.get(p.length)), route.emit);
-      byProbe?.flush(p);
+  let chunks = 0;
+  try {
+    for (let k = 0; k < parts.length; k++) {
+      const [nl, nr] = parts[k];
+      const { buildLeft, grouped } = orientations[k];
+      const left = src.left.slice(li, li += nl), right = src.right.slice(ri, ri += nr);
+      const build = buildLeft ? concatBatches(src.leftSchema, left) : concatBatches(src.rightSchema, right);
+      if (buildLeft) builtLeft += build.length; else builtRight += build.length;
+      const shape: JoinShape = { ...sides, groupedLeft: grouped === 'probe' ? !buildLeft : buildLeft };
+      const byBuild = grouped === 'build' ? JoinAggregator.create(build, shape, combine!.groupBy, combine!.aggs, states!) : null;
+      const byProbe = grouped === 'probe' ? new ProbeGroupedAggregate(shape, combine!, states!) : null;
+      const joiner = new JoinProbe(src.type, buildLeft
+        ? buildKeys(build, src.leftKeys, src.leftNorms)
+        : buildKeys(build, src.rightKeys, src.rightNorms));
+      route.sink = byBuild ?? byProbe ?? gathered!;
+      route.build = build;
+      route.buildLeft = buildLeft;
+      const probeKeys = buildLeft ? src.rightKeys : src.leftKeys, probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
+      for (const p of buildLeft ? right : left) {
+        if (p.length === 0) continue;
+        route.probe = p;
+        joiner.probe(buildKeys(p, probeKeys, probeNorms, probeHashes.get(p.length)), route.emit);
+        byProbe?.flush(p);
+      }
+      // right and full joins: the build rows no probe row matched
+      if (src.type === 'right' || src.type === 'full') {
+        const none = emptyBatch(buildLeft ? src.rightSchema : src.leftSchema);
+        route.probe = none;
+        joiner.finish(route.emit);
+        byProbe?.flush(none);
+      }
+      if (byBuild) out.push(byBuild.finish());
+      if (byProbe) out.push(byProbe.finish());
     }
-    // right and full joins: the build rows no probe row matched
-    if (src.type === 'right' || src.type === 'full') {
-      const none = emptyBatch(buildLeft ? src.rightSchema : src.leftSchema);
-      route.probe = none;
-      joiner.finish(route.emit);
-      byProbe?.flush(none);
-    }
-    if (byBuild) out.push(byBuild.finish());
-    if (byProbe) out.push(byProbe.finish());
+  } finally {
+    // a failed join too lets go of its batches
+    chunks = route.chunks;
+    route.clear();
   }
-  const chunks = route.chunks;
-  route.clear();
   const cutRows = gathered && cutHere ? cutPairs(gathered.pending, gathered.withRight, cutHere.by, cutHere.bounds, cutHere.nullSeed, cutHere.select) : undefined;
   if (gathered && !cutRows) { gathered.flush(); out.push(...gathered.batches); }
   const join: JoinPath = {
