@@ -344,7 +344,7 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
   write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'cpu'.padStart(6)} ${'rows'.padStart(6)} ${'bytes'.padStart(6)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
   const detailOf = o.suite === 'quick' || o.suite === 'full' ? { workload: 'fact⋈dim', s: 1.2, mode: 'key' } : null;
   // the runs planned for simulated worker counts, after every timed run (see below)
-  const simulations: { w: Workload; plan: object; theirs: Record<string, unknown>[]; mode: Mode; opts: RunOptions; row: RunRow }[] = [];
+  const simulations: { plan: object; theirs: Record<string, unknown>[]; opts: RunOptions; row: RunRow }[] = [];
   for (const w of workloads) {
     const dir = path.resolve(datasetDir(o.out, w.data));
     if (!fs.existsSync(path.join(dir, 'dim.parquet'))) generate({ ...GEN_DEFAULTS, ...w.data, out: dir });
@@ -373,7 +373,7 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
       const last = timed[timed.length - 1];
       const row: RunRow = { workload: w.name, s: w.s, mode, wallMs: median(runs), runsMs: runs, ...runFigures(timed), sameAnswer: sameRows(last.toRows(), theirs) };
       rows.push(row);
-      simulations.push({ w, plan, theirs, mode, opts, row });
+      simulations.push({ plan, theirs, opts, row });
       if (detailOf && w.name === detailOf.workload && w.s === detailOf.s && mode === detailOf.mode) {
         const left = last.stats.shuffles.find((x) => x.id.endsWith('.left'));
         results.detail = {
@@ -398,8 +398,8 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
   // partitions) leave the process larger (peak RSS 1.1 GB before them, 2.8 GB after a few
   // rounds) and timed runs after them were slower and noisier (fact ⋈ dim at s = 1.5, auto:
   // 295-330 ms between such rounds, up to 470-513 ms after some).
-  for (const { w, plan, theirs, mode, opts, row } of simulateWorkers.length ? simulations : []) {
-    progress.begin(`${w.name} s=${w.s} ${mode}: runs planned for ${simulateWorkers.join(', ')} workers`);
+  for (const { plan, theirs, opts, row } of simulateWorkers.length ? simulations : []) {
+    progress.begin(`${row.workload} s=${row.s} ${row.mode}: runs planned for ${simulateWorkers.join(', ')} workers`);
     const simulated: Simulated[] = [];
     let same = true;
     for (const W of simulateWorkers) {
@@ -410,7 +410,7 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
     row.simulated = simulated;
     if (!same) {
       row.sameAnswer = false;
-      write(`${w.name} s=${w.s} ${mode}: a run planned for simulated workers did not give DuckDB's answer\n`);
+      write(`${row.workload} s=${row.s} ${row.mode}: a run planned for simulated workers did not give DuckDB's answer\n`);
     }
   }
   const s1 = workloads.find((w) => w.name === 'fact⋈dim' && w.s === 1);

@@ -111,12 +111,7 @@ function fmix(h: number): number {
 
 const NO_HASHES = new Int32Array(0);
 
-/**
- * Normalize and hash the key columns of a batch. `scratch`, when given and
- * large enough, holds the hashes instead of a new array: for keys that do not
- * outlive the caller's loop. `hashed` false: no hashes (an empty `hash`), for
- * keys only looked up in a direct table (kernels/table.ts).
- */
+/** One key column as a key part: its 64-bit words, or its bytes (strings, and wide decimals rescaled). */
 function keyPart(c: Column, norm: KeyNorm): KeyPart {
   const nulls = nullsOf(c);
   if (norm.kind === 'dec' && norm.wide) {
@@ -128,6 +123,12 @@ function keyPart(c: Column, norm: KeyNorm): KeyPart {
     : { kind: 'w' as const, w: wordsOf(c, norm), nulls };
 }
 
+/**
+ * Normalize and hash the key columns of a batch. `scratch`, when given and
+ * large enough, holds the hashes instead of a new array: for keys that do not
+ * outlive the caller's loop. `hashed` false: no hashes (an empty `hash`), for
+ * keys only looked up in a direct table (kernels/table.ts).
+ */
 export function buildKeys(b: Batch, cols: number[], norms: KeyNorm[], scratch?: Int32Array, hashed = true): Keys {
   const n = b.length;
   // pushed, not mapped: Array.prototype.map makes a holey array where V8 runs

@@ -128,7 +128,7 @@ export class SpaceSaving {
  * freed them, and the next run's summaries (new maps) deoptimized the
  * compiled addAll and decrementAll ("wrong map", seen with --trace-deopt).
  */
-export const KEEP_MAPS = new SpaceSaving(1);
+const KEEP_MAPS = new SpaceSaving(1);
 
 /**
  * Merge summaries: a key missing from one summary may have up to that
