@@ -15,7 +15,7 @@ import { type TwoLevelStep, hasDistinct, twoLevelSchema } from '../agg/twolevel.
 import { type Batch, type Column, type Schema, lanes } from '../kernels/column.js';
 import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
 import type { SkewSettings } from '../plan/load.js';
-import type { Executor } from '../exec/run.js';
+import type { ExecContext } from '../exec/context.js';
 import type { TaskSource } from '../exec/task.js';
 import { isSpilled } from '../spill/block.js';
 import { heldBytes } from '../spill/spiller.js';
@@ -134,7 +134,7 @@ const keyNorms = (schema: Schema, n: number): KeyNorm[] => schema.slice(0, n).ma
  * bytes of them held against the budget (to release once merged).
  */
 export async function levelOne(
-  ex: Executor, a: AggregateInput, blocks: Batch[], split: AggregateSplit, raw: Batch[] = [],
+  ex: ExecContext, a: AggregateInput, blocks: Batch[], split: AggregateSplit, raw: Batch[] = [],
 ): Promise<{ input: AggregateInput; blocks: Batch[]; held: number }> {
   const g = a.groupBy.length, p = split.partition;
   // rows that combiners passed through are read by ranges of their own, aggregated as raw rows
