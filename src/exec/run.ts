@@ -16,7 +16,8 @@ import {
 import { keyGrid, restGrid } from '../skew/cut.js';
 import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
-import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits, rowsInput } from '../skew/aggregate.js';
+import { planAggregateSplits } from '../skew/aggregate.js';
+import { type AggregateInput, aggregateSource, levelOne, rowsInput } from './two-level.js';
 import { mixPlan } from '../skew/mix.js';
 import { type Collected, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from '../joins/merge.js';

@@ -12,7 +12,7 @@ import { finalAggregate, partialAggregateJoin, partialSchema, rowsAsStates } fro
 import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, Int32Scratch, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherSelected, rowCount, shareBatch, sliceBatch,
+  type Batch, type Field, type Schema, Int32Scratch, buffersOf, concatBatches, emptyBatch, gather, gatherSelected, rowCount, shareBatch, sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { type EmitPairs, JoinProbe, hashJoin } from '../kernels/join.js';
@@ -30,7 +30,7 @@ import { compileFilter } from '../expr/select.js';
 import { DENSE, carry, defer, materialize, selectedRows, selectionOf } from '../expr/deferred.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { JoinType } from '../plan/spec.js';
-import { withSpillRead } from '../spill/source.js';
+import { withSpillRead } from './spill-read.js';
 import { encodeOutput, encodesOutput } from './encode-output.js';
 import { inputBytesOf } from './input-size.js';
 import type { EncodedRowGroup } from '../io/parquet-encode.js';

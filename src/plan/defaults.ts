@@ -10,3 +10,6 @@
  * clock; the 5M-row reference (114 MB) needs both threads.
  */
 export const DEFAULT_IN_THREAD_BYTES = 48 * 1024 * 1024;
+
+/** Coalescing stops at this many tasks per worker, so that the last tasks balance out (map splits aim at it too). */
+export const TASKS_PER_WORKER = 4;
