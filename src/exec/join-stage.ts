@@ -1,64 +1,31 @@
 // The join operator's coordinator side: the strategy (broadcast or shuffle), the shuffle join's reduce tasks as
-// planned from the shuffle statistics (coalesced partitions, map-range and hot-key splits, mixed tasks), grace
-// pieces for a build side over a task's share of the budget, and cross joins.
+// planned from the shuffle statistics (coalesced partitions, map-range splits here; hot-key grids in join-hot-keys.ts,
+// one task or grace pieces in join-task.ts), and cross joins.
 import type { EagerPlan } from '../agg/eager.js';
-import { type Batch, type Schema, batchBytes, concatBatches, rowCount } from '../kernels/column.js';
+import { batchBytes, concatBatches, rowCount } from '../kernels/column.js';
 import { partitionOf } from '../kernels/keys.js';
 import type { BoundNode } from '../plan/bound.js';
 import { plannedWorkers } from '../plan/load.js';
-import {
-  BUILD_WEIGHT,
-  type PlannedTask,
-  type SideStats,
-  type SplitInfo,
-  planReduceTasks,
-  reduceNeeded,
-} from '../skew/decide.js';
-import { keyGrid, restGrid } from '../skew/cut.js';
-import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
+import { BUILD_WEIGHT, type PlannedTask, type SideStats, type SplitInfo, planReduceTasks } from '../skew/decide.js';
+import { type RowSlice, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
 import { mixPlan } from '../skew/mix.js';
 import { type Collected, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from '../joins/merge.js';
 import { runsInThread } from './local.js';
 import { poolReady } from './pool.js';
-import { blockBytes, isSpilled, packBlocks } from '../spill/block.js';
-import { heldBytes } from '../spill/spiller.js';
+import { packBlocks } from '../spill/block.js';
 import { runRanged } from '../sort/fused.js';
-import { cutByHash, gracePieces } from '../spill/grace.js';
 import { partitionsFor, pipelineOf, scanBytes } from './physical.js';
 import { budgetedSkew } from './budget.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from './task.js';
-import type { ExecContext, TaskMeta } from './context.js';
-import { type ShuffleOutput, EMPTY, batchesOf, blocksOf, shuffle } from './exchange.js';
+import type { ExecContext } from './context.js';
+import { type ShuffleOutput, batchesOf, blocksOf, shuffle } from './exchange.js';
 
-export type JoinNode = Extract<BoundNode, { kind: 'join' }>;
+import { type JoinContext, type JoinNode, type JoinShape, graceJoin, joinTask, mapOutputs } from './join-task.js';
+import { runHotKeys } from './join-hot-keys.js';
 
-/** What the join's reduce tasks read: the sides as shuffled (rows, or eager partial rows). */
-interface JoinShape {
-  leftSchema: Schema;
-  rightSchema: Schema;
-  leftKeys: number[];
-  rightKeys: number[];
-  eager?: EagerPlan;
-}
-
-interface JoinContext {
-  node: JoinNode;
-  shape: JoinShape;
-  ops: RowOp[];
-  combine?: Combine;
-  sink: TaskSink;
-  l: ShuffleOutput;
-  r: ShuffleOutput;
-  /** the reduce plan's target task size */
-  targetBytes: number;
-  /** partitions of the shuffle the sides come from */
-  partitions: number;
-}
-
-/** Runs of rows (of hot keys and the rest) up to which a split task leaves a key's rows in place for the join tasks. */
-const MAX_RUNS = 64;
+export type { JoinNode };
 
 /** Counters per map task for the heavy-hitter sketch of join keys. */
 const SKETCH_CAPACITY = 1000;
@@ -299,40 +266,9 @@ async function runCross(
   );
 }
 
-function joinTask(
-  ex: ExecContext,
-  ctx: JoinContext,
-  left: Batch[],
-  right: Batch[],
-  meta: Omit<TaskMeta, 'stage'>,
-  seed: number,
-  parts?: [number, number][],
-) {
-  const { node, shape } = ctx;
-  const inputBytes = [...left, ...right].reduce((a, b) => a + blockBytes(b), 0);
-  return ex.run(
-    {
-      source: {
-        kind: 'join',
-        type: node.type,
-        ...shape,
-        left,
-        right,
-        leftNorms: node.leftNorms,
-        rightNorms: node.rightNorms,
-        ...(parts ? { parts } : {}),
-      },
-      ops: ctx.ops,
-      combine: ctx.combine,
-      sink: withSeed(ctx.sink, seed),
-    },
-    { stage: node.id, ...meta, inputBytes },
-  );
-}
-
 /** `split`: the skewed partition's entry in joins[].splits, its task counts set to what ran */
 async function runPlanned(ex: ExecContext, ctx: JoinContext, t: PlannedTask, split?: SplitInfo): Promise<TaskResult[]> {
-  const { l, r, node } = ctx;
+  const { l, r } = ctx;
   if (t.kind === 'partitions') {
     const ls = t.partitions.map((p) => blocksOf(l, p)),
       rs = t.partitions.map((p) => blocksOf(r, p));
@@ -373,195 +309,5 @@ async function runPlanned(ex: ExecContext, ctx: JoinContext, t: PlannedTask, spl
       ),
     ];
   }
-  // Hot keys: find them in both sides of the partition, then join the rest and each key's grid.
-  // The split tasks read row ranges of about the target size, so no task reads a whole map output.
-  // Where a range holds few runs of each key (sorted input), the join tasks read those runs in
-  // place; otherwise the split task cuts the keys out (a copy). The grids are cut from the rows
-  // found (exact), not from the sketches' estimates.
-  const p = t.partition;
-  const H = t.keys.length;
-  let held = 0;
-  const modes = { located: 0, scattered: 0 };
-  const splitSide = async (s: ShuffleOutput, side: 'left' | 'right') => {
-    const blocks = mapOutputs(ex, s, p);
-    const chunks = packRowSlices(
-      blocks.map((b) => b.length),
-      blocks.map(blockBytes),
-      ctx.targetBytes,
-    );
-    const outs = await Promise.all(
-      chunks.map(async (slices, c) => {
-        const chunk = sliceBlocks(blocks, slices);
-        // a spilled block is cut out once rather than read back by every task of the grid
-        const locate = chunk.some(isSpilled) ? undefined : MAX_RUNS;
-        const res = await ex.run(
-          {
-            source: {
-              kind: 'split',
-              schema: side === 'left' ? ctx.shape.leftSchema : ctx.shape.rightSchema,
-              blocks: chunk,
-              keys: side === 'left' ? ctx.shape.leftKeys : ctx.shape.rightKeys,
-              norms: side === 'left' ? node.leftNorms : node.rightNorms,
-              hot: t.keys.map((k) => ({ hash: k.hash, match: k.match })),
-              locate,
-            },
-            ops: [],
-            sink: { kind: 'collect' },
-          },
-          {
-            stage: node.id,
-            kind: 'split',
-            partition: p,
-            split: `${side} cut ${c + 1}/${chunks.length} ${sliceLabel(slices, (i) => blocks[i].length)}`,
-            inputBytes: chunk.reduce((a, b) => a + blockBytes(b), 0),
-          },
-        );
-        modes[res.runs ? 'located' : 'scattered']++;
-        held += heldBytes([res.batches]);
-        return res.runs
-          ? runsToSlices(slices, res.runs, 1 + H).map((sl) => sliceBlocks(blocks, sl))
-          : (res.batches as Batch[]).map((b) => [b]);
-      }),
-    );
-    // [rest, key 0, key 1, ...] from every chunk, empty outputs dropped
-    const gather = (i: number) => outs.flatMap((o) => o[i]).filter((b) => b.length > 0);
-    return { rest: gather(0), keys: Array.from({ length: H }, (_, i) => gather(1 + i)) };
-  };
-  const [ls, rs] = await Promise.all([splitSide(l, 'left'), splitSide(r, 'right')]);
-  const jobs: Promise<TaskResult | TaskResult[]>[] = [];
-  let tasks = 0;
-  // the plain partitions each cell of the keys' grids carries (skew/mix.ts), in order
-  let cell = 0;
-  const riders = t.riders ?? [];
-  const plainTask = (ps: number[]) => runPlanned(ex, ctx, { kind: 'partitions', partitions: ps, bytes: 0 });
-  const pairs = (g: { left: Batch[][]; right: Batch[][] }, label: (i: number, j: number) => string, grace: boolean) => {
-    g.left.forEach((x, i) =>
-      g.right.forEach((y, j) => {
-        const rides = grace ? [] : (riders[cell++] ?? []);
-        if (!reduceNeeded(node.type, rowCount(x), rowCount(y))) {
-          if (rides.length) jobs.push(plainTask(rides));
-          return;
-        }
-        tasks++;
-        // the rest may still not fit the memory budget (grace pieces); a hot key's pieces are never cut by hash
-        if (grace) {
-          const meta = { kind: 'reduce', partition: p, split: label(i, j) } as const;
-          jobs.push(
-            graceJoin(ex, ctx, x, y, meta).then(
-              (r): Promise<TaskResult | TaskResult[]> | TaskResult[] => r ?? joinTask(ex, ctx, x, y, meta, p + i + j),
-            ),
-          );
-          return;
-        }
-        const ql = rides.map((q) => blocksOf(l, q)),
-          qr = rides.map((q) => blocksOf(r, q));
-        const meta = {
-          kind: 'reduce',
-          partition: p,
-          split: label(i, j),
-          ...(rides.length ? { partitions: [p, ...rides] } : {}),
-        } as const;
-        jobs.push(
-          joinTask(
-            ex,
-            ctx,
-            [...x, ...ql.flat()],
-            [...y, ...qr.flat()],
-            meta,
-            p + i + j,
-            rides.length
-              ? [[x.length, y.length], ...ql.map((b, k): [number, number] => [b.length, qr[k].length])]
-              : undefined,
-          ),
-        );
-      }),
-    );
-  };
-  const rest = restGrid(node.type, ls.rest, rs.rest, ctx.targetBytes);
-  pairs(
-    rest,
-    (i, j) => (rest.left.length * rest.right.length > 1 ? `hot-key rest piece ${i},${j}` : 'hot-key rest'),
-    true,
-  );
-  t.keys.forEach((k, ki) => {
-    const g = keyGrid(node.type, ls.keys[ki], rs.keys[ki], ctx.targetBytes, [k.leftPieces, k.rightPieces]);
-    const before = tasks;
-    pairs(g, (i, j) => `hot-key ${k.display.join(',')} piece ${i},${j}`, false);
-    const info = split?.keys?.[ki];
-    if (info) info.tasks = tasks - before;
-  });
-  // cells planned but not made (the rows found cut into fewer pieces): their partitions on their own
-  for (const ps of riders.slice(cell)) if (ps.length) jobs.push(plainTask(ps));
-  if (split) Object.assign(split, { tasks, cut: modes });
-  const results = (await Promise.all(jobs)).flat();
-  ex.spill.release(held);
-  return results;
-}
-
-/**
- * Grace hash join: when the build side of a reduce task does not fit its
- * share of the budget, both sides are cut into pieces by further bits of
- * the key hash (re-partition tasks, their output held or spilled like any
- * shuffle) and each piece is joined by its own task. Null when the task fits.
- */
-async function graceJoin(
-  ex: ExecContext,
-  ctx: JoinContext,
-  left: Batch[],
-  right: Batch[],
-  meta: Omit<TaskMeta, 'stage'>,
-): Promise<TaskResult[] | null> {
-  const size = (bs: Batch[]) => ({ rows: rowCount(bs), bytes: bs.reduce((a, b) => a + blockBytes(b), 0) });
-  const K = gracePieces(ctx.node.type, size(left), size(right), ex.taskShare());
-  if (K <= 1) return null;
-  const { node, shape } = ctx;
-  const [ls, rs] = await Promise.all([
-    cutByHash(
-      ex,
-      left,
-      shape.leftSchema,
-      shape.leftKeys,
-      node.leftNorms,
-      K,
-      ctx.partitions,
-      { stage: node.id, partition: meta.partition, label: 'grace left' },
-      true,
-    ),
-    cutByHash(
-      ex,
-      right,
-      shape.rightSchema,
-      shape.rightKeys,
-      node.rightNorms,
-      K,
-      ctx.partitions,
-      { stage: node.id, partition: meta.partition, label: 'grace right' },
-      true,
-    ),
-  ]);
-  const jobs: Promise<TaskResult>[] = [];
-  for (let k = 0; k < K; k++) {
-    const a = ls.pieces[k],
-      b = rs.pieces[k];
-    if (reduceNeeded(node.type, rowCount(a), rowCount(b))) {
-      jobs.push(
-        joinTask(
-          ex,
-          ctx,
-          a,
-          b,
-          { ...meta, split: `${meta.split ? meta.split + ', ' : ''}grace piece ${k + 1}/${K}` },
-          meta.partition + k,
-        ),
-      );
-    }
-  }
-  const results = await Promise.all(jobs);
-  ex.spill.release(ls.held + rs.held);
-  return results;
-}
-
-/** Partition p's block of every map task (by map task; EMPTY where it wrote none), shared: row slices index it. */
-function mapOutputs(ex: ExecContext, s: ShuffleOutput, p: number): Batch[] {
-  return s.byTask.map((bs) => (bs[p] ? ex.share(bs[p]) : EMPTY));
+  return runHotKeys(ex, ctx, t, split, (ps) => runPlanned(ex, ctx, { kind: 'partitions', partitions: ps, bytes: 0 }));
 }
