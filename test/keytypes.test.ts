@@ -8,11 +8,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunOptions, type RunResult, type Stats, runPlan } from '../dist/index.js';
-import { duckTable, expectFileMatchesQuery, expectTypedEqual, arrowTyped, tmpDir, writeParquet } from './helpers.js';
+import { arrowTyped, duckTable, expectFileMatchesQuery, expectTypedEqual, sql, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-keytypes-');
 const file = (n: string) => path.join(dir, n);
 const spillDir = file('spill');
+const part = (t: string, p: number) => file(`${t}-${p}.parquet`);
 
 /**
  * A key k per row: 7 hot on both sides, 11 hot on this side only (`hot11`), 5% null, the rest over 0..149.
@@ -23,19 +24,23 @@ const keySql = (seed: number, share7: number, share11: number) => `CASE WHEN has
   ELSE hash(i, ${seed} + 2) % 150 END`;
 
 beforeAll(async () => {
-  // left: 1,000 rows in row groups of 125 (8 map tasks); k 7 on 20%, 11 on 15%
-  await writeParquet(file('left.parquet'), `SELECT i::BIGINT AS id, k::BIGINT AS i, 'key-' || k AS s,
+  // Each table in several files (several map tasks, so that a split task's rows come in several blocks).
+  // left: 1,000 rows in 4 files; k 7 on 20%, 11 on 15%
+  await sql(`CREATE OR REPLACE TABLE kt_left AS SELECT i::BIGINT AS id, k::BIGINT AS i, 'key-' || k AS s,
       (k % 13)::INTEGER AS a, (k // 13)::BIGINT AS b, (k * 0.25)::DECIMAL(9,2) AS d,
       (k * 0.25 + 123456789012345678)::DECIMAL(30,4) AS w, make_timestamp(k * 1000000)::TIMESTAMP_MS AS ts_ms,
       make_timestamp(k * 1000 + 5)::TIMESTAMP_NS AS ts_ns
-    FROM (SELECT i, (${keySql(1, 20, 15)})::BIGINT AS k FROM range(0, 1000) t(i))`, 125);
-  // right: 300 rows in row groups of 60; k 7 on 15%; the same keys in other types (and values that match nothing)
-  await writeParquet(file('right.parquet'), `SELECT (i * 3)::BIGINT AS rid, 'key-' || k AS s,
+    FROM (SELECT i, (${keySql(1, 20, 15)})::BIGINT AS k FROM range(0, 1000) t(i))`);
+  // right: 300 rows in 2 files; k 7 on 15%; the same keys in other types (and values that match nothing)
+  await sql(`CREATE OR REPLACE TABLE kt_right AS SELECT (i * 3)::BIGINT AS rid, 'key-' || k AS s,
       (k % 13)::BIGINT AS a, (k // 13)::INTEGER AS b, (k * 0.25)::DECIMAL(12,3) AS d, k::DECIMAL(10,2) AS idec,
       (k * 0.25 + 123456789012345678)::DECIMAL(38,6) AS w,
       make_timestamp(k * 1000000 + CASE WHEN i % 9 = 0 THEN 1 ELSE 0 END) AS ts_us,
       make_timestamp(k * 1000 + 5) AS ts_us2
-    FROM (SELECT i, (${keySql(7, 15, 0)})::BIGINT AS k FROM range(0, 300) t(i))`, 60);
+    FROM (SELECT i, (${keySql(7, 15, 0)})::BIGINT AS k FROM range(0, 300) t(i))`);
+  for (const [t, n] of [['left', 4], ['right', 2]] as const) {
+    for (let p = 0; p < n; p++) await writeParquet(part(t, p), `SELECT * FROM kt_${t} WHERE hash(${t === 'left' ? 'id' : 'rid'}) % ${n} = ${p}`, 100);
+  }
 });
 
 /** Key pairs: [left table's columns, right table's columns] (the tables' types differ on every pair but the string). */
@@ -79,8 +84,9 @@ const MODES: { name: string; opts: RunOptions; took: (s: Stats) => void }[] = [
   },
 ];
 
-const T = { l: `read_parquet('${file('left.parquet')}')`, r: `read_parquet('${file('right.parquet')}')` };
-const sources = { l: { parquet: file('left.parquet') }, r: { parquet: file('right.parquet') } };
+const files = { l: [0, 1, 2, 3].map((p) => part('left', p)), r: [0, 1].map((p) => part('right', p)) };
+const T = { l: `read_parquet(['${files.l.join("', '")}'])`, r: `read_parquet(['${files.r.join("', '")}'])` };
+const sources = { l: { parquet: files.l }, r: { parquet: files.r } };
 
 /** The join of the two tables on a key pair, with `first` on the left. */
 function joinCase(pair: (typeof PAIRS)[number], first: 'l' | 'r', type = 'inner') {
