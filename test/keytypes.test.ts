@@ -141,3 +141,26 @@ describe('every join type on a hot string key and a timestamp key across units',
     }
   }
 });
+
+describe('keys whose bits agree and values differ', () => {
+  it('uint64 above 2^63 never matches a negative int64 (broadcast, shuffled, split); timestamps compare across units', async () => {
+    // 2^64 - k has the 64-bit word of -k: a join comparing words matched them
+    await writeParquet(file('signed.parquet'), `SELECT (i % 40 - 20)::BIGINT AS x, (i % 7)::TINYINT AS y,
+      (TIMESTAMP '1995-01-01' + to_hours(i % 5))::TIMESTAMP_MS AS t FROM range(0, 400) t(i)`, 50);
+    await writeParquet(file('unsigned.parquet'), `SELECT CASE WHEN i % 2 = 0 THEN 18446744073709551616 - (i % 20 + 1) ELSE i % 20 END::UBIGINT AS u,
+      (TIMESTAMP '1995-01-01' + to_hours(i % 3) + to_microseconds((i % 2)::BIGINT))::TIMESTAMP_NS AS tn FROM range(0, 200) t(i)`, 50);
+    const srcs = { s: { parquet: file('signed.parquet') }, u: { parquet: file('unsigned.parquet') } };
+    const S = `(SELECT x, y, t::TIMESTAMP_MS AS t FROM read_parquet('${file('signed.parquet')}'))`, U = `read_parquet('${file('unsigned.parquet')}')`;
+    for (const [l, r] of [['x', 'u'], ['y', 'u']]) {
+      const plan = { version: 1, sources: srcs, query: { op: 'join', type: 'inner', on: [[l, r]], left: { op: 'scan', source: 's' }, right: { op: 'scan', source: 'u' } } };
+      for (const opts of [{ workers: 2 }, BASE, { ...BASE, skew: { ...SPLIT, strategy: 'key' as const } }]) {
+        const res = await expectSameInDuck(plan, `SELECT * FROM ${S} a JOIN ${U} b ON a.${l} = b.${r}`, opts);
+        expect(res.numRows).toBeGreaterThan(0);
+      }
+    }
+    const cmp = { version: 1, sources: srcs, query: { op: 'filter', where: { left: { column: 't' }, cmp: '<', right: { column: 'tn' } },
+      input: { op: 'join', type: 'inner', on: [], left: { op: 'scan', source: 's', columns: ['t'] }, right: { op: 'scan', source: 'u', columns: ['tn'] } } } };
+    const res = await expectSameInDuck(cmp, `SELECT a.t, b.tn FROM ${S} a, ${U} b WHERE a.t < b.tn`, BASE);
+    expect(res.numRows).toBeGreaterThan(0);
+  });
+});
