@@ -164,3 +164,23 @@ describe('keys whose bits agree and values differ', () => {
     expect(res.numRows).toBeGreaterThan(0);
   });
 });
+
+describe('grace pieces with rows on one side only', () => {
+  it('left, anti and full joins keep the rows of pieces the other side has none of', async () => {
+    // the right side, built and cut into pieces, holds two keys (in 600 rows): most pieces have left rows only
+    await writeParquet(file('few-left.parquet'), `SELECT i::BIGINT AS k, 'l' || i AS s, (i * 0.5)::DECIMAL(9,2) AS d FROM range(0, 60) t(i)`, 20);
+    await writeParquet(file('few-right.parquet'), `SELECT (1 + i % 2)::INTEGER AS k, 'l' || (1 + i % 2) AS s,
+      ((1 + i % 2) * 0.5)::DECIMAL(12,3) AS d, i::BIGINT AS v FROM range(0, 600) t(i)`, 100);
+    const fl = `read_parquet('${file('few-left.parquet')}')`, fr = `read_parquet('${file('few-right.parquet')}')`;
+    for (const type of ['left', 'anti', 'full']) {
+      for (const key of ['k', 's', 'd']) {
+        const plan = { version: 1, sources: { a: { parquet: file('few-left.parquet') }, b: { parquet: file('few-right.parquet') } },
+          query: { op: 'join', type, on: [[key, key]], left: { op: 'scan', source: 'a' }, right: { op: 'scan', source: 'b' } } };
+        const kw = { left: 'LEFT JOIN', anti: 'ANTI JOIN', full: 'FULL JOIN' }[type];
+        const sql = `SELECT x.*${type === 'anti' ? '' : ', y.*'} FROM ${fl} x ${kw} ${fr} y ON x.${key} = y.${key}`;
+        const r = await expectSameInDuck(plan, sql, { ...BASE, memoryLimit: '8KB', spillDir, skew: { enabled: false } });
+        expect(r.stats.tasks.filter((t) => /grace piece/.test(t.split ?? '')).length, `${type} on ${key}`).toBeGreaterThan(1);
+      }
+    }
+  });
+});
