@@ -8,7 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunOptions, type RunResult, type Stats, runPlan } from '../dist/index.js';
-import { arrowTyped, duckTable, expectFileMatchesQuery, expectTypedEqual, sql, tmpDir, writeParquet } from './helpers.js';
+import {
+  arrowTyped, duckTable, expectFileMatchesQuery, expectTypedEqual, sql, tmpDir, writeParquet,
+} from './helpers.js';
 
 const dir = tmpDir('sj-keytypes-');
 const file = (n: string) => path.join(dir, n);
@@ -39,7 +41,10 @@ beforeAll(async () => {
       make_timestamp(k * 1000 + 5) AS ts_us2
     FROM (SELECT i, (${keySql(7, 15, 0)})::BIGINT AS k FROM range(0, 300) t(i))`);
   for (const [t, n] of [['left', 4], ['right', 2]] as const) {
-    for (let p = 0; p < n; p++) await writeParquet(part(t, p), `SELECT * FROM kt_${t} WHERE hash(${t === 'left' ? 'id' : 'rid'}) % ${n} = ${p}`, 100);
+    const id = t === 'left' ? 'id' : 'rid';
+    for (let p = 0; p < n; p++) {
+      await writeParquet(part(t, p), `SELECT * FROM kt_${t} WHERE hash(${id}) % ${n} = ${p}`, 100);
+    }
   }
 });
 
@@ -88,14 +93,24 @@ const files = { l: [0, 1, 2, 3].map((p) => part('left', p)), r: [0, 1].map((p) =
 const T = { l: `read_parquet(['${files.l.join("', '")}'])`, r: `read_parquet(['${files.r.join("', '")}'])` };
 const sources = { l: { parquet: files.l }, r: { parquet: files.r } };
 
+const JOIN_SQL: Record<string, string> = {
+  inner: 'JOIN', left: 'LEFT JOIN', right: 'RIGHT JOIN', full: 'FULL JOIN', semi: 'SEMI JOIN', anti: 'ANTI JOIN',
+};
+/** A join of two scans. */
+const joinOf = (type: string, on: string[][], left: string, right: string, columns?: [string[], string[]]) => ({
+  op: 'join', type, on,
+  left: { op: 'scan', source: left, ...(columns ? { columns: columns[0] } : {}) },
+  right: { op: 'scan', source: right, ...(columns ? { columns: columns[1] } : {}) },
+});
+
 /** The join of the two tables on a key pair, with `first` on the left. */
 function joinCase(pair: (typeof PAIRS)[number], first: 'l' | 'r', type = 'inner') {
   const second = first === 'l' ? 'r' : 'l';
   const keys = { l: pair.left, r: pair.right };
   const on = keys[first].map((c, k) => [c, keys[second][k]]);
-  const plan = { version: 1, sources, query: { op: 'join', type, on, left: { op: 'scan', source: first }, right: { op: 'scan', source: second } } };
+  const plan = { version: 1, sources, query: joinOf(type, on, first, second) };
   const cond = on.map(([a, b]) => `x."${a}" = y."${b}"`).join(' AND ');
-  const kw = { inner: 'JOIN', left: 'LEFT JOIN', right: 'RIGHT JOIN', full: 'FULL JOIN', semi: 'SEMI JOIN', anti: 'ANTI JOIN' }[type];
+  const kw = JOIN_SQL[type];
   // DuckDB reads a Parquet TIMESTAMP(MILLIS) as TIMESTAMP; the engine keeps the unit
   const all = (t: string, a: string) => (t === 'l' ? `${a}.* REPLACE (${a}.ts_ms::TIMESTAMP_MS AS ts_ms)` : `${a}.*`);
   const cols = type === 'semi' || type === 'anti' ? all(first, 'x') : `${all(first, 'x')}, ${all(second, 'y')}`;
@@ -143,23 +158,28 @@ describe('every join type on a hot string key and a timestamp key across units',
 });
 
 describe('keys whose bits agree and values differ', () => {
-  it('uint64 above 2^63 never matches a negative int64 (broadcast, shuffled, split); timestamps compare across units', async () => {
+  it('uint64 above 2^63 never matches a negative int64 (broadcast, shuffled, split); timestamps compare across units',
+    async () => {
     // 2^64 - k has the 64-bit word of -k: a join comparing words matched them
     await writeParquet(file('signed.parquet'), `SELECT (i % 40 - 20)::BIGINT AS x, (i % 7)::TINYINT AS y,
       (TIMESTAMP '1995-01-01' + to_hours(i % 5))::TIMESTAMP_MS AS t FROM range(0, 400) t(i)`, 50);
-    await writeParquet(file('unsigned.parquet'), `SELECT CASE WHEN i % 2 = 0 THEN 18446744073709551616 - (i % 20 + 1) ELSE i % 20 END::UBIGINT AS u,
-      (TIMESTAMP '1995-01-01' + to_hours(i % 3) + to_microseconds((i % 2)::BIGINT))::TIMESTAMP_NS AS tn FROM range(0, 200) t(i)`, 50);
+    await writeParquet(file('unsigned.parquet'), `SELECT
+      CASE WHEN i % 2 = 0 THEN 18446744073709551616 - (i % 20 + 1) ELSE i % 20 END::UBIGINT AS u,
+      (TIMESTAMP '1995-01-01' + to_hours(i % 3) + to_microseconds((i % 2)::BIGINT))::TIMESTAMP_NS AS tn
+      FROM range(0, 200) t(i)`, 50);
     const srcs = { s: { parquet: file('signed.parquet') }, u: { parquet: file('unsigned.parquet') } };
-    const S = `(SELECT x, y, t::TIMESTAMP_MS AS t FROM read_parquet('${file('signed.parquet')}'))`, U = `read_parquet('${file('unsigned.parquet')}')`;
+    const S = `(SELECT x, y, t::TIMESTAMP_MS AS t FROM read_parquet('${file('signed.parquet')}'))`;
+    const U = `read_parquet('${file('unsigned.parquet')}')`;
     for (const [l, r] of [['x', 'u'], ['y', 'u']]) {
-      const plan = { version: 1, sources: srcs, query: { op: 'join', type: 'inner', on: [[l, r]], left: { op: 'scan', source: 's' }, right: { op: 'scan', source: 'u' } } };
+      const plan = { version: 1, sources: srcs, query: joinOf('inner', [[l, r]], 's', 'u') };
       for (const opts of [{ workers: 2 }, BASE, { ...BASE, skew: { ...SPLIT, strategy: 'key' as const } }]) {
         const res = await expectSameInDuck(plan, `SELECT * FROM ${S} a JOIN ${U} b ON a.${l} = b.${r}`, opts);
         expect(res.numRows).toBeGreaterThan(0);
       }
     }
-    const cmp = { version: 1, sources: srcs, query: { op: 'filter', where: { left: { column: 't' }, cmp: '<', right: { column: 'tn' } },
-      input: { op: 'join', type: 'inner', on: [], left: { op: 'scan', source: 's', columns: ['t'] }, right: { op: 'scan', source: 'u', columns: ['tn'] } } } };
+    const where = { left: { column: 't' }, cmp: '<', right: { column: 'tn' } };
+    const cross = joinOf('inner', [], 's', 'u', [['t'], ['tn']]);
+    const cmp = { version: 1, sources: srcs, query: { op: 'filter', where, input: cross } };
     const res = await expectSameInDuck(cmp, `SELECT a.t, b.tn FROM ${S} a, ${U} b WHERE a.t < b.tn`, BASE);
     expect(res.numRows).toBeGreaterThan(0);
   });
@@ -168,18 +188,21 @@ describe('keys whose bits agree and values differ', () => {
 describe('grace pieces with rows on one side only', () => {
   it('left, anti and full joins keep the rows of pieces the other side has none of', async () => {
     // the right side, built and cut into pieces, holds two keys (in 600 rows): most pieces have left rows only
-    await writeParquet(file('few-left.parquet'), `SELECT i::BIGINT AS k, 'l' || i AS s, (i * 0.5)::DECIMAL(9,2) AS d FROM range(0, 60) t(i)`, 20);
+    await writeParquet(file('few-left.parquet'), `SELECT i::BIGINT AS k, 'l' || i AS s, (i * 0.5)::DECIMAL(9,2) AS d
+      FROM range(0, 60) t(i)`, 20);
     await writeParquet(file('few-right.parquet'), `SELECT (1 + i % 2)::INTEGER AS k, 'l' || (1 + i % 2) AS s,
       ((1 + i % 2) * 0.5)::DECIMAL(12,3) AS d, i::BIGINT AS v FROM range(0, 600) t(i)`, 100);
     const fl = `read_parquet('${file('few-left.parquet')}')`, fr = `read_parquet('${file('few-right.parquet')}')`;
     for (const type of ['left', 'anti', 'full']) {
       for (const key of ['k', 's', 'd']) {
-        const plan = { version: 1, sources: { a: { parquet: file('few-left.parquet') }, b: { parquet: file('few-right.parquet') } },
-          query: { op: 'join', type, on: [[key, key]], left: { op: 'scan', source: 'a' }, right: { op: 'scan', source: 'b' } } };
-        const kw = { left: 'LEFT JOIN', anti: 'ANTI JOIN', full: 'FULL JOIN' }[type];
-        const sql = `SELECT x.*${type === 'anti' ? '' : ', y.*'} FROM ${fl} x ${kw} ${fr} y ON x.${key} = y.${key}`;
-        const r = await expectSameInDuck(plan, sql, { ...BASE, memoryLimit: '8KB', spillDir, skew: { enabled: false } });
-        expect(r.stats.tasks.filter((t) => /grace piece/.test(t.split ?? '')).length, `${type} on ${key}`).toBeGreaterThan(1);
+        const few = { a: { parquet: file('few-left.parquet') }, b: { parquet: file('few-right.parquet') } };
+        const plan = { version: 1, sources: few, query: joinOf(type, [[key, key]], 'a', 'b') };
+        const cols = type === 'anti' ? 'x.*' : 'x.*, y.*';
+        const sql = `SELECT ${cols} FROM ${fl} x ${JOIN_SQL[type]} ${fr} y ON x.${key} = y.${key}`;
+        const opts = { ...BASE, memoryLimit: '8KB', spillDir, skew: { enabled: false } };
+        const r = await expectSameInDuck(plan, sql, opts);
+        const pieces = r.stats.tasks.filter((t) => /grace piece/.test(t.split ?? ''));
+        expect(pieces.length, `${type} on ${key}`).toBeGreaterThan(1);
       }
     }
   });

@@ -8,7 +8,7 @@ export type PathCounts = Record<string, number>;
 
 const JOIN_TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'];
 
-/** Add one run's paths to `counts`: joins by strategy and type, splits by kind, spills, grace pieces, eager aggregation, retries. */
+/** Add one run's paths to `counts`: joins by strategy and type, splits, spills, grace, eager aggregation, retries. */
 export function countPaths(s: Stats, counts: PathCounts): void {
   const add = (k: string, n = 1) => { if (n > 0) counts[k] = (counts[k] ?? 0) + n; };
   for (const j of s.joins) {
@@ -16,11 +16,14 @@ export function countPaths(s: Stats, counts: PathCounts): void {
     else add(`${j.strategy} ${j.type}`);
     for (const x of j.splits) if (x.method !== 'none') add(`join split ${x.method}`);
   }
-  for (const a of s.aggregates) add('aggregate split two-level', a.splits.filter((x) => x.method === 'two-level').length);
+  for (const a of s.aggregates) {
+    add('aggregate split two-level', a.splits.filter((x) => x.method === 'two-level').length);
+  }
   add('split tasks', s.tasks.filter((t) => t.kind === 'split' && !/grace/.test(t.split ?? '')).length);
   add('plans spilling', s.spilledBytes > 0 ? 1 : 0);
   add('tasks reading spilled input', s.tasks.filter((t) => t.spillReadBytes > 0).length);
-  add('sort tasks spilling or reading spilled runs', s.tasks.filter((t) => t.stage.startsWith('sort') && t.spilledBytes + t.spillReadBytes > 0).length);
+  const sortSpills = s.tasks.filter((t) => t.stage.startsWith('sort') && t.spilledBytes + t.spillReadBytes > 0);
+  add('sort tasks spilling or reading spilled runs', sortSpills.length);
   add('grace join pieces', s.tasks.filter((t) => /grace piece/.test(t.split ?? '')).length);
   add('grace aggregate cuts', s.tasks.filter((t) => /grace (input|rows)/.test(t.split ?? '')).length);
   add('eager aggregations', s.eager.length);

@@ -24,14 +24,16 @@ function division(r: Rand, schema: Col[]): Scalar | null {
   const e = expr(r, schema, 1);
   if (!e) return null;
   const d = r.pick([3, -4, 2.5, 7]);
-  return { plan: { fn: '/', args: [e.plan, value(d)] }, sql: `(CAST(${e.sql} AS DOUBLE) / ${d}::DOUBLE)`, col: { kind: 'float', wide: true } };
+  const sql = `(CAST(${e.sql} AS DOUBLE) / ${d}::DOUBLE)`;
+  return { plan: { fn: '/', args: [e.plan, value(d)] }, sql, col: { kind: 'float', wide: true } };
 }
 
 function remainder(r: Rand, schema: Col[]): Scalar | null {
   const e = expr(r, schema, 1);
   if (!e || e.kind !== 'int') return null;
   const d = r.pick([3, -4, 7]);
-  return { plan: { fn: '%', args: [e.plan, value(d)] }, sql: `((${e.sql})::BIGINT % ${d})`, col: { kind: 'int', wide: true } };
+  const sql = `((${e.sql})::BIGINT % ${d})`;
+  return { plan: { fn: '%', args: [e.plan, value(d)] }, sql, col: { kind: 'int', wide: true } };
 }
 
 function rounded(r: Rand, schema: Col[]): Scalar | null {
@@ -51,13 +53,20 @@ function text(r: Rand, schema: Col[]): Scalar | null {
   const c = r.pick(ss), s = q(c.name);
   const ints = schema.filter((x) => x.kind === 'int');
   switch (r.int(0, 6)) {
-    case 0: { const fn = r.pick(['lower', 'upper', 'trim'] as const); return { plan: { fn, args: [col(c)] }, sql: `${fn}(${s})`, col: { kind: 'str' } }; }
+    case 0: {
+      const fn = r.pick(['lower', 'upper', 'trim'] as const);
+      return { plan: { fn, args: [col(c)] }, sql: `${fn}(${s})`, col: { kind: 'str' } };
+    }
     case 1: return { plan: { fn: 'length', args: [col(c)] }, sql: `length(${s})`, col: { kind: 'int', wide: true } };
     case 2: {
       const start = r.int(1, 3);
-      if (r.chance(0.5)) return { plan: { fn: 'substr', args: [col(c), value(start)] }, sql: `substr(${s}, ${start})`, col: { kind: 'str' } };
+      if (r.chance(0.5)) {
+        const plan = { fn: 'substr', args: [col(c), value(start)] };
+        return { plan, sql: `substr(${s}, ${start})`, col: { kind: 'str' } };
+      }
       const n = r.int(0, 2);
-      return { plan: { fn: 'substr', args: [col(c), value(start), value(n)] }, sql: `substr(${s}, ${start}, ${n})`, col: { kind: 'str' } };
+      const plan = { fn: 'substr', args: [col(c), value(start), value(n)] };
+      return { plan, sql: `substr(${s}, ${start}, ${n})`, col: { kind: 'str' } };
     }
     case 3: {
       // concat is null when an argument is: SQL's ||, not DuckDB's concat (which skips nulls)
@@ -94,23 +103,34 @@ function dates(r: Rand, schema: Col[]): Scalar | null {
   }
   const others = schema.filter((x) => x.kind === 'date');
   const o = r.pick(others);
-  return { plan: { fn: 'date_diff', args: [col(c), col(o)] }, sql: `date_diff('day', ${s}, ${q(o.name)})`, col: { kind: 'int', wide: true } };
+  const sql = `date_diff('day', ${s}, ${q(o.name)})`;
+  return { plan: { fn: 'date_diff', args: [col(c), col(o)] }, sql, col: { kind: 'int', wide: true } };
 }
 
 function cast(r: Rand, schema: Col[]): Scalar | null {
   const c = r.pick(schema), s = q(c.name);
   switch (c.kind) {
     case 'int': {
-      const [to, type, kind] = r.pick([['float64', 'DOUBLE', 'float'], ['utf8', 'VARCHAR', 'str'], ['decimal(12,2)', 'DECIMAL(12,2)', 'dec']] as const);
-      return { plan: { cast: col(c), to }, sql: `CAST(${s} AS ${type})`, col: { kind, wide: true, ...(kind === 'dec' ? { type } : {}) } };
+      const [to, type, kind] = r.pick([
+        ['float64', 'DOUBLE', 'float'], ['utf8', 'VARCHAR', 'str'], ['decimal(12,2)', 'DECIMAL(12,2)', 'dec'],
+      ] as const);
+      const res = { kind, wide: true, ...(kind === 'dec' ? { type } : {}) };
+      return { plan: { cast: col(c), to }, sql: `CAST(${s} AS ${type})`, col: res };
     }
-    case 'dec': return { plan: { cast: col(c), to: 'float64' }, sql: `CAST(${s} AS DOUBLE)`, col: { kind: 'float', wide: true } };
+    case 'dec': {
+      return { plan: { cast: col(c), to: 'float64' }, sql: `CAST(${s} AS DOUBLE)`, col: { kind: 'float', wide: true } };
+    }
     case 'date': {
       const [to, type] = r.pick([['timestamp', 'TIMESTAMP'], ['utf8', 'VARCHAR']] as const);
-      return { plan: { cast: col(c), to }, sql: `CAST(${s} AS ${type})`, col: to === 'utf8' ? { kind: 'str' } : { kind: 'ts' } };
+      const res = to === 'utf8' ? { kind: 'str' as const } : { kind: 'ts' as const };
+      return { plan: { cast: col(c), to }, sql: `CAST(${s} AS ${type})`, col: res };
     }
-    case 'ts': return { plan: { cast: col(c), to: 'date' }, sql: `CAST(${s} AS DATE)`, col: { kind: 'date', type: 'DATE' } };
-    case 'bool': return { plan: { cast: col(c), to: 'int64' }, sql: `CAST(${s} AS BIGINT)`, col: { kind: 'int', wide: true } };
+    case 'ts': {
+      return { plan: { cast: col(c), to: 'date' }, sql: `CAST(${s} AS DATE)`, col: { kind: 'date', type: 'DATE' } };
+    }
+    case 'bool': {
+      return { plan: { cast: col(c), to: 'int64' }, sql: `CAST(${s} AS BIGINT)`, col: { kind: 'int', wide: true } };
+    }
     default: return null;
   }
 }
