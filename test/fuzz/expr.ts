@@ -76,7 +76,8 @@ export function expr(r: Rand, schema: Col[], depth = 0): Expr | null {
   if (roll < 0.4) {
     const kind = r.pick(['int', 'dec'] as const);
     const [v, s] = literal(r, kind);
-    if (v === null) return { plan: { value: null }, sql: 'NULL::INTEGER', kind: 'int', wide: false };
+    // no null literal in arithmetic: DuckDB folds NULL::BIGINT * x to an INTEGER null (sum: HUGEINT), the engine types it
+    if (v === null) return { plan: { value: 0 }, sql: '(0::BIGINT)', kind: 'int', wide: false };
     // a JSON integer is int64 (DuckDB reads 1 as INTEGER)
     return { plan: { value: v }, sql: Number.isInteger(v) ? `(${s}::BIGINT)` : `(${s})`, kind: Number.isInteger(v) ? 'int' : 'dec', wide: false };
   }

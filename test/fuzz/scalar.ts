@@ -69,11 +69,11 @@ function text(r: Rand, schema: Col[]): Scalar | null {
       return { plan, sql: `substr(${s}, ${start}, ${n})`, col: { kind: 'str' } };
     }
     case 3: {
-      // concat is null when an argument is: SQL's ||, not DuckDB's concat (which skips nulls)
+      // the engine's concat skips null arguments, as DuckDB's concat() does (SQL's || would give null)
       const other = ints.length ? r.pick(ints) : c;
       return {
         plan: { fn: 'concat', args: [col(c), value('-'), other === c ? col(c) : { cast: col(other), to: 'utf8' }] },
-        sql: `(${s} || '-' || CAST(${q(other.name)} AS VARCHAR))`, col: { kind: 'str' },
+        sql: `concat(${s}, '-', CAST(${q(other.name)} AS VARCHAR))`, col: { kind: 'str' },
       };
     }
     default: {
