@@ -10,6 +10,8 @@ import { planSelect, planWhere } from './select.js';
 import { prune } from './prune.js';
 import { sqlError } from './lexer.js';
 import type { Pos } from './lexer.js';
+import { type RunOptions, type RunResult, runPlan } from '../api.js';
+import { ExecutionError, SkewjoinError } from '../errors.js';
 
 export interface SqlOptions {
   /** files of the tables the query names: a file, a glob, a folder or a list (`--source NAME=PATH`) */
@@ -60,4 +62,21 @@ export async function compileSql(text: string, options: SqlOptions = {}): Promis
     plan.params = Object.fromEntries([...params].map(([k, t]) => [k, { type: t.replace('?', '') }]));
   }
   return plan;
+}
+
+export interface RunSqlOptions extends Omit<RunOptions, 'sources'>, SqlOptions {}
+
+/** Compile SQL and run the plan (api.ts runPlan); the result as runPlan's. Errors as runPlan's, SQL ones with line and column. */
+export async function runSql(text: string, options: RunSqlOptions = {}): Promise<RunResult> {
+  const { sources, fromCommandLine, ...rest } = options;
+  let plan: Plan;
+  try {
+    plan = await compileSql(text, { sources, baseDir: options.baseDir, fromCommandLine });
+  } catch (e) {
+    if (e instanceof SkewjoinError) throw e;
+    const err = new ExecutionError(`internal error compiling SQL: ${(e as Error)?.message ?? e}`);
+    if (e instanceof Error && e.stack) err.stack = e.stack;
+    throw err;
+  }
+  return runPlan(plan, rest);
 }
