@@ -8,7 +8,6 @@ import { Namer } from './scope.js';
 import type { Ctx } from './context.js';
 import { planSelect, planWhere } from './select.js';
 import { prune } from './prune.js';
-import { sqlError } from './lexer.js';
 import type { Pos } from './lexer.js';
 import { type RunOptions, type RunResult, runPlan } from '../api.js';
 import { ExecutionError, SkewjoinError } from '../errors.js';
@@ -40,7 +39,7 @@ export async function compileSql(text: string, options: SqlOptions = {}): Promis
   const names = new Map<string, Pos>(), paths = new Map<string, Pos>();
   tablesOf(ast, names, paths);
   for (const n of names.keys()) if (catalog.has(n)) await catalog.loadTable(n);
-  for (const [p, pos] of paths) await catalog.loadPath(p, `line ${pos.line}, column ${pos.col}: '${p}'`);
+  for (const [p, pos] of paths) await catalog.loadPath(p, `line ${pos.line}, column ${pos.col}`);
   const params = new Map<string, string>();
   const ctx: Ctx = {
     catalog, namer: new Namer(), params, ctes: new Map(), usedSources: new Set(),
@@ -49,9 +48,6 @@ export async function compileSql(text: string, options: SqlOptions = {}): Promis
   };
   const rel = planSelect(ctx, ast, undefined, undefined, true);
   const query = prune(rel.node, new Set(rel.cols.map((c) => c.id)));
-  if (query.op !== 'project' && query.op !== 'sort' && query.op !== 'limit' && query.op !== 'aggregate') {
-    throw sqlError(ast.pos, 'internal: the query has no projection');
-  }
   const plan: Plan = {
     description: `compiled from SQL: ${text.trim().replace(/\s+/g, ' ').slice(0, 200)}`,
     version: 1,

@@ -42,6 +42,12 @@ export class Parser {
     if (t.kind === 'ident' || t.kind === 'qident') { this.i++; return t.text; }
     return this.fail(what);
   }
+  /** After AS a keyword is a name too (`max(d) AS last`). */
+  private aliasName(): string {
+    const t = this.t;
+    if (t.kind === 'kw' && !UNSUPPORTED[t.text]) { this.i++; return t.text; }
+    return this.name('an alias');
+  }
 
   /** The whole text: one SELECT (a trailing semicolon allowed). */
   statement(): Select {
@@ -126,7 +132,7 @@ export class Parser {
     const e = this.expr();
     const text = this.text.slice(start.pos.offset, this.toks[this.i - 1].end).replace(/\s+/g, ' ');
     let alias: string | undefined;
-    if (this.accept('as')) alias = this.name('an alias');
+    if (this.accept('as')) alias = this.aliasName();
     else if (this.t.kind === 'ident' || this.t.kind === 'qident') alias = this.name();
     return { e, alias, text, pos: start.pos };
   }
@@ -165,7 +171,7 @@ export class Parser {
 
   private alias(): { alias?: string; cols?: string[] } {
     let alias: string | undefined;
-    if (this.accept('as')) alias = this.name('an alias');
+    if (this.accept('as')) alias = this.aliasName();
     else if (this.t.kind === 'ident' || this.t.kind === 'qident') alias = this.name();
     const cols = alias !== undefined && this.isOp('(') ? this.nameList() : undefined;
     return { alias, cols };
