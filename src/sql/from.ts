@@ -7,7 +7,7 @@ import type { Predicate, QueryNode } from '../plan/spec.js';
 import type { Expr, FromItem } from './ast.js';
 import { exprKey } from './ast.js';
 import { sqlError } from './lexer.js';
-import { type Col, Scope, suggest } from './scope.js';
+import { type Col, Scope, children as childrenOf, suggest } from './scope.js';
 import type { Ctx, Rel } from './context.js';
 import { Translator } from './translate.js';
 import { joinRows, selectivity } from './estimate.js';
@@ -158,7 +158,6 @@ export function collectIds(e: Expr, scope: Scope, out: Set<string>): void {
   };
   walk(e);
 }
-import { children as childrenOf } from './scope.js';
 
 /**
  * `(A and B) or (A and C)` is `A and (B or C)`: q19's join key stands in
@@ -198,6 +197,7 @@ export function joinGraph(ctx: Ctx, bases: Base[], conds: Expr[], scope: Scope, 
       continue;
     }
     residual.push({ e: c, rels });
+    for (const [i, d] of orPerTable(c, scope, owner)) bases[i].conds.push(d);
   }
   const rels = bases.map((b) => {
     const preds = b.conds.map((c) => tr.pred(c));
@@ -210,6 +210,8 @@ export function joinGraph(ctx: Ctx, bases: Base[], conds: Expr[], scope: Scope, 
   const inTree = new Set<number>();
   let start = 0;
   rels.forEach((r, i) => { if (r.rows > rels[start].rows) start = i; });
+  const filtered = bases.map((b) => b.conds.length > 0 || b.applies.length > 0);
+  absorbLeaves(rels, edges, residual, filtered, start, inTree, tr);
   let cur = rels[start];
   inTree.add(start);
   const applyResidual = () => {
@@ -243,4 +245,81 @@ export function joinGraph(ctx: Ctx, bases: Base[], conds: Expr[], scope: Scope, 
   applyResidual();
   for (const f of applyOnTop) cur = f(cur);
   return cur;
+}
+
+type Edge = { a: number; b: number; ca: Col; cb: Col };
+
+/**
+ * A filtered table joined to just one other table, not the largest, is joined
+ * to that table first (marked as in the tree: the greedy order skips it):
+ * q03's customers of one segment meet their orders before the line items do,
+ * q05's region its nations and they their suppliers. The hand-written plans
+ * are bushy in this way; a left-deep order alone carries every line item
+ * through those joins.
+ */
+function absorbLeaves(
+  rels: Rel[], edges: Edge[], residual: { e: Expr; rels: Set<number> }[], filtered: boolean[], start: number,
+  absorbed: Set<number>, tr: Translator,
+): void {
+  for (let changed = true; changed;) {
+    changed = false;
+    for (let l = 0; l < rels.length; l++) {
+      if (l === start || absorbed.has(l) || !filtered[l]) continue;
+      const near = new Set(edges.filter((e) => e.a === l || e.b === l).map((e) => (e.a === l ? e.b : e.a)));
+      if (near.size !== 1) continue;
+      const r = [...near][0];
+      if (r === start) continue;
+      const on: [Col, Col][] = edges.filter((e) => (e.a === r && e.b === l) || (e.a === l && e.b === r))
+        .map((e) => (e.a === r ? [e.ca, e.cb] : [e.cb, e.ca]));
+      const rows = joinRows(rels[r].rows, rels[l].rows, on, rels[r].baseRows, rels[l].baseRows);
+      rels[r] = {
+        node: { op: 'join', type: 'inner', left: rels[r].node, right: rels[l].node, on: on.map(([a, b]) => [a.id, b.id]) },
+        cols: [...rels[r].cols, ...rels[l].cols], rows: Math.max(1, rows), baseRows: rels[r].baseRows,
+      };
+      for (let k = edges.length - 1; k >= 0; k--) if (edges[k].a === l || edges[k].b === l) edges.splice(k, 1);
+      for (const x of residual) if (x.rels.delete(l)) x.rels.add(r);
+      // conditions on the two tables alone apply now
+      const ready = residual.filter((x) => x.rels.size === 1 && x.rels.has(r));
+      for (const x of ready) residual.splice(residual.indexOf(x), 1);
+      if (ready.length) rels[r] = { ...rels[r], node: filterNode(rels[r].node, ready.map((x) => tr.pred(x.e))) };
+      filtered[r] = true;
+      absorbed.add(l);
+      changed = true;
+    }
+  }
+}
+
+/**
+ * An OR over several tables implies, for a table each branch constrains, the
+ * OR of those constraints: q07's `(n1 = A and n2 = B) or (n1 = B and n2 = A)`
+ * lets each nation scan keep A and B only. The OR itself still applies after the join.
+ */
+function orPerTable(c: Expr, scope: Scope, owner: Map<string, number>): Map<number, Expr> {
+  const out = new Map<number, Expr>();
+  if (c.k !== 'or') return out;
+  const branches: Expr[] = [];
+  const collect = (x: Expr) => { if (x.k === 'or') { collect(x.l); collect(x.r); } else branches.push(x); };
+  collect(c);
+  const perBranch = branches.map((b) => {
+    const by = new Map<number, Expr[]>();
+    for (const part of splitAnd(b)) {
+      const ids = new Set<string>();
+      collectIds(part, scope, ids);
+      const rels = new Set([...ids].map((x) => owner.get(x)));
+      if (rels.size !== 1 || rels.has(undefined) || refsSub(part)) continue;
+      const t = [...rels][0]!;
+      by.set(t, [...(by.get(t) ?? []), part]);
+    }
+    return by;
+  });
+  for (const t of perBranch[0].keys()) {
+    if (!perBranch.every((m) => m.has(t))) continue;
+    const and = (xs: Expr[]) => xs.reduce((a, b) => ({ k: 'and', l: a, r: b, pos: a.pos }) as Expr);
+    out.set(t, perBranch.map((m) => and(m.get(t)!)).reduce((a, b) => ({ k: 'or', l: a, r: b, pos: a.pos }) as Expr));
+  }
+  return out;
+}
+
+function refsSub(e: Expr): boolean {
+  return e.k === 'subq' || e.k === 'exists' || e.k === 'insub' || childrenOf(e).some(refsSub);
 }

@@ -109,7 +109,9 @@ function planBlock(ctx: Ctx, q: Select, parent: Scope | undefined, corr: Correla
   let tr = new Translator(scope, ctx.params);
   const keep: string[] = corr ? corr.pairs.map((p) => p.inner) : [];
   if (aggs.size > 0 || groupExprs.length > 0) {
-    ({ cur, tr } = aggregateBlock(ctx, cur, scope, groupExprs, aggs, keep));
+    // an aggregate the select list names is computed under that name: no renaming projection after it
+    const names = new Map(items.filter((i) => i.alias && isAggregateCall(i.e)).map((i) => [exprKey(i.e), i.alias!]));
+    ({ cur, tr } = aggregateBlock(ctx, cur, scope, groupExprs, aggs, keep, names));
   } else if (q.having) throw sqlError(q.having.pos, 'HAVING needs GROUP BY or an aggregate');
   if (q.having) {
     const plain: Expr[] = [];
@@ -132,6 +134,7 @@ function expandStar(it: Select['items'][number], scope: Scope): Select['items'] 
 
 function aggregateBlock(
   ctx: Ctx, cur: Rel, scope: Scope, groupExprs: Expr[], aggs: Map<string, Extract<Expr, { k: 'call' }>>, keep: string[],
+  names: Map<string, string>,
 ): { cur: Rel; tr: Translator } {
   const pre = new Translator(scope, ctx.params, new Map(), 'aggregates cannot be nested');
   const computed: { name: string; expr: PExpr }[] = [];
@@ -155,7 +158,7 @@ function aggregateBlock(
   }
   const specs = [...aggs.values()].map((a) => {
     if (!AGGREGATES.has(a.name)) throw sqlError(a.pos, `${a.name}() is not an aggregate`);
-    const as = ctx.namer.fresh(a.star ? 'count_star' : a.name);
+    const as = ctx.namer.fresh(names.get(exprKey(a)) ?? (a.star ? 'count_star' : a.name));
     subst.set(exprKey(a), { column: as });
     outCols.push({ id: as, name: as, nullable: a.name !== 'count' });
     if (a.star) return { fn: 'count' as const, as };
