@@ -94,3 +94,35 @@ describe('the command line: skewjoin qNN.sql --source ...', () => {
     expect(e.stdout).toMatch(/join-1/);
   });
 });
+
+describe('the plans chosen (SF 0.01 footers)', () => {
+  const plan = async (q: string) => (await compileSql(officialSql(q), { sources: SOURCES })).query as any;
+  const nodes = (n: any, out: any[] = []): any[] => {
+    out.push(n);
+    for (const k of ['input', 'left', 'right']) if (n[k]) nodes(n[k], out);
+    return out;
+  };
+  const scans = (n: any) => nodes(n).filter((x) => x.op === 'scan').map((x) => x.source);
+  it('q03: only the columns read are scanned; the one-segment customers meet their orders before the line items', async () => {
+    const p = await plan('q03');
+    const lineitem = nodes(p).find((x) => x.op === 'scan' && x.source === 'lineitem');
+    expect(lineitem.columns.sort()).toEqual(['l_discount', 'l_extendedprice', 'l_orderkey', 'l_shipdate']);
+    const top = nodes(p).find((x) => x.op === 'join');
+    expect(scans(top.left)).toEqual(['lineitem']); // the largest table is the probe side of the first join
+    expect(scans(top.right).sort()).toEqual(['customer', 'orders']);
+  });
+  it('q17: the correlated average is taken over the qualifying parts only (a semi join below its aggregate)', async () => {
+    const aggs = nodes(await plan('q17')).filter((x) => x.op === 'aggregate' && x.groupBy.length === 1);
+    expect(aggs).toHaveLength(1);
+    expect(aggs[0].input).toMatchObject({ op: 'join', type: 'semi' });
+    expect(scans(aggs[0].input.right)).toEqual(['part']);
+  });
+  it('q16: NOT IN over columns the footers show without nulls is a plain anti join; q21 EXISTS with <> is min/max', async () => {
+    const q16 = nodes(await plan('q16'));
+    expect(q16.filter((x) => x.op === 'join' && x.type === 'anti')).toHaveLength(1);
+    expect(q16.filter((x) => x.op === 'aggregate')).toHaveLength(1);
+    const q21 = nodes(await plan('q21'));
+    const minmax = q21.filter((x) => x.op === 'aggregate' && x.aggregates.some((a: any) => a.fn === 'min'));
+    expect(minmax).toHaveLength(2);
+  });
+});

@@ -145,4 +145,22 @@ describe('errors point at the text', () => {
     }
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('never'))).toEqual([]);
   });
+  it('--output with --format, for SQL and for a plan file; --format without --output is exit 2', () => {
+    const csv = path.join(dir, 'grp.data');
+    const r = cli(['sql', 'SELECT grp, count(*) AS n FROM a GROUP BY grp ORDER BY grp', '--source', `a=${S.a}`,
+      '--output', csv, '--format', 'csv']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.readFileSync(csv, 'utf8').trim().split('\n')).toEqual(['grp,n', 'x,6', 'y,7', 'z,7']);
+    const plan = path.join(dir, 'plan.json');
+    fs.writeFileSync(plan, JSON.stringify({ version: 1, sources: { a: { parquet: S.a } },
+      query: { op: 'aggregate', input: { op: 'scan', source: 'a' }, groupBy: [], aggregates: [{ fn: 'count', as: 'n' }] },
+      output: { path: 'elsewhere.parquet' } }));
+    const jsonl = path.join(dir, 'count.jsonl');
+    expect(cli([plan, '--output', jsonl]).code).toBe(0);
+    expect(fs.readFileSync(jsonl, 'utf8').trim()).toBe('{"n":20}');
+    expect(fs.existsSync(path.join(dir, 'elsewhere.parquet'))).toBe(false);
+    const bad = cli([plan, '--format', 'csv']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--format: needs --output PATH/);
+  });
 });

@@ -119,7 +119,7 @@ async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStr
   // SQL (`skewjoin q.sql`, `skewjoin sql "SELECT ..."`) compiles to a plan object first (src/sql)
   const sql = await sqlPlan(planFile, query, f);
   if (sql && (f.printPlan || f.plan)) { out.write(JSON.stringify(sql, null, 2) + '\n'); return 0; }
-  if (!sql && (!f.explain || f.analyze)) prestartPool(planFile, f.workers, f.source);
+  if (!f.explain || f.analyze) prestartPool(sql ?? planFile, f.workers, sql ? {} : f.source);
   const lp = sql ? await loadPlan(sql, { ...overridesOf(f), sources: undefined }) : await loadPlan(planFile, overridesOf(f));
   trace('cli: plan loaded');
   if (f.explain && !f.analyze) {

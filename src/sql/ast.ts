@@ -39,7 +39,10 @@ export type FromItem =
   | { k: 'table'; name: string; alias?: string; pos: Pos }
   | { k: 'path'; path: string; alias?: string; pos: Pos }
   | { k: 'sub'; q: Select; alias?: string; cols?: string[]; pos: Pos }
-  | { k: 'join'; type: 'inner' | 'left' | 'right' | 'full' | 'cross'; l: FromItem; r: FromItem; on?: Expr; using?: string[]; pos: Pos };
+  | {
+    k: 'join'; type: 'inner' | 'left' | 'right' | 'full' | 'cross'; l: FromItem; r: FromItem;
+    on?: Expr; using?: string[]; pos: Pos;
+  };
 
 export interface Select {
   with: Cte[];

@@ -27,7 +27,9 @@ function footerStats(file: string): { rows: number; stats: Map<string, ColStats>
     const tail = Buffer.alloc(8);
     fs.readSync(fd, tail, 0, 8, size - 8);
     const len = tail.readUInt32LE(0);
-    if (tail.toString('latin1', 4) !== 'PAR1' || len <= 0 || len > size - 12) throw new InputError(`${file}: not a Parquet file (no footer)`, file);
+    if (tail.toString('latin1', 4) !== 'PAR1' || len <= 0 || len > size - 12) {
+      throw new InputError(`${file}: not a Parquet file (no footer)`, file);
+    }
     const buf = Buffer.alloc(len);
     fs.readSync(fd, buf, 0, len, size - 8 - len);
     const meta = new ThriftReader(new Uint8Array(buf.buffer, buf.byteOffset, len)).struct();
@@ -38,14 +40,13 @@ function footerStats(file: string): { rows: number; stats: Map<string, ColStats>
         if (!md) continue;
         const name = ((md[3] ?? []) as Uint8Array[]).map((b) => Buffer.from(b).toString('utf8')).join('.');
         const st = md[12] as TStruct | undefined;
-        const prev = stats.get(name) ?? { nulls: 0 };
+        const prev = stats.get(name);
         const nulls = typeof st?.[3] === 'number' ? st[3] : Number.NaN;
         const lo = intOf(st?.[6] ?? st?.[2], md[1] as number), hi = intOf(st?.[5] ?? st?.[1], md[1] as number);
-        stats.set(name, {
-          nulls: prev.nulls + nulls,
-          min: lo === undefined || (prev.min === undefined && stats.has(name)) ? undefined : Math.min(prev.min ?? lo, lo),
-          max: hi === undefined || (prev.max === undefined && stats.has(name)) ? undefined : Math.max(prev.max ?? hi, hi),
-        });
+        // a row group without min/max leaves the column without a range
+        stats.set(name, prev
+          ? { nulls: prev.nulls + nulls, min: minOf(prev.min, lo), max: maxOf(prev.max, hi) }
+          : { nulls, min: lo, max: hi });
       }
     }
     return { rows: Number(meta[3] ?? 0), stats };
@@ -75,7 +76,8 @@ export class Catalog {
 
   async loadTable(name: string): Promise<void> {
     if (this.tables.has(name)) return;
-    const files = (await resolveSourceOverrides([name], { [name]: this.sources[name] }, this.baseDir, this.cli)).get(name)!;
+    const given = { [name]: this.sources[name] };
+    const files = (await resolveSourceOverrides([name], given, this.baseDir, this.cli)).get(name)!;
     this.tables.set(name, await describe(name, files));
   }
 
@@ -83,8 +85,8 @@ export class Catalog {
   async loadPath(p: string, label: string): Promise<void> {
     if (this.paths.has(p)) return;
     const files = (await resolveSourceOverrides(['path'], { path: p }, this.baseDir, this.cli).catch((e) => {
-      if (e instanceof InputError) throw new InputError(e.message.replace(/^(--source |options\.sources\.)path=/, `${label}: `), e.file);
-      throw e;
+      if (!(e instanceof InputError)) throw e;
+      throw new InputError(e.message.replace(/^(--source |options\.sources\.)path=[^:]*/, label), e.file);
     })).get('path')!;
     let base = path.basename(p).replace(/\.parquet$/i, '').replace(/[^A-Za-z0-9_]/g, '_') || 'file';
     if (/^_*$/.test(base)) base = 'file';
@@ -119,7 +121,8 @@ async function describe(source: string, files: string[]): Promise<TableInfo> {
   // min/max count as a range of values for integer and date columns only (not scaled decimals)
   for (const c of first.columns) {
     const s = stats.get(c.name);
-    if (s && (typeof c.type === 'string' || !(isInteger(c.type) || c.type.id === 'date32'))) stats.set(c.name, { nulls: s.nulls });
+    const ranged = typeof c.type !== 'string' && (isInteger(c.type) || c.type.id === 'date32');
+    if (s && !ranged) stats.set(c.name, { nulls: s.nulls });
   }
   return { source, files, columns: first.columns, rows, stats };
 }

@@ -31,7 +31,10 @@ function tablesOf(ast: unknown, names: Map<string, Pos>, paths: Map<string, Pos>
   for (const v of Object.values(o)) if (v && typeof v === 'object') tablesOf(v, names, paths);
 }
 
-/** Compile SQL text to a plan object (valid against plans/plan.schema.json). Throws PlanError (exit 2) with line and column. */
+/**
+ * Compile SQL text to a plan object (valid against plans/plan.schema.json).
+ * Throws PlanError (exit 2) with line and column, InputError (exit 3) for files.
+ */
 export async function compileSql(text: string, options: SqlOptions = {}): Promise<Plan> {
   const ast = parseSql(text);
   const baseDir = path.resolve(options.baseDir ?? '.');
@@ -62,7 +65,7 @@ export async function compileSql(text: string, options: SqlOptions = {}): Promis
 
 export interface RunSqlOptions extends Omit<RunOptions, 'sources'>, SqlOptions {}
 
-/** Compile SQL and run the plan (api.ts runPlan); the result as runPlan's. Errors as runPlan's, SQL ones with line and column. */
+/** Compile SQL and run the plan (api.ts runPlan): runPlan's result and errors, SQL's with line and column. */
 export async function runSql(text: string, options: RunSqlOptions = {}): Promise<RunResult> {
   const { sources, fromCommandLine, ...rest } = options;
   let plan: Plan;

@@ -11,9 +11,10 @@ import { type Col, Scope, children as childrenOf, suggest } from './scope.js';
 import type { Ctx, Rel } from './context.js';
 import { Translator } from './translate.js';
 import { joinRows, selectivity } from './estimate.js';
+import type { Applied } from './subquery.js';
 
 /** One table of the join graph, with the conditions that read it alone. */
-export interface Base { rel: Rel; conds: Expr[]; applies: ((r: Rel) => Rel)[]; factor: number }
+export interface Base { rel: Rel; conds: Expr[]; applies: Applied[]; factor: number }
 
 export function filterNode(input: QueryNode, preds: Predicate[]): QueryNode {
   if (preds.length === 0) return input;
@@ -36,7 +37,13 @@ function scanRel(ctx: Ctx, item: Extract<FromItem, { k: 'table' | 'path' }>, tab
   const scan: QueryNode = { op: 'scan', source: info.source, columns: info.columns.map((c) => c.name) };
   const renamed = cols.some((c, i) => c.id !== info.columns[i].name);
   const node: QueryNode = renamed
-    ? { op: 'project', input: scan, columns: cols.map((c, i) => (c.id === info.columns[i].name ? c.id : { name: c.id, column: info.columns[i].name })) }
+    ? {
+      op: 'project', input: scan,
+      columns: cols.map((c, i) => {
+        const file = info.columns[i].name;
+        return c.id === file ? c.id : { name: c.id, column: file };
+      }),
+    }
     : scan;
   return { node, cols, rows: info.rows, baseRows: info.rows };
 }
@@ -66,7 +73,9 @@ export function planFromItem(ctx: Ctx, item: FromItem, bases: Base[], conds: Exp
       }
       if (!ctx.catalog.table(item.name)) {
         const known = [...ctx.catalog.names(), ...ctx.ctes.keys()];
-        const hint = known.length === 0 ? `; give its files with --source ${item.name}=PATH (options.sources)` : suggest(item.name, known) || `; tables are: ${known.join(', ')}`;
+        const hint = known.length === 0
+          ? `; give its files with --source ${item.name}=PATH (options.sources)`
+          : suggest(item.name, known) || `; tables are: ${known.join(', ')}`;
         throw sqlError(item.pos, `table "${item.name}" does not exist${hint}`);
       }
       add(scanRel(ctx, item, item.alias ?? item.name));
@@ -98,7 +107,8 @@ function usingEq(name: string, bases: Base[], pos: Expr['pos']): Expr {
   const t = (b: Base) => b.rel.cols.find((c) => c.name === name)!.table;
   const last = holders[holders.length - 1];
   last.rel.cols = last.rel.cols.map((c) => (c.name === name ? { ...c, hidden: true } : c));
-  return { k: 'cmp', op: '=', l: { k: 'col', table: t(holders[0]), name, pos }, r: { k: 'col', table: t(last), name, pos }, pos };
+  const l: Expr = { k: 'col', table: t(holders[0]), name, pos }, r: Expr = { k: 'col', table: t(last), name, pos };
+  return { k: 'cmp', op: '=', l, r, pos };
 }
 
 /** LEFT, RIGHT or FULL joins keep their place: each side is planned alone, the ON equalities become keys. */
@@ -134,15 +144,19 @@ function outerJoin(ctx: Ctx, item: Extract<FromItem, { k: 'join' }>, parent: Sco
     }
     if (inR && preserved === 'l') { r.conds.push(c); continue; }
     if (inL && preserved === 'r') { l.conds.push(c); continue; }
-    throw sqlError(c.pos, `this ON condition of a ${item.type.toUpperCase()} JOIN is not supported: only equalities between the two sides, and conditions on the side whose unmatched rows are dropped`);
+    throw sqlError(c.pos, `this ON condition of a ${item.type.toUpperCase()} JOIN is not supported: only equalities `
+      + 'between the two sides, and conditions on the side whose unmatched rows are dropped');
   }
-  if (on.length === 0) throw sqlError(item.pos, `a ${item.type.toUpperCase()} JOIN needs at least one equality between its sides`);
+  if (on.length === 0) {
+    throw sqlError(item.pos, `a ${item.type.toUpperCase()} JOIN needs at least one equality between its sides`);
+  }
   const left = joinGraph(ctx, l.bases, l.conds, new Scope(lcols, parent));
   const right = joinGraph(ctx, r.bases, r.conds, new Scope(rcols, parent));
   const nullable = (cs: Col[], yes: boolean) => cs.map((c) => (yes ? { ...c, nullable: true, stats: undefined } : c));
   const cols = [...nullable(left.cols, item.type !== 'left'), ...nullable(right.cols, item.type !== 'right')];
   const rows = item.type === 'left' ? left.rows : item.type === 'right' ? right.rows : left.rows + right.rows;
-  return { node: { op: 'join', type: item.type as 'left', left: left.node, right: right.node, on }, cols, rows, baseRows: rows };
+  const node: QueryNode = { op: 'join', type: item.type as 'left', left: left.node, right: right.node, on };
+  return { node, cols, rows, baseRows: rows };
 }
 
 export function splitAnd(e: Expr | undefined): Expr[] {
@@ -180,7 +194,9 @@ export function factorOr(e: Expr): Expr[] {
 }
 
 /** Join the block's tables: filters pushed, equalities as keys, the rest applied once its tables are joined. */
-export function joinGraph(ctx: Ctx, bases: Base[], conds: Expr[], scope: Scope, applyOnTop: ((r: Rel) => Rel)[] = []): Rel {
+export function joinGraph(
+  ctx: Ctx, bases: Base[], conds: Expr[], scope: Scope, applyOnTop: Applied[] = [],
+): Rel {
   const owner = new Map<string, number>();
   bases.forEach((b, i) => b.rel.cols.forEach((c) => owner.set(c.id, i)));
   const tr = new Translator(scope, ctx.params);
@@ -199,19 +215,24 @@ export function joinGraph(ctx: Ctx, bases: Base[], conds: Expr[], scope: Scope, 
     residual.push({ e: c, rels });
     for (const [i, d] of orPerTable(c, scope, owner)) bases[i].conds.push(d);
   }
-  const rels = bases.map((b) => {
-    const preds = b.conds.map((c) => tr.pred(c));
+  const filtered = bases.map((b) => filterNode(b.rel.node, b.conds.map((c) => tr.pred(c))));
+  const rels = bases.map((b, i) => {
     const sel = b.conds.reduce((s, c) => s * selectivity(c, scope), 1);
-    let rel: Rel = { ...b.rel, node: filterNode(b.rel.node, preds), rows: Math.max(1, b.rel.rows * sel) };
-    for (const f of b.applies) rel = f(rel);
+    let rel: Rel = { ...b.rel, node: filtered[i], rows: Math.max(1, b.rel.rows * sel) };
+    for (const a of b.applies) {
+      reduceBySemiJoin(a, (k) => (k === i ? (rel.node !== b.rel.node ? rel.node : undefined) : reducedNode(k)), owner);
+      rel = a.apply(rel);
+    }
     return { ...rel, rows: rel.rows * b.factor };
   });
+  function reducedNode(k: number): QueryNode | undefined { return bases[k].conds.length ? filtered[k] : undefined; }
+  for (const a of applyOnTop) reduceBySemiJoin(a, reducedNode, owner);
   if (rels.length === 0) throw new Error('no tables');
   const inTree = new Set<number>();
   let start = 0;
   rels.forEach((r, i) => { if (r.rows > rels[start].rows) start = i; });
-  const filtered = bases.map((b) => b.conds.length > 0 || b.applies.length > 0);
-  absorbLeaves(rels, edges, residual, filtered, start, inTree, tr);
+  const reduced = bases.map((b) => b.conds.length > 0 || b.applies.length > 0);
+  absorbLeaves(rels, edges, residual, reduced, start, inTree, tr);
   let cur = rels[start];
   inTree.add(start);
   const applyResidual = () => {
@@ -243,8 +264,27 @@ export function joinGraph(ctx: Ctx, bases: Base[], conds: Expr[], scope: Scope, 
     applyResidual();
   }
   applyResidual();
-  for (const f of applyOnTop) cur = f(cur);
+  for (const a of applyOnTop) cur = a.apply(cur);
   return cur;
+}
+
+/**
+ * A correlated subquery aggregates only the keys its enclosing table can
+ * ask for (a semi join with that table after its filters, below the
+ * aggregate): q17's average quantity of the parts of one brand and
+ * container, not of all 200,000 parts; q02's and q20's alike.
+ */
+function reduceBySemiJoin(a: Applied, nodeOf: (base: number) => QueryNode | undefined, owner: Map<string, number>): void {
+  if (!a.reduce) return;
+  const byBase = new Map<number, [string, string][]>();
+  for (const p of a.reduce.pairs) {
+    const k = owner.get(p.outer);
+    if (k !== undefined) byBase.set(k, [...(byBase.get(k) ?? []), [p.inner, p.outer]]);
+  }
+  for (const [k, on] of byBase) {
+    const node = nodeOf(k);
+    if (node) { a.reduce.by(structuredClone(node), on); return; }
+  }
 }
 
 type Edge = { a: number; b: number; ca: Col; cb: Col };
@@ -273,7 +313,9 @@ function absorbLeaves(
         .map((e) => (e.a === r ? [e.ca, e.cb] : [e.cb, e.ca]));
       const rows = joinRows(rels[r].rows, rels[l].rows, on, rels[r].baseRows, rels[l].baseRows);
       rels[r] = {
-        node: { op: 'join', type: 'inner', left: rels[r].node, right: rels[l].node, on: on.map(([a, b]) => [a.id, b.id]) },
+        node: {
+          op: 'join', type: 'inner', left: rels[r].node, right: rels[l].node, on: on.map(([a, b]) => [a.id, b.id]),
+        },
         cols: [...rels[r].cols, ...rels[l].cols], rows: Math.max(1, rows), baseRows: rels[r].baseRows,
       };
       for (let k = edges.length - 1; k >= 0; k--) if (edges[k].a === l || edges[k].b === l) edges.splice(k, 1);

@@ -9,7 +9,8 @@ export interface Token { kind: TokKind; text: string; pos: Pos; end: number }
 
 /** Words that cannot be a bare alias or column name. */
 export const KEYWORDS = new Set([
-  'select', 'distinct', 'all', 'from', 'where', 'group', 'by', 'having', 'order', 'asc', 'desc', 'nulls', 'first', 'last',
+  'select', 'distinct', 'all', 'from', 'where', 'group', 'by', 'having', 'order', 'asc', 'desc', 'nulls', 'first',
+  'last',
   'limit', 'offset', 'with', 'as', 'join', 'inner', 'left', 'right', 'full', 'outer', 'cross', 'on', 'using', 'natural',
   'and', 'or', 'not', 'in', 'exists', 'between', 'like', 'ilike', 'is', 'null', 'true', 'false', 'case', 'when', 'then',
   'else', 'end', 'cast', 'date', 'interval', 'extract', 'substring', 'union', 'intersect', 'except', 'over', 'window',

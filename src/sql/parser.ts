@@ -65,7 +65,9 @@ export class Parser {
     const pos = this.t.pos;
     const ctes: Cte[] = [];
     if (this.accept('with')) {
-      if (this.t.kind === 'ident' && this.t.text === 'recursive') throw sqlError(this.t.pos, 'WITH RECURSIVE is not supported');
+      if (this.t.kind === 'ident' && this.t.text === 'recursive') {
+        throw sqlError(this.t.pos, 'WITH RECURSIVE is not supported');
+      }
       do {
         const p = this.t.pos;
         const name = this.name('a CTE name');
@@ -199,7 +201,9 @@ export class Parser {
       this.expect(')');
       return { k: 'path', path, ...this.noCols(this.alias()), pos };
     }
-    if (this.isOp('.')) throw sqlError(this.t.pos, `schema-qualified table names are not supported: use ${name}'s table name alone`);
+    if (this.isOp('.')) {
+      throw sqlError(this.t.pos, `schema-qualified table names are not supported: use ${name}'s table name alone`);
+    }
     return { k: 'table', name, ...this.noCols(this.alias()), pos };
   }
 
@@ -222,7 +226,10 @@ export class Parser {
     return l;
   }
   private not(): Expr {
-    if (this.isKw('not') && !this.isKw('exists', this.peek())) { const pos = this.next().pos; return { k: 'not', e: this.not(), pos }; }
+    if (this.isKw('not') && !this.isKw('exists', this.peek())) {
+      const pos = this.next().pos;
+      return { k: 'not', e: this.not(), pos };
+    }
     return this.predicate();
   }
 
@@ -243,16 +250,21 @@ export class Parser {
       this.expect('null', 'NULL');
       return { k: 'isnull', e: l, not, pos };
     }
-    const not = this.isKw('not') && ['between', 'like', 'in', 'ilike'].some((w) => this.isKw(w, this.peek())) ? (this.next(), true) : false;
+    const negated = this.isKw('not') && ['between', 'like', 'in', 'ilike'].some((w) => this.isKw(w, this.peek()));
+    const not = negated ? (this.next(), true) : false;
     if (this.accept('between')) {
       const lo = this.concat();
       this.expect('and', 'AND');
       return { k: 'between', e: l, lo, hi: this.concat(), not, pos };
     }
     if (this.accept('like')) {
-      if (this.t.kind === 'ident' && this.t.text === 'escape') throw sqlError(this.t.pos, 'LIKE ... ESCAPE is not supported');
+      if (this.t.kind === 'ident' && this.t.text === 'escape') {
+        throw sqlError(this.t.pos, 'LIKE ... ESCAPE is not supported');
+      }
       const pat = this.concat();
-      if (this.t.kind === 'ident' && this.t.text === 'escape') throw sqlError(this.t.pos, 'LIKE ... ESCAPE is not supported');
+      if (this.t.kind === 'ident' && this.t.text === 'escape') {
+        throw sqlError(this.t.pos, 'LIKE ... ESCAPE is not supported');
+      }
       return { k: 'like', e: l, pat, not, pos };
     }
     if (this.accept('in')) {
@@ -361,7 +373,9 @@ export class Parser {
         this.expect('(');
         const f = this.t;
         const field = f.kind === 'ident' || f.kind === 'kw' ? (this.i++, f.text) : this.fail('YEAR, MONTH or DAY');
-        if (!['year', 'month', 'day'].includes(field)) throw sqlError(f.pos, `EXTRACT(${field.toUpperCase()} ...) is not supported: YEAR, MONTH or DAY`);
+        if (!['year', 'month', 'day'].includes(field)) {
+          throw sqlError(f.pos, `EXTRACT(${field.toUpperCase()} ...) is not supported: YEAR, MONTH or DAY`);
+        }
         this.expect('from', 'FROM');
         const e = this.expr();
         this.expect(')');
@@ -410,7 +424,9 @@ export class Parser {
       unitTok = this.next();
     }
     const unit = unitTok.text.replace(/s$/, '');
-    if (!['day', 'month', 'year'].includes(unit)) throw sqlError(unitTok.pos, `INTERVAL unit ${unitTok.text.toUpperCase()} is not supported: DAY, MONTH or YEAR`);
+    if (!['day', 'month', 'year'].includes(unit)) {
+      throw sqlError(unitTok.pos, `INTERVAL unit ${unitTok.text.toUpperCase()} is not supported: DAY, MONTH or YEAR`);
+    }
     // the specification's "day (3)": a leading-field precision, which changes nothing here
     if (this.isOp('(') && this.peek().kind === 'num' && this.isOp(')', this.peek(2))) this.i += 3;
     return { k: 'interval', n, unit: unit as IntervalUnit, pos };
@@ -453,7 +469,9 @@ export class Parser {
       this.next();
       if (this.isOp('*')) { this.next(); return { k: 'star', table: t.text, pos }; }
       const name = this.name('a column name');
-      if (this.isOp('.')) throw sqlError(this.t.pos, 'names with more than two parts (schema.table.column) are not supported');
+      if (this.isOp('.')) {
+        throw sqlError(this.t.pos, 'names with more than two parts (schema.table.column) are not supported');
+      }
       return { k: 'col', table: t.text, name, pos };
     }
     return { k: 'col', name: t.text, pos };

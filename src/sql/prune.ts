@@ -18,7 +18,8 @@ export function outputOf(n: QueryNode): string[] {
     case 'scan': return n.columns ?? [];
     case 'project': return n.columns.map((c) => (typeof c === 'string' ? c : c.name));
     case 'aggregate': return [...n.groupBy, ...n.aggregates.map((a) => a.as)];
-    case 'join': return n.type === 'semi' || n.type === 'anti' ? outputOf(n.left) : [...outputOf(n.left), ...outputOf(n.right)];
+    case 'join':
+      return n.type === 'semi' || n.type === 'anti' ? outputOf(n.left) : [...outputOf(n.left), ...outputOf(n.right)];
     default: return outputOf(n.input);
   }
 }
@@ -47,7 +48,8 @@ export function prune(n: QueryNode, need: Set<string>): QueryNode {
       const input = prune(n.input, below);
       // a projection that only passes its input's columns through, in order, is left out
       const inCols = outputOf(input);
-      if (cols.every((c) => typeof c === 'string') && cols.length === inCols.length && cols.every((c, i) => c === inCols[i])) return input;
+      const same = cols.length === inCols.length && cols.every((c, i) => c === inCols[i]);
+      if (same) return input;
       return { ...n, columns: cols, input };
     }
     case 'join': {

@@ -64,9 +64,11 @@ export class Scope {
   resolve(ref: { table?: string; name: string; pos: Pos }): { col: Col; depth: number } {
     for (let s: Scope | undefined = this, depth = 0; s; s = s.parent, depth++) {
       if (ref.table !== undefined && !s.cols.some((c) => c.table === ref.table)) continue;
-      const hits = s.cols.filter((c) => c.name === ref.name && (ref.table === undefined ? !c.hidden : c.table === ref.table));
+      const named = (c: Col) => c.name === ref.name && (ref.table === undefined ? !c.hidden : c.table === ref.table);
+      const hits = s.cols.filter(named);
       if (hits.length > 1 && hits.some((h) => h.id !== hits[0].id)) {
-        throw sqlError(ref.pos, `column reference "${ref.name}" is ambiguous: it is in ${hits.map((h) => h.table ?? '(subquery)').join(' and ')}`);
+        const where = hits.map((h) => h.table ?? '(subquery)').join(' and ');
+        throw sqlError(ref.pos, `column reference "${ref.name}" is ambiguous: it is in ${where}`);
       }
       if (hits.length > 0) {
         for (let t: Scope | undefined = this, k = 0; t && k < depth; t = t.parent, k++) t.outerUsed.add(hits[0].id);
@@ -119,7 +121,10 @@ export function children(x: Expr): Expr[] {
     case 'inlist': return [x.e, ...x.list];
     case 'insub': return [x.e];
     case 'call': return x.args;
-    case 'case': return [...(x.operand ? [x.operand] : []), ...x.whens.flatMap((w) => [w.when, w.then]), ...(x.else ? [x.else] : [])];
+    case 'case':
+      return [
+        ...(x.operand ? [x.operand] : []), ...x.whens.flatMap((w) => [w.when, w.then]), ...(x.else ? [x.else] : []),
+      ];
     default: return [];
   }
 }

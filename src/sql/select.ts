@@ -11,7 +11,9 @@ import { type Applied, planSubqueryCond } from './subquery.js';
 import { Translator } from './translate.js';
 
 /** FROM and WHERE of a block; conditions on an enclosing block's columns go to `corr`. */
-export function planWhere(ctx: Ctx, q: Select, parent: Scope | undefined, corr?: Correlation): { rel: Rel; scope: Scope } {
+export function planWhere(
+  ctx: Ctx, q: Select, parent: Scope | undefined, corr?: Correlation,
+): { rel: Rel; scope: Scope } {
   const bases: Base[] = [];
   const conds: Expr[] = [];
   if (q.from.length === 0) throw sqlError(q.pos, 'a SELECT without FROM is not supported');
@@ -21,18 +23,18 @@ export function planWhere(ctx: Ctx, q: Select, parent: Scope | undefined, corr?:
   bases.forEach((b, i) => b.rel.cols.forEach((c) => owner.set(c.id, i)));
   const tr = new Translator(scope, ctx.params);
   const plain: Expr[] = [];
-  const onTop: ((r: Rel) => Rel)[] = [];
+  const onTop: Applied[] = [];
   for (const c of [...conds, ...splitAnd(q.where)]) {
     const refs = refsOf(c, scope);
     if (refs.agg) throw sqlError(c.pos, 'aggregates are not allowed in WHERE; use HAVING');
     if (refs.sub) {
       const a: Applied = planSubqueryCond(ctx, c, scope, tr);
       const rels = new Set([...a.needs].map((x) => owner.get(x)));
-      if (rels.size === 1 && !rels.has(undefined)) {
+      if (a.early && rels.size === 1 && !rels.has(undefined)) {
         const b = bases[[...rels][0]!];
-        b.applies.push(a.apply);
+        b.applies.push(a);
         b.factor *= a.factor;
-      } else onTop.push(a.apply);
+      } else onTop.push(a);
       continue;
     }
     if (refs.outer.size > 0) { correlate(c, scope, corr); continue; }
@@ -51,12 +53,16 @@ function correlate(c: Expr, scope: Scope, corr: Correlation | undefined): void {
       const ri = inner === c.l ? l : r, ro = inner === c.l ? r : l;
       if (inner.k !== 'col' || ri.outer.size > 0 || ro.local.size > 0) continue;
       const id = scope.resolve(inner).col.id;
-      if (op === '=' && outer.k === 'col') { corr.pairs.push({ inner: id, outer: scope.resolve(outer).col.id }); return; }
+      if (op === '=' && outer.k === 'col') {
+        corr.pairs.push({ inner: id, outer: scope.resolve(outer).col.id });
+        return;
+      }
       corr.residual.push({ inner: id, op, outer });
       return;
     }
   }
-  throw sqlError(c.pos, 'this condition on a column of the enclosing query is not supported: use an equality (inner column = outer column) joined by AND');
+  throw sqlError(c.pos, 'this condition on a column of the enclosing query is not supported: '
+    + 'use an equality (inner column = outer column) joined by AND');
 }
 
 /** Aggregate calls of an expression, not inside subqueries. */
@@ -93,7 +99,9 @@ function planBlock(ctx: Ctx, q: Select, parent: Scope | undefined, corr: Correla
   const groupExprs = q.groupBy.map((g) => {
     if (g.k === 'num' && /^\d+$/.test(g.text)) {
       const k = Number(g.text);
-      if (k < 1 || k > items.length) throw sqlError(g.pos, `GROUP BY position ${k} is not in the select list (1 to ${items.length})`);
+      if (k < 1 || k > items.length) {
+        throw sqlError(g.pos, `GROUP BY position ${k} is not in the select list (1 to ${items.length})`);
+      }
       return items[k - 1].e;
     }
     if (g.k === 'col' && !g.table && !scope.cols.some((c) => c.name === g.name)) {
@@ -163,7 +171,9 @@ function aggregateBlock(
     outCols.push({ id: as, name: as, nullable: a.name !== 'count' });
     if (a.star) return { fn: 'count' as const, as };
     if (a.args.length !== 1) throw sqlError(a.pos, `${a.name}() takes one argument`);
-    if (a.distinct && a.name !== 'count') throw sqlError(a.pos, `${a.name}(DISTINCT ...) is not supported; count(DISTINCT ...) is`);
+    if (a.distinct && a.name !== 'count') {
+      throw sqlError(a.pos, `${a.name}(DISTINCT ...) is not supported; count(DISTINCT ...) is`);
+    }
     const fn = a.distinct ? 'count_distinct' as const : a.name as 'sum';
     const e = pre.expr(a.args[0]);
     return 'column' in e ? { fn, column: e.column, as } : { fn, expr: e, as };
@@ -192,25 +202,35 @@ function checkGrouped(e: unknown, have: Set<string>, pos: Expr['pos'], scope: Sc
 }
 
 /** The select list, DISTINCT, ORDER BY and LIMIT; a subquery's output gets fresh ids, the top level SQL's names. */
-function project(ctx: Ctx, q: Select, cur: Rel, items: Select['items'], tr: Translator, keep: string[], top: boolean): Rel {
+function project(
+  ctx: Ctx, q: Select, cur: Rel, items: Select['items'], tr: Translator, keep: string[], top: boolean,
+): Rel {
   const have = new Set(cur.cols.map((c) => c.id));
   const names = new Set<string>();
   const out: Col[] = [];
   const columns: ProjectColumn[] = [];
   for (const it of items) {
-    if (it.e.k === 'subq' || it.e.k === 'exists' || it.e.k === 'insub') throw sqlError(it.pos, 'a subquery in the select list is not supported: join it in FROM');
+    if (it.e.k === 'subq' || it.e.k === 'exists' || it.e.k === 'insub') {
+      throw sqlError(it.pos, 'a subquery in the select list is not supported: join it in FROM');
+    }
     const e = tr.expr(it.e);
     checkGrouped(e, have, it.pos, tr.scope);
     const src = 'column' in e ? cur.cols.find((c) => c.id === e.column) : undefined;
-    let name = it.alias ?? (it.e.k === 'col' ? it.e.name : it.e.k === 'call' && it.e.star ? `${it.e.name}_star()` : it.text);
+    // an unnamed expression is named by its text, as DuckDB names it (count(*): count_star())
+    let name = it.alias
+      ?? (it.e.k === 'col' ? it.e.name : it.e.k === 'call' && it.e.star ? `${it.e.name}_star()` : it.text);
     if (top) { const base = name; for (let k = 1; names.has(name); k++) name = `${base}_${k}`; }
     names.add(name);
-    const id = top ? name : ctx.namer.fresh(name.replace(/[^A-Za-z0-9_]/g, '_').replace(/^_+|_+$/g, '') || 'col');
+    // below the top, a column passed through keeps its id: no renaming projection
+    const id = top ? name : src && !out.some((c) => c.id === src.id) ? src.id
+      : ctx.namer.fresh(name.replace(/[^A-Za-z0-9_]/g, '_').replace(/^_+|_+$/g, '') || 'col');
     columns.push('column' in e ? (e.column === id ? id : { name: id, column: e.column }) : { name: id, expr: e });
     out.push({ id, name, nullable: src?.nullable ?? true, type: src?.type, stats: src?.stats, table: undefined });
   }
   for (const k of keep) {
-    if (!out.some((c) => c.id === k)) { columns.push(k); out.push({ ...cur.cols.find((c) => c.id === k)!, hidden: true }); }
+    if (out.some((c) => c.id === k)) continue;
+    columns.push(k);
+    out.push({ ...cur.cols.find((c) => c.id === k)!, hidden: true });
   }
   // ORDER BY: an output name or position, an expression of the list, or one computed as a hidden column
   const by: { column: string; desc?: boolean; nulls?: 'first' | 'last' }[] = [];
@@ -219,10 +239,12 @@ function project(ctx: Ctx, q: Select, cur: Rel, items: Select['items'], tr: Tran
     let id: string | undefined;
     if (o.e.k === 'num' && /^\d+$/.test(o.e.text)) {
       const k = Number(o.e.text);
-      if (k < 1 || k > items.length) throw sqlError(o.e.pos, `ORDER BY position ${k} is not in the select list (1 to ${items.length})`);
+      if (k < 1 || k > items.length) {
+        throw sqlError(o.e.pos, `ORDER BY position ${k} is not in the select list (1 to ${items.length})`);
+      }
       id = out[k - 1].id;
-    } else if (o.e.k === 'col' && !o.e.table && out.some((c) => c.name === (o.e as { name: string }).name && !c.hidden)) {
-      id = out.find((c) => c.name === (o.e as { name: string }).name && !c.hidden)!.id;
+    } else if (o.e.k === 'col' && !o.e.table && outputNamed(out, o.e.name)) {
+      id = outputNamed(out, o.e.name)!.id;
     } else {
       const i = items.findIndex((it) => exprKey(it.e) === exprKey(o.e));
       if (i >= 0) id = out[i].id;
@@ -241,10 +263,13 @@ function project(ctx: Ctx, q: Select, cur: Rel, items: Select['items'], tr: Tran
   if (q.distinct) node = { op: 'aggregate', input: node, groupBy: out.map((c) => c.id), aggregates: [] };
   if (by.length) node = { op: 'sort', input: node, by };
   if (q.limit !== undefined || q.offset !== undefined) {
-    node = { op: 'limit', input: node, count: q.limit ?? Number.MAX_SAFE_INTEGER, ...(q.offset ? { offset: q.offset } : {}) };
+    const count = q.limit ?? Number.MAX_SAFE_INTEGER;
+    node = { op: 'limit', input: node, count, ...(q.offset ? { offset: q.offset } : {}) };
   }
   if (hidden.length) node = { op: 'project', input: node, columns: out.map((c) => c.id) };
   return { node, cols: out, rows: cur.rows, baseRows: cur.baseRows };
 }
+
+const outputNamed = (out: Col[], name: string) => out.find((c) => c.name === name && !c.hidden);
 
 type ProjectColumn = Extract<QueryNode, { op: 'project' }>['columns'][number];

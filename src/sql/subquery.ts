@@ -10,10 +10,29 @@ import { sqlError } from './lexer.js';
 import type { Col, Scope } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
 import { filterNode } from './from.js';
-import type { Translator } from './translate.js';
+import { Translator } from './translate.js';
 
 /** A subquery condition ready to apply to the relation that has the columns it reads (`needs`). */
-export interface Applied { needs: Set<string>; apply(cur: Rel): Rel; factor: number }
+export interface Applied {
+  needs: Set<string>;
+  apply(cur: Rel): Rel;
+  factor: number;
+  /**
+   * applied to its one table before the joins (a semi join, a scalar comparison); an anti join or a
+   * min/max test waits until the joins have cut the rows it is applied to (q16, q21 as written by hand)
+   */
+  early: boolean;
+  /** a correlated aggregate: its input may be cut to the keys an enclosing table holds (from.ts reduceBySemiJoin) */
+  reduce?: { pairs: Correlation['pairs']; by(outer: QueryNode, on: [string, string][]): void };
+}
+
+/** Put a semi join with `outer` below the aggregate of a subquery's plan (under its projection and HAVING). */
+function reduceAggregate(sub: Rel, outer: QueryNode, on: [string, string][]): void {
+  let n: QueryNode = sub.node;
+  while (n.op === 'project' || n.op === 'filter' || n.op === 'sort' || n.op === 'limit') n = n.input;
+  if (n.op !== 'aggregate') return;
+  n.input = { op: 'join', type: 'semi', left: n.input, right: outer, on };
+}
 
 const join = (type: 'inner' | 'left' | 'semi' | 'anti', cur: Rel, sub: Rel, on: [string, string][]): Rel => ({
   node: { op: 'join', type, left: cur.node, right: sub.node, on },
@@ -21,10 +40,15 @@ const join = (type: 'inner' | 'left' | 'semi' | 'anti', cur: Rel, sub: Rel, on: 
   rows: cur.rows, baseRows: cur.baseRows,
 });
 
-function aggregate(ctx: Ctx, input: Rel, groupBy: string[], aggs: { fn: 'min' | 'max' | 'count'; column?: string; as: string }[]): Rel {
-  const node: QueryNode = { op: 'aggregate', input: input.node, groupBy, aggregates: aggs.map((a) => (a.column ? a : { fn: a.fn, as: a.as })) };
-  const cols: Col[] = [...groupBy.map((g) => input.cols.find((c) => c.id === g)!), ...aggs.map((a) => ({ id: a.as, name: a.as, nullable: a.fn !== 'count' }))];
-  void ctx;
+type Agg = { fn: 'min' | 'max' | 'count'; column?: string; as: string };
+
+function aggregate(input: Rel, groupBy: string[], aggs: Agg[]): Rel {
+  const aggregates = aggs.map((a) => (a.column ? a : { fn: a.fn, as: a.as }));
+  const node: QueryNode = { op: 'aggregate', input: input.node, groupBy, aggregates };
+  const cols: Col[] = [
+    ...groupBy.map((g) => input.cols.find((c) => c.id === g)!),
+    ...aggs.map((a) => ({ id: a.as, name: a.as, nullable: a.fn !== 'count' })),
+  ];
   return { node, cols, rows: input.rows, baseRows: input.baseRows };
 }
 
@@ -33,11 +57,14 @@ function newCorrelation(): Correlation { return { pairs: [], residual: [] }; }
 /** Plan one WHERE/HAVING conjunct holding a subquery; `tr` translates the enclosing block's side. */
 export function planSubqueryCond(ctx: Ctx, c: Expr, scope: Scope, tr: Translator): Applied {
   const neg = c.k === 'not' ? c.e : undefined;
-  if (neg && (neg.k === 'exists' || neg.k === 'insub')) return planSubqueryCond(ctx, { ...neg, not: !neg.not }, scope, tr);
+  if (neg && (neg.k === 'exists' || neg.k === 'insub')) {
+    return planSubqueryCond(ctx, { ...neg, not: !neg.not }, scope, tr);
+  }
   if (c.k === 'exists') return existsCond(ctx, c.q, c.not, scope);
   if (c.k === 'insub') return inCond(ctx, c, scope, tr);
   if (c.k === 'cmp' && (c.r.k === 'subq' || c.l.k === 'subq')) return scalarCond(ctx, c, scope, tr);
-  throw sqlError(c.pos, 'this use of a subquery is not supported: EXISTS, IN and comparisons with a scalar subquery, joined to the rest of WHERE by AND');
+  throw sqlError(c.pos, 'this use of a subquery is not supported: EXISTS, IN and comparisons with a scalar subquery, '
+    + 'joined to the rest of WHERE by AND');
 }
 
 function needsOf(corr: Correlation, extra: string[] = []): Set<string> {
@@ -48,7 +75,9 @@ function existsCond(ctx: Ctx, q: Select, not: boolean, scope: Scope): Applied {
   const corr = newCorrelation();
   const sub = ctx.planWhere(q, scope, corr);
   const on = corr.pairs.map((p) => [p.outer, p.inner] as [string, string]);
-  if (corr.residual.length > 1) throw sqlError(q.pos, 'a correlated EXISTS with more than one condition other than equality is not supported');
+  if (corr.residual.length > 1) {
+    throw sqlError(q.pos, 'a correlated EXISTS with more than one condition other than equality is not supported');
+  }
   const needs = needsOf(corr);
   const res = corr.residual[0];
   if (res) {
@@ -60,37 +89,38 @@ function existsCond(ctx: Ctx, q: Select, not: boolean, scope: Scope): Applied {
   if (on.length === 0 && !res) {
     // uncorrelated: one count, cross-joined
     return {
-      needs, factor: 0.5,
+      needs, factor: 0.5, early: false,
       apply(cur) {
         const n = ctx.namer.fresh('exists_count');
-        const agg = aggregate(ctx, sub, [], [{ fn: 'count', as: n }]);
+        const agg = aggregate(sub, [], [{ fn: 'count', as: n }]);
         const j = join('inner', cur, agg, []);
         return { ...j, node: filterNode(j.node, [{ column: n, cmp: not ? '=' : '>', value: 0 }]) };
       },
     };
   }
-  if (!res) return { needs, factor: 0.5, apply: (cur) => join(not ? 'anti' : 'semi', cur, sub, on) };
+  if (!res) return { needs, factor: 0.5, early: !not, apply: (cur) => join(not ? 'anti' : 'semi', cur, sub, on) };
   return {
-    needs, factor: 0.5,
+    needs, factor: 0.5, early: false,
     apply(cur) {
       // exists x <> v  <=>  min(x) <> v or max(x) <> v;  x < v <=> min(x) < v;  x > v <=> max(x) > v
       const mn = ctx.namer.fresh('min_' + res.inner), mx = ctx.namer.fresh('max_' + res.inner);
-      const agg = aggregate(ctx, sub, corr.pairs.map((p) => p.inner), [{ fn: 'min', column: res.inner, as: mn }, { fn: 'max', column: res.inner, as: mx }]);
+      const agg = aggregate(sub, corr.pairs.map((p) => p.inner),
+        [{ fn: 'min', column: res.inner, as: mn }, { fn: 'max', column: res.inner, as: mx }]);
       const j = join(not ? 'left' : 'inner', cur, agg, on);
-      const tr = new (scopeTranslator())(scope, ctx.params);
+      const tr = new Translator(scope, ctx.params);
       const v = tr.expr(res.outer);
       const cmp = (col: string, op: string): Predicate => ({ left: { column: col }, cmp: op as '<', right: v });
       const op = res.op;
       const exists: Predicate = op === '!=' ? { or: [cmp(mn, '!='), cmp(mx, '!=')] }
         : op === '<' || op === '<=' ? cmp(mn, op) : cmp(mx, op);
-      const where: Predicate = not ? { or: [{ column: mn, isNull: true }, { expr: v, isNull: true }, { not: exists }] } : exists;
+      const where: Predicate = not
+        ? { or: [{ column: mn, isNull: true }, { expr: v, isNull: true }, { not: exists }] }
+        : exists;
       return { ...j, node: filterNode(j.node, [where]) };
     },
   };
 }
 
-import { Translator as T } from './translate.js';
-const scopeTranslator = () => T;
 
 function collectOuter(e: Expr, scope: Scope, out: Set<string>) {
   if (e.k === 'col') { out.add(scope.resolve(e).col.id); return; }
@@ -100,7 +130,9 @@ function collectOuter(e: Expr, scope: Scope, out: Set<string>) {
 }
 
 /** The enclosing side of an IN as a column: a plain column, or one computed onto the relation. */
-function probeColumn(ctx: Ctx, e: Expr, scope: Scope, tr: Translator): { id: string; nullable: boolean; compute?: (cur: Rel) => Rel; needs: string[] } {
+interface Probe { id: string; nullable: boolean; compute?: (cur: Rel) => Rel; needs: string[] }
+
+function probeColumn(ctx: Ctx, e: Expr, scope: Scope, tr: Translator): Probe {
   if (e.k === 'col' && !tr.subst.has(exprKey(e))) {
     const c = scope.resolve(e).col;
     return { id: c.id, nullable: c.nullable, needs: [c.id] };
@@ -129,7 +161,7 @@ function inCond(ctx: Ctx, c: Extract<Expr, { k: 'insub' }>, scope: Scope, tr: Tr
   const on: [string, string][] = [[probe.id, v.id], ...corr.pairs.map((p) => [p.outer, p.inner] as [string, string])];
   const needs = needsOf(corr, probe.needs);
   return {
-    needs, factor: c.not ? 0.9 : 0.5,
+    needs, factor: c.not ? 0.9 : 0.5, early: !c.not,
     apply(cur0) {
       const cur = probe.compute ? probe.compute(cur0) : cur0;
       if (!c.not) return join('semi', cur, sub, on);
@@ -138,7 +170,7 @@ function inCond(ctx: Ctx, c: Extract<Expr, { k: 'insub' }>, scope: Scope, tr: Tr
       // x NOT IN S is true only when S holds no null and x is not null, or S is empty (per correlation key)
       const n = ctx.namer.fresh('in_rows'), nv = ctx.namer.fresh('in_values');
       const keys = corr.pairs.map((p) => p.inner);
-      const counts = aggregate(ctx, sub, keys, [{ fn: 'count', as: n }, { fn: 'count', column: v.id, as: nv }]);
+      const counts = aggregate(sub, keys, [{ fn: 'count', as: n }, { fn: 'count', column: v.id, as: nv }]);
       const j = join(keys.length ? 'left' : 'inner', anti, counts, corr.pairs.map((p) => [p.outer, p.inner]));
       const where: Predicate = {
         or: [{ column: n, isNull: true }, { column: n, cmp: '=', value: 0 },
@@ -155,12 +187,15 @@ function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: 
   const corr = newCorrelation();
   const sub = ctx.planSelect(subAst.q, scope, corr);
   const visible = sub.cols.filter((x) => !x.hidden);
-  if (visible.length !== 1) throw sqlError(subAst.pos, `a scalar subquery must return one column, not ${visible.length}`);
+  if (visible.length !== 1) {
+    throw sqlError(subAst.pos, `a scalar subquery must return one column, not ${visible.length}`);
+  }
   if (corr.residual.length) throw sqlError(subAst.pos, 'a correlated scalar subquery supports equalities only');
   const q = subAst.q;
   const aggregated = q.groupBy.length === 0 && q.items.some((i) => JSON.stringify(i.e).includes('"k":"call"'));
   if (!aggregated && corr.pairs.length === 0 || q.groupBy.length > 0) {
-    throw sqlError(subAst.pos, 'a scalar subquery must be an aggregate without GROUP BY (one row), such as (SELECT max(x) FROM t)');
+    throw sqlError(subAst.pos,
+      'a scalar subquery must be an aggregate without GROUP BY (one row), such as (SELECT max(x) FROM t)');
   }
   const v = visible[0];
   const ids = new Set<string>();
@@ -168,7 +203,8 @@ function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: 
   const needs = needsOf(corr, [...ids]);
   const isCount = q.items[0].e.k === 'call' && q.items[0].e.name === 'count';
   return {
-    needs, factor: 0.5,
+    needs, factor: 0.5, early: true,
+    reduce: corr.pairs.length ? { pairs: corr.pairs, by: (outer, on) => reduceAggregate(sub, outer, on) } : undefined,
     apply(cur) {
       const on = corr.pairs.map((p) => [p.outer, p.inner] as [string, string]);
       if (on.length === 0 && c.op === '=' && other.k === 'col' && !tr.subst.has(exprKey(other))) {
@@ -176,8 +212,10 @@ function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: 
       }
       // a missing group is a null (inner join drops it, as the comparison would), but count's is 0
       const j = join(isCount && on.length ? 'left' : 'inner', cur, sub, on);
-      const value = isCount && on.length ? { fn: 'coalesce', args: [{ column: v.id }, { value: 0 }] } : { column: v.id };
-      const t2 = new T(tr.scope, ctx.params, new Map([...tr.subst, [exprKey(subAst), value]]));
+      const value = isCount && on.length
+        ? { fn: 'coalesce', args: [{ column: v.id }, { value: 0 }] }
+        : { column: v.id };
+      const t2 = new Translator(tr.scope, ctx.params, new Map([...tr.subst, [exprKey(subAst), value]]));
       return { ...j, node: filterNode(j.node, [t2.pred(c)]) };
     },
   };

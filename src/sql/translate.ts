@@ -17,7 +17,8 @@ const FUNCTIONS: Record<string, string> = {
 };
 const CAST_TYPES: Record<string, string> = {
   boolean: 'bool', bool: 'bool', tinyint: 'int8', smallint: 'int16', integer: 'int32', int: 'int32', int4: 'int32',
-  bigint: 'int64', int8: 'int64', real: 'float32', float: 'float32', float4: 'float32', double: 'float64', float8: 'float64',
+  bigint: 'int64', int8: 'int64', real: 'float32', float: 'float32', float4: 'float32', double: 'float64',
+  float8: 'float64',
   varchar: 'utf8', text: 'utf8', string: 'utf8', char: 'utf8', date: 'date', timestamp: 'timestamp',
   utinyint: 'uint8', usmallint: 'uint16', uinteger: 'uint32', ubigint: 'uint64',
 };
@@ -33,7 +34,9 @@ export function planTypeName(t: DataType | undefined): string | undefined {
 /** A decimal literal as SQL types it: 0.06 is decimal(3,2), 100.00 decimal(5,2). */
 function numberValue(text: string): PExpr {
   if (/[eE]/.test(text)) return { value: Number(text), type: 'float64' };
-  if (!text.includes('.')) return Number.isSafeInteger(Number(text)) ? { value: Number(text) } : { value: text, type: 'int64' };
+  if (!text.includes('.')) {
+    return Number.isSafeInteger(Number(text)) ? { value: Number(text) } : { value: text, type: 'int64' };
+  }
   const [int, frac] = text.split('.');
   const digits = (int.replace(/^0+/, '') + frac).length;
   const scale = frac.length;
@@ -102,7 +105,7 @@ export class Translator {
       case 'call': return this.call(e, hint);
       case 'case': {
         const whens = e.whens.map((w) => ({
-          when: e.operand ? this.pred({ k: 'cmp', op: '=', l: e.operand, r: w.when, pos: w.when.pos }) : this.pred(w.when),
+          when: this.pred(e.operand ? { k: 'cmp', op: '=', l: e.operand, r: w.when, pos: w.when.pos } : w.when),
           then: this.expr(w.then, hint),
         }));
         return e.else ? { case: whens, else: this.expr(e.else, hint) } : { case: whens };
@@ -112,12 +115,16 @@ export class Translator {
         const base = m[1];
         let to = CAST_TYPES[base];
         if (base === 'decimal' || base === 'numeric') to = `decimal(${m[3] ?? 18},${m[5] ?? (m[3] ? 0 : 3)})`;
-        if (!to) throw sqlError(e.pos, `CAST to ${e.to.toUpperCase()} is not supported${suggest(base, Object.keys(CAST_TYPES))}`);
+        if (!to) {
+          throw sqlError(e.pos,
+            `CAST to ${e.to.toUpperCase()} is not supported${suggest(base, Object.keys(CAST_TYPES))}`);
+        }
         if (base === 'varchar' || base === 'char') to = 'utf8';
         return { cast: this.expr(e.e), to };
       }
       case 'insub': case 'exists': case 'subq':
-        throw sqlError(e.pos, 'a subquery is supported here only as a condition of WHERE or HAVING joined by AND, or as a scalar value');
+        throw sqlError(e.pos,
+          'a subquery is supported here only as a condition of WHERE or HAVING joined by AND, or as a scalar value');
     }
   }
 
@@ -126,9 +133,14 @@ export class Translator {
     const iv = e.r.k === 'interval' ? e.r : e.l.k === 'interval' ? e.l : undefined;
     if (iv) {
       const date = iv === e.r ? e.l : e.r;
-      if (e.op !== '+' && !(e.op === '-' && iv === e.r)) throw sqlError(e.pos, `an INTERVAL can only be added to a date or subtracted from one, not used with "${e.op}"`);
+      if (e.op !== '+' && !(e.op === '-' && iv === e.r)) {
+        throw sqlError(e.pos,
+          `an INTERVAL can only be added to a date or subtracted from one, not used with "${e.op}"`);
+      }
       let n = this.expr(iv.n, 'int64');
-      if (e.op === '-') n = 'value' in n && typeof n.value === 'number' ? { value: -n.value } : { fn: 'neg', args: [n] };
+      if (e.op === '-') {
+        n = 'value' in n && typeof n.value === 'number' ? { value: -n.value } : { fn: 'neg', args: [n] };
+      }
       const args = [this.expr(date, 'date'), n];
       return { fn: 'date_add', args: iv.unit === 'day' ? args : [...args, { value: iv.unit }] };
     }
@@ -139,7 +151,10 @@ export class Translator {
   private call(e: Extract<Expr, { k: 'call' }>, hint?: string): PExpr {
     if (isAggregateCall(e)) throw sqlError(e.pos, `${e.name}(): ${this.noAggregates}`);
     const fn = FUNCTIONS[e.name];
-    if (!fn) throw sqlError(e.pos, `function ${e.name}() does not exist or is not supported${suggest(e.name, Object.keys(FUNCTIONS))}`);
+    if (!fn) {
+      throw sqlError(e.pos,
+        `function ${e.name}() does not exist or is not supported${suggest(e.name, Object.keys(FUNCTIONS))}`);
+    }
     if (e.star || e.distinct) throw sqlError(e.pos, `${e.name}(${e.star ? '*' : 'DISTINCT ...'}) is not supported`);
     const argHint = (i: number) => (fn === 'date_add' && i === 0 ? 'date' : fn === 'date_add' ? 'int64' : hint);
     return { fn, args: e.args.map((a, i) => this.expr(a, argHint(i))) };
@@ -157,7 +172,10 @@ export class Translator {
   private literal(e: Expr, hint: string | undefined): string | number | boolean | null | { param: string } | undefined {
     if (this.subst.has(exprKey(e))) return undefined;
     switch (e.k) {
-      case 'num': { const v = numberValue(e.text); return v && 'value' in v && v.type !== 'float64' && v.type !== 'int64' ? Number(e.text) : undefined; }
+      case 'num': {
+        const v = numberValue(e.text);
+        return 'value' in v && v.type !== 'float64' && v.type !== 'int64' ? Number(e.text) : undefined;
+      }
       case 'neg': return e.e.k === 'num' && !/[eE]/.test(e.e.text) ? -Number(e.e.text) : undefined;
       case 'str': return e.v;
       case 'bool': return e.v;
