@@ -62,6 +62,9 @@ describe('the language against DuckDB', () => {
     expect(zero.length).toBeGreaterThan(0);
     await same('SELECT id FROM a WHERE v > (SELECT avg(v) FROM a) ORDER BY id', true);
     await same('SELECT grp, sum(v) AS s FROM a GROUP BY grp HAVING sum(v) > (SELECT sum(v) / 4 FROM a)');
+    // in the select list: every row kept, a missing key's count 0, others null
+    await same(`SELECT id, (SELECT count(*) FROM b WHERE a_id = id) AS n, (SELECT max(w) FROM b WHERE b.a_id = a.id) AS top,
+      (SELECT min(v) FROM a) AS least FROM a ORDER BY id`, true);
   });
   it('a CTE used twice, and a subquery in FROM with column names', async () => {
     await same(`WITH g (grp, total) AS (SELECT grp, sum(v) FROM a GROUP BY grp)

@@ -274,7 +274,9 @@ export function joinGraph(
  * aggregate): q17's average quantity of the parts of one brand and
  * container, not of all 200,000 parts; q02's and q20's alike.
  */
-function reduceBySemiJoin(a: Applied, nodeOf: (base: number) => QueryNode | undefined, owner: Map<string, number>): void {
+function reduceBySemiJoin(
+  a: Applied, nodeOf: (base: number) => QueryNode | undefined, owner: Map<string, number>,
+): void {
   if (!a.reduce) return;
   const byBase = new Map<number, [string, string][]>();
   for (const p of a.reduce.pairs) {

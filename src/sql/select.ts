@@ -7,7 +7,7 @@ import { sqlError } from './lexer.js';
 import { type Col, Scope, children, isAggregateCall, refsOf } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
 import { type Base, filterNode, joinGraph, planFromItem, splitAnd } from './from.js';
-import { type Applied, planSubqueryCond } from './subquery.js';
+import { type Applied, hoistScalars, planSubqueryCond } from './subquery.js';
 import { Translator } from './translate.js';
 
 /** FROM and WHERE of a block; conditions on an enclosing block's columns go to `corr`. */
@@ -205,14 +205,12 @@ function checkGrouped(e: unknown, have: Set<string>, pos: Expr['pos'], scope: Sc
 function project(
   ctx: Ctx, q: Select, cur: Rel, items: Select['items'], tr: Translator, keep: string[], top: boolean,
 ): Rel {
+  for (const it of items) cur = hoistScalars(ctx, it.e, tr.scope, cur, tr);
   const have = new Set(cur.cols.map((c) => c.id));
   const names = new Set<string>();
   const out: Col[] = [];
   const columns: ProjectColumn[] = [];
   for (const it of items) {
-    if (it.e.k === 'subq' || it.e.k === 'exists' || it.e.k === 'insub') {
-      throw sqlError(it.pos, 'a subquery in the select list is not supported: join it in FROM');
-    }
     const e = tr.expr(it.e);
     checkGrouped(e, have, it.pos, tr.scope);
     const src = 'column' in e ? cur.cols.find((c) => c.id === e.column) : undefined;

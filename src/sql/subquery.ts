@@ -5,9 +5,10 @@
 // non-equality of a correlated EXISTS (q21's l_suppkey <> ...) as min/max per key.
 import type { Predicate, QueryNode } from '../plan/spec.js';
 import type { Expr, Select } from './ast.js';
+import type { Expr as PExpr } from '../plan/spec.js';
 import { exprKey } from './ast.js';
 import { sqlError } from './lexer.js';
-import type { Col, Scope } from './scope.js';
+import { type Col, type Scope, children } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
 import { filterNode } from './from.js';
 import { Translator } from './translate.js';
@@ -181,9 +182,10 @@ function inCond(ctx: Ctx, c: Extract<Expr, { k: 'insub' }>, scope: Scope, tr: Tr
   };
 }
 
-function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: Translator): Applied {
-  const subAst = (c.r.k === 'subq' ? c.r : c.l) as Extract<Expr, { k: 'subq' }>;
-  const other = subAst === c.r ? c.l : c.r;
+interface Scalar { sub: Rel; v: Col; corr: Correlation; isCount: boolean }
+
+/** A scalar subquery: one column, one aggregate row (per correlation key when correlated). */
+function planScalar(ctx: Ctx, subAst: Extract<Expr, { k: 'subq' }>, scope: Scope): Scalar {
   const corr = newCorrelation();
   const sub = ctx.planSelect(subAst.q, scope, corr);
   const visible = sub.cols.filter((x) => !x.hidden);
@@ -192,31 +194,70 @@ function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: 
   }
   if (corr.residual.length) throw sqlError(subAst.pos, 'a correlated scalar subquery supports equalities only');
   const q = subAst.q;
-  const aggregated = q.groupBy.length === 0 && q.items.some((i) => JSON.stringify(i.e).includes('"k":"call"'));
-  if (!aggregated && corr.pairs.length === 0 || q.groupBy.length > 0) {
+  const aggregated = q.items.some((i) => /"k":"call","name":"(count|sum|min|max|avg)"/.test(JSON.stringify(i.e)));
+  if (!aggregated || q.groupBy.length > 0) {
     throw sqlError(subAst.pos,
       'a scalar subquery must be an aggregate without GROUP BY (one row), such as (SELECT max(x) FROM t)');
   }
-  const v = visible[0];
+  const isCount = q.items[0].e.k === 'call' && q.items[0].e.name === 'count';
+  return { sub, v: visible[0], corr, isCount };
+}
+
+/**
+ * Join a scalar subquery's rows to `cur`: a missing key's value is null (an inner join drops it, as a
+ * comparison in WHERE would), but count's is 0 (a left join and coalesce). `outerJoin`: keep every row.
+ */
+function joinScalar(cur: Rel, s: Scalar, outerJoin: boolean): { rel: Rel; value: PExpr } {
+  const on = s.corr.pairs.map((p) => [p.outer, p.inner] as [string, string]);
+  const left = on.length > 0 && (s.isCount || outerJoin);
+  const value: PExpr = s.isCount && on.length
+    ? { fn: 'coalesce', args: [{ column: s.v.id }, { value: 0 }] }
+    : { column: s.v.id };
+  return { rel: join(left ? 'left' : 'inner', cur, s.sub, on), value };
+}
+
+function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: Translator): Applied {
+  const subAst = (c.r.k === 'subq' ? c.r : c.l) as Extract<Expr, { k: 'subq' }>;
+  const other = subAst === c.r ? c.l : c.r;
+  const s = planScalar(ctx, subAst, scope);
   const ids = new Set<string>();
   collectOuter(other, scope, ids);
-  const needs = needsOf(corr, [...ids]);
-  const isCount = q.items[0].e.k === 'call' && q.items[0].e.name === 'count';
+  const needs = needsOf(s.corr, [...ids]);
   return {
     needs, factor: 0.5, early: true,
-    reduce: corr.pairs.length ? { pairs: corr.pairs, by: (outer, on) => reduceAggregate(sub, outer, on) } : undefined,
+    reduce: s.corr.pairs.length
+      ? { pairs: s.corr.pairs, by: (outer, on) => reduceAggregate(s.sub, outer, on) }
+      : undefined,
     apply(cur) {
-      const on = corr.pairs.map((p) => [p.outer, p.inner] as [string, string]);
-      if (on.length === 0 && c.op === '=' && other.k === 'col' && !tr.subst.has(exprKey(other))) {
-        return join('inner', cur, sub, [[scope.resolve(other).col.id, v.id]]);
+      if (s.corr.pairs.length === 0 && c.op === '=' && other.k === 'col' && !tr.subst.has(exprKey(other))) {
+        return join('inner', cur, s.sub, [[scope.resolve(other).col.id, s.v.id]]);
       }
-      // a missing group is a null (inner join drops it, as the comparison would), but count's is 0
-      const j = join(isCount && on.length ? 'left' : 'inner', cur, sub, on);
-      const value = isCount && on.length
-        ? { fn: 'coalesce', args: [{ column: v.id }, { value: 0 }] }
-        : { column: v.id };
+      const { rel, value } = joinScalar(cur, s, false);
       const t2 = new Translator(tr.scope, ctx.params, new Map([...tr.subst, [exprKey(subAst), value]]));
-      return { ...j, node: filterNode(j.node, [t2.pred(c)]) };
+      return { ...rel, node: filterNode(rel.node, [t2.pred(c)]) };
     },
   };
+}
+
+/**
+ * Scalar subqueries inside an expression of the select list: each joined to `cur` (every row kept)
+ * and read as a column through `tr`'s substitutions.
+ */
+export function hoistScalars(ctx: Ctx, e: Expr, scope: Scope, cur: Rel, tr: Translator): Rel {
+  const found: Extract<Expr, { k: 'subq' }>[] = [];
+  const walk = (x: Expr) => {
+    if (x.k === 'subq') { found.push(x); return; }
+    if (x.k === 'exists' || x.k === 'insub') {
+      const what = x.k === 'exists' ? 'EXISTS' : 'IN (SELECT ...)';
+      throw sqlError(x.pos, `${what} is supported only as a condition of WHERE or HAVING`);
+    }
+    for (const c of children(x)) walk(c);
+  };
+  walk(e);
+  for (const subAst of found) {
+    const { rel, value } = joinScalar(cur, planScalar(ctx, subAst, scope), true);
+    cur = rel;
+    tr.subst.set(exprKey(subAst), value);
+  }
+  return cur;
 }
