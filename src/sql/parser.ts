@@ -142,9 +142,13 @@ export class Parser {
   private orderItem(): OrderItem {
     const pos = this.t.pos;
     const e = this.expr();
-    const desc = this.accept('desc') ? true : (this.accept('asc'), false);
+    const desc = this.accept('desc');
+    if (!desc) this.accept('asc');
     let nulls: 'first' | 'last' | undefined;
-    if (this.accept('nulls')) nulls = this.accept('first') ? 'first' : (this.expect('last', 'FIRST or LAST'), 'last');
+    if (this.accept('nulls')) {
+      if (this.accept('first')) nulls = 'first';
+      else { this.expect('last', 'FIRST or LAST'); nulls = 'last'; }
+    }
     return { e, desc, nulls, pos };
   }
 
@@ -251,7 +255,8 @@ export class Parser {
       return { k: 'isnull', e: l, not, pos };
     }
     const negated = this.isKw('not') && ['between', 'like', 'in', 'ilike'].some((w) => this.isKw(w, this.peek()));
-    const not = negated ? (this.next(), true) : false;
+    if (negated) this.next();
+    const not = negated;
     if (this.accept('between')) {
       const lo = this.concat();
       this.expect('and', 'AND');
@@ -372,7 +377,9 @@ export class Parser {
         this.i++;
         this.expect('(');
         const f = this.t;
-        const field = f.kind === 'ident' || f.kind === 'kw' ? (this.i++, f.text) : this.fail('YEAR, MONTH or DAY');
+        if (f.kind !== 'ident' && f.kind !== 'kw') this.fail('YEAR, MONTH or DAY');
+        this.i++;
+        const field = f.text;
         if (!['year', 'month', 'day'].includes(field)) {
           throw sqlError(f.pos, `EXTRACT(${field.toUpperCase()} ...) is not supported: YEAR, MONTH or DAY`);
         }

@@ -6,7 +6,7 @@ import { type DataType, typeName } from '../kernels/column.js';
 import type { CmpOp, Expr } from './ast.js';
 import { exprKey } from './ast.js';
 import { sqlError } from './lexer.js';
-import { type Col, Scope, isAggregateCall, suggest } from './scope.js';
+import { type Col, type Scope, isAggregateCall, suggest } from './scope.js';
 
 const FUNCTIONS: Record<string, string> = {
   abs: 'abs', round: 'round', floor: 'floor', ceil: 'ceil', ceiling: 'ceil', coalesce: 'coalesce', ifnull: 'coalesce',
