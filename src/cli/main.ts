@@ -11,7 +11,7 @@ import { prestartPool } from './prestart.js';
 import { interrupted } from './interrupt.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
-import { ByteSize, parseBytes } from '../plan/spec.js';
+import { ByteSize, OUTPUT_FORMATS, type OutputFormat, parseBytes } from '../plan/spec.js';
 import { GEN_DEFAULTS, TPCH_DEFAULTS } from '../bench/defaults.js';
 import { progressDisplay, wantsProgress } from './progress.js';
 import { trace } from '../exec/trace.js';
@@ -24,6 +24,9 @@ Examples:
   skewjoin plan.json --explain                    show the physical plan, run nothing
   skewjoin plans/tpch/q05.json --param REGION=EUROPE --source lineitem=data/lineitem/
                                                   run with another parameter value and other files
+  skewjoin q.sql --source lineitem=data/lineitem/   run a SQL query (docs/sql.md)
+  skewjoin sql "SELECT count(*) FROM 'data/*.parquet'" --output n.csv
+  skewjoin q.sql --source t=t.parquet --print-plan   print the plan compiled from SQL
   skewjoin gen --rows 5000000 --keys 1000000 --s 1.2 --out data/zipf
   skewjoin gen --tpch --scale 1 --out data/tpch-sf1    the TPC-H tables, 6M line items
   skewjoin bench --suite quick --out bench-out     skew benchmark against DuckDB, with report.html
@@ -85,6 +88,7 @@ interface RunFlags {
   broadcast?: boolean; broadcastThreshold?: number | string;
   explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
   param?: Record<string, string>; source?: Record<string, string | string[]>;
+  printPlan?: boolean; plan?: boolean; output?: string; format?: OutputFormat;
 }
 
 function overridesOf(f: RunFlags): Overrides {
@@ -105,13 +109,18 @@ function overridesOf(f: RunFlags): Overrides {
       thresholdBytes: f.skewThreshold === undefined ? undefined : parseBytes(f.skewThreshold, 0),
       strategy: f.skewStrategy,
     },
+    ...(f.output ? { output: { path: f.output, format: f.format } } : {}),
   };
 }
 
-async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStream, err: NodeJS.WritableStream, query?: string): Promise<number> {
   trace('cli: modules loaded');
-  if (!f.explain || f.analyze) prestartPool(planFile, f.workers, f.source);
-  const lp = await loadPlan(planFile, overridesOf(f));
+  if (f.format && !f.output) throw new PlanError('--format', 'needs --output PATH');
+  // SQL (`skewjoin q.sql`, `skewjoin sql "SELECT ..."`) compiles to a plan object first (src/sql)
+  const sql = await sqlPlan(planFile, query, f);
+  if (sql && (f.printPlan || f.plan)) { out.write(JSON.stringify(sql, null, 2) + '\n'); return 0; }
+  if (!f.explain || f.analyze) prestartPool(sql ?? planFile, f.workers, sql ? {} : f.source);
+  const lp = sql ? await loadPlan(sql, { ...overridesOf(f), sources: undefined }) : await loadPlan(planFile, overridesOf(f));
   trace('cli: plan loaded');
   if (f.explain && !f.analyze) {
     out.write(explainPlan(lp));
@@ -136,10 +145,27 @@ async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStr
   return 0;
 }
 
+async function sqlPlan(planFile: string, query: string | undefined, f: RunFlags): Promise<object | undefined> {
+  if (planFile !== 'sql' && !planFile.endsWith('.sql')) {
+    if (query !== undefined) throw new PlanError('', `unexpected argument "${query}" after the plan file`);
+    if (f.printPlan || f.plan) throw new PlanError('--print-plan', 'prints the plan compiled from SQL: give a .sql file or sql "SELECT ..."');
+    return undefined;
+  }
+  let text = query;
+  if (planFile !== 'sql') {
+    try { text = fs.readFileSync(planFile, 'utf8'); } catch (e) {
+      throw new PlanError('', `cannot read SQL file ${planFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  } else if (text === undefined) throw new PlanError('sql', 'expected the query text: skewjoin sql "SELECT ..."');
+  const { compileSql } = await import('../sql/compile.js');
+  return compileSql(text!, { sources: f.source, fromCommandLine: true });
+}
+
 export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStream, setCode: (c: number) => void): Command {
   const program = new Command('skewjoin')
     .description('Run a query plan (plan.json) over Parquet files: joins and aggregations that stay fast on skewed data.')
-    .argument('[plan]', 'the plan file (see plans/ and the README)')
+    .argument('[plan]', 'the plan file (see plans/ and the README), a .sql file, or "sql" followed by the query text')
+    .argument('[query]', 'after "sql": the SQL text')
     .option('--workers <n>', 'worker threads (default: available parallelism)', int('--workers'))
     .option('--partitions <n>', 'shuffle partitions (default: chosen from the input size)', int('--partitions'))
     .option('--no-skew', 'plain hash shuffle, no skew handling')
@@ -158,12 +184,16 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--analyze', 'with --explain: run the query first')
     .option('--stats <file>', 'write run statistics as JSON to this file')
     .option('--json', 'print the result as JSON lines instead of a table')
+    .option('--output <path>', 'write the result to this file (format from the extension, or --format)')
+    .addOption(new Option('--format <format>', 'format of --output').choices([...OUTPUT_FORMATS]))
+    .option('--print-plan', 'SQL: print the compiled plan JSON instead of running it')
+    .addOption(new Option('--plan', 'SQL: same as --print-plan').hideHelp())
     .option('--quiet', 'print nothing on success')
     .addHelpText('after', EXAMPLES)
     .showHelpAfterError()
-    .action(async (plan: string | undefined, flags: RunFlags) => {
+    .action(async (plan: string | undefined, query: string | undefined, flags: RunFlags) => {
       if (!plan) { out.write(program.helpInformation()); setCode(2); return; }
-      setCode(await runCommand(plan, flags, out, err));
+      setCode(await runCommand(plan, flags, out, err, query));
     });
 
   program.command('gen')

@@ -77,6 +77,8 @@ export interface Overrides {
   taskCpuTime?: boolean;
   /** the overrides came from the command line: errors name `--param`/`--source`, not the options */
   fromCommandLine?: boolean;
+  /** replaces the plan's `output` (`--output`, `--format`); a relative path is relative to the current folder */
+  output?: { path: string; format?: OutputFormat };
 }
 
 export interface LoadedPlan {
@@ -206,7 +208,7 @@ export async function loadPlan(source: string | object, overrides: Overrides = {
   const cli = overrides.fromCommandLine ?? false;
   const plan = validatePlan(applyParams(obj, overrides.params, cli));
   const settings = resolveSettings(plan, overrides, dir);
-  const output = outputOf(plan, dir);
+  const output = overrides.output ? outputOf({ ...plan, output: overrides.output }, process.cwd()) : outputOf(plan, dir);
   // override paths are the caller's: relative to baseDir (the current folder by default), not to the plan
   const files = await resolveSourceOverrides(Object.keys(plan.sources), overrides.sources ?? {}, path.resolve(baseDir ?? '.'), cli);
   const root = splitScans(pruneColumns(await bindPlan(plan, dir, files)), plannedWorkers(settings));
