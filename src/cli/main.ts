@@ -85,6 +85,7 @@ interface RunFlags {
   broadcast?: boolean; broadcastThreshold?: number | string;
   explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
   param?: Record<string, string>; source?: Record<string, string | string[]>;
+  engine?: 'local' | 'spark'; remote?: string;
 }
 
 function overridesOf(f: RunFlags): Overrides {
@@ -110,6 +111,7 @@ function overridesOf(f: RunFlags): Overrides {
 
 async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
   trace('cli: modules loaded');
+  if (f.engine === 'spark') return (await import('../spark/cli.js')).runSparkCommand(planFile, f, overridesOf(f), out, err);
   if (!f.explain || f.analyze) prestartPool(planFile, f.workers, f.source);
   const lp = await loadPlan(planFile, overridesOf(f));
   trace('cli: plan loaded');
@@ -159,11 +161,23 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--stats <file>', 'write run statistics as JSON to this file')
     .option('--json', 'print the result as JSON lines instead of a table')
     .option('--quiet', 'print nothing on success')
+    .addOption(new Option('--engine <engine>', 'where the plan runs: here, or on Apache Spark through Spark Connect').choices(['local', 'spark']).default('local'))
+    .option('--remote <url>', 'with --engine spark: the Spark Connect server, sc://host:port[/;token=...] (default: SPARK_REMOTE, else a local server)')
     .addHelpText('after', EXAMPLES)
     .showHelpAfterError()
     .action(async (plan: string | undefined, flags: RunFlags) => {
       if (!plan) { out.write(program.helpInformation()); setCode(2); return; }
       setCode(await runCommand(plan, flags, out, err));
+    });
+
+  program.command('lower')
+    .description('print the Spark SQL and session settings that --engine spark sends for a plan')
+    .argument('<plan>', 'the plan file')
+    .addOption(new Option('--to <target>', 'the target').choices(['spark']).default('spark'))
+    .option('--param <NAME=VALUE>', 'value of a plan parameter (repeatable)', assignment('--param', false))
+    .option('--source <NAME=PATH>', 'read source NAME from a file, glob or folder instead (repeatable)', assignment('--source', true))
+    .action(async (plan: string, o: RunFlags) => {
+      setCode(await (await import('../spark/cli.js')).lowerCommand(plan, overridesOf(o), out));
     });
 
   program.command('gen')

@@ -64,6 +64,13 @@ export class SparkConnectClient {
     await this.unary('Config', [[1, this.sessionId], [2, this.userContext()], [3, [[1, pairs]]], [4, CLIENT_TYPE]]);
   }
 
+  /** ConfigRequest.operation.get_with_default: the values of some settings (spark.app.id, spark.ui.port), '' when unset. */
+  async getConfig(keys: string[]): Promise<Map<string, string>> {
+    const pairs: Fields = keys.map((k) => [1, [[1, k], [2, '']]]);
+    const r = await this.unary('Config', [[1, this.sessionId], [2, this.userContext()], [3, [[3, pairs]]], [4, CLIENT_TYPE]]);
+    return new Map(msgs(r, 2).map((kv) => [str(kv, 1), str(kv, 2)])); // ConfigResponse.pairs
+  }
+
   /**
    * Run SQL (a query as a Relation, or with `command` as a SqlCommand, e.g. a write)
    * and stream its answers; `onEvent` may return a promise to hold the stream back.
