@@ -30,6 +30,8 @@ export function sparkSettings(s: Settings): Record<string, string> {
   const out: Record<string, string> = {
     'spark.sql.ansi.enabled': 'true',
     'spark.sql.session.timeZone': 'UTC',
+    // column names are case-sensitive in a plan (PLAN-SPEC, Operators): `a` and `A` are two columns
+    'spark.sql.caseSensitive': 'true',
     // our decimals keep their scale (PLAN-SPEC, Decimals): a result beyond 38 digits fails, it is not rounded
     'spark.sql.decimalOperations.allowPrecisionLoss': 'false',
     'spark.sql.adaptive.enabled': 'true',

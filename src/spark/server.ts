@@ -1,7 +1,7 @@
 // A local Spark Connect server started from the installed pyspark (the project's
 // .venv by `npm run spark:install`, or SPARK_HOME): local[N], bound to 127.0.0.1 with
 // a random token, its scratch folders in one temporary folder removed when it stops.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -36,12 +36,9 @@ export function findSparkHome(): string | null {
 /** The major version of the `java` Spark will run (JAVA_HOME's, else the PATH's), or 0. */
 export function javaVersion(): number {
   const java = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
-  try {
-    const out = execFileSync(java, ['-version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    return versionOf(out);
-  } catch (e) {
-    return versionOf(String((e as { stderr?: string }).stderr ?? ''));
-  }
+  // `java -version` writes to stderr
+  const r = spawnSync(java, ['-version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return versionOf(`${r.stdout ?? ''}${r.stderr ?? ''}`);
 }
 function versionOf(text: string): number {
   const m = /version "(\d+)(?:\.(\d+))?/.exec(text);

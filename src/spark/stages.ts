@@ -18,19 +18,23 @@ async function getJson(url: string): Promise<unknown> {
  * the REST API at `uiUrl`; empty when there is no URL or it does not answer.
  */
 export async function stageTimes(uiUrl: string | undefined, appId: string, ids: number[]): Promise<StageTimes[]> {
+  if (process.env.SKEWJOIN_DEBUG) process.stderr.write(`spark stages: ${uiUrl} ${appId} ${ids.join(',')}\n`);
   if (!uiUrl || !appId || ids.length === 0) return [];
   const base = `${uiUrl}/api/v1/applications/${encodeURIComponent(appId)}/stages`;
   try {
-    const all = (await getJson(base)) as { stageId: number; attemptId: number; numTasks: number }[];
+    const all = (await getJson(base)) as { stageId: number; attemptId: number; numTasks: number; status: string }[];
     const wanted = new Set(ids);
     const out: StageTimes[] = [];
-    for (const s of all.filter((x) => wanted.has(x.stageId)).sort((a, b) => a.stageId - b.stageId)) {
-      const q = (await getJson(`${base}/${s.stageId}/${s.attemptId}/taskSummary?quantiles=0.5,1.0`)) as { duration?: number[] };
+    // a stage AQE skipped (its shuffle already written) ran no task: it has no summary
+    for (const s of all.filter((x) => wanted.has(x.stageId) && x.status !== 'SKIPPED').sort((a, b) => a.stageId - b.stageId)) {
+      const q = (await getJson(`${base}/${s.stageId}/${s.attemptId}/taskSummary?quantiles=0.5,1.0`).catch(() => ({}))) as { duration?: number[] };
+      if (!q.duration) continue;
       const [median, slowest] = q.duration ?? [0, 0];
       out.push({ id: s.stageId, tasks: s.numTasks, slowestMs: slowest, medianMs: median });
     }
     return out;
-  } catch {
+  } catch (e) {
+    if (process.env.SKEWJOIN_DEBUG) process.stderr.write(`spark stages: ${(e as Error).message}\n`);
     return [];
   }
 }
