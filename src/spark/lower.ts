@@ -142,7 +142,8 @@ function aggregate(a: BoundAggregate, input: BoundNode['schema'][number]['type']
     case 'sum':
       if (a.type.id === 'decimal') return `CAST(SUM(${c}) AS ${sparkType(a.type)})`;
       return a.type.id === 'float64' ? `SUM(CAST(${c} AS DOUBLE))` : `SUM(CAST(${c} AS BIGINT))`;
-    case 'avg': return `CAST(AVG(${input?.id === 'decimal' ? c : `CAST(${c} AS DOUBLE)`}) AS DOUBLE)`;
+    // Spark's avg of a decimal is a decimal rounded to 4 more digits; ours (as DuckDB's) is the exact sum over the count, a double
+    case 'avg': return input?.id === 'decimal' ? `(CAST(SUM(${c}) AS DOUBLE) / NULLIF(COUNT(${c}), 0))` : `AVG(CAST(${c} AS DOUBLE))`;
     case 'min': case 'max': return `${a.fn.toUpperCase()}(${c})`;
   }
 }
