@@ -1,5 +1,5 @@
 // The shared Spark Connect server of test/spark-setup.ts, for the Spark tests.
-import { inject } from 'vitest';
+import { inject, vi } from 'vitest';
 
 /** The server's sc:// URL, '' when there is none. */
 export const REMOTE = inject('sparkRemote');
@@ -13,3 +13,5 @@ if (NO_SPARK) console.warn(`Spark tests skipped: ${MISSING}`);
 export function requireSpark(): void {
   if (!REMOTE) throw new Error(`the Spark tests need a local Spark: ${MISSING}`);
 }
+// A Spark query takes seconds, the first of a server tens of seconds (the JVM warms up)
+vi.setConfig({ testTimeout: 180_000 });
