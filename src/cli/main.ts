@@ -216,7 +216,10 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--s <list>', 'only the workloads at these Zipf s, comma-separated (default: all of the suite\'s)', sList)
     .option('--workloads <list>', 'only the workloads whose name contains one of these, comma-separated (e.g. "full outer,aggregate")', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
     .option('--report-only <dir>', 'run nothing: draw report.html and charts/ again from <dir>/results.json')
+    .addOption(new Option('--engine <engine>', 'spark: the skews AQE cannot split, on a local Spark, AQE alone against AQE with salting').choices(['local', 'spark']).default('local'))
     .action(async (o) => {
+      // --engine is also the run's option: commander may give it to the program
+      if (o.engine === 'spark' || program.opts().engine === 'spark') { setCode(await (await import('../spark/bench.js')).runSparkBench(o, out)); return; }
       if (o.reportOnly) {
         const file = await (await import('../bench/report.js')).reportFromResults(o.reportOnly);
         if (!program.opts().quiet) out.write(`wrote ${file} and ${path.join(o.reportOnly, 'charts')}/\n`);

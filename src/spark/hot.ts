@@ -55,16 +55,19 @@ export function sampleSql(side: BoundNode, key: number, fraction: number, loweri
 }
 
 /**
- * The hot keys of a sample by the plan's skew rule, as AQE tests a partition: a key
- * alone holds more than `factor` times an even partition's share of the rows, and its
- * estimated bytes exceed `thresholdBytes`.
+ * The hot keys of a sample by the plan's skew rule, as AQE tests a partition: the key
+ * alone holds more than `factor` times the median partition's rows (the rows of the
+ * keys that are not hot, spread over the partitions), and its estimated bytes exceed
+ * `thresholdBytes`.
  */
 export function hotKeys(s: Sample, side: BoundNode, lp: LoadedPlan, mode: 'always' | 'oneFile'): HotKey[] {
   const { factor, thresholdBytes } = lp.settings.skew;
   const partitions = lp.settings.partitions ?? SPARK_PARTITIONS;
   if (s.total === 0) return [];
+  const big = s.keys.filter((k) => k.key !== null && k.rows / s.total > 1 / partitions);
+  const medianShare = Math.max(0, 1 - big.reduce((a, k) => a + k.rows, 0) / s.total) / partitions;
   return s.keys
-    .filter((k) => k.key !== null && k.rows >= 2 && k.rows / s.total > factor / partitions
+    .filter((k) => k.key !== null && k.rows >= 2 && k.rows / s.total > factor * medianShare
       && (k.rows / s.fraction) * rowBytes(side) > thresholdBytes && (mode === 'always' || (k.files === 1 && fileLevel(side))))
     .map((k) => ({ text: k.key!, rows: Math.round(k.rows / s.fraction) }));
 }
@@ -100,6 +103,7 @@ export async function planSalting(lp: LoadedPlan, query: Query): Promise<Map<str
         keys: rows.map((r) => ({ key: r[0] === null ? null : String(r[0]), rows: Number(r[1]), files: Number(r[2]) })),
       };
       const keys = hotKeys(sample, node, lp, sides[side]);
+      if (process.env.SKEWJOIN_DEBUG) process.stderr.write(`spark sample ${j.id}.${side}: ${JSON.stringify({ ...sample, keys: sample.keys.slice(0, 3) })} -> ${keys.length} hot\n`);
       const hotRows = keys.reduce((a, k) => a + k.rows, 0);
       if (keys.length && hotRows > bestRows) {
         const share = Math.max(...keys.map((k) => k.rows)) / (sample.total / fraction);

@@ -5,7 +5,7 @@
 export interface StageTimes { id: number; tasks: number; slowestMs: number; medianMs: number }
 
 /** Longest wait for one REST answer: the figures are a bonus, never a reason to hang. */
-const REST_MS = 3000;
+const REST_MS = 10_000;
 
 async function getJson(url: string): Promise<unknown> {
   const r = await fetch(url, { signal: AbortSignal.timeout(REST_MS) });
