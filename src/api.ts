@@ -16,6 +16,10 @@ export interface RunOptions extends Overrides {
   writeOutput?: boolean;
   /** called as tasks finish with the stage, tasks done/total, rows read, bytes shuffled and spilled, elapsed ms; the last call at the totals */
   onProgress?: OnProgress;
+  /** 'spark': run on Apache Spark through Spark Connect (src/spark/engine.ts); default 'local' */
+  engine?: 'local' | 'spark';
+  /** with engine 'spark': sc://host:port[/;token=...]; default SPARK_REMOTE, else a local server kept until closePool() */
+  remote?: string;
 }
 
 export interface RunResult {
@@ -38,7 +42,11 @@ export interface RunResult {
 export async function executePlan(
   lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
 ): Promise<RunResult> {
-  const r = await execute(lp, writeOut, hooks);
+  return withViews(await execute(lp, writeOut, hooks));
+}
+
+/** A run's result with its Arrow and row views. */
+function withViews(r: Awaited<ReturnType<typeof execute>>): RunResult {
   const { schema, batches } = r;
   return {
     ...r,
@@ -52,6 +60,7 @@ export async function executePlan(
 export async function runPlan(plan: string | object, options: RunOptions = {}): Promise<RunResult> {
   try {
     const lp = await loadPlan(plan, options, options.baseDir);
+    if (options.engine === 'spark') return withViews(await (await import('./spark/engine.js')).executeOnSpark(lp, { remote: options.remote, onProgress: options.onProgress, writeOut: options.writeOutput ?? true }));
     return await executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
   } catch (e) {
     throw typed(e);

@@ -89,6 +89,7 @@ interface RunFlags {
   explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
   param?: Record<string, string>; source?: Record<string, string | string[]>;
   printPlan?: boolean; plan?: boolean; output?: string; format?: OutputFormat;
+  engine?: 'local' | 'spark'; remote?: string;
 }
 
 function overridesOf(f: RunFlags): Overrides {
@@ -119,8 +120,10 @@ async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStr
   // SQL (`skewjoin q.sql`, `skewjoin sql "SELECT ..."`) compiles to a plan object first (src/sql)
   const sql = await sqlPlan(planFile, query, f);
   if (sql && (f.printPlan || f.plan)) { out.write(JSON.stringify(sql, null, 2) + '\n'); return 0; }
+  const overrides = sql ? { ...overridesOf(f), sources: undefined } : overridesOf(f);
+  if (f.engine === 'spark') return (await import('../spark/cli.js')).runSparkCommand(sql ?? planFile, f, overrides, out, err);
   if (!f.explain || f.analyze) prestartPool(sql ?? planFile, f.workers, sql ? {} : f.source);
-  const lp = sql ? await loadPlan(sql, { ...overridesOf(f), sources: undefined }) : await loadPlan(planFile, overridesOf(f));
+  const lp = await loadPlan(sql ?? planFile, overrides);
   trace('cli: plan loaded');
   if (f.explain && !f.analyze) {
     out.write(explainPlan(lp));
@@ -189,11 +192,23 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--print-plan', 'SQL: print the compiled plan JSON instead of running it')
     .addOption(new Option('--plan', 'SQL: same as --print-plan').hideHelp())
     .option('--quiet', 'print nothing on success')
+    .addOption(new Option('--engine <engine>', 'where the plan runs: here, or on Apache Spark through Spark Connect').choices(['local', 'spark']).default('local'))
+    .option('--remote <url>', 'with --engine spark: the Spark Connect server, sc://host:port[/;token=...] (default: SPARK_REMOTE, else a local server)')
     .addHelpText('after', EXAMPLES)
     .showHelpAfterError()
     .action(async (plan: string | undefined, query: string | undefined, flags: RunFlags) => {
       if (!plan) { out.write(program.helpInformation()); setCode(2); return; }
       setCode(await runCommand(plan, flags, out, err, query));
+    });
+
+  program.command('lower')
+    .description('print the Spark SQL and session settings that --engine spark sends for a plan')
+    .argument('<plan>', 'the plan file')
+    .addOption(new Option('--to <target>', 'the target').choices(['spark']).default('spark'))
+    .option('--param <NAME=VALUE>', 'value of a plan parameter (repeatable)', assignment('--param', false))
+    .option('--source <NAME=PATH>', 'read source NAME from a file, glob or folder instead (repeatable)', assignment('--source', true))
+    .action(async (plan: string, o: RunFlags) => {
+      setCode(await (await import('../spark/cli.js')).lowerCommand(plan, overridesOf(o), out));
     });
 
   program.command('gen')
@@ -232,7 +247,10 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--s <list>', 'only the workloads at these Zipf s, comma-separated (default: all of the suite\'s)', sList)
     .option('--workloads <list>', 'only the workloads whose name contains one of these, comma-separated (e.g. "full outer,aggregate")', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
     .option('--report-only <dir>', 'run nothing: draw report.html and charts/ again from <dir>/results.json')
+    .addOption(new Option('--engine <engine>', 'spark: the skews AQE cannot split, on a local Spark, AQE alone against AQE with salting').choices(['local', 'spark']).default('local'))
     .action(async (o) => {
+      // --engine is also the run's option: commander may give it to the program
+      if (o.engine === 'spark' || program.opts().engine === 'spark') { setCode(await (await import('../spark/bench.js')).runSparkBench(o, out)); return; }
       if (o.reportOnly) {
         const file = await (await import('../bench/report.js')).reportFromResults(o.reportOnly);
         if (!program.opts().quiet) out.write(`wrote ${file} and ${path.join(o.reportOnly, 'charts')}/\n`);
