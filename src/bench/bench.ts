@@ -11,6 +11,7 @@ import type { ProgressEvent } from '../exec/progress.js';
 import type { TaskStats } from '../exec/stats.js';
 import { buildKeys, partitionOf } from '../kernels/keys.js';
 import type { Overrides } from '../plan/load.js';
+import type { Plan } from '../plan/spec.js';
 import { GEN_DEFAULTS, type GenOptions, generate } from './gen.js';
 import { median } from 'simple-statistics';
 import { writeReport } from './report.js';
@@ -39,7 +40,7 @@ interface Workload {
   name: string;
   s: number;
   data: Partial<GenOptions>;
-  plan: (dir: string) => object;
+  plan: (dir: string) => Plan;
   sql: (dir: string) => string;
   modes: Mode[];
   /** settings shared by the skewjoin modes */
@@ -101,7 +102,7 @@ async function duckdb(): Promise<any> {
   }
 }
 
-function joinGroupBy(rightFile: string, rightCols: string[], groupBy: string, type = 'inner'): Pick<Workload, 'plan' | 'sql'> {
+function joinGroupBy(rightFile: string, rightCols: string[], groupBy: string, type: 'inner' | 'full' = 'inner'): Pick<Workload, 'plan' | 'sql'> {
   const kw: Record<string, string> = { inner: 'JOIN', full: 'FULL OUTER JOIN' };
   return {
     plan: (dir) => ({
@@ -162,6 +163,9 @@ function skewSuite(rows: number, keys: number, execution: Overrides, rowGroup: {
   ] as Workload[]);
 }
 
+/** The quick suite's fact rows and keys unless --rows and --keys say otherwise. */
+export const QUICK_ROWS = 1_000_000, QUICK_KEYS = 100_000;
+
 export function suites(o: BenchOptions): Record<string, Workload[]> {
   const rows = o.rows ?? 5_000_000, keys = o.keys ?? 1_000_000;
   /** Skew settings scaled to these data sizes (the defaults, 256 MB and 64 MB, are for larger inputs). */
@@ -183,15 +187,21 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
     ],
     // thresholds scale with the data: about the mean partition, the target task twice that
     // and row groups of an eighth of the fact table, so that map ranges have map outputs to cut at any size
-    quick: skewSuite(o.rows ?? 300_000, o.keys ?? 30_000, {
+    // 1M rows: at 300K a reduce task held ~5K rows and the pool's per-task cost hid what splitting saves
+    quick: skewSuite(o.rows ?? QUICK_ROWS, o.keys ?? QUICK_KEYS, {
       partitions: 32,
-      skew: { factor: 2, thresholdBytes: Math.max(4096, ((o.rows ?? 300_000) * 16) / 32), advisoryPartitionBytes: Math.max(8192, ((o.rows ?? 300_000) * 32) / 32) },
-    }, { rowGroupSize: Math.max(1024, Math.ceil((o.rows ?? 300_000) / 8)) }),
+      skew: { factor: 2, thresholdBytes: Math.max(4096, ((o.rows ?? QUICK_ROWS) * 16) / 32), advisoryPartitionBytes: Math.max(8192, ((o.rows ?? QUICK_ROWS) * 32) / 32) },
+    }, { rowGroupSize: Math.max(1024, Math.ceil((o.rows ?? QUICK_ROWS) / 8)) }),
     full: skewSuite(rows, keys, skewExec),
   };
 }
 
-function modeOverrides(mode: Mode, base0: Overrides, workers: number): Overrides {
+/**
+ * A mode's settings. inThreadBytes 0: every timed run takes the worker pool whatever its size (exec/local.ts
+ * keeps small inputs on the calling thread, one thread, where skew handling has nothing to balance).
+ */
+function modeOverrides(mode: Mode, execution: Overrides, workers: number): Overrides {
+  const base0 = { ...execution, inThreadBytes: 0 };
   if (mode === 'broadcast') return { ...base0, workers, skew: { ...base0.skew, enabled: true, strategy: 'auto' } };
   const base = { ...base0, broadcastBytes: 0 };
   if (mode === 'no-combiners') return { ...base, workers, combiners: false, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
@@ -274,9 +284,13 @@ class BenchProgress {
   constructor(private readonly display: ProgressDisplay, private readonly steps: number) {}
   begin(what: string): void {
     this.label = `[${++this.step}/${this.steps}] ${what}`;
-    this.display.onProgress({ stage: this.label, tasksDone: 0, tasksTotal: 0, rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0 });
+    this.display.onProgress({ stage: this.label, tasksDone: 0, tasksTotal: 0, fraction: (this.step - 1) / this.steps, running: [], rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0 });
   }
-  readonly onProgress = (e: ProgressEvent) => this.display.onProgress({ ...e, stage: `${this.label}: ${e.stage}` });
+  // the bar covers the whole suite: this step's run within its share (the display never draws it smaller)
+  readonly onProgress = (e: ProgressEvent) => this.display.onProgress({
+    ...e, stage: `${this.label}: ${e.stage}`, fraction: (this.step - 1 + e.fraction) / this.steps,
+    running: e.running.map((r) => ({ ...r, stage: `${this.label}: ${r.stage}` })),
+  });
   clear(): void { this.display.clear(); }
   stop(): void { this.display.stop(); }
 }
@@ -344,7 +358,7 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
   write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'cpu'.padStart(6)} ${'rows'.padStart(6)} ${'bytes'.padStart(6)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
   const detailOf = o.suite === 'quick' || o.suite === 'full' ? { workload: 'fact⋈dim', s: 1.2, mode: 'key' } : null;
   // the runs planned for simulated worker counts, after every timed run (see below)
-  const simulations: { plan: object; theirs: Record<string, unknown>[]; opts: RunOptions; row: RunRow }[] = [];
+  const simulations: { plan: Plan; theirs: Record<string, unknown>[]; opts: RunOptions; row: RunRow }[] = [];
   for (const w of workloads) {
     const dir = path.resolve(datasetDir(o.out, w.data));
     if (!fs.existsSync(path.join(dir, 'dim.parquet'))) generate({ ...GEN_DEFAULTS, ...w.data, out: dir });

@@ -181,7 +181,7 @@ export class Executor {
     }
     if (this.failure) throw this.failure;
     const crash = this.faults?.launch(meta.stage, meta.kind);
-    this.progress.scheduled();
+    this.progress.scheduled(`${meta.stage} ${meta.kind}`);
     try {
       const local = this.inThread || here;
       const r = local || (task.source.kind === 'batches' && task.sink.kind === 'collect' && !this.faults)

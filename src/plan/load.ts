@@ -79,6 +79,15 @@ export interface Overrides {
   fromCommandLine?: boolean;
 }
 
+/** What `loadPlan` and `runPlan` take beside the plan: the overrides and the folder of relative paths. */
+export interface LoadOptions extends Overrides {
+  /**
+   * Folder that a plan object's relative paths, and `sources` overrides, resolve against
+   * (default: the current directory). A plan file's own paths resolve against its folder.
+   */
+  baseDir?: string;
+}
+
 export interface LoadedPlan {
   plan: Plan;
   baseDir: string;
@@ -197,18 +206,23 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
 }
 
 /**
- * Load a plan from a file path or an object (then `baseDir` resolves its
+ * Load a plan from a file path or an object (then `options.baseDir` resolves its
  * relative paths; default the current directory), validate and bind it.
+ * A third argument `baseDir` is the older form of `options.baseDir`; both given and different is an error.
  */
-export async function loadPlan(source: string | object, overrides: Overrides = {}, baseDir?: string): Promise<LoadedPlan> {
+export async function loadPlan(source: Plan | string, options: LoadOptions = {}, baseDir?: string): Promise<LoadedPlan> {
+  if (baseDir !== undefined && options.baseDir !== undefined && path.resolve(baseDir) !== path.resolve(options.baseDir)) {
+    throw new PlanError('baseDir', `given twice with different values: ${JSON.stringify(options.baseDir)} in the options and ${JSON.stringify(baseDir)} as the third argument`);
+  }
+  const base = path.resolve(options.baseDir ?? baseDir ?? '.');
   const obj = typeof source === 'string' ? readPlanFile(source) : source;
-  const dir = typeof source === 'string' ? path.dirname(path.resolve(source)) : path.resolve(baseDir ?? '.');
-  const cli = overrides.fromCommandLine ?? false;
-  const plan = validatePlan(applyParams(obj, overrides.params, cli));
-  const settings = resolveSettings(plan, overrides, dir);
+  const dir = typeof source === 'string' ? path.dirname(path.resolve(source)) : base;
+  const cli = options.fromCommandLine ?? false;
+  const plan = validatePlan(applyParams(obj, options.params, cli));
+  const settings = resolveSettings(plan, options, dir);
   const output = outputOf(plan, dir);
   // override paths are the caller's: relative to baseDir (the current folder by default), not to the plan
-  const files = await resolveSourceOverrides(Object.keys(plan.sources), overrides.sources ?? {}, path.resolve(baseDir ?? '.'), cli);
+  const files = await resolveSourceOverrides(Object.keys(plan.sources), options.sources ?? {}, base, cli);
   const root = splitScans(pruneColumns(await bindPlan(plan, dir, files)), plannedWorkers(settings));
   return { plan, baseDir: dir, root, settings, output };
 }
