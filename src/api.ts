@@ -67,10 +67,11 @@ export async function runPlan(plan: Plan | string, options: RunOptions = {}): Pr
 }
 
 /**
- * A plan object, type-checked where it is written: `const plan = definePlan({ ... })` keeps the
- * literal types (`op: 'aggregate'`) that a plain `const` would widen to string.
+ * A plan object, type-checked where it is written: `const plan = definePlan({ ... })` is a `Plan`,
+ * where a plain `const` would widen `op: 'aggregate'` to string and fail only where it is used.
+ * Not generic on purpose: a generic parameter would let misspelled fields (`colums`) through.
  */
-export function definePlan<const P extends Plan>(plan: P): P {
+export function definePlan(plan: Plan): Plan {
   return plan;
 }
 

@@ -15,6 +15,7 @@ import type { Plan } from '../plan/spec.js';
 import { GEN_DEFAULTS, type GenOptions, generate } from './gen.js';
 import { median } from 'simple-statistics';
 import { writeReport } from './report.js';
+import { loadOptional, requireBenchPackages } from './optional.js';
 import { type Simulated, hottestOverMean, hottestWithKeysSplit, simulateRun, slowestOverMedian, taskLabel } from './simulate.js';
 
 export interface BenchOptions {
@@ -94,12 +95,8 @@ export interface BenchResults {
 /** Worker counts simulated unless `--simulate-workers` says otherwise. */
 export const SIM_WORKERS = [16, 64, 256];
 
-async function duckdb(): Promise<any> {
-  try {
-    return await import('@duckdb/node-api');
-  } catch {
-    throw new Error('the benchmark compares with DuckDB: install the dev dependencies (npm ci) to get @duckdb/node-api');
-  }
+function duckdb(): Promise<any> {
+  return loadOptional(['@duckdb/node-api'], 'the benchmark (it compares with DuckDB)', () => import('@duckdb/node-api'));
 }
 
 function joinGroupBy(rightFile: string, rightCols: string[], groupBy: string, type: 'inner' | 'full' = 'inner'): Pick<Workload, 'plan' | 'sql'> {
@@ -322,6 +319,8 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, prog
     throw new Error(`suite "${o.suite}" has no workload${o.s ? ` at s = ${o.s.join(', ')}` : ''}${o.workloads ? ` named like ${o.workloads.join(', ')}` : ''}; `
       + `its workloads are ${[...new Set(all.map((w) => w.name))].join(', ')} at s = ${[...new Set(all.map((w) => w.s))].join(', ')}`);
   }
+  // before minutes of measuring: the packages that compare and draw the results are there
+  await requireBenchPackages();
   const progress = new BenchProgress(await progressDisplay(progressOut), workloads.reduce((s, w) => s + w.modes.length + 1, 0));
   let results: BenchResults;
   try {

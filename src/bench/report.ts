@@ -2,20 +2,21 @@
 // from a benchmark's results. Each chart is a Vega-Lite spec (charts.ts),
 // compiled by vega-lite and drawn to SVG by vega in Node; the specs are
 // written beside the report (charts/<name>.vl.json) for restyling.
-// vega and vega-lite load only here, when a report is drawn.
+// vega and vega-lite load only here, when a report is drawn (bench/optional.ts: not a library dependency).
 import fs from 'node:fs';
 import path from 'node:path';
 import { geometricMean } from 'simple-statistics';
 import { InputError } from '../errors.js';
 import type { BenchResults } from './bench.js';
 import { type Chart, baselineOf, chartSpecs, ratios, simulationOf } from './charts.js';
+import { chartingStack } from './optional.js';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const fmt = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
 
 /** Each chart as an inline <svg class="chart">: vega's SVG with the page's class and an accessible name. */
 export async function drawCharts(charts: Chart[]): Promise<string[]> {
-  const [vega, vl] = await Promise.all([import('vega'), import('vega-lite')]);
+  const [vega, vl] = await chartingStack();
   const out: string[] = [];
   for (const c of charts) {
     if (c.omitted) {
