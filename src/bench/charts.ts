@@ -29,6 +29,8 @@ export function apart(values: Row[], x: string, y: string, series: string): bool
     m.set(String(v[series]), Number(v[y]));
     byX.set(String(v[x]), m);
   }
+  // one series has nothing to be told apart from
+  if (new Set(values.map((v) => String(v[series]))).size < 2) return true;
   return [...byX.values()].some((m) => {
     const ys = [...m.values()].filter((n) => Number.isFinite(n) && n > 0);
     return ys.length > 1 && Math.max(...ys) > APART * Math.min(...ys);
@@ -40,8 +42,9 @@ function sameForEveryMode(title: string, values: Row[], x: string, y: string, se
   const ys = values.map((v) => Number(v[y])).filter(Number.isFinite);
   const range = `${Math.min(...ys).toFixed(2)} to ${Math.max(...ys).toFixed(2)}`;
   const names = [...new Set(values.map((v) => String(v[series])))].join(', ');
-  return `${title}: not drawn: ${names} are within ${Math.round((APART - 1) * 100)}% of each other at every ${x} `
-    + `(${y} ${range}), so their lines or bars would lie on top of each other; the table below has the figures.`;
+  const every = x === 'workers' ? 'worker count' : x === 's' ? 'Zipf s' : x;
+  return `${title}: not drawn: ${names} are within ${Math.round((APART - 1) * 100)}% of each other at every ${every} `
+    + `(${y} from ${range}), so their lines or bars would lie on top of each other; the table below has the figures.`;
 }
 
 /** The chart, or its sentence when its series cannot be told apart. */

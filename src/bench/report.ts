@@ -91,7 +91,10 @@ export async function writeReport(dir: string, r: BenchResults): Promise<void> {
   const html = await renderReport(r, charts);
   const specDir = path.join(dir, 'charts');
   fs.mkdirSync(specDir, { recursive: true });
-  for (const c of charts) fs.writeFileSync(path.join(specDir, `${c.name}.vl.json`), JSON.stringify(c.spec, null, 2) + '\n');
+  // specs of an earlier drawing that this one leaves out go (--report-only draws into the same folder)
+  for (const f of fs.readdirSync(specDir)) if (f.endsWith('.vl.json')) fs.rmSync(path.join(specDir, f));
+  // a chart left out of the page (Chart.omitted) has no spec beside it either
+  for (const c of charts) if (!c.omitted) fs.writeFileSync(path.join(specDir, `${c.name}.vl.json`), JSON.stringify(c.spec, null, 2) + '\n');
   fs.writeFileSync(path.join(dir, 'report.html'), html);
 }
 
