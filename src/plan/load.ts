@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { PlanError, jsonPath } from '../errors.js';
 import { bindPlan } from './bind.js';
+import { expectedAt, shown, valueAt } from './expected.js';
 import { type ParamInput, applyParams } from './params.js';
 import { resolveSourceOverrides } from './sources.js';
 import { pruneColumns } from './prune.js';
@@ -98,8 +99,7 @@ export interface LoadedPlan {
 
 /** The value at a path of the plan object, as the message shows it. */
 function received(root: unknown, p: PropertyKey[]): string {
-  let v: unknown = root;
-  for (const k of p) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  const v = valueAt(root, p);
   return v === undefined ? 'missing' : JSON.stringify(v);
 }
 
@@ -108,6 +108,14 @@ function notOneOf(root: unknown, p: PropertyKey[], allowed: readonly unknown[]):
   const got = received(root, p);
   const list = allowed.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', ');
   return got === 'missing' ? `missing; one of ${list}` : allowed.length === 1 ? `expected ${list}, got ${got}` : `${got} is not one of ${list}`;
+}
+
+/** `expected a sort key such as {...}, got "amount"`, where the field is one plan/expected.ts describes. */
+function expectedMessage(root: unknown, p: PropertyKey[]): string | undefined {
+  const form = expectedAt(root, p);
+  if (!form) return undefined;
+  const v = valueAt(root, p);
+  return v === undefined ? `missing: expected ${form}` : `expected ${form}, got ${shown(v)}`;
 }
 
 function describeIssue(root: unknown, issue: z.core.$ZodIssue, base: PropertyKey[] = []): { path: string; message: string } {
@@ -125,9 +133,15 @@ function describeIssue(root: unknown, issue: z.core.$ZodIssue, base: PropertyKey
       if (first && (!best || first.path.length > best.path.length) && first.code !== 'unrecognized_keys') best = first;
     }
     if (best && best.path.length > 0) return describeIssue(root, best, p);
-    return { path: jsonPath(p), message: issue.message === 'Invalid input' ? 'does not match any allowed form' : issue.message };
+    const message = expectedMessage(root, p) ?? (issue.message === 'Invalid input' ? 'does not match any allowed form' : issue.message);
+    return { path: jsonPath(p), message };
   }
   if (issue.code === 'unrecognized_keys') return { path: jsonPath(p), message: `unknown field(s): ${issue.keys.join(', ')}` };
+  if (issue.code === 'invalid_type') {
+    const message = expectedMessage(root, p)
+      ?? `expected ${issue.expected === 'tuple' ? 'a list' : `a ${issue.expected}`}, got ${shown(valueAt(root, p))}`;
+    return { path: jsonPath(p), message };
+  }
   return { path: jsonPath(p), message: issue.message };
 }
 
