@@ -49,12 +49,12 @@ function needChromium(ctx: { skip: (note: string) => void }, what: string) {
   }
 }
 
-const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+const unescapeHtml = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 
 /** A chart's legend entries (vega's legend symbols and labels), in order. */
 function legendEntries(svg: string): { label: string; color: string }[] {
   return [...svg.matchAll(/role-legend-symbol[^>]*>\s*<path [^>]*?fill="(#[0-9a-fA-F]{3,6})"[\s\S]*?role-legend-label[^>]*>\s*<text[^>]*>([^<]*)<\/text>/g)]
-    .map((m) => ({ color: m[1].toLowerCase(), label: unescape(m[2]) }));
+    .map((m) => ({ color: m[1].toLowerCase(), label: unescapeHtml(m[2]) }));
 }
 
 /**
@@ -62,10 +62,10 @@ function legendEntries(svg: string): { label: string; color: string }[] {
  * aria-label ("Zipf s: 1.2; mode: key; ..."), the series under the legend's title.
  */
 function seriesColors(svg: string, label: string): string[] {
-  const title = unescape(svg.match(/role-legend-title[^>]*>\s*<text[^>]*>([^<]*)<\/text>/)![1]);
+  const title = unescapeHtml(svg.match(/role-legend-title[^>]*>\s*<text[^>]*>([^<]*)<\/text>/)![1]);
   const colors: string[] = [];
   for (const m of svg.matchAll(/<path aria-label="([^"]*)"[^>]*>/g)) {
-    if (!unescape(m[1]).split('; ').includes(`${title}: ${label}`)) continue;
+    if (!unescapeHtml(m[1]).split('; ').includes(`${title}: ${label}`)) continue;
     for (const c of m[0].matchAll(/ (?:fill|stroke)="(#[0-9a-fA-F]{3,6})"/g)) colors.push(c[1].toLowerCase());
   }
   return colors;

@@ -8,7 +8,6 @@ import { InputError, PlanError, runPlan } from '../dist/index.js';
 import { cli, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-err-');
-const out = path.join(dir, 'out', 'result.parquet');
 
 beforeAll(async () => {
   fs.mkdirSync(path.join(dir, 'out'));

@@ -250,7 +250,7 @@ function runFigures(all: RunResult[]): Partial<RunRow> {
     shuffledBytes: r.stats.shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0),
     rowsBeforeCombining: combined.length ? combined.reduce((s, x) => s + x.combine!.rowsBefore, 0) : undefined,
     eager: r.stats.eager.length > 0,
-    splits: r.stats.joins.flatMap((j) => j.splits).reduce<Record<string, number>>((a, x) => ({ ...a, [x.method]: (a[x.method] ?? 0) + 1 }), {}),
+    splits: countBy(r.stats.joins.flatMap((j) => j.splits).map((x) => x.method)),
     peakRssMb: process.resourceUsage().maxRSS / 1024,
   };
 }
@@ -432,4 +432,11 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
     results.imbalanceKeys = s1.data.keys;
   }
   return results;
+}
+
+/** How many times each value occurs. */
+function countBy(values: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return out;
 }

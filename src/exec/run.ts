@@ -16,18 +16,20 @@ import {
 import { keyGrid, restGrid } from '../skew/cut.js';
 import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
-import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits, rowsInput } from '../skew/aggregate.js';
+import { planAggregateSplits } from '../skew/aggregate.js';
+import { type AggregateInput, aggregateSource, levelOne, rowsInput } from './two-level.js';
 import { mixPlan } from '../skew/mix.js';
 import { type Collected, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from '../joins/merge.js';
 import { runInThread, runsInThread } from './local.js';
 import { poolReady, whenPoolReady } from './pool.js';
 import { stealTasks } from './steal.js';
-import { blockBytes, isSpilled } from '../spill/block.js';
+import { blockBytes, isSpilled, packBlocks } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
 import { runSort } from '../sort/stage.js';
 import { runRanged } from '../sort/fused.js';
-import type { RangeRequest } from '../sort/scatter.js';
+import type { RangeRequest } from '../sort/range.js';
+import type { ExecContext, Placement, TaskMeta } from './context.js';
 import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
 import { type Pipeline, partitionsFor, pipelineOf, scanBytes, scanSource } from './physical.js';
 import { budgetedSkew, dataBudget, taskShare } from './budget.js';
@@ -38,13 +40,9 @@ import { Repeats } from './repeats.js';
 import { ProgressTracker } from './progress.js';
 import { runWithRetries } from './retry.js';
 import type { ShuffleStats, Stats, TaskStats } from './stats.js';
-import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask } from './task.js';
+import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, runTask, withSeed } from './task.js';
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
-/** What the coordinator knows of a task before it runs. */
-export type TaskMeta = Omit<TaskStats, 'rows' | 'inputBytes' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes' | 'attempt' | 'error'>
-  /** a reduce or split task's input as shuffled, when the coordinator knows it (else the task measures its own) */
-  & { inputBytes?: number };
 
 /** Map outputs of one side of a shuffle: byTask[t][p] is what map task t wrote to partition p. */
 interface ShuffleOutput {
@@ -95,18 +93,6 @@ function aggregateBlocksOf(s: ShuffleOutput, ps: number[]): AggregateBlocks {
   return { blocks: of(false), raw: of(true) };
 }
 
-/** Consecutive blocks packed into chunks of about `target` bytes (at least one chunk). */
-export function packBlocks(blocks: Batch[], target: number): Batch[][] {
-  const chunks: Batch[][] = [[]];
-  let bytes = 0;
-  for (const b of blocks) {
-    const n = blockBytes(b);
-    if (bytes > 0 && bytes + n > target) { chunks.push([]); bytes = 0; }
-    chunks[chunks.length - 1].push(b);
-    bytes += n;
-  }
-  return chunks;
-}
 
 /** Stands for a map task's missing block in a slice list (slices never point at it: it has no rows). */
 const EMPTY: Batch = { length: 0, columns: [] };
@@ -123,7 +109,7 @@ const STREAM_IN_FLIGHT = 2;
 /** Counters per map task for the heavy-hitter sketch of join keys. */
 const SKETCH_CAPACITY = 1000;
 
-export class Executor {
+export class Executor implements ExecContext {
   readonly stats: Stats = { wallMs: 0, shuffles: [], tasks: [], joins: [], aggregates: [], eager: [], spilledBytes: 0, spillReadBytes: 0 };
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
@@ -226,7 +212,7 @@ export class Executor {
   }
 
   /** Run a pipeline to its end; each task's result in task order. `here`: its scan tasks on this thread (see run). */
-  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here: boolean | 'steal' = false): Promise<TaskResult[]> {
+  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here: Placement = false): Promise<TaskResult[]> {
     const src = p.source;
     switch (src.kind) {
       case 'scan': {
@@ -728,7 +714,4 @@ function taskLabel(m: Pick<TaskStats, 'stage' | 'kind' | 'partition' | 'split'>)
   return `${m.stage} ${m.kind} task (${m.kind === 'map' ? 'split' : 'partition'} ${m.partition}${m.split ? `, ${m.split}` : ''})`;
 }
 
-export function withSeed(sink: TaskSink, seed: number): TaskSink {
-  return sink.kind === 'partition' || sink.kind === 'range' ? { ...sink, nullSeed: seed * 7919 } : sink;
-}
 

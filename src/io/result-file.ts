@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ExecutionError } from '../errors.js';
-import { registerCleanup } from '../exec/cleanup.js';
+import { registerCleanup } from './cleanup.js';
 import { type Batch, type Field, viewBatch } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
 import type { EncodedRowGroup } from './parquet-encode.js';

@@ -13,7 +13,7 @@ import { pruneColumns } from './prune.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
 import { DEFAULT_BROADCAST_BYTES } from '../joins/decide.js';
-import { DEFAULT_IN_THREAD_BYTES } from '../exec/local.js';
+import { DEFAULT_IN_THREAD_BYTES } from './defaults.js';
 import { type OutputFormat, type Plan, PlanSchema, parseBytes } from './spec.js';
 
 export interface SkewSettings {
