@@ -125,15 +125,40 @@ async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStr
   } finally {
     display?.stop();
   }
-  if (f.stats) fs.writeFileSync(f.stats, JSON.stringify(r.stats, null, 2) + '\n');
+  if (f.stats) writeStats(f.stats, r.stats);
   if (f.explain) out.write(explainAnalyze(lp, r.stats));
   if (!lp.output) {
     if (f.json) out.write(jsonLines(r.schema, r.batches));
-    else if (!f.quiet && !f.explain) out.write(formatTable(r.schema, r.batches));
+    else if (!f.quiet && !f.explain) out.write(formatTable(r.schema, r.batches, TABLE_ROWS, ALL_ROWS));
   } else if (!f.quiet) {
     err.write(`wrote ${r.numRows} rows to ${path.relative(process.cwd(), r.outputPath!) || r.outputPath} in ${(r.stats.wallMs / 1000).toFixed(2)} s\n`);
   }
   return 0;
+}
+
+/** Rows the terminal table shows, and how to see them all when there are more. */
+const TABLE_ROWS = 20;
+const ALL_ROWS = '--json prints every row; an "output" in the plan writes them to a file';
+
+/** This package's version, from its package.json (dist/cli/ and dist/bundle/ both sit two folders below it). */
+function packageVersion(): string {
+  try {
+    return JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+  } catch {
+    return '(unknown version)';
+  }
+}
+
+/** `--stats FILE`: a file that cannot be written is the option's mistake, said in words. */
+function writeStats(file: string, stats: unknown): void {
+  try {
+    fs.writeFileSync(file, JSON.stringify(stats, null, 2) + '\n');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'EACCES' || code === 'EPERM' ? `permission denied: cannot create files in ${path.dirname(path.resolve(file))}`
+      : code === 'ENOENT' ? `folder ${path.dirname(path.resolve(file))} does not exist` : (code ?? (e as Error).message);
+    throw new PlanError('--stats', `cannot write ${file}: ${why}`);
+  }
 }
 
 export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStream, setCode: (c: number) => void): Command {
@@ -159,12 +184,17 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--stats <file>', 'write run statistics as JSON to this file')
     .option('--json', 'print the result as JSON lines instead of a table')
     .option('--quiet', 'print nothing on success')
+    .version(`skewjoin ${packageVersion()}`, '-V, --version', 'print the version')
     .addHelpText('after', EXAMPLES)
-    .showHelpAfterError()
     .action(async (plan: string | undefined, flags: RunFlags) => {
       if (!plan) { out.write(program.helpInformation()); setCode(2); return; }
       setCode(await runCommand(plan, flags, out, err));
     });
+
+  // before the subcommands, which copy these settings when they are made: a mistake in `gen` or
+  // `bench` exits 2 through main() too, not 1 from inside commander
+  program.exitOverride();
+  program.configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => err.write(s) });
 
   program.command('gen')
     .description('write a synthetic Zipf dataset (fact.parquet, dim.parquet, optionally m2m.parquet), or with --tpch the eight TPC-H tables')
@@ -212,8 +242,6 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
       setCode(await (await import('../bench/bench.js')).runBench(o, out));
     });
 
-  program.exitOverride();
-  program.configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => err.write(s) });
   return program;
 }
 

@@ -163,8 +163,26 @@ export function readPlanFile(file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new PlanError('', `plan file ${file} is not valid JSON: ${(e as Error).message}`);
+    throw new PlanError('', `plan file ${jsonSyntaxError(file, text, (e as Error).message)}`);
   }
+}
+
+/**
+ * `plan.json:5:3: not valid JSON: ...` and the line with a caret under the place: V8 gives a character
+ * position (`at position 80`), which no editor goes to. Without a position (the text ended early) the
+ * place is the end of the text.
+ */
+export function jsonSyntaxError(file: string, text: string, message: string): string {
+  const m = message.match(/at position (\d+)/);
+  const at = m ? Number(m[1]) : text.trimEnd().length;
+  const before = text.slice(0, at).split('\n');
+  const line = before.length, column = before[before.length - 1].length + 1;
+  const source = (text.split('\n')[line - 1] ?? '').replace(/\r$/, '');
+  // V8's message without the position it restates, and without the excerpt of the text in quotes
+  const why = message.replace(/ in JSON at position \d+.*$/s, '').replace(/, ".*" is not valid JSON$/s, '').replace(/ \(line \d+ column \d+\)$/, '');
+  const shownLine = source.length > 100 ? source.slice(Math.max(0, column - 50), column + 50) : source;
+  const caret = source.length > 100 ? Math.min(column - 1, 49) : column - 1;
+  return `${file}:${line}:${column}: not valid JSON: ${why}\n  ${shownLine}\n  ${' '.repeat(caret)}^`;
 }
 
 /** `baseDir` resolves a relative `execution.spillDir` (the plan's folder). */
