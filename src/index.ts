@@ -1,7 +1,9 @@
 // skewjoin: a batch query engine for joins and aggregations over skewed data.
 export { runPlan, executePlan, definePlan, type RunOptions, type RunResult } from './api.js';
 export type { DateForm, RowOptions } from './io/rows.js';
-export { loadPlan, validatePlan, type LoadOptions, type LoadedPlan, type Overrides, type Settings, type SkewSettings } from './plan/load.js';
+export {
+  loadPlan, validatePlan, type LoadOptions, type LoadedPlan, type Overrides, type Settings, type SkewSettings,
+} from './plan/load.js';
 export { explainAnalyze, explainPlan } from './exec/explain.js';
 export { closePool } from './exec/pool.js';
 export { SkewjoinError, PlanError, InputError, ExecutionError } from './errors.js';

@@ -31,7 +31,8 @@ export async function loadOptional<T>(names: string[], why: string, load: () => 
     return await load();
   } catch (e) {
     if (!notFound(e)) throw e;
-    throw new ExecutionError(`${why} needs ${names.join(' and ')}, which a library install leaves out: ${installHint(names)}`);
+    const list = names.join(' and ');
+    throw new ExecutionError(`${why} needs ${list}, which a library install leaves out: ${installHint(names)}`);
   }
 }
 
@@ -49,7 +50,7 @@ export async function missing(names: string[]): Promise<string[]> {
   return out;
 }
 
-/** Before a benchmark measures anything: every package it compares and draws with, or one error naming all that are missing. */
+/** Before a benchmark measures anything: the packages it compares and draws with, or one error naming all missing. */
 export async function requireBenchPackages(): Promise<void> {
   const gone = await missing(['@duckdb/node-api', 'vega', 'vega-lite']);
   if (gone.length === 0) return;
@@ -60,5 +61,6 @@ export async function requireBenchPackages(): Promise<void> {
 
 /** vega and vega-lite, which draw the benchmark's report. */
 export function chartingStack(): Promise<[typeof import('vega'), typeof import('vega-lite')]> {
-  return loadOptional(['vega', 'vega-lite'], 'drawing the benchmark report (report.html)', () => Promise.all([import('vega'), import('vega-lite')]));
+  const load = () => Promise.all([import('vega'), import('vega-lite')]);
+  return loadOptional(['vega', 'vega-lite'], 'drawing the benchmark report (report.html)', load);
 }

@@ -75,7 +75,9 @@ export async function renderReport(r: BenchResults, charts = chartSpecs(r)): Pro
 p.omitted{max-width:60em;color:#555;font-style:italic}
 table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}</style></head><body>
 <h1>skewjoin bench — suite ${esc(r.suite)}</h1>
-<p>${r.workers} worker thread(s) (skewjoin's runs take the worker pool whatever their size), median of ${r.repeat} run(s), ${esc(r.date)}. Ratios compare modes within this run; absolute times are machine-dependent.
+<p>${r.workers} worker thread(s) (skewjoin's runs take the worker pool whatever their size),
+median of ${r.repeat} run(s), ${esc(r.date)}.
+Ratios compare modes within this run; absolute times are machine-dependent.
 Slowest/median task by time and by CPU time is the median of that ratio over the runs (a ratio of sub-millisecond tasks is mostly noise; CPU time, Linux only, leaves out the time a task's thread waited for a core on a shared machine); by input rows and bytes, of the last run.
 Each chart's Vega-Lite spec is in <code>charts/</code> beside this page.</p>
 ${summary(r)}
@@ -94,7 +96,9 @@ export async function writeReport(dir: string, r: BenchResults): Promise<void> {
   // specs of an earlier drawing that this one leaves out go (--report-only draws into the same folder)
   for (const f of fs.readdirSync(specDir)) if (f.endsWith('.vl.json')) fs.rmSync(path.join(specDir, f));
   // a chart left out of the page (Chart.omitted) has no spec beside it either
-  for (const c of charts) if (!c.omitted) fs.writeFileSync(path.join(specDir, `${c.name}.vl.json`), JSON.stringify(c.spec, null, 2) + '\n');
+  for (const c of charts) {
+    if (!c.omitted) fs.writeFileSync(path.join(specDir, `${c.name}.vl.json`), JSON.stringify(c.spec, null, 2) + '\n');
+  }
   fs.writeFileSync(path.join(dir, 'report.html'), html);
 }
 

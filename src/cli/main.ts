@@ -155,8 +155,9 @@ function writeStats(file: string, stats: unknown): void {
     fs.writeFileSync(file, JSON.stringify(stats, null, 2) + '\n');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'EACCES' || code === 'EPERM' ? `permission denied: cannot create files in ${path.dirname(path.resolve(file))}`
-      : code === 'ENOENT' ? `folder ${path.dirname(path.resolve(file))} does not exist` : (code ?? (e as Error).message);
+    const dir = path.dirname(path.resolve(file));
+    const why = code === 'EACCES' || code === 'EPERM' ? `permission denied: cannot create files in ${dir}`
+      : code === 'ENOENT' ? `folder ${dir} does not exist` : (code ?? (e as Error).message);
     throw new PlanError('--stats', `cannot write ${file}: ${why}`);
   }
 }
@@ -222,7 +223,7 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
 
   program.command('bench')
     .description('generate Zipf workloads and time skewjoin in each mode against DuckDB on the same files')
-    .option('--suite <name>', 'quick (about five minutes), full (the published one), reference, skew or combiners', 'quick')
+    .option('--suite <name>', 'quick (a few minutes), full (the published one), reference, skew or combiners', 'quick')
     .option('--out <dir>', 'folder for datasets and results (results.json, results.csv, report.html)', 'bench-out')
     .option('--workers <n>', 'worker threads for skewjoin and DuckDB', int('--workers'), 2)
     .option('--rows <n>', 'fact rows (default: quick 1,000,000; the other suites 5,000,000)', int('--rows'))

@@ -47,7 +47,8 @@ export function wantsProgress(stderr: Stream, stdout: Stream, flags: { quiet?: b
 export function stageLabel(e: ProgressEvent): string {
   const [first, ...rest] = e.running;
   if (!first) return e.stage;
-  return `${first.stage} (${first.tasksDone}/${first.tasksTotal})${rest.length ? ` +${rest.length} more stage${rest.length > 1 ? 's' : ''}` : ''}`;
+  const others = rest.length ? ` +${rest.length} more stage${rest.length > 1 ? 's' : ''}` : '';
+  return `${first.stage} (${first.tasksDone}/${first.tasksTotal})${others}`;
 }
 
 /** A display on `stream`; a no-op when it is not a TTY. cli-progress is loaded only here (not on the query path). */
@@ -56,7 +57,8 @@ export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): P
   const { default: cliProgress } = await import('cli-progress');
   const t0 = performance.now();
   let last: ProgressEvent = {
-    stage: 'starting', tasksDone: 0, tasksTotal: 0, fraction: 0, running: [], rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0,
+    stage: 'starting', tasksDone: 0, tasksTotal: 0, fraction: 0, running: [],
+    rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0,
   };
   // the largest fraction seen: the bar is drawn from it, so it never goes back whatever the events say
   let shown = 0;

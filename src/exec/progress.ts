@@ -82,7 +82,9 @@ export class ProgressTracker {
   private readonly seen = new Set<string>();
 
   /** `t0`: performance.now() when the run began; `expected`: the plan's operators (expectedStages) */
-  constructor(private readonly onProgress: OnProgress | undefined, private readonly t0: number, expected: string[] = []) {
+  constructor(
+    private readonly onProgress: OnProgress | undefined, private readonly t0: number, expected: string[] = [],
+  ) {
     this.unseen = new Set(expected);
   }
 
@@ -123,9 +125,11 @@ export class ProgressTracker {
 
   private emit(stage: string, elapsedMs: number): void {
     if (!this.onProgress) return;
-    const running = [...this.stages].filter(([, s]) => s.done < s.total).map(([name, s]) => ({ stage: name, tasksDone: s.done, tasksTotal: s.total }));
+    const running = [...this.stages].filter(([, s]) => s.done < s.total)
+      .map(([name, s]) => ({ stage: name, tasksDone: s.done, tasksTotal: s.total }));
     this.onProgress({
-      stage, tasksDone: this.tasksDone, tasksTotal: this.tasksTotal, fraction: this.fraction, running, rowsRead: this.rowsRead,
+      stage, tasksDone: this.tasksDone, tasksTotal: this.tasksTotal, fraction: this.fraction, running,
+      rowsRead: this.rowsRead,
       bytesShuffled: this.bytesShuffled, bytesSpilled: this.bytesSpilled, elapsedMs,
     });
   }

@@ -120,7 +120,8 @@ export function openFailure(file: string, e: NodeJS.ErrnoException): Error {
     ENOSPC: `no space left on the device of ${dir}`,
   };
   const text = e.code && why[e.code];
-  return text ? new PlanError('output.path', `${text} (writing ${file})`) : new ExecutionError(`cannot write ${file}: ${e.code ?? e.message}`);
+  if (text) return new PlanError('output.path', `${text} (writing ${file})`);
+  return new ExecutionError(`cannot write ${file}: ${e.code ?? e.message}`);
 }
 
 function writeAll(fd: number, b: Uint8Array, file: string) {

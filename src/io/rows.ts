@@ -43,7 +43,9 @@ function floorDiv(a: bigint, b: bigint): bigint {
 /** Every row of the batches as an object keyed by column name. */
 export function batchRows(schema: Field[], batches: Batch[], o: RowOptions = {}): Record<string, unknown>[] {
   const dates = o.dates ?? 'iso';
-  if (!['iso', 'date', 'raw'].includes(dates)) throw new TypeError(`toRows: dates must be "iso", "date" or "raw", got ${JSON.stringify(dates)}`);
+  if (!['iso', 'date', 'raw'].includes(dates)) {
+    throw new TypeError(`toRows: dates must be "iso", "date" or "raw", got ${JSON.stringify(dates)}`);
+  }
   return batches.flatMap((b) => Array.from({ length: b.length }, (_, i) =>
     Object.fromEntries(schema.map((f, k) => [f.name, rowValue(b.columns[k], i, dates)]))));
 }

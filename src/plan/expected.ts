@@ -19,22 +19,29 @@ export function shown(v: unknown): string {
 /** A name to put in an example: the string the user wrote, else a placeholder. */
 const nameOr = (v: unknown, fallback: string) => JSON.stringify(typeof v === 'string' && v !== '' ? v : fallback);
 
-/** Per field (and, for a list, per item): what it holds, with an example built from what was received where it helps. */
+/** Per field (and, for a list, per item): what it holds, with an example built from what was received. */
 const FORMS: Record<string, { item?: (got: unknown) => string; whole: (got: unknown) => string }> = {
   by: {
     item: (g) => `a sort key such as { "column": ${nameOr(g, 'amount')}, "desc": true }`,
     whole: (g) => `a list of sort keys such as [{ "column": ${nameOr(g, 'amount')}, "desc": true }]`,
   },
   aggregates: {
-    item: (g) => `an aggregate such as { "fn": "sum", "column": ${nameOr(g, 'amount')}, "as": "total" } or { "fn": "count", "as": "n" }`,
+    item: (g) => `an aggregate such as { "fn": "sum", "column": ${nameOr(g, 'amount')}, "as": "total" }`
+      + ' or { "fn": "count", "as": "n" }',
     whole: () => 'a list of aggregates such as [{ "fn": "sum", "column": "amount", "as": "total" }]',
   },
-  groupBy: { item: () => 'a column name such as "region"', whole: (g) => `a list of column names such as [${nameOr(g, 'region')}] ([] for one group)` },
+  groupBy: {
+    item: () => 'a column name such as "region"',
+    whole: (g) => `a list of column names such as [${nameOr(g, 'region')}] ([] for one group)`,
+  },
   on: {
     item: (g) => `a pair [leftColumn, rightColumn] such as [${nameOr(g, 'cust_id')}, "id"]`,
     whole: () => 'a list of [leftColumn, rightColumn] pairs such as [["cust_id", "id"]]',
   },
-  where: { whole: (g) => `a predicate such as { "column": ${nameOr(null, 'amount')}, "cmp": ">", "value": 100 }${typeof g === 'string' ? ' (a plan is JSON, not SQL text)' : ''}` },
+  where: {
+    whole: (g) => 'a predicate such as { "column": "amount", "cmp": ">", "value": 100 }'
+      + (typeof g === 'string' ? ' (a plan is JSON, not SQL text)' : ''),
+  },
   input: { whole: (g) => `an operator such as { "op": "scan", "source": ${nameOr(g, 'orders')} }` },
   left: { whole: (g) => `an operator such as { "op": "scan", "source": ${nameOr(g, 'orders')} }` },
   right: { whole: (g) => `an operator such as { "op": "scan", "source": ${nameOr(g, 'customers')} }` },
@@ -48,8 +55,11 @@ const FORMS: Record<string, { item?: (got: unknown) => string; whole: (got: unkn
 
 /** `columns` depends on the operator: names to read (scan) or the columns to compute (project). */
 function columnsForm(op: unknown, item: boolean, got: unknown): string {
-  if (op === 'scan') return item ? 'a column name such as "amount"' : `a list of column names such as [${nameOr(got, 'amount')}]`;
-  const one = `a column name, { "name": "new", "column": "old" } or { "name": "net", "expr": { "fn": "*", "args": [{ "column": "price" }, { "column": "qty" }] } }`;
+  if (op === 'scan') {
+    return item ? 'a column name such as "amount"' : `a list of column names such as [${nameOr(got, 'amount')}]`;
+  }
+  const one = 'a column name, { "name": "new", "column": "old" } or { "name": "net", "expr": { "fn": "*", '
+    + '"args": [{ "column": "price" }, { "column": "qty" }] } }';
   return item ? one : `a list, each item ${one}`;
 }
 
@@ -64,13 +74,16 @@ export function expectedAt(root: unknown, p: readonly PropertyKey[]): string | u
   if (typeof key !== 'string') return undefined;
   const got = valueAt(root, p);
   // a source of `sources`: sources.NAME
-  if (p.length === 2 && p[0] === 'sources' && !item) return `an input such as { "parquet": ${nameOr(got, 'data/orders.parquet')} } (a file, a glob or a list of them)`;
+  if (p.length === 2 && p[0] === 'sources' && !item) {
+    return `an input such as { "parquet": ${nameOr(got, 'data/orders.parquet')} } (a file, a glob or a list of them)`;
+  }
   const list = valueAt(root, p.slice(0, keyAt + 1));
   // "on": ["a", "b"] for "on": [["a", "b"]]
   if (key === 'on' && item && Array.isArray(list) && list.length === 2 && list.every((x) => typeof x === 'string')) {
     return `a pair [leftColumn, rightColumn]: "on": [${JSON.stringify(list)}] joins on ${list[0]} = ${list[1]}`;
   }
-  if (key === 'columns') return columnsForm((valueAt(root, p.slice(0, keyAt)) as { op?: unknown } | undefined)?.op, item, got);
+  const parent = valueAt(root, p.slice(0, keyAt)) as { op?: unknown } | undefined;
+  if (key === 'columns') return columnsForm(parent?.op, item, got);
   const form = FORMS[key];
   if (!form) return undefined;
   return item ? form.item?.(got) : form.whole(got);

@@ -133,7 +133,8 @@ function describeIssue(root: unknown, issue: z.core.$ZodIssue, base: PropertyKey
       if (first && (!best || first.path.length > best.path.length) && first.code !== 'unrecognized_keys') best = first;
     }
     if (best && best.path.length > 0) return describeIssue(root, best, p);
-    const message = expectedMessage(root, p) ?? (issue.message === 'Invalid input' ? 'does not match any allowed form' : issue.message);
+    const message = expectedMessage(root, p)
+      ?? (issue.message === 'Invalid input' ? 'does not match any allowed form' : issue.message);
     return { path: jsonPath(p), message };
   }
   if (issue.code === 'unrecognized_keys') return { path: jsonPath(p), message: `unknown field(s): ${issue.keys.join(', ')}` };
@@ -179,7 +180,8 @@ export function jsonSyntaxError(file: string, text: string, message: string): st
   const line = before.length, column = before[before.length - 1].length + 1;
   const source = (text.split('\n')[line - 1] ?? '').replace(/\r$/, '');
   // V8's message without the position it restates, and without the excerpt of the text in quotes
-  const why = message.replace(/ in JSON at position \d+.*$/s, '').replace(/, ".*" is not valid JSON$/s, '').replace(/ \(line \d+ column \d+\)$/, '');
+  const why = message.replace(/ in JSON at position \d+.*$/s, '').replace(/, ".*" is not valid JSON$/s, '')
+    .replace(/ \(line \d+ column \d+\)$/, '');
   const shownLine = source.length > 100 ? source.slice(Math.max(0, column - 50), column + 50) : source;
   const caret = source.length > 100 ? Math.min(column - 1, 49) : column - 1;
   return `${file}:${line}:${column}: not valid JSON: ${why}\n  ${shownLine}\n  ${' '.repeat(caret)}^`;
@@ -240,11 +242,17 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
 /**
  * Load a plan from a file path or an object (then `options.baseDir` resolves its
  * relative paths; default the current directory), validate and bind it.
- * A third argument `baseDir` is the older form of `options.baseDir`; both given and different is an error.
+ * A third argument `baseDir` is the older form of `options.baseDir`; both given and different
+ * is an error.
  */
-export async function loadPlan(source: Plan | string, options: LoadOptions = {}, baseDir?: string): Promise<LoadedPlan> {
-  if (baseDir !== undefined && options.baseDir !== undefined && path.resolve(baseDir) !== path.resolve(options.baseDir)) {
-    throw new PlanError('baseDir', `given twice with different values: ${JSON.stringify(options.baseDir)} in the options and ${JSON.stringify(baseDir)} as the third argument`);
+export async function loadPlan(
+  source: Plan | string, options: LoadOptions = {}, baseDir?: string,
+): Promise<LoadedPlan> {
+  const both = baseDir !== undefined && options.baseDir !== undefined;
+  if (both && path.resolve(baseDir) !== path.resolve(options.baseDir!)) {
+    const [a, b] = [JSON.stringify(options.baseDir), JSON.stringify(baseDir)];
+    throw new PlanError('baseDir',
+      `given twice with different values: ${a} in the options and ${b} as the third argument`);
   }
   const base = path.resolve(options.baseDir ?? baseDir ?? '.');
   const obj = typeof source === 'string' ? readPlanFile(source) : source;
