@@ -80,6 +80,16 @@ describe('onProgress', () => {
       expect(events.filter((e) => e.stage === st).length, st).toBe(r.stats.tasks.filter((t) => `${t.stage} ${t.kind}` === st).length);
     }
   });
+  it('counts the bytes spilled as tasks finish, ending at the run\'s total (a 1-byte budget)', async () => {
+    const events: ProgressEvent[] = [];
+    const r = await runPlan(plan, { baseDir: dir, memoryLimit: 1, spillDir: path.join(dir, 'spill'), onProgress: (e) => events.push({ ...e }) });
+    expect(r.stats.spilledBytes).toBeGreaterThan(0);
+    expect(events.at(-1)!.bytesSpilled).toBe(r.stats.spilledBytes);
+    for (let i = 1; i < events.length; i++) expect(events[i].bytesSpilled).toBeGreaterThanOrEqual(events[i - 1].bytesSpilled);
+    // each task's event adds what the task spilled
+    const spilling = events.slice(0, -1).filter((e, i) => e.bytesSpilled > (i ? events[i - 1].bytesSpilled : 0));
+    expect(spilling.length).toBe(r.stats.tasks.filter((t) => t.spilledBytes > 0).length);
+  });
 });
 
 describe('the completed fraction', () => {

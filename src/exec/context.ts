@@ -2,7 +2,7 @@
 // aggregation, grace joins, limit): what an operator may ask of a running query. Operators import this interface,
 // never the coordinator, so no operator file sits in an import circle with it; the coordinator implements it.
 import type { EagerPlan } from '../agg/eager.js';
-import type { Field } from '../kernels/column.js';
+import type { Batch, Field } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
 import type { RangeRequest } from '../sort/range.js';
@@ -13,8 +13,10 @@ import type { Stats, TaskStats } from './stats.js';
 import type { Combine, TaskResult, TaskSink, TaskSpec } from './task.js';
 
 /** What a task's statistics carry besides what its run measures. */
-export type TaskMeta = Omit<TaskStats, 'rows' | 'inputBytes' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes' | 'attempt' | 'error'>
-  & { inputBytes?: number };
+export type TaskMeta = Omit<
+  TaskStats,
+  'rows' | 'inputBytes' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes' | 'attempt' | 'error'
+> & { inputBytes?: number };
 
 /** Where a pipeline's scan tasks run: on the pool, on this thread, or shared between them (exec/steal.ts). */
 export type Placement = boolean | 'steal';
@@ -29,14 +31,29 @@ export interface ExecContext {
    * the join answers by setting `bounds` on the request.
    */
   readonly rangeRequests: Map<TaskSink, RangeRequest>;
+  /** every task of the query runs on the calling thread (a small input, exec/local.ts) */
+  readonly inThread: boolean;
   /** What one running task may hold (exec/budget.ts). */
   taskShare(): number;
   /** Run one task: on the pool with retries, or on this thread (`here`); its shuffle output held or spilled. */
   run(task: TaskSpec, meta: TaskMeta, here?: boolean): Promise<TaskResult>;
   /** Run a pipeline to its end; each task's result in task order. */
-  runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here?: Placement):
-    Promise<TaskResult[]>;
+  runPipeline(
+    p: Pipeline,
+    sink: TaskSink,
+    consumer: string,
+    combine?: Combine,
+    eager?: EagerPlan,
+    here?: Placement,
+  ): Promise<TaskResult[]>;
+  /** All rows of a node, as its tasks collected them. */
+  collectBatches(node: BoundNode): Promise<Batch[]>;
+  /** A block in shared memory (read by several tasks), converted once however many ask. */
+  share(b: Batch): Batch;
   /** Run a node, handing its batches to `emit` in task order as its final tasks finish. */
-  streamBatches(node: BoundNode, emit: (out: Streamed) => Promise<unknown> | boolean | void, parquet?: Field[]):
-    Promise<void>;
+  streamBatches(
+    node: BoundNode,
+    emit: (out: Streamed) => Promise<unknown> | boolean | void,
+    parquet?: Field[],
+  ): Promise<void>;
 }
