@@ -112,7 +112,7 @@ export class Executor implements ExecContext {
     }
     if (this.failure) throw this.failure;
     const crash = this.faults?.launch(meta.stage, meta.kind);
-    this.progress.scheduled();
+    this.progress.scheduled(`${meta.stage} ${meta.kind}`);
     try {
       const local = this.inThread || here;
       const r =

@@ -2,6 +2,7 @@
 // join with a hot key; an inner join whose hot key sits in one input file) on a local
 // Spark, AQE alone against AQE with our salting, beside skewjoin and DuckDB on the same
 // files. Per run: wall, and the slowest and median task of the slowest stage (Spark's metrics).
+import type { Plan } from '../plan/spec.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { executeOnSpark } from './engine.js';
@@ -36,7 +37,7 @@ async function generate(con: any, dir: string, w: Workload, rows: number, keys: 
   await con.run(`COPY (SELECT i::BIGINT AS dk, (i * 3)::BIGINT AS w FROM range(${keys}) t(i)) TO '${dir}/dim.parquet' (FORMAT parquet)`);
 }
 
-function plan(dir: string, w: Workload, strategy: 'partition' | 'auto') {
+function plan(dir: string, w: Workload, strategy: 'partition' | 'auto'): Plan {
   return {
     version: 1, description: w.name,
     sources: { fact: { parquet: path.join(dir, 'fact-*.parquet') }, dim: { parquet: path.join(dir, 'dim.parquet') } },

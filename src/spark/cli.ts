@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type LoadedPlan, type Overrides, loadPlan } from '../plan/load.js';
+import type { Plan } from '../plan/spec.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { progressDisplay, wantsProgress } from '../cli/progress.js';
 import { type Lowered, lowerPlan } from './lower.js';
@@ -24,7 +25,7 @@ export function describeLowered(lp: LoadedPlan, l: Lowered, where: string): stri
   return lines.join('\n');
 }
 
-export async function runSparkCommand(planFile: string | object, f: SparkFlags, o: Overrides, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function runSparkCommand(planFile: string | Plan, f: SparkFlags, o: Overrides, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
   const lp = await loadPlan(planFile, o);
   const where = f.remote ?? process.env.SPARK_REMOTE ?? 'a local server';
   if (f.explain && !f.analyze) {

@@ -115,10 +115,11 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
     if (toFile) file = await (await import('../io/result-file.js')).ResultFile.open(lp.output!.path, lp.output!.format, schema);
     const keep = o.keepBatches ?? true;
     const progress = new Map<number, { tasks: number; done: number }>();
+    const shown = { fraction: 0 };
     await client.execute(lowered.sql, async (ev) => {
       if (ev.kind === 'progress') {
         for (const s of ev.stages) progress.set(s.id, { tasks: s.tasks, done: s.done });
-        reportProgress(o.onProgress, progress, t0, numRows);
+        reportProgress(o.onProgress, progress, t0, shown);
         return;
       }
       const table = arrow.tableFromIPC(ev.data);
@@ -130,7 +131,7 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
     await file?.finish();
     const stats = sparkStats(lowered, conf.get('spark.app.id') ?? '', client.remote.url, performance.now() - t0, numRows);
     stats.spark.stages = await stageTimes(restUrl, stats.spark.applicationId, [...progress.keys()]);
-    reportProgress(o.onProgress, progress, t0, numRows, 'done');
+    reportProgress(o.onProgress, progress, t0, shown, 'done');
     return { schema, batches, numRows, stats, outputPath: file?.file ?? lowered.writeUri };
   } catch (e) {
     file?.abort();
@@ -138,13 +139,21 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
   }
 }
 
-function reportProgress(on: OnProgress | undefined, stages: Map<number, { tasks: number; done: number }>, t0: number, _rows: number, stage?: string) {
+/** The engine's progress events from Spark's stages: the fraction never goes back, and is 1 only at the end. */
+function reportProgress(
+  on: OnProgress | undefined, stages: Map<number, { tasks: number; done: number }>, t0: number,
+  shown: { fraction: number }, stage?: string,
+) {
   if (!on) return;
   let tasksDone = 0, tasksTotal = 0;
   for (const s of stages.values()) { tasksDone += s.done; tasksTotal += s.tasks; }
-  const running = [...stages.entries()].find(([, s]) => s.done < s.tasks)?.[0];
-  on({ stage: stage ?? `spark stage ${running ?? [...stages.keys()].pop() ?? 0}`, tasksDone, tasksTotal, rowsRead: 0,
-    bytesShuffled: 0, bytesSpilled: 0, elapsedMs: performance.now() - t0 });
+  const running = [...stages.entries()].filter(([, s]) => s.done < s.tasks)
+    .map(([id, s]) => ({ stage: `spark stage ${id}`, tasksDone: s.done, tasksTotal: s.tasks }));
+  // Spark adds stages as it goes: a share of the tasks known so far, held below 1 until the end
+  const share = stage === 'done' ? 1 : Math.min(0.99, tasksTotal > 0 ? tasksDone / tasksTotal : 0);
+  shown.fraction = Math.max(shown.fraction, share);
+  on({ stage: stage ?? running[0]?.stage ?? `spark stage ${[...stages.keys()].pop() ?? 0}`, tasksDone, tasksTotal,
+    fraction: shown.fraction, running, rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: performance.now() - t0 });
 }
 
 function sparkStats(l: Lowered, applicationId: string, remote: string, wallMs: number, outputRows: number): SparkStats {
