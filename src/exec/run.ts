@@ -18,11 +18,11 @@ import { type RowSlice, packRowSlices, runsToSlices, sliceBlocks, sliceLabel } f
 import { mergeSketches } from '../skew/sketch.js';
 import { type AggregateInput, aggregateSource, levelOne, planAggregateSplits, rowsInput } from '../skew/aggregate.js';
 import { mixPlan } from '../skew/mix.js';
-import { type Collected, type JoinStrategy, chooseStrategy } from './broadcast.js';
+import { type Collect, type Collected, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from '../joins/merge.js';
 import { runInThread, runsInThread } from './local.js';
 import { poolReady, whenPoolReady } from './pool.js';
-import { stealTasks } from './steal.js';
+import { stealTasks, tasksUntil } from './steal.js';
 import { blockBytes, isSpilled } from '../spill/block.js';
 import { Spiller, heldBytes } from '../spill/spiller.js';
 import { runSort } from '../sort/stage.js';
@@ -225,17 +225,31 @@ export class Executor {
     }
   }
 
-  /** Run a pipeline to its end; each task's result in task order. `here`: its scan tasks on this thread (see run). */
-  async runPipeline(p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here: boolean | 'steal' = false): Promise<TaskResult[]> {
+  /**
+   * Run a pipeline to its end; each task's result in task order. `here`: its scan tasks on this thread (see run).
+   * `until`: a scan's tasks start in order, a few at a time, and none once it returned true for a task's result
+   * (the results are then of the first splits only: the caller reads the rest, see exec/broadcast.ts).
+   */
+  async runPipeline(
+    p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here: boolean | 'steal' = false,
+    until?: (r: TaskResult) => boolean,
+  ): Promise<TaskResult[]> {
     const src = p.source;
     switch (src.kind) {
       case 'scan': {
-        const scan = (i: number, local: boolean) => this.run(
-          { source: scanSource(src.splits[i], src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
-          { stage: consumer, kind: 'map', partition: i, source: src.id }, local,
-        );
+        let stop = false;
+        const scan = async (i: number, local: boolean) => {
+          const r = await this.run(
+            { source: scanSource(src.splits[i], src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
+            { stage: consumer, kind: 'map', partition: i, source: src.id }, local,
+          );
+          if (until?.(r)) stop = true;
+          return r;
+        };
         // 'steal': here, and on the pool's threads as soon as they are ready (exec/steal.ts)
-        if (here === 'steal') return stealTasks(src.splits.length, scan, whenPoolReady(this.settings.workers));
+        if (here === 'steal') return stealTasks(src.splits.length, scan, whenPoolReady(this.settings.workers), () => stop);
+        // one task more than the workers: each finds the next one queued when it ends
+        if (until) return tasksUntil(src.splits.length, (i) => scan(i, here), this.settings.workers + 1, () => stop);
         return Promise.all(src.splits.map((_, i) => scan(i, here)));
       }
       case 'join':
@@ -262,18 +276,36 @@ export class Executor {
       { stage: consumer, kind: 'map', partition: i, source: node.id })));
   }
 
+  /**
+   * A pipeline whose first rows were read already (`read`, measured for a broadcast): those rows go through
+   * its operators from `at` on (`schema`: theirs), the source's rest through all of them.
+   */
+  private async runFromRead(
+    p: Pipeline, read: Collected, at: number, schema: Schema, sink: TaskSink, consumer: string, combine?: Combine,
+  ): Promise<TaskResult[]> {
+    const ops = p.ops.slice(at);
+    // at least one task, as a pipeline over no rows has (an aggregate without groups still emits its row)
+    const rows = read.batches.length > 0 || read.rest ? read.batches : [emptyBatch(schema)];
+    const [fromRows, fromRest] = await Promise.all([
+      Promise.all(rows.map((b, i) => this.run(
+        { source: { kind: 'batches', schema, batches: [b] }, ops, combine, sink: withSeed(sink, i) },
+        { stage: consumer, kind: 'map', partition: i, source: p.source.id }))),
+      read.rest ? this.runPipeline({ ...p, source: read.rest }, sink, consumer, combine) : [],
+    ]);
+    return [...fromRows, ...fromRest];
+  }
+
   private async shuffle(
     node: BoundNode, spec: Omit<PartitionSpec, 'nullSeed'>, id: string, consumer: string, combine?: Combine, eager?: EagerPlan,
-    collected?: Batch[],
+    read?: Collected,
   ): Promise<ShuffleOutput> {
     const { partitions } = spec;
     const sink: PartitionSink = { kind: 'partition', ...spec, nullSeed: 0 };
-    // A side already collected (measured for a broadcast that did not fit) is partitioned from its rows.
-    const results = collected
-      ? await Promise.all(collected.map((b, i) => this.run(
-        { source: { kind: 'batches', schema: node.schema, batches: [b] }, ops: [], combine, sink: withSeed(sink, i) },
-        { stage: consumer, kind: 'map', partition: i, source: node.id })))
-      : await this.runPipeline(pipelineOf(node), sink, consumer, combine, eager);
+    // A side read already (measured for a broadcast that did not fit) is partitioned from its rows, its rest read.
+    const p = pipelineOf(node);
+    const results = read
+      ? await this.runFromRead(p, read, p.ops.length, node.schema, sink, consumer, combine)
+      : await this.runPipeline(p, sink, consumer, combine, eager);
     const partitionRows = new Array<number>(partitions).fill(0);
     const partitionBytes = new Array<number>(partitions).fill(0);
     for (const r of results) {
@@ -320,10 +352,16 @@ export class Executor {
     // WebAssembly), and by them too once they are ready (exec/steal.ts); by them alone when they are ready already
     // (warm: this thread's first decode is not). Then the coordinator builds the table.
     // Each read task groups its rows for the aggregate fused with the probe, if any (exec/table-groups.ts).
-    const collect = async (n: BoundNode, groupBy?: number[]): Promise<Collected> => {
+    // A scan's tasks stop starting once the rows read pass the cap (the rest of its splits left to the consumer).
+    const collect: Collect = async (n, cap, groupBy) => {
       const here = runsInThread(scanBytes(n), this.settings.inThreadBytes) && !poolReady() && 'steal';
-      const results = await this.runPipeline(pipelineOf(n), { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) }, node.id, undefined, undefined, here);
-      return { batches: batchesOf(results), groups: groupBy && results.flatMap((r) => r.groups ?? []) };
+      const p = pipelineOf(n), src = p.source;
+      let bytes = 0;
+      const until = (r: TaskResult) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap;
+      const sink: TaskSink = { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) };
+      const results = await this.runPipeline(p, sink, node.id, undefined, undefined, here, src.kind === 'scan' ? until : undefined);
+      const rest = src.kind === 'scan' && results.length < src.splits.length ? { ...src, splits: src.splits.slice(results.length) } : null;
+      return { batches: batchesOf(results), groups: groupBy && results.flatMap((r) => r.groups ?? []), rest };
     };
     const how: JoinStrategy = eager
       ? { decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' }, heldBytes: 0 }
@@ -339,12 +377,16 @@ export class Executor {
         // merged table is grouped by the threads (grouping it here, before the first probe, measured slower on q10)
         let pipeline = how.pipeline, after = ops;
         for (let m = mergeProbes(pipeline, after); m; m = mergeProbes(pipeline, after)) ({ pipeline, after } = m);
-        return await this.runPipeline({ ...pipeline, ops: [...pipeline.ops, ...after] }, sink, consumer, combine);
+        const full = { ...pipeline, ops: [...pipeline.ops, ...after] };
+        // the probing side's rows read to measure it are probed as they are
+        const probed = how.read?.[how.decision.side === 'left' ? 'right' : 'left'];
+        if (probed) return await this.runFromRead(full, probed, how.probeAt!, (how.decision.side === 'left' ? node.right : node.left).schema, sink, consumer, combine);
+        return await this.runPipeline(full, sink, consumer, combine);
       } finally {
         this.spill.release(how.heldBytes);
       }
     }
-    const pre = (side: 'left' | 'right') => (how.collected?.side === side ? how.collected.batches : undefined);
+    const pre = (side: 'left' | 'right') => how.read?.[side];
     const P = partitionsFor(node, this.settings);
     const skew = this.settings.skew;
     const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;
