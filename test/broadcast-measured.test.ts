@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { type RunOptions, runPlan } from '../dist/index.js';
-import { expectSame, tmpDir, writeParquet } from './helpers.js';
+import { duckRows, expectSame, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-bmeasured-');
 const F = path.join(dir, 'big.parquet'), D = path.join(dir, 'mid.parquet');
@@ -81,6 +81,34 @@ describe('broadcast from measured, post-filter sizes', () => {
     const agg = plan({ op: 'aggregate', groupBy: ['region'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'v', as: 's' }], input: join('inner', mid, small) });
     await expectSame(agg, `SELECT region, count(*), sum(v) FROM ${MID} l JOIN ${SMALL} r ON l.k = r.k GROUP BY region`,
       { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
+  });
+
+  it("an aggregate's output is measured whole, a broadcast probe's output up to the cap", async () => {
+    // the aggregate's input file is 17 times the threshold; its 1,200 groups are small
+    const agg = { op: 'aggregate', groupBy: ['k'], aggregates: [{ fn: 'count', as: 'n' }], input: small };
+    const a = plan(join('semi', mid, agg));
+    const ra = await run(a, { inThreadBytes: 0 });
+    expect(ra.stats.joins.find((j) => j.id === 'join-1')).toMatchObject({ strategy: 'broadcast', broadcast: { side: 'right' } });
+    await expectSame(a, `SELECT * FROM ${MID} l WHERE k IN (SELECT k FROM ${SMALL})`, { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
+    // a right join may broadcast its left side only: a semi join of the big file with a broadcast filtered mid
+    const probe = (under: number) => join('semi', { op: 'scan', source: 'f' }, { op: 'filter', where: { column: 'k', cmp: '<', value: under }, input: mid });
+    const probeSql = (under: number) => `(SELECT * FROM ${BIG} WHERE k IN (SELECT k FROM ${MID} WHERE k < ${under}))`;
+    const count = async (under: number) => Number((await duckRows(`SELECT count(*) FROM ${probeSql(under)}`))[0][0]);
+    // about 200 rows of the big file: the probe's output fits and is built
+    const fits = plan(join('right', probe(100), small));
+    const rf = await run(fits, { inThreadBytes: 0 });
+    expect(rf.stats.joins.find((j) => j.id === 'join-1')).toMatchObject({ strategy: 'broadcast', broadcast: { side: 'left', rows: await count(100) } });
+    await expectSame(fits, sqlFor('right', probeSql(100), SMALL), { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
+    // about 6,000 rows (180 KB): the probe's map tasks stop at the cap, the rows read are shuffled, the rest probed and shuffled
+    const over = plan(join('right', probe(3000), small));
+    const ro = await run(over, { inThreadBytes: 0 });
+    const j1 = ro.stats.joins.find((j) => j.id === 'join-1')!;
+    expect(j1.strategy).toBe('shuffle');
+    expect(j1.reason).toMatch(/left over \d+ bytes \(read stopped there\)/);
+    expect(ro.stats.shuffles.find((x) => x.id === 'join-1.left')!.partitionRows.reduce((x, y) => x + y, 0)).toBe(await count(3000));
+    // the big file twice (each side once), mid once
+    expect(scanned(ro.stats.tasks)).toBe(2 * F_ROWS + D_ROWS);
+    await expectSame(over, sqlFor('right', probeSql(3000), SMALL), { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
   });
 
   // every join type with the small side on either side: broadcast where the type allows that side, else shuffled

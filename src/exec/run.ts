@@ -29,7 +29,7 @@ import { runSort } from '../sort/stage.js';
 import { runRanged } from '../sort/fused.js';
 import type { RangeRequest } from '../sort/scatter.js';
 import { MAX_GRACE_PIECES, cutByHash, gracePieces } from '../spill/grace.js';
-import { type Pipeline, partitionsFor, pipelineOf, scanBytes, scanSource } from './physical.js';
+import { type Pipeline, type Until, partitionsFor, pipelineOf, scanBytes, scanSource } from './physical.js';
 import { budgetedSkew, dataBudget, taskShare } from './budget.js';
 import { InOrder, type Streamed } from './in-order.js';
 import { takeRows } from './limit.js';
@@ -227,12 +227,12 @@ export class Executor {
 
   /**
    * Run a pipeline to its end; each task's result in task order. `here`: its scan tasks on this thread (see run).
-   * `until`: a scan's tasks start in order, a few at a time, and none once it returned true for a task's result
-   * (the results are then of the first splits only: the caller reads the rest, see exec/broadcast.ts).
+   * `until`: a scan's tasks (or those of a broadcast probe's scan below) start in order, a few at a time, and
+   * none once it says stop; the results are then of the first splits only, and `until.rest` the pipeline of the rest.
    */
   async runPipeline(
     p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here: boolean | 'steal' = false,
-    until?: (r: TaskResult) => boolean,
+    until?: Until,
   ): Promise<TaskResult[]> {
     const src = p.source;
     switch (src.kind) {
@@ -243,17 +243,19 @@ export class Executor {
             { source: scanSource(src.splits[i], src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
             { stage: consumer, kind: 'map', partition: i, source: src.id }, local,
           );
-          if (until?.(r)) stop = true;
+          if (until?.stop(r)) stop = true;
           return r;
         };
-        // 'steal': here, and on the pool's threads as soon as they are ready (exec/steal.ts)
-        if (here === 'steal') return stealTasks(src.splits.length, scan, whenPoolReady(this.settings.workers), () => stop);
-        // one task more than the workers: each finds the next one queued when it ends
-        if (until) return tasksUntil(src.splits.length, (i) => scan(i, here), this.settings.workers + 1, () => stop);
-        return Promise.all(src.splits.map((_, i) => scan(i, here)));
+        if (!until && here !== 'steal') return Promise.all(src.splits.map((_, i) => scan(i, here)));
+        // 'steal': here, and on the pool's threads as soon as they are ready (exec/steal.ts); else one task more
+        // than the workers: each finds the next one queued when it ends
+        const results = here === 'steal' ? await stealTasks(src.splits.length, scan, whenPoolReady(this.settings.workers), () => stop)
+          : await tasksUntil(src.splits.length, (i) => scan(i, here), this.settings.workers + 1, () => stop);
+        if (until && results.length < src.splits.length) until.rest = { ...p, source: { ...src, splits: src.splits.slice(results.length) } };
+        return results;
       }
       case 'join':
-        return this.runJoin(src, p.ops, sink, consumer, combine, eager);
+        return this.runJoin(src, p.ops, sink, consumer, combine, eager, until);
       case 'aggregate':
         if (this.repeats?.has(src)) return this.runRepeated(src, p.ops, sink, consumer, combine);
         return this.runAggregate(src, p.ops, sink, combine);
@@ -278,7 +280,7 @@ export class Executor {
 
   /**
    * A pipeline whose first rows were read already (`read`, measured for a broadcast): those rows go through
-   * its operators from `at` on (`schema`: theirs), the source's rest through all of them.
+   * its operators from `at` on (`schema`: theirs), and so does the rest the pipeline `read.rest` makes.
    */
   private async runFromRead(
     p: Pipeline, read: Collected, at: number, schema: Schema, sink: TaskSink, consumer: string, combine?: Combine,
@@ -290,7 +292,7 @@ export class Executor {
       Promise.all(rows.map((b, i) => this.run(
         { source: { kind: 'batches', schema, batches: [b] }, ops, combine, sink: withSeed(sink, i) },
         { stage: consumer, kind: 'map', partition: i, source: p.source.id }))),
-      read.rest ? this.runPipeline({ ...p, source: read.rest }, sink, consumer, combine) : [],
+      read.rest ? this.runPipeline({ ...read.rest, ops: [...read.rest.ops, ...ops], schema: p.schema }, sink, consumer, combine) : [],
     ]);
     return [...fromRows, ...fromRest];
   }
@@ -345,7 +347,10 @@ export class Executor {
    * (and the group columns it provides) and the reduce tasks emit the states of
    * the aggregate above the join (see agg/eager.ts).
    */
-  private async runJoin(node: JoinNode, ops: RowOp[], sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan): Promise<TaskResult[]> {
+  /** `until`: see runPipeline (a broadcast probe's map tasks stop there; others run to the end) */
+  private async runJoin(
+    node: JoinNode, ops: RowOp[], sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, until?: Until,
+  ): Promise<TaskResult[]> {
     if (node.leftKeys.length === 0) return this.runCross(node, ops, sink, combine);
     // Broadcast (exec/broadcast.ts): the probing side's map tasks join, and go on with our operators and sink.
     // A side small enough for a run in the thread is read here while the pool's threads start (their modules,
@@ -355,13 +360,11 @@ export class Executor {
     // A scan's tasks stop starting once the rows read pass the cap (the rest of its splits left to the consumer).
     const collect: Collect = async (n, cap, groupBy) => {
       const here = runsInThread(scanBytes(n), this.settings.inThreadBytes) && !poolReady() && 'steal';
-      const p = pipelineOf(n), src = p.source;
       let bytes = 0;
-      const until = (r: TaskResult) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap;
+      const until: Until = { stop: (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap };
       const sink: TaskSink = { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) };
-      const results = await this.runPipeline(p, sink, node.id, undefined, undefined, here, src.kind === 'scan' ? until : undefined);
-      const rest = src.kind === 'scan' && results.length < src.splits.length ? { ...src, splits: src.splits.slice(results.length) } : null;
-      return { batches: batchesOf(results), groups: groupBy && results.flatMap((r) => r.groups ?? []), rest };
+      const results = await this.runPipeline(pipelineOf(n), sink, node.id, undefined, undefined, here, until);
+      return { batches: batchesOf(results), groups: groupBy && results.flatMap((r) => r.groups ?? []), rest: until.rest ?? null };
     };
     const how: JoinStrategy = eager
       ? { decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' }, heldBytes: 0 }
@@ -381,7 +384,7 @@ export class Executor {
         // the probing side's rows read to measure it are probed as they are
         const probed = how.read?.[how.decision.side === 'left' ? 'right' : 'left'];
         if (probed) return await this.runFromRead(full, probed, how.probeAt!, (how.decision.side === 'left' ? node.right : node.left).schema, sink, consumer, combine);
-        return await this.runPipeline(full, sink, consumer, combine);
+        return await this.runPipeline(full, sink, consumer, combine, undefined, false, until);
       } finally {
         this.spill.release(how.heldBytes);
       }
