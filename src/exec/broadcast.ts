@@ -139,7 +139,8 @@ const SMALL_TABLE_BYTES = 1024 * 1024;
 /**
  * Decide how a join runs. `collect` runs a side to its rows (on the pool),
  * up to a byte cap when the side can stop there. Every side the join type
- * allows to broadcast is read after its filters, the smaller estimate first:
+ * allows to broadcast is read after its filters (a join's or an aggregate's
+ * output first, then the smaller estimate):
  * up to broadcastBytes, the next one up to the bytes of the first when that
  * fitted (to win it must be smaller), unless the first is small
  * (SMALL_TABLE_BYTES). The smaller side that fits is built
@@ -155,6 +156,10 @@ export async function chooseStrategy(
   const free = budget.free();
   const sides = sidesToMeasure(node.type, est, threshold, { left: measurable(node.left, free), right: measurable(node.right, free) });
   if (sides.length === 0) return { decision: decideJoin(node.type, {}, threshold), heldBytes: 0 };
+  // a join's or an aggregate's output first: it is computed anyway, and when small it spares reading the other
+  // (q18 at SF 1 read 42 MB of line items before its 361 large orders, smaller estimates first)
+  const scan = (s: Side) => (pipelineOf(s === 'left' ? node.left : node.right).source.kind === 'scan' ? 1 : 0);
+  sides.sort((a, b) => scan(a) - scan(b));
   const read: Partial<Record<Side, Measured>> = {};
   let cap = threshold;
   for (const side of sides) {
