@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { type RunOptions, runPlan } from '../dist/index.js';
-import { duckRows, expectSame, tmpDir, writeParquet } from './helpers.js';
+import { cli, duckRows, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-bmeasured-');
 const F = path.join(dir, 'big.parquet'), D = path.join(dir, 'mid.parquet');
@@ -129,4 +129,14 @@ describe('broadcast from measured, post-filter sizes', () => {
       });
     }
   }
+
+  it('--explain states the rule, --explain --analyze what ran', () => {
+    const f = writePlan(tmpDir(), { ...plan(join('semi', mid, small)), execution: { broadcastBytes: CAP } });
+    const e = cli([f, '--explain']);
+    expect(e.code).toBe(0);
+    expect(e.stdout).toMatch(/expected strategy: shuffle: right side may be broadcast, right \d+ bytes > broadcastBytes 100000 \(from the files, before filters\); at run time the right side is read after its filters, up to broadcastBytes 100000; the smaller that fits is broadcast, else the rows read are shuffled/);
+    const a = cli([f, '--explain', '--analyze', '--workers', '2']);
+    expect(a.code).toBe(0);
+    expect(a.stdout).toMatch(/join-1: strategy broadcast: right side \(1200 rows, .*\) built once .*<= broadcastBytes 100000/);
+  });
 });
