@@ -78,7 +78,10 @@ describe('broadcast from measured, post-filter sizes', () => {
     expect(scanned(r.stats.tasks)).toBe(F_ROWS + D_ROWS);
     await expectSame(p, sqlFor('inner', MID, SMALL), { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
     // with an aggregate above, fused with the probe: the rows read are grouped as the rest are
-    const agg = plan({ op: 'aggregate', groupBy: ['region'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'v', as: 's' }], input: join('inner', mid, small) });
+    const agg = plan({
+      op: 'aggregate', groupBy: ['region'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'v', as: 's' }],
+      input: join('inner', mid, small),
+    });
     await expectSame(agg, `SELECT region, count(*), sum(v) FROM ${MID} l JOIN ${SMALL} r ON l.k = r.k GROUP BY region`,
       { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
   });
@@ -91,13 +94,15 @@ describe('broadcast from measured, post-filter sizes', () => {
     expect(ra.stats.joins.find((j) => j.id === 'join-1')).toMatchObject({ strategy: 'broadcast', broadcast: { side: 'right' } });
     await expectSame(a, `SELECT * FROM ${MID} l WHERE k IN (SELECT k FROM ${SMALL})`, { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
     // a right join may broadcast its left side only: a semi join of the big file with a broadcast filtered mid
-    const probe = (under: number) => join('semi', { op: 'scan', source: 'f' }, { op: 'filter', where: { column: 'k', cmp: '<', value: under }, input: mid });
+    const below = (under: number) => ({ op: 'filter', where: { column: 'k', cmp: '<', value: under }, input: mid });
+    const probe = (under: number) => join('semi', { op: 'scan', source: 'f' }, below(under));
     const probeSql = (under: number) => `(SELECT * FROM ${BIG} WHERE k IN (SELECT k FROM ${MID} WHERE k < ${under}))`;
     const count = async (under: number) => Number((await duckRows(`SELECT count(*) FROM ${probeSql(under)}`))[0][0]);
     // about 200 rows of the big file: the probe's output fits and is built
     const fits = plan(join('right', probe(100), small));
     const rf = await run(fits, { inThreadBytes: 0 });
-    expect(rf.stats.joins.find((j) => j.id === 'join-1')).toMatchObject({ strategy: 'broadcast', broadcast: { side: 'left', rows: await count(100) } });
+    expect(rf.stats.joins.find((j) => j.id === 'join-1'))
+      .toMatchObject({ strategy: 'broadcast', broadcast: { side: 'left', rows: await count(100) } });
     await expectSame(fits, sqlFor('right', probeSql(100), SMALL), { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
     // about 6,000 rows (180 KB): the probe's map tasks stop at the cap, the rows read are shuffled, the rest probed and shuffled
     const over = plan(join('right', probe(3000), small));
@@ -134,7 +139,9 @@ describe('broadcast from measured, post-filter sizes', () => {
     const f = writePlan(tmpDir(), { ...plan(join('semi', mid, small)), execution: { broadcastBytes: CAP } });
     const e = cli([f, '--explain']);
     expect(e.code).toBe(0);
-    expect(e.stdout).toMatch(/expected strategy: shuffle: right side may be broadcast, right \d+ bytes > broadcastBytes 100000 \(from the files, before filters\); at run time the right side is read after its filters, up to broadcastBytes 100000; the smaller that fits is broadcast, else the rows read are shuffled/);
+    expect(e.stdout).toMatch(new RegExp('expected strategy: shuffle: right side may be broadcast, right \\d+ bytes > broadcastBytes 100000 '
+      + '\\(from the files, before filters\\); at run time the right side is read after its filters, up to broadcastBytes 100000; '
+      + 'the smaller that fits is broadcast, else the rows read are shuffled'));
     const a = cli([f, '--explain', '--analyze', '--workers', '2']);
     expect(a.code).toBe(0);
     expect(a.stdout).toMatch(/join-1: strategy broadcast: right side \(1200 rows, .*\) built once .*<= broadcastBytes 100000/);

@@ -105,7 +105,7 @@ function probeShape(node: JoinNode, side: Side): Omit<ProbeOp, 'table'> {
   };
 }
 
-/** The pipeline of the side that probes `table` (`base`: its pipeline, by default the whole side), extended by the probe. */
+/** The pipeline of the side that probes `table` (`base`: its pipeline, by default the whole side), and the probe. */
 export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable, base?: Pipeline): Pipeline {
   const op: ProbeOp = { ...probeShape(node, side), table };
   const p = base ?? pipelineOf(side === 'right' ? node.left : node.right);
@@ -154,7 +154,8 @@ export async function chooseStrategy(
 ): Promise<JoinStrategy> {
   const est = { left: scanBytes(node.left), right: scanBytes(node.right) };
   const free = budget.free();
-  const sides = sidesToMeasure(node.type, est, threshold, { left: measurable(node.left, free), right: measurable(node.right, free) });
+  const can = { left: measurable(node.left, free), right: measurable(node.right, free) };
+  const sides = sidesToMeasure(node.type, est, threshold, can);
   if (sides.length === 0) return { decision: decideJoin(node.type, {}, threshold), heldBytes: 0 };
   // a join's or an aggregate's output first: it is computed anyway, and when small it spares reading the other
   // (q18 at SF 1 read 42 MB of line items before its 361 large orders, smaller estimates first)
@@ -182,7 +183,8 @@ export async function chooseStrategy(
     if (table > left) {
       decision = {
         strategy: 'shuffle',
-        reason: `${side} side ${m.bytes} bytes <= broadcastBytes ${threshold}, but its table (${table} bytes with the hash table) exceeds the memory budget left (${left} bytes)`,
+        reason: `${side} side ${m.bytes} bytes <= broadcastBytes ${threshold}, but its table (${table} bytes with the hash `
+          + `table) exceeds the memory budget left (${left} bytes)`,
       };
     }
   }
@@ -195,7 +197,8 @@ export async function chooseStrategy(
 
 /** The broadcast `decision` taken: the table built from the rows read of its side, the other side set to probe it. */
 function broadcastFrom(
-  node: JoinNode, decision: BroadcastDecision, read: Partial<Record<Side, Measured>>, budget: MemoryBudget, combine?: Combine,
+  node: JoinNode, decision: BroadcastDecision, read: Partial<Record<Side, Measured>>, budget: MemoryBudget,
+  combine?: Combine,
 ): JoinStrategy {
   const side = decision.side!, m = read[side]!, other: Side = side === 'left' ? 'right' : 'left';
   const sideNode = side === 'left' ? node.left : node.right;
@@ -234,13 +237,18 @@ export interface MemoryBudget { free(): number; reserve(bytes: number): void }
 export function expectedStrategy(node: JoinNode, threshold: number): BroadcastDecision {
   const est = { left: scanBytes(node.left), right: scanBytes(node.right) };
   const d = decideJoin(node.type, est, threshold);
-  const sides = sidesToMeasure(node.type, est, threshold, { left: measurable(node.left, Infinity), right: measurable(node.right, Infinity) });
+  const can = { left: measurable(node.left, Infinity), right: measurable(node.right, Infinity) };
+  const sides = sidesToMeasure(node.type, est, threshold, can);
   if (sides.length === 0) return d; // off, a full join, or no side small enough to read whole
   const whole = sides.filter((s) => pipelineOf(s === 'left' ? node.left : node.right).source.kind !== 'scan');
-  const rule = `at run time the ${sides.join(' and ')} side${sides.length > 1 ? 's are' : ' is'} read after ${sides.length > 1 ? 'their' : 'its'} filters, `
-    + `up to broadcastBytes ${threshold}${whole.length ? ` (the ${whole.join(' and ')}, a join's or an aggregate's output, only when its input's estimate fits the memory budget)` : ''}`
-    + '; the smaller that fits is broadcast, else the rows read are shuffled';
-  if (d.strategy === 'broadcast') return { ...d, reason: `${d.side} side estimated at ${est[d.side!]} bytes from its files <= broadcastBytes ${threshold}; ${rule}` };
+  const many = sides.length > 1;
+  const outputs = whole.length === 0 ? ''
+    : ` (the ${whole.join(' and ')}, a join's or an aggregate's output, only when its input's estimate fits the memory budget)`;
+  const rule = `at run time the ${sides.join(' and ')} side${many ? 's are' : ' is'} read after ${many ? 'their' : 'its'} filters, `
+    + `up to broadcastBytes ${threshold}${outputs}; the smaller that fits is broadcast, else the rows read are shuffled`;
+  if (d.strategy === 'broadcast') {
+    return { ...d, reason: `${d.side} side estimated at ${est[d.side!]} bytes from its files <= broadcastBytes ${threshold}; ${rule}` };
+  }
   return { ...d, reason: `${d.reason} (from the files, before filters); ${rule}` };
 }
 

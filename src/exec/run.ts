@@ -231,8 +231,8 @@ export class Executor {
    * none once it says stop; the results are then of the first splits only, and `until.rest` the pipeline of the rest.
    */
   async runPipeline(
-    p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan, here: boolean | 'steal' = false,
-    until?: Until,
+    p: Pipeline, sink: TaskSink, consumer: string, combine?: Combine, eager?: EagerPlan,
+    here: boolean | 'steal' = false, until?: Until,
   ): Promise<TaskResult[]> {
     const src = p.source;
     switch (src.kind) {
@@ -249,9 +249,10 @@ export class Executor {
         if (!until && here !== 'steal') return Promise.all(src.splits.map((_, i) => scan(i, here)));
         // 'steal': here, and on the pool's threads as soon as they are ready (exec/steal.ts); else one task more
         // than the workers: each finds the next one queued when it ends
-        const results = here === 'steal' ? await stealTasks(src.splits.length, scan, whenPoolReady(this.settings.workers), () => stop)
-          : await tasksUntil(src.splits.length, (i) => scan(i, here), this.settings.workers + 1, () => stop);
-        if (until && results.length < src.splits.length) until.rest = { ...p, source: { ...src, splits: src.splits.slice(results.length) } };
+        const n = src.splits.length;
+        const results = here === 'steal' ? await stealTasks(n, scan, whenPoolReady(this.settings.workers), () => stop)
+          : await tasksUntil(n, (i) => scan(i, here), this.settings.workers + 1, () => stop);
+        if (until && results.length < n) until.rest = { ...p, source: { ...src, splits: src.splits.slice(results.length) } };
         return results;
       }
       case 'join':
@@ -292,7 +293,8 @@ export class Executor {
       Promise.all(rows.map((b, i) => this.run(
         { source: { kind: 'batches', schema, batches: [b] }, ops, combine, sink: withSeed(sink, i) },
         { stage: consumer, kind: 'map', partition: i, source: p.source.id }))),
-      read.rest ? this.runPipeline({ ...read.rest, ops: [...read.rest.ops, ...ops], schema: p.schema }, sink, consumer, combine) : [],
+      read.rest ? this.runPipeline({ ...read.rest, ops: [...read.rest.ops, ...ops], schema: p.schema }, sink, consumer, combine)
+        : [],
     ]);
     return [...fromRows, ...fromRest];
   }
@@ -364,7 +366,8 @@ export class Executor {
       const until: Until = { stop: (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap };
       const sink: TaskSink = { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) };
       const results = await this.runPipeline(pipelineOf(n), sink, node.id, undefined, undefined, here, until);
-      return { batches: batchesOf(results), groups: groupBy && results.flatMap((r) => r.groups ?? []), rest: until.rest ?? null };
+      const groups = groupBy && results.flatMap((r) => r.groups ?? []);
+      return { batches: batchesOf(results), groups, rest: until.rest ?? null };
     };
     const how: JoinStrategy = eager
       ? { decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' }, heldBytes: 0 }
@@ -383,7 +386,8 @@ export class Executor {
         const full = { ...pipeline, ops: [...pipeline.ops, ...after] };
         // the probing side's rows read to measure it are probed as they are
         const probed = how.read?.[how.decision.side === 'left' ? 'right' : 'left'];
-        if (probed) return await this.runFromRead(full, probed, how.probeAt!, (how.decision.side === 'left' ? node.right : node.left).schema, sink, consumer, combine);
+        const probing = how.decision.side === 'left' ? node.right : node.left;
+        if (probed) return await this.runFromRead(full, probed, how.probeAt!, probing.schema, sink, consumer, combine);
         return await this.runPipeline(full, sink, consumer, combine, undefined, false, until);
       } finally {
         this.spill.release(how.heldBytes);

@@ -35,7 +35,9 @@ export async function stealTasks<T>(
  * (checked as each task ends, e.g. a side read up to a byte cap); the results
  * of those started, a prefix of 0..n-1 in order. After a failure no task starts.
  */
-export async function tasksUntil<T>(n: number, run: (i: number) => Promise<T>, parallel: number, stop: () => boolean): Promise<T[]> {
+export async function tasksUntil<T>(
+  n: number, run: (i: number) => Promise<T>, parallel: number, stop: () => boolean,
+): Promise<T[]> {
   const out = new Array<T>(n);
   let next = 0, failed = false;
   const runner = async () => {

@@ -49,10 +49,11 @@ export function decideJoin(
   if (sides.length === 0) return { strategy: 'shuffle', reason: `a ${type} join outputs the unmatched rows of both sides: neither may be broadcast` };
   const fits = sides.filter((s) => bytes[s] !== undefined && bytes[s]! <= threshold)
     .sort((a, b) => bytes[a]! - bytes[b]!);
-  const stopped = sides.filter((s) => partial[s] !== undefined).map((s) => `${s} over ${partial[s]} bytes (read stopped there)`);
+  const over = (s: Side) => `over ${partial[s]} bytes (read stopped there)`;
+  const stopped = sides.filter((s) => partial[s] !== undefined).map((s) => `${s} ${over(s)}`);
   if (fits.length > 0) {
     const s = fits[0], o = sides.find((x) => x !== s && (bytes[x] !== undefined || partial[x] !== undefined));
-    const other = o === undefined ? '' : `; the ${o} side ${bytes[o] !== undefined ? `is larger (${bytes[o]} bytes)` : `is over ${partial[o]} bytes (read stopped there)`}`;
+    const other = o === undefined ? '' : `; the ${o} side is ${bytes[o] !== undefined ? `larger (${bytes[o]} bytes)` : over(o)}`;
     return { strategy: 'broadcast', side: s, reason: `${s} side ${bytes[s]} bytes <= broadcastBytes ${threshold}${other}` };
   }
   const known = [...sides.filter((s) => bytes[s] !== undefined).map((s) => `${s} ${bytes[s]} bytes`), ...stopped];
@@ -75,5 +76,6 @@ export function sidesToMeasure(
   type: JoinType, estimates: Record<Side, number>, threshold: number, capped: Record<Side, boolean>, factor = 2,
 ): Side[] {
   if (threshold <= 0) return [];
-  return broadcastable(type).filter((s) => capped[s] || estimates[s] <= factor * threshold).sort((a, b) => estimates[a] - estimates[b]);
+  return broadcastable(type).filter((s) => capped[s] || estimates[s] <= factor * threshold)
+    .sort((a, b) => estimates[a] - estimates[b]);
 }
