@@ -17,6 +17,10 @@ export interface RunOptions extends LoadOptions {
   writeOutput?: boolean;
   /** called as tasks finish with the stage, tasks done/total, rows read, bytes shuffled and spilled, elapsed ms; the last call at the totals */
   onProgress?: OnProgress;
+  /** 'spark': run on Apache Spark through Spark Connect (src/spark/engine.ts); default 'local' */
+  engine?: 'local' | 'spark';
+  /** with engine 'spark': sc://host:port[/;token=...]; default SPARK_REMOTE, else a local server kept until closePool() */
+  remote?: string;
 }
 
 export interface RunResult {
@@ -43,7 +47,11 @@ export interface RunResult {
 export async function executePlan(
   lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
 ): Promise<RunResult> {
-  const r = await execute(lp, writeOut, hooks);
+  return withViews(await execute(lp, writeOut, hooks));
+}
+
+/** A run's result with its Arrow and row views. */
+function withViews(r: Awaited<ReturnType<typeof execute>>): RunResult {
   const { schema, batches } = r;
   return {
     ...r,
@@ -60,6 +68,11 @@ export async function executePlan(
 export async function runPlan(plan: Plan | string, options: RunOptions = {}): Promise<RunResult> {
   try {
     const lp = await loadPlan(plan, options);
+    if (options.engine === 'spark') {
+      const { executeOnSpark } = await import('./spark/engine.js');
+      const writeOut = options.writeOutput ?? true;
+      return withViews(await executeOnSpark(lp, { remote: options.remote, onProgress: options.onProgress, writeOut }));
+    }
     return await executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
   } catch (e) {
     throw typed(e);

@@ -78,6 +78,8 @@ export interface Overrides {
   taskCpuTime?: boolean;
   /** the overrides came from the command line: errors name `--param`/`--source`, not the options */
   fromCommandLine?: boolean;
+  /** replaces the plan's `output` (`--output`, `--format`); a relative path is relative to the current folder */
+  output?: { path: string; format?: OutputFormat };
 }
 
 /** What `loadPlan` and `runPlan` take beside the plan: the overrides and the folder of relative paths. */
@@ -243,10 +245,11 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
  * Load a plan from a file path or an object (then `options.baseDir` resolves its
  * relative paths; default the current directory), validate and bind it.
  * A third argument `baseDir` is the older form of `options.baseDir`; both given and different
- * is an error.
+ * is an error. Any object is taken here (plans compiled from SQL, the Spark bench's): the
+ * library exports it typed as `Plan | string` (src/index.ts).
  */
 export async function loadPlan(
-  source: Plan | string, options: LoadOptions = {}, baseDir?: string,
+  source: Plan | string | object, options: LoadOptions = {}, baseDir?: string,
 ): Promise<LoadedPlan> {
   const both = baseDir !== undefined && options.baseDir !== undefined;
   if (both && path.resolve(baseDir) !== path.resolve(options.baseDir!)) {
@@ -260,7 +263,7 @@ export async function loadPlan(
   const cli = options.fromCommandLine ?? false;
   const plan = validatePlan(applyParams(obj, options.params, cli));
   const settings = resolveSettings(plan, options, dir);
-  const output = outputOf(plan, dir);
+  const output = options.output ? outputOf({ ...plan, output: options.output }, process.cwd()) : outputOf(plan, dir);
   // override paths are the caller's: relative to baseDir (the current folder by default), not to the plan
   const files = await resolveSourceOverrides(Object.keys(plan.sources), options.sources ?? {}, base, cli);
   const root = splitScans(pruneColumns(await bindPlan(plan, dir, files)), plannedWorkers(settings));
