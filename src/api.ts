@@ -68,7 +68,11 @@ function withViews(r: Awaited<ReturnType<typeof execute>>): RunResult {
 export async function runPlan(plan: Plan | string, options: RunOptions = {}): Promise<RunResult> {
   try {
     const lp = await loadPlan(plan, options);
-    if (options.engine === 'spark') return withViews(await (await import('./spark/engine.js')).executeOnSpark(lp, { remote: options.remote, onProgress: options.onProgress, writeOut: options.writeOutput ?? true }));
+    if (options.engine === 'spark') {
+      const { executeOnSpark } = await import('./spark/engine.js');
+      const writeOut = options.writeOutput ?? true;
+      return withViews(await executeOnSpark(lp, { remote: options.remote, onProgress: options.onProgress, writeOut }));
+    }
     return await executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
   } catch (e) {
     throw typed(e);

@@ -64,7 +64,7 @@ describe('skewjoin plan.json', () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines.length).toBe(2 + 20 + 1);
-    expect(lines.at(-1)).toBe('(25 rows, showing the first 20; --json prints every row; --output FILE writes them to a file)');
+    expect(lines.at(-1)).toBe('(25 rows, showing the first 20; --json prints every row, --output FILE writes them to a file)');
     // all of them fit: only the count
     expect(cli(['plans/quickstart.json']).stdout.trimEnd().split('\n').at(-1)).toBe('(8 rows)');
     expect(plan.version).toBe(1);

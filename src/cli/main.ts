@@ -166,7 +166,7 @@ async function sqlPlan(planFile: string, query: string | undefined, f: RunFlags)
 
 /** Rows the terminal table shows, and how to see them all when there are more. */
 const TABLE_ROWS = 20;
-const ALL_ROWS = '--json prints every row; --output FILE writes them to a file';
+const ALL_ROWS = '--json prints every row, --output FILE writes them to a file';
 
 /** This package's version, from its package.json (dist/cli/ and dist/bundle/ both sit two folders below it). */
 function packageVersion(): string {

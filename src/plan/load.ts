@@ -245,10 +245,11 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
  * Load a plan from a file path or an object (then `options.baseDir` resolves its
  * relative paths; default the current directory), validate and bind it.
  * A third argument `baseDir` is the older form of `options.baseDir`; both given and different
- * is an error.
+ * is an error. Any object is taken here (plans compiled from SQL, the Spark bench's): the
+ * library exports it typed as `Plan | string` (src/index.ts).
  */
 export async function loadPlan(
-  source: Plan | string, options: LoadOptions = {}, baseDir?: string,
+  source: Plan | string | object, options: LoadOptions = {}, baseDir?: string,
 ): Promise<LoadedPlan> {
   const both = baseDir !== undefined && options.baseDir !== undefined;
   if (both && path.resolve(baseDir) !== path.resolve(options.baseDir!)) {
