@@ -6,11 +6,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gen, opt } from './bench-common.mjs';
 
-const data = path.resolve(opt('--data', '/tmp/concurrent-memory'));
-const rows = Number(opt('--rows', '50000000'));
-const limit = opt('--limit', '1GB');
-const n = Number(opt('--queries', '3'));
-const lib = path.resolve(opt('--lib', 'dist/index.js'));
+const data = path.resolve(opt('data', '/tmp/concurrent-memory'));
+const rows = Number(opt('rows', '50000000'));
+const limit = opt('limit', '1GB');
+const n = Number(opt('queries', '3'));
+const lib = path.resolve(opt('lib', 'dist/index.js'));
 gen(data, ['--rows', String(rows), '--keys', String(rows / 10), '--s', '1']);
 const plan = JSON.parse(fs.readFileSync(new URL('../bench/ooc/groupby.json', import.meta.url), 'utf8'));
 plan.sources = { fact: { parquet: path.join(data, 'fact.parquet') }, dim: { parquet: path.join(data, 'dim.parquet') } };
