@@ -17,12 +17,13 @@ import { partitionsFor, pipelineOf, scanBytes, scanSource } from './physical.js'
 import { runWithRetries } from './retry.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, withSeed } from './task.js';
 import type { ExecContext } from './context.js';
-import { type AggregateBlocks, aggregateBlocksOf, shuffle } from './exchange.js';
+import { type AggregateBlocks, type ShuffleOutput, aggregateBlocksOf, shuffle } from './exchange.js';
 import type { JoinNode } from './join-stage.js';
 
 /** Rows read from each side of a join to decide on eager aggregation. */
 const EAGER_SAMPLE_ROWS = 16384;
 
+/** An aggregate: its input shuffled by group (after combiners or eager aggregation), then reduce tasks. */
 export async function runAggregate(
   ex: ExecContext,
   node: Extract<BoundNode, { kind: 'aggregate' }>,
@@ -30,10 +31,40 @@ export async function runAggregate(
   sink: TaskSink,
   combine?: Combine,
 ): Promise<TaskResult[]> {
-  const inSchema = node.input.schema;
   const P = node.groupBy.length === 0 ? 1 : partitionsFor(node, ex.settings);
+  const { s, shuffled, norms } = await shuffleInput(ex, node, P);
+  const share = ex.taskShare();
+  // A skewed partition is aggregated in two levels (skew/aggregate.ts).
+  const skew = planAggregateSplits(s.stats.partitionRows, s.stats.partitionBytes, ex.settings.skew, node.aggs, share);
+  Object.assign(s.stats, skew.decision);
+  ex.stats.aggregates.push({ id: node.id, targetBytes: skew.targetBytes, splits: skew.splits });
+  const twoLevel = new Map(skew.splits.filter((x) => x.method === 'two-level').map((x) => [x.partition, x]));
+  const rc: Reduce = { ex, node, ops, sink, combine, share, P, norms, rows: rowsInput(shuffled) };
+  const jobs = packJobs(ex, node, s, twoLevel, Math.min(skew.targetBytes, share));
+  const results = await Promise.all(
+    jobs.map(async (ps) => {
+      const p = ps[0],
+        split = twoLevel.get(p);
+      if (!split) return reduce(rc, shuffled, aggregateBlocksOf(s, ps), p, undefined, ps);
+      const { blocks, raw } = aggregateBlocksOf(s, [p]);
+      const one = await levelOne(ex, shuffled, blocks, split, raw);
+      const out = await reduce(rc, one.input, { blocks: one.blocks, raw: [] }, p, 'merge');
+      ex.spill.release(one.held);
+      return out;
+    }),
+  );
+  ex.spill.done(s.byTask);
+  return results.flat();
+}
+
+/**
+ * The aggregate's input shuffled by its groups. With combiners, map tasks ship partial states keyed by their
+ * leading g columns; a map task whose rows barely group ships them as they are, beside other tasks' states.
+ * Eager aggregation: partial aggregates below the join, whose reduce tasks emit our partial states.
+ */
+async function shuffleInput(ex: ExecContext, node: Extract<BoundNode, { kind: 'aggregate' }>, P: number) {
+  const inSchema = node.input.schema;
   const g = node.groupBy.length;
-  // Eager aggregation: partial aggregates below the join, whose reduce tasks emit our partial states.
   const eager =
     ex.settings.combiners &&
     ex.settings.eagerAggregation &&
@@ -41,8 +72,6 @@ export async function runAggregate(
     (await joinMultiplies(ex, node.input))
       ? (eagerPlan(node, node.input) ?? undefined)
       : undefined;
-  // With combiners, map tasks ship partial states keyed by their leading g columns.
-  // A map task whose rows barely group ships them as they are, beside other tasks' states.
   const pre: Combine | undefined =
     !eager && ex.settings.combiners && combinable(node.aggs)
       ? { groupBy: node.groupBy, aggs: node.aggs, schema: inSchema, passRows: true }
@@ -52,24 +81,8 @@ export async function runAggregate(
   const keys = partial ? Array.from({ length: g }, (_, i) => i) : node.groupBy;
   const norms = keys.map((i) => normFor(shuffledSchema[i].type));
   if (eager) ex.stats.eager.push(node.id);
-  const s = await shuffle(
-    ex,
-    node.input,
-    { keys, norms, partitions: P, spreadNulls: false },
-    `${node.id}.input`,
-    node.id,
-    pre,
-    eager,
-  );
-  const tasks: number[] = [];
-  for (let p = 0; p < P; p++) if (s.stats.partitionRows[p] > 0 || g === 0) tasks.push(p);
-  tasks.sort((a, b) => s.stats.partitionBytes[b] - s.stats.partitionBytes[a]);
-  const share = ex.taskShare();
-  // A skewed partition is aggregated in two levels (skew/aggregate.ts).
-  const skew = planAggregateSplits(s.stats.partitionRows, s.stats.partitionBytes, ex.settings.skew, node.aggs, share);
-  Object.assign(s.stats, skew.decision);
-  ex.stats.aggregates.push({ id: node.id, targetBytes: skew.targetBytes, splits: skew.splits });
-  const twoLevel = new Map(skew.splits.filter((x) => x.method === 'two-level').map((x) => [x.partition, x]));
+  const spec = { keys, norms, partitions: P, spreadNulls: false };
+  const s = await shuffle(ex, node.input, spec, `${node.id}.input`, node.id, pre, eager);
   const shuffled: AggregateInput = {
     stage: node.id,
     mode: partial ? 'final' : 'raw',
@@ -79,90 +92,111 @@ export async function runAggregate(
     outSchema: node.schema,
     ...(pre ? { rows: { schema: inSchema, groupBy: node.groupBy } } : {}),
   };
-  const rows = rowsInput(shuffled);
-  // A partition larger than a worker's share of the budget is cut by further bits of the group
-  // hash: each group lies in one piece, aggregated by its own task (no merge needed).
-  const reduce = async (
-    a: AggregateInput,
-    input: AggregateBlocks,
-    p: number,
-    step?: 'merge',
-    partitions?: number[],
-  ): Promise<TaskResult[]> => {
-    const run = (x: AggregateBlocks, split?: string) =>
-      ex.run(
-        { source: aggregateSource(a, x.blocks, step, x.raw), ops, combine, sink: withSeed(sink, p) },
-        {
-          stage: node.id,
-          kind: 'reduce',
-          partition: p,
-          ...(partitions && partitions.length > 1 ? { partitions } : {}),
-          ...(split ? { split } : {}),
-        },
-      );
-    const label = step ? 'two-level merge' : undefined;
-    const bytes = [...input.blocks, ...input.raw].reduce((x, b) => x + blockBytes(b), 0);
-    if (g === 0 || bytes <= share) return [await run(input, label)];
-    const K = Math.min(MAX_GRACE_PIECES, Math.ceil(bytes / Math.max(1, share)));
-    // states and passed-through rows are cut apart by the same hash bits: piece k of both holds the same groups
-    const cutOf = (bs: Batch[], x: AggregateInput, what: string) =>
-      bs.length === 0
-        ? { pieces: Array.from({ length: K }, (): Batch[] => []), held: 0 }
-        : cutByHash(
-            ex,
-            bs,
-            x.schema,
-            x.groupBy,
-            norms,
-            K,
-            P,
-            { stage: node.id, partition: p, label: `${label ? `${label} ` : ''}grace ${what}` },
-            false,
-          );
-    const [cut, rawCut] = await Promise.all([cutOf(input.blocks, a, 'input'), cutOf(input.raw, rows ?? a, 'rows')]);
-    const out = await Promise.all(
-      cut.pieces.map((piece, k) =>
-        piece.length || rawCut.pieces[k].length
-          ? run({ blocks: piece, raw: rawCut.pieces[k] }, `${label ? `${label}, ` : ''}grace piece ${k + 1}/${K}`)
-          : null,
-      ),
-    );
-    ex.spill.release(cut.held + rawCut.held);
-    return out.filter((r): r is TaskResult => r !== null);
-  };
-  // Small partitions are packed into tasks as a join's are (skew/decide.ts): a task over several
-  // partitions aggregates them together (each group lies in one partition).
+  return { s, shuffled, norms };
+}
+
+/**
+ * The reduce tasks' partitions, largest first. Small partitions are packed into tasks as a join's are
+ * (skew/decide.ts): a task over several partitions aggregates them together (each group lies in one partition);
+ * a partition aggregated in two levels is a task of its own.
+ */
+function packJobs(
+  ex: ExecContext,
+  node: Extract<BoundNode, { kind: 'aggregate' }>,
+  s: ShuffleOutput,
+  twoLevel: Map<number, unknown>,
+  target: number,
+): number[][] {
+  const g = node.groupBy.length;
   const bytesOf = (p: number) => s.stats.partitionBytes[p];
-  const plain = tasks.filter((p) => !twoLevel.has(p));
+  const plain: number[] = [];
+  for (let p = 0; p < s.stats.partitions; p++) {
+    if ((s.stats.partitionRows[p] > 0 || g === 0) && !twoLevel.has(p)) plain.push(p);
+  }
+  plain.sort((a, b) => bytesOf(b) - bytesOf(a));
+  const total = plain.reduce((a, p) => a + bytesOf(p), 0);
   const packed =
     ex.settings.skew.enabled && g > 0
-      ? packPartitions(
-          plain,
-          bytesOf,
-          coalesceCap(
-            plain.reduce((a, p) => a + bytesOf(p), 0),
-            Math.min(skew.targetBytes, share),
-            plannedWorkers(ex.settings),
-          ),
-        ).map((t) => t.partitions)
+      ? packPartitions(plain, bytesOf, coalesceCap(total, target, plannedWorkers(ex.settings))).map((t) => t.partitions)
       : plain.map((p) => [p]);
-  const jobs = [...packed, ...[...twoLevel.keys()].map((p) => [p])]
-    .map((ps) => ({ ps, bytes: ps.reduce((a, p) => a + bytesOf(p), 0) }))
-    .sort((a, b) => b.bytes - a.bytes);
-  const results = await Promise.all(
-    jobs.map(async ({ ps }) => {
-      const p = ps[0],
-        split = twoLevel.get(p);
-      if (!split) return reduce(shuffled, aggregateBlocksOf(s, ps), p, undefined, ps);
-      const { blocks, raw } = aggregateBlocksOf(s, [p]);
-      const one = await levelOne(ex, shuffled, blocks, split, raw);
-      const out = await reduce(one.input, { blocks: one.blocks, raw: [] }, p, 'merge');
-      ex.spill.release(one.held);
-      return out;
-    }),
+  const sizeOf = (ps: number[]) => ps.reduce((a, p) => a + bytesOf(p), 0);
+  return [...packed, ...[...twoLevel.keys()].map((p) => [p])].sort((a, b) => sizeOf(b) - sizeOf(a));
+}
+
+/** What the reduce tasks of one aggregate share. */
+interface Reduce {
+  ex: ExecContext;
+  node: Extract<BoundNode, { kind: 'aggregate' }>;
+  ops: RowOp[];
+  sink: TaskSink;
+  combine?: Combine;
+  share: number;
+  P: number;
+  /** how the shuffle's group keys were normalized for hashing: grace pieces cut by the same */
+  norms: KeyNorm[];
+  /** the passed-through rows' input, beside the states (combiners' pass-through) */
+  rows: AggregateInput | null;
+}
+
+/**
+ * One reduce task over partition p (or the partitions packed with it). A partition larger than a worker's share
+ * of the budget is cut by further bits of the group hash: each group lies in one piece, aggregated by its own
+ * task (no merge needed).
+ */
+async function reduce(
+  rc: Reduce,
+  a: AggregateInput,
+  input: AggregateBlocks,
+  p: number,
+  step?: 'merge',
+  partitions?: number[],
+): Promise<TaskResult[]> {
+  const { ex, node, share } = rc;
+  const run = (x: AggregateBlocks, split?: string) =>
+    ex.run(
+      {
+        source: aggregateSource(a, x.blocks, step, x.raw),
+        ops: rc.ops,
+        combine: rc.combine,
+        sink: withSeed(rc.sink, p),
+      },
+      {
+        stage: node.id,
+        kind: 'reduce',
+        partition: p,
+        ...(partitions && partitions.length > 1 ? { partitions } : {}),
+        ...(split ? { split } : {}),
+      },
+    );
+  const label = step ? 'two-level merge' : undefined;
+  const bytes = [...input.blocks, ...input.raw].reduce((x, b) => x + blockBytes(b), 0);
+  if (node.groupBy.length === 0 || bytes <= share) return [await run(input, label)];
+  const K = Math.min(MAX_GRACE_PIECES, Math.ceil(bytes / Math.max(1, share)));
+  // states and passed-through rows are cut apart by the same hash bits: piece k of both holds the same groups
+  const cutOf = (bs: Batch[], x: AggregateInput, what: string) =>
+    bs.length === 0
+      ? { pieces: Array.from({ length: K }, (): Batch[] => []), held: 0 }
+      : cutByHash(
+          ex,
+          bs,
+          x.schema,
+          x.groupBy,
+          rc.norms,
+          K,
+          rc.P,
+          { stage: node.id, partition: p, label: `${label ? `${label} ` : ''}grace ${what}` },
+          false,
+        );
+  const [cut, rawCut] = await Promise.all([cutOf(input.blocks, a, 'input'), cutOf(input.raw, rc.rows ?? a, 'rows')]);
+  const out = await Promise.all(
+    cut.pieces.map((piece, k) =>
+      piece.length || rawCut.pieces[k].length
+        ? run({ blocks: piece, raw: rawCut.pieces[k] }, `${label ? `${label}, ` : ''}grace piece ${k + 1}/${K}`)
+        : null,
+    ),
   );
-  ex.spill.done(s.byTask);
-  return results.flat();
+  ex.spill.release(cut.held + rawCut.held);
+  return out.filter((r): r is TaskResult => r !== null);
 }
 
 /**

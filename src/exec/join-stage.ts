@@ -30,9 +30,9 @@ export type { JoinNode };
 const SKETCH_CAPACITY = 1000;
 
 /**
- * A shuffle join. With `eager`, each side is first aggregated by its join key
- * (and the group columns it provides) and the reduce tasks emit the states of
- * the aggregate above the join (see agg/eager.ts).
+ * A join with keys: broadcast when a side measures small enough after its filters (exec/broadcast.ts), else a
+ * shuffle join. With `eager`, each side is first aggregated by its join key (and the group columns it provides)
+ * and the reduce tasks emit the states of the aggregate above the join (see agg/eager.ts).
  */
 export async function runJoin(
   ex: ExecContext,
@@ -45,13 +45,31 @@ export async function runJoin(
   until?: Until,
 ): Promise<TaskResult[]> {
   if (node.leftKeys.length === 0) return runCross(ex, node, ops, sink, combine);
-  // Broadcast (exec/broadcast.ts): the probing side's map tasks join, and go on with our operators and sink.
-  // A side small enough for a run in the thread is read here while the pool's threads start (their modules,
-  // WebAssembly), and by them too once they are ready (exec/steal.ts); by them alone when they are ready already
-  // (warm: this thread's first decode is not). Then the coordinator builds the table.
-  // Each read task groups its rows for the aggregate fused with the probe, if any (exec/table-groups.ts).
-  // A scan's tasks stop starting once the rows read pass the cap (the rest of its splits left to the consumer).
-  const collect: Collect = async (n, cap, groupBy) => {
+  const how: JoinStrategy = eager
+    ? {
+        decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' },
+        heldBytes: 0,
+      }
+    : await chooseStrategy(
+        node,
+        ex.settings.broadcastBytes,
+        measure(ex, node),
+        ex.spill,
+        ops.length === 0 ? combine : undefined,
+      );
+  if (how.pipeline) return runBroadcast(ex, node, how, ops, sink, consumer, combine, until);
+  return runShuffleJoin(ex, node, how, ops, sink, combine, eager);
+}
+
+/**
+ * How a side is read to measure it for a broadcast. A side small enough for a run in the thread is read here
+ * while the pool's threads start (their modules, WebAssembly), and by them too once they are ready
+ * (exec/steal.ts); by them alone when they are ready already (warm: this thread's first decode is not). Each read
+ * task groups its rows for the aggregate fused with the probe, if any (exec/table-groups.ts). A scan's tasks stop
+ * starting once the rows read pass the cap (the rest of its splits left to the consumer).
+ */
+function measure(ex: ExecContext, node: JoinNode): Collect {
+  return async (n, cap, groupBy) => {
     const here = runsInThread(scanBytes(n), ex.settings.inThreadBytes) && !poolReady() && 'steal';
     let bytes = 0;
     const until: Until = { stop: (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap };
@@ -60,44 +78,50 @@ export async function runJoin(
     const groups = groupBy && results.flatMap((r) => r.groups ?? []);
     return { batches: batchesOf(results), groups, rest: until.rest ?? null };
   };
-  const how: JoinStrategy = eager
-    ? {
-        decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' },
-        heldBytes: 0,
-      }
-    : await chooseStrategy(node, ex.settings.broadcastBytes, collect, ex.spill, ops.length === 0 ? combine : undefined);
-  const strategy = { strategy: how.decision.strategy, reason: how.decision.reason };
-  if (how.pipeline) {
-    ex.stats.joins.push({
-      id: node.id,
-      type: node.type,
-      ...strategy,
-      broadcast: { side: how.decision.side!, rows: how.rows!, bytes: how.bytes! },
-      targetBytes: 0,
-      tasks: 0,
-      splits: [],
-    });
-    try {
-      // the next probe's table joined into this one where it joins this table's rows (joins/merge.ts); a
-      // merged table is grouped by the threads (grouping it here, before the first probe, measured slower on q10)
-      let pipeline = how.pipeline,
-        after = ops;
-      for (let m = mergeProbes(pipeline, after); m; m = mergeProbes(pipeline, after)) ({ pipeline, after } = m);
-      const full = { ...pipeline, ops: [...pipeline.ops, ...after] };
-      // the probing side's rows read to measure it are probed as they are
-      const probed = how.read?.[how.decision.side === 'left' ? 'right' : 'left'];
-      const probing = how.decision.side === 'left' ? node.right : node.left;
-      if (probed) return await runFromRead(ex, full, probed, how.probeAt!, probing.schema, sink, consumer, combine);
-      return await ex.runPipeline(full, sink, consumer, combine, undefined, false, until);
-    } finally {
-      ex.spill.release(how.heldBytes);
-    }
+}
+
+/** A broadcast join: the probing side's map tasks join, and go on with our operators and sink. */
+async function runBroadcast(
+  ex: ExecContext,
+  node: JoinNode,
+  how: JoinStrategy,
+  ops: RowOp[],
+  sink: TaskSink,
+  consumer: string,
+  combine?: Combine,
+  until?: Until,
+): Promise<TaskResult[]> {
+  const side = how.decision.side!;
+  ex.stats.joins.push({
+    id: node.id,
+    type: node.type,
+    strategy: how.decision.strategy,
+    reason: how.decision.reason,
+    broadcast: { side, rows: how.rows!, bytes: how.bytes! },
+    targetBytes: 0,
+    tasks: 0,
+    splits: [],
+  });
+  try {
+    // the next probe's table joined into this one where it joins this table's rows (joins/merge.ts); a
+    // merged table is grouped by the threads (grouping it here, before the first probe, measured slower on q10)
+    let pipeline = how.pipeline!,
+      after = ops;
+    for (let m = mergeProbes(pipeline, after); m; m = mergeProbes(pipeline, after)) ({ pipeline, after } = m);
+    const full = { ...pipeline, ops: [...pipeline.ops, ...after] };
+    // the probing side's rows read to measure it are probed as they are
+    const probed = how.read?.[side === 'left' ? 'right' : 'left'];
+    const probing = side === 'left' ? node.right : node.left;
+    if (probed) return await runFromRead(ex, full, probed, how.probeAt!, probing.schema, sink, consumer, combine);
+    return await ex.runPipeline(full, sink, consumer, combine, undefined, false, until);
+  } finally {
+    ex.spill.release(how.heldBytes);
   }
-  const pre = (side: 'left' | 'right') => how.read?.[side];
-  const P = partitionsFor(node, ex.settings);
-  const skew = ex.settings.skew;
-  const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;
-  const shape: JoinShape = eager
+}
+
+/** What a shuffle join's reduce tasks read: each side's rows, or with eager aggregation its partial states. */
+function shapeOf(node: JoinNode, eager?: EagerPlan): JoinShape {
+  return eager
     ? {
         leftSchema: eager.left.schema,
         rightSchema: eager.right.schema,
@@ -111,79 +135,55 @@ export async function runJoin(
         leftKeys: node.leftKeys,
         rightKeys: node.rightKeys,
       };
-  const sideCombine = (side: 'left' | 'right'): Combine | undefined =>
-    eager && {
-      groupBy: eager[side].groupBy,
-      aggs: eager[side].aggs,
-      schema: (side === 'left' ? node.left : node.right).schema,
+}
+
+/** A shuffle join: both sides hash-partitioned, the reduce tasks planned from the shuffle statistics. */
+async function runShuffleJoin(
+  ex: ExecContext,
+  node: JoinNode,
+  how: JoinStrategy,
+  ops: RowOp[],
+  sink: TaskSink,
+  combine?: Combine,
+  eager?: EagerPlan,
+): Promise<TaskResult[]> {
+  const P = partitionsFor(node, ex.settings);
+  const shape = shapeOf(node, eager);
+  const side = (s: 'left' | 'right') => {
+    const skew = ex.settings.skew;
+    const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;
+    const keys = s === 'left' ? shape.leftKeys : shape.rightKeys;
+    const spec = {
+      keys,
+      norms: s === 'left' ? node.leftNorms : node.rightNorms,
+      partitions: P,
+      spreadNulls: true,
+      sketch,
     };
-  const shuffled = Promise.all([
-    shuffle(
+    const pre: Combine | undefined = eager && {
+      groupBy: eager[s].groupBy,
+      aggs: eager[s].aggs,
+      schema: (s === 'left' ? node.left : node.right).schema,
+    };
+    return shuffle(
       ex,
-      node.left,
-      { keys: shape.leftKeys, norms: node.leftNorms, partitions: P, spreadNulls: true, sketch },
-      `${node.id}.left`,
+      s === 'left' ? node.left : node.right,
+      spec,
+      `${node.id}.${s}`,
       node.id,
-      sideCombine('left'),
+      pre,
       undefined,
-      pre('left'),
-    ),
-    shuffle(
-      ex,
-      node.right,
-      { keys: shape.rightKeys, norms: node.rightNorms, partitions: P, spreadNulls: true, sketch },
-      `${node.id}.right`,
-      node.id,
-      sideCombine('right'),
-      undefined,
-      pre('right'),
-    ),
-  ]);
+      how.read?.[s],
+    );
+  };
   // the measured side's rows are held until its map tasks have partitioned them
-  const [l, r] = await shuffled.finally(() => ex.spill.release(how.heldBytes));
-  const sideStats = (s: ShuffleOutput): SideStats => ({
-    partitionRows: s.stats.partitionRows,
-    partitionBytes: s.stats.partitionBytes,
-    mapBytes: s.mapBytes,
-    mapRows: s.mapRows,
-    hotKeys: mergeSketches(s.sketches, SKETCH_CAPACITY).map((e) => ({
-      hash: e.hash,
-      match: e.match,
-      display: e.display,
-      rows: e.count,
-      partition: partitionOf(e.hash, P),
-    })),
-  });
-  const ls = sideStats(l),
-    rs = sideStats(r);
-  // tasks sized by cost: the side each partition builds weighs more (skew/decide.ts BUILD_WEIGHT)
-  const planned = planReduceTasks(
-    ls,
-    rs,
-    node.type,
-    budgetedSkew(skew, ex.taskShare()),
-    plannedWorkers(ex.settings),
-    BUILD_WEIGHT,
-  );
-  // plain partitions ride in the tasks of hot keys' pieces, so that every task holds some built rows (skew/mix.ts)
-  const plan = mixPlan(planned, ls, rs, node.type);
-  for (const [out, side, d] of [
-    [l, ls, plan.left],
-    [r, rs, plan.right],
-  ] as const) {
-    out.stats.medianBytes = d.medianBytes;
-    out.stats.thresholdBytes = d.thresholdBytes;
-    out.stats.skewedPartitions = d.skewedPartitions;
-    const skewed = new Set(d.skewedPartitions);
-    out.stats.hotKeys = side.hotKeys
-      .filter((h) => skewed.has(h.partition))
-      .slice(0, 20)
-      .map((h) => ({ key: h.display, rows: h.rows, partition: h.partition }));
-  }
+  const [l, r] = await Promise.all([side('left'), side('right')]).finally(() => ex.spill.release(how.heldBytes));
+  const plan = planJoinTasks(ex, node, l, r, P);
   ex.stats.joins.push({
     id: node.id,
     type: node.type,
-    ...strategy,
+    strategy: how.decision.strategy,
+    reason: how.decision.reason,
     targetBytes: plan.targetBytes,
     tasks: plan.tasks.length,
     splits: plan.splits,
@@ -208,6 +208,47 @@ export async function runJoin(
     : (await Promise.all(plan.tasks.map((t) => runOne(t, sink)))).flat();
   ex.spill.done([...l.byTask, ...r.byTask]);
   return results;
+}
+
+/**
+ * The reduce tasks of a shuffle join from its sides' statistics (skew/decide.ts, skew/mix.ts), with each side's
+ * skew test, skewed partitions and hot keys written into its shuffle's statistics.
+ */
+function planJoinTasks(ex: ExecContext, node: JoinNode, l: ShuffleOutput, r: ShuffleOutput, P: number) {
+  const sideStats = (s: ShuffleOutput): SideStats => ({
+    partitionRows: s.stats.partitionRows,
+    partitionBytes: s.stats.partitionBytes,
+    mapBytes: s.mapBytes,
+    mapRows: s.mapRows,
+    hotKeys: mergeSketches(s.sketches, SKETCH_CAPACITY).map((e) => ({
+      hash: e.hash,
+      match: e.match,
+      display: e.display,
+      rows: e.count,
+      partition: partitionOf(e.hash, P),
+    })),
+  });
+  const ls = sideStats(l),
+    rs = sideStats(r);
+  // tasks sized by cost: the side each partition builds weighs more (skew/decide.ts BUILD_WEIGHT)
+  const skew = budgetedSkew(ex.settings.skew, ex.taskShare());
+  const planned = planReduceTasks(ls, rs, node.type, skew, plannedWorkers(ex.settings), BUILD_WEIGHT);
+  // plain partitions ride in the tasks of hot keys' pieces, so that every task holds some built rows (skew/mix.ts)
+  const plan = mixPlan(planned, ls, rs, node.type);
+  for (const [out, side, d] of [
+    [l, ls, plan.left],
+    [r, rs, plan.right],
+  ] as const) {
+    out.stats.medianBytes = d.medianBytes;
+    out.stats.thresholdBytes = d.thresholdBytes;
+    out.stats.skewedPartitions = d.skewedPartitions;
+    const skewed = new Set(d.skewedPartitions);
+    out.stats.hotKeys = side.hotKeys
+      .filter((h) => skewed.has(h.partition))
+      .slice(0, 20)
+      .map((h) => ({ key: h.display, rows: h.rows, partition: h.partition }));
+  }
+  return plan;
 }
 
 /**
