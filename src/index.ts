@@ -1,7 +1,10 @@
 // skewjoin: a batch query engine for joins and aggregations over skewed data.
-export { runPlan, executePlan, type RunOptions, type RunResult } from './api.js';
+export { runPlan, executePlan, definePlan, type RunOptions, type RunResult } from './api.js';
 export { runSql, compileSql, type RunSqlOptions, type SqlOptions } from './sql/compile.js';
-export { loadPlan, validatePlan, type LoadedPlan, type Overrides, type Settings, type SkewSettings } from './plan/load.js';
+export type { DateForm, RowOptions } from './io/rows.js';
+export {
+  loadPlan, validatePlan, type LoadOptions, type LoadedPlan, type Overrides, type Settings, type SkewSettings,
+} from './plan/load.js';
 export { explainAnalyze, explainPlan } from './exec/explain.js';
 export { closePool } from './exec/pool.js';
 export { SkewjoinError, PlanError, InputError, ExecutionError } from './errors.js';

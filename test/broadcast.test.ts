@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunOptions, runPlan } from '../dist/index.js';
-import { broadcastable, decideJoin, sideToMeasure } from '../dist/joins/decide.js';
+import { broadcastable, decideJoin, sidesToMeasure } from '../dist/joins/decide.js';
 import { ROOT, cli, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-bcast-');
@@ -50,11 +50,23 @@ describe('which side may be broadcast (pure)', () => {
     expect(decideJoin('inner', { left: 1, right: 1 }, 0)).toMatchObject({ strategy: 'shuffle', reason: expect.stringMatching(/off/) });
     expect(decideJoin('semi', { right: 101 }, 100)).toMatchObject({ strategy: 'shuffle', reason: expect.stringMatching(/101 bytes > broadcastBytes 100/) });
   });
-  it('measures only an allowed side whose file estimate is within twice the threshold', () => {
-    expect(sideToMeasure('inner', { left: 150, right: 190 }, 100)).toBe('left');
-    expect(sideToMeasure('anti', { left: 1, right: 190 }, 100)).toBe('right');
-    expect(sideToMeasure('anti', { left: 1, right: 201 }, 100)).toBeNull();
-    expect(sideToMeasure('full', { left: 1, right: 1 }, 100)).toBeNull();
+  it('a side read in part (stopped at the cap) is never broadcast; the reason says so', () => {
+    expect(decideJoin('inner', { right: 50 }, 100, { left: 120 })).toMatchObject({
+      strategy: 'broadcast', side: 'right', reason: expect.stringMatching(/the left side is over 120 bytes \(read stopped there\)/),
+    });
+    expect(decideJoin('inner', {}, 100, { left: 120, right: 101 })).toMatchObject({
+      strategy: 'shuffle', reason: expect.stringMatching(/left over 120 bytes.*right over 101 bytes.*> broadcastBytes 100/),
+    });
+  });
+  it('measures every allowed side a cap can stop (scans), others only within twice the threshold, smaller estimate first', () => {
+    const scans = { left: true, right: true }, neither = { left: false, right: false };
+    expect(sidesToMeasure('inner', { left: 5000, right: 190 }, 100, scans)).toEqual(['right', 'left']);
+    expect(sidesToMeasure('inner', { left: 150, right: 190 }, 100, neither)).toEqual(['left', 'right']);
+    expect(sidesToMeasure('anti', { left: 1, right: 190 }, 100, neither)).toEqual(['right']);
+    expect(sidesToMeasure('anti', { left: 1, right: 201 }, 100, neither)).toEqual([]);
+    expect(sidesToMeasure('anti', { left: 1, right: 1e9 }, 100, scans)).toEqual(['right']);
+    expect(sidesToMeasure('full', { left: 1, right: 1 }, 100, scans)).toEqual([]);
+    expect(sidesToMeasure('inner', { left: 1, right: 1 }, 0, scans)).toEqual([]);
   });
 });
 

@@ -47,6 +47,28 @@ describe('skewjoin plan.json', () => {
     expect(s.shuffles.map((x: any) => x.id)).toContain('sort-1.range');
     for (const t of s.tasks) for (const k of ['partition', 'rows', 'outputRows', 'ms']) expect(typeof t[k]).toBe('number');
   });
+  it('--version prints the package version', () => {
+    const version = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
+    for (const flag of ['--version', '-V']) {
+      const r = cli([flag]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(`skewjoin ${version}\n`);
+    }
+  });
+  it('a result longer than the table says how to see every row', () => {
+    const dir = tmpDir();
+    const plan = JSON.parse(fs.readFileSync(path.join(ROOT, 'plans', 'quickstart.json'), 'utf8'));
+    const file = path.join(ROOT, 'datasets', 'sample', 'dim.parquet');
+    fs.writeFileSync(path.join(dir, 'p.json'), JSON.stringify({ version: 1, sources: { d: { parquet: file } }, query: { op: 'limit', count: 25, input: { op: 'scan', source: 'd' } } }));
+    const r = cli([path.join(dir, 'p.json')]);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.length).toBe(2 + 20 + 1);
+    expect(lines.at(-1)).toBe('(25 rows, showing the first 20; --json prints every row; --output FILE writes them to a file)');
+    // all of them fit: only the count
+    expect(cli(['plans/quickstart.json']).stdout.trimEnd().split('\n').at(-1)).toBe('(8 rows)');
+    expect(plan.version).toBe(1);
+  });
   it('--help shows examples; no plan is a usage error', () => {
     const h = cli(['--help']);
     expect(h.code).toBe(0);

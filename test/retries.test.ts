@@ -49,15 +49,24 @@ async function crashing(rules: string, query: object, sql: string, opts: RunOpti
   return r;
 }
 
-/** The failed attempts of the tasks that match, and their retries: one of each, on the same partition. */
+/**
+ * The failed attempts of the tasks that match, and their retries. The rule kills one task's worker; a thread holds
+ * two tasks (pool.ts), and the other one, run before the killed one but its result not yet handed back when the
+ * thread died, fails with it (seen in about one run in three here), so one or two attempts fail: each is attempt 1
+ * and runs again once, on the same partition.
+ */
 function expectRetried(r: RunResult, match: (t: TaskStats) => boolean, what: string): TaskStats {
   const ts = r.stats.tasks.filter(match);
   const failed = ts.filter((t) => t.error !== undefined);
-  expect(failed.map((t) => [t.attempt, t.error]), what).toEqual([[1, 'worker exited with code: 1']]);
-  const again = (t: TaskStats) => t.partition === failed[0].partition && t.split === failed[0].split;
-  const retried = ts.filter((t) => t.attempt === 2 && t.error === undefined && again(t));
-  expect(retried.length, what).toBe(1);
-  return retried[0];
+  expect(failed.length, what).toBeGreaterThanOrEqual(1);
+  expect(failed.length, what).toBeLessThanOrEqual(2);
+  const retries = failed.map((f) => {
+    expect([f.attempt, f.error], what).toEqual([1, 'worker exited with code: 1']);
+    const again = ts.filter((t) => t.attempt === 2 && t.error === undefined && t.partition === f.partition && t.split === f.split);
+    expect(again.length, what).toBe(1);
+    return again[0];
+  });
+  return retries[0];
 }
 
 describe('a worker dying in a task of each kind: the task runs again and the answer is DuckDB\'s', () => {

@@ -8,7 +8,7 @@ import type { Settings } from '../plan/load.js';
 import type { RangeRequest } from '../sort/range.js';
 import type { Spiller } from '../spill/spiller.js';
 import type { Streamed } from './in-order.js';
-import type { Pipeline } from './physical.js';
+import type { Pipeline, Until } from './physical.js';
 import type { Stats, TaskStats } from './stats.js';
 import type { Combine, TaskResult, TaskSink, TaskSpec } from './task.js';
 
@@ -45,6 +45,7 @@ export interface ExecContext {
     combine?: Combine,
     eager?: EagerPlan,
     here?: Placement,
+    until?: Until,
   ): Promise<TaskResult[]>;
   /** All rows of a node, as its tasks collected them. */
   collectBatches(node: BoundNode): Promise<Batch[]>;

@@ -1,11 +1,13 @@
 // The exchange: a node's rows hash-partitioned by map tasks into shuffle blocks, with the statistics the skew
 // decisions read (rows and bytes per partition and map task, key sketches, what combiners did).
 import type { EagerPlan } from '../agg/eager.js';
-import type { Batch } from '../kernels/column.js';
+import { type Batch, type Schema, emptyBatch } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';
 import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
 import { median } from '../skew/decide.js';
-import { pipelineOf } from './physical.js';
+import { blockBytes, packBlocks } from '../spill/block.js';
+import type { Collected } from './broadcast.js';
+import { type Pipeline, pipelineOf } from './physical.js';
 import type { ShuffleStats } from './stats.js';
 import { type Combine, type TaskResult, type TaskSink, withSeed } from './task.js';
 import type { ExecContext } from './context.js';
@@ -51,26 +53,15 @@ export async function shuffle(
   consumer: string,
   combine?: Combine,
   eager?: EagerPlan,
-  collected?: Batch[],
+  read?: Collected,
 ): Promise<ShuffleOutput> {
   const { partitions } = spec;
   const sink: PartitionSink = { kind: 'partition', ...spec, nullSeed: 0 };
-  // A side already collected (measured for a broadcast that did not fit) is partitioned from its rows.
-  const results = collected
-    ? await Promise.all(
-        collected.map((b, i) =>
-          ex.run(
-            {
-              source: { kind: 'batches', schema: node.schema, batches: [b] },
-              ops: [],
-              combine,
-              sink: withSeed(sink, i),
-            },
-            { stage: consumer, kind: 'map', partition: i, source: node.id },
-          ),
-        ),
-      )
-    : await ex.runPipeline(pipelineOf(node), sink, consumer, combine, eager);
+  // A side read already (measured for a broadcast that did not fit) is partitioned from its rows, its rest read.
+  const p = pipelineOf(node);
+  const results = read
+    ? await runFromRead(ex, p, read, p.ops.length, node.schema, sink, consumer, combine)
+    : await ex.runPipeline(p, sink, consumer, combine, eager);
   const partitionRows = new Array<number>(partitions).fill(0);
   const partitionBytes = new Array<number>(partitions).fill(0);
   for (const r of results) {
@@ -117,3 +108,43 @@ export async function shuffle(
 /** The collected batches of tasks, in task order. */
 export const batchesOf = (results: TaskResult[]) =>
   results.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
+
+/** Rows read to measure a side (exec/broadcast.ts) go on in tasks of at least this many bytes. */
+const READ_TASK_BYTES = 1024 * 1024;
+
+/**
+ * A pipeline whose first rows were read already (`read`, measured for a broadcast): those rows go through
+ * its operators from `at` on (`schema`: theirs), and so does the rest the pipeline `read.rest` makes.
+ */
+export async function runFromRead(
+  ex: ExecContext,
+  p: Pipeline,
+  read: Collected,
+  at: number,
+  schema: Schema,
+  sink: TaskSink,
+  consumer: string,
+  combine?: Combine,
+): Promise<TaskResult[]> {
+  const ops = p.ops.slice(at);
+  // at least one task, as a pipeline over no rows has (an aggregate without groups still emits its row)
+  const rows = read.batches.length > 0 || read.rest ? read.batches : [emptyBatch(schema)];
+  // batches packed into a few tasks a worker: q17 at SF 10 probed the 480 small batches of its semi join's
+  // output (60K rows) in 480 tasks
+  const bytes = rows.reduce((a, b) => a + blockBytes(b), 0);
+  const chunks = packBlocks(rows, Math.max(READ_TASK_BYTES, bytes / (2 * ex.settings.workers)));
+  const [fromRows, fromRest] = await Promise.all([
+    Promise.all(
+      chunks.map((bs, i) =>
+        ex.run(
+          { source: { kind: 'batches', schema, batches: bs }, ops, combine, sink: withSeed(sink, i) },
+          { stage: consumer, kind: 'map', partition: i, source: p.source.id },
+        ),
+      ),
+    ),
+    read.rest
+      ? ex.runPipeline({ ...read.rest, ops: [...read.rest.ops, ...ops], schema: p.schema }, sink, consumer, combine)
+      : [],
+  ]);
+  return [...fromRows, ...fromRest];
+}

@@ -4,23 +4,22 @@
 import type { EagerPlan } from '../agg/eager.js';
 import { batchBytes, concatBatches, rowCount } from '../kernels/column.js';
 import { partitionOf } from '../kernels/keys.js';
-import type { BoundNode } from '../plan/bound.js';
 import { plannedWorkers } from '../plan/load.js';
 import { BUILD_WEIGHT, type PlannedTask, type SideStats, type SplitInfo, planReduceTasks } from '../skew/decide.js';
 import { type RowSlice, sliceBlocks, sliceLabel } from '../skew/slices.js';
 import { mergeSketches } from '../skew/sketch.js';
 import { mixPlan } from '../skew/mix.js';
-import { type Collected, type JoinStrategy, chooseStrategy } from './broadcast.js';
+import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from '../joins/merge.js';
 import { runsInThread } from './local.js';
 import { poolReady } from './pool.js';
 import { packBlocks } from '../spill/block.js';
 import { runRanged } from '../sort/fused.js';
-import { partitionsFor, pipelineOf, scanBytes } from './physical.js';
+import { type Until, partitionsFor, pipelineOf, scanBytes } from './physical.js';
 import { budgetedSkew } from './budget.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from './task.js';
 import type { ExecContext } from './context.js';
-import { type ShuffleOutput, batchesOf, blocksOf, shuffle } from './exchange.js';
+import { type ShuffleOutput, batchesOf, blocksOf, runFromRead, shuffle } from './exchange.js';
 
 import { type JoinContext, type JoinNode, type JoinShape, graceJoin, joinTask, mapOutputs } from './join-task.js';
 import { runHotKeys } from './join-hot-keys.js';
@@ -43,6 +42,7 @@ export async function runJoin(
   consumer: string,
   combine?: Combine,
   eager?: EagerPlan,
+  until?: Until,
 ): Promise<TaskResult[]> {
   if (node.leftKeys.length === 0) return runCross(ex, node, ops, sink, combine);
   // Broadcast (exec/broadcast.ts): the probing side's map tasks join, and go on with our operators and sink.
@@ -50,17 +50,15 @@ export async function runJoin(
   // WebAssembly), and by them too once they are ready (exec/steal.ts); by them alone when they are ready already
   // (warm: this thread's first decode is not). Then the coordinator builds the table.
   // Each read task groups its rows for the aggregate fused with the probe, if any (exec/table-groups.ts).
-  const collect = async (n: BoundNode, groupBy?: number[]): Promise<Collected> => {
+  // A scan's tasks stop starting once the rows read pass the cap (the rest of its splits left to the consumer).
+  const collect: Collect = async (n, cap, groupBy) => {
     const here = runsInThread(scanBytes(n), ex.settings.inThreadBytes) && !poolReady() && 'steal';
-    const results = await ex.runPipeline(
-      pipelineOf(n),
-      { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) },
-      node.id,
-      undefined,
-      undefined,
-      here,
-    );
-    return { batches: batchesOf(results), groups: groupBy && results.flatMap((r) => r.groups ?? []) };
+    let bytes = 0;
+    const until: Until = { stop: (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap };
+    const sink: TaskSink = { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) };
+    const results = await ex.runPipeline(pipelineOf(n), sink, node.id, undefined, undefined, here, until);
+    const groups = groupBy && results.flatMap((r) => r.groups ?? []);
+    return { batches: batchesOf(results), groups, rest: until.rest ?? null };
   };
   const how: JoinStrategy = eager
     ? {
@@ -85,12 +83,17 @@ export async function runJoin(
       let pipeline = how.pipeline,
         after = ops;
       for (let m = mergeProbes(pipeline, after); m; m = mergeProbes(pipeline, after)) ({ pipeline, after } = m);
-      return await ex.runPipeline({ ...pipeline, ops: [...pipeline.ops, ...after] }, sink, consumer, combine);
+      const full = { ...pipeline, ops: [...pipeline.ops, ...after] };
+      // the probing side's rows read to measure it are probed as they are
+      const probed = how.read?.[how.decision.side === 'left' ? 'right' : 'left'];
+      const probing = how.decision.side === 'left' ? node.right : node.left;
+      if (probed) return await runFromRead(ex, full, probed, how.probeAt!, probing.schema, sink, consumer, combine);
+      return await ex.runPipeline(full, sink, consumer, combine, undefined, false, until);
     } finally {
       ex.spill.release(how.heldBytes);
     }
   }
-  const pre = (side: 'left' | 'right') => (how.collected?.side === side ? how.collected.batches : undefined);
+  const pre = (side: 'left' | 'right') => how.read?.[side];
   const P = partitionsFor(node, ex.settings);
   const skew = ex.settings.skew;
   const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;

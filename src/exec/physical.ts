@@ -5,7 +5,7 @@
 import type { Field, Schema } from '../kernels/column.js';
 import type { BoundNode, FileSplit } from '../plan/bound.js';
 import { type Settings, plannedWorkers } from '../plan/load.js';
-import type { RowOp, TaskSource } from './task.js';
+import type { RowOp, TaskResult, TaskSource } from './task.js';
 
 export type SourceNode = Extract<BoundNode, { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' }>;
 
@@ -16,6 +16,13 @@ export interface Pipeline {
   fused: string[];
   schema: Schema;
 }
+
+/**
+ * When a pipeline's scan tasks stop starting (exec/run.ts runPipeline): `stop`
+ * is asked after each task; once it said yes, `rest` is set to the pipeline
+ * that reads the splits not started (a side read up to a cap, exec/broadcast.ts).
+ */
+export interface Until { stop(r: TaskResult): boolean; rest?: Pipeline }
 
 export function pipelineOf(node: BoundNode): Pipeline {
   switch (node.kind) {

@@ -17,12 +17,12 @@ import type { BoundNode } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
 import { runInThread } from './local.js';
 import { whenPoolReady } from './pool.js';
-import { stealTasks } from './steal.js';
+import { stealTasks, tasksUntil } from './steal.js';
 import { isSpilled } from '../spill/block.js';
 import { Spiller } from '../spill/spiller.js';
 import { runSort } from '../sort/stage.js';
 import type { RangeRequest } from '../sort/range.js';
-import { type Pipeline, pipelineOf, scanSource } from './physical.js';
+import { type Pipeline, type Until, pipelineOf, scanSource } from './physical.js';
 import { dataBudget, taskShare } from './budget.js';
 import { InOrder, type Streamed } from './in-order.js';
 import { takeRows } from './limit.js';
@@ -112,7 +112,7 @@ export class Executor implements ExecContext {
     }
     if (this.failure) throw this.failure;
     const crash = this.faults?.launch(meta.stage, meta.kind);
-    this.progress.scheduled();
+    this.progress.scheduled(`${meta.stage} ${meta.kind}`);
     try {
       const local = this.inThread || here;
       const r =
@@ -181,7 +181,11 @@ export class Executor implements ExecContext {
     }
   }
 
-  /** Run a pipeline to its end; each task's result in task order. `here`: its scan tasks on this thread (see run). */
+  /**
+   * Run a pipeline to its end; each task's result in task order. `here`: its scan tasks on this thread (see run).
+   * `until`: a scan's tasks (or those of a broadcast probe's scan below) start in order, a few at a time, and
+   * none once it says stop; the results are then of the first splits only, and `until.rest` the pipeline of the rest.
+   */
   async runPipeline(
     p: Pipeline,
     sink: TaskSink,
@@ -189,22 +193,40 @@ export class Executor implements ExecContext {
     combine?: Combine,
     eager?: EagerPlan,
     here: Placement = false,
+    until?: Until,
   ): Promise<TaskResult[]> {
     const src = p.source;
     switch (src.kind) {
       case 'scan': {
-        const scan = (i: number, local: boolean) =>
-          this.run(
+        let stop = false;
+        const scan = async (i: number, local: boolean) => {
+          const r = await this.run(
             { source: scanSource(src.splits[i], src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
             { stage: consumer, kind: 'map', partition: i, source: src.id },
             local,
           );
-        // 'steal': here, and on the pool's threads as soon as they are ready (exec/steal.ts)
-        if (here === 'steal') return stealTasks(src.splits.length, scan, whenPoolReady(this.settings.workers));
-        return Promise.all(src.splits.map((_, i) => scan(i, here)));
+          if (until?.stop(r)) stop = true;
+          return r;
+        };
+        if (!until && here !== 'steal') return Promise.all(src.splits.map((_, i) => scan(i, here)));
+        // 'steal': here, and on the pool's threads as soon as they are ready (exec/steal.ts); else one task more
+        // than the workers: each finds the next one queued when it ends
+        const n = src.splits.length;
+        const results =
+          here === 'steal'
+            ? await stealTasks(n, scan, whenPoolReady(this.settings.workers), () => stop)
+            : await tasksUntil(
+                n,
+                (i) => scan(i, here),
+                this.settings.workers + 1,
+                () => stop,
+              );
+        if (until && results.length < n)
+          until.rest = { ...p, source: { ...src, splits: src.splits.slice(results.length) } };
+        return results;
       }
       case 'join':
-        return runJoin(this, src, p.ops, sink, consumer, combine, eager);
+        return runJoin(this, src, p.ops, sink, consumer, combine, eager, until);
       case 'aggregate':
         if (this.repeats?.has(src)) return this.runRepeated(src, p.ops, sink, consumer, combine);
         return runAggregate(this, src, p.ops, sink, combine);

@@ -37,7 +37,12 @@ export async function resolveSourceFiles(pattern: string | string[], baseDir: st
 }
 
 async function loadSource(name: string, files: string[]): Promise<SourceInfo> {
-  const infos = await Promise.all(files.map(inspectParquet));
+  // a file's error names the source it belongs to, which may be one of several or an override's
+  const named = (e: unknown) => (e instanceof InputError && !e.message.startsWith('source "')
+    ? new InputError(`source "${name}": ${e.message}`, e.file, e.column) : e);
+  const infos = await Promise.all(files.map((f) => inspectParquet(f).catch((e) => {
+    throw named(e);
+  })));
   const first = infos[0];
   for (const info of infos.slice(1)) {
     for (const c of first.columns) {
