@@ -13,28 +13,52 @@ const SOURCES = Object.fromEntries(TABLES.map((t) => [t, path.join(DATA, `${t}.p
 type Params = Record<string, string | number>;
 // The specification's validation parameters (as test/tpch.test.ts)
 const VALIDATION: Record<string, Params> = {
-  q01: { DELTA: 90 }, q02: { SIZE: 15, TYPE: 'BRASS', REGION: 'EUROPE' }, q03: { SEGMENT: 'BUILDING', DATE: '1995-03-15' },
-  q04: { DATE: '1993-07-01' }, q05: { REGION: 'ASIA', DATE: '1994-01-01' }, q06: { DATE: '1994-01-01', DISCOUNT: 0.06, QUANTITY: 24 },
-  q07: { NATION1: 'FRANCE', NATION2: 'GERMANY' }, q08: { NATION: 'BRAZIL', REGION: 'AMERICA', TYPE: 'ECONOMY ANODIZED STEEL' },
-  q09: { COLOR: 'green' }, q10: { DATE: '1993-10-01' }, q11: { NATION: 'GERMANY', FRACTION: 0.0001 },
-  q12: { SHIPMODE1: 'MAIL', SHIPMODE2: 'SHIP', DATE: '1994-01-01' }, q13: { WORD1: 'special', WORD2: 'requests' },
-  q14: { DATE: '1995-09-01' }, q15: { DATE: '1996-01-01' },
-  q16: { BRAND: 'Brand#45', TYPE: 'MEDIUM POLISHED', SIZE1: 49, SIZE2: 14, SIZE3: 23, SIZE4: 45, SIZE5: 19, SIZE6: 3, SIZE7: 36, SIZE8: 9 },
-  q17: { BRAND: 'Brand#23', CONTAINER: 'MED BOX' }, q18: { QUANTITY: 300 },
+  q01: { DELTA: 90 },
+  q02: { SIZE: 15, TYPE: 'BRASS', REGION: 'EUROPE' },
+  q03: { SEGMENT: 'BUILDING', DATE: '1995-03-15' },
+  q04: { DATE: '1993-07-01' },
+  q05: { REGION: 'ASIA', DATE: '1994-01-01' },
+  q06: { DATE: '1994-01-01', DISCOUNT: 0.06, QUANTITY: 24 },
+  q07: { NATION1: 'FRANCE', NATION2: 'GERMANY' },
+  q08: { NATION: 'BRAZIL', REGION: 'AMERICA', TYPE: 'ECONOMY ANODIZED STEEL' },
+  q09: { COLOR: 'green' },
+  q10: { DATE: '1993-10-01' },
+  q11: { NATION: 'GERMANY', FRACTION: 0.0001 },
+  q12: { SHIPMODE1: 'MAIL', SHIPMODE2: 'SHIP', DATE: '1994-01-01' },
+  q13: { WORD1: 'special', WORD2: 'requests' },
+  q14: { DATE: '1995-09-01' },
+  q15: { DATE: '1996-01-01' },
+  q16: {
+    BRAND: 'Brand#45',
+    TYPE: 'MEDIUM POLISHED',
+    SIZE1: 49,
+    SIZE2: 14,
+    SIZE3: 23,
+    SIZE4: 45,
+    SIZE5: 19,
+    SIZE6: 3,
+    SIZE7: 36,
+    SIZE8: 9,
+  },
+  q17: { BRAND: 'Brand#23', CONTAINER: 'MED BOX' },
+  q18: { QUANTITY: 300 },
   q19: { QUANTITY1: 1, QUANTITY2: 10, QUANTITY3: 20, BRAND1: 'Brand#12', BRAND2: 'Brand#23', BRAND3: 'Brand#34' },
-  q20: { COLOR: 'forest', DATE: '1994-01-01', NATION: 'CANADA' }, q21: { NATION: 'SAUDI ARABIA' },
+  q20: { COLOR: 'forest', DATE: '1994-01-01', NATION: 'CANADA' },
+  q21: { NATION: 'SAUDI ARABIA' },
   q22: { I1: '13', I2: '31', I3: '23', I4: '29', I5: '30', I6: '18', I7: '17' },
 };
 const QUERIES = Object.keys(VALIDATION);
 
 function officialSql(q: string): string {
-  return fs.readFileSync(path.join(ROOT, 'test', 'tpch', `${q}.sql`), 'utf8')
+  return fs
+    .readFileSync(path.join(ROOT, 'test', 'tpch', `${q}.sql`), 'utf8')
     .replace(/\$\{(\w+)\}/g, (_, n) => String(VALIDATION[q][n]));
 }
 
 /** The ORDER BY of a compiled plan: its top sort's columns (under a limit or projection). */
 function orderOf(plan: any): { column: string; desc: boolean }[] {
-  for (let n = plan.query; n; n = n.input) if (n.op === 'sort') return n.by.map((b: any) => ({ column: b.column, desc: !!b.desc }));
+  for (let n = plan.query; n; n = n.input)
+    if (n.op === 'sort') return n.by.map((b: any) => ({ column: b.column, desc: !!b.desc }));
   return [];
 }
 
@@ -49,7 +73,8 @@ describe('the 22 TPC-H texts, compiled and run, against DuckDB (SF 0.01)', () =>
       const plan = await compileSql(text, { sources: SOURCES });
       validatePlan(plan); // the schema's own validator (plans/plan.schema.json is generated from it)
       const r = await runSql(text, { sources: SOURCES, workers: 2 });
-      const ours = arrowTyped(r.toArrow()), theirs = await duckTable(text);
+      const ours = arrowTyped(r.toArrow()),
+        theirs = await duckTable(text);
       expect(r.schema.map((f) => f.name)).toEqual((await (await duck()).runAndReadAll(text)).columnNames());
       expectTypedEqual(ours, theirs);
       expect(theirs.rows.length).toBeGreaterThan(0);
@@ -82,11 +107,21 @@ describe('the command line: skewjoin qNN.sql --source ...', () => {
     expect(p.code, p.stderr).toBe(0);
     const plan = JSON.parse(p.stdout);
     expect(() => validatePlan(plan)).not.toThrow();
-    expect(Object.keys(plan.sources).sort()).toEqual(['customer', 'lineitem', 'nation', 'orders', 'region', 'supplier']);
+    expect(Object.keys(plan.sources).sort()).toEqual([
+      'customer',
+      'lineitem',
+      'nation',
+      'orders',
+      'region',
+      'supplier',
+    ]);
     fs.writeFileSync(path.join(dir, 'q05.json'), p.stdout);
     const r = cli([path.join(dir, 'q05.json'), '--json', '--workers', '2']);
     expect(r.code, r.stderr).toBe(0);
-    const rows = r.stdout.trim().split('\n').map((l) => Object.values(JSON.parse(l)).map(String));
+    const rows = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => Object.values(JSON.parse(l)).map(String));
     expect(rows).toEqual((await duckTable(officialSql('q05'))).rows.map((x) => x.map(String)));
     // --explain shows the plan chosen, and runs nothing
     const e = cli([file, ...sourceArgs, '--explain']);
@@ -102,8 +137,11 @@ describe('the plans chosen (SF 0.01 footers)', () => {
     for (const k of ['input', 'left', 'right']) if (n[k]) nodes(n[k], out);
     return out;
   };
-  const scans = (n: any) => nodes(n).filter((x) => x.op === 'scan').map((x) => x.source);
-  it('q03: only the columns read are scanned; the one-segment customers meet their orders before the line items', async () => {
+  const scans = (n: any) =>
+    nodes(n)
+      .filter((x) => x.op === 'scan')
+      .map((x) => x.source);
+  it('q03: only the columns read are scanned; customers of one segment meet orders first', async () => {
     const p = await plan('q03');
     const lineitem = nodes(p).find((x) => x.op === 'scan' && x.source === 'lineitem');
     expect(lineitem.columns.sort()).toEqual(['l_discount', 'l_extendedprice', 'l_orderkey', 'l_shipdate']);
@@ -111,13 +149,13 @@ describe('the plans chosen (SF 0.01 footers)', () => {
     expect(scans(top.left)).toEqual(['lineitem']); // the largest table is the probe side of the first join
     expect(scans(top.right).sort()).toEqual(['customer', 'orders']);
   });
-  it('q17: the correlated average is taken over the qualifying parts only (a semi join below its aggregate)', async () => {
+  it('q17: the correlated average is over the qualifying parts only (a semi join below its aggregate)', async () => {
     const aggs = nodes(await plan('q17')).filter((x) => x.op === 'aggregate' && x.groupBy.length === 1);
     expect(aggs).toHaveLength(1);
     expect(aggs[0].input).toMatchObject({ op: 'join', type: 'semi' });
     expect(scans(aggs[0].input.right)).toEqual(['part']);
   });
-  it('q16: NOT IN over columns the footers show without nulls is a plain anti join; q21 EXISTS with <> is min/max', async () => {
+  it('q16: NOT IN over columns without nulls (footers) is an anti join; q21 EXISTS with <> is min/max', async () => {
     const q16 = nodes(await plan('q16'));
     expect(q16.filter((x) => x.op === 'join' && x.type === 'anti')).toHaveLength(1);
     expect(q16.filter((x) => x.op === 'aggregate')).toHaveLength(1);

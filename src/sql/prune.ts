@@ -12,6 +12,15 @@ function reads(x: unknown, out: Set<string>): void {
   for (const [k, v] of Object.entries(o)) if (k !== 'column') reads(v, out);
 }
 
+/** A predicate or expression with its column names mapped. */
+function renamed(x: unknown, map: Map<string, string>): unknown {
+  if (!x || typeof x !== 'object') return x;
+  if (Array.isArray(x)) return x.map((v) => renamed(v, map));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(x)) out[k] = k === 'column' && typeof v === 'string' ? (map.get(v) ?? v) : renamed(v, map);
+  return out;
+}
+
 /** The output column names of a node. */
 export function outputOf(n: QueryNode): string[] {
   switch (n.op) {
@@ -32,6 +41,13 @@ export function prune(n: QueryNode, need: Set<string>): QueryNode {
       return { ...n, columns: cols.length ? cols : (n.columns ?? []).slice(0, 1) };
     }
     case 'filter': {
+      const input = n.input;
+      if (input.op === 'project' && input.columns.every((c) => typeof c === 'string' || 'column' in c)) {
+        // below a renaming projection (a table's second scan): the filter goes next to its scan
+        const back = new Map(input.columns.map((c) => (typeof c === 'string' ? [c, c] : [c.name, c.column])));
+        const where = renamed(n.where, back) as Predicate;
+        return prune({ ...input, input: { op: 'filter', input: input.input, where } }, need);
+      }
       const below = new Set(need);
       reads(n.where as Predicate, below);
       return { ...n, input: prune(n.input, below) };
