@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     fileParallelism: false,
+    // one local Spark Connect server for test/spark*.test.ts, started only when they are in the run
+    globalSetup: ['test/spark-setup.ts'],
   },
 });

@@ -3,19 +3,24 @@
 import type * as arrow from 'apache-arrow';
 import { tableToArrow } from './io/arrow.js';
 import { ExecutionError, SkewjoinError } from './errors.js';
-import { type Batch, type Field, valueAt } from './kernels/column.js';
+import type { Batch, Field } from './kernels/column.js';
+import { type RowOptions, batchRows } from './io/rows.js';
 import { execute } from './exec/execute.js';
 import type { OnProgress } from './exec/progress.js';
 import type { Stats } from './exec/stats.js';
-import { type LoadedPlan, type Overrides, loadPlan } from './plan/load.js';
+import { type LoadOptions, type LoadedPlan, loadPlan } from './plan/load.js';
+import type { Plan } from './plan/spec.js';
 
-export interface RunOptions extends Overrides {
-  /** folder that relative paths of a plan object resolve against (default: the current directory) */
-  baseDir?: string;
+/** `baseDir` and the overrides as `loadPlan` takes them, and what a run adds. */
+export interface RunOptions extends LoadOptions {
   /** write `output` when the plan has one (default true) */
   writeOutput?: boolean;
   /** called as tasks finish with the stage, tasks done/total, rows read, bytes shuffled and spilled, elapsed ms; the last call at the totals */
   onProgress?: OnProgress;
+  /** 'spark': run on Apache Spark through Spark Connect (src/spark/engine.ts); default 'local' */
+  engine?: 'local' | 'spark';
+  /** with engine 'spark': sc://host:port[/;token=...]; default SPARK_REMOTE, else a local server kept until closePool() */
+  remote?: string;
 }
 
 export interface RunResult {
@@ -26,8 +31,12 @@ export interface RunResult {
   /** the file written, when the plan has `output` */
   outputPath?: string;
   toArrow(): arrow.Table;
-  /** rows as plain objects: 64-bit integers as bigint, decimals as exact text ('1234.50'), dates as day numbers, nulls as null */
-  toRows(): Record<string, unknown>[];
+  /**
+   * Rows as plain objects: 64-bit integers as bigint, decimals as exact text ('1234.50'), nulls as null,
+   * dates and timestamps as ISO text ('1996-09-24', as `--json` prints them); `{ dates: 'date' }` gives
+   * `Date` objects, `{ dates: 'raw' }` the stored numbers (days since 1970, a bigint count of the unit).
+   */
+  toRows(options?: RowOptions): Record<string, unknown>[];
 }
 
 /**
@@ -38,24 +47,45 @@ export interface RunResult {
 export async function executePlan(
   lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
 ): Promise<RunResult> {
-  const r = await execute(lp, writeOut, hooks);
+  return withViews(await execute(lp, writeOut, hooks));
+}
+
+/** A run's result with its Arrow and row views. */
+function withViews(r: Awaited<ReturnType<typeof execute>>): RunResult {
   const { schema, batches } = r;
   return {
     ...r,
     toArrow: () => tableToArrow(schema, batches),
-    toRows: () => batches.flatMap((b) => Array.from({ length: b.length }, (_, i) =>
-      Object.fromEntries(schema.map((f, k) => [f.name, valueAt(b.columns[k], i)])))),
+    toRows: (o?: RowOptions) => batchRows(schema, batches, o),
   };
 }
 
-/** Load, validate, bind and run a plan. Throws PlanError (exit 2), InputError (exit 3) or ExecutionError. */
-export async function runPlan(plan: string | object, options: RunOptions = {}): Promise<RunResult> {
+/**
+ * Load, validate, bind and run a plan: a plan file's path, or a `Plan` object (typed, so that a
+ * misspelled operator or field is a compile error; `definePlan` types a plan kept in a variable).
+ * Throws PlanError (exit 2), InputError (exit 3) or ExecutionError.
+ */
+export async function runPlan(plan: Plan | string, options: RunOptions = {}): Promise<RunResult> {
   try {
-    const lp = await loadPlan(plan, options, options.baseDir);
+    const lp = await loadPlan(plan, options);
+    if (options.engine === 'spark') {
+      const { executeOnSpark } = await import('./spark/engine.js');
+      const writeOut = options.writeOutput ?? true;
+      return withViews(await executeOnSpark(lp, { remote: options.remote, onProgress: options.onProgress, writeOut }));
+    }
     return await executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
   } catch (e) {
     throw typed(e);
   }
+}
+
+/**
+ * A plan object, type-checked where it is written: `const plan = definePlan({ ... })` is a `Plan`,
+ * where a plain `const` would widen `op: 'aggregate'` to string and fail only where it is used.
+ * Not generic on purpose: a generic parameter would let misspelled fields (`colums`) through.
+ */
+export function definePlan(plan: Plan): Plan {
+  return plan;
 }
 
 /** No untyped error leaves the library: anything else is an ExecutionError (exit 1) keeping the original stack. */

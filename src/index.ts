@@ -1,6 +1,14 @@
 // skewjoin: a batch query engine for joins and aggregations over skewed data.
-export { runPlan, executePlan, type RunOptions, type RunResult } from './api.js';
-export { loadPlan, validatePlan, type LoadedPlan, type Overrides, type Settings, type SkewSettings } from './plan/load.js';
+export { runPlan, executePlan, definePlan, type RunOptions, type RunResult } from './api.js';
+export { runSql, compileSql, type RunSqlOptions, type SqlOptions } from './sql/compile.js';
+export type { DateForm, RowOptions } from './io/rows.js';
+export {
+  validatePlan, type LoadOptions, type LoadedPlan, type Overrides, type Settings, type SkewSettings,
+} from './plan/load.js';
+import { type LoadOptions, type LoadedPlan, loadPlan as loadAnyPlan } from './plan/load.js';
+import type { Plan } from './plan/spec.js';
+/** Load, validate and bind a plan (a file path or a typed `Plan`) without running it; options as runPlan's. */
+export const loadPlan: (source: Plan | string, options?: LoadOptions, baseDir?: string) => Promise<LoadedPlan> = loadAnyPlan;
 export { explainAnalyze, explainPlan } from './exec/explain.js';
 export { closePool } from './exec/pool.js';
 export { SkewjoinError, PlanError, InputError, ExecutionError } from './errors.js';

@@ -224,11 +224,15 @@ describe('combiner fed by the join (eager off)', () => {
     for (const [groupBy, g] of [[['rg'], 'rg'], [['k'], 'l.k'], [['rg', 'k'], 'rg, l.k']] as const) {
       const sql = (kw: string) => `SELECT ${g}, count(DISTINCT l.k), sum(a), count(*) FROM read_parquet('${L}') l ${kw} JOIN read_parquet('${R}') r ON l.k = r.k GROUP BY ${g}`;
       await expectSame(q('inner', [...groupBy]), sql('INNER'), opts);
-      for (const j of await joinPaths(q('inner', [...groupBy]))) expect(j).toMatchObject({ path: 'fused-aggregate', build: 'right' });
+      const inner = await joinPaths(q('inner', [...groupBy]));
+      expect(inner.length).toBeGreaterThan(0); // a loop over no join tasks would check nothing
+      for (const j of inner) expect(j).toMatchObject({ path: 'fused-aggregate', build: 'right' });
       await expectSame(q('inner', [...groupBy]), sql('INNER'), { ...opts, broadcastBytes: undefined });
       // a left join may leave r.k missing where l.k is not: the probe side's own column stays, each probing batch grouped
       await expectSame(q('left', [...groupBy]), sql('LEFT'), opts);
-      for (const j of await joinPaths(q('left', [...groupBy]))) expect(j).toMatchObject(groupBy.includes('rg') ? { path: 'concatenated' } : { path: 'fused-aggregate', grouped: 'probe' });
+      const left = await joinPaths(q('left', [...groupBy]));
+      expect(left.length).toBeGreaterThan(0);
+      for (const j of left) expect(j).toMatchObject(groupBy.includes('rg') ? { path: 'concatenated' } : { path: 'fused-aggregate', grouped: 'probe' });
     }
   });
 });

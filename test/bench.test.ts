@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ROOT, cli, tmpDir } from './helpers.js';
 import { makespan, hottestOverMean, hottestWithKeysSplit } from '../dist/bench/simulate.js';
+import { apart, chartSpecs } from '../dist/bench/charts.js';
 
 /** Run in the page: every pair of visible texts within a chart whose boxes intersect, into <pre id="overlaps">. */
 const OVERLAPS = `(() => {
@@ -49,12 +50,12 @@ function needChromium(ctx: { skip: (note: string) => void }, what: string) {
   }
 }
 
-const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+const unescapeHtml = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 
 /** A chart's legend entries (vega's legend symbols and labels), in order. */
 function legendEntries(svg: string): { label: string; color: string }[] {
   return [...svg.matchAll(/role-legend-symbol[^>]*>\s*<path [^>]*?fill="(#[0-9a-fA-F]{3,6})"[\s\S]*?role-legend-label[^>]*>\s*<text[^>]*>([^<]*)<\/text>/g)]
-    .map((m) => ({ color: m[1].toLowerCase(), label: unescape(m[2]) }));
+    .map((m) => ({ color: m[1].toLowerCase(), label: unescapeHtml(m[2]) }));
 }
 
 /**
@@ -62,10 +63,10 @@ function legendEntries(svg: string): { label: string; color: string }[] {
  * aria-label ("Zipf s: 1.2; mode: key; ..."), the series under the legend's title.
  */
 function seriesColors(svg: string, label: string): string[] {
-  const title = unescape(svg.match(/role-legend-title[^>]*>\s*<text[^>]*>([^<]*)<\/text>/)![1]);
+  const title = unescapeHtml(svg.match(/role-legend-title[^>]*>\s*<text[^>]*>([^<]*)<\/text>/)![1]);
   const colors: string[] = [];
   for (const m of svg.matchAll(/<path aria-label="([^"]*)"[^>]*>/g)) {
-    if (!unescape(m[1]).split('; ').includes(`${title}: ${label}`)) continue;
+    if (!unescapeHtml(m[1]).split('; ').includes(`${title}: ${label}`)) continue;
     for (const c of m[0].matchAll(/ (?:fill|stroke)="(#[0-9a-fA-F]{3,6})"/g)) colors.push(c[1].toLowerCase());
   }
   return colors;
@@ -84,6 +85,33 @@ describe('simulation', () => {
   });
 });
 
+describe('charts that cannot tell their modes apart', () => {
+  const run = (mode: string, s: number, wallMs: number, makespanMs: number, idealMs: number) => ({
+    workload: 'w', s, mode, wallMs, runsMs: [wallMs], reduceImbalanceRows: 1, reduceImbalanceBytes: 1,
+    simulated: [16, 64].map((workers) => ({ workers, makespanMs, idealMs })),
+  });
+  const results = (runs: object[]) => ({ suite: 'quick', workers: 2, repeat: 1, simulateWorkers: [16, 64], date: '', runs }) as any;
+
+  it('are replaced by a sentence saying why; those that can are drawn', () => {
+    // every mode's makespan equals its ideal (the quick run at 300K rows); their speedups differ
+    const charts = chartSpecs(results([run('off', 1, 100, 50, 50), run('partition', 1, 50, 30, 30), run('key', 1, 80, 40, 40), run('auto', 1, 60, 20, 20)]));
+    const ideal = charts.find((c) => c.name === 'simulation-ideal-w')!;
+    expect(ideal.omitted).toBe('w at s=1: makespan / ideal: not drawn: off, partition, key, auto are within 5% of each other at every worker count '
+      + '(ratio from 1.00 to 1.00), so their lines or bars would lie on top of each other; the table below has the figures.');
+    expect(charts.find((c) => c.name === 'speedup-w')!.omitted).toBeUndefined();
+    expect(charts.find((c) => c.name === 'simulation-w')!.omitted).toBeUndefined();
+    // the balance chart's modes (its x groups) all at 1: alike
+    expect(charts.find((c) => c.name === 'balance-w')!.omitted).toMatch(/^w at s=1: slowest \/ median reduce task: not drawn: off, partition, key, auto are within 5%/);
+  });
+
+  it('tell series apart when one value differs by more than 5%, and draw a single series', () => {
+    const v = (mode: string, x: number, y: number) => ({ mode, x, y });
+    expect(apart([v('a', 1, 1), v('b', 1, 1.04), v('a', 2, 2), v('b', 2, 2.08)], 'x', 'y', 'mode')).toBe(false);
+    expect(apart([v('a', 1, 1), v('b', 1, 1.04), v('a', 2, 2), v('b', 2, 2.2)], 'x', 'y', 'mode')).toBe(true);
+    expect(apart([v('a', 1, 1), v('a', 2, 1)], 'x', 'y', 'mode')).toBe(true);
+  });
+});
+
 describe('skewjoin bench --report-only', () => {
   it('draws report.html and the chart specs again from a results.json, running nothing', () => {
     const dir = tmpDir('sj-report-');
@@ -97,8 +125,9 @@ describe('skewjoin bench --report-only', () => {
     expect(html.includes('id="imbalance"')).toBe(Boolean(results.imbalance?.length));
     expect(html.includes('id="detail"')).toBe(Boolean(results.detail));
     const charts = html.match(/<svg class="chart"[\s\S]*?<\/svg>/g) ?? [];
+    const omitted = html.match(/<p class="omitted">/g) ?? [];
     expect(charts.length).toBe(fs.readdirSync(path.join(dir, 'charts')).length);
-    expect(charts.length).toBeGreaterThanOrEqual(12);
+    expect(charts.length + omitted.length).toBeGreaterThanOrEqual(12);
     for (const c of charts) expect(legendEntries(c).length).toBeGreaterThan(0);
     expect(html).not.toMatch(/<script|<link|src="http/); // self-contained, no script
     expect(fs.readdirSync(dir).sort()).toEqual(['charts', 'report.html', 'results.json']);
@@ -174,6 +203,8 @@ describe('skewjoin bench --suite quick', () => {
     expect(res.imbalance.map((x: any) => x.partitions)).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
     expect(res.imbalance.at(-1).whole).toBeGreaterThan(res.imbalance.at(-1).split);
     expect(res.detail.tasks.some((t: any) => t.kind === 'split')).toBe(true);
+    // the timed runs take the worker pool (inThreadBytes 0), both of its threads, even at this size
+    expect(new Set(res.detail.tasks.map((t: any) => t.thread))).toEqual(new Set([1, 2]));
     expect(fs.readFileSync(path.join(out, 'results.csv'), 'utf8').split('\n')[0]).toMatch(/^workload,s,mode,wall_ms,.*,makespan_8,ideal_8,makespan_16,ideal_16$/);
   }, 400_000);
 
@@ -209,7 +240,11 @@ describe('skewjoin bench --suite quick', () => {
     const { dom, overlaps } = renderInChromium(html);
     for (const id of ['speedup', 'duckdb', 'balance', 'simulation', 'imbalance', 'detail', 'runs']) expect(dom).toContain(`id="${id}"`);
     const charts = dom.match(/<svg class="chart"[\s\S]*?<\/svg>/g) ?? [];
-    expect(charts.length).toBeGreaterThanOrEqual(12);
+    // a chart whose modes lie on each other is a sentence instead (charts.ts apart)
+    const omitted = dom.match(/<p class="omitted">[^<]*<\/p>/g) ?? [];
+    for (const p of omitted) expect(p).toMatch(/: not drawn: .* are within 5% of each other at every .*, so their lines or bars would lie on top of each other/);
+    expect(charts.length + omitted.length).toBeGreaterThanOrEqual(12);
+    expect(charts.length).toBeGreaterThanOrEqual(6);
     for (const c of charts) expect(c).toMatch(/<(path|rect) /); // every chart draws something
     expect(dom).toContain('tasks per worker thread');
     // each legend swatch has its series' colour: a mark of that series is drawn in it, and no two series share one

@@ -150,7 +150,7 @@ describe('tasks shared between this thread and the pool as it becomes ready', ()
     expect(most).toBe(3);
     // one thread ready, the other never: one runner joins this thread
     running = 0; most = 0;
-    const again = await stealTasks(6, async (i, h) => { running++; most = Math.max(most, running); await tick(); running--; return h; }, [Promise.resolve(), new Promise<void>(() => {})]);
+    const again = await stealTasks(6, async (_i, h) => { running++; most = Math.max(most, running); await tick(); running--; return h; }, [Promise.resolve(), new Promise<void>(() => {})]);
     expect(most).toBe(2);
     expect(again.filter((h) => !h).length).toBeGreaterThan(0);
   });

@@ -47,6 +47,28 @@ describe('skewjoin plan.json', () => {
     expect(s.shuffles.map((x: any) => x.id)).toContain('sort-1.range');
     for (const t of s.tasks) for (const k of ['partition', 'rows', 'outputRows', 'ms']) expect(typeof t[k]).toBe('number');
   });
+  it('--version prints the package version', () => {
+    const version = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
+    for (const flag of ['--version', '-V']) {
+      const r = cli([flag]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(`skewjoin ${version}\n`);
+    }
+  });
+  it('a result longer than the table says how to see every row', () => {
+    const dir = tmpDir();
+    const plan = JSON.parse(fs.readFileSync(path.join(ROOT, 'plans', 'quickstart.json'), 'utf8'));
+    const file = path.join(ROOT, 'datasets', 'sample', 'dim.parquet');
+    fs.writeFileSync(path.join(dir, 'p.json'), JSON.stringify({ version: 1, sources: { d: { parquet: file } }, query: { op: 'limit', count: 25, input: { op: 'scan', source: 'd' } } }));
+    const r = cli([path.join(dir, 'p.json')]);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.length).toBe(2 + 20 + 1);
+    expect(lines.at(-1)).toBe('(25 rows, showing the first 20; --json prints every row, --output FILE writes them to a file)');
+    // all of them fit: only the count
+    expect(cli(['plans/quickstart.json']).stdout.trimEnd().split('\n').at(-1)).toBe('(8 rows)');
+    expect(plan.version).toBe(1);
+  });
   it('--help shows examples; no plan is a usage error', () => {
     const h = cli(['--help']);
     expect(h.code).toBe(0);
@@ -78,6 +100,36 @@ describe('plans/', () => {
       const r = cli([`plans/${f}`, '--quiet']);
       expect(r.code, `${f}: ${r.stderr}`).toBe(0);
     }
+  });
+  const sample = (t: string) => `read_parquet('${path.join(ROOT, 'datasets', 'sample', `${t}.parquet`)}')`;
+  it('top-customers.json gives DuckDB\'s ten rows, in order', async () => {
+    const r = cli(['plans/top-customers.json', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const ours = r.stdout.trim().split('\n').map((l) => Object.values(JSON.parse(l)));
+    const theirs = await duckRows(`SELECT name AS customer, region, count(*) AS orders, sum(amount) AS spent
+      FROM ${sample('fact')} f JOIN ${sample('dim')} d ON f.key = d.key WHERE qty >= 2 AND amount > 10
+      GROUP BY name, region ORDER BY spent DESC, customer LIMIT 10`);
+    expect(ours.length).toBe(10);
+    ours.forEach((row, i) => {
+      expect(row.slice(0, 3).map(String), `row ${i}`).toEqual(theirs[i].slice(0, 3));
+      expect(Math.abs(Number(row[3]) - Number(theirs[i][3]))).toBeLessThan(1e-6 * Math.abs(Number(theirs[i][3])));
+    });
+  });
+  it('orphans.json writes DuckDB\'s answer to its CSV output', async () => {
+    // the shipped plan with its CSV output moved to a temporary folder
+    const dir = tmpDir(), out = path.join(dir, 'orphans.csv');
+    const plan = JSON.parse(fs.readFileSync(path.join(ROOT, 'plans', 'orphans.json'), 'utf8'));
+    for (const src of Object.values(plan.sources) as { parquet: string }[]) src.parquet = path.resolve(ROOT, 'plans', src.parquet);
+    fs.writeFileSync(path.join(dir, 'orphans.json'), JSON.stringify({ ...plan, output: { path: out } }));
+    const r = cli([path.join(dir, 'orphans.json'), '--quiet']);
+    expect(r.code, r.stderr).toBe(0);
+    const ours = await duckRows(`SELECT * FROM read_csv('${out}', header = true, all_varchar = true)`);
+    const theirs = await duckRows(`SELECT count(*)::VARCHAR, count(key)::VARCHAR, sum(amount) FROM ${sample('fact')} f
+      WHERE NOT EXISTS (SELECT 1 FROM ${sample('m2m')} p WHERE p.key = f.key)`);
+    expect(ours.length).toBe(1);
+    expect(ours[0].slice(0, 2)).toEqual(theirs[0].slice(0, 2));
+    expect(Number(ours[0][0])).toBeGreaterThan(0);
+    expect(Math.abs(Number(ours[0][2]) - Number(theirs[0][2]))).toBeLessThan(1e-6 * Math.abs(Number(theirs[0][2])));
   });
 });
 

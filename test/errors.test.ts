@@ -8,7 +8,6 @@ import { InputError, PlanError, runPlan } from '../dist/index.js';
 import { cli, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-err-');
-const out = path.join(dir, 'out', 'result.parquet');
 
 beforeAll(async () => {
   fs.mkdirSync(path.join(dir, 'out'));
@@ -66,16 +65,52 @@ describe('plan errors exit 2 and name the JSON path', () => {
     expect(r.stderr).toMatch(message);
     expect(r.code).toBe(2);
   });
-  it('a plan file that is not JSON', () => {
-    fs.writeFileSync(path.join(dir, 'bad.json'), '{ "version": 1, ');
-    const r = cli([path.join(dir, 'bad.json')]);
-    expect(r.stderr).toMatch(/not valid JSON/);
+  it('a plan file that is not JSON: the line and column, the line itself and a caret under the place', () => {
+    const f = path.join(dir, 'bad.json');
+    fs.writeFileSync(f, '{\n  "version": 1,\n  "sources": { "a": { "parquet": "a.parquet" } },\n  "query": { "op": "scan", "source": "a", }\n}\n');
+    const r = cli([f]);
+    expect(r.stderr).toBe(`skewjoin: plan error: plan file ${f}:4:43: not valid JSON: Expected double-quoted property name\n`
+      + '    "query": { "op": "scan", "source": "a", }\n'
+      + `  ${' '.repeat(42)}^\n`);
+    expect(r.code).toBe(2);
+    // a text that ends early: the place is its end
+    fs.writeFileSync(f, '{ "version": 1,\n  "sources": {');
+    expect(cli([f]).stderr).toBe(`skewjoin: plan error: plan file ${f}:2:15: not valid JSON: Expected property name or '}'\n    "sources": {\n${' '.repeat(16)}^\n`);
+  });
+  it.each<[string, object, string]>([
+    ['a sort key given as a name', { op: 'sort', by: ['region'], input: scanA },
+      'query.by[0]: expected a sort key such as { "column": "region", "desc": true }, got "region"'],
+    ['an aggregate given as a name', { op: 'aggregate', input: scanA, groupBy: [], aggregates: ['id'] },
+      'query.aggregates[0]: expected an aggregate such as { "fn": "sum", "column": "id", "as": "total" } or { "fn": "count", "as": "n" }, got "id"'],
+    ['groupBy given as a name', { op: 'aggregate', input: scanA, groupBy: 'region', aggregates: [] },
+      'query.groupBy: expected a list of column names such as ["region"] ([] for one group), got "region"'],
+    ['a join key pair not in a list', { op: 'join', type: 'inner', on: ['id', 'id'], left: scanA, right: { op: 'scan', source: 'b' } },
+      'query.on[0]: expected a pair [leftColumn, rightColumn]: "on": [["id","id"]] joins on id = id, got "id"'],
+    ['a predicate written as SQL', { op: 'filter', input: scanA, where: 'id > 3' },
+      'query.where: expected a predicate such as { "column": "amount", "cmp": ">", "value": 100 } (a plan is JSON, not SQL text), got "id > 3"'],
+    ['an input given as a source name', { op: 'limit', count: 3, input: 'a' },
+      'query.input: expected an operator such as { "op": "scan", "source": "a" }, got "a"'],
+    ['a missing input', { op: 'limit', count: 3 }, 'query.input: missing: expected an operator such as { "op": "scan", "source": "orders" }'],
+    ['a count in words', { op: 'limit', count: 'ten', input: scanA }, 'query.count: expected a whole number such as 10, got "ten"'],
+  ])('the validator\'s form errors say what was expected, with an example: %s', (_name, query, message) => {
+    const r = run(plan(query));
+    expect(r.stderr).toBe(`skewjoin: plan error: ${message}\n`);
     expect(r.code).toBe(2);
   });
-  it('an unknown flag', () => {
-    const r = cli([writePlan(dir, plan(scanA)), '--wokers', '2']);
-    expect(r.stderr).toMatch(/unknown option '--wokers'/);
+  it('a source given as a path: the form of a source, with that path', () => {
+    const r = run({ ...plan(scanA), sources: { a: 'a.parquet', b: { parquet: 'b.parquet' } } });
+    expect(r.stderr).toBe('skewjoin: plan error: sources.a: expected an input such as { "parquet": "a.parquet" } (a file, a glob or a list of them), got "a.parquet"\n');
     expect(r.code).toBe(2);
+  });
+  it('an unknown flag: the hint alone, no help text scrolling it away', () => {
+    const r = cli([writePlan(dir, plan(scanA)), '--wokers', '2']);
+    expect(r.stderr).toBe("error: unknown option '--wokers'\n(Did you mean --workers?)\n");
+    expect(r.stdout).toBe('');
+    expect(r.code).toBe(2);
+    // a subcommand's too, with the same exit code
+    const g = cli(['gen', '--rws', '5']);
+    expect(g.stderr).toBe("error: unknown option '--rws'\n(Did you mean --rows?)\n");
+    expect(g.code).toBe(2);
   });
   it('a bad flag value', () => {
     const r = cli([writePlan(dir, plan(scanA)), '--workers', 'two']);
@@ -90,9 +125,9 @@ describe('input data errors exit 3 and name the file', () => {
     expect(r.stderr).toMatch(/sources\.a\.parquet: glob "nothing\/\*\.parquet" matches no file/);
     expect(r.code).toBe(3);
   });
-  it('missing file', () => {
-    const r = run({ ...plan(scanA), sources: { a: { parquet: 'missing.parquet' } } });
-    expect(r.stderr).toMatch(/missing\.parquet: file not found/);
+  it('missing file: the source it belongs to and its path', () => {
+    const r = run({ ...plan(scanA), sources: { a: { parquet: ['a.parquet', 'missing.parquet'] } } });
+    expect(r.stderr).toBe(`skewjoin: error: source "a": ${path.join(dir, 'missing.parquet')}: file not found\n`);
     expect(r.code).toBe(3);
   });
   it('corrupt Parquet', () => {
@@ -144,6 +179,29 @@ describe('the output folder', () => {
     const r = cli([writePlan(dir, p, 'newdir.json'), '--quiet']);
     expect(r.code, r.stderr).toBe(0);
     expect(fs.readFileSync(path.join(dir, 'new', 'deeper', 'result.csv'), 'utf8').split('\n')[0]).toBe('id,region');
+  });
+});
+
+describe('an output that cannot be written', () => {
+  // As root (CI) permissions do not stop a write: /sys refuses new files to everyone. Otherwise a folder without write permission.
+  function lockedFolder(): string {
+    if (process.getuid?.() === 0) return '/sys';
+    const d = path.join(dir, 'locked');
+    fs.mkdirSync(d, { recursive: true });
+    fs.chmodSync(d, 0o555);
+    return d;
+  }
+  it('says "permission denied" and names the folder, before any work (exit 2)', () => {
+    const locked = lockedFolder();
+    const target = path.join(locked, 'result.csv');
+    const r = cli([writePlan(dir, { ...plan(scanA), output: { path: target } }, 'locked.json')]);
+    expect(r.stderr).toBe(`skewjoin: plan error: output.path: permission denied: cannot create files in ${locked} (writing ${target})\n`);
+    expect(r.code).toBe(2);
+    expect(fs.readdirSync(locked).filter((f) => f.includes('result.csv'))).toEqual([]);
+    // --stats too
+    const s = cli([writePlan(dir, plan(scanA), 'stats.json'), '--quiet', '--stats', path.join(locked, 'stats.json')]);
+    expect(s.stderr).toBe(`skewjoin: plan error: --stats: cannot write ${path.join(locked, 'stats.json')}: permission denied: cannot create files in ${locked}\n`);
+    expect(s.code).toBe(2);
   });
 });
 

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { isDynamicPattern } from 'tinyglobby';
 import { runPlan } from '../dist/index.js';
 import { isPattern } from '../dist/plan/glob.js';
-import { duckRows, expectSame, sorted, tmpDir, writeParquet } from './helpers.js';
+import { arrowTyped, duckRows, duckTable, expectSame, expectTypedEqual, sorted, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-io-');
 const T = path.join(dir, 't.parquet');
@@ -32,7 +32,7 @@ describe('output formats', () => {
     await runPlan(plan({ path: out }), { workers: 2 });
     expect(sorted(await duckRows(`SELECT * FROM read_parquet('${out}')`))).toEqual(sorted(await duckRows(`SELECT * FROM read_parquet('${T}')`)));
   });
-  it('arrow IPC file', async () => {
+  it('arrow IPC file, value by value', async () => {
     const out = path.join(dir, 'o.arrow');
     await runPlan(plan({ path: out }), { workers: 2 });
     const t = arrow.tableFromIPC(fs.readFileSync(out));
@@ -41,6 +41,28 @@ describe('output formats', () => {
       'Int64', 'Utf8', 'Float64', 'Int64', 'Bool', 'Date32<DAY>', 'Timestamp<MICROSECOND>', 'Int16', 'Uint32', 'Float32']);
     const ids = t.getChild('big')!.toArray() as BigInt64Array;
     expect([...ids].sort()[99]).toBe(9223372036854775099n);
+    // value by value, read from the file's buffers: the types as DuckDB names them and every value exact
+    expectTypedEqual(arrowTyped(t), await duckTable(`SELECT * FROM read_parquet('${T}')`));
+  });
+  it('arrow IPC and CSV of decimals, narrow and unsigned integers, timestamp units, value by value', async () => {
+    const D = path.join(dir, 'd.parquet');
+    await writeParquet(D, `SELECT i::INTEGER AS id, CASE WHEN i % 7 = 0 THEN NULL ELSE (i * 37 - 1800) * 0.01 END::DECIMAL(9,2) AS d9,
+        ((i - 50)::DECIMAL(38,0) * 1234567890123456789.0125)::DECIMAL(38,4) AS d38, (i * 2)::UTINYINT AS u8, (i - 60)::TINYINT AS i8,
+        (18446744073709551615 - i)::UBIGINT AS u64, (TIMESTAMP '2001-02-03 04:05:06' + to_milliseconds(i * 1001))::TIMESTAMP_MS AS tms,
+        (TIMESTAMP '2001-02-03 04:05:06' + to_microseconds(i * 7))::TIMESTAMP_NS AS tns FROM range(0, 100) t(i)`, 40);
+    const q = `SELECT id, d9, d38, u8, i8, u64, tms::TIMESTAMP_MS AS tms, tns FROM read_parquet('${D}')`;
+    const p = (out: string) => ({ version: 1, sources: { t: { parquet: D } }, query: { op: 'scan', source: 't' }, output: { path: out } });
+    const arrowOut = path.join(dir, 'd.arrow');
+    await runPlan(p(arrowOut), { workers: 2 });
+    expectTypedEqual(arrowTyped(arrow.tableFromIPC(fs.readFileSync(arrowOut))), await duckTable(q));
+    // CSV: every field the exact text DuckDB gives the value (decimals with their scale, 64-bit unsigned whole)
+    const csvOut = path.join(dir, 'd.csv');
+    await runPlan(p(csvOut), { workers: 2 });
+    const ours = await duckRows(`SELECT * FROM read_csv('${csvOut}', header = true, all_varchar = true)`);
+    const theirs = await duckRows(`SELECT id::VARCHAR, d9::VARCHAR, d38::VARCHAR, u8::VARCHAR, i8::VARCHAR, u64::VARCHAR,
+      strftime(tms, '%Y-%m-%dT%H:%M:%S.%g'), strftime(tns, '%Y-%m-%dT%H:%M:%S.%n') FROM (${q})`);
+    expect(ours.length).toBe(100);
+    expect(sorted(ours)).toEqual(sorted(theirs));
   });
   it('csv with quoting, empty fields for null, ISO dates', async () => {
     const out = path.join(dir, 'o.csv');

@@ -1,5 +1,5 @@
 // Every knob shows its effect in the statistics: a valid `execution` block,
-// the skew, combiner and eager flags, size strings, the README's
+// the skew, combiner and eager flags, size strings, docs/statistics.md's
 // `--explain --analyze` command, and what `--explain --analyze` prints.
 // The command line runs in-process (main with captured streams): the same code as bin/skewjoin.js.
 import fs from 'node:fs';
@@ -151,7 +151,7 @@ describe('--explain --analyze', () => {
     expect(Number(m![1])).toBe(reduce.length);
     expect(Number(m![3])).toBeCloseTo(Math.max(...reduce.map((t: any) => t.ms)), 1);
   });
-  it("the README's command: skewed partitions at a 64KB threshold on the bundled sample, too small to split at the default target", async () => {
+  it("docs/statistics.md's command: skewed partitions at a 64KB threshold on the bundled sample, too small to split at the default target", async () => {
     const out = new Capture(), err = new Capture();
     const code = await main(['node', 'skewjoin', path.join('plans', 'quickstart.json'), '--explain', '--analyze', '--skew-threshold', '64KB', '--skew-factor', '2', '--partitions', '16', '--no-broadcast'], out, err);
     expect(code, err.text).toBe(0);
@@ -159,7 +159,7 @@ describe('--explain --analyze', () => {
     expect(test).not.toBeNull();
     expect(Number(test![1])).toBeGreaterThanOrEqual(64);
     expect(test![2]).not.toBe('none');
-    // (the README: forcing splits on small data also needs a small advisoryPartitionBytes)
+    // (docs/design/skew.md: forcing splits on small data also needs a small advisoryPartitionBytes)
     for (const p of test![2].split(', ')) expect(out.text).toMatch(new RegExp(`partition ${p} \\(skewed [a-z ]+\\): not split: not larger than the target task size`));
     expect(out.text).toMatch(/stage join-1 reduce: \d+ task\(s\), median [\d.]+ ms, slowest [\d.]+ ms/);
   });

@@ -185,6 +185,18 @@ describe('sort and limit', () => {
       for (const k of [1, 7, 100, 1249, 3000]) expect(Array.from(topIndices(b as any, keys, k))).toEqual(all.slice(0, k));
     }
   });
+  it('sorts by a column of every type in DuckDB\'s order, in memory and as an external sort', async () => {
+    const spillDir = path.join(dir, 'spill');
+    for (const c of ['g', 'h', 'x', 'f', 'big', 'flag', 'd', 'ts', 'u8', 'u64', 's16']) {
+      for (const [desc, nulls] of [[false, 'last'], [true, 'first']] as const) {
+        const q = { op: 'sort', input: scan(['id', c]), by: [{ column: c, desc, nulls }, { column: 'id' }] };
+        const sql = `SELECT id, ${c} FROM ${SRC} ORDER BY ${c} ${desc ? 'DESC' : 'ASC'} NULLS ${nulls.toUpperCase()}, id`;
+        // descending with nulls first: as an external sort (a 1-byte budget spills every range)
+        const rows = await expectSame(base(q), sql, { workers: 2, ...(desc ? { memoryLimit: 1, spillDir } : {}) }, true);
+        expect(rows.length).toBe(1500);
+      }
+    }
+  });
   it('limit without sort returns count rows', async () => {
     const rows = await ourRows(base({ op: 'limit', count: 25, input: scan(['id']) }));
     expect(rows.length).toBe(25);

@@ -102,7 +102,7 @@ async function writeOurs(out: string, fields: Field[], bs: Batch[]) {
   await f.finish();
 }
 
-/** Every cell of the batches as the engine's rows give it (exact text for decimals). */
+/** Every cell as the engine's rows give it: exact text for decimals, dates and timestamps raw (toRows({ dates: 'raw' })). */
 const rowsOf = (fields: Field[], bs: Batch[]) => bs.flatMap((b) => Array.from({ length: b.length }, (_, i) =>
   Object.fromEntries(fields.map((f, k) => [f.name, valueAt(b.columns[k], i)]))));
 
@@ -129,7 +129,7 @@ describe('our Parquet encoder', () => {
       // our reader: the engine's own types back (time zones, large strings, seconds) and every value
       const r = await runPlan(scanOf(ours), { workers: 1 });
       expect(r.schema).toEqual(FIELDS);
-      expect(r.toRows()).toEqual(rowsOf(FIELDS, bs));
+      expect(r.toRows({ dates: 'raw' })).toEqual(rowsOf(FIELDS, bs));
     });
   }
 
@@ -151,7 +151,7 @@ describe('our Parquet encoder', () => {
     const oneFile = writeBatches('one.parquet', fields, bs, 1 << 20);
     expect(Number((await duckRows(`SELECT count(DISTINCT row_group_id) FROM parquet_metadata('${oneFile}')`))[0][0])).toBe(1);
     const r = await runPlan(scanOf(oneFile), { workers: 1 });
-    expect(r.toRows()).toEqual(rowsOf(fields, bs));
+    expect(r.toRows({ dates: 'raw' })).toEqual(rowsOf(fields, bs));
   });
 
   it('row groups encoded elsewhere (by the tasks) after rows written here: a partial row group is closed first, the order kept', async () => {
@@ -168,7 +168,7 @@ describe('our Parquet encoder', () => {
     const groups = await duckRows(`SELECT row_group_id, any_value(row_group_num_rows) FROM parquet_metadata('${out}') GROUP BY 1 ORDER BY 1`);
     expect(groups.map((g) => Number(g[1]))).toEqual([300, 1000, 1000, 500, 700]);
     const r = await runPlan(scanOf(out), { workers: 1 });
-    expect(r.toRows()).toEqual(rowsOf(fields, [a, b, c]));
+    expect(r.toRows({ dates: 'raw' })).toEqual(rowsOf(fields, [a, b, c]));
   });
 
   it('on the pool, final tasks with enough rows encode their own row groups; smaller outputs are gathered into full row groups', async () => {

@@ -66,7 +66,7 @@ describe('onProgress', () => {
       expect(b.tasksDone).toBeLessThanOrEqual(b.tasksTotal);
     }
     expect(last).toEqual({
-      stage: 'done', tasksDone: r.stats.tasks.length, tasksTotal: r.stats.tasks.length, rowsRead: FACT_ROWS + DIM_ROWS,
+      stage: 'done', tasksDone: r.stats.tasks.length, tasksTotal: r.stats.tasks.length, fraction: 1, running: [], rowsRead: FACT_ROWS + DIM_ROWS,
       bytesShuffled: r.stats.shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0), bytesSpilled: 0,
       elapsedMs: r.stats.wallMs,
     });
@@ -79,6 +79,45 @@ describe('onProgress', () => {
     for (const st of stages) {
       expect(events.filter((e) => e.stage === st).length, st).toBe(r.stats.tasks.filter((t) => `${t.stage} ${t.kind}` === st).length);
     }
+  });
+  it('counts the bytes spilled as tasks finish, ending at the run\'s total (a 1-byte budget)', async () => {
+    const events: ProgressEvent[] = [];
+    const r = await runPlan(plan, { baseDir: dir, memoryLimit: 1, spillDir: path.join(dir, 'spill'), onProgress: (e) => events.push({ ...e }) });
+    expect(r.stats.spilledBytes).toBeGreaterThan(0);
+    expect(events.at(-1)!.bytesSpilled).toBe(r.stats.spilledBytes);
+    for (let i = 1; i < events.length; i++) expect(events[i].bytesSpilled).toBeGreaterThanOrEqual(events[i - 1].bytesSpilled);
+    // each task's event adds what the task spilled
+    const spilling = events.slice(0, -1).filter((e, i) => e.bytesSpilled > (i ? events[i - 1].bytesSpilled : 0));
+    expect(spilling.length).toBe(r.stats.tasks.filter((t) => t.spilledBytes > 0).length);
+  });
+});
+
+describe('the completed fraction', () => {
+  // small partitions are not coalesced into one reduce task: each later stage adds several tasks
+  const manyTasks = { ...plan, execution: { ...plan.execution, skew: { advisoryPartitionBytes: 1024 } } };
+
+  it('never decreases over a multi-stage query, though later stages add tasks, and is 1 only at the end', async () => {
+    const events: ProgressEvent[] = [];
+    await runPlan(manyTasks, { baseDir: dir, onProgress: (e) => events.push(structuredClone(e)) });
+    // the task count alone goes back when a stage is scheduled: this run must have such a moment
+    const countBack = events.some((e, i) => i > 0 && e.tasksDone / e.tasksTotal < events[i - 1].tasksDone / events[i - 1].tasksTotal);
+    expect(countBack, 'tasksDone/tasksTotal never went back: the plan does not exercise the fraction').toBe(true);
+    for (let i = 1; i < events.length; i++) expect(events[i].fraction, `event ${i}`).toBeGreaterThanOrEqual(events[i - 1].fraction);
+    expect(events.slice(0, -1).every((e) => e.fraction > 0 && e.fraction < 1)).toBe(true);
+    expect(events.at(-1)!.fraction).toBe(1);
+    // the reserve for stages not yet scheduled: the join's map stage alone does not fill half the bar
+    const lastMap = events.findLast((e) => e.stage.endsWith(' map') && e.stage.startsWith('join'))!;
+    expect(lastMap.fraction).toBeLessThan(0.5);
+  });
+
+  it('names the running stages oldest first: the first one changes only when it ends', async () => {
+    const events: ProgressEvent[] = [];
+    await runPlan(manyTasks, { baseDir: dir, onProgress: (e) => events.push(structuredClone(e)) });
+    const firsts = events.map((e) => e.running[0]?.stage).filter((s): s is string => s !== undefined);
+    // a stage that leaves the first place never comes back to it
+    const order = firsts.filter((s, i) => i === 0 || s !== firsts[i - 1]);
+    expect(new Set(order).size, order.join(' -> ')).toBe(order.length);
+    for (const e of events) for (const st of e.running) expect(st.tasksDone).toBeLessThan(st.tasksTotal);
   });
 });
 
@@ -100,17 +139,21 @@ describe('the progress display', () => {
       display.stop();
     }
     const frames = tty.frames();
-    const line = /^\S* (.+) \| tasks (\d+)\/(\d+) \| ([\d,]+) rows read \| ([\d.]+ ?[KMGT]?B) shuffled \| ([\d.]+ ?[KMGT]?B) spilled \| [\d.]+ s$/;
+    // bar, percent, the oldest running stage (its tasks done/scheduled) and how many others run, the counters
+    const line = /^\S* +([\d.]+)% (.+?) (?:\((\d+)\/(\d+)\)(?: \+\d+ more stages?)? )?\| ([\d,]+) rows read \| ([\d.]+ ?[KMGT]?B) shuffled \| ([\d.]+ ?[KMGT]?B) spilled \| [\d.]+ s$/;
     const drawn = frames.map((f) => f.match(line)).filter((m) => m !== null);
     expect(drawn.length, frames.join('\n')).toBeGreaterThan(2);
-    for (const m of drawn) expect(Number(m[2])).toBeLessThanOrEqual(Number(m[3]));
+    for (const m of drawn) if (m[3] !== undefined) expect(Number(m[3])).toBeLessThan(Number(m[4]));
+    // the percentage never goes back from one frame to the next
+    const pct = drawn.map((m) => Number(m[1]));
+    for (let i = 1; i < pct.length; i++) expect(pct[i], pct.join(' ')).toBeGreaterThanOrEqual(pct[i - 1]);
     // a multi-stage query: several of its stages appear in the frames
-    const shown = new Set(drawn.map((m) => m[1]));
+    const shown = new Set(drawn.map((m) => m[2]));
     // (which ones depends on timing: the bar redraws at most once a frame, and a stage whose tasks all
     // finish within one, as a reduce stage did on a loaded CI machine, is never drawn; the events'
     // stages, reduce ones included, are checked above)
     expect([...shown].filter((s) => stages.has(s)).length, [...shown].join(', ')).toBeGreaterThanOrEqual(2);
-    expect(drawn.some((m) => Number(m[4].replace(/,/g, '')) > 0)).toBe(true);
+    expect(drawn.some((m) => Number(m[5].replace(/,/g, '')) > 0)).toBe(true);
     // erased at the end: the last thing written clears the line
     expect(tty.text.endsWith('\x1b[2K') || tty.text.endsWith('\x1b[0K') || tty.text.endsWith('\x1b[K')).toBe(true);
   });

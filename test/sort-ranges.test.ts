@@ -71,12 +71,12 @@ describe('rangeIds over a number key', () => {
     for (const desc of [false, true]) {
       const order = desc ? [...bounds].reverse() : bounds;
       const out = rangeIds(b, { length: bs.length, columns: [col(order)] }, [{ col: 0, desc, nullsFirst: false }], new Int32Array(n), { next: 0 });
-      const before = (x: number, y: number) => (desc ? x > y : x < y);
+      const precedes = (x: number, y: number) => (desc ? x > y : x < y);
       const tens = new Set<number>();
       for (let i = 0; i < n; i++) {
         const r = out[i], v = values[i];
-        if (r > 0) expect(before(v, order[r - 1])).toBe(false);
-        if (r < order.length) expect(before(order[r], v)).toBe(false);
+        if (r > 0) expect(precedes(v, order[r - 1])).toBe(false);
+        if (r < order.length) expect(precedes(order[r], v)).toBe(false);
         if (v === 10) tens.add(r);
       }
       expect([...tens].sort()).toEqual(desc ? [2, 3, 4, 5] : [1, 2, 3, 4]);

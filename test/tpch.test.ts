@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InputError, PlanError, runPlan } from '../dist/index.js';
+import type { Stats } from '../dist/index.js';
 import { ROOT, arrowTyped, cli, duck, duckTable, expectTypedEqual, sql, tmpDir, writePlan } from './helpers.js';
 
 const DATA = path.join(ROOT, 'datasets', 'tpch');
@@ -84,7 +85,7 @@ function compareValues(a: unknown, b: unknown): number {
 const byText = (rows: unknown[][]) => [...rows].map((r) => JSON.stringify(r)).sort();
 
 /** Run a plan and DuckDB's SQL; the same columns, the same rows, ours in the ORDER BY order (ties in any order). */
-async function expectTpch(q: string, params: Params, opts: Record<string, unknown> = {}) {
+async function expectTpch(q: string, params: Params, opts: Record<string, unknown> = {}, seen?: (stats: Stats) => void) {
   const dir = tmpDir('sj-tpch-');
   const out = path.join(dir, 'out.parquet');
   const plan = readPlan(q);
@@ -103,6 +104,7 @@ async function expectTpch(q: string, params: Params, opts: Record<string, unknow
   expect(r.numRows).toBe(theirs.rows.length);
   // and the project's typed comparison: column types as DuckDB's, values exact (floats within 1e-9)
   expectTypedEqual(arrowTyped(r.toArrow()), await duckTable(officialSql(q, params)));
+  seen?.(r.stats);
   return theirs.rows.length;
 }
 
@@ -149,6 +151,55 @@ describe('TPC-H plans with a second parameter set', () => {
     expect(ours.map((x) => x[0])).toEqual(expect.arrayContaining(['FRANCE', 'GERMANY']));
   });
 });
+
+// The same plans on the worker pool with every join shuffled (their richest shapes, EXISTS as semi
+// joins, NOT EXISTS as anti, Q11/Q22's cross joins, Q13's outer join, otherwise broadcast on the
+// calling thread): once under a budget that spills (grace joins, spilled shuffles and sort runs),
+// once with every skew test passing so that partitions split. The paths taken are counted over
+// the 22 plans, so a change that routes around them fails here.
+const spillDir = tmpDir('sj-tpch-spill-');
+const POOL_RUNS: { name: string; opts: Record<string, unknown>; expectPaths: (s: Stats[]) => void }[] = [
+  {
+    // 128 KB: 19 of the 22 plans spill, 10 cut a reduce task into grace pieces (SF 0.01)
+    name: 'on the pool, broadcasts off, a 128 KB budget that spills',
+    opts: { inThreadBytes: 0, broadcastBytes: 0, memoryLimit: '128KB', spillDir, partitions: 4 },
+    expectPaths: (all) => {
+      expect(all.filter((s) => s.inThread).length).toBe(0);
+      // every equi-join shuffled; a cross join (Q11, Q22) replicates its smaller side whatever broadcastBytes says
+      const broadcast = all.flatMap((s) => s.joins.filter((j) => j.strategy !== 'shuffle').map((j) => j.reason));
+      expect(broadcast.length).toBe(2);
+      for (const why of broadcast) expect(why).toMatch(/^cross join/);
+      expect(all.filter((s) => s.spilledBytes > 0 && s.spillReadBytes > 0).length).toBeGreaterThanOrEqual(15);
+      expect(all.filter((s) => s.tasks.some((t) => /grace piece/.test(t.split ?? ''))).length).toBeGreaterThanOrEqual(6);
+    },
+  },
+  {
+    name: 'on the pool, broadcasts off, skew splits forced',
+    opts: { inThreadBytes: 0, broadcastBytes: 0, partitions: 4, skew: { factor: 1, thresholdBytes: 1, advisoryPartitionBytes: 16384 } },
+    expectPaths: (all) => {
+      const splits = all.flatMap((s) => s.joins.flatMap((j) => j.splits.map((x) => x.method)));
+      expect(splits.filter((m) => m === 'map-range').length).toBeGreaterThanOrEqual(20);
+      expect(splits.filter((m) => m === 'hot-key').length).toBeGreaterThanOrEqual(3);
+      const twoLevel = all.flatMap((s) => s.aggregates.flatMap((a) => a.splits.filter((x) => x.method === 'two-level')));
+      expect(twoLevel.length).toBeGreaterThanOrEqual(4);
+    },
+  },
+];
+
+for (const run of POOL_RUNS) {
+  describe(`TPC-H plans ${run.name}`, () => {
+    const stats: Stats[] = [];
+    for (const q of QUERIES) {
+      it(q, async () => {
+        expect(await expectTpch(q, VALIDATION[q], run.opts, (s) => stats.push(s))).toBeGreaterThan(0);
+      });
+    }
+    it('took the paths it forces', () => {
+      expect(stats.length).toBe(QUERIES.length);
+      run.expectPaths(stats);
+    });
+  });
+}
 
 describe('--source and the library\'s sources', () => {
   let dir: string;

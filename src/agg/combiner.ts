@@ -8,7 +8,7 @@
 import { type Batch, type Column, type Schema, batchBytes, concatBatches, emptyBatch, gather } from '../kernels/column.js';
 import { decimalSumsColumn } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
-import { materialize, selectedRows, selectionOf } from '../exec/deferred.js';
+import { materialize, selectedRows, selectionOf } from '../expr/deferred.js';
 import { countColumn, float64Column, floatSums, groupsOf, intSumColumn, minMax } from './aggregate.js';
 import { PASS_THROUGH_SAMPLE, combinerGrouping, passesThrough, partialAggregate, partialSchema, rowsAsStates } from './partial.js';
 
@@ -28,7 +28,7 @@ export interface Combined { batches: Batch[]; rowsOut: number; mode: 'partial' |
 /** `rows`: rows that do not reduce may pass through as they are (not as states), if `c.passRows`. */
 export function combine(batches: Batch[], c: Combine, rows = false): Combined {
   const schema = partialSchema(c.schema, c.groupBy, c.aggs);
-  // batches may carry a dense filter's rows still to be picked (exec/deferred.ts)
+  // batches may carry a dense filter's rows still to be picked (expr/deferred.ts)
   const rowsIn = batches.reduce((s, b) => s + selectedRows(b), 0);
   const bytesIn = batches.reduce((s, b) => s + Math.round((batchBytes(b) * selectedRows(b)) / Math.max(1, b.length)), 0);
   const partial = (b: Batch) => partialAggregate(b, c.groupBy, c.aggs, schema, selectionOf(b));

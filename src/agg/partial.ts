@@ -9,7 +9,7 @@
 // count_distinct of one aggregate must share a column to be combined.
 import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes, sliceBatch, sliceColumn } from '../kernels/column.js';
 import type { Selection } from '../expr/select.js';
-import { MAX_PRECISION, decimalColumn, decimalSumsColumn, decimalType } from '../kernels/decimal.js';
+import { MAX_PRECISION, decimalSumsColumn, decimalType } from '../kernels/decimal.js';
 import { ExecutionError } from '../errors.js';
 import { narrowWords } from '../kernels/keys.js';
 import type { BoundAggregate } from '../plan/bound.js';
@@ -55,7 +55,7 @@ function sumStateType(t: DataType): DataType {
   return { id: 'float64' };
 }
 
-function sumState(c: Column, g: Groups, n: number, what: string, cnt: Float64Array): Column[] {
+function sumState(c: Column, g: Groups, _n: number, what: string, cnt: Float64Array): Column[] {
   const sum = isInteger(c.type) ? intSumColumn(c, g, what, cnt)
     : c.type.id === 'decimal' ? decimalSumsColumn(c, g.gid, g.nGroups, cnt, sumStateType(c.type), what)
       : float64Column(floatSums(c, g), cnt);

@@ -11,40 +11,13 @@ import type { ProgressEvent } from '../exec/progress.js';
 import type { TaskStats } from '../exec/stats.js';
 import { buildKeys, partitionOf } from '../kernels/keys.js';
 import type { Overrides } from '../plan/load.js';
+import type { Plan } from '../plan/spec.js';
 import { GEN_DEFAULTS, type GenOptions, generate } from './gen.js';
+import { type BenchOptions, type Mode, type Workload, MB, modeOverrides, suites } from './suites.js';
 import { median } from 'simple-statistics';
 import { writeReport } from './report.js';
+import { loadOptional, requireBenchPackages } from './optional.js';
 import { type Simulated, hottestOverMean, hottestWithKeysSplit, simulateRun, slowestOverMedian, taskLabel } from './simulate.js';
-
-export interface BenchOptions {
-  out: string; workers: number; repeat: number; suite: string; rows?: number; keys?: number;
-  /** plan a run for each of these worker counts and schedule its tasks on them (default SIM_WORKERS; empty: none) */
-  simulateWorkers?: number[];
-  /** only the workloads at these Zipf s (default: all of the suite's) */
-  s?: number[];
-  /** only the workloads whose name contains one of these (case-insensitive; default: all) */
-  workloads?: string[];
-}
-
-/**
- * off, partition, key: skew handling off, by map ranges, by hot keys (combiners
- * on, eager aggregation off, so that the join itself is measured); auto:
- * everything on; no-combiners: raw rows through the aggregation shuffle. All
- * of these shuffle both sides of a join (broadcastBytes 0: the shuffle path is
- * what they measure); broadcast: auto with broadcast joins at the default threshold.
- */
-type Mode = 'off' | 'partition' | 'key' | 'auto' | 'no-combiners' | 'broadcast';
-
-interface Workload {
-  name: string;
-  s: number;
-  data: Partial<GenOptions>;
-  plan: (dir: string) => object;
-  sql: (dir: string) => string;
-  modes: Mode[];
-  /** settings shared by the skewjoin modes */
-  execution: Overrides;
-}
 
 export interface RunRow {
   workload: string;
@@ -93,110 +66,9 @@ export interface BenchResults {
 /** Worker counts simulated unless `--simulate-workers` says otherwise. */
 export const SIM_WORKERS = [16, 64, 256];
 
-async function duckdb(): Promise<any> {
-  try {
-    return await import('@duckdb/node-api');
-  } catch {
-    throw new Error('the benchmark compares with DuckDB: install the dev dependencies (npm ci) to get @duckdb/node-api');
-  }
-}
-
-function joinGroupBy(rightFile: string, rightCols: string[], groupBy: string, type = 'inner'): Pick<Workload, 'plan' | 'sql'> {
-  const kw: Record<string, string> = { inner: 'JOIN', full: 'FULL OUTER JOIN' };
-  return {
-    plan: (dir) => ({
-      version: 1,
-      sources: { fact: { parquet: path.join(dir, 'fact.parquet') }, other: { parquet: path.join(dir, rightFile) } },
-      query: {
-        op: 'sort', by: [{ column: groupBy }],
-        input: {
-          op: 'aggregate', groupBy: [groupBy],
-          aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 'revenue' }],
-          input: {
-            op: 'join', type, on: [['key', 'key']],
-            left: { op: 'scan', source: 'fact', columns: ['key', 'amount'] },
-            right: { op: 'scan', source: 'other', columns: rightCols },
-          },
-        },
-      },
-    }),
-    sql: (dir) => `SELECT o.${groupBy}, count(*) AS n, sum(f.amount) AS revenue
-      FROM read_parquet('${path.join(dir, 'fact.parquet')}') f ${kw[type]} read_parquet('${path.join(dir, rightFile)}') o ON f.key = o.key
-      GROUP BY o.${groupBy} ORDER BY o.${groupBy} NULLS LAST`,
-  };
-}
-
-function aggregateByKey(): Pick<Workload, 'plan' | 'sql'> {
-  return {
-    plan: (dir) => ({
-      version: 1, sources: { fact: { parquet: path.join(dir, 'fact.parquet') } },
-      query: {
-        op: 'limit', count: 100,
-        input: {
-          op: 'sort', by: [{ column: 'n', desc: true }, { column: 'key' }],
-          input: {
-            op: 'aggregate', groupBy: ['key'], input: { op: 'scan', source: 'fact', columns: ['key', 'amount'] },
-            aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 'revenue' }],
-          },
-        },
-      },
-    }),
-    sql: (dir) => `SELECT key, count(*) AS n, sum(amount) AS revenue FROM read_parquet('${path.join(dir, 'fact.parquet')}')
-      GROUP BY key ORDER BY n DESC, key LIMIT 100`,
-  };
-}
-
-const MB = 1024 * 1024;
-const S_VALUES = [0, 0.8, 1, 1.2, 1.5];
-
-/** The five workloads of the skew benchmark over every s, at a given size. */
-function skewSuite(rows: number, keys: number, execution: Overrides, rowGroup: { rowGroupSize?: number } = {}): Workload[] {
-  const m2m = { rows: Math.round(rows / 20), keys: Math.round(keys / 10), m2mRows: 500, ...rowGroup };
-  const fact = { rows, keys, ...rowGroup };
-  return S_VALUES.flatMap((s) => [
-    { name: 'fact⋈dim', s, data: { ...fact, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto', 'broadcast'], execution },
-    { name: 'many-to-many', s, data: { ...m2m, s }, ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['off', 'partition', 'key', 'auto'], execution },
-    { name: 'aggregate by key', s, data: { ...fact, s }, ...aggregateByKey(), modes: ['no-combiners', 'auto'], execution },
-    { name: 'hot key, one mapper', s, data: { ...fact, s, sorted: true }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto', 'broadcast'], execution },
-    { name: 'full outer', s, data: { ...fact, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region', 'full'), modes: ['off', 'partition', 'key', 'auto'], execution },
-  ] as Workload[]);
-}
-
-export function suites(o: BenchOptions): Record<string, Workload[]> {
-  const rows = o.rows ?? 5_000_000, keys = o.keys ?? 1_000_000;
-  /** Skew settings scaled to these data sizes (the defaults, 256 MB and 64 MB, are for larger inputs). */
-  const skewExec: Overrides = { partitions: 64, skew: { factor: 2, thresholdBytes: 2 * MB, advisoryPartitionBytes: 4 * MB } };
-  return {
-    reference: [{
-      name: 'join+groupby', s: 1, data: { rows, keys, s: 1 }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'),
-      modes: ['auto', 'broadcast'], execution: {},
-    }],
-    skew: [1.2, 0].flatMap((s) => [
-      { name: 'fact⋈dim', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'broadcast'], execution: skewExec },
-      ...(s > 0 ? [{ name: 'many-to-many', s, data: { rows: Math.round(rows / 10), keys: Math.round(keys / 10), s, m2mRows: 1000 },
-        ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['off', 'partition', 'key'], execution: skewExec }] : []),
-    ] as Workload[]),
-    combiners: [
-      { name: 'aggregate by key', s: 1.2, data: { rows, keys, s: 1.2 }, ...aggregateByKey(), modes: ['auto', 'no-combiners'], execution: {} },
-      { name: 'many-to-many join+groupby', s: 1, data: { rows: Math.round(rows * 0.4), keys: Math.round(keys / 10), s: 1, m2mRows: 20000 },
-        ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['auto'], execution: {} },
-    ],
-    // thresholds scale with the data: about the mean partition, the target task twice that
-    // and row groups of an eighth of the fact table, so that map ranges have map outputs to cut at any size
-    quick: skewSuite(o.rows ?? 300_000, o.keys ?? 30_000, {
-      partitions: 32,
-      skew: { factor: 2, thresholdBytes: Math.max(4096, ((o.rows ?? 300_000) * 16) / 32), advisoryPartitionBytes: Math.max(8192, ((o.rows ?? 300_000) * 32) / 32) },
-    }, { rowGroupSize: Math.max(1024, Math.ceil((o.rows ?? 300_000) / 8)) }),
-    full: skewSuite(rows, keys, skewExec),
-  };
-}
-
-function modeOverrides(mode: Mode, base0: Overrides, workers: number): Overrides {
-  if (mode === 'broadcast') return { ...base0, workers, skew: { ...base0.skew, enabled: true, strategy: 'auto' } };
-  const base = { ...base0, broadcastBytes: 0 };
-  if (mode === 'no-combiners') return { ...base, workers, combiners: false, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
-  if (mode === 'auto') return { ...base, workers, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
-  return { ...base, workers, eagerAggregation: false, skew: mode === 'off' ? { enabled: false } : { ...base.skew, enabled: true, strategy: mode } };
+function duckdb(): Promise<any> {
+  const load = () => import('@duckdb/node-api');
+  return loadOptional(['@duckdb/node-api'], 'the benchmark (it compares with DuckDB)', load);
 }
 
 /** Data sets are reused across runs: their folder name lists their parameters. */
@@ -243,7 +115,7 @@ function runFigures(all: RunResult[]): Partial<RunRow> {
     shuffledBytes: r.stats.shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0),
     rowsBeforeCombining: combined.length ? combined.reduce((s, x) => s + x.combine!.rowsBefore, 0) : undefined,
     eager: r.stats.eager.length > 0,
-    splits: r.stats.joins.flatMap((j) => j.splits).reduce<Record<string, number>>((a, x) => ({ ...a, [x.method]: (a[x.method] ?? 0) + 1 }), {}),
+    splits: countBy(r.stats.joins.flatMap((j) => j.splits).map((x) => x.method)),
     peakRssMb: process.resourceUsage().maxRSS / 1024,
   };
 }
@@ -274,9 +146,16 @@ class BenchProgress {
   constructor(private readonly display: ProgressDisplay, private readonly steps: number) {}
   begin(what: string): void {
     this.label = `[${++this.step}/${this.steps}] ${what}`;
-    this.display.onProgress({ stage: this.label, tasksDone: 0, tasksTotal: 0, rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0 });
+    this.display.onProgress({
+      stage: this.label, tasksDone: 0, tasksTotal: 0, fraction: (this.step - 1) / this.steps, running: [],
+      rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0,
+    });
   }
-  readonly onProgress = (e: ProgressEvent) => this.display.onProgress({ ...e, stage: `${this.label}: ${e.stage}` });
+  // the bar covers the whole suite: this step's run within its share (the display never draws it smaller)
+  readonly onProgress = (e: ProgressEvent) => this.display.onProgress({
+    ...e, stage: `${this.label}: ${e.stage}`, fraction: (this.step - 1 + e.fraction) / this.steps,
+    running: e.running.map((r) => ({ ...r, stage: `${this.label}: ${r.stage}` })),
+  });
   clear(): void { this.display.clear(); }
   stop(): void { this.display.stop(); }
 }
@@ -308,6 +187,8 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, prog
     throw new Error(`suite "${o.suite}" has no workload${o.s ? ` at s = ${o.s.join(', ')}` : ''}${o.workloads ? ` named like ${o.workloads.join(', ')}` : ''}; `
       + `its workloads are ${[...new Set(all.map((w) => w.name))].join(', ')} at s = ${[...new Set(all.map((w) => w.s))].join(', ')}`);
   }
+  // before minutes of measuring: the packages that compare and draw the results are there
+  await requireBenchPackages();
   const progress = new BenchProgress(await progressDisplay(progressOut), workloads.reduce((s, w) => s + w.modes.length + 1, 0));
   let results: BenchResults;
   try {
@@ -344,7 +225,7 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
   write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'cpu'.padStart(6)} ${'rows'.padStart(6)} ${'bytes'.padStart(6)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
   const detailOf = o.suite === 'quick' || o.suite === 'full' ? { workload: 'fact⋈dim', s: 1.2, mode: 'key' } : null;
   // the runs planned for simulated worker counts, after every timed run (see below)
-  const simulations: { plan: object; theirs: Record<string, unknown>[]; opts: RunOptions; row: RunRow }[] = [];
+  const simulations: { plan: Plan; theirs: Record<string, unknown>[]; opts: RunOptions; row: RunRow }[] = [];
   for (const w of workloads) {
     const dir = path.resolve(datasetDir(o.out, w.data));
     if (!fs.existsSync(path.join(dir, 'dim.parquet'))) generate({ ...GEN_DEFAULTS, ...w.data, out: dir });
@@ -419,4 +300,11 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
     results.imbalanceKeys = s1.data.keys;
   }
   return results;
+}
+
+/** How many times each value occurs. */
+function countBy(values: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return out;
 }

@@ -10,6 +10,48 @@ export interface Chart {
   /** file name stem of the spec: charts/<name>.vl.json */
   name: string;
   spec: TopLevelSpec;
+  /** set when the chart is not drawn: the sentence the report shows instead (see apart) */
+  omitted?: string;
+}
+
+/** Series whose values at every x are within this factor of each other are drawn on top of each other. */
+const APART = 1.05;
+
+/**
+ * Whether a chart can tell its series apart: at some x the largest value is more than APART
+ * times the smallest. A quick run on small data put every mode's makespan / ideal at 1.00,
+ * four lines on one, which reads as one mode.
+ */
+export function apart(values: Row[], x: string, y: string, series: string): boolean {
+  const byX = new Map<string, Map<string, number>>();
+  for (const v of values) {
+    const m = byX.get(String(v[x])) ?? new Map<string, number>();
+    m.set(String(v[series]), Number(v[y]));
+    byX.set(String(v[x]), m);
+  }
+  // one series has nothing to be told apart from
+  if (new Set(values.map((v) => String(v[series]))).size < 2) return true;
+  return [...byX.values()].some((m) => {
+    const ys = [...m.values()].filter((n) => Number.isFinite(n) && n > 0);
+    return ys.length > 1 && Math.max(...ys) > APART * Math.min(...ys);
+  });
+}
+
+/** The sentence shown instead of a chart whose modes could not be told apart. */
+function sameForEveryMode(title: string, values: Row[], x: string, y: string, series: string): string {
+  const ys = values.map((v) => Number(v[y])).filter(Number.isFinite);
+  const range = `${Math.min(...ys).toFixed(2)} to ${Math.max(...ys).toFixed(2)}`;
+  const names = [...new Set(values.map((v) => String(v[series])))].join(', ');
+  const every = x === 'workers' ? 'worker count' : x === 's' ? 'Zipf s' : x;
+  return `${title}: not drawn: ${names} are within ${Math.round((APART - 1) * 100)}% of each other at every ${every} `
+    + `(${y} from ${range}), so their lines or bars would lie on top of each other; the table below has the figures.`;
+}
+
+/** The chart, or its sentence when its series cannot be told apart. */
+function unlessAlike(c: Chart, values: Row[], x: string, y: string, series: string): Chart {
+  if (apart(values, x, y, series)) return c;
+  const title = typeof c.spec.title === 'string' ? c.spec.title : c.name;
+  return { ...c, omitted: sameForEveryMode(title, values, x, y, series) };
 }
 
 /** One colour per series, the same in every chart. */
@@ -138,10 +180,10 @@ export function chartSpecs(r: BenchResults): Chart[] {
     const base = baselineOf(r.runs, w);
     const values = ['partition', 'key', 'auto'].flatMap((mode) => ratios(r.runs, w, base, mode).map((x) => ({ mode, s: x.s, speedup: x.ratio })));
     if (values.length === 0) continue;
-    charts.push({
+    charts.push(unlessAlike({
       section: 'speedup', name: `speedup-${slug(w)}`,
       spec: lineChart(`${w}: speedup over ${base}`, values, { field: 's', title: 'Zipf s' }, { field: 'speedup', title: `${base} time / mode time`, rule: 1 }, 'mode'),
-    });
+    }, values, 's', 'speedup', 'mode'));
   }
   // 2. skewjoin against DuckDB
   const duck = workloads.flatMap((workload) => ratios(r.runs, workload, 'duckdb', 'auto').map((x) => ({ workload, s: x.s, ratio: x.ratio })));
@@ -162,29 +204,31 @@ export function chartSpecs(r: BenchResults): Chart[] {
     const values = runs.flatMap((x) => ([['input rows', x.reduceImbalanceRows], ['input bytes', x.reduceImbalanceBytes], ['time', x.reduceImbalance], ['CPU time', x.reduceImbalanceCpu]] as const)
       .flatMap(([measure, v]) => (v === undefined ? [] : [{ mode: x.mode, measure, ratio: v }])));
     if (values.length === 0 || !values.some((v) => v.measure !== 'time' && v.measure !== 'CPU time')) continue;
-    charts.push({
+    // the modes are the x groups here: apart per measure
+    charts.push(unlessAlike({
       section: 'balance', name: `balance-${slug(w)}`,
       spec: groupedBars(`${w} at s=${runs[0].s}: slowest / median reduce task`, values, { field: 'mode', title: 'mode' },
         { field: 'ratio', title: 'slowest / median task', log: true }, 'measure'),
-    });
+    }, values, 'measure', 'ratio', 'mode'));
   }
   // 4. simulated makespans against the ideal on W workers, at the largest s of each workload
   for (const w of workloads) {
     const runs = atTop(w).filter((x) => simulationOf(x).length > 0);
     if (runs.length === 0) continue;
     const sim = runs.flatMap((x) => simulationOf(x).map((y) => ({ mode: x.mode, ...y })));
-    charts.push({
+    const makespans = sim.map((y) => ({ mode: y.mode, workers: y.workers, ms: y.makespanMs }));
+    charts.push(unlessAlike({
       section: 'simulation', name: `simulation-${slug(w)}`,
-      spec: groupedBars(`${w} at s=${runs[0].s}: simulated makespan`, sim.map((y) => ({ mode: y.mode, workers: y.workers, ms: y.makespanMs })),
+      spec: groupedBars(`${w} at s=${runs[0].s}: simulated makespan`, makespans,
         { field: 'workers', title: 'workers' }, { field: 'ms', title: 'makespan (ms)' }, 'mode'),
-    });
+    }, makespans, 'workers', 'ms', 'mode'));
     const ratio = sim.flatMap((y) => (y.idealMs ? [{ mode: y.mode, workers: y.workers, ratio: y.makespanMs / y.idealMs }] : []));
     if (ratio.length === 0) continue;
-    charts.push({
+    charts.push(unlessAlike({
       section: 'simulation', name: `simulation-ideal-${slug(w)}`,
       spec: lineChart(`${w} at s=${runs[0].s}: makespan / ideal`, ratio, { field: 'workers', title: 'workers', log2Ticks: [...new Set(ratio.map((y) => y.workers))] },
         { field: 'ratio', title: 'simulated makespan / ideal', rule: 1 }, 'mode'),
-    });
+    }, ratio, 'workers', 'ratio', 'mode'));
   }
   // 5. the imbalance curve
   if (r.imbalance?.length) {

@@ -2,22 +2,27 @@
 // from a benchmark's results. Each chart is a Vega-Lite spec (charts.ts),
 // compiled by vega-lite and drawn to SVG by vega in Node; the specs are
 // written beside the report (charts/<name>.vl.json) for restyling.
-// vega and vega-lite load only here, when a report is drawn.
+// vega and vega-lite load only here, when a report is drawn (bench/optional.ts: not a library dependency).
 import fs from 'node:fs';
 import path from 'node:path';
 import { geometricMean } from 'simple-statistics';
 import { InputError } from '../errors.js';
 import type { BenchResults } from './bench.js';
 import { type Chart, baselineOf, chartSpecs, ratios, simulationOf } from './charts.js';
+import { chartingStack } from './optional.js';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const fmt = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
 
 /** Each chart as an inline <svg class="chart">: vega's SVG with the page's class and an accessible name. */
 export async function drawCharts(charts: Chart[]): Promise<string[]> {
-  const [vega, vl] = await Promise.all([import('vega'), import('vega-lite')]);
+  const [vega, vl] = await chartingStack();
   const out: string[] = [];
   for (const c of charts) {
+    if (c.omitted) {
+      out.push(`<p class="omitted">${esc(c.omitted)}</p>`);
+      continue;
+    }
     // renderer 'none': no canvas; vega measures text by its estimate (0.8 em per character), which
     // overestimates digits and lower case, so axis titles and legends get room rather than collide
     const view = new vega.View(vega.parse(vl.compile(c.spec).spec), { renderer: 'none' });
@@ -67,9 +72,12 @@ export async function renderReport(r: BenchResults, charts = chartSpecs(r)): Pro
   const rows = r.runs.map((x) => `<tr><td>${esc(x.workload)}</td><td>${x.s}</td><td>${x.mode}</td><td>${fmt(x.wallMs)}</td><td>${opt(x.reduceImbalanceRows)}</td><td>${opt(x.reduceImbalanceBytes)}</td><td>${opt(x.reduceImbalance)}</td><td>${opt(x.reduceImbalanceCpu)}</td><td>${x.tasks ?? ''}</td><td>${x.shuffledRows ?? ''}</td><td>${x.shuffledBytes === undefined ? '' : fmt(x.shuffledBytes / 1048576)}</td><td>${opt(x.peakRssMb)}</td><td>${x.sameAnswer ?? ''}</td>${simCells(x)}</tr>`).join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>skewjoin bench: ${esc(r.suite)}</title>
 <style>body{font:14px system-ui,sans-serif;margin:24px;color:#222}svg.chart{margin:8px 12px 8px 0;vertical-align:top}
+p.omitted{max-width:60em;color:#555;font-style:italic}
 table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ddd;padding:2px 6px;text-align:right}</style></head><body>
 <h1>skewjoin bench — suite ${esc(r.suite)}</h1>
-<p>${r.workers} worker(s), median of ${r.repeat} run(s), ${esc(r.date)}. Ratios compare modes within this run; absolute times are machine-dependent.
+<p>${r.workers} worker thread(s) (skewjoin's runs take the worker pool whatever their size),
+median of ${r.repeat} run(s), ${esc(r.date)}.
+Ratios compare modes within this run; absolute times are machine-dependent.
 Slowest/median task by time and by CPU time is the median of that ratio over the runs (a ratio of sub-millisecond tasks is mostly noise; CPU time, Linux only, leaves out the time a task's thread waited for a core on a shared machine); by input rows and bytes, of the last run.
 Each chart's Vega-Lite spec is in <code>charts/</code> beside this page.</p>
 ${summary(r)}
@@ -85,7 +93,12 @@ export async function writeReport(dir: string, r: BenchResults): Promise<void> {
   const html = await renderReport(r, charts);
   const specDir = path.join(dir, 'charts');
   fs.mkdirSync(specDir, { recursive: true });
-  for (const c of charts) fs.writeFileSync(path.join(specDir, `${c.name}.vl.json`), JSON.stringify(c.spec, null, 2) + '\n');
+  // specs of an earlier drawing that this one leaves out go (--report-only draws into the same folder)
+  for (const f of fs.readdirSync(specDir)) if (f.endsWith('.vl.json')) fs.rmSync(path.join(specDir, f));
+  // a chart left out of the page (Chart.omitted) has no spec beside it either
+  for (const c of charts) {
+    if (!c.omitted) fs.writeFileSync(path.join(specDir, `${c.name}.vl.json`), JSON.stringify(c.spec, null, 2) + '\n');
+  }
   fs.writeFileSync(path.join(dir, 'report.html'), html);
 }
 

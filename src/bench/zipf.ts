@@ -22,7 +22,7 @@ export function rng(seed: number): () => number {
 export function zipfCdf(m: number, s: number): Float64Array {
   const cdf = new Float64Array(m);
   let sum = 0;
-  for (let k = 1; k <= m; k++) { sum += s === 0 ? 1 : Math.pow(k, -s); cdf[k - 1] = sum; }
+  for (let k = 1; k <= m; k++) { sum += s === 0 ? 1 : k ** -s; cdf[k - 1] = sum; }
   for (let k = 0; k < m; k++) cdf[k] /= sum;
   cdf[m - 1] = 1;
   return cdf;

@@ -1,7 +1,7 @@
 // Ctrl-C (SIGINT) and SIGTERM on the command line: stop the worker threads,
 // remove temporary output and spill files, exit 130 (PLAN-SPEC, Errors).
 import { closePool } from '../exec/pool.js';
-import { runCleanups } from '../exec/cleanup.js';
+import { runCleanups } from '../io/cleanup.js';
 
 /** Longest wait for the worker threads to stop before exiting anyway. */
 const STOP_MS = 2000;

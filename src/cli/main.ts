@@ -11,7 +11,7 @@ import { prestartPool } from './prestart.js';
 import { interrupted } from './interrupt.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
-import { ByteSize, parseBytes } from '../plan/spec.js';
+import { ByteSize, OUTPUT_FORMATS, type OutputFormat, type Plan, parseBytes } from '../plan/spec.js';
 import { GEN_DEFAULTS, TPCH_DEFAULTS } from '../bench/defaults.js';
 import { progressDisplay, wantsProgress } from './progress.js';
 import { trace } from '../exec/trace.js';
@@ -24,6 +24,9 @@ Examples:
   skewjoin plan.json --explain                    show the physical plan, run nothing
   skewjoin plans/tpch/q05.json --param REGION=EUROPE --source lineitem=data/lineitem/
                                                   run with another parameter value and other files
+  skewjoin q.sql --source lineitem=data/lineitem/   run a SQL query (docs/sql.md)
+  skewjoin sql "SELECT count(*) FROM 'data/*.parquet'" --output n.csv
+  skewjoin q.sql --source t=t.parquet --print-plan   print the plan compiled from SQL
   skewjoin gen --rows 5000000 --keys 1000000 --s 1.2 --out data/zipf
   skewjoin gen --tpch --scale 1 --out data/tpch-sf1    the TPC-H tables, 6M line items
   skewjoin bench --suite quick --out bench-out     skew benchmark against DuckDB, with report.html
@@ -85,6 +88,8 @@ interface RunFlags {
   broadcast?: boolean; broadcastThreshold?: number | string;
   explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
   param?: Record<string, string>; source?: Record<string, string | string[]>;
+  printPlan?: boolean; plan?: boolean; output?: string; format?: OutputFormat;
+  engine?: 'local' | 'spark'; remote?: string;
 }
 
 function overridesOf(f: RunFlags): Overrides {
@@ -105,13 +110,20 @@ function overridesOf(f: RunFlags): Overrides {
       thresholdBytes: f.skewThreshold === undefined ? undefined : parseBytes(f.skewThreshold, 0),
       strategy: f.skewStrategy,
     },
+    ...(f.output ? { output: { path: f.output, format: f.format } } : {}),
   };
 }
 
-async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStream, err: NodeJS.WritableStream, query?: string): Promise<number> {
   trace('cli: modules loaded');
-  if (!f.explain || f.analyze) prestartPool(planFile, f.workers, f.source);
-  const lp = await loadPlan(planFile, overridesOf(f));
+  if (f.format && !f.output) throw new PlanError('--format', 'needs --output PATH');
+  // SQL (`skewjoin q.sql`, `skewjoin sql "SELECT ..."`) compiles to a plan object first (src/sql)
+  const sql = await sqlPlan(planFile, query, f);
+  if (sql && (f.printPlan || f.plan)) { out.write(JSON.stringify(sql, null, 2) + '\n'); return 0; }
+  const overrides = sql ? { ...overridesOf(f), sources: undefined } : overridesOf(f);
+  if (f.engine === 'spark') return (await import('../spark/cli.js')).runSparkCommand(sql ?? planFile, f, overrides, out, err);
+  if (!f.explain || f.analyze) prestartPool(sql ?? planFile, f.workers, sql ? {} : f.source);
+  const lp = await loadPlan(sql ?? planFile, overrides);
   trace('cli: plan loaded');
   if (f.explain && !f.analyze) {
     out.write(explainPlan(lp));
@@ -125,21 +137,64 @@ async function runCommand(planFile: string, f: RunFlags, out: NodeJS.WritableStr
   } finally {
     display?.stop();
   }
-  if (f.stats) fs.writeFileSync(f.stats, JSON.stringify(r.stats, null, 2) + '\n');
+  if (f.stats) writeStats(f.stats, r.stats);
   if (f.explain) out.write(explainAnalyze(lp, r.stats));
   if (!lp.output) {
     if (f.json) out.write(jsonLines(r.schema, r.batches));
-    else if (!f.quiet && !f.explain) out.write(formatTable(r.schema, r.batches));
+    else if (!f.quiet && !f.explain) out.write(formatTable(r.schema, r.batches, TABLE_ROWS, ALL_ROWS));
   } else if (!f.quiet) {
     err.write(`wrote ${r.numRows} rows to ${path.relative(process.cwd(), r.outputPath!) || r.outputPath} in ${(r.stats.wallMs / 1000).toFixed(2)} s\n`);
   }
   return 0;
 }
 
+async function sqlPlan(planFile: string, query: string | undefined, f: RunFlags): Promise<Plan | undefined> {
+  if (planFile !== 'sql' && !planFile.endsWith('.sql')) {
+    if (query !== undefined) throw new PlanError('', `unexpected argument "${query}" after the plan file`);
+    if (f.printPlan || f.plan) throw new PlanError('--print-plan', 'prints the plan compiled from SQL: give a .sql file or sql "SELECT ..."');
+    return undefined;
+  }
+  let text = query;
+  if (planFile !== 'sql') {
+    try { text = fs.readFileSync(planFile, 'utf8'); } catch (e) {
+      throw new PlanError('', `cannot read SQL file ${planFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  } else if (text === undefined) throw new PlanError('sql', 'expected the query text: skewjoin sql "SELECT ..."');
+  const { compileSql } = await import('../sql/compile.js');
+  return compileSql(text!, { sources: f.source, fromCommandLine: true });
+}
+
+/** Rows the terminal table shows, and how to see them all when there are more. */
+const TABLE_ROWS = 20;
+const ALL_ROWS = '--json prints every row, --output FILE writes them to a file';
+
+/** This package's version, from its package.json (dist/cli/ and dist/bundle/ both sit two folders below it). */
+function packageVersion(): string {
+  try {
+    return JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+  } catch {
+    return '(unknown version)';
+  }
+}
+
+/** `--stats FILE`: a file that cannot be written is the option's mistake, said in words. */
+function writeStats(file: string, stats: unknown): void {
+  try {
+    fs.writeFileSync(file, JSON.stringify(stats, null, 2) + '\n');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const dir = path.dirname(path.resolve(file));
+    const why = code === 'EACCES' || code === 'EPERM' ? `permission denied: cannot create files in ${dir}`
+      : code === 'ENOENT' ? `folder ${dir} does not exist` : (code ?? (e as Error).message);
+    throw new PlanError('--stats', `cannot write ${file}: ${why}`);
+  }
+}
+
 export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStream, setCode: (c: number) => void): Command {
   const program = new Command('skewjoin')
     .description('Run a query plan (plan.json) over Parquet files: joins and aggregations that stay fast on skewed data.')
-    .argument('[plan]', 'the plan file (see plans/ and the README)')
+    .argument('[plan]', 'the plan file (see plans/ and the README), a .sql file, or "sql" followed by the query text')
+    .argument('[query]', 'after "sql": the SQL text')
     .option('--workers <n>', 'worker threads (default: available parallelism)', int('--workers'))
     .option('--partitions <n>', 'shuffle partitions (default: chosen from the input size)', int('--partitions'))
     .option('--no-skew', 'plain hash shuffle, no skew handling')
@@ -158,12 +213,33 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--analyze', 'with --explain: run the query first')
     .option('--stats <file>', 'write run statistics as JSON to this file')
     .option('--json', 'print the result as JSON lines instead of a table')
+    .option('--output <path>', 'write the result to this file (format from the extension, or --format)')
+    .addOption(new Option('--format <format>', 'format of --output').choices([...OUTPUT_FORMATS]))
+    .option('--print-plan', 'SQL: print the compiled plan JSON instead of running it')
+    .addOption(new Option('--plan', 'SQL: same as --print-plan').hideHelp())
     .option('--quiet', 'print nothing on success')
+    .addOption(new Option('--engine <engine>', 'where the plan runs: here, or on Apache Spark through Spark Connect').choices(['local', 'spark']).default('local'))
+    .option('--remote <url>', 'with --engine spark: the Spark Connect server, sc://host:port[/;token=...] (default: SPARK_REMOTE, else a local server)')
+    .version(`skewjoin ${packageVersion()}`, '-V, --version', 'print the version')
     .addHelpText('after', EXAMPLES)
-    .showHelpAfterError()
-    .action(async (plan: string | undefined, flags: RunFlags) => {
+    .action(async (plan: string | undefined, query: string | undefined, flags: RunFlags) => {
       if (!plan) { out.write(program.helpInformation()); setCode(2); return; }
-      setCode(await runCommand(plan, flags, out, err));
+      setCode(await runCommand(plan, flags, out, err, query));
+    });
+
+  // before the subcommands, which copy these settings when they are made: a mistake in `gen` or
+  // `bench` exits 2 through main() too, not 1 from inside commander
+  program.exitOverride();
+  program.configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => err.write(s) });
+
+  program.command('lower')
+    .description('print the Spark SQL and session settings that --engine spark sends for a plan')
+    .argument('<plan>', 'the plan file')
+    .addOption(new Option('--to <target>', 'the target').choices(['spark']).default('spark'))
+    .option('--param <NAME=VALUE>', 'value of a plan parameter (repeatable)', assignment('--param', false))
+    .option('--source <NAME=PATH>', 'read source NAME from a file, glob or folder instead (repeatable)', assignment('--source', true))
+    .action(async (plan: string, o: RunFlags) => {
+      setCode(await (await import('../spark/cli.js')).lowerCommand(plan, overridesOf(o), out));
     });
 
   program.command('gen')
@@ -192,17 +268,20 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
 
   program.command('bench')
     .description('generate Zipf workloads and time skewjoin in each mode against DuckDB on the same files')
-    .option('--suite <name>', 'quick (about two minutes), full (the published one), reference, skew or combiners', 'quick')
+    .option('--suite <name>', 'quick (a few minutes), full (the published one), reference, skew or combiners', 'quick')
     .option('--out <dir>', 'folder for datasets and results (results.json, results.csv, report.html)', 'bench-out')
     .option('--workers <n>', 'worker threads for skewjoin and DuckDB', int('--workers'), 2)
-    .option('--rows <n>', 'fact rows (default: quick 300,000; the other suites 5,000,000)', int('--rows'))
-    .option('--keys <m>', 'keys (default: quick 30,000; the other suites 1,000,000)', int('--keys'))
+    .option('--rows <n>', 'fact rows (default: quick 1,000,000; the other suites 5,000,000)', int('--rows'))
+    .option('--keys <m>', 'keys (default: quick 100,000; the other suites 1,000,000)', int('--keys'))
     .option('--repeat <r>', 'runs per measurement (the median is reported)', int('--repeat'), 3)
     .option('--simulate-workers <list>', 'worker counts to plan each run for and schedule its measured tasks on, comma-separated, or "none"', workerList, [16, 64, 256])
     .option('--s <list>', 'only the workloads at these Zipf s, comma-separated (default: all of the suite\'s)', sList)
     .option('--workloads <list>', 'only the workloads whose name contains one of these, comma-separated (e.g. "full outer,aggregate")', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
     .option('--report-only <dir>', 'run nothing: draw report.html and charts/ again from <dir>/results.json')
+    .addOption(new Option('--engine <engine>', 'spark: the skews AQE cannot split, on a local Spark, AQE alone against AQE with salting').choices(['local', 'spark']).default('local'))
     .action(async (o) => {
+      // --engine is also the run's option: commander may give it to the program
+      if (o.engine === 'spark' || program.opts().engine === 'spark') { setCode(await (await import('../spark/bench.js')).runSparkBench(o, out)); return; }
       if (o.reportOnly) {
         const file = await (await import('../bench/report.js')).reportFromResults(o.reportOnly);
         if (!program.opts().quiet) out.write(`wrote ${file} and ${path.join(o.reportOnly, 'charts')}/\n`);
@@ -212,8 +291,6 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
       setCode(await (await import('../bench/bench.js')).runBench(o, out));
     });
 
-  program.exitOverride();
-  program.configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => err.write(s) });
   return program;
 }
 

@@ -23,13 +23,16 @@ const isGlob = (p: string) => /[*?[\]{}]/.test(p);
 
 let tried = false;
 
-/** `sources`: the command line's --source paths by name (relative to the current folder). */
-export function prestartPool(planFile: string, workersFlag: number | undefined, sources: Record<string, string | string[]> = {}): void {
+/**
+ * `sources`: the command line's --source paths by name (relative to the current folder).
+ * A plan object (compiled from SQL) has absolute paths.
+ */
+export function prestartPool(planFile: string | object, workersFlag: number | undefined, sources: Record<string, string | string[]> = {}): void {
   if (tried) return;
   tried = true;
-  let plan: any;
-  try { plan = JSON.parse(fs.readFileSync(planFile, 'utf8')); } catch { return; }
-  const dir = path.dirname(path.resolve(planFile));
+  let plan: any = planFile;
+  if (typeof planFile === 'string') try { plan = JSON.parse(fs.readFileSync(planFile, 'utf8')); } catch { return; }
+  const dir = typeof planFile === 'string' ? path.dirname(path.resolve(planFile)) : process.cwd();
   const files: string[] = [];
   let unknown = false;
   for (const [name, s] of Object.entries<any>(plan?.sources ?? {})) {

@@ -1,9 +1,9 @@
-// The progress display on a terminal: one line on stderr with the running
-// stage, tasks done/total, rows read, bytes shuffled and spilled and the
-// elapsed time, drawn by cli-progress from onProgress events. It appears
-// after the first second (short queries print nothing), redraws a few times a
-// second, and is erased when the run ends. On a stream that is not a TTY it
-// writes nothing at all.
+// The progress display on a terminal: one line on stderr with the completed
+// share (a bar that never goes back), the oldest running stage with its tasks
+// done/scheduled, rows read, bytes shuffled and spilled and the elapsed time,
+// drawn by cli-progress from onProgress events. It appears after the first
+// second (short queries print nothing), redraws a few times a second, and is
+// erased when the run ends. On a stream that is not a TTY it writes nothing.
 import { fmtBytes } from '../exec/explain.js';
 import type { ProgressEvent } from '../exec/progress.js';
 
@@ -26,7 +26,10 @@ type Stream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 
 const NONE: ProgressDisplay = { onProgress() {}, clear() {}, stop() {} };
 
-const FORMAT = '{bar} {stage} | tasks {tasks} | {rows} rows read | {shuffled} shuffled | {spilled} spilled | {elapsed}';
+const FORMAT = '{bar} {percent} {stage} | {rows} rows read | {shuffled} shuffled | {spilled} spilled | {elapsed}';
+
+/** Steps of the bar: the fraction drawn to a tenth of a percent. */
+const STEPS = 1000;
 
 const fmtRows = (n: number) => n.toLocaleString('en-US');
 const fmtElapsed = (ms: number) => (ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.floor((ms % 60_000) / 1000)} s`);
@@ -36,12 +39,29 @@ export function wantsProgress(stderr: Stream, stdout: Stream, flags: { quiet?: b
   return stderr.isTTY === true && !flags.quiet && !(flags.json && stdout.isTTY !== true);
 }
 
+/**
+ * Where the query is: the oldest stage still running, with its tasks done and scheduled, Spark's way
+ * (`join-3 map (120/200)`), and how many others run beside it. The oldest stays first until it
+ * ends, so the label does not flip between concurrent stages from one redraw to the next.
+ */
+export function stageLabel(e: ProgressEvent): string {
+  const [first, ...rest] = e.running;
+  if (!first) return e.stage;
+  const others = rest.length ? ` +${rest.length} more stage${rest.length > 1 ? 's' : ''}` : '';
+  return `${first.stage} (${first.tasksDone}/${first.tasksTotal})${others}`;
+}
+
 /** A display on `stream`; a no-op when it is not a TTY. cli-progress is loaded only here (not on the query path). */
 export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): Promise<ProgressDisplay> {
   if (stream.isTTY !== true) return NONE;
   const { default: cliProgress } = await import('cli-progress');
   const t0 = performance.now();
-  let last: ProgressEvent = { stage: 'starting', tasksDone: 0, tasksTotal: 0, rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0 };
+  let last: ProgressEvent = {
+    stage: 'starting', tasksDone: 0, tasksTotal: 0, fraction: 0, running: [],
+    rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0,
+  };
+  // the largest fraction seen: the bar is drawn from it, so it never goes back whatever the events say
+  let shown = 0;
   const bar = new cliProgress.SingleBar({
     stream: stream as NodeJS.WriteStream,
     fps: o.fps ?? 4,
@@ -54,8 +74,8 @@ export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): P
     // a function format so that the elapsed time moves on between events
     format: (opts, params, payload) => cliProgress.Format.Formatter({ ...opts, format: FORMAT }, params, {
       ...payload,
-      stage: last.stage,
-      tasks: `${last.tasksDone}/${last.tasksTotal}`,
+      stage: stageLabel(last),
+      percent: `${(shown * 100).toFixed(shown < 1 ? 1 : 0).padStart(4)}%`,
       rows: fmtRows(last.rowsRead),
       shuffled: fmtBytes(last.bytesShuffled),
       spilled: fmtBytes(last.bytesSpilled),
@@ -66,15 +86,14 @@ export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): P
   const timer = setTimeout(() => {
     if (stopped) return;
     started = true;
-    bar.start(Math.max(1, last.tasksTotal), last.tasksDone);
+    bar.start(STEPS, Math.floor(shown * STEPS));
   }, o.delayMs ?? 1000);
   timer.unref();
   return {
     onProgress(e) {
       last = e;
-      if (!started) return;
-      bar.setTotal(Math.max(1, e.tasksTotal)); // an empty bar, not a full one, before any task is scheduled
-      bar.update(e.tasksDone);
+      shown = Math.max(shown, Math.min(1, e.fraction));
+      if (started) bar.update(Math.floor(shown * STEPS));
     },
     clear() {
       if (started && !stopped) stream.write('\r\x1b[K');

@@ -2,15 +2,9 @@
 // in a module of its own: the start-up's guess (cli/prestart.ts) reads it
 // before the Parquet module loads.
 
-/**
- * The default `inThreadBytes`: Parquet bytes (uncompressed, as the footers
- * give them) up to which a run stays on the calling thread. Measured on 2
- * cores, whole processes, paired (README, "Cold start"): the quick start (2.1
- * MB) costs 1.6 s CPU in the thread against 2.7 s with the pool, and a 2M-row
- * join (34.5 MB) 1.4-1.7 s against 2.3-2.5 s, without being slower on the
- * clock; the 5M-row reference (114 MB) needs both threads.
- */
-export const DEFAULT_IN_THREAD_BYTES = 48 * 1024 * 1024;
+import { DEFAULT_IN_THREAD_BYTES } from '../plan/defaults.js';
+
+export { DEFAULT_IN_THREAD_BYTES };
 
 /** The default bound when the pool's threads are started already. */
 export const IN_THREAD_BYTES_POOL_STARTED = 32 * 1024 * 1024;

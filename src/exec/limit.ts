@@ -3,11 +3,11 @@
 // tasks not started by then are skipped. Only the rows the limit needs are held.
 import { type Batch, concatBatches, sliceBatch } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';
-import type { Executor } from './run.js';
+import type { ExecContext } from './context.js';
 
 type LimitNode = Extract<BoundNode, { kind: 'limit' }>;
 
-export async function takeRows(ex: Executor, node: LimitNode): Promise<Batch> {
+export async function takeRows(ex: ExecContext, node: LimitNode): Promise<Batch> {
   const want = node.offset + node.count;
   const kept: Batch[] = [];
   let rows = 0;

@@ -13,7 +13,7 @@ export { DEFAULT_IN_THREAD_BYTES } from './in-thread-bytes.js';
  * Parquet bytes (uncompressed) of one scan task on the calling thread: a
  * file's row groups are read together up to this (plan/map-splits.ts
  * mergeScans). Measured on the quick start (7 row groups of one 2 MB file):
- * see README, "Cold start".
+ * see docs/design/cold-start.md.
  */
 export const IN_THREAD_TASK_BYTES = 16 * 1024 * 1024;
 

@@ -68,7 +68,14 @@ export function warmPool(workers: number, file: string): void {
  * error right after the command line's guess started the pool hit about once
  * in 160 runs.
  */
+/** Other engines' resources that closePool also releases (a local Spark server: spark/engine.ts). */
+const closers = new Set<() => Promise<void>>();
+export function onClosePool(f: () => Promise<void>): void { closers.add(f); }
+
 export async function closePool(): Promise<void> {
+  const others = [...closers];
+  closers.clear();
+  await Promise.all(others.map((f) => f().catch(() => undefined)));
   const p = pool;
   pool = null;
   if (!p) return;

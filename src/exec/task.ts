@@ -12,7 +12,7 @@ import { finalAggregate, partialAggregateJoin, partialSchema, rowsAsStates } fro
 import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, Int32Scratch, buffersOf, concatBatches, emptyBatch, gather, gatherBatch, gatherSelected, rowCount, shareBatch, sliceBatch,
+  type Batch, type Field, type Schema, Int32Scratch, buffersOf, concatBatches, emptyBatch, gather, gatherSelected, rowCount, shareBatch, sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { type EmitPairs, JoinProbe, hashJoin } from '../kernels/join.js';
@@ -27,10 +27,10 @@ import { type SplitKey, hotKeyRuns, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
 import { compileExpr } from '../expr/compile.js';
 import { compileFilter } from '../expr/select.js';
-import { DENSE, carry, defer, materialize, selectedRows, selectionOf } from './deferred.js';
+import { DENSE, carry, defer, materialize, selectedRows, selectionOf } from '../expr/deferred.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { JoinType } from '../plan/spec.js';
-import { withSpillRead } from '../spill/source.js';
+import { withSpillRead } from './spill-read.js';
 import { encodeOutput, encodesOutput } from './encode-output.js';
 import { inputBytesOf } from './input-size.js';
 import type { EncodedRowGroup } from '../io/parquet-encode.js';
@@ -369,7 +369,7 @@ function compileOps(ops: RowOp[], deferDense = false): (b: Batch) => Batch[] {
     const pred = op.pred.kind === 'expr' ? compileFilter(op.pred.expr) : null;
     // a projection right after the filter (its pruned columns): only the columns kept are gathered
     const next = ops[k + 1], keep = next?.kind === 'project' ? next.indices : null;
-    // only computed columns up to the combiner: a dense selection is carried, not gathered (exec/deferred.ts)
+    // only computed columns up to the combiner: a dense selection is carried, not gathered (expr/deferred.ts)
     const carried = deferDense && ops.slice(k + 1).every((o) => o.kind === 'project' || o.kind === 'compute');
     return [(b0) => {
       const b = materialize(b0);
@@ -522,4 +522,9 @@ export function resultBuffers(r: TaskResult): ArrayBuffer[] {
   const buffers = buffersOf(r.batches.filter((b): b is Batch => b !== null));
   for (const g of r.encoded ?? []) buffers.add(g.data.buffer as ArrayBuffer);
   return [...buffers];
+}
+
+/** The sink of the i-th task of a stage: shuffle sinks spread null keys from a seed of their own. */
+export function withSeed(sink: TaskSink, seed: number): TaskSink {
+  return sink.kind === 'partition' || sink.kind === 'range' ? { ...sink, nullSeed: seed * 7919 } : sink;
 }

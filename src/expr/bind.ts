@@ -81,9 +81,16 @@ function comparable(a0: BoundExpr, b0: BoundExpr, at: P, atB: P, op: string): [B
     if (isFloat(a.type) || isFloat(b.type)) return [castTo(a, FLOAT64, at), castTo(b, FLOAT64, atB)];
     return [a, b];
   }
+  if (a.type.id === 'timestamp' && b.type.id === 'timestamp' && a.type.unit !== b.type.unit) {
+    // timestamps of two units compare at the finer one, as join keys do (plan/bind.ts keyNorms)
+    const fine = TS_UNITS.indexOf(a.type.unit!) > TS_UNITS.indexOf(b.type.unit!) ? a.type : b.type;
+    return [castTo(a, fine, at), castTo(b, fine, atB)];
+  }
   if (unify([a, b]) === null) throw err(atB, `"${op}" cannot compare ${describe(a)} with ${describe(b)}`);
   return [a, b];
 }
+
+const TS_UNITS = ['second', 'millisecond', 'microsecond', 'nanosecond'];
 
 function fn(name: string, args: BoundExpr[], type: DataType, at: P): BoundExpr {
   return { k: 'fn', fn: name, args, type, what: `${jsonPath(at)} ("${name}")` };

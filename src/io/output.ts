@@ -88,8 +88,8 @@ function displayText(c: Column, i: number): string {
   return Number.isFinite(v) ? String(Number(v.toPrecision(12))) : t;
 }
 
-/** The terminal view: the first rows as an aligned table, then the row count. */
-export function formatTable(fields: Field[], batches: Batch[], maxRows = 20): string {
+/** The terminal view: the first rows as an aligned table, then the row count (and `more`, when rows were left out). */
+export function formatTable(fields: Field[], batches: Batch[], maxRows = 20, more = ''): string {
   const total = rowCount(batches);
   const rows: string[][] = [];
   for (const b of batches) {
@@ -103,7 +103,7 @@ export function formatTable(fields: Field[], batches: Batch[], maxRows = 20): st
   const line = (cells: string[], head = false) =>
     cells.map((s, k) => (numeric[k] && !head ? cut(s, width[k]).padStart(width[k]) : cut(s, width[k]).padEnd(width[k]))).join(' | ');
   const out = [line(header, true), width.map((w) => '-'.repeat(w)).join('-+-'), ...rows.map((r) => line(r))];
-  const more = total > rows.length ? ` (showing the first ${rows.length})` : '';
-  out.push(`(${total} row${total === 1 ? '' : 's'}${more})`);
+  const left = total > rows.length ? `, showing the first ${rows.length}${more ? `; ${more}` : ''}` : '';
+  out.push(`(${total} row${total === 1 ? '' : 's'}${left})`);
   return out.join('\n') + '\n';
 }

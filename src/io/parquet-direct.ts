@@ -21,7 +21,7 @@ const BATCH_ROWS = 1 << 17;
 type Kind = 'copy' | 'int32-decimal' | 'flba-decimal' | 'utf8';
 interface Plan { field: Field; leaf: Leaf; index: number; kind: Kind; words: number; physBytes: number }
 
-const INTEGER = 10, DATE = 6, DECIMAL = 5, TIMESTAMP = 8, STRING = 1;
+const INTEGER = 10, DATE = 6, DECIMAL = 5, TIMESTAMP = 8;
 const TS_UNITS = ['millisecond', 'microsecond', 'nanosecond'] as const;
 
 /** Whether a leaf is a plain integer of `bits` (no converted or logical type beyond that). */

@@ -7,7 +7,7 @@ import { InputError } from '../errors.js';
 import type { Batch, DataType, Field } from '../kernels/column.js';
 import { batchesInPlace, schemaFields } from './ffi.js';
 import { preferDirect, readDirect } from './parquet-direct.js';
-import { decodeFailure, encodeFailure, guarded, isWasmTrap, parquetWasm, wasmGeneration } from './wasm.js';
+import { decodeFailure, guarded, isWasmTrap, parquetWasm, wasmGeneration } from './wasm.js';
 
 /** A column of a file: its engine type, or the name of a type the engine cannot read. */
 // Arrow JS (0.2-0.6 s to load) only where a file needs it: columns the in-place

@@ -7,8 +7,8 @@
 // only for a binary format: open() is async for that.
 import fs from 'node:fs';
 import path from 'node:path';
-import { ExecutionError } from '../errors.js';
-import { registerCleanup } from '../exec/cleanup.js';
+import { ExecutionError, PlanError } from '../errors.js';
+import { registerCleanup } from './cleanup.js';
 import { type Batch, type Field, viewBatch } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
 import type { EncodedRowGroup } from './parquet-encode.js';
@@ -53,7 +53,7 @@ export class ResultFile {
       fs.mkdirSync(path.dirname(file), { recursive: true });
       this.fd = fs.openSync(tmp, 'w');
     } catch (e) {
-      throw new ExecutionError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw openFailure(file, e as NodeJS.ErrnoException);
     }
     this.removeTmp = registerCleanup(() => fs.rmSync(tmp, { force: true })); // removed on exit and by the CLI's signal handler
     const out: Out = (b) => writeAll(this.fd, typeof b === 'string' ? Buffer.from(b) : b, file);
@@ -106,6 +106,22 @@ export class ResultFile {
     try { fs.closeSync(this.fd); } catch { /* already closed */ }
     this.removeTmp();
   }
+}
+
+/** Why the output file cannot be created, in words, naming the folder: the user's to fix (exit 2), before any work. */
+export function openFailure(file: string, e: NodeJS.ErrnoException): Error {
+  const dir = path.dirname(file);
+  const why: Record<string, string> = {
+    EACCES: `permission denied: cannot create files in ${dir}`,
+    EPERM: `permission denied: cannot create files in ${dir}`,
+    EROFS: `${dir} is on a read-only file system`,
+    ENOTDIR: `a file stands where a folder of ${dir} should be`,
+    EISDIR: `${file} is a folder`,
+    ENOSPC: `no space left on the device of ${dir}`,
+  };
+  const text = e.code && why[e.code];
+  if (text) return new PlanError('output.path', `${text} (writing ${file})`);
+  return new ExecutionError(`cannot write ${file}: ${e.code ?? e.message}`);
 }
 
 function writeAll(fd: number, b: Uint8Array, file: string) {

@@ -6,7 +6,7 @@ import type { JoinType } from '../plan/spec.js';
 
 /**
  * The default `broadcastBytes`, measured on this machine class (2 cores,
- * whole processes, paired, README "Broadcast joins"): 2M fact rows against a
+ * whole processes, paired, docs/design/joins.md): 2M fact rows against a
  * 100K-row dimension (1.7 MB) cost 11% less CPU broadcast than shuffled; 5M
  * against a 1M-row dimension (17.6 MB) cost the same either way (the table no
  * longer fits the caches, and it is built on one thread). So sides up to a

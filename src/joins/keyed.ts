@@ -35,7 +35,10 @@ export function keyGroups(direct: Int32Array, gid: Int32Array | null, nGroups: n
  */
 export function lookupGroups(kg: KeyGroups, none: number, base: number, probe: Keys, from: number, to: number, miss: number, out: Int32Array): void {
   const pw = (probe.parts[0] as { w: Int32Array }).w, pNull = probe.anyNull, size = kg.length;
-  if (base >= -0x80000000 && base + size <= 0x80000000) return lookupInt32(kg, none, base, pw, pNull, from, to, miss, out);
+  if (base >= -0x80000000 && base + size <= 0x80000000) {
+    lookupInt32(kg, none, base, pw, pNull, from, to, miss, out);
+    return;
+  }
   for (let i = from; i < to; i++) {
     let g = miss;
     if (pNull === null || pNull[i] === 0) {

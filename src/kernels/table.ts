@@ -199,6 +199,7 @@ export function findDirect(direct: Int32Array, base: number, probe: Keys, from: 
 /** Probe rows per round: a first pass touches each row's slot, so that the second (the real probe) finds them in cache. */
 export const PROBE_ROUND = 256;
 const ROUND = PROBE_ROUND;
+// biome-ignore lint/correctness/noUnusedVariables: written, never read, on purpose
 let touched = 0; // keeps the touching loads from being optimized away
 
 /** Rows in reverse, so each key's chain lists its rows in order; a round's slots are touched first (see findRows). */

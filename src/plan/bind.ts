@@ -37,7 +37,12 @@ export async function resolveSourceFiles(pattern: string | string[], baseDir: st
 }
 
 async function loadSource(name: string, files: string[]): Promise<SourceInfo> {
-  const infos = await Promise.all(files.map(inspectParquet));
+  // a file's error names the source it belongs to, which may be one of several or an override's
+  const named = (e: unknown) => (e instanceof InputError && !e.message.startsWith('source "')
+    ? new InputError(`source "${name}": ${e.message}`, e.file, e.column) : e);
+  const infos = await Promise.all(files.map((f) => inspectParquet(f).catch((e) => {
+    throw named(e);
+  })));
   const first = infos[0];
   for (const info of infos.slice(1)) {
     for (const c of first.columns) {
@@ -228,7 +233,14 @@ const UNIT_RANK = { second: 0, millisecond: 1, microsecond: 2, nanosecond: 3 } a
 
 function keyNorms(l: Field, r: Field, at: P): [KeyNorm, KeyNorm] {
   const a = l.type, b = r.type;
-  if (isInteger(a) && isInteger(b)) return [{ kind: 'int' }, { kind: 'int' }];
+  if (isInteger(a) && isInteger(b)) {
+    // uint64 against a signed integer: by value in 128 bits (2^64 - 1 has the bits of -1 as a 64-bit word)
+    const signed = (t: DataType) => t.id === 'int8' || t.id === 'int16' || t.id === 'int32' || t.id === 'int64';
+    if ((a.id === 'uint64' && signed(b)) || (b.id === 'uint64' && signed(a))) {
+      return [{ kind: 'dec', mul: 0, wide: true }, { kind: 'dec', mul: 0, wide: true }];
+    }
+    return [{ kind: 'int' }, { kind: 'int' }];
+  }
   if ((isDecimal(a) || isInteger(a)) && (isDecimal(b) || isInteger(b))) {
     // Compared by value at the finer scale; wide when the common form may exceed 18 digits.
     const scale = Math.max(a.scale ?? 0, b.scale ?? 0);

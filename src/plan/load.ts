@@ -6,13 +6,14 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { PlanError, jsonPath } from '../errors.js';
 import { bindPlan } from './bind.js';
+import { expectedAt, shown, valueAt } from './expected.js';
 import { type ParamInput, applyParams } from './params.js';
 import { resolveSourceOverrides } from './sources.js';
 import { pruneColumns } from './prune.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
 import { DEFAULT_BROADCAST_BYTES } from '../joins/decide.js';
-import { DEFAULT_IN_THREAD_BYTES } from '../exec/local.js';
+import { DEFAULT_IN_THREAD_BYTES } from './defaults.js';
 import { type OutputFormat, type Plan, PlanSchema, parseBytes } from './spec.js';
 
 export interface SkewSettings {
@@ -77,6 +78,17 @@ export interface Overrides {
   taskCpuTime?: boolean;
   /** the overrides came from the command line: errors name `--param`/`--source`, not the options */
   fromCommandLine?: boolean;
+  /** replaces the plan's `output` (`--output`, `--format`); a relative path is relative to the current folder */
+  output?: { path: string; format?: OutputFormat };
+}
+
+/** What `loadPlan` and `runPlan` take beside the plan: the overrides and the folder of relative paths. */
+export interface LoadOptions extends Overrides {
+  /**
+   * Folder that a plan object's relative paths, and `sources` overrides, resolve against
+   * (default: the current directory). A plan file's own paths resolve against its folder.
+   */
+  baseDir?: string;
 }
 
 export interface LoadedPlan {
@@ -89,8 +101,7 @@ export interface LoadedPlan {
 
 /** The value at a path of the plan object, as the message shows it. */
 function received(root: unknown, p: PropertyKey[]): string {
-  let v: unknown = root;
-  for (const k of p) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  const v = valueAt(root, p);
   return v === undefined ? 'missing' : JSON.stringify(v);
 }
 
@@ -99,6 +110,14 @@ function notOneOf(root: unknown, p: PropertyKey[], allowed: readonly unknown[]):
   const got = received(root, p);
   const list = allowed.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', ');
   return got === 'missing' ? `missing; one of ${list}` : allowed.length === 1 ? `expected ${list}, got ${got}` : `${got} is not one of ${list}`;
+}
+
+/** `expected a sort key such as {...}, got "amount"`, where the field is one plan/expected.ts describes. */
+function expectedMessage(root: unknown, p: PropertyKey[]): string | undefined {
+  const form = expectedAt(root, p);
+  if (!form) return undefined;
+  const v = valueAt(root, p);
+  return v === undefined ? `missing: expected ${form}` : `expected ${form}, got ${shown(v)}`;
 }
 
 function describeIssue(root: unknown, issue: z.core.$ZodIssue, base: PropertyKey[] = []): { path: string; message: string } {
@@ -116,9 +135,16 @@ function describeIssue(root: unknown, issue: z.core.$ZodIssue, base: PropertyKey
       if (first && (!best || first.path.length > best.path.length) && first.code !== 'unrecognized_keys') best = first;
     }
     if (best && best.path.length > 0) return describeIssue(root, best, p);
-    return { path: jsonPath(p), message: issue.message === 'Invalid input' ? 'does not match any allowed form' : issue.message };
+    const message = expectedMessage(root, p)
+      ?? (issue.message === 'Invalid input' ? 'does not match any allowed form' : issue.message);
+    return { path: jsonPath(p), message };
   }
   if (issue.code === 'unrecognized_keys') return { path: jsonPath(p), message: `unknown field(s): ${issue.keys.join(', ')}` };
+  if (issue.code === 'invalid_type') {
+    const message = expectedMessage(root, p)
+      ?? `expected ${issue.expected === 'tuple' ? 'a list' : `a ${issue.expected}`}, got ${shown(valueAt(root, p))}`;
+    return { path: jsonPath(p), message };
+  }
   return { path: jsonPath(p), message: issue.message };
 }
 
@@ -140,8 +166,27 @@ export function readPlanFile(file: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new PlanError('', `plan file ${file} is not valid JSON: ${(e as Error).message}`);
+    throw new PlanError('', `plan file ${jsonSyntaxError(file, text, (e as Error).message)}`);
   }
+}
+
+/**
+ * `plan.json:5:3: not valid JSON: ...` and the line with a caret under the place: V8 gives a character
+ * position (`at position 80`), which no editor goes to. Without a position (the text ended early) the
+ * place is the end of the text.
+ */
+export function jsonSyntaxError(file: string, text: string, message: string): string {
+  const m = message.match(/at position (\d+)/);
+  const at = m ? Number(m[1]) : text.trimEnd().length;
+  const before = text.slice(0, at).split('\n');
+  const line = before.length, column = before[before.length - 1].length + 1;
+  const source = (text.split('\n')[line - 1] ?? '').replace(/\r$/, '');
+  // V8's message without the position it restates, and without the excerpt of the text in quotes
+  const why = message.replace(/ in JSON at position \d+.*$/s, '').replace(/, ".*" is not valid JSON$/s, '')
+    .replace(/ \(line \d+ column \d+\)$/, '');
+  const shownLine = source.length > 100 ? source.slice(Math.max(0, column - 50), column + 50) : source;
+  const caret = source.length > 100 ? Math.min(column - 1, 49) : column - 1;
+  return `${file}:${line}:${column}: not valid JSON: ${why}\n  ${shownLine}\n  ${' '.repeat(caret)}^`;
 }
 
 /** `baseDir` resolves a relative `execution.spillDir` (the plan's folder). */
@@ -197,18 +242,30 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
 }
 
 /**
- * Load a plan from a file path or an object (then `baseDir` resolves its
+ * Load a plan from a file path or an object (then `options.baseDir` resolves its
  * relative paths; default the current directory), validate and bind it.
+ * A third argument `baseDir` is the older form of `options.baseDir`; both given and different
+ * is an error. Any object is taken here (plans compiled from SQL, the Spark bench's): the
+ * library exports it typed as `Plan | string` (src/index.ts).
  */
-export async function loadPlan(source: string | object, overrides: Overrides = {}, baseDir?: string): Promise<LoadedPlan> {
+export async function loadPlan(
+  source: Plan | string | object, options: LoadOptions = {}, baseDir?: string,
+): Promise<LoadedPlan> {
+  const both = baseDir !== undefined && options.baseDir !== undefined;
+  if (both && path.resolve(baseDir) !== path.resolve(options.baseDir!)) {
+    const [a, b] = [JSON.stringify(options.baseDir), JSON.stringify(baseDir)];
+    throw new PlanError('baseDir',
+      `given twice with different values: ${a} in the options and ${b} as the third argument`);
+  }
+  const base = path.resolve(options.baseDir ?? baseDir ?? '.');
   const obj = typeof source === 'string' ? readPlanFile(source) : source;
-  const dir = typeof source === 'string' ? path.dirname(path.resolve(source)) : path.resolve(baseDir ?? '.');
-  const cli = overrides.fromCommandLine ?? false;
-  const plan = validatePlan(applyParams(obj, overrides.params, cli));
-  const settings = resolveSettings(plan, overrides, dir);
-  const output = outputOf(plan, dir);
+  const dir = typeof source === 'string' ? path.dirname(path.resolve(source)) : base;
+  const cli = options.fromCommandLine ?? false;
+  const plan = validatePlan(applyParams(obj, options.params, cli));
+  const settings = resolveSettings(plan, options, dir);
+  const output = options.output ? outputOf({ ...plan, output: options.output }, process.cwd()) : outputOf(plan, dir);
   // override paths are the caller's: relative to baseDir (the current folder by default), not to the plan
-  const files = await resolveSourceOverrides(Object.keys(plan.sources), overrides.sources ?? {}, path.resolve(baseDir ?? '.'), cli);
+  const files = await resolveSourceOverrides(Object.keys(plan.sources), options.sources ?? {}, base, cli);
   const root = splitScans(pruneColumns(await bindPlan(plan, dir, files)), plannedWorkers(settings));
   return { plan, baseDir: dir, root, settings, output };
 }

@@ -3,7 +3,7 @@
 // offset and limit), so that a file of a few big row groups still spreads over
 // every worker the plan is sized for.
 import type { BoundNode, FileSplit } from './bound.js';
-import { TASKS_PER_WORKER } from '../skew/decide.js';
+import { TASKS_PER_WORKER } from './defaults.js';
 
 /** No row-range split smaller than this: below it a task's fixed costs (opening, the footer, dispatch) dominate. */
 export const MIN_MAP_SPLIT_BYTES = 1024 * 1024;

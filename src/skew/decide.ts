@@ -29,6 +29,7 @@ import { median as ssMedian } from 'simple-statistics';
 import type { JoinType } from '../plan/spec.js';
 import { buildsLeft } from '../kernels/join.js';
 import type { SkewSettings } from '../plan/load.js';
+import { TASKS_PER_WORKER } from '../plan/defaults.js';
 import { type RowSlice, packRowSlices, pieceCaps } from './slices.js';
 
 export interface HotKeyStat {
@@ -140,8 +141,7 @@ function mapRowsOf(s: SideStats, p: number): number[] {
 }
 
 const MIN_COALESCED = 1024 * 1024;
-/** Coalescing stops at this many tasks per worker, so that the last tasks balance out. */
-export const TASKS_PER_WORKER = 4;
+export { TASKS_PER_WORKER };
 
 /** What small partitions are packed up to: the target, but keeping about TASKS_PER_WORKER tasks per worker, never below 1 MB. */
 export function coalesceCap(total: number, target: number, parallelism: number): number {

@@ -128,6 +128,7 @@ export class SpaceSaving {
  * freed them, and the next run's summaries (new maps) deoptimized the
  * compiled addAll and decrementAll ("wrong map", seen with --trace-deopt).
  */
+// biome-ignore lint/correctness/noUnusedVariables: it exists to keep the class's maps alive
 const KEEP_MAPS = new SpaceSaving(1);
 
 /**

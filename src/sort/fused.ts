@@ -8,7 +8,7 @@
 // range-partition what they produce. A range the pilots misjudged (a hot
 // value they did not see) is cut again by sort/stage.ts.
 import { plannedWorkers } from '../plan/load.js';
-import type { Executor } from '../exec/run.js';
+import type { ExecContext } from '../exec/context.js';
 import type { TaskResult, TaskSink } from '../exec/task.js';
 import { type RangeRequest, boundsFromSamples, outputBytes, rangeTasks } from './scatter.js';
 
@@ -22,7 +22,7 @@ const PILOT_SAMPLE_ROWS = 16384;
  * pilots (a skew split's piece holds few keys); `bytes`: each task's input.
  */
 export async function runRanged<T extends { bytes: number }>(
-  ex: Executor, req: RangeRequest, tasks: T[], plain: (t: T) => boolean, run: (t: T, sink: TaskSink) => Promise<TaskResult[]>,
+  ex: ExecContext, req: RangeRequest, tasks: T[], plain: (t: T) => boolean, run: (t: T, sink: TaskSink) => Promise<TaskResult[]>,
 ): Promise<TaskResult[]> {
   const pilots = choosePilots(tasks, plain, plannedWorkers(ex.settings));
   const first = (await Promise.all(pilots.map((t) => run(t, { kind: 'collect', sample: PILOT_SAMPLE_ROWS })))).flat();

@@ -2,24 +2,14 @@
 // rows cut into ranges by them, either by range tasks over rows already
 // produced (partitionByRanges) or by the tasks that produce them (a range
 // sink, see sort/fused.ts). Ranges are what the sort tasks read.
-import { type Batch, type Schema, concatBatches } from '../kernels/column.js';
-import type { SortKey } from '../kernels/sort.js';
+import { type Batch, concatBatches } from '../kernels/column.js';
 import { blockBytes } from '../spill/block.js';
 import { heldBytes } from '../spill/spiller.js';
-import type { Executor } from '../exec/run.js';
+import type { ExecContext } from '../exec/context.js';
 import type { TaskResult } from '../exec/task.js';
-import { chooseBounds } from './range.js';
+import { type RangeRequest, chooseBounds } from './range.js';
 
-/** What a sort asks of the stage below it: ranges of about `rangeBytes` by its keys; `bounds` set by a stage that cut them itself. */
-export interface RangeRequest {
-  by: SortKey[];
-  schema: Schema;
-  stage: string;
-  rangeBytes: number;
-  minRanges: number;
-  maxRanges: number;
-  bounds?: Batch;
-}
+export type { RangeRequest };
 
 /** The rows of each range, in range order (blocks held in memory or spilled). */
 export type Ranges = { blocks: Batch[]; rows: number; bytes: number }[];
@@ -43,7 +33,7 @@ export function rangesOf(results: Pick<TaskResult, 'batches' | 'partitionRows' |
 }
 
 /** Range tasks over produced rows (each task's output cut by the boundaries); the rows' held bytes go back to the budget. */
-export async function rangeTasks(ex: Executor, req: RangeRequest, outputs: (Batch | null)[][], bounds: Batch, seed = 0): Promise<TaskResult[]> {
+export async function rangeTasks(ex: ExecContext, req: RangeRequest, outputs: (Batch | null)[][], bounds: Batch, seed = 0): Promise<TaskResult[]> {
   const held = heldBytes(outputs);
   const parts = await Promise.all(outputs.map((bs) => bs.filter((b): b is Batch => b !== null)).filter((bs) => bs.length > 0).map((batches, i) => ex.run({
     source: { kind: 'batches', schema: req.schema, batches }, ops: [],
@@ -54,6 +44,6 @@ export async function rangeTasks(ex: Executor, req: RangeRequest, outputs: (Batc
 }
 
 /** partitionByRanges: rangeTasks' output as ranges. */
-export async function partitionByRanges(ex: Executor, req: RangeRequest, outputs: (Batch | null)[][], bounds: Batch): Promise<Ranges> {
+export async function partitionByRanges(ex: ExecContext, req: RangeRequest, outputs: (Batch | null)[][], bounds: Batch): Promise<Ranges> {
   return rangesOf(await rangeTasks(ex, req, outputs, bounds), bounds.length + 1);
 }

@@ -7,8 +7,9 @@ import type { BoundNode } from '../plan/bound.js';
 import { plannedWorkers } from '../plan/load.js';
 import { median } from '../skew/decide.js';
 import { pipelineOf } from '../exec/physical.js';
-import { type Executor, packBlocks, withSeed } from '../exec/run.js';
-import type { Combine, RowOp, TaskResult, TaskSink } from '../exec/task.js';
+import type { ExecContext } from '../exec/context.js';
+import { packBlocks } from '../spill/block.js';
+import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../exec/task.js';
 import { heldBytes } from '../spill/spiller.js';
 import type { Batch } from '../kernels/column.js';
 import { type RangeRequest, type Ranges, boundsFromSamples, outputBytes, partitionByRanges, rangesOf } from './scatter.js';
@@ -44,7 +45,7 @@ const MAX_RANGES = 4096;
  * shuffle's blocks); runs of consecutive ranges of about a task's bytes are
  * sorted by their own task, and the runs are emitted in order.
  */
-export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
+export async function runSort(ex: ExecContext, node: SortNode, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
   const taskBytes = Math.min(SORT_TASK_BYTES, ex.taskShare() / 4);
   const req: RangeRequest = {
     by: node.by, schema: node.schema, stage: node.id, rangeBytes: Math.min(SORT_RANGE_BYTES, taskBytes / RANGES_PER_TASK),
@@ -96,7 +97,7 @@ export async function runSort(ex: Executor, node: SortNode, ops: RowOp[], sink: 
  * their own rows: a hot value among them is then dealt over several ranges.
  * Returns how many ranges were cut.
  */
-async function recutOversized(ex: Executor, req: RangeRequest, ranges: Ranges, taskBytes: number): Promise<number> {
+async function recutOversized(ex: ExecContext, req: RangeRequest, ranges: Ranges, taskBytes: number): Promise<number> {
   // far larger: also several times the mean range (under a tiny budget every range passes a task's bytes)
   const mean = ranges.reduce((a, r) => a + r.bytes, 0) / Math.max(1, ranges.length);
   const limit = Math.max(taskBytes, RECUT_FACTOR * mean);

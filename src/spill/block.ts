@@ -139,3 +139,16 @@ export function readBack(blocks: Batch[], counter: { bytes: number }): Batch[] {
     for (const fd of fds.values()) fs.closeSync(fd);
   }
 }
+
+/** Consecutive blocks packed into chunks of about `target` bytes (at least one chunk). */
+export function packBlocks(blocks: Batch[], target: number): Batch[][] {
+  const chunks: Batch[][] = [[]];
+  let bytes = 0;
+  for (const b of blocks) {
+    const n = blockBytes(b);
+    if (bytes > 0 && bytes + n > target) { chunks.push([]); bytes = 0; }
+    chunks[chunks.length - 1].push(b);
+    bytes += n;
+  }
+  return chunks;
+}

@@ -1,10 +1,10 @@
 // The spill folder of one query: created (and proved writable) before any
-// work starts, removed when the query ends however it ends (exec/cleanup.ts
+// work starts, removed when the query ends however it ends (io/cleanup.ts
 // also removes it on exit and on SIGINT/SIGTERM).
 import fs from 'node:fs';
 import path from 'node:path';
 import { ExecutionError, PlanError } from '../errors.js';
-import { registerCleanup } from '../exec/cleanup.js';
+import { registerCleanup } from '../io/cleanup.js';
 
 /** Why a file operation failed, as its error code when it has one. */
 export const reason = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;

@@ -9,7 +9,8 @@ import type { Batch, Schema } from '../kernels/column.js';
 import { buildsLeft } from '../kernels/join.js';
 import type { KeyNorm } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
-import { type Executor, packBlocks } from '../exec/run.js';
+import type { ExecContext } from '../exec/context.js';
+import { packBlocks } from './block.js';
 import { heldBytes } from './spiller.js';
 
 /** Most pieces one reduce task is cut into. */
@@ -34,7 +35,7 @@ export function gracePieces(type: JoinType, left: SideSize, right: SideSize, sha
  * rows in one piece. Returns each piece's blocks and the bytes held.
  */
 export async function cutByHash(
-ex: Executor, blocks: Batch[], schema: Schema, keys: number[], norms: KeyNorm[], K: number, within: number,
+ex: ExecContext, blocks: Batch[], schema: Schema, keys: number[], norms: KeyNorm[], K: number, within: number,
   meta: { stage: string; partition: number; label: string }, spreadNulls: boolean,
 ): Promise<{ pieces: Batch[][]; held: number }> {
   const chunks = packBlocks(blocks, ex.settings.skew.advisoryPartitionBytes).filter((c) => c.length > 0);

@@ -1,18 +1,49 @@
 // The coordinator's side of the memory budget: shuffle output admitted while
 // it fits `memoryLimit`, written to the query's spill folder when it does not,
-// released when the stage that reads it is done.
+// released when the stage that reads it is done. The budget is one per process,
+// as DuckDB's memory_limit is one per database: queries running at once in a
+// library process share it (their worker threads are shared too).
 import type { Batch } from '../kernels/column.js';
 import { blockBytes, isSpilled, writeBlocks } from './block.js';
 import { SpillFolder } from './folder.js';
 
+/**
+ * The process's data budget: what every running query holds, against the largest data budget among them. Three
+ * queries each given 1 GB hold 1 GB of data between them, not 3 GB (each alone may still use all of it).
+ */
+class ProcessMemory {
+  held = 0;
+  private readonly limits = new Map<Spiller, number>();
+  join(s: Spiller, limit: number): void { this.limits.set(s, limit); }
+  leave(s: Spiller): void { this.limits.delete(s); }
+  get limit(): number {
+    let m = 0;
+    for (const l of this.limits.values()) m = Math.max(m, l);
+    return m;
+  }
+  get queries(): number { return this.limits.size; }
+}
+const PROCESS = new ProcessMemory();
+
+/** Data held by the queries running in this process, and how many there are (for tests and --stats). */
+export const processMemory = (): { held: number; limit: number; queries: number } =>
+  ({ held: PROCESS.held, limit: PROCESS.limit, queries: PROCESS.queries });
+
 export class Spiller {
-  /** bytes of shuffle data held in memory now */
+  /** bytes of shuffle data this query holds in memory now */
   private held = 0;
   spilledBytes = 0;
   readonly folder: SpillFolder;
 
+  /** `limit`: this query's data budget (the process's is the largest of the running queries'). */
   constructor(readonly limit: number, spillDir: string) {
     this.folder = new SpillFolder(spillDir);
+    PROCESS.join(this, limit);
+  }
+
+  /** Bytes the query may still hold: its own budget's rest, within what the process's budget has left. */
+  private room(): number {
+    return Math.min(this.limit - this.held, PROCESS.limit - PROCESS.held);
   }
 
   /**
@@ -23,8 +54,8 @@ export class Spiller {
   admit(blocks: (Batch | null)[]): { blocks: (Batch | null)[]; spilled: number } {
     let bytes = 0;
     for (const b of blocks) if (b) bytes += blockBytes(b);
-    if (bytes === 0 || this.held + bytes <= this.limit) {
-      this.held += bytes;
+    if (bytes === 0 || bytes <= this.room()) {
+      this.reserve(bytes);
       return { blocks, spilled: 0 };
     }
     const r = this.folder.writeFile((fd, file) => writeBlocks(fd, file, 0, blocks));
@@ -34,17 +65,19 @@ export class Spiller {
 
   /** Bytes the budget has left for data now. */
   free(): number {
-    return Math.max(0, this.limit - this.held);
+    return Math.max(0, this.room());
   }
 
   /** Count data held outside shuffle blocks (a broadcast table, a measured join side) until release(). */
   reserve(bytes: number): void {
     this.held += bytes;
+    PROCESS.held += bytes;
   }
 
   /** Blocks admitted in memory (`heldBytes` of them) are no longer needed: their bytes return to the budget. */
   release(bytes: number): void {
     this.held -= bytes;
+    PROCESS.held -= bytes;
   }
 
   /** A stage is done with its whole shuffle: the blocks' memory back to the budget, their spill files unlinked. */
@@ -62,6 +95,10 @@ export class Spiller {
 
   /** Remove the spill folder, its files unlinked in parallel (the exit and signal handlers remove it synchronously). */
   close(): Promise<void> {
+    // whatever the query still counts (a run that failed mid-stage) goes back to the process
+    PROCESS.held -= this.held;
+    this.held = 0;
+    PROCESS.leave(this);
     return this.folder.removeAsync();
   }
 }

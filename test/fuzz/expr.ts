@@ -1,19 +1,53 @@
-// The fuzzer's values and predicates: literals, predicates (column against a
-// literal, or an expression against an expression) and numeric expressions
-// (+ - *, abs, coalesce, case) over int and decimal columns, each with its
-// DuckDB SQL. Integer expressions stay small (no int64 overflow); the 64-bit
-// column and floats stay out of arithmetic.
+// The fuzzer's values and predicates: literals (of every kind, some as plan
+// parameters), predicates (column against a literal, like, between, or an
+// expression against an expression) and numeric expressions (+ - *, abs,
+// coalesce, case) over int and decimal columns, each with its DuckDB SQL.
+// Integer expressions stay small (no int64 overflow); the 64-bit columns and
+// floats stay out of arithmetic. Integer arithmetic is int64 in the engine:
+// its SQL casts narrow operands to BIGINT, as coalesce and case cast them.
 import type { Rand } from './random.js';
 import { BIG, type Kind } from './tables.js';
 
 /** A column of a generated node; `wide`: kept out of '*' (a 16-byte decimal, a computed value, an aggregate such as a count of a large join), so that products stay within int64 and 38 digits */
-export interface Col { name: string; kind: Kind; wide?: boolean }
-export interface Expr { plan: object; sql: string; kind: 'int' | 'dec'; /** has a wide column: kept out of '*' */ wide: boolean }
+export interface Col { name: string; kind: Kind; wide?: boolean; /** DuckDB type when not the kind's default (narrow integers, ...) */ type?: string }
+export interface Expr {
+  plan: object; sql: string; kind: 'int' | 'dec'; /** has a wide column: kept out of '*' */ wide: boolean;
+  /** a bare integer column narrower than int64 (or unsigned) */ narrow?: boolean;
+}
+
+type Value = string | number | boolean | null;
+
+/** Plan parameters a generated plan declares: each literal made a parameter is added here. */
+export class Params {
+  readonly decl: Record<string, { type: string; default: string | number | boolean }> = {};
+  /** values given at run time (the library's `params`) instead of the defaults */
+  readonly given: Record<string, string> = {};
+  constructor(private readonly r: Rand) {}
+  /** A literal as a parameter (now and then): the plan value to use. */
+  wrap(kind: Kind, v: Value): Value | { param: string } {
+    const type = PARAM_TYPES[kind];
+    if (v === null || typeof v === 'boolean' || !type || !this.r.chance(0.15)) return v;
+    const name = `P${Object.keys(this.decl).length}`;
+    const t = kind === 'dec' ? 'decimal(6,2)' : type;
+    if (this.r.chance(0.5)) { this.decl[name] = { type: t }; this.given[name] = String(v); } else this.decl[name] = { type: t, default: v };
+    return { param: name };
+  }
+}
+const PARAM_TYPES: Partial<Record<Kind, string>> = { int: 'int64', dec: 'decimal', str: 'utf8', date: 'date', ts: 'timestamp' };
+
+/** Integer arithmetic is int64 in the engine; DuckDB keeps narrow types (and their overflow): cast in SQL. */
+const i64 = (e: Expr) => (e.kind === 'int' ? `(${e.sql})::BIGINT` : e.sql);
+/** coalesce and case unify their arguments' types; narrow integers cast to int64 in both, so both agree. */
+const unified = (e: Expr): Expr => (e.narrow ? { ...e, plan: { cast: e.plan, to: 'int64' }, sql: `CAST(${e.sql} AS BIGINT)`, narrow: false } : e);
+
+const day = (n: number) => new Date(Date.UTC(1995, 0, 1 + n)).toISOString().slice(0, 10);
+const hour = (n: number) => new Date(Date.UTC(1995, 0, 1, n)).toISOString().slice(0, 19).replace('T', ' ');
 
 export const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** A literal of a column's kind (now and then null): [plan value, SQL text]. */
-export function literal(r: Rand, kind: Kind): [string | number | null, string] {
+export function literal(r: Rand, kind: Kind): [Value, string] {
+  if (kind === 'big' && r.chance(0.3)) { const v = r.int(0, 35); return [v, String(v)]; } // uint64's small keys
   if (r.chance(0.05)) return [null, 'NULL'];
   switch (kind) {
     case 'int': { const v = r.int(-5, 30); return [v, String(v)]; }
@@ -21,6 +55,9 @@ export function literal(r: Rand, kind: Kind): [string | number | null, string] {
     case 'float': { const v = r.int(0, 40) / 2; return [v, `${v}::DOUBLE`]; }
     case 'dec': { const v = r.int(-44, 44) / 4; return [v, String(v)]; } // a JSON number with a fraction is a decimal, as in SQL
     case 'str': { const v = r.pick(['hot', 'v1', 'v3', 'v10', 'zz', '']); return [v, `'${v}'`]; }
+    case 'date': { const v = day(r.int(-2, 62)); return [v, `DATE '${v}'`]; }
+    case 'ts': { const v = hour(r.int(-2, 50)); return [v, `TIMESTAMP '${v}'`]; }
+    case 'bool': { const v = r.chance(0.5); return [v, String(v).toUpperCase()]; }
   }
 }
 
@@ -34,32 +71,36 @@ export function expr(r: Rand, schema: Col[], depth = 0): Expr | null {
   const sub = () => expr(r, schema, depth + 1)!;
   if (depth >= 2 || roll < 0.3) {
     const c = r.pick(cols);
-    return { plan: { column: c.name }, sql: q(c.name), kind: c.kind as 'int' | 'dec', wide: !!c.wide };
+    return { plan: { column: c.name }, sql: q(c.name), kind: c.kind as 'int' | 'dec', wide: !!c.wide, narrow: c.kind === 'int' && c.type !== undefined };
   }
   if (roll < 0.4) {
     const kind = r.pick(['int', 'dec'] as const);
     const [v, s] = literal(r, kind);
-    if (v === null) return { plan: { value: null }, sql: 'NULL::INTEGER', kind: 'int', wide: false };
-    return { plan: { value: v }, sql: `(${s})`, kind: Number.isInteger(v) ? 'int' : 'dec', wide: false };
+    // no null literal in arithmetic: DuckDB folds NULL::BIGINT * x to an INTEGER null (sum: HUGEINT), the engine types it
+    if (v === null) return { plan: { value: 0 }, sql: '(0::BIGINT)', kind: 'int', wide: false };
+    // a JSON integer is int64 (DuckDB reads 1 as INTEGER)
+    return { plan: { value: v }, sql: Number.isInteger(v) ? `(${s}::BIGINT)` : `(${s})`, kind: Number.isInteger(v) ? 'int' : 'dec', wide: false };
   }
   const kindOf = (es: Expr[]) => (es.some((e) => e.kind === 'dec') ? 'dec' : 'int');
   const wideOf = (es: Expr[]) => es.some((e) => e.wide);
   if (roll < 0.7) {
     const a = sub(), b = sub();
     const op = a.wide || b.wide ? r.pick(['+', '-'] as const) : r.pick(['+', '-', '*'] as const);
-    return { plan: { fn: op, args: [a.plan, b.plan] }, sql: `(${a.sql} ${op} ${b.sql})`, kind: kindOf([a, b]), wide: wideOf([a, b]) };
+    const both = a.kind === 'int' && b.kind === 'int';
+    const sql = both ? `(${i64(a)} ${op} ${i64(b)})` : `(${a.sql} ${op} ${b.sql})`;
+    return { plan: { fn: op, args: [a.plan, b.plan] }, sql, kind: kindOf([a, b]), wide: wideOf([a, b]) };
   }
   if (roll < 0.78) {
     const a = sub();
-    return { plan: { fn: 'abs', args: [a.plan] }, sql: `abs(${a.sql})`, kind: a.kind, wide: a.wide };
+    return { plan: { fn: 'abs', args: [a.plan] }, sql: `abs(${i64(a)})`, kind: a.kind, wide: a.wide };
   }
   if (roll < 0.89) {
-    const args = Array.from({ length: r.int(2, 3) }, sub);
+    const args = Array.from({ length: r.int(2, 3) }, sub).map(unified);
     return { plan: { fn: 'coalesce', args: args.map((a) => a.plan) }, sql: `coalesce(${args.map((a) => a.sql).join(', ')})`, kind: kindOf(args), wide: wideOf(args) };
   }
   const [when, wsql] = predicate(r, schema, 2);
-  const then = sub();
-  const other = r.chance(0.7) ? sub() : null;
+  const then = unified(sub());
+  const other = r.chance(0.7) ? unified(sub()) : null;
   const all = other ? [then, other] : [then];
   return {
     plan: { case: [{ when, then: then.plan }], ...(other ? { else: other.plan } : {}) },
@@ -73,16 +114,20 @@ const CMPS = ['=', '!=', '<', '<=', '>', '>='] as const;
 const cmpSql = (c: (typeof CMPS)[number]) => (c === '!=' ? '<>' : c);
 
 /** A predicate over `schema`: [plan predicate, SQL]. */
-export function predicate(r: Rand, schema: Col[], depth = 0): [object, string] {
+export function predicate(r: Rand, schema: Col[], depth = 0, P?: Params): [object, string] {
   const roll = r.float();
+  const lit = (kind: Kind): [Value | { param: string }, string] => {
+    const [v, sv] = literal(r, kind);
+    return [P ? P.wrap(kind, v) : v, sv];
+  };
   if (depth < 2 && roll < 0.25) {
     const n = r.int(2, 3);
-    const parts = Array.from({ length: n }, () => predicate(r, schema, depth + 1));
+    const parts = Array.from({ length: n }, () => predicate(r, schema, depth + 1, P));
     const op = r.pick(['and', 'or'] as const);
     return [{ [op]: parts.map((p) => p[0]) }, `(${parts.map((p) => p[1]).join(` ${op.toUpperCase()} `)})`];
   }
   if (depth < 2 && roll < 0.32) {
-    const [p, s] = predicate(r, schema, depth + 1);
+    const [p, s] = predicate(r, schema, depth + 1, P);
     return [{ not: p }, `(NOT ${s})`];
   }
   if (roll > 0.88) {
@@ -111,11 +156,20 @@ export function predicate(r: Rand, schema: Col[], depth = 0): [object, string] {
     const isNull = r.chance(0.5);
     return [{ column: c.name, isNull }, `(${col} IS ${isNull ? '' : 'NOT '}NULL)`];
   }
-  if (form < 0.35) {
-    const vals = Array.from({ length: r.int(1, 4) }, () => literal(r, c.kind));
+  if (form < 0.3) {
+    const vals = Array.from({ length: r.int(1, 4) }, () => lit(c.kind));
     return [{ column: c.name, in: vals.map((v) => v[0]) }, `(${col} IN (${vals.map((v) => v[1]).join(', ')}))`];
   }
+  if (form < 0.42 && c.kind === 'str') {
+    const pat = r.pick(['v1%', '%1', 'h_t', '%o%', 'v_', '%', 'V%', '']);
+    const plan = P ? P.wrap('str', pat) : pat;
+    return [{ column: c.name, like: plan }, `(${col} LIKE '${pat}')`];
+  }
+  if (form < 0.5 && c.kind !== 'bool' && c.kind !== 'float') {
+    const [lo, slo] = lit(c.kind), [hi, shi] = lit(c.kind);
+    return [{ column: c.name, between: [lo, hi] }, `(${col} BETWEEN ${slo} AND ${shi})`];
+  }
   const cmp = r.pick(CMPS);
-  const [v, sv] = literal(r, c.kind);
+  const [v, sv] = lit(c.kind);
   return [{ column: c.name, cmp, value: v }, `(${col} ${cmpSql(cmp)} ${sv})`];
 }

@@ -1,23 +1,32 @@
 // Random operator trees for the fuzzer, each with the DuckDB SQL of the same
 // query: scans, filters, projections, joins of every type on one or two key
-// pairs, aggregates, sort + limit. Every generator returns the plan node, its
+// pairs (across types: integer widths, decimals, timestamp units), cross
+// joins, aggregates, sort + limit, and a limit without a sort at the top. Every generator returns the plan node, its
 // SQL (a subquery whose output columns are named as skewjoin names them) and
 // its schema. Expressions and predicates (computed columns, expression
-// comparisons, aggregates over an expression) come from expr.ts.
-import { type Col, expr, predicate, q } from './expr.js';
+// comparisons, aggregates over an expression) come from expr.ts, the other
+// computed columns (division, string, date and cast functions) from scalar.ts.
+import { type Col, Params, expr, predicate, q } from './expr.js';
 import type { Rand } from './random.js';
-import type { Kind, Table } from './tables.js';
+import { scalar } from './scalar.js';
+import { type Kind, type Table, scanSql } from './tables.js';
 
 export type { Col };
-export interface Gen { node: Record<string, unknown>; sql: string; schema: Col[]; /** rows come out in a defined order */ ordered: boolean }
+export interface Gen {
+  node: Record<string, unknown>; sql: string; schema: Col[]; /** rows come out in a defined order */ ordered: boolean;
+  /** a limit without a sort at the top: its rows are any `count` of the SQL's (after `offset`) */
+  subset?: { count: number; offset: number };
+}
 
 const JOIN_TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'] as const;
 const JOIN_SQL: Record<(typeof JOIN_TYPES)[number], string> = {
   inner: 'JOIN', left: 'LEFT JOIN', right: 'RIGHT JOIN', full: 'FULL JOIN', semi: 'SEMI JOIN', anti: 'ANTI JOIN',
 };
 
-const numKey = (k: Kind) => k === 'int' || k === 'dec';
+// integers of any width and sign, 64-bit ones and decimals join each other by value
+const numKey = (k: Kind) => k === 'int' || k === 'dec' || k === 'big';
 const keysMatch = (a: Kind, b: Kind) => a === b || (numKey(a) && numKey(b));
+const keyable = (c: Col) => c.kind !== 'float' && c.kind !== 'bool';
 
 function selectList(cols: { from: string; as: string }[]): string {
   return cols.map((c) => (c.from === c.as ? q(c.from) : `${c.from} AS ${q(c.as)}`)).join(', ');
@@ -25,15 +34,20 @@ function selectList(cols: { from: string; as: string }[]): string {
 
 export class PlanGen {
   private aliases = 0;
-  constructor(private readonly r: Rand, private readonly tables: Table[]) {}
+  /** joins whose key pairs differ in type (integer widths, decimal scales, int with decimal, timestamp units) */
+  crossTypeJoins = 0;
+  /** the parameters the plan declares (expr.ts turns some literals into them) */
+  readonly params: Params;
+  constructor(private readonly r: Rand, private readonly tables: Table[]) { this.params = new Params(r); }
 
   private alias() { return `q${this.aliases++}`; }
 
   scan(): Gen {
     const t = this.r.pick(this.tables);
-    const cols = this.r.chance(0.5) ? t.columns : this.r.some(t.columns, 2);
+    // all 23 columns now and then; mostly a few (join results stay narrow enough to compare quickly)
+    const cols = this.r.chance(0.15) ? t.columns : this.r.some(t.columns, 2, 8);
     const node = { op: 'scan', source: t.name, ...(cols === t.columns ? {} : { columns: cols.map((c) => c.name) }) };
-    return { node, sql: `SELECT ${cols.map((c) => q(c.name)).join(', ')} FROM read_parquet('${t.file}')`, schema: cols, ordered: false };
+    return { node, sql: `SELECT ${cols.map(scanSql).join(', ')} FROM read_parquet('${t.file}')`, schema: cols, ordered: false };
   }
 
   /** A tree of at most `depth` levels below the root. */
@@ -43,13 +57,27 @@ export class PlanGen {
     if (roll < 0.15) return this.scan();
     if (roll < 0.35) return this.filter(this.node(depth - 1));
     if (roll < 0.45) return this.project(this.node(depth - 1));
-    if (roll < 0.75) return this.join(this.node(depth - 1), this.node(depth - 1)) ?? this.filter(this.node(depth - 1));
+    if (roll < 0.72) return this.join(this.node(depth - 1), this.node(depth - 1)) ?? this.filter(this.node(depth - 1));
+    if (roll < 0.75) return this.join(this.small(), this.small(), true)!; // a cross join, of inputs small enough
     if (roll < 0.82) return { ...this.sortLimit(this.node(depth - 1)), ordered: false }; // a limited input: the coordinator's rows feed a shuffle
+    // an aggregate over a join now and then: eager aggregation below the join (exec/run.ts runAggregate)
+    if (roll < 0.88) return this.aggregate(this.join(this.node(depth - 1), this.node(depth - 1)) ?? this.node(depth - 1));
     return this.aggregate(this.node(depth - 1));
   }
 
+  /** A few columns of a small table, maybe filtered: an input of a cross join. */
+  small(): Gen {
+    const t = this.r.pick(this.tables.filter((x) => x.rows <= 120));
+    const cols = this.r.some(t.columns, 1, 4);
+    const g = {
+      node: { op: 'scan', source: t.name, columns: cols.map((c) => c.name) },
+      sql: `SELECT ${cols.map(scanSql).join(', ')} FROM read_parquet('${t.file}')`, schema: cols, ordered: false,
+    };
+    return this.r.chance(0.5) ? this.filter(g) : g;
+  }
+
   filter(input: Gen): Gen {
-    const [where, sql] = predicate(this.r, input.schema);
+    const [where, sql] = predicate(this.r, input.schema, 0, this.params);
     const a = this.alias();
     return { node: { op: 'filter', input: input.node, where }, sql: `SELECT * FROM (${input.sql}) ${a} WHERE ${sql}`, schema: input.schema, ordered: false };
   }
@@ -62,10 +90,15 @@ export class PlanGen {
     });
     const a = this.alias();
     // computed columns: arithmetic, abs, coalesce, case over int and decimal columns
-    for (let j = 0, n = this.r.chance(0.6) ? this.r.int(1, 2) : 0; j < n; j++) {
+    for (let j = 0, n = this.r.chance(0.7) ? this.r.int(1, 2) : 0; j < n; j++) {
+      const name = `${a}_e${j}`;
+      if (this.r.chance(0.5)) {
+        const s = scalar(this.r, input.schema);
+        if (s) out.splice(this.r.int(0, out.length), 0, { plan: { name, expr: s.plan }, from: s.sql, col: { name, ...s.col } });
+        continue;
+      }
       const e = expr(this.r, input.schema);
       if (!e) break;
-      const name = `${a}_e${j}`;
       out.splice(this.r.int(0, out.length), 0, { plan: { name, expr: e.plan }, from: e.sql, col: { name, kind: e.kind, wide: true } });
     }
     return {
@@ -77,18 +110,18 @@ export class PlanGen {
   }
 
   /** A join on one or two key pairs of the same kind (or decimal with int, matched by value); null when the sides share no kind of key. */
-  join(left: Gen, right: Gen): Gen | null {
-    const keyable = (c: Col) => c.kind !== 'float';
+  join(left: Gen, right: Gen, cross = false): Gen | null {
     const pairs: [Col, Col][] = [];
-    for (const l of this.r.shuffle(left.schema.filter(keyable))) {
-      const rs = right.schema.filter((c) => keysMatch(l.kind, c.kind) && !pairs.some((p) => p[1] === c));
+    for (const l of cross ? [] : this.r.shuffle(left.schema.filter(keyable))) {
+      const rs = right.schema.filter((c) => keyable(c) && keysMatch(l.kind, c.kind) && !pairs.some((p) => p[1] === c));
       if (rs.length) pairs.push([l, this.r.pick(rs)]);
       if (pairs.length === (this.r.chance(0.35) ? 2 : 1)) break;
     }
-    if (pairs.length === 0) return null;
-    const type = this.r.pick(JOIN_TYPES);
+    if (pairs.length === 0 && !cross) return null;
+    const type = cross ? 'inner' : this.r.pick(JOIN_TYPES);
+    if (pairs.some(([l, r]) => l.kind !== r.kind || (l.type ?? l.kind) !== (r.type ?? r.kind))) this.crossTypeJoins++;
     const [la, ra] = [this.alias(), this.alias()];
-    const on = pairs.map(([l, r]) => `${la}.${q(l.name)} = ${ra}.${q(r.name)}`).join(' AND ');
+    const on = cross ? 'TRUE' : pairs.map(([l, r]) => `${la}.${q(l.name)} = ${ra}.${q(r.name)}`).join(' AND ');
     const cols = left.schema.map((c) => ({ from: `${la}.${q(c.name)}`, as: c.name }));
     const schema = [...left.schema];
     if (type !== 'semi' && type !== 'anti') {
@@ -171,6 +204,11 @@ export class PlanGen {
   /** A whole query: a tree, sometimes sorted (and limited) at the top or above a join's input. */
   query(): Gen {
     const g = this.node(this.r.int(1, 3));
+    if (this.r.chance(0.06)) {
+      // a limit without a sort: any rows of the input, as many as the limit allows
+      const count = this.r.int(0, 30), offset = this.r.chance(0.3) ? this.r.int(1, 10) : 0;
+      return { ...g, node: { op: 'limit', input: g.node, count, ...(offset ? { offset } : {}) }, subset: { count, offset } };
+    }
     return this.r.chance(0.3) ? this.sortLimit(g) : g;
   }
 }

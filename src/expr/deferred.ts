@@ -6,7 +6,7 @@
 // error from a row the filter dropped must not surface), and the combiner
 // groups the selected rows only (agg/partial.ts). Anything else gathers first.
 import { type Batch, gatherSelected } from '../kernels/column.js';
-import type { Selection } from '../expr/select.js';
+import type { Selection } from './select.js';
 
 /** Kept rows per batch above which the gather is deferred. */
 export const DENSE = 0.75;

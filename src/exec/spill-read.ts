@@ -1,7 +1,7 @@
 // A task's input with its spilled blocks read back: the only place a task
 // touches spill files, before its source runs (on the worker that runs it).
-import type { TaskSource } from '../exec/task.js';
-import { readBack } from './block.js';
+import { readBack } from '../spill/block.js';
+import type { TaskSource } from './task.js';
 
 /** The source with every spilled block in memory, and the spill bytes read. */
 export function withSpillRead(src: TaskSource): { source: TaskSource; readBytes: number } {

@@ -1,0 +1,15 @@
+// Defaults of execution settings that code below the engine reads (plan loading, the command line's start-up
+// guess): a module with no imports, so reading a default loads nothing else.
+
+/**
+ * The default `inThreadBytes`: Parquet bytes (uncompressed, as the footers
+ * give them) up to which a run stays on the calling thread. Measured on 2
+ * cores, whole processes, paired (docs/design/cold-start.md): the quick start (2.1
+ * MB) costs 1.6 s CPU in the thread against 2.7 s with the pool, and a 2M-row
+ * join (34.5 MB) 1.4-1.7 s against 2.3-2.5 s, without being slower on the
+ * clock; the 5M-row reference (114 MB) needs both threads.
+ */
+export const DEFAULT_IN_THREAD_BYTES = 48 * 1024 * 1024;
+
+/** Coalescing stops at this many tasks per worker, so that the last tasks balance out (map splits aim at it too). */
+export const TASKS_PER_WORKER = 4;

@@ -1,0 +1,63 @@
+// The command line's Spark side: `skewjoin plan.json --engine spark [--remote URL]`
+// (run, --explain, --stats, outputs) and `skewjoin lower --to spark plan.json`.
+import fs from 'node:fs';
+import path from 'node:path';
+import { type LoadedPlan, type Overrides, loadPlan } from '../plan/load.js';
+import type { Plan } from '../plan/spec.js';
+import { formatTable, jsonLines } from '../io/output.js';
+import { progressDisplay, wantsProgress } from '../cli/progress.js';
+import { type Lowered, lowerPlan } from './lower.js';
+import { executeOnSpark, lowerWithSalting } from './engine.js';
+
+export interface SparkFlags {
+  remote?: string; explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
+}
+
+/** The lowered SQL, settings and salting as `--explain` and `lower` print them. */
+export function describeLowered(lp: LoadedPlan, l: Lowered, where: string): string {
+  const lines = [`engine: spark (${where})`];
+  if (lp.plan.description) lines.push(`plan: ${lp.plan.description}`);
+  lines.push('settings:', ...Object.entries(l.settings).map(([k, v]) => `  ${k}=${v}`));
+  if (l.salted.length === 0) lines.push('salted joins: none');
+  for (const s of l.salted) lines.push(`salted join ${s.join}: hot keys ${s.keys.map((k) => k.join(',')).join('; ')} over ${s.buckets} salts`);
+  if (l.writeUri) lines.push(`output: written by Spark to ${l.writeUri}`);
+  lines.push('sql:', l.sql, '');
+  return lines.join('\n');
+}
+
+export async function runSparkCommand(planFile: string | Plan, f: SparkFlags, o: Overrides, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+  const lp = await loadPlan(planFile, o);
+  const where = f.remote ?? process.env.SPARK_REMOTE ?? 'a local server';
+  if (f.explain && !f.analyze) {
+    out.write(describeLowered(lp, await lowerWithSalting(lp, f.remote), where.replace(/;token=[^;]*/, ';token=***')));
+    return 0;
+  }
+  const display = wantsProgress(err, out, f) ? await progressDisplay(err) : null;
+  let r: Awaited<ReturnType<typeof executeOnSpark>>;
+  try {
+    r = await executeOnSpark(lp, { remote: f.remote, onProgress: display?.onProgress, keepBatches: !lp.output });
+  } finally {
+    display?.stop();
+  }
+  if (f.stats) fs.writeFileSync(f.stats, JSON.stringify(r.stats, null, 2) + '\n');
+  if (f.explain) {
+    const s = r.stats.spark;
+    out.write(describeLowered(lp, { sql: s.sql, settings: s.settings, salted: s.salted }, where));
+    for (const st of s.stages) out.write(`stage ${st.id}: ${st.tasks} tasks, slowest ${st.slowestMs} ms, median ${st.medianMs} ms\n`);
+  }
+  if (!lp.output) {
+    if (f.json) out.write(jsonLines(r.schema, r.batches));
+    else if (!f.quiet && !f.explain) out.write(formatTable(r.schema, r.batches));
+  } else if (!f.quiet) {
+    const shown = r.outputPath && !r.outputPath.includes('://') ? path.relative(process.cwd(), r.outputPath) || r.outputPath : r.outputPath;
+    err.write(`wrote ${r.numRows} rows to ${shown} in ${(r.stats.wallMs / 1000).toFixed(2)} s (spark)\n`);
+  }
+  return 0;
+}
+
+/** `skewjoin lower --to spark plan.json`: the SQL and settings, without a server (no salting: that needs a sample). */
+export async function lowerCommand(planFile: string, o: Overrides, out: NodeJS.WritableStream): Promise<number> {
+  const lp = await loadPlan(planFile, o);
+  out.write(describeLowered(lp, lowerPlan(lp), 'lowered only; hot keys are sampled when the plan runs'));
+  return 0;
+}

@@ -1,0 +1,167 @@
+// Lowering a bound plan to one Spark SQL query and the session settings that go
+// with it. Every operator becomes a SELECT whose columns are named by position
+// (__sj0, __sj1, ...); the outermost SELECT gives them the plan's names.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PlanError } from '../errors.js';
+import type { BoundAggregate, BoundNode } from '../plan/bound.js';
+import type { LoadedPlan, Settings } from '../plan/load.js';
+import { col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
+import { type SaltPlan, saltedJoin } from './salt.js';
+
+export interface Lowered {
+  sql: string;
+  settings: Record<string, string>;
+  /** the joins rewritten with salting, by operator id */
+  salted: { join: string; keys: string[][]; buckets: number }[];
+  /** an output.path that is a URI: Spark writes it (`INSERT OVERWRITE DIRECTORY`) */
+  writeUri?: string;
+}
+
+const URI = /^[a-z][a-z0-9+.-]*:\/\//i;
+/** A path Spark reads or writes itself: a URI (s3a://, hdfs://, gs://, abfss://, file:). */
+export const isUri = (p: string) => URI.test(p) || p.startsWith('file:');
+
+/** A local file as Spark reads it from a local server: an absolute file: URI. */
+export const sparkPath = (p: string) => (isUri(p) ? p : pathToFileURL(path.resolve(p)).href);
+
+/** The session settings: ANSI SQL, UTC, exact decimals, and AQE from the plan's execution settings. */
+export function sparkSettings(s: Settings): Record<string, string> {
+  const out: Record<string, string> = {
+    'spark.sql.ansi.enabled': 'true',
+    'spark.sql.session.timeZone': 'UTC',
+    // column names are case-sensitive in a plan (PLAN-SPEC, Operators): `a` and `A` are two columns
+    'spark.sql.caseSensitive': 'true',
+    // our decimals keep their scale (PLAN-SPEC, Decimals): a result beyond 38 digits fails, it is not rounded
+    'spark.sql.decimalOperations.allowPrecisionLoss': 'false',
+    'spark.sql.adaptive.enabled': 'true',
+    'spark.sql.adaptive.skewJoin.enabled': String(s.skew.enabled),
+    'spark.sql.adaptive.skewJoin.skewedPartitionFactor': String(s.skew.factor),
+    'spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes': String(s.skew.thresholdBytes),
+    'spark.sql.adaptive.advisoryPartitionSizeInBytes': String(s.skew.advisoryPartitionBytes),
+    'spark.sql.autoBroadcastJoinThreshold': String(s.broadcastBytes > 0 ? s.broadcastBytes : -1),
+    'spark.sql.adaptive.autoBroadcastJoinThreshold': String(s.broadcastBytes > 0 ? s.broadcastBytes : -1),
+  };
+  if (s.partitions !== undefined) out['spark.sql.shuffle.partitions'] = String(s.partitions);
+  return out;
+}
+
+/** The JSON path of each bound node (compute nodes stand at their operator's path). */
+function paths(root: BoundNode): Map<BoundNode, string> {
+  const m = new Map<BoundNode, string>();
+  const walk = (n: BoundNode, at: string) => {
+    m.set(n, at);
+    if (n.kind === 'join') { walk(n.left, `${at}.left`); walk(n.right, `${at}.right`); return; }
+    if ('input' in n) walk(n.input, n.kind === 'compute' ? at : `${at}.input`);
+  };
+  walk(root, 'query');
+  return m;
+}
+
+export class Lowering {
+  private readonly at: Map<BoundNode, string>;
+  readonly salted: Lowered['salted'] = [];
+
+  constructor(readonly root: BoundNode, readonly salt: Map<string, SaltPlan> = new Map()) {
+    this.at = paths(root);
+  }
+
+  /** A node as a SELECT whose columns are __sj0.. in the order of its schema. */
+  node(n: BoundNode): string {
+    const from = (m: BoundNode) => `(${this.node(m)}) t`;
+    switch (n.kind) {
+      case 'scan': return this.scan(n);
+      case 'filter': return `SELECT * FROM ${from(n.input)} WHERE ${predicate(n.pred, n.input.schema.map((f) => f.type))}`;
+      case 'project': return `SELECT ${n.indices.map((j, i) => `${col(j)} AS ${col(i)}`).join(', ')} FROM ${from(n.input)}`;
+      case 'compute': {
+        const base = n.input.schema.length;
+        return `SELECT *, ${n.exprs.map((e, k) => `${expr(e)} AS ${col(base + k)}`).join(', ')} FROM ${from(n.input)}`;
+      }
+      case 'join': return this.join(n);
+      case 'aggregate': return this.aggregate(n);
+      case 'sort': return `SELECT * FROM ${from(n.input)} ${orderBy(n)}`;
+      case 'limit': {
+        const page = `LIMIT ${n.count}${n.offset ? ` OFFSET ${n.offset}` : ''}`;
+        // sort and limit in one SELECT: the limit takes the first rows of that order
+        if (n.input.kind === 'sort') return `SELECT * FROM ${from(n.input.input)} ${orderBy(n.input)} ${page}`;
+        return `SELECT * FROM ${from(n.input)} ${page}`;
+      }
+    }
+  }
+
+  private scan(n: Extract<BoundNode, { kind: 'scan' }>): string {
+    n.schema.forEach((f, i) => {
+      if (f.type.id === 'timestamp' && f.type.unit === 'nanosecond') {
+        throw new PlanError(`${this.at.get(n)}.columns[${i}]`,
+          `column "${f.name}" is a nanosecond timestamp, which Spark does not read from Parquet; run with --engine local`);
+      }
+    });
+    const files = [...new Set(n.splits.map((s) => s.path))];
+    const cols = n.schema.map((f, i) => `${ident(f.name)} AS ${col(i)}`).join(', ');
+    // one file at a time: a list of files is no single Spark path (a glob is, but ours are already expanded)
+    return files.map((f) => `SELECT ${cols} FROM parquet.${ident(sparkPath(f))}`).join(' UNION ALL ');
+  }
+
+  private join(n: Extract<BoundNode, { kind: 'join' }>): string {
+    const plan = this.salt.get(n.id);
+    if (plan) {
+      this.salted.push({ join: n.id, keys: plan.keys.map((k) => [k.text]), buckets: plan.buckets });
+      return saltedJoin(n, plan, (m) => this.node(m));
+    }
+    return plainJoin(n, `(${this.node(n.left)})`, `(${this.node(n.right)})`, n.type);
+  }
+
+  private aggregate(n: Extract<BoundNode, { kind: 'aggregate' }>): string {
+    const groups = n.groupBy.map((g, i) => `${col(g)} AS ${col(i)}`);
+    const aggs = n.aggs.map((a, k) => `${aggregate(a, n.input.schema[a.col]?.type)} AS ${col(n.groupBy.length + k)}`);
+    const by = n.groupBy.length ? ` GROUP BY ${n.groupBy.map(col).join(', ')}` : '';
+    return `SELECT ${[...groups, ...aggs].join(', ')} FROM (${this.node(n.input)}) t${by}`;
+  }
+}
+
+/** A join of two lowered inputs; left columns, then (but for semi and anti) right columns, renumbered. */
+export function plainJoin(n: Extract<BoundNode, { kind: 'join' }>, left: string, right: string, type: string, extraOn = ''): string {
+  const nl = n.left.schema.length;
+  const out = n.left.schema.map((_, i) => `l.${col(i)} AS ${col(i)}`);
+  if (type !== 'semi' && type !== 'anti') out.push(...n.right.schema.map((_, i) => `r.${col(i)} AS ${col(nl + i)}`));
+  if (n.leftKeys.length === 0) return `SELECT ${out.join(', ')} FROM ${left} l CROSS JOIN ${right} r`;
+  const on = n.leftKeys.map((k, i) => `l.${col(k)} = r.${col(n.rightKeys[i])}`).join(' AND ') + extraOn;
+  const kw = { inner: 'INNER', left: 'LEFT OUTER', right: 'RIGHT OUTER', full: 'FULL OUTER', semi: 'LEFT SEMI', anti: 'LEFT ANTI' }[type];
+  return `SELECT ${out.join(', ')} FROM ${left} l ${kw} JOIN ${right} r ON ${on}`;
+}
+
+function orderBy(n: Extract<BoundNode, { kind: 'sort' }>): string {
+  return 'ORDER BY ' + n.by.map((k) => `${col(k.col)} ${k.desc ? 'DESC' : 'ASC'} NULLS ${k.nullsFirst ? 'FIRST' : 'LAST'}`).join(', ');
+}
+
+function aggregate(a: BoundAggregate, input: BoundNode['schema'][number]['type'] | undefined): string {
+  const c = col(a.col);
+  switch (a.fn) {
+    case 'count': return a.col < 0 ? 'COUNT(*)' : `COUNT(${c})`;
+    case 'count_distinct': return `COUNT(DISTINCT ${c})`;
+    case 'sum':
+      if (a.type.id === 'decimal') return `CAST(SUM(${c}) AS ${sparkType(a.type)})`;
+      return a.type.id === 'float64' ? `SUM(CAST(${c} AS DOUBLE))` : `SUM(CAST(${c} AS BIGINT))`;
+    // Spark's avg of a decimal is a decimal rounded to 4 more digits; ours (as DuckDB's) is the exact sum over the count, a double
+    case 'avg': return input?.id === 'decimal' ? `(CAST(SUM(${c}) AS DOUBLE) / NULLIF(COUNT(${c}), 0))` : `AVG(CAST(${c} AS DOUBLE))`;
+    case 'min': case 'max': return `${a.fn.toUpperCase()}(${c})`;
+  }
+}
+
+/** The whole plan: the query with the plan's column names, and its settings. */
+export function lowerPlan(lp: LoadedPlan, salt: Map<string, SaltPlan> = new Map()): Lowered {
+  const l = new Lowering(lp.root, salt);
+  const body = l.node(lp.root);
+  const names = lp.root.schema.map((f, i) => `${col(i)} AS ${ident(f.name)}`).join(', ');
+  let sql = `SELECT ${names} FROM (${body}) t`;
+  const raw = lp.plan.output?.path;
+  let writeUri: string | undefined;
+  if (raw && isUri(raw)) {
+    const fmt = lp.output!.format;
+    if (fmt === 'arrow') throw new PlanError('output.format', 'Spark does not write Arrow IPC files; use parquet, csv or jsonl for a URI output.path');
+    const using = { parquet: 'parquet', csv: 'csv', jsonl: 'json' }[fmt];
+    sql = `INSERT OVERWRITE DIRECTORY ${str(raw)} USING ${using}${fmt === 'csv' ? " OPTIONS ('header' 'true')" : ''} ${sql}`;
+    writeUri = raw;
+  }
+  return { sql, settings: sparkSettings(lp.settings), salted: l.salted, writeUri };
+}

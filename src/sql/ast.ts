@@ -1,0 +1,66 @@
+// The parsed query: expressions and SELECT statements, every node with the
+// position of its first token (lexer.ts) for messages that point at the text.
+import type { Pos } from './lexer.js';
+
+export type CmpOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
+export type IntervalUnit = 'day' | 'month' | 'year';
+
+export type Expr =
+  | { k: 'col'; table?: string; name: string; pos: Pos }
+  | { k: 'num'; text: string; pos: Pos }
+  | { k: 'str'; v: string; pos: Pos }
+  | { k: 'bool'; v: boolean; pos: Pos }
+  | { k: 'null'; pos: Pos }
+  | { k: 'date'; v: string; pos: Pos }
+  | { k: 'interval'; n: Expr; unit: IntervalUnit; pos: Pos }
+  | { k: 'param'; name: string; pos: Pos }
+  | { k: 'star'; table?: string; pos: Pos }
+  | { k: 'bin'; op: '+' | '-' | '*' | '/' | '%' | '||'; l: Expr; r: Expr; pos: Pos }
+  | { k: 'cmp'; op: CmpOp; l: Expr; r: Expr; pos: Pos }
+  | { k: 'and' | 'or'; l: Expr; r: Expr; pos: Pos }
+  | { k: 'not'; e: Expr; pos: Pos }
+  | { k: 'neg'; e: Expr; pos: Pos }
+  | { k: 'isnull'; e: Expr; not: boolean; pos: Pos }
+  | { k: 'between'; e: Expr; lo: Expr; hi: Expr; not: boolean; pos: Pos }
+  | { k: 'like'; e: Expr; pat: Expr; not: boolean; pos: Pos }
+  | { k: 'inlist'; e: Expr; list: Expr[]; not: boolean; pos: Pos }
+  | { k: 'insub'; e: Expr; q: Select; not: boolean; pos: Pos }
+  | { k: 'exists'; q: Select; not: boolean; pos: Pos }
+  | { k: 'subq'; q: Select; pos: Pos }
+  | { k: 'call'; name: string; args: Expr[]; distinct: boolean; star: boolean; pos: Pos }
+  | { k: 'case'; operand?: Expr; whens: { when: Expr; then: Expr }[]; else?: Expr; pos: Pos }
+  | { k: 'cast'; e: Expr; to: string; pos: Pos };
+
+export interface SelectItem { e: Expr; alias?: string; text: string; pos: Pos }
+export interface OrderItem { e: Expr; desc: boolean; nulls?: 'first' | 'last'; pos: Pos }
+export interface Cte { name: string; cols?: string[]; q: Select; pos: Pos }
+
+export type FromItem =
+  | { k: 'table'; name: string; alias?: string; pos: Pos }
+  | { k: 'path'; path: string; alias?: string; pos: Pos }
+  | { k: 'sub'; q: Select; alias?: string; cols?: string[]; pos: Pos }
+  | {
+    k: 'join'; type: 'inner' | 'left' | 'right' | 'full' | 'cross'; l: FromItem; r: FromItem;
+    on?: Expr; using?: string[]; pos: Pos;
+  };
+
+export interface Select {
+  with: Cte[];
+  distinct: boolean;
+  items: SelectItem[];
+  from: FromItem[];
+  where?: Expr;
+  groupBy: Expr[];
+  having?: Expr;
+  orderBy: OrderItem[];
+  limit?: number;
+  offset?: number;
+  pos: Pos;
+}
+
+export const AGGREGATES = new Set(['count', 'sum', 'min', 'max', 'avg']);
+
+/** A structural key of an expression (positions left out): equal keys, equal expressions. */
+export function exprKey(e: unknown): string {
+  return JSON.stringify(e, (k, v) => (k === 'pos' ? undefined : v));
+}

@@ -1,0 +1,130 @@
+// The tables a query names: their files (--source / options.sources, or a
+// path in FROM), their columns and types, and what the Parquet footers tell
+// the planner: row counts, null counts and integer min/max per column.
+import fs from 'node:fs';
+import path from 'node:path';
+import { type DataType, isInteger } from '../kernels/column.js';
+import { inspectParquet } from '../io/parquet.js';
+import { ThriftReader, type TStruct } from '../io/thrift-read.js';
+import { resolveSourceOverrides } from '../plan/sources.js';
+import { InputError } from '../errors.js';
+
+export interface ColStats { nulls: number; min?: number; max?: number }
+export interface TableInfo {
+  /** the plan's source name */
+  source: string;
+  files: string[];
+  columns: { name: string; type: DataType | string }[];
+  rows: number;
+  stats: Map<string, ColStats>;
+}
+
+/** Null counts and, for integer-like physical columns, min and max over every row group of a file. */
+function footerStats(file: string): { rows: number; stats: Map<string, ColStats> } {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const size = fs.fstatSync(fd).size;
+    const tail = Buffer.alloc(8);
+    fs.readSync(fd, tail, 0, 8, size - 8);
+    const len = tail.readUInt32LE(0);
+    if (tail.toString('latin1', 4) !== 'PAR1' || len <= 0 || len > size - 12) {
+      throw new InputError(`${file}: not a Parquet file (no footer)`, file);
+    }
+    const buf = Buffer.alloc(len);
+    fs.readSync(fd, buf, 0, len, size - 8 - len);
+    const meta = new ThriftReader(new Uint8Array(buf.buffer, buf.byteOffset, len)).struct();
+    const stats = new Map<string, ColStats>();
+    for (const rg of (meta[4] ?? []) as TStruct[]) {
+      for (const cc of (rg[1] ?? []) as TStruct[]) {
+        const md = cc[3] as TStruct | undefined;
+        if (!md) continue;
+        const name = ((md[3] ?? []) as Uint8Array[]).map((b) => Buffer.from(b).toString('utf8')).join('.');
+        const st = md[12] as TStruct | undefined;
+        const prev = stats.get(name);
+        const nulls = typeof st?.[3] === 'number' ? st[3] : Number.NaN;
+        const lo = intOf(st?.[6] ?? st?.[2], md[1] as number), hi = intOf(st?.[5] ?? st?.[1], md[1] as number);
+        // a row group without min/max leaves the column without a range
+        stats.set(name, prev
+          ? { nulls: prev.nulls + nulls, min: minOf(prev.min, lo), max: maxOf(prev.max, hi) }
+          : { nulls, min: lo, max: hi });
+      }
+    }
+    return { rows: Number(meta[3] ?? 0), stats };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** A statistics value of an INT32 (1) or INT64 (2) column as a number. */
+function intOf(v: unknown, phys: number): number | undefined {
+  if (!(v instanceof Uint8Array)) return undefined;
+  const b = Buffer.from(v);
+  if (phys === 1 && b.length === 4) return b.readInt32LE(0);
+  if (phys === 2 && b.length === 8) return Number(b.readBigInt64LE(0));
+  return undefined;
+}
+
+export class Catalog {
+  private tables = new Map<string, TableInfo>();
+  private paths = new Map<string, TableInfo>();
+  constructor(private sources: Record<string, string | string[]>, private baseDir: string, private cli: boolean) {}
+
+  has(name: string) { return name in this.sources; }
+  names() { return Object.keys(this.sources); }
+  table(name: string): TableInfo | undefined { return this.tables.get(name); }
+  pathTable(p: string): TableInfo | undefined { return this.paths.get(p); }
+
+  async loadTable(name: string): Promise<void> {
+    if (this.tables.has(name)) return;
+    const given = { [name]: this.sources[name] };
+    const files = (await resolveSourceOverrides([name], given, this.baseDir, this.cli)).get(name)!;
+    this.tables.set(name, await describe(name, files));
+  }
+
+  /** `FROM 'data/*.parquet'`: a source named after the file (lineitem.parquet: lineitem), unique in the plan. */
+  async loadPath(p: string, label: string): Promise<void> {
+    if (this.paths.has(p)) return;
+    const files = (await resolveSourceOverrides(['path'], { path: p }, this.baseDir, this.cli).catch((e) => {
+      if (!(e instanceof InputError)) throw e;
+      throw new InputError(e.message.replace(/^(--source |options\.sources\.)path=[^:]*/, label), e.file);
+    })).get('path')!;
+    let base = path.basename(p).replace(/\.parquet$/i, '').replace(/[^A-Za-z0-9_]/g, '_') || 'file';
+    if (/^_*$/.test(base)) base = 'file';
+    const taken = new Set([...this.names(), ...[...this.paths.values()].map((t) => t.source)]);
+    let source = base;
+    for (let k = 2; taken.has(source); k++) source = `${base}_${k}`;
+    this.paths.set(p, await describe(source, files));
+  }
+
+  /** The plan's `sources`, for the tables and paths the query read. */
+  planSources(used: Set<string>): Record<string, { parquet: string | string[] }> {
+    const out: Record<string, { parquet: string | string[] }> = {};
+    for (const t of [...this.tables.values(), ...this.paths.values()]) {
+      if (used.has(t.source)) out[t.source] = { parquet: t.files.length === 1 ? t.files[0] : t.files };
+    }
+    return out;
+  }
+}
+
+async function describe(source: string, files: string[]): Promise<TableInfo> {
+  const first = await inspectParquet(files[0]);
+  let rows = 0;
+  const stats = new Map<string, ColStats>();
+  for (const f of files) {
+    const s = footerStats(f);
+    rows += s.rows;
+    for (const [k, v] of s.stats) {
+      const p = stats.get(k);
+      stats.set(k, p ? { nulls: p.nulls + v.nulls, min: minOf(p.min, v.min), max: maxOf(p.max, v.max) } : v);
+    }
+  }
+  // min/max count as a range of values for integer and date columns only (not scaled decimals)
+  for (const c of first.columns) {
+    const s = stats.get(c.name);
+    const ranged = typeof c.type !== 'string' && (isInteger(c.type) || c.type.id === 'date32');
+    if (s && !ranged) stats.set(c.name, { nulls: s.nulls });
+  }
+  return { source, files, columns: first.columns, rows, stats };
+}
+const minOf = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : Math.min(a, b));
+const maxOf = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : Math.max(a, b));

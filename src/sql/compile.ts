@@ -1,0 +1,81 @@
+// SQL in: parse a SELECT, load what the footers of its tables say, plan it
+// (select.ts) and emit a plan of the PLAN-SPEC contract, which runPlan runs.
+import path from 'node:path';
+import type { Plan } from '../plan/spec.js';
+import { parseSql } from './parser.js';
+import { Catalog } from './catalog.js';
+import { Namer } from './scope.js';
+import type { Ctx } from './context.js';
+import { planSelect, planWhere } from './select.js';
+import { prune } from './prune.js';
+import type { Pos } from './lexer.js';
+import { type RunOptions, type RunResult, runPlan } from '../api.js';
+import { ExecutionError, SkewjoinError } from '../errors.js';
+
+export interface SqlOptions {
+  /** files of the tables the query names: a file, a glob, a folder or a list (`--source NAME=PATH`) */
+  sources?: Record<string, string | string[]>;
+  /** folder that relative paths resolve against (default: the current directory) */
+  baseDir?: string;
+  /** the names come from the command line (messages say --source) */
+  fromCommandLine?: boolean;
+}
+
+/** Table names and paths anywhere in the query, with the position of their first use. */
+function tablesOf(ast: unknown, names: Map<string, Pos>, paths: Map<string, Pos>): void {
+  if (!ast || typeof ast !== 'object') return;
+  if (Array.isArray(ast)) { for (const x of ast) tablesOf(x, names, paths); return; }
+  const o = ast as Record<string, unknown>;
+  if (o.k === 'table' && typeof o.name === 'string' && !names.has(o.name)) names.set(o.name, o.pos as Pos);
+  if (o.k === 'path' && typeof o.path === 'string' && !paths.has(o.path)) paths.set(o.path, o.pos as Pos);
+  for (const v of Object.values(o)) if (v && typeof v === 'object') tablesOf(v, names, paths);
+}
+
+/**
+ * Compile SQL text to a plan object (valid against plans/plan.schema.json).
+ * Throws PlanError (exit 2) with line and column, InputError (exit 3) for files.
+ */
+export async function compileSql(text: string, options: SqlOptions = {}): Promise<Plan> {
+  const ast = parseSql(text);
+  const baseDir = path.resolve(options.baseDir ?? '.');
+  const catalog = new Catalog(options.sources ?? {}, baseDir, options.fromCommandLine ?? false);
+  const names = new Map<string, Pos>(), paths = new Map<string, Pos>();
+  tablesOf(ast, names, paths);
+  for (const n of names.keys()) if (catalog.has(n)) await catalog.loadTable(n);
+  for (const [p, pos] of paths) await catalog.loadPath(p, `line ${pos.line}, column ${pos.col}`);
+  const params = new Map<string, string>();
+  const ctx: Ctx = {
+    catalog, namer: new Namer(), params, ctes: new Map(), usedSources: new Set(),
+    planSelect: (q, parent, corr, top) => planSelect(ctx, q, parent, corr, top),
+    planWhere: (q, parent, corr) => planWhere(ctx, q, parent, corr).rel,
+  };
+  const rel = planSelect(ctx, ast, undefined, undefined, true);
+  const query = prune(rel.node, new Set(rel.cols.map((c) => c.id)));
+  const plan: Plan = {
+    description: `compiled from SQL: ${text.trim().replace(/\s+/g, ' ').slice(0, 200)}`,
+    version: 1,
+    sources: catalog.planSources(ctx.usedSources),
+    query,
+  };
+  if (params.size) {
+    plan.params = Object.fromEntries([...params].map(([k, t]) => [k, { type: t.replace('?', '') }]));
+  }
+  return plan;
+}
+
+export interface RunSqlOptions extends Omit<RunOptions, 'sources'>, SqlOptions {}
+
+/** Compile SQL and run the plan (api.ts runPlan): runPlan's result and errors, SQL's with line and column. */
+export async function runSql(text: string, options: RunSqlOptions = {}): Promise<RunResult> {
+  const { sources, fromCommandLine, ...rest } = options;
+  let plan: Plan;
+  try {
+    plan = await compileSql(text, { sources, baseDir: options.baseDir, fromCommandLine });
+  } catch (e) {
+    if (e instanceof SkewjoinError) throw e;
+    const err = new ExecutionError(`internal error compiling SQL: ${(e as Error)?.message ?? e}`);
+    if (e instanceof Error && e.stack) err.stack = e.stack;
+    throw err;
+  }
+  return runPlan(plan, rest);
+}
