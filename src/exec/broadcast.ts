@@ -139,8 +139,9 @@ const SMALL_TABLE_BYTES = 1024 * 1024;
 /**
  * Decide how a join runs. `collect` runs a side to its rows (on the pool),
  * up to a byte cap when the side can stop there. Every side the join type
- * allows to broadcast is read after its filters (a join's or an aggregate's
- * output first, then the smaller estimate):
+ * allows to broadcast is read after its filters (an aggregate's output
+ * first, then scans by their estimates, a join's output last and only when
+ * nothing read fits):
  * up to broadcastBytes, the next one up to the bytes of the first when that
  * fitted (to win it must be smaller), unless the first is small
  * (SMALL_TABLE_BYTES). The smaller side that fits is built
@@ -157,18 +158,23 @@ export async function chooseStrategy(
   const can = { left: measurable(node.left, free), right: measurable(node.right, free) };
   const sides = sidesToMeasure(node.type, est, threshold, can);
   if (sides.length === 0) return { decision: decideJoin(node.type, {}, threshold), heldBytes: 0 };
-  // a join's or an aggregate's output first: it is computed anyway, and when small it spares reading the other
-  // (q18 at SF 1 read 42 MB of line items before its 361 large orders, smaller estimates first)
-  const scan = (s: Side) => (pipelineOf(s === 'left' ? node.left : node.right).source.kind === 'scan' ? 1 : 0);
-  sides.sort((a, b) => scan(a) - scan(b));
+  // An aggregate's output first: it is computed anyway, and when small it spares reading the other side. A join's
+  // output last, and only when no side read fits: read, its rows would be probed apart from the join below it,
+  // whose probe merges with this one's otherwise (joins/merge.ts: q10's snowflake, the fused-probe tests).
+  const rank = (s: Side) => {
+    const kind = pipelineOf(s === 'left' ? node.left : node.right).source.kind;
+    return kind === 'aggregate' ? 0 : kind === 'scan' ? 1 : 2;
+  };
+  sides.sort((a, b) => rank(a) - rank(b));
   const read: Partial<Record<Side, Measured>> = {};
-  let cap = threshold;
+  let cap = threshold, fits = false;
   for (const side of sides) {
+    if (rank(side) === 2 && fits) break;
     trace(`broadcast ${node.id}: reading the ${side} side up to ${cap} bytes`);
     const c = await collect(side === 'left' ? node.left : node.right, cap, readGroupColumns(node, side, combine));
     const m = read[side] = { ...c, bytes: c.batches.reduce((a, b) => a + batchBytes(b), 0), rows: rowCount(c.batches) };
     trace(`broadcast ${node.id}: ${side} side read, ${m.bytes} bytes${m.rest ? ', stopped at the cap' : ''}`);
-    if (m.rest === null && m.bytes <= cap) cap = m.bytes;
+    if (m.rest === null && m.bytes <= cap) { cap = m.bytes; fits = true; }
     // a small table is built in a few ms and probed from the caches: no other side could do much better
     if (m.rest === null && m.bytes <= SMALL_TABLE_BYTES) break;
   }
