@@ -145,9 +145,11 @@ export function plainJoin(
   right: string,
   type: string,
   extraOn = '',
+  extraCols: string[] = [],
 ): string {
   const nl = n.left.schema.length;
   const out = n.left.schema.map((_, i) => `l.${col(i)} AS ${col(i)}`);
+  out.push(...extraCols);
   if (type !== 'semi' && type !== 'anti') out.push(...n.right.schema.map((_, i) => `r.${col(i)} AS ${col(nl + i)}`));
   if (n.leftKeys.length === 0) return `SELECT ${out.join(', ')} FROM ${left} l CROSS JOIN ${right} r`;
   const on = n.leftKeys.map((k, i) => `l.${col(k)} = r.${col(n.rightKeys[i])}`).join(' AND ') + extraOn;
