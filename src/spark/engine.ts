@@ -93,8 +93,10 @@ export function mapSparkError(e: unknown): SkewjoinError {
 
 /** What `--explain --engine spark` and `lower --to spark` print: the SQL, the settings, the salted keys. */
 export async function lowerWithSalting(lp: LoadedPlan, remote?: string): Promise<Lowered> {
+  const { settings } = lowerPlan(lp); // refusals first, before a server is started or reached
   const { client } = await connect(remote, lp.settings.workers);
   try {
+    await client.setConfig(settings); // the sampling queries run under the plan's settings
     return lowerPlan(lp, await planSalting(lp, (sql) => queryRows(client, sql)));
   } catch (e) {
     throw mapSparkError(e);
@@ -125,10 +127,11 @@ function resultType(t: DataType): DataType {
 export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Promise<Executed & { stats: SparkStats }> {
   const t0 = performance.now();
   const schema: Field[] = lp.root.schema.map((f) => ({ name: f.name, type: resultType(f.type) }));
+  // a construct Spark cannot run is refused before a server is started or reached
+  const { settings } = lowerPlan(lp);
   const { client, uiUrl } = await connect(o.remote, lp.settings.workers);
   let file: ResultFile | null = null;
   try {
-    const settings = lowerPlan(lp).settings;
     await client.setConfig(settings);
     const lowered = lowerPlan(lp, await planSalting(lp, (sql) => queryRows(client, sql)));
     const conf = await client.getConfig(['spark.app.id', 'spark.ui.port']);
