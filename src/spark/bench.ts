@@ -33,6 +33,8 @@ const WORKLOADS: Workload[] = [
 ];
 
 export interface SparkBenchRow {
+  /** of wallMs: the hot-key sampling queries */
+  samplingMs?: number;
   workload: string;
   mode: string;
   wallMs: number;
@@ -107,6 +109,7 @@ async function sparkRun(lp: LoadedPlan, remote: string, mode: string, w: Workloa
     workload: w.name,
     mode,
     wallMs: r.stats.wallMs,
+    samplingMs: r.stats.spark.samplingMs,
     slowestMs: worst?.slowestMs,
     medianMs: worst?.medianMs,
     salted: r.stats.spark.salted.reduce((a, s) => a + s.keys.length, 0),
@@ -125,11 +128,11 @@ export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableSt
     log.write(
       `${r.workload.padEnd(20)} ${r.mode.padEnd(16)} ${r.wallMs.toFixed(0).padStart(8)} ` +
         `${String(r.slowestMs ?? '').padStart(10)} ${String(r.medianMs ?? '').padStart(10)} ` +
-        `${String(r.salted ?? '').padStart(6)}  ${r.answer}\n`,
+        `${String(r.salted ?? '').padStart(6)} ${(r.samplingMs?.toFixed(0) ?? '').padStart(11)}  ${r.answer}\n`,
     );
   log.write(
     `${'workload'.padEnd(20)} ${'mode'.padEnd(16)} ${'wall_ms'.padStart(8)} ${'slowest_ms'.padStart(10)} ` +
-      `${'median_ms'.padStart(10)} ${'salted'.padStart(6)}  answer\n`,
+      `${'median_ms'.padStart(10)} ${'salted'.padStart(6)} ${'sampling_ms'.padStart(11)}  answer\n`,
   );
   try {
     for (const w of WORKLOADS) {
@@ -150,6 +153,7 @@ export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableSt
           wallMs: median(rs.map((r) => r.wallMs)),
           slowestMs: median(rs.map((r) => r.slowestMs ?? 0)),
           medianMs: median(rs.map((r) => r.medianMs ?? 0)),
+          samplingMs: median(rs.map((r) => r.samplingMs ?? 0)),
         };
         out.push(row);
         line(row);

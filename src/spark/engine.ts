@@ -25,6 +25,8 @@ export interface SparkStats extends Stats {
     applicationId: string;
     remote: string;
     salted: { join: string; keys: string[][]; buckets: number }[];
+    /** the sampling queries that looked for hot keys (part of wallMs) */
+    samplingMs?: number;
     stages: StageTimes[];
   };
 }
@@ -133,7 +135,9 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
   let file: ResultFile | null = null;
   try {
     await client.setConfig(settings);
+    const ts = performance.now();
     const lowered = lowerPlan(lp, await planSalting(lp, (sql) => queryRows(client, sql)));
+    const samplingMs = performance.now() - ts;
     const conf = await client.getConfig(['spark.app.id', 'spark.ui.port']);
     // a remote driver's REST API, where its UI port is set and reachable from here
     const restUrl =
