@@ -173,6 +173,7 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
       performance.now() - t0,
       numRows,
     );
+    stats.spark.samplingMs = samplingMs;
     stats.spark.stages = await stageTimes(restUrl, stats.spark.applicationId, [...progress.keys()]);
     reportProgress(o.onProgress, progress, t0, numRows, 'done');
     return { schema, batches, numRows, stats, outputPath: file?.file ?? lowered.writeUri };
