@@ -171,8 +171,9 @@ describe.skipIf(NO_SPARK)('Spark engine errors', () => {
     expect(stderr).toContain('interrupted (SIGINT)');
     // the server cancels the job: none keeps running
     const t2 = Date.now();
-    while ((await running()) > 0 && Date.now() - t2 < 20_000) await new Promise((r) => setTimeout(r, 200));
+    // a task notices the kill at its next check: allow for a loaded machine
+    while ((await running()) > 0 && Date.now() - t2 < 60_000) await new Promise((r) => setTimeout(r, 200));
     expect(await running()).toBe(0);
     expect(await jobs('failed')).toBeGreaterThan(failedBefore); // cancelled, not finished
-  }, 120_000);
+  }, 180_000);
 });
