@@ -6,7 +6,7 @@ export const REMOTE = inject('sparkRemote');
 export const SPARK_UI = inject('sparkUi');
 /** Why there is no server ('' when there is one). */
 export const MISSING = inject('sparkMissing');
-/** Skip the Spark tests when Spark cannot run here, except under CI=true, where .ci/run installs it: there they fail. */
+/** Skip the Spark tests when Spark cannot run here, but not under CI=true (.ci/run installs it): there they fail. */
 export const NO_SPARK = !REMOTE && process.env.CI !== 'true';
 if (NO_SPARK) console.warn(`Spark tests skipped: ${MISSING}`);
 /** Fail (rather than skip) when Spark is required and absent. */

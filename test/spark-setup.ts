@@ -6,7 +6,11 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
-  export interface ProvidedContext { sparkRemote: string; sparkUi: string; sparkMissing: string }
+  export interface ProvidedContext {
+    sparkRemote: string;
+    sparkUi: string;
+    sparkMissing: string;
+  }
 }
 
 /** Whether the run's file filters (positional arguments after `run`) leave any Spark test in. */
@@ -23,7 +27,10 @@ export default async function setup(project: TestProject) {
   if (!sparkTestsInRun()) return;
   const { LocalSparkServer, sparkMissing } = await import('../dist/spark/server.js');
   const missing = sparkMissing();
-  if (missing) { project.provide('sparkMissing', missing); return; }
+  if (missing) {
+    project.provide('sparkMissing', missing);
+    return;
+  }
   const server = await LocalSparkServer.start(2, {
     'spark.driver.memory': '1g',
     'spark.sql.shuffle.partitions': '4',
@@ -32,5 +39,7 @@ export default async function setup(project: TestProject) {
   project.provide('sparkRemote', server.url);
   project.provide('sparkUi', server.uiUrl);
   project.provide('sparkMissing', '');
-  return async () => { await server.stop(); };
+  return async () => {
+    await server.stop();
+  };
 }

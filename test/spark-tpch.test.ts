@@ -23,7 +23,8 @@ function officialSql(q: string): string {
 beforeAll(async () => {
   if (NO_SPARK) return;
   requireSpark();
-  for (const t of TABLES) await sql(`CREATE OR REPLACE VIEW ${t} AS SELECT * FROM read_parquet('${path.join(DATA, `${t}.parquet`)}')`);
+  for (const t of TABLES)
+    await sql(`CREATE OR REPLACE VIEW ${t} AS SELECT * FROM read_parquet('${path.join(DATA, `${t}.parquet`)}')`);
 });
 
 describe.skipIf(NO_SPARK)('TPC-H plans on Spark against the official SQL (SF 0.01)', () => {

@@ -239,7 +239,10 @@ export function buildProgram(out: NodeJS.WritableStream, err: NodeJS.WritableStr
     .option('--param <NAME=VALUE>', 'value of a plan parameter (repeatable)', assignment('--param', false))
     .option('--source <NAME=PATH>', 'read source NAME from a file, glob or folder instead (repeatable)', assignment('--source', true))
     .action(async (plan: string, o: RunFlags) => {
-      setCode(await (await import('../spark/cli.js')).lowerCommand(plan, overridesOf(o), out));
+      // --param and --source are also the run's options: commander may give them to the program
+      const g = program.opts() as RunFlags;
+      const flags = { ...o, param: o.param ?? g.param, source: o.source ?? g.source };
+      setCode(await (await import('../spark/cli.js')).lowerCommand(plan, overridesOf(flags), out));
     });
 
   program.command('gen')

@@ -10,7 +10,12 @@ import { type Lowered, lowerPlan } from './lower.js';
 import { executeOnSpark, lowerWithSalting } from './engine.js';
 
 export interface SparkFlags {
-  remote?: string; explain?: boolean; analyze?: boolean; stats?: string; quiet?: boolean; json?: boolean;
+  remote?: string;
+  explain?: boolean;
+  analyze?: boolean;
+  stats?: string;
+  quiet?: boolean;
+  json?: boolean;
 }
 
 /** The lowered SQL, settings and salting as `--explain` and `lower` print them. */
@@ -19,13 +24,20 @@ export function describeLowered(lp: LoadedPlan, l: Lowered, where: string): stri
   if (lp.plan.description) lines.push(`plan: ${lp.plan.description}`);
   lines.push('settings:', ...Object.entries(l.settings).map(([k, v]) => `  ${k}=${v}`));
   if (l.salted.length === 0) lines.push('salted joins: none');
-  for (const s of l.salted) lines.push(`salted join ${s.join}: hot keys ${s.keys.map((k) => k.join(',')).join('; ')} over ${s.buckets} salts`);
+  for (const s of l.salted)
+    lines.push(`salted join ${s.join}: hot keys ${s.keys.map((k) => k.join(',')).join('; ')} over ${s.buckets} salts`);
   if (l.writeUri) lines.push(`output: written by Spark to ${l.writeUri}`);
   lines.push('sql:', l.sql, '');
   return lines.join('\n');
 }
 
-export async function runSparkCommand(planFile: string | Plan, f: SparkFlags, o: Overrides, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function runSparkCommand(
+  planFile: string | Plan,
+  f: SparkFlags,
+  o: Overrides,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const lp = await loadPlan(planFile, o);
   const where = f.remote ?? process.env.SPARK_REMOTE ?? 'a local server';
   if (f.explain && !f.analyze) {
@@ -43,13 +55,17 @@ export async function runSparkCommand(planFile: string | Plan, f: SparkFlags, o:
   if (f.explain) {
     const s = r.stats.spark;
     out.write(describeLowered(lp, { sql: s.sql, settings: s.settings, salted: s.salted }, where));
-    for (const st of s.stages) out.write(`stage ${st.id}: ${st.tasks} tasks, slowest ${st.slowestMs} ms, median ${st.medianMs} ms\n`);
+    for (const st of s.stages)
+      out.write(`stage ${st.id}: ${st.tasks} tasks, slowest ${st.slowestMs} ms, median ${st.medianMs} ms\n`);
   }
   if (!lp.output) {
     if (f.json) out.write(jsonLines(r.schema, r.batches));
     else if (!f.quiet && !f.explain) out.write(formatTable(r.schema, r.batches));
   } else if (!f.quiet) {
-    const shown = r.outputPath && !r.outputPath.includes('://') ? path.relative(process.cwd(), r.outputPath) || r.outputPath : r.outputPath;
+    const shown =
+      r.outputPath && !r.outputPath.includes('://')
+        ? path.relative(process.cwd(), r.outputPath) || r.outputPath
+        : r.outputPath;
     err.write(`wrote ${r.numRows} rows to ${shown} in ${(r.stats.wallMs / 1000).toFixed(2)} s (spark)\n`);
   }
   return 0;

@@ -19,8 +19,16 @@ import { type StageTimes, stageTimes } from './stages.js';
 
 export interface SparkStats extends Stats {
   engine: 'spark';
-  spark: { sql: string; settings: Record<string, string>; applicationId: string; remote: string;
-    salted: { join: string; keys: string[][]; buckets: number }[]; stages: StageTimes[] };
+  spark: {
+    sql: string;
+    settings: Record<string, string>;
+    applicationId: string;
+    remote: string;
+    salted: { join: string; keys: string[][]; buckets: number }[];
+    /** the sampling queries that looked for hot keys (part of wallMs) */
+    samplingMs?: number;
+    stages: StageTimes[];
+  };
 }
 
 export interface SparkOptions {
@@ -38,17 +46,28 @@ const clients = new Set<SparkConnectClient>();
 async function closeSpark(): Promise<void> {
   const open = [...clients];
   clients.clear();
-  await Promise.all(open.map(async (c) => { if (c.busy) await c.interrupt(); await c.close(); }));
+  await Promise.all(
+    open.map(async (c) => {
+      if (c.busy) await c.interrupt();
+      await c.close();
+    }),
+  );
   const s = local;
   local = null;
   await s?.stop();
 }
 
-async function connect(remote: string | undefined, workers: number): Promise<{ client: SparkConnectClient; uiUrl?: string }> {
+async function connect(
+  remote: string | undefined,
+  workers: number,
+): Promise<{ client: SparkConnectClient; uiUrl?: string }> {
   let url = remote ?? process.env.SPARK_REMOTE;
   let uiUrl: string | undefined;
   if (!url) {
-    if (local && local.workers !== workers) { await local.stop(); local = null; }
+    if (local && local.workers !== workers) {
+      await local.stop();
+      local = null;
+    }
     local ??= await LocalSparkServer.start(workers);
     url = local.url;
     uiUrl = local.uiUrl;
@@ -64,15 +83,22 @@ export function mapSparkError(e: unknown): SkewjoinError {
   if (e instanceof SkewjoinError) return e;
   if (!(e instanceof SparkError)) return new ExecutionError(`spark: ${(e as Error)?.message ?? e}`);
   const first = e.message.split('\n')[0];
-  if (/CAST_INVALID_INPUT|FAILED_READ_FILE|PATH_NOT_FOUND|CANNOT_READ_FILE|PARQUET/.test(e.errorClass)) return new InputError(`spark: ${first}`);
-  if (e.analysis) return new PlanError('query', `Spark cannot analyze the lowered SQL${e.fragment ? ` at "${e.fragment}"` : ''}: ${first}`);
+  if (/CAST_INVALID_INPUT|FAILED_READ_FILE|PATH_NOT_FOUND|CANNOT_READ_FILE|PARQUET/.test(e.errorClass))
+    return new InputError(`spark: ${first}`);
+  if (e.analysis)
+    return new PlanError(
+      'query',
+      `Spark cannot analyze the lowered SQL${e.fragment ? ` at "${e.fragment}"` : ''}: ${first}`,
+    );
   return new ExecutionError(`spark: ${first}`);
 }
 
 /** What `--explain --engine spark` and `lower --to spark` print: the SQL, the settings, the salted keys. */
 export async function lowerWithSalting(lp: LoadedPlan, remote?: string): Promise<Lowered> {
+  const { settings } = lowerPlan(lp); // refusals first, before a server is started or reached
   const { client } = await connect(remote, lp.settings.workers);
   try {
+    await client.setConfig(settings); // the sampling queries run under the plan's settings
     return lowerPlan(lp, await planSalting(lp, (sql) => queryRows(client, sql)));
   } catch (e) {
     throw mapSparkError(e);
@@ -91,7 +117,10 @@ async function queryRows(client: SparkConnectClient, sql: string): Promise<unkno
 /** The type a Spark result column comes back as: unsigned integers widened, timestamps in microseconds. */
 function resultType(t: DataType): DataType {
   const wide: Partial<Record<DataType['id'], DataType>> = {
-    uint8: { id: 'int16' }, uint16: { id: 'int32' }, uint32: { id: 'int64' }, uint64: { id: 'decimal', precision: 20, scale: 0 },
+    uint8: { id: 'int16' },
+    uint16: { id: 'int32' },
+    uint32: { id: 'int64' },
+    uint64: { id: 'decimal', precision: 20, scale: 0 },
   };
   if (t.id === 'timestamp') return { id: 'timestamp', unit: 'microsecond', tz: t.tz ? 'UTC' : null };
   return wide[t.id] ?? t;
@@ -100,36 +129,52 @@ function resultType(t: DataType): DataType {
 export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Promise<Executed & { stats: SparkStats }> {
   const t0 = performance.now();
   const schema: Field[] = lp.root.schema.map((f) => ({ name: f.name, type: resultType(f.type) }));
+  // a construct Spark cannot run is refused before a server is started or reached
+  const { settings } = lowerPlan(lp);
   const { client, uiUrl } = await connect(o.remote, lp.settings.workers);
   let file: ResultFile | null = null;
   try {
-    const settings = lowerPlan(lp).settings;
     await client.setConfig(settings);
+    const ts = performance.now();
     const lowered = lowerPlan(lp, await planSalting(lp, (sql) => queryRows(client, sql)));
+    const samplingMs = performance.now() - ts;
     const conf = await client.getConfig(['spark.app.id', 'spark.ui.port']);
     // a remote driver's REST API, where its UI port is set and reachable from here
-    const restUrl = uiUrl ?? (conf.get('spark.ui.port') ? `http://${client.remote.host}:${conf.get('spark.ui.port')}` : undefined);
+    const restUrl =
+      uiUrl ?? (conf.get('spark.ui.port') ? `http://${client.remote.host}:${conf.get('spark.ui.port')}` : undefined);
     const batches: Batch[] = [];
     let numRows = 0;
     const toFile = lp.output && (o.writeOut ?? true) && !lowered.writeUri;
-    if (toFile) file = await (await import('../io/result-file.js')).ResultFile.open(lp.output!.path, lp.output!.format, schema);
+    if (toFile)
+      file = await (await import('../io/result-file.js')).ResultFile.open(lp.output!.path, lp.output!.format, schema);
     const keep = o.keepBatches ?? true;
     const progress = new Map<number, { tasks: number; done: number }>();
     const shown = { fraction: 0 };
-    await client.execute(lowered.sql, async (ev) => {
-      if (ev.kind === 'progress') {
-        for (const s of ev.stages) progress.set(s.id, { tasks: s.tasks, done: s.done });
-        reportProgress(o.onProgress, progress, t0, shown);
-        return;
-      }
-      const table = arrow.tableFromIPC(ev.data);
-      const bs = batchesFromArrow(table, schema).filter((b) => b.length > 0);
-      numRows += rowCount(bs);
-      if (keep) batches.push(...bs);
-      if (file) await file.write(bs);
-    }, !!lowered.writeUri);
+    await client.execute(
+      lowered.sql,
+      async (ev) => {
+        if (ev.kind === 'progress') {
+          for (const s of ev.stages) progress.set(s.id, { tasks: s.tasks, done: s.done });
+          reportProgress(o.onProgress, progress, t0, shown);
+          return;
+        }
+        const table = arrow.tableFromIPC(ev.data);
+        const bs = batchesFromArrow(table, schema).filter((b) => b.length > 0);
+        numRows += rowCount(bs);
+        if (keep) batches.push(...bs);
+        if (file) await file.write(bs);
+      },
+      !!lowered.writeUri,
+    );
     await file?.finish();
-    const stats = sparkStats(lowered, conf.get('spark.app.id') ?? '', client.remote.url, performance.now() - t0, numRows);
+    const stats = sparkStats(
+      lowered,
+      conf.get('spark.app.id') ?? '',
+      client.remote.url,
+      performance.now() - t0,
+      numRows,
+    );
+    stats.spark.samplingMs = samplingMs;
     stats.spark.stages = await stageTimes(restUrl, stats.spark.applicationId, [...progress.keys()]);
     reportProgress(o.onProgress, progress, t0, shown, 'done');
     return { schema, batches, numRows, stats, outputPath: file?.file ?? lowered.writeUri };
@@ -141,25 +186,57 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
 
 /** The engine's progress events from Spark's stages: the fraction never goes back, and is 1 only at the end. */
 function reportProgress(
-  on: OnProgress | undefined, stages: Map<number, { tasks: number; done: number }>, t0: number,
-  shown: { fraction: number }, stage?: string,
+  on: OnProgress | undefined,
+  stages: Map<number, { tasks: number; done: number }>,
+  t0: number,
+  shown: { fraction: number },
+  stage?: string,
 ) {
   if (!on) return;
-  let tasksDone = 0, tasksTotal = 0;
-  for (const s of stages.values()) { tasksDone += s.done; tasksTotal += s.tasks; }
-  const running = [...stages.entries()].filter(([, s]) => s.done < s.tasks)
+  let tasksDone = 0,
+    tasksTotal = 0;
+  for (const s of stages.values()) {
+    tasksDone += s.done;
+    tasksTotal += s.tasks;
+  }
+  const running = [...stages.entries()]
+    .filter(([, s]) => s.done < s.tasks)
     .map(([id, s]) => ({ stage: `spark stage ${id}`, tasksDone: s.done, tasksTotal: s.tasks }));
   // Spark adds stages as it goes: a share of the tasks known so far, held below 1 until the end
   const share = stage === 'done' ? 1 : Math.min(0.99, tasksTotal > 0 ? tasksDone / tasksTotal : 0);
   shown.fraction = Math.max(shown.fraction, share);
-  on({ stage: stage ?? running[0]?.stage ?? `spark stage ${[...stages.keys()].pop() ?? 0}`, tasksDone, tasksTotal,
-    fraction: shown.fraction, running, rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: performance.now() - t0 });
+  on({
+    stage: stage ?? running[0]?.stage ?? `spark stage ${[...stages.keys()].pop() ?? 0}`,
+    tasksDone,
+    tasksTotal,
+    fraction: shown.fraction,
+    running,
+    rowsRead: 0,
+    bytesShuffled: 0,
+    bytesSpilled: 0,
+    elapsedMs: performance.now() - t0,
+  });
 }
 
 function sparkStats(l: Lowered, applicationId: string, remote: string, wallMs: number, outputRows: number): SparkStats {
   return {
-    wallMs, shuffles: [], tasks: [], joins: [], aggregates: [], eager: [], outputRows, spilledBytes: 0, spillReadBytes: 0,
+    wallMs,
+    shuffles: [],
+    tasks: [],
+    joins: [],
+    aggregates: [],
+    eager: [],
+    outputRows,
+    spilledBytes: 0,
+    spillReadBytes: 0,
     engine: 'spark',
-    spark: { sql: l.sql, settings: l.settings, applicationId, remote: remote.replace(/;token=[^;]*/, ';token=***'), salted: l.salted, stages: [] },
+    spark: {
+      sql: l.sql,
+      settings: l.settings,
+      applicationId,
+      remote: remote.replace(/;token=[^;]*/, ';token=***'),
+      salted: l.salted,
+      stages: [],
+    },
   };
 }

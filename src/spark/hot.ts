@@ -21,8 +21,16 @@ const TOP_KEYS = 16;
 const SPARK_PARTITIONS = 200;
 
 /** A sampled key: rows in the sample, input files they came from. */
-export interface SampledKey { key: string | null; rows: number; files: number }
-export interface Sample { keys: SampledKey[]; total: number; fraction: number }
+export interface SampledKey {
+  key: string | null;
+  rows: number;
+  files: number;
+}
+export interface Sample {
+  keys: SampledKey[];
+  total: number;
+  fraction: number;
+}
 
 /** Runs a query on Spark and gives its rows as plain values (engine.ts). */
 export type Query = (sql: string) => Promise<unknown[][]>;
@@ -40,18 +48,28 @@ export function saltableSides(j: Join): Record<Side, 'always' | 'oneFile'> | nul
 const fileLevel = (n: BoundNode): boolean =>
   n.kind === 'scan' || ((n.kind === 'filter' || n.kind === 'project' || n.kind === 'compute') && fileLevel(n.input));
 
-const scanBytes = (n: BoundNode): number => (n.kind === 'scan' ? n.splits.reduce((a, s) => a + s.bytes, 0)
-  : n.kind === 'join' ? scanBytes(n.left) + scanBytes(n.right) : 'input' in n ? scanBytes(n.input) : 0);
+const scanBytes = (n: BoundNode): number =>
+  n.kind === 'scan'
+    ? n.splits.reduce((a, s) => a + s.bytes, 0)
+    : n.kind === 'join'
+      ? scanBytes(n.left) + scanBytes(n.right)
+      : 'input' in n
+        ? scanBytes(n.input)
+        : 0;
 
-const rowBytes = (n: BoundNode) => n.schema.reduce((a, f) => a + (f.type.id === 'utf8' ? 24 : f.type.id === 'decimal' ? 16 : 8), 0);
+const rowBytes = (n: BoundNode) =>
+  n.schema.reduce((a, f) => a + (f.type.id === 'utf8' ? 24 : f.type.id === 'decimal' ? 16 : 8), 0);
 
 export function sampleSql(side: BoundNode, key: number, fraction: number, lowering: Lowering): string {
   // input_file_name() has a meaning (and is allowed) only over one scan's rows
   const file = fileLevel(side) ? 'input_file_name()' : "''";
   const where = fraction < 1 ? ` WHERE rand(42) < ${fraction}` : '';
-  return `SELECT key, n, files, total FROM (SELECT CAST(k AS STRING) AS key, COUNT(*) AS n, COUNT(DISTINCT f) AS files, `
-    + `SUM(COUNT(*)) OVER () AS total FROM (SELECT ${col(key)} AS k, ${file} AS f FROM (${lowering.node(side)}) t${where}) t `
-    + `GROUP BY k) s ORDER BY n DESC LIMIT ${TOP_KEYS}`;
+  return (
+    `SELECT key, n, files, total FROM (SELECT CAST(k AS STRING) AS key, COUNT(*) AS n, COUNT(DISTINCT f) AS files, ` +
+    `SUM(COUNT(*)) OVER () AS total ` +
+    `FROM (SELECT ${col(key)} AS k, ${file} AS f FROM (${lowering.node(side)}) t${where}) t ` +
+    `GROUP BY k) s ORDER BY n DESC LIMIT ${TOP_KEYS}`
+  );
 }
 
 /**
@@ -67,8 +85,14 @@ export function hotKeys(s: Sample, side: BoundNode, lp: LoadedPlan, mode: 'alway
   const big = s.keys.filter((k) => k.key !== null && k.rows / s.total > 1 / partitions);
   const medianShare = Math.max(0, 1 - big.reduce((a, k) => a + k.rows, 0) / s.total) / partitions;
   return s.keys
-    .filter((k) => k.key !== null && k.rows >= 2 && k.rows / s.total > factor * medianShare
-      && (k.rows / s.fraction) * rowBytes(side) > thresholdBytes && (mode === 'always' || (k.files === 1 && fileLevel(side))))
+    .filter(
+      (k) =>
+        k.key !== null &&
+        k.rows >= 2 &&
+        k.rows / s.total > factor * medianShare &&
+        (k.rows / s.fraction) * rowBytes(side) > thresholdBytes &&
+        (mode === 'always' || (k.files === 1 && fileLevel(side))),
+    )
     .map((k) => ({ text: k.key!, rows: Math.round(k.rows / s.fraction) }));
 }
 
@@ -80,14 +104,19 @@ export async function planSalting(lp: LoadedPlan, query: Query): Promise<Map<str
   const lowering = new Lowering(lp.root);
   const joins: Join[] = [];
   const walk = (n: BoundNode) => {
-    if (n.kind === 'join') { joins.push(n); walk(n.left); walk(n.right); } else if ('input' in n) walk(n.input);
+    if (n.kind === 'join') {
+      joins.push(n);
+      walk(n.left);
+      walk(n.right);
+    } else if ('input' in n) walk(n.input);
   };
   walk(lp.root);
   const partitions = lp.settings.partitions ?? SPARK_PARTITIONS;
   for (const j of joins) {
     const sides = saltableSides(j);
     if (!sides) continue;
-    let best: SaltPlan | null = null, bestRows = 0;
+    let best: SaltPlan | null = null,
+      bestRows = 0;
     for (const side of ['left', 'right'] as const) {
       const node = side === 'left' ? j.left : j.right;
       const key = side === 'left' ? j.leftKeys[0] : j.rightKeys[0];
@@ -99,11 +128,16 @@ export async function planSalting(lp: LoadedPlan, query: Query): Promise<Map<str
       const fraction = Math.min(1, SAMPLE_BYTES / Math.max(1, bytes));
       const rows = await query(sampleSql(node, key, fraction, lowering));
       const sample: Sample = {
-        fraction, total: Number(rows[0]?.[3] ?? 0),
+        fraction,
+        total: Number(rows[0]?.[3] ?? 0),
         keys: rows.map((r) => ({ key: r[0] === null ? null : String(r[0]), rows: Number(r[1]), files: Number(r[2]) })),
       };
       const keys = hotKeys(sample, node, lp, sides[side]);
-      if (process.env.SKEWJOIN_DEBUG) process.stderr.write(`spark sample ${j.id}.${side}: ${JSON.stringify({ ...sample, keys: sample.keys.slice(0, 3) })} -> ${keys.length} hot\n`);
+      if (process.env.SKEWJOIN_DEBUG)
+        process.stderr.write(
+          `spark sample ${j.id}.${side}: ${JSON.stringify({ ...sample, keys: sample.keys.slice(0, 3) })} ` +
+            `-> ${keys.length} hot\n`,
+        );
       const hotRows = keys.reduce((a, k) => a + k.rows, 0);
       if (keys.length && hotRows > bestRows) {
         const share = Math.max(...keys.map((k) => k.rows)) / (sample.total / fraction);

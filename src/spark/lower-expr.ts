@@ -20,18 +20,33 @@ export const str = (s: string) => "'" + s.replace(/\\/g, '\\\\').replace(/'/g, "
 /** The Spark type that holds our type's values (Spark has no unsigned integers: the next wider signed one). */
 export function sparkType(t: DataType): string {
   switch (t.id) {
-    case 'bool': return 'BOOLEAN';
-    case 'int8': return 'TINYINT';
-    case 'int16': case 'uint8': return 'SMALLINT';
-    case 'int32': case 'uint16': return 'INT';
-    case 'int64': case 'uint32': return 'BIGINT';
-    case 'uint64': return 'DECIMAL(20,0)';
-    case 'float32': return 'FLOAT';
-    case 'float64': return 'DOUBLE';
-    case 'decimal': return `DECIMAL(${Math.min(t.precision!, 38)},${t.scale})`;
-    case 'utf8': return 'STRING';
-    case 'date32': return 'DATE';
-    case 'timestamp': return t.tz ? 'TIMESTAMP' : 'TIMESTAMP_NTZ';
+    case 'bool':
+      return 'BOOLEAN';
+    case 'int8':
+      return 'TINYINT';
+    case 'int16':
+    case 'uint8':
+      return 'SMALLINT';
+    case 'int32':
+    case 'uint16':
+      return 'INT';
+    case 'int64':
+    case 'uint32':
+      return 'BIGINT';
+    case 'uint64':
+      return 'DECIMAL(20,0)';
+    case 'float32':
+      return 'FLOAT';
+    case 'float64':
+      return 'DOUBLE';
+    case 'decimal':
+      return `DECIMAL(${Math.min(t.precision!, 38)},${t.scale})`;
+    case 'utf8':
+      return 'STRING';
+    case 'date32':
+      return 'DATE';
+    case 'timestamp':
+      return t.tz ? 'TIMESTAMP' : 'TIMESTAMP_NTZ';
   }
 }
 
@@ -40,17 +55,24 @@ const cast = (sql: string, t: DataType) => `CAST(${sql} AS ${sparkType(t)})`;
 /** A literal of our representation (bound expressions: bigint for int64/decimal/timestamp, days for dates). */
 export function literal(v: Scalar | DecimalValue, t: DataType): string {
   if (v === null) return `CAST(NULL AS ${sparkType(t)})`;
-  if (typeof v === 'object') return `CAST(${str(decimalText(v.scaled, v.scale))} AS DECIMAL(${decimalDigits(v)},${v.scale}))`;
+  if (typeof v === 'object')
+    return `CAST(${str(decimalText(v.scaled, v.scale))} AS DECIMAL(${decimalDigits(v)},${v.scale}))`;
   switch (t.id) {
-    case 'bool': return v ? 'TRUE' : 'FALSE';
-    case 'utf8': return str(String(v));
-    case 'date32': return `DATE'${formatDate(Number(v))}'`;
+    case 'bool':
+      return v ? 'TRUE' : 'FALSE';
+    case 'utf8':
+      return str(String(v));
+    case 'date32':
+      return `DATE'${formatDate(Number(v))}'`;
     case 'timestamp': {
       const text = formatTimestamp(BigInt(v as bigint), t.unit ?? 'microsecond', null).replace('T', ' ');
       return `${t.tz ? 'TIMESTAMP' : 'TIMESTAMP_NTZ'}'${text}'`;
     }
-    case 'decimal': return cast(str(decimalText(BigInt(v as bigint), t.scale!)), t);
-    case 'float32': case 'float64': return `CAST(${str(String(v))} AS ${sparkType(t)})`;
+    case 'decimal':
+      return cast(str(decimalText(BigInt(v as bigint), t.scale!)), t);
+    case 'float32':
+    case 'float64':
+      return `CAST(${str(String(v))} AS ${sparkType(t)})`;
     default:
       // integers: a fractional number compared with an integer column stays a double, as in our engine
       if (typeof v === 'number' && !Number.isInteger(v)) return `CAST(${str(String(v))} AS DOUBLE)`;
@@ -75,12 +97,19 @@ const CMP: Record<string, string> = { '=': '=', '!=': '<>', '<': '<', '<=': '<='
 
 export function predicate(p: BoundPredicate, types: DataType[]): string {
   switch (p.kind) {
-    case 'cmp': return `(${col(p.col)} ${CMP[p.op]} ${predLiteral(p.value, types[p.col])})`;
-    case 'in': return `(${col(p.col)} IN (${p.values.map((v) => predLiteral(v, types[p.col])).join(', ')}))`;
-    case 'isNull': return `(${col(p.col)} IS ${p.isNull ? '' : 'NOT '}NULL)`;
-    case 'and': case 'or': return `(${p.preds.map((q) => predicate(q, types)).join(` ${p.kind.toUpperCase()} `)})`;
-    case 'not': return `(NOT ${predicate(p.pred, types)})`;
-    case 'expr': return expr(p.expr);
+    case 'cmp':
+      return `(${col(p.col)} ${CMP[p.op]} ${predLiteral(p.value, types[p.col])})`;
+    case 'in':
+      return `(${col(p.col)} IN (${p.values.map((v) => predLiteral(v, types[p.col])).join(', ')}))`;
+    case 'isNull':
+      return `(${col(p.col)} IS ${p.isNull ? '' : 'NOT '}NULL)`;
+    case 'and':
+    case 'or':
+      return `(${p.preds.map((q) => predicate(q, types)).join(` ${p.kind.toUpperCase()} `)})`;
+    case 'not':
+      return `(NOT ${predicate(p.pred, types)})`;
+    case 'expr':
+      return expr(p.expr);
   }
 }
 
@@ -89,61 +118,110 @@ const pathOf = (what: string) => what.replace(/ \(".*"\)$/, '');
 
 export function expr(e: BoundExpr): string {
   switch (e.k) {
-    case 'col': return col(e.col);
-    case 'lit': return literal(e.value, e.type);
+    case 'col':
+      return col(e.col);
+    case 'lit':
+      return literal(e.value, e.type);
     case 'case': {
       const ws = e.whens.map((w, i) => `WHEN ${expr(w)} THEN ${expr(e.thens[i])}`).join(' ');
       return `(CASE ${ws}${e.else ? ` ELSE ${expr(e.else)}` : ''} END)`;
     }
     case 'cast': {
       if (isFloat(e.arg.type) && e.type.id === 'utf8') {
-        throw new PlanError(e.what, 'Spark writes floating-point numbers as text differently (1.0E10, not 10000000000.0): '
-          + 'cast to a decimal first, or run with --engine local');
+        throw new PlanError(
+          e.what,
+          'Spark writes floating-point numbers as text differently (1.0E10, not 10000000000.0): ' +
+            'cast to a decimal first, or run with --engine local',
+        );
       }
       return cast(expr(e.arg), e.type);
     }
-    case 'fn': return fn(e);
+    case 'fn':
+      return fn(e);
   }
 }
 
 function fn(e: Extract<BoundExpr, { k: 'fn' }>): string {
   const a = e.args.map(expr);
   const t = e.type;
-  const exact = (op: string) => (isInteger(t) ? `(CAST(${a[0]} AS BIGINT) ${op} CAST(${a[1]} AS BIGINT))` : cast(`(${a[0]} ${op} ${a[1]})`, t));
+  const exact = (op: string) =>
+    isInteger(t) ? `(CAST(${a[0]} AS BIGINT) ${op} CAST(${a[1]} AS BIGINT))` : cast(`(${a[0]} ${op} ${a[1]})`, t);
   switch (e.fn) {
-    case '+': case '-': case '*': return isFloat(t) ? `(${a[0]} ${e.fn} ${a[1]})` : exact(e.fn);
+    case '+':
+    case '-':
+    case '*':
+      return isFloat(t) ? `(${a[0]} ${e.fn} ${a[1]})` : exact(e.fn);
     // DuckDB's x / 0 (±Infinity, NaN) where ANSI Spark fails; both arguments are doubles (bind.ts)
-    case '/': return `(CASE WHEN ${a[0]} IS NULL OR ${a[1]} IS NULL THEN CAST(NULL AS DOUBLE) WHEN ${a[1]} = 0 THEN `
-      + `(CASE WHEN ${a[0]} > 0 THEN CAST('Infinity' AS DOUBLE) WHEN ${a[0]} < 0 THEN CAST('-Infinity' AS DOUBLE) `
-      + `ELSE CAST('NaN' AS DOUBLE) END) ELSE ${a[0]} / ${a[1]} END)`;
-    case '%': return `(CASE WHEN ${a[1]} = 0 THEN ${cast('NULL', t)} ELSE ${isFloat(t) ? `(${a[0]} % ${a[1]})` : exact('%')} END)`;
-    case 'neg': return isInteger(t) ? `(- CAST(${a[0]} AS BIGINT))` : cast(`(- ${a[0]})`, t);
-    case 'abs': return isInteger(t) ? `abs(CAST(${a[0]} AS BIGINT))` : cast(`abs(${a[0]})`, t);
-    case 'round': return cast(`round(${a[0]}, ${Number((e.args[1] as { value: bigint }).value)})`, t);
-    case 'floor': case 'ceil':
+    case '/':
+      return (
+        `(CASE WHEN ${a[0]} IS NULL OR ${a[1]} IS NULL THEN CAST(NULL AS DOUBLE) WHEN ${a[1]} = 0 THEN ` +
+        `(CASE WHEN ${a[0]} > 0 THEN CAST('Infinity' AS DOUBLE) WHEN ${a[0]} < 0 THEN CAST('-Infinity' AS DOUBLE) ` +
+        `ELSE CAST('NaN' AS DOUBLE) END) ELSE ${a[0]} / ${a[1]} END)`
+      );
+    case '%': {
+      const mod = isFloat(t) ? `(${a[0]} % ${a[1]})` : exact('%');
+      return `(CASE WHEN ${a[1]} = 0 THEN ${cast('NULL', t)} ELSE ${mod} END)`;
+    }
+    case 'neg':
+      return isInteger(t) ? `(- CAST(${a[0]} AS BIGINT))` : cast(`(- ${a[0]})`, t);
+    case 'abs':
+      return isInteger(t) ? `abs(CAST(${a[0]} AS BIGINT))` : cast(`abs(${a[0]})`, t);
+    case 'round':
+      return cast(`round(${a[0]}, ${Number((e.args[1] as { value: bigint }).value)})`, t);
+    case 'floor':
+    case 'ceil':
       // Spark's floor of a double is a BIGINT; a double beyond 2^52 (or NaN, ±Infinity) is its own floor
-      return isFloat(t) ? `(CASE WHEN abs(${a[0]}) < 4503599627370496D THEN CAST(${e.fn}(${a[0]}) AS DOUBLE) ELSE ${a[0]} END)`
+      return isFloat(t)
+        ? `(CASE WHEN abs(${a[0]}) < 4503599627370496D THEN CAST(${e.fn}(${a[0]}) AS DOUBLE) ELSE ${a[0]} END)`
         : cast(`${e.fn}(${a[0]})`, t);
-    case 'coalesce': return `coalesce(${a.join(', ')})`;
-    case 'nullif': return `nullif(${a[0]}, ${a[1]})`;
-    case 'concat': return `concat_ws('', ${a.join(', ')})`; // as DuckDB's concat: null arguments are skipped
-    case 'substr': return `substring(${a[0]}, CAST(${a[1]} AS INT)${a[2] ? `, CAST(${a[2]} AS INT)` : ''})`;
-    case 'lower': case 'upper': case 'trim': return `${e.fn}(${a[0]})`;
-    case 'length': return `CAST(char_length(${a[0]}) AS BIGINT)`;
-    case 'starts_with': return `startswith(${a[0]}, ${a[1]})`;
-    case 'ends_with': return `endswith(${a[0]}, ${a[1]})`;
-    case 'contains': return `contains(${a[0]}, ${a[1]})`;
-    case 'year': case 'month': return `CAST(${e.fn}(${a[0]}) AS BIGINT)`;
-    case 'day': return `CAST(dayofmonth(${a[0]}) AS BIGINT)`;
-    case 'date_add': return dateAdd(e, a);
-    case 'date_diff': return `CAST(datediff(${a[1]}, ${a[0]}) AS BIGINT)`;
-    case '=': case '!=': case '<': case '<=': case '>': case '>=': return `(${a[0]} ${CMP[e.fn]} ${a[1]})`;
-    case 'and': case 'or': return `(${a.join(` ${e.fn.toUpperCase()} `)})`;
-    case 'not': return `(NOT ${a[0]})`;
-    case 'is_null': return `(${a[0]} IS NULL)`;
-    case '$in': return `(${a[0]} IN (${a.slice(1).join(', ')}))`;
+    case 'coalesce':
+      return `coalesce(${a.join(', ')})`;
+    case 'nullif':
+      return `nullif(${a[0]}, ${a[1]})`;
+    case 'concat':
+      return `concat_ws('', ${a.join(', ')})`; // as DuckDB's concat: null arguments are skipped
+    case 'substr':
+      return `substring(${a[0]}, CAST(${a[1]} AS INT)${a[2] ? `, CAST(${a[2]} AS INT)` : ''})`;
+    case 'lower':
+    case 'upper':
+    case 'trim':
+      return `${e.fn}(${a[0]})`;
+    case 'length':
+      return `CAST(char_length(${a[0]}) AS BIGINT)`;
+    case 'starts_with':
+      return `startswith(${a[0]}, ${a[1]})`;
+    case 'ends_with':
+      return `endswith(${a[0]}, ${a[1]})`;
+    case 'contains':
+      return `contains(${a[0]}, ${a[1]})`;
+    case 'year':
+    case 'month':
+      return `CAST(${e.fn}(${a[0]}) AS BIGINT)`;
+    case 'day':
+      return `CAST(dayofmonth(${a[0]}) AS BIGINT)`;
+    case 'date_add':
+      return dateAdd(e, a);
+    case 'date_diff':
+      return `CAST(datediff(${a[1]}, ${a[0]}) AS BIGINT)`;
+    case '=':
+    case '!=':
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
+      return `(${a[0]} ${CMP[e.fn]} ${a[1]})`;
+    case 'and':
+    case 'or':
+      return `(${a.join(` ${e.fn.toUpperCase()} `)})`;
+    case 'not':
+      return `(NOT ${a[0]})`;
+    case 'is_null':
+      return `(${a[0]} IS NULL)`;
+    case '$in':
+      return `(${a[0]} IN (${a.slice(1).join(', ')}))`;
     // no escape character: our LIKE has none (a backslash is itself)
-    case '$like': return `(${a[0]} LIKE ${a[1]} ESCAPE '\\u0001')`;
+    case '$like':
+      return `(${a[0]} LIKE ${a[1]} ESCAPE '\\u0001')`;
   }
   throw new PlanError(pathOf(e.what), `function "${e.fn}" has no Spark form`);
 }

@@ -51,7 +51,11 @@ function paths(root: BoundNode): Map<BoundNode, string> {
   const m = new Map<BoundNode, string>();
   const walk = (n: BoundNode, at: string) => {
     m.set(n, at);
-    if (n.kind === 'join') { walk(n.left, `${at}.left`); walk(n.right, `${at}.right`); return; }
+    if (n.kind === 'join') {
+      walk(n.left, `${at}.left`);
+      walk(n.right, `${at}.right`);
+      return;
+    }
     if ('input' in n) walk(n.input, n.kind === 'compute' ? at : `${at}.input`);
   };
   walk(root, 'query');
@@ -62,7 +66,10 @@ export class Lowering {
   private readonly at: Map<BoundNode, string>;
   readonly salted: Lowered['salted'] = [];
 
-  constructor(readonly root: BoundNode, readonly salt: Map<string, SaltPlan> = new Map()) {
+  constructor(
+    readonly root: BoundNode,
+    readonly salt: Map<string, SaltPlan> = new Map(),
+  ) {
     this.at = paths(root);
   }
 
@@ -70,16 +77,25 @@ export class Lowering {
   node(n: BoundNode): string {
     const from = (m: BoundNode) => `(${this.node(m)}) t`;
     switch (n.kind) {
-      case 'scan': return this.scan(n);
-      case 'filter': return `SELECT * FROM ${from(n.input)} WHERE ${predicate(n.pred, n.input.schema.map((f) => f.type))}`;
-      case 'project': return `SELECT ${n.indices.map((j, i) => `${col(j)} AS ${col(i)}`).join(', ')} FROM ${from(n.input)}`;
+      case 'scan':
+        return this.scan(n);
+      case 'filter':
+        return `SELECT * FROM ${from(n.input)} WHERE ${predicate(
+          n.pred,
+          n.input.schema.map((f) => f.type),
+        )}`;
+      case 'project':
+        return `SELECT ${n.indices.map((j, i) => `${col(j)} AS ${col(i)}`).join(', ')} FROM ${from(n.input)}`;
       case 'compute': {
         const base = n.input.schema.length;
         return `SELECT *, ${n.exprs.map((e, k) => `${expr(e)} AS ${col(base + k)}`).join(', ')} FROM ${from(n.input)}`;
       }
-      case 'join': return this.join(n);
-      case 'aggregate': return this.aggregate(n);
-      case 'sort': return `SELECT * FROM ${from(n.input)} ${orderBy(n)}`;
+      case 'join':
+        return this.join(n);
+      case 'aggregate':
+        return this.aggregate(n);
+      case 'sort':
+        return `SELECT * FROM ${from(n.input)} ${orderBy(n)}`;
       case 'limit': {
         const page = `LIMIT ${n.count}${n.offset ? ` OFFSET ${n.offset}` : ''}`;
         // sort and limit in one SELECT: the limit takes the first rows of that order
@@ -92,8 +108,11 @@ export class Lowering {
   private scan(n: Extract<BoundNode, { kind: 'scan' }>): string {
     n.schema.forEach((f, i) => {
       if (f.type.id === 'timestamp' && f.type.unit === 'nanosecond') {
-        throw new PlanError(`${this.at.get(n)}.columns[${i}]`,
-          `column "${f.name}" is a nanosecond timestamp, which Spark does not read from Parquet; run with --engine local`);
+        throw new PlanError(
+          `${this.at.get(n)}.columns[${i}]`,
+          `column "${f.name}" is a nanosecond timestamp, which Spark does not read from Parquet; ` +
+            'run with --engine local',
+        );
       }
     });
     const files = [...new Set(n.splits.map((s) => s.path))];
@@ -120,31 +139,57 @@ export class Lowering {
 }
 
 /** A join of two lowered inputs; left columns, then (but for semi and anti) right columns, renumbered. */
-export function plainJoin(n: Extract<BoundNode, { kind: 'join' }>, left: string, right: string, type: string, extraOn = ''): string {
+export function plainJoin(
+  n: Extract<BoundNode, { kind: 'join' }>,
+  left: string,
+  right: string,
+  type: string,
+  extraOn = '',
+  extraCols: string[] = [],
+): string {
   const nl = n.left.schema.length;
   const out = n.left.schema.map((_, i) => `l.${col(i)} AS ${col(i)}`);
+  out.push(...extraCols);
   if (type !== 'semi' && type !== 'anti') out.push(...n.right.schema.map((_, i) => `r.${col(i)} AS ${col(nl + i)}`));
   if (n.leftKeys.length === 0) return `SELECT ${out.join(', ')} FROM ${left} l CROSS JOIN ${right} r`;
   const on = n.leftKeys.map((k, i) => `l.${col(k)} = r.${col(n.rightKeys[i])}`).join(' AND ') + extraOn;
-  const kw = { inner: 'INNER', left: 'LEFT OUTER', right: 'RIGHT OUTER', full: 'FULL OUTER', semi: 'LEFT SEMI', anti: 'LEFT ANTI' }[type];
+  const kw = {
+    inner: 'INNER',
+    left: 'LEFT OUTER',
+    right: 'RIGHT OUTER',
+    full: 'FULL OUTER',
+    semi: 'LEFT SEMI',
+    anti: 'LEFT ANTI',
+  }[type];
   return `SELECT ${out.join(', ')} FROM ${left} l ${kw} JOIN ${right} r ON ${on}`;
 }
 
 function orderBy(n: Extract<BoundNode, { kind: 'sort' }>): string {
-  return 'ORDER BY ' + n.by.map((k) => `${col(k.col)} ${k.desc ? 'DESC' : 'ASC'} NULLS ${k.nullsFirst ? 'FIRST' : 'LAST'}`).join(', ');
+  return (
+    'ORDER BY ' +
+    n.by.map((k) => `${col(k.col)} ${k.desc ? 'DESC' : 'ASC'} NULLS ${k.nullsFirst ? 'FIRST' : 'LAST'}`).join(', ')
+  );
 }
 
 function aggregate(a: BoundAggregate, input: BoundNode['schema'][number]['type'] | undefined): string {
   const c = col(a.col);
   switch (a.fn) {
-    case 'count': return a.col < 0 ? 'COUNT(*)' : `COUNT(${c})`;
-    case 'count_distinct': return `COUNT(DISTINCT ${c})`;
+    case 'count':
+      return a.col < 0 ? 'COUNT(*)' : `COUNT(${c})`;
+    case 'count_distinct':
+      return `COUNT(DISTINCT ${c})`;
     case 'sum':
       if (a.type.id === 'decimal') return `CAST(SUM(${c}) AS ${sparkType(a.type)})`;
       return a.type.id === 'float64' ? `SUM(CAST(${c} AS DOUBLE))` : `SUM(CAST(${c} AS BIGINT))`;
-    // Spark's avg of a decimal is a decimal rounded to 4 more digits; ours (as DuckDB's) is the exact sum over the count, a double
-    case 'avg': return input?.id === 'decimal' ? `(CAST(SUM(${c}) AS DOUBLE) / NULLIF(COUNT(${c}), 0))` : `AVG(CAST(${c} AS DOUBLE))`;
-    case 'min': case 'max': return `${a.fn.toUpperCase()}(${c})`;
+    // Spark's avg of a decimal is a decimal rounded to 4 more digits; ours (as DuckDB's) is the exact sum
+    // over the count, a double
+    case 'avg':
+      return input?.id === 'decimal'
+        ? `(CAST(SUM(${c}) AS DOUBLE) / NULLIF(COUNT(${c}), 0))`
+        : `AVG(CAST(${c} AS DOUBLE))`;
+    case 'min':
+    case 'max':
+      return `${a.fn.toUpperCase()}(${c})`;
   }
 }
 
@@ -158,9 +203,14 @@ export function lowerPlan(lp: LoadedPlan, salt: Map<string, SaltPlan> = new Map(
   let writeUri: string | undefined;
   if (raw && isUri(raw)) {
     const fmt = lp.output!.format;
-    if (fmt === 'arrow') throw new PlanError('output.format', 'Spark does not write Arrow IPC files; use parquet, csv or jsonl for a URI output.path');
+    if (fmt === 'arrow')
+      throw new PlanError(
+        'output.format',
+        'Spark does not write Arrow IPC files; use parquet, csv or jsonl for a URI output.path',
+      );
     const using = { parquet: 'parquet', csv: 'csv', jsonl: 'json' }[fmt];
-    sql = `INSERT OVERWRITE DIRECTORY ${str(raw)} USING ${using}${fmt === 'csv' ? " OPTIONS ('header' 'true')" : ''} ${sql}`;
+    const options = fmt === 'csv' ? " OPTIONS ('header' 'true')" : '';
+    sql = `INSERT OVERWRITE DIRECTORY ${str(raw)} USING ${using}${options} ${sql}`;
     writeUri = raw;
   }
   return { sql, settings: sparkSettings(lp.settings), salted: l.salted, writeUri };

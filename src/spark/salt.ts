@@ -1,13 +1,15 @@
 // Salting the hot keys of a join that Spark's adaptive execution cannot split:
 // full outer joins, the non-preserved side of left/right joins, and a hot key
-// whose rows sit in one input file. Only the hot keys are rewritten:
+// whose rows sit in one input file. One pass over each side; only hot keys change:
 //
-//   non-hot rows of both sides   -> the join as written (Spark, AQE)
-//   hot rows of the split side   -> salt = pmod(hash(the row's columns), N)
-//   hot rows of the other side   -> replicated over salts 0..N-1; inner join on (key, salt)
-//   hot rows of a preserved side whose key the other side lacks -> emitted once, nulls beside
+//   split side:  salt = pmod(hash(the row's columns), N) for a hot key, else 0
+//   other side:  a hot key's row replicated over salts 0..N-1 (explode), else salt 0
+//   the join as written, on (key, salt)
+//   then the replicated side's copies left unmatched are dropped
 //
-// so outer semantics stay exact: a replicated row never emits its unmatched row N times.
+// Outer semantics stay exact: every hot key has rows on the split side (it was sampled
+// there), so a replicated row matches in at least one salt and its other copies, which
+// found no partner in their salt, are not rows of the join; a split-side row is never copied.
 import type { BoundNode } from '../plan/bound.js';
 import type { DataType } from '../kernels/column.js';
 import { col, sparkType, str } from './lower-expr.js';
@@ -15,38 +17,42 @@ import { plainJoin } from './lower.js';
 
 type Join = Extract<BoundNode, { kind: 'join' }>;
 
-export interface HotKey { text: string; rows: number }
+export interface HotKey {
+  text: string;
+  rows: number;
+}
 /** How one join is salted: the side whose hot keys are split, the keys, the salt count. */
-export interface SaltPlan { side: 'left' | 'right'; keys: HotKey[]; buckets: number; keyType: DataType }
-
-export function saltedJoin(n: Join, plan: SaltPlan, lower: (m: BoundNode) => string): string {
-  const lk = col(n.leftKeys[0]), rk = col(n.rightKeys[0]);
-  const list = plan.keys.map((k) => (plan.keyType.id === 'utf8' ? str(k.text) : `CAST(${str(k.text)} AS ${sparkType(plan.keyType)})`)).join(', ');
-  // null keys are not hot (they match nothing): coalesce keeps NOT hot(k) true for them
-  const hot = (k: string) => `coalesce(${k} IN (${list}), FALSE)`;
-  const all = (m: BoundNode) => m.schema.map((_, i) => col(i)).join(', ');
-  const [splitKey, copyKey] = plan.side === 'left' ? [lk, rk] : [rk, lk];
-  const split = plan.side === 'left' ? 'sl' : 'sr', copy = plan.side === 'left' ? 'sr' : 'sl';
-  const splitNode = plan.side === 'left' ? n.left : n.right;
-  const salted = `(SELECT *, pmod(hash(${all(splitNode)}), ${plan.buckets}) AS __salt FROM ${split} WHERE ${hot(splitKey)})`;
-  const copied = `(SELECT *, explode(sequence(0, ${plan.buckets - 1})) AS __salt FROM ${copy} WHERE ${hot(copyKey)})`;
-  const [hl, hr] = plan.side === 'left' ? [salted, copied] : [copied, salted];
-  const parts = [
-    plainJoin(n, `(SELECT * FROM sl WHERE NOT ${hot(lk)})`, `(SELECT * FROM sr WHERE NOT ${hot(rk)})`, n.type),
-    plainJoin(n, hl, hr, 'inner', ' AND l.__salt = r.__salt'),
-  ];
-  if (n.type === 'left' || n.type === 'full') parts.push(unmatched(n, 'left', hot));
-  if (n.type === 'right' || n.type === 'full') parts.push(unmatched(n, 'right', hot));
-  return `WITH sl AS (${lower(n.left)}), sr AS (${lower(n.right)}) ${parts.join(' UNION ALL ')}`;
+export interface SaltPlan {
+  side: 'left' | 'right';
+  keys: HotKey[];
+  buckets: number;
+  keyType: DataType;
 }
 
-/** Hot rows of a preserved side whose key has no row on the other side: once each, the other side's columns null. */
-function unmatched(n: Join, side: 'left' | 'right', hot: (k: string) => string): string {
+export function saltedJoin(n: Join, plan: SaltPlan, lower: (m: BoundNode) => string): string {
+  const lk = col(n.leftKeys[0]),
+    rk = col(n.rightKeys[0]);
+  const list = plan.keys
+    .map((k) => (plan.keyType.id === 'utf8' ? str(k.text) : `CAST(${str(k.text)} AS ${sparkType(plan.keyType)})`))
+    .join(', ');
+  // null keys are not hot (they match nothing): coalesce makes the test false for them
+  const hot = (k: string) => `coalesce(${k} IN (${list}), FALSE)`;
+  const splitLeft = plan.side === 'left';
+  const splitNode = splitLeft ? n.left : n.right;
+  const all = splitNode.schema.map((_, i) => col(i)).join(', ');
+  const salt = (key: string) => `CASE WHEN ${hot(key)} THEN pmod(hash(${all}), ${plan.buckets}) ELSE 0 END`;
+  const copies = (key: string) =>
+    `explode(CASE WHEN ${hot(key)} THEN sequence(0, ${plan.buckets - 1}) ELSE array(0) END)`;
+  const side = (m: BoundNode, s: string) => `(SELECT *, ${s} AS __salt FROM (${lower(m)}) t)`;
+  const left = side(n.left, splitLeft ? salt(lk) : copies(lk));
+  const right = side(n.right, splitLeft ? copies(rk) : salt(rk));
+  const copyPreserved = n.type === 'full' || n.type === (splitLeft ? 'right' : 'left');
+  if (!copyPreserved) return plainJoin(n, left, right, n.type, ' AND l.__salt = r.__salt');
+  // a replicated preserved row's copies that found no partner (the split side's salt is null there)
   const nl = n.left.schema.length;
-  const [mine, theirs, mk, tk] = side === 'left'
-    ? ['sl', 'sr', col(n.leftKeys[0]), col(n.rightKeys[0])] : ['sr', 'sl', col(n.rightKeys[0]), col(n.leftKeys[0])];
-  const left = n.left.schema.map((f, i) => (side === 'left' ? `m.${col(i)}` : `CAST(NULL AS ${sparkType(f.type)})`) + ` AS ${col(i)}`);
-  const right = n.right.schema.map((f, i) => (side === 'right' ? `m.${col(i)}` : `CAST(NULL AS ${sparkType(f.type)})`) + ` AS ${col(nl + i)}`);
-  return `SELECT ${[...left, ...right].join(', ')} FROM (SELECT * FROM ${mine} WHERE ${hot(mk)}) m `
-    + `LEFT ANTI JOIN (SELECT DISTINCT ${tk} AS k FROM ${theirs} WHERE ${hot(tk)}) o ON m.${mk} = o.k`;
+  const copyKey = splitLeft ? col(nl + n.rightKeys[0]) : col(n.leftKeys[0]);
+  const marker = `${splitLeft ? 'l' : 'r'}.__salt AS __split_salt`;
+  const joined = plainJoin(n, left, right, n.type, ' AND l.__salt = r.__salt', [marker]);
+  const cols = n.schema.map((_, i) => col(i)).join(', ');
+  return `SELECT ${cols} FROM (${joined}) j WHERE NOT (j.__split_salt IS NULL AND ${hot(`j.${copyKey}`)})`;
 }

@@ -13,8 +13,9 @@ import { registerCleanup } from '../io/cleanup.js';
 
 /** The pyspark that `npm run spark:install` installs (scripts/spark-install.sh); it runs on Java 17. */
 export const PINNED_PYSPARK = '4.1.4';
-const INSTALL_HINT = 'install Java 17 or newer and the pinned pyspark with `npm run spark:install` '
-  + `(pyspark ${PINNED_PYSPARK} into .venv/), or set SPARK_HOME, or give --remote sc://host:port`;
+const INSTALL_HINT =
+  'install Java 17 or newer and the pinned pyspark with `npm run spark:install` ' +
+  `(pyspark ${PINNED_PYSPARK} into .venv/), or set SPARK_HOME, or give --remote sc://host:port`;
 /** How long a local server may take to start (the JVM and Spark's context: ~20 s on 2 loaded cores). */
 const START_MS = 180_000;
 
@@ -58,7 +59,10 @@ function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)); });
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
   });
 }
 
@@ -66,12 +70,24 @@ export class LocalSparkServer {
   private exited = false;
   private readonly unregister: () => void;
 
-  private constructor(readonly url: string, readonly uiUrl: string, readonly workers: number,
-    private readonly child: ChildProcess, readonly dir: string) {
-    child.once('exit', () => { this.exited = true; });
+  private constructor(
+    readonly url: string,
+    readonly uiUrl: string,
+    readonly workers: number,
+    private readonly child: ChildProcess,
+    readonly dir: string,
+  ) {
+    child.once('exit', () => {
+      this.exited = true;
+    });
     // on exit or a signal: the JVM and its scratch folder do not outlive us
     this.unregister = registerCleanup(() => {
-      if (!this.exited) try { child.kill('SIGKILL'); } catch { /* already gone */ }
+      if (!this.exited)
+        try {
+          child.kill('SIGKILL');
+        } catch {
+          /* already gone */
+        }
       fs.rmSync(dir, { recursive: true, force: true });
     });
   }
@@ -94,16 +110,31 @@ export class LocalSparkServer {
       'spark.ui.showConsoleProgress': 'false',
       ...extraConf,
     };
-    const args = ['--class', 'org.apache.spark.sql.connect.service.SparkConnectServer', '--master', `local[${workers}]`,
-      '--driver-memory', extraConf['spark.driver.memory'] ?? '1g', ...Object.entries(conf).flatMap(([k, v]) => ['--conf', `${k}=${v}`])];
+    const args = [
+      '--class',
+      'org.apache.spark.sql.connect.service.SparkConnectServer',
+      '--master',
+      `local[${workers}]`,
+      '--driver-memory',
+      extraConf['spark.driver.memory'] ?? '1g',
+      ...Object.entries(conf).flatMap(([k, v]) => ['--conf', `${k}=${v}`]),
+    ];
     const log = fs.openSync(path.join(dir, 'server.log'), 'w');
     const child = spawn(path.join(home, 'bin', 'spark-submit'), args, {
-      cwd: dir, detached: true, stdio: ['ignore', log, log],
+      cwd: dir,
+      detached: true,
+      stdio: ['ignore', log, log],
       // the token by environment, not on the command line where `ps` shows it
       env: { ...process.env, SPARK_HOME: home, SPARK_LOCAL_IP: '127.0.0.1', SPARK_CONNECT_AUTHENTICATE_TOKEN: token },
     });
     fs.closeSync(log);
-    const server = new LocalSparkServer(`sc://127.0.0.1:${port}/;token=${token}`, `http://127.0.0.1:${uiPort}`, workers, child, dir);
+    const server = new LocalSparkServer(
+      `sc://127.0.0.1:${port}/;token=${token}`,
+      `http://127.0.0.1:${uiPort}`,
+      workers,
+      child,
+      dir,
+    );
     await server.waitListening(port);
     return server;
   }
@@ -120,13 +151,17 @@ export class LocalSparkServer {
     }
     const tail = this.logTail();
     await this.stop();
-    throw new ExecutionError(`the local Spark Connect server did not start${this.exited ? '' : ` within ${START_MS / 1000} s`}:\n${tail}`);
+    throw new ExecutionError(
+      `the local Spark Connect server did not start${this.exited ? '' : ` within ${START_MS / 1000} s`}:\n${tail}`,
+    );
   }
 
   logTail(lines = 15): string {
     try {
       return fs.readFileSync(path.join(this.dir, 'server.log'), 'utf8').trim().split('\n').slice(-lines).join('\n');
-    } catch { return '(no log)'; }
+    } catch {
+      return '(no log)';
+    }
   }
 
   /** Stop the JVM (SIGTERM, then SIGKILL after 10 s) and remove its scratch folder. */
@@ -134,7 +169,13 @@ export class LocalSparkServer {
     if (!this.exited) {
       const gone = new Promise<void>((r) => this.child.once('exit', () => r()));
       this.child.kill('SIGTERM');
-      const timer = setTimeout(() => { try { this.child.kill('SIGKILL'); } catch { /* gone */ } }, 10_000);
+      const timer = setTimeout(() => {
+        try {
+          this.child.kill('SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }, 10_000);
       await gone;
       clearTimeout(timer);
     }
@@ -144,7 +185,10 @@ export class LocalSparkServer {
 
 function connects(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
+    const s = net.connect(port, '127.0.0.1', () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once('error', () => resolve(false));
   });
 }

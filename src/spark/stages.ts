@@ -2,7 +2,12 @@
 // (/api/v1/applications/<id>/stages and each stage's taskSummary): the figures
 // that show a skewed stage, its slowest task against its median one.
 
-export interface StageTimes { id: number; tasks: number; slowestMs: number; medianMs: number }
+export interface StageTimes {
+  id: number;
+  tasks: number;
+  slowestMs: number;
+  medianMs: number;
+}
 
 /** Longest wait for one REST answer: the figures are a bonus, never a reason to hang. */
 const REST_MS = 10_000;
@@ -26,8 +31,12 @@ export async function stageTimes(uiUrl: string | undefined, appId: string, ids: 
     const wanted = new Set(ids);
     const out: StageTimes[] = [];
     // a stage AQE skipped (its shuffle already written) ran no task: it has no summary
-    for (const s of all.filter((x) => wanted.has(x.stageId) && x.status !== 'SKIPPED').sort((a, b) => a.stageId - b.stageId)) {
-      const q = (await getJson(`${base}/${s.stageId}/${s.attemptId}/taskSummary?quantiles=0.5,1.0`).catch(() => ({}))) as { duration?: number[] };
+    for (const s of all
+      .filter((x) => wanted.has(x.stageId) && x.status !== 'SKIPPED')
+      .sort((a, b) => a.stageId - b.stageId)) {
+      const q = (await getJson(`${base}/${s.stageId}/${s.attemptId}/taskSummary?quantiles=0.5,1.0`).catch(
+        () => ({}),
+      )) as { duration?: number[] };
       if (!q.duration) continue;
       const [median, slowest] = q.duration ?? [0, 0];
       out.push({ id: s.stageId, tasks: s.numTasks, slowestMs: slowest, medianMs: median });

@@ -8,7 +8,10 @@ export type Fields = [number, FieldValue][];
 
 function varint(out: number[], v: number): void {
   // field numbers, lengths and enum values only: below 2^31
-  while (v > 0x7f) { out.push((v & 0x7f) | 0x80); v >>>= 7; }
+  while (v > 0x7f) {
+    out.push((v & 0x7f) | 0x80);
+    v >>>= 7;
+  }
   out.push(v);
 }
 
@@ -16,7 +19,10 @@ function varint(out: number[], v: number): void {
 export function encode(fields: Fields): Uint8Array {
   const parts: Uint8Array[] = [];
   let size = 0;
-  const push = (b: Uint8Array) => { parts.push(b); size += b.length; };
+  const push = (b: Uint8Array) => {
+    parts.push(b);
+    size += b.length;
+  };
   for (const [no, v] of fields) {
     if (v === undefined) continue;
     const head: number[] = [];
@@ -34,7 +40,10 @@ export function encode(fields: Fields): Uint8Array {
   }
   const out = new Uint8Array(size);
   let at = 0;
-  for (const p of parts) { out.set(p, at); at += p.length; }
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
   return out;
 }
 
@@ -46,7 +55,8 @@ export function decode(buf: Uint8Array): Decoded {
   const m: Decoded = new Map();
   let i = 0;
   const readVarint = (): bigint => {
-    let r = 0n, shift = 0n;
+    let r = 0n,
+      shift = 0n;
     for (;;) {
       if (i >= buf.length) throw new Error('truncated protobuf message');
       const b = buf[i++];
@@ -57,23 +67,46 @@ export function decode(buf: Uint8Array): Decoded {
   };
   while (i < buf.length) {
     const key = Number(readVarint());
-    const no = key >>> 3, wt = key & 7;
+    const no = key >>> 3,
+      wt = key & 7;
     let v: bigint | Uint8Array;
     if (wt === 0) v = readVarint();
-    else if (wt === 2) { const n = Number(readVarint()); v = buf.subarray(i, i + n); i += n; }
-    else if (wt === 1) { i += 8; continue; }
-    else if (wt === 5) { i += 4; continue; }
-    else throw new Error(`unsupported protobuf wire type ${wt}`);
+    else if (wt === 2) {
+      const n = Number(readVarint());
+      v = buf.subarray(i, i + n);
+      i += n;
+    } else if (wt === 1) {
+      i += 8;
+      continue;
+    } else if (wt === 5) {
+      i += 4;
+      continue;
+    } else throw new Error(`unsupported protobuf wire type ${wt}`);
     const list = m.get(no);
-    if (list) list.push(v); else m.set(no, [v]);
+    if (list) list.push(v);
+    else m.set(no, [v]);
   }
   return m;
 }
 
 const text = new TextDecoder();
-export const str = (m: Decoded, no: number): string => { const v = m.get(no)?.[0]; return v instanceof Uint8Array ? text.decode(v) : ''; };
-export const strs = (m: Decoded, no: number): string[] => (m.get(no) ?? []).map((v) => (v instanceof Uint8Array ? text.decode(v) : ''));
-export const num = (m: Decoded, no: number): number => { const v = m.get(no)?.[0]; return typeof v === 'bigint' ? Number(v) : 0; };
-export const bytes = (m: Decoded, no: number): Uint8Array | undefined => { const v = m.get(no)?.[0]; return v instanceof Uint8Array ? v : undefined; };
-export const msg = (m: Decoded, no: number): Decoded | undefined => { const b = bytes(m, no); return b ? decode(b) : undefined; };
-export const msgs = (m: Decoded, no: number): Decoded[] => (m.get(no) ?? []).filter((v): v is Uint8Array => v instanceof Uint8Array).map(decode);
+export const str = (m: Decoded, no: number): string => {
+  const v = m.get(no)?.[0];
+  return v instanceof Uint8Array ? text.decode(v) : '';
+};
+export const strs = (m: Decoded, no: number): string[] =>
+  (m.get(no) ?? []).map((v) => (v instanceof Uint8Array ? text.decode(v) : ''));
+export const num = (m: Decoded, no: number): number => {
+  const v = m.get(no)?.[0];
+  return typeof v === 'bigint' ? Number(v) : 0;
+};
+export const bytes = (m: Decoded, no: number): Uint8Array | undefined => {
+  const v = m.get(no)?.[0];
+  return v instanceof Uint8Array ? v : undefined;
+};
+export const msg = (m: Decoded, no: number): Decoded | undefined => {
+  const b = bytes(m, no);
+  return b ? decode(b) : undefined;
+};
+export const msgs = (m: Decoded, no: number): Decoded[] =>
+  (m.get(no) ?? []).filter((v): v is Uint8Array => v instanceof Uint8Array).map(decode);
