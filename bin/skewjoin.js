@@ -33,4 +33,6 @@ exitOnInterrupt();
 const { prestartFromArgs } = await import(bundled ? '../dist/bundle/prestart.js' : '../dist/cli/prestart.js');
 prestartFromArgs(process.argv.slice(2));
 const { main } = await import(bundled ? '../dist/bundle/cli.js' : '../dist/cli/main.js');
-main(process.argv).then((code) => { process.exitCode = code; });
+main(process.argv).then((code) => {
+  process.exitCode = code;
+});

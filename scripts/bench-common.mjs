@@ -11,7 +11,10 @@ export const DUCK = path.join(ROOT, 'scripts', 'duck-query.mjs');
 
 const args = process.argv.slice(2);
 /** The value after `--name` on the command line, else `dflt`. */
-export const opt = (name, dflt) => { const i = args.indexOf(`--${name}`); return i >= 0 ? args[i + 1] : dflt; };
+export const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : dflt;
+};
 
 /** `skewjoin gen --out dir ...flags`, unless dir has its tables already. */
 export function gen(dir, flags) {
@@ -25,14 +28,28 @@ export function gen(dir, flags) {
  * system seconds and peak RSS in MB (NaN where time printed nothing).
  */
 export function timeProcess(argv, env = {}) {
-  const r = spawnSync('/usr/bin/time', ['-f', 'TIME %e %U %S %M', ...argv], { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, ...env } });
+  const r = spawnSync('/usr/bin/time', ['-f', 'TIME %e %U %S %M', ...argv], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+    env: { ...process.env, ...env },
+  });
   const m = /TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)\s*$/.exec(r.stderr);
   const [wall, user, sys, rss] = m ? m.slice(1).map(Number) : [NaN, NaN, NaN, NaN];
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, timed: m !== null, wall, user, sys, rssMB: rss / 1024 };
+  return {
+    status: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    timed: m !== null,
+    wall,
+    user,
+    sys,
+    rssMB: rss / 1024,
+  };
 }
 
 /** The median of the numbers that are not NaN (NaN when none is). */
 export const median = (xs) => {
-  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b), n = s.length;
+  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b),
+    n = s.length;
   return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 };

@@ -11,17 +11,33 @@ fs.rmSync('dist/bundle', { recursive: true, force: true });
 
 await build({
   // interrupt and prestart: run by bin/ before the engine loads, sharing its chunks (one pool, one temp registry)
-  entryPoints: { cli: 'src/cli/main.ts', worker: 'src/exec/worker.ts', interrupt: 'src/cli/interrupt.ts', prestart: 'src/cli/prestart.ts' },
+  entryPoints: {
+    cli: 'src/cli/main.ts',
+    worker: 'src/exec/worker.ts',
+    interrupt: 'src/cli/interrupt.ts',
+    prestart: 'src/cli/prestart.ts',
+  },
   outdir: 'dist/bundle',
   bundle: true,
   splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external: ['parquet-wasm', 'snappy', 'piscina', 'apache-arrow', '@duckdb/node-api', 'vega', 'vega-lite', 'cli-progress'],
+  external: [
+    'parquet-wasm',
+    'snappy',
+    'piscina',
+    'apache-arrow',
+    '@duckdb/node-api',
+    'vega',
+    'vega-lite',
+    'cli-progress',
+  ],
   // chunks beside the entries: the pool finds its worker as ./worker.js from whichever file it lands in
   chunkNames: '[name]-[hash]',
   logLevel: 'warning',
   // CommonJS dependencies (commander) require Node's built-ins: give the ES modules a require
-  banner: { js: "import { createRequire as __skewjoinRequire } from 'node:module'; const require = __skewjoinRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __skewjoinRequire } from 'node:module'; const require = __skewjoinRequire(import.meta.url);",
+  },
 });

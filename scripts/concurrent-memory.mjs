@@ -19,8 +19,16 @@ const t0 = performance.now();
 const runs = await Promise.all(Array.from({ length: n }, () => runPlan(plan, { workers: 2, memoryLimit: limit })));
 const wall = (performance.now() - t0) / 1000;
 const answers = new Set(runs.map((r) => JSON.stringify(r.toRows(), (_, v) => (typeof v === 'bigint' ? String(v) : v))));
-console.log(JSON.stringify({
-  lib, rows, limit, queries: n, wallS: +wall.toFixed(1), peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
-  spilledMiB: runs.map((r) => Math.round(r.stats.spilledBytes / 2 ** 20)), sameAnswer: answers.size === 1,
-}));
+console.log(
+  JSON.stringify({
+    lib,
+    rows,
+    limit,
+    queries: n,
+    wallS: +wall.toFixed(1),
+    peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+    spilledMiB: runs.map((r) => Math.round(r.stats.spilledBytes / 2 ** 20)),
+    sameAnswer: answers.size === 1,
+  }),
+);
 await closePool();

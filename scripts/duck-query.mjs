@@ -9,7 +9,11 @@ import { DuckDBInstance } from '@duckdb/node-api';
 const [file, threads = '2'] = process.argv.slice(2);
 const db = await DuckDBInstance.create(':memory:', { threads });
 const con = await db.connect();
-const statements = fs.readFileSync(file, 'utf8').split(/;\s*(?:\n|$)/).map((s) => s.trim()).filter(Boolean);
+const statements = fs
+  .readFileSync(file, 'utf8')
+  .split(/;\s*(?:\n|$)/)
+  .map((s) => s.trim())
+  .filter(Boolean);
 for (const s of statements.slice(0, -1)) await con.run(s);
 const rows = (await con.runAndReadAll(statements.at(-1))).getRowObjectsJson();
 if (process.env.SHOW) console.log(rows.length, rows.slice(0, 3));

@@ -17,32 +17,49 @@ const other = opt('other', undefined);
 const BATCH = 30_000; // about a range's rows (1 MB of these four columns)
 
 const builds = [['this', ROOT], ...(other ? [['other', path.resolve(other)]] : [])];
-const writers = await Promise.all(builds.map(async ([name, root]) => [name, (await import(path.join(root, 'dist/io/result-file.js'))).ResultFile]));
+const writers = await Promise.all(
+  builds.map(async ([name, root]) => [name, (await import(path.join(root, 'dist/io/result-file.js'))).ResultFile]),
+);
 
 const fields = [
-  { name: 'id', type: { id: 'int64' } }, { name: 'key', type: { id: 'int64' } },
-  { name: 'amount', type: { id: 'float64' } }, { name: 'region', type: { id: 'utf8' } },
+  { name: 'id', type: { id: 'int64' } },
+  { name: 'key', type: { id: 'int64' } },
+  { name: 'amount', type: { id: 'float64' } },
+  { name: 'region', type: { id: 'utf8' } },
 ];
 const REGIONS = ['north', 'south', 'east', 'west', 'center'].map((s) => new TextEncoder().encode(s));
 let seed = 42;
-const rand = () => { seed = (seed * 1103515245 + 12345) >>> 0; return seed / 2 ** 32; };
+const rand = () => {
+  seed = (seed * 1103515245 + 12345) >>> 0;
+  return seed / 2 ** 32;
+};
 const batches = [];
 for (let at = 0; at < rows; at += BATCH) {
   const n = Math.min(BATCH, rows - at);
-  const id = new BigInt64Array(n), key = new BigInt64Array(n), amount = new Float64Array(n), offsets = new Int32Array(n + 1);
+  const id = new BigInt64Array(n),
+    key = new BigInt64Array(n),
+    amount = new Float64Array(n),
+    offsets = new Int32Array(n + 1);
   const bytes = new Uint8Array(6 * n);
-  let amt = at / rows * 1000;
+  let amt = (at / rows) * 1000;
   for (let i = 0; i < n; i++) {
-    id[i] = BigInt(Math.floor(rand() * 50e6)); key[i] = BigInt(Math.floor(rand() * 5e6));
-    amt += rand() * 1000 / rows; amount[i] = Math.round(amt * 100) / 100; // sorted by amount, as row (c) writes them
+    id[i] = BigInt(Math.floor(rand() * 50e6));
+    key[i] = BigInt(Math.floor(rand() * 5e6));
+    amt += (rand() * 1000) / rows;
+    amount[i] = Math.round(amt * 100) / 100; // sorted by amount, as row (c) writes them
     const r = REGIONS[Math.floor(rand() * 5)];
-    bytes.set(r, offsets[i]); offsets[i + 1] = offsets[i] + r.length;
+    bytes.set(r, offsets[i]);
+    offsets[i + 1] = offsets[i] + r.length;
   }
-  batches.push({ length: n, columns: [
-    { type: fields[0].type, length: n, values: id, valid: null }, { type: fields[1].type, length: n, values: key, valid: null },
-    { type: fields[2].type, length: n, values: amount, valid: null },
-    { type: fields[3].type, length: n, values: bytes.subarray(0, offsets[n]), offsets, valid: null },
-  ] });
+  batches.push({
+    length: n,
+    columns: [
+      { type: fields[0].type, length: n, values: id, valid: null },
+      { type: fields[1].type, length: n, values: key, valid: null },
+      { type: fields[2].type, length: n, values: amount, valid: null },
+      { type: fields[3].type, length: n, values: bytes.subarray(0, offsets[n]), offsets, valid: null },
+    ],
+  });
 }
 
 const out = path.join(os.tmpdir(), `pq-bench-${process.pid}.parquet`);
@@ -69,5 +86,7 @@ for (let p = 0; p < pairs; p++) {
 }
 for (const [name] of builds) {
   const m = median(ms[name]);
-  console.log(`${name}: ${(m / (rows / 1e6)).toFixed(0)} CPU-ms per 1M rows (median of ${pairs}; runs ${ms[name].map((x) => x.toFixed(0)).join(' ')} ms), file ${(sizes[name] / 1e6).toFixed(1)} MB`);
+  console.log(
+    `${name}: ${(m / (rows / 1e6)).toFixed(0)} CPU-ms per 1M rows (median of ${pairs}; runs ${ms[name].map((x) => x.toFixed(0)).join(' ')} ms), file ${(sizes[name] / 1e6).toFixed(1)} MB`,
+  );
 }

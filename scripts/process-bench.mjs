@@ -38,20 +38,39 @@ fs.mkdirSync(data, { recursive: true });
 
 function joinGroupBy(dir, right, rightCols, groupBy) {
   const file = path.join(dir, `plan-${right}.json`);
-  fs.writeFileSync(file, JSON.stringify({
-    version: 1,
-    sources: { fact: { parquet: path.join(dir, 'fact.parquet') }, other: { parquet: path.join(dir, `${right}.parquet`) } },
-    query: {
-      op: 'sort', by: [{ column: groupBy }],
-      input: {
-        op: 'aggregate', groupBy: [groupBy], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 'revenue' }],
-        input: {
-          op: 'join', type: 'inner', on: [['key', 'key']],
-          left: { op: 'scan', source: 'fact', columns: ['key', 'amount'] }, right: { op: 'scan', source: 'other', columns: rightCols },
+  fs.writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        version: 1,
+        sources: {
+          fact: { parquet: path.join(dir, 'fact.parquet') },
+          other: { parquet: path.join(dir, `${right}.parquet`) },
+        },
+        query: {
+          op: 'sort',
+          by: [{ column: groupBy }],
+          input: {
+            op: 'aggregate',
+            groupBy: [groupBy],
+            aggregates: [
+              { fn: 'count', as: 'n' },
+              { fn: 'sum', column: 'amount', as: 'revenue' },
+            ],
+            input: {
+              op: 'join',
+              type: 'inner',
+              on: [['key', 'key']],
+              left: { op: 'scan', source: 'fact', columns: ['key', 'amount'] },
+              right: { op: 'scan', source: 'other', columns: rightCols },
+            },
+          },
         },
       },
-    },
-  }, null, 2));
+      null,
+      2,
+    ),
+  );
   const sql = `SELECT o.${groupBy}, count(*) AS n, sum(f.amount) AS revenue
     FROM read_parquet('${path.join(dir, 'fact.parquet')}') f JOIN read_parquet('${path.join(dir, `${right}.parquet`)}') o ON f.key = o.key
     GROUP BY o.${groupBy} ORDER BY o.${groupBy}`;
@@ -62,7 +81,9 @@ const workloads = [];
 if (only.includes('quickstart')) {
   const s = path.join(ROOT, 'datasets', 'sample');
   workloads.push({
-    name: 'quick start (100K rows)', plan: path.join(ROOT, 'plans', 'quickstart.json'), flags: [],
+    name: 'quick start (100K rows)',
+    plan: path.join(ROOT, 'plans', 'quickstart.json'),
+    flags: [],
     sql: `SELECT region, count(*) AS orders, count(DISTINCT o.key) AS customers, sum(amount) AS revenue, avg(qty) AS avg_qty
       FROM read_parquet('${s}/fact.parquet') o JOIN read_parquet('${s}/dim.parquet') c ON o.key = c.key GROUP BY region ORDER BY revenue DESC`,
   });
@@ -70,7 +91,11 @@ if (only.includes('quickstart')) {
 if (only.includes('reference')) {
   const dir = path.join(data, 'reference');
   gen(dir, ['--rows', '5000000', '--keys', '1000000', '--s', '1']);
-  workloads.push({ name: 'reference: 5M Zipf fact ⋈ 1M dim, group by', flags: [], ...joinGroupBy(dir, 'dim', ['key', 'region'], 'region') });
+  workloads.push({
+    name: 'reference: 5M Zipf fact ⋈ 1M dim, group by',
+    flags: [],
+    ...joinGroupBy(dir, 'dim', ['key', 'region'], 'region'),
+  });
 }
 if (only.includes('m2m')) {
   const dir = path.join(data, 'm2m');
@@ -80,15 +105,24 @@ if (only.includes('m2m')) {
 if (only.includes('tpch') && tpchDir) {
   if (scale && !fs.existsSync(path.join(tpchDir, 'lineitem.parquet'))) {
     console.log(`generating TPC-H SF ${scale} into ${tpchDir} (once; reused by later runs)`);
-    const r = spawnSync(process.execPath, [BIN, 'gen', '--tpch', '--scale', String(scale), '--out', tpchDir], { stdio: 'inherit' });
+    const r = spawnSync(process.execPath, [BIN, 'gen', '--tpch', '--scale', String(scale), '--out', tpchDir], {
+      stdio: 'inherit',
+    });
     if (r.status !== 0) throw new Error(`skewjoin gen --tpch --scale ${scale} failed`);
   }
-  const sf = scale ?? (/sf(\d+(?:\.\d+)?)$/i.exec(tpchDir)?.[1] ?? '1');
+  const sf = scale ?? /sf(\d+(?:\.\d+)?)$/i.exec(tpchDir)?.[1] ?? '1';
   const tables = ['customer', 'lineitem', 'nation', 'orders', 'part', 'partsupp', 'region', 'supplier'];
   const dir = path.resolve(tpchDir);
-  const views = tables.map((t) => `CREATE VIEW ${t} AS SELECT * FROM read_parquet('${path.join(dir, `${t}.parquet`)}');`).join('\n');
+  const views = tables
+    .map((t) => `CREATE VIEW ${t} AS SELECT * FROM read_parquet('${path.join(dir, `${t}.parquet`)}');`)
+    .join('\n');
   const plans = path.join(ROOT, 'plans', 'tpch');
-  for (const f of fs.existsSync(plans) ? fs.readdirSync(plans).filter((x) => /^q\d+\.json$/.test(x)).sort() : []) {
+  for (const f of fs.existsSync(plans)
+    ? fs
+        .readdirSync(plans)
+        .filter((x) => /^q\d+\.json$/.test(x))
+        .sort()
+    : []) {
     const q = f.replace('.json', '');
     if (queries && !queries.includes(q)) continue;
     const sqlFile = path.join(ROOT, 'test', 'tpch', `${q}.sql`);
@@ -101,7 +135,13 @@ if (only.includes('tpch') && tpchDir) {
       if (!(n in params)) throw new Error(`${q}.sql: no value for ${n}`);
       return String(params[n]);
     });
-    workloads.push({ name: `TPC-H ${q} SF${sf}`, plan: path.join(plans, f), flags, sql: `${views}\n${sql}`, tpch: true });
+    workloads.push({
+      name: `TPC-H ${q} SF${sf}`,
+      plan: path.join(plans, f),
+      flags,
+      sql: `${views}\n${sql}`,
+      tpch: true,
+    });
   }
 }
 
@@ -117,16 +157,21 @@ function timed(argv, env = {}) {
  * of an ORDER BY), numbers equal to 1e-6 relative (a decimal may print as a string on one side).
  */
 function sameAnswer(ours, theirs) {
-  const rows = ours.split('\n').filter(Boolean).map((l) => Object.values(JSON.parse(l)));
+  const rows = ours
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => Object.values(JSON.parse(l)));
   const want = theirs.map((r) => Object.values(r));
   if (rows.length !== want.length) return false;
   const num = (x) => (x === null || x === '' || typeof x === 'boolean' ? NaN : Number(x));
   const eq = (x, y) => {
-    const a = num(x), b = num(y);
+    const a = num(x),
+      b = num(y);
     if (Number.isFinite(a) && Number.isFinite(b)) return Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(b));
     return (x === null ? null : String(x)) === (y === null ? null : String(y));
   };
-  const same = (a, b) => a.length === b.length && a.every((row, i) => row.length === b[i].length && row.every((x, j) => eq(x, b[i][j])));
+  const same = (a, b) =>
+    a.length === b.length && a.every((row, i) => row.length === b[i].length && row.every((x, j) => eq(x, b[i][j])));
   if (same(rows, want)) return true;
   const key = (r) => JSON.stringify(r.map((x) => (Number.isFinite(num(x)) ? Number(num(x).toPrecision(9)) : x)));
   const byKey = (a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
@@ -138,7 +183,8 @@ for (const w of workloads) {
   const sqlFile = path.join(data, `${w.name.replace(/[^a-z0-9]+/gi, '_')}.sql`);
   fs.writeFileSync(sqlFile, w.sql);
   // every run of ours prints its rows (JSON lines), each checked against DuckDB's answer
-  const build = (bin) => () => timed([process.execPath, bin, w.plan, '--workers', String(workers), '--json', ...w.flags]);
+  const build = (bin) => () =>
+    timed([process.execPath, bin, w.plan, '--workers', String(workers), '--json', ...w.flags]);
   const ours = build(BIN);
   const theirs = against ? build(against) : () => timed([process.execPath, DUCK, sqlFile, String(workers)]);
   // --also: a third process in every round (the build before a change, say), its figures beside both
@@ -150,47 +196,102 @@ for (const w of workloads) {
   fs.rmSync(answerFile);
   const checked = { ours: true, theirs: !!against, also: !!also };
   const wrong = { ours: 0, theirs: 0, also: 0 };
-  const check = (who, r) => { if (checked[who] && !sameAnswer(r.stdout, answer)) wrong[who]++; delete r.stdout; return r; };
+  const check = (who, r) => {
+    if (checked[who] && !sameAnswer(r.stdout, answer)) wrong[who]++;
+    delete r.stdout;
+    return r;
+  };
   check('ours', ours());
   if (against) check('theirs', theirs());
   if (third) check('also', third());
   const runs = [];
   for (let i = 0; i < pairs; i++) {
     // the order rotates from round to round, so that no process always runs first
-    const order = [['skewjoin', 'ours', ours], ['duckdb', 'theirs', theirs], ...(third ? [['also', 'also', third]] : [])];
-    const k = i % order.length, round = {};
+    const order = [
+      ['skewjoin', 'ours', ours],
+      ['duckdb', 'theirs', theirs],
+      ...(third ? [['also', 'also', third]] : []),
+    ];
+    const k = i % order.length,
+      round = {};
     for (const [name, who, f] of [...order.slice(k), ...order.slice(0, k)]) round[name] = check(who, f());
     runs.push(round);
   }
   const med = (f) => median(runs.map(f));
   const row = {
-    workload: w.name, sameAnswer: wrong.ours === 0, ...(against ? { otherSameAnswer: wrong.theirs === 0 } : {}),
-    skewjoinMs: med((r) => r.skewjoin.wall), duckdbMs: med((r) => r.duckdb.wall), ratio: med((r) => r.skewjoin.wall / r.duckdb.wall),
-    skewjoinCpuMs: med((r) => r.skewjoin.cpu), duckdbCpuMs: med((r) => r.duckdb.cpu), cpuRatio: med((r) => r.skewjoin.cpu / r.duckdb.cpu),
-    skewjoinRssMB: med((r) => r.skewjoin.rssMB), duckdbRssMB: med((r) => r.duckdb.rssMB),
-    ...(third ? {
-      also: {
-        bin: also, sameAnswer: wrong.also === 0, ms: med((r) => r.also.wall), cpuMs: med((r) => r.also.cpu), rssMB: med((r) => r.also.rssMB),
-        ratio: med((r) => r.also.wall / r.duckdb.wall), oursOverAlso: med((r) => r.skewjoin.wall / r.also.wall),
-      },
-    } : {}),
-    runs, tpch: !!w.tpch,
+    workload: w.name,
+    sameAnswer: wrong.ours === 0,
+    ...(against ? { otherSameAnswer: wrong.theirs === 0 } : {}),
+    skewjoinMs: med((r) => r.skewjoin.wall),
+    duckdbMs: med((r) => r.duckdb.wall),
+    ratio: med((r) => r.skewjoin.wall / r.duckdb.wall),
+    skewjoinCpuMs: med((r) => r.skewjoin.cpu),
+    duckdbCpuMs: med((r) => r.duckdb.cpu),
+    cpuRatio: med((r) => r.skewjoin.cpu / r.duckdb.cpu),
+    skewjoinRssMB: med((r) => r.skewjoin.rssMB),
+    duckdbRssMB: med((r) => r.duckdb.rssMB),
+    ...(third
+      ? {
+          also: {
+            bin: also,
+            sameAnswer: wrong.also === 0,
+            ms: med((r) => r.also.wall),
+            cpuMs: med((r) => r.also.cpu),
+            rssMB: med((r) => r.also.rssMB),
+            ratio: med((r) => r.also.wall / r.duckdb.wall),
+            oursOverAlso: med((r) => r.skewjoin.wall / r.also.wall),
+          },
+        }
+      : {}),
+    runs,
+    tpch: !!w.tpch,
   };
   results.push(row);
-  const differs = (who, what) => (wrong[who] ? `  ${what} ANSWER DIFFERS from DuckDB's in ${wrong[who]} of ${pairs + 1} runs` : '');
+  const differs = (who, what) =>
+    wrong[who] ? `  ${what} ANSWER DIFFERS from DuckDB's in ${wrong[who]} of ${pairs + 1} runs` : '';
   const ms = (x) => x.toFixed(0).padStart(6);
-  console.log(`${w.name.padEnd(22)} skewjoin ${ms(row.skewjoinMs)} ms  ${other} ${ms(row.duckdbMs)} ms  ratio ${row.ratio.toFixed(2)}x wall, `
-    + `${row.cpuRatio.toFixed(2)}x CPU  peak RSS ${row.skewjoinRssMB.toFixed(0)} / ${row.duckdbRssMB.toFixed(0)} MB`
-    + (row.also ? `  | also ${ms(row.also.ms)} ms, ${row.also.ratio.toFixed(2)}x, ${row.also.rssMB.toFixed(0)} MB; ours/also ${row.also.oursOverAlso.toFixed(2)}` : '')
-    + differs('ours', 'OUR') + differs('theirs', "THE OTHER BUILD'S") + differs('also', "THE --also BUILD'S"));
+  console.log(
+    `${w.name.padEnd(22)} skewjoin ${ms(row.skewjoinMs)} ms  ${other} ${ms(row.duckdbMs)} ms  ratio ${row.ratio.toFixed(2)}x wall, ` +
+      `${row.cpuRatio.toFixed(2)}x CPU  peak RSS ${row.skewjoinRssMB.toFixed(0)} / ${row.duckdbRssMB.toFixed(0)} MB` +
+      (row.also
+        ? `  | also ${ms(row.also.ms)} ms, ${row.also.ratio.toFixed(2)}x, ${row.also.rssMB.toFixed(0)} MB; ours/also ${row.also.oursOverAlso.toFixed(2)}`
+        : '') +
+      differs('ours', 'OUR') +
+      differs('theirs', "THE OTHER BUILD'S") +
+      differs('also', "THE --also BUILD'S"),
+  );
 }
 const tp = results.filter((r) => r.tpch);
 const geomean = (xs) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 if (tp.length) {
-  console.log(`TPC-H geometric mean of the ratios: ${geomean(tp.map((r) => r.ratio)).toFixed(2)}x over ${tp.length} queries; `
-    + `worst ${Math.max(...tp.map((r) => r.ratio)).toFixed(2)}x`);
-  if (also) console.log(`  --also build: ${geomean(tp.map((r) => r.also.ratio)).toFixed(2)}x; ours over it ${geomean(tp.map((r) => r.also.oursOverAlso)).toFixed(2)}`);
+  console.log(
+    `TPC-H geometric mean of the ratios: ${geomean(tp.map((r) => r.ratio)).toFixed(2)}x over ${tp.length} queries; ` +
+      `worst ${Math.max(...tp.map((r) => r.ratio)).toFixed(2)}x`,
+  );
+  if (also)
+    console.log(
+      `  --also build: ${geomean(tp.map((r) => r.also.ratio)).toFixed(2)}x; ours over it ${geomean(tp.map((r) => r.also.oursOverAlso)).toFixed(2)}`,
+    );
 }
 const out = path.join(data, `results${scale ? `-sf${scale}` : ''}${against ? '-against' : ''}.json`);
-fs.writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), pairs, workers, against: against ?? 'duckdb', load: (await import('node:os')).loadavg(), results }, null, 2) + '\n');
-console.log(`wrote ${out} (load average at the end: ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(', ')})`);
+fs.writeFileSync(
+  out,
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      pairs,
+      workers,
+      against: against ?? 'duckdb',
+      load: (await import('node:os')).loadavg(),
+      results,
+    },
+    null,
+    2,
+  ) + '\n',
+);
+console.log(
+  `wrote ${out} (load average at the end: ${(await import('node:os'))
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(', ')})`,
+);

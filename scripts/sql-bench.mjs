@@ -15,14 +15,27 @@ import { BIN, ROOT, median, opt, timeProcess } from './bench-common.mjs';
 const tpch = path.resolve(opt('tpch', path.join(ROOT, 'datasets', 'tpch')));
 const pairs = Number(opt('pairs', 3));
 const workers = String(opt('workers', 2));
-const queries = opt('queries', Array.from({ length: 22 }, (_, i) => `q${String(i + 1).padStart(2, '0')}`).join(',')).split(',');
+const queries = opt(
+  'queries',
+  Array.from({ length: 22 }, (_, i) => `q${String(i + 1).padStart(2, '0')}`).join(','),
+).split(',');
 const TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'];
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sj-sql-bench-'));
 
-const canon = (stdout) => stdout.trim().split('\n').filter(Boolean).map((l) => JSON.stringify(Object.values(JSON.parse(l)).map((v) => {
-  const n = typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
-  return typeof n === 'number' ? Number(n.toPrecision(10)) : v;
-}))).sort();
+const canon = (stdout) =>
+  stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) =>
+      JSON.stringify(
+        Object.values(JSON.parse(l)).map((v) => {
+          const n = typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v;
+          return typeof n === 'number' ? Number(n.toPrecision(10)) : v;
+        }),
+      ),
+    )
+    .sort();
 
 console.log('| query | hand-written s | compiled s | compiled / hand (median of pairs) | same rows |');
 console.log('|---|---|---|---|---|');
@@ -31,28 +44,52 @@ for (const q of queries) {
   const hand = path.join(ROOT, 'plans', 'tpch', `${q}.json`);
   const handPlan = JSON.parse(fs.readFileSync(hand, 'utf8'));
   const params = Object.fromEntries(Object.entries(handPlan.params ?? {}).map(([k, v]) => [k, v.default]));
-  const text = fs.readFileSync(path.join(ROOT, 'test', 'tpch', `${q}.sql`), 'utf8').replace(/\$\{(\w+)\}/g, (_, n) => String(params[n]));
+  const text = fs
+    .readFileSync(path.join(ROOT, 'test', 'tpch', `${q}.sql`), 'utf8')
+    .replace(/\$\{(\w+)\}/g, (_, n) => String(params[n]));
   const sqlFile = path.join(tmp, `${q}.sql`);
   fs.writeFileSync(sqlFile, text);
   const all = TABLES.flatMap((t) => ['--source', `${t}=${path.join(tpch, `${t}.parquet`)}`]);
   const printed = spawnSync(process.execPath, [BIN, sqlFile, ...all, '--print-plan'], { encoding: 'utf8' });
-  if (printed.status !== 0) { console.log(`| ${q} | | | compile failed: ${printed.stderr.trim()} | |`); continue; }
+  if (printed.status !== 0) {
+    console.log(`| ${q} | | | compile failed: ${printed.stderr.trim()} | |`);
+    continue;
+  }
   const planned = path.join(tmp, `${q}.json`);
   fs.writeFileSync(planned, printed.stdout);
-  const declared = Object.keys(handPlan.sources).flatMap((t) => ['--source', `${t}=${path.join(tpch, `${t}.parquet`)}`]);
-  const a = [], b = [], r = [];
+  const declared = Object.keys(handPlan.sources).flatMap((t) => [
+    '--source',
+    `${t}=${path.join(tpch, `${t}.parquet`)}`,
+  ]);
+  const a = [],
+    b = [],
+    r = [];
   let same = true;
   for (let i = 0; i < pairs; i++) {
     const runA = () => timeProcess([process.execPath, BIN, hand, ...declared, '--json', '--workers', workers]);
     const runB = () => timeProcess([process.execPath, BIN, planned, '--json', '--workers', workers]);
     let x, y;
-    if (i % 2) { y = runB(); x = runA(); } else { x = runA(); y = runB(); }
-    if (x.status !== 0 || y.status !== 0) { same = false; console.error(q, x.stderr.slice(-300), y.stderr.slice(-300)); break; }
+    if (i % 2) {
+      y = runB();
+      x = runA();
+    } else {
+      x = runA();
+      y = runB();
+    }
+    if (x.status !== 0 || y.status !== 0) {
+      same = false;
+      console.error(q, x.stderr.slice(-300), y.stderr.slice(-300));
+      break;
+    }
     if (i === 0) same = JSON.stringify(canon(x.stdout)) === JSON.stringify(canon(y.stdout));
-    a.push(x.wall); b.push(y.wall); r.push(y.wall / x.wall);
+    a.push(x.wall);
+    b.push(y.wall);
+    r.push(y.wall / x.wall);
   }
   ratios.push(median(r));
-  console.log(`| ${q} | ${median(a).toFixed(2)} | ${median(b).toFixed(2)} | ${median(r).toFixed(2)} | ${same ? 'yes' : 'NO'} |`);
+  console.log(
+    `| ${q} | ${median(a).toFixed(2)} | ${median(b).toFixed(2)} | ${median(r).toFixed(2)} | ${same ? 'yes' : 'NO'} |`,
+  );
 }
 const geo = Math.exp(ratios.reduce((s, x) => s + Math.log(x), 0) / ratios.length);
 console.log(`\ngeometric mean of the ratios: ${geo.toFixed(2)} over ${ratios.length} queries`);

@@ -13,32 +13,64 @@ import { BIN, ROOT, opt } from './bench-common.mjs';
 
 const tpch = path.resolve(opt('tpch', path.join(ROOT, 'datasets', 'tpch')));
 const workers = String(opt('workers', 2));
-const queries = opt('queries', Array.from({ length: 22 }, (_, i) => `q${String(i + 1).padStart(2, '0')}`).join(',')).split(',');
+const queries = opt(
+  'queries',
+  Array.from({ length: 22 }, (_, i) => `q${String(i + 1).padStart(2, '0')}`).join(','),
+).split(',');
 const TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'];
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sj-sql-check-'));
 const con = await (await DuckDBInstance.create(':memory:', { threads: workers })).connect();
-for (const t of TABLES) await con.run(`CREATE VIEW ${t} AS SELECT * FROM read_parquet('${path.join(tpch, `${t}.parquet`)}')`);
+for (const t of TABLES)
+  await con.run(`CREATE VIEW ${t} AS SELECT * FROM read_parquet('${path.join(tpch, `${t}.parquet`)}')`);
 
-const rowsOf = async (q) => (await con.runAndReadAll(q)).getRows().map((r) => r.map((v) => (typeof v === 'number' ? v
-  : v === null ? null : String(v))));
+const rowsOf = async (q) =>
+  (await con.runAndReadAll(q))
+    .getRows()
+    .map((r) => r.map((v) => (typeof v === 'number' ? v : v === null ? null : String(v))));
 const key = (r) => JSON.stringify(r.map((v) => (typeof v === 'number' ? Number(v.toPrecision(8)) : v)));
-const close = (a, b) => a.length === b.length && a.every((v, i) => (typeof v === 'number' && typeof b[i] === 'number'
-  ? Math.abs(v - b[i]) <= 1e-9 * Math.max(1, Math.abs(v), Math.abs(b[i])) : v === b[i]));
+const close = (a, b) =>
+  a.length === b.length &&
+  a.every((v, i) =>
+    typeof v === 'number' && typeof b[i] === 'number'
+      ? Math.abs(v - b[i]) <= 1e-9 * Math.max(1, Math.abs(v), Math.abs(b[i]))
+      : v === b[i],
+  );
 let bad = 0;
 for (const q of queries) {
   const hand = JSON.parse(fs.readFileSync(path.join(ROOT, 'plans', 'tpch', `${q}.json`), 'utf8'));
   const params = Object.fromEntries(Object.entries(hand.params ?? {}).map(([k, v]) => [k, v.default]));
-  const text = fs.readFileSync(path.join(ROOT, 'test', 'tpch', `${q}.sql`), 'utf8').replace(/\$\{(\w+)\}/g, (_, n) => String(params[n]));
-  const file = path.join(tmp, `${q}.sql`), out = path.join(tmp, `${q}.parquet`);
+  const text = fs
+    .readFileSync(path.join(ROOT, 'test', 'tpch', `${q}.sql`), 'utf8')
+    .replace(/\$\{(\w+)\}/g, (_, n) => String(params[n]));
+  const file = path.join(tmp, `${q}.sql`),
+    out = path.join(tmp, `${q}.parquet`);
   fs.writeFileSync(file, text);
-  const r = spawnSync(process.execPath, [BIN, file, ...TABLES.flatMap((t) => ['--source', `${t}=${path.join(tpch, `${t}.parquet`)}`]),
-    '--workers', workers, '--output', out, '--quiet'], { encoding: 'utf8' });
-  if (r.status !== 0) { console.log(`${q}: skewjoin failed: ${r.stderr.trim()}`); bad++; continue; }
+  const r = spawnSync(
+    process.execPath,
+    [
+      BIN,
+      file,
+      ...TABLES.flatMap((t) => ['--source', `${t}=${path.join(tpch, `${t}.parquet`)}`]),
+      '--workers',
+      workers,
+      '--output',
+      out,
+      '--quiet',
+    ],
+    { encoding: 'utf8' },
+  );
+  if (r.status !== 0) {
+    console.log(`${q}: skewjoin failed: ${r.stderr.trim()}`);
+    bad++;
+    continue;
+  }
   const ours = (await rowsOf(`SELECT * FROM read_parquet('${out}')`)).sort((a, b) => (key(a) < key(b) ? -1 : 1));
   const theirs = (await rowsOf(text)).sort((a, b) => (key(a) < key(b) ? -1 : 1));
   const same = ours.length === theirs.length && ours.every((row, i) => close(row, theirs[i]));
   if (!same) bad++;
-  console.log(`${q}: ${ours.length} rows, ${same ? "DuckDB's answer" : `DIFFERENT from DuckDB's (${theirs.length} rows)`}`);
+  console.log(
+    `${q}: ${ours.length} rows, ${same ? "DuckDB's answer" : `DIFFERENT from DuckDB's (${theirs.length} rows)`}`,
+  );
 }
 fs.rmSync(tmp, { recursive: true, force: true });
 process.exit(bad ? 1 : 0);

@@ -45,7 +45,9 @@ export interface RunResult {
  * false` then keeps none of them in memory (the result's `batches` is empty).
  */
 export async function executePlan(
-  lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
+  lp: LoadedPlan,
+  writeOut = true,
+  hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
 ): Promise<RunResult> {
   return withViews(await execute(lp, writeOut, hooks));
 }

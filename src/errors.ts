@@ -12,7 +12,10 @@ export class SkewjoinError extends Error {
 /** The plan or the command line is wrong; `path` is the JSON path of the offending field. */
 export class PlanError extends SkewjoinError {
   override readonly exitCode = 2;
-  constructor(readonly path: string, readonly detail: string) {
+  constructor(
+    readonly path: string,
+    readonly detail: string,
+  ) {
     super(path ? `${path}: ${detail}` : detail);
   }
 }
@@ -20,7 +23,11 @@ export class PlanError extends SkewjoinError {
 /** An input file is missing, unreadable, corrupt, of an unsupported type or of a conflicting schema. */
 export class InputError extends SkewjoinError {
   override readonly exitCode = 3;
-  constructor(message: string, readonly file?: string, readonly column?: string) {
+  constructor(
+    message: string,
+    readonly file?: string,
+    readonly column?: string,
+  ) {
     super(message);
   }
 }
@@ -30,12 +37,21 @@ export class ExecutionError extends SkewjoinError {
   override readonly exitCode = 1;
 }
 
-export interface ErrorPayload { kind: string; message: string; file?: string; column?: string; path?: string; detail?: string; stack?: string }
+export interface ErrorPayload {
+  kind: string;
+  message: string;
+  file?: string;
+  column?: string;
+  path?: string;
+  detail?: string;
+  stack?: string;
+}
 
 /** The plain form of an error, for sending it from a worker (structured clone drops custom fields). */
 export function errorPayload(e: unknown): ErrorPayload {
   const err = e instanceof Error ? e : new Error(String(e));
-  if (err instanceof InputError) return { kind: 'InputError', message: err.message, file: err.file, column: err.column };
+  if (err instanceof InputError)
+    return { kind: 'InputError', message: err.message, file: err.file, column: err.column };
   if (err instanceof PlanError) return { kind: 'PlanError', message: err.message, path: err.path, detail: err.detail };
   return { kind: 'Error', message: err.message, stack: err.stack };
 }

@@ -3,19 +3,38 @@ export { runPlan, executePlan, definePlan, type RunOptions, type RunResult } fro
 export { runSql, compileSql, type RunSqlOptions, type SqlOptions } from './sql/compile.js';
 export type { DateForm, RowOptions } from './io/rows.js';
 export {
-  validatePlan, type LoadOptions, type LoadedPlan, type Overrides, type Settings, type SkewSettings,
+  validatePlan,
+  type LoadOptions,
+  type LoadedPlan,
+  type Overrides,
+  type Settings,
+  type SkewSettings,
 } from './plan/load.js';
 import { type LoadOptions, type LoadedPlan, loadPlan as loadAnyPlan } from './plan/load.js';
 import type { Plan } from './plan/spec.js';
 /** Load, validate and bind a plan (a file path or a typed `Plan`) without running it; options as runPlan's. */
-export const loadPlan: (source: Plan | string, options?: LoadOptions, baseDir?: string) => Promise<LoadedPlan> = loadAnyPlan;
+export const loadPlan: (source: Plan | string, options?: LoadOptions, baseDir?: string) => Promise<LoadedPlan> =
+  loadAnyPlan;
 export { explainAnalyze, explainPlan } from './exec/explain.js';
 export { closePool } from './exec/pool.js';
 export { SkewjoinError, PlanError, InputError, ExecutionError } from './errors.js';
 export { planJsonSchema } from './plan/spec.js';
 export type {
-  Plan, QueryNode, ScanNode, FilterNode, ProjectNode, JoinNode, AggregateNode, SortNode, LimitNode,
-  Predicate, JoinType, AggregateFnName, ExecutionOptions, SkewOptions, OutputFormat,
+  Plan,
+  QueryNode,
+  ScanNode,
+  FilterNode,
+  ProjectNode,
+  JoinNode,
+  AggregateNode,
+  SortNode,
+  LimitNode,
+  Predicate,
+  JoinType,
+  AggregateFnName,
+  ExecutionOptions,
+  SkewOptions,
+  OutputFormat,
 } from './plan/spec.js';
 export type { Stats, ShuffleStats, TaskStats, HotKey } from './exec/stats.js';
 export type { ProgressEvent, OnProgress } from './exec/progress.js';

@@ -16,32 +16,53 @@ const T = `read_parquet('${file}')`;
 beforeAll(async () => {
   // Key 7 holds about 60% of the rows, 5% of keys are null, the rest over 0..499.
   // d: many distinct values within the hot key (and nulls); v: integers with nulls; f: floats; s: strings; m: decimals with nulls.
-  await writeParquet(file, `SELECT
+  await writeParquet(
+    file,
+    `SELECT
       CASE WHEN i % 20 = 3 THEN NULL WHEN i % 5 < 3 THEN 7 ELSE hash(i) % 500 END::BIGINT AS k,
       CASE WHEN i % 17 = 0 THEN NULL ELSE (i * 7919) % 30000 END::BIGINT AS d,
       CASE WHEN i % 11 = 0 THEN NULL ELSE i % 1000 END::BIGINT AS v,
       (i % 97) / 8.0 AS f,
       CASE WHEN i % 13 = 0 THEN NULL ELSE ((i * 31) % 100000) / 100 END::DECIMAL(10,2) AS m,
       's' || (i % 37) AS s
-    FROM range(0, 40000) t(i)`, 2500);
+    FROM range(0, 40000) t(i)`,
+    2500,
+  );
   // The same rows in one row group: one map task of 40,000 rows, whose first rows hold a (k, d) pair per row or so.
   await sql(`COPY (SELECT * FROM ${T}) TO '${oneGroup}' (FORMAT parquet, ROW_GROUP_SIZE 40000)`);
 });
 
 const ALL = [
-  { fn: 'count_distinct', column: 'd', as: 'nd' }, { fn: 'count', as: 'n' }, { fn: 'count', column: 'v', as: 'nv' },
-  { fn: 'sum', column: 'v', as: 'sv' }, { fn: 'min', column: 's', as: 'mins' }, { fn: 'max', column: 'v', as: 'maxv' },
-  { fn: 'avg', column: 'f', as: 'af' }, { fn: 'sum', column: 'm', as: 'sm' }, { fn: 'avg', column: 'm', as: 'am' }, { fn: 'max', column: 'm', as: 'maxm' },
+  { fn: 'count_distinct', column: 'd', as: 'nd' },
+  { fn: 'count', as: 'n' },
+  { fn: 'count', column: 'v', as: 'nv' },
+  { fn: 'sum', column: 'v', as: 'sv' },
+  { fn: 'min', column: 's', as: 'mins' },
+  { fn: 'max', column: 'v', as: 'maxv' },
+  { fn: 'avg', column: 'f', as: 'af' },
+  { fn: 'sum', column: 'm', as: 'sm' },
+  { fn: 'avg', column: 'm', as: 'am' },
+  { fn: 'max', column: 'm', as: 'maxm' },
 ];
-const ALL_SQL = 'count(DISTINCT d) AS nd, count(*) AS n, count(v) AS nv, sum(v) AS sv, min(s) AS mins, max(v) AS maxv, avg(f) AS af, sum(m) AS sm, avg(m) AS am, max(m) AS maxm';
+const ALL_SQL =
+  'count(DISTINCT d) AS nd, count(*) AS n, count(v) AS nv, sum(v) AS sv, min(s) AS mins, max(v) AS maxv, avg(f) AS af, sum(m) AS sm, avg(m) AS am, max(m) AS maxm';
 const NO_DISTINCT = ALL.slice(1);
 const NO_DISTINCT_SQL = ALL_SQL.replace('count(DISTINCT d) AS nd, ', '');
 
 /** Low thresholds: the hot partition is skewed and larger than the target task size. */
-const SKEW: RunOptions = { workers: 2, partitions: 8, inThreadBytes: 0, skew: { factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 16 * 1024 } };
+const SKEW: RunOptions = {
+  workers: 2,
+  partitions: 8,
+  inThreadBytes: 0,
+  skew: { factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 16 * 1024 },
+};
 
 function plan(aggregates: object[], source = file) {
-  return { version: 1, sources: { t: { parquet: source } }, query: { op: 'aggregate', input: { op: 'scan', source: 't' }, groupBy: ['k'], aggregates } };
+  return {
+    version: 1,
+    sources: { t: { parquet: source } },
+    query: { op: 'aggregate', input: { op: 'scan', source: 't' }, groupBy: ['k'], aggregates },
+  };
 }
 
 async function run(aggregates: object[], sqlAggs: string, opts: RunOptions = {}, source = file): Promise<RunResult> {
@@ -79,10 +100,13 @@ function expectSplit(r: RunResult, cut: 'rows' | 'distinct', bounded = true) {
 }
 
 describe('two-level aggregation of a skewed partition', () => {
-  it.each([true, false])('count_distinct with sum, min, max, avg, count by a hot key, nulls in key and argument (combiners %s)', async (combiners) => {
-    const r = await run(ALL, ALL_SQL, { combiners });
-    expectSplit(r, 'distinct');
-  });
+  it.each([true, false])(
+    'count_distinct with sum, min, max, avg, count by a hot key, nulls in key and argument (combiners %s)',
+    async (combiners) => {
+      const r = await run(ALL, ALL_SQL, { combiners });
+      expectSplit(r, 'distinct');
+    },
+  );
 
   it('without count_distinct and combiners off: level 1 over row ranges', async () => {
     const r = await run(NO_DISTINCT, NO_DISTINCT_SQL, { combiners: false });
@@ -103,15 +127,21 @@ describe('two-level aggregation of a skewed partition', () => {
   });
 
   // Wide decimal states (sum of a decimal: decimal(38, s), two 64-bit lanes) spill and read back whole.
-  it.each([true, false])('a tiny memory budget: level-1 output spills and the merge is cut into grace pieces (combiners %s)', async (combiners) => {
-    const r = await run(ALL, ALL_SQL, { combiners, memoryLimit: 64 * 1024, spillDir: path.join(dir, 'spill') });
-    expectSplit(r, 'distinct', false);
-    expect(r.stats.spilledBytes).toBeGreaterThan(0);
-    expect(r.stats.tasks.some((t) => t.split?.startsWith('two-level merge, grace piece'))).toBe(true);
-  });
+  it.each([true, false])(
+    'a tiny memory budget: level-1 output spills and the merge is cut into grace pieces (combiners %s)',
+    async (combiners) => {
+      const r = await run(ALL, ALL_SQL, { combiners, memoryLimit: 64 * 1024, spillDir: path.join(dir, 'spill') });
+      expectSplit(r, 'distinct', false);
+      expect(r.stats.spilledBytes).toBeGreaterThan(0);
+      expect(r.stats.tasks.some((t) => t.split?.startsWith('two-level merge, grace piece'))).toBe(true);
+    },
+  );
 
   it('count_distinct of two columns has no mergeable state: skewed, not split, and says why', async () => {
-    const aggs = [{ fn: 'count_distinct', column: 'd', as: 'nd' }, { fn: 'count_distinct', column: 'v', as: 'ndv' }];
+    const aggs = [
+      { fn: 'count_distinct', column: 'd', as: 'nd' },
+      { fn: 'count_distinct', column: 'v', as: 'ndv' },
+    ];
     const r = await run(aggs, 'count(DISTINCT d) AS nd, count(DISTINCT v) AS ndv');
     const [split] = r.stats.aggregates[0].splits;
     expect(split).toMatchObject({ method: 'none' });
@@ -127,12 +157,17 @@ describe('two-level aggregation of a skewed partition', () => {
   });
 
   it('--explain --analyze names the split partitions and how; --no-skew splits none', () => {
-    const p = writePlan(dir, { ...plan(ALL), execution: { workers: 2, partitions: 8, skew: { factor: 2, thresholdBytes: 1, advisoryPartitionBytes: '16KB' } } });
+    const p = writePlan(dir, {
+      ...plan(ALL),
+      execution: { workers: 2, partitions: 8, skew: { factor: 2, thresholdBytes: 1, advisoryPartitionBytes: '16KB' } },
+    });
     const on = cli([p, '--explain', '--analyze']);
     expect(on.code).toBe(0);
     expect(on.stdout).toMatch(/skew test: > .*; skewed partitions: \d/);
     expect(on.stdout).toMatch(/aggregate-1: skewed partitions of its shuffle \(two-level aggregation\)/);
-    expect(on.stdout).toMatch(/partition \d+ \(\d+ rows, .*\): split tasks over row ranges of at most \d+ rows cut the distinct \(group, value\) pairs by hash into \d+ pieces/);
+    expect(on.stdout).toMatch(
+      /partition \d+ \(\d+ rows, .*\): split tasks over row ranges of at most \d+ rows cut the distinct \(group, value\) pairs by hash into \d+ pieces/,
+    );
     const off = cli([p, '--explain', '--analyze', '--no-skew']);
     expect(off.code).toBe(0);
     expect(off.stdout).toMatch(/skewed partitions: none/);

@@ -24,10 +24,19 @@ beforeAll(async () => {
 describe('toRows()', () => {
   it('gives dates and timestamps as ISO text by default, as --json prints them', async () => {
     const r = await runPlan(plan, { baseDir: dir });
-    const want = (await (await duck()).runAndReadAll(`SELECT strftime(d, '%Y-%m-%d'), strftime(ts, '%Y-%m-%dT%H:%M:%S.%f'),
-      strftime(tz, '%Y-%m-%dT%H:%M:%S.%f') || 'Z' FROM (${QUERY}) ORDER BY id`)).getRows();
+    const want = (
+      await (
+        await duck()
+      ).runAndReadAll(`SELECT strftime(d, '%Y-%m-%d'), strftime(ts, '%Y-%m-%dT%H:%M:%S.%f'),
+      strftime(tz, '%Y-%m-%dT%H:%M:%S.%f') || 'Z' FROM (${QUERY}) ORDER BY id`)
+    ).getRows();
     expect(r.toRows().map((x) => [x.d, x.ts, x.tz])).toEqual(want);
-    expect(r.toRows()[0]).toEqual({ id: 0n, d: '1996-09-24', ts: '1996-09-24T10:30:00.123456', tz: '1969-12-31T23:59:59.999999Z' });
+    expect(r.toRows()[0]).toEqual({
+      id: 0n,
+      d: '1996-09-24',
+      ts: '1996-09-24T10:30:00.123456',
+      tz: '1969-12-31T23:59:59.999999Z',
+    });
   });
 
   it('gives Date objects with { dates: "date" } (a date at midnight UTC; below a millisecond dropped)', async () => {
@@ -49,7 +58,9 @@ describe('toRows()', () => {
 
   it('refuses an unknown form, naming the value', async () => {
     const r = await runPlan(plan, { baseDir: dir });
-    expect(() => r.toRows({ dates: 'epoch' as 'raw' })).toThrow('toRows: dates must be "iso", "date" or "raw", got "epoch"');
+    expect(() => r.toRows({ dates: 'epoch' as 'raw' })).toThrow(
+      'toRows: dates must be "iso", "date" or "raw", got "epoch"',
+    );
   });
 });
 
@@ -66,6 +77,8 @@ describe('baseDir', () => {
     expect((await loadPlan(plan, {}, dir)).baseDir).toBe(dir);
     const e = await loadPlan(plan, { baseDir: dir }, '/elsewhere').catch((x) => x);
     expect(e).toBeInstanceOf(PlanError);
-    expect(e.message).toBe(`baseDir: given twice with different values: ${JSON.stringify(dir)} in the options and "/elsewhere" as the third argument`);
+    expect(e.message).toBe(
+      `baseDir: given twice with different values: ${JSON.stringify(dir)} in the options and "/elsewhere" as the third argument`,
+    );
   });
 });

@@ -33,10 +33,23 @@ function renderInChromium(html: string): { dom: string; overlaps: string[] } {
   // a copy of the page with a script that measures, in the browser, every text of every chart against the others
   const checked = html.replace(/\.html$/, '-checked.html');
   fs.writeFileSync(checked, fs.readFileSync(html, 'utf8').replace('</body>', `<script>${OVERLAPS}</script></body>`));
-  const r = spawnSync('chromium', [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', `--user-data-dir=${tmpDir('sj-chrome-')}`, '--dump-dom', `file://${checked}`,
-  ], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(
+    'chromium',
+    [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-data-dir=${tmpDir('sj-chrome-')}`,
+      '--dump-dom',
+      `file://${checked}`,
+    ],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
   expect(r.status, r.error?.message ?? r.stderr).toBe(0);
   return { dom: r.stdout, overlaps: JSON.parse(r.stdout.match(/<pre id="overlaps">([\s\S]*?)<\/pre>/)![1]) };
 }
@@ -50,12 +63,20 @@ function needChromium(ctx: { skip: (note: string) => void }, what: string) {
   }
 }
 
-const unescapeHtml = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+const unescapeHtml = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
 
 /** A chart's legend entries (vega's legend symbols and labels), in order. */
 function legendEntries(svg: string): { label: string; color: string }[] {
-  return [...svg.matchAll(/role-legend-symbol[^>]*>\s*<path [^>]*?fill="(#[0-9a-fA-F]{3,6})"[\s\S]*?role-legend-label[^>]*>\s*<text[^>]*>([^<]*)<\/text>/g)]
-    .map((m) => ({ color: m[1].toLowerCase(), label: unescapeHtml(m[2]) }));
+  return [
+    ...svg.matchAll(
+      /role-legend-symbol[^>]*>\s*<path [^>]*?fill="(#[0-9a-fA-F]{3,6})"[\s\S]*?role-legend-label[^>]*>\s*<text[^>]*>([^<]*)<\/text>/g,
+    ),
+  ].map((m) => ({ color: m[1].toLowerCase(), label: unescapeHtml(m[2]) }));
 }
 
 /**
@@ -87,21 +108,39 @@ describe('simulation', () => {
 
 describe('charts that cannot tell their modes apart', () => {
   const run = (mode: string, s: number, wallMs: number, makespanMs: number, idealMs: number) => ({
-    workload: 'w', s, mode, wallMs, runsMs: [wallMs], reduceImbalanceRows: 1, reduceImbalanceBytes: 1,
+    workload: 'w',
+    s,
+    mode,
+    wallMs,
+    runsMs: [wallMs],
+    reduceImbalanceRows: 1,
+    reduceImbalanceBytes: 1,
     simulated: [16, 64].map((workers) => ({ workers, makespanMs, idealMs })),
   });
-  const results = (runs: object[]) => ({ suite: 'quick', workers: 2, repeat: 1, simulateWorkers: [16, 64], date: '', runs }) as any;
+  const results = (runs: object[]) =>
+    ({ suite: 'quick', workers: 2, repeat: 1, simulateWorkers: [16, 64], date: '', runs }) as any;
 
   it('are replaced by a sentence saying why; those that can are drawn', () => {
     // every mode's makespan equals its ideal (the quick run at 300K rows); their speedups differ
-    const charts = chartSpecs(results([run('off', 1, 100, 50, 50), run('partition', 1, 50, 30, 30), run('key', 1, 80, 40, 40), run('auto', 1, 60, 20, 20)]));
+    const charts = chartSpecs(
+      results([
+        run('off', 1, 100, 50, 50),
+        run('partition', 1, 50, 30, 30),
+        run('key', 1, 80, 40, 40),
+        run('auto', 1, 60, 20, 20),
+      ]),
+    );
     const ideal = charts.find((c) => c.name === 'simulation-ideal-w')!;
-    expect(ideal.omitted).toBe('w at s=1: makespan / ideal: not drawn: off, partition, key, auto are within 5% of each other at every worker count '
-      + '(ratio from 1.00 to 1.00), so their lines or bars would lie on top of each other; the table below has the figures.');
+    expect(ideal.omitted).toBe(
+      'w at s=1: makespan / ideal: not drawn: off, partition, key, auto are within 5% of each other at every worker count ' +
+        '(ratio from 1.00 to 1.00), so their lines or bars would lie on top of each other; the table below has the figures.',
+    );
     expect(charts.find((c) => c.name === 'speedup-w')!.omitted).toBeUndefined();
     expect(charts.find((c) => c.name === 'simulation-w')!.omitted).toBeUndefined();
     // the balance chart's modes (its x groups) all at 1: alike
-    expect(charts.find((c) => c.name === 'balance-w')!.omitted).toMatch(/^w at s=1: slowest \/ median reduce task: not drawn: off, partition, key, auto are within 5%/);
+    expect(charts.find((c) => c.name === 'balance-w')!.omitted).toMatch(
+      /^w at s=1: slowest \/ median reduce task: not drawn: off, partition, key, auto are within 5%/,
+    );
   });
 
   it('tell series apart when one value differs by more than 5%, and draw a single series', () => {
@@ -119,7 +158,8 @@ describe('skewjoin bench --report-only', () => {
     const r = cli(['bench', '--report-only', dir]);
     expect(r.code, r.stderr).toBe(0);
     const html = fs.readFileSync(path.join(dir, 'report.html'), 'utf8');
-    for (const id of ['summary', 'speedup', 'duckdb', 'balance', 'simulation', 'runs']) expect(html).toContain(`id="${id}"`);
+    for (const id of ['summary', 'speedup', 'duckdb', 'balance', 'simulation', 'runs'])
+      expect(html).toContain(`id="${id}"`);
     // the hottest-partition curve and the detail view are drawn when the results have them (runs at s = 1 and 1.2)
     const results = JSON.parse(fs.readFileSync(path.join(dir, 'results.json'), 'utf8'));
     expect(html.includes('id="imbalance"')).toBe(Boolean(results.imbalance?.length));
@@ -156,14 +196,34 @@ describe('skewjoin bench --report-only', () => {
 describe('skewjoin bench --workloads', () => {
   it('runs only the workloads named (a part of the name, any case), and lists them when none matches', () => {
     const dir = tmpDir('sj-bench-w-');
-    const r = cli(['bench', '--suite', 'quick', '--rows', '20000', '--keys', '2000', '--repeat', '1', '--simulate-workers', 'none', '--s', '0', '--workloads', 'AGGREGATE', '--out', dir]);
+    const r = cli([
+      'bench',
+      '--suite',
+      'quick',
+      '--rows',
+      '20000',
+      '--keys',
+      '2000',
+      '--repeat',
+      '1',
+      '--simulate-workers',
+      'none',
+      '--s',
+      '0',
+      '--workloads',
+      'AGGREGATE',
+      '--out',
+      dir,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const res = JSON.parse(fs.readFileSync(path.join(dir, 'results.json'), 'utf8'));
     expect(new Set(res.runs.map((x: any) => `${x.workload} ${x.s}`))).toEqual(new Set(['aggregate by key 0']));
     expect(res.runs.every((x: any) => x.mode === 'duckdb' || x.sameAnswer)).toBe(true);
     const none = cli(['bench', '--suite', 'quick', '--workloads', 'nothing like it', '--out', dir]);
     expect(none.code).not.toBe(0);
-    expect(none.stderr).toMatch(/no workload named like nothing like it; its workloads are fact⋈dim, many-to-many, aggregate by key/);
+    expect(none.stderr).toMatch(
+      /no workload named like nothing like it; its workloads are fact⋈dim, many-to-many, aggregate by key/,
+    );
   }, 120_000);
 });
 
@@ -174,7 +234,23 @@ describe('skewjoin bench --suite quick', () => {
     if (out) return out;
     const dir = tmpDir('sj-bench-');
     // two simulated worker counts, not the default three: the test's time goes to the modes, not to 1,024 partitions
-    const r = cli(['bench', '--suite', 'quick', '--rows', '20000', '--keys', '2000', '--repeat', '1', '--workers', '2', '--simulate-workers', '16,8', '--out', dir]);
+    const r = cli([
+      'bench',
+      '--suite',
+      'quick',
+      '--rows',
+      '20000',
+      '--keys',
+      '2000',
+      '--repeat',
+      '1',
+      '--workers',
+      '2',
+      '--simulate-workers',
+      '16,8',
+      '--out',
+      dir,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     return (out = dir);
   }
@@ -183,9 +259,17 @@ describe('skewjoin bench --suite quick', () => {
     const out = benchOutput();
     const res = JSON.parse(fs.readFileSync(path.join(out, 'results.json'), 'utf8'));
     const workloads = new Set(res.runs.map((x: any) => x.workload));
-    expect([...workloads].sort()).toEqual(['aggregate by key', 'fact⋈dim', 'full outer', 'hot key, one mapper', 'many-to-many']);
+    expect([...workloads].sort()).toEqual([
+      'aggregate by key',
+      'fact⋈dim',
+      'full outer',
+      'hot key, one mapper',
+      'many-to-many',
+    ]);
     expect(new Set(res.runs.map((x: any) => x.s))).toEqual(new Set([0, 0.8, 1, 1.2, 1.5]));
-    expect(new Set(res.runs.map((x: any) => x.mode))).toEqual(new Set(['off', 'partition', 'key', 'auto', 'no-combiners', 'broadcast', 'duckdb']));
+    expect(new Set(res.runs.map((x: any) => x.mode))).toEqual(
+      new Set(['off', 'partition', 'key', 'auto', 'no-combiners', 'broadcast', 'duckdb']),
+    );
     for (const x of res.runs.filter((y: any) => y.mode !== 'duckdb')) {
       expect(x.sameAnswer, `${x.workload} s=${x.s} ${x.mode}`).toBe(true);
       expect(x.simulated.map((y: any) => y.workers)).toEqual([8, 16]);
@@ -194,9 +278,11 @@ describe('skewjoin bench --suite quick', () => {
         expect(y.bottleneck).toMatch(/^\S+-\d+ (map|split|reduce) \d+/);
       }
       if (x.mode !== 'broadcast') {
-        for (const k of ['reduceImbalance', 'reduceImbalanceRows', 'reduceImbalanceBytes']) expect(x[k], `${x.workload} ${x.mode} ${k}`).toBeGreaterThanOrEqual(1);
+        for (const k of ['reduceImbalance', 'reduceImbalanceRows', 'reduceImbalanceBytes'])
+          expect(x[k], `${x.workload} ${x.mode} ${k}`).toBeGreaterThanOrEqual(1);
         // by CPU time: Linux only (exec/cpu-time.ts); elsewhere the column is empty
-        if (process.platform === 'linux') expect(x.reduceImbalanceCpu, `${x.workload} ${x.mode} cpu`).toBeGreaterThanOrEqual(1);
+        if (process.platform === 'linux')
+          expect(x.reduceImbalanceCpu, `${x.workload} ${x.mode} cpu`).toBeGreaterThanOrEqual(1);
         else expect(x.reduceImbalanceCpu).toBeUndefined();
       }
     }
@@ -205,7 +291,9 @@ describe('skewjoin bench --suite quick', () => {
     expect(res.detail.tasks.some((t: any) => t.kind === 'split')).toBe(true);
     // the timed runs take the worker pool (inThreadBytes 0), both of its threads, even at this size
     expect(new Set(res.detail.tasks.map((t: any) => t.thread))).toEqual(new Set([1, 2]));
-    expect(fs.readFileSync(path.join(out, 'results.csv'), 'utf8').split('\n')[0]).toMatch(/^workload,s,mode,wall_ms,.*,makespan_8,ideal_8,makespan_16,ideal_16$/);
+    expect(fs.readFileSync(path.join(out, 'results.csv'), 'utf8').split('\n')[0]).toMatch(
+      /^workload,s,mode,wall_ms,.*,makespan_8,ideal_8,makespan_16,ideal_16$/,
+    );
   }, 400_000);
 
   it('each mode does what its name says', () => {
@@ -217,7 +305,11 @@ describe('skewjoin bench --suite quick', () => {
     expect(methods('off')).toEqual(new Set());
     expect(methods('partition')).toEqual(new Set(['map-range', 'none']));
     expect(methods('key')).toEqual(new Set(['hot-key']));
-    expect(runs('partition').filter((x: any) => x.workload === 'full outer').every((x: any) => !x.splits['map-range'])).toBe(true);
+    expect(
+      runs('partition')
+        .filter((x: any) => x.workload === 'full outer')
+        .every((x: any) => !x.splits['map-range']),
+    ).toBe(true);
     // no-combiners ships every fact row through the aggregation shuffle; auto combines them first
     for (const x of runs('no-combiners')) {
       expect(x.rowsBeforeCombining).toBeUndefined();
@@ -238,11 +330,15 @@ describe('skewjoin bench --suite quick', () => {
     const html = path.join(out, 'report.html');
     expect(fs.existsSync(html)).toBe(true);
     const { dom, overlaps } = renderInChromium(html);
-    for (const id of ['speedup', 'duckdb', 'balance', 'simulation', 'imbalance', 'detail', 'runs']) expect(dom).toContain(`id="${id}"`);
+    for (const id of ['speedup', 'duckdb', 'balance', 'simulation', 'imbalance', 'detail', 'runs'])
+      expect(dom).toContain(`id="${id}"`);
     const charts = dom.match(/<svg class="chart"[\s\S]*?<\/svg>/g) ?? [];
     // a chart whose modes lie on each other is a sentence instead (charts.ts apart)
     const omitted = dom.match(/<p class="omitted">[^<]*<\/p>/g) ?? [];
-    for (const p of omitted) expect(p).toMatch(/: not drawn: .* are within 5% of each other at every .*, so their lines or bars would lie on top of each other/);
+    for (const p of omitted)
+      expect(p).toMatch(
+        /: not drawn: .* are within 5% of each other at every .*, so their lines or bars would lie on top of each other/,
+      );
     expect(charts.length + omitted.length).toBeGreaterThanOrEqual(12);
     expect(charts.length).toBeGreaterThanOrEqual(6);
     for (const c of charts) expect(c).toMatch(/<(path|rect) /); // every chart draws something
@@ -264,6 +360,7 @@ describe('skewjoin bench --suite quick', () => {
     // the specs beside the report
     const specs = fs.readdirSync(path.join(out, 'charts')).filter((f) => f.endsWith('.vl.json'));
     expect(specs.length).toBe(charts.length);
-    for (const f of specs) expect(JSON.parse(fs.readFileSync(path.join(out, 'charts', f), 'utf8')).$schema).toMatch(/vega-lite\/v6/);
+    for (const f of specs)
+      expect(JSON.parse(fs.readFileSync(path.join(out, 'charts', f), 'utf8')).$schema).toMatch(/vega-lite\/v6/);
   }, 400_000);
 });

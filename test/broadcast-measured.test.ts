@@ -8,16 +8,27 @@ import { type RunOptions, runPlan } from '../dist/index.js';
 import { cli, duckRows, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-bmeasured-');
-const F = path.join(dir, 'big.parquet'), D = path.join(dir, 'mid.parquet');
-const BIG = `read_parquet('${F}')`, MID = `read_parquet('${D}')`;
-const F_ROWS = 60_000, D_ROWS = 20_000;
+const F = path.join(dir, 'big.parquet'),
+  D = path.join(dir, 'mid.parquet');
+const BIG = `read_parquet('${F}')`,
+  MID = `read_parquet('${D}')`;
+const F_ROWS = 60_000,
+  D_ROWS = 20_000;
 
 beforeAll(async () => {
   // big: 60,000 rows in 12 row groups, of which tag = 't7' keeps 1,200 (about 40 KB); some keys null
-  await writeParquet(F, `SELECT i::BIGINT AS id, CASE WHEN i % 97 = 0 THEN NULL ELSE (i * 7) % 30000 END::BIGINT AS k,
-    (i * 0.5)::DOUBLE AS v, 't' || (i % 50) AS tag FROM range(0, ${F_ROWS}) t(i)`, 5000);
+  await writeParquet(
+    F,
+    `SELECT i::BIGINT AS id, CASE WHEN i % 97 = 0 THEN NULL ELSE (i * 7) % 30000 END::BIGINT AS k,
+    (i * 0.5)::DOUBLE AS v, 't' || (i % 50) AS tag FROM range(0, ${F_ROWS}) t(i)`,
+    5000,
+  );
   // mid: 20,000 rows (about 440 KB in memory) in 10 row groups; keys 0..19999, half of big's keys find none
-  await writeParquet(D, `SELECT i::BIGINT AS k, 'r' || (i % 6) AS region, (i * 3)::BIGINT AS w FROM range(0, ${D_ROWS}) t(i)`, 2000);
+  await writeParquet(
+    D,
+    `SELECT i::BIGINT AS k, 'r' || (i % 6) AS region, (i * 3)::BIGINT AS w FROM range(0, ${D_ROWS}) t(i)`,
+    2000,
+  );
 });
 
 /** broadcastBytes between the filtered big side (~40 KB) and the mid side (~440 KB), the big file (~1.7 MB) over twice it */
@@ -27,7 +38,8 @@ const mid = { op: 'scan', source: 'd' };
 const SMALL = `(SELECT * FROM ${BIG} WHERE tag = 't7')`;
 const plan = (query: object) => ({ version: 1, sources: { f: { parquet: F }, d: { parquet: D } }, query });
 const join = (type: string, left: object, right: object) => ({ op: 'join', type, on: [['k', 'k']], left, right });
-const run = (p: object, o: RunOptions = {}) => runPlan(p, { workers: 2, writeOutput: false, broadcastBytes: CAP, ...o });
+const run = (p: object, o: RunOptions = {}) =>
+  runPlan(p, { workers: 2, writeOutput: false, broadcastBytes: CAP, ...o });
 const KW: Record<string, string> = { inner: 'INNER', left: 'LEFT', right: 'RIGHT', full: 'FULL OUTER' };
 function sqlFor(type: string, l: string, r: string) {
   if (type === 'semi') return `SELECT * FROM ${l} l WHERE EXISTS (SELECT 1 FROM ${r} r WHERE l.k = r.k)`;
@@ -35,7 +47,8 @@ function sqlFor(type: string, l: string, r: string) {
   return `SELECT l.*, r.* FROM ${l} l ${KW[type]} JOIN ${r} r ON l.k = r.k`;
 }
 /** Rows read by scan tasks (tasks over rows read already are not scans): each row of both files exactly once. */
-const scanned = (tasks: { rows: number; read?: string }[]) => tasks.filter((t) => t.read !== undefined).reduce((a, t) => a + t.rows, 0);
+const scanned = (tasks: { rows: number; read?: string }[]) =>
+  tasks.filter((t) => t.read !== undefined).reduce((a, t) => a + t.rows, 0);
 
 describe('broadcast from measured, post-filter sizes', () => {
   it('a large file whose filtered side is small is broadcast (the files say 17 times the threshold)', async () => {
@@ -62,10 +75,16 @@ describe('broadcast from measured, post-filter sizes', () => {
       expect(fromRows.length).toBeGreaterThan(0);
       expect(fromRows.length).toBeLessThan(10);
       expect(r.stats.shuffles.map((s) => s.id).sort()).toEqual(['join-1.left', 'join-1.right']);
-      expect(r.stats.shuffles.find((s) => s.id === 'join-1.right')!.partitionRows.reduce((a, b) => a + b, 0)).toBe(D_ROWS);
+      expect(r.stats.shuffles.find((s) => s.id === 'join-1.right')!.partitionRows.reduce((a, b) => a + b, 0)).toBe(
+        D_ROWS,
+      );
       expect(scanned(r.stats.tasks)).toBe(F_ROWS + D_ROWS);
     }
-    await expectSame(plan(join('left', small, mid)), sqlFor('left', SMALL, MID), { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
+    await expectSame(plan(join('left', small, mid)), sqlFor('left', SMALL, MID), {
+      workers: 2,
+      broadcastBytes: CAP,
+      inThreadBytes: 0,
+    });
   });
 
   it('the side read first goes over the cap, the other fits: its rows read are probed, its rest by its map tasks', async () => {
@@ -79,11 +98,19 @@ describe('broadcast from measured, post-filter sizes', () => {
     await expectSame(p, sqlFor('inner', MID, SMALL), { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
     // with an aggregate above, fused with the probe: the rows read are grouped as the rest are
     const agg = plan({
-      op: 'aggregate', groupBy: ['region'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'v', as: 's' }],
+      op: 'aggregate',
+      groupBy: ['region'],
+      aggregates: [
+        { fn: 'count', as: 'n' },
+        { fn: 'sum', column: 'v', as: 's' },
+      ],
       input: join('inner', mid, small),
     });
-    await expectSame(agg, `SELECT region, count(*), sum(v) FROM ${MID} l JOIN ${SMALL} r ON l.k = r.k GROUP BY region`,
-      { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
+    await expectSame(
+      agg,
+      `SELECT region, count(*), sum(v) FROM ${MID} l JOIN ${SMALL} r ON l.k = r.k GROUP BY region`,
+      { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 },
+    );
   });
 
   it("an aggregate's output is measured whole, a broadcast probe's output up to the cap", async () => {
@@ -91,8 +118,15 @@ describe('broadcast from measured, post-filter sizes', () => {
     const agg = { op: 'aggregate', groupBy: ['k'], aggregates: [{ fn: 'count', as: 'n' }], input: small };
     const a = plan(join('semi', mid, agg));
     const ra = await run(a, { inThreadBytes: 0 });
-    expect(ra.stats.joins.find((j) => j.id === 'join-1')).toMatchObject({ strategy: 'broadcast', broadcast: { side: 'right' } });
-    await expectSame(a, `SELECT * FROM ${MID} l WHERE k IN (SELECT k FROM ${SMALL})`, { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
+    expect(ra.stats.joins.find((j) => j.id === 'join-1')).toMatchObject({
+      strategy: 'broadcast',
+      broadcast: { side: 'right' },
+    });
+    await expectSame(a, `SELECT * FROM ${MID} l WHERE k IN (SELECT k FROM ${SMALL})`, {
+      workers: 2,
+      broadcastBytes: CAP,
+      inThreadBytes: 0,
+    });
     // a right join may broadcast its left side only: a semi join of the big file with a broadcast filtered mid
     const below = (under: number) => ({ op: 'filter', where: { column: 'k', cmp: '<', value: under }, input: mid });
     const probe = (under: number) => join('semi', { op: 'scan', source: 'f' }, below(under));
@@ -101,24 +135,41 @@ describe('broadcast from measured, post-filter sizes', () => {
     // about 200 rows of the big file: the probe's output fits and is built
     const fits = plan(join('right', probe(100), small));
     const rf = await run(fits, { inThreadBytes: 0 });
-    expect(rf.stats.joins.find((j) => j.id === 'join-1'))
-      .toMatchObject({ strategy: 'broadcast', broadcast: { side: 'left', rows: await count(100) } });
-    await expectSame(fits, sqlFor('right', probeSql(100), SMALL), { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
+    expect(rf.stats.joins.find((j) => j.id === 'join-1')).toMatchObject({
+      strategy: 'broadcast',
+      broadcast: { side: 'left', rows: await count(100) },
+    });
+    await expectSame(fits, sqlFor('right', probeSql(100), SMALL), {
+      workers: 2,
+      broadcastBytes: CAP,
+      inThreadBytes: 0,
+    });
     // about 6,000 rows (180 KB): the probe's map tasks stop at the cap, the rows read are shuffled, the rest probed and shuffled
     const over = plan(join('right', probe(3000), small));
     const ro = await run(over, { inThreadBytes: 0 });
     const j1 = ro.stats.joins.find((j) => j.id === 'join-1')!;
     expect(j1.strategy).toBe('shuffle');
     expect(j1.reason).toMatch(/left over \d+ bytes \(read stopped there\)/);
-    expect(ro.stats.shuffles.find((x) => x.id === 'join-1.left')!.partitionRows.reduce((x, y) => x + y, 0)).toBe(await count(3000));
+    expect(ro.stats.shuffles.find((x) => x.id === 'join-1.left')!.partitionRows.reduce((x, y) => x + y, 0)).toBe(
+      await count(3000),
+    );
     // the big file twice (each side once), mid once
     expect(scanned(ro.stats.tasks)).toBe(2 * F_ROWS + D_ROWS);
-    await expectSame(over, sqlFor('right', probeSql(3000), SMALL), { workers: 2, broadcastBytes: CAP, inThreadBytes: 0 });
+    await expectSame(over, sqlFor('right', probeSql(3000), SMALL), {
+      workers: 2,
+      broadcastBytes: CAP,
+      inThreadBytes: 0,
+    });
   });
 
   // every join type with the small side on either side: broadcast where the type allows that side, else shuffled
   const allowed: Record<string, ('left' | 'right')[]> = {
-    inner: ['left', 'right'], left: ['right'], semi: ['right'], anti: ['right'], right: ['left'], full: [],
+    inner: ['left', 'right'],
+    left: ['right'],
+    semi: ['right'],
+    anti: ['right'],
+    right: ['left'],
+    full: [],
   };
   for (const type of Object.keys(allowed)) {
     for (const at of ['left', 'right'] as const) {
@@ -139,11 +190,17 @@ describe('broadcast from measured, post-filter sizes', () => {
     const f = writePlan(tmpDir(), { ...plan(join('semi', mid, small)), execution: { broadcastBytes: CAP } });
     const e = cli([f, '--explain']);
     expect(e.code).toBe(0);
-    expect(e.stdout).toMatch(new RegExp('expected strategy: shuffle: right side may be broadcast, right \\d+ bytes > broadcastBytes 100000 '
-      + '\\(from the files, before filters\\); at run time the right side is read after its filters, up to broadcastBytes 100000; '
-      + 'the smaller that fits is broadcast, else the rows read are shuffled'));
+    expect(e.stdout).toMatch(
+      new RegExp(
+        'expected strategy: shuffle: right side may be broadcast, right \\d+ bytes > broadcastBytes 100000 ' +
+          '\\(from the files, before filters\\); at run time the right side is read after its filters, up to broadcastBytes 100000; ' +
+          'the smaller that fits is broadcast, else the rows read are shuffled',
+      ),
+    );
     const a = cli([f, '--explain', '--analyze', '--workers', '2']);
     expect(a.code).toBe(0);
-    expect(a.stdout).toMatch(/join-1: strategy broadcast: right side \(1200 rows, .*\) built once .*<= broadcastBytes 100000/);
+    expect(a.stdout).toMatch(
+      /join-1: strategy broadcast: right side \(1200 rows, .*\) built once .*<= broadcastBytes 100000/,
+    );
   });
 });

@@ -19,7 +19,10 @@ beforeAll(async () => {
 describe('thread CPU time', () => {
   it('counts a busy loop and not a sleep', () => {
     const c0 = threadCpuMs();
-    if (!linux) { expect(c0).toBeUndefined(); return; }
+    if (!linux) {
+      expect(c0).toBeUndefined();
+      return;
+    }
     const w0 = performance.now();
     let x = 0;
     while (performance.now() - w0 < 30) x++;
@@ -35,8 +38,14 @@ describe('thread CPU time', () => {
 
   it('task statistics carry cpuMs when taskCpuTime is set, and only then', async () => {
     const q = {
-      version: 1, sources: { f: { parquet: F } },
-      query: { op: 'aggregate', groupBy: ['k'], aggregates: [{ fn: 'sum', column: 'v', as: 's' }], input: { op: 'scan', source: 'f' } },
+      version: 1,
+      sources: { f: { parquet: F } },
+      query: {
+        op: 'aggregate',
+        groupBy: ['k'],
+        aggregates: [{ fn: 'sum', column: 'v', as: 's' }],
+        input: { op: 'scan', source: 'f' },
+      },
     };
     const base = { workers: 2, partitions: 4, writeOutput: false, combiners: false };
     const plain = await runPlan(q, base);
@@ -44,7 +53,10 @@ describe('thread CPU time', () => {
     const timed = await runPlan(q, { ...base, taskCpuTime: true });
     expect(timed.numRows).toBe(50);
     for (const t of timed.stats.tasks) {
-      if (!linux) { expect(t.cpuMs).toBeUndefined(); continue; }
+      if (!linux) {
+        expect(t.cpuMs).toBeUndefined();
+        continue;
+      }
       expect(t.cpuMs, `${t.stage} ${t.kind}`).toBeGreaterThanOrEqual(0);
       expect(t.cpuMs!).toBeLessThanOrEqual(t.ms + 1);
     }

@@ -12,16 +12,27 @@ import { rangePartition } from '../dist/sort/partition.js';
 import { cutPairs } from '../dist/sort/cut-pairs.js';
 
 let seed = 99;
-const rnd = (m: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % m; };
+const rnd = (m: number) => {
+  seed = (seed * 1103515245 + 12345) % 2 ** 31;
+  return seed % m;
+};
 const enc = new TextEncoder();
 
 function strings(xs: (string | null)[]) {
   const bytes = xs.map((x) => enc.encode(x ?? ''));
   const offsets = new Int32Array(xs.length + 1);
-  bytes.forEach((b, i) => { offsets[i + 1] = offsets[i] + b.length; });
+  bytes.forEach((b, i) => {
+    offsets[i + 1] = offsets[i] + b.length;
+  });
   const values = new Uint8Array(offsets[xs.length]);
   bytes.forEach((b, i) => values.set(b, offsets[i]));
-  return { type: { id: 'utf8' }, length: xs.length, values, offsets, valid: Uint8Array.from(xs, (x) => (x === null ? 0 : 1)) };
+  return {
+    type: { id: 'utf8' },
+    length: xs.length,
+    values,
+    offsets,
+    valid: Uint8Array.from(xs, (x) => (x === null ? 0 : 1)),
+  };
 }
 
 /** Left rows: a float64 sort key with a hot value (0) and nulls, an int64, a string key; right rows: bool, wide decimal, string, int32. */
@@ -32,18 +43,31 @@ function left(n: number) {
     length: n,
     columns: [
       { type: { id: 'float64' }, length: n, values: v, valid: vValid },
-      { type: { id: 'int64' }, length: n, values: BigInt64Array.from({ length: n }, () => BigInt(rnd(1e9) - 5e8)), valid: null },
+      {
+        type: { id: 'int64' },
+        length: n,
+        values: BigInt64Array.from({ length: n }, () => BigInt(rnd(1e9) - 5e8)),
+        valid: null,
+      },
       strings(Array.from({ length: n }, () => (rnd(9) === 0 ? null : rnd(7) === 0 ? '' : `s${rnd(40)}`))),
     ],
   };
 }
 function right(n: number) {
   const dec = new BigInt64Array(2 * n);
-  for (let i = 0; i < n; i++) { dec[2 * i] = BigInt(rnd(1e9)); dec[2 * i + 1] = BigInt(rnd(5) - 2); }
+  for (let i = 0; i < n; i++) {
+    dec[2 * i] = BigInt(rnd(1e9));
+    dec[2 * i + 1] = BigInt(rnd(5) - 2);
+  }
   return {
     length: n,
     columns: [
-      { type: { id: 'bool' }, length: n, values: Uint8Array.from({ length: n }, () => rnd(2)), valid: Uint8Array.from({ length: n }, () => (rnd(5) === 0 ? 0 : 1)) },
+      {
+        type: { id: 'bool' },
+        length: n,
+        values: Uint8Array.from({ length: n }, () => rnd(2)),
+        valid: Uint8Array.from({ length: n }, () => (rnd(5) === 0 ? 0 : 1)),
+      },
       { type: { id: 'decimal', precision: 38, scale: 2 }, length: n, values: dec, valid: null },
       strings(Array.from({ length: n }, () => `region-${rnd(5)}`)),
       { type: { id: 'int32' }, length: n, values: Int32Array.from({ length: n }, () => rnd(1000)), valid: null },
@@ -57,14 +81,21 @@ function matches() {
   const chunks = [];
   for (const n of [1000, 1, 2500, 40]) {
     const l = left(n);
-    const li: number[] = [], ri: number[] = [];
-    for (let i = 0; i < n; i++) for (let k = rnd(3); k > 0; k--) { li.push(i); ri.push(rnd(r.length)); }
-    for (let a = 0; a < li.length; a += 300) chunks.push({ l, r, li: Int32Array.from(li.slice(a, a + 300)), ri: Int32Array.from(ri.slice(a, a + 300)) });
+    const li: number[] = [],
+      ri: number[] = [];
+    for (let i = 0; i < n; i++)
+      for (let k = rnd(3); k > 0; k--) {
+        li.push(i);
+        ri.push(rnd(r.length));
+      }
+    for (let a = 0; a < li.length; a += 300)
+      chunks.push({ l, r, li: Int32Array.from(li.slice(a, a + 300)), ri: Int32Array.from(ri.slice(a, a + 300)) });
   }
   return chunks;
 }
 
-const bytesOf = (a: ArrayBufferView | null | undefined) => (a ? Array.from(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)) : null);
+const bytesOf = (a: ArrayBufferView | null | undefined) =>
+  a ? Array.from(new Uint8Array(a.buffer, a.byteOffset, a.byteLength)) : null;
 
 describe('cutPairs', () => {
   const chunks = matches();
@@ -72,41 +103,56 @@ describe('cutPairs', () => {
   const cases = [
     ['a number key with nulls (first)', [{ col: 0, desc: false, nullsFirst: true }]],
     ['an int64 key with no nulls (two words: the inline search)', [{ col: 1, desc: false, nullsFirst: false }]],
-    ['a string key, descending, then the number', [{ col: 2, desc: true, nullsFirst: false }, { col: 0, desc: false, nullsFirst: false }]],
+    [
+      'a string key, descending, then the number',
+      [
+        { col: 2, desc: true, nullsFirst: false },
+        { col: 0, desc: false, nullsFirst: false },
+      ],
+    ],
   ] as const;
-  it.each(cases)('%s: the blocks of gather + rangePartition, byte for byte, with and without the right side', (_, by) => {
-    for (const withRight of [true, false]) {
-      const g = new GatherSink(withRight);
-      for (const c of chunks) g.add(c.l, c.r, c.li, c.ri, c.li.length);
-      g.flush();
-      const joined = g.batches[0];
-      // boundaries picked from the joined rows by hand: sorted order is not needed for a byte comparison, but
-      // rangeIds needs sorted boundaries, so take the rows of a few key values in key order
-      const pick = sortedBounds(joined, by);
-      const bounds = { length: pick.length, columns: joined.columns.map((c: any) => gatherCol(c, pick)) };
-      const want = rangePartition(g.batches, by as any, bounds, 17);
-      const got = cutPairs(chunks, withRight, by as any, bounds, 17);
-      expect(got.rows).toEqual(want.rows);
-      expect(got.bytes).toEqual(want.bytes);
-      expect(want.rows.filter((n: number) => n > 0).length).toBeGreaterThan(5);
-      got.blocks.forEach((b: any, p: number) => {
-        const w = want.blocks[p];
-        if (w === null) { expect(b).toBeNull(); return; }
-        expect(b.length).toBe(w.length);
-        b.columns.forEach((c: any, k: number) => {
-          expect(c.type).toEqual(w.columns[k].type);
-          expect(bytesOf(c.values)).toEqual(bytesOf(w.columns[k].values));
-          expect(bytesOf(c.offsets)).toEqual(bytesOf(w.columns[k].offsets));
-          expect(bytesOf(c.valid)).toEqual(bytesOf(w.columns[k].valid));
+  it.each(cases)(
+    '%s: the blocks of gather + rangePartition, byte for byte, with and without the right side',
+    (_, by) => {
+      for (const withRight of [true, false]) {
+        const g = new GatherSink(withRight);
+        for (const c of chunks) g.add(c.l, c.r, c.li, c.ri, c.li.length);
+        g.flush();
+        const joined = g.batches[0];
+        // boundaries picked from the joined rows by hand: sorted order is not needed for a byte comparison, but
+        // rangeIds needs sorted boundaries, so take the rows of a few key values in key order
+        const pick = sortedBounds(joined, by);
+        const bounds = { length: pick.length, columns: joined.columns.map((c: any) => gatherCol(c, pick)) };
+        const want = rangePartition(g.batches, by as any, bounds, 17);
+        const got = cutPairs(chunks, withRight, by as any, bounds, 17);
+        expect(got.rows).toEqual(want.rows);
+        expect(got.bytes).toEqual(want.bytes);
+        expect(want.rows.filter((n: number) => n > 0).length).toBeGreaterThan(5);
+        got.blocks.forEach((b: any, p: number) => {
+          const w = want.blocks[p];
+          if (w === null) {
+            expect(b).toBeNull();
+            return;
+          }
+          expect(b.length).toBe(w.length);
+          b.columns.forEach((c: any, k: number) => {
+            expect(c.type).toEqual(w.columns[k].type);
+            expect(bytesOf(c.values)).toEqual(bytesOf(w.columns[k].values));
+            expect(bytesOf(c.offsets)).toEqual(bytesOf(w.columns[k].offsets));
+            expect(bytesOf(c.valid)).toEqual(bytesOf(w.columns[k].valid));
+          });
         });
-      });
-    }
-  });
+      }
+    },
+  );
 
   it('a projection between the join and the sort (columns chosen and reordered): the blocks of gather, project, rangePartition', () => {
     // joined columns: left 0 float64, 1 int64, 2 utf8; right 3 bool, 4 decimal, 5 utf8, 6 int32
     const select = [5, 0, 2, 6];
-    const by = [{ col: 2, desc: false, nullsFirst: false }, { col: 1, desc: true, nullsFirst: true }];
+    const by = [
+      { col: 2, desc: false, nullsFirst: false },
+      { col: 1, desc: true, nullsFirst: true },
+    ];
     const g = new GatherSink(true);
     for (const c of chunks) g.add(c.l, c.r, c.li, c.ri, c.li.length);
     g.flush();
@@ -119,7 +165,10 @@ describe('cutPairs', () => {
     expect(want.rows.filter((n: number) => n > 0).length).toBeGreaterThan(5);
     got.blocks.forEach((b: any, p: number) => {
       const w = want.blocks[p];
-      if (w === null) { expect(b).toBeNull(); return; }
+      if (w === null) {
+        expect(b).toBeNull();
+        return;
+      }
       expect(b.columns.map((c: any) => c.type)).toEqual(w.columns.map((c: any) => c.type));
       b.columns.forEach((c: any, k: number) => {
         expect(bytesOf(c.values)).toEqual(bytesOf(w.columns[k].values));
@@ -132,10 +181,16 @@ describe('cutPairs', () => {
 
 /** Row numbers of the joined rows at 12 evenly spaced places of their sort order, repeated where the hot value falls. */
 function sortedBounds(b: any, by: readonly { col: number; desc: boolean; nullsFirst: boolean }[]): Int32Array {
-  const cell = (c: any, i: number) => (c.valid && c.valid[i] === 0 ? null : c.offsets ? new TextDecoder().decode(c.values.subarray(c.offsets[i], c.offsets[i + 1])) : c.values[i]);
+  const cell = (c: any, i: number) =>
+    c.valid && c.valid[i] === 0
+      ? null
+      : c.offsets
+        ? new TextDecoder().decode(c.values.subarray(c.offsets[i], c.offsets[i + 1]))
+        : c.values[i];
   const cmp = (i: number, j: number) => {
     for (const k of by) {
-      const x = cell(b.columns[k.col], i), y = cell(b.columns[k.col], j);
+      const x = cell(b.columns[k.col], i),
+        y = cell(b.columns[k.col], j);
       if (x === y) continue;
       if (x === null) return k.nullsFirst ? -1 : 1;
       if (y === null) return k.nullsFirst ? 1 : -1;
@@ -149,11 +204,15 @@ function sortedBounds(b: any, by: readonly { col: number; desc: boolean; nullsFi
 
 function gatherCol(c: any, idx: Int32Array) {
   if (c.offsets) {
-    const xs = Array.from(idx, (i) => (c.valid && c.valid[i] === 0 ? null : new TextDecoder().decode(c.values.subarray(c.offsets[i], c.offsets[i + 1]))));
+    const xs = Array.from(idx, (i) =>
+      c.valid && c.valid[i] === 0 ? null : new TextDecoder().decode(c.values.subarray(c.offsets[i], c.offsets[i + 1])),
+    );
     return strings(xs);
   }
   const lanes = c.values.length / c.length;
   const values = new c.values.constructor(idx.length * lanes);
-  idx.forEach((i, j) => { for (let l = 0; l < lanes; l++) values[j * lanes + l] = c.values[i * lanes + l]; });
+  idx.forEach((i, j) => {
+    for (let l = 0; l < lanes; l++) values[j * lanes + l] = c.values[i * lanes + l];
+  });
   return { type: c.type, length: idx.length, values, valid: c.valid ? Uint8Array.from(idx, (i) => c.valid[i]) : null };
 }

@@ -13,7 +13,9 @@ const dir = tmpDir('sj-direct-');
 
 function keysOf(xs: (bigint | null)[]) {
   const c: Column = {
-    type: { id: 'int64' }, length: xs.length, values: BigInt64Array.from(xs, (x) => x ?? 0n),
+    type: { id: 'int64' },
+    length: xs.length,
+    values: BigInt64Array.from(xs, (x) => x ?? 0n),
     valid: xs.includes(null) ? Uint8Array.from(xs, (x) => (x === null ? 0 : 1)) : null,
   };
   return buildKeys({ length: xs.length, columns: [c] }, [0], [{ kind: 'int' }], undefined, false);
@@ -24,7 +26,8 @@ function naive(xs: (bigint | null)[]) {
   const present = xs.filter((x): x is bigint => x !== null);
   const min = present.reduce((a, b) => (b < a ? b : a));
   const max = present.reduce((a, b) => (b > a ? b : a));
-  const direct = new Array<number>(Number(max - min) + 1).fill(-1), next = new Array<number>(xs.length).fill(-1);
+  const direct = new Array<number>(Number(max - min) + 1).fill(-1),
+    next = new Array<number>(xs.length).fill(-1);
   let unique = true;
   for (let i = xs.length - 1; i >= 0; i--) {
     if (xs[i] === null) continue;
@@ -38,10 +41,14 @@ function naive(xs: (bigint | null)[]) {
 
 describe('a direct table over 64-bit keys', () => {
   const cases: Record<string, (bigint | null)[]> = {
-    'dense ids with nulls and repeats': Array.from({ length: 3000 }, (_, i) => (i % 37 === 0 ? null : BigInt((i * 7) % 2500))),
+    'dense ids with nulls and repeats': Array.from({ length: 3000 }, (_, i) =>
+      i % 37 === 0 ? null : BigInt((i * 7) % 2500),
+    ),
     'negative, down to -2^31': Array.from({ length: 2000 }, (_, i) => BigInt(-(2 ** 31) + ((i * 13) % 1900))),
     'up to 2^31 - 1': Array.from({ length: 2000 }, (_, i) => BigInt(2 ** 31 - 1 - ((i * 11) % 1500))),
-    'across 2^31 (beyond 32 bits)': Array.from({ length: 2000 }, (_, i) => (i % 50 === 7 ? null : BigInt(2 ** 31 - 700 + ((i * 3) % 1400)))),
+    'across 2^31 (beyond 32 bits)': Array.from({ length: 2000 }, (_, i) =>
+      i % 50 === 7 ? null : BigInt(2 ** 31 - 700 + ((i * 3) % 1400)),
+    ),
     'across -2^31': Array.from({ length: 2000 }, (_, i) => BigInt(-(2 ** 31) - 600 + ((i * 17) % 1300))),
     'past 2^32, unique': Array.from({ length: 1500 }, (_, i) => (1n << 40n) + BigInt(1499 - i)),
     'unique ids': Array.from({ length: 1500 }, (_, i) => BigInt((i * 7) % 1500)),
@@ -65,7 +72,7 @@ describe('a direct table over 64-bit keys', () => {
   });
 });
 
-describe('broadcast joins on keys around the 32-bit edges: DuckDB\'s answer', () => {
+describe("broadcast joins on keys around the 32-bit edges: DuckDB's answer", () => {
   const files: Record<string, string> = {
     inside: `(-2147483648 + i * 3)`,
     across: `(2147483647 - 3000 + i)`,
@@ -73,21 +80,47 @@ describe('broadcast joins on keys around the 32-bit edges: DuckDB\'s answer', ()
   };
   beforeAll(async () => {
     for (const [name, key] of Object.entries(files)) {
-      await writeParquet(path.join(dir, `${name}-dim.parquet`), `SELECT CASE WHEN i % 97 = 5 THEN NULL ELSE ${key}::BIGINT END AS k, 'g' || (i % 6) AS g FROM range(0, 6000) t(i)`, 2048);
+      await writeParquet(
+        path.join(dir, `${name}-dim.parquet`),
+        `SELECT CASE WHEN i % 97 = 5 THEN NULL ELSE ${key}::BIGINT END AS k, 'g' || (i % 6) AS g FROM range(0, 6000) t(i)`,
+        2048,
+      );
       // fact keys: the dimension's and some that miss it (outside its span, or between its keys)
-      await writeParquet(path.join(dir, `${name}-fact.parquet`), `SELECT CASE WHEN i % 53 = 0 THEN NULL ELSE (${key.replace(/\bi\b/g, '((i * 7) % 6100)')} + (i % 5 = 0)::INTEGER)::BIGINT END AS k,
-        (i % 100)::DOUBLE AS v FROM range(0, 20000) t(i)`, 4096);
+      await writeParquet(
+        path.join(dir, `${name}-fact.parquet`),
+        `SELECT CASE WHEN i % 53 = 0 THEN NULL ELSE (${key.replace(/\bi\b/g, '((i * 7) % 6100)')} + (i % 5 = 0)::INTEGER)::BIGINT END AS k,
+        (i % 100)::DOUBLE AS v FROM range(0, 20000) t(i)`,
+        4096,
+      );
     }
   });
   for (const name of Object.keys(files)) {
     it(`keys ${name}`, async () => {
-      const f = path.join(dir, `${name}-fact.parquet`), d = path.join(dir, `${name}-dim.parquet`);
+      const f = path.join(dir, `${name}-fact.parquet`),
+        d = path.join(dir, `${name}-dim.parquet`);
       const plan = {
-        version: 1, sources: { f: { parquet: f }, d: { parquet: d } },
-        query: { op: 'aggregate', groupBy: ['g'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'v', as: 's' }],
-          input: { op: 'join', type: 'inner', on: [['k', 'k']], left: { op: 'scan', source: 'f' }, right: { op: 'scan', source: 'd' } } },
+        version: 1,
+        sources: { f: { parquet: f }, d: { parquet: d } },
+        query: {
+          op: 'aggregate',
+          groupBy: ['g'],
+          aggregates: [
+            { fn: 'count', as: 'n' },
+            { fn: 'sum', column: 'v', as: 's' },
+          ],
+          input: {
+            op: 'join',
+            type: 'inner',
+            on: [['k', 'k']],
+            left: { op: 'scan', source: 'f' },
+            right: { op: 'scan', source: 'd' },
+          },
+        },
       };
-      const rows = await expectSame(plan, `SELECT g, count(*) AS n, sum(v) AS s FROM read_parquet('${f}') f JOIN read_parquet('${d}') d USING (k) GROUP BY g`);
+      const rows = await expectSame(
+        plan,
+        `SELECT g, count(*) AS n, sum(v) AS s FROM read_parquet('${f}') f JOIN read_parquet('${d}') d USING (k) GROUP BY g`,
+      );
       expect(rows.length).toBe(6);
     });
   }

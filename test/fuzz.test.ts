@@ -25,7 +25,12 @@ beforeAll(async () => {
   // (found by this fuzzer: seed 99, plan 880; the same SQL with that optimizer off, or the input
   // materialized, gives skewjoin's rows). The oracle runs without it.
   await sql(`SET disabled_optimizers = 'join_filter_pushdown'`);
-  tables = await writeTables(dir, SEED, [{ rows: 300, rowGroup: 64 }, { rows: 120, rowGroup: 40 }, { rows: 40, rowGroup: 16 }, { rows: 0, rowGroup: 16 }]);
+  tables = await writeTables(dir, SEED, [
+    { rows: 300, rowGroup: 64 },
+    { rows: 120, rowGroup: 40 },
+    { rows: 40, rowGroup: 16 },
+    { rows: 0, rowGroup: 16 },
+  ]);
 });
 
 /** Plan i of this seed, with its settings. */
@@ -35,14 +40,24 @@ function fuzzCase(i: number) {
   const g = gen.query();
   const { decl, given } = gen.params;
   const plan = {
-    version: 1, sources: Object.fromEntries(tables.map((t) => [t.name, { parquet: t.file }])),
-    ...(Object.keys(decl).length ? { params: decl } : {}), query: g.node,
+    version: 1,
+    sources: Object.fromEntries(tables.map((t) => [t.name, { parquet: t.file }])),
+    ...(Object.keys(decl).length ? { params: decl } : {}),
+    query: g.node,
   };
   const { opts, faults } = randomSettings(r, path.join(dir, 'spill'));
-  return { i, g, plan, opts: { ...opts, ...(Object.keys(given).length ? { params: given } : {}) }, faults, crossTypeJoins: gen.crossTypeJoins };
+  return {
+    i,
+    g,
+    plan,
+    opts: { ...opts, ...(Object.keys(given).length ? { params: given } : {}) },
+    faults,
+    crossTypeJoins: gen.crossTypeJoins,
+  };
 }
 
-const cellKey = (row: Row) => JSON.stringify(row.map((v) => (typeof v === 'number' && Number.isFinite(v) ? Number(v.toPrecision(6)) : v)));
+const cellKey = (row: Row) =>
+  JSON.stringify(row.map((v) => (typeof v === 'number' && Number.isFinite(v) ? Number(v.toPrecision(6)) : v)));
 
 /**
  * Decimal arithmetic: PLAN-SPEC fixes the scale of + - * (and sum's decimal(38, s)), not the precision, and
@@ -52,7 +67,9 @@ const cellKey = (row: Row) => JSON.stringify(row.map((v) => (typeof v === 'numbe
  */
 function allowPrecision(ours: Typed, theirs: Typed): Typed {
   const scale = (t: string) => /^DECIMAL\(\d+,(\d+)\)$/.exec(t)?.[1];
-  const types = theirs.types.map((t, i) => (scale(t) !== undefined && scale(t) === scale(ours.types[i] ?? '') ? ours.types[i] : t));
+  const types = theirs.types.map((t, i) =>
+    scale(t) !== undefined && scale(t) === scale(ours.types[i] ?? '') ? ours.types[i] : t,
+  );
   return { ...theirs, types };
 }
 
@@ -78,7 +95,9 @@ function mismatch(g: Gen, ours: Typed, duck: Typed): string {
     return '';
   } catch (e) {
     const m = (e as Error).message;
-    return /column types/.test(m) ? `column types: ours ${JSON.stringify(ours.types)}, DuckDB's ${JSON.stringify(theirs.types)}` : m;
+    return /column types/.test(m)
+      ? `column types: ours ${JSON.stringify(ours.types)}, DuckDB's ${JSON.stringify(theirs.types)}`
+      : m;
   }
 }
 
@@ -96,32 +115,59 @@ describe('fuzz: random plans against DuckDB', () => {
   it('a join over a sorted input with limit and offset (seed 99, plan 880)', async () => {
     const t2 = tables[2];
     const q = {
-      op: 'join', type: 'inner', on: [['k', 'k2']],
+      op: 'join',
+      type: 'inner',
+      on: [['k', 'k2']],
       left: {
-        op: 'limit', count: 25, offset: 2, input: {
-          op: 'sort', by: [{ column: 'n', desc: false, nulls: 'last' }, { column: 'k', desc: true, nulls: 'first' }],
-          input: { op: 'aggregate', groupBy: ['k'], aggregates: [{ fn: 'count', column: 'k', as: 'n' }], input: { op: 'scan', source: 't2', columns: ['k'] } },
+        op: 'limit',
+        count: 25,
+        offset: 2,
+        input: {
+          op: 'sort',
+          by: [
+            { column: 'n', desc: false, nulls: 'last' },
+            { column: 'k', desc: true, nulls: 'first' },
+          ],
+          input: {
+            op: 'aggregate',
+            groupBy: ['k'],
+            aggregates: [{ fn: 'count', column: 'k', as: 'n' }],
+            input: { op: 'scan', source: 't2', columns: ['k'] },
+          },
         },
       },
       right: { op: 'filter', where: { column: 'big', isNull: true }, input: { op: 'scan', source: 't2' } },
     };
-    const rows = await expectSame({ version: 1, sources: { t2: { parquet: t2.file } }, query: q },
+    const rows = await expectSame(
+      { version: 1, sources: { t2: { parquet: t2.file } }, query: q },
       `SELECT l.k, l.n, r.k AS k_right, r.* EXCLUDE (k) REPLACE (r.tms::TIMESTAMP_MS AS tms) FROM
         (SELECT k, count(k) AS n FROM read_parquet('${t2.file}') GROUP BY k ORDER BY n ASC NULLS LAST, k DESC NULLS FIRST LIMIT 25 OFFSET 2) l
         JOIN (SELECT * FROM read_parquet('${t2.file}') WHERE big IS NULL) r ON l.k = r.k2`,
-      { workers: 2, partitions: 3, skew: { enabled: true, strategy: 'key', factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 256 } }, false);
+      {
+        workers: 2,
+        partitions: 3,
+        skew: { enabled: true, strategy: 'key', factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 256 },
+      },
+      false,
+    );
     expect(rows.length).toBeGreaterThan(0);
   });
 
   it(`${N} plans (seed ${SEED}) give DuckDB's answer and take every path`, async () => {
     // SKEWJOIN_FUZZ_ONLY=558,675: only those plans of the N (to look at a failure again)
-    const only = (process.env.SKEWJOIN_FUZZ_ONLY ?? '').split(',').filter((x) => x !== '').map(Number);
-    const cases = Array.from({ length: N }, (_, i) => fuzzCase(i)).filter((c) => only.length === 0 || only.includes(c.i));
+    const only = (process.env.SKEWJOIN_FUZZ_ONLY ?? '')
+      .split(',')
+      .filter((x) => x !== '')
+      .map(Number);
+    const cases = Array.from({ length: N }, (_, i) => fuzzCase(i)).filter(
+      (c) => only.length === 0 || only.includes(c.i),
+    );
     // One pool per worker count: a new pool costs a warm-up.
     cases.sort((a, b) => a.opts.workers - b.opts.workers || a.i - b.i);
     const failures: string[] = [];
     const paths: PathCounts = {};
-    let nonEmpty = 0, params = 0;
+    let nonEmpty = 0,
+      params = 0;
     const t0 = performance.now();
     for (const c of cases) {
       let ours: Typed | string;
@@ -129,23 +175,34 @@ describe('fuzz: random plans against DuckDB', () => {
         const r = await run(c);
         ours = arrowTyped(r.toArrow());
         countPaths(r.stats, paths);
-        if (c.crossTypeJoins) paths['joins on keys of differing types'] = (paths['joins on keys of differing types'] ?? 0) + c.crossTypeJoins;
+        if (c.crossTypeJoins)
+          paths['joins on keys of differing types'] =
+            (paths['joins on keys of differing types'] ?? 0) + c.crossTypeJoins;
       } catch (e) {
         ours = `error: ${(e as Error).message}`;
       }
       const theirs = await duckTable(c.g.sql).catch((e) => `error: ${(e as Error).message}`);
       if (typeof theirs !== 'string' && theirs.rows.length > 0) nonEmpty++;
       if ('params' in c.plan) params++;
-      const bad = typeof ours === 'string' || typeof theirs === 'string' ? `skewjoin: ${typeof ours === 'string' ? ours : 'rows'}; duckdb: ${typeof theirs === 'string' ? theirs : 'rows'}`
-        : mismatch(c.g, ours, theirs);
+      const bad =
+        typeof ours === 'string' || typeof theirs === 'string'
+          ? `skewjoin: ${typeof ours === 'string' ? ours : 'rows'}; duckdb: ${typeof theirs === 'string' ? theirs : 'rows'}`
+          : mismatch(c.g, ours, theirs);
       if (bad) {
-        failures.push(`plan ${c.i} (SKEWJOIN_FUZZ_SEED=${SEED}): ${JSON.stringify(c.plan.query)}\nparams: ${JSON.stringify((c.plan as any).params ?? {})}`
-          + `\nsettings: ${JSON.stringify(c.opts)}${c.faults ? ` SKEWJOIN_FAULTS=${c.faults}` : ''}\nsql: ${c.g.sql}\n${bad.slice(0, only.length ? 20000 : 1500)}`);
+        failures.push(
+          `plan ${c.i} (SKEWJOIN_FUZZ_SEED=${SEED}): ${JSON.stringify(c.plan.query)}\nparams: ${JSON.stringify((c.plan as any).params ?? {})}` +
+            `\nsettings: ${JSON.stringify(c.opts)}${c.faults ? ` SKEWJOIN_FAULTS=${c.faults}` : ''}\nsql: ${c.g.sql}\n${bad.slice(0, only.length ? 20000 : 1500)}`,
+        );
       }
     }
     const secs = ((performance.now() - t0) / 1000).toFixed(1);
-    console.log(`fuzz: ${N} plans (${nonEmpty} with rows, ${params} with parameters) in ${secs} s, ${failures.length} mismatches; paths taken:\n`
-      + Object.entries(paths).sort().map(([k, v]) => `  ${k}: ${v}`).join('\n'));
+    console.log(
+      `fuzz: ${N} plans (${nonEmpty} with rows, ${params} with parameters) in ${secs} s, ${failures.length} mismatches; paths taken:\n` +
+        Object.entries(paths)
+          .sort()
+          .map(([k, v]) => `  ${k}: ${v}`)
+          .join('\n'),
+    );
     expect(failures.slice(0, 5).join('\n\n')).toBe('');
     if (only.length > 0) return; // a few plans looked at again: no counts to hold to
     expect(nonEmpty).toBeGreaterThan(N / 2); // the generator makes queries that return something

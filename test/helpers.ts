@@ -6,8 +6,16 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import * as arrow from 'apache-arrow';
 import {
-  DuckDBDateValue, DuckDBDecimalValue, DuckDBInstance, DuckDBTimestampMillisecondsValue, DuckDBTimestampNanosecondsValue,
-  DuckDBTimestampSecondsValue, DuckDBTimestampTZValue, DuckDBTimestampValue, type DuckDBConnection, type DuckDBValue,
+  DuckDBDateValue,
+  DuckDBDecimalValue,
+  DuckDBInstance,
+  DuckDBTimestampMillisecondsValue,
+  DuckDBTimestampNanosecondsValue,
+  DuckDBTimestampSecondsValue,
+  DuckDBTimestampTZValue,
+  DuckDBTimestampValue,
+  type DuckDBConnection,
+  type DuckDBValue,
 } from '@duckdb/node-api';
 import { afterAll, expect } from 'vitest';
 import { runPlan, type RunOptions, type RunResult } from '../dist/index.js';
@@ -69,7 +77,12 @@ function arrowToDuck(t: arrow.DataType): string {
     const n = { 8: 'TINYINT', 16: 'SMALLINT', 32: 'INTEGER', 64: 'BIGINT' }[t.bitWidth as 8 | 16 | 32 | 64];
     return t.isSigned ? n : `U${n}`;
   }
-  if (arrow.DataType.isFloat(t)) return t.precision === arrow.Precision.SINGLE ? 'FLOAT' : t.precision === arrow.Precision.DOUBLE ? 'DOUBLE' : String(t);
+  if (arrow.DataType.isFloat(t))
+    return t.precision === arrow.Precision.SINGLE
+      ? 'FLOAT'
+      : t.precision === arrow.Precision.DOUBLE
+        ? 'DOUBLE'
+        : String(t);
   if (arrow.DataType.isBool(t)) return 'BOOLEAN';
   if (arrow.DataType.isUtf8(t) || arrow.DataType.isLargeUtf8(t)) return 'VARCHAR';
   if (arrow.DataType.isDate(t)) return 'DATE';
@@ -90,7 +103,18 @@ const sameType = (ours: string, theirs: string) => ours === theirs || TYPE_ALLOW
 
 type Cell = null | string | number | boolean;
 
-const DUCK_INTEGERS = new Set(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT', 'HUGEINT', 'UHUGEINT']);
+const DUCK_INTEGERS = new Set([
+  'TINYINT',
+  'SMALLINT',
+  'INTEGER',
+  'BIGINT',
+  'UTINYINT',
+  'USMALLINT',
+  'UINTEGER',
+  'UBIGINT',
+  'HUGEINT',
+  'UHUGEINT',
+]);
 
 /** A DuckDB value of a column of type `type` in canonical form (see above). */
 function canonDuck(v: DuckDBValue, type: string): Cell {
@@ -98,13 +122,23 @@ function canonDuck(v: DuckDBValue, type: string): Cell {
   if (typeof v === 'bigint') return v.toString();
   if (typeof v === 'number' && DUCK_INTEGERS.has(type)) return String(v);
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string') return v;
-  if (v instanceof DuckDBDateValue || v instanceof DuckDBTimestampValue || v instanceof DuckDBTimestampMillisecondsValue
-    || v instanceof DuckDBTimestampSecondsValue || v instanceof DuckDBTimestampNanosecondsValue || v instanceof DuckDBTimestampTZValue
-    || v instanceof DuckDBDecimalValue) return v.toString();
+  if (
+    v instanceof DuckDBDateValue ||
+    v instanceof DuckDBTimestampValue ||
+    v instanceof DuckDBTimestampMillisecondsValue ||
+    v instanceof DuckDBTimestampSecondsValue ||
+    v instanceof DuckDBTimestampNanosecondsValue ||
+    v instanceof DuckDBTimestampTZValue ||
+    v instanceof DuckDBDecimalValue
+  )
+    return v.toString();
   throw new Error(`test helper: no canonical form for DuckDB value ${String(v)} (${v.constructor?.name})`);
 }
 
-export interface Typed { types: string[]; rows: Row[] }
+export interface Typed {
+  types: string[];
+  rows: Row[];
+}
 
 /** Rows of a DuckDB query, typed: column types and canonical values. */
 export async function duckTable(query: string): Promise<Typed> {
@@ -137,7 +171,10 @@ function canonArrow(d: arrow.Data): Cell[] {
   const raw = d.values as any;
   const bytes = raw ? new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength) : new Uint8Array(0);
   for (let i = 0; i < d.length; i++) {
-    if (!d.getValid(i)) { out.push(null); continue; }
+    if (!d.getValid(i)) {
+      out.push(null);
+      continue;
+    }
     const k = d.offset + i;
     if (arrow.DataType.isInt(t)) out.push(String(raw[k]));
     else if (arrow.DataType.isFloat(t)) out.push(Number(raw[k]));
@@ -150,9 +187,16 @@ function canonArrow(d: arrow.Data): Cell[] {
       out.push(new DuckDBDateValue(raw[k]).toString());
     } else if (arrow.DataType.isTimestamp(t)) {
       const v = wideInt(bytes, k, 64);
-      const T = t.timezone ? DuckDBTimestampTZValue
-        : [DuckDBTimestampSecondsValue, DuckDBTimestampMillisecondsValue, DuckDBTimestampValue, DuckDBTimestampNanosecondsValue][t.unit];
-      if (t.timezone && t.unit !== arrow.TimeUnit.MICROSECOND) throw new Error('test helper: a time zone timestamp not in microseconds');
+      const T = t.timezone
+        ? DuckDBTimestampTZValue
+        : [
+            DuckDBTimestampSecondsValue,
+            DuckDBTimestampMillisecondsValue,
+            DuckDBTimestampValue,
+            DuckDBTimestampNanosecondsValue,
+          ][t.unit];
+      if (t.timezone && t.unit !== arrow.TimeUnit.MICROSECOND)
+        throw new Error('test helper: a time zone timestamp not in microseconds');
       out.push(new (T as any)(v).toString());
     } else if (arrow.DataType.isDecimal(t)) {
       out.push(new DuckDBDecimalValue(wideInt(bytes, k, t.bitWidth), t.precision, t.scale).toString());
@@ -170,8 +214,14 @@ export function arrowTyped(table: arrow.Table): Typed {
 }
 
 /** A sort key: exact for everything but floats, cut to 6 digits (the tolerance is checked pairwise after sorting). */
-const rowKey = (r: Row) => JSON.stringify(r.map((v) => (typeof v === 'number' ? (Number.isNaN(v) ? 'NaN' : Number(v.toPrecision(6))) : v)));
-export const sorted = (rows: Row[]) => [...rows].sort((a, b) => { const x = rowKey(a), y = rowKey(b); return x < y ? -1 : x > y ? 1 : 0; });
+const rowKey = (r: Row) =>
+  JSON.stringify(r.map((v) => (typeof v === 'number' ? (Number.isNaN(v) ? 'NaN' : Number(v.toPrecision(6))) : v)));
+export const sorted = (rows: Row[]) =>
+  [...rows].sort((a, b) => {
+    const x = rowKey(a),
+      y = rowKey(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
 
 function floatClose(a: number, b: number): boolean {
   if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) && Number.isNaN(b);
@@ -185,14 +235,17 @@ function floatClose(a: number, b: number): boolean {
  */
 export function expectTypedEqual(ours: Typed, theirs: Typed, ordered = false): void {
   const typesOk = ours.types.length === theirs.types.length && ours.types.every((t, i) => sameType(t, theirs.types[i]));
-  if (!typesOk) expect(ours.types, 'column types (ours, then DuckDB\'s)').toEqual(theirs.types);
-  const a = ordered ? ours.rows : sorted(ours.rows), b = ordered ? theirs.rows : sorted(theirs.rows);
+  if (!typesOk) expect(ours.types, "column types (ours, then DuckDB's)").toEqual(theirs.types);
+  const a = ordered ? ours.rows : sorted(ours.rows),
+    b = ordered ? theirs.rows : sorted(theirs.rows);
   expect(a.length, 'row count').toBe(b.length);
-  const same = (x: Row, y: Row) => x.length === y.length && x.every((v, i) => {
-    const w = y[i];
-    if (typeof v === 'number' && typeof w === 'number') return floatClose(v, w);
-    return v === w;
-  });
+  const same = (x: Row, y: Row) =>
+    x.length === y.length &&
+    x.every((v, i) => {
+      const w = y[i];
+      if (typeof v === 'number' && typeof w === 'number') return floatClose(v, w);
+      return v === w;
+    });
   for (let i = 0; i < a.length; i++) {
     if (!same(a[i], b[i])) expect(a[i], `row ${i} of ${a.length}`).toEqual(b[i]);
   }
@@ -227,7 +280,11 @@ export async function expectSame(plan: object, query: string, opts: RunOptions =
 }
 
 export function cli(args: string[], cwd = ROOT) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8', env: { ...process.env, SKEWJOIN_DEBUG: '' } });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, SKEWJOIN_DEBUG: '' },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -261,7 +318,10 @@ export async function expectSameInDuck(plan: object, query: string, opts: RunOpt
   const out = path.join(dir, 'ours.parquet');
   const r = await runPlan({ ...plan, output: { path: out } }, { baseDir: dir, ...POOL, ...opts });
   const types = r.toArrow().schema.fields.map((f) => arrowToDuck(f.type));
-  expectTypedEqual({ types, rows: [] }, { types: (await duckTable(`SELECT * FROM (${query}) LIMIT 0`)).types, rows: [] });
+  expectTypedEqual(
+    { types, rows: [] },
+    { types: (await duckTable(`SELECT * FROM (${query}) LIMIT 0`)).types, rows: [] },
+  );
   const n = await expectFileMatchesQuery(out, query);
   expect(r.numRows).toBe(n);
   fs.rmSync(dir, { recursive: true, force: true });

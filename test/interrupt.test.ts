@@ -11,21 +11,47 @@ const out = path.join(dir, 'out');
 
 beforeAll(async () => {
   fs.mkdirSync(out);
-  await writeParquet(path.join(dir, 'big.parquet'), `SELECT i::BIGINT AS id, (i % 1000)::BIGINT AS k, 'row number ' || i AS s FROM range(0, 600000) t(i)`, 50000);
+  await writeParquet(
+    path.join(dir, 'big.parquet'),
+    `SELECT i::BIGINT AS id, (i % 1000)::BIGINT AS k, 'row number ' || i AS s FROM range(0, 600000) t(i)`,
+    50000,
+  );
 });
 
 /** Start the CLI writing every row to CSV; send `signal` once `when` holds for the output folder. */
-function interrupt(signal: NodeJS.Signals, when: (files: string[]) => boolean): Promise<{ code: number | null; stderr: string; sentWith: string[] }> {
-  const plan = writePlan(dir, { version: 1, sources: { a: { parquet: 'big.parquet' } }, query: { op: 'scan', source: 'a' }, output: { path: 'out/rows.csv' } });
-  const p = spawn(process.execPath, [BIN, plan, '--workers', '2'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, SKEWJOIN_FAULTS: '' } });
+function interrupt(
+  signal: NodeJS.Signals,
+  when: (files: string[]) => boolean,
+): Promise<{ code: number | null; stderr: string; sentWith: string[] }> {
+  const plan = writePlan(dir, {
+    version: 1,
+    sources: { a: { parquet: 'big.parquet' } },
+    query: { op: 'scan', source: 'a' },
+    output: { path: 'out/rows.csv' },
+  });
+  const p = spawn(process.execPath, [BIN, plan, '--workers', '2'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, SKEWJOIN_FAULTS: '' },
+  });
   let stderr = '';
-  p.stderr.on('data', (d) => { stderr += d; });
+  p.stderr.on('data', (d) => {
+    stderr += d;
+  });
   let sentWith: string[] = [];
   const poll = setInterval(() => {
     const files = fs.readdirSync(out);
-    if (when(files)) { sentWith = files; p.kill(signal); clearInterval(poll); }
+    if (when(files)) {
+      sentWith = files;
+      p.kill(signal);
+      clearInterval(poll);
+    }
   }, 5);
-  return new Promise((resolve) => p.on('exit', (code) => { clearInterval(poll); resolve({ code, stderr, sentWith }); }));
+  return new Promise((resolve) =>
+    p.on('exit', (code) => {
+      clearInterval(poll);
+      resolve({ code, stderr, sentWith });
+    }),
+  );
 }
 
 describe('interrupting the CLI', () => {

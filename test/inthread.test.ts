@@ -18,9 +18,11 @@ const sameRows = (a: Awaited<ReturnType<typeof runPlan>>, b: Awaited<ReturnType<
   expectTypedEqual(arrowTyped(a.toArrow()), arrowTyped(b.toArrow()), true);
 
 describe('small inputs on the calling thread', () => {
-  afterEach(() => { delete process.env.SKEWJOIN_FAULTS; });
+  afterEach(() => {
+    delete process.env.SKEWJOIN_FAULTS;
+  });
 
-  it('the quick start runs without workers and gives the pool\'s answer', async () => {
+  it("the quick start runs without workers and gives the pool's answer", async () => {
     const here = await runPlan(QUICK, { workers: 2 });
     expect(here.stats.inThread).toBe(true);
     expect(here.stats.tasks.length).toBeGreaterThan(1);
@@ -30,7 +32,7 @@ describe('small inputs on the calling thread', () => {
     expect(pool.stats.tasks.some((t) => (t.thread ?? 0) > 0)).toBe(true);
     sameRows(here, pool);
   });
-  it('on the calling thread a file\'s row groups are read by one task (the pool reads one a task)', async () => {
+  it("on the calling thread a file's row groups are read by one task (the pool reads one a task)", async () => {
     const here = await runPlan(QUICK, { workers: 2 });
     const pool = await runPlan(QUICK, { workers: 2, inThreadBytes: 0 });
     const scans = (r: typeof here) => r.stats.tasks.filter((t) => t.stage === 'aggregate-1' && t.kind === 'map').length;
@@ -38,11 +40,18 @@ describe('small inputs on the calling thread', () => {
     expect(scans(pool)).toBeGreaterThan(1);
     sameRows(here, pool);
   });
-  it('merging splits: consecutive row groups of one file up to the cap; row ranges, whole files and a limit\'s plan left alone', () => {
+  it("merging splits: consecutive row groups of one file up to the cap; row ranges, whole files and a limit's plan left alone", () => {
     const g = (path: string, rg: number, bytes = 10) => ({ path, rowGroups: [rg], rows: 5, bytes });
-    const merged = mergeFileSplits([g('a', 0), g('a', 1), g('a', 2), g('b', 0), g('a', 3, 25), { ...g('a', 4), offset: 2 }], 25);
+    const merged = mergeFileSplits(
+      [g('a', 0), g('a', 1), g('a', 2), g('b', 0), g('a', 3, 25), { ...g('a', 4), offset: 2 }],
+      25,
+    );
     expect(merged.map((s) => [s.path, s.rowGroups, s.rows, s.bytes])).toEqual([
-      ['a', [0, 1], 10, 20], ['a', [2], 5, 10], ['b', [0], 5, 10], ['a', [3], 5, 25], ['a', [4], 5, 10],
+      ['a', [0, 1], 10, 20],
+      ['a', [2], 5, 10],
+      ['b', [0], 5, 10],
+      ['a', [3], 5, 25],
+      ['a', [4], 5, 10],
     ]);
     const scan = { kind: 'scan', id: 's', schema: [], source: 't', splits: [g('a', 0), g('a', 1)] } as any;
     expect(mergeScans(scan, 100).splits).toHaveLength(1);
@@ -50,7 +59,12 @@ describe('small inputs on the calling thread', () => {
     expect(mergeScans(limited, 100)).toBe(limited);
   });
   it('the shuffle path too (broadcast off, a skewed partition split by hot keys)', async () => {
-    const o = { workers: 2, broadcastBytes: 0, partitions: 4, skew: { strategy: 'key' as const, factor: 1.1, thresholdBytes: 1, advisoryPartitionBytes: 4096 } };
+    const o = {
+      workers: 2,
+      broadcastBytes: 0,
+      partitions: 4,
+      skew: { strategy: 'key' as const, factor: 1.1, thresholdBytes: 1, advisoryPartitionBytes: 4096 },
+    };
     const here = await runPlan(QUICK, o);
     expect(here.stats.inThread).toBe(true);
     expect(here.stats.tasks.some((t) => t.kind === 'split')).toBe(true);
@@ -65,14 +79,20 @@ describe('small inputs on the calling thread', () => {
     const side = mixed.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'map');
     expect(side.length).toBeGreaterThan(0);
     expect(side.every((t) => t.thread === 0)).toBe(true);
-    expect(mixed.stats.tasks.filter((t) => t.stage === 'aggregate-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0)).toBe(true);
+    expect(
+      mixed.stats.tasks.filter((t) => t.stage === 'aggregate-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0),
+    ).toBe(true);
     const pool = await runPlan(QUICK, { workers: 2, inThreadBytes: 0 });
-    expect(pool.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0)).toBe(true);
+    expect(
+      pool.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0),
+    ).toBe(true);
     sameRows(mixed, pool);
     // with the pool up (started ahead by the command line, or by an earlier query), its warm threads read the side
     const warm = await runPlan(QUICK, { workers: 2, inThreadBytes: '1MB' });
     expect(warm.stats.joins[0].strategy).toBe('broadcast');
-    expect(warm.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0)).toBe(true);
+    expect(
+      warm.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'map').every((t) => (t.thread ?? 0) > 0),
+    ).toBe(true);
     sameRows(mixed, warm);
   });
   it('the threshold and SKEWJOIN_FAULTS decide', () => {
@@ -88,7 +108,7 @@ describe('small inputs on the calling thread', () => {
     expect(inThreadLimit(DEFAULT_IN_THREAD_BYTES + 1, true)).toBe(DEFAULT_IN_THREAD_BYTES + 1);
     expect(inThreadLimit(0, true)).toBe(0);
   });
-  it('a run of the pool\'s size stays on the calling thread while no pool is up, and takes the started pool', async () => {
+  it("a run of the pool's size stays on the calling thread while no pool is up, and takes the started pool", async () => {
     // the quick start's input is about 2 MB: a bound just above it keeps it here with no pool; with the
     // pool started, the same bound set in the plan holds (only the default bound is lowered)
     await closePool();
@@ -105,9 +125,17 @@ describe('small inputs on the calling thread', () => {
     expect(isWasmPanic(new Error('a.parquet: error reading Parquet data (RuntimeError: unreachable)'))).toBe(true);
     expect(isWasmPanic(new Error('a.parquet: file not found'))).toBe(false);
     // a task failing with an ordinary error does not move later runs
-    await expect(runInThread({} as any, async () => { throw new Error('bad data'); })).rejects.toThrow('bad data');
+    await expect(
+      runInThread({} as any, async () => {
+        throw new Error('bad data');
+      }),
+    ).rejects.toThrow('bad data');
     expect(runsInThread(0, 1000)).toBe(true);
-    await expect(runInThread({} as any, async () => { throw new WebAssembly.RuntimeError('unreachable'); })).rejects.toThrow('unreachable');
+    await expect(
+      runInThread({} as any, async () => {
+        throw new WebAssembly.RuntimeError('unreachable');
+      }),
+    ).rejects.toThrow('unreachable');
     expect(runsInThread(0, 1000)).toBe(false);
     const r = await runPlan(QUICK, { workers: 2 });
     expect(r.stats.inThread).toBe(false);

@@ -9,7 +9,13 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunOptions, type RunResult, type Stats, runPlan } from '../dist/index.js';
 import {
-  arrowTyped, duckTable, expectFileMatchesQuery, expectTypedEqual, sql, tmpDir, writeParquet,
+  arrowTyped,
+  duckTable,
+  expectFileMatchesQuery,
+  expectTypedEqual,
+  sql,
+  tmpDir,
+  writeParquet,
 } from './helpers.js';
 
 const dir = tmpDir('sj-keytypes-');
@@ -40,7 +46,10 @@ beforeAll(async () => {
       make_timestamp(k * 1000000 + CASE WHEN i % 9 = 0 THEN 1 ELSE 0 END) AS ts_us,
       make_timestamp(k * 1000 + 5) AS ts_us2
     FROM (SELECT i, (${keySql(7, 15, 0)})::BIGINT AS k FROM range(0, 300) t(i))`);
-  for (const [t, n] of [['left', 4], ['right', 2]] as const) {
+  for (const [t, n] of [
+    ['left', 4],
+    ['right', 2],
+  ] as const) {
     const id = t === 'left' ? 'id' : 'rid';
     for (let p = 0; p < n; p++) {
       await writeParquet(part(t, p), `SELECT * FROM kt_${t} WHERE hash(${id}) % ${n} = ${p}`, 100);
@@ -94,11 +103,18 @@ const T = { l: `read_parquet(['${files.l.join("', '")}'])`, r: `read_parquet(['$
 const sources = { l: { parquet: files.l }, r: { parquet: files.r } };
 
 const JOIN_SQL: Record<string, string> = {
-  inner: 'JOIN', left: 'LEFT JOIN', right: 'RIGHT JOIN', full: 'FULL JOIN', semi: 'SEMI JOIN', anti: 'ANTI JOIN',
+  inner: 'JOIN',
+  left: 'LEFT JOIN',
+  right: 'RIGHT JOIN',
+  full: 'FULL JOIN',
+  semi: 'SEMI JOIN',
+  anti: 'ANTI JOIN',
 };
 /** A join of two scans. */
 const joinOf = (type: string, on: string[][], left: string, right: string, columns?: [string[], string[]]) => ({
-  op: 'join', type, on,
+  op: 'join',
+  type,
+  on,
   left: { op: 'scan', source: left, ...(columns ? { columns: columns[0] } : {}) },
   right: { op: 'scan', source: right, ...(columns ? { columns: columns[1] } : {}) },
 });
@@ -158,19 +174,29 @@ describe('every join type on a hot string key and a timestamp key across units',
 });
 
 describe('keys whose bits agree and values differ', () => {
-  it('uint64 above 2^63 never matches a negative int64 (broadcast, shuffled, split); timestamps compare across units',
-    async () => {
+  it('uint64 above 2^63 never matches a negative int64 (broadcast, shuffled, split); timestamps compare across units', async () => {
     // 2^64 - k has the 64-bit word of -k: a join comparing words matched them
-    await writeParquet(file('signed.parquet'), `SELECT (i % 40 - 20)::BIGINT AS x, (i % 7)::TINYINT AS y,
-      (TIMESTAMP '1995-01-01' + to_hours(i % 5))::TIMESTAMP_MS AS t FROM range(0, 400) t(i)`, 50);
-    await writeParquet(file('unsigned.parquet'), `SELECT
+    await writeParquet(
+      file('signed.parquet'),
+      `SELECT (i % 40 - 20)::BIGINT AS x, (i % 7)::TINYINT AS y,
+      (TIMESTAMP '1995-01-01' + to_hours(i % 5))::TIMESTAMP_MS AS t FROM range(0, 400) t(i)`,
+      50,
+    );
+    await writeParquet(
+      file('unsigned.parquet'),
+      `SELECT
       CASE WHEN i % 2 = 0 THEN 18446744073709551616 - (i % 20 + 1) ELSE i % 20 END::UBIGINT AS u,
       (TIMESTAMP '1995-01-01' + to_hours(i % 3) + to_microseconds((i % 2)::BIGINT))::TIMESTAMP_NS AS tn
-      FROM range(0, 200) t(i)`, 50);
+      FROM range(0, 200) t(i)`,
+      50,
+    );
     const srcs = { s: { parquet: file('signed.parquet') }, u: { parquet: file('unsigned.parquet') } };
     const S = `(SELECT x, y, t::TIMESTAMP_MS AS t FROM read_parquet('${file('signed.parquet')}'))`;
     const U = `read_parquet('${file('unsigned.parquet')}')`;
-    for (const [l, r] of [['x', 'u'], ['y', 'u']]) {
+    for (const [l, r] of [
+      ['x', 'u'],
+      ['y', 'u'],
+    ]) {
       const plan = { version: 1, sources: srcs, query: joinOf('inner', [[l, r]], 's', 'u') };
       for (const opts of [{ workers: 2 }, BASE, { ...BASE, skew: { ...SPLIT, strategy: 'key' as const } }]) {
         const res = await expectSameInDuck(plan, `SELECT * FROM ${S} a JOIN ${U} b ON a.${l} = b.${r}`, opts);
@@ -188,11 +214,20 @@ describe('keys whose bits agree and values differ', () => {
 describe('grace pieces with rows on one side only', () => {
   it('left, anti and full joins keep the rows of pieces the other side has none of', async () => {
     // the right side, built and cut into pieces, holds two keys (in 600 rows): most pieces have left rows only
-    await writeParquet(file('few-left.parquet'), `SELECT i::BIGINT AS k, 'l' || i AS s, (i * 0.5)::DECIMAL(9,2) AS d
-      FROM range(0, 60) t(i)`, 20);
-    await writeParquet(file('few-right.parquet'), `SELECT (1 + i % 2)::INTEGER AS k, 'l' || (1 + i % 2) AS s,
-      ((1 + i % 2) * 0.5)::DECIMAL(12,3) AS d, i::BIGINT AS v FROM range(0, 600) t(i)`, 100);
-    const fl = `read_parquet('${file('few-left.parquet')}')`, fr = `read_parquet('${file('few-right.parquet')}')`;
+    await writeParquet(
+      file('few-left.parquet'),
+      `SELECT i::BIGINT AS k, 'l' || i AS s, (i * 0.5)::DECIMAL(9,2) AS d
+      FROM range(0, 60) t(i)`,
+      20,
+    );
+    await writeParquet(
+      file('few-right.parquet'),
+      `SELECT (1 + i % 2)::INTEGER AS k, 'l' || (1 + i % 2) AS s,
+      ((1 + i % 2) * 0.5)::DECIMAL(12,3) AS d, i::BIGINT AS v FROM range(0, 600) t(i)`,
+      100,
+    );
+    const fl = `read_parquet('${file('few-left.parquet')}')`,
+      fr = `read_parquet('${file('few-right.parquet')}')`;
     for (const type of ['left', 'anti', 'full']) {
       for (const key of ['k', 's', 'd']) {
         const few = { a: { parquet: file('few-left.parquet') }, b: { parquet: file('few-right.parquet') } };

@@ -11,19 +11,31 @@ import { expectFileMatchesQuery, tmpDir, writeParquet } from './helpers.js';
 const dir = tmpDir('sj-memory-');
 const file = (n: string) => path.join(dir, n);
 const spillDir = file('spill');
-const block = (n: number) => ({ length: n, columns: [{ type: { id: 'int64' }, length: n, values: new BigInt64Array(n), valid: null }] });
+const block = (n: number) => ({
+  length: n,
+  columns: [{ type: { id: 'int64' }, length: n, values: new BigInt64Array(n), valid: null }],
+});
 
 beforeAll(async () => {
-  await writeParquet(file('fact.parquet'), `SELECT i::BIGINT AS id, (CASE WHEN i % 3 = 0 THEN 7 ELSE i % 997 END)::BIGINT AS k,
-      (i % 100)::BIGINT AS amount FROM range(0, 60000) t(i)`, 5000);
-  await writeParquet(file('dim.parquet'), `SELECT i::BIGINT AS k, 'r' || (i % 5) AS region FROM range(0, 997) t(i)`, 500);
+  await writeParquet(
+    file('fact.parquet'),
+    `SELECT i::BIGINT AS id, (CASE WHEN i % 3 = 0 THEN 7 ELSE i % 997 END)::BIGINT AS k,
+      (i % 100)::BIGINT AS amount FROM range(0, 60000) t(i)`,
+    5000,
+  );
+  await writeParquet(
+    file('dim.parquet'),
+    `SELECT i::BIGINT AS k, 'r' || (i % 5) AS region FROM range(0, 997) t(i)`,
+    500,
+  );
 });
 
 describe('one memory budget per process', () => {
   it('a second query spills what the first one holds beyond the shared budget, and both hand it back', async () => {
     const bytes = blockBytes(block(100));
     const before = processMemory();
-    const a = new Spiller(before.held + 3 * bytes, spillDir), b = new Spiller(before.held + 3 * bytes, spillDir);
+    const a = new Spiller(before.held + 3 * bytes, spillDir),
+      b = new Spiller(before.held + 3 * bytes, spillDir);
     expect(a.admit([block(100)]).spilled).toBe(0);
     expect(b.admit([block(100)]).spilled).toBe(0);
     expect(a.free()).toBe(bytes);
@@ -38,15 +50,39 @@ describe('one memory budget per process', () => {
     expect(processMemory()).toEqual(before);
   });
 
-  it('three concurrent queries stay within one budget, give DuckDB\'s answer and return every byte', async () => {
+  it("three concurrent queries stay within one budget, give DuckDB's answer and return every byte", async () => {
     const plan = (out: string) => ({
-      version: 1, sources: { f: { parquet: file('fact.parquet') }, d: { parquet: file('dim.parquet') } },
-      query: { op: 'aggregate', groupBy: ['region'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 's' }],
-        input: { op: 'join', type: 'inner', on: [['k', 'k']], left: { op: 'scan', source: 'f' }, right: { op: 'scan', source: 'd' } } },
+      version: 1,
+      sources: { f: { parquet: file('fact.parquet') }, d: { parquet: file('dim.parquet') } },
+      query: {
+        op: 'aggregate',
+        groupBy: ['region'],
+        aggregates: [
+          { fn: 'count', as: 'n' },
+          { fn: 'sum', column: 'amount', as: 's' },
+        ],
+        input: {
+          op: 'join',
+          type: 'inner',
+          on: [['k', 'k']],
+          left: { op: 'scan', source: 'f' },
+          right: { op: 'scan', source: 'd' },
+        },
+      },
       output: { path: out },
     });
-    const opts = { workers: 2, partitions: 8, broadcastBytes: 0, inThreadBytes: 0, combiners: false, spillDir, memoryLimit: 600_000 };
-    let most = 0, queries = 0, over = 0;
+    const opts = {
+      workers: 2,
+      partitions: 8,
+      broadcastBytes: 0,
+      inThreadBytes: 0,
+      combiners: false,
+      spillDir,
+      memoryLimit: 600_000,
+    };
+    let most = 0,
+      queries = 0,
+      over = 0;
     const watch = setInterval(() => {
       const m = processMemory();
       most = Math.max(most, m.held);

@@ -21,40 +21,66 @@ describe('mixPlan', () => {
     hotKeys: [{ hash: 7, match: '7', display: ['7'], rows: 60000, partition: 3 }],
   };
   const dim: SideStats = {
-    partitionRows: new Array(P).fill(4000), partitionBytes: new Array(P).fill(4000 * 20), mapBytes: [new Array(P).fill(4000 * 20)],
+    partitionRows: new Array(P).fill(4000),
+    partitionBytes: new Array(P).fill(4000 * 20),
+    mapBytes: [new Array(P).fill(4000 * 20)],
     hotKeys: [{ hash: 7, match: '7', display: ['7'], rows: 1, partition: 3 }],
   };
-  const skew = { enabled: true, strategy: 'key' as const, factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 300 * 1024 };
+  const skew = {
+    enabled: true,
+    strategy: 'key' as const,
+    factor: 2,
+    thresholdBytes: 1,
+    advisoryPartitionBytes: 300 * 1024,
+  };
 
-  it.each(['inner', 'full'] as const)('%s join: each plain partition once, one hot piece per task, even by rows and cost', (type) => {
-    const plan = planReduceTasks(fact, dim, type, skew, 2, 2);
-    const mixed = mixPlan(plan, fact, dim, type);
-    const hot = mixed.tasks.find((t) => t.kind === 'hot-keys')!;
-    expect(hot.kind === 'hot-keys' && hot.riders!.length).toBe(hot.kind === 'hot-keys' && hot.keys[0].leftPieces);
-    if (hot.kind !== 'hot-keys') return;
-    const plainBefore = plan.tasks.flatMap((t) => (t.kind === 'partitions' ? t.partitions : [])).sort((a, b) => a - b);
-    const plainAfter = [...hot.riders!.flat(), ...mixed.tasks.flatMap((t) => (t.kind === 'partitions' ? t.partitions : []))].sort((a, b) => a - b);
-    expect(plainAfter).toEqual(plainBefore);
-    // more pieces than planned alone: the task count stays, each task a share of the hot key
-    const before = plan.tasks.find((t) => t.kind === 'hot-keys')!;
-    expect(before.kind === 'hot-keys' && hot.keys[0].leftPieces).toBeGreaterThan(before.kind === 'hot-keys' ? before.keys[0].leftPieces : 0);
-    expect(mixed.splits.find((s) => s.method === 'hot-key')!.keys![0].tasks).toBe(hot.keys[0].leftPieces);
-    // each cell: its share of the key plus its riders, by rows and by cost (a built row costs BUILD_ROW_COST)
-    const piece = 60000 / hot.keys[0].leftPieces;
-    const cells = hot.riders!.map((ps) => ({
-      rows: piece + 1 + ps.length * 10000,
-      cost: piece + BUILD_ROW_COST + ps.length * (6000 + BUILD_ROW_COST * 4000),
-    }));
-    const alone = mixed.tasks.flatMap((t) => (t.kind === 'partitions' ? [{ rows: t.partitions.length * 10000, cost: t.partitions.length * (6000 + BUILD_ROW_COST * 4000) }] : []));
-    const all = [...cells, ...alone];
-    for (const f of ['rows', 'cost'] as const) {
-      const xs = all.map((c) => c[f]).sort((a, b) => a - b);
-      expect(xs[xs.length - 1] / xs[xs.length >> 1], f).toBeLessThanOrEqual(1.5);
-    }
-  });
+  it.each(['inner', 'full'] as const)(
+    '%s join: each plain partition once, one hot piece per task, even by rows and cost',
+    (type) => {
+      const plan = planReduceTasks(fact, dim, type, skew, 2, 2);
+      const mixed = mixPlan(plan, fact, dim, type);
+      const hot = mixed.tasks.find((t) => t.kind === 'hot-keys')!;
+      expect(hot.kind === 'hot-keys' && hot.riders!.length).toBe(hot.kind === 'hot-keys' && hot.keys[0].leftPieces);
+      if (hot.kind !== 'hot-keys') return;
+      const plainBefore = plan.tasks
+        .flatMap((t) => (t.kind === 'partitions' ? t.partitions : []))
+        .sort((a, b) => a - b);
+      const plainAfter = [
+        ...hot.riders!.flat(),
+        ...mixed.tasks.flatMap((t) => (t.kind === 'partitions' ? t.partitions : [])),
+      ].sort((a, b) => a - b);
+      expect(plainAfter).toEqual(plainBefore);
+      // more pieces than planned alone: the task count stays, each task a share of the hot key
+      const before = plan.tasks.find((t) => t.kind === 'hot-keys')!;
+      expect(before.kind === 'hot-keys' && hot.keys[0].leftPieces).toBeGreaterThan(
+        before.kind === 'hot-keys' ? before.keys[0].leftPieces : 0,
+      );
+      expect(mixed.splits.find((s) => s.method === 'hot-key')!.keys![0].tasks).toBe(hot.keys[0].leftPieces);
+      // each cell: its share of the key plus its riders, by rows and by cost (a built row costs BUILD_ROW_COST)
+      const piece = 60000 / hot.keys[0].leftPieces;
+      const cells = hot.riders!.map((ps) => ({
+        rows: piece + 1 + ps.length * 10000,
+        cost: piece + BUILD_ROW_COST + ps.length * (6000 + BUILD_ROW_COST * 4000),
+      }));
+      const alone = mixed.tasks.flatMap((t) =>
+        t.kind === 'partitions'
+          ? [{ rows: t.partitions.length * 10000, cost: t.partitions.length * (6000 + BUILD_ROW_COST * 4000) }]
+          : [],
+      );
+      const all = [...cells, ...alone];
+      for (const f of ['rows', 'cost'] as const) {
+        const xs = all.map((c) => c[f]).sort((a, b) => a - b);
+        expect(xs[xs.length - 1] / xs[xs.length >> 1], f).toBeLessThanOrEqual(1.5);
+      }
+    },
+  );
 
   it('leaves a plan alone where a key is hot on its built side too, or there is nothing to mix', () => {
-    const both: SideStats = { ...dim, partitionRows: dim.partitionRows.map((r, p) => (p === 3 ? 40000 : r)), hotKeys: [{ ...dim.hotKeys[0], rows: 36000 }] };
+    const both: SideStats = {
+      ...dim,
+      partitionRows: dim.partitionRows.map((r, p) => (p === 3 ? 40000 : r)),
+      hotKeys: [{ ...dim.hotKeys[0], rows: 36000 }],
+    };
     const plan = planReduceTasks(fact, both, 'inner', skew, 2, 2);
     expect(mixPlan(plan, fact, both, 'inner')).toBe(plan);
     const off = planReduceTasks(fact, dim, 'inner', { ...skew, enabled: false }, 2, 2);
@@ -75,31 +101,49 @@ beforeAll(async () => {
 
 const TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'] as const;
 const SQL_JOIN: Record<string, string> = { inner: 'INNER', left: 'LEFT', right: 'RIGHT', full: 'FULL OUTER' };
-const options = { workers: 2, partitions: 16, broadcastBytes: 0, inThreadBytes: 0, skew: { enabled: true, strategy: 'key' as const, factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 64 * 1024 } };
+const options = {
+  workers: 2,
+  partitions: 16,
+  broadcastBytes: 0,
+  inThreadBytes: 0,
+  skew: { enabled: true, strategy: 'key' as const, factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 64 * 1024 },
+};
 
 function join(type: string) {
   return { op: 'join', type, on: [['k', 'k']], left: { op: 'scan', source: 'f' }, right: { op: 'scan', source: 'd' } };
 }
 const sources = { f: { parquet: file('fact.parquet') }, d: { parquet: file('dim.parquet') } };
-const F = `read_parquet('${file('fact.parquet')}')`, D = `read_parquet('${file('dim.parquet')}')`;
+const F = `read_parquet('${file('fact.parquet')}')`,
+  D = `read_parquet('${file('dim.parquet')}')`;
 
 function mixedTasks(r: RunResult) {
-  return r.stats.tasks.filter((t) => t.kind === 'reduce' && t.split?.startsWith('hot-key') && !t.split.startsWith('hot-key rest') && (t.partitions?.length ?? 0) > 1);
+  return r.stats.tasks.filter(
+    (t) =>
+      t.kind === 'reduce' &&
+      t.split?.startsWith('hot-key') &&
+      !t.split.startsWith('hot-key rest') &&
+      (t.partitions?.length ?? 0) > 1,
+  );
 }
 
-describe.each(TYPES)('%s join: plain partitions ride with the hot key\'s pieces', (type) => {
+describe.each(TYPES)("%s join: plain partitions ride with the hot key's pieces", (type) => {
   it('rows as DuckDB joins them', async () => {
     const out = file(`out-${type}.parquet`);
     const r = await runPlan({ version: 1, sources, query: join(type), output: { path: out } }, options);
-    const q = type === 'semi' ? `SELECT * FROM ${F} f WHERE EXISTS (SELECT 1 FROM ${D} d WHERE f.k = d.k)`
-      : type === 'anti' ? `SELECT * FROM ${F} f WHERE NOT EXISTS (SELECT 1 FROM ${D} d WHERE f.k = d.k)`
-        : `SELECT f.*, d.* FROM ${F} f ${SQL_JOIN[type]} JOIN ${D} d ON f.k = d.k`;
+    const q =
+      type === 'semi'
+        ? `SELECT * FROM ${F} f WHERE EXISTS (SELECT 1 FROM ${D} d WHERE f.k = d.k)`
+        : type === 'anti'
+          ? `SELECT * FROM ${F} f WHERE NOT EXISTS (SELECT 1 FROM ${D} d WHERE f.k = d.k)`
+          : `SELECT f.*, d.* FROM ${F} f ${SQL_JOIN[type]} JOIN ${D} d ON f.k = d.k`;
     expect(await expectFileMatchesQuery(out, q)).toBe(r.numRows);
     fs.rmSync(out);
     expect(r.stats.joins[0].splits.some((s) => s.method === 'hot-key')).toBe(true);
     expect(mixedTasks(r).length).toBeGreaterThan(0);
     // every partition with rows is joined by exactly one task (a mixed task names its hot partition and its riders)
-    const reduce = r.stats.tasks.filter((t) => t.stage === 'join-1' && t.kind === 'reduce' && !t.split?.startsWith('hot-key'));
+    const reduce = r.stats.tasks.filter(
+      (t) => t.stage === 'join-1' && t.kind === 'reduce' && !t.split?.startsWith('hot-key'),
+    );
     const riders = mixedTasks(r).flatMap((t) => t.partitions!.slice(1));
     const plain = reduce.flatMap((t) => t.partitions ?? [t.partition]);
     expect(new Set([...riders, ...plain]).size).toBe(riders.length + plain.length);
@@ -108,9 +152,25 @@ describe.each(TYPES)('%s join: plain partitions ride with the hot key\'s pieces'
   if (type === 'semi' || type === 'anti') return;
   it('grouped by the dimension, the aggregate fused with the join', async () => {
     const out = file(`agg-${type}.parquet`);
-    const q = { op: 'aggregate', groupBy: ['region'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 'revenue' }], input: join(type) };
-    const r = await runPlan({ version: 1, sources, query: q, output: { path: out } }, { ...options, eagerAggregation: false });
-    expect(await expectFileMatchesQuery(out, `SELECT d.region, count(*) AS n, sum(f.amount) AS revenue FROM ${F} f ${SQL_JOIN[type]} JOIN ${D} d ON f.k = d.k GROUP BY d.region`)).toBe(r.numRows);
+    const q = {
+      op: 'aggregate',
+      groupBy: ['region'],
+      aggregates: [
+        { fn: 'count', as: 'n' },
+        { fn: 'sum', column: 'amount', as: 'revenue' },
+      ],
+      input: join(type),
+    };
+    const r = await runPlan(
+      { version: 1, sources, query: q, output: { path: out } },
+      { ...options, eagerAggregation: false },
+    );
+    expect(
+      await expectFileMatchesQuery(
+        out,
+        `SELECT d.region, count(*) AS n, sum(f.amount) AS revenue FROM ${F} f ${SQL_JOIN[type]} JOIN ${D} d ON f.k = d.k GROUP BY d.region`,
+      ),
+    ).toBe(r.numRows);
     fs.rmSync(out);
     expect(mixedTasks(r).length).toBeGreaterThan(0);
   });

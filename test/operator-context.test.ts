@@ -20,22 +20,52 @@ const int64 = (values: number[]): Batch => ({
 
 /** Records what the operator asks of the query; runs each task here, as a run on the calling thread does. */
 class FakeContext {
-  readonly stats = { wallMs: 0, shuffles: [], tasks: [], joins: [] as any[], aggregates: [], eager: [], spilledBytes: 0, spillReadBytes: 0 };
+  readonly stats = {
+    wallMs: 0,
+    shuffles: [],
+    tasks: [],
+    joins: [] as any[],
+    aggregates: [],
+    eager: [],
+    spilledBytes: 0,
+    spillReadBytes: 0,
+  };
   readonly rangeRequests = new Map();
   readonly inThread = true;
   readonly tasks: { kind: string; split?: string }[] = [];
   released = 0;
-  readonly spill = { release: (n: number) => { this.released += n; }, reserve: () => {}, free: () => Infinity, limit: Infinity };
-  constructor(readonly settings: any, private readonly sides: Map<unknown, Batch[]>, private readonly share_ = Infinity) {}
-  taskShare() { return this.share_; }
+  readonly spill = {
+    release: (n: number) => {
+      this.released += n;
+    },
+    reserve: () => {},
+    free: () => Infinity,
+    limit: Infinity,
+  };
+  constructor(
+    readonly settings: any,
+    private readonly sides: Map<unknown, Batch[]>,
+    private readonly share_ = Infinity,
+  ) {}
+  taskShare() {
+    return this.share_;
+  }
   async run(task: any, meta: any) {
     this.tasks.push({ kind: meta.kind, split: meta.split });
     return runInThread(task);
   }
-  async collectBatches(node: unknown) { return this.sides.get(node)!; }
-  share(b: Batch) { return b; }
-  async runPipeline(): Promise<never> { throw new Error('the operator under test must not run pipelines here'); }
-  async streamBatches(): Promise<never> { throw new Error('not used'); }
+  async collectBatches(node: unknown) {
+    return this.sides.get(node)!;
+  }
+  share(b: Batch) {
+    return b;
+  }
+  async runPipeline(): Promise<never> {
+    throw new Error('the operator under test must not run pipelines here');
+  }
+  async streamBatches(): Promise<never> {
+    throw new Error('not used');
+  }
 }
 
 beforeAll(async () => {
@@ -45,7 +75,8 @@ beforeAll(async () => {
 
 async function bound(on: string[][], type = 'inner', execution: object = {}) {
   const plan = {
-    version: 1, sources: { a: { parquet: file('a.parquet') }, b: { parquet: file('b.parquet') } },
+    version: 1,
+    sources: { a: { parquet: file('a.parquet') }, b: { parquet: file('b.parquet') } },
     query: { op: 'join', type, on, left: { op: 'scan', source: 'a' }, right: { op: 'scan', source: 'b' } },
     execution,
   };
@@ -56,25 +87,42 @@ describe('the join operator against a fake context', () => {
   it('a cross join replicates the smaller side to one task per chunk of the larger, and says so', async () => {
     // 32-byte chunks: each 4-row int64 block of the larger side is a task of its own
     const lp = await bound([], 'inner', { skew: { advisoryPartitionBytes: 32 } });
-    const big = [int64([1, 2, 3, 4]), int64([5, 6, 7, 8]), int64([9, 10, 11, 12])], small = [int64([100, 200])];
-    const ctx = new FakeContext(lp.settings, new Map<unknown, Batch[]>([[lp.root.left, big], [lp.root.right, small]]));
+    const big = [int64([1, 2, 3, 4]), int64([5, 6, 7, 8]), int64([9, 10, 11, 12])],
+      small = [int64([100, 200])];
+    const ctx = new FakeContext(
+      lp.settings,
+      new Map<unknown, Batch[]>([
+        [lp.root.left, big],
+        [lp.root.right, small],
+      ]),
+    );
     const results = await runJoin(ctx as any, lp.root as any, [], { kind: 'collect' }, 'output');
     expect(ctx.tasks).toEqual(big.map(() => ({ kind: 'reduce', split: 'cross join: right side replicated' })));
     expect(rowCount(results.flatMap((r: any) => r.batches))).toBe(12 * 2);
-    expect(ctx.stats.joins).toEqual([expect.objectContaining({
-      strategy: 'broadcast', broadcast: { side: 'right', rows: 2, bytes: 16 }, tasks: 3,
-      reason: 'cross join: the smaller side (right) replicated to every task of the larger',
-    })]);
+    expect(ctx.stats.joins).toEqual([
+      expect.objectContaining({
+        strategy: 'broadcast',
+        broadcast: { side: 'right', rows: 2, bytes: 16 },
+        tasks: 3,
+        reason: 'cross join: the smaller side (right) replicated to every task of the larger',
+      }),
+    ]);
   });
 
   it('a build side over the task share is cut into grace pieces by key hash: every match found once', async () => {
     const lp = await bound([['x', 'y']], 'inner', { skew: { advisoryPartitionBytes: 64 } });
     const node = lp.root as any;
     const keys = (n: number, m: number) => Array.from({ length: n }, (_, i) => (i * 7) % m);
-    const left = [int64(keys(40, 13)), int64(keys(30, 11))], right = [int64(keys(50, 17)), int64(keys(20, 5))];
+    const left = [int64(keys(40, 13)), int64(keys(30, 11))],
+      right = [int64(keys(50, 17)), int64(keys(20, 5))];
     // a share of 100 bytes against a 560-byte build side: 6 pieces
     const ctx = new FakeContext(lp.settings, new Map(), 100);
-    const shape = { leftSchema: node.left.schema, rightSchema: node.right.schema, leftKeys: node.leftKeys, rightKeys: node.rightKeys };
+    const shape = {
+      leftSchema: node.left.schema,
+      rightSchema: node.right.schema,
+      leftKeys: node.leftKeys,
+      rightKeys: node.rightKeys,
+    };
     const jc = { node, shape, ops: [], sink: { kind: 'collect' }, l: null, r: null, targetBytes: 0, partitions: 1 };
     const results = await graceJoin(ctx as any, jc as any, left, right, { kind: 'reduce', partition: 0 });
     expect(results).not.toBeNull();
@@ -83,12 +131,16 @@ describe('the join operator against a fake context', () => {
       for (const b of bs) for (const v of b.columns[0].values as BigInt64Array) m.set(v, (m.get(v) ?? 0) + 1);
       return m;
     };
-    const l = count(left), r = count(right);
+    const l = count(left),
+      r = count(right);
     let expected = 0;
     for (const [k, n] of l) expected += n * (r.get(k) ?? 0);
     expect(rowCount(results!.flatMap((x: any) => x.batches))).toBe(expected);
-    const cuts = ctx.tasks.filter((t) => t.kind === 'split'), pieces = ctx.tasks.filter((t) => t.kind === 'reduce');
-    expect(cuts.map((t) => t.split!.replace(/ chunk.*/, ''))).toEqual(expect.arrayContaining(['grace left', 'grace right']));
+    const cuts = ctx.tasks.filter((t) => t.kind === 'split'),
+      pieces = ctx.tasks.filter((t) => t.kind === 'reduce');
+    expect(cuts.map((t) => t.split!.replace(/ chunk.*/, ''))).toEqual(
+      expect.arrayContaining(['grace left', 'grace right']),
+    );
     expect(pieces.length).toBeGreaterThan(1);
     for (const t of pieces) expect(t.split).toMatch(/^grace piece \d+\/6$/);
     // what the cut held goes back to the budget once the pieces are joined

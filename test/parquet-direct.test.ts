@@ -23,16 +23,29 @@ const N = 5000;
 
 /** A DuckDB expression for a DECIMAL(p, s) of row i: both extremes on rows 0 and 1, negatives on every third row. */
 function decimalExpr(p: number, s: number): string {
-  const max = 10n ** BigInt(p) - 1n, lowDigits = Math.min(p, 18);
+  const max = 10n ** BigInt(p) - 1n,
+    lowDigits = Math.min(p, 18);
   let k = `((i::HUGEINT * 2654435761) % ${10n ** BigInt(lowDigits)})`;
   if (p > 18) k = `(${k} * ${10n ** BigInt(p - 18)} + i % ${10n ** BigInt(p - 18)})`;
   k = `(CASE WHEN i = 0 THEN ${max} WHEN i = 1 THEN -${max} WHEN i % 3 = 1 THEN -${k} ELSE ${k} END)`;
-  const text = s === 0 ? `${k}::VARCHAR`
-    : `(CASE WHEN ${k} < 0 THEN '-' ELSE '' END) || (abs(${k}) // ${10n ** BigInt(s)})::VARCHAR || '.' || lpad((abs(${k}) % ${10n ** BigInt(s)})::VARCHAR, ${s}, '0')`;
+  const text =
+    s === 0
+      ? `${k}::VARCHAR`
+      : `(CASE WHEN ${k} < 0 THEN '-' ELSE '' END) || (abs(${k}) // ${10n ** BigInt(s)})::VARCHAR || '.' || lpad((abs(${k}) % ${10n ** BigInt(s)})::VARCHAR, ${s}, '0')`;
   return `CAST(${text} AS DECIMAL(${p},${s}))`;
 }
 
-const DECIMALS: [number, number][] = [[1, 0], [4, 4], [9, 2], [10, 3], [15, 2], [18, 6], [19, 0], [28, 10], [38, 5]];
+const DECIMALS: [number, number][] = [
+  [1, 0],
+  [4, 4],
+  [9, 2],
+  [10, 3],
+  [15, 2],
+  [18, 6],
+  [19, 0],
+  [28, 10],
+  [38, 5],
+];
 
 /** The columns of the test file, each with how DuckDB writes its canonical text. */
 const COLUMNS: [string, string, string][] = [
@@ -43,25 +56,37 @@ const COLUMNS: [string, string, string][] = [
   ['f64', 'CASE WHEN i % 7 = 0 THEN NULL ELSE i * 0.37 - 100 END', 'f64'],
   ['d', "DATE '1992-01-01' + (i % 2500)::INTEGER", "datediff('day', DATE '1970-01-01', d)"],
   ['ts', "TIMESTAMP '2001-02-03 04:05:06' + to_microseconds(i * 1000003)", 'epoch_us(ts)::VARCHAR'],
-  ['s', "CASE WHEN i % 13 = 0 THEN NULL WHEN i % 13 = 1 THEN '' WHEN i % 3 = 0 THEN 'é€😀' || i::VARCHAR ELSE repeat('x', i % 40) || i::VARCHAR END", 's'],
+  [
+    's',
+    "CASE WHEN i % 13 = 0 THEN NULL WHEN i % 13 = 1 THEN '' WHEN i % 3 = 0 THEN 'é€😀' || i::VARCHAR ELSE repeat('x', i % 40) || i::VARCHAR END",
+    's',
+  ],
   ['flag', "CASE WHEN i % 17 = 0 THEN NULL ELSE ['A', 'N', 'R', 'ß'][i % 4 + 1] END", 'flag'],
   ...DECIMALS.map(([p, s], k): [string, string, string] => [
-    `dec${p}_${s}`, k % 2 ? `CASE WHEN i % 9 = 4 THEN NULL ELSE ${decimalExpr(p, s)} END` : decimalExpr(p, s), `dec${p}_${s}::VARCHAR`]),
+    `dec${p}_${s}`,
+    k % 2 ? `CASE WHEN i % 9 = 4 THEN NULL ELSE ${decimalExpr(p, s)} END` : decimalExpr(p, s),
+    `dec${p}_${s}::VARCHAR`,
+  ]),
 ];
 
 async function writeDuck(name: string, compression: string, rowGroupSize = 2048): Promise<string> {
   const out = file(name);
   const cols = COLUMNS.map(([n, e]) => `${e} AS ${n}`).join(', ');
-  await sql(`COPY (SELECT ${cols} FROM range(${N}) t(i) ORDER BY i) TO '${out}' (FORMAT parquet, COMPRESSION ${compression}, ROW_GROUP_SIZE ${rowGroupSize})`);
+  await sql(
+    `COPY (SELECT ${cols} FROM range(${N}) t(i) ORDER BY i) TO '${out}' (FORMAT parquet, COMPRESSION ${compression}, ROW_GROUP_SIZE ${rowGroupSize})`,
+  );
   return out;
 }
 
 /** DuckDB writes a decimal below 1 without its leading zero (.9999): ours has it. */
-const leadingZeros = (rows: unknown[][]) => rows.map((r) => r.map((v) => (typeof v === 'string' ? v.replace(/^(-?)\.(\d)/, '$10.$2') : v)));
+const leadingZeros = (rows: unknown[][]) =>
+  rows.map((r) => r.map((v) => (typeof v === 'string' ? v.replace(/^(-?)\.(\d)/, '$10.$2') : v)));
 
 /** DuckDB's canonical rows of the file, rows [from, to). */
 async function duckCanon(p: string, from = 0, to = N): Promise<unknown[][]> {
-  const rows = await duckRows(`SELECT ${COLUMNS.map(([, , c]) => c).join(', ')} FROM (SELECT *, row_number() OVER () - 1 AS rn FROM '${p}') WHERE rn >= ${from} AND rn < ${to} ORDER BY rn`);
+  const rows = await duckRows(
+    `SELECT ${COLUMNS.map(([, , c]) => c).join(', ')} FROM (SELECT *, row_number() OVER () - 1 AS rn FROM '${p}') WHERE rn >= ${from} AND rn < ${to} ORDER BY rn`,
+  );
   return leadingZeros(rows);
 }
 
@@ -70,10 +95,12 @@ function ourCanon(batches: Batch[]): unknown[][] {
   const out: unknown[][] = [];
   for (const b of batches) {
     for (let i = 0; i < b.length; i++) {
-      out.push(b.columns.map((c: Column) => {
-        const v = valueAt(c, i);
-        return v === null || typeof v === 'string' || c.type.id === 'float64' ? v : String(v);
-      }));
+      out.push(
+        b.columns.map((c: Column) => {
+          const v = valueAt(c, i);
+          return v === null || typeof v === 'string' || c.type.id === 'float64' ? v : String(v);
+        }),
+      );
     }
   }
   return out;
@@ -85,7 +112,7 @@ async function fieldsOf(p: string): Promise<Field[]> {
   return (await inspectParquet(p)).columns as Field[];
 }
 
-describe('the direct reader gives DuckDB\'s values', () => {
+describe("the direct reader gives DuckDB's values", () => {
   for (const compression of ['uncompressed', 'snappy', 'gzip']) {
     it(`every type it takes, nulls, dictionaries, ${compression}`, async () => {
       const p = await writeDuck(`all-${compression}.parquet`, compression);
@@ -93,12 +120,14 @@ describe('the direct reader gives DuckDB\'s values', () => {
       expect(fields.map((f) => f.name)).toEqual(COLUMNS.map(([n]) => n));
       const batches = readDirect(p, allGroups(p), fields);
       expect(batches.every((b) => b.length <= 1 << 17)).toBe(true);
-      const ours = ourCanon(batches), theirs = await duckCanon(p);
+      const ours = ourCanon(batches),
+        theirs = await duckCanon(p);
       const bad = ours.findIndex((r, i) => JSON.stringify(r) !== JSON.stringify(theirs[i]));
       if (bad >= 0) expect([bad, ours[bad]]).toEqual([bad, theirs[bad]]);
       expect(ours).toEqual(theirs);
       // decimals of precision <= 18 in one 8-byte lane, above in two
-      const dec = fields.findIndex((f) => f.name === 'dec15_2'), dec38 = fields.findIndex((f) => f.name === 'dec38_5');
+      const dec = fields.findIndex((f) => f.name === 'dec15_2'),
+        dec38 = fields.findIndex((f) => f.name === 'dec38_5');
       expect(batches[0].columns[dec].values.length).toBe(batches[0].length);
       expect(batches[0].columns[dec38].values.length).toBe(2 * batches[0].length);
     });
@@ -144,25 +173,41 @@ describe('the direct reader gives DuckDB\'s values', () => {
 /** Batches of the test's engine columns: ids, a string with empty, multi-byte and null values, decimals with nulls. */
 function engineBatches(n: number): { fields: Field[]; batches: Batch[] } {
   const fields: Field[] = [
-    { name: 'id', type: { id: 'int64' } }, { name: 's', type: { id: 'utf8' } },
-    { name: 'd9', type: { id: 'decimal', precision: 9, scale: 2 } }, { name: 'd18', type: { id: 'decimal', precision: 18, scale: 0 } },
+    { name: 'id', type: { id: 'int64' } },
+    { name: 's', type: { id: 'utf8' } },
+    { name: 'd9', type: { id: 'decimal', precision: 9, scale: 2 } },
+    { name: 'd18', type: { id: 'decimal', precision: 18, scale: 0 } },
     { name: 'd38', type: { id: 'decimal', precision: 38, scale: 3 } },
   ];
   const enc = new TextEncoder();
-  const strs = Array.from({ length: n }, (_, i) => (i % 4 === 0 ? '' : i % 4 === 1 ? `ü${i}` : `row ${i} of a longer string`));
+  const strs = Array.from({ length: n }, (_, i) =>
+    i % 4 === 0 ? '' : i % 4 === 1 ? `ü${i}` : `row ${i} of a longer string`,
+  );
   const bytes = strs.map((x) => enc.encode(x));
   const offsets = new Int32Array(n + 1);
-  bytes.forEach((b, i) => { offsets[i + 1] = offsets[i] + b.length; });
+  bytes.forEach((b, i) => {
+    offsets[i + 1] = offsets[i] + b.length;
+  });
   const values = new Uint8Array(offsets[n]);
   bytes.forEach((b, i) => values.set(b, offsets[i]));
   const valid = Uint8Array.from({ length: n }, (_, i) => (i % 10 === 9 ? 0 : 1));
   const id = BigInt64Array.from({ length: n }, (_, i) => BigInt(i));
-  const d9 = BigInt64Array.from({ length: n }, (_, i) => (i === 0 ? 999999999n : BigInt((i * 7919) % 99999999) * (i % 2 ? -1n : 1n)));
-  const d18 = BigInt64Array.from({ length: n }, (_, i) => (i === 1 ? -(10n ** 18n - 1n) : BigInt(i) * 123456789012n * (i % 3 ? 1n : -1n)));
+  const d9 = BigInt64Array.from({ length: n }, (_, i) =>
+    i === 0 ? 999999999n : BigInt((i * 7919) % 99999999) * (i % 2 ? -1n : 1n),
+  );
+  const d18 = BigInt64Array.from({ length: n }, (_, i) =>
+    i === 1 ? -(10n ** 18n - 1n) : BigInt(i) * 123456789012n * (i % 3 ? 1n : -1n),
+  );
   const d38 = new BigInt64Array(2 * n);
   for (let i = 0; i < n; i++) {
-    const x = i === 2 ? 10n ** 38n - 1n : i === 3 ? -(10n ** 38n - 1n) : BigInt(i) * 10n ** 30n * (i % 2 ? -1n : 1n) + BigInt(i);
-    d38[2 * i] = BigInt.asIntN(64, x); d38[2 * i + 1] = x >> 64n;
+    const x =
+      i === 2
+        ? 10n ** 38n - 1n
+        : i === 3
+          ? -(10n ** 38n - 1n)
+          : BigInt(i) * 10n ** 30n * (i % 2 ? -1n : 1n) + BigInt(i);
+    d38[2 * i] = BigInt.asIntN(64, x);
+    d38[2 * i + 1] = x >> 64n;
   }
   const cols: Column[] = [
     { type: fields[0].type, length: n, values: id, valid: null },
@@ -204,30 +249,51 @@ describe('through the engine', () => {
   it('decimal columns decoded directly, the others by parquet-wasm in the same batches; same answers as DuckDB', async () => {
     const p = await writeDuck('engine.parquet', 'snappy', 1500);
     const plan = (columns: string[], agg: object[]) => ({
-      version: 1, sources: { t: { parquet: p } },
+      version: 1,
+      sources: { t: { parquet: p } },
       query: { op: 'aggregate', groupBy: ['flag'], aggregates: agg, input: { op: 'scan', source: 't', columns } },
     });
-    const mixed = plan(['flag', 'dec15_2', 'dec28_10', 'i32'], [
-      { fn: 'sum', expr: { column: 'dec15_2' }, as: 'a' }, { fn: 'sum', expr: { column: 'dec28_10' }, as: 'b' },
-      { fn: 'sum', expr: { column: 'i32' }, as: 'c' }, { fn: 'count', as: 'n' }]);
-    await expectSame(mixed, `SELECT flag, sum(dec15_2) a, sum(dec28_10) b, sum(i32)::BIGINT c, count(*)::BIGINT n FROM '${p}' GROUP BY flag`);
+    const mixed = plan(
+      ['flag', 'dec15_2', 'dec28_10', 'i32'],
+      [
+        { fn: 'sum', expr: { column: 'dec15_2' }, as: 'a' },
+        { fn: 'sum', expr: { column: 'dec28_10' }, as: 'b' },
+        { fn: 'sum', expr: { column: 'i32' }, as: 'c' },
+        { fn: 'count', as: 'n' },
+      ],
+    );
+    await expectSame(
+      mixed,
+      `SELECT flag, sum(dec15_2) a, sum(dec28_10) b, sum(i32)::BIGINT c, count(*)::BIGINT n FROM '${p}' GROUP BY flag`,
+    );
     const r = await ourRun(mixed);
     expect(r.stats.tasks.filter((t) => t.kind === 'map').map((t) => t.read)).toContain('in-place');
     // only decimals: no parquet-wasm at all
-    const onlyDec = { version: 1, sources: { t: { parquet: p } }, query: { op: 'aggregate', groupBy: [], aggregates: [{ fn: 'sum', expr: { column: 'dec9_2' }, as: 'a' }], input: { op: 'scan', source: 't', columns: ['dec9_2'] } } };
+    const onlyDec = {
+      version: 1,
+      sources: { t: { parquet: p } },
+      query: {
+        op: 'aggregate',
+        groupBy: [],
+        aggregates: [{ fn: 'sum', expr: { column: 'dec9_2' }, as: 'a' }],
+        input: { op: 'scan', source: 't', columns: ['dec9_2'] },
+      },
+    };
     const r2 = await ourRun(onlyDec);
     expect(new Set(r2.stats.tasks.filter((t) => t.kind === 'map').map((t) => t.read))).toEqual(new Set(['direct']));
     await expectSame(onlyDec, `SELECT sum(dec9_2) a FROM '${p}'`);
   });
 
-  it('a mixed read lines the direct columns up with parquet-wasm\'s batches', async () => {
+  it("a mixed read lines the direct columns up with parquet-wasm's batches", async () => {
     const p = await writeDuck('inplace.parquet', 'snappy', 5000);
     const fields = (await fieldsOf(p)).filter((f) => ['s', 'dec18_6', 'i64', 'dec38_5'].includes(f.name));
     const r = await readRowGroupsInPlace(p, [0], fields, false, { offset: 7, limit: 4000 });
     try {
       expect(r.viewsIntoModule).toBe(true);
       const got = ourCanon(r.batches);
-      const want = await duckRows(`SELECT i64::VARCHAR, s, dec18_6::VARCHAR, dec38_5::VARCHAR FROM (SELECT *, row_number() OVER () - 1 AS rn FROM '${p}') WHERE rn >= 7 AND rn < 4007 ORDER BY rn`);
+      const want = await duckRows(
+        `SELECT i64::VARCHAR, s, dec18_6::VARCHAR, dec38_5::VARCHAR FROM (SELECT *, row_number() OVER () - 1 AS rn FROM '${p}') WHERE rn >= 7 AND rn < 4007 ORDER BY rn`,
+      );
       expect(got).toEqual(want);
     } finally {
       r.release();
@@ -248,15 +314,25 @@ describe('through the engine', () => {
     expect(() => readDirect(bad, [1], fields)).not.toThrow(NotDirect);
     const work = tmpDir('sj-direct-cli-');
     const planFile = writePlan(work, {
-      version: 1, sources: { t: { parquet: bad } }, output: { path: 'out/result.parquet' },
-      query: { op: 'aggregate', groupBy: [], aggregates: [{ fn: 'sum', expr: { column: 'dec15_2' }, as: 'a' }], input: { op: 'scan', source: 't', columns: ['dec15_2'] } },
+      version: 1,
+      sources: { t: { parquet: bad } },
+      output: { path: 'out/result.parquet' },
+      query: {
+        op: 'aggregate',
+        groupBy: [],
+        aggregates: [{ fn: 'sum', expr: { column: 'dec15_2' }, as: 'a' }],
+        input: { op: 'scan', source: 't', columns: ['dec15_2'] },
+      },
     });
     const r = cli([planFile]);
     expect(r.stderr).toContain('corrupt2.parquet');
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('corrupt2.parquet');
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
-    const left = fs.readdirSync(work, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name);
+    const left = fs
+      .readdirSync(work, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => e.name);
     expect(left).toEqual(['plan.json']);
   });
 });

@@ -24,14 +24,25 @@ beforeAll(async () => {
   fs.copyFileSync(f('big.parquet'), f('folder/part-0.parquet'));
 });
 
-afterEach(async () => { await pool?.closePool(); });
+afterEach(async () => {
+  await pool?.closePool();
+});
 
 /** Fresh modules, the plan over small.parquet (the run stays in the thread below 64 KB: half of it is the guess's bound), and whether the guess started a pool. */
 async function started(args: string[]): Promise<boolean> {
   vi.resetModules();
   const { prestartFromArgs } = await import('../dist/cli/prestart.js');
-  const ps = pool = await import('../dist/exec/pool.js');
-  const p = writePlan(dir, { version: 1, sources: { t: { parquet: f('small.parquet') } }, query: { op: 'scan', source: 't' }, execution: { inThreadBytes: '64KB' } }, 'small.json');
+  const ps = (pool = await import('../dist/exec/pool.js'));
+  const p = writePlan(
+    dir,
+    {
+      version: 1,
+      sources: { t: { parquet: f('small.parquet') } },
+      query: { op: 'scan', source: 't' },
+      execution: { inThreadBytes: '64KB' },
+    },
+    'small.json',
+  );
   expect(fs.statSync(f('big.parquet')).size).toBeGreaterThan(32 * 1024);
   prestartFromArgs([p, '--workers', '1', ...args]);
   // a pool is made once piscina has loaded, and ready once its thread has warmed up on a file
@@ -44,7 +55,7 @@ async function started(args: string[]): Promise<boolean> {
 }
 
 describe('starting the pool ahead with --source', () => {
-  it('the plan\'s own small file: no pool', async () => {
+  it("the plan's own small file: no pool", async () => {
     expect(await started([])).toBe(false);
   });
   it('--source naming a large file (relative to the current folder, either spelling): the pool starts and warms up', async () => {
@@ -65,7 +76,10 @@ describe('closing a pool that is warming up', () => {
       ps.warmPool(2, ${JSON.stringify(f('big.parquet'))});
       await ps.getPool(2);
       await ps.closePool();`;
-    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, SKEWJOIN_TRACE: '1' } });
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      env: { ...process.env, SKEWJOIN_TRACE: '1' },
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr.match(/worker: warm\n/g) ?? []).toHaveLength(2);
   });

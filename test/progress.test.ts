@@ -9,17 +9,30 @@ import { progressDisplay, wantsProgress } from '../dist/cli/progress.js';
 import { cli, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-progress-');
-const FACT_ROWS = 30_000, DIM_ROWS = 500;
+const FACT_ROWS = 30_000,
+  DIM_ROWS = 500;
 
 /** join (two shuffles), aggregate (a third), sort: several stages of map and reduce tasks */
 const plan = {
   version: 1,
   sources: { fact: { parquet: 'fact.parquet' }, dim: { parquet: 'dim.parquet' } },
   query: {
-    op: 'sort', by: [{ column: 'region' }],
+    op: 'sort',
+    by: [{ column: 'region' }],
     input: {
-      op: 'aggregate', groupBy: ['region'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 'amount' }],
-      input: { op: 'join', type: 'inner', on: [['key', 'key']], left: { op: 'scan', source: 'fact' }, right: { op: 'scan', source: 'dim' } },
+      op: 'aggregate',
+      groupBy: ['region'],
+      aggregates: [
+        { fn: 'count', as: 'n' },
+        { fn: 'sum', column: 'amount', as: 'amount' },
+      ],
+      input: {
+        op: 'join',
+        type: 'inner',
+        on: [['key', 'key']],
+        left: { op: 'scan', source: 'fact' },
+        right: { op: 'scan', source: 'dim' },
+      },
     },
   },
   // the shuffle path on the worker pool: no broadcast, not on the calling thread (exec/local.ts)
@@ -27,8 +40,15 @@ const plan = {
 };
 
 beforeAll(async () => {
-  await writeParquet(path.join(dir, 'fact.parquet'), `SELECT i AS id, i % ${DIM_ROWS} AS key, (i * 0.5)::DOUBLE AS amount FROM range(${FACT_ROWS}) t(i)`, 2000);
-  await writeParquet(path.join(dir, 'dim.parquet'), `SELECT i AS key, 'r' || (i % 7) AS region FROM range(${DIM_ROWS}) t(i)`);
+  await writeParquet(
+    path.join(dir, 'fact.parquet'),
+    `SELECT i AS id, i % ${DIM_ROWS} AS key, (i * 0.5)::DOUBLE AS amount FROM range(${FACT_ROWS}) t(i)`,
+    2000,
+  );
+  await writeParquet(
+    path.join(dir, 'dim.parquet'),
+    `SELECT i AS key, 'r' || (i % 7) AS region FROM range(${DIM_ROWS}) t(i)`,
+  );
 });
 
 /** A terminal stand-in: isTTY, a width, and everything written kept. */
@@ -47,7 +67,10 @@ class FakeTTY extends Writable {
   /** the lines drawn, escape sequences removed */
   frames(): string[] {
     // eslint-disable-next-line no-control-regex
-    return this.text.split(/\r|\x1b\[\d*G/).map((f) => f.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]/g, '').trim()).filter((f) => f !== '');
+    return this.text
+      .split(/\r|\x1b\[\d*G/)
+      .map((f) => f.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]/g, '').trim())
+      .filter((f) => f !== '');
   }
 }
 
@@ -61,13 +84,21 @@ describe('onProgress', () => {
     expect(events.length).toBe(r.stats.tasks.length + 1);
     events.slice(0, -1).forEach((e, i) => expect(e.tasksDone).toBe(i + 1));
     for (let i = 1; i < events.length; i++) {
-      const a = events[i - 1], b = events[i];
-      for (const k of ['rowsRead', 'bytesShuffled', 'elapsedMs', 'tasksTotal'] as const) expect(b[k]).toBeGreaterThanOrEqual(a[k]);
+      const a = events[i - 1],
+        b = events[i];
+      for (const k of ['rowsRead', 'bytesShuffled', 'elapsedMs', 'tasksTotal'] as const)
+        expect(b[k]).toBeGreaterThanOrEqual(a[k]);
       expect(b.tasksDone).toBeLessThanOrEqual(b.tasksTotal);
     }
     expect(last).toEqual({
-      stage: 'done', tasksDone: r.stats.tasks.length, tasksTotal: r.stats.tasks.length, fraction: 1, running: [], rowsRead: FACT_ROWS + DIM_ROWS,
-      bytesShuffled: r.stats.shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0), bytesSpilled: 0,
+      stage: 'done',
+      tasksDone: r.stats.tasks.length,
+      tasksTotal: r.stats.tasks.length,
+      fraction: 1,
+      running: [],
+      rowsRead: FACT_ROWS + DIM_ROWS,
+      bytesShuffled: r.stats.shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0),
+      bytesSpilled: 0,
       elapsedMs: r.stats.wallMs,
     });
     expect(last.bytesShuffled).toBeGreaterThan(0);
@@ -77,15 +108,23 @@ describe('onProgress', () => {
     expect(stages[0]).toMatch(/ map$/);
     expect(stages.some((s) => s.endsWith(' reduce'))).toBe(true);
     for (const st of stages) {
-      expect(events.filter((e) => e.stage === st).length, st).toBe(r.stats.tasks.filter((t) => `${t.stage} ${t.kind}` === st).length);
+      expect(events.filter((e) => e.stage === st).length, st).toBe(
+        r.stats.tasks.filter((t) => `${t.stage} ${t.kind}` === st).length,
+      );
     }
   });
-  it('counts the bytes spilled as tasks finish, ending at the run\'s total (a 1-byte budget)', async () => {
+  it("counts the bytes spilled as tasks finish, ending at the run's total (a 1-byte budget)", async () => {
     const events: ProgressEvent[] = [];
-    const r = await runPlan(plan, { baseDir: dir, memoryLimit: 1, spillDir: path.join(dir, 'spill'), onProgress: (e) => events.push({ ...e }) });
+    const r = await runPlan(plan, {
+      baseDir: dir,
+      memoryLimit: 1,
+      spillDir: path.join(dir, 'spill'),
+      onProgress: (e) => events.push({ ...e }),
+    });
     expect(r.stats.spilledBytes).toBeGreaterThan(0);
     expect(events.at(-1)!.bytesSpilled).toBe(r.stats.spilledBytes);
-    for (let i = 1; i < events.length; i++) expect(events[i].bytesSpilled).toBeGreaterThanOrEqual(events[i - 1].bytesSpilled);
+    for (let i = 1; i < events.length; i++)
+      expect(events[i].bytesSpilled).toBeGreaterThanOrEqual(events[i - 1].bytesSpilled);
     // each task's event adds what the task spilled
     const spilling = events.slice(0, -1).filter((e, i) => e.bytesSpilled > (i ? events[i - 1].bytesSpilled : 0));
     expect(spilling.length).toBe(r.stats.tasks.filter((t) => t.spilledBytes > 0).length);
@@ -100,9 +139,12 @@ describe('the completed fraction', () => {
     const events: ProgressEvent[] = [];
     await runPlan(manyTasks, { baseDir: dir, onProgress: (e) => events.push(structuredClone(e)) });
     // the task count alone goes back when a stage is scheduled: this run must have such a moment
-    const countBack = events.some((e, i) => i > 0 && e.tasksDone / e.tasksTotal < events[i - 1].tasksDone / events[i - 1].tasksTotal);
+    const countBack = events.some(
+      (e, i) => i > 0 && e.tasksDone / e.tasksTotal < events[i - 1].tasksDone / events[i - 1].tasksTotal,
+    );
     expect(countBack, 'tasksDone/tasksTotal never went back: the plan does not exercise the fraction').toBe(true);
-    for (let i = 1; i < events.length; i++) expect(events[i].fraction, `event ${i}`).toBeGreaterThanOrEqual(events[i - 1].fraction);
+    for (let i = 1; i < events.length; i++)
+      expect(events[i].fraction, `event ${i}`).toBeGreaterThanOrEqual(events[i - 1].fraction);
     expect(events.slice(0, -1).every((e) => e.fraction > 0 && e.fraction < 1)).toBe(true);
     expect(events.at(-1)!.fraction).toBe(1);
     // the reserve for stages not yet scheduled: the join's map stage alone does not fill half the bar
@@ -140,7 +182,8 @@ describe('the progress display', () => {
     }
     const frames = tty.frames();
     // bar, percent, the oldest running stage (its tasks done/scheduled) and how many others run, the counters
-    const line = /^\S* +([\d.]+)% (.+?) (?:\((\d+)\/(\d+)\)(?: \+\d+ more stages?)? )?\| ([\d,]+) rows read \| ([\d.]+ ?[KMGT]?B) shuffled \| ([\d.]+ ?[KMGT]?B) spilled \| [\d.]+ s$/;
+    const line =
+      /^\S* +([\d.]+)% (.+?) (?:\((\d+)\/(\d+)\)(?: \+\d+ more stages?)? )?\| ([\d,]+) rows read \| ([\d.]+ ?[KMGT]?B) shuffled \| ([\d.]+ ?[KMGT]?B) spilled \| [\d.]+ s$/;
     const drawn = frames.map((f) => f.match(line)).filter((m) => m !== null);
     expect(drawn.length, frames.join('\n')).toBeGreaterThan(2);
     for (const m of drawn) if (m[3] !== undefined) expect(Number(m[3])).toBeLessThan(Number(m[4]));
@@ -169,7 +212,8 @@ describe('the progress display', () => {
   });
 
   it('is shown on a terminal stderr only, and not with --quiet or --json into a pipe', () => {
-    const tty = { isTTY: true } as any, pipe = {} as any;
+    const tty = { isTTY: true } as any,
+      pipe = {} as any;
     expect(wantsProgress(tty, tty, {})).toBe(true);
     expect(wantsProgress(tty, pipe, {})).toBe(true);
     expect(wantsProgress(pipe, tty, {})).toBe(false);

@@ -18,12 +18,21 @@ const ROWS = 600_000;
 const POOL = { workers: 2, inThreadBytes: 0 } as const;
 
 beforeAll(async () => {
-  await writeParquet(file('t.parquet'), `SELECT i::BIGINT AS id, (i % 1000)::BIGINT AS g, (i * 0.5)::DOUBLE AS x,
-    CASE WHEN i % 7 = 0 THEN NULL ELSE 's' || (i % 97) END AS s FROM range(0, ${ROWS}) t(i)`, 50_000);
+  await writeParquet(
+    file('t.parquet'),
+    `SELECT i::BIGINT AS id, (i % 1000)::BIGINT AS g, (i * 0.5)::DOUBLE AS x,
+    CASE WHEN i % 7 = 0 THEN NULL ELSE 's' || (i % 97) END AS s FROM range(0, ${ROWS}) t(i)`,
+    50_000,
+  );
 });
 
 const scan = { op: 'scan', source: 't' };
-const plan = (query: object, out: string) => ({ version: 1, sources: { t: { parquet: file('t.parquet') } }, query, output: { path: out } });
+const plan = (query: object, out: string) => ({
+  version: 1,
+  sources: { t: { parquet: file('t.parquet') } },
+  query,
+  output: { path: out },
+});
 const T = `read_parquet('${file('t.parquet')}')`;
 
 describe('a result written as it is produced', () => {
@@ -34,17 +43,23 @@ describe('a result written as it is produced', () => {
     const r = await executePlan(await loadPlan(plan(scan, out), POOL), true, { keepBatches: false });
     expect(r.numRows).toBe(ROWS);
     expect(r.batches).toEqual([]);
-    const [[groups, rows]] = await duckRows(`SELECT count(DISTINCT row_group_id), sum(row_group_num_rows) / 4 FROM parquet_metadata('${out}')`);
+    const [[groups, rows]] = await duckRows(
+      `SELECT count(DISTINCT row_group_id), sum(row_group_num_rows) / 4 FROM parquet_metadata('${out}')`,
+    );
     expect(Number(groups)).toBeGreaterThan(3);
     expect(Number(rows)).toBe(ROWS);
     // Three times the rows (~60 MB as Arrow) need no more of the module's memory: one row group at a time.
     const grown = pw.wasmMemory().buffer.byteLength;
-    const thrice = { ...plan(scan, file('thrice.parquet')), sources: { t: { parquet: [file('t.parquet'), file('t.parquet'), file('t.parquet')] } } };
+    const thrice = {
+      ...plan(scan, file('thrice.parquet')),
+      sources: { t: { parquet: [file('t.parquet'), file('t.parquet'), file('t.parquet')] } },
+    };
     expect((await executePlan(await loadPlan(thrice, POOL), true, { keepBatches: false })).numRows).toBe(3 * ROWS);
     // (written whole, they would need 60 MB more; a few pages of allocator slack are fine)
     expect(pw.wasmMemory().buffer.byteLength - grown).toBeLessThan(16 * 1024 * 1024);
     expect(grown - before).toBeLessThan(32 * 1024 * 1024);
-    const [[diff]] = await duckRows(`SELECT count(*) FROM (SELECT row_number() OVER () AS n, * FROM read_parquet('${out}')) a
+    const [[diff]] =
+      await duckRows(`SELECT count(*) FROM (SELECT row_number() OVER () AS n, * FROM read_parquet('${out}')) a
       FULL JOIN (SELECT row_number() OVER () AS n, * FROM ${T}) b ON a.n = b.n
       WHERE a.id IS DISTINCT FROM b.id OR a.s IS DISTINCT FROM b.s OR a.x IS DISTINCT FROM b.x`);
     expect(Number(diff)).toBe(0);
@@ -52,7 +67,11 @@ describe('a result written as it is produced', () => {
 
   it('a sorted result spanning several pieces (views of one batch) stays in order (Parquet, CSV and JSON lines)', async () => {
     const q = { op: 'sort', input: scan, by: [{ column: 'g', desc: true }, { column: 'id' }] };
-    for (const [name, read] of [['sorted.parquet', 'read_parquet'], ['sorted.csv', 'read_csv'], ['sorted.jsonl', 'read_json']] as const) {
+    for (const [name, read] of [
+      ['sorted.parquet', 'read_parquet'],
+      ['sorted.csv', 'read_csv'],
+      ['sorted.jsonl', 'read_json'],
+    ] as const) {
       await runPlan(plan(q, file(name)), POOL);
       const [[diff, n]] = await duckRows(`SELECT count(*) FILTER (WHERE a.id IS DISTINCT FROM b.id), count(*) FROM
         (SELECT row_number() OVER () AS n, id FROM ${read}('${file(name)}')) a
@@ -61,19 +80,38 @@ describe('a result written as it is produced', () => {
     }
   });
 
-  it('CSV, JSON lines and Arrow IPC of a join + aggregate give DuckDB\'s answer', async () => {
-    const q = { op: 'aggregate', input: scan, groupBy: ['g', 's'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'id', as: 'total' }] };
-    const expected = await duckRows(`SELECT count(*), sum(n), sum(total), count(s) FROM (SELECT g, s, count(*) AS n, sum(id) AS total FROM ${T} GROUP BY g, s)`);
+  it("CSV, JSON lines and Arrow IPC of a join + aggregate give DuckDB's answer", async () => {
+    const q = {
+      op: 'aggregate',
+      input: scan,
+      groupBy: ['g', 's'],
+      aggregates: [
+        { fn: 'count', as: 'n' },
+        { fn: 'sum', column: 'id', as: 'total' },
+      ],
+    };
+    const expected = await duckRows(
+      `SELECT count(*), sum(n), sum(total), count(s) FROM (SELECT g, s, count(*) AS n, sum(id) AS total FROM ${T} GROUP BY g, s)`,
+    );
     await runPlan(plan(q, file('agg.csv')), { ...POOL, partitions: 6 });
-    expect(await duckRows(`SELECT count(*), sum(n), sum(total), count(s) FROM read_csv('${file('agg.csv')}')`)).toEqual(expected);
+    expect(await duckRows(`SELECT count(*), sum(n), sum(total), count(s) FROM read_csv('${file('agg.csv')}')`)).toEqual(
+      expected,
+    );
     await runPlan(plan(q, file('agg.jsonl')), { ...POOL, partitions: 6 });
-    expect(await duckRows(`SELECT count(*), sum(n), sum(total), count(s) FROM read_json('${file('agg.jsonl')}', format = 'newline_delimited')`)).toEqual(expected);
+    expect(
+      await duckRows(
+        `SELECT count(*), sum(n), sum(total), count(s) FROM read_json('${file('agg.jsonl')}', format = 'newline_delimited')`,
+      ),
+    ).toEqual(expected);
     await runPlan(plan(q, file('agg.arrow')), { ...POOL, partitions: 6 });
     const t = arrow.tableFromIPC(fs.readFileSync(file('agg.arrow')));
     expect(t.batches.length).toBeGreaterThan(1); // one record batch per task's output, not one table
-    let n = 0n, total = 0n, strings = 0;
+    let n = 0n,
+      total = 0n,
+      strings = 0;
     for (let i = 0; i < t.numRows; i++) {
-      n += BigInt(t.getChild('n')!.get(i)); total += BigInt(t.getChild('total')!.get(i));
+      n += BigInt(t.getChild('n')!.get(i));
+      total += BigInt(t.getChild('total')!.get(i));
       if (t.getChild('s')!.get(i) !== null) strings++;
     }
     expect([String(t.numRows), String(n), String(total), String(strings)]).toEqual(expected[0]);
@@ -83,15 +121,30 @@ describe('a result written as it is produced', () => {
     const q = { op: 'filter', input: scan, where: { column: 'id', cmp: '<', value: 0 } };
     await runPlan(plan(q, file('empty.parquet')), POOL);
     expect(await duckRows(`SELECT count(*) FROM read_parquet('${file('empty.parquet')}')`)).toEqual([['0']]);
-    expect((await duckRows(`DESCRIBE SELECT * FROM read_parquet('${file('empty.parquet')}')`)).map((r) => r[0])).toEqual(['id', 'g', 'x', 's']);
+    expect(
+      (await duckRows(`DESCRIBE SELECT * FROM read_parquet('${file('empty.parquet')}')`)).map((r) => r[0]),
+    ).toEqual(['id', 'g', 'x', 's']);
   });
 
   it('a query that fails after some of its rows were written leaves no file', async () => {
-    await writeParquet(file('over.parquet'), `SELECT (i % 8)::BIGINT AS g, CASE WHEN i % 8 = 3 THEN 9223372036854775000 ELSE i END::BIGINT AS v FROM range(0, 80000) t(i)`, 5000);
+    await writeParquet(
+      file('over.parquet'),
+      `SELECT (i % 8)::BIGINT AS g, CASE WHEN i % 8 = 3 THEN 9223372036854775000 ELSE i END::BIGINT AS v FROM range(0, 80000) t(i)`,
+      5000,
+    );
     const outDir = file('fail');
     fs.mkdirSync(outDir);
-    const p = { version: 1, sources: { t: { parquet: file('over.parquet') } }, output: { path: path.join(outDir, 'r.parquet') },
-      query: { op: 'aggregate', input: { op: 'scan', source: 't' }, groupBy: ['g'], aggregates: [{ fn: 'sum', column: 'v', as: 'total' }] } };
+    const p = {
+      version: 1,
+      sources: { t: { parquet: file('over.parquet') } },
+      output: { path: path.join(outDir, 'r.parquet') },
+      query: {
+        op: 'aggregate',
+        input: { op: 'scan', source: 't' },
+        groupBy: ['g'],
+        aggregates: [{ fn: 'sum', column: 'v', as: 'total' }],
+      },
+    };
     const e = await runPlan(p, { ...POOL, partitions: 8, combiners: false }).catch((x) => x);
     expect(String(e.message)).toMatch(/overflows a 64-bit integer/);
     expect(fs.readdirSync(outDir)).toEqual([]);

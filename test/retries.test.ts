@@ -15,22 +15,41 @@ const spillDir = f('spill');
 
 beforeAll(async () => {
   // key 7 on 20% of the left rows: hot, so that a forced skew test splits it by key
-  await writeParquet(f('left.parquet'), `SELECT i::BIGINT AS id,
+  await writeParquet(
+    f('left.parquet'),
+    `SELECT i::BIGINT AS id,
       CASE WHEN i % 5 = 0 THEN 7 ELSE hash(i) % 300 END::BIGINT AS k, 'l' || (i % 13) AS s
-    FROM range(0, 2000) t(i)`, 250);
-  await writeParquet(f('right.parquet'), `SELECT CASE WHEN i % 8 = 0 THEN 7 ELSE hash(i * 7) % 250 END::BIGINT AS k,
-    (i * 3)::BIGINT AS w FROM range(0, 400) t(i)`, 100);
+    FROM range(0, 2000) t(i)`,
+    250,
+  );
+  await writeParquet(
+    f('right.parquet'),
+    `SELECT CASE WHEN i % 8 = 0 THEN 7 ELSE hash(i * 7) % 250 END::BIGINT AS k,
+    (i * 3)::BIGINT AS w FROM range(0, 400) t(i)`,
+    100,
+  );
   // 40,000 rows in one row group: one task whose output (above 2^15 rows) it encodes as Parquet itself
-  await writeParquet(f('wide.parquet'), `SELECT i::BIGINT AS id, (i % 1000)::BIGINT AS k, 'w' || (i % 31) AS s
-    FROM range(0, 40000) t(i)`, 40000);
+  await writeParquet(
+    f('wide.parquet'),
+    `SELECT i::BIGINT AS id, (i % 1000)::BIGINT AS k, 'w' || (i % 31) AS s
+    FROM range(0, 40000) t(i)`,
+    40000,
+  );
 });
 
 const sources = {
-  l: { parquet: f('left.parquet') }, r: { parquet: f('right.parquet') }, wide: { parquet: f('wide.parquet') },
+  l: { parquet: f('left.parquet') },
+  r: { parquet: f('right.parquet') },
+  wide: { parquet: f('wide.parquet') },
 };
-const L = `read_parquet('${f('left.parquet')}')`, R = `read_parquet('${f('right.parquet')}')`;
+const L = `read_parquet('${f('left.parquet')}')`,
+  R = `read_parquet('${f('right.parquet')}')`;
 const join = {
-  op: 'join', type: 'inner', on: [['k', 'k']], left: { op: 'scan', source: 'l' }, right: { op: 'scan', source: 'r' },
+  op: 'join',
+  type: 'inner',
+  on: [['k', 'k']],
+  left: { op: 'scan', source: 'l' },
+  right: { op: 'scan', source: 'r' },
 };
 const joinSql = `SELECT a.*, b.k AS k_right, b.w FROM ${L} a JOIN ${R} b ON a.k = b.k`;
 const POOL: RunOptions = { workers: 2, partitions: 4, broadcastBytes: 0, inThreadBytes: 0 };
@@ -62,15 +81,17 @@ function expectRetried(r: RunResult, match: (t: TaskStats) => boolean, what: str
   expect(failed.length, what).toBeLessThanOrEqual(2);
   const retries = failed.map((f) => {
     expect([f.attempt, f.error], what).toEqual([1, 'worker exited with code: 1']);
-    const again = ts.filter((t) => t.attempt === 2 && t.error === undefined && t.partition === f.partition && t.split === f.split);
+    const again = ts.filter(
+      (t) => t.attempt === 2 && t.error === undefined && t.partition === f.partition && t.split === f.split,
+    );
     expect(again.length, what).toBe(1);
     return again[0];
   });
   return retries[0];
 }
 
-describe('a worker dying in a task of each kind: the task runs again and the answer is DuckDB\'s', () => {
-  it('a hot-key split task and a join task of a hot key\'s pieces', async () => {
+describe("a worker dying in a task of each kind: the task runs again and the answer is DuckDB's", () => {
+  it("a hot-key split task and a join task of a hot key's pieces", async () => {
     const opts = { ...POOL, skew: { ...SPLIT, strategy: 'key' as const } };
     const r = await crashing('crash:join-1:split:0:once,crash:join-1:reduce:1:once', join, joinSql, opts);
     expect(r.stats.joins[0].splits.some((s) => s.method === 'hot-key')).toBe(true);
@@ -78,7 +99,7 @@ describe('a worker dying in a task of each kind: the task runs again and the ans
     expectRetried(r, (t) => t.kind === 'reduce', 'reduce');
   });
 
-  it('a map-range split\'s join task', async () => {
+  it("a map-range split's join task", async () => {
     const opts = { ...POOL, skew: { ...SPLIT, strategy: 'partition' as const } };
     const r = await crashing('crash:join-1:reduce:0:once', join, joinSql, opts);
     expect(r.stats.joins[0].splits.some((s) => s.method === 'map-range')).toBe(true);
@@ -95,7 +116,10 @@ describe('a worker dying in a task of each kind: the task runs again and the ans
   });
 
   it('a reduce task and an aggregate task whose inputs were spilled (a 1-byte budget)', async () => {
-    const aggregates = [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'w', as: 'sw' }];
+    const aggregates = [
+      { fn: 'count', as: 'n' },
+      { fn: 'sum', column: 'w', as: 'sw' },
+    ];
     const q = { op: 'aggregate', groupBy: ['s'], aggregates, input: join };
     const sql = `SELECT s, count(*) AS n, sum(w) AS sw FROM (${joinSql}) GROUP BY s`;
     const opts = { ...POOL, eagerAggregation: false, memoryLimit: 1, spillDir };
@@ -106,11 +130,16 @@ describe('a worker dying in a task of each kind: the task runs again and the ans
     }
   });
 
-  it('a sort\'s range task and a sorted run, in a spilled sort', async () => {
+  it("a sort's range task and a sorted run, in a spilled sort", async () => {
     const q = { op: 'sort', by: [{ column: 's' }, { column: 'id', desc: true }], input: { op: 'scan', source: 'l' } };
     const sql = `SELECT * FROM ${L} ORDER BY s, id DESC`;
-    const r = await crashing('crash:sort-1:map:1:once,crash:sort-1:reduce:1:once', q, sql,
-      { ...POOL, memoryLimit: 1, spillDir }, true);
+    const r = await crashing(
+      'crash:sort-1:map:1:once,crash:sort-1:reduce:1:once',
+      q,
+      sql,
+      { ...POOL, memoryLimit: 1, spillDir },
+      true,
+    );
     expect(r.stats.shuffles.some((s) => s.id === 'sort-1.range' && s.partitions > 2)).toBe(true);
     const range = expectRetried(r, (t) => t.stage === 'sort-1' && t.kind === 'map', 'range');
     expect(range.spillReadBytes).toBeGreaterThan(0);

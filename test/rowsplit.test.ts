@@ -19,7 +19,9 @@ beforeAll(async () => {
   await duckSql(`COPY (SELECT i AS id, CASE WHEN i < ${HOT_ROWS} THEN 0 ELSE 1 + (hash(i) % 500) END::BIGINT AS k, 'l' || (i % 13) AS s
     FROM range(0, 6000) t(i) ORDER BY k, id) TO '${file('big.parquet')}' (FORMAT parquet, ROW_GROUP_SIZE 3000)`);
   // The same rows in random order: key 0's rows interleave with the others in every map output.
-  await duckSql(`COPY (SELECT * FROM read_parquet('${file('big.parquet')}') ORDER BY hash(id + 17)) TO '${file('shuffled.parquet')}' (FORMAT parquet, ROW_GROUP_SIZE 3000)`);
+  await duckSql(
+    `COPY (SELECT * FROM read_parquet('${file('big.parquet')}') ORDER BY hash(id + 17)) TO '${file('shuffled.parquet')}' (FORMAT parquet, ROW_GROUP_SIZE 3000)`,
+  );
   // The other side: keys 1..500 once, key 0 eight times (hot on both sides: more output), keys 600..630 only here, a few nulls.
   await duckSql(`COPY (
     SELECT i::BIGINT AS k, i * 3 AS w FROM range(1, 501) t(i)
@@ -29,19 +31,27 @@ beforeAll(async () => {
 });
 
 const TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'] as const;
-type JoinType = typeof TYPES[number];
+type JoinType = (typeof TYPES)[number];
 
 /** The skewed file (sorted: big; in random order: shuffled) on the side the join type lets map ranges cut (the right side of a right join). */
 function plan(type: JoinType, bigRight: boolean, big = 'big') {
   const [l, r] = bigRight ? ['small', big] : [big, 'small'];
   return {
-    version: 1, sources: { l: { parquet: file(`${l}.parquet`) }, r: { parquet: file(`${r}.parquet`) } },
-    query: { op: 'join', type, on: [['k', 'k']], left: { op: 'scan', source: 'l' }, right: { op: 'scan', source: 'r' } },
+    version: 1,
+    sources: { l: { parquet: file(`${l}.parquet`) }, r: { parquet: file(`${r}.parquet`) } },
+    query: {
+      op: 'join',
+      type,
+      on: [['k', 'k']],
+      left: { op: 'scan', source: 'l' },
+      right: { op: 'scan', source: 'r' },
+    },
   };
 }
 function query(type: JoinType, bigRight: boolean, big = 'big') {
   const [l, r] = bigRight ? ['small', big] : [big, 'small'];
-  const L = `read_parquet('${file(`${l}.parquet`)}')`, R = `read_parquet('${file(`${r}.parquet`)}')`;
+  const L = `read_parquet('${file(`${l}.parquet`)}')`,
+    R = `read_parquet('${file(`${r}.parquet`)}')`;
   if (type === 'semi') return `SELECT * FROM ${L} l WHERE EXISTS (SELECT 1 FROM ${R} r WHERE l.k = r.k)`;
   if (type === 'anti') return `SELECT * FROM ${L} l WHERE NOT EXISTS (SELECT 1 FROM ${R} r WHERE l.k = r.k)`;
   return `SELECT l.*, r.* FROM ${L} l ${{ inner: 'INNER', left: 'LEFT', right: 'RIGHT', full: 'FULL OUTER' }[type]} JOIN ${R} r ON l.k = r.k`;
@@ -49,12 +59,21 @@ function query(type: JoinType, bigRight: boolean, big = 'big') {
 
 /** Small targets: the non-skewed partitions hold about 6 KB; the hot one about 60 KB on the big side. */
 const options = (strategy: 'partition' | 'key' | 'auto') => ({
-  workers: 2, partitions: 8, broadcastBytes: 0, inThreadBytes: 0,
+  workers: 2,
+  partitions: 8,
+  broadcastBytes: 0,
+  inThreadBytes: 0,
   skew: { enabled: true, strategy, factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 12 * 1024 },
 });
 
 /** Run with an output file, check it against DuckDB, return the run (its stats). */
-async function checked(type: JoinType, bigRight: boolean, strategy: 'partition' | 'key' | 'auto', more: object = {}, big = 'big'): Promise<RunResult> {
+async function checked(
+  type: JoinType,
+  bigRight: boolean,
+  strategy: 'partition' | 'key' | 'auto',
+  more: object = {},
+  big = 'big',
+): Promise<RunResult> {
   const out = file(`out-${type}-${strategy}-${Math.random().toString(36).slice(2)}.parquet`);
   const r = await runPlan({ ...plan(type, bigRight, big), output: { path: out } }, { ...options(strategy), ...more });
   expect(await expectFileMatchesQuery(out, query(type, bigRight, big))).toBe(r.numRows);
@@ -65,9 +84,13 @@ async function checked(type: JoinType, bigRight: boolean, strategy: 'partition' 
 /** Reduce and split tasks of the join's split partitions; the rest of a hot-key split only where the join type lets it be cut. */
 function splitTasks(r: RunResult, type: JoinType) {
   const restCut = type !== 'full';
-  return r.stats.tasks.filter((t) => t.stage === 'join-1' && t.split !== undefined
-    && (t.kind === 'split' || t.split.startsWith('map-range') || t.split.startsWith('hot-key'))
-    && (restCut || !t.split.startsWith('hot-key rest')));
+  return r.stats.tasks.filter(
+    (t) =>
+      t.stage === 'join-1' &&
+      t.split !== undefined &&
+      (t.kind === 'split' || t.split.startsWith('map-range') || t.split.startsWith('hot-key')) &&
+      (restCut || !t.split.startsWith('hot-key rest')),
+  );
 }
 
 function expectBalanced(r: RunResult, type: JoinType) {
@@ -75,7 +98,10 @@ function expectBalanced(r: RunResult, type: JoinType) {
   const tasks = splitTasks(r, type);
   expect(tasks.length).toBeGreaterThan(2);
   for (const t of tasks) {
-    expect(t.inputBytes, `${t.kind} ${t.split}: ${t.inputBytes} bytes against a target of ${target}`).toBeLessThanOrEqual(1.25 * target);
+    expect(
+      t.inputBytes,
+      `${t.kind} ${t.split}: ${t.inputBytes} bytes against a target of ${target}`,
+    ).toBeLessThanOrEqual(1.25 * target);
   }
   // no task reads all the hot key's rows at once
   expect(Math.max(...tasks.map((t) => t.rows))).toBeLessThan(HOT_ROWS / 2);
@@ -102,7 +128,8 @@ describe.each(TYPES)('%s join, the hot key in one map task', (type) => {
     expectBalanced(r, type);
   });
   it.each([
-    ['big', 'located'], ['shuffled', 'scattered'],
+    ['big', 'located'],
+    ['shuffled', 'scattered'],
   ] as const)('the hot-key grid cuts the key from its rows found (%s input: rows %s)', async (big, mode) => {
     {
       const r = await checked(type, bigRight, 'key', {}, big);
@@ -114,7 +141,9 @@ describe.each(TYPES)('%s join, the hot key in one map task', (type) => {
       const pieces = r.stats.tasks.filter((t) => t.split?.startsWith('hot-key 0 piece'));
       expect(pieces.length).toBeGreaterThan(2);
       // joins[].splits counts the tasks that ran
-      expect(hot.reduce((a, s) => a + s.tasks, 0)).toBe(r.stats.tasks.filter((t) => t.kind === 'reduce' && t.split?.startsWith('hot-key')).length);
+      expect(hot.reduce((a, s) => a + s.tasks, 0)).toBe(
+        r.stats.tasks.filter((t) => t.kind === 'reduce' && t.split?.startsWith('hot-key')).length,
+      );
       // semi and anti joins: every right row of the key in one piece
       if (type === 'semi' || type === 'anti') expect(pieces.every((t) => t.split!.endsWith(',0'))).toBe(true);
       expectBalanced(r, type);
@@ -123,15 +152,18 @@ describe.each(TYPES)('%s join, the hot key in one map task', (type) => {
 });
 
 describe('spilled map outputs', () => {
-  it.each(['partition', 'key'] as const)('row ranges of spilled blocks are read back by the tasks (%s)', async (strategy) => {
-    const spillDir = tmpDir('sj-rowsplit-spill-');
-    const r = await checked('left', false, strategy, { memoryLimit: 1, spillDir });
-    expect(r.stats.spilledBytes).toBeGreaterThan(0);
-    // spilled blocks are cut out once by the split tasks, not read back by every task of a grid
-    for (const s of r.stats.joins[0].splits) if (s.method === 'hot-key') expect(s.cut!.located).toBe(0);
-    const cut = r.stats.tasks.filter((t) => /(left|right) (cut \d+\/\d+ )?t0:\d+-\d+/.test(t.split ?? ''));
-    expect(cut.length).toBeGreaterThan(1);
-    expect(cut.every((t) => t.spillReadBytes > 0)).toBe(true);
-    expect(fs.readdirSync(spillDir)).toEqual([]); // nothing left behind
-  });
+  it.each(['partition', 'key'] as const)(
+    'row ranges of spilled blocks are read back by the tasks (%s)',
+    async (strategy) => {
+      const spillDir = tmpDir('sj-rowsplit-spill-');
+      const r = await checked('left', false, strategy, { memoryLimit: 1, spillDir });
+      expect(r.stats.spilledBytes).toBeGreaterThan(0);
+      // spilled blocks are cut out once by the split tasks, not read back by every task of a grid
+      for (const s of r.stats.joins[0].splits) if (s.method === 'hot-key') expect(s.cut!.located).toBe(0);
+      const cut = r.stats.tasks.filter((t) => /(left|right) (cut \d+\/\d+ )?t0:\d+-\d+/.test(t.split ?? ''));
+      expect(cut.length).toBeGreaterThan(1);
+      expect(cut.every((t) => t.spillReadBytes > 0)).toBe(true);
+      expect(fs.readdirSync(spillDir)).toEqual([]); // nothing left behind
+    },
+  );
 });

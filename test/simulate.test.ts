@@ -16,25 +16,63 @@ const MB = 1024 * 1024;
 
 beforeAll(async () => {
   // one row group of 300,000 rows (about 3 MB): above twice the smallest map split (1 MB)
-  await writeParquet(f('big.parquet'), 'SELECT i AS k, i % 97 AS g, (i * 7) % 1000 AS v FROM range(300000) t(i)', 1_000_000);
+  await writeParquet(
+    f('big.parquet'),
+    'SELECT i AS k, i % 97 AS g, (i * 7) % 1000 AS v FROM range(300000) t(i)',
+    1_000_000,
+  );
   await writeParquet(f('dim.parquet'), `SELECT i AS g, 'r' || (i % 5) AS region FROM range(90) t(i)`, 1_000_000);
   await writeParquet(f('other.parquet'), 'SELECT i * 2 AS k, i % 13 AS w FROM range(200000) t(i)', 1_000_000);
 }, 60_000);
 
 const scan = (source: string, columns: string[]) => ({ op: 'scan', source, columns });
-const sources = () => ({ big: { parquet: f('big.parquet') }, dim: { parquet: f('dim.parquet') }, other: { parquet: f('other.parquet') } });
+const sources = () => ({
+  big: { parquet: f('big.parquet') },
+  dim: { parquet: f('dim.parquet') },
+  other: { parquet: f('other.parquet') },
+});
 /** the map tasks that read a scan */
-const bigMaps = (r: RunResult, id: string) => r.stats.tasks.filter((t) => t.kind === 'map' && t.source === id && !t.error);
+const bigMaps = (r: RunResult, id: string) =>
+  r.stats.tasks.filter((t) => t.kind === 'map' && t.source === id && !t.error);
 
 describe('the schedule on W workers', () => {
-  const task = (stage: string, kind: 'map' | 'reduce' | 'split', partition: number, ms: number, split?: string) =>
-    ({ stage, kind, partition, ms, rows: 0, inputBytes: 0, outputRows: 0, spilledBytes: 0, spillReadBytes: 0, attempt: 1, ...(split ? { split } : {}) });
+  const task = (stage: string, kind: 'map' | 'reduce' | 'split', partition: number, ms: number, split?: string) => ({
+    stage,
+    kind,
+    partition,
+    ms,
+    rows: 0,
+    inputBytes: 0,
+    outputRows: 0,
+    spilledBytes: 0,
+    spillReadBytes: 0,
+    attempt: 1,
+    ...(split ? { split } : {}),
+  });
 
   it('sums the stages; the ideal is per stage max(work / W, largest task); the bottleneck is the largest task of the longest stage', () => {
-    const tasks = [task('join-1', 'map', 0, 4), task('join-1', 'map', 1, 4), task('join-1', 'reduce', 3, 9, 'hot-key 0 piece 1,0'), task('join-1', 'reduce', 5, 1), task('join-1', 'reduce', 6, 1)];
+    const tasks = [
+      task('join-1', 'map', 0, 4),
+      task('join-1', 'map', 1, 4),
+      task('join-1', 'reduce', 3, 9, 'hot-key 0 piece 1,0'),
+      task('join-1', 'reduce', 5, 1),
+      task('join-1', 'reduce', 6, 1),
+    ];
     const s = simulateRun(tasks as any, 2);
-    expect(s).toEqual({ workers: 2, makespanMs: 4 + 9, idealMs: 4 + 9, bottleneck: 'join-1 reduce 3 hot-key 0 piece 1,0' });
-    const many = simulateRun([task('a', 'reduce', 0, 5), task('a', 'reduce', 1, 4), ...[0, 1, 2].map((p) => task('a', 'reduce', 2 + p, 3))] as any, 2);
+    expect(s).toEqual({
+      workers: 2,
+      makespanMs: 4 + 9,
+      idealMs: 4 + 9,
+      bottleneck: 'join-1 reduce 3 hot-key 0 piece 1,0',
+    });
+    const many = simulateRun(
+      [
+        task('a', 'reduce', 0, 5),
+        task('a', 'reduce', 1, 4),
+        ...[0, 1, 2].map((p) => task('a', 'reduce', 2 + p, 3)),
+      ] as any,
+      2,
+    );
     expect(many.makespanMs).toBe(10); // LPT: 5+3 | 4+3+3
     expect(many.idealMs).toBe(9);
     expect(slowestOverMedian([1, 2, 2, 8])).toBe(4);
@@ -43,10 +81,22 @@ describe('the schedule on W workers', () => {
 
 describe('planning for W workers on the real threads', () => {
   const plan = () => ({
-    version: 1, sources: sources(),
+    version: 1,
+    sources: sources(),
     query: {
-      op: 'aggregate', groupBy: ['w'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'v', as: 's' }],
-      input: { op: 'join', type: 'inner', on: [['k', 'k']], left: scan('big', ['k', 'v']), right: scan('other', ['k', 'w']) },
+      op: 'aggregate',
+      groupBy: ['w'],
+      aggregates: [
+        { fn: 'count', as: 'n' },
+        { fn: 'sum', column: 'v', as: 's' },
+      ],
+      input: {
+        op: 'join',
+        type: 'inner',
+        on: [['k', 'k']],
+        left: scan('big', ['k', 'v']),
+        right: scan('other', ['k', 'w']),
+      },
     },
   });
   const query = `SELECT o.w, count(*) AS n, sum(b.v) AS s FROM read_parquet('${f('big.parquet')}') b JOIN read_parquet('${f('other.parquet')}') o ON b.k = o.k GROUP BY o.w`;
@@ -79,7 +129,12 @@ describe('planning for W workers on the real threads', () => {
   it('the bench scales a fixed partition count and the skew thresholds with W', () => {
     const base = { workers: 2, partitions: 64, skew: { thresholdBytes: 4 * MB, advisoryPartitionBytes: 8 * MB } };
     expect(plannedFor(base, 16)).toEqual({ ...base, planWorkers: 16 });
-    expect(plannedFor(base, 64)).toEqual({ workers: 2, planWorkers: 64, partitions: 256, skew: { thresholdBytes: MB, advisoryPartitionBytes: 2 * MB } });
+    expect(plannedFor(base, 64)).toEqual({
+      workers: 2,
+      planWorkers: 64,
+      partitions: 256,
+      skew: { thresholdBytes: MB, advisoryPartitionBytes: 2 * MB },
+    });
     expect(plannedFor({ workers: 2 }, 64)).toEqual({ workers: 2, planWorkers: 64 });
   });
 });
@@ -98,13 +153,35 @@ describe('map splits below the row group', () => {
   });
 
   it('reads one big row group as several map tasks, with filters, a shuffle join and a broadcast join, as DuckDB', async () => {
-    const where = { and: [{ column: 'v', cmp: '<', value: 700 }, { column: 'g', cmp: '!=', value: 3 }] };
+    const where = {
+      and: [
+        { column: 'v', cmp: '<', value: 700 },
+        { column: 'g', cmp: '!=', value: 3 },
+      ],
+    };
     const filtered = { op: 'filter', where, input: scan('big', ['k', 'g', 'v']) };
     const plans = {
-      filter: { query: { op: 'aggregate', groupBy: ['g'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'v', as: 's' }, { fn: 'min', column: 'k', as: 'lo' }, { fn: 'max', column: 'k', as: 'hi' }], input: filtered } },
+      filter: {
+        query: {
+          op: 'aggregate',
+          groupBy: ['g'],
+          aggregates: [
+            { fn: 'count', as: 'n' },
+            { fn: 'sum', column: 'v', as: 's' },
+            { fn: 'min', column: 'k', as: 'lo' },
+            { fn: 'max', column: 'k', as: 'hi' },
+          ],
+          input: filtered,
+        },
+      },
       join: {
         query: {
-          op: 'aggregate', groupBy: ['region'], aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'v', as: 's' }],
+          op: 'aggregate',
+          groupBy: ['region'],
+          aggregates: [
+            { fn: 'count', as: 'n' },
+            { fn: 'sum', column: 'v', as: 's' },
+          ],
           input: { op: 'join', type: 'left', on: [['g', 'g']], left: filtered, right: scan('dim', ['g', 'region']) },
         },
       },
@@ -115,12 +192,19 @@ describe('map splits below the row group', () => {
       filter: `SELECT g, count(*) AS n, sum(v) AS s, min(k) AS lo, max(k) AS hi FROM ${big} ${sqlWhere} GROUP BY g`,
       join: `SELECT d.region, count(*) AS n, sum(b.v) AS s FROM (SELECT * FROM ${big} ${sqlWhere}) b LEFT JOIN read_parquet('${f('dim.parquet')}') d ON b.g = d.g GROUP BY d.region`,
     };
-    for (const [name, broadcastBytes] of [['filter', 0], ['join', 0], ['join', 64 * MB]] as const) {
+    for (const [name, broadcastBytes] of [
+      ['filter', 0],
+      ['join', 0],
+      ['join', 64 * MB],
+    ] as const) {
       const plan = { version: 1, sources: sources(), ...plans[name] };
       const r = await runPlan(plan, { workers: 2, broadcastBytes, inThreadBytes: 0, writeOutput: false });
       const maps = bigMaps(r, 'scan-1');
       // 3 MB in one row group, target 1 MB: three map tasks of about 100,000 rows each
-      expect(maps.length, `${name}: ${JSON.stringify(r.stats.tasks.filter((t) => t.kind === 'map').map((t) => [t.source, t.rows]))}`).toBe(3);
+      expect(
+        maps.length,
+        `${name}: ${JSON.stringify(r.stats.tasks.filter((t) => t.kind === 'map').map((t) => [t.source, t.rows]))}`,
+      ).toBe(3);
       expect(maps.reduce((a, t) => a + t.rows, 0)).toBe(300_000);
       for (const t of maps) expect(t.rows).toBe(100_000);
       await expectSameInDuck(plan, queries[name], { workers: 2, broadcastBytes });

@@ -6,19 +6,41 @@ import { SpaceSaving, mergeSketches } from '../dist/skew/sketch.js';
 import { zipfKeys } from '../dist/bench/zipf.js';
 
 const KB = 1024;
-const opts = { enabled: true, factor: 5, thresholdBytes: 10 * KB, advisoryPartitionBytes: 4 * KB, strategy: 'partition' as const };
+const opts = {
+  enabled: true,
+  factor: 5,
+  thresholdBytes: 10 * KB,
+  advisoryPartitionBytes: 4 * KB,
+  strategy: 'partition' as const,
+};
 
 /** A side from per-map-task partition sizes in KB. */
 function side(mapKb: number[][], hotKeys: SideStats['hotKeys'] = []): SideStats {
   const P = mapKb[0].length;
   const partitionBytes = Array.from({ length: P }, (_, p) => mapKb.reduce((s, m) => s + m[p] * KB, 0));
   const mapBytes = mapKb.map((m) => m.map((x) => x * KB));
-  return { partitionBytes, partitionRows: partitionBytes.map((b) => b / 16), mapBytes, mapRows: mapBytes.map((m) => m.map((b) => b / 16)), hotKeys };
+  return {
+    partitionBytes,
+    partitionRows: partitionBytes.map((b) => b / 16),
+    mapBytes,
+    mapRows: mapBytes.map((m) => m.map((b) => b / 16)),
+    hotKeys,
+  };
 }
 
 // 4 map tasks x 6 partitions; partition 2 of the left is skewed (40 KB against a median of 4 KB).
-const left = side([[1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1]]);
-const right = side([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]]);
+const left = side([
+  [1, 1, 10, 1, 1, 1],
+  [1, 1, 10, 1, 1, 1],
+  [1, 1, 10, 1, 1, 1],
+  [1, 1, 10, 1, 1, 1],
+]);
+const right = side([
+  [1, 1, 1, 1, 1, 1],
+  [1, 1, 1, 1, 1, 1],
+  [1, 1, 1, 1, 1, 1],
+  [1, 1, 1, 1, 1, 1],
+]);
 
 describe('detectSkew', () => {
   it('needs both factor x median and the threshold', () => {
@@ -31,14 +53,29 @@ describe('detectSkew', () => {
 describe('packRowSlices', () => {
   it('cuts the rows of blocks into ceil(total / cap) pieces of nearly equal bytes, across and within blocks', () => {
     // 4 blocks of 3 rows, 1 byte a row, cap 6: two pieces of whole blocks
-    expect(packRowSlices([3, 3, 3, 3], [3, 3, 3, 3], 6)).toEqual([[[0, 0, 3], [1, 0, 3]], [[2, 0, 3], [3, 0, 3]]]);
+    expect(packRowSlices([3, 3, 3, 3], [3, 3, 3, 3], 6)).toEqual([
+      [
+        [0, 0, 3],
+        [1, 0, 3],
+      ],
+      [
+        [2, 0, 3],
+        [3, 0, 3],
+      ],
+    ]);
     // one block of 40 rows (one map output), cap 6: 7 pieces of 5 or 6 rows
     const one = packRowSlices([40], [40], 6);
     expect(one.length).toBe(7);
-    expect(one.flat().map(([, from, to]) => to - from).every((n) => n >= 5 && n <= 6)).toBe(true);
+    expect(
+      one
+        .flat()
+        .map(([, from, to]) => to - from)
+        .every((n) => n >= 5 && n <= 6),
+    ).toBe(true);
     expect(one.flat().map(([, from]) => from)).toEqual([0, 6, 12, 18, 23, 29, 35]);
     // blocks of different row widths and empty ones: every row exactly once, in order, each piece within one row of the mean
-    const rows = [10, 0, 100, 7, 1], bytes = [400, 0, 200, 70, 5];
+    const rows = [10, 0, 100, 7, 1],
+      bytes = [400, 0, 200, 70, 5];
     const pieces = packRowSlices(rows, bytes, 100);
     expect(pieces.length).toBe(Math.ceil(675 / 100));
     const flat = pieces.flat();
@@ -76,7 +113,11 @@ describe('planReduceTasks', () => {
     expect(planReduceTasks(left, right, 'semi', opts).tasks.some((t) => t.kind === 'map-range')).toBe(true);
     const r = planReduceTasks(left, right, 'right', opts);
     expect(r.tasks.some((t) => t.kind === 'map-range')).toBe(false);
-    expect(r.splits[0]).toMatchObject({ partition: 2, method: 'none', reason: 'a right join cannot split that side by map ranges' });
+    expect(r.splits[0]).toMatchObject({
+      partition: 2,
+      method: 'none',
+      reason: 'a right join cannot split that side by map ranges',
+    });
     const f = planReduceTasks(left, right, 'full', opts);
     expect(f.splits[0]).toMatchObject({ method: 'none', reason: 'a full join splits no side by map ranges' });
     // the mirror image: a skewed right side splits for right joins only
@@ -92,8 +133,24 @@ describe('planReduceTasks', () => {
   it('key strategy: hot keys get a grid, the rest of the partition one task; semi never splits the right side', () => {
     const hotL = [{ hash: 11, match: '7:0', display: ['7'], rows: 2000, partition: 2 }];
     const hotR = [{ hash: 11, match: '7:0', display: ['7'], rows: 1200, partition: 2 }];
-    const l = side([[1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1]], hotL);
-    const r = side([[1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1]], hotR);
+    const l = side(
+      [
+        [1, 1, 10, 1, 1, 1],
+        [1, 1, 10, 1, 1, 1],
+        [1, 1, 10, 1, 1, 1],
+        [1, 1, 10, 1, 1, 1],
+      ],
+      hotL,
+    );
+    const r = side(
+      [
+        [1, 1, 5, 1, 1, 1],
+        [1, 1, 5, 1, 1, 1],
+        [1, 1, 5, 1, 1, 1],
+        [1, 1, 5, 1, 1, 1],
+      ],
+      hotR,
+    );
     // target = mean of the non-skewed partitions (8 KB); key 7: 32 KB on the left, 19.2 KB on the right
     const plan = planReduceTasks(l, r, 'full', { ...opts, strategy: 'key' });
     expect(plan.targetBytes).toBe(8 * KB);
@@ -105,7 +162,12 @@ describe('planReduceTasks', () => {
     expect(k.rightPieces).toBeGreaterThan(3);
     expect(k.leftPieces * k.rightPieces).toBeGreaterThanOrEqual(256);
     expect(k.leftPieces * k.rightPieces).toBeLessThan(256 + 21);
-    expect(plan.splits[0]).toMatchObject({ partition: 2, method: 'hot-key', tasks: k.leftPieces * k.rightPieces + 1, keys: [{ key: ['7'] }] });
+    expect(plan.splits[0]).toMatchObject({
+      partition: 2,
+      method: 'hot-key',
+      tasks: k.leftPieces * k.rightPieces + 1,
+      keys: [{ key: ['7'] }],
+    });
     const semi = planReduceTasks(l, r, 'semi', { ...opts, strategy: 'key' }).tasks.find((t) => t.kind === 'hot-keys');
     expect(semi).toMatchObject({ keys: [{ leftPieces: 4, rightPieces: 1 }] });
   });
@@ -113,26 +175,71 @@ describe('planReduceTasks', () => {
     const auto = { ...opts, strategy: 'auto' as const };
     const hot = (rows: number) => [{ hash: 5, match: '1:0', display: ['1'], rows, partition: 2 }];
     // the hot key's rows come from four map outputs of 10 KB (target 8 KB): ranges of one output each balance it
-    const spreadOut = side([[1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1]], hot(2400));
+    const spreadOut = side(
+      [
+        [1, 1, 10, 1, 1, 1],
+        [1, 1, 10, 1, 1, 1],
+        [1, 1, 10, 1, 1, 1],
+        [1, 1, 10, 1, 1, 1],
+      ],
+      hot(2400),
+    );
     expect(planReduceTasks(spreadOut, right, 'inner', auto).splits[0].method).toBe('map-range');
     // ... from one map output of 37 KB: row ranges cut inside it (no pass to cut the key out)
-    const oneMapper = side([[1, 1, 37, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]], hot(2300));
+    const oneMapper = side(
+      [
+        [1, 1, 37, 1, 1, 1],
+        [1, 1, 1, 1, 1, 1],
+        [1, 1, 1, 1, 1, 1],
+        [1, 1, 1, 1, 1, 1],
+      ],
+      hot(2300),
+    );
     const ranged = planReduceTasks(oneMapper, right, 'inner', auto);
     expect(ranged.splits[0].method).toBe('map-range');
-    expect(Math.max(...ranged.tasks.filter((t) => t.kind === 'map-range').map((t) => t.bytes))).toBeLessThanOrEqual(1.25 * ranged.targetBytes);
+    expect(Math.max(...ranged.tasks.filter((t) => t.kind === 'map-range').map((t) => t.bytes))).toBeLessThanOrEqual(
+      1.25 * ranged.targetBytes,
+    );
     // a side the join type cannot cut: the key is cut out
     expect(planReduceTasks(right, oneMapper, 'left', auto).splits[0].method).toBe('hot-key');
     // a full join splits no side by map ranges
     expect(planReduceTasks(spreadOut, right, 'full', auto).splits[0].method).toBe('hot-key');
     // hot keys that carry little of the partition: map ranges, or nothing
-    const fewHot = side([[1, 1, 37, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1]], hot(400));
+    const fewHot = side(
+      [
+        [1, 1, 37, 1, 1, 1],
+        [1, 1, 1, 1, 1, 1],
+        [1, 1, 1, 1, 1, 1],
+        [1, 1, 1, 1, 1, 1],
+      ],
+      hot(400),
+    );
     expect(planReduceTasks(fewHot, right, 'inner', auto).splits[0].method).not.toBe('hot-key');
     // a key hot on both sides multiplies: only its grid splits the output
     const hotL = [{ hash: 11, match: '7:0', display: ['7'], rows: 2000, partition: 2 }];
     const hotR = [{ hash: 11, match: '7:0', display: ['7'], rows: 1200, partition: 2 }];
-    const l = side([[1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1], [1, 1, 10, 1, 1, 1]], hotL);
-    const r = side([[1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1], [1, 1, 5, 1, 1, 1]], hotR);
-    expect(planReduceTasks(l, r, 'inner', auto).splits[0]).toMatchObject({ method: 'hot-key', sides: expect.arrayContaining(['output']) });
+    const l = side(
+      [
+        [1, 1, 10, 1, 1, 1],
+        [1, 1, 10, 1, 1, 1],
+        [1, 1, 10, 1, 1, 1],
+        [1, 1, 10, 1, 1, 1],
+      ],
+      hotL,
+    );
+    const r = side(
+      [
+        [1, 1, 5, 1, 1, 1],
+        [1, 1, 5, 1, 1, 1],
+        [1, 1, 5, 1, 1, 1],
+        [1, 1, 5, 1, 1, 1],
+      ],
+      hotR,
+    );
+    expect(planReduceTasks(l, r, 'inner', auto).splits[0]).toMatchObject({
+      method: 'hot-key',
+      sides: expect.arrayContaining(['output']),
+    });
   });
   it('coalesces runs of small partitions into one task when the data is small (below 1 MB per task)', () => {
     const small = side([[1, 1, 1, 1, 1, 1, 1, 1]]);
@@ -149,7 +256,11 @@ describe('planReduceTasks', () => {
 
 describe('SpaceSaving', () => {
   it('reports every key above n/(m+1), never under the truth, at most n/(m+1) over', () => {
-    for (const [s, m] of [[1.1, 50], [0.7, 200], [1.5, 20]] as const) {
+    for (const [s, m] of [
+      [1.1, 50],
+      [0.7, 200],
+      [1.5, 20],
+    ] as const) {
       const keys = zipfKeys(60000, 5000, s, 11);
       const truth = new Map<number, number>();
       for (const k of keys) truth.set(k, (truth.get(k) ?? 0) + 1);
@@ -177,7 +288,11 @@ describe('SpaceSaving', () => {
       return keys;
     });
     const m = 64;
-    const sketches = parts.map((keys) => { const ss = new SpaceSaving(m); ss.addAll(Int32Array.from(keys), null, 0); return ss.summary(); });
+    const sketches = parts.map((keys) => {
+      const ss = new SpaceSaving(m);
+      ss.addAll(Int32Array.from(keys), null, 0);
+      return ss.summary();
+    });
     const merged = mergeSketches(sketches, m);
     const truth = new Map<number, number>();
     for (const keys of parts) for (const k of keys) truth.set(k, (truth.get(k) ?? 0) + 1);

@@ -228,10 +228,16 @@ describe('skewjoin lower --to spark', () => {
     expect(r.stdout).toMatch(/ORDER BY __sj1 DESC NULLS LAST/);
     expect(r.stdout).toContain('parquet.`file:///');
     await writeParquet(T1.replace('t1', 'floats'), 'SELECT 1.5::DOUBLE AS f');
-    const bad = plan({ op: 'project', input: scan('t1'), columns: [{ name: 'x', expr: { fn: 'concat', args: [{ column: 'f' }] } }] });
+    const bad = plan({
+      op: 'project',
+      input: scan('t1'),
+      columns: [{ name: 'x', expr: { fn: 'concat', args: [{ column: 'f' }] } }],
+    });
     bad.sources = { t1: { parquet: T1.replace('t1', 'floats') } } as typeof sources;
     const refused = cli(['lower', '--to', 'spark', writePlan(dir, bad, 'floats.json')]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/query\.columns\[0\]\.expr\.args\[0\].*Spark writes floating-point numbers as text differently/);
+    expect(refused.stderr).toMatch(
+      /query\.columns\[0\]\.expr\.args\[0\].*Spark writes floating-point numbers as text differently/,
+    );
   });
 });

@@ -72,7 +72,7 @@ describe('the language against DuckDB', () => {
     await same('SELECT bid FROM b b1 WHERE EXISTS (SELECT * FROM b b2 WHERE b2.a_id = b1.a_id AND b2.w <> b1.w)');
     await same('SELECT bid FROM b b1 WHERE NOT EXISTS (SELECT * FROM b b2 WHERE b2.a_id = b1.a_id AND b2.w > b1.w)');
   });
-  it('scalar subqueries: correlated (an aggregate per key), a missing key\'s count 0, uncorrelated', async () => {
+  it("scalar subqueries: correlated (an aggregate per key), a missing key's count 0, uncorrelated", async () => {
     await same('SELECT id, v FROM a WHERE v * 10 > (SELECT avg(w) FROM b WHERE b.a_id = a.id)');
     const zero = await same('SELECT id FROM a WHERE (SELECT count(*) FROM b WHERE a_id = id) = 0');
     expect(zero.length).toBeGreaterThan(0);

@@ -9,7 +9,10 @@ import { KeyTable, directTable } from '../dist/kernels/table.js';
 import { JoinProbe } from '../dist/kernels/join.js';
 
 let seed = 777;
-const rand = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; };
+const rand = () => {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed / 0x7fffffff;
+};
 
 const INT64: DataType = { id: 'int64' };
 const INT32: DataType = { id: 'int32' };
@@ -17,7 +20,8 @@ const NORM = [{ kind: 'int' as const }];
 
 function batch(keys: (number | null)[], type: DataType): Batch {
   const valid = keys.some((k) => k === null) ? Uint8Array.from(keys, (k) => (k === null ? 0 : 1)) : null;
-  const values = type.id === 'int64' ? BigInt64Array.from(keys, (k) => BigInt(k ?? 0)) : Int32Array.from(keys, (k) => k ?? 0);
+  const values =
+    type.id === 'int64' ? BigInt64Array.from(keys, (k) => BigInt(k ?? 0)) : Int32Array.from(keys, (k) => k ?? 0);
   return { length: keys.length, columns: [{ type, length: keys.length, values, valid }] };
 }
 
@@ -26,16 +30,27 @@ function nestedLoop(type: string, probe: (number | null)[], build: (number | nul
   const out: string[] = [];
   const matched = new Set<number>();
   const rows = new Map<number, number[]>();
-  build.forEach((b, j) => { if (b !== null) rows.set(b, [...(rows.get(b) ?? []), j]); });
+  build.forEach((b, j) => {
+    if (b !== null) rows.set(b, [...(rows.get(b) ?? []), j]);
+  });
   probe.forEach((p, i) => {
-    const hits = p === null ? [] : rows.get(p) ?? [];
+    const hits = p === null ? [] : (rows.get(p) ?? []);
     hits.forEach((j) => matched.add(j));
-    if (type === 'semi') { if (hits.length) out.push(`${i},-1`); return; }
-    if (type === 'anti') { if (!hits.length) out.push(`${i},-1`); return; }
+    if (type === 'semi') {
+      if (hits.length) out.push(`${i},-1`);
+      return;
+    }
+    if (type === 'anti') {
+      if (!hits.length) out.push(`${i},-1`);
+      return;
+    }
     hits.forEach((j) => out.push(`${i},${j}`));
     if (!hits.length && (type === 'left' || type === 'full')) out.push(`${i},-1`);
   });
-  if (type === 'right' || type === 'full') build.forEach((_, j) => { if (!matched.has(j)) out.push(`-1,${j}`); });
+  if (type === 'right' || type === 'full')
+    build.forEach((_, j) => {
+      if (!matched.has(j)) out.push(`-1,${j}`);
+    });
   return out.sort();
 }
 
@@ -44,7 +59,9 @@ function joined(type: any, probe: (number | null)[], build: (number | null)[], k
   const table = new KeyTable(bk, true);
   const j = new JoinProbe(type, bk, table);
   const out: string[] = [];
-  const emit = (pa: Int32Array, pb: Int32Array, n: number) => { for (let k = 0; k < n; k++) out.push(`${pa[k]},${pb[k]}`); };
+  const emit = (pa: Int32Array, pb: Int32Array, n: number) => {
+    for (let k = 0; k < n; k++) out.push(`${pa[k]},${pb[k]}`);
+  };
   j.probe(buildKeys(batch(probe, kt), [0], NORM, undefined, hashedProbe || table.direct === null), emit);
   j.finish(emit);
   return { pairs: out.sort(), table };
@@ -53,20 +70,58 @@ function joined(type: any, probe: (number | null)[], build: (number | null)[], k
 const TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'];
 
 describe('join tables', () => {
-  const cases: { name: string; build: (number | null)[]; layout: 'direct' | 'slots'; unique: boolean; kt?: DataType }[] = [
-    { name: 'dense unique ids', build: Array.from({ length: 3000 }, (_, i) => 3000 - i), layout: 'direct', unique: true },
-    { name: 'dense with duplicates and nulls', build: Array.from({ length: 3000 }, () => (rand() < 0.05 ? null : Math.floor(rand() * 1500))), layout: 'direct', unique: false },
-    { name: 'negative keys', build: Array.from({ length: 2000 }, (_, i) => i - 1000), layout: 'direct', unique: true, kt: INT32 },
-    { name: 'keys past 2^32', build: Array.from({ length: 2000 }, (_, i) => 5_000_000_000 + 3 * i), layout: 'direct', unique: true },
-    { name: 'sparse keys', build: Array.from({ length: 2000 }, (_, i) => i * 1_000_003), layout: 'slots', unique: true },
-    { name: 'sparse with duplicates', build: Array.from({ length: 2000 }, (_, i) => (i % 700) * 99_991), layout: 'slots', unique: false },
+  const cases: {
+    name: string;
+    build: (number | null)[];
+    layout: 'direct' | 'slots';
+    unique: boolean;
+    kt?: DataType;
+  }[] = [
+    {
+      name: 'dense unique ids',
+      build: Array.from({ length: 3000 }, (_, i) => 3000 - i),
+      layout: 'direct',
+      unique: true,
+    },
+    {
+      name: 'dense with duplicates and nulls',
+      build: Array.from({ length: 3000 }, () => (rand() < 0.05 ? null : Math.floor(rand() * 1500))),
+      layout: 'direct',
+      unique: false,
+    },
+    {
+      name: 'negative keys',
+      build: Array.from({ length: 2000 }, (_, i) => i - 1000),
+      layout: 'direct',
+      unique: true,
+      kt: INT32,
+    },
+    {
+      name: 'keys past 2^32',
+      build: Array.from({ length: 2000 }, (_, i) => 5_000_000_000 + 3 * i),
+      layout: 'direct',
+      unique: true,
+    },
+    {
+      name: 'sparse keys',
+      build: Array.from({ length: 2000 }, (_, i) => i * 1_000_003),
+      layout: 'slots',
+      unique: true,
+    },
+    {
+      name: 'sparse with duplicates',
+      build: Array.from({ length: 2000 }, (_, i) => (i % 700) * 99_991),
+      layout: 'slots',
+      unique: false,
+    },
     { name: 'only nulls', build: [null, null, null], layout: 'slots', unique: true },
   ];
   for (const c of cases) {
     it(`${c.name}: ${c.layout} layout, every join type as a nested loop`, () => {
       const kt = c.kt ?? INT64;
       const values = c.build.filter((x): x is number => x !== null);
-      const lo = values.length ? Math.min(...values) : 0, hi = values.length ? Math.max(...values) : 0;
+      const lo = values.length ? Math.min(...values) : 0,
+        hi = values.length ? Math.max(...values) : 0;
       // probe keys: in the table's range, around its edges, beyond it, nulls
       const probe = Array.from({ length: 2500 }, () => {
         const r = rand();

@@ -41,7 +41,18 @@ const VALIDATION: Record<string, Params> = {
   q13: { WORD1: 'special', WORD2: 'requests' },
   q14: { DATE: '1995-09-01' },
   q15: { DATE: '1996-01-01' },
-  q16: { BRAND: 'Brand#45', TYPE: 'MEDIUM POLISHED', SIZE1: 49, SIZE2: 14, SIZE3: 23, SIZE4: 45, SIZE5: 19, SIZE6: 3, SIZE7: 36, SIZE8: 9 },
+  q16: {
+    BRAND: 'Brand#45',
+    TYPE: 'MEDIUM POLISHED',
+    SIZE1: 49,
+    SIZE2: 14,
+    SIZE3: 23,
+    SIZE4: 45,
+    SIZE5: 19,
+    SIZE6: 3,
+    SIZE7: 36,
+    SIZE8: 9,
+  },
   q17: { BRAND: 'Brand#23', CONTAINER: 'MED BOX' },
   q18: { QUANTITY: 300 },
   q19: { QUANTITY1: 1, QUANTITY2: 10, QUANTITY3: 20, BRAND1: 'Brand#12', BRAND2: 'Brand#23', BRAND3: 'Brand#34' },
@@ -69,15 +80,21 @@ async function rowsOf(query: string): Promise<{ columns: string[]; rows: unknown
 
 /** The ORDER BY of a plan: its top sort node (under a limit or a project). */
 function orderOf(plan: any): { column: string; desc: boolean }[] {
-  for (let n = plan.query; n; n = n.input) if (n.op === 'sort') return n.by.map((b: any) => ({ column: b.column, desc: !!b.desc }));
+  for (let n = plan.query; n; n = n.input)
+    if (n.op === 'sort') return n.by.map((b: any) => ({ column: b.column, desc: !!b.desc }));
   return [];
 }
 function compareValues(a: unknown, b: unknown): number {
   if (a === b) return 0;
   if (a === null) return 1; // nulls last
   if (b === null) return -1;
-  const x = Number(a), y = Number(b);
-  if (typeof a === 'string' && typeof b === 'string' && !(Number.isFinite(x) && Number.isFinite(y) && a.trim() !== '' && b.trim() !== '')) {
+  const x = Number(a),
+    y = Number(b);
+  if (
+    typeof a === 'string' &&
+    typeof b === 'string' &&
+    !(Number.isFinite(x) && Number.isFinite(y) && a.trim() !== '' && b.trim() !== '')
+  ) {
     return a < b ? -1 : 1;
   }
   return x - y;
@@ -85,11 +102,19 @@ function compareValues(a: unknown, b: unknown): number {
 const byText = (rows: unknown[][]) => [...rows].map((r) => JSON.stringify(r)).sort();
 
 /** Run a plan and DuckDB's SQL; the same columns, the same rows, ours in the ORDER BY order (ties in any order). */
-async function expectTpch(q: string, params: Params, opts: Record<string, unknown> = {}, seen?: (stats: Stats) => void) {
+async function expectTpch(
+  q: string,
+  params: Params,
+  opts: Record<string, unknown> = {},
+  seen?: (stats: Stats) => void,
+) {
   const dir = tmpDir('sj-tpch-');
   const out = path.join(dir, 'out.parquet');
   const plan = readPlan(q);
-  const r = await runPlan({ ...plan, output: { path: out } }, { baseDir: path.dirname(planFile(q)), workers: 2, ...opts });
+  const r = await runPlan(
+    { ...plan, output: { path: out } },
+    { baseDir: path.dirname(planFile(q)), workers: 2, ...opts },
+  );
   const ours = await rowsOf(`SELECT * FROM read_parquet('${out}')`);
   const theirs = await rowsOf(officialSql(q, params));
   fs.rmSync(dir, { recursive: true, force: true });
@@ -98,7 +123,8 @@ async function expectTpch(q: string, params: Params, opts: Record<string, unknow
   const order = orderOf(plan).map((o) => ({ i: ours.columns.indexOf(o.column), desc: o.desc }));
   for (let k = 1; k < ours.rows.length; k++) {
     let c = 0;
-    for (const { i, desc } of order) if ((c = compareValues(ours.rows[k - 1][i], ours.rows[k][i]) * (desc ? -1 : 1)) !== 0) break;
+    for (const { i, desc } of order)
+      if ((c = compareValues(ours.rows[k - 1][i], ours.rows[k][i]) * (desc ? -1 : 1)) !== 0) break;
     expect(c, `${q}: rows ${k - 1} and ${k} out of order`).toBeLessThanOrEqual(0);
   }
   expect(r.numRows).toBe(theirs.rows.length);
@@ -109,7 +135,8 @@ async function expectTpch(q: string, params: Params, opts: Record<string, unknow
 }
 
 beforeAll(async () => {
-  for (const t of TABLES) await sql(`CREATE OR REPLACE VIEW ${t} AS SELECT * FROM read_parquet('${path.join(DATA, `${t}.parquet`)}')`);
+  for (const t of TABLES)
+    await sql(`CREATE OR REPLACE VIEW ${t} AS SELECT * FROM read_parquet('${path.join(DATA, `${t}.parquet`)}')`);
 });
 
 describe('TPC-H plans against the official SQL (SF 0.01, validation parameters)', () => {
@@ -143,9 +170,21 @@ describe('TPC-H plans with a second parameter set', () => {
     });
   }
   it('the command line takes the same values: q05 --param REGION=EUROPE --param DATE=1995-01-01', async () => {
-    const r = cli(['plans/tpch/q05.json', '--json', '--workers', '2', '--param', 'REGION=EUROPE', '--param', 'DATE=1995-01-01']);
+    const r = cli([
+      'plans/tpch/q05.json',
+      '--json',
+      '--workers',
+      '2',
+      '--param',
+      'REGION=EUROPE',
+      '--param',
+      'DATE=1995-01-01',
+    ]);
     expect(r.code, r.stderr).toBe(0);
-    const ours = r.stdout.trim().split('\n').map((l) => Object.values(JSON.parse(l)).map(String));
+    const ours = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => Object.values(JSON.parse(l)).map(String));
     const theirs = (await rowsOf(officialSql('q05', { REGION: 'EUROPE', DATE: '1995-01-01' }))).rows;
     expect(ours).toEqual(theirs); // revenues all differ: the order is fixed
     expect(ours.map((x) => x[0])).toEqual(expect.arrayContaining(['FRANCE', 'GERMANY']));
@@ -170,17 +209,26 @@ const POOL_RUNS: { name: string; opts: Record<string, unknown>; expectPaths: (s:
       expect(broadcast.length).toBe(2);
       for (const why of broadcast) expect(why).toMatch(/^cross join/);
       expect(all.filter((s) => s.spilledBytes > 0 && s.spillReadBytes > 0).length).toBeGreaterThanOrEqual(15);
-      expect(all.filter((s) => s.tasks.some((t) => /grace piece/.test(t.split ?? ''))).length).toBeGreaterThanOrEqual(6);
+      expect(all.filter((s) => s.tasks.some((t) => /grace piece/.test(t.split ?? ''))).length).toBeGreaterThanOrEqual(
+        6,
+      );
     },
   },
   {
     name: 'on the pool, broadcasts off, skew splits forced',
-    opts: { inThreadBytes: 0, broadcastBytes: 0, partitions: 4, skew: { factor: 1, thresholdBytes: 1, advisoryPartitionBytes: 16384 } },
+    opts: {
+      inThreadBytes: 0,
+      broadcastBytes: 0,
+      partitions: 4,
+      skew: { factor: 1, thresholdBytes: 1, advisoryPartitionBytes: 16384 },
+    },
     expectPaths: (all) => {
       const splits = all.flatMap((s) => s.joins.flatMap((j) => j.splits.map((x) => x.method)));
       expect(splits.filter((m) => m === 'map-range').length).toBeGreaterThanOrEqual(20);
       expect(splits.filter((m) => m === 'hot-key').length).toBeGreaterThanOrEqual(3);
-      const twoLevel = all.flatMap((s) => s.aggregates.flatMap((a) => a.splits.filter((x) => x.method === 'two-level')));
+      const twoLevel = all.flatMap((s) =>
+        s.aggregates.flatMap((a) => a.splits.filter((x) => x.method === 'two-level')),
+      );
       expect(twoLevel.length).toBeGreaterThanOrEqual(4);
     },
   },
@@ -201,54 +249,110 @@ for (const run of POOL_RUNS) {
   });
 }
 
-describe('--source and the library\'s sources', () => {
+describe("--source and the library's sources", () => {
   let dir: string;
   beforeAll(async () => {
     // TPC-H files as DuckDB writes them, lineitem split over two files in nested folders
     dir = tmpDir('sj-tpch-src-');
-    for (const t of TABLES.filter((x) => x !== 'lineitem')) await sql(`COPY ${t} TO '${path.join(dir, `${t}.parquet`)}' (FORMAT parquet)`);
+    for (const t of TABLES.filter((x) => x !== 'lineitem'))
+      await sql(`COPY ${t} TO '${path.join(dir, `${t}.parquet`)}' (FORMAT parquet)`);
     fs.mkdirSync(path.join(dir, 'lineitem', 'a', 'b'), { recursive: true });
-    await sql(`COPY (SELECT * FROM lineitem WHERE l_orderkey % 2 = 0) TO '${path.join(dir, 'lineitem', 'part-0.parquet')}' (FORMAT parquet)`);
-    await sql(`COPY (SELECT * FROM lineitem WHERE l_orderkey % 2 = 1) TO '${path.join(dir, 'lineitem', 'a', 'b', 'part-1.parquet')}' (FORMAT parquet)`);
+    await sql(
+      `COPY (SELECT * FROM lineitem WHERE l_orderkey % 2 = 0) TO '${path.join(dir, 'lineitem', 'part-0.parquet')}' (FORMAT parquet)`,
+    );
+    await sql(
+      `COPY (SELECT * FROM lineitem WHERE l_orderkey % 2 = 1) TO '${path.join(dir, 'lineitem', 'a', 'b', 'part-1.parquet')}' (FORMAT parquet)`,
+    );
     fs.writeFileSync(path.join(dir, 'lineitem', 'README.txt'), 'not parquet: a folder override reads *.parquet only');
     fs.mkdirSync(path.join(dir, 'empty'));
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('q05 on DuckDB-written files: --source for every table (a folder for lineitem) and --param', async () => {
-    const sources = ['customer', 'orders', 'supplier', 'nation', 'region'].flatMap((t) => ['--source', `${t}=${path.relative(ROOT, path.join(dir, `${t}.parquet`))}`]);
-    const r = cli(['plans/tpch/q05.json', '--json', '--workers', '2', '--source', `lineitem=${path.relative(ROOT, path.join(dir, 'lineitem'))}`, ...sources, '--param', 'REGION=EUROPE']);
+    const sources = ['customer', 'orders', 'supplier', 'nation', 'region'].flatMap((t) => [
+      '--source',
+      `${t}=${path.relative(ROOT, path.join(dir, `${t}.parquet`))}`,
+    ]);
+    const r = cli([
+      'plans/tpch/q05.json',
+      '--json',
+      '--workers',
+      '2',
+      '--source',
+      `lineitem=${path.relative(ROOT, path.join(dir, 'lineitem'))}`,
+      ...sources,
+      '--param',
+      'REGION=EUROPE',
+    ]);
     expect(r.code, r.stderr).toBe(0);
-    const ours = r.stdout.trim().split('\n').map((l) => Object.values(JSON.parse(l)).map(String));
+    const ours = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => Object.values(JSON.parse(l)).map(String));
     const theirs = (await rowsOf(officialSql('q05', { ...VALIDATION.q05, REGION: 'EUROPE' }))).rows;
     expect(ours.length).toBeGreaterThan(0);
     expect(ours).toEqual(theirs);
   });
-  it('all 22 plans on the DuckDB-written files (the library\'s sources, absolute; lineitem a folder)', async () => {
+  it("all 22 plans on the DuckDB-written files (the library's sources, absolute; lineitem a folder)", async () => {
     for (const q of QUERIES) {
       const declared = Object.keys(readPlan(q).sources);
-      const sources = Object.fromEntries(declared.map((t) => [t, path.join(dir, t === 'lineitem' ? t : `${t}.parquet`)]));
+      const sources = Object.fromEntries(
+        declared.map((t) => [t, path.join(dir, t === 'lineitem' ? t : `${t}.parquet`)]),
+      );
       expect(await expectTpch(q, VALIDATION[q], { sources }), q).toBeGreaterThan(0);
     }
   });
-  it('a glob, and the library\'s sources relative to baseDir (a list)', async () => {
-    const g = cli(['plans/tpch/q01.json', '--json', '--workers', '2', '--source', `lineitem=${path.join(dir, 'lineitem', '**', '*.parquet')}`]);
+  it("a glob, and the library's sources relative to baseDir (a list)", async () => {
+    const g = cli([
+      'plans/tpch/q01.json',
+      '--json',
+      '--workers',
+      '2',
+      '--source',
+      `lineitem=${path.join(dir, 'lineitem', '**', '*.parquet')}`,
+    ]);
     expect(g.code, g.stderr).toBe(0);
     expect(g.stdout.trim().split('\n').length).toBe(4);
-    const r = await runPlan(planFile('q01'), { baseDir: dir, workers: 2, sources: { lineitem: ['lineitem/part-0.parquet', 'lineitem/a/b/part-1.parquet'] } });
+    const r = await runPlan(planFile('q01'), {
+      baseDir: dir,
+      workers: 2,
+      sources: { lineitem: ['lineitem/part-0.parquet', 'lineitem/a/b/part-1.parquet'] },
+    });
     const full = await runPlan(planFile('q01'), { workers: 2 });
     expect(r.toRows()).toEqual(full.toRows());
-    const half = await runPlan(planFile('q01'), { baseDir: dir, workers: 2, sources: { lineitem: 'lineitem/part-0.parquet' } });
+    const half = await runPlan(planFile('q01'), {
+      baseDir: dir,
+      workers: 2,
+      sources: { lineitem: 'lineitem/part-0.parquet' },
+    });
     const count = (x: typeof r) => x.toRows().reduce((s, row) => s + Number(row.count_order), 0);
-    const [[expected]] = (await rowsOf(`SELECT count(*) FROM lineitem WHERE l_orderkey % 2 = 0 AND l_shipdate <= DATE '1998-09-02'`)).rows;
+    const [[expected]] = (
+      await rowsOf(`SELECT count(*) FROM lineitem WHERE l_orderkey % 2 = 0 AND l_shipdate <= DATE '1998-09-02'`)
+    ).rows;
     expect(count(half)).toBe(Number(expected));
   });
   it('errors: an undeclared source is exit 2; a path with no file exit 3; nothing is written', () => {
     const cases: [string[], number, RegExp][] = [
-      [['--source', 'lineitems=x.parquet'], 2, /--source lineitems: the plan declares no source "lineitems"; its sources are: lineitem/],
-      [['--source', `lineitem=${path.join(dir, 'missing.parquet')}`], 3, /--source lineitem=.*missing\.parquet: no file or folder/],
-      [['--source', `lineitem=${path.join(dir, 'nothing', '*.parquet')}`], 3, /--source lineitem=.*: glob ".*nothing\/\*\.parquet" matches no file/],
-      [['--source', `lineitem=${path.join(dir, 'empty')}`], 3, /--source lineitem=.*empty: folder .*empty holds no \*\.parquet file/],
+      [
+        ['--source', 'lineitems=x.parquet'],
+        2,
+        /--source lineitems: the plan declares no source "lineitems"; its sources are: lineitem/,
+      ],
+      [
+        ['--source', `lineitem=${path.join(dir, 'missing.parquet')}`],
+        3,
+        /--source lineitem=.*missing\.parquet: no file or folder/,
+      ],
+      [
+        ['--source', `lineitem=${path.join(dir, 'nothing', '*.parquet')}`],
+        3,
+        /--source lineitem=.*: glob ".*nothing\/\*\.parquet" matches no file/,
+      ],
+      [
+        ['--source', `lineitem=${path.join(dir, 'empty')}`],
+        3,
+        /--source lineitem=.*empty: folder .*empty holds no \*\.parquet file/,
+      ],
       [['--source', 'lineitem'], 2, /--source must be NAME=PATH, got "lineitem"/],
     ];
     for (const [args, code, msg] of cases) {
@@ -273,23 +377,56 @@ describe('--source and the library\'s sources', () => {
 
 describe('parameter errors', () => {
   const tiny = (params: object, where: object) => ({
-    version: 1, sources: { region: { parquet: path.join(DATA, 'region.parquet') } }, params,
+    version: 1,
+    sources: { region: { parquet: path.join(DATA, 'region.parquet') } },
+    params,
     query: { op: 'filter', input: { op: 'scan', source: 'region' }, where },
   });
   it('command line: each mistake is exit 2 naming the parameter and the value', () => {
     const dir = tmpDir();
-    const noDefault = writePlan(dir, tiny({ NAME: { type: 'utf8' } }, { column: 'r_name', cmp: '=', value: { param: 'NAME' } }), 'nodefault.json');
-    const undeclared = writePlan(dir, tiny({}, { and: [{ column: 'r_name', in: ['ASIA', { param: 'OTHER' }] }] }), 'undeclared.json');
-    const badDefault = writePlan(dir, tiny({ D: { type: 'date', default: '1995-02-30' } }, { column: 'r_name', isNull: false }), 'baddefault.json');
-    const badType = writePlan(dir, tiny({ D: { type: 'datetime' } }, { column: 'r_name', isNull: false }), 'badtype.json');
+    const noDefault = writePlan(
+      dir,
+      tiny({ NAME: { type: 'utf8' } }, { column: 'r_name', cmp: '=', value: { param: 'NAME' } }),
+      'nodefault.json',
+    );
+    const undeclared = writePlan(
+      dir,
+      tiny({}, { and: [{ column: 'r_name', in: ['ASIA', { param: 'OTHER' }] }] }),
+      'undeclared.json',
+    );
+    const badDefault = writePlan(
+      dir,
+      tiny({ D: { type: 'date', default: '1995-02-30' } }, { column: 'r_name', isNull: false }),
+      'baddefault.json',
+    );
+    const badType = writePlan(
+      dir,
+      tiny({ D: { type: 'datetime' } }, { column: 'r_name', isNull: false }),
+      'badtype.json',
+    );
     const cases: [string[], RegExp][] = [
-      [['plans/tpch/q05.json', '--param', 'COUNTRY=FRANCE'], /plan error: --param COUNTRY: the plan declares no parameter "COUNTRY"; its parameters are: REGION, DATE/],
-      [['plans/tpch/q05.json', '--param', 'DATE=1994-13-01'], /--param DATE: value "1994-13-01" of parameter "DATE" is not of type date: expected a date YYYY-MM-DD/],
-      [['plans/tpch/q18.json', '--param', 'QUANTITY=lots'], /--param QUANTITY: value "lots" of parameter "QUANTITY" is not of type int64: expected an integer/],
-      [['plans/tpch/q06.json', '--param', 'DISCOUNT=0.065'], /--param DISCOUNT: value "0.065" of parameter "DISCOUNT" is not of type decimal\(15,2\): has more than 2 digits after the point/],
+      [
+        ['plans/tpch/q05.json', '--param', 'COUNTRY=FRANCE'],
+        /plan error: --param COUNTRY: the plan declares no parameter "COUNTRY"; its parameters are: REGION, DATE/,
+      ],
+      [
+        ['plans/tpch/q05.json', '--param', 'DATE=1994-13-01'],
+        /--param DATE: value "1994-13-01" of parameter "DATE" is not of type date: expected a date YYYY-MM-DD/,
+      ],
+      [
+        ['plans/tpch/q18.json', '--param', 'QUANTITY=lots'],
+        /--param QUANTITY: value "lots" of parameter "QUANTITY" is not of type int64: expected an integer/,
+      ],
+      [
+        ['plans/tpch/q06.json', '--param', 'DISCOUNT=0.065'],
+        /--param DISCOUNT: value "0.065" of parameter "DISCOUNT" is not of type decimal\(15,2\): has more than 2 digits after the point/,
+      ],
       [['plans/tpch/q05.json', '--param', 'REGION'], /--param must be NAME=VALUE, got "REGION"/],
       [[noDefault], /params\.NAME: parameter "NAME" \(utf8\) has no value and no default; give --param NAME=VALUE/],
-      [[undeclared], /query\.where\.and\[0\]\.in\[1\]\.param: parameter "OTHER" is not declared; the plan has no params/],
+      [
+        [undeclared],
+        /query\.where\.and\[0\]\.in\[1\]\.param: parameter "OTHER" is not declared; the plan has no params/,
+      ],
       [[badDefault], /params\.D\.default: value "1995-02-30" of parameter "D" is not of type date/],
       [[badType], /params\.D\.type: expected a type name/],
     ];
@@ -301,17 +438,32 @@ describe('parameter errors', () => {
     }
   });
   it('the library: PlanError with the path, and values of any JS type', async () => {
-    const err = (p: Promise<unknown>) => p.then(() => null, (e) => e);
+    const err = (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (e) => e,
+      );
     const e1 = await err(runPlan(planFile('q05'), { params: { COUNTRY: 'FRANCE' } }));
     expect(e1).toBeInstanceOf(PlanError);
     expect([e1.path, e1.exitCode]).toEqual(['options.params.COUNTRY', 2]);
     const e2 = await err(runPlan(planFile('q18'), { params: { QUANTITY: 1.5 } }));
     expect(e2.message).toMatch(/options\.params\.QUANTITY: value 1\.5 of parameter "QUANTITY" is not of type int64/);
-    const e3 = await err(runPlan(tiny({ NAME: { type: 'utf8' } }, { column: 'r_name', cmp: '=', value: { param: 'NAME' } })));
+    const e3 = await err(
+      runPlan(tiny({ NAME: { type: 'utf8' } }, { column: 'r_name', cmp: '=', value: { param: 'NAME' } })),
+    );
     expect(e3.message).toMatch(/params\.NAME: .* no value and no default; give options\.params\.NAME/);
-    const ok = await runPlan(tiny({ N: { type: 'utf8' }, K: { type: 'int32', default: 0 } },
-      { and: [{ column: 'r_name', like: { fn: 'concat', args: [{ param: 'N' }, { value: '%' }] } }, { column: 'r_regionkey', cmp: '>', value: { param: 'K' } }] }),
-      { params: { N: 'A', K: 1n } });
+    const ok = await runPlan(
+      tiny(
+        { N: { type: 'utf8' }, K: { type: 'int32', default: 0 } },
+        {
+          and: [
+            { column: 'r_name', like: { fn: 'concat', args: [{ param: 'N' }, { value: '%' }] } },
+            { column: 'r_regionkey', cmp: '>', value: { param: 'K' } },
+          ],
+        },
+      ),
+      { params: { N: 'A', K: 1n } },
+    );
     expect(ok.toRows().map((x) => x.r_name)).toEqual(['ASIA']); // AFRICA and AMERICA have keys 0 and 1
   });
   it('a plan object is not changed by the substitution', async () => {
@@ -328,20 +480,29 @@ describe('skewjoin gen --tpch', () => {
     const r = cli(['gen', '--tpch', '--scale', '0.01', '--out', dir]);
     expect(r.code, r.stderr).toBe(0);
     for (const t of TABLES) {
-      const [[diff]] = (await rowsOf(`SELECT count(*) FROM (
+      const [[diff]] = (
+        await rowsOf(`SELECT count(*) FROM (
         (SELECT * FROM read_parquet('${path.join(dir, `${t}.parquet`)}') EXCEPT ALL SELECT * FROM ${t})
-        UNION ALL (SELECT * FROM ${t} EXCEPT ALL SELECT * FROM read_parquet('${path.join(dir, `${t}.parquet`)}')))`)).rows;
+        UNION ALL (SELECT * FROM ${t} EXCEPT ALL SELECT * FROM read_parquet('${path.join(dir, `${t}.parquet`)}')))`)
+      ).rows;
       expect(diff, t).toBe('0');
     }
     const types = (await rowsOf(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM lineitem)`)).rows;
     expect(Object.fromEntries(types)).toMatchObject({
-      l_orderkey: 'INTEGER', l_quantity: 'DECIMAL(15,2)', l_extendedprice: 'DECIMAL(15,2)', l_discount: 'DECIMAL(15,2)',
-      l_shipdate: 'DATE', l_returnflag: 'VARCHAR',
+      l_orderkey: 'INTEGER',
+      l_quantity: 'DECIMAL(15,2)',
+      l_extendedprice: 'DECIMAL(15,2)',
+      l_discount: 'DECIMAL(15,2)',
+      l_shipdate: 'DATE',
+      l_returnflag: 'VARCHAR',
     });
-    const [counts] = (await rowsOf(`SELECT (SELECT count(*) FROM supplier), (SELECT count(*) FROM part), (SELECT count(*) FROM partsupp),
-      (SELECT count(*) FROM customer), (SELECT count(*) FROM orders), (SELECT count(*) FROM nation), (SELECT count(*) FROM region)`)).rows;
+    const [counts] = (
+      await rowsOf(`SELECT (SELECT count(*) FROM supplier), (SELECT count(*) FROM part), (SELECT count(*) FROM partsupp),
+      (SELECT count(*) FROM customer), (SELECT count(*) FROM orders), (SELECT count(*) FROM nation), (SELECT count(*) FROM region)`)
+    ).rows;
     expect(counts).toEqual(['100', '2000', '8000', '1500', '15000', '25', '5']);
-    const [checks] = (await rowsOf(`SELECT
+    const [checks] = (
+      await rowsOf(`SELECT
       (SELECT count(*) FROM lineitem l ANTI JOIN partsupp ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey),
       (SELECT count(*) FROM lineitem ANTI JOIN orders ON l_orderkey = o_orderkey),
       (SELECT count(*) FROM orders WHERE o_custkey % 3 = 0),
@@ -350,7 +511,8 @@ describe('skewjoin gen --tpch', () => {
           round(sum(l_extendedprice * (1 + l_tax) * (1 - l_discount)), 2) AS total
         FROM orders JOIN lineitem ON l_orderkey = o_orderkey GROUP BY ALL) WHERE st <> o_orderstatus OR total <> o_totalprice),
       (SELECT count(*) FROM lineitem) BETWEEN 50000 AND 70000,
-      (SELECT count(*) FROM partsupp GROUP BY ps_partkey, ps_suppkey ORDER BY 1 DESC LIMIT 1)`)).rows;
+      (SELECT count(*) FROM partsupp GROUP BY ps_partkey, ps_suppkey ORDER BY 1 DESC LIMIT 1)`)
+    ).rows;
     expect(checks).toEqual(['0', '0', '0', '0', true, '1']);
     fs.rmSync(dir, { recursive: true, force: true });
   });

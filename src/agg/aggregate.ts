@@ -3,7 +3,15 @@
 // summed in float64 and carried, so no value is ever rounded.
 import { ExecutionError } from '../errors.js';
 import {
-  type Batch, type Column, type DataType, type Schema, type Values, allocValues, emptyBatch, gather, isInteger,
+  type Batch,
+  type Column,
+  type DataType,
+  type Schema,
+  type Values,
+  allocValues,
+  emptyBatch,
+  gather,
+  isInteger,
 } from '../kernels/column.js';
 import { MAX_PRECISION, decimalSums, decimalSumsColumn, decimalToFloat, decimalType } from '../kernels/decimal.js';
 import { buildKeys } from '../kernels/keys.js';
@@ -36,8 +44,11 @@ export function countValid(c: Column | null, g: Groups, n: number): Float64Array
  * lo carried into [0, 2^32), hi an integer in float64.
  */
 export function intSumWords(c: Column, g: Groups): { lo: Float64Array; hi: Float64Array } {
-  const lo = new Float64Array(g.nGroups), hi = new Float64Array(g.nGroups);
-  const n = c.length, gid = g.gid, valid = c.valid;
+  const lo = new Float64Array(g.nGroups),
+    hi = new Float64Array(g.nGroups);
+  const n = c.length,
+    gid = g.gid,
+    valid = c.valid;
   const wide = c.type.id === 'int64' || c.type.id === 'uint64';
   const unsignedHi = c.type.id === 'uint64';
   const vals = c.values as any;
@@ -70,12 +81,18 @@ export function intSumWords(c: Column, g: Groups): { lo: Float64Array; hi: Float
  */
 export function wordSumColumn(lo: Float64Array, hi: Float64Array, cnt: Float64Array, what: string): Column {
   const n = lo.length;
-  const out = new BigInt64Array(n), w = new Int32Array(out.buffer);
+  const out = new BigInt64Array(n),
+    w = new Int32Array(out.buffer);
   let valid: Uint8Array | null = null;
   for (let k = 0; k < n; k++) {
-    if (cnt[k] === 0) { valid ??= new Uint8Array(n).fill(1); valid[k] = 0; continue; }
+    if (cnt[k] === 0) {
+      valid ??= new Uint8Array(n).fill(1);
+      valid[k] = 0;
+      continue;
+    }
     const h = hi[k];
-    if (h < -2147483648 || h > 2147483647) throw new ExecutionError(`${what} overflows a 64-bit integer (${BigInt(h) * 4294967296n + BigInt(lo[k])})`);
+    if (h < -2147483648 || h > 2147483647)
+      throw new ExecutionError(`${what} overflows a 64-bit integer (${BigInt(h) * 4294967296n + BigInt(lo[k])})`);
     w[2 * k] = lo[k];
     w[2 * k + 1] = h;
   }
@@ -101,7 +118,10 @@ export function intSumFloats(c: Column, g: Groups): Float64Array {
  */
 export function floatSums(c: Column, g: Groups): Float64Array {
   const s = new Float64Array(g.nGroups);
-  const v = c.values, valid = c.valid, gid = g.gid, n = c.length;
+  const v = c.values,
+    valid = c.valid,
+    gid = g.gid,
+    n = c.length;
   if (v instanceof BigInt64Array || v instanceof BigUint64Array) {
     const w = new Int32Array(v.buffer, v.byteOffset, 2 * n);
     for (let i = 0; i < n; i++) if (valid === null || valid[i]) s[gid[i]] += w[2 * i + 1] * TWO32 + (w[2 * i] >>> 0);
@@ -114,7 +134,8 @@ export function floatSums(c: Column, g: Groups): Float64Array {
   return s;
 }
 
-const INT64_MIN = -(2n ** 63n), INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n),
+  INT64_MAX = 2n ** 63n - 1n;
 
 export function int64Column(vals: (bigint | null)[], what: string): Column {
   const n = vals.length;
@@ -122,7 +143,11 @@ export function int64Column(vals: (bigint | null)[], what: string): Column {
   let valid: Uint8Array | null = null;
   for (let k = 0; k < n; k++) {
     const x = vals[k];
-    if (x === null) { valid ??= new Uint8Array(n).fill(1); valid[k] = 0; continue; }
+    if (x === null) {
+      valid ??= new Uint8Array(n).fill(1);
+      valid[k] = 0;
+      continue;
+    }
     if (x < INT64_MIN || x > INT64_MAX) throw new ExecutionError(`${what} overflows a 64-bit integer (${x})`);
     out[k] = x;
   }
@@ -146,20 +171,32 @@ function countWords(cnt: Float64Array, w: Int32Array): void {
 
 export function float64Column(vals: Float64Array, nonNull: Float64Array): Column {
   let valid: Uint8Array | null = null;
-  for (let k = 0; k < vals.length; k++) if (nonNull[k] === 0) { valid ??= new Uint8Array(vals.length).fill(1); valid[k] = 0; }
+  for (let k = 0; k < vals.length; k++)
+    if (nonNull[k] === 0) {
+      valid ??= new Uint8Array(vals.length).fill(1);
+      valid[k] = 0;
+    }
   return { type: { id: 'float64' }, length: vals.length, values: vals, valid };
 }
 
 export function minMax(c: Column, g: Groups, max: boolean): Column {
-  const valid = c.valid, gid = g.gid;
+  const valid = c.valid,
+    gid = g.gid;
   // integers of up to 32 bits and dates compared as numbers in a loop of their own (q21's min and max
   // of l_suppkey over 6M rows spent 110 ms a thread calling the general comparator a row)
-  if (c.values instanceof Int32Array || c.values instanceof Uint32Array || c.values instanceof Int16Array
-    || c.values instanceof Uint16Array || c.values instanceof Int8Array || (c.values instanceof Uint8Array && c.type.id !== 'utf8' && c.type.id !== 'bool')) {
+  if (
+    c.values instanceof Int32Array ||
+    c.values instanceof Uint32Array ||
+    c.values instanceof Int16Array ||
+    c.values instanceof Uint16Array ||
+    c.values instanceof Int8Array ||
+    (c.values instanceof Uint8Array && c.type.id !== 'utf8' && c.type.id !== 'bool')
+  ) {
     // each group's best value so far (NaN: none yet), one random read a row where the row's index took two
     const bv = new Float64Array(g.nGroups).fill(NaN);
     bestOfNumbers(c.values, valid, gid, bv, max, c.length);
-    const values = allocValues(c.type, g.nGroups) as SmallInts, found = new Uint8Array(g.nGroups);
+    const values = allocValues(c.type, g.nGroups) as SmallInts,
+      found = new Uint8Array(g.nGroups);
     const all = numbersOf(bv, values, found);
     return { type: c.type, length: g.nGroups, values, valid: all ? null : found };
   }
@@ -167,8 +204,12 @@ export function minMax(c: Column, g: Groups, max: boolean): Column {
   const cmp = valueComparator(c);
   for (let i = 0; i < c.length; i++) {
     if (valid !== null && !valid[i]) continue;
-    const k = gid[i], b = best[k];
-    if (b < 0) { best[k] = i; continue; }
+    const k = gid[i],
+      b = best[k];
+    if (b < 0) {
+      best[k] = i;
+      continue;
+    }
     const d = cmp(i, b);
     if (max ? d > 0 : d < 0) best[k] = i;
   }
@@ -182,16 +223,28 @@ function numbersOf(bv: Float64Array, values: SmallInts, found: Uint8Array): bool
   let all = true;
   for (let k = 0; k < bv.length; k++) {
     const x = bv[k];
-    if (x === x) { values[k] = x; found[k] = 1; } else all = false;
+    if (x === x) {
+      values[k] = x;
+      found[k] = 1;
+    } else all = false;
   }
   return all;
 }
 
 /** minMax's loop over numbers: each group's smallest (largest) value into bv (NaN until the group has one). */
-function bestOfNumbers(v: ArrayLike<number>, valid: Uint8Array | null, gid: Int32Array, bv: Float64Array, max: boolean, n: number): void {
+function bestOfNumbers(
+  v: ArrayLike<number>,
+  valid: Uint8Array | null,
+  gid: Int32Array,
+  bv: Float64Array,
+  max: boolean,
+  n: number,
+): void {
   for (let i = 0; i < n; i++) {
     if (valid !== null && !valid[i]) continue;
-    const k = gid[i], x = v[i], b = bv[k];
+    const k = gid[i],
+      x = v[i],
+      b = bv[k];
     if (b !== b || (max ? x > b : x < b)) bv[k] = x;
   }
 }
@@ -218,9 +271,12 @@ function evaluate(a: BoundAggregate, b: Batch, g: Groups): Column {
   if (a.fn === 'count') return countColumn(countValid(a.col < 0 ? null : b.columns[a.col], g, b.length));
   const c = b.columns[a.col];
   switch (a.fn) {
-    case 'count_distinct': return countDistinct(c, g);
-    case 'min': return minMax(c, g, false);
-    case 'max': return minMax(c, g, true);
+    case 'count_distinct':
+      return countDistinct(c, g);
+    case 'min':
+      return minMax(c, g, false);
+    case 'max':
+      return minMax(c, g, true);
     case 'sum':
       if (isInteger(c.type)) return intSumColumn(c, g, `sum of "${a.as}"`);
       if (c.type.id === 'decimal') return decimalSumColumn(c, g, countValid(c, g, b.length), a.as);
@@ -258,7 +314,10 @@ export function decimalAvg(c: Column, g: Groups, cnt: Float64Array): Column {
 export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = false): Groups {
   if (groupBy.length === 0) {
     const gid = new Int32Array(b.length);
-    if (sel) { gid.fill(1); for (let k = 0; k < sel.n; k++) gid[sel.idx[k]] = 0; }
+    if (sel) {
+      gid.fill(1);
+      for (let k = 0; k < sel.n; k++) gid[sel.idx[k]] = 0;
+    }
     return { gid, nGroups: 1, first: new Int32Array(1) };
   }
   const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
@@ -268,7 +327,11 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
   const gid = one ? int32s(b.length, shared) : undefined;
   const few = gid ? fewGroups(one!, shared, gid, sel?.idx ?? null, sel?.n ?? b.length) : null;
   if (few) return few;
-  const keys = buildKeys({ length: b.length, columns: cols }, cols.map((_, k) => k), cols.map((c) => normFor(c.type)));
+  const keys = buildKeys(
+    { length: b.length, columns: cols },
+    cols.map((_, k) => k),
+    cols.map((c) => normFor(c.type)),
+  );
   return groupRows(keys, sel, shared, gid);
 }
 
@@ -277,25 +340,34 @@ function pairOf(a: Column, b: Column): Column | null {
   if (a.type.id !== 'int32' || b.type.id !== 'int32' || a.valid !== null || b.valid !== null) return null;
   // many pairs already among the first rows (two ids, say): fewGroups would give up, so no column is made for it
   if (manyPairs(a.values as Int32Array, b.values as Int32Array, Math.min(a.length, 1024))) return null;
-  const n = a.length, v = new BigInt64Array(n);
+  const n = a.length,
+    v = new BigInt64Array(n);
   interleave(a.values as Int32Array, b.values as Int32Array, new Int32Array(v.buffer), n);
   return { type: { id: 'int64' }, length: n, values: v, valid: null };
 }
 
 /** Whether the first n rows hold more than FEW_GROUPS distinct (a, b) pairs. */
 function manyPairs(a: Int32Array, b: Int32Array, n: number): boolean {
-  const pa = new Int32Array(FEW_GROUPS + 1), pb = new Int32Array(FEW_GROUPS + 1);
+  const pa = new Int32Array(FEW_GROUPS + 1),
+    pb = new Int32Array(FEW_GROUPS + 1);
   let k = 0;
   for (let i = 0; i < n && k <= FEW_GROUPS; i++) {
     let seen = false;
     for (let j = 0; j < k && !seen; j++) seen = pa[j] === a[i] && pb[j] === b[i];
-    if (!seen) { pa[k] = a[i]; pb[k] = b[i]; k++; }
+    if (!seen) {
+      pa[k] = a[i];
+      pb[k] = b[i];
+      k++;
+    }
   }
   return k > FEW_GROUPS;
 }
 
 function interleave(hi: Int32Array, lo: Int32Array, w: Int32Array, n: number): void {
-  for (let i = 0; i < n; i++) { w[2 * i] = lo[i]; w[2 * i + 1] = hi[i]; }
+  for (let i = 0; i < n; i++) {
+    w[2 * i] = lo[i];
+    w[2 * i + 1] = hi[i];
+  }
 }
 
 /**
@@ -308,7 +380,9 @@ function interleave(hi: Int32Array, lo: Int32Array, w: Int32Array, n: number): v
  */
 function shortCodes(c: Column): Column | null {
   if (c.type.id !== 'utf8') return null;
-  const o = c.offsets!, v = c.values as Uint8Array, n = c.length;
+  const o = c.offsets!,
+    v = c.values as Uint8Array,
+    n = c.length;
   const longest = longestUpTo(o, n, 8);
   if (longest > 8) return null;
   if (longest > 3) return wordCodes(c);
@@ -323,20 +397,30 @@ function shortCodes(c: Column): Column | null {
 /** The longest of the n values (byte offsets o), or the first length above `limit`. */
 function longestUpTo(o: Int32Array, n: number, limit: number): number {
   let longest = 0;
-  for (let i = 0; i < n; i++) { const len = o[i + 1] - o[i]; if (len > longest) { longest = len; if (len > limit) return len; } }
+  for (let i = 0; i < n; i++) {
+    const len = o[i + 1] - o[i];
+    if (len > longest) {
+      longest = len;
+      if (len > limit) return len;
+    }
+  }
   return longest;
 }
 
 function packShort(o: Int32Array, v: Uint8Array, codes: Int32Array, n: number): void {
   for (let i = 0; i < n; i++) {
-    const s = o[i], len = o[i + 1] - s;
+    const s = o[i],
+      len = o[i + 1] - s;
     codes[i] = len | (len > 0 ? v[s] << 8 : 0) | (len > 1 ? v[s + 1] << 16 : 0) | (len > 2 ? v[s + 2] << 24 : 0);
   }
 }
 
 /** Values of at most 8 bytes as 64-bit words (see shortCodes); null where a value holds a zero byte. */
 function wordCodes(c: Column): Column | null {
-  const o = c.offsets!, v = c.values as Uint8Array, n = c.length, w = new Int32Array(2 * n);
+  const o = c.offsets!,
+    v = c.values as Uint8Array,
+    n = c.length,
+    w = new Int32Array(2 * n);
   if (!packWords(o, v, w, n)) return null;
   return { type: { id: 'int64' }, length: n, values: new BigInt64Array(w.buffer), valid: c.valid };
 }
@@ -344,14 +428,18 @@ function wordCodes(c: Column): Column | null {
 /** Values as zero-padded 64-bit words (two int32 each); false at the first zero byte. */
 function packWords(o: Int32Array, v: Uint8Array, w: Int32Array, n: number): boolean {
   for (let i = 0; i < n; i++) {
-    const s = o[i], e = o[i + 1];
-    let lo = 0, hi = 0;
+    const s = o[i],
+      e = o[i + 1];
+    let lo = 0,
+      hi = 0;
     for (let k = s, sh = 0; k < e; k++, sh += 8) {
       const x = v[k];
       if (x === 0) return false;
-      if (sh < 32) lo |= x << sh; else hi |= x << (sh - 32);
+      if (sh < 32) lo |= x << sh;
+      else hi |= x << (sh - 32);
     }
-    w[2 * i] = lo; w[2 * i + 1] = hi;
+    w[2 * i] = lo;
+    w[2 * i + 1] = hi;
   }
   return true;
 }

@@ -5,16 +5,33 @@
 // a shuffle, which then holds no more bytes than without combiners (a state
 // is wider than its row: a sum's is [sum, count]), and whose reduce tasks
 // aggregate such rows beside other tasks' states; elsewhere each row as its own state.
-import { type Batch, type Column, type Schema, batchBytes, concatBatches, emptyBatch, gather } from '../kernels/column.js';
+import {
+  type Batch,
+  type Column,
+  type Schema,
+  batchBytes,
+  concatBatches,
+  emptyBatch,
+  gather,
+} from '../kernels/column.js';
 import { decimalSumsColumn } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import { materialize, selectedRows, selectionOf } from '../expr/deferred.js';
 import { countColumn, float64Column, floatSums, groupsOf, intSumColumn, minMax } from './aggregate.js';
-import { PASS_THROUGH_SAMPLE, combinerGrouping, passesThrough, partialAggregate, partialSchema, rowsAsStates } from './partial.js';
+import {
+  PASS_THROUGH_SAMPLE,
+  combinerGrouping,
+  passesThrough,
+  partialAggregate,
+  partialSchema,
+  rowsAsStates,
+} from './partial.js';
 
 /** Partial aggregation of a task's output before its sink. */
 export interface Combine {
-  groupBy: number[]; aggs: BoundAggregate[]; schema: Schema;
+  groupBy: number[];
+  aggs: BoundAggregate[];
+  schema: Schema;
   /** the consumer takes rows that pass through as they are (an aggregate's shuffle), not only states */
   passRows?: boolean;
 }
@@ -23,17 +40,32 @@ export interface Combine {
  * pass-through: `batches` are the input rows (`Combine.schema`) as they came when `rows` was
  * allowed (no copy: the sink cuts them into partitions anyway), else one batch of a state per row
  */
-export interface Combined { batches: Batch[]; rowsOut: number; mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number }
+export interface Combined {
+  batches: Batch[];
+  rowsOut: number;
+  mode: 'partial' | 'pass-through';
+  rowsIn: number;
+  bytesIn: number;
+}
 
 /** `rows`: rows that do not reduce may pass through as they are (not as states), if `c.passRows`. */
 export function combine(batches: Batch[], c: Combine, rows = false): Combined {
   const schema = partialSchema(c.schema, c.groupBy, c.aggs);
   // batches may carry a dense filter's rows still to be picked (expr/deferred.ts)
   const rowsIn = batches.reduce((s, b) => s + selectedRows(b), 0);
-  const bytesIn = batches.reduce((s, b) => s + Math.round((batchBytes(b) * selectedRows(b)) / Math.max(1, b.length)), 0);
+  const bytesIn = batches.reduce(
+    (s, b) => s + Math.round((batchBytes(b) * selectedRows(b)) / Math.max(1, b.length)),
+    0,
+  );
   const partial = (b: Batch) => partialAggregate(b, c.groupBy, c.aggs, schema, selectionOf(b));
   // the first rows decide, as if the batches were one
-  const head = () => (selectedRows(batches[0]) >= PASS_THROUGH_SAMPLE ? materialize(batches[0], PASS_THROUGH_SAMPLE) : concatBatches(c.schema, batches.map((b) => materialize(b))));
+  const head = () =>
+    selectedRows(batches[0]) >= PASS_THROUGH_SAMPLE
+      ? materialize(batches[0], PASS_THROUGH_SAMPLE)
+      : concatBatches(
+          c.schema,
+          batches.map((b) => materialize(b)),
+        );
   // the sample's groups are counted, not aggregated, and passed batches are not concatenated: a
   // pass-through task costs what it costs without combiners (aggregate by key at s = 0, map stage
   // CPU: 17% above no-combiners' when the sample was aggregated and the rows copied; now level)
@@ -56,16 +88,31 @@ export function mergeStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate[
   const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
   const nKeys = groupBy.length;
   if (b.length === 0 && nKeys > 0) return emptyBatch(schema);
-  const g = groupsOf(b, groupBy.map((_, i) => i));
+  const g = groupsOf(
+    b,
+    groupBy.map((_, i) => i),
+  );
   const out: Column[] = b.columns.slice(0, nKeys).map((k) => gather(k, g.first, g.nGroups));
   let s = nKeys;
   for (const a of aggs) {
-    if (a.fn === 'count') { out.push(countColumn(floatSums(b.columns[s++], g))); continue; }
-    if (a.fn === 'min' || a.fn === 'max') { out.push(minMax(b.columns[s++], g, a.fn === 'max')); continue; }
-    const sum = b.columns[s++], cnt = floatSums(b.columns[s++], g), what = `partial sum of "${a.as}"`;
-    out.push(sum.type.id === 'decimal' ? decimalSumsColumn(sum, g.gid, g.nGroups, cnt, sum.type, what)
-      : sum.type.id === 'int64' ? intSumColumn(sum, g, what, cnt)
-        : float64Column(floatSums(sum, g), cnt));
+    if (a.fn === 'count') {
+      out.push(countColumn(floatSums(b.columns[s++], g)));
+      continue;
+    }
+    if (a.fn === 'min' || a.fn === 'max') {
+      out.push(minMax(b.columns[s++], g, a.fn === 'max'));
+      continue;
+    }
+    const sum = b.columns[s++],
+      cnt = floatSums(b.columns[s++], g),
+      what = `partial sum of "${a.as}"`;
+    out.push(
+      sum.type.id === 'decimal'
+        ? decimalSumsColumn(sum, g.gid, g.nGroups, cnt, sum.type, what)
+        : sum.type.id === 'int64'
+          ? intSumColumn(sum, g, what, cnt)
+          : float64Column(floatSums(sum, g), cnt),
+    );
     out.push(countColumn(cnt));
   }
   return { length: g.nGroups, columns: out };

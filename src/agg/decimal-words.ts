@@ -17,8 +17,10 @@ export class DecimalWords {
   private readonly a3: Float64Array;
 
   constructor(nGroups: number) {
-    this.a0 = new Float64Array(nGroups); this.a1 = new Float64Array(nGroups);
-    this.a2 = new Float64Array(nGroups); this.a3 = new Float64Array(nGroups);
+    this.a0 = new Float64Array(nGroups);
+    this.a1 = new Float64Array(nGroups);
+    this.a2 = new Float64Array(nGroups);
+    this.a3 = new Float64Array(nGroups);
   }
 
   /**
@@ -26,14 +28,16 @@ export class DecimalWords {
    * gids[k], counting them in `cnt`; n at most 2^16 per call.
    */
   add(c: Column, gids: Int32Array, idx: Int32Array, n: number, cnt: Float64Array): void {
-    const { a0, a1, a2, a3 } = this, valid = c.valid;
+    const { a0, a1, a2, a3 } = this,
+      valid = c.valid;
     if (lanes(c.type) === 1) {
       const w = new Int32Array(c.values.buffer, c.values.byteOffset, 2 * c.length);
       for (let k = 0; k < n; k++) {
         const j = idx[k];
         if (j < 0 || (valid !== null && valid[j] === 0)) continue;
         const g = gids[k];
-        a0[g] += w[2 * j] >>> 0; a1[g] += w[2 * j + 1];
+        a0[g] += w[2 * j] >>> 0;
+        a1[g] += w[2 * j + 1];
         cnt[g]++;
       }
     } else {
@@ -41,11 +45,18 @@ export class DecimalWords {
       for (let k = 0; k < n; k++) {
         const j = idx[k];
         if (j < 0 || (valid !== null && valid[j] === 0)) continue;
-        const g = gids[k], p = 4 * j, h = w[p + 1], sign = h >> 31;
+        const g = gids[k],
+          p = 4 * j,
+          h = w[p + 1],
+          sign = h >> 31;
         a0[g] += w[p] >>> 0;
         // a value that fits in 64 bits: its upper words only repeat the sign
         if (w[p + 2] === sign && w[p + 3] === sign) a1[g] += h;
-        else { a1[g] += h >>> 0; a2[g] += w[p + 2] >>> 0; a3[g] += w[p + 3]; }
+        else {
+          a1[g] += h >>> 0;
+          a2[g] += w[p + 2] >>> 0;
+          a3[g] += w[p + 3];
+        }
         cnt[g]++;
       }
     }
@@ -57,9 +68,15 @@ export class DecimalWords {
 
   private carry(g: number) {
     const { a0, a1, a2, a3 } = this;
-    let c = Math.floor(a0[g] / TWO32); a0[g] -= c * TWO32; a1[g] += c;
-    c = Math.floor(a1[g] / TWO32); a1[g] -= c * TWO32; a2[g] += c;
-    c = Math.floor(a2[g] / TWO32); a2[g] -= c * TWO32; a3[g] += c;
+    let c = Math.floor(a0[g] / TWO32);
+    a0[g] -= c * TWO32;
+    a1[g] += c;
+    c = Math.floor(a1[g] / TWO32);
+    a1[g] -= c * TWO32;
+    a2[g] += c;
+    c = Math.floor(a2[g] / TWO32);
+    a2[g] -= c * TWO32;
+    a3[g] += c;
   }
 
   /** The exact sum of group g, as a scaled integer. */

@@ -34,16 +34,28 @@ export interface EagerLayout {
   aggs: { fn: BoundAggregate['fn']; side: 'left' | 'right' | null; cols: number[]; as: string }[];
 }
 
-export interface EagerPlan { left: EagerSide; right: EagerSide; layout: EagerLayout; outSchema: Schema }
+export interface EagerPlan {
+  left: EagerSide;
+  right: EagerSide;
+  layout: EagerLayout;
+  outSchema: Schema;
+}
 
 const EAGER_TYPES = new Set(['inner', 'left', 'right', 'full']);
 
 /** The eager plan of aggregate(join), or null where the rewrite does not apply. */
 export function eagerPlan(agg: AggNode, join: JoinNode): EagerPlan | null {
-  if (!EAGER_TYPES.has(join.type) || join.leftKeys.length === 0 || agg.aggs.some((a) => a.fn === 'count_distinct' || (a.decimal && (a.fn === 'sum' || a.fn === 'avg')))) return null;
+  if (
+    !EAGER_TYPES.has(join.type) ||
+    join.leftKeys.length === 0 ||
+    agg.aggs.some((a) => a.fn === 'count_distinct' || (a.decimal && (a.fn === 'sum' || a.fn === 'avg')))
+  )
+    return null;
   const nl = join.left.schema.length;
   const sideOf = (c: number) => (c < nl ? { side: 'left' as const, col: c } : { side: 'right' as const, col: c - nl });
-  const build = (side: 'left' | 'right'): EagerSide & { groupPos: Map<number, number>; aggPos: Map<BoundAggregate, number> } => {
+  const build = (
+    side: 'left' | 'right',
+  ): EagerSide & { groupPos: Map<number, number>; aggPos: Map<BoundAggregate, number> } => {
     const input = side === 'left' ? join.left : join.right;
     const keys = side === 'left' ? join.leftKeys : join.rightKeys;
     const groupBy = [...keys];
@@ -61,9 +73,17 @@ export function eagerPlan(agg: AggNode, join: JoinNode): EagerPlan | null {
       aggPos.set(a, aggs.length);
       aggs.push({ ...a, col: sideOf(a.col).col });
     }
-    return { groupBy, aggs, schema: partialSchema(input.schema, groupBy, aggs), keys: keys.map((_, i) => i), groupPos, aggPos };
+    return {
+      groupBy,
+      aggs,
+      schema: partialSchema(input.schema, groupBy, aggs),
+      keys: keys.map((_, i) => i),
+      groupPos,
+      aggPos,
+    };
   };
-  const L = build('left'), R = build('right');
+  const L = build('left'),
+    R = build('right');
   // State columns of aggregate k of a side: after the group columns, count(*) takes one column.
   const stateCols = (s: typeof L, k: number): number[] => {
     let c = s.groupBy.length;
@@ -134,26 +154,40 @@ function weightedSums(c: Column, idx: Int32Array, w: Float64Array, gid: Int32Arr
  * takes its group by index (no gather of the group columns per pair).
  */
 function pairGroups(
-  groups: EagerLayout['groups'], side: (s: 'left' | 'right') => { b: Batch; idx: Int32Array }, n: number,
+  groups: EagerLayout['groups'],
+  side: (s: 'left' | 'right') => { b: Batch; idx: Int32Array },
+  n: number,
 ): { g: Groups; keyCols: Column[] } {
   const s = groups.length > 0 && groups.every((x) => x.side === groups[0].side) ? side(groups[0].side) : null;
   if (s !== null && !s.idx.subarray(0, n).some((j) => j < 0)) {
-    const gs = groupsOf(s.b, groups.map((x) => x.col));
+    const gs = groupsOf(
+      s.b,
+      groups.map((x) => x.col),
+    );
     const renum = new Int32Array(gs.nGroups).fill(-1);
     const first: number[] = [];
     const gid = new Int32Array(n);
     for (let k = 0; k < n; k++) {
       const old = gs.gid[s.idx[k]];
       let id = renum[old];
-      if (id < 0) { id = renum[old] = first.length; first.push(k); }
+      if (id < 0) {
+        id = renum[old] = first.length;
+        first.push(k);
+      }
       gid[k] = id;
     }
     const firstPair = Int32Array.from(first);
     const rows = Int32Array.from(first, (k) => s.idx[k]);
-    return { g: { gid, nGroups: first.length, first: firstPair }, keyCols: groups.map((x) => gather(s.b.columns[x.col], rows)) };
+    return {
+      g: { gid, nGroups: first.length, first: firstPair },
+      keyCols: groups.map((x) => gather(s.b.columns[x.col], rows)),
+    };
   }
   const groupCols = groups.map((x) => gather(side(x.side).b.columns[x.col], side(x.side).idx, n));
-  const g = groupsOf({ length: n, columns: groupCols }, groupCols.map((_, i) => i));
+  const g = groupsOf(
+    { length: n, columns: groupCols },
+    groupCols.map((_, i) => i),
+  );
   return { g, keyCols: groupCols.map((c) => gather(c, g.first, g.nGroups)) };
 }
 
@@ -161,15 +195,24 @@ function pairGroups(
  * The final aggregate's partial states (partialSchema of the join output) from
  * joined partial rows: pairs (left[k], right[k]), -1 for a missing side.
  */
-export function eagerStates(l: Batch, r: Batch, left: Int32Array, right: Int32Array, n: number, plan: EagerPlan): Batch {
+export function eagerStates(
+  l: Batch,
+  r: Batch,
+  left: Int32Array,
+  right: Int32Array,
+  n: number,
+  plan: EagerPlan,
+): Batch {
   const { layout } = plan;
   const side = (s: 'left' | 'right') => (s === 'left' ? { b: l, idx: left } : { b: r, idx: right });
   if (layout.groups.length > 0 && n === 0) return emptyBatch(plan.outSchema);
   const { g, keyCols } = pairGroups(layout.groups, side, n);
-  const wL = weights(l, layout.countCol.left, left, n), wR = weights(r, layout.countCol.right, right, n);
+  const wL = weights(l, layout.countCol.left, left, n),
+    wR = weights(r, layout.countCol.right, right, n);
   const cols: Column[] = keyCols;
   for (const a of layout.aggs) {
-    if (a.side === null) { // count(*): pairs of rows
+    if (a.side === null) {
+      // count(*): pairs of rows
       const cnt = new Float64Array(g.nGroups);
       for (let k = 0; k < n; k++) cnt[g.gid[k]] += wL[k] * wR[k];
       cols.push(countColumn(cnt));
@@ -187,7 +230,9 @@ export function eagerStates(l: Batch, r: Batch, left: Int32Array, right: Int32Ar
       const isCount = a.fn === 'count' || i === 1;
       if (isCount) {
         const cnt = new Float64Array(g.nGroups);
-        (s.ints ?? []).forEach((x, k) => { cnt[k] = x === null ? 0 : Number(x); });
+        (s.ints ?? []).forEach((x, k) => {
+          cnt[k] = x === null ? 0 : Number(x);
+        });
         cols.push(countColumn(cnt));
       } else if (s.ints) {
         cols.push(int64Column(s.ints, `sum of "${a.as}"`));

@@ -17,17 +17,28 @@ export const FEW_GROUPS = 16;
  * `shared`: gid in shared memory; `gid`: the array to write the ids to (on null, partly written: the
  * caller that falls back to groupRows hands it the same array, so that one is allocated, not two).
  */
-export function fewGroups(c: Column, shared = false, gid?: Int32Array, rows: Int32Array | null = null, m = c.length): Groups | null {
+export function fewGroups(
+  c: Column,
+  shared = false,
+  gid?: Int32Array,
+  rows: Int32Array | null = null,
+  m = c.length,
+): Groups | null {
   const w = c.type.id === 'int32' ? 1 : c.type.id === 'int64' ? 2 : 0;
   if (w === 0) return null;
-  const n = c.length, valid = c.valid;
+  const n = c.length,
+    valid = c.valid;
   const v = c.values as Int32Array | BigInt64Array;
   const words = v instanceof Int32Array ? v : new Int32Array(v.buffer, v.byteOffset, 2 * n);
-  const lo = new Int32Array(FEW_GROUPS), hi = new Int32Array(FEW_GROUPS), first = new Int32Array(FEW_GROUPS);
+  const lo = new Int32Array(FEW_GROUPS),
+    hi = new Int32Array(FEW_GROUPS),
+    first = new Int32Array(FEW_GROUPS);
   gid ??= int32s(n, shared);
   // a selection (`rows`, the first m): the other rows' ids are set after, to one past the last group
   if (rows !== null) gid.fill(-1);
-  let nGroups = 0, nullGroup = -1, last = -1;
+  let nGroups = 0,
+    nullGroup = -1,
+    last = -1;
   for (let k = 0; k < m; k++) {
     const i = rows !== null ? rows[k] : k;
     if (valid !== null && valid[i] === 0) {
@@ -39,17 +50,23 @@ export function fewGroups(c: Column, shared = false, gid?: Int32Array, rows: Int
       gid[i] = nullGroup;
       continue;
     }
-    const a = words[w * i], b = w === 2 ? words[2 * i + 1] : 0;
+    const a = words[w * i],
+      b = w === 2 ? words[2 * i + 1] : 0;
     let g = last;
     if (g < 0 || lo[g] !== a || hi[g] !== b) {
       g = -1;
       for (let k = 0; k < nGroups; k++) {
-        if (k !== nullGroup && lo[k] === a && hi[k] === b) { g = k; break; }
+        if (k !== nullGroup && lo[k] === a && hi[k] === b) {
+          g = k;
+          break;
+        }
       }
       if (g < 0) {
         if (nGroups === FEW_GROUPS) return null;
         g = nGroups++;
-        lo[g] = a; hi[g] = b; first[g] = i;
+        lo[g] = a;
+        hi[g] = b;
+        first[g] = i;
       }
       last = g;
     }

@@ -15,7 +15,12 @@ export interface Groups {
  * `sel`: group only these rows; every other row gets the group id nGroups (one past the last). `shared`: gid in
  * shared memory; `gid`: the array to write the ids to (every entry is written).
  */
-export function groupRows(keys: Keys, sel?: { idx: Int32Array; n: number }, shared = false, gid = int32s(keys.n, shared)): Groups {
+export function groupRows(
+  keys: Keys,
+  sel?: { idx: Int32Array; n: number },
+  shared = false,
+  gid = int32s(keys.n, shared),
+): Groups {
   const n = sel ? sel.n : keys.n;
   const first = new Int32Array(Math.max(16, Math.min(n, 1 << 16)));
   let cap = 64;
@@ -30,21 +35,34 @@ export function groupRows(keys: Keys, sel?: { idx: Int32Array; n: number }, shar
   // key shapes the thread had grouped: aggregate by key, 18 ms a run spent in keysEqual)
   const p = keys.parts.length === 1 ? keys.parts[0] : null;
   const w = p !== null && p.kind === 'w' && p.nulls === null ? p.w : null;
-  if (w !== null) for (let k = insertWords(t, w, keys.hash, rows, gid, 0, n); k < n; k = insertWords(t, w, keys.hash, rows, gid, k, n)) grow(t);
+  if (w !== null)
+    for (
+      let k = insertWords(t, w, keys.hash, rows, gid, 0, n);
+      k < n;
+      k = insertWords(t, w, keys.hash, rows, gid, k, n)
+    )
+      grow(t);
   else for (let k = insertRows(t, keys, rows, gid, 0, n); k < n; k = insertRows(t, keys, rows, gid, k, n)) grow(t);
   if (rows) fillUnselected(gid, t.nGroups);
   return { gid, nGroups: t.nGroups, first: t.first.subarray(0, t.nGroups) };
 }
 
 /** A growable open-addressing table: groups' first rows and hashes, slots of group ids (-1: empty). */
-interface Table { first: Int32Array; groupHash: Int32Array; slots: Int32Array; nGroups: number }
+interface Table {
+  first: Int32Array;
+  groupHash: Int32Array;
+  slots: Int32Array;
+  nGroups: number;
+}
 
 /**
  * Group ids of rows k0..n (of `rows`, else in order) into gid; returns n, or
  * the first row needing a new group that does not fit (grow, then resume there).
  */
 function insertRows(t: Table, keys: Keys, rows: Int32Array | null, gid: Int32Array, k0: number, n: number): number {
-  const { first, groupHash, slots } = t, mask = slots.length - 1, h = keys.hash;
+  const { first, groupHash, slots } = t,
+    mask = slots.length - 1,
+    h = keys.hash;
   for (let k = k0; k < n; k++) {
     const i = rows !== null ? rows[k] : k;
     const hi = h[i];
@@ -73,11 +91,22 @@ function addGroup(t: Table, s: number, i: number, hi: number): number {
 }
 
 /** insertRows for one 64-bit key part without nulls: two words a row (`w`), compared inline. */
-function insertWords(t: Table, w: Int32Array, h: Int32Array, rows: Int32Array | null, gid: Int32Array, k0: number, n: number): number {
-  const { first, groupHash, slots } = t, mask = slots.length - 1;
+function insertWords(
+  t: Table,
+  w: Int32Array,
+  h: Int32Array,
+  rows: Int32Array | null,
+  gid: Int32Array,
+  k0: number,
+  n: number,
+): number {
+  const { first, groupHash, slots } = t,
+    mask = slots.length - 1;
   for (let k = k0; k < n; k++) {
     const i = rows !== null ? rows[k] : k;
-    const hi = h[i], lo = w[2 * i], up = w[2 * i + 1];
+    const hi = h[i],
+      lo = w[2 * i],
+      up = w[2 * i + 1];
     let s = hi & mask;
     let g: number;
     for (;;) {
@@ -97,8 +126,12 @@ function insertWords(t: Table, w: Int32Array, h: Int32Array, rows: Int32Array | 
 function grow(t: Table): void {
   const n = t.nGroups;
   if (n === t.first.length) {
-    const f = new Int32Array(n * 2); f.set(t.first); t.first = f;
-    const gh = new Int32Array(n * 2); gh.set(t.groupHash); t.groupHash = gh;
+    const f = new Int32Array(n * 2);
+    f.set(t.first);
+    t.first = f;
+    const gh = new Int32Array(n * 2);
+    gh.set(t.groupHash);
+    t.groupHash = gh;
   }
   if ((n + 1) * 2 > t.slots.length) {
     t.slots = new Int32Array(t.slots.length * 2).fill(-1);

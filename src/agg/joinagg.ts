@@ -45,8 +45,12 @@ interface State {
  * within each side).
  */
 export interface JoinShape {
-  type: JoinType; groupedLeft: boolean;
-  leftSchema: Schema; rightSchema: Schema; leftKeys: number[]; rightKeys: number[];
+  type: JoinType;
+  groupedLeft: boolean;
+  leftSchema: Schema;
+  rightSchema: Schema;
+  leftKeys: number[];
+  rightKeys: number[];
 }
 
 /**
@@ -56,15 +60,20 @@ export interface JoinShape {
  * the grouped side's groups serve (a count_distinct of the other side's key,
  * say). Float keys are left alone: -0 and 0 match but print differently.
  */
-function sideGrouping(join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[]): { groupBy: number[]; aggs: BoundAggregate[] } {
+function sideGrouping(
+  join: JoinShape,
+  groupBy0: number[],
+  aggs0: BoundAggregate[],
+): { groupBy: number[]; aggs: BoundAggregate[] } {
   const g = combinerGrouping(groupBy0, aggs0);
   if (join.type !== 'inner') return g;
   const nl = join.leftSchema.length;
   const groupBy = g.groupBy.map((c) => {
-    if ((c < nl) === join.groupedLeft) return c;
+    if (c < nl === join.groupedLeft) return c;
     const k = join.groupedLeft ? join.rightKeys.indexOf(c - nl) : join.leftKeys.indexOf(c);
     if (k < 0) return c;
-    const l = join.leftSchema[join.leftKeys[k]].type, r = join.rightSchema[join.rightKeys[k]].type;
+    const l = join.leftSchema[join.leftKeys[k]].type,
+      r = join.rightSchema[join.rightKeys[k]].type;
     if (l.id === 'float32' || l.id === 'float64' || JSON.stringify(l) !== JSON.stringify(r)) return c;
     return join.groupedLeft ? join.leftKeys[k] : nl + join.rightKeys[k];
   });
@@ -79,13 +88,19 @@ export class JoinAggregator {
   private readonly states: State[];
 
   private constructor(
-    private readonly grouped: Batch, private readonly groupedLeft: boolean, private readonly groupCols: number[],
-    aggs: BoundAggregate[], private readonly leftSchema: Schema, private readonly rightSchema: Schema, private readonly schema: Schema,
+    private readonly grouped: Batch,
+    private readonly groupedLeft: boolean,
+    private readonly groupCols: number[],
+    aggs: BoundAggregate[],
+    private readonly leftSchema: Schema,
+    private readonly rightSchema: Schema,
+    private readonly schema: Schema,
     groupsFor?: (cols: number[]) => Groups,
   ) {
     this.groups = groupsFor ? groupsFor(groupCols) : groupsOf(grouped, groupCols);
     // two more groups after the grouped side's: rows whose grouped side is missing, and (addRows) rows that joined none
-    const G = this.groups.nGroups + 2, nl = leftSchema.length;
+    const G = this.groups.nGroups + 2,
+      nl = leftSchema.length;
     this.reached = new Uint8Array(G);
     this.states = aggs.map((a) => {
       const left = a.col < nl;
@@ -115,7 +130,7 @@ export class JoinAggregator {
   static applies(join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[]): boolean {
     const { groupBy, aggs } = sideGrouping(join, groupBy0, aggs0);
     const nl = join.leftSchema.length;
-    const onGrouped = (c: number) => (c < nl) === join.groupedLeft;
+    const onGrouped = (c: number) => c < nl === join.groupedLeft;
     if (!groupBy.every(onGrouped)) return false;
     return !aggs.some((a) => (a.fn === 'min' || a.fn === 'max') && !onGrouped(a.col));
   }
@@ -125,11 +140,25 @@ export class JoinAggregator {
    * `groupsFor`: its rows' groups by those columns, when known already (a broadcast table's, per thread).
    */
   static create(
-    grouped: Batch, join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema, groupsFor?: (cols: number[]) => Groups,
+    grouped: Batch,
+    join: JoinShape,
+    groupBy0: number[],
+    aggs0: BoundAggregate[],
+    schema: Schema,
+    groupsFor?: (cols: number[]) => Groups,
   ): JoinAggregator {
     const { aggs } = sideGrouping(join, groupBy0, aggs0);
     const local = JoinAggregator.groupColumns(join, groupBy0, aggs0);
-    return new JoinAggregator(grouped, join.groupedLeft, local, aggs, join.leftSchema, join.rightSchema, schema, groupsFor);
+    return new JoinAggregator(
+      grouped,
+      join.groupedLeft,
+      local,
+      aggs,
+      join.leftSchema,
+      join.rightSchema,
+      schema,
+      groupsFor,
+    );
   }
 
   /** The grouped side's columns (indices within that side) whose groups an aggregator of `create` asks `groupsFor`. */
@@ -140,7 +169,8 @@ export class JoinAggregator {
   /** Accumulate n matched pairs; l and r are the batches the left and right indices point into (-1: missing). */
   add(l: Batch, r: Batch, li: Int32Array, ri: Int32Array, n: number): void {
     const bIdx = this.groupedLeft ? li : ri;
-    const gids = this.gids, reached = this.reached;
+    const gids = this.gids,
+      reached = this.reached;
     if (this.groupCols.length === 0) {
       gids.fill(0, 0, n);
       reached[0] = 1;
@@ -170,20 +200,28 @@ export class JoinAggregator {
    * random reads: the values are read in order. Call only where rowsOnly.
    */
   addRows(other: Batch, from: number, gids: Int32Array, n: number): void {
-    const reached = this.reached, rows = ROWS;
+    const reached = this.reached,
+      rows = ROWS;
     markRows(gids, reached, rows, from, n);
     reached[this.groups.nGroups + 1] = 0;
     for (const s of this.states) accumulate(s, s.col < 0 ? null : other.columns[s.col], gids, rows, n);
   }
 
   private addMinMax(s: State, idx: Int32Array, n: number) {
-    const best = s.best!, cmp = s.cmp!, gids = this.gids;
-    const valid = this.grouped.columns[s.col].valid, max = s.agg.fn === 'max';
+    const best = s.best!,
+      cmp = s.cmp!,
+      gids = this.gids;
+    const valid = this.grouped.columns[s.col].valid,
+      max = s.agg.fn === 'max';
     for (let k = 0; k < n; k++) {
       const j = idx[k];
       if (j < 0 || (valid !== null && !valid[j])) continue;
-      const g = gids[k], b = best[g];
-      if (b < 0) { best[g] = j; continue; }
+      const g = gids[k],
+        b = best[g];
+      if (b < 0) {
+        best[g] = j;
+        continue;
+      }
       const d = cmp(j, b);
       if (max ? d > 0 : d < 0) best[g] = j;
     }
@@ -191,28 +229,41 @@ export class JoinAggregator {
 
   /** The partial states of the groups that joined rows reached (the group of a missing grouped side: null group columns). */
   finish(): Batch {
-    const G = this.reached.length, reached = this.reached;
+    const G = this.reached.length,
+      reached = this.reached;
     let n = 0;
     for (let g = 0; g < G; g++) n += reached[g];
     if (n === 0 && this.groupCols.length > 0) return emptyBatch(this.schema);
-    if (this.groupCols.length === 0) { n = 1; reached[0] = 1; }
+    if (this.groupCols.length === 0) {
+      n = 1;
+      reached[0] = 1;
+    }
     const sel = new Int32Array(n);
     for (let g = 0, k = 0; g < G; g++) if (reached[g]) sel[k++] = g;
-    const first = this.groups.first, missing = this.groups.nGroups, firstRows = new Int32Array(n);
+    const first = this.groups.first,
+      missing = this.groups.nGroups,
+      firstRows = new Int32Array(n);
     for (let k = 0; k < n; k++) firstRows[k] = sel[k] === missing ? -1 : first[sel[k]];
     const cols: Column[] = this.groupCols.map((c) => gather(this.grouped.columns[c], firstRows, n));
-    const pick = (a: Float64Array) => { const out = new Float64Array(n); for (let k = 0; k < n; k++) out[k] = a[sel[k]]; return out; };
+    const pick = (a: Float64Array) => {
+      const out = new Float64Array(n);
+      for (let k = 0; k < n; k++) out[k] = a[sel[k]];
+      return out;
+    };
     for (const s of this.states) {
       const cnt = pick(s.cnt);
       if (s.best) {
         const best = new Int32Array(n);
         for (let k = 0; k < n; k++) best[k] = s.best[sel[k]];
         cols.push(gather(this.grouped.columns[s.col], best, n));
-      }
-      else if (s.dec) {
-        const dec = s.dec, sums = Array.from(sel, (g, k) => (cnt[k] === 0 ? null : dec.sum(g)));
+      } else if (s.dec) {
+        const dec = s.dec,
+          sums = Array.from(sel, (g, k) => (cnt[k] === 0 ? null : dec.sum(g)));
         const t = (s.left ? this.leftSchema : this.rightSchema)[s.col].type;
-        cols.push(decimalColumn(sums, decimalType(MAX_PRECISION, t.scale!), `partial sum of "${s.agg.as}"`), countColumn(cnt));
+        cols.push(
+          decimalColumn(sums, decimalType(MAX_PRECISION, t.scale!), `partial sum of "${s.agg.as}"`),
+          countColumn(cnt),
+        );
       } else if (s.sum === undefined) cols.push(countColumn(cnt));
       else if (s.hi !== undefined) {
         cols.push(wordSumColumn(pick(s.sum), pick(s.hi), cnt, `partial sum of "${s.agg.as}"`), countColumn(cnt));
@@ -232,17 +283,28 @@ export class JoinAggregator {
 // 1,143 deoptimizations, about 150 per warm run, most of them here).
 
 /** Group ids of a chunk's grouped-side rows (missing: -1 rows), and the groups reached. */
-function groupIdsOfRows(g: Int32Array, missing: number, bIdx: Int32Array, gids: Int32Array, reached: Uint8Array, n: number): void {
+function groupIdsOfRows(
+  g: Int32Array,
+  missing: number,
+  bIdx: Int32Array,
+  gids: Int32Array,
+  reached: Uint8Array,
+  n: number,
+): void {
   for (let k = 0; k < n; k++) {
     const j = bIdx[k];
     const x = j < 0 ? missing : g[j];
-    gids[k] = x; reached[x] = 1;
+    gids[k] = x;
+    reached[x] = 1;
   }
 }
 
 /** The groups of rows from..from+n reached, and their row indices. */
 function markRows(gids: Int32Array, reached: Uint8Array, rows: Int32Array, from: number, n: number): void {
-  for (let k = 0; k < n; k++) { reached[gids[k]] = 1; rows[k] = from + k; }
+  for (let k = 0; k < n; k++) {
+    reached[gids[k]] = 1;
+    rows[k] = from + k;
+  }
 }
 
 function countRows(cnt: Float64Array, gids: Int32Array, n: number): void {
@@ -270,7 +332,8 @@ function addCount(cnt: Float64Array, c: Column, gids: Int32Array, idx: Int32Arra
 }
 
 function addFloatSum(sum: Float64Array, cnt: Float64Array, c: Column, gids: Int32Array, idx: Int32Array, n: number) {
-  const valid = c.valid, v = c.values as Float64Array | Float32Array;
+  const valid = c.valid,
+    v = c.values as Float64Array | Float32Array;
   for (let k = 0; k < n; k++) {
     const j = idx[k];
     if (j < 0 || (valid !== null && !valid[j])) continue;
@@ -281,8 +344,17 @@ function addFloatSum(sum: Float64Array, cnt: Float64Array, c: Column, gids: Int3
 }
 
 /** Exact integer sums: 32-bit halves summed in float64, carried after each chunk (at most 2^16 rows, far below 2^53 / 2^32). */
-function addIntSum(lo: Float64Array, hi: Float64Array, cnt: Float64Array, c: Column, gids: Int32Array, idx: Int32Array, n: number) {
-  const valid = c.valid, vals = c.values as any;
+function addIntSum(
+  lo: Float64Array,
+  hi: Float64Array,
+  cnt: Float64Array,
+  c: Column,
+  gids: Int32Array,
+  idx: Int32Array,
+  n: number,
+) {
+  const valid = c.valid,
+    vals = c.values as any;
   const wide = c.type.id === 'int64' || c.type.id === 'uint64';
   const unsignedHi = c.type.id === 'uint64';
   if (wide) {
@@ -305,7 +377,8 @@ function addIntSum(lo: Float64Array, hi: Float64Array, cnt: Float64Array, c: Col
     }
   }
   for (let k = 0; k < n; k++) {
-    const g = gids[k], x = lo[g];
+    const g = gids[k],
+      x = lo[g];
     if (x >= TWO32 || x < 0) {
       const carry = Math.floor(x / TWO32);
       lo[g] = x - carry * TWO32;

@@ -7,14 +7,36 @@
 // count_distinct: its column becomes one more grouping column of the partial
 // rows (the per-group distinct set, as rows), counted after the merge; so all
 // count_distinct of one aggregate must share a column to be combined.
-import { type Batch, type Column, type DataType, type Field, type Schema, emptyBatch, gather, isInteger, lanes, sliceBatch, sliceColumn } from '../kernels/column.js';
+import {
+  type Batch,
+  type Column,
+  type DataType,
+  type Field,
+  type Schema,
+  emptyBatch,
+  gather,
+  isInteger,
+  lanes,
+  sliceBatch,
+  sliceColumn,
+} from '../kernels/column.js';
 import type { Selection } from '../expr/select.js';
 import { MAX_PRECISION, decimalSumsColumn, decimalType } from '../kernels/decimal.js';
 import { ExecutionError } from '../errors.js';
 import { narrowWords } from '../kernels/keys.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import {
-  countColumn, countDistinct, countValid, decimalAvg, decimalSumColumn, float64Column, floatSums, groupsOf, intSumColumn, intSumFloats, minMax,
+  countColumn,
+  countDistinct,
+  countValid,
+  decimalAvg,
+  decimalSumColumn,
+  float64Column,
+  floatSums,
+  groupsOf,
+  intSumColumn,
+  intSumFloats,
+  minMax,
 } from './aggregate.js';
 import type { Groups } from './groups.js';
 
@@ -27,7 +49,10 @@ function distinctCols(aggs: BoundAggregate[]): Set<number> {
 export const combinable = (aggs: BoundAggregate[]) => distinctCols(aggs).size <= 1;
 
 /** What a combiner groups by (the group columns, then the count_distinct column) and the aggregates with a state. */
-export function combinerGrouping(groupBy: number[], aggs: BoundAggregate[]): { groupBy: number[]; aggs: BoundAggregate[] } {
+export function combinerGrouping(
+  groupBy: number[],
+  aggs: BoundAggregate[],
+): { groupBy: number[]; aggs: BoundAggregate[] } {
   const d = [...distinctCols(aggs)];
   return { groupBy: [...groupBy, ...d], aggs: aggs.filter((a) => a.fn !== 'count_distinct') };
 }
@@ -35,7 +60,9 @@ export function combinerGrouping(groupBy: number[], aggs: BoundAggregate[]): { g
 /** The schema of partial states: the group columns, the count_distinct column if any, then each aggregate's state columns. */
 export function partialSchema(input: Schema, groupBy0: number[], aggs0: BoundAggregate[]): Field[] {
   const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
-  const out: Field[] = groupBy.map((g, i) => (i < groupBy0.length ? input[g] : { name: '$distinct', type: input[g].type }));
+  const out: Field[] = groupBy.map((g, i) =>
+    i < groupBy0.length ? input[g] : { name: '$distinct', type: input[g].type },
+  );
   aggs.forEach((a, k) => {
     const t = a.col >= 0 ? input[a.col].type : null;
     if (a.fn === 'count') out.push({ name: `$${k}.count`, type: { id: 'int64' } });
@@ -56,8 +83,10 @@ function sumStateType(t: DataType): DataType {
 }
 
 function sumState(c: Column, g: Groups, _n: number, what: string, cnt: Float64Array): Column[] {
-  const sum = isInteger(c.type) ? intSumColumn(c, g, what, cnt)
-    : c.type.id === 'decimal' ? decimalSumsColumn(c, g.gid, g.nGroups, cnt, sumStateType(c.type), what)
+  const sum = isInteger(c.type)
+    ? intSumColumn(c, g, what, cnt)
+    : c.type.id === 'decimal'
+      ? decimalSumsColumn(c, g.gid, g.nGroups, cnt, sumStateType(c.type), what)
       : float64Column(floatSums(c, g), cnt);
   return [sum, countColumn(cnt)];
 }
@@ -70,14 +99,19 @@ function sumState(c: Column, g: Groups, _n: number, what: string, cnt: Float64Ar
 function states(b: Batch, g: Groups, aggs: BoundAggregate[]): Column[] {
   const cols: Column[] = [];
   let sizes: Float64Array | null = null;
-  const counts = (c: Column | null) => (c === null || c.valid === null ? (sizes ??= countValid(null, g, b.length)) : countValid(c, g, b.length));
+  const counts = (c: Column | null) =>
+    c === null || c.valid === null ? (sizes ??= countValid(null, g, b.length)) : countValid(c, g, b.length);
   const sums = new Map<number, Column[]>();
   for (const a of aggs) {
     if (a.fn === 'count') cols.push(countColumn(counts(a.col < 0 ? null : b.columns[a.col])));
     else if (a.fn === 'min' || a.fn === 'max') cols.push(minMax(b.columns[a.col], g, a.fn === 'max'));
     else {
       let st = sums.get(a.col);
-      if (!st) sums.set(a.col, st = sumState(b.columns[a.col], g, b.length, `partial sum of "${a.as}"`, counts(b.columns[a.col])));
+      if (!st)
+        sums.set(
+          a.col,
+          (st = sumState(b.columns[a.col], g, b.length, `partial sum of "${a.as}"`, counts(b.columns[a.col]))),
+        );
       cols.push(...st);
     }
   }
@@ -88,7 +122,13 @@ function states(b: Batch, g: Groups, aggs: BoundAggregate[]): Column[] {
  * `sel`: only these rows count (a dense filter's, not gathered): the others
  * fall in one extra group whose states are dropped.
  */
-export function partialAggregate(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema, sel?: Selection): Batch {
+export function partialAggregate(
+  b: Batch,
+  groupBy0: number[],
+  aggs0: BoundAggregate[],
+  schema: Schema,
+  sel?: Selection,
+): Batch {
   const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
   if ((sel ? sel.n : b.length) === 0 && groupBy.length > 0) return emptyBatch(schema);
   const g = groupsOf(b, groupBy, sel);
@@ -105,19 +145,31 @@ export function partialAggregate(b: Batch, groupBy0: number[], aggs0: BoundAggre
  * takes its group id by index. Null when the join does not allow it.
  */
 export function partialAggregateJoin(
-  l: Batch, r: Batch, left: Int32Array, right: Int32Array, n: number, type: string,
-  groupBy0: number[], aggs0: BoundAggregate[], schema: Schema,
+  l: Batch,
+  r: Batch,
+  left: Int32Array,
+  right: Int32Array,
+  n: number,
+  type: string,
+  groupBy0: number[],
+  aggs0: BoundAggregate[],
+  schema: Schema,
 ): Batch | null {
   const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
   const nl = l.columns.length;
-  const onLeft = groupBy.every((c) => c < nl), onRight = groupBy.every((c) => c >= nl);
+  const onLeft = groupBy.every((c) => c < nl),
+    onRight = groupBy.every((c) => c >= nl);
   const side = groupBy.length === 0 || onLeft ? 'left' : onRight ? 'right' : null;
-  if (side === 'left' && type === 'right' || side === 'left' && type === 'full') return null;
+  if ((side === 'left' && type === 'right') || (side === 'left' && type === 'full')) return null;
   if (side === 'right' && type !== 'inner' && type !== 'right') return null;
   if (side === null) return null;
   if (n === 0 && groupBy.length > 0) return emptyBatch(schema);
-  const S = side === 'left' ? l : r, idxS = side === 'left' ? left : right;
-  const gs = groupsOf(S, groupBy.map((c) => (side === 'left' ? c : c - nl)));
+  const S = side === 'left' ? l : r,
+    idxS = side === 'left' ? left : right;
+  const gs = groupsOf(
+    S,
+    groupBy.map((c) => (side === 'left' ? c : c - nl)),
+  );
   // Renumber the groups that joined rows reach, in order of first appearance.
   const renum = new Int32Array(gs.nGroups).fill(-1);
   const first: number[] = [];
@@ -125,7 +177,10 @@ export function partialAggregateJoin(
   for (let k = 0; k < n; k++) {
     const old = groupBy.length === 0 ? 0 : gs.gid[idxS[k]];
     let g = renum[old];
-    if (g < 0) { g = renum[old] = first.length; first.push(gs.first[old]); }
+    if (g < 0) {
+      g = renum[old] = first.length;
+      first.push(gs.first[old]);
+    }
     gid[k] = g;
   }
   const nGroups = groupBy.length === 0 ? 1 : first.length;
@@ -144,7 +199,13 @@ export function partialAggregateJoin(
  * Merge partial states (any number of rows per group) and finalize. `distinctCounts`: the column after the
  * groups holds counts of disjoint distinct values to add up (two-level states, agg/twolevel.ts), not the values.
  */
-export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregate[], out: Schema, distinctCounts = false): Batch {
+export function finalAggregate(
+  b: Batch,
+  nGroupCols: number,
+  aggs: BoundAggregate[],
+  out: Schema,
+  distinctCounts = false,
+): Batch {
   const keys = Array.from({ length: nGroupCols }, (_, i) => i);
   if (b.length === 0 && nGroupCols > 0) return emptyBatch(out);
   const g = groupsOf(b, keys);
@@ -153,24 +214,27 @@ export function finalAggregate(b: Batch, nGroupCols: number, aggs: BoundAggregat
   let s = nGroupCols + (distinct ? 1 : 0);
   for (const a of aggs) {
     if (a.fn === 'count_distinct') {
-      cols.push(distinctCounts ? countColumn(floatSums(b.columns[nGroupCols], g)) : countDistinct(b.columns[nGroupCols], g));
+      cols.push(
+        distinctCounts ? countColumn(floatSums(b.columns[nGroupCols], g)) : countDistinct(b.columns[nGroupCols], g),
+      );
     } else if (a.fn === 'count') {
       cols.push(countColumn(floatSums(b.columns[s++], g)));
     } else if (a.fn === 'min' || a.fn === 'max') {
       cols.push(minMax(b.columns[s++], g, a.fn === 'max'));
     } else {
-      const sumCol = b.columns[s++], cntCol = b.columns[s++];
+      const sumCol = b.columns[s++],
+        cntCol = b.columns[s++];
       const cnt = floatSums(cntCol, g);
       if (sumCol.type.id === 'decimal') {
         cols.push(a.fn === 'sum' ? decimalSumColumn(sumCol, g, cnt, a.as) : decimalAvg(sumCol, g, cnt));
       } else if (a.fn === 'sum') {
-        cols.push(sumCol.type.id === 'int64'
-          ? intSumColumn(sumCol, g, `sum of "${a.as}"`)
-          : float64Column(floatSums(sumCol, g), cnt));
+        cols.push(
+          sumCol.type.id === 'int64'
+            ? intSumColumn(sumCol, g, `sum of "${a.as}"`)
+            : float64Column(floatSums(sumCol, g), cnt),
+        );
       } else {
-        const sums = sumCol.type.id === 'int64'
-          ? intSumFloats(sumCol, g)
-          : floatSums(sumCol, g);
+        const sums = sumCol.type.id === 'int64' ? intSumFloats(sumCol, g) : floatSums(sumCol, g);
         for (let k = 0; k < sums.length; k++) sums[k] = cnt[k] > 0 ? sums[k] / cnt[k] : 0;
         cols.push(float64Column(sums, cnt));
       }
@@ -206,7 +270,11 @@ export function passesThrough(head: Batch, groups: (sample: Batch) => number): b
   // keys: 90% distinct in 4,096 rows is about 20K keys, 68% distinct in 16,384), and the sample
   // is not grouped: a quarter of the work where nothing reduces (aggregate by key at s = 0:
   // every map task passes through, and the test was about 4% of the map stage's CPU).
-  if (n > PASS_THROUGH_MIN && groups(sliceBatch(head, 0, PASS_THROUGH_MIN)) >= PASS_THROUGH_FIRST_LOOK * PASS_THROUGH_MIN) return true;
+  if (
+    n > PASS_THROUGH_MIN &&
+    groups(sliceBatch(head, 0, PASS_THROUGH_MIN)) >= PASS_THROUGH_FIRST_LOOK * PASS_THROUGH_MIN
+  )
+    return true;
   return groups(n === head.length ? head : sliceBatch(head, 0, n)) > PASS_THROUGH_RATIO * n;
 }
 
@@ -216,7 +284,11 @@ export function passesThrough(head: Batch, groups: (sample: Batch) => number): b
  * `aggregate` over that sample.
  */
 export function barelyShrinks(b: Batch, aggregate: (sample: Batch) => Batch, rows = b.length): boolean {
-  return rows >= 2 * PASS_THROUGH_SAMPLE && b.length >= PASS_THROUGH_SAMPLE && passesThrough(b, (sample) => aggregate(sample).length);
+  return (
+    rows >= 2 * PASS_THROUGH_SAMPLE &&
+    b.length >= PASS_THROUGH_SAMPLE &&
+    passesThrough(b, (sample) => aggregate(sample).length)
+  );
 }
 
 /**
@@ -238,23 +310,33 @@ export function rowsAsStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate
     else if (a.fn === 'min' || a.fn === 'max') cols.push(c!);
     else if (c!.type.id === 'decimal') {
       const t = sumStateType(c!.type);
-      const state = lanes(c!.type) === 2 ? { ...c!, type: t } // the same 128-bit lanes, typed as the state
-        : { type: t, length: n, values: decimalLanes128(c!.values as BigInt64Array, n), valid: null };
+      const state =
+        lanes(c!.type) === 2
+          ? { ...c!, type: t } // the same 128-bit lanes, typed as the state
+          : { type: t, length: n, values: decimalLanes128(c!.values as BigInt64Array, n), valid: null };
       cols.push({ ...state, valid: c!.valid }, validCount(c));
     } else {
       const wide = isInteger(c!.type);
-      if (c!.type.id === (wide ? 'int64' : 'float64')) { cols.push(c!, validCount(c)); continue; } // already a state
+      if (c!.type.id === (wide ? 'int64' : 'float64')) {
+        cols.push(c!, validCount(c));
+        continue;
+      } // already a state
       const src = c!.values as any;
       let v: BigInt64Array | Float64Array;
       if (wide && src instanceof BigUint64Array) {
         v = new BigInt64Array(n);
         for (let i = 0; i < n; i++) {
           const x = src[i];
-          if (x > 9223372036854775807n) throw new ExecutionError(`partial sum of "${a.as}" overflows a 64-bit integer (${x})`);
+          if (x > 9223372036854775807n)
+            throw new ExecutionError(`partial sum of "${a.as}" overflows a 64-bit integer (${x})`);
           v[i] = x;
         }
-      } else if (wide) v = new BigInt64Array(narrowWords(src, n).buffer); // sign-extended word by word: no bigint a row
-      else { v = new Float64Array(n); v.set((src as Float32Array).subarray(0, n)); }
+      } else if (wide)
+        v = new BigInt64Array(narrowWords(src, n).buffer); // sign-extended word by word: no bigint a row
+      else {
+        v = new Float64Array(n);
+        v.set((src as Float32Array).subarray(0, n));
+      }
       cols.push({ type: { id: wide ? 'int64' : 'float64' }, length: n, values: v, valid: c!.valid }, validCount(c));
     }
   }
@@ -269,5 +351,10 @@ function decimalLanes128(src: BigInt64Array, n: number): BigInt64Array {
 }
 
 function widen64(s: Int32Array, w: Int32Array, n: number): void {
-  for (let i = 0; i < n; i++) { const hi = s[2 * i + 1]; w[4 * i] = s[2 * i]; w[4 * i + 1] = hi; w[4 * i + 2] = w[4 * i + 3] = hi >> 31; }
+  for (let i = 0; i < n; i++) {
+    const hi = s[2 * i + 1];
+    w[4 * i] = s[2 * i];
+    w[4 * i + 1] = hi;
+    w[4 * i + 2] = w[4 * i + 3] = hi >> 31;
+  }
 }

@@ -13,7 +13,14 @@ import { decimalSumsColumn } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import { countColumn, countValid, float64Column, floatSums, groupsOf, intSumColumn, minMax } from './aggregate.js';
 import type { Groups } from './groups.js';
-import { barelyShrinks, combinerGrouping, finalAggregate, partialAggregate, partialSchema, rowsAsStates } from './partial.js';
+import {
+  barelyShrinks,
+  combinerGrouping,
+  finalAggregate,
+  partialAggregate,
+  partialSchema,
+  rowsAsStates,
+} from './partial.js';
 
 /**
  * dedup: rows → partial states by (group, count_distinct column), the cut's input;
@@ -25,7 +32,9 @@ export const hasDistinct = (aggs: BoundAggregate[]) => aggs.some((a) => a.fn ===
 
 /** The schema of two-level states, from the schema of partial states. */
 export function twoLevelSchema(partial: Schema, g: number, aggs: BoundAggregate[]): Schema {
-  return hasDistinct(aggs) ? partial.map((f, i) => (i === g ? { name: '$distinct.count', type: { id: 'int64' } } : f)) : partial;
+  return hasDistinct(aggs)
+    ? partial.map((f, i) => (i === g ? { name: '$distinct.count', type: { id: 'int64' } } : f))
+    : partial;
 }
 
 /** Merge the state columns from `start` on (each non-distinct aggregate's, in order) within groups `g`. */
@@ -34,13 +43,24 @@ function mergeStateColumns(b: Batch, g: Groups, start: number, aggs: BoundAggreg
   let s = start;
   for (const a of aggs) {
     if (a.fn === 'count_distinct') continue;
-    if (a.fn === 'count') { out.push(countColumn(floatSums(b.columns[s++], g))); continue; }
-    if (a.fn === 'min' || a.fn === 'max') { out.push(minMax(b.columns[s++], g, a.fn === 'max')); continue; }
-    const sum = b.columns[s++], cnt = b.columns[s++];
+    if (a.fn === 'count') {
+      out.push(countColumn(floatSums(b.columns[s++], g)));
+      continue;
+    }
+    if (a.fn === 'min' || a.fn === 'max') {
+      out.push(minMax(b.columns[s++], g, a.fn === 'max'));
+      continue;
+    }
+    const sum = b.columns[s++],
+      cnt = b.columns[s++];
     const nonNull = countValid(sum, g, b.length);
-    out.push(sum.type.id === 'int64' ? intSumColumn(sum, g, `partial sum of "${a.as}"`, nonNull)
-      : sum.type.id === 'decimal' ? decimalSumsColumn(sum, g.gid, g.nGroups, nonNull, sum.type, `partial sum of "${a.as}"`)
-        : float64Column(floatSums(sum, g), nonNull));
+    out.push(
+      sum.type.id === 'int64'
+        ? intSumColumn(sum, g, `partial sum of "${a.as}"`, nonNull)
+        : sum.type.id === 'decimal'
+          ? decimalSumsColumn(sum, g.gid, g.nGroups, nonNull, sum.type, `partial sum of "${a.as}"`)
+          : float64Column(floatSums(sum, g), nonNull),
+    );
     out.push(countColumn(floatSums(cnt, g)));
   }
   return out;
@@ -49,7 +69,10 @@ function mergeStateColumns(b: Batch, g: Groups, start: number, aggs: BoundAggreg
 /** Partial states (any number of rows per key) merged by their first `nKeys` columns. */
 function mergeStates(b: Batch, nKeys: number, aggs: BoundAggregate[], schema: Schema): Batch {
   if (b.length === 0) return emptyBatch(schema);
-  const g = groupsOf(b, Array.from({ length: nKeys }, (_, i) => i));
+  const g = groupsOf(
+    b,
+    Array.from({ length: nKeys }, (_, i) => i),
+  );
   const keys = Array.from({ length: nKeys }, (_, i) => gather(b.columns[i], g.first, g.nGroups));
   return { length: g.nGroups, columns: [...keys, ...mergeStateColumns(b, g, nKeys, aggs)] };
 }
@@ -60,20 +83,32 @@ function mergeStates(b: Batch, nKeys: number, aggs: BoundAggregate[], schema: Sc
  * states) whose first columns are the keys.
  */
 export function twoLevelStep(
-  b: Batch, step: TwoLevelStep, raw: boolean, schema: Schema, groupBy: number[], aggs: BoundAggregate[], outSchema: Schema,
+  b: Batch,
+  step: TwoLevelStep,
+  raw: boolean,
+  schema: Schema,
+  groupBy: number[],
+  aggs: BoundAggregate[],
+  outSchema: Schema,
 ): Batch {
   const g = groupBy.length;
   const distinct = hasDistinct(aggs);
   if (step === 'merge') return finalAggregate(b, g, aggs, outSchema, true);
   const ps = raw ? partialSchema(schema, groupBy, aggs) : schema;
-  const aggregate = (x: Batch) => (raw ? partialAggregate(x, groupBy, aggs, ps) : mergeStates(x, combinerGrouping(groupBy, aggs).groupBy.length, aggs, ps));
+  const aggregate = (x: Batch) =>
+    raw
+      ? partialAggregate(x, groupBy, aggs, ps)
+      : mergeStates(x, combinerGrouping(groupBy, aggs).groupBy.length, aggs, ps);
   // The cut reduces its rows to distinct pairs only where that pays (a pair repeats), as combiners do.
   if (step === 'dedup' && barelyShrinks(b, aggregate)) return raw ? rowsAsStates(b, groupBy, aggs) : b;
   const states = aggregate(b);
   if (step === 'dedup' || !distinct) return states;
   // Fold the distinct values of each group into their count: the rows are distinct (group, value) pairs.
   if (states.length === 0) return emptyBatch(twoLevelSchema(ps, g, aggs));
-  const groups = groupsOf(states, Array.from({ length: g }, (_, i) => i));
+  const groups = groupsOf(
+    states,
+    Array.from({ length: g }, (_, i) => i),
+  );
   const keys = Array.from({ length: g }, (_, i) => gather(states.columns[i], groups.first, groups.nGroups));
   const count = countColumn(countValid(states.columns[g], groups, states.length));
   return { length: groups.nGroups, columns: [...keys, count, ...mergeStateColumns(states, groups, g + 1, aggs)] };

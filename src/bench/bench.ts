@@ -17,7 +17,14 @@ import { type BenchOptions, type Mode, type Workload, MB, modeOverrides, suites 
 import { median } from 'simple-statistics';
 import { writeReport } from './report.js';
 import { loadOptional, requireBenchPackages } from './optional.js';
-import { type Simulated, hottestOverMean, hottestWithKeysSplit, simulateRun, slowestOverMedian, taskLabel } from './simulate.js';
+import {
+  type Simulated,
+  hottestOverMean,
+  hottestWithKeysSplit,
+  simulateRun,
+  slowestOverMedian,
+  taskLabel,
+} from './simulate.js';
 
 export interface RunRow {
   workload: string;
@@ -60,7 +67,12 @@ export interface BenchResults {
   runs: RunRow[];
   imbalance?: { partitions: number; whole: number; split: number }[];
   imbalanceKeys?: number;
-  detail?: { title: string; partitionRows: number[]; taskRows: number[]; tasks: { thread: number; startMs: number; ms: number; kind: string; label: string }[] };
+  detail?: {
+    title: string;
+    partitionRows: number[];
+    taskRows: number[];
+    tasks: { thread: number; startMs: number; ms: number; kind: string; label: string }[];
+  };
 }
 
 /** Worker counts simulated unless `--simulate-workers` says otherwise. */
@@ -73,18 +85,25 @@ function duckdb(): Promise<any> {
 
 /** Data sets are reused across runs: their folder name lists their parameters. */
 export function datasetDir(out: string, p: Partial<GenOptions>): string {
-  const tag = Object.entries({ ...p }).sort().map(([k, v]) => `${k}${v}`).join('-');
+  const tag = Object.entries({ ...p })
+    .sort()
+    .map(([k, v]) => `${k}${v}`)
+    .join('-');
   return path.join(out, 'data', tag);
 }
 
 function sameRows(a: Record<string, unknown>[], b: Record<string, unknown>[]): boolean {
   if (a.length !== b.length) return false;
-  return a.every((row, i) => Object.keys(row).every((k) => {
-    const x = row[k], y = b[i][k];
-    if (x === null || y === null) return x === y;
-    if (typeof x === 'number' || typeof y === 'number') return Math.abs(Number(x) - Number(y)) <= 1e-6 * Math.max(1, Math.abs(Number(y)));
-    return String(x) === String(y);
-  }));
+  return a.every((row, i) =>
+    Object.keys(row).every((k) => {
+      const x = row[k],
+        y = b[i][k];
+      if (x === null || y === null) return x === y;
+      if (typeof x === 'number' || typeof y === 'number')
+        return Math.abs(Number(x) - Number(y)) <= 1e-6 * Math.max(1, Math.abs(Number(y)));
+      return String(x) === String(y);
+    }),
+  );
 }
 
 /** The stage whose reduce tasks carry the work: the join's, or the aggregate's when there is no join. */
@@ -99,17 +118,29 @@ function mainReduce(r: RunResult): TaskStats[] {
 function runFigures(all: RunResult[]): Partial<RunRow> {
   const r = all[all.length - 1];
   const reduce = mainReduce(r);
-  const byTime = all.flatMap((x) => slowestOverMedian(mainReduce(x).map((t) => t.ms), 1e-3) ?? []);
+  const byTime = all.flatMap(
+    (x) =>
+      slowestOverMedian(
+        mainReduce(x).map((t) => t.ms),
+        1e-3,
+      ) ?? [],
+  );
   const byCpu = all.flatMap((x) => {
     const cpu = mainReduce(x).map((t) => t.cpuMs);
-    return cpu.every((c) => c !== undefined) ? slowestOverMedian(cpu as number[], 1e-3) ?? [] : [];
+    return cpu.every((c) => c !== undefined) ? (slowestOverMedian(cpu as number[], 1e-3) ?? []) : [];
   });
   const combined = r.stats.shuffles.filter((x) => x.combine);
   return {
     reduceImbalance: byTime.length ? median(byTime) : undefined,
     reduceImbalanceCpu: byCpu.length ? median(byCpu) : undefined,
-    reduceImbalanceRows: slowestOverMedian(reduce.map((t) => t.rows), 1),
-    reduceImbalanceBytes: slowestOverMedian(reduce.map((t) => t.inputBytes), 1),
+    reduceImbalanceRows: slowestOverMedian(
+      reduce.map((t) => t.rows),
+      1,
+    ),
+    reduceImbalanceBytes: slowestOverMedian(
+      reduce.map((t) => t.inputBytes),
+      1,
+    ),
     tasks: r.stats.tasks.length,
     shuffledRows: r.stats.shuffles.reduce((s, x) => s + x.partitionRows.reduce((a, b) => a + b, 0), 0),
     shuffledBytes: r.stats.shuffles.reduce((s, x) => s + x.partitionBytes.reduce((a, b) => a + b, 0), 0),
@@ -129,12 +160,15 @@ function runFigures(all: RunResult[]): Partial<RunRow> {
 export function plannedFor(opts: Overrides, W: number): Overrides {
   const p = opts.partitions;
   if (p === undefined) return { ...opts, planWorkers: W };
-  const P = Math.max(p, 4 * W), scale = p / P;
+  const P = Math.max(p, 4 * W),
+    scale = p / P;
   const sk = opts.skew ?? {};
   const skew = {
     ...sk,
     ...(sk.thresholdBytes !== undefined ? { thresholdBytes: Math.max(1, Math.round(sk.thresholdBytes * scale)) } : {}),
-    ...(sk.advisoryPartitionBytes !== undefined ? { advisoryPartitionBytes: Math.max(1, Math.round(sk.advisoryPartitionBytes * scale)) } : {}),
+    ...(sk.advisoryPartitionBytes !== undefined
+      ? { advisoryPartitionBytes: Math.max(1, Math.round(sk.advisoryPartitionBytes * scale)) }
+      : {}),
   };
   return { ...opts, planWorkers: W, partitions: P, skew };
 }
@@ -143,34 +177,78 @@ export function plannedFor(opts: Overrides, W: number): Overrides {
 class BenchProgress {
   private step = 0;
   private label = '';
-  constructor(private readonly display: ProgressDisplay, private readonly steps: number) {}
+  constructor(
+    private readonly display: ProgressDisplay,
+    private readonly steps: number,
+  ) {}
   begin(what: string): void {
     this.label = `[${++this.step}/${this.steps}] ${what}`;
     this.display.onProgress({
-      stage: this.label, tasksDone: 0, tasksTotal: 0, fraction: (this.step - 1) / this.steps, running: [],
-      rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0,
+      stage: this.label,
+      tasksDone: 0,
+      tasksTotal: 0,
+      fraction: (this.step - 1) / this.steps,
+      running: [],
+      rowsRead: 0,
+      bytesShuffled: 0,
+      bytesSpilled: 0,
+      elapsedMs: 0,
     });
   }
   // the bar covers the whole suite: this step's run within its share (the display never draws it smaller)
-  readonly onProgress = (e: ProgressEvent) => this.display.onProgress({
-    ...e, stage: `${this.label}: ${e.stage}`, fraction: (this.step - 1 + e.fraction) / this.steps,
-    running: e.running.map((r) => ({ ...r, stage: `${this.label}: ${r.stage}` })),
-  });
-  clear(): void { this.display.clear(); }
-  stop(): void { this.display.stop(); }
+  readonly onProgress = (e: ProgressEvent) =>
+    this.display.onProgress({
+      ...e,
+      stage: `${this.label}: ${e.stage}`,
+      fraction: (this.step - 1 + e.fraction) / this.steps,
+      running: e.running.map((r) => ({ ...r, stage: `${this.label}: ${r.stage}` })),
+    });
+  clear(): void {
+    this.display.clear();
+  }
+  stop(): void {
+    this.display.stop();
+  }
 }
 
 /** Hottest partition over the mean against the partition count, from the engine's own shuffle statistics. */
 async function imbalanceCurve(dir: string, workers: number, con: any): Promise<BenchResults['imbalance']> {
   const fact = path.join(dir, 'fact.parquet');
-  const top = (await con.runAndReadAll(`SELECT key, count(*) AS n FROM read_parquet('${fact}') GROUP BY key ORDER BY n DESC LIMIT 1000`)).getRowObjectsJS() as { key: bigint; n: bigint }[];
-  const keys = buildKeys({ length: top.length, columns: [{ type: { id: 'int64' }, length: top.length, values: BigInt64Array.from(top, (t) => BigInt(t.key)), valid: null }] }, [0], [{ kind: 'int' }]);
+  const top = (
+    await con.runAndReadAll(
+      `SELECT key, count(*) AS n FROM read_parquet('${fact}') GROUP BY key ORDER BY n DESC LIMIT 1000`,
+    )
+  ).getRowObjectsJS() as { key: bigint; n: bigint }[];
+  const keys = buildKeys(
+    {
+      length: top.length,
+      columns: [
+        {
+          type: { id: 'int64' },
+          length: top.length,
+          values: BigInt64Array.from(top, (t) => BigInt(t.key)),
+          valid: null,
+        },
+      ],
+    },
+    [0],
+    [{ kind: 'int' }],
+  );
   const out: NonNullable<BenchResults['imbalance']> = [];
   for (let p = 1; p <= 1024; p *= 2) {
-    const r = await runPlan({
-      version: 1, sources: { f: { parquet: fact } },
-      query: { op: 'aggregate', groupBy: ['key'], aggregates: [{ fn: 'count', as: 'n' }], input: { op: 'scan', source: 'f', columns: ['key'] } },
-    }, { workers, partitions: p, combiners: false, writeOutput: false });
+    const r = await runPlan(
+      {
+        version: 1,
+        sources: { f: { parquet: fact } },
+        query: {
+          op: 'aggregate',
+          groupBy: ['key'],
+          aggregates: [{ fn: 'count', as: 'n' }],
+          input: { op: 'scan', source: 'f', columns: ['key'] },
+        },
+      },
+      { workers, partitions: p, combiners: false, writeOutput: false },
+    );
     const rows = r.stats.shuffles[0].partitionRows;
     const hot = top.map((t, i) => ({ partition: partitionOf(keys.hash[i], p), rows: Number(t.n) }));
     out.push({ partitions: p, whole: hottestOverMean(rows), split: hottestWithKeysSplit(rows, hot) });
@@ -178,18 +256,28 @@ async function imbalanceCurve(dir: string, workers: number, con: any): Promise<B
   return out;
 }
 
-export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, progressOut: NodeJS.WriteStream = process.stderr): Promise<number> {
+export async function runBench(
+  o: BenchOptions,
+  log: NodeJS.WritableStream,
+  progressOut: NodeJS.WriteStream = process.stderr,
+): Promise<number> {
   const all = suites(o)[o.suite];
   if (!all) throw new Error(`unknown suite "${o.suite}"; suites are: ${Object.keys(suites(o)).join(', ')}`);
-  const named = (w: Workload) => !o.workloads || o.workloads.some((n) => w.name.toLowerCase().includes(n.toLowerCase()));
+  const named = (w: Workload) =>
+    !o.workloads || o.workloads.some((n) => w.name.toLowerCase().includes(n.toLowerCase()));
   const workloads = all.filter((w) => (!o.s || o.s.includes(w.s)) && named(w));
   if (workloads.length === 0) {
-    throw new Error(`suite "${o.suite}" has no workload${o.s ? ` at s = ${o.s.join(', ')}` : ''}${o.workloads ? ` named like ${o.workloads.join(', ')}` : ''}; `
-      + `its workloads are ${[...new Set(all.map((w) => w.name))].join(', ')} at s = ${[...new Set(all.map((w) => w.s))].join(', ')}`);
+    throw new Error(
+      `suite "${o.suite}" has no workload${o.s ? ` at s = ${o.s.join(', ')}` : ''}${o.workloads ? ` named like ${o.workloads.join(', ')}` : ''}; ` +
+        `its workloads are ${[...new Set(all.map((w) => w.name))].join(', ')} at s = ${[...new Set(all.map((w) => w.s))].join(', ')}`,
+    );
   }
   // before minutes of measuring: the packages that compare and draw the results are there
   await requireBenchPackages();
-  const progress = new BenchProgress(await progressDisplay(progressOut), workloads.reduce((s, w) => s + w.modes.length + 1, 0));
+  const progress = new BenchProgress(
+    await progressDisplay(progressOut),
+    workloads.reduce((s, w) => s + w.modes.length + 1, 0),
+  );
   let results: BenchResults;
   try {
     results = await measure(o, workloads, log, progress);
@@ -199,30 +287,67 @@ export async function runBench(o: BenchOptions, log: NodeJS.WritableStream, prog
   fs.mkdirSync(o.out, { recursive: true });
   fs.writeFileSync(path.join(o.out, 'results.json'), JSON.stringify(results, null, 2) + '\n');
   const W = results.simulateWorkers;
-  const csv = [['workload,s,mode,wall_ms,reduce_imbalance_ms,reduce_imbalance_cpu,reduce_imbalance_rows,reduce_imbalance_bytes,tasks,shuffled_rows,shuffled_bytes,peak_rss_mb,same_answer',
-    ...W.flatMap((w) => [`makespan_${w}`, `ideal_${w}`])].join(','),
-  ...results.runs.map((r) => [r.workload, r.s, r.mode, r.wallMs.toFixed(1), ...[r.reduceImbalance, r.reduceImbalanceCpu, r.reduceImbalanceRows, r.reduceImbalanceBytes].map((x) => x?.toFixed(3) ?? ''),
-    r.tasks ?? '', r.shuffledRows ?? '', r.shuffledBytes ?? '', r.peakRssMb?.toFixed(0) ?? '', r.sameAnswer ?? '',
-    ...W.flatMap((w) => {
-      const x = r.simulated?.find((y) => y.workers === w);
-      return x ? [x.makespanMs.toFixed(1), x.idealMs.toFixed(1)] : ['', ''];
-    })].join(','))];
+  const csv = [
+    [
+      'workload,s,mode,wall_ms,reduce_imbalance_ms,reduce_imbalance_cpu,reduce_imbalance_rows,reduce_imbalance_bytes,tasks,shuffled_rows,shuffled_bytes,peak_rss_mb,same_answer',
+      ...W.flatMap((w) => [`makespan_${w}`, `ideal_${w}`]),
+    ].join(','),
+    ...results.runs.map((r) =>
+      [
+        r.workload,
+        r.s,
+        r.mode,
+        r.wallMs.toFixed(1),
+        ...[r.reduceImbalance, r.reduceImbalanceCpu, r.reduceImbalanceRows, r.reduceImbalanceBytes].map(
+          (x) => x?.toFixed(3) ?? '',
+        ),
+        r.tasks ?? '',
+        r.shuffledRows ?? '',
+        r.shuffledBytes ?? '',
+        r.peakRssMb?.toFixed(0) ?? '',
+        r.sameAnswer ?? '',
+        ...W.flatMap((w) => {
+          const x = r.simulated?.find((y) => y.workers === w);
+          return x ? [x.makespanMs.toFixed(1), x.idealMs.toFixed(1)] : ['', ''];
+        }),
+      ].join(','),
+    ),
+  ];
   fs.writeFileSync(path.join(o.out, 'results.csv'), csv.join('\n') + '\n');
   await writeReport(o.out, results);
-  log.write(`wrote ${path.join(o.out, 'results.json')}, results.csv, report.html and the charts' Vega-Lite specs (charts/)\n`);
+  log.write(
+    `wrote ${path.join(o.out, 'results.json')}, results.csv, report.html and the charts' Vega-Lite specs (charts/)\n`,
+  );
   return results.runs.every((r) => r.sameAnswer !== false) ? 0 : 1;
 }
 
 /** Every workload in every mode and with DuckDB, then the imbalance curve. */
-async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.WritableStream, progress: BenchProgress): Promise<BenchResults> {
+async function measure(
+  o: BenchOptions,
+  workloads: Workload[],
+  log: NodeJS.WritableStream,
+  progress: BenchProgress,
+): Promise<BenchResults> {
   // the progress line is erased before each line of the table, which goes to the same terminal
-  const write = (text: string) => { progress.clear(); log.write(text); };
+  const write = (text: string) => {
+    progress.clear();
+    log.write(text);
+  };
   const { DuckDBInstance } = await duckdb();
   const db = await DuckDBInstance.create(':memory:', { threads: String(o.workers) });
   const con = await db.connect();
   const simulateWorkers = o.simulateWorkers ?? SIM_WORKERS;
-  const results: BenchResults = { suite: o.suite, workers: o.workers, repeat: o.repeat, simulateWorkers, date: new Date().toISOString(), runs: [] };
-  write(`${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'cpu'.padStart(6)} ${'rows'.padStart(6)} ${'bytes'.padStart(6)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`);
+  const results: BenchResults = {
+    suite: o.suite,
+    workers: o.workers,
+    repeat: o.repeat,
+    simulateWorkers,
+    date: new Date().toISOString(),
+    runs: [],
+  };
+  write(
+    `${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'cpu'.padStart(6)} ${'rows'.padStart(6)} ${'bytes'.padStart(6)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`,
+  );
   const detailOf = o.suite === 'quick' || o.suite === 'full' ? { workload: 'fact⋈dim', s: 1.2, mode: 'key' } : null;
   // the runs planned for simulated worker counts, after every timed run (see below)
   const simulations: { plan: Plan; theirs: Record<string, unknown>[]; opts: RunOptions; row: RunRow }[] = [];
@@ -242,7 +367,11 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
     const rows: RunRow[] = [];
     for (const mode of w.modes) {
       progress.begin(`${w.name} s=${w.s} ${mode}`);
-      const opts: RunOptions = { ...modeOverrides(mode, w.execution, o.workers), taskCpuTime: true, onProgress: progress.onProgress };
+      const opts: RunOptions = {
+        ...modeOverrides(mode, w.execution, o.workers),
+        taskCpuTime: true,
+        onProgress: progress.onProgress,
+      };
       await runPlan(plan, opts); // warm the worker threads and the file cache
       const runs: number[] = [];
       const timed: RunResult[] = [];
@@ -252,7 +381,15 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
         runs.push(performance.now() - t0);
       }
       const last = timed[timed.length - 1];
-      const row: RunRow = { workload: w.name, s: w.s, mode, wallMs: median(runs), runsMs: runs, ...runFigures(timed), sameAnswer: sameRows(last.toRows(), theirs) };
+      const row: RunRow = {
+        workload: w.name,
+        s: w.s,
+        mode,
+        wallMs: median(runs),
+        runsMs: runs,
+        ...runFigures(timed),
+        sameAnswer: sameRows(last.toRows(), theirs),
+      };
       rows.push(row);
       simulations.push({ plan, theirs, opts, row });
       if (detailOf && w.name === detailOf.workload && w.s === detailOf.s && mode === detailOf.mode) {
@@ -261,7 +398,13 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
           title: `${w.name}, s=${w.s}, hot keys split: partition sizes and tasks`,
           partitionRows: left?.partitionRows ?? [],
           taskRows: mainReduce(last).map((t) => t.rows),
-          tasks: last.stats.tasks.map((t) => ({ thread: t.thread ?? 0, startMs: t.startMs ?? 0, ms: t.ms, kind: t.kind, label: taskLabel(t) })),
+          tasks: last.stats.tasks.map((t) => ({
+            thread: t.thread ?? 0,
+            startMs: t.startMs ?? 0,
+            ms: t.ms,
+            kind: t.kind,
+            label: taskLabel(t),
+          })),
         };
       }
     }
@@ -271,7 +414,9 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
       const vsOff = off && r.mode !== 'duckdb' ? (off.wallMs / r.wallMs).toFixed(2) : '';
       const vsDuck = r.mode === 'duckdb' ? '' : (r.wallMs / duck.wallMs).toFixed(2);
       const mb = r.shuffledBytes === undefined ? '' : (r.shuffledBytes / MB).toFixed(1);
-      write(`${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${(r.reduceImbalanceCpu?.toFixed(2) ?? '').padStart(6)} ${(r.reduceImbalanceRows?.toFixed(2) ?? '').padStart(6)} ${(r.reduceImbalanceBytes?.toFixed(2) ?? '').padStart(6)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`);
+      write(
+        `${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${(r.reduceImbalanceCpu?.toFixed(2) ?? '').padStart(6)} ${(r.reduceImbalanceRows?.toFixed(2) ?? '').padStart(6)} ${(r.reduceImbalanceBytes?.toFixed(2) ?? '').padStart(6)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`,
+      );
     }
   }
   // Each simulated worker count: a run planned for it, on the real threads, its answer checked
@@ -291,7 +436,9 @@ async function measure(o: BenchOptions, workloads: Workload[], log: NodeJS.Writa
     row.simulated = simulated;
     if (!same) {
       row.sameAnswer = false;
-      write(`${row.workload} s=${row.s} ${row.mode}: a run planned for simulated workers did not give DuckDB's answer\n`);
+      write(
+        `${row.workload} s=${row.s} ${row.mode}: a run planned for simulated workers did not give DuckDB's answer\n`,
+      );
     }
   }
   const s1 = workloads.find((w) => w.name === 'fact⋈dim' && w.s === 1);

@@ -19,9 +19,22 @@ export interface GenOptions {
 }
 
 export const GEN_DEFAULTS: GenOptions = {
-  out: 'data', rows: 1_000_000, keys: 100_000, s: 1, seed: 42, rowGroupSize: 131072,
-  files: 1, m2mRows: 0, nullKeys: 0, sorted: false,
+  out: 'data',
+  rows: 1_000_000,
+  keys: 100_000,
+  s: 1,
+  seed: 42,
+  rowGroupSize: 131072,
+  files: 1,
+  m2mRows: 0,
+  nullKeys: 0,
+  sorted: false,
 };
 
-export interface TpchOptions { out: string; scale: number; seed: number; rowGroupSize: number }
+export interface TpchOptions {
+  out: string;
+  scale: number;
+  seed: number;
+  rowGroupSize: number;
+}
 export const TPCH_DEFAULTS: TpchOptions = { out: 'tpch', scale: 1, seed: 5, rowGroupSize: 500_000 };

@@ -22,7 +22,12 @@ function strings(n: number, f: (i: number) => string): Column {
 }
 
 function int64(vals: ArrayLike<number>, valid: Uint8Array | null = null): Column {
-  return { type: { id: 'int64' }, length: vals.length, values: BigInt64Array.from(vals as number[], (x) => BigInt(x)), valid };
+  return {
+    type: { id: 'int64' },
+    length: vals.length,
+    values: BigInt64Array.from(vals as number[], (x) => BigInt(x)),
+    valid,
+  };
 }
 
 function writeTable(file: string, fields: Field[], b: Batch, rowGroupSize: number) {
@@ -43,19 +48,26 @@ export function generate(o: GenOptions): string[] {
   if (valid) for (let i = 0; i < n; i++) if (next() < o.nullKeys) valid[i] = 0;
   const amount = new Float64Array(n);
   const qty = new Int32Array(n);
-  for (let i = 0; i < n; i++) { amount[i] = Math.round(next() * 10000) / 100; qty[i] = 1 + Math.floor(next() * 10); }
+  for (let i = 0; i < n; i++) {
+    amount[i] = Math.round(next() * 10000) / 100;
+    qty[i] = 1 + Math.floor(next() * 10);
+  }
   const factFields: Field[] = [
-    { name: 'id', type: { id: 'int64' } }, { name: 'key', type: { id: 'int64' } },
-    { name: 'amount', type: { id: 'float64' } }, { name: 'qty', type: { id: 'int32' } },
+    { name: 'id', type: { id: 'int64' } },
+    { name: 'key', type: { id: 'int64' } },
+    { name: 'amount', type: { id: 'float64' } },
+    { name: 'qty', type: { id: 'int32' } },
   ];
   const perFile = Math.ceil(n / o.files);
   for (let f = 0; f < o.files; f++) {
-    const lo = f * perFile, hi = Math.min(n, lo + perFile);
+    const lo = f * perFile,
+      hi = Math.min(n, lo + perFile);
     const ids = Array.from({ length: hi - lo }, (_, i) => lo + i);
     const b: Batch = {
       length: hi - lo,
       columns: [
-        int64(ids), int64(keys.subarray(lo, hi), valid ? valid.slice(lo, hi) : null),
+        int64(ids),
+        int64(keys.subarray(lo, hi), valid ? valid.slice(lo, hi) : null),
         { type: { id: 'float64' }, length: hi - lo, values: amount.slice(lo, hi), valid: null },
         { type: { id: 'int32' }, length: hi - lo, values: qty.slice(lo, hi), valid: null },
       ],
@@ -69,29 +81,46 @@ export function generate(o: GenOptions): string[] {
   const dim: Batch = {
     length: m,
     columns: [
-      int64(dimKeys), strings(m, (i) => `customer-${i}`), strings(m, (i) => REGIONS[i % REGIONS.length]),
+      int64(dimKeys),
+      strings(m, (i) => `customer-${i}`),
+      strings(m, (i) => REGIONS[i % REGIONS.length]),
       { type: { id: 'int32' }, length: m, values: Int32Array.from(dimKeys, (i) => (i * 7919) % 1000), valid: null },
     ],
   };
   const dimFile = path.join(o.out, 'dim.parquet');
-  writeTable(dimFile, [
-    { name: 'key', type: { id: 'int64' } }, { name: 'name', type: { id: 'utf8' } },
-    { name: 'region', type: { id: 'utf8' } }, { name: 'weight', type: { id: 'int32' } },
-  ], dim, o.rowGroupSize);
+  writeTable(
+    dimFile,
+    [
+      { name: 'key', type: { id: 'int64' } },
+      { name: 'name', type: { id: 'utf8' } },
+      { name: 'region', type: { id: 'utf8' } },
+      { name: 'weight', type: { id: 'int32' } },
+    ],
+    dim,
+    o.rowGroupSize,
+  );
   written.push(dimFile);
   if (o.m2mRows > 0) {
     const k2 = zipfKeys(o.m2mRows, o.keys, o.s, o.seed + 2);
     const b: Batch = {
       length: o.m2mRows,
       columns: [
-        int64(k2), strings(o.m2mRows, (i) => `g${k2[i] % 16}`),
+        int64(k2),
+        strings(o.m2mRows, (i) => `g${k2[i] % 16}`),
         { type: { id: 'int32' }, length: o.m2mRows, values: Int32Array.from(k2, (k, i) => (k + i) % 100), valid: null },
       ],
     };
     const file = path.join(o.out, 'm2m.parquet');
-    writeTable(file, [
-      { name: 'key', type: { id: 'int64' } }, { name: 'grp', type: { id: 'utf8' } }, { name: 'tag', type: { id: 'int32' } },
-    ], b, o.rowGroupSize);
+    writeTable(
+      file,
+      [
+        { name: 'key', type: { id: 'int64' } },
+        { name: 'grp', type: { id: 'utf8' } },
+        { name: 'tag', type: { id: 'int32' } },
+      ],
+      b,
+      o.rowGroupSize,
+    );
     written.push(file);
   }
   return written;

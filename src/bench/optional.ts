@@ -55,8 +55,10 @@ export async function requireBenchPackages(): Promise<void> {
   const gone = await missing(['@duckdb/node-api', 'vega', 'vega-lite']);
   if (gone.length === 0) return;
   const list = gone.length === 1 ? gone[0] : `${gone.slice(0, -1).join(', ')} and ${gone.at(-1)}`;
-  throw new ExecutionError(`skewjoin bench compares with DuckDB and draws its report with vega-lite; it needs ${list}, `
-    + `which a library install leaves out: ${installHint(gone)}`);
+  throw new ExecutionError(
+    `skewjoin bench compares with DuckDB and draws its report with vega-lite; it needs ${list}, ` +
+      `which a library install leaves out: ${installHint(gone)}`,
+  );
 }
 
 /** vega and vega-lite, which draw the benchmark's report. */

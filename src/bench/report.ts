@@ -29,7 +29,9 @@ export async function drawCharts(charts: Chart[]): Promise<string[]> {
     const svg = await view.toSVG();
     view.finalize();
     const title = typeof c.spec.title === 'string' ? c.spec.title : c.name;
-    out.push(svg.replace(/^<svg ([^>]*?)class="marks" /, `<svg class="chart" role="img" aria-label="${esc(title)}" $1`));
+    out.push(
+      svg.replace(/^<svg ([^>]*?)class="marks" /, `<svg class="chart" role="img" aria-label="${esc(title)}" $1`),
+    );
   }
   return out;
 }
@@ -39,11 +41,13 @@ function summary(r: BenchResults): string {
   const workloads = [...new Set(r.runs.map((x) => x.workload))];
   const modes = ['partition', 'key', 'auto'];
   const gm = (xs: number[]) => (xs.length ? fmt(geometricMean(xs)) : '');
-  const rows = workloads.map((w) => {
-    const base = baselineOf(r.runs, w);
-    const cells = modes.map((m) => gm(ratios(r.runs, w, base, m).map((x) => x.ratio)));
-    return `<tr><td>${esc(w)}</td><td>${base}</td>${cells.map((c) => `<td>${c}</td>`).join('')}<td>${gm(ratios(r.runs, w, 'duckdb', 'auto').map((x) => x.ratio))}</td></tr>`;
-  }).join('');
+  const rows = workloads
+    .map((w) => {
+      const base = baselineOf(r.runs, w);
+      const cells = modes.map((m) => gm(ratios(r.runs, w, base, m).map((x) => x.ratio)));
+      return `<tr><td>${esc(w)}</td><td>${base}</td>${cells.map((c) => `<td>${c}</td>`).join('')}<td>${gm(ratios(r.runs, w, 'duckdb', 'auto').map((x) => x.ratio))}</td></tr>`;
+    })
+    .join('');
   return `<h2 id="summary">Geometric means over s</h2><table><tr><th>workload</th><th>baseline</th>${modes.map((m) => `<th>${m} speedup</th>`).join('')}<th>DuckDB time / auto time</th></tr>${rows}</table>`;
 }
 
@@ -51,7 +55,10 @@ const SECTIONS: [Chart['section'], string][] = [
   ['speedup', 'Speedup over the baseline (skew handling off; for aggregation, no combiners)'],
   ['duckdb', 'skewjoin (auto) against DuckDB'],
   ['balance', 'Slowest over median task of the main reduce stage, by input rows, input bytes and time'],
-  ['simulation', 'Beyond one machine: each run planned for W workers, its tasks run here and scheduled on W (largest first); the ideal is per stage max(work / W, largest task)'],
+  [
+    'simulation',
+    'Beyond one machine: each run planned for W workers, its tasks run here and scheduled on W (largest first); the ideal is per stage max(work / W, largest task)',
+  ],
   ['imbalance', 'Hottest partition over the mean'],
   ['detail', ''],
 ];
@@ -61,15 +68,21 @@ export async function renderReport(r: BenchResults, charts = chartSpecs(r)): Pro
   const sections = SECTIONS.flatMap(([id, heading]) => {
     const mine = svgs.filter((_, i) => charts[i].section === id);
     if (mine.length === 0 && (id === 'balance' || id === 'imbalance' || id === 'detail')) return [];
-    return [`<h2 id="${id}">${esc(id === 'detail' ? r.detail?.title ?? '' : heading)}</h2>${mine.join('\n')}`];
+    return [`<h2 id="${id}">${esc(id === 'detail' ? (r.detail?.title ?? '') : heading)}</h2>${mine.join('\n')}`];
   });
   const opt = (x: number | undefined) => (x === undefined ? '' : fmt(x));
   const W = [...new Set(r.runs.flatMap((x) => simulationOf(x).map((y) => y.workers)))].sort((a, b) => a - b);
-  const simCells = (x: BenchResults['runs'][number]) => W.map((w) => {
-    const y = simulationOf(x).find((z) => z.workers === w);
-    return `<td>${y ? `${fmt(y.makespanMs)}${y.idealMs ? ` / ${fmt(y.idealMs)}` : ''}` : ''}</td>`;
-  }).join('');
-  const rows = r.runs.map((x) => `<tr><td>${esc(x.workload)}</td><td>${x.s}</td><td>${x.mode}</td><td>${fmt(x.wallMs)}</td><td>${opt(x.reduceImbalanceRows)}</td><td>${opt(x.reduceImbalanceBytes)}</td><td>${opt(x.reduceImbalance)}</td><td>${opt(x.reduceImbalanceCpu)}</td><td>${x.tasks ?? ''}</td><td>${x.shuffledRows ?? ''}</td><td>${x.shuffledBytes === undefined ? '' : fmt(x.shuffledBytes / 1048576)}</td><td>${opt(x.peakRssMb)}</td><td>${x.sameAnswer ?? ''}</td>${simCells(x)}</tr>`).join('');
+  const simCells = (x: BenchResults['runs'][number]) =>
+    W.map((w) => {
+      const y = simulationOf(x).find((z) => z.workers === w);
+      return `<td>${y ? `${fmt(y.makespanMs)}${y.idealMs ? ` / ${fmt(y.idealMs)}` : ''}` : ''}</td>`;
+    }).join('');
+  const rows = r.runs
+    .map(
+      (x) =>
+        `<tr><td>${esc(x.workload)}</td><td>${x.s}</td><td>${x.mode}</td><td>${fmt(x.wallMs)}</td><td>${opt(x.reduceImbalanceRows)}</td><td>${opt(x.reduceImbalanceBytes)}</td><td>${opt(x.reduceImbalance)}</td><td>${opt(x.reduceImbalanceCpu)}</td><td>${x.tasks ?? ''}</td><td>${x.shuffledRows ?? ''}</td><td>${x.shuffledBytes === undefined ? '' : fmt(x.shuffledBytes / 1048576)}</td><td>${opt(x.peakRssMb)}</td><td>${x.sameAnswer ?? ''}</td>${simCells(x)}</tr>`,
+    )
+    .join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>skewjoin bench: ${esc(r.suite)}</title>
 <style>body{font:14px system-ui,sans-serif;margin:24px;color:#222}svg.chart{margin:8px 12px 8px 0;vertical-align:top}
 p.omitted{max-width:60em;color:#555;font-style:italic}
@@ -111,7 +124,8 @@ export async function reportFromResults(dir: string): Promise<string> {
   } catch (e) {
     throw new InputError(`cannot read ${file}: ${(e as Error).message}`, file);
   }
-  if (!Array.isArray(r?.runs)) throw new InputError(`${file} has no "runs" list: not a results.json of skewjoin bench`, file);
+  if (!Array.isArray(r?.runs))
+    throw new InputError(`${file} has no "runs" list: not a results.json of skewjoin bench`, file);
   await writeReport(dir, r);
   return path.join(dir, 'report.html');
 }

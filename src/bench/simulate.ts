@@ -43,7 +43,10 @@ function stagesOf(tasks: readonly TaskStats[]): TaskStats[][] {
 
 /** Makespan of a run's tasks on W workers, the ideal beside it and the task that bounds it (see Simulated). */
 export function simulateRun(tasks: readonly TaskStats[], workers: number): Simulated {
-  let makespanMs = 0, idealMs = 0, worst = -1, bottleneck = '';
+  let makespanMs = 0,
+    idealMs = 0,
+    worst = -1,
+    bottleneck = '';
   for (const stage of stagesOf(tasks)) {
     const costs = stage.map((t) => t.ms);
     const span = makespan(costs, workers);
@@ -76,7 +79,10 @@ export function hottestOverMean(rows: readonly number[]): number {
  * into pieces of at most the mean: what key-level splitting can reach.
  * `hot`: the heaviest keys with their partition and rows.
  */
-export function hottestWithKeysSplit(rows: readonly number[], hot: readonly { partition: number; rows: number }[]): number {
+export function hottestWithKeysSplit(
+  rows: readonly number[],
+  hot: readonly { partition: number; rows: number }[],
+): number {
   const mean = rows.reduce((a, b) => a + b, 0) / rows.length;
   if (mean === 0) return 0;
   const rest = [...rows];

@@ -6,7 +6,12 @@ import type { Plan } from '../plan/spec.js';
 import type { GenOptions } from './gen.js';
 
 export interface BenchOptions {
-  out: string; workers: number; repeat: number; suite: string; rows?: number; keys?: number;
+  out: string;
+  workers: number;
+  repeat: number;
+  suite: string;
+  rows?: number;
+  keys?: number;
   /** plan a run for each of these worker counts and schedule its tasks on them (default SIM_WORKERS; empty: none) */
   simulateWorkers?: number[];
   /** only the workloads at these Zipf s (default: all of the suite's) */
@@ -36,7 +41,10 @@ export interface Workload {
 }
 
 function joinGroupBy(
-  rightFile: string, rightCols: string[], groupBy: string, type: 'inner' | 'full' = 'inner',
+  rightFile: string,
+  rightCols: string[],
+  groupBy: string,
+  type: 'inner' | 'full' = 'inner',
 ): Pick<Workload, 'plan' | 'sql'> {
   const kw: Record<string, string> = { inner: 'JOIN', full: 'FULL OUTER JOIN' };
   return {
@@ -44,12 +52,19 @@ function joinGroupBy(
       version: 1,
       sources: { fact: { parquet: path.join(dir, 'fact.parquet') }, other: { parquet: path.join(dir, rightFile) } },
       query: {
-        op: 'sort', by: [{ column: groupBy }],
+        op: 'sort',
+        by: [{ column: groupBy }],
         input: {
-          op: 'aggregate', groupBy: [groupBy],
-          aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 'revenue' }],
+          op: 'aggregate',
+          groupBy: [groupBy],
+          aggregates: [
+            { fn: 'count', as: 'n' },
+            { fn: 'sum', column: 'amount', as: 'revenue' },
+          ],
           input: {
-            op: 'join', type, on: [['key', 'key']],
+            op: 'join',
+            type,
+            on: [['key', 'key']],
             left: { op: 'scan', source: 'fact', columns: ['key', 'amount'] },
             right: { op: 'scan', source: 'other', columns: rightCols },
           },
@@ -65,19 +80,29 @@ function joinGroupBy(
 function aggregateByKey(): Pick<Workload, 'plan' | 'sql'> {
   return {
     plan: (dir) => ({
-      version: 1, sources: { fact: { parquet: path.join(dir, 'fact.parquet') } },
+      version: 1,
+      sources: { fact: { parquet: path.join(dir, 'fact.parquet') } },
       query: {
-        op: 'limit', count: 100,
+        op: 'limit',
+        count: 100,
         input: {
-          op: 'sort', by: [{ column: 'n', desc: true }, { column: 'key' }],
+          op: 'sort',
+          by: [{ column: 'n', desc: true }, { column: 'key' }],
           input: {
-            op: 'aggregate', groupBy: ['key'], input: { op: 'scan', source: 'fact', columns: ['key', 'amount'] },
-            aggregates: [{ fn: 'count', as: 'n' }, { fn: 'sum', column: 'amount', as: 'revenue' }],
+            op: 'aggregate',
+            groupBy: ['key'],
+            input: { op: 'scan', source: 'fact', columns: ['key', 'amount'] },
+            aggregates: [
+              { fn: 'count', as: 'n' },
+              { fn: 'sum', column: 'amount', as: 'revenue' },
+            ],
           },
         },
       },
     }),
-    sql: (dir) => `SELECT key, count(*) AS n, sum(amount) AS revenue FROM read_parquet('${path.join(dir, 'fact.parquet')}')
+    sql: (
+      dir,
+    ) => `SELECT key, count(*) AS n, sum(amount) AS revenue FROM read_parquet('${path.join(dir, 'fact.parquet')}')
       GROUP BY key ORDER BY n DESC, key LIMIT 100`,
   };
 }
@@ -86,51 +111,143 @@ export const MB = 1024 * 1024;
 const S_VALUES = [0, 0.8, 1, 1.2, 1.5];
 
 /** The five workloads of the skew benchmark over every s, at a given size. */
-function skewSuite(rows: number, keys: number, execution: Overrides, rowGroup: { rowGroupSize?: number } = {}): Workload[] {
+function skewSuite(
+  rows: number,
+  keys: number,
+  execution: Overrides,
+  rowGroup: { rowGroupSize?: number } = {},
+): Workload[] {
   const m2m = { rows: Math.round(rows / 20), keys: Math.round(keys / 10), m2mRows: 500, ...rowGroup };
   const fact = { rows, keys, ...rowGroup };
-  return S_VALUES.flatMap((s) => [
-    { name: 'fact⋈dim', s, data: { ...fact, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto', 'broadcast'], execution },
-    { name: 'many-to-many', s, data: { ...m2m, s }, ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['off', 'partition', 'key', 'auto'], execution },
-    { name: 'aggregate by key', s, data: { ...fact, s }, ...aggregateByKey(), modes: ['no-combiners', 'auto'], execution },
-    { name: 'hot key, one mapper', s, data: { ...fact, s, sorted: true }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'auto', 'broadcast'], execution },
-    { name: 'full outer', s, data: { ...fact, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region', 'full'), modes: ['off', 'partition', 'key', 'auto'], execution },
-  ] as Workload[]);
+  return S_VALUES.flatMap(
+    (s) =>
+      [
+        {
+          name: 'fact⋈dim',
+          s,
+          data: { ...fact, s },
+          ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'),
+          modes: ['off', 'partition', 'key', 'auto', 'broadcast'],
+          execution,
+        },
+        {
+          name: 'many-to-many',
+          s,
+          data: { ...m2m, s },
+          ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'),
+          modes: ['off', 'partition', 'key', 'auto'],
+          execution,
+        },
+        {
+          name: 'aggregate by key',
+          s,
+          data: { ...fact, s },
+          ...aggregateByKey(),
+          modes: ['no-combiners', 'auto'],
+          execution,
+        },
+        {
+          name: 'hot key, one mapper',
+          s,
+          data: { ...fact, s, sorted: true },
+          ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'),
+          modes: ['off', 'partition', 'key', 'auto', 'broadcast'],
+          execution,
+        },
+        {
+          name: 'full outer',
+          s,
+          data: { ...fact, s },
+          ...joinGroupBy('dim.parquet', ['key', 'region'], 'region', 'full'),
+          modes: ['off', 'partition', 'key', 'auto'],
+          execution,
+        },
+      ] as Workload[],
+  );
 }
 
 /** The quick suite's fact rows and keys unless --rows and --keys say otherwise. */
-export const QUICK_ROWS = 1_000_000, QUICK_KEYS = 100_000;
+export const QUICK_ROWS = 1_000_000,
+  QUICK_KEYS = 100_000;
 
 export function suites(o: BenchOptions): Record<string, Workload[]> {
-  const rows = o.rows ?? 5_000_000, keys = o.keys ?? 1_000_000;
+  const rows = o.rows ?? 5_000_000,
+    keys = o.keys ?? 1_000_000;
   /** Skew settings scaled to these data sizes (the defaults, 256 MB and 64 MB, are for larger inputs). */
-  const skewExec: Overrides = { partitions: 64, skew: { factor: 2, thresholdBytes: 2 * MB, advisoryPartitionBytes: 4 * MB } };
+  const skewExec: Overrides = {
+    partitions: 64,
+    skew: { factor: 2, thresholdBytes: 2 * MB, advisoryPartitionBytes: 4 * MB },
+  };
   return {
-    reference: [{
-      name: 'join+groupby', s: 1, data: { rows, keys, s: 1 }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'),
-      modes: ['auto', 'broadcast'], execution: {},
-    }],
-    skew: [1.2, 0].flatMap((s) => [
-      { name: 'fact⋈dim', s, data: { rows, keys, s }, ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'), modes: ['off', 'partition', 'key', 'broadcast'], execution: skewExec },
-      ...(s > 0 ? [{ name: 'many-to-many', s, data: { rows: Math.round(rows / 10), keys: Math.round(keys / 10), s, m2mRows: 1000 },
-        ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['off', 'partition', 'key'], execution: skewExec }] : []),
-    ] as Workload[]),
+    reference: [
+      {
+        name: 'join+groupby',
+        s: 1,
+        data: { rows, keys, s: 1 },
+        ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'),
+        modes: ['auto', 'broadcast'],
+        execution: {},
+      },
+    ],
+    skew: [1.2, 0].flatMap(
+      (s) =>
+        [
+          {
+            name: 'fact⋈dim',
+            s,
+            data: { rows, keys, s },
+            ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'),
+            modes: ['off', 'partition', 'key', 'broadcast'],
+            execution: skewExec,
+          },
+          ...(s > 0
+            ? [
+                {
+                  name: 'many-to-many',
+                  s,
+                  data: { rows: Math.round(rows / 10), keys: Math.round(keys / 10), s, m2mRows: 1000 },
+                  ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'),
+                  modes: ['off', 'partition', 'key'],
+                  execution: skewExec,
+                },
+              ]
+            : []),
+        ] as Workload[],
+    ),
     combiners: [
-      { name: 'aggregate by key', s: 1.2, data: { rows, keys, s: 1.2 }, ...aggregateByKey(), modes: ['auto', 'no-combiners'], execution: {} },
-      { name: 'many-to-many join+groupby', s: 1, data: { rows: Math.round(rows * 0.4), keys: Math.round(keys / 10), s: 1, m2mRows: 20000 },
-        ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'), modes: ['auto'], execution: {} },
+      {
+        name: 'aggregate by key',
+        s: 1.2,
+        data: { rows, keys, s: 1.2 },
+        ...aggregateByKey(),
+        modes: ['auto', 'no-combiners'],
+        execution: {},
+      },
+      {
+        name: 'many-to-many join+groupby',
+        s: 1,
+        data: { rows: Math.round(rows * 0.4), keys: Math.round(keys / 10), s: 1, m2mRows: 20000 },
+        ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'),
+        modes: ['auto'],
+        execution: {},
+      },
     ],
     // thresholds scale with the data: about the mean partition, the target task twice that
     // and row groups of an eighth of the fact table, so that map ranges have map outputs to cut at any size
     // 1M rows: at 300K a reduce task held ~5K rows and the pool's per-task cost hid what splitting saves
-    quick: skewSuite(o.rows ?? QUICK_ROWS, o.keys ?? QUICK_KEYS, {
-      partitions: 32,
-      skew: {
-        factor: 2,
-        thresholdBytes: Math.max(4096, ((o.rows ?? QUICK_ROWS) * 16) / 32),
-        advisoryPartitionBytes: Math.max(8192, ((o.rows ?? QUICK_ROWS) * 32) / 32),
+    quick: skewSuite(
+      o.rows ?? QUICK_ROWS,
+      o.keys ?? QUICK_KEYS,
+      {
+        partitions: 32,
+        skew: {
+          factor: 2,
+          thresholdBytes: Math.max(4096, ((o.rows ?? QUICK_ROWS) * 16) / 32),
+          advisoryPartitionBytes: Math.max(8192, ((o.rows ?? QUICK_ROWS) * 32) / 32),
+        },
       },
-    }, { rowGroupSize: Math.max(1024, Math.ceil((o.rows ?? QUICK_ROWS) / 8)) }),
+      { rowGroupSize: Math.max(1024, Math.ceil((o.rows ?? QUICK_ROWS) / 8)) },
+    ),
     full: skewSuite(rows, keys, skewExec),
   };
 }
@@ -143,7 +260,13 @@ export function modeOverrides(mode: Mode, execution: Overrides, workers: number)
   const base0 = { ...execution, inThreadBytes: 0 };
   if (mode === 'broadcast') return { ...base0, workers, skew: { ...base0.skew, enabled: true, strategy: 'auto' } };
   const base = { ...base0, broadcastBytes: 0 };
-  if (mode === 'no-combiners') return { ...base, workers, combiners: false, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
+  if (mode === 'no-combiners')
+    return { ...base, workers, combiners: false, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
   if (mode === 'auto') return { ...base, workers, skew: { ...base.skew, enabled: true, strategy: 'auto' } };
-  return { ...base, workers, eagerAggregation: false, skew: mode === 'off' ? { enabled: false } : { ...base.skew, enabled: true, strategy: mode } };
+  return {
+    ...base,
+    workers,
+    eagerAggregation: false,
+    skew: mode === 'off' ? { enabled: false } : { ...base.skew, enabled: true, strategy: mode },
+  };
 }

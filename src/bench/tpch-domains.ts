@@ -5,11 +5,31 @@ export const REGIONS = ['AFRICA', 'AMERICA', 'ASIA', 'EUROPE', 'MIDDLE EAST'];
 
 /** [name, region key], nation keys 0..24 in this order. */
 export const NATIONS: [string, number][] = [
-  ['ALGERIA', 0], ['ARGENTINA', 1], ['BRAZIL', 1], ['CANADA', 1], ['EGYPT', 4], ['ETHIOPIA', 0],
-  ['FRANCE', 3], ['GERMANY', 3], ['INDIA', 2], ['INDONESIA', 2], ['IRAN', 4], ['IRAQ', 4],
-  ['JAPAN', 2], ['JORDAN', 4], ['KENYA', 0], ['MOROCCO', 0], ['MOZAMBIQUE', 0], ['PERU', 1],
-  ['CHINA', 2], ['ROMANIA', 3], ['SAUDI ARABIA', 4], ['VIETNAM', 2], ['RUSSIA', 3],
-  ['UNITED KINGDOM', 3], ['UNITED STATES', 1],
+  ['ALGERIA', 0],
+  ['ARGENTINA', 1],
+  ['BRAZIL', 1],
+  ['CANADA', 1],
+  ['EGYPT', 4],
+  ['ETHIOPIA', 0],
+  ['FRANCE', 3],
+  ['GERMANY', 3],
+  ['INDIA', 2],
+  ['INDONESIA', 2],
+  ['IRAN', 4],
+  ['IRAQ', 4],
+  ['JAPAN', 2],
+  ['JORDAN', 4],
+  ['KENYA', 0],
+  ['MOROCCO', 0],
+  ['MOZAMBIQUE', 0],
+  ['PERU', 1],
+  ['CHINA', 2],
+  ['ROMANIA', 3],
+  ['SAUDI ARABIA', 4],
+  ['VIETNAM', 2],
+  ['RUSSIA', 3],
+  ['UNITED KINGDOM', 3],
+  ['UNITED STATES', 1],
 ];
 
 export const SEGMENTS = ['AUTOMOBILE', 'BUILDING', 'FURNITURE', 'MACHINERY', 'HOUSEHOLD'];
@@ -36,10 +56,50 @@ export const COLORS = (
 
 // Comment words, after the grammar of dbgen's text: Q13 looks for 'special' ...
 // 'requests' in order comments; Q16's 'Customer' ... 'Complaints' is planted.
-const ADVERBS = ['furiously', 'quickly', 'carefully', 'blithely', 'slyly', 'fluffily', 'ironically', 'boldly', 'evenly', 'finally'];
+const ADVERBS = [
+  'furiously',
+  'quickly',
+  'carefully',
+  'blithely',
+  'slyly',
+  'fluffily',
+  'ironically',
+  'boldly',
+  'evenly',
+  'finally',
+];
 const ADJECTIVES = ['special', 'pending', 'final', 'regular', 'express', 'ironic', 'even', 'bold', 'silent', 'unusual'];
-const NOUNS = ['requests', 'deposits', 'packages', 'accounts', 'foxes', 'ideas', 'theodolites', 'pinto beans', 'instructions', 'dependencies', 'excuses', 'platelets', 'asymptotes'];
-const VERBS = ['sleep', 'wake', 'are', 'cajole', 'haggle', 'nag', 'use', 'boost', 'affix', 'detect', 'integrate', 'maintain', 'nod', 'was'];
+const NOUNS = [
+  'requests',
+  'deposits',
+  'packages',
+  'accounts',
+  'foxes',
+  'ideas',
+  'theodolites',
+  'pinto beans',
+  'instructions',
+  'dependencies',
+  'excuses',
+  'platelets',
+  'asymptotes',
+];
+const VERBS = [
+  'sleep',
+  'wake',
+  'are',
+  'cajole',
+  'haggle',
+  'nag',
+  'use',
+  'boost',
+  'affix',
+  'detect',
+  'integrate',
+  'maintain',
+  'nod',
+  'was',
+];
 
 /** A comment of a few phrases: adjective noun verb adverb, repeated; `next` is a uniform generator. */
 export function comment(next: () => number, phrases: number): string {

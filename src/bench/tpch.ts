@@ -10,14 +10,34 @@ import * as arrow from 'apache-arrow';
 import * as pw from 'parquet-wasm';
 import { rng } from './zipf.js';
 import {
-  COLORS, CONTAINER_KIND, CONTAINER_SIZE, INSTRUCTIONS, NATIONS, PRIORITIES, REGIONS, SEGMENTS, SHIP_MODES,
-  TYPE_FINISH, TYPE_METAL, TYPE_SIZE, comment,
+  COLORS,
+  CONTAINER_KIND,
+  CONTAINER_SIZE,
+  INSTRUCTIONS,
+  NATIONS,
+  PRIORITIES,
+  REGIONS,
+  SEGMENTS,
+  SHIP_MODES,
+  TYPE_FINISH,
+  TYPE_METAL,
+  TYPE_SIZE,
+  comment,
 } from './tpch-domains.js';
 
 import type { TpchOptions } from './defaults.js';
 export { TPCH_DEFAULTS, type TpchOptions } from './defaults.js';
 
-export const TPCH_TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'] as const;
+export const TPCH_TABLES = [
+  'region',
+  'nation',
+  'supplier',
+  'customer',
+  'part',
+  'partsupp',
+  'orders',
+  'lineitem',
+] as const;
 
 const DAY = 86_400_000;
 const dayOf = (iso: string) => Date.parse(`${iso}T00:00:00Z`) / DAY;
@@ -35,8 +55,12 @@ const date = (v: Int32Array) => arrow.makeData({ type: new arrow.DateDay(), leng
 function money(cents: Int32Array): arrow.Data {
   const w = new Uint32Array(cents.length * 4);
   for (let i = 0; i < cents.length; i++) {
-    const v = cents[i], hi = v < 0 ? 0xffffffff : 0;
-    w[4 * i] = v >>> 0; w[4 * i + 1] = hi; w[4 * i + 2] = hi; w[4 * i + 3] = hi;
+    const v = cents[i],
+      hi = v < 0 ? 0xffffffff : 0;
+    w[4 * i] = v >>> 0;
+    w[4 * i + 1] = hi;
+    w[4 * i + 2] = hi;
+    w[4 * i + 3] = hi;
   }
   return arrow.makeData({ type: new arrow.Decimal(2, 15, 128), length: cents.length, data: w });
 }
@@ -49,17 +73,25 @@ class Pool {
     const enc = new TextEncoder();
     const parts = strings.map((s) => enc.encode(s));
     this.offsets = new Int32Array(parts.length + 1);
-    parts.forEach((p, i) => { this.offsets[i + 1] = this.offsets[i] + p.length; });
+    parts.forEach((p, i) => {
+      this.offsets[i + 1] = this.offsets[i] + p.length;
+    });
     this.bytes = new Uint8Array(this.offsets[parts.length]);
     parts.forEach((p, i) => this.bytes.set(p, this.offsets[i]));
   }
-  get size() { return this.strings.length; }
+  get size() {
+    return this.strings.length;
+  }
   column(idx: Int32Array): arrow.Data {
-    const n = idx.length, off = new Int32Array(n + 1), from = this.offsets, bytes = this.bytes;
+    const n = idx.length,
+      off = new Int32Array(n + 1),
+      from = this.offsets,
+      bytes = this.bytes;
     for (let i = 0; i < n; i++) off[i + 1] = off[i] + from[idx[i] + 1] - from[idx[i]];
     const data = new Uint8Array(off[n]);
     // a byte loop: most strings are a few bytes, where a subarray per row costs more than the copy
-    for (let i = 0, o = 0; i < n; i++) for (let k = from[idx[i]], e = from[idx[i] + 1]; k < e; k++) data[o++] = bytes[k];
+    for (let i = 0, o = 0; i < n; i++)
+      for (let k = from[idx[i]], e = from[idx[i] + 1]; k < e; k++) data[o++] = bytes[k];
     return arrow.makeData({ type: new arrow.Utf8(), length: n, valueOffsets: off, data });
   }
 }
@@ -71,7 +103,10 @@ async function writeParquet(file: string, chunks: Iterable<Cols>, rowGroupSize: 
   const batches = new ReadableStream({
     pull(c) {
       const r = it.next();
-      if (r.done) { c.close(); return; }
+      if (r.done) {
+        c.close();
+        return;
+      }
       const t = new arrow.Table(Object.fromEntries(r.value.map(([n, d]) => [n, arrow.makeVector(d)])));
       // free the table at once: its batches hold their own references, and a table left to the
       // garbage collector keeps every chunk's data in the module's memory until the end
@@ -81,7 +116,10 @@ async function writeParquet(file: string, chunks: Iterable<Cols>, rowGroupSize: 
       for (const b of parts) c.enqueue(b);
     },
   });
-  const props = new pw.WriterPropertiesBuilder().setCompression(pw.Compression.SNAPPY).setMaxRowGroupSize(rowGroupSize).build();
+  const props = new pw.WriterPropertiesBuilder()
+    .setCompression(pw.Compression.SNAPPY)
+    .setMaxRowGroupSize(rowGroupSize)
+    .build();
   const tmp = `${file}.tmp`;
   try {
     await (await pw.transformParquetStream(batches, props)).pipeTo(Writable.toWeb(fs.createWriteStream(tmp)));
@@ -109,15 +147,27 @@ const pad9 = (k: number) => String(k).padStart(9, '0');
 
 class Gen {
   readonly next: () => number;
-  constructor(seed: number) { this.next = rng(seed); }
+  constructor(seed: number) {
+    this.next = rng(seed);
+  }
   /** uniform integer in [lo, hi] */
-  int(lo: number, hi: number) { return lo + Math.floor(this.next() * (hi - lo + 1)); }
-  comments(n: number, maxPhrases: number) { return new Pool(Array.from({ length: n }, () => comment(this.next, this.int(1, maxPhrases)))); }
+  int(lo: number, hi: number) {
+    return lo + Math.floor(this.next() * (hi - lo + 1));
+  }
+  comments(n: number, maxPhrases: number) {
+    return new Pool(Array.from({ length: n }, () => comment(this.next, this.int(1, maxPhrases))));
+  }
   text(n: number) {
     const abc = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789,';
-    return new Pool(Array.from({ length: n }, () => Array.from({ length: this.int(10, 40) }, () => abc[this.int(0, abc.length - 1)]).join('')));
+    return new Pool(
+      Array.from({ length: n }, () =>
+        Array.from({ length: this.int(10, 40) }, () => abc[this.int(0, abc.length - 1)]).join(''),
+      ),
+    );
   }
-  phone(nation: number) { return `${nation + 10}-${this.int(100, 999)}-${this.int(100, 999)}-${this.int(1000, 9999)}`; }
+  phone(nation: number) {
+    return `${nation + 10}-${this.int(100, 999)}-${this.int(100, 999)}-${this.int(1000, 9999)}`;
+  }
   indices(n: number, size: number) {
     const out = new Int32Array(n);
     for (let i = 0; i < n; i++) out[i] = Math.floor(this.next() * size);
@@ -133,7 +183,8 @@ export function tpchCounts(sf: number) {
 
 const retailCents = (pk: number) => 90000 + (Math.floor(pk / 10) % 20001) + 100 * (pk % 1000);
 /** The i-th (0..3) supplier of a part (clause 4.2.3): every part has four, and line items use one of them. */
-const supplierOf = (pk: number, i: number, S: number) => ((pk + i * (Math.floor(S / 4) + Math.floor((pk - 1) / S))) % S) + 1;
+const supplierOf = (pk: number, i: number, S: number) =>
+  ((pk + i * (Math.floor(S / 4) + Math.floor((pk - 1) / S))) % S) + 1;
 /**
  * A few orders of seven large lines, so that Q18 (orders over 300 units) has
  * rows at small scales too; uniform quantities give them at about 1 in 10,000.
@@ -144,11 +195,17 @@ const orderKey = (k: number) => ((k >> 3) << 5) | (k & 7);
 
 function fixedTables(g: Gen): { region: Cols; nation: Cols } {
   return {
-    region: [['r_regionkey', int32(Int32Array.from(REGIONS, (_, i) => i))], ['r_name', utf8(REGIONS)],
-      ['r_comment', g.comments(REGIONS.length, 3).column(Int32Array.from(REGIONS, (_, i) => i))]],
-    nation: [['n_nationkey', int32(Int32Array.from(NATIONS, (_, i) => i))], ['n_name', utf8(NATIONS.map((x) => x[0]))],
+    region: [
+      ['r_regionkey', int32(Int32Array.from(REGIONS, (_, i) => i))],
+      ['r_name', utf8(REGIONS)],
+      ['r_comment', g.comments(REGIONS.length, 3).column(Int32Array.from(REGIONS, (_, i) => i))],
+    ],
+    nation: [
+      ['n_nationkey', int32(Int32Array.from(NATIONS, (_, i) => i))],
+      ['n_name', utf8(NATIONS.map((x) => x[0]))],
       ['n_regionkey', int32(Int32Array.from(NATIONS, (x) => x[1]))],
-      ['n_comment', g.comments(NATIONS.length, 3).column(Int32Array.from(NATIONS, (_, i) => i))]],
+      ['n_comment', g.comments(NATIONS.length, 3).column(Int32Array.from(NATIONS, (_, i) => i))],
+    ],
   };
 }
 
@@ -160,14 +217,18 @@ function supplier(g: Gen, n: number, sf: number): Cols {
   const planted = Math.max(1, Math.round(5 * sf));
   for (let k = 0; k < 2 * planted && k < n; k++) {
     const i = g.int(0, n - 1);
-    com[i] = `${words.strings[g.int(0, words.size - 1)]} Customer ${k < planted ? 'Complaints' : 'Recommends'} ${words.strings[g.int(0, words.size - 1)]}`;
+    com[i] =
+      `${words.strings[g.int(0, words.size - 1)]} Customer ${k < planted ? 'Complaints' : 'Recommends'} ${words.strings[g.int(0, words.size - 1)]}`;
   }
   const keys = Int32Array.from({ length: n }, (_, i) => i + 1);
   return [
-    ['s_suppkey', int32(keys)], ['s_name', utf8(Array.from(keys, (k) => `Supplier#${pad9(k)}`))],
-    ['s_address', g.text(1024).column(g.indices(n, 1024))], ['s_nationkey', int32(nation)],
+    ['s_suppkey', int32(keys)],
+    ['s_name', utf8(Array.from(keys, (k) => `Supplier#${pad9(k)}`))],
+    ['s_address', g.text(1024).column(g.indices(n, 1024))],
+    ['s_nationkey', int32(nation)],
     ['s_phone', utf8(Array.from(nation, (x) => g.phone(x)))],
-    ['s_acctbal', money(Int32Array.from({ length: n }, () => g.int(-99999, 999999)))], ['s_comment', utf8(com)],
+    ['s_acctbal', money(Int32Array.from({ length: n }, () => g.int(-99999, 999999)))],
+    ['s_comment', utf8(com)],
   ];
 }
 
@@ -175,8 +236,10 @@ function customer(g: Gen, n: number): Cols {
   const nation = Int32Array.from({ length: n }, () => g.int(0, 24));
   const keys = Int32Array.from({ length: n }, (_, i) => i + 1);
   return [
-    ['c_custkey', int32(keys)], ['c_name', utf8(Array.from(keys, (k) => `Customer#${pad9(k)}`))],
-    ['c_address', g.text(4096).column(g.indices(n, 4096))], ['c_nationkey', int32(nation)],
+    ['c_custkey', int32(keys)],
+    ['c_name', utf8(Array.from(keys, (k) => `Customer#${pad9(k)}`))],
+    ['c_address', g.text(4096).column(g.indices(n, 4096))],
+    ['c_nationkey', int32(nation)],
     ['c_phone', utf8(Array.from(nation, (x) => g.phone(x)))],
     ['c_acctbal', money(Int32Array.from({ length: n }, () => g.int(-99999, 999999)))],
     ['c_mktsegment', new Pool(SEGMENTS).column(g.indices(n, SEGMENTS.length))],
@@ -189,19 +252,27 @@ function* part(g: Gen, n: number, size: number): Generator<Cols> {
   const containers = new Pool(CONTAINER_SIZE.flatMap((a) => CONTAINER_KIND.map((b) => `${a} ${b}`)));
   const comments = g.comments(2048, 2);
   for (const [lo, hi] of ranges(n, size)) {
-    const m = hi - lo, keys = Int32Array.from({ length: m }, (_, i) => lo + i + 1);
+    const m = hi - lo,
+      keys = Int32Array.from({ length: m }, (_, i) => lo + i + 1);
     const names = Array.from({ length: m }, () => {
       const picked: string[] = [];
-      while (picked.length < 5) { const c = COLORS[g.int(0, COLORS.length - 1)]; if (!picked.includes(c)) picked.push(c); }
+      while (picked.length < 5) {
+        const c = COLORS[g.int(0, COLORS.length - 1)];
+        if (!picked.includes(c)) picked.push(c);
+      }
       return picked.join(' ');
     });
     const mfgr = Int32Array.from({ length: m }, () => g.int(1, 5));
     yield [
-      ['p_partkey', int32(keys)], ['p_name', utf8(names)], ['p_mfgr', utf8(Array.from(mfgr, (x) => `Manufacturer#${x}`))],
-      ['p_brand', utf8(Array.from(mfgr, (x) => `Brand#${x}${g.int(1, 5)}`))], ['p_type', types.column(g.indices(m, types.size))],
+      ['p_partkey', int32(keys)],
+      ['p_name', utf8(names)],
+      ['p_mfgr', utf8(Array.from(mfgr, (x) => `Manufacturer#${x}`))],
+      ['p_brand', utf8(Array.from(mfgr, (x) => `Brand#${x}${g.int(1, 5)}`))],
+      ['p_type', types.column(g.indices(m, types.size))],
       ['p_size', int32(Int32Array.from({ length: m }, () => g.int(1, 50)))],
       ['p_container', containers.column(g.indices(m, containers.size))],
-      ['p_retailprice', money(keys.map(retailCents))], ['p_comment', comments.column(g.indices(m, comments.size))],
+      ['p_retailprice', money(keys.map(retailCents))],
+      ['p_comment', comments.column(g.indices(m, comments.size))],
     ];
   }
 }
@@ -210,10 +281,16 @@ function* partsupp(g: Gen, parts: number, suppliers: number, size: number): Gene
   const comments = g.comments(4096, 3);
   for (const [lo, hi] of ranges(parts, Math.max(1, size >> 2))) {
     const m = (hi - lo) * 4;
-    const pk = new Int32Array(m), sk = new Int32Array(m);
-    for (let p = lo; p < hi; p++) for (let i = 0; i < 4; i++) { pk[(p - lo) * 4 + i] = p + 1; sk[(p - lo) * 4 + i] = supplierOf(p + 1, i, suppliers); }
+    const pk = new Int32Array(m),
+      sk = new Int32Array(m);
+    for (let p = lo; p < hi; p++)
+      for (let i = 0; i < 4; i++) {
+        pk[(p - lo) * 4 + i] = p + 1;
+        sk[(p - lo) * 4 + i] = supplierOf(p + 1, i, suppliers);
+      }
     yield [
-      ['ps_partkey', int32(pk)], ['ps_suppkey', int32(sk)],
+      ['ps_partkey', int32(pk)],
+      ['ps_suppkey', int32(sk)],
       ['ps_availqty', int32(Int32Array.from({ length: m }, () => g.int(1, 9999)))],
       ['ps_supplycost', money(Int32Array.from({ length: m }, () => g.int(100, 100000)))],
       ['ps_comment', comments.column(g.indices(m, comments.size))],
@@ -222,11 +299,21 @@ function* partsupp(g: Gen, parts: number, suppliers: number, size: number): Gene
 }
 
 /** Order attributes drawn before the line items; price and status are filled in from them. */
-interface Orders { custkey: Int32Array; date: Int32Array; lines: Uint8Array; total: Float64Array; status: Int32Array }
+interface Orders {
+  custkey: Int32Array;
+  date: Int32Array;
+  lines: Uint8Array;
+  total: Float64Array;
+  status: Int32Array;
+}
 
 function drawOrders(g: Gen, n: number, customers: number): Orders {
   const o: Orders = {
-    custkey: new Int32Array(n), date: new Int32Array(n), lines: new Uint8Array(n), total: new Float64Array(n), status: new Int32Array(n),
+    custkey: new Int32Array(n),
+    date: new Int32Array(n),
+    lines: new Uint8Array(n),
+    total: new Float64Array(n),
+    status: new Int32Array(n),
   };
   for (let i = 0; i < n; i++) {
     let c = g.int(1, customers);
@@ -246,36 +333,64 @@ function* lineitem(g: Gen, o: Orders, c: ReturnType<typeof tpchCounts>, size: nu
   const n = o.lines.length;
   let first = 0;
   while (first < n) {
-    let last = first, m = 0;
+    let last = first,
+      m = 0;
     while (last < n && m + o.lines[last] <= size) m += o.lines[last++];
     if (last === first) m = o.lines[last++];
-    const ok = new Int32Array(m), pk = new Int32Array(m), sk = new Int32Array(m), ln = new Int32Array(m);
-    const qty = new Int32Array(m), price = new Int32Array(m), disc = new Int32Array(m), tax = new Int32Array(m);
-    const ship = new Int32Array(m), commit = new Int32Array(m), receipt = new Int32Array(m);
-    const flag = new Int32Array(m), status = new Int32Array(m);
+    const ok = new Int32Array(m),
+      pk = new Int32Array(m),
+      sk = new Int32Array(m),
+      ln = new Int32Array(m);
+    const qty = new Int32Array(m),
+      price = new Int32Array(m),
+      disc = new Int32Array(m),
+      tax = new Int32Array(m);
+    const ship = new Int32Array(m),
+      commit = new Int32Array(m),
+      receipt = new Int32Array(m);
+    const flag = new Int32Array(m),
+      status = new Int32Array(m);
     let r = 0;
     for (let i = first; i < last; i++) {
-      let hasF = 0, hasO = 0, total = 0;
+      let hasF = 0,
+        hasO = 0,
+        total = 0;
       for (let l = 1; l <= o.lines[i]; l++, r++) {
-        ok[r] = orderKey(i + 1); ln[r] = l;
+        ok[r] = orderKey(i + 1);
+        ln[r] = l;
         const p = g.int(1, c.part);
-        pk[r] = p; sk[r] = supplierOf(p, g.int(0, 3), c.supplier);
-        qty[r] = isLarge(i) ? g.int(44, 50) : g.int(1, 50); price[r] = qty[r] * retailCents(p);
-        disc[r] = g.int(0, 10); tax[r] = g.int(0, 8);
-        ship[r] = o.date[i] + g.int(1, 121); commit[r] = o.date[i] + g.int(30, 90); receipt[r] = ship[r] + g.int(1, 30);
+        pk[r] = p;
+        sk[r] = supplierOf(p, g.int(0, 3), c.supplier);
+        qty[r] = isLarge(i) ? g.int(44, 50) : g.int(1, 50);
+        price[r] = qty[r] * retailCents(p);
+        disc[r] = g.int(0, 10);
+        tax[r] = g.int(0, 8);
+        ship[r] = o.date[i] + g.int(1, 121);
+        commit[r] = o.date[i] + g.int(30, 90);
+        receipt[r] = ship[r] + g.int(1, 30);
         flag[r] = receipt[r] <= CURRENT ? g.int(0, 1) : 2;
         status[r] = ship[r] > CURRENT ? 1 : 0;
-        if (status[r]) hasO = 1; else hasF = 1;
+        if (status[r]) hasO = 1;
+        else hasF = 1;
         total += price[r] * (100 + tax[r]) * (100 - disc[r]); // cents x 10^4, exact in a double
       }
       o.total[i] = Math.round(total / 10000);
       o.status[i] = hasF && hasO ? 2 : hasO ? 1 : 0;
     }
     yield [
-      ['l_orderkey', int32(ok)], ['l_partkey', int32(pk)], ['l_suppkey', int32(sk)], ['l_linenumber', int32(ln)],
-      ['l_quantity', money(qty.map((q) => q * 100))], ['l_extendedprice', money(price)], ['l_discount', money(disc)],
-      ['l_tax', money(tax)], ['l_returnflag', FLAG.column(flag)], ['l_linestatus', STATUS.column(status)],
-      ['l_shipdate', date(ship)], ['l_commitdate', date(commit)], ['l_receiptdate', date(receipt)],
+      ['l_orderkey', int32(ok)],
+      ['l_partkey', int32(pk)],
+      ['l_suppkey', int32(sk)],
+      ['l_linenumber', int32(ln)],
+      ['l_quantity', money(qty.map((q) => q * 100))],
+      ['l_extendedprice', money(price)],
+      ['l_discount', money(disc)],
+      ['l_tax', money(tax)],
+      ['l_returnflag', FLAG.column(flag)],
+      ['l_linestatus', STATUS.column(status)],
+      ['l_shipdate', date(ship)],
+      ['l_commitdate', date(commit)],
+      ['l_receiptdate', date(receipt)],
       ['l_shipinstruct', new Pool(INSTRUCTIONS).column(g.indices(m, INSTRUCTIONS.length))],
       ['l_shipmode', new Pool(SHIP_MODES).column(g.indices(m, SHIP_MODES.length))],
       ['l_comment', comments.column(g.indices(m, comments.size))],
@@ -291,11 +406,14 @@ function* orders(g: Gen, o: Orders, clerks: number, size: number): Generator<Col
     const m = hi - lo;
     yield [
       ['o_orderkey', int32(Int32Array.from({ length: m }, (_, i) => orderKey(lo + i + 1)))],
-      ['o_custkey', int32(o.custkey.slice(lo, hi))], ['o_orderstatus', STATUS.column(o.status.subarray(lo, hi))],
-      ['o_totalprice', money(Int32Array.from(o.total.subarray(lo, hi)))], ['o_orderdate', date(o.date.slice(lo, hi))],
+      ['o_custkey', int32(o.custkey.slice(lo, hi))],
+      ['o_orderstatus', STATUS.column(o.status.subarray(lo, hi))],
+      ['o_totalprice', money(Int32Array.from(o.total.subarray(lo, hi)))],
+      ['o_orderdate', date(o.date.slice(lo, hi))],
       ['o_orderpriority', new Pool(PRIORITIES).column(g.indices(m, PRIORITIES.length))],
       ['o_clerk', clerk.column(g.indices(m, clerks))],
-      ['o_shippriority', int32(new Int32Array(m))], ['o_comment', comments.column(g.indices(m, comments.size))],
+      ['o_shippriority', int32(new Int32Array(m))],
+      ['o_comment', comments.column(g.indices(m, comments.size))],
     ];
   }
 }

@@ -3,9 +3,15 @@
 
 /** sfc32: a fast, seedable 32-bit generator; uniform floats in [0, 1). */
 export function rng(seed: number): () => number {
-  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = seed | 0;
+  let a = 0x9e3779b9,
+    b = 0x243f6a88,
+    c = 0xb7e15162,
+    d = seed | 0;
   const next = () => {
-    a |= 0; b |= 0; c |= 0; d |= 0;
+    a |= 0;
+    b |= 0;
+    c |= 0;
+    d |= 0;
     const t = (((a + b) | 0) + d) | 0;
     d = (d + 1) | 0;
     a = b ^ (b >>> 9);
@@ -22,7 +28,10 @@ export function rng(seed: number): () => number {
 export function zipfCdf(m: number, s: number): Float64Array {
   const cdf = new Float64Array(m);
   let sum = 0;
-  for (let k = 1; k <= m; k++) { sum += s === 0 ? 1 : k ** -s; cdf[k - 1] = sum; }
+  for (let k = 1; k <= m; k++) {
+    sum += s === 0 ? 1 : k ** -s;
+    cdf[k - 1] = sum;
+  }
   for (let k = 0; k < m; k++) cdf[k] /= sum;
   cdf[m - 1] = 1;
   return cdf;
@@ -30,10 +39,12 @@ export function zipfCdf(m: number, s: number): Float64Array {
 
 /** The 0-based rank whose cumulative interval holds u. */
 export function zipfRank(cdf: Float64Array, u: number): number {
-  let lo = 0, hi = cdf.length - 1;
+  let lo = 0,
+    hi = cdf.length - 1;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (cdf[mid] > u) hi = mid; else lo = mid + 1;
+    if (cdf[mid] > u) hi = mid;
+    else lo = mid + 1;
   }
   return lo;
 }

@@ -9,7 +9,9 @@ const STOP_MS = 2000;
 let stopping = false;
 
 /** Whether an interrupt is being handled: the failures it causes are not reported. */
-export function interrupted(): boolean { return stopping; }
+export function interrupted(): boolean {
+  return stopping;
+}
 
 export function exitOnInterrupt(err: NodeJS.WritableStream = process.stderr): void {
   const stop = (signal: NodeJS.Signals) => {
@@ -18,10 +20,12 @@ export function exitOnInterrupt(err: NodeJS.WritableStream = process.stderr): vo
     runCleanups();
     err.write(`skewjoin: interrupted (${signal})\n`);
     setTimeout(() => process.exit(130), STOP_MS).unref();
-    void closePool().catch(() => {}).finally(() => {
-      runCleanups(); // anything created while the threads stopped
-      process.exit(130);
-    });
+    void closePool()
+      .catch(() => {})
+      .finally(() => {
+        runCleanups(); // anything created while the threads stopped
+        process.exit(130);
+      });
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -27,22 +27,36 @@ let tried = false;
  * `sources`: the command line's --source paths by name (relative to the current folder).
  * A plan object (compiled from SQL) has absolute paths.
  */
-export function prestartPool(planFile: string | object, workersFlag: number | undefined, sources: Record<string, string | string[]> = {}): void {
+export function prestartPool(
+  planFile: string | object,
+  workersFlag: number | undefined,
+  sources: Record<string, string | string[]> = {},
+): void {
   if (tried) return;
   tried = true;
   let plan: any = planFile;
-  if (typeof planFile === 'string') try { plan = JSON.parse(fs.readFileSync(planFile, 'utf8')); } catch { return; }
+  if (typeof planFile === 'string')
+    try {
+      plan = JSON.parse(fs.readFileSync(planFile, 'utf8'));
+    } catch {
+      return;
+    }
   const dir = typeof planFile === 'string' ? path.dirname(path.resolve(planFile)) : process.cwd();
   const files: string[] = [];
   let unknown = false;
   for (const [name, s] of Object.entries<any>(plan?.sources ?? {})) {
     const given = Object.hasOwn(sources, name);
     for (const p of given ? [sources[name]].flat() : [s?.parquet].flat()) {
-      if (typeof p !== 'string' || isGlob(p)) { unknown = true; continue; }
+      if (typeof p !== 'string' || isGlob(p)) {
+        unknown = true;
+        continue;
+      }
       files.push(given ? path.resolve(p) : path.resolve(dir, p));
     }
   }
-  let bytes = 0, largest = '', largestBytes = -1;
+  let bytes = 0,
+    largest = '',
+    largestBytes = -1;
   for (const f of files) {
     try {
       const st = fs.statSync(f);
@@ -55,15 +69,25 @@ export function prestartPool(planFile: string | object, workersFlag: number | un
       }
       const n = st.size;
       bytes += n;
-      if (n > largestBytes) { largest = f; largestBytes = n; }
-    } catch { unknown = true; }
+      if (n > largestBytes) {
+        largest = f;
+        largestBytes = n;
+      }
+    } catch {
+      unknown = true;
+    }
   }
   let limit = DEFAULT_IN_THREAD_BYTES;
-  try { limit = parseBytes(plan?.execution?.inThreadBytes, DEFAULT_IN_THREAD_BYTES); } catch { /* validation reports it */ }
+  try {
+    limit = parseBytes(plan?.execution?.inThreadBytes, DEFAULT_IN_THREAD_BYTES);
+  } catch {
+    /* validation reports it */
+  }
   // files on disk are compressed: half the limit keeps the guess on the side of starting the pool
   if (!process.env.SKEWJOIN_FAULTS && !unknown && bytes <= limit / 2) return;
   if (!largest) return;
-  const w = workersFlag ?? (Number.isInteger(plan?.execution?.workers) ? plan.execution.workers : os.availableParallelism());
+  const w =
+    workersFlag ?? (Number.isInteger(plan?.execution?.workers) ? plan.execution.workers : os.availableParallelism());
   warmPool(w, largest);
 }
 
@@ -86,7 +110,12 @@ export function prestartFromArgs(args: string[]): void {
   }
   const sources: Record<string, string[]> = {};
   for (let k = 0; k < rest.length; k++) {
-    const v = rest[k] === '--source' ? rest[k + 1] : rest[k].startsWith('--source=') ? rest[k].slice('--source='.length) : undefined;
+    const v =
+      rest[k] === '--source'
+        ? rest[k + 1]
+        : rest[k].startsWith('--source=')
+          ? rest[k].slice('--source='.length)
+          : undefined;
     if (v === undefined) continue;
     const at = v.indexOf('=');
     if (at <= 0) return; // a malformed --source: the command reports it

@@ -32,7 +32,8 @@ const FORMAT = '{bar} {percent} {stage} | {rows} rows read | {shuffled} shuffled
 const STEPS = 1000;
 
 const fmtRows = (n: number) => n.toLocaleString('en-US');
-const fmtElapsed = (ms: number) => (ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.floor((ms % 60_000) / 1000)} s`);
+const fmtElapsed = (ms: number) =>
+  ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.floor((ms % 60_000) / 1000)} s`;
 
 /** Whether `skewjoin plan.json` shows the display: stderr a TTY, not --quiet, not --json into a pipe. */
 export function wantsProgress(stderr: Stream, stdout: Stream, flags: { quiet?: boolean; json?: boolean }): boolean {
@@ -57,8 +58,15 @@ export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): P
   const { default: cliProgress } = await import('cli-progress');
   const t0 = performance.now();
   let last: ProgressEvent = {
-    stage: 'starting', tasksDone: 0, tasksTotal: 0, fraction: 0, running: [],
-    rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0, elapsedMs: 0,
+    stage: 'starting',
+    tasksDone: 0,
+    tasksTotal: 0,
+    fraction: 0,
+    running: [],
+    rowsRead: 0,
+    bytesShuffled: 0,
+    bytesSpilled: 0,
+    elapsedMs: 0,
   };
   // the largest fraction seen: the bar is drawn from it, so it never goes back whatever the events say
   let shown = 0;
@@ -72,17 +80,19 @@ export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): P
     linewrap: true,
     clearOnComplete: true,
     // a function format so that the elapsed time moves on between events
-    format: (opts, params, payload) => cliProgress.Format.Formatter({ ...opts, format: FORMAT }, params, {
-      ...payload,
-      stage: stageLabel(last),
-      percent: `${(shown * 100).toFixed(shown < 1 ? 1 : 0).padStart(4)}%`,
-      rows: fmtRows(last.rowsRead),
-      shuffled: fmtBytes(last.bytesShuffled),
-      spilled: fmtBytes(last.bytesSpilled),
-      elapsed: fmtElapsed(performance.now() - t0),
-    }).slice(0, Math.max(20, params.maxWidth - 1)),
+    format: (opts, params, payload) =>
+      cliProgress.Format.Formatter({ ...opts, format: FORMAT }, params, {
+        ...payload,
+        stage: stageLabel(last),
+        percent: `${(shown * 100).toFixed(shown < 1 ? 1 : 0).padStart(4)}%`,
+        rows: fmtRows(last.rowsRead),
+        shuffled: fmtBytes(last.bytesShuffled),
+        spilled: fmtBytes(last.bytesSpilled),
+        elapsed: fmtElapsed(performance.now() - t0),
+      }).slice(0, Math.max(20, params.maxWidth - 1)),
   });
-  let started = false, stopped = false;
+  let started = false,
+    stopped = false;
   const timer = setTimeout(() => {
     if (stopped) return;
     started = true;

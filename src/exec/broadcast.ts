@@ -50,13 +50,22 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
   const k = direct ? unhashed : buildKeys(batch, keys, norms);
   const t = direct ?? new KeyTable(k, true, undefined, true);
   const share = <T extends Int32Array | Uint8Array>(a: T | null) => (a === null ? null : shareArray(a));
-  const parts: KeyPart[] = k.parts.map((p) => (p.kind === 'w'
-    ? { kind: 'w', w: shareArray(p.w), nulls: share(p.nulls) }
-    : { kind: 's', bytes: shareArray(p.bytes), offs: shareArray(p.offs), nulls: share(p.nulls) }));
+  const parts: KeyPart[] = k.parts.map((p) =>
+    p.kind === 'w'
+      ? { kind: 'w', w: shareArray(p.w), nulls: share(p.nulls) }
+      : { kind: 's', bytes: shareArray(p.bytes), offs: shareArray(p.offs), nulls: share(p.nulls) },
+  );
   return {
-    id: `${process.pid}.${++built}.${Date.now()}`, batch, keys: { n: k.n, parts, hash: shareArray(k.hash), anyNull: share(k.anyNull) },
-    heads: shareArray(t.heads), next: shareArray(t.next), mask: t.mask, slots: t.slots && shareArray(t.slots),
-    direct: t.direct && shareArray(t.direct), base: t.base, unique: t.unique,
+    id: `${process.pid}.${++built}.${Date.now()}`,
+    batch,
+    keys: { n: k.n, parts, hash: shareArray(k.hash), anyNull: share(k.anyNull) },
+    heads: shareArray(t.heads),
+    next: shareArray(t.next),
+    mask: t.mask,
+    slots: t.slots && shareArray(t.slots),
+    direct: t.direct && shareArray(t.direct),
+    base: t.base,
+    unique: t.unique,
   };
 }
 
@@ -71,9 +80,12 @@ export function groupTable(op: ProbeOp, combine: Combine, chunks?: { rows: numbe
   if (cols === null || cols.length === 0) return; // no group columns: every match is group 0
   if (op.table.groups?.cols.join() === cols.join()) return; // grouped already
   // a table of unique keys grouped by (at least) its key columns: each row is its own group, found with no hashing
-  const t = op.table, n = t.batch.length;
-  const g = t.unique && op.buildKeys.every((k) => cols.includes(k)) ? { nGroups: n, gid: rowIds(n), first: rowIds(n) }
-    : (chunks && mergeChunkGroups(t.batch, chunks, cols)) ?? groupsOf(t.batch, cols, undefined, true);
+  const t = op.table,
+    n = t.batch.length;
+  const g =
+    t.unique && op.buildKeys.every((k) => cols.includes(k))
+      ? { nGroups: n, gid: rowIds(n), first: rowIds(n) }
+      : ((chunks && mergeChunkGroups(t.batch, chunks, cols)) ?? groupsOf(t.batch, cols, undefined, true));
   op.table.groups = { cols, nGroups: g.nGroups, gid: shareArray(g.gid), first: shareArray(g.first) };
 }
 
@@ -94,14 +106,16 @@ function readGroupColumns(node: JoinNode, side: Side, combine?: Combine): number
 /** The probe of a broadcast table, but the table. */
 function probeShape(node: JoinNode, side: Side): Omit<ProbeOp, 'table'> {
   return {
-    kind: 'probe', id: node.id,
+    kind: 'probe',
+    id: node.id,
     keys: side === 'right' ? node.leftKeys : node.rightKeys,
     norms: side === 'right' ? node.leftNorms : node.rightNorms,
     buildKeys: side === 'right' ? node.rightKeys : node.leftKeys,
     // a right join probed by its right rows is a left join seen from them
     type: side === 'right' ? (node.type as ProbeOp['type']) : node.type === 'right' ? 'left' : 'inner',
     buildFirst: side === 'left',
-    leftSchema: node.left.schema, rightSchema: node.right.schema,
+    leftSchema: node.left.schema,
+    rightSchema: node.right.schema,
   };
 }
 
@@ -151,7 +165,11 @@ const SMALL_TABLE_BYTES = 1024 * 1024;
  * (no row operator between), whose grouping of a broadcast table is done with the table.
  */
 export async function chooseStrategy(
-  node: JoinNode, threshold: number, collect: Collect, budget: MemoryBudget, combine?: Combine,
+  node: JoinNode,
+  threshold: number,
+  collect: Collect,
+  budget: MemoryBudget,
+  combine?: Combine,
 ): Promise<JoinStrategy> {
   const est = { left: scanBytes(node.left), right: scanBytes(node.right) };
   const free = budget.free();
@@ -167,30 +185,43 @@ export async function chooseStrategy(
   };
   sides.sort((a, b) => rank(a) - rank(b));
   const read: Partial<Record<Side, Measured>> = {};
-  let cap = threshold, fits = false;
+  let cap = threshold,
+    fits = false;
   for (const side of sides) {
     if (rank(side) === 2 && fits) break;
     trace(`broadcast ${node.id}: reading the ${side} side up to ${cap} bytes`);
     const c = await collect(side === 'left' ? node.left : node.right, cap, readGroupColumns(node, side, combine));
-    const m = read[side] = { ...c, bytes: c.batches.reduce((a, b) => a + batchBytes(b), 0), rows: rowCount(c.batches) };
+    const m = (read[side] = {
+      ...c,
+      bytes: c.batches.reduce((a, b) => a + batchBytes(b), 0),
+      rows: rowCount(c.batches),
+    });
     trace(`broadcast ${node.id}: ${side} side read, ${m.bytes} bytes${m.rest ? ', stopped at the cap' : ''}`);
-    if (m.rest === null && m.bytes <= cap) { cap = m.bytes; fits = true; }
+    if (m.rest === null && m.bytes <= cap) {
+      cap = m.bytes;
+      fits = true;
+    }
     // a small table is built in a few ms and probed from the caches: no other side could do much better
     if (m.rest === null && m.bytes <= SMALL_TABLE_BYTES) break;
   }
   const measured = sides.filter((s) => read[s] !== undefined);
-  const whole: Partial<Record<Side, number>> = {}, partial: Partial<Record<Side, number>> = {};
+  const whole: Partial<Record<Side, number>> = {},
+    partial: Partial<Record<Side, number>> = {};
   for (const s of measured) (read[s]!.rest === null ? whole : partial)[s] = read[s]!.bytes;
   let decision = decideJoin(node.type, whole, threshold, partial);
   const held = measured.reduce((a, s) => a + read[s]!.bytes, 0);
   if (decision.strategy === 'broadcast') {
     // the table is held for the whole probe: it must fit what the budget has left
-    const side = decision.side!, m = read[side]!, table = tableBytes(m.rows, m.bytes), left = budget.free();
+    const side = decision.side!,
+      m = read[side]!,
+      table = tableBytes(m.rows, m.bytes),
+      left = budget.free();
     if (table > left) {
       decision = {
         strategy: 'shuffle',
-        reason: `${side} side ${m.bytes} bytes <= broadcastBytes ${threshold}, but its table (${table} bytes with the hash `
-          + `table) exceeds the memory budget left (${left} bytes)`,
+        reason:
+          `${side} side ${m.bytes} bytes <= broadcastBytes ${threshold}, but its table (${table} bytes with the hash ` +
+          `table) exceeds the memory budget left (${left} bytes)`,
       };
     }
   }
@@ -203,24 +234,37 @@ export async function chooseStrategy(
 
 /** The broadcast `decision` taken: the table built from the rows read of its side, the other side set to probe it. */
 function broadcastFrom(
-  node: JoinNode, decision: BroadcastDecision, read: Partial<Record<Side, Measured>>, budget: MemoryBudget,
+  node: JoinNode,
+  decision: BroadcastDecision,
+  read: Partial<Record<Side, Measured>>,
+  budget: MemoryBudget,
   combine?: Combine,
 ): JoinStrategy {
-  const side = decision.side!, m = read[side]!, other: Side = side === 'left' ? 'right' : 'left';
+  const side = decision.side!,
+    m = read[side]!,
+    other: Side = side === 'left' ? 'right' : 'left';
   const sideNode = side === 'left' ? node.left : node.right;
-  const keys = side === 'left' ? node.leftKeys : node.rightKeys, norms = side === 'left' ? node.leftNorms : node.rightNorms;
-  const table = tableBytes(m.rows, m.bytes), probed = read[other];
+  const keys = side === 'left' ? node.leftKeys : node.rightKeys,
+    norms = side === 'left' ? node.leftNorms : node.rightNorms;
+  const table = tableBytes(m.rows, m.bytes),
+    probed = read[other];
   const base = pipelineOf(side === 'left' ? node.right : node.left);
   budget.reserve(table + (probed?.bytes ?? 0));
   const pipeline = probePipeline(node, side, buildBroadcast(sideNode.schema, m.batches, keys, norms), base);
   trace(`broadcast ${node.id}: table built`);
   // the read tasks' groups, one per batch read (tasks that were skipped or read nothing give none)
-  const chunks = m.groups?.length === m.batches.length
-    ? m.batches.map((b, i) => ({ rows: b.length, groups: m.groups![i] })).filter((c) => c.rows > 0) : undefined;
+  const chunks =
+    m.groups?.length === m.batches.length
+      ? m.batches.map((b, i) => ({ rows: b.length, groups: m.groups![i] })).filter((c) => c.rows > 0)
+      : undefined;
   if (combine) groupTable(pipeline.ops[base.ops.length] as ProbeOp, combine, chunks);
   trace(`broadcast ${node.id}: table grouped`);
   return {
-    decision, pipeline, rows: m.rows, bytes: m.bytes, heldBytes: table + (probed?.bytes ?? 0),
+    decision,
+    pipeline,
+    rows: m.rows,
+    bytes: m.bytes,
+    heldBytes: table + (probed?.bytes ?? 0),
     ...(probed ? { read: { [other]: probed }, probeAt: base.ops.length } : {}),
   };
 }
@@ -230,14 +274,24 @@ function broadcastFrom(
  * (see readGroupColumns), and the pipeline of the rest (over a scan's splits
  * not started when the cap was passed; null: the side was read whole).
  */
-export interface Collected { batches: Batch[]; groups?: Groups[]; rest: Pipeline | null }
+export interface Collected {
+  batches: Batch[];
+  groups?: Groups[];
+  rest: Pipeline | null;
+}
 /** A side read, with its bytes and rows. */
-export interface Measured extends Collected { bytes: number; rows: number }
+export interface Measured extends Collected {
+  bytes: number;
+  rows: number;
+}
 /** Runs a side to its rows on the pool, stopping once more than `cap` bytes were read where it can. */
 export type Collect = (n: BoundNode, cap: number, groupBy?: number[]) => Promise<Collected>;
 
 /** What chooseStrategy needs of the memory budget (spill/spiller.ts). */
-export interface MemoryBudget { free(): number; reserve(bytes: number): void }
+export interface MemoryBudget {
+  free(): number;
+  reserve(bytes: number): void;
+}
 
 /** The strategy --explain expects, from the files' sizes (the run measures the sides after their filters). */
 export function expectedStrategy(node: JoinNode, threshold: number): BroadcastDecision {
@@ -248,12 +302,18 @@ export function expectedStrategy(node: JoinNode, threshold: number): BroadcastDe
   if (sides.length === 0) return d; // off, a full join, or no side small enough to read whole
   const whole = sides.filter((s) => pipelineOf(s === 'left' ? node.left : node.right).source.kind !== 'scan');
   const many = sides.length > 1;
-  const outputs = whole.length === 0 ? ''
-    : ` (the ${whole.join(' and ')}, a join's or an aggregate's output, only when its input's estimate fits the memory budget)`;
-  const rule = `at run time the ${sides.join(' and ')} side${many ? 's are' : ' is'} read after ${many ? 'their' : 'its'} filters, `
-    + `up to broadcastBytes ${threshold}${outputs}; the smaller that fits is broadcast, else the rows read are shuffled`;
+  const outputs =
+    whole.length === 0
+      ? ''
+      : ` (the ${whole.join(' and ')}, a join's or an aggregate's output, only when its input's estimate fits the memory budget)`;
+  const rule =
+    `at run time the ${sides.join(' and ')} side${many ? 's are' : ' is'} read after ${many ? 'their' : 'its'} filters, ` +
+    `up to broadcastBytes ${threshold}${outputs}; the smaller that fits is broadcast, else the rows read are shuffled`;
   if (d.strategy === 'broadcast') {
-    return { ...d, reason: `${d.side} side estimated at ${est[d.side!]} bytes from its files <= broadcastBytes ${threshold}; ${rule}` };
+    return {
+      ...d,
+      reason: `${d.side} side estimated at ${est[d.side!]} bytes from its files <= broadcastBytes ${threshold}; ${rule}`,
+    };
   }
   return { ...d, reason: `${d.reason} (from the files, before filters); ${rule}` };
 }

@@ -20,7 +20,9 @@ export function threadCpuMs(): number | undefined {
     const text = fs.readFileSync('/proc/thread-self/schedstat', 'latin1');
     const ns = Number(text.slice(0, text.indexOf(' ')));
     if (Number.isFinite(ns)) return ns / 1e6;
-  } catch { /* no schedstats in this kernel */ }
+  } catch {
+    /* no schedstats in this kernel */
+  }
   available = false;
   return undefined;
 }

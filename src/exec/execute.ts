@@ -30,7 +30,9 @@ export interface Executed {
  * larger than memory can be written.
  */
 export async function execute(
-  lp: LoadedPlan, writeOut = true, hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
+  lp: LoadedPlan,
+  writeOut = true,
+  hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
 ): Promise<Executed> {
   const t0 = performance.now();
   const keepBatches = hooks.keepBatches ?? true;
@@ -47,16 +49,24 @@ export async function execute(
   let file: ResultFile | null = null;
   try {
     if (lp.output && writeOut) {
-      const f = file = await (await import('../io/result-file.js')).ResultFile.open(lp.output.path, lp.output.format, schema);
+      const f = (file = await (await import('../io/result-file.js')).ResultFile.open(
+        lp.output.path,
+        lp.output.format,
+        schema,
+      ));
       // Parquet rows kept nowhere are encoded by the final tasks themselves (exec/encode-output.ts);
       // on this thread that would gain nothing
       const encodeInTasks = lp.output.format === 'parquet' && !keepBatches && !inThread;
-      await ex.streamBatches(root, ({ batches: bs, encoded }) => {
-        numRows += rowCount(bs) + (encoded ?? []).reduce((a, g) => a + g.rows, 0);
-        if (keepBatches) batches.push(...bs);
-        // the promise holds later tasks back while the file falls behind; a failed write fails finish()
-        return (encoded ? f.writeEncoded(encoded) : f.write(bs)).catch(() => undefined);
-      }, encodeInTasks ? schema : undefined);
+      await ex.streamBatches(
+        root,
+        ({ batches: bs, encoded }) => {
+          numRows += rowCount(bs) + (encoded ?? []).reduce((a, g) => a + g.rows, 0);
+          if (keepBatches) batches.push(...bs);
+          // the promise holds later tasks back while the file falls behind; a failed write fails finish()
+          return (encoded ? f.writeEncoded(encoded) : f.write(bs)).catch(() => undefined);
+        },
+        encodeInTasks ? schema : undefined,
+      );
       await f.finish();
     } else {
       batches = await ex.collectBatches(root);

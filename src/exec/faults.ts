@@ -8,19 +8,31 @@ import { PlanError } from '../errors.js';
 
 export const FAULTS_ENV = 'SKEWJOIN_FAULTS';
 
-export interface CrashRule { stage: string; kind: string; n: number; mode: 'once' | 'always' }
+export interface CrashRule {
+  stage: string;
+  kind: string;
+  n: number;
+  mode: 'once' | 'always';
+}
 
 const RULE = /^crash:([^:]+):([^:]+):(\d+):(once|always)$/;
 
 /** The rules of a SKEWJOIN_FAULTS value; a malformed one is a PlanError (exit 2) naming the rule. */
 export function parseFaults(text: string): CrashRule[] {
-  return text.split(',').map((r) => r.trim()).filter((r) => r !== '').map((r) => {
-    const m = RULE.exec(r);
-    if (!m) {
-      throw new PlanError(FAULTS_ENV, `"${r}" is not a rule of the form crash:<stage>:<kind>:<n>:<once|always> (e.g. crash:join-1:reduce:0:once)`);
-    }
-    return { stage: m[1], kind: m[2], n: Number(m[3]), mode: m[4] as CrashRule['mode'] };
-  });
+  return text
+    .split(',')
+    .map((r) => r.trim())
+    .filter((r) => r !== '')
+    .map((r) => {
+      const m = RULE.exec(r);
+      if (!m) {
+        throw new PlanError(
+          FAULTS_ENV,
+          `"${r}" is not a rule of the form crash:<stage>:<kind>:<n>:<once|always> (e.g. crash:join-1:reduce:0:once)`,
+        );
+      }
+      return { stage: m[1], kind: m[2], n: Number(m[3]), mode: m[4] as CrashRule['mode'] };
+    });
 }
 
 let parsed: { text: string; rules: CrashRule[] } | null = null;

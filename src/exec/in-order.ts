@@ -9,7 +9,10 @@ import type { EncodedRowGroup } from '../io/parquet-encode.js';
 import type { Batch } from '../kernels/column.js';
 
 /** One task's output: its batches, or its rows as Parquet row groups (a collect sink with `parquet`). */
-export interface Streamed { batches: Batch[]; encoded?: EncodedRowGroup[] }
+export interface Streamed {
+  batches: Batch[];
+  encoded?: EncodedRowGroup[];
+}
 
 export class InOrder {
   private next = 0;
@@ -30,14 +33,17 @@ export class InOrder {
   ) {}
 
   /** A place in the order, taken when a task is asked for; call admit() with it at once. */
-  ticket(): number { return this.issued++; }
+  ticket(): number {
+    return this.issued++;
+  }
 
   /**
    * Resolves when the ticket's task may start (in ticket order): true, or false
    * when the consumer has enough rows (the task is skipped, done() with no rows).
    */
   async admit(): Promise<boolean> {
-    if (this.gate.length > 0 || this.out >= this.inFlight) await new Promise<void>((resolve) => this.gate.push(resolve));
+    if (this.gate.length > 0 || this.out >= this.inFlight)
+      await new Promise<void>((resolve) => this.gate.push(resolve));
     else this.out++;
     return !this.enough;
   }
@@ -50,7 +56,10 @@ export class InOrder {
     }
   }
 
-  private consumed = () => { this.out--; this.pump(); };
+  private consumed = () => {
+    this.out--;
+    this.pump();
+  };
 
   done(ticket: number, out: Streamed): void {
     this.waiting.set(ticket, out);

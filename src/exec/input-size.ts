@@ -13,10 +13,16 @@ function sum(bs: readonly Batch[]): number {
 /** Bytes of a task's input; a scan's are those of the batches it decoded (`read`). */
 export function inputBytesOf(src: TaskSource, read: readonly Batch[]): number {
   switch (src.kind) {
-    case 'scan': return sum(read);
-    case 'batches': return sum(src.batches);
-    case 'join': return sum(src.left) + sum(src.right);
-    case 'split': return sum(src.blocks);
-    case 'aggregate': case 'sort': return sum(src.input);
+    case 'scan':
+      return sum(read);
+    case 'batches':
+      return sum(src.batches);
+    case 'join':
+      return sum(src.left) + sum(src.right);
+    case 'split':
+      return sum(src.blocks);
+    case 'aggregate':
+    case 'sort':
+      return sum(src.input);
   }
 }

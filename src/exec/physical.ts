@@ -22,21 +22,39 @@ export interface Pipeline {
  * is asked after each task; once it said yes, `rest` is set to the pipeline
  * that reads the splits not started (a side read up to a cap, exec/broadcast.ts).
  */
-export interface Until { stop(r: TaskResult): boolean; rest?: Pipeline }
+export interface Until {
+  stop(r: TaskResult): boolean;
+  rest?: Pipeline;
+}
 
 export function pipelineOf(node: BoundNode): Pipeline {
   switch (node.kind) {
     case 'filter': {
       const p = pipelineOf(node.input);
-      return { ...p, ops: [...p.ops, { kind: 'filter', pred: node.pred }], fused: [...p.fused, node.id], schema: node.schema };
+      return {
+        ...p,
+        ops: [...p.ops, { kind: 'filter', pred: node.pred }],
+        fused: [...p.fused, node.id],
+        schema: node.schema,
+      };
     }
     case 'project': {
       const p = pipelineOf(node.input);
-      return { ...p, ops: [...p.ops, { kind: 'project', indices: node.indices }], fused: [...p.fused, node.id], schema: node.schema };
+      return {
+        ...p,
+        ops: [...p.ops, { kind: 'project', indices: node.indices }],
+        fused: [...p.fused, node.id],
+        schema: node.schema,
+      };
     }
     case 'compute': {
       const p = pipelineOf(node.input);
-      return { ...p, ops: [...p.ops, { kind: 'compute', exprs: node.exprs }], fused: [...p.fused, node.id], schema: node.schema };
+      return {
+        ...p,
+        ops: [...p.ops, { kind: 'compute', exprs: node.exprs }],
+        fused: [...p.fused, node.id],
+        schema: node.schema,
+      };
     }
     default:
       return { source: node, ops: [], fused: [], schema: node.schema };
@@ -45,16 +63,24 @@ export function pipelineOf(node: BoundNode): Pipeline {
 
 /** A map task's source for one scan split; `sample`: read at most that many of its rows. */
 export function scanSource(s: FileSplit, fields: Field[], sample?: number): Extract<TaskSource, { kind: 'scan' }> {
-  const range = s.offset !== undefined ? { offset: s.offset, limit: Math.min(s.rows, sample ?? Infinity) } : sample ? { limit: sample } : {};
+  const range =
+    s.offset !== undefined
+      ? { offset: s.offset, limit: Math.min(s.rows, sample ?? Infinity) }
+      : sample
+        ? { limit: sample }
+        : {};
   return { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields, ...range };
 }
 
 /** Estimated bytes read by the scans under a node, to size the shuffles. */
 export function scanBytes(node: BoundNode): number {
   switch (node.kind) {
-    case 'scan': return node.splits.reduce((s, x) => s + x.bytes, 0);
-    case 'join': return scanBytes(node.left) + scanBytes(node.right);
-    default: return scanBytes(node.input);
+    case 'scan':
+      return node.splits.reduce((s, x) => s + x.bytes, 0);
+    case 'join':
+      return scanBytes(node.left) + scanBytes(node.right);
+    default:
+      return scanBytes(node.input);
   }
 }
 
@@ -62,6 +88,12 @@ export function scanBytes(node: BoundNode): number {
  * Partitions of the shuffle below a node: the plan's setting, or enough for
  * the workers at about 8 MB each, at most 256.
  */
-export function partitionsFor(node: BoundNode, settings: Pick<Settings, 'partitions' | 'workers' | 'planWorkers'>): number {
-  return settings.partitions ?? Math.min(256, Math.max(2 * plannedWorkers(settings), Math.ceil(scanBytes(node) / (8 * 1024 * 1024))));
+export function partitionsFor(
+  node: BoundNode,
+  settings: Pick<Settings, 'partitions' | 'workers' | 'planWorkers'>,
+): number {
+  return (
+    settings.partitions ??
+    Math.min(256, Math.max(2 * plannedWorkers(settings), Math.ceil(scanBytes(node) / (8 * 1024 * 1024))))
+  );
 }

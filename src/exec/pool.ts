@@ -51,13 +51,33 @@ export function whenPoolReady(workers: number): Promise<void>[] {
 /** Start the pool now and let each thread warm up on a file the run will read (exec/warm.ts). */
 export function warmPool(workers: number, file: string): void {
   const started = getPool(workers);
-  const each = Array.from({ length: workers }, () => started.then((p) => p.run({ warm: file })).then(() => undefined, () => undefined));
+  const each = Array.from({ length: workers }, () =>
+    started
+      .then((p) => p.run({ warm: file }))
+      .then(
+        () => undefined,
+        () => undefined,
+      ),
+  );
   // the k-th warm-up to finish: k threads are ready (piscina gives a warm-up to each thread as it starts)
-  warming = each.map((_, k) => new Promise<void>((resolve) => {
-    let done = 0;
-    for (const w of each) void w.then(() => { if (++done === k + 1) resolve(); });
-  }));
-  void Promise.all(each).then(() => started).then((p) => { if (pool === p) ready = p; }, () => undefined);
+  warming = each.map(
+    (_, k) =>
+      new Promise<void>((resolve) => {
+        let done = 0;
+        for (const w of each)
+          void w.then(() => {
+            if (++done === k + 1) resolve();
+          });
+      }),
+  );
+  void Promise.all(each)
+    .then(() => started)
+    .then(
+      (p) => {
+        if (pool === p) ready = p;
+      },
+      () => undefined,
+    );
 }
 
 /**
@@ -70,7 +90,9 @@ export function warmPool(workers: number, file: string): void {
  */
 /** Other engines' resources that closePool also releases (a local Spark server: spark/engine.ts). */
 const closers = new Set<() => Promise<void>>();
-export function onClosePool(f: () => Promise<void>): void { closers.add(f); }
+export function onClosePool(f: () => Promise<void>): void {
+  closers.add(f);
+}
 
 export async function closePool(): Promise<void> {
   const others = [...closers];
@@ -81,7 +103,10 @@ export async function closePool(): Promise<void> {
   if (!p) return;
   if (ready !== p && warming.length > 0) {
     let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<void>((resolve) => { timer = setTimeout(resolve, WARMING_WAIT_MS); timer.unref(); });
+    const limit = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, WARMING_WAIT_MS);
+      timer.unref();
+    });
     await Promise.race([Promise.all(warming), limit]);
     clearTimeout(timer);
   }
@@ -111,7 +136,11 @@ export function resetPool(): void {
  * What worker.ts receives: the task, whether it must die instead (fault
  * injection), and a flag the thread sets when it takes the task up.
  */
-export interface WorkMessage { task: TaskSpec; crash?: boolean; started: Int32Array }
+export interface WorkMessage {
+  task: TaskSpec;
+  crash?: boolean;
+  started: Int32Array;
+}
 
 /**
  * What worker.ts answers. `poisoned`: the thread's parquet-wasm module trapped
@@ -125,7 +154,12 @@ export type WorkReply =
 
 /** An attempt that did not come back: its worker died, or the pool was closed under it (`closed`). */
 export class WorkerLost extends Error {
-  constructor(message: string, readonly closed: boolean) { super(message); }
+  constructor(
+    message: string,
+    readonly closed: boolean,
+  ) {
+    super(message);
+  }
 }
 
 function retire(p: Piscina, thread: number) {
@@ -152,7 +186,10 @@ export async function attemptOnPool(workers: number, task: TaskSpec, crash = fal
       throw new WorkerLost(String((e as Error)?.message ?? e), closed);
     }
     ready = p;
-    if ('refused' in r) { retire(p, r.thread); continue; }
+    if ('refused' in r) {
+      retire(p, r.thread);
+      continue;
+    }
     if (r.poisoned) retire(p, r.ok ? r.result.thread! : r.thread);
     if (!r.ok) throw reviveError(r.error);
     return r.result;

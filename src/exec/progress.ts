@@ -42,7 +42,12 @@ export type OnProgress = (e: ProgressEvent) => void;
 const operatorOf = (stage: string) => stage.split(' ')[0];
 
 /** What one finished task adds to the counters. */
-export interface TaskProgress { stage: string; rowsRead: number; bytesShuffled: number; bytesSpilled: number }
+export interface TaskProgress {
+  stage: string;
+  rowsRead: number;
+  bytesShuffled: number;
+  bytesSpilled: number;
+}
 
 /**
  * The operators whose stages a plan is expected to run: those that shuffle (join, aggregate,
@@ -54,7 +59,10 @@ export function expectedStages(root: BoundNode): string[] {
   const out: string[] = [];
   const visit = (n: BoundNode): void => {
     if (n.kind === 'join' || n.kind === 'aggregate' || n.kind === 'sort') out.push(n.id);
-    if (n.kind === 'join') { visit(n.left); visit(n.right); } else if (n.kind !== 'scan') visit(n.input);
+    if (n.kind === 'join') {
+      visit(n.left);
+      visit(n.right);
+    } else if (n.kind !== 'scan') visit(n.input);
   };
   visit(root);
   return out;
@@ -83,7 +91,9 @@ export class ProgressTracker {
 
   /** `t0`: performance.now() when the run began; `expected`: the plan's operators (expectedStages) */
   constructor(
-    private readonly onProgress: OnProgress | undefined, private readonly t0: number, expected: string[] = [],
+    private readonly onProgress: OnProgress | undefined,
+    private readonly t0: number,
+    expected: string[] = [],
   ) {
     this.unseen = new Set(expected);
   }
@@ -125,12 +135,19 @@ export class ProgressTracker {
 
   private emit(stage: string, elapsedMs: number): void {
     if (!this.onProgress) return;
-    const running = [...this.stages].filter(([, s]) => s.done < s.total)
+    const running = [...this.stages]
+      .filter(([, s]) => s.done < s.total)
       .map(([name, s]) => ({ stage: name, tasksDone: s.done, tasksTotal: s.total }));
     this.onProgress({
-      stage, tasksDone: this.tasksDone, tasksTotal: this.tasksTotal, fraction: this.fraction, running,
+      stage,
+      tasksDone: this.tasksDone,
+      tasksTotal: this.tasksTotal,
+      fraction: this.fraction,
+      running,
       rowsRead: this.rowsRead,
-      bytesShuffled: this.bytesShuffled, bytesSpilled: this.bytesSpilled, elapsedMs,
+      bytesShuffled: this.bytesShuffled,
+      bytesSpilled: this.bytesSpilled,
+      elapsedMs,
     });
   }
 }

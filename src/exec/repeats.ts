@@ -22,21 +22,36 @@ export function fingerprint(node: BoundNode): string {
 }
 
 function* children(n: BoundNode): Generator<BoundNode> {
-  if (n.kind === 'join') { yield n.left; yield n.right; } else if (n.kind !== 'scan') yield n.input;
+  if (n.kind === 'join') {
+    yield n.left;
+    yield n.right;
+  } else if (n.kind !== 'scan') yield n.input;
 }
 
-interface Entry { readers: number; rows?: Promise<Batch[]>; held: number }
+interface Entry {
+  readers: number;
+  rows?: Promise<Batch[]>;
+  held: number;
+}
 
 export class Repeats {
   /** each repeated aggregate node: the key of its subtree */
   private readonly keyOf = new Map<BoundNode, string>();
   private readonly entries = new Map<string, Entry>();
 
-  constructor(root: BoundNode, private readonly budget: Spiller) {
+  constructor(
+    root: BoundNode,
+    private readonly budget: Spiller,
+  ) {
     // each aggregate's fingerprint, taken once, and how often each occurs
-    const keys = new Map<BoundNode, string>(), counts = new Map<string, number>();
+    const keys = new Map<BoundNode, string>(),
+      counts = new Map<string, number>();
     const count = (n: BoundNode) => {
-      if (n.kind === 'aggregate') { const k = fingerprint(n); keys.set(n, k); counts.set(k, (counts.get(k) ?? 0) + 1); }
+      if (n.kind === 'aggregate') {
+        const k = fingerprint(n);
+        keys.set(n, k);
+        counts.set(k, (counts.get(k) ?? 0) + 1);
+      }
       for (const c of children(n)) count(c);
     };
     count(root);
@@ -55,9 +70,13 @@ export class Repeats {
     mark(root);
   }
 
-  get size(): number { return this.entries.size; }
+  get size(): number {
+    return this.entries.size;
+  }
 
-  has(node: BoundNode): node is AggregateNode { return this.keyOf.has(node); }
+  has(node: BoundNode): node is AggregateNode {
+    return this.keyOf.has(node);
+  }
 
   /**
    * The rows of a repeated aggregate: `compute` runs it for the first reader;

@@ -11,7 +11,12 @@ import type { TaskResult, TaskSpec } from './task.js';
 
 export const MAX_TASK_ATTEMPTS = 3;
 
-export interface FailedAttempt { attempt: number; error: string; start: number; ms: number }
+export interface FailedAttempt {
+  attempt: number;
+  error: string;
+  start: number;
+  ms: number;
+}
 
 export interface RetryOptions {
   /** names the task in errors: "join-1 reduce task (partition 3)" */
@@ -25,7 +30,11 @@ export interface RetryOptions {
 const now = () => performance.timeOrigin + performance.now();
 
 /** Run a task on the pool, retrying a lost worker; the result carries the attempt (from 1) that produced it. */
-export async function runWithRetries(workers: number, task: TaskSpec, o: RetryOptions): Promise<TaskResult & { attempt: number }> {
+export async function runWithRetries(
+  workers: number,
+  task: TaskSpec,
+  o: RetryOptions,
+): Promise<TaskResult & { attempt: number }> {
   for (let attempt = 1; ; attempt++) {
     const start = now();
     try {
@@ -37,11 +46,15 @@ export async function runWithRetries(workers: number, task: TaskSpec, o: RetryOp
       o.onFailed?.({ attempt, error: e.message, start, ms: now() - start });
       if (attempt >= MAX_TASK_ATTEMPTS) {
         resetPool(); // the next query starts on fresh threads
-        throw new ExecutionError(`${o.label} failed: its worker died on each of ${MAX_TASK_ATTEMPTS} attempts (last: ${e.message})`);
+        throw new ExecutionError(
+          `${o.label} failed: its worker died on each of ${MAX_TASK_ATTEMPTS} attempts (last: ${e.message})`,
+        );
       }
       if (!inputsIntact(task)) {
         resetPool();
-        throw new ExecutionError(`${o.label} cannot be retried after its worker died (${e.message}): its input is gone`);
+        throw new ExecutionError(
+          `${o.label} cannot be retried after its worker died (${e.message}): its input is gone`,
+        );
       }
     }
   }
@@ -51,11 +64,17 @@ export async function runWithRetries(workers: number, task: TaskSpec, o: RetryOp
 export function inputBatches(t: TaskSpec): Batch[] {
   const s = t.source;
   switch (s.kind) {
-    case 'batches': return s.batches;
-    case 'join': return [...s.left, ...s.right];
-    case 'aggregate': case 'sort': return s.input;
-    case 'split': return s.blocks;
-    case 'scan': return [];
+    case 'batches':
+      return s.batches;
+    case 'join':
+      return [...s.left, ...s.right];
+    case 'aggregate':
+    case 'sort':
+      return s.input;
+    case 'split':
+      return s.blocks;
+    case 'scan':
+      return [];
   }
 }
 
@@ -65,7 +84,13 @@ export function inputBatches(t: TaskSpec): Batch[] {
  * see nothing.
  */
 export function inputsIntact(t: TaskSpec): boolean {
-  return inputBatches(t).every((b) => b.length === 0 || b.columns.every((c) =>
-    (c.valid === null || c.valid.length >= c.length)
-    && (c.offsets ? c.offsets.length >= c.length + 1 : c.values.length >= c.length)));
+  return inputBatches(t).every(
+    (b) =>
+      b.length === 0 ||
+      b.columns.every(
+        (c) =>
+          (c.valid === null || c.valid.length >= c.length) &&
+          (c.offsets ? c.offsets.length >= c.length + 1 : c.values.length >= c.length),
+      ),
+  );
 }

@@ -5,7 +5,11 @@ import type { AggregateStats } from '../skew/aggregate.js';
 import type { SplitInfo } from '../skew/decide.js';
 import type { JoinPath } from './task.js';
 
-export interface HotKey { key: string[]; rows: number; partition: number }
+export interface HotKey {
+  key: string[];
+  rows: number;
+  partition: number;
+}
 
 export interface ShuffleStats {
   id: string;
@@ -21,7 +25,14 @@ export interface ShuffleStats {
   partitionedBy?: 'join' | 'tasks';
   /** a sort's range shuffle: ranges far larger than planned, cut again by boundaries sampled from their own rows */
   recutRanges?: number;
-  combine?: { rowsBefore: number; bytesBefore: number; rowsAfter: number; bytesAfter: number; partialTasks: number; passThroughTasks: number };
+  combine?: {
+    rowsBefore: number;
+    bytesBefore: number;
+    rowsAfter: number;
+    bytesAfter: number;
+    partialTasks: number;
+    passThroughTasks: number;
+  };
 }
 
 export interface TaskStats {

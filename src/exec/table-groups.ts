@@ -13,13 +13,18 @@ import { int32s } from '../kernels/table.js';
  * count and its groups by `cols`. Null when the chunks' groups are too many
  * for regrouping their first rows to save work (keys nearly unique).
  */
-export function mergeChunkGroups(table: Batch, chunks: { rows: number; groups: Groups }[], cols: number[]): Groups | null {
+export function mergeChunkGroups(
+  table: Batch,
+  chunks: { rows: number; groups: Groups }[],
+  cols: number[],
+): Groups | null {
   let reps = 0;
   for (const c of chunks) reps += c.groups.nGroups;
   if (reps > table.length / 4) return null;
   // the first row of each chunk's groups, as table rows: chunk order, then each chunk's first appearance
   const firsts = new Int32Array(reps);
-  let k = 0, off = 0;
+  let k = 0,
+    off = 0;
   for (const c of chunks) {
     for (let g = 0; g < c.groups.nGroups; g++) firsts[k++] = off + c.groups.first[g];
     off += c.rows;
@@ -27,9 +32,11 @@ export function mergeChunkGroups(table: Batch, chunks: { rows: number; groups: G
   if (off !== table.length) return null;
   const global = groupsOf(gatherBatch(table, firsts), cols);
   const gid = int32s(table.length, true);
-  k = 0; off = 0;
+  k = 0;
+  off = 0;
   for (const c of chunks) {
-    const map = global.gid.subarray(k, k + c.groups.nGroups), local = c.groups.gid;
+    const map = global.gid.subarray(k, k + c.groups.nGroups),
+      local = c.groups.gid;
     for (let i = 0; i < c.rows; i++) gid[off + i] = map[local[i]];
     k += c.groups.nGroups;
     off += c.rows;

@@ -12,7 +12,18 @@ import { finalAggregate, partialAggregateJoin, partialSchema, rowsAsStates } fro
 import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
-  type Batch, type Field, type Schema, Int32Scratch, buffersOf, concatBatches, emptyBatch, gather, gatherSelected, rowCount, shareBatch, sliceBatch,
+  type Batch,
+  type Field,
+  type Schema,
+  Int32Scratch,
+  buffersOf,
+  concatBatches,
+  emptyBatch,
+  gather,
+  gatherSelected,
+  rowCount,
+  shareBatch,
+  sliceBatch,
 } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { type EmitPairs, JoinProbe, hashJoin } from '../kernels/join.js';
@@ -49,19 +60,42 @@ export type RowOp =
 
 export type TaskSource =
   /** offset, limit: a row range of the row groups read (a map split below the row group, or a sample's first rows) */
-  | { kind: 'scan'; path: string; rowGroups: number[]; wholeFile?: boolean; fields: Field[]; offset?: number; limit?: number }
+  | {
+      kind: 'scan';
+      path: string;
+      rowGroups: number[];
+      wholeFile?: boolean;
+      fields: Field[];
+      offset?: number;
+      limit?: number;
+    }
   | { kind: 'batches'; schema: Schema; batches: Batch[] }
   | {
-      kind: 'join'; type: JoinType;
-      leftSchema: Schema; rightSchema: Schema; left: Batch[]; right: Batch[];
-      leftKeys: number[]; rightKeys: number[]; leftNorms: KeyNorm[]; rightNorms: KeyNorm[];
+      kind: 'join';
+      type: JoinType;
+      leftSchema: Schema;
+      rightSchema: Schema;
+      left: Batch[];
+      right: Batch[];
+      leftKeys: number[];
+      rightKeys: number[];
+      leftNorms: KeyNorm[];
+      rightNorms: KeyNorm[];
       /** a task over several partitions: blocks of each, [left, right], in order (joined one partition at a time) */
       parts?: [number, number][];
       /** the sides are eager partial aggregates: emit the states of the aggregate above the join */
       eager?: EagerPlan;
     }
   /** cut hot keys out of a partition's rows (key-level skew handling); `locate`: report at most this many runs of rows instead */
-  | { kind: 'split'; schema: Schema; blocks: Batch[]; keys: number[]; norms: KeyNorm[]; hot: SplitKey[]; locate?: number }
+  | {
+      kind: 'split';
+      schema: Schema;
+      blocks: Batch[];
+      keys: number[];
+      norms: KeyNorm[];
+      hot: SplitKey[];
+      locate?: number;
+    }
   /**
    * raw: input rows; final: partial states from combiners, grouped by their leading columns;
    * step: one step of a skewed partition's two-level aggregation (agg/twolevel.ts);
@@ -69,9 +103,16 @@ export type TaskSource =
    * that a combiner passed through (agg/combiner.ts)
    */
   | {
-    kind: 'aggregate'; mode: 'raw' | 'final'; schema: Schema; input: Batch[]; groupBy: number[]; aggs: BoundAggregate[]; outSchema: Schema; step?: TwoLevelStep;
-    rows?: { schema: Schema; groupBy: number[]; from: number };
-  }
+      kind: 'aggregate';
+      mode: 'raw' | 'final';
+      schema: Schema;
+      input: Batch[];
+      groupBy: number[];
+      aggs: BoundAggregate[];
+      outSchema: Schema;
+      step?: TwoLevelStep;
+      rows?: { schema: Schema; groupBy: number[]; from: number };
+    }
   /**
    * consecutive ranges of a range-partitioned sort, their rows sorted: `ranges`
    * holds how many blocks of `input` each range has, in order (absent: one range)
@@ -97,7 +138,10 @@ export type TaskSink =
   | ({ kind: 'partition' } & PartitionSpec);
 
 export interface TaskSpec {
-  source: TaskSource; ops: RowOp[]; combine?: Combine; sink: TaskSink;
+  source: TaskSource;
+  ops: RowOp[];
+  combine?: Combine;
+  sink: TaskSink;
   /** measure the thread's CPU time over the task (TaskResult.cpuMs; Settings.taskCpuTime) */
   cpuClock?: boolean;
 }
@@ -162,7 +206,12 @@ export interface JoinPath {
 }
 
 type Produced = {
-  batches: Batch[]; rows: number; combined?: boolean; release?: () => void; join?: JoinPath; read?: 'direct' | 'in-place' | 'ipc';
+  batches: Batch[];
+  rows: number;
+  combined?: boolean;
+  release?: () => void;
+  join?: JoinPath;
+  read?: 'direct' | 'in-place' | 'ipc';
   /** a join's output already cut into a range sink's ranges (sort/cut-pairs.ts): `batches` is empty */
   cut?: Omit<Partitioned, 'sketch'>;
 };
@@ -179,8 +228,19 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false, cut?
   switch (src.kind) {
     case 'scan': {
       if (inPlace) {
-        const { batches, release, viewsIntoModule, direct } = await readRowGroupsInPlace(src.path, src.rowGroups, src.fields, src.wholeFile, src);
-        return { batches, rows: rowCount(batches), release, read: direct ? 'direct' : viewsIntoModule ? 'in-place' : 'ipc' };
+        const { batches, release, viewsIntoModule, direct } = await readRowGroupsInPlace(
+          src.path,
+          src.rowGroups,
+          src.fields,
+          src.wholeFile,
+          src,
+        );
+        return {
+          batches,
+          rows: rowCount(batches),
+          release,
+          read: direct ? 'direct' : viewsIntoModule ? 'in-place' : 'ipc',
+        };
       }
       const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile, src);
       return { batches, rows: rowCount(batches), read: 'ipc' };
@@ -200,7 +260,13 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false, cut?
       const rk = buildKeys(r, src.rightKeys, src.rightNorms);
       const m = hashJoin(src.type, lk, rk);
       const join: JoinPath = { path: 'concatenated', build: 'right', matchChunks: 1 };
-      if (src.eager) return { batches: [eagerStates(l, r, m.left, m.right, m.n, src.eager)], rows: l.length + r.length, combined: true, join };
+      if (src.eager)
+        return {
+          batches: [eagerStates(l, r, m.left, m.right, m.n, src.eager)],
+          rows: l.length + r.length,
+          combined: true,
+          join,
+        };
       if (combine) {
         const schema = partialSchema(combine.schema, combine.groupBy, combine.aggs);
         const b = partialAggregateJoin(l, r, m.left, m.right, m.n, src.type, combine.groupBy, combine.aggs, schema);
@@ -218,12 +284,16 @@ async function produce(src: TaskSource, combine?: Combine, inPlace = false, cut?
       const from = src.rows?.from ?? src.input.length;
       const rows = src.rows && from < src.input.length ? concatBatches(src.rows.schema, src.input.slice(from)) : null;
       // only rows that combiners passed through: aggregated as without combiners
-      if (rows && from === 0) return { batches: [aggregateAll(rows, src, true, src.rows!.schema, src.rows!.groupBy)], rows: rows.length };
+      if (rows && from === 0)
+        return { batches: [aggregateAll(rows, src, true, src.rows!.schema, src.rows!.groupBy)], rows: rows.length };
       // states and rows: each row becomes its own state (no hashing: the final aggregate groups them once
       // with the rest; grouping them first measured 1.9x slower on TPC-H q21's aggregate reduce)
       const states = rows ? [...src.input.slice(0, from), rowsAsStates(rows, src.rows!.groupBy, src.aggs)] : src.input;
       const all = concatBatches(src.schema, states);
-      return { batches: [aggregateAll(all, src, src.mode === 'raw', src.schema, src.groupBy)], rows: rowCount(src.input) };
+      return {
+        batches: [aggregateAll(all, src, src.mode === 'raw', src.schema, src.groupBy)],
+        rows: rowCount(src.input),
+      };
     }
   }
 }
@@ -233,7 +303,9 @@ type AggregateSource = Extract<TaskSource, { kind: 'aggregate' }>;
 /** An aggregate task's rows (raw) or states aggregated: one two-level step, or to the final rows. */
 function aggregateAll(b: Batch, src: AggregateSource, raw: boolean, schema: Schema, groupBy: number[]): Batch {
   if (src.step) return twoLevelStep(b, src.step, raw, schema, groupBy, src.aggs, src.outSchema);
-  return raw ? aggregateBatch(b, groupBy, src.aggs, src.outSchema) : finalAggregate(b, groupBy.length, src.aggs, src.outSchema);
+  return raw
+    ? aggregateBatch(b, groupBy, src.aggs, src.outSchema)
+    : finalAggregate(b, groupBy.length, src.aggs, src.outSchema);
 }
 
 type JoinSource = Extract<TaskSource, { kind: 'join' }>;
@@ -242,7 +314,9 @@ type JoinSource = Extract<TaskSource, { kind: 'join' }>;
 const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
 
 /** Where a streamed join's matched pairs go: `add` with the left rows first. */
-interface PairTarget { add(l: Batch, r: Batch, li: Int32Array, ri: Int32Array, n: number): void }
+interface PairTarget {
+  add(l: Batch, r: Batch, li: Int32Array, ri: Int32Array, n: number): void;
+}
 
 /**
  * The pair router of this thread's streamed joins (streamJoin is synchronous,
@@ -282,13 +356,25 @@ const ROUTER = new PairRouter();
  * its own (joins/orient.ts). Null when a combiner is asked for that the
  * streaming form cannot serve.
  */
-function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): Produced & { join: JoinPath } | null {
+function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): (Produced & { join: JoinPath }) | null {
   const parts = src.parts ?? [[src.left.length, src.right.length]];
-  const sides: JoinSides = { type: src.type, leftSchema: src.leftSchema, rightSchema: src.rightSchema, leftKeys: src.leftKeys, rightKeys: src.rightKeys };
+  const sides: JoinSides = {
+    type: src.type,
+    leftSchema: src.leftSchema,
+    rightSchema: src.rightSchema,
+    leftKeys: src.leftKeys,
+    rightKeys: src.rightKeys,
+  };
   const orientations: Orientation[] = [];
-  let li = 0, ri = 0;
+  let li = 0,
+    ri = 0;
   for (const [nl, nr] of parts) {
-    const o = orient(sides, rowCount(src.left.slice(li, li += nl)), rowCount(src.right.slice(ri, ri += nr)), combine);
+    const o = orient(
+      sides,
+      rowCount(src.left.slice(li, (li += nl))),
+      rowCount(src.right.slice(ri, (ri += nr))),
+      combine,
+    );
     if (!o) return null;
     orientations.push(o);
   }
@@ -297,8 +383,10 @@ function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): Produced
   const cutHere = cut && (src.type === 'inner' || src.type === 'semi' || src.type === 'anti') ? cut : undefined;
   const gathered = combine ? null : new GatherSink(src.type !== 'semi' && src.type !== 'anti', cutHere !== undefined);
   const out: Batch[] = [];
-  let builtLeft = 0, builtRight = 0;
-  li = 0; ri = 0;
+  let builtLeft = 0,
+    builtRight = 0;
+  li = 0;
+  ri = 0;
   const route = ROUTER;
   route.chunks = 0;
   let chunks = 0;
@@ -306,19 +394,24 @@ function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): Produced
     for (let k = 0; k < parts.length; k++) {
       const [nl, nr] = parts[k];
       const { buildLeft, grouped } = orientations[k];
-      const left = src.left.slice(li, li += nl), right = src.right.slice(ri, ri += nr);
+      const left = src.left.slice(li, (li += nl)),
+        right = src.right.slice(ri, (ri += nr));
       const build = buildLeft ? concatBatches(src.leftSchema, left) : concatBatches(src.rightSchema, right);
-      if (buildLeft) builtLeft += build.length; else builtRight += build.length;
+      if (buildLeft) builtLeft += build.length;
+      else builtRight += build.length;
       const shape: JoinShape = { ...sides, groupedLeft: grouped === 'probe' ? !buildLeft : buildLeft };
-      const byBuild = grouped === 'build' ? JoinAggregator.create(build, shape, combine!.groupBy, combine!.aggs, states!) : null;
+      const byBuild =
+        grouped === 'build' ? JoinAggregator.create(build, shape, combine!.groupBy, combine!.aggs, states!) : null;
       const byProbe = grouped === 'probe' ? new ProbeGroupedAggregate(shape, combine!, states!) : null;
-      const joiner = new JoinProbe(src.type, buildLeft
-        ? buildKeys(build, src.leftKeys, src.leftNorms)
-        : buildKeys(build, src.rightKeys, src.rightNorms));
+      const joiner = new JoinProbe(
+        src.type,
+        buildLeft ? buildKeys(build, src.leftKeys, src.leftNorms) : buildKeys(build, src.rightKeys, src.rightNorms),
+      );
       route.sink = byBuild ?? byProbe ?? gathered!;
       route.build = build;
       route.buildLeft = buildLeft;
-      const probeKeys = buildLeft ? src.rightKeys : src.leftKeys, probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
+      const probeKeys = buildLeft ? src.rightKeys : src.leftKeys,
+        probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
       for (const p of buildLeft ? right : left) {
         if (p.length === 0) continue;
         route.probe = p;
@@ -340,13 +433,28 @@ function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): Produced
     chunks = route.chunks;
     route.clear();
   }
-  const cutRows = gathered && cutHere ? cutPairs(gathered.pending, gathered.withRight, cutHere.by, cutHere.bounds, cutHere.nullSeed, cutHere.select) : undefined;
-  if (gathered && !cutRows) { gathered.flush(); out.push(...gathered.batches); }
+  const cutRows =
+    gathered && cutHere
+      ? cutPairs(gathered.pending, gathered.withRight, cutHere.by, cutHere.bounds, cutHere.nullSeed, cutHere.select)
+      : undefined;
+  if (gathered && !cutRows) {
+    gathered.flush();
+    out.push(...gathered.batches);
+  }
   const join: JoinPath = {
-    path: combine ? 'fused-aggregate' : 'gather', build: builtLeft > builtRight ? 'left' : 'right', matchChunks: chunks, buildRows: builtLeft + builtRight,
+    path: combine ? 'fused-aggregate' : 'gather',
+    build: builtLeft > builtRight ? 'left' : 'right',
+    matchChunks: chunks,
+    buildRows: builtLeft + builtRight,
     ...(combine ? { grouped: orientations.some((o) => o.grouped === 'probe') ? 'probe' : 'build' } : {}),
   };
-  return { batches: out, rows: rowCount(src.left) + rowCount(src.right), combined: combine !== undefined, join, ...(cutRows ? { cut: cutRows } : {}) };
+  return {
+    batches: out,
+    rows: rowCount(src.left) + rowCount(src.right),
+    combined: combine !== undefined,
+    join,
+    ...(cutRows ? { cut: cutRows } : {}),
+  };
 }
 
 /**
@@ -359,31 +467,47 @@ function compileOps(ops: RowOp[], deferDense = false): (b: Batch) => Batch[] {
     if (op.kind === 'compute') {
       const ks = op.exprs.map(compileExpr);
       const add = (b: Batch): Batch => ({ length: b.length, columns: [...b.columns, ...ks.map((f) => f(b))] });
-      return [(b) => {
-        if (!selectionOf(b)) return add(b);
-        try { return carry(b, add(b)); } catch { return add(materialize(b)); }
-      }];
+      return [
+        (b) => {
+          if (!selectionOf(b)) return add(b);
+          try {
+            return carry(b, add(b));
+          } catch {
+            return add(materialize(b));
+          }
+        },
+      ];
     }
-    if (op.kind === 'project') return ops[k - 1]?.kind === 'filter' ? [] : [(b) => carry(b, { length: b.length, columns: op.indices.map((i) => b.columns[i]) })];
+    if (op.kind === 'project')
+      return ops[k - 1]?.kind === 'filter'
+        ? []
+        : [(b) => carry(b, { length: b.length, columns: op.indices.map((i) => b.columns[i]) })];
     if (op.kind === 'probe') return [(b) => probeBatch(materialize(b), op)];
     const pred = op.pred.kind === 'expr' ? compileFilter(op.pred.expr) : null;
     // a projection right after the filter (its pruned columns): only the columns kept are gathered
-    const next = ops[k + 1], keep = next?.kind === 'project' ? next.indices : null;
+    const next = ops[k + 1],
+      keep = next?.kind === 'project' ? next.indices : null;
     // only computed columns up to the combiner: a dense selection is carried, not gathered (expr/deferred.ts)
     const carried = deferDense && ops.slice(k + 1).every((o) => o.kind === 'project' || o.kind === 'compute');
-    return [(b0) => {
-      const b = materialize(b0);
-      const { idx, n } = pred ? pred(b) : selectRows(b, op.pred);
-      const cols = keep ? keep.map((i) => b.columns[i]) : b.columns;
-      if (n === b.length) return { length: n, columns: cols };
-      if (carried && n >= DENSE * b.length) return defer({ length: b.length, columns: cols }, { idx: idx.slice(0, n), n });
-      return { length: n, columns: cols.map((c) => gatherSelected(c, idx, n)) };
-    }];
+    return [
+      (b0) => {
+        const b = materialize(b0);
+        const { idx, n } = pred ? pred(b) : selectRows(b, op.pred);
+        const cols = keep ? keep.map((i) => b.columns[i]) : b.columns;
+        if (n === b.length) return { length: n, columns: cols };
+        if (carried && n >= DENSE * b.length)
+          return defer({ length: b.length, columns: cols }, { idx: idx.slice(0, n), n });
+        return { length: n, columns: cols.map((c) => gatherSelected(c, idx, n)) };
+      },
+    ];
   });
   const from = (b: Batch, k0: number): Batch[] => {
     for (let k = k0; k < steps.length; k++) {
       const x = steps[k](b);
-      if (!Array.isArray(x)) { b = x; continue; }
+      if (!Array.isArray(x)) {
+        b = x;
+        continue;
+      }
       return x.length === 1 ? from(x[0], k + 1) : x.flatMap((y) => from(y, k + 1));
     }
     return [b];
@@ -413,7 +537,13 @@ async function execute(t: TaskSpec): Promise<TaskResult> {
     const runs = s.locate ? hotKeyRuns(s.blocks, s.keys, s.norms, s.hot, s.locate) : null;
     if (runs) return { batches: [], runs, inputRows: rows, outputRows: rows, ms: performance.now() - t0 };
     const pieces = splitHotKeys(s.schema, s.blocks, s.keys, s.norms, s.hot);
-    return { batches: pieces, inputRows: rows, inputBytes: inputBytesOf(s, []), outputRows: rows, ms: performance.now() - t0 };
+    return {
+      batches: pieces,
+      inputRows: rows,
+      inputBytes: inputBytesOf(s, []),
+      outputRows: rows,
+      ms: performance.now() - t0,
+    };
   }
   // A combiner right after a join aggregates from the join's row indices. Scanned
   // columns are read in place (views into the module's memory): the partition sink
@@ -460,15 +590,33 @@ function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
   if (!fused) return null;
   const before = compileOps(t.ops.slice(0, -1));
   for (const b of p.batches) for (const x of before(b)) fused.add(x);
-  const join: JoinPath = { path: 'fused-aggregate', build: last.buildFirst ? 'left' : 'right', matchChunks: fused.matchChunks(), groups: fused.groups, lookup: fused.lookup() };
+  const join: JoinPath = {
+    path: 'fused-aggregate',
+    build: last.buildFirst ? 'left' : 'right',
+    matchChunks: fused.matchChunks(),
+    groups: fused.groups,
+    lookup: fused.lookup(),
+  };
   return { ...p, batches: [fused.finish()], combined: true, join };
 }
 
 /** `rowOps`: the row operators still to apply to the produced batches. */
-function finishSink(t: TaskSpec, { batches, rows, combined, release, cut }: Produced, rowOps: RowOp[], t0: number): TaskResult {
+function finishSink(
+  t: TaskSpec,
+  { batches, rows, combined, release, cut }: Produced,
+  rowOps: RowOp[],
+  t0: number,
+): TaskResult {
   if (cut) {
     const outputRows = cut.rows.reduce((a, n) => a + n, 0);
-    return { batches: cut.blocks, inputRows: rows, outputRows, partitionRows: cut.rows, partitionBytes: cut.bytes, ms: performance.now() - t0 };
+    return {
+      batches: cut.blocks,
+      inputRows: rows,
+      outputRows,
+      partitionRows: cut.rows,
+      partitionBytes: cut.bytes,
+      ms: performance.now() - t0,
+    };
   }
   const ops = compileOps(rowOps, t.combine !== undefined && !combined);
   // loops and pushes, not flatMap and filter: see scatterRows in shuffle/partition.ts
@@ -490,20 +638,35 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release, cut }: Prod
     for (const b of partial) if (b.length > 0) outBatches.push(b);
   }
   if (t.sink.kind === 'collect') {
-    if (t.sink.share) outBatches = outBatches.map(shareBatch); // copied out of the module's memory (or the task's) once, with no loop in JS
+    if (t.sink.share)
+      outBatches = outBatches.map(shareBatch); // copied out of the module's memory (or the task's) once, with no loop in JS
     // copies out of the module's memory (rows to encode are encoded from it, see encodeOutput)
-    else if (release && !encodesOutput(t.sink, outBatches)) outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length));
+    else if (release && !encodesOutput(t.sink, outBatches))
+      outBatches = outBatches.map((b) => sliceBatch(b, 0, b.length));
     const sample = t.sink.sample ? sampleRows(outBatches, t.sink.sample) : undefined;
-    const groupBy = t.sink.groupBy, groups = groupBy ? outBatches.map((b) => groupsOf(b, groupBy, undefined, true)) : undefined;
-    return { batches: outBatches, inputRows: rows, outputRows, ms: performance.now() - t0, ...(sample ? { sample } : {}), ...(groups ? { groups } : {}) };
+    const groupBy = t.sink.groupBy,
+      groups = groupBy ? outBatches.map((b) => groupsOf(b, groupBy, undefined, true)) : undefined;
+    return {
+      batches: outBatches,
+      inputRows: rows,
+      outputRows,
+      ms: performance.now() - t0,
+      ...(sample ? { sample } : {}),
+      ...(groups ? { groups } : {}),
+    };
   }
   if (t.sink.kind === 'range') {
-    const { blocks, rows: partitionRows, bytes: partitionBytes } = rangePartition(outBatches, t.sink.by, t.sink.bounds, t.sink.nullSeed);
+    const {
+      blocks,
+      rows: partitionRows,
+      bytes: partitionBytes,
+    } = rangePartition(outBatches, t.sink.by, t.sink.bounds, t.sink.nullSeed);
     return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, ms: performance.now() - t0 };
   }
   if (t.sink.kind === 'keyStats') {
     const all = concatBatches(outBatches[0]?.columns.map((c) => ({ name: '', type: c.type })) ?? [], outBatches);
-    let keyRows = 0, distinct = 0;
+    let keyRows = 0,
+      distinct = 0;
     if (all.length > 0) {
       const keys = buildKeys(all, t.sink.keys, t.sink.norms);
       const g = groupRows(keys);
@@ -511,11 +674,27 @@ function finishSink(t: TaskSpec, { batches, rows, combined, release, cut }: Prod
       for (let i = 0; i < all.length; i++) if (nulls === null || !nulls[i]) keyRows++;
       for (let k = 0; k < g.nGroups; k++) if (nulls === null || !nulls[g.first[k]]) distinct++;
     }
-    return { batches: [], inputRows: rows, outputRows, keyStats: { rows: keyRows, distinct }, ms: performance.now() - t0 };
+    return {
+      batches: [],
+      inputRows: rows,
+      outputRows,
+      keyStats: { rows: keyRows, distinct },
+      ms: performance.now() - t0,
+    };
   }
-  const sink = combineStats?.mode === 'pass-through' && t.combine!.passRows ? { ...t.sink, keys: t.combine!.groupBy } : t.sink;
+  const sink =
+    combineStats?.mode === 'pass-through' && t.combine!.passRows ? { ...t.sink, keys: t.combine!.groupBy } : t.sink;
   const { blocks, rows: partitionRows, bytes: partitionBytes, sketch } = partitionBatches(outBatches, sink);
-  return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes, sketch, combine: combineStats, ms: performance.now() - t0 };
+  return {
+    batches: blocks,
+    inputRows: rows,
+    outputRows,
+    partitionRows,
+    partitionBytes,
+    sketch,
+    combine: combineStats,
+    ms: performance.now() - t0,
+  };
 }
 
 export function resultBuffers(r: TaskResult): ArrayBuffer[] {

@@ -16,12 +16,24 @@ import type { TaskSource } from './task.js';
 function viewColumn(c: Column, start: number, end: number): Column {
   const valid = c.valid ? c.valid.subarray(start, end) : null;
   if (c.type.id === 'utf8') {
-    const o = c.offsets!, base = o[start];
+    const o = c.offsets!,
+      base = o[start];
     const offsets = Int32Array.from(o.subarray(start, end + 1), (x) => x - base);
-    return { type: c.type, length: end - start, values: (c.values as Uint8Array).subarray(base, o[end]), offsets, valid };
+    return {
+      type: c.type,
+      length: end - start,
+      values: (c.values as Uint8Array).subarray(base, o[end]),
+      offsets,
+      valid,
+    };
   }
   const l = lanes(c.type);
-  return { type: c.type, length: end - start, values: c.values.subarray(start * l, end * l) as Column['values'], valid };
+  return {
+    type: c.type,
+    length: end - start,
+    values: c.values.subarray(start * l, end * l) as Column['values'],
+    valid,
+  };
 }
 
 /** Blocks cut into consecutive row ranges of at most `rows` rows (a spilled block stays whole: it is read by one task). */
@@ -29,13 +41,19 @@ export function rowRanges(blocks: Batch[], rows: number): Batch[][] {
   const out: Batch[][] = [[]];
   let n = 0;
   const add = (b: Batch) => {
-    if (n > 0 && n + b.length > rows) { out.push([]); n = 0; }
+    if (n > 0 && n + b.length > rows) {
+      out.push([]);
+      n = 0;
+    }
     out[out.length - 1].push(b);
     n += b.length;
   };
   for (const b of blocks) {
-    if (isSpilled(b)) { add(b); continue; }
-    for (let at = 0; at < b.length;) {
+    if (isSpilled(b)) {
+      add(b);
+      continue;
+    }
+    for (let at = 0; at < b.length; ) {
       const take = Math.min(b.length - at, Math.max(1, rows - n));
       add(take === b.length ? b : { length: take, columns: b.columns.map((c) => viewColumn(c, at, at + take)) });
       at += take;
@@ -59,15 +77,28 @@ export interface AggregateInput {
 }
 
 /** `raw`: blocks of rows that combiners passed through (`a.rows`), beside the blocks of `input`. */
-export function aggregateSource(a: AggregateInput, input: Batch[], step?: TwoLevelStep, raw: Batch[] = []): Extract<TaskSource, { kind: 'aggregate' }> {
+export function aggregateSource(
+  a: AggregateInput,
+  input: Batch[],
+  step?: TwoLevelStep,
+  raw: Batch[] = [],
+): Extract<TaskSource, { kind: 'aggregate' }> {
   return {
-    kind: 'aggregate', mode: a.mode, schema: a.schema, input: raw.length ? [...input, ...raw] : input, groupBy: a.groupBy, aggs: a.aggs, outSchema: a.outSchema,
-    ...(step ? { step } : {}), ...(raw.length ? { rows: { ...a.rows!, from: input.length } } : {}),
+    kind: 'aggregate',
+    mode: a.mode,
+    schema: a.schema,
+    input: raw.length ? [...input, ...raw] : input,
+    groupBy: a.groupBy,
+    aggs: a.aggs,
+    outSchema: a.outSchema,
+    ...(step ? { step } : {}),
+    ...(raw.length ? { rows: { ...a.rows!, from: input.length } } : {}),
   };
 }
 
 /** The same aggregate over the rows that combiners passed through, as without combiners. */
-export const rowsInput = (a: AggregateInput): AggregateInput | null => (a.rows ? { ...a, mode: 'raw', schema: a.rows.schema, groupBy: a.rows.groupBy, rows: undefined } : null);
+export const rowsInput = (a: AggregateInput): AggregateInput | null =>
+  a.rows ? { ...a, mode: 'raw', schema: a.rows.schema, groupBy: a.rows.groupBy, rows: undefined } : null;
 
 const keyNorms = (schema: Schema, n: number): KeyNorm[] => schema.slice(0, n).map((f) => normFor(f.type));
 
@@ -77,9 +108,14 @@ const keyNorms = (schema: Schema, n: number): KeyNorm[] => schema.slice(0, n).ma
  * bytes of them held against the budget (to release once merged).
  */
 export async function levelOne(
-  ex: ExecContext, a: AggregateInput, blocks: Batch[], split: AggregateSplit, raw: Batch[] = [],
+  ex: ExecContext,
+  a: AggregateInput,
+  blocks: Batch[],
+  split: AggregateSplit,
+  raw: Batch[] = [],
 ): Promise<{ input: AggregateInput; blocks: Batch[]; held: number }> {
-  const g = a.groupBy.length, p = split.partition;
+  const g = a.groupBy.length,
+    p = split.partition;
   // rows that combiners passed through are read by ranges of their own, aggregated as raw rows
   const rows = rowsInput(a);
   const ranges: [AggregateInput, Batch[]][] = [
@@ -87,25 +123,65 @@ export async function levelOne(
     ...(rows && raw.length ? rowRanges(raw, split.targetRows!).map((r): [AggregateInput, Batch[]] => [rows, r]) : []),
   ];
   const partial = a.mode === 'raw' ? partialSchema(a.schema, a.groupBy, a.aggs) : a.schema;
-  const states: AggregateInput = { ...a, mode: 'final', schema: twoLevelSchema(partial, g, a.aggs), groupBy: Array.from({ length: g }, (_, i) => i), rows: undefined };
+  const states: AggregateInput = {
+    ...a,
+    mode: 'final',
+    schema: twoLevelSchema(partial, g, a.aggs),
+    groupBy: Array.from({ length: g }, (_, i) => i),
+    rows: undefined,
+  };
   // Level-1 output is held like shuffle output (one partition): within the budget, or spilled.
-  const toStates = (src: TaskSource, label: string) => ex.run(
-    { source: src, ops: [], sink: { kind: 'partition', keys: states.groupBy, norms: keyNorms(partial, g), partitions: 1, spreadNulls: false, nullSeed: 0 } },
-    { stage: a.stage, kind: 'reduce', partition: p, split: label },
-  );
+  const toStates = (src: TaskSource, label: string) =>
+    ex.run(
+      {
+        source: src,
+        ops: [],
+        sink: {
+          kind: 'partition',
+          keys: states.groupBy,
+          norms: keyNorms(partial, g),
+          partitions: 1,
+          spreadNulls: false,
+          nullSeed: 0,
+        },
+      },
+      { stage: a.stage, kind: 'reduce', partition: p, split: label },
+    );
   let outs: Awaited<ReturnType<typeof toStates>>[];
   if (split.cut === 'rows') {
-    outs = await Promise.all(ranges.map(([x, r], i) => toStates(aggregateSource(x, r, 'piece'), `two-level piece ${i + 1}/${ranges.length}`)));
+    outs = await Promise.all(
+      ranges.map(([x, r], i) => toStates(aggregateSource(x, r, 'piece'), `two-level piece ${i + 1}/${ranges.length}`)),
+    );
   } else {
     const K = split.pieces!;
-    const cuts = await Promise.all(ranges.map(([x, r], i) => ex.run({
-      source: aggregateSource(x, r, 'dedup'), ops: [],
-      sink: { kind: 'partition', keys: Array.from({ length: g + 1 }, (_, k) => k), norms: keyNorms(partial, g + 1), partitions: K, spreadNulls: false, nullSeed: 0 },
-    }, { stage: a.stage, kind: 'split', partition: p, split: `two-level cut ${i + 1}/${ranges.length} into ${K}` })));
+    const cuts = await Promise.all(
+      ranges.map(([x, r], i) =>
+        ex.run(
+          {
+            source: aggregateSource(x, r, 'dedup'),
+            ops: [],
+            sink: {
+              kind: 'partition',
+              keys: Array.from({ length: g + 1 }, (_, k) => k),
+              norms: keyNorms(partial, g + 1),
+              partitions: K,
+              spreadNulls: false,
+              nullSeed: 0,
+            },
+          },
+          { stage: a.stage, kind: 'split', partition: p, split: `two-level cut ${i + 1}/${ranges.length} into ${K}` },
+        ),
+      ),
+    );
     const dedup: AggregateInput = { ...a, mode: 'final', schema: partial, groupBy: states.groupBy, rows: undefined };
-    const pieces = Array.from({ length: K }, (_, k) => cuts.map((c) => c.batches[k]).filter((b): b is Batch => b !== null));
-    outs = await Promise.all(pieces.flatMap((piece, k) => (piece.length
-      ? [toStates(aggregateSource(dedup, piece, 'piece'), `two-level piece ${k + 1}/${K}`)] : [])));
+    const pieces = Array.from({ length: K }, (_, k) =>
+      cuts.map((c) => c.batches[k]).filter((b): b is Batch => b !== null),
+    );
+    outs = await Promise.all(
+      pieces.flatMap((piece, k) =>
+        piece.length ? [toStates(aggregateSource(dedup, piece, 'piece'), `two-level piece ${k + 1}/${K}`)] : [],
+      ),
+    );
     ex.spill.release(heldBytes(cuts.map((c) => c.batches)));
   }
   const out = outs.map((o) => o.batches);

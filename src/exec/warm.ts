@@ -6,7 +6,9 @@ import { inspectParquet, readRowGroupsInPlace } from '../io/parquet.js';
 import type { Field } from '../kernels/column.js';
 import { trace } from './trace.js';
 
-export interface WarmTask { warm: string }
+export interface WarmTask {
+  warm: string;
+}
 
 export const isWarmTask = (t: unknown): t is WarmTask => typeof (t as WarmTask)?.warm === 'string';
 
@@ -15,9 +17,13 @@ export async function warm(path: string): Promise<{ ok: true; result: null }> {
   try {
     const info = await inspectParquet(path);
     const fields = info.columns.filter((c): c is Field => typeof c.type !== 'string');
-    const { release } = await readRowGroupsInPlace(path, info.wholeFile ? [] : [0], fields, info.wholeFile, { limit: 1024 });
+    const { release } = await readRowGroupsInPlace(path, info.wholeFile ? [] : [0], fields, info.wholeFile, {
+      limit: 1024,
+    });
     release();
-  } catch { /* reported by the run itself */ }
+  } catch {
+    /* reported by the run itself */
+  }
   trace('worker: warm');
   return { ok: true, result: null };
 }

@@ -20,7 +20,10 @@ let running: Promise<unknown> = Promise.resolve();
 
 export default function work(msg: WorkMessage | WarmTask): Promise<unknown> {
   const run = running.then(() => workOne(msg));
-  running = run.then(() => undefined, () => undefined);
+  running = run.then(
+    () => undefined,
+    () => undefined,
+  );
   return run;
 }
 
@@ -36,8 +39,12 @@ async function workOne(msg: WorkMessage | WarmTask): Promise<unknown> {
     const buffers = resultBuffers(result);
     const reply: WorkReply = { ok: true, result, poisoned: wasmPoisoned() };
     return move({
-      get [transferableSymbol]() { return buffers; },
-      get [valueSymbol]() { return reply; },
+      get [transferableSymbol]() {
+        return buffers;
+      },
+      get [valueSymbol]() {
+        return reply;
+      },
     } as any);
   } catch (e) {
     return { ok: false, error: errorPayload(e), poisoned: wasmPoisoned(), thread: threadId } satisfies WorkReply;

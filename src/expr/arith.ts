@@ -11,20 +11,37 @@ import { ExactWriter, andValid, bigAt, exactNums, floats } from './vector.js';
 
 const SAFE = 9007199254740991;
 const BIG: Record<string, (x: bigint, y: bigint) => bigint> = {
-  '+': (x, y) => x + y, '-': (x, y) => x - y, '*': (x, y) => x * y, '%': (x, y) => x % y,
+  '+': (x, y) => x + y,
+  '-': (x, y) => x - y,
+  '*': (x, y) => x * y,
+  '%': (x, y) => x % y,
 };
 
 function floatArith(op: string, a: Column, b: Column): Column {
-  const n = a.length, x = floats(a), y = floats(b), out = new Float64Array(n);
+  const n = a.length,
+    x = floats(a),
+    y = floats(b),
+    out = new Float64Array(n);
   let valid = andValid([a, b], n);
   switch (op) {
-    case '+': for (let i = 0; i < n; i++) out[i] = x[i] + y[i]; break;
-    case '-': for (let i = 0; i < n; i++) out[i] = x[i] - y[i]; break;
-    case '*': for (let i = 0; i < n; i++) out[i] = x[i] * y[i]; break;
-    case '/': for (let i = 0; i < n; i++) out[i] = x[i] / y[i]; break;
+    case '+':
+      for (let i = 0; i < n; i++) out[i] = x[i] + y[i];
+      break;
+    case '-':
+      for (let i = 0; i < n; i++) out[i] = x[i] - y[i];
+      break;
+    case '*':
+      for (let i = 0; i < n; i++) out[i] = x[i] * y[i];
+      break;
+    case '/':
+      for (let i = 0; i < n; i++) out[i] = x[i] / y[i];
+      break;
     default:
       for (let i = 0; i < n; i++) {
-        if (y[i] === 0) { valid ??= new Uint8Array(n).fill(1); valid[i] = 0; } else out[i] = x[i] % y[i];
+        if (y[i] === 0) {
+          valid ??= new Uint8Array(n).fill(1);
+          valid[i] = 0;
+        } else out[i] = x[i] % y[i];
       }
   }
   return { type: { id: 'float64' }, length: n, values: out, valid };
@@ -35,20 +52,32 @@ export function arith(op: string, a: Column, b: Column, type: DataType, what: st
   const n = a.length;
   const so = scaleOf(type);
   // + - %: both operands at the result's scale; *: scales add up.
-  const ka = op === '*' ? 0 : so - scaleOf(a.type), kb = op === '*' ? 0 : so - scaleOf(b.type);
-  const fa = 10 ** ka, fb = 10 ** kb, Fa = pow10(ka), Fb = pow10(kb);
-  const x = exactNums(a), y = exactNums(b);
+  const ka = op === '*' ? 0 : so - scaleOf(a.type),
+    kb = op === '*' ? 0 : so - scaleOf(b.type);
+  const fa = 10 ** ka,
+    fb = 10 ** kb,
+    Fa = pow10(ka),
+    Fb = pow10(kb);
+  const x = exactNums(a),
+    y = exactNums(b);
   const out = new ExactWriter(type, n, what, andValid([a, b], n));
   const valid = () => (out.valid ??= new Uint8Array(n).fill(1));
   const big = BIG[op];
   for (let i = 0; i < n; i++) {
     if (out.valid !== null && out.valid[i] === 0) continue;
-    const u = x[i] * fa, v = y[i] * fb;
-    if (op === '%' && (v === 0 || (v !== v && bigAt(b, i) === 0n))) { valid()[i] = 0; continue; }
+    const u = x[i] * fa,
+      v = y[i] * fb;
+    if (op === '%' && (v === 0 || (v !== v && bigAt(b, i) === 0n))) {
+      valid()[i] = 0;
+      continue;
+    }
     if (u <= SAFE && u >= -SAFE && v <= SAFE && v >= -SAFE) {
       const r = op === '+' ? u + v : op === '-' ? u - v : op === '*' ? u * v : u % v;
       // exact operands give an exact result whenever it is a safe integer
-      if (r <= SAFE && r >= -SAFE) { out.num(i, r); continue; }
+      if (r <= SAFE && r >= -SAFE) {
+        out.num(i, r);
+        continue;
+      }
     }
     out.big(i, big(bigAt(a, i) * Fa, bigAt(b, i) * Fb));
   }
@@ -59,17 +88,32 @@ export function arith(op: string, a: Column, b: Column, type: DataType, what: st
 export function unary(fn: string, a: Column, type: DataType, what: string, digits = 0): Column {
   const n = a.length;
   if (isFloat(type)) {
-    const x = floats(a), out = new Float64Array(n), f = 10 ** digits;
-    const g: (v: number) => number = fn === 'neg' ? (v) => -v : fn === 'abs' ? Math.abs : fn === 'floor' ? Math.floor : fn === 'ceil' ? Math.ceil
-      : (v) => (Number.isFinite(v) ? Math.sign(v) * Math.round(Math.abs(v) * f) / f : v); // half away from zero
+    const x = floats(a),
+      out = new Float64Array(n),
+      f = 10 ** digits;
+    const g: (v: number) => number =
+      fn === 'neg'
+        ? (v) => -v
+        : fn === 'abs'
+          ? Math.abs
+          : fn === 'floor'
+            ? Math.floor
+            : fn === 'ceil'
+              ? Math.ceil
+              : (v) => (Number.isFinite(v) ? (Math.sign(v) * Math.round(Math.abs(v) * f)) / f : v); // half away from zero
     for (let i = 0; i < n; i++) out[i] = g(x[i]);
     return { type, length: n, values: out, valid: a.valid };
   }
   const out = new ExactWriter(type, n, what, a.valid ? a.valid.slice(0, n) : null);
-  const x = exactNums(a), sa = scaleOf(a.type), so = scaleOf(type);
+  const x = exactNums(a),
+    sa = scaleOf(a.type),
+    so = scaleOf(type);
   for (let i = 0; i < n; i++) {
     if (out.valid !== null && out.valid[i] === 0) continue;
-    if ((fn === 'neg' || fn === 'abs') && x[i] === x[i]) { out.num(i, fn === 'neg' ? -x[i] : Math.abs(x[i])); continue; }
+    if ((fn === 'neg' || fn === 'abs') && x[i] === x[i]) {
+      out.num(i, fn === 'neg' ? -x[i] : Math.abs(x[i]));
+      continue;
+    }
     const v = bigAt(a, i);
     let r: bigint;
     if (fn === 'neg') r = -v;
@@ -79,8 +123,10 @@ export function unary(fn: string, a: Column, type: DataType, what: string, digit
       const d = Math.min(digits, sa);
       r = rescale(rescale(v, sa, d), d, so);
     } else {
-      const f = pow10(sa), q = v / f, rem = v % f;
-      r = fn === 'floor' ? (rem < 0n ? q - 1n : q) : (rem > 0n ? q + 1n : q);
+      const f = pow10(sa),
+        q = v / f,
+        rem = v % f;
+      r = fn === 'floor' ? (rem < 0n ? q - 1n : q) : rem > 0n ? q + 1n : q;
     }
     out.big(i, r);
   }

@@ -8,7 +8,20 @@ import { MAX_PRECISION, decimalType, numberToDecimal } from '../kernels/decimal.
 import type { Expr, Predicate } from '../plan/spec.js';
 import { convertScalar } from './scalar.js';
 import {
-  BOOL, type BoundExpr, DATE, FLOAT64, INT64, UTF8, asDecimal, integerDigits, isExact, isNum, parseTypeName, planTypeName, scaleOf, unify,
+  BOOL,
+  type BoundExpr,
+  DATE,
+  FLOAT64,
+  INT64,
+  UTF8,
+  asDecimal,
+  integerDigits,
+  isExact,
+  isNum,
+  parseTypeName,
+  planTypeName,
+  scaleOf,
+  unify,
 } from './types.js';
 
 type P = (string | number)[];
@@ -20,7 +33,10 @@ const err = (at: P, msg: string) => new PlanError(jsonPath(at), msg);
 function describe(e: BoundExpr): string {
   const t = planTypeName(e.type);
   if (e.k === 'col') return `${t} column "${e.name}"`;
-  if (e.k === 'lit') return e.value === null ? 'null' : `${t} value ${JSON.stringify(typeof e.value === 'bigint' ? e.value.toString() : e.value)}`;
+  if (e.k === 'lit')
+    return e.value === null
+      ? 'null'
+      : `${t} value ${JSON.stringify(typeof e.value === 'bigint' ? e.value.toString() : e.value)}`;
   return `${t} expression`;
 }
 
@@ -59,7 +75,8 @@ const sameType = (a: DataType, b: DataType) =>
 function adoptLiteral(e: BoundExpr, other: BoundExpr, at: P): BoundExpr {
   if (e.k !== 'lit' || e.type.id !== 'utf8' || typeof e.value !== 'string') return e;
   const t = other.type;
-  if (t.id === 'date32' || t.id === 'timestamp' || isNum(t) || t.id === 'bool') return castTo(e, isExact(t) && !isInteger(t) ? decimalFor(e, at) : t, at);
+  if (t.id === 'date32' || t.id === 'timestamp' || isNum(t) || t.id === 'bool')
+    return castTo(e, isExact(t) && !isInteger(t) ? decimalFor(e, at) : t, at);
   return e;
 }
 
@@ -75,7 +92,8 @@ function decimalFor(e: Lit, at: P): DataType {
 
 /** Both sides of a comparison in comparable types (exact numbers stay exact; next to a float, float64). */
 function comparable(a0: BoundExpr, b0: BoundExpr, at: P, atB: P, op: string): [BoundExpr, BoundExpr] {
-  const a = adoptLiteral(a0, b0, at), b = adoptLiteral(b0, a0, atB);
+  const a = adoptLiteral(a0, b0, at),
+    b = adoptLiteral(b0, a0, atB);
   if (isNullLit(a) || isNullLit(b)) return [a, b];
   if (isNum(a.type) && isNum(b.type)) {
     if (isFloat(a.type) || isFloat(b.type)) return [castTo(a, FLOAT64, at), castTo(b, FLOAT64, atB)];
@@ -103,9 +121,42 @@ const STR1 = new Set(['lower', 'upper', 'trim', 'length']);
 const STR2 = new Set(['starts_with', 'ends_with', 'contains']);
 const DATE1 = new Set(['year', 'month', 'day']);
 export const FUNCTIONS = [
-  '+', '-', '*', '/', '%', 'neg', 'abs', 'round', 'floor', 'ceil', 'coalesce', 'nullif', 'concat', 'substr', 'lower', 'upper',
-  'length', 'trim', 'starts_with', 'ends_with', 'contains', 'year', 'month', 'day', 'date_add', 'date_diff',
-  '=', '!=', '<', '<=', '>', '>=', 'and', 'or', 'not', 'is_null',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  'neg',
+  'abs',
+  'round',
+  'floor',
+  'ceil',
+  'coalesce',
+  'nullif',
+  'concat',
+  'substr',
+  'lower',
+  'upper',
+  'length',
+  'trim',
+  'starts_with',
+  'ends_with',
+  'contains',
+  'year',
+  'month',
+  'day',
+  'date_add',
+  'date_diff',
+  '=',
+  '!=',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  'and',
+  'or',
+  'not',
+  'is_null',
 ];
 
 function arity(name: string, n: number, min: number, max: number, at: P) {
@@ -122,7 +173,8 @@ function need(ok: boolean, name: string, what: string, e: BoundExpr, at: P) {
 /** The result type of exact arithmetic (integers give int64; decimals as SQL: + - scale max, * scale s1 + s2). */
 function exactArith(name: string, a: BoundExpr, b: BoundExpr, at: P): DataType {
   if (isInteger(a.type) && isInteger(b.type)) return INT64;
-  const x = asDecimal(a), y = asDecimal(b);
+  const x = asDecimal(a),
+    y = asDecimal(b);
   if (name === '*') {
     const s = x.scale! + y.scale!;
     if (s > MAX_PRECISION) throw err(at, `"*" result scale ${s} is beyond 38 digits`);
@@ -135,10 +187,18 @@ function exactArith(name: string, a: BoundExpr, b: BoundExpr, at: P): DataType {
 export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
   if ('column' in e) {
     const i = schema.findIndex((f) => f.name === e.column);
-    if (i < 0) throw err([...at, 'column'], `column "${e.column}" not found in input; columns are: ${schema.map((f) => f.name).join(', ')}`);
+    if (i < 0)
+      throw err(
+        [...at, 'column'],
+        `column "${e.column}" not found in input; columns are: ${schema.map((f) => f.name).join(', ')}`,
+      );
     return { k: 'col', col: i, type: schema[i].type, name: e.column };
   }
-  if ('param' in e) throw err([...at, 'param'], `parameter "${e.param}" has no value (parameters are replaced before the plan is bound)`);
+  if ('param' in e)
+    throw err(
+      [...at, 'param'],
+      `parameter "${e.param}" has no value (parameters are replaced before the plan is bound)`,
+    );
   if ('value' in e) {
     if (e.type === undefined) return literal(e.value, [...at, 'value']);
     const t = parseTypeName(e.type);
@@ -146,7 +206,8 @@ export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
     if (e.value === null) return lit(null, t);
     const src = literal(e.value, [...at, 'value']);
     const v = convertScalar(src.value, src.type, t);
-    if (v === undefined) throw err([...at, 'value'], `value ${JSON.stringify(e.value)} cannot be read as ${planTypeName(t)}`);
+    if (v === undefined)
+      throw err([...at, 'value'], `value ${JSON.stringify(e.value)} cannot be read as ${planTypeName(t)}`);
     return lit(v, t);
   }
   if ('cast' in e) {
@@ -165,7 +226,9 @@ export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
     const t = unify(all);
     if (t === null) throw err(at, `case branches do not share a type: ${all.map(describe).join(', ')}`);
     return {
-      k: 'case', whens, type: t,
+      k: 'case',
+      whens,
+      type: t,
       thens: thens.map((x, i) => castTo(x, t, [...at, 'case', i, 'then'])),
       else: els && castTo(els, t, [...at, 'else']),
     };
@@ -173,12 +236,14 @@ export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
   const name = e.fn;
   const raw = e.args ?? [];
   const argAt = (i: number): P => [...at, 'args', i];
-  if (!FUNCTIONS.includes(name)) throw err([...at, 'fn'], `unknown function "${name}"; functions are: ${FUNCTIONS.join(', ')}`);
+  if (!FUNCTIONS.includes(name))
+    throw err([...at, 'fn'], `unknown function "${name}"; functions are: ${FUNCTIONS.join(', ')}`);
   // The unit of date_add is a word, not a value.
   if (name === 'date_add') {
     arity(name, raw.length, 2, 3, at);
     const u = raw[2] === undefined ? 'day' : 'value' in raw[2] ? raw[2].value : undefined;
-    if (u !== 'day' && u !== 'month' && u !== 'year') throw err(argAt(2), `"date_add" unit must be "day", "month" or "year"`);
+    if (u !== 'day' && u !== 'month' && u !== 'year')
+      throw err(argAt(2), `"date_add" unit must be "day", "month" or "year"`);
     const d = adoptDate(bindExpr(raw[0], schema, argAt(0)), argAt(0));
     const n = bindExpr(raw[1], schema, argAt(1));
     need(d.type.id === 'date32' || d.type.id === 'timestamp' || isNullLit(d), name, 'a date', d, argAt(0));
@@ -190,7 +255,8 @@ export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
     arity(name, args.length, 2, 2, at);
     args.forEach((a, i) => need(isNum(a.type) || isNullLit(a), name, 'numbers', a, argAt(i)));
     const [a, b] = args;
-    if (name === '/' || isFloat(a.type) || isFloat(b.type)) return fn(name, [castTo(a, FLOAT64, argAt(0)), castTo(b, FLOAT64, argAt(1))], FLOAT64, at);
+    if (name === '/' || isFloat(a.type) || isFloat(b.type))
+      return fn(name, [castTo(a, FLOAT64, argAt(0)), castTo(b, FLOAT64, argAt(1))], FLOAT64, at);
     return fn(name, args, exactArith(name, a, b, at), at);
   }
   if (UNARY_NUM.has(name) || name === 'round') {
@@ -199,20 +265,31 @@ export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
     need(isNum(x.type) || isNullLit(x), name, 'a number', x, argAt(0));
     if (name === 'round') {
       const d = args[1];
-      if (d && !(d.k === 'lit' && typeof d.value === 'bigint')) throw err(argAt(1), `"round" digits must be an integer value, got ${describe(d)}`);
+      if (d && !(d.k === 'lit' && typeof d.value === 'bigint'))
+        throw err(argAt(1), `"round" digits must be an integer value, got ${describe(d)}`);
       const digits = d ? Number((d as Lit).value) : 0;
-      const t = x.type.id === 'decimal' && digits < scaleOf(x.type)
-        ? decimalType(x.type.precision! - x.type.scale! + Math.max(digits, 0) + 1, Math.max(digits, 0)) : isInteger(x.type) ? INT64 : x.type;
+      const t =
+        x.type.id === 'decimal' && digits < scaleOf(x.type)
+          ? decimalType(x.type.precision! - x.type.scale! + Math.max(digits, 0) + 1, Math.max(digits, 0))
+          : isInteger(x.type)
+            ? INT64
+            : x.type;
       return fn(name, [x, lit(BigInt(digits), INT64)], isFloat(x.type) ? FLOAT64 : t, at);
     }
-    if ((name === 'floor' || name === 'ceil') && x.type.id === 'decimal') return fn(name, args, decimalType(integerDigits(x.type) + 1, 0), at);
+    if ((name === 'floor' || name === 'ceil') && x.type.id === 'decimal')
+      return fn(name, args, decimalType(integerDigits(x.type) + 1, 0), at);
     return fn(name, args, isInteger(x.type) ? INT64 : isFloat(x.type) ? FLOAT64 : x.type, at);
   }
   if (name === 'coalesce') {
     arity(name, args.length, 1, Infinity, at);
     const t = unify(args);
     if (t === null) throw err(at, `"coalesce" arguments do not share a type: ${args.map(describe).join(', ')}`);
-    return fn(name, args.map((a, i) => castTo(a, t, argAt(i))), t, at);
+    return fn(
+      name,
+      args.map((a, i) => castTo(a, t, argAt(i))),
+      t,
+      at,
+    );
   }
   if (name === 'nullif') {
     arity(name, args.length, 2, 2, at);
@@ -221,7 +298,12 @@ export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
   }
   if (name === 'concat') {
     arity(name, args.length, 1, Infinity, at);
-    return fn(name, args.map((a, i) => (isNullLit(a) ? lit(null, UTF8) : castTo(a, UTF8, argAt(i)))), UTF8, at);
+    return fn(
+      name,
+      args.map((a, i) => (isNullLit(a) ? lit(null, UTF8) : castTo(a, UTF8, argAt(i)))),
+      UTF8,
+      at,
+    );
   }
   if (name === 'substr') {
     arity(name, args.length, 2, 3, at);
@@ -281,11 +363,17 @@ export function bindPredicateExpr(p: Predicate, schema: Schema, at: P): BoundExp
   if ('and' in p || 'or' in p) {
     const k = 'and' in p ? 'and' : 'or';
     const list = 'and' in p ? p.and : (p as { or: Predicate[] }).or;
-    return fn(k, list.map((q, i) => bindPredicateExpr(q, schema, [...at, k, i])), BOOL, at);
+    return fn(
+      k,
+      list.map((q, i) => bindPredicateExpr(q, schema, [...at, k, i])),
+      BOOL,
+      at,
+    );
   }
   if ('not' in p) return fn('not', [bindPredicateExpr(p.not, schema, [...at, 'not'])], BOOL, at);
   if ('left' in p) {
-    const l = bindExpr(p.left, schema, [...at, 'left']), r = bindExpr(p.right, schema, [...at, 'right']);
+    const l = bindExpr(p.left, schema, [...at, 'left']),
+      r = bindExpr(p.right, schema, [...at, 'right']);
     return fn(p.cmp, comparable(l, r, [...at, 'left'], [...at, 'right'], p.cmp), BOOL, at);
   }
   const subjAt: P = 'column' in p ? [...at, 'column'] : [...at, 'expr'];

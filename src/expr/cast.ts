@@ -16,15 +16,23 @@ export function castColumn(c: Column, to: DataType, what: string): Column {
     return { type: to, length: n, values: to.id === 'float64' ? f : Float32Array.from(f), valid: c.valid };
   }
   if ((to.id === 'decimal' || to.id === 'int64') && isExact(c.type) && (to.id === 'decimal' || isInteger(c.type))) {
-    const from = c.type.scale ?? 0, s = to.scale ?? 0, k = s - from;
+    const from = c.type.scale ?? 0,
+      s = to.scale ?? 0,
+      k = s - from;
     const out = new ExactWriter(to, n, what, c.valid ? c.valid.slice(0, n) : null);
-    const x = exactNums(c), f = 10 ** Math.max(k, 0), limit = to.id === 'decimal' ? 10 ** to.precision! : Infinity;
+    const x = exactNums(c),
+      f = 10 ** Math.max(k, 0),
+      limit = to.id === 'decimal' ? 10 ** to.precision! : Infinity;
     for (let i = 0; i < n; i++) {
       if (out.valid !== null && out.valid[i] === 0) continue;
       const r = x[i] * f;
-      if (k >= 0 && r === r && Math.abs(r) <= 9007199254740991 && Math.abs(r) < limit) { out.num(i, r); continue; }
+      if (k >= 0 && r === r && Math.abs(r) <= 9007199254740991 && Math.abs(r) < limit) {
+        out.num(i, r);
+        continue;
+      }
       const v = rescale(bigAt(c, i), from, s);
-      if (to.id === 'decimal' && (v >= pow10(to.precision!) || -v >= pow10(to.precision!))) throw cannot(c, i, to, what);
+      if (to.id === 'decimal' && (v >= pow10(to.precision!) || -v >= pow10(to.precision!)))
+        throw cannot(c, i, to, what);
       out.big(i, v);
     }
     return out.column();

@@ -26,21 +26,36 @@ export function compileExpr(e: BoundExpr): Kernel {
 
 function compileNode(e: BoundExpr): Kernel {
   switch (e.k) {
-    case 'col': return (b) => b.columns[e.col];
-    case 'lit': return (b) => constColumn(e.value, e.type, b.length);
-    case 'cast': { const arg = compileNode(e.arg); return (b) => castColumn(arg(b), e.type, e.what); }
-    case 'case': return compileCase(e);
-    case 'fn': return fusedArith(e, () => compileFn(e)) ?? compileFn(e);
+    case 'col':
+      return (b) => b.columns[e.col];
+    case 'lit':
+      return (b) => constColumn(e.value, e.type, b.length);
+    case 'cast': {
+      const arg = compileNode(e.arg);
+      return (b) => castColumn(arg(b), e.type, e.what);
+    }
+    case 'case':
+      return compileCase(e);
+    case 'fn':
+      return fusedArith(e, () => compileFn(e)) ?? compileFn(e);
   }
 }
 
 function compileCase(e: Extract<BoundExpr, { k: 'case' }>): Kernel {
-  const whens = e.whens.map(compileNode), thens = e.thens.map(compileNode), els = e.else && compileNode(e.else);
+  const whens = e.whens.map(compileNode),
+    thens = e.thens.map(compileNode),
+    els = e.else && compileNode(e.else);
   return (b) => {
-    const n = b.length, which = new Int32Array(n).fill(-1), open = new Uint8Array(n).fill(1);
+    const n = b.length,
+      which = new Int32Array(n).fill(-1),
+      open = new Uint8Array(n).fill(1);
     whens.forEach((w, k) => {
       const t = tri(w(b));
-      for (let i = 0; i < n; i++) if (open[i] && t[i] === 1) { which[i] = k; open[i] = 0; }
+      for (let i = 0; i < n; i++)
+        if (open[i] && t[i] === 1) {
+          which[i] = k;
+          open[i] = 0;
+        }
     });
     if (els) for (let i = 0; i < n; i++) if (open[i]) which[i] = thens.length;
     const cols = thens.map((t) => t(b));
@@ -52,41 +67,86 @@ function compileCase(e: Extract<BoundExpr, { k: 'case' }>): Kernel {
 function compileFn(e: Extract<BoundExpr, { k: 'fn' }>): Kernel {
   const args = e.args.map(compileNode);
   const { fn, type, what } = e;
-  const bool = (f: (cols: Column[]) => Uint8Array): Kernel => (b) => boolColumn(f(args.map((a) => a(b))));
+  const bool =
+    (f: (cols: Column[]) => Uint8Array): Kernel =>
+    (b) =>
+      boolColumn(f(args.map((a) => a(b))));
   if (ARITH.has(fn)) return (b) => arith(fn, args[0](b), args[1](b), type, what);
   if (CMPS.has(fn)) return bool(([x, y]) => compare(fn, x, y));
   switch (fn) {
-    case 'neg': case 'abs': case 'floor': case 'ceil': return (b) => unary(fn, args[0](b), type, what);
-    case 'round': { const d = Number((e.args[1] as { value: bigint }).value); return (b) => unary('round', args[0](b), type, what, d); }
-    case 'and': case 'or': case 'not': return bool((cols) => logic(fn, cols.map(tri)));
-    case 'is_null': return (b) => {
-      const c = args[0](b), out = new Uint8Array(b.length);
-      for (let i = 0; i < b.length; i++) out[i] = c.valid !== null && c.valid[i] === 0 ? 1 : 0;
-      return { type: { id: 'bool' }, length: b.length, values: out, valid: null };
-    };
-    case '$in': return bool(([x, ...vs]) => inList(x, vs));
+    case 'neg':
+    case 'abs':
+    case 'floor':
+    case 'ceil':
+      return (b) => unary(fn, args[0](b), type, what);
+    case 'round': {
+      const d = Number((e.args[1] as { value: bigint }).value);
+      return (b) => unary('round', args[0](b), type, what, d);
+    }
+    case 'and':
+    case 'or':
+    case 'not':
+      return bool((cols) => logic(fn, cols.map(tri)));
+    case 'is_null':
+      return (b) => {
+        const c = args[0](b),
+          out = new Uint8Array(b.length);
+        for (let i = 0; i < b.length; i++) out[i] = c.valid !== null && c.valid[i] === 0 ? 1 : 0;
+        return { type: { id: 'bool' }, length: b.length, values: out, valid: null };
+      };
+    case '$in':
+      return bool(([x, ...vs]) => inList(x, vs));
     case '$like': {
       if (exprCols(e.args[1], new Set()).size > 0) return bool(([s, p]) => like(s, p));
       // a pattern that reads no column (a literal, a parameter, a concat of them): computed and compiled once
       const m = likeConstant(scalarAt(args[1]({ length: 1, columns: [] }), 0) as string | null);
       return (b) => boolColumn(m(args[0](b)));
     }
-    case 'coalesce': return (b) => {
-      const cols = args.map((a) => a(b)), n = b.length, which = new Int32Array(n).fill(-1);
-      for (let k = cols.length - 1; k >= 0; k--) { const v = cols[k].valid; for (let i = 0; i < n; i++) if (v === null || v[i]) which[i] = k; }
-      return choose(type, cols, which);
-    };
-    case 'nullif': return (b) => {
-      const x = args[0](b), eq = compare('=', x, args[1](b)), which = new Int32Array(b.length);
-      for (let i = 0; i < b.length; i++) which[i] = eq[i] === 1 ? -1 : 0;
-      return choose(type, [x], which);
-    };
-    case 'concat': case 'substr': case 'lower': case 'upper': case 'trim': return (b) => stringFn(fn, args.map((a) => a(b)));
-    case 'length': return (b) => lengthOf(args[0](b));
-    case 'starts_with': case 'ends_with': case 'contains': return bool(([s, t]) => stringTest(fn, s, t));
-    case 'year': case 'month': case 'day': return (b) => datePart(fn, args[0](b));
-    case 'date_add': { const unit = (e.args[2] as { value: string }).value; return (b) => dateAdd(args[0](b), args[1](b), unit); }
-    case 'date_diff': return (b) => dateDiff(args[0](b), args[1](b));
+    case 'coalesce':
+      return (b) => {
+        const cols = args.map((a) => a(b)),
+          n = b.length,
+          which = new Int32Array(n).fill(-1);
+        for (let k = cols.length - 1; k >= 0; k--) {
+          const v = cols[k].valid;
+          for (let i = 0; i < n; i++) if (v === null || v[i]) which[i] = k;
+        }
+        return choose(type, cols, which);
+      };
+    case 'nullif':
+      return (b) => {
+        const x = args[0](b),
+          eq = compare('=', x, args[1](b)),
+          which = new Int32Array(b.length);
+        for (let i = 0; i < b.length; i++) which[i] = eq[i] === 1 ? -1 : 0;
+        return choose(type, [x], which);
+      };
+    case 'concat':
+    case 'substr':
+    case 'lower':
+    case 'upper':
+    case 'trim':
+      return (b) =>
+        stringFn(
+          fn,
+          args.map((a) => a(b)),
+        );
+    case 'length':
+      return (b) => lengthOf(args[0](b));
+    case 'starts_with':
+    case 'ends_with':
+    case 'contains':
+      return bool(([s, t]) => stringTest(fn, s, t));
+    case 'year':
+    case 'month':
+    case 'day':
+      return (b) => datePart(fn, args[0](b));
+    case 'date_add': {
+      const unit = (e.args[2] as { value: string }).value;
+      return (b) => dateAdd(args[0](b), args[1](b), unit);
+    }
+    case 'date_diff':
+      return (b) => dateDiff(args[0](b), args[1](b));
   }
   throw new Error(`internal: no kernel for "${fn}"`);
 }

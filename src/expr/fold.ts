@@ -18,15 +18,21 @@ type Evaluate = (e: BoundExpr, b: Batch) => Column;
  */
 export function foldConstants(e: BoundExpr, evaluate: Evaluate): BoundExpr {
   switch (e.k) {
-    case 'col': case 'lit': return e;
-    case 'cast': { const arg = foldConstants(e.arg, evaluate); return arg.k === 'lit' ? fold({ ...e, arg }, evaluate) : { ...e, arg }; }
+    case 'col':
+    case 'lit':
+      return e;
+    case 'cast': {
+      const arg = foldConstants(e.arg, evaluate);
+      return arg.k === 'lit' ? fold({ ...e, arg }, evaluate) : { ...e, arg };
+    }
     case 'fn': {
       const args = e.args.map((a) => foldConstants(a, evaluate));
       const out = { ...e, args };
       return args.every((a) => a.k === 'lit') ? fold(out, evaluate) : out;
     }
     case 'case': {
-      const whens = e.whens.map((a) => foldConstants(a, evaluate)), thens = e.thens.map((a) => foldConstants(a, evaluate));
+      const whens = e.whens.map((a) => foldConstants(a, evaluate)),
+        thens = e.thens.map((a) => foldConstants(a, evaluate));
       const els = e.else && foldConstants(e.else, evaluate);
       const out = { ...e, whens, thens, else: els };
       return [...whens, ...thens, ...(els ? [els] : [])].every((a) => a.k === 'lit') ? fold(out, evaluate) : out;

@@ -32,15 +32,21 @@ export function fusedArith(e: BoundExpr, general: () => (b: Batch) => Column): (
     if (x.k === 'col') {
       if (!exact(x.type)) return null;
       let k = leaves.findIndex((l) => l.col === x.col);
-      if (k < 0) { k = leaves.length; leaves.push({ col: x.col, type: x.type }); }
+      if (k < 0) {
+        k = leaves.length;
+        leaves.push({ col: x.col, type: x.type });
+      }
       return `x${k}`;
     }
     if (x.k !== 'fn' || !OPS.has(x.fn) || !exact(x.type)) return null;
-    const [a, b] = x.args, ea = emit(a), eb = emit(b);
+    const [a, b] = x.args,
+      ea = emit(a),
+      eb = emit(b);
     if (ea === null || eb === null) return null;
     const so = scaleOf(x.type);
     // + and -: both operands at the result's scale; *: the scales add up
-    const fa = x.fn === '*' ? 1 : 10 ** (so - scaleOf(a.type)), fb = x.fn === '*' ? 1 : 10 ** (so - scaleOf(b.type));
+    const fa = x.fn === '*' ? 1 : 10 ** (so - scaleOf(a.type)),
+      fb = x.fn === '*' ? 1 : 10 ** (so - scaleOf(b.type));
     if (!Number.isSafeInteger(fa) || !Number.isSafeInteger(fb)) return null;
     const t = `t${temps++}`;
     lines.push(`const ${t} = ${fa === 1 ? ea : `${ea} * ${fa}`} ${x.fn} ${fb === 1 ? eb : `${eb} * ${fb}`};`);
@@ -69,8 +75,11 @@ export function fusedArith(e: BoundExpr, general: () => (b: Batch) => Column): (
   let fallback: ((b: Batch) => Column) | null = null;
   return (b) => {
     const cols = leaves.map((l) => b.columns[l.col]);
-    const n = b.length, values = allocValues(e.type, n), valid = andValid(cols, n);
-    if (run(cols, n, new Int32Array(values.buffer, values.byteOffset, values.length * 2), valid, limit)) return { type: e.type, length: n, values, valid };
+    const n = b.length,
+      values = allocValues(e.type, n),
+      valid = andValid(cols, n);
+    if (run(cols, n, new Int32Array(values.buffer, values.byteOffset, values.length * 2), valid, limit))
+      return { type: e.type, length: n, values, valid };
     return (fallback ??= general())(b);
   };
 }
@@ -80,13 +89,16 @@ const exact = (t: DataType) => isInteger(t) || t.id === 'decimal';
 /** The typed array a leaf is read through: 32-bit words for 64- and 128-bit values, the values themselves otherwise. */
 function view(t: DataType, k: number): string {
   const words = t.id === 'int64' || t.id === 'uint64' || t.id === 'decimal';
-  return words ? `new Int32Array(cols[${k}].values.buffer, cols[${k}].values.byteOffset, ${t.id === 'decimal' && lanes(t) === 2 ? 4 : 2} * n)` : `cols[${k}].values`;
+  return words
+    ? `new Int32Array(cols[${k}].values.buffer, cols[${k}].values.byteOffset, ${t.id === 'decimal' && lanes(t) === 2 ? 4 : 2} * n)`
+    : `cols[${k}].values`;
 }
 
 /** Row i of leaf k as a float64, NaN beyond 2^53 (which fails the checks, so the batch falls back). */
 function read(t: DataType, k: number): string {
   if (!(t.id === 'int64' || t.id === 'uint64' || t.id === 'decimal')) return `const x${k} = v${k}[i];`;
-  if (t.id === 'uint64') return `const h${k} = v${k}[2 * i + 1] >>> 0, x${k} = h${k} < 0x200000 ? h${k} * 4294967296 + (v${k}[2 * i] >>> 0) : NaN;`;
+  if (t.id === 'uint64')
+    return `const h${k} = v${k}[2 * i + 1] >>> 0, x${k} = h${k} < 0x200000 ? h${k} * 4294967296 + (v${k}[2 * i] >>> 0) : NaN;`;
   const w = lanes(t) === 2 ? 4 : 2;
   const upper = w === 4 ? ` && v${k}[4 * i + 2] === h${k} >> 31 && v${k}[4 * i + 3] === h${k} >> 31` : '';
   return `const h${k} = v${k}[${w} * i + 1], x${k} = h${k} < 0x200000 && h${k} >= -0x200000${upper} ? h${k} * 4294967296 + (v${k}[${w} * i] >>> 0) : NaN;`;

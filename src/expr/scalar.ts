@@ -8,15 +8,23 @@ import { civil, daysFromCivil } from './dates.js';
 import type { Scalar } from './types.js';
 
 const RANGES: Record<string, [bigint, bigint]> = {
-  int8: [-128n, 127n], int16: [-32768n, 32767n], int32: [-2147483648n, 2147483647n], int64: [-(2n ** 63n), 2n ** 63n - 1n],
-  uint8: [0n, 255n], uint16: [0n, 65535n], uint32: [0n, 4294967295n], uint64: [0n, 2n ** 64n - 1n],
+  int8: [-128n, 127n],
+  int16: [-32768n, 32767n],
+  int32: [-2147483648n, 2147483647n],
+  int64: [-(2n ** 63n), 2n ** 63n - 1n],
+  uint8: [0n, 255n],
+  uint16: [0n, 65535n],
+  uint32: [0n, 4294967295n],
+  uint64: [0n, 2n ** 64n - 1n],
 };
 const US_PER_UNIT = { second: 1000000n, millisecond: 1000n, microsecond: 1n, nanosecond: 1n } as const;
 
 /** Scaled integer x at scale `from` brought to scale `to`, rounding half away from zero (as SQL casts do). */
 export function rescale(x: bigint, from: number, to: number): bigint {
   if (to >= from) return x * pow10(to - from);
-  const f = pow10(from - to), q = x / f, r = x % f;
+  const f = pow10(from - to),
+    q = x / f,
+    r = x % f;
   const twice = (r < 0n ? -r : r) * 2n;
   return twice >= f ? q + (x < 0n ? -1n : 1n) : q;
 }
@@ -41,7 +49,9 @@ function exactOf(v: Scalar, from: DataType, scale: number): bigint | undefined {
 function parseDate(s: string): number | undefined {
   const m = /^\s*(-?\d{1,6})-(\d{1,2})-(\d{1,2})\s*$/.exec(s);
   if (!m) return undefined;
-  const y = Number(m[1]), mo = Number(m[2]), d = Number(m[3]);
+  const y = Number(m[1]),
+    mo = Number(m[2]),
+    d = Number(m[3]);
   const days = daysFromCivil(y, mo, d);
   const [y2, m2, d2] = civil(days); // a day past the month's end does not come back the same
   return y2 === y && m2 === mo && d2 === d ? days : undefined;
@@ -58,7 +68,10 @@ function parseTimestampUs(s: string): bigint | undefined {
 }
 
 /** Round half to even (a float cast to an integer, as DuckDB does). */
-const roundEven = (x: number) => { const r = Math.round(x); return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r; };
+const roundEven = (x: number) => {
+  const r = Math.round(x);
+  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+};
 
 export function convertScalar(v: Scalar, from: DataType, to: DataType): Scalar | undefined {
   if (v === null) return null;
@@ -68,16 +81,27 @@ export function convertScalar(v: Scalar, from: DataType, to: DataType): Scalar |
       if (from.id === 'decimal') return decimalText(v as bigint, from.scale!);
       if (from.id === 'date32') return formatDate(v as number);
       // as DuckDB prints one: a space before the time, the fraction without trailing zeros
-      if (from.id === 'timestamp') return formatTimestamp(v as bigint, from.unit!, from.tz).replace('T', ' ').replace(/(\.\d*?)0+(?=Z?$)/, '$1').replace(/\.(?=Z?$)/, '');
+      if (from.id === 'timestamp')
+        return formatTimestamp(v as bigint, from.unit!, from.tz)
+          .replace('T', ' ')
+          .replace(/(\.\d*?)0+(?=Z?$)/, '$1')
+          .replace(/\.(?=Z?$)/, '');
       return String(v);
     case 'bool':
       if (typeof v === 'boolean') return v;
-      if (typeof v === 'string') { const s = v.trim().toLowerCase(); return s === 'true' ? true : s === 'false' ? false : undefined; }
+      if (typeof v === 'string') {
+        const s = v.trim().toLowerCase();
+        return s === 'true' ? true : s === 'false' ? false : undefined;
+      }
       return Number(v) !== 0;
-    case 'float32': case 'float64': {
+    case 'float32':
+    case 'float64': {
       if (typeof v === 'boolean') return v ? 1 : 0;
       if (from.id === 'decimal') return Number(decimalText(v as bigint, from.scale!));
-      if (typeof v === 'string') { const x = Number(v.trim()); return v.trim() === '' || Number.isNaN(x) && !/^\s*nan\s*$/i.test(v) ? undefined : x; }
+      if (typeof v === 'string') {
+        const x = Number(v.trim());
+        return v.trim() === '' || (Number.isNaN(x) && !/^\s*nan\s*$/i.test(v)) ? undefined : x;
+      }
       return Number(v);
     }
     case 'decimal': {
@@ -89,7 +113,7 @@ export function convertScalar(v: Scalar, from: DataType, to: DataType): Scalar |
       if (from.id === 'date32') return v;
       if (from.id === 'utf8') return parseDate(v as string);
       if (from.id === 'timestamp') {
-        const us = (v as bigint) * US_PER_UNIT[from.unit!] / (from.unit === 'nanosecond' ? 1000n : 1n);
+        const us = ((v as bigint) * US_PER_UNIT[from.unit!]) / (from.unit === 'nanosecond' ? 1000n : 1n);
         const d = us / 86400000000n;
         return Number(us < 0n && d * 86400000000n !== us ? d - 1n : d);
       }
@@ -98,15 +122,18 @@ export function convertScalar(v: Scalar, from: DataType, to: DataType): Scalar |
       let us: bigint | undefined;
       if (from.id === 'utf8') us = parseTimestampUs(v as string);
       else if (from.id === 'date32') us = BigInt(v as number) * 86400000000n;
-      else if (from.id === 'timestamp') us = from.unit === 'nanosecond' ? (v as bigint) / 1000n : (v as bigint) * US_PER_UNIT[from.unit!];
+      else if (from.id === 'timestamp')
+        us = from.unit === 'nanosecond' ? (v as bigint) / 1000n : (v as bigint) * US_PER_UNIT[from.unit!];
       if (us === undefined) return undefined;
       return to.unit === 'nanosecond' ? us * 1000n : us / US_PER_UNIT[to.unit!];
     }
-    default: { // integers
+    default: {
+      // integers
       let x: bigint | undefined;
       if (typeof v === 'boolean') x = v ? 1n : 0n;
       else if (isInteger(from)) x = BigInt(v as number | bigint);
-      else if (from.id === 'float32' || from.id === 'float64') x = Number.isFinite(v as number) ? BigInt(roundEven(v as number)) : undefined;
+      else if (from.id === 'float32' || from.id === 'float64')
+        x = Number.isFinite(v as number) ? BigInt(roundEven(v as number)) : undefined;
       else x = exactOf(v, from, 0);
       const [lo, hi] = RANGES[to.id];
       if (x === undefined || x < lo || x > hi) return undefined;

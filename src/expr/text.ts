@@ -22,7 +22,8 @@ function indexIn(bytes: Uint8Array, s: number, e: number, p: Uint8Array): boolea
 /** Where p first occurs in bytes[s, e), or -1. */
 function indexFrom(bytes: Uint8Array, s: number, e: number, p: Uint8Array): number {
   if (p.length === 0) return s;
-  const last = e - p.length, p0 = p[0];
+  const last = e - p.length,
+    p0 = p[0];
   for (let x = s; x <= last; x++) if (bytes[x] === p0 && startsAt(bytes, x, p)) return x;
   return -1;
 }
@@ -38,7 +39,8 @@ export function likeMatcher(pattern: string): Matcher {
     const parts = pattern.split('%').map((x) => encoder.encode(x));
     const pre = parts[0];
     if (parts.length === 1) return (b, s, e) => e - s === pre.length && startsAt(b, s, pre);
-    const suf = parts[parts.length - 1], mids = parts.slice(1, -1).filter((x) => x.length > 0);
+    const suf = parts[parts.length - 1],
+      mids = parts.slice(1, -1).filter((x) => x.length > 0);
     return (b, s, e) => {
       if (e - s < pre.length + suf.length || !startsAt(b, s, pre) || !startsAt(b, e - suf.length, suf)) return false;
       const end = e - suf.length;
@@ -51,7 +53,14 @@ export function likeMatcher(pattern: string): Matcher {
       return true;
     };
   }
-  const re = new RegExp('^' + [...pattern].map((ch) => (ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&'))).join('') + '$', 'su');
+  const re = new RegExp(
+    '^' +
+      [...pattern]
+        .map((ch) => (ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')))
+        .join('') +
+      '$',
+    'su',
+  );
   return (b, s, e) => re.test(decoder.decode(b.subarray(s, e)));
 }
 
@@ -62,7 +71,10 @@ export function like(s: Column, pat: Column): Uint8Array {
     const p = scalarAt(pat, i) as string | null;
     if (p === null) return null;
     let m = cache.get(p);
-    if (!m) { m = likeMatcher(p); cache.set(p, m); }
+    if (!m) {
+      m = likeMatcher(p);
+      cache.set(p, m);
+    }
     return m;
   });
 }
@@ -74,7 +86,10 @@ export function likeConstant(pattern: string | null): (s: Column) => Uint8Array 
 }
 
 function likeRows(s: Column, matcherAt: (i: number) => Matcher | null): Uint8Array {
-  const n = s.length, out = new Uint8Array(n), bytes = s.values as Uint8Array, o = s.offsets!;
+  const n = s.length,
+    out = new Uint8Array(n),
+    bytes = s.values as Uint8Array,
+    o = s.offsets!;
   for (let i = 0; i < n; i++) {
     const m = matcherAt(i);
     if (m === null || (s.valid !== null && s.valid[i] === 0)) out[i] = 2;
@@ -85,20 +100,44 @@ function likeRows(s: Column, matcherAt: (i: number) => Matcher | null): Uint8Arr
 
 /** starts_with, ends_with, contains: three-valued. */
 export function stringTest(fn: string, s: Column, t: Column): Uint8Array {
-  const n = s.length, out = new Uint8Array(n);
-  const a = s.values as Uint8Array, b = t.values as Uint8Array, ao = s.offsets!, bo = t.offsets!;
+  const n = s.length,
+    out = new Uint8Array(n);
+  const a = s.values as Uint8Array,
+    b = t.values as Uint8Array,
+    ao = s.offsets!,
+    bo = t.offsets!;
   for (let i = 0; i < n; i++) {
-    if ((s.valid !== null && s.valid[i] === 0) || (t.valid !== null && t.valid[i] === 0)) { out[i] = 2; continue; }
-    const p = b.subarray(bo[i], bo[i + 1]), st = ao[i], e = ao[i + 1];
-    if (e - st < p.length) { out[i] = 0; continue; }
-    out[i] = (fn === 'starts_with' ? startsAt(a, st, p) : fn === 'ends_with' ? startsAt(a, e - p.length, p) : indexIn(a, st, e, p)) ? 1 : 0;
+    if ((s.valid !== null && s.valid[i] === 0) || (t.valid !== null && t.valid[i] === 0)) {
+      out[i] = 2;
+      continue;
+    }
+    const p = b.subarray(bo[i], bo[i + 1]),
+      st = ao[i],
+      e = ao[i + 1];
+    if (e - st < p.length) {
+      out[i] = 0;
+      continue;
+    }
+    out[i] = (
+      fn === 'starts_with'
+        ? startsAt(a, st, p)
+        : fn === 'ends_with'
+          ? startsAt(a, e - p.length, p)
+          : indexIn(a, st, e, p)
+    )
+      ? 1
+      : 0;
   }
   return out;
 }
 
 /** Characters (code points) of every string. */
 export function lengthOf(s: Column): Column {
-  const n = s.length, out = new BigInt64Array(n), w = new Int32Array(out.buffer), b = s.values as Uint8Array, o = s.offsets!;
+  const n = s.length,
+    out = new BigInt64Array(n),
+    w = new Int32Array(out.buffer),
+    b = s.values as Uint8Array,
+    o = s.offsets!;
   for (let i = 0; i < n; i++) {
     let c = 0;
     for (let x = o[i]; x < o[i + 1]; x++) if ((b[x] & 0xc0) !== 0x80) c++;
@@ -109,10 +148,14 @@ export function lengthOf(s: Column): Column {
 
 /** A string function row by row over decoded values (null in, null out). */
 function mapRows(cols: Column[], f: (i: number, vals: (string | number | null)[]) => string | null): Column {
-  const n = cols[0].length, out: (string | null)[] = new Array(n);
+  const n = cols[0].length,
+    out: (string | null)[] = new Array(n);
   const vals: (string | number | null)[] = new Array(cols.length);
   for (let i = 0; i < n; i++) {
-    for (let k = 0; k < cols.length; k++) { const v = scalarAt(cols[k], i); vals[k] = typeof v === 'bigint' ? Number(v) : (v as string | number | null); }
+    for (let k = 0; k < cols.length; k++) {
+      const v = scalarAt(cols[k], i);
+      vals[k] = typeof v === 'bigint' ? Number(v) : (v as string | number | null);
+    }
     out[i] = f(i, vals);
   }
   return fromScalars({ id: 'utf8' }, out);
@@ -125,9 +168,14 @@ function substr(s: string, start: number, len?: number): string {
   const chars = ASCII.test(s) ? null : Array.from(s);
   const n = chars ? chars.length : s.length;
   if (start < 0) start = n + start + 1;
-  let from = start, to = len === undefined ? n + 1 : start + len;
-  if (len !== undefined && len < 0) { to = start; from = start + len; }
-  from = Math.max(from, 1); to = Math.min(to, n + 1);
+  let from = start,
+    to = len === undefined ? n + 1 : start + len;
+  if (len !== undefined && len < 0) {
+    to = start;
+    from = start + len;
+  }
+  from = Math.max(from, 1);
+  to = Math.min(to, n + 1);
   if (to <= from) return '';
   return chars ? chars.slice(from - 1, to - 1).join('') : s.slice(from - 1, to - 1);
 }
@@ -144,15 +192,20 @@ const INTS = new Set(['int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uin
 function asciiSubstr(args: Column[]): Column | null {
   const s = args[0];
   if (s.type.id !== 'utf8' || args.length < 2 || !args.slice(1).every((a) => INTS.has(a.type.id))) return null;
-  const bytes = s.values as Uint8Array, o = s.offsets!, n = s.length;
+  const bytes = s.values as Uint8Array,
+    o = s.offsets!,
+    n = s.length;
   if (!ascii(bytes, o[0], o[n])) return null;
   // beyond ±2^53 exactNums gives NaN: such arguments go the general way
-  const start = exactNums(args[1]), len = args.length > 2 ? exactNums(args[2]) : null;
+  const start = exactNums(args[1]),
+    len = args.length > 2 ? exactNums(args[2]) : null;
   if (anyNaN(start) || (len !== null && anyNaN(len))) return null;
   const valid = andValid(args, n);
-  const from = new Int32Array(n), to = new Int32Array(n);
+  const from = new Int32Array(n),
+    to = new Int32Array(n);
   const total = substrRanges(o, start, len, valid, from, to, n);
-  const out = new Uint8Array(total), offsets = new Int32Array(n + 1);
+  const out = new Uint8Array(total),
+    offsets = new Int32Array(n + 1);
   copyRanges(bytes, from, to, out, offsets, n);
   return { type: { id: 'utf8' }, length: n, values: out, offsets, valid };
 }
@@ -171,7 +224,13 @@ function anyNaN(x: Float64Array): boolean {
 
 /** substr's range of each row in bytes (see `substr`): [from, to) into from/to; returns the bytes in all. */
 function substrRanges(
-  o: Int32Array, start: Float64Array, len: Float64Array | null, valid: Uint8Array | null, from: Int32Array, to: Int32Array, n: number,
+  o: Int32Array,
+  start: Float64Array,
+  len: Float64Array | null,
+  valid: Uint8Array | null,
+  from: Int32Array,
+  to: Int32Array,
+  n: number,
 ): number {
   let total = 0;
   for (let i = 0; i < n; i++) {
@@ -179,17 +238,30 @@ function substrRanges(
     const m = o[i + 1] - o[i];
     let st = start[i];
     if (st < 0) st = m + st + 1;
-    let f = st, t = len === null ? m + 1 : st + len[i];
-    if (len !== null && len[i] < 0) { t = st; f = st + len[i]; }
-    f = Math.max(f, 1); t = Math.min(t, m + 1);
+    let f = st,
+      t = len === null ? m + 1 : st + len[i];
+    if (len !== null && len[i] < 0) {
+      t = st;
+      f = st + len[i];
+    }
+    f = Math.max(f, 1);
+    t = Math.min(t, m + 1);
     if (t <= f) continue;
-    from[i] = o[i] + f - 1; to[i] = o[i] + t - 1;
+    from[i] = o[i] + f - 1;
+    to[i] = o[i] + t - 1;
     total += t - f;
   }
   return total;
 }
 
-function copyRanges(bytes: Uint8Array, from: Int32Array, to: Int32Array, out: Uint8Array, offsets: Int32Array, n: number): void {
+function copyRanges(
+  bytes: Uint8Array,
+  from: Int32Array,
+  to: Int32Array,
+  out: Uint8Array,
+  offsets: Int32Array,
+  n: number,
+): void {
   let p = 0;
   for (let i = 0; i < n; i++) {
     for (let x = from[i]; x < to[i]; x++) out[p++] = bytes[x];
@@ -201,13 +273,30 @@ export function stringFn(fn: string, args: Column[]): Column {
   switch (fn) {
     case 'concat': {
       // As DuckDB's concat: null arguments are skipped.
-      const n = args[0].length, out: string[] = new Array(n);
-      for (let i = 0; i < n; i++) { let s = ''; for (const c of args) { const v = scalarAt(c, i); if (v !== null) s += v as string; } out[i] = s; }
+      const n = args[0].length,
+        out: string[] = new Array(n);
+      for (let i = 0; i < n; i++) {
+        let s = '';
+        for (const c of args) {
+          const v = scalarAt(c, i);
+          if (v !== null) s += v as string;
+        }
+        out[i] = s;
+      }
       return fromScalars({ id: 'utf8' }, out);
     }
-    case 'substr': return asciiSubstr(args) ?? mapRows(args, (_, v) => (v.some((x) => x === null) ? null : substr(v[0] as string, v[1] as number, v[2] as number | undefined)));
-    case 'lower': return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).toLowerCase()));
-    case 'upper': return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).toUpperCase()));
-    default: return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).replace(/^ +| +$/g, ''))); // trim: spaces, as DuckDB
+    case 'substr':
+      return (
+        asciiSubstr(args) ??
+        mapRows(args, (_, v) =>
+          v.some((x) => x === null) ? null : substr(v[0] as string, v[1] as number, v[2] as number | undefined),
+        )
+      );
+    case 'lower':
+      return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).toLowerCase()));
+    case 'upper':
+      return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).toUpperCase()));
+    default:
+      return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).replace(/^ +| +$/g, ''))); // trim: spaces, as DuckDB
   }
 }

@@ -30,7 +30,8 @@ export function parseTypeName(s: string): DataType | null {
   const t = s.replace(/\s+/g, '');
   const m = /^decimal\((\d+),(\d+)\)$/.exec(t);
   if (m) {
-    const p = Number(m[1]), sc = Number(m[2]);
+    const p = Number(m[1]),
+      sc = Number(m[2]);
     return p >= 1 && p <= MAX_PRECISION && sc <= p ? { id: 'decimal', precision: p, scale: sc } : null;
   }
   if (t === 'date') return DATE;
@@ -40,20 +41,32 @@ export function parseTypeName(s: string): DataType | null {
 }
 
 /** The plan's name of a type (date32 is `date`). */
-export const planTypeName = (t: DataType) => (t.id === 'date32' ? 'date' : t.id === 'timestamp' ? 'timestamp' : typeName(t));
+export const planTypeName = (t: DataType) =>
+  t.id === 'date32' ? 'date' : t.id === 'timestamp' ? 'timestamp' : typeName(t);
 
 export const isExact = (t: DataType) => isInteger(t) || isDecimal(t);
 export const isNum = (t: DataType) => isExact(t) || isFloat(t);
 
-const INT_DIGITS: Record<string, number> = { int8: 3, int16: 5, int32: 10, int64: 19, uint8: 3, uint16: 5, uint32: 10, uint64: 20 };
+const INT_DIGITS: Record<string, number> = {
+  int8: 3,
+  int16: 5,
+  int32: 10,
+  int64: 19,
+  uint8: 3,
+  uint16: 5,
+  uint32: 10,
+  uint64: 20,
+};
 /** Digits before the point a value of the type may have. */
-export const integerDigits = (t: DataType): number => (t.id === 'decimal' ? t.precision! - t.scale! : INT_DIGITS[t.id] ?? 0);
+export const integerDigits = (t: DataType): number =>
+  t.id === 'decimal' ? t.precision! - t.scale! : (INT_DIGITS[t.id] ?? 0);
 export const scaleOf = (t: DataType): number => t.scale ?? 0;
 
 /** The decimal type that holds every value of an exact type (an integer literal: only its digits). */
 export function asDecimal(e: BoundExpr): DataType {
   if (e.type.id === 'decimal') return e.type;
-  if (e.k === 'lit' && typeof e.value === 'bigint') return decimalType((e.value < 0n ? -e.value : e.value).toString().length, 0);
+  if (e.k === 'lit' && typeof e.value === 'bigint')
+    return decimalType((e.value < 0n ? -e.value : e.value).toString().length, 0);
   return decimalType(integerDigits(e.type), 0);
 }
 

@@ -15,15 +15,20 @@ const encoder = new TextEncoder();
  * NaN where a value is not exactly representable (read those with bigAt).
  */
 export function exactNums(c: Column): Float64Array {
-  const n = c.length, out = new Float64Array(n), v = c.values as any;
+  const n = c.length,
+    out = new Float64Array(n),
+    v = c.values as any;
   const id = c.type.id;
   if (id === 'int64' || id === 'uint64' || id === 'decimal' || id === 'timestamp') {
-    const words = 2 * lanes(c.type), w = new Int32Array(v.buffer, v.byteOffset, words * n);
+    const words = 2 * lanes(c.type),
+      w = new Int32Array(v.buffer, v.byteOffset, words * n);
     const unsigned = id === 'uint64';
     for (let i = 0; i < n; i++) {
-      const b = words * i, hi = w[b + 1];
-      const ok = words === 2 || (w[b + 2] === (hi >> 31) && w[b + 3] === (hi >> 31));
-      if (unsigned ? hi >>> 0 < 0x200000 : ok && hi < 0x200000 && hi >= -0x200000) out[i] = (unsigned ? hi >>> 0 : hi) * TWO32 + (w[b] >>> 0);
+      const b = words * i,
+        hi = w[b + 1];
+      const ok = words === 2 || (w[b + 2] === hi >> 31 && w[b + 3] === hi >> 31);
+      if (unsigned ? hi >>> 0 < 0x200000 : ok && hi < 0x200000 && hi >= -0x200000)
+        out[i] = (unsigned ? hi >>> 0 : hi) * TWO32 + (w[b] >>> 0);
       else out[i] = NaN;
     }
     return out;
@@ -43,8 +48,11 @@ export function bigAt(c: Column, i: number): bigint {
 export function floats(c: Column): Float64Array {
   if (c.values instanceof Float64Array) return c.values;
   const n = c.length;
-  if (c.type.id !== 'decimal' && c.type.id !== 'int64' && c.type.id !== 'uint64') return Float64Array.from(c.values as ArrayLike<number>);
-  const x = exactNums(c), s = c.type.scale ?? 0, f = 10 ** s;
+  if (c.type.id !== 'decimal' && c.type.id !== 'int64' && c.type.id !== 'uint64')
+    return Float64Array.from(c.values as ArrayLike<number>);
+  const x = exactNums(c),
+    s = c.type.scale ?? 0,
+    f = 10 ** s;
   for (let i = 0; i < n; i++) {
     // A division of two exact doubles is correctly rounded; past 10^22 the power itself is not exact.
     if (x[i] === x[i] && s <= 22) x[i] = x[i] / f;
@@ -73,15 +81,23 @@ export class ExactWriter {
   private readonly words: number;
   private readonly lo: bigint;
   private readonly hi: bigint;
-  constructor(readonly type: DataType, readonly n: number, private readonly what: string, public valid: Uint8Array | null) {
+  constructor(
+    readonly type: DataType,
+    readonly n: number,
+    private readonly what: string,
+    public valid: Uint8Array | null,
+  ) {
     this.values = allocValues(type, n) as BigInt64Array;
     this.words = 2 * lanes(type);
     this.w = new Int32Array(this.values.buffer);
-    [this.lo, this.hi] = type.id === 'decimal' ? [1n - pow10(type.precision!), pow10(type.precision!) - 1n] : LIMITS.int64;
+    [this.lo, this.hi] =
+      type.id === 'decimal' ? [1n - pow10(type.precision!), pow10(type.precision!) - 1n] : LIMITS.int64;
   }
   /** A safe integer (|r| <= 2^53). */
   num(i: number, r: number) {
-    const hi = Math.floor(r / TWO32), b = this.words * i, w = this.w;
+    const hi = Math.floor(r / TWO32),
+      b = this.words * i,
+      w = this.w;
     w[b] = (r - hi * TWO32) | 0;
     w[b + 1] = hi;
     if (this.words === 4) w[b + 2] = w[b + 3] = hi < 0 ? -1 : 0;
@@ -92,28 +108,44 @@ export class ExactWriter {
       throw new ExecutionError(`${this.what}: result ${x} ${what}`);
     }
     if (this.words === 2) this.values[i] = x;
-    else { this.values[2 * i] = BigInt.asIntN(64, x); this.values[2 * i + 1] = x >> 64n; }
+    else {
+      this.values[2 * i] = BigInt.asIntN(64, x);
+      this.values[2 * i + 1] = x >> 64n;
+    }
   }
-  column(): Column { return { type: this.type, length: this.n, values: this.values, valid: this.valid }; }
+  column(): Column {
+    return { type: this.type, length: this.n, values: this.values, valid: this.valid };
+  }
 }
 
 /** A literal as a column of n equal rows. */
 export function constColumn(v: Scalar, type: DataType, n: number): Column {
   if (v === null) {
-    const c = type.id === 'utf8'
-      ? { type, length: n, values: new Uint8Array(0), offsets: new Int32Array(n + 1), valid: new Uint8Array(n) }
-      : { type, length: n, values: allocValues(type, n), valid: new Uint8Array(n) };
+    const c =
+      type.id === 'utf8'
+        ? { type, length: n, values: new Uint8Array(0), offsets: new Int32Array(n + 1), valid: new Uint8Array(n) }
+        : { type, length: n, values: allocValues(type, n), valid: new Uint8Array(n) };
     return c;
   }
   if (type.id === 'utf8') {
-    const b = encoder.encode(v as string), values = new Uint8Array(b.length * n), offsets = new Int32Array(n + 1);
-    for (let i = 0; i < n; i++) { values.set(b, i * b.length); offsets[i + 1] = (i + 1) * b.length; }
+    const b = encoder.encode(v as string),
+      values = new Uint8Array(b.length * n),
+      offsets = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) {
+      values.set(b, i * b.length);
+      offsets[i + 1] = (i + 1) * b.length;
+    }
     return { type, length: n, values, offsets, valid: null };
   }
   const values = allocValues(type, n) as any;
   if (type.id === 'decimal' && lanes(type) === 2) {
-    const x = v as bigint, lo = BigInt.asIntN(64, x), hi = x >> 64n;
-    for (let i = 0; i < n; i++) { values[2 * i] = lo; values[2 * i + 1] = hi; }
+    const x = v as bigint,
+      lo = BigInt.asIntN(64, x),
+      hi = x >> 64n;
+    for (let i = 0; i < n; i++) {
+      values[2 * i] = lo;
+      values[2 * i + 1] = hi;
+    }
   } else {
     values.fill(typeof v === 'boolean' ? (v ? 1 : 0) : v);
   }
@@ -122,17 +154,24 @@ export function constColumn(v: Scalar, type: DataType, n: number): Column {
 
 /** A bool result column from three-valued results (0 false, 1 true, 2 null). */
 export function boolColumn(r: Uint8Array): Column {
-  const n = r.length, values = new Uint8Array(n);
+  const n = r.length,
+    values = new Uint8Array(n);
   let valid: Uint8Array | null = null;
   for (let i = 0; i < n; i++) {
-    if (r[i] === 2) { valid ??= new Uint8Array(n).fill(1); valid[i] = 0; } else values[i] = r[i];
+    if (r[i] === 2) {
+      valid ??= new Uint8Array(n).fill(1);
+      valid[i] = 0;
+    } else values[i] = r[i];
   }
   return { type: { id: 'bool' }, length: n, values, valid };
 }
 
 /** A bool column as three-valued results. */
 export function tri(c: Column): Uint8Array {
-  const n = c.length, out = new Uint8Array(n), v = c.values as Uint8Array, valid = c.valid;
+  const n = c.length,
+    out = new Uint8Array(n),
+    v = c.values as Uint8Array,
+    valid = c.valid;
   for (let i = 0; i < n; i++) out[i] = valid !== null && valid[i] === 0 ? 2 : v[i];
   return out;
 }
@@ -143,10 +182,16 @@ const decoder = new TextDecoder();
 export function scalarAt(c: Column, i: number): Scalar {
   if (c.valid !== null && c.valid[i] === 0) return null;
   switch (c.type.id) {
-    case 'utf8': { const o = c.offsets!; return decoder.decode((c.values as Uint8Array).subarray(o[i], o[i + 1])); }
-    case 'bool': return c.values[i] === 1;
-    case 'decimal': return decimalAt(c, i);
-    default: return c.values[i] as number | bigint;
+    case 'utf8': {
+      const o = c.offsets!;
+      return decoder.decode((c.values as Uint8Array).subarray(o[i], o[i + 1]));
+    }
+    case 'bool':
+      return c.values[i] === 1;
+    case 'decimal':
+      return decimalAt(c, i);
+    default:
+      return c.values[i] as number | bigint;
   }
 }
 
@@ -154,7 +199,11 @@ export function scalarAt(c: Column, i: number): Scalar {
 export function fromScalars(type: DataType, vals: Scalar[]): Column {
   const n = vals.length;
   let valid: Uint8Array | null = null;
-  for (let i = 0; i < n; i++) if (vals[i] === null) { valid ??= new Uint8Array(n).fill(1); valid[i] = 0; }
+  for (let i = 0; i < n; i++)
+    if (vals[i] === null) {
+      valid ??= new Uint8Array(n).fill(1);
+      valid[i] = 0;
+    }
   if (type.id === 'utf8') {
     const parts = vals.map((v) => encoder.encode(v === null ? '' : (v as string)));
     const offsets = new Int32Array(n + 1);
@@ -168,8 +217,10 @@ export function fromScalars(type: DataType, vals: Scalar[]): Column {
   for (let i = 0; i < n; i++) {
     const v = vals[i];
     if (v === null) continue;
-    if (wide) { values[2 * i] = BigInt.asIntN(64, v as bigint); values[2 * i + 1] = (v as bigint) >> 64n; }
-    else values[i] = typeof v === 'boolean' ? (v ? 1 : 0) : v;
+    if (wide) {
+      values[2 * i] = BigInt.asIntN(64, v as bigint);
+      values[2 * i + 1] = (v as bigint) >> 64n;
+    } else values[i] = typeof v === 'boolean' ? (v ? 1 : 0) : v;
   }
   return { type, length: n, values, valid };
 }
@@ -183,28 +234,38 @@ export function choose(type: DataType, cols: Column[], which: Int32Array): Colum
   let valid: Uint8Array | null = null;
   for (let i = 0; i < n; i++) {
     const k = which[i];
-    if (k < 0 || (cols[k].valid !== null && cols[k].valid![i] === 0)) { valid ??= new Uint8Array(n).fill(1); valid[i] = 0; }
+    if (k < 0 || (cols[k].valid !== null && cols[k].valid![i] === 0)) {
+      valid ??= new Uint8Array(n).fill(1);
+      valid[i] = 0;
+    }
   }
   if (type.id === 'utf8') {
     const offsets = new Int32Array(n + 1);
     for (let i = 0; i < n; i++) {
-      const k = which[i], o = k >= 0 ? cols[k].offsets! : null;
+      const k = which[i],
+        o = k >= 0 ? cols[k].offsets! : null;
       offsets[i + 1] = offsets[i] + (o && (valid === null || valid[i]) ? o[i + 1] - o[i] : 0);
     }
     const values = new Uint8Array(offsets[n]);
     for (let i = 0; i < n; i++) {
       if (offsets[i + 1] === offsets[i]) continue;
-      const c = cols[which[i]], o = c.offsets!;
+      const c = cols[which[i]],
+        o = c.offsets!;
       values.set((c.values as Uint8Array).subarray(o[i], o[i + 1]), offsets[i]);
     }
     return { type, length: n, values, offsets, valid };
   }
-  const l = lanes(type), values = allocValues(type, n) as any;
+  const l = lanes(type),
+    values = allocValues(type, n) as any;
   for (let i = 0; i < n; i++) {
     const k = which[i];
     if (k < 0) continue;
     const src = cols[k].values as any;
-    if (l === 1) values[i] = src[i]; else { values[2 * i] = src[2 * i]; values[2 * i + 1] = src[2 * i + 1]; }
+    if (l === 1) values[i] = src[i];
+    else {
+      values[2 * i] = src[2 * i];
+      values[2 * i + 1] = src[2 * i + 1];
+    }
   }
   return { type, length: n, values, valid };
 }

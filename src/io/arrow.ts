@@ -2,8 +2,16 @@
 import * as arrow from 'apache-arrow';
 import { decimalFromArrow } from '../kernels/decimal.js';
 import {
-  type Batch, type Column, type DataType, type Field, type Schema, type TimeUnit,
-  allocValues, gather, lanes, valuesCtor,
+  type Batch,
+  type Column,
+  type DataType,
+  type Field,
+  type Schema,
+  type TimeUnit,
+  allocValues,
+  gather,
+  lanes,
+  valuesCtor,
 } from '../kernels/column.js';
 
 const UNITS: TimeUnit[] = ['second', 'millisecond', 'microsecond', 'nanosecond'];
@@ -25,7 +33,13 @@ export function fromArrowType(t: arrow.DataType): DataType | string {
   if (arrow.DataType.isLargeUtf8(t)) return { id: 'utf8', large: true };
   if (arrow.DataType.isDate(t)) return { id: 'date32' };
   if (arrow.DataType.isTimestamp(t)) return { id: 'timestamp', unit: UNITS[t.unit], tz: t.timezone ?? null };
-  if (arrow.DataType.isDecimal(t) && t.bitWidth === 128 && t.scale >= 0 && t.scale <= t.precision && t.precision <= 38) {
+  if (
+    arrow.DataType.isDecimal(t) &&
+    t.bitWidth === 128 &&
+    t.scale >= 0 &&
+    t.scale <= t.precision &&
+    t.precision <= 38
+  ) {
     return { id: 'decimal', precision: t.precision, scale: t.scale };
   }
   return String(t);
@@ -33,29 +47,49 @@ export function fromArrowType(t: arrow.DataType): DataType | string {
 
 export function toArrowType(t: DataType): arrow.DataType {
   switch (t.id) {
-    case 'int8': return new arrow.Int8();
-    case 'int16': return new arrow.Int16();
-    case 'int32': return new arrow.Int32();
-    case 'int64': return new arrow.Int64();
-    case 'uint8': return new arrow.Uint8();
-    case 'uint16': return new arrow.Uint16();
-    case 'uint32': return new arrow.Uint32();
-    case 'uint64': return new arrow.Uint64();
-    case 'float32': return new arrow.Float32();
-    case 'float64': return new arrow.Float64();
-    case 'bool': return new arrow.Bool();
-    case 'utf8': return t.large ? new arrow.LargeUtf8() : new arrow.Utf8();
-    case 'date32': return new arrow.DateDay();
-    case 'timestamp': return new arrow.Timestamp(UNITS.indexOf(t.unit!) as arrow.TimeUnit, t.tz ?? null);
-    case 'decimal': return new arrow.Decimal(t.scale!, t.precision!, 128);
+    case 'int8':
+      return new arrow.Int8();
+    case 'int16':
+      return new arrow.Int16();
+    case 'int32':
+      return new arrow.Int32();
+    case 'int64':
+      return new arrow.Int64();
+    case 'uint8':
+      return new arrow.Uint8();
+    case 'uint16':
+      return new arrow.Uint16();
+    case 'uint32':
+      return new arrow.Uint32();
+    case 'uint64':
+      return new arrow.Uint64();
+    case 'float32':
+      return new arrow.Float32();
+    case 'float64':
+      return new arrow.Float64();
+    case 'bool':
+      return new arrow.Bool();
+    case 'utf8':
+      return t.large ? new arrow.LargeUtf8() : new arrow.Utf8();
+    case 'date32':
+      return new arrow.DateDay();
+    case 'timestamp':
+      return new arrow.Timestamp(UNITS.indexOf(t.unit!) as arrow.TimeUnit, t.tz ?? null);
+    case 'decimal':
+      return new arrow.Decimal(t.scale!, t.precision!, 128);
   }
 }
 
 function validityOf(d: arrow.Data): Uint8Array | null {
   if (d.nullCount === 0 || !d.nullBitmap || d.nullBitmap.length === 0) return null;
-  const bm = d.nullBitmap, off = d.offset, n = d.length;
+  const bm = d.nullBitmap,
+    off = d.offset,
+    n = d.length;
   const valid = new Uint8Array(n);
-  for (let i = 0; i < n; i++) { const k = i + off; valid[i] = (bm[k >> 3] >> (k & 7)) & 1; }
+  for (let i = 0; i < n; i++) {
+    const k = i + off;
+    valid[i] = (bm[k >> 3] >> (k & 7)) & 1;
+  }
   return valid;
 }
 
@@ -72,9 +106,13 @@ export function columnFromArrow(d: arrow.Data, type: DataType): Column {
     return gather(dict, idx, n);
   }
   if (type.id === 'bool') {
-    const bits = d.values as Uint8Array, off = d.offset;
+    const bits = d.values as Uint8Array,
+      off = d.offset;
     const v = new Uint8Array(n);
-    for (let i = 0; i < n; i++) { const k = i + off; v[i] = (bits[k >> 3] >> (k & 7)) & 1; }
+    for (let i = 0; i < n; i++) {
+      const k = i + off;
+      v[i] = (bits[k >> 3] >> (k & 7)) & 1;
+    }
     return { type, length: n, values: v, valid };
   }
   if (type.id === 'utf8') {
@@ -107,7 +145,8 @@ function decimalWords(c: Column): Uint32Array {
   const out = new Int32Array(4 * n);
   for (let i = 0; i < n; i++) {
     const hi = w[2 * i + 1];
-    out[4 * i] = w[2 * i]; out[4 * i + 1] = hi;
+    out[4 * i] = w[2 * i];
+    out[4 * i + 1] = hi;
     out[4 * i + 2] = out[4 * i + 3] = hi < 0 ? -1 : 0;
   }
   return new Uint32Array(out.buffer);
@@ -126,11 +165,24 @@ export function columnToArrow(c: Column): arrow.Data {
   if (c.valid) for (let i = 0; i < n; i++) nullCount += c.valid[i] ^ 1;
   const nullBitmap = nullCount > 0 ? bitmapOf(c.valid!, n) : undefined;
   if (c.type.id === 'bool') {
-    return arrow.makeData({ type: type as arrow.Bool, length: n, nullCount, nullBitmap, data: bitmapOf(c.values as Uint8Array, n) });
+    return arrow.makeData({
+      type: type as arrow.Bool,
+      length: n,
+      nullCount,
+      nullBitmap,
+      data: bitmapOf(c.values as Uint8Array, n),
+    });
   }
   if (c.type.id === 'utf8') {
     const valueOffsets = c.type.large ? BigInt64Array.from(c.offsets!, (x) => BigInt(x)) : c.offsets!;
-    return arrow.makeData({ type: type as any, length: n, nullCount, nullBitmap, valueOffsets: valueOffsets as any, data: c.values as Uint8Array });
+    return arrow.makeData({
+      type: type as any,
+      length: n,
+      nullCount,
+      nullBitmap,
+      valueOffsets: valueOffsets as any,
+      data: c.values as Uint8Array,
+    });
   }
   const data = c.type.id === 'decimal' ? decimalWords(c) : c.values;
   return arrow.makeData({ type: type as any, length: n, nullCount, nullBitmap, data: data as any });
@@ -143,7 +195,9 @@ export function arrowSchema(schema: Schema): arrow.Schema {
 export function batchToArrow(schema: Schema, b: Batch): arrow.RecordBatch {
   const s = arrowSchema(schema);
   const data = arrow.makeData({
-    type: new arrow.Struct(s.fields), length: b.length, nullCount: 0,
+    type: new arrow.Struct(s.fields),
+    length: b.length,
+    nullCount: 0,
     children: b.columns.map(columnToArrow),
   });
   return new arrow.RecordBatch(s, data);

@@ -9,7 +9,11 @@ const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 export function runCleanups(): void {
   for (const f of [...pending]) {
     pending.delete(f);
-    try { f(); } catch { /* best effort: the process is ending */ }
+    try {
+      f();
+    } catch {
+      /* best effort: the process is ending */
+    }
   }
   unwatch();
 }

@@ -10,8 +10,18 @@ import { type Batch, type Column, type DataType, type Field, type TypeId, values
 import { decimalFromArrow } from '../kernels/decimal.js';
 
 const FORMATS: Partial<Record<TypeId, string>> = {
-  int8: 'c', uint8: 'C', int16: 's', uint16: 'S', int32: 'i', uint32: 'I', int64: 'l', uint64: 'L',
-  float32: 'f', float64: 'g', date32: 'tdD', utf8: 'u',
+  int8: 'c',
+  uint8: 'C',
+  int16: 's',
+  uint16: 'S',
+  int32: 'i',
+  uint32: 'I',
+  int64: 'l',
+  uint64: 'L',
+  float32: 'f',
+  float64: 'g',
+  date32: 'tdD',
+  utf8: 'u',
 };
 const UNIT_LETTER = { second: 's', millisecond: 'm', microsecond: 'u', nanosecond: 'n' } as const;
 
@@ -27,9 +37,15 @@ const utf8 = new TextDecoder();
 
 class Mem {
   readonly dv: DataView;
-  constructor(readonly buf: ArrayBuffer) { this.dv = new DataView(buf); }
-  u32(p: number) { return this.dv.getUint32(p, true); }
-  i64(p: number) { return Number(this.dv.getBigInt64(p, true)); }
+  constructor(readonly buf: ArrayBuffer) {
+    this.dv = new DataView(buf);
+  }
+  u32(p: number) {
+    return this.dv.getUint32(p, true);
+  }
+  i64(p: number) {
+    return Number(this.dv.getBigInt64(p, true));
+  }
   /** A NUL-terminated UTF-8 string (formats, column names). */
   cstr(p: number): string {
     const u = new Uint8Array(this.buf);
@@ -44,13 +60,18 @@ class Mem {
 
 /** Validity bits from bit `off` of the bitmap at byte `bm` as one byte per row (a loop alone in its function: see groupIdsOfRows in agg/joinagg.ts). */
 function unpackBits(bits: Uint8Array, bm: number, off: number, valid: Uint8Array, n: number): void {
-  for (let i = 0; i < n; i++) { const k = i + off; valid[i] = (bits[bm + (k >> 3)] >> (k & 7)) & 1; }
+  for (let i = 0; i < n; i++) {
+    const k = i + off;
+    valid[i] = (bits[bm + (k >> 3)] >> (k & 7)) & 1;
+  }
 }
 
 function column(m: Mem, schema: number, array: number, type: DataType): Column | null {
   if (m.u32(schema + 36) !== 0 || m.u32(array + 48) !== 0) return null; // dictionary
   if (!formatMatches(type, m.cstr(m.u32(schema)))) return null;
-  const n = m.i64(array), nulls = m.i64(array + 8), off = m.i64(array + 16);
+  const n = m.i64(array),
+    nulls = m.i64(array + 8),
+    off = m.i64(array + 16);
   const bufs = m.u32(array + 40);
   let valid: Uint8Array | null = null;
   if (nulls !== 0) {
@@ -61,7 +82,8 @@ function column(m: Mem, schema: number, array: number, type: DataType): Column |
     unpackBits(bits, bm, off, valid, n);
   }
   if (type.id === 'utf8') {
-    const o = m.u32(bufs + 4) + 4 * off, data = m.u32(bufs + 8);
+    const o = m.u32(bufs + 4) + 4 * off,
+      data = m.u32(bufs + 8);
     if (o % 4 !== 0) return null;
     const offsets = new Int32Array(m.buf, o, n + 1);
     if (offsets[0] !== 0) return null;
@@ -73,14 +95,17 @@ function column(m: Mem, schema: number, array: number, type: DataType): Column |
     if (at % 4 !== 0) return null;
     return decimalFromArrow(new Uint32Array(m.buf, at, 4 * n), n, type, valid);
   }
-  const ctor = valuesCtor(type), w = ctor.BYTES_PER_ELEMENT, at = m.u32(bufs + 4) + w * off;
+  const ctor = valuesCtor(type),
+    w = ctor.BYTES_PER_ELEMENT,
+    at = m.u32(bufs + 4) + w * off;
   if (at % w !== 0) return null;
   return { type, length: n, values: new ctor(m.buf, at, n), valid };
 }
 
 const TYPE_OF_FORMAT: Record<string, DataType> = {
   ...Object.fromEntries(Object.entries(FORMATS).map(([id, f]) => [f, { id: id as TypeId }])),
-  b: { id: 'bool' }, U: { id: 'utf8', large: true },
+  b: { id: 'bool' },
+  U: { id: 'utf8', large: true },
 };
 const UNIT_OF_LETTER = { s: 'second', m: 'millisecond', u: 'microsecond', n: 'nanosecond' } as const;
 
@@ -94,17 +119,22 @@ export function schemaFields(schema: pw.Schema): { name: string; type: DataType 
   try {
     const addr = ffi.addr();
     const m = new Mem(parquetWasm().wasmMemory().buffer);
-    const n = m.i64(addr + 24), kids = m.u32(addr + 32);
+    const n = m.i64(addr + 24),
+      kids = m.u32(addr + 32);
     const out: { name: string; type: DataType }[] = [];
     for (let c = 0; c < n; c++) {
       const s = m.u32(kids + 4 * c);
       if (m.u32(s + 36) !== 0) return null; // dictionary
-      const f = m.cstr(m.u32(s)), name = m.cstr(m.u32(s + 4));
+      const f = m.cstr(m.u32(s)),
+        name = m.cstr(m.u32(s + 4));
       const ts = /^ts([smun]):(.*)$/.exec(f);
       const dec = /^d:(\d+),(\d+)$/.exec(f); // Decimal128; the bounds the engine takes, else Arrow JS names the type
       if (dec && !(Number(dec[2]) <= Number(dec[1]) && Number(dec[1]) <= 38)) return null;
-      const type: DataType | undefined = ts ? { id: 'timestamp', unit: UNIT_OF_LETTER[ts[1] as 's'], tz: ts[2] || null }
-        : dec ? { id: 'decimal', precision: Number(dec[1]), scale: Number(dec[2]) } : TYPE_OF_FORMAT[f];
+      const type: DataType | undefined = ts
+        ? { id: 'timestamp', unit: UNIT_OF_LETTER[ts[1] as 's'], tz: ts[2] || null }
+        : dec
+          ? { id: 'decimal', precision: Number(dec[1]), scale: Number(dec[2]) }
+          : TYPE_OF_FORMAT[f];
       if (!type) return null;
       out.push({ name, type });
     }
@@ -120,16 +150,19 @@ export function schemaFields(schema: pw.Schema): { name: string; type: DataType 
  * bool, large utf8, other units): then the caller takes the IPC path.
  */
 export function batchesInPlace(stream: pw.FFIStream, fields: Field[]): Batch[] | null {
-  const schema = stream.schemaAddr(), arrays = Array.from(stream.arrayAddrs());
+  const schema = stream.schemaAddr(),
+    arrays = Array.from(stream.arrayAddrs());
   const m = new Mem(parquetWasm().wasmMemory().buffer); // no call into the module from here on
-  const nChildren = m.i64(schema + 24), children = m.u32(schema + 32);
+  const nChildren = m.i64(schema + 24),
+    children = m.u32(schema + 32);
   const names: string[] = [];
   for (let c = 0; c < nChildren; c++) names.push(m.cstr(m.u32(m.u32(children + 4 * c) + 4)));
   const idx = fields.map((f) => names.indexOf(f.name));
   if (idx.some((i) => i < 0)) return null;
   const out: Batch[] = [];
   for (const arr of arrays) {
-    const length = m.i64(arr), kids = m.u32(arr + 44);
+    const length = m.i64(arr),
+      kids = m.u32(arr + 44);
     if (m.i64(arr + 16) !== 0) return null;
     const columns: Column[] = [];
     for (let i = 0; i < fields.length; i++) {

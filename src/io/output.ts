@@ -1,10 +1,21 @@
 // Result text: cells as CSV, JSON lines and the terminal table (files are
 // written batch by batch by io/result-file.ts).
-import { type Batch, type Column, type Field, decimalAt, decimalText, isNull, rowCount, stringAt } from '../kernels/column.js';
+import {
+  type Batch,
+  type Column,
+  type Field,
+  decimalAt,
+  decimalText,
+  isNull,
+  rowCount,
+  stringAt,
+} from '../kernels/column.js';
 
 const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
 
-function pad(n: number, w = 2) { return String(n).padStart(w, '0'); }
+function pad(n: number, w = 2) {
+  return String(n).padStart(w, '0');
+}
 
 export function formatDate(days: number): string {
   const d = new Date(days * 86400000);
@@ -15,9 +26,12 @@ export function formatTimestamp(v: bigint, unit: keyof typeof NS_PER_UNIT, tz: s
   const ns = v * NS_PER_UNIT[unit];
   let ms = ns / 1000000n;
   let sub = ns % 1000000n;
-  if (sub < 0n) { sub += 1000000n; ms -= 1n; }
+  if (sub < 0n) {
+    sub += 1000000n;
+    ms -= 1n;
+  }
   const d = new Date(Number(ms));
-  const frac = String(Number(ms % 1000n + 1000n) % 1000).padStart(3, '0') + String(sub).padStart(6, '0');
+  const frac = String(Number((ms % 1000n) + 1000n) % 1000).padStart(3, '0') + String(sub).padStart(6, '0');
   const digits = unit === 'second' ? 0 : unit === 'millisecond' ? 3 : unit === 'microsecond' ? 6 : 9;
   const f = digits ? '.' + frac.slice(0, digits) : '';
   const s = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}${f}`;
@@ -29,12 +43,18 @@ export function cellText(c: Column, i: number): string | null {
   if (isNull(c, i)) return null;
   const v = c.values[i];
   switch (c.type.id) {
-    case 'utf8': return stringAt(c, i);
-    case 'bool': return v ? 'true' : 'false';
-    case 'date32': return formatDate(v as number);
-    case 'timestamp': return formatTimestamp(v as bigint, c.type.unit!, c.type.tz);
-    case 'decimal': return decimalText(decimalAt(c, i), c.type.scale!);
-    default: return String(v);
+    case 'utf8':
+      return stringAt(c, i);
+    case 'bool':
+      return v ? 'true' : 'false';
+    case 'date32':
+      return formatDate(v as number);
+    case 'timestamp':
+      return formatTimestamp(v as bigint, c.type.unit!, c.type.tz);
+    case 'decimal':
+      return decimalText(decimalAt(c, i), c.type.scale!);
+    default:
+      return String(v);
   }
 }
 
@@ -101,7 +121,9 @@ export function formatTable(fields: Field[], batches: Batch[], maxRows = 20, mor
   const cut = (s: string, w: number) => (s.length > w ? s.slice(0, w - 1) + '…' : s);
   const numeric = fields.map((f) => !['utf8', 'bool', 'date32', 'timestamp'].includes(f.type.id));
   const line = (cells: string[], head = false) =>
-    cells.map((s, k) => (numeric[k] && !head ? cut(s, width[k]).padStart(width[k]) : cut(s, width[k]).padEnd(width[k]))).join(' | ');
+    cells
+      .map((s, k) => (numeric[k] && !head ? cut(s, width[k]).padStart(width[k]) : cut(s, width[k]).padEnd(width[k])))
+      .join(' | ');
   const out = [line(header, true), width.map((w) => '-'.repeat(w)).join('-+-'), ...rows.map((r) => line(r))];
   const left = total > rows.length ? `, showing the first ${rows.length}${more ? `; ${more}` : ''}` : '';
   out.push(`(${total} row${total === 1 ? '' : 's'}${left})`);

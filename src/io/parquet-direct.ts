@@ -19,9 +19,19 @@ const BATCH_ROWS = 1 << 17;
 
 /** How a column's values become engine words (32-bit, `words` per row). */
 type Kind = 'copy' | 'int32-decimal' | 'flba-decimal' | 'utf8';
-interface Plan { field: Field; leaf: Leaf; index: number; kind: Kind; words: number; physBytes: number }
+interface Plan {
+  field: Field;
+  leaf: Leaf;
+  index: number;
+  kind: Kind;
+  words: number;
+  physBytes: number;
+}
 
-const INTEGER = 10, DATE = 6, DECIMAL = 5, TIMESTAMP = 8;
+const INTEGER = 10,
+  DATE = 6,
+  DECIMAL = 5,
+  TIMESTAMP = 8;
 const TS_UNITS = ['millisecond', 'microsecond', 'nanosecond'] as const;
 
 /** Whether a leaf is a plain integer of `bits` (no converted or logical type beyond that). */
@@ -31,7 +41,8 @@ function plainInt(l: Leaf, bits: number): boolean {
 }
 
 function decimalOf(l: Leaf): { precision: number; scale: number } | null {
-  if (l.logical?.id === DECIMAL) return { scale: Number(l.logical.value[1] ?? 0), precision: Number(l.logical.value[2]) };
+  if (l.logical?.id === DECIMAL)
+    return { scale: Number(l.logical.value[1] ?? 0), precision: Number(l.logical.value[2]) };
   if (l.converted === DECIMAL && l.precision !== undefined) return { precision: l.precision, scale: l.scale ?? 0 };
   return null;
 }
@@ -39,23 +50,38 @@ function decimalOf(l: Leaf): { precision: number; scale: number } | null {
 function timestampUnit(l: Leaf): string | null {
   if (l.logical?.id === TIMESTAMP) {
     const u = l.logical.value[2] as TStruct | undefined;
-    return u ? TS_UNITS[Number(Object.keys(u)[0]) - 1] ?? null : null;
+    return u ? (TS_UNITS[Number(Object.keys(u)[0]) - 1] ?? null) : null;
   }
   return l.converted === 9 ? 'millisecond' : l.converted === 10 ? 'microsecond' : null;
 }
 
 /** How `field` is read from `leaf`, or NotDirect. */
 function planColumn(field: Field, leaf: Leaf, index: number): Plan {
-  const t: DataType = field.type, p = leaf.phys;
+  const t: DataType = field.type,
+    p = leaf.phys;
   const plan = (kind: Kind, words: number, physBytes: number): Plan => ({ field, leaf, index, kind, words, physBytes });
   switch (t.id) {
-    case 'int32': if (p === 1 && plainInt(leaf, 32)) return plan('copy', 1, 4); break;
-    case 'date32': if (p === 1 && (leaf.logical?.id === DATE || leaf.converted === 6)) return plan('copy', 1, 4); break;
-    case 'int64': if (p === 2 && plainInt(leaf, 64)) return plan('copy', 2, 8); break;
-    case 'float32': if (p === 4) return plan('copy', 1, 4); break;
-    case 'float64': if (p === 5) return plan('copy', 2, 8); break;
-    case 'timestamp': if (p === 2 && timestampUnit(leaf) === t.unit) return plan('copy', 2, 8); break;
-    case 'utf8': if (p === 6) return plan('utf8', 0, 0); break;
+    case 'int32':
+      if (p === 1 && plainInt(leaf, 32)) return plan('copy', 1, 4);
+      break;
+    case 'date32':
+      if (p === 1 && (leaf.logical?.id === DATE || leaf.converted === 6)) return plan('copy', 1, 4);
+      break;
+    case 'int64':
+      if (p === 2 && plainInt(leaf, 64)) return plan('copy', 2, 8);
+      break;
+    case 'float32':
+      if (p === 4) return plan('copy', 1, 4);
+      break;
+    case 'float64':
+      if (p === 5) return plan('copy', 2, 8);
+      break;
+    case 'timestamp':
+      if (p === 2 && timestampUnit(leaf) === t.unit) return plan('copy', 2, 8);
+      break;
+    case 'utf8':
+      if (p === 6) return plan('utf8', 0, 0);
+      break;
     case 'decimal': {
       const d = decimalOf(leaf);
       if (!d || d.precision !== t.precision || d.scale !== t.scale) break;
@@ -90,11 +116,13 @@ function plainWords(plan: Plan, data: Uint8Array, p: number, count: number, out:
   } else if (plan.kind === 'int32-decimal') {
     for (let k = 0; k < count; k++, p += 4) {
       const v = data[p] | (data[p + 1] << 8) | (data[p + 2] << 16) | (data[p + 3] << 24);
-      out[2 * (at + k)] = v; out[2 * (at + k) + 1] = v >> 31;
+      out[2 * (at + k)] = v;
+      out[2 * (at + k) + 1] = v >> 31;
     }
   } else {
     // big-endian two's complement of L bytes to little-endian words, sign-extended
-    const L = plan.physBytes, w = plan.words;
+    const L = plan.physBytes,
+      w = plan.words;
     for (let k = 0; k < count; k++, p += L) {
       const sign = data[p] & 0x80 ? 0xff : 0;
       for (let q = 0; q < w; q++) {
@@ -114,7 +142,12 @@ function plainWords(plan: Plan, data: Uint8Array, p: number, count: number, out:
 class Strings {
   bytes: Uint8Array;
   len = 0;
-  constructor(readonly offsets: Int32Array, size: number) { this.bytes = new Uint8Array(Math.max(64, size)); }
+  constructor(
+    readonly offsets: Int32Array,
+    size: number,
+  ) {
+    this.bytes = new Uint8Array(Math.max(64, size));
+  }
   room(n: number) {
     if (this.len + n <= this.bytes.length) return;
     const b = new Uint8Array(Math.max(2 * this.bytes.length, this.len + n));
@@ -124,7 +157,13 @@ class Strings {
 }
 
 /** A dictionary page's values: words for fixed widths, or where each string lies in `data`. */
-interface Dict { n: number; words: Int32Array | null; starts: Int32Array | null; lens: Int32Array | null; data: Uint8Array }
+interface Dict {
+  n: number;
+  words: Int32Array | null;
+  starts: Int32Array | null;
+  lens: Int32Array | null;
+  data: Uint8Array;
+}
 
 function readDict(plan: Plan, data: Uint8Array, n: number): Dict {
   if (plan.kind !== 'utf8') {
@@ -132,14 +171,16 @@ function readDict(plan: Plan, data: Uint8Array, n: number): Dict {
     plainWords(plan, data, 0, n, words, 0);
     return { n, words, starts: null, lens: null, data };
   }
-  const starts = new Int32Array(n), lens = new Int32Array(n);
+  const starts = new Int32Array(n),
+    lens = new Int32Array(n);
   let p = 0;
   for (let k = 0; k < n; k++) {
     if (p + 4 > data.length) throw new CorruptPage('dictionary ends early');
     const len = u32(data, p);
     p += 4;
     if (p + len > data.length) throw new CorruptPage('dictionary ends early');
-    starts[k] = p; lens[k] = len;
+    starts[k] = p;
+    lens[k] = len;
     p += len;
   }
   return { n, words: null, starts, lens, data };
@@ -149,7 +190,11 @@ let scratch = new Int32Array(1 << 16);
 const scratchOf = (n: number) => (scratch.length >= n ? scratch : (scratch = new Int32Array(n)));
 
 /** A column chunk decoded: words (fixed widths) or strings, and validity. */
-interface Decoded { words: Int32Array | null; strings: Strings | null; valid: Uint8Array | null }
+interface Decoded {
+  words: Int32Array | null;
+  strings: Strings | null;
+  valid: Uint8Array | null;
+}
 
 /** Decode one column chunk (its bytes from the file) of `rows` rows. */
 function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number): Decoded {
@@ -160,13 +205,16 @@ function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number):
   let valid: Uint8Array | null = null;
   let row = 0;
   const validFor = () => (valid ??= new Uint8Array(rows).fill(1));
-  let dict: Dict | null = null, pos = 0;
+  let dict: Dict | null = null,
+    pos = 0;
   while (row < rows) {
     if (pos >= bytes.length) throw new CorruptPage('column chunk ends early');
     const r = new ThriftReader(bytes, pos);
     const h = r.struct();
     pos = r.pos;
-    const type = Number(h[1]), usize = Number(h[2]), csize = Number(h[3]);
+    const type = Number(h[1]),
+      usize = Number(h[2]),
+      csize = Number(h[3]);
     if (!(csize >= 0 && pos + csize <= bytes.length)) throw new CorruptPage('page beyond its column chunk');
     const body = bytes.subarray(pos, pos + csize);
     pos += csize;
@@ -177,23 +225,40 @@ function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number):
       continue;
     }
     if (type !== 0 && type !== 3) continue; // index pages
-    let n: number, enc: number, data: Uint8Array, p = 0, levels: Uint8Array, lp: number, lend: number;
+    let n: number,
+      enc: number,
+      data: Uint8Array,
+      p = 0,
+      levels: Uint8Array,
+      lp: number,
+      lend: number;
     if (type === 0) {
       const dp = h[5] as TStruct;
-      n = Number(dp[1]); enc = Number(dp[2]);
+      n = Number(dp[1]);
+      enc = Number(dp[2]);
       data = decompress(chunk.codec, body, usize);
       if (plan.leaf.optional) {
         if (dp[3] !== 3) throw new NotDirect('definition levels not RLE');
         if (data.length < 4) throw new CorruptPage('levels end early');
-        lp = 4; lend = 4 + u32(data, 0); p = lend; levels = data;
-      } else { lp = lend = 0; levels = data; }
+        lp = 4;
+        lend = 4 + u32(data, 0);
+        p = lend;
+        levels = data;
+      } else {
+        lp = lend = 0;
+        levels = data;
+      }
     } else {
       const dp = h[8] as TStruct;
-      n = Number(dp[1]); enc = Number(dp[4]);
-      const dl = Number(dp[5] ?? 0), rl = Number(dp[6] ?? 0);
+      n = Number(dp[1]);
+      enc = Number(dp[4]);
+      const dl = Number(dp[5] ?? 0),
+        rl = Number(dp[6] ?? 0);
       if (rl !== 0) throw new NotDirect('repetition levels');
       if (dl > body.length) throw new CorruptPage('levels beyond the page');
-      levels = body; lp = 0; lend = dl;
+      levels = body;
+      lp = 0;
+      lend = dl;
       data = dp[7] === false ? body.subarray(dl) : decompress(chunk.codec, body.subarray(dl), usize - dl);
     }
     if (!(n >= 0 && row + n <= rows)) throw new CorruptPage('more values than rows');
@@ -218,20 +283,32 @@ function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number):
 function spread(words: Int32Array, w: number, valid: Uint8Array, row: number, n: number, nonNull: number) {
   let j = row + nonNull - 1;
   for (let i = row + n - 1; i >= row; i--) {
-    if (valid[i]) { if (j !== i) for (let q = 0; q < w; q++) words[i * w + q] = words[j * w + q]; j--; }
-    else for (let q = 0; q < w; q++) words[i * w + q] = 0;
+    if (valid[i]) {
+      if (j !== i) for (let q = 0; q < w; q++) words[i * w + q] = words[j * w + q];
+      j--;
+    } else for (let q = 0; q < w; q++) words[i * w + q] = 0;
   }
 }
 
-function plainValues(plan: Plan, data: Uint8Array, p: number, n: number, nonNull: number, row: number,
-  words: Int32Array | null, strings: Strings | null, valid: Uint8Array | null) {
+function plainValues(
+  plan: Plan,
+  data: Uint8Array,
+  p: number,
+  n: number,
+  nonNull: number,
+  row: number,
+  words: Int32Array | null,
+  strings: Strings | null,
+  valid: Uint8Array | null,
+) {
   if (words) {
     plainWords(plan, data, p, nonNull, words, row);
     if (nonNull < n) spread(words, plan.words, valid!, row, n, nonNull);
     return;
   }
   // the page's strings take at most its bytes
-  const s = strings!, off = s.offsets;
+  const s = strings!,
+    off = s.offsets;
   s.room(data.length - p);
   const d = s.bytes;
   let at = s.len;
@@ -260,39 +337,86 @@ function copyBytes(d: Uint8Array, at: number, src: Uint8Array, from: number, n: 
 // an index beyond the dictionary reads undefined, which stores as 0, and is reported after the loop.
 function gather1(out: Int32Array, row: number, d: Int32Array, idx: Int32Array, m: number, dn: number): number {
   let bad = 0;
-  for (let k = 0; k < m; k++) { const j = idx[k]; bad |= dn - 1 - j; out[row + k] = d[j]; }
+  for (let k = 0; k < m; k++) {
+    const j = idx[k];
+    bad |= dn - 1 - j;
+    out[row + k] = d[j];
+  }
   return bad;
 }
 function gather2(out: Int32Array, row: number, d: Int32Array, idx: Int32Array, m: number, dn: number): number {
   let bad = 0;
-  for (let k = 0; k < m; k++) { const j = idx[k]; bad |= dn - 1 - j; const o = 2 * (row + k); out[o] = d[2 * j]; out[o + 1] = d[2 * j + 1]; }
+  for (let k = 0; k < m; k++) {
+    const j = idx[k];
+    bad |= dn - 1 - j;
+    const o = 2 * (row + k);
+    out[o] = d[2 * j];
+    out[o + 1] = d[2 * j + 1];
+  }
   return bad;
 }
-function gatherW(out: Int32Array, row: number, d: Int32Array, idx: Int32Array, m: number, dn: number, w: number): number {
+function gatherW(
+  out: Int32Array,
+  row: number,
+  d: Int32Array,
+  idx: Int32Array,
+  m: number,
+  dn: number,
+  w: number,
+): number {
   let bad = 0;
-  for (let k = 0; k < m; k++) { const j = idx[k]; bad |= dn - 1 - j; for (let q = 0; q < w; q++) out[(row + k) * w + q] = d[j * w + q]; }
+  for (let k = 0; k < m; k++) {
+    const j = idx[k];
+    bad |= dn - 1 - j;
+    for (let q = 0; q < w; q++) out[(row + k) * w + q] = d[j * w + q];
+  }
   return bad;
 }
 
-function dictValues(plan: Plan, dict: Dict, idx: Int32Array, n: number, nonNull: number, row: number,
-  words: Int32Array | null, strings: Strings | null, valid: Uint8Array | null) {
+function dictValues(
+  plan: Plan,
+  dict: Dict,
+  idx: Int32Array,
+  n: number,
+  nonNull: number,
+  row: number,
+  words: Int32Array | null,
+  strings: Strings | null,
+  valid: Uint8Array | null,
+) {
   const dn = dict.n;
   if (words) {
-    const d = dict.words!, w = plan.words;
-    const bad = w === 1 ? gather1(words, row, d, idx, nonNull, dn) : w === 2 ? gather2(words, row, d, idx, nonNull, dn) : gatherW(words, row, d, idx, nonNull, dn, w);
+    const d = dict.words!,
+      w = plan.words;
+    const bad =
+      w === 1
+        ? gather1(words, row, d, idx, nonNull, dn)
+        : w === 2
+          ? gather2(words, row, d, idx, nonNull, dn)
+          : gatherW(words, row, d, idx, nonNull, dn, w);
     if (bad < 0) throw new CorruptPage('dictionary index out of range');
     if (nonNull < n) spread(words, w, valid!, row, n, nonNull);
     return;
   }
   for (let k = 0; k < nonNull; k++) if (idx[k] >= dn) throw new CorruptPage('dictionary index out of range');
-  const s = strings!, off = s.offsets, starts = dict.starts!, lens = dict.lens!, data = dict.data;
+  const s = strings!,
+    off = s.offsets,
+    starts = dict.starts!,
+    lens = dict.lens!,
+    data = dict.data;
   let total = 0;
   for (let k = 0; k < nonNull; k++) total += lens[idx[k]];
   s.room(total);
   const d = s.bytes;
-  let at = s.len, k = 0;
+  let at = s.len,
+    k = 0;
   for (let i = row; i < row + n; i++) {
-    if (valid === null || valid[i]) { const j = idx[k++], len = lens[j]; copyBytes(d, at, data, starts[j], len); at += len; }
+    if (valid === null || valid[i]) {
+      const j = idx[k++],
+        len = lens[j];
+      copyBytes(d, at, data, starts[j], len);
+      at += len;
+    }
     off[i + 1] = at;
   }
   s.len = at;
@@ -300,19 +424,31 @@ function dictValues(plan: Plan, dict: Dict, idx: Int32Array, n: number, nonNull:
 
 /** One engine column of rows [lo, hi) of a decoded chunk (views where the layout allows). */
 function slice(plan: Plan, d: Decoded, lo: number, hi: number): Column {
-  const type = plan.field.type, n = hi - lo;
+  const type = plan.field.type,
+    n = hi - lo;
   const valid = d.valid ? d.valid.subarray(lo, hi) : null;
   if (d.strings) {
-    const src = d.strings.offsets, base = src[lo];
+    const src = d.strings.offsets,
+      base = src[lo];
     const offsets = new Int32Array(n + 1);
     for (let i = 0; i <= n; i++) offsets[i] = src[lo + i] - base;
     return { type, length: n, values: d.strings.bytes.subarray(base, src[hi]), offsets, valid };
   }
-  const ctor = valuesCtor(type), bytesPerRow = 4 * plan.words, w = d.words!;
-  return { type, length: n, values: new ctor(w.buffer, w.byteOffset + lo * bytesPerRow, (n * bytesPerRow) / ctor.BYTES_PER_ELEMENT), valid };
+  const ctor = valuesCtor(type),
+    bytesPerRow = 4 * plan.words,
+    w = d.words!;
+  return {
+    type,
+    length: n,
+    values: new ctor(w.buffer, w.byteOffset + lo * bytesPerRow, (n * bytesPerRow) / ctor.BYTES_PER_ELEMENT),
+    valid,
+  };
 }
 
-export interface DirectRange { offset?: number; limit?: number }
+export interface DirectRange {
+  offset?: number;
+  limit?: number;
+}
 
 function planOf(leaves: Leaf[] | null, f: Field): Plan {
   if (!leaves) throw new NotDirect('nested schema');
@@ -353,20 +489,32 @@ export function preferDirect(path: string, fields: Field[]): boolean[] {
  * and limits rows of the groups read. Throws NotDirect for a file or column
  * this reader does not take, another error for data it finds corrupt.
  */
-export function readDirect(path: string, rowGroups: number[], fields: Field[], range: DirectRange = {}, lengths?: number[]): Batch[] {
+export function readDirect(
+  path: string,
+  rowGroups: number[],
+  fields: Field[],
+  range: DirectRange = {},
+  lengths?: number[],
+): Batch[] {
   const { fd, footer } = openFooter(path);
   try {
     const plans = fields.map((f) => planOf(footer.leaves, f));
     if (rowGroups.length === 0) throw new NotDirect('no row groups named');
-    let skip = range.offset ?? 0, left = range.limit || Infinity; // a limit of 0 is none, as parquet-wasm reads it
+    let skip = range.offset ?? 0,
+      left = range.limit || Infinity; // a limit of 0 is none, as parquet-wasm reads it
     const out: Batch[] = [];
     for (const g of rowGroups) {
       const rg = footer.rowGroups[g];
       if (!rg) throw new NotDirect(`no row group ${g}`);
       if (left <= 0) break;
-      if (skip >= rg.rows) { skip -= rg.rows; continue; }
-      const lo = skip, hi = Math.min(rg.rows, lo + left);
-      skip = 0; left -= hi - lo;
+      if (skip >= rg.rows) {
+        skip -= rg.rows;
+        continue;
+      }
+      const lo = skip,
+        hi = Math.min(rg.rows, lo + left);
+      skip = 0;
+      left -= hi - lo;
       const decoded = plans.map((p) => {
         const chunk = rg.chunks[p.index];
         if (!chunk || chunk.phys !== p.leaf.phys) throw new CorruptPage('column chunk does not match the schema');
@@ -374,8 +522,13 @@ export function readDirect(path: string, rowGroups: number[], fields: Field[], r
         if (chunk.encodings.some((e) => !ENCODINGS.has(e))) throw new NotDirect(`encodings ${chunk.encodings}`);
         return decodeChunk(p, chunk, readAt(fd, chunk.start, chunk.size), rg.rows);
       });
-      const cuts = lengths ?? Array.from({ length: Math.ceil((hi - lo) / BATCH_ROWS) }, (_, k) => Math.min(BATCH_ROWS, hi - lo - k * BATCH_ROWS));
-      if (lengths && (rowGroups.length !== 1 || lengths.reduce((x, y) => x + y, 0) !== hi - lo)) throw new NotDirect('batch lengths do not match');
+      const cuts =
+        lengths ??
+        Array.from({ length: Math.ceil((hi - lo) / BATCH_ROWS) }, (_, k) =>
+          Math.min(BATCH_ROWS, hi - lo - k * BATCH_ROWS),
+        );
+      if (lengths && (rowGroups.length !== 1 || lengths.reduce((x, y) => x + y, 0) !== hi - lo))
+        throw new NotDirect('batch lengths do not match');
       for (let a = lo, k = 0; k < cuts.length; a += cuts[k++]) {
         out.push({ length: cuts[k], columns: plans.map((p, i) => slice(p, decoded[i], a, a + cuts[k])) });
       }

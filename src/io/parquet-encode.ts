@@ -9,9 +9,34 @@ import type { Batch, Column, DataType, Field } from '../kernels/column.js';
 import { T, ThriftWriter } from './thrift-compact.js';
 
 /** Physical types, converted types and encodings of parquet.thrift. */
-const enum Phys { BOOLEAN = 0, INT32 = 1, INT64 = 2, FLOAT = 4, DOUBLE = 5, BYTE_ARRAY = 6, FIXED_LEN_BYTE_ARRAY = 7 }
-const CONV = { UTF8: 0, DECIMAL: 5, DATE: 6, TIMESTAMP_MILLIS: 9, TIMESTAMP_MICROS: 10, UINT_8: 11, UINT_16: 12, UINT_32: 13, UINT_64: 14, INT_8: 15, INT_16: 16 };
-const PLAIN = 0, PLAIN_DICTIONARY = 2, RLE = 3, SNAPPY = 1, DATA_PAGE = 0, DICTIONARY_PAGE = 2;
+const enum Phys {
+  BOOLEAN = 0,
+  INT32 = 1,
+  INT64 = 2,
+  FLOAT = 4,
+  DOUBLE = 5,
+  BYTE_ARRAY = 6,
+  FIXED_LEN_BYTE_ARRAY = 7,
+}
+const CONV = {
+  UTF8: 0,
+  DECIMAL: 5,
+  DATE: 6,
+  TIMESTAMP_MILLIS: 9,
+  TIMESTAMP_MICROS: 10,
+  UINT_8: 11,
+  UINT_16: 12,
+  UINT_32: 13,
+  UINT_64: 14,
+  INT_8: 15,
+  INT_16: 16,
+};
+const PLAIN = 0,
+  PLAIN_DICTIONARY = 2,
+  RLE = 3,
+  SNAPPY = 1,
+  DATA_PAGE = 0,
+  DICTIONARY_PAGE = 2;
 const MAGIC = new Uint8Array([0x50, 0x41, 0x52, 0x31]); // PAR1
 
 /** Rows per row group, unless asked otherwise (as the parquet-wasm writer was set). */
@@ -21,10 +46,12 @@ const PAGE_BYTES = 1 << 20;
 
 /** How a column's values are laid out in its pages. */
 type Layout =
-  | 'bytes4' | 'bytes8' // the engine's bytes as they are (int32, uint32 bits, float, date; int64, double, timestamp, decimal <= 18)
+  | 'bytes4'
+  | 'bytes8' // the engine's bytes as they are (int32, uint32 bits, float, date; int64, double, timestamp, decimal <= 18)
   | 'widen' // an 8- or 16-bit integer as INT32
   | 'dec32' // a decimal of precision <= 9 (one int64 lane) as INT32
-  | 'bool' | 'string'
+  | 'bool'
+  | 'string'
   | 'flba'; // a decimal of precision > 18 (two lanes) as big-endian bytes
 
 interface ColumnPlan {
@@ -43,37 +70,81 @@ interface ColumnPlan {
 /** Bytes of a decimal of this precision as a fixed-length byte array (parquet-rs's rule). */
 export const decimalBytes = (precision: number) => Math.ceil((Math.log2(10 ** precision + 1) + 1) / 8);
 
-const intType = (bits: number, signed: boolean) => (w: ThriftWriter) => { w.begin(10).i8(1, bits).bool(2, signed).end(); };
+const intType = (bits: number, signed: boolean) => (w: ThriftWriter) => {
+  w.begin(10).i8(1, bits).bool(2, signed).end();
+};
 const UNIT_IDS = { millisecond: 1, microsecond: 2, nanosecond: 3 } as const;
 
 function columnPlan(f: Field): ColumnPlan {
-  const t: DataType = f.type, name = f.name;
+  const t: DataType = f.type,
+    name = f.name;
   switch (t.id) {
-    case 'int8': case 'int16': case 'uint8': case 'uint16': {
-      const bits = t.id.endsWith('8') ? 8 : 16, signed = t.id.startsWith('int');
-      const converted = signed ? (bits === 8 ? CONV.INT_8 : CONV.INT_16) : (bits === 8 ? CONV.UINT_8 : CONV.UINT_16);
+    case 'int8':
+    case 'int16':
+    case 'uint8':
+    case 'uint16': {
+      const bits = t.id.endsWith('8') ? 8 : 16,
+        signed = t.id.startsWith('int');
+      const converted = signed ? (bits === 8 ? CONV.INT_8 : CONV.INT_16) : bits === 8 ? CONV.UINT_8 : CONV.UINT_16;
       return { name, phys: Phys.INT32, layout: 'widen', converted, logical: intType(bits, signed) };
     }
-    case 'int32': return { name, phys: Phys.INT32, layout: 'bytes4' };
-    case 'uint32': return { name, phys: Phys.INT32, layout: 'bytes4', converted: CONV.UINT_32, logical: intType(32, false) };
-    case 'int64': return { name, phys: Phys.INT64, layout: 'bytes8' };
-    case 'uint64': return { name, phys: Phys.INT64, layout: 'bytes8', converted: CONV.UINT_64, logical: intType(64, false) };
-    case 'float32': return { name, phys: Phys.FLOAT, layout: 'bytes4' };
-    case 'float64': return { name, phys: Phys.DOUBLE, layout: 'bytes8' };
-    case 'bool': return { name, phys: Phys.BOOLEAN, layout: 'bool' };
-    case 'utf8': return { name, phys: Phys.BYTE_ARRAY, layout: 'string', converted: CONV.UTF8, logical: (w) => { w.begin(1).end(); } };
-    case 'date32': return { name, phys: Phys.INT32, layout: 'bytes4', converted: CONV.DATE, logical: (w) => { w.begin(6).end(); } };
+    case 'int32':
+      return { name, phys: Phys.INT32, layout: 'bytes4' };
+    case 'uint32':
+      return { name, phys: Phys.INT32, layout: 'bytes4', converted: CONV.UINT_32, logical: intType(32, false) };
+    case 'int64':
+      return { name, phys: Phys.INT64, layout: 'bytes8' };
+    case 'uint64':
+      return { name, phys: Phys.INT64, layout: 'bytes8', converted: CONV.UINT_64, logical: intType(64, false) };
+    case 'float32':
+      return { name, phys: Phys.FLOAT, layout: 'bytes4' };
+    case 'float64':
+      return { name, phys: Phys.DOUBLE, layout: 'bytes8' };
+    case 'bool':
+      return { name, phys: Phys.BOOLEAN, layout: 'bool' };
+    case 'utf8':
+      return {
+        name,
+        phys: Phys.BYTE_ARRAY,
+        layout: 'string',
+        converted: CONV.UTF8,
+        logical: (w) => {
+          w.begin(1).end();
+        },
+      };
+    case 'date32':
+      return {
+        name,
+        phys: Phys.INT32,
+        layout: 'bytes4',
+        converted: CONV.DATE,
+        logical: (w) => {
+          w.begin(6).end();
+        },
+      };
     case 'timestamp': {
       // seconds have no Parquet unit: a plain INT64 (the Arrow schema in the footer keeps the type)
       if (t.unit === 'second') return { name, phys: Phys.INT64, layout: 'bytes8' };
       const unit = UNIT_IDS[t.unit!];
-      const converted = t.unit === 'millisecond' ? CONV.TIMESTAMP_MILLIS : t.unit === 'microsecond' ? CONV.TIMESTAMP_MICROS : undefined;
+      const converted =
+        t.unit === 'millisecond' ? CONV.TIMESTAMP_MILLIS : t.unit === 'microsecond' ? CONV.TIMESTAMP_MICROS : undefined;
       const utc = t.tz != null;
-      return { name, phys: Phys.INT64, layout: 'bytes8', converted, logical: (w) => { w.begin(8).bool(1, utc).begin(2).begin(unit).end().end().end(); } };
+      return {
+        name,
+        phys: Phys.INT64,
+        layout: 'bytes8',
+        converted,
+        logical: (w) => {
+          w.begin(8).bool(1, utc).begin(2).begin(unit).end().end().end();
+        },
+      };
     }
     case 'decimal': {
-      const p = t.precision!, s = t.scale!;
-      const logical = (w: ThriftWriter) => { w.begin(5).i32(1, s).i32(2, p).end(); };
+      const p = t.precision!,
+        s = t.scale!;
+      const logical = (w: ThriftWriter) => {
+        w.begin(5).i32(1, s).i32(2, p).end();
+      };
       const base = { name, converted: CONV.DECIMAL, scale: s, precision: p, logical };
       if (p <= 9) return { ...base, phys: Phys.INT32, layout: 'dec32' };
       if (p <= 18) return { ...base, phys: Phys.INT64, layout: 'bytes8' };
@@ -109,10 +180,16 @@ export class StringDict {
    * only after an addition): called per value, a lookup method cost about twice as much.
    */
   indices(src: Uint8Array, o: Int32Array, v: Uint8Array | null, s: number, e: number, out: Int32Array): boolean {
-    let slots = this.slots, hashes = this.hashes, offs = this.offsets, bytes = this.bytes, mask = slots.length - 1;
+    let slots = this.slots,
+      hashes = this.hashes,
+      offs = this.offsets,
+      bytes = this.bytes,
+      mask = slots.length - 1;
     for (let i = s, n = 0; i < e; i++) {
       if (v !== null && v[i] === 0) continue;
-      const a = o[i], b = o[i + 1], len = b - a;
+      const a = o[i],
+        b = o[i + 1],
+        len = b - a;
       let h = 0x811c9dc5 | 0;
       for (let x = a; x < b; x++) h = Math.imul(h ^ src[x], 0x01000193);
       let k = -1;
@@ -124,12 +201,19 @@ export class StringDict {
         if (offs[c + 1] - st !== len) continue;
         let y = 0;
         while (y < len && bytes[st + y] === src[a + y]) y++;
-        if (y === len) { k = c; break; }
+        if (y === len) {
+          k = c;
+          break;
+        }
       }
       if (k < 0) {
         if (this.n >= StringDict.MAX_VALUES || this.used + len > StringDict.MAX_BYTES) return false;
         k = this.add(src, a, b, h);
-        slots = this.slots; hashes = this.hashes; offs = this.offsets; bytes = this.bytes; mask = slots.length - 1;
+        slots = this.slots;
+        hashes = this.hashes;
+        offs = this.offsets;
+        bytes = this.bytes;
+        mask = slots.length - 1;
       }
       out[n++] = k;
     }
@@ -137,7 +221,8 @@ export class StringDict {
   }
 
   private add(src: Uint8Array, a: number, b: number, h: number): number {
-    const k = this.n++, len = b - a;
+    const k = this.n++,
+      len = b - a;
     if (this.used + len > this.bytes.length) this.bytes = grow(this.bytes, this.used + len);
     this.bytes.set(src.subarray(a, b), this.used);
     this.used += len;
@@ -166,7 +251,8 @@ export class StringDict {
   plain(): Uint8Array {
     const out = new Uint8Array(4 * this.n + this.used);
     for (let k = 0, p = 0; k < this.n; k++) {
-      const o = this.offsets[k], e = this.offsets[k + 1];
+      const o = this.offsets[k],
+        e = this.offsets[k + 1];
       le32(out, p, e - o);
       out.set(this.bytes.subarray(o, e), p + 4);
       p += 4 + e - o;
@@ -183,7 +269,11 @@ function grow<A extends Uint8Array | Int32Array>(a: A, need: number): A {
 
 /** One column of a row group being built: its pages (headers and compressed bodies) and their totals. */
 interface ColumnChunk {
-  parts: Uint8Array[]; bytes: number; uncompressed: number; nulls: number; values: number;
+  parts: Uint8Array[];
+  bytes: number;
+  uncompressed: number;
+  nulls: number;
+  values: number;
   /** a string chunk's dictionary */
   dict: StringDict | null;
   /** whether the next page uses the dictionary (false once it is full: PLAIN pages from then on) */
@@ -201,11 +291,18 @@ export type ChunkMeta = Omit<ColumnChunk, 'parts' | 'dict' | 'dictOpen' | 'dictP
  * A row group encoded: its column chunks one after another in `data` (built
  * in a task, appended to the file by the coordinator, see ParquetFileWriter.appendEncoded).
  */
-export interface EncodedRowGroup { rows: number; data: Uint8Array; columns: ChunkMeta[] }
+export interface EncodedRowGroup {
+  rows: number;
+  data: Uint8Array;
+  columns: ChunkMeta[];
+}
 
 /** x as 4 little-endian bytes at buf[at] (level and string lengths, 4-byte values, the footer's length). */
 function le32(buf: Uint8Array, at: number, x: number) {
-  buf[at] = x & 0xff; buf[at + 1] = (x >> 8) & 0xff; buf[at + 2] = (x >> 16) & 0xff; buf[at + 3] = (x >>> 24) & 0xff;
+  buf[at] = x & 0xff;
+  buf[at + 1] = (x >> 8) & 0xff;
+  buf[at + 2] = (x >> 16) & 0xff;
+  buf[at + 3] = (x >>> 24) & 0xff;
 }
 
 /** Rows [s, e) of a column: nulls counted (0 when the column has no validity). */
@@ -218,7 +315,10 @@ function nullsIn(valid: Uint8Array | null, s: number, e: number): number {
 
 /** An unsigned varint (a run header of the RLE/bit-packed hybrid) at buf[p]; returns the end. */
 function putVarint(buf: Uint8Array, p: number, x: number): number {
-  while (x >= 0x80) { buf[p++] = (x % 0x80) | 0x80; x = Math.floor(x / 0x80); }
+  while (x >= 0x80) {
+    buf[p++] = (x % 0x80) | 0x80;
+    x = Math.floor(x / 0x80);
+  }
   buf[p++] = x;
   return p;
 }
@@ -253,10 +353,16 @@ const levelBytes = (n: number) => 4 + 10 + ((n + 7) >> 3);
 function valueBytes(plan: ColumnPlan, c: Column, s: number, e: number, nulls: number): number {
   const n = e - s - nulls;
   switch (plan.layout) {
-    case 'bytes4': case 'widen': case 'dec32': return 4 * n;
-    case 'bytes8': return 8 * n;
-    case 'bool': return (n + 7) >> 3;
-    case 'flba': return plan.typeLength! * n;
+    case 'bytes4':
+    case 'widen':
+    case 'dec32':
+      return 4 * n;
+    case 'bytes8':
+      return 8 * n;
+    case 'bool':
+      return (n + 7) >> 3;
+    case 'flba':
+      return plan.typeLength! * n;
     case 'string': {
       const o = c.offsets!;
       if (nulls === 0) return 4 * n + o[e] - o[s];
@@ -269,27 +375,44 @@ function valueBytes(plan: ColumnPlan, c: Column, s: number, e: number, nulls: nu
 }
 
 /** Write the PLAIN values of rows [s, e) at body[p]; returns the end. */
-function writeValues(plan: ColumnPlan, c: Column, s: number, e: number, nulls: number, body: Uint8Array, p: number): number {
+function writeValues(
+  plan: ColumnPlan,
+  c: Column,
+  s: number,
+  e: number,
+  nulls: number,
+  body: Uint8Array,
+  p: number,
+): number {
   const v = c.valid;
   const vals = c.values;
   switch (plan.layout) {
-    case 'bytes4': case 'bytes8': {
+    case 'bytes4':
+    case 'bytes8': {
       const w = plan.layout === 'bytes4' ? 4 : 8;
       const src = new Uint8Array(vals.buffer, vals.byteOffset, vals.length * vals.BYTES_PER_ELEMENT);
-      if (nulls === 0) { body.set(src.subarray(s * w, e * w), p); return p + (e - s) * w; }
+      if (nulls === 0) {
+        body.set(src.subarray(s * w, e * w), p);
+        return p + (e - s) * w;
+      }
       // runs of valid rows copied at once
       let i = s;
       while (i < e) {
         while (i < e && !v![i]) i++;
         const r = i;
         while (i < e && v![i]) i++;
-        if (i > r) { body.set(src.subarray(r * w, i * w), p); p += (i - r) * w; }
+        if (i > r) {
+          body.set(src.subarray(r * w, i * w), p);
+          p += (i - r) * w;
+        }
       }
       return p;
     }
-    case 'widen': case 'dec32': {
+    case 'widen':
+    case 'dec32': {
       // numbers through a 4-byte little-endian write (the body offset is not 4-aligned)
-      const src = plan.layout === 'dec32' ? new Int32Array(vals.buffer, vals.byteOffset, 2 * c.length) : vals as Int8Array;
+      const src =
+        plan.layout === 'dec32' ? new Int32Array(vals.buffer, vals.byteOffset, 2 * c.length) : (vals as Int8Array);
       const step = plan.layout === 'dec32' ? 2 : 1;
       for (let i = s; i < e; i++) {
         if (v !== null && !v[i]) continue;
@@ -301,24 +424,35 @@ function writeValues(plan: ColumnPlan, c: Column, s: number, e: number, nulls: n
     }
     case 'bool': {
       const src = vals as Uint8Array;
-      let byte = 0, bit = 0;
+      let byte = 0,
+        bit = 0;
       for (let i = s; i < e; i++) {
         if (v !== null && !v[i]) continue;
         byte |= src[i] << bit;
-        if (++bit === 8) { body[p++] = byte; byte = 0; bit = 0; }
+        if (++bit === 8) {
+          body[p++] = byte;
+          byte = 0;
+          bit = 0;
+        }
       }
       if (bit > 0) body[p++] = byte;
       return p;
     }
     case 'string': {
-      const o = c.offsets!, bytes = vals as Uint8Array;
+      const o = c.offsets!,
+        bytes = vals as Uint8Array;
       for (let i = s; i < e; i++) {
         if (v !== null && !v[i]) continue;
-        const a = o[i], b = o[i + 1], len = b - a;
+        const a = o[i],
+          b = o[i + 1],
+          len = b - a;
         le32(body, p, len);
         p += 4;
         if (len < 32) for (let x = a; x < b; x++) body[p++] = bytes[x];
-        else { body.set(bytes.subarray(a, b), p); p += len; }
+        else {
+          body.set(bytes.subarray(a, b), p);
+          p += len;
+        }
       }
       return p;
     }
@@ -339,14 +473,21 @@ function writeValues(plan: ColumnPlan, c: Column, s: number, e: number, nulls: n
 /** Where the pages of rows [s, e) end: about PAGE_BYTES of values each. */
 function pageEnd(plan: ColumnPlan, c: Column, s: number, e: number): number {
   if (plan.layout !== 'string') {
-    const width = plan.layout === 'bytes8' ? 8 : plan.layout === 'flba' ? plan.typeLength! : plan.layout === 'bool' ? 1 : 4;
+    const width =
+      plan.layout === 'bytes8' ? 8 : plan.layout === 'flba' ? plan.typeLength! : plan.layout === 'bool' ? 1 : 4;
     return Math.min(e, s + Math.max(1, Math.floor(PAGE_BYTES / width)));
   }
   // the first row at which the page's string bytes reach PAGE_BYTES (offsets only grow)
-  const o = c.offsets!, limit = o[s] + PAGE_BYTES;
+  const o = c.offsets!,
+    limit = o[s] + PAGE_BYTES;
   if (o[e] <= limit) return e;
-  let lo = s + 1, hi = e;
-  while (lo < hi) { const m = (lo + hi) >> 1; if (o[m] >= limit) hi = m; else lo = m + 1; }
+  let lo = s + 1,
+    hi = e;
+  while (lo < hi) {
+    const m = (lo + hi) >> 1;
+    if (o[m] >= limit) hi = m;
+    else lo = m + 1;
+  }
   return lo;
 }
 
@@ -354,7 +495,8 @@ function pageEnd(plan: ColumnPlan, c: Column, s: number, e: number): number {
 function encodePage(plan: ColumnPlan, c: Column, s: number, e: number, chunk: ColumnChunk, header: ThriftWriter) {
   const nulls = nullsIn(c.valid, s, e);
   let idx = chunk.dictOpen ? dictIndices(chunk.dict!, c, s, e, nulls) : null;
-  if (!idx) chunk.dictOpen = false; // full: PLAIN from this page on
+  if (!idx)
+    chunk.dictOpen = false; // full: PLAIN from this page on
   else if (idx.length === 0) idx = null; // nulls only: nothing to index
   const width = idx ? bitWidth(chunk.dict!.n) : 0;
   const vbytes = idx ? 1 + bitPackedBytes(idx.length, width) : valueBytes(plan, c, s, e, nulls);
@@ -363,7 +505,15 @@ function encodePage(plan: ColumnPlan, c: Column, s: number, e: number, chunk: Co
   const end = idx ? writeIndices(body, at, idx, width) : writeValues(plan, c, s, e, nulls, body, at);
   if (idx) chunk.dictPages = true;
   const encoding = idx ? PLAIN_DICTIONARY : PLAIN;
-  pushPage(chunk, header, body.subarray(0, end), DATA_PAGE, (h) => h.begin(5).i32(1, e - s).i32(2, encoding).i32(3, RLE).i32(4, RLE).end());
+  pushPage(chunk, header, body.subarray(0, end), DATA_PAGE, (h) =>
+    h
+      .begin(5)
+      .i32(1, e - s)
+      .i32(2, encoding)
+      .i32(3, RLE)
+      .i32(4, RLE)
+      .end(),
+  );
   chunk.nulls += nulls;
   chunk.values += e - s;
 }
@@ -382,7 +532,13 @@ function scratchBody(n: number): Uint8Array {
 }
 
 /** A page (its body compressed) and its header appended to a chunk; `typed` writes the header's part for its page type. */
-function pushPage(chunk: ColumnChunk, header: ThriftWriter, body: Uint8Array, type: number, typed: (h: ThriftWriter) => void) {
+function pushPage(
+  chunk: ColumnChunk,
+  header: ThriftWriter,
+  body: Uint8Array,
+  type: number,
+  typed: (h: ThriftWriter) => void,
+) {
   // copied into memory V8 counts: the addon's own buffers are not reported to it, and a worker's RSS grew by GBs before a GC
   const packed = compressSync(body, { copyOutputData: true });
   const h = header.reset();
@@ -414,11 +570,16 @@ function writeIndices(body: Uint8Array, p: number, idx: Int32Array, width: numbe
   p = putVarint(body, p, ((idx.length + 7) >> 3) * 2 + 1);
   const end = p + ((idx.length + 7) >> 3) * width;
   body.fill(0, p, end);
-  let acc = 0, bits = 0;
+  let acc = 0,
+    bits = 0;
   for (let i = 0; i < idx.length; i++) {
     acc |= idx[i] << bits;
     bits += width;
-    while (bits >= 8) { body[p++] = acc & 0xff; acc >>>= 8; bits -= 8; }
+    while (bits >= 8) {
+      body[p++] = acc & 0xff;
+      acc >>>= 8;
+      bits -= 8;
+    }
     // a width above 24 would overflow acc: a dictionary holds at most 2^16 values
   }
   if (bits > 0) body[p++] = acc & 0xff;
@@ -439,7 +600,15 @@ export class RowGroupBuilder {
 
   private fresh(): ColumnChunk[] {
     return this.plans.map((p) => ({
-      parts: [], bytes: 0, uncompressed: 0, nulls: 0, values: 0, dict: p.layout === 'string' ? new StringDict() : null, dictOpen: p.layout === 'string', dictPages: false, dictionary: 0,
+      parts: [],
+      bytes: 0,
+      uncompressed: 0,
+      nulls: 0,
+      values: 0,
+      dict: p.layout === 'string' ? new StringDict() : null,
+      dictOpen: p.layout === 'string',
+      dictPages: false,
+      dictionary: 0,
     }));
   }
 
@@ -447,8 +616,9 @@ export class RowGroupBuilder {
   add(b: Batch, s: number, e: number) {
     if (e <= s) return;
     for (let k = 0; k < this.plans.length; k++) {
-      const plan = this.plans[k], c = b.columns[k];
-      for (let at = s; at < e;) {
+      const plan = this.plans[k],
+        c = b.columns[k];
+      for (let at = s; at < e; ) {
         const end = pageEnd(plan, c, at, e);
         encodePage(plan, c, at, end, this.chunks[k], this.header);
         at = end;
@@ -463,7 +633,10 @@ export class RowGroupBuilder {
     const data = new Uint8Array(this.chunks.reduce((a, c) => a + c.bytes, 0));
     let at = 0;
     const columns = this.chunks.map(({ parts, dict, dictOpen, dictPages, ...meta }) => {
-      for (const p of parts) { data.set(p, at); at += p.length; }
+      for (const p of parts) {
+        data.set(p, at);
+        at += p.length;
+      }
       return meta;
     });
     const g = { rows: this.rows, data, columns };
@@ -474,10 +647,13 @@ export class RowGroupBuilder {
 
   /** The chunk's dictionary page, put before its data pages. */
   private dictionaryPage(c: ColumnChunk) {
-    const pages = c.parts, before = c.bytes;
+    const pages = c.parts,
+      before = c.bytes;
     c.parts = [];
     const values = c.dict!;
-    pushPage(c, this.header, values.plain(), DICTIONARY_PAGE, (h) => h.begin(7).i32(1, values.n).i32(2, PLAIN_DICTIONARY).end());
+    pushPage(c, this.header, values.plain(), DICTIONARY_PAGE, (h) =>
+      h.begin(7).i32(1, values.n).i32(2, PLAIN_DICTIONARY).end(),
+    );
     c.dictionary = c.bytes - before;
     c.parts.push(...pages);
   }
@@ -485,7 +661,7 @@ export class RowGroupBuilder {
 
 /** A batch's rows into the builder, each row group of `size` rows handed to `full` as it fills. */
 function addRows(b: RowGroupBuilder, x: Batch, size: number, full: (g: EncodedRowGroup) => void) {
-  for (let at = 0; at < x.length;) {
+  for (let at = 0; at < x.length; ) {
     const end = Math.min(x.length, at + size - b.rows);
     b.add(x, at, end);
     at = end;
@@ -495,13 +671,18 @@ function addRows(b: RowGroupBuilder, x: Batch, size: number, full: (g: EncodedRo
 
 /** Batches as row groups of `rowGroupSize` rows (the last one shorter): a task's share of a Parquet output. */
 export function encodeRowGroups(fields: Field[], batches: Batch[], rowGroupSize = ROW_GROUP_ROWS): EncodedRowGroup[] {
-  const b = new RowGroupBuilder(fields), groups: EncodedRowGroup[] = [];
+  const b = new RowGroupBuilder(fields),
+    groups: EncodedRowGroup[] = [];
   for (const x of batches) addRows(b, x, rowGroupSize, (g) => groups.push(g));
   if (b.rows > 0) groups.push(b.take());
   return groups;
 }
 
-interface WrittenGroup { rows: number; offset: number; columns: (ChunkMeta & { offset: number })[] }
+interface WrittenGroup {
+  rows: number;
+  offset: number;
+  columns: (ChunkMeta & { offset: number })[];
+}
 
 /**
  * A Parquet file written through `out` as rows arrive: row groups of
@@ -513,16 +694,26 @@ export class ParquetFileWriter {
   private readonly groups: WrittenGroup[] = [];
   private readonly builder: RowGroupBuilder;
 
-  constructor(fields: Field[], private readonly out: (b: Uint8Array) => void,
-    private readonly opts: { rowGroupSize?: number; kv?: [string, string][] } = {}) {
+  constructor(
+    fields: Field[],
+    private readonly out: (b: Uint8Array) => void,
+    private readonly opts: { rowGroupSize?: number; kv?: [string, string][] } = {},
+  ) {
     this.builder = new RowGroupBuilder(fields);
     this.emit(MAGIC);
   }
 
-  private emit(b: Uint8Array) { this.out(b); this.pos += b.length; }
-  private get groupRows() { return this.opts.rowGroupSize ?? ROW_GROUP_ROWS; }
+  private emit(b: Uint8Array) {
+    this.out(b);
+    this.pos += b.length;
+  }
+  private get groupRows() {
+    return this.opts.rowGroupSize ?? ROW_GROUP_ROWS;
+  }
 
-  write(b: Batch) { addRows(this.builder, b, this.groupRows, (g) => this.append(g)); }
+  write(b: Batch) {
+    addRows(this.builder, b, this.groupRows, (g) => this.append(g));
+  }
 
   /** A row group encoded elsewhere, after the rows written before it (a partial row group of them is closed first). */
   appendEncoded(g: EncodedRowGroup) {
@@ -534,7 +725,10 @@ export class ParquetFileWriter {
     if (g.rows === 0) return;
     const written: WrittenGroup = { rows: g.rows, offset: this.pos, columns: [] };
     let at = this.pos;
-    for (const c of g.columns) { written.columns.push({ ...c, offset: at }); at += c.bytes; }
+    for (const c of g.columns) {
+      written.columns.push({ ...c, offset: at });
+      at += c.bytes;
+    }
     this.emit(g.data);
     this.groups.push(written);
   }
@@ -563,25 +757,38 @@ export class ParquetFileWriter {
       w.i32(3, 1).string(4, p.name); // OPTIONAL
       if (p.converted !== undefined) w.i32(6, p.converted);
       if (p.scale !== undefined) w.i32(7, p.scale).i32(8, p.precision!);
-      if (p.logical) { w.begin(10); p.logical(w); w.end(); }
+      if (p.logical) {
+        w.begin(10);
+        p.logical(w);
+        w.end();
+      }
       w.end();
     }
-    w.i64(3, this.groups.reduce((a, g) => a + g.rows, 0));
+    w.i64(
+      3,
+      this.groups.reduce((a, g) => a + g.rows, 0),
+    );
     w.list(4, T.STRUCT, this.groups.length);
     for (const g of this.groups) {
       w.begin().list(1, T.STRUCT, g.columns.length);
-      let bytes = 0, uncompressed = 0;
+      let bytes = 0,
+        uncompressed = 0;
       g.columns.forEach((c, k) => {
         const p = plans[k];
-        bytes += c.bytes; uncompressed += c.uncompressed;
+        bytes += c.bytes;
+        uncompressed += c.uncompressed;
         w.begin().i64(2, c.offset).begin(3).i32(1, p.phys);
         if (c.dictionary > 0) w.list(2, T.I32, 3).i32Element(PLAIN).i32Element(RLE).i32Element(PLAIN_DICTIONARY);
         else w.list(2, T.I32, 2).i32Element(PLAIN).i32Element(RLE);
-        w.list(3, T.BINARY, 1).stringElement(p.name)
-          .i32(4, SNAPPY).i64(5, c.values).i64(6, c.uncompressed).i64(7, c.bytes).i64(9, c.offset + c.dictionary);
+        w.list(3, T.BINARY, 1)
+          .stringElement(p.name)
+          .i32(4, SNAPPY)
+          .i64(5, c.values)
+          .i64(6, c.uncompressed)
+          .i64(7, c.bytes)
+          .i64(9, c.offset + c.dictionary);
         if (c.dictionary > 0) w.i64(11, c.offset);
-        w.begin(12).i64(3, c.nulls).end()
-          .end().end();
+        w.begin(12).i64(3, c.nulls).end().end().end();
       });
       w.i64(2, uncompressed).i64(3, g.rows).i64(5, g.offset).i64(6, bytes).end();
     }

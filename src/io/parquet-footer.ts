@@ -50,8 +50,13 @@ function leavesOf(schema: TStruct[]): Leaf[] | null {
     const lt = s[10] as TStruct | undefined;
     const ltId = lt ? Number(Object.keys(lt)[0]) : undefined;
     out.push({
-      name: utf8.decode(s[4] as Uint8Array), phys: num(s[1])!, typeLength: num(s[2]) ?? 0, optional: rep === 1,
-      converted: num(s[6]), scale: num(s[7]), precision: num(s[8]),
+      name: utf8.decode(s[4] as Uint8Array),
+      phys: num(s[1])!,
+      typeLength: num(s[2]) ?? 0,
+      optional: rep === 1,
+      converted: num(s[6]),
+      scale: num(s[7]),
+      precision: num(s[8]),
       logical: ltId === undefined ? undefined : { id: ltId, value: lt![ltId] as TStruct },
     });
   }
@@ -65,11 +70,16 @@ function parse(meta: TStruct): Footer {
     chunks: ((rg[1] ?? []) as TStruct[]).map((cc): Chunk => {
       const md = cc[3] as TStruct | undefined;
       if (!md || cc[1] !== undefined) throw new NotDirect('column chunk in another file or without metadata');
-      const data = num(md[9])!, dict = num(md[11]);
+      const data = num(md[9])!,
+        dict = num(md[11]);
       const start = dict !== undefined && dict > 0 && dict < data ? dict : data;
       return {
-        phys: num(md[1])!, codec: num(md[4])!, encodings: (md[2] ?? []) as number[],
-        numValues: num(md[5])!, start, size: num(md[7])!,
+        phys: num(md[1])!,
+        codec: num(md[4])!,
+        encodings: (md[2] ?? []) as number[],
+        numValues: num(md[5])!,
+        start,
+        size: num(md[7])!,
       };
     }),
   }));
@@ -92,7 +102,8 @@ function readFooter(fd: number, size: number): Footer {
   if (size < 12) throw new NotDirect('too short for Parquet');
   const tail = readAt(fd, size - 8, 8);
   const len = tail[0] | (tail[1] << 8) | (tail[2] << 16) | (tail[3] << 24);
-  if (String.fromCharCode(...tail.subarray(4)) !== 'PAR1' || len <= 0 || len > size - 12) throw new NotDirect('no Parquet footer');
+  if (String.fromCharCode(...tail.subarray(4)) !== 'PAR1' || len <= 0 || len > size - 12)
+    throw new NotDirect('no Parquet footer');
   return parse(new ThriftReader(readAt(fd, size - 8 - len, len)).struct());
 }
 

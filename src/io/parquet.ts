@@ -20,7 +20,9 @@ async function columnsOf(get: () => PW.Schema): Promise<FileColumn[]> {
   const plain = schemaFields(get());
   if (plain) return plain;
   const [arrow, conv] = await loadArrow();
-  return arrow.tableFromIPC(get().intoIPCStream()).schema.fields.map((fl) => ({ name: fl.name, type: conv.fromArrowType(fl.type) }));
+  return arrow
+    .tableFromIPC(get().intoIPCStream())
+    .schema.fields.map((fl) => ({ name: fl.name, type: conv.fromArrowType(fl.type) }));
 }
 
 /** Engine batches of a decoded table through Arrow IPC. */
@@ -29,7 +31,10 @@ async function viaIpc(t: PW.Table, fields: Field[]): Promise<Batch[]> {
   return conv.batchesFromArrow(arrow.tableFromIPC(t.intoIPCStream()), fields);
 }
 
-export interface FileColumn { name: string; type: DataType | string }
+export interface FileColumn {
+  name: string;
+  type: DataType | string;
+}
 
 export interface FileInfo {
   path: string;
@@ -44,7 +49,8 @@ export interface FileInfo {
   wholeFile?: boolean;
 }
 
-const isPageIndexError = (e: unknown) => /null_pages|ColumnIndex|OffsetIndex|page index/i.test(String((e as Error)?.message ?? e));
+const isPageIndexError = (e: unknown) =>
+  /null_pages|ColumnIndex|OffsetIndex|page index/i.test(String((e as Error)?.message ?? e));
 
 function readWholeFile(path: string): Uint8Array {
   try {
@@ -68,7 +74,10 @@ async function inspectWholeFile(path: string): Promise<FileInfo> {
 function notReadable(path: string, e: unknown): Error {
   if (isWasmTrap(e)) return decodeFailure(e, path, 'the footer');
   if (e instanceof InputError) return e;
-  return new InputError(`${path}: not a readable Parquet file (${String((e as Error)?.message ?? e).replace(/^Error: /, '')})`, path);
+  return new InputError(
+    `${path}: not a readable Parquet file (${String((e as Error)?.message ?? e).replace(/^Error: /, '')})`,
+    path,
+  );
 }
 
 async function open(path: string): Promise<PW.ParquetFile> {
@@ -77,7 +86,10 @@ async function open(path: string): Promise<PW.ParquetFile> {
     blob = await fs.openAsBlob(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' || code === 'ERR_INVALID_ARG_VALUE' ? 'file not found' : `cannot open (${code ?? (e as Error).message})`;
+    const why =
+      code === 'ENOENT' || code === 'ERR_INVALID_ARG_VALUE'
+        ? 'file not found'
+        : `cannot open (${code ?? (e as Error).message})`;
     throw new InputError(`${path}: ${why}`, path);
   }
   try {
@@ -115,13 +127,25 @@ export async function inspectParquet(path: string): Promise<FileInfo> {
 }
 
 /** Rows of the row groups read: skip `offset`, then read at most `limit` (a map split below the row group, a sample). */
-export interface RowRange { offset?: number; limit?: number }
+export interface RowRange {
+  offset?: number;
+  limit?: number;
+}
 
 /** parquet-wasm's reader options for a row range (the offset counts rows of the selected row groups). */
-const rangeOptions = (r: RowRange) => ({ ...(r.offset ? { offset: r.offset } : {}), ...(r.limit ? { limit: r.limit } : {}) });
+const rangeOptions = (r: RowRange) => ({
+  ...(r.offset ? { offset: r.offset } : {}),
+  ...(r.limit ? { limit: r.limit } : {}),
+});
 
 /** Decode some row groups of one file (all when `rowGroups` is empty), only the given columns. */
-export async function readRowGroups(path: string, rowGroups: number[], fields: Field[], wholeFile = false, range: RowRange = {}): Promise<Batch[]> {
+export async function readRowGroups(
+  path: string,
+  rowGroups: number[],
+  fields: Field[],
+  wholeFile = false,
+  range: RowRange = {},
+): Promise<Batch[]> {
   if (!wholeFile && fields.length > 0 && preferDirect(path, fields).every(Boolean)) {
     const direct = tryDirect(path, rowGroups, fields, range);
     if (direct) return direct;
@@ -129,10 +153,19 @@ export async function readRowGroups(path: string, rowGroups: number[], fields: F
   if (wholeFile) {
     const bytes = readWholeFile(path);
     try {
-      const t = parquetWasm().readParquet(bytes, { batchSize: 1 << 17, ...(rowGroups.length ? { rowGroups } : {}), ...rangeOptions(range) });
+      const t = parquetWasm().readParquet(bytes, {
+        batchSize: 1 << 17,
+        ...(rowGroups.length ? { rowGroups } : {}),
+        ...rangeOptions(range),
+      });
       return await viaIpc(t, fields);
     } catch (e) {
-      throw decodeFailure(e, path, rowGroupsText(rowGroups), fields.map((x) => x.name));
+      throw decodeFailure(
+        e,
+        path,
+        rowGroupsText(rowGroups),
+        fields.map((x) => x.name),
+      );
     }
   }
   await loadArrow();
@@ -140,17 +173,32 @@ export async function readRowGroups(path: string, rowGroups: number[], fields: F
 }
 
 /** Decode row groups of a file through the open-file cache and convert the table; a failure is an InputError naming the file. */
-async function readTable<T>(path: string, rowGroups: number[], fields: Field[], range: RowRange, convert: (t: PW.Table) => T | Promise<T>): Promise<T> {
+async function readTable<T>(
+  path: string,
+  rowGroups: number[],
+  fields: Field[],
+  range: RowRange,
+  convert: (t: PW.Table) => T | Promise<T>,
+): Promise<T> {
   const f = await openCached(path);
   const columns = fields.map((x) => x.name);
   try {
-    return await convert(await guarded(() => f.read({ columns, rowGroups, batchSize: 1 << 17, ...rangeOptions(range) })));
+    return await convert(
+      await guarded(() => f.read({ columns, rowGroups, batchSize: 1 << 17, ...rangeOptions(range) })),
+    );
   } catch (e) {
     dropCached(path);
     const failure = decodeFailure(e, path, rowGroupsText(rowGroups), columns);
     // several row groups read at once (a run on the calling thread, plan/map-splits.ts mergeScans): name the corrupt
     // one. Here a trap replaced the module instance (io/wasm.ts), so each row group can be decoded again on its own.
-    if (isWasmTrap(e) && failure instanceof InputError && isMainThread && rowGroups.length > 1 && !range.offset && !range.limit) {
+    if (
+      isWasmTrap(e) &&
+      failure instanceof InputError &&
+      isMainThread &&
+      rowGroups.length > 1 &&
+      !range.offset &&
+      !range.limit
+    ) {
       throw (await corruptRowGroup(path, rowGroups, columns)) ?? failure;
     }
     throw failure;
@@ -171,14 +219,21 @@ async function corruptRowGroup(path: string, rowGroups: number[], columns: strin
   return null;
 }
 
-const rowGroupsText = (rg: number[]) => (rg.length === 0 ? 'the file' : `row group${rg.length > 1 ? 's' : ''} ${rg.join(', ')}`);
+const rowGroupsText = (rg: number[]) =>
+  rg.length === 0 ? 'the file' : `row group${rg.length > 1 ? 's' : ''} ${rg.join(', ')}`;
 
 /**
  * The batches from the direct reader (io/parquet-direct.ts), or null: a file,
  * column or encoding it does not take, or data it finds corrupt, which
  * parquet-wasm then reads or reports (one place for the errors' wording).
  */
-function tryDirect(path: string, rowGroups: number[], fields: Field[], range: RowRange, lengths?: number[]): Batch[] | null {
+function tryDirect(
+  path: string,
+  rowGroups: number[],
+  fields: Field[],
+  range: RowRange,
+  lengths?: number[],
+): Batch[] | null {
   try {
     return readDirect(path, rowGroups, fields, range, lengths);
   } catch {
@@ -194,15 +249,33 @@ const notInPlace = new Set<string>();
  * module's memory (see io/ffi.ts): use them before any other Parquet call,
  * then call release().
  */
-export async function readRowGroupsInPlace(path: string, rowGroups: number[], fields: Field[], wholeFile = false, range: RowRange = {}): Promise<InPlace> {
+export async function readRowGroupsInPlace(
+  path: string,
+  rowGroups: number[],
+  fields: Field[],
+  wholeFile = false,
+  range: RowRange = {},
+): Promise<InPlace> {
   const prefer = wholeFile ? fields.map(() => false) : preferDirect(path, fields);
   if (fields.length > 0 && prefer.every(Boolean)) {
     const direct = tryDirect(path, rowGroups, fields, range);
     if (direct) return { batches: direct, release: () => {}, viewsIntoModule: false, direct: true };
   } else if (prefer.some(Boolean) && rowGroups.length === 1) {
     // one row group: the other columns through parquet-wasm, the preferred ones cut to its batches
-    const rest = await readWasmInPlace(path, rowGroups, fields.filter((_, i) => !prefer[i]), wholeFile, range);
-    const direct = tryDirect(path, rowGroups, fields.filter((_, i) => prefer[i]), range, rest.batches.map((b) => b.length));
+    const rest = await readWasmInPlace(
+      path,
+      rowGroups,
+      fields.filter((_, i) => !prefer[i]),
+      wholeFile,
+      range,
+    );
+    const direct = tryDirect(
+      path,
+      rowGroups,
+      fields.filter((_, i) => prefer[i]),
+      range,
+      rest.batches.map((b) => b.length),
+    );
     if (direct) return { ...rest, batches: rest.batches.map((b, k) => interleave(b, direct[k], prefer)) };
     rest.release();
   }
@@ -213,21 +286,41 @@ type InPlace = { batches: Batch[]; release(): void; viewsIntoModule: boolean; di
 
 /** One batch of `fields` from the columns of two batches: `which[i]` takes field i from `b`, else from `a` (each in order). */
 function interleave(a: Batch, b: Batch, which: boolean[]): Batch {
-  let i = 0, j = 0;
+  let i = 0,
+    j = 0;
   return { length: a.length, columns: which.map((w) => (w ? b.columns[j++] : a.columns[i++])) };
 }
 
-async function readWasmInPlace(path: string, rowGroups: number[], fields: Field[], wholeFile: boolean, range: RowRange): Promise<InPlace> {
+async function readWasmInPlace(
+  path: string,
+  rowGroups: number[],
+  fields: Field[],
+  wholeFile: boolean,
+  range: RowRange,
+): Promise<InPlace> {
   const none = () => {};
   const key = `${path}\0${fields.map((x) => x.name).join('\0')}`;
-  if (wholeFile || notInPlace.has(key)) return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, range), release: none, viewsIntoModule: false };
+  if (wholeFile || notInPlace.has(key))
+    return {
+      batches: await readRowGroups(path, rowGroups, fields, wholeFile, range),
+      release: none,
+      viewsIntoModule: false,
+    };
   const stream = await readTable(path, rowGroups, fields, range, (t) => t.intoFFI());
   let batches: Batch[] | null = null;
-  try { batches = batchesInPlace(stream, fields); } catch { /* an export we do not understand: the IPC path reads it */ }
+  try {
+    batches = batchesInPlace(stream, fields);
+  } catch {
+    /* an export we do not understand: the IPC path reads it */
+  }
   if (batches === null) {
     stream.free();
     notInPlace.add(key);
-    return { batches: await readRowGroups(path, rowGroups, fields, wholeFile, range), release: none, viewsIntoModule: false };
+    return {
+      batches: await readRowGroups(path, rowGroups, fields, wholeFile, range),
+      release: none,
+      viewsIntoModule: false,
+    };
   }
   return { batches, release: () => stream.free(), viewsIntoModule: true };
 }
@@ -241,7 +334,11 @@ const openFiles = new Map<string, { file: PW.ParquetFile; size: number; mtimeMs:
 /** Free a file of the module instance `generation`; one of a retired instance is only dropped. */
 function freeFile(f: PW.ParquetFile, generation: number) {
   if (generation !== wasmGeneration()) return;
-  try { f.free(); } catch { /* after a failed read the module may refuse; the error being reported matters more */ }
+  try {
+    f.free();
+  } catch {
+    /* after a failed read the module may refuse; the error being reported matters more */
+  }
 }
 
 function dropCached(path: string) {
@@ -253,7 +350,11 @@ function dropCached(path: string) {
 
 async function openCached(path: string): Promise<PW.ParquetFile> {
   let st: fs.Stats | undefined;
-  try { st = fs.statSync(path); } catch { /* open() reports it */ }
+  try {
+    st = fs.statSync(path);
+  } catch {
+    /* open() reports it */
+  }
   const hit = openFiles.get(path);
   if (hit && st && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.generation === wasmGeneration()) {
     openFiles.delete(path);

@@ -14,15 +14,27 @@ export function binaryEncoder(format: 'parquet' | 'arrow', fields: Field[], out:
 /** Arrow IPC file: apache-arrow's file writer, its byte queue replaced by a direct write. */
 class ArrowEncoder implements Encoder {
   private writer = new arrow.RecordBatchFileWriter();
-  constructor(private readonly fields: Field[], out: Out) {
+  constructor(
+    private readonly fields: Field[],
+    out: Out,
+  ) {
     const sink = new (class extends arrow.AsyncByteQueue {
-      override write(v: any) { const u = v instanceof Uint8Array ? v : new Uint8Array(v.buffer, v.byteOffset, v.byteLength); if (u.byteLength) out(u); }
+      override write(v: any) {
+        const u = v instanceof Uint8Array ? v : new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+        if (u.byteLength) out(u);
+      }
     })();
     this.writer.reset(sink, arrowSchema(fields));
   }
-  write(b: Batch) { this.writer.write(batchToArrow(this.fields, b)); }
-  finish() { this.writer.finish(); }
-  cancel() { /* nothing held beyond the batch being written */ }
+  write(b: Batch) {
+    this.writer.write(batchToArrow(this.fields, b));
+  }
+  finish() {
+    this.writer.finish();
+  }
+  cancel() {
+    /* nothing held beyond the batch being written */
+  }
 }
 
 /**
@@ -37,10 +49,18 @@ class ParquetEncoder implements Encoder {
   constructor(fields: Field[], out: Out) {
     this.writer = new ParquetFileWriter(fields, out, { kv: [['ARROW:schema', arrowSchemaBase64(fields)]] });
   }
-  write(b: Batch) { this.writer.write(b); }
-  writeEncoded(g: EncodedRowGroup) { this.writer.appendEncoded(g); }
-  finish() { this.writer.finish(); }
-  cancel() { /* nothing held beyond the row group being built */ }
+  write(b: Batch) {
+    this.writer.write(b);
+  }
+  writeEncoded(g: EncodedRowGroup) {
+    this.writer.appendEncoded(g);
+  }
+  finish() {
+    this.writer.finish();
+  }
+  cancel() {
+    /* nothing held beyond the row group being built */
+  }
 }
 
 /** The Arrow schema as an IPC message, base64: the stream of an empty table without its end marker. */

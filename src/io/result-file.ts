@@ -42,11 +42,19 @@ export class ResultFile {
   /** A result file for `format`; Arrow JS is loaded only for parquet and arrow. */
   static async open(file: string, format: OutputFormat, fields: Field[]): Promise<ResultFile> {
     const binary = format === 'parquet' || format === 'arrow' ? await import('./result-binary.js') : null;
-    return new ResultFile(file, (out) => (binary ? binary.binaryEncoder(format as 'parquet' | 'arrow', fields, out)
-      : format === 'csv' ? textEncoder(out, csvLines, csvHeader(fields)) : textEncoder(out, (b) => jsonlLines(fields, b))));
+    return new ResultFile(file, (out) =>
+      binary
+        ? binary.binaryEncoder(format as 'parquet' | 'arrow', fields, out)
+        : format === 'csv'
+          ? textEncoder(out, csvLines, csvHeader(fields))
+          : textEncoder(out, (b) => jsonlLines(fields, b)),
+    );
   }
 
-  private constructor(readonly file: string, encoder: (out: Out) => Encoder) {
+  private constructor(
+    readonly file: string,
+    encoder: (out: Out) => Encoder,
+  ) {
     this.tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
     const tmp = this.tmp;
     try {
@@ -94,7 +102,9 @@ export class ResultFile {
     try {
       fs.renameSync(this.tmp, this.file);
     } catch (e) {
-      throw new ExecutionError(`cannot write ${this.file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+      throw new ExecutionError(
+        `cannot write ${this.file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      );
     }
     this.removeTmp(); // nothing left to remove: the file has its final name
   }
@@ -103,7 +113,11 @@ export class ResultFile {
   abort(): void {
     this.enc.cancel();
     this.chain.catch(() => undefined);
-    try { fs.closeSync(this.fd); } catch { /* already closed */ }
+    try {
+      fs.closeSync(this.fd);
+    } catch {
+      /* already closed */
+    }
     this.removeTmp();
   }
 }
@@ -126,7 +140,7 @@ export function openFailure(file: string, e: NodeJS.ErrnoException): Error {
 
 function writeAll(fd: number, b: Uint8Array, file: string) {
   try {
-    for (let at = 0; at < b.byteLength;) at += fs.writeSync(fd, b, at, b.byteLength - at);
+    for (let at = 0; at < b.byteLength; ) at += fs.writeSync(fd, b, at, b.byteLength - at);
   } catch (e) {
     throw new ExecutionError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }

@@ -11,7 +11,15 @@ export class CorruptPage extends Error {}
 // a bit-packed run copied to 32-bit words (a memcpy), so that a value takes one or two word reads
 let words = new Int32Array(1 << 14);
 
-function unpack(buf: Uint8Array, pos: number, bytes: number, bitWidth: number, out: Int32Array, at: number, take: number) {
+function unpack(
+  buf: Uint8Array,
+  pos: number,
+  bytes: number,
+  bitWidth: number,
+  out: Int32Array,
+  at: number,
+  take: number,
+) {
   // bytes past the run in the last word are never read into a value: a value's bits all lie within the run
   const nw = (bytes + 3) >> 2;
   if (words.length < nw) words = new Int32Array(nw * 2);
@@ -19,21 +27,34 @@ function unpack(buf: Uint8Array, pos: number, bytes: number, bitWidth: number, o
   new Uint8Array(w.buffer, 0, bytes).set(buf.subarray(pos, pos + bytes));
   const mask = (1 << bitWidth) - 1;
   for (let k = 0, bit = 0; k < take; k++, bit += bitWidth) {
-    const q = bit >>> 5, off = bit & 31;
+    const q = bit >>> 5,
+      off = bit & 31;
     let v = w[q] >>> off;
     if (off + bitWidth > 32) v |= w[q + 1] << (32 - off);
     out[at + k] = v & mask;
   }
 }
 
-export function rleHybrid(buf: Uint8Array, pos: number, end: number, bitWidth: number, out: Int32Array, count: number): number {
+export function rleHybrid(
+  buf: Uint8Array,
+  pos: number,
+  end: number,
+  bitWidth: number,
+  out: Int32Array,
+  count: number,
+): number {
   if (bitWidth > 24) throw new NotDirect(`bit width ${bitWidth}`);
-  if (bitWidth === 0) { out.fill(0, 0, count); return pos; }
+  if (bitWidth === 0) {
+    out.fill(0, 0, count);
+    return pos;
+  }
   const valueBytes = (bitWidth + 7) >> 3;
   let i = 0;
   while (i < count) {
     if (pos >= end) throw new CorruptPage('RLE data ends early');
-    let header = 0, shift = 0, b: number;
+    let header = 0,
+      shift = 0,
+      b: number;
     do {
       if (pos >= end) throw new CorruptPage('RLE header ends early');
       b = buf[pos++];
@@ -42,7 +63,8 @@ export function rleHybrid(buf: Uint8Array, pos: number, end: number, bitWidth: n
     } while (b >= 0x80 && shift < 35);
     if (header & 1) {
       // bit-packed groups of 8 values, least significant bit first
-      const groups = (header - 1) / 2, bytes = groups * bitWidth;
+      const groups = (header - 1) / 2,
+        bytes = groups * bitWidth;
       if (pos + bytes > end) throw new CorruptPage('bit-packed run ends early');
       const take = Math.min(groups * 8, count - i);
       unpack(buf, pos, bytes, bitWidth, out, i, take);
@@ -67,12 +89,27 @@ export function rleHybrid(buf: Uint8Array, pos: number, end: number, bitWidth: n
  * count of values present; when some are null, 0/1 per row into valid[at, at + n)
  * (the caller allocates `valid` lazily through `validFor`).
  */
-export function defLevels(buf: Uint8Array, pos: number, end: number, n: number, scratch: Int32Array, validFor: () => Uint8Array, at: number): number {
+export function defLevels(
+  buf: Uint8Array,
+  pos: number,
+  end: number,
+  n: number,
+  scratch: Int32Array,
+  validFor: () => Uint8Array,
+  at: number,
+): number {
   // one run of "present" over the page, the common case, needs no array
   if (pos + 2 <= end && (buf[pos] & 0x81) === 0 && buf[pos] >> 1 >= n && buf[pos + 1] === 1) return n;
   if (pos + 4 <= end && (buf[pos] & 0x80) !== 0) {
-    let header = 0, shift = 0, p = pos, b: number;
-    do { b = buf[p++]; header += (b & 0x7f) * 2 ** shift; shift += 7; } while (b >= 0x80 && p < end && shift < 35);
+    let header = 0,
+      shift = 0,
+      p = pos,
+      b: number;
+    do {
+      b = buf[p++];
+      header += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (b >= 0x80 && p < end && shift < 35);
     if (b < 0x80 && header % 2 === 0 && header / 2 >= n && p < end && buf[p] === 1) return n;
   }
   rleHybrid(buf, pos, end, 1, scratch, n);

@@ -37,7 +37,7 @@ export function rowValue(c: Column, i: number, dates: DateForm): unknown {
 
 function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
-  return a % b !== 0n && (a < 0n) !== (b < 0n) ? q - 1n : q;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }
 
 /** Every row of the batches as an object keyed by column name. */
@@ -46,6 +46,9 @@ export function batchRows(schema: Field[], batches: Batch[], o: RowOptions = {})
   if (!['iso', 'date', 'raw'].includes(dates)) {
     throw new TypeError(`toRows: dates must be "iso", "date" or "raw", got ${JSON.stringify(dates)}`);
   }
-  return batches.flatMap((b) => Array.from({ length: b.length }, (_, i) =>
-    Object.fromEntries(schema.map((f, k) => [f.name, rowValue(b.columns[k], i, dates)]))));
+  return batches.flatMap((b) =>
+    Array.from({ length: b.length }, (_, i) =>
+      Object.fromEntries(schema.map((f, k) => [f.name, rowValue(b.columns[k], i, dates)])),
+    ),
+  );
 }

@@ -11,7 +11,13 @@ export type TValue = number | boolean | Uint8Array | TStruct | TValue[];
 
 export class ThriftReader {
   pos: number;
-  constructor(private readonly buf: Uint8Array, pos = 0, private readonly end = buf.length) { this.pos = pos; }
+  constructor(
+    private readonly buf: Uint8Array,
+    pos = 0,
+    private readonly end = buf.length,
+  ) {
+    this.pos = pos;
+  }
 
   private byte(): number {
     if (this.pos >= this.end) throw new ThriftError('truncated Thrift data');
@@ -20,7 +26,8 @@ export class ThriftReader {
 
   /** An unsigned varint (as a float64 integer: offsets and sizes stay exact below 2^53). */
   private varint(): number {
-    let x = 0, mul = 1;
+    let x = 0,
+      mul = 1;
     for (let i = 0; i < 10; i++) {
       const b = this.byte();
       x += (b & 0x7f) * mul;
@@ -37,11 +44,24 @@ export class ThriftReader {
 
   private value(type: number): TValue {
     switch (type) {
-      case 1: return true;
-      case 2: return false;
-      case 3: { const b = this.byte(); return b > 127 ? b - 256 : b; }
-      case 4: case 5: case 6: return this.zigzag();
-      case 7: { if (this.pos + 8 > this.end) throw new ThriftError('truncated Thrift data'); const v = new DataView(this.buf.buffer, this.buf.byteOffset + this.pos, 8).getFloat64(0, true); this.pos += 8; return v; }
+      case 1:
+        return true;
+      case 2:
+        return false;
+      case 3: {
+        const b = this.byte();
+        return b > 127 ? b - 256 : b;
+      }
+      case 4:
+      case 5:
+      case 6:
+        return this.zigzag();
+      case 7: {
+        if (this.pos + 8 > this.end) throw new ThriftError('truncated Thrift data');
+        const v = new DataView(this.buf.buffer, this.buf.byteOffset + this.pos, 8).getFloat64(0, true);
+        this.pos += 8;
+        return v;
+      }
       case 8: {
         const n = this.varint();
         if (this.pos + n > this.end) throw new ThriftError('truncated Thrift binary');
@@ -49,7 +69,8 @@ export class ThriftReader {
         this.pos += n;
         return v;
       }
-      case 9: case 10: {
+      case 9:
+      case 10: {
         const h = this.byte();
         let n = h >> 4;
         if (n === 15) n = this.varint();
@@ -68,8 +89,10 @@ export class ThriftReader {
         for (let i = 0; i < n; i++) out.push([this.value(kv >> 4), this.value(kv & 15)]);
         return out;
       }
-      case 12: return this.struct();
-      default: throw new ThriftError(`bad Thrift type ${type}`);
+      case 12:
+        return this.struct();
+      default:
+        throw new ThriftError(`bad Thrift type ${type}`);
     }
   }
 

@@ -21,13 +21,19 @@ let generation = 0;
 let poisoned = false;
 
 /** The module instance to call now (a new one after a trap in the calling thread). */
-export function parquetWasm(): typeof PW { return mod; }
+export function parquetWasm(): typeof PW {
+  return mod;
+}
 
 /** Changes whenever the instance is replaced: objects of an older one must be dropped, not freed. */
-export function wasmGeneration(): number { return generation; }
+export function wasmGeneration(): number {
+  return generation;
+}
 
 /** A worker thread whose module trapped: it must not run another task. */
-export function wasmPoisoned(): boolean { return poisoned; }
+export function wasmPoisoned(): boolean {
+  return poisoned;
+}
 
 export function isWasmTrap(e: unknown): e is WebAssembly.RuntimeError {
   return e instanceof WebAssembly.RuntimeError;
@@ -48,9 +54,14 @@ function afterTrap(): { outOfMemory: boolean; held: number } {
   const held = memory.buffer.byteLength;
   let outOfMemory = held >= 0.75 * WASM_MEMORY_LIMIT;
   if (!outOfMemory) {
-    try { memory.grow(256); } catch { outOfMemory = true; } // harmless: this instance is retired below
+    try {
+      memory.grow(256);
+    } catch {
+      outOfMemory = true;
+    } // harmless: this instance is retired below
   }
-  if (isMainThread) reload(); else poisoned = true;
+  if (isMainThread) reload();
+  else poisoned = true;
   return { outOfMemory, held };
 }
 
@@ -71,9 +82,15 @@ export function decodeFailure(e: unknown, file: string, where: string, columns: 
   if (isWasmTrap(e)) {
     const { outOfMemory, held } = afterTrap();
     if (outOfMemory) {
-      return new ExecutionError(`${file}: out of memory decoding ${where}${cols}: ${limitText(held)}; read fewer columns or write the file with smaller row groups`);
+      return new ExecutionError(
+        `${file}: out of memory decoding ${where}${cols}: ${limitText(held)}; read fewer columns or write the file with smaller row groups`,
+      );
     }
-    return new InputError(`${file}: corrupt Parquet data in ${where}${cols} (the decoder failed: ${e.message})`, file, column);
+    return new InputError(
+      `${file}: corrupt Parquet data in ${where}${cols} (the decoder failed: ${e.message})`,
+      file,
+      column,
+    );
   }
   const msg = String((e as Error)?.message ?? e).replace(/^Error: /, '');
   return new InputError(`${file}: error reading Parquet data in ${where}${cols} (${msg})`, file, column);
@@ -83,9 +100,11 @@ export function decodeFailure(e: unknown, file: string, where: string, columns: 
 export function encodeFailure(e: unknown): Error {
   if (!isWasmTrap(e)) return e instanceof Error ? e : new Error(String(e));
   const { outOfMemory, held } = afterTrap();
-  return new ExecutionError(outOfMemory
-    ? `out of memory writing Parquet: ${limitText(held)}; write fewer rows per file`
-    : `the Parquet writer failed (${e.message})`);
+  return new ExecutionError(
+    outOfMemory
+      ? `out of memory writing Parquet: ${limitText(held)}; write fewer rows per file`
+      : `the Parquet writer failed (${e.message})`,
+  );
 }
 
 // Async calls into the module run one at a time per thread, so that a trap
@@ -96,20 +115,46 @@ let waiting: ((e: unknown) => void) | null = null;
 const EVENTS = ['uncaughtException', 'unhandledRejection'] as const;
 
 const listeners = EVENTS.map((ev) => (e: unknown) => {
-  if (waiting && isWasmTrap(e)) { waiting(e); return; }
+  if (waiting && isWasmTrap(e)) {
+    waiting(e);
+    return;
+  }
   // Not ours: unless someone else listens, fail as Node would without listeners.
-  if (process.listenerCount(ev) === 1) { stopListening(); throw e; }
+  if (process.listenerCount(ev) === 1) {
+    stopListening();
+    throw e;
+  }
 });
-function stopListening() { EVENTS.forEach((ev, i) => process.off(ev, listeners[i])); }
+function stopListening() {
+  EVENTS.forEach((ev, i) => process.off(ev, listeners[i]));
+}
 
 /** Run an async call into the module; a trap inside it, however reported, rejects the returned promise. */
 export function guarded<T>(call: () => Promise<T>): Promise<T> {
-  const run = () => new Promise<T>((resolve, reject) => {
-    const done = () => { waiting = null; stopListening(); };
-    waiting = (e) => { done(); reject(e); };
-    EVENTS.forEach((ev, i) => process.on(ev, listeners[i]));
-    Promise.resolve().then(call).then((v) => { done(); resolve(v); }, (e) => { done(); reject(e); });
-  });
+  const run = () =>
+    new Promise<T>((resolve, reject) => {
+      const done = () => {
+        waiting = null;
+        stopListening();
+      };
+      waiting = (e) => {
+        done();
+        reject(e);
+      };
+      EVENTS.forEach((ev, i) => process.on(ev, listeners[i]));
+      Promise.resolve()
+        .then(call)
+        .then(
+          (v) => {
+            done();
+            resolve(v);
+          },
+          (e) => {
+            done();
+            reject(e);
+          },
+        );
+    });
   const r = tail.then(run, run);
   tail = r.catch(() => {});
   return r;

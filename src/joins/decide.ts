@@ -19,10 +19,16 @@ export type Side = 'left' | 'right';
 /** The sides a join type allows to broadcast, in no particular order. */
 export function broadcastable(type: JoinType): Side[] {
   switch (type) {
-    case 'inner': return ['left', 'right'];
-    case 'left': case 'semi': case 'anti': return ['right'];
-    case 'right': return ['left'];
-    case 'full': return [];
+    case 'inner':
+      return ['left', 'right'];
+    case 'left':
+    case 'semi':
+    case 'anti':
+      return ['right'];
+    case 'right':
+      return ['left'];
+    case 'full':
+      return [];
   }
 }
 
@@ -42,19 +48,33 @@ export interface BroadcastDecision {
  * broadcast.
  */
 export function decideJoin(
-  type: JoinType, bytes: Partial<Record<Side, number>>, threshold: number, partial: Partial<Record<Side, number>> = {},
+  type: JoinType,
+  bytes: Partial<Record<Side, number>>,
+  threshold: number,
+  partial: Partial<Record<Side, number>> = {},
 ): BroadcastDecision {
   if (threshold <= 0) return { strategy: 'shuffle', reason: 'broadcast turned off (broadcastBytes 0)' };
   const sides = broadcastable(type);
-  if (sides.length === 0) return { strategy: 'shuffle', reason: `a ${type} join outputs the unmatched rows of both sides: neither may be broadcast` };
-  const fits = sides.filter((s) => bytes[s] !== undefined && bytes[s]! <= threshold)
+  if (sides.length === 0)
+    return {
+      strategy: 'shuffle',
+      reason: `a ${type} join outputs the unmatched rows of both sides: neither may be broadcast`,
+    };
+  const fits = sides
+    .filter((s) => bytes[s] !== undefined && bytes[s]! <= threshold)
     .sort((a, b) => bytes[a]! - bytes[b]!);
   const over = (s: Side) => `over ${partial[s]} bytes (read stopped there)`;
   const stopped = sides.filter((s) => partial[s] !== undefined).map((s) => `${s} ${over(s)}`);
   if (fits.length > 0) {
-    const s = fits[0], o = sides.find((x) => x !== s && (bytes[x] !== undefined || partial[x] !== undefined));
-    const other = o === undefined ? '' : `; the ${o} side is ${bytes[o] !== undefined ? `larger (${bytes[o]} bytes)` : over(o)}`;
-    return { strategy: 'broadcast', side: s, reason: `${s} side ${bytes[s]} bytes <= broadcastBytes ${threshold}${other}` };
+    const s = fits[0],
+      o = sides.find((x) => x !== s && (bytes[x] !== undefined || partial[x] !== undefined));
+    const other =
+      o === undefined ? '' : `; the ${o} side is ${bytes[o] !== undefined ? `larger (${bytes[o]} bytes)` : over(o)}`;
+    return {
+      strategy: 'broadcast',
+      side: s,
+      reason: `${s} side ${bytes[s]} bytes <= broadcastBytes ${threshold}${other}`,
+    };
   }
   const known = [...sides.filter((s) => bytes[s] !== undefined).map((s) => `${s} ${bytes[s]} bytes`), ...stopped];
   return {
@@ -73,9 +93,14 @@ export function decideJoin(
  * threshold.
  */
 export function sidesToMeasure(
-  type: JoinType, estimates: Record<Side, number>, threshold: number, capped: Record<Side, boolean>, factor = 2,
+  type: JoinType,
+  estimates: Record<Side, number>,
+  threshold: number,
+  capped: Record<Side, boolean>,
+  factor = 2,
 ): Side[] {
   if (threshold <= 0) return [];
-  return broadcastable(type).filter((s) => capped[s] || estimates[s] <= factor * threshold)
+  return broadcastable(type)
+    .filter((s) => capped[s] || estimates[s] <= factor * threshold)
     .sort((a, b) => estimates[a] - estimates[b]);
 }

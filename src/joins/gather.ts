@@ -13,7 +13,10 @@ export class GatherSink {
   pending: PairChunk[] = [];
   private rows = 0;
   /** `keep`: gather nothing, keep every match for the caller (sort/cut-pairs.ts gathers them straight into ranges) */
-  constructor(readonly withRight: boolean, private readonly keep = false) {}
+  constructor(
+    readonly withRight: boolean,
+    private readonly keep = false,
+  ) {}
 
   add(l: Batch, r: Batch, li: Int32Array, ri: Int32Array, n: number) {
     this.pending.push({ l, r, li: li.slice(0, n), ri: ri.slice(0, n) });
@@ -24,9 +27,23 @@ export class GatherSink {
   flush() {
     const p = this.pending;
     if (p.length === 0) return;
-    const cols = p[0].l.columns.map((c, i) => gatherMany(c.type, p.map((x) => x.l.columns[i]), p.map((x) => x.li)));
+    const cols = p[0].l.columns.map((c, i) =>
+      gatherMany(
+        c.type,
+        p.map((x) => x.l.columns[i]),
+        p.map((x) => x.li),
+      ),
+    );
     if (this.withRight) {
-      p[0].r.columns.forEach((c, i) => cols.push(gatherMany(c.type, p.map((x) => x.r.columns[i]), p.map((x) => x.ri))));
+      p[0].r.columns.forEach((c, i) =>
+        cols.push(
+          gatherMany(
+            c.type,
+            p.map((x) => x.r.columns[i]),
+            p.map((x) => x.ri),
+          ),
+        ),
+      );
     }
     this.batches.push({ length: this.rows, columns: cols });
     this.pending = [];

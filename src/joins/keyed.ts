@@ -33,8 +33,19 @@ export function keyGroups(direct: Int32Array, gid: Int32Array | null, nGroups: n
  * The group of probing rows from..to, written to `out`: their key's group,
  * or `miss` for a null key, a key outside the span or one no row has.
  */
-export function lookupGroups(kg: KeyGroups, none: number, base: number, probe: Keys, from: number, to: number, miss: number, out: Int32Array): void {
-  const pw = (probe.parts[0] as { w: Int32Array }).w, pNull = probe.anyNull, size = kg.length;
+export function lookupGroups(
+  kg: KeyGroups,
+  none: number,
+  base: number,
+  probe: Keys,
+  from: number,
+  to: number,
+  miss: number,
+  out: Int32Array,
+): void {
+  const pw = (probe.parts[0] as { w: Int32Array }).w,
+    pNull = probe.anyNull,
+    size = kg.length;
   if (base >= -0x80000000 && base + size <= 0x80000000) {
     lookupInt32(kg, none, base, pw, pNull, from, to, miss, out);
     return;
@@ -58,8 +69,19 @@ export function lookupGroups(kg: KeyGroups, none: number, base: number, probe: K
  * sign, and no key outside 32 bits can be in the span; no float arithmetic
  * per row (about a third faster).
  */
-function lookupInt32(kg: KeyGroups, none: number, base: number, pw: Int32Array, pNull: Uint8Array | null, from: number, to: number, miss: number, out: Int32Array): void {
-  const size = kg.length, b = base | 0;
+function lookupInt32(
+  kg: KeyGroups,
+  none: number,
+  base: number,
+  pw: Int32Array,
+  pNull: Uint8Array | null,
+  from: number,
+  to: number,
+  miss: number,
+  out: Int32Array,
+): void {
+  const size = kg.length,
+    b = base | 0;
   for (let i = from; i < to; i++) {
     let g = miss;
     const lo = pw[2 * i];
@@ -88,9 +110,16 @@ export type KeyedAdd = (b: Batch, keys: Keys) => number;
  * rows), an aggregate reading the table's rows (see JoinAggregator.rowsOnly).
  * A batch whose keys are not one 64-bit column gives 0: probe it by pairs.
  */
-export function keyedProbe(t: BroadcastTable, type: ProbeOp['type'], agg: JoinAggregator, cols: number[]): KeyedAdd | null {
+export function keyedProbe(
+  t: BroadcastTable,
+  type: ProbeOp['type'],
+  agg: JoinAggregator,
+  cols: number[],
+): KeyedAdd | null {
   if (t.direct === null || !t.unique || (type !== 'inner' && type !== 'left') || !agg.rowsOnly()) return null;
-  const { gid, nGroups } = agg.groups, direct = t.direct, base = t.base;
+  const { gid, nGroups } = agg.groups,
+    direct = t.direct,
+    base = t.base;
   const key = `${t.id}|${cols.join(',')}`;
   let kg = cache.get(key);
   if (!kg) {

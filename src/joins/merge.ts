@@ -20,21 +20,38 @@ import { type ProbeOp, probeKeys } from './probe.js';
  * table matches one row of the second (none dropped, none repeated).
  */
 export function mergeProbes(pipeline: Pipeline, after: RowOp[]): { pipeline: Pipeline; after: RowOp[] } | null {
-  const first = pipeline.ops[pipeline.ops.length - 1], second = after[0];
+  const first = pipeline.ops[pipeline.ops.length - 1],
+    second = after[0];
   if (first?.kind !== 'probe' || second?.kind !== 'probe') return null;
   if (first.type !== 'inner' || second.type !== 'inner' || first.buildFirst || second.buildFirst) return null;
   const np = first.leftSchema.length;
   if (!second.keys.every((k) => k >= np)) return null;
-  const rows = first.table.batch, n = rows.length, t2 = second.table;
+  const rows = first.table.batch,
+    n = rows.length,
+    t2 = second.table;
   const match = new Int32Array(n).fill(-1);
   let once = true;
-  new JoinProbe('inner', t2.keys, new KeyTable(t2.keys, true, t2)).probe(probeKeys(rows, { ...second, keys: second.keys.map((k) => k - np) }), (pi, bi, m) => {
-    for (let k = 0; k < m; k++) { if (match[pi[k]] >= 0) once = false; match[pi[k]] = bi[k]; }
-  });
+  new JoinProbe('inner', t2.keys, new KeyTable(t2.keys, true, t2)).probe(
+    probeKeys(rows, { ...second, keys: second.keys.map((k) => k - np) }),
+    (pi, bi, m) => {
+      for (let k = 0; k < m; k++) {
+        if (match[pi[k]] >= 0) once = false;
+        match[pi[k]] = bi[k];
+      }
+    },
+  );
   if (!once || match.includes(-1)) return null;
   const added = shareBatch({ length: n, columns: t2.batch.columns.map((c) => gather(c, match, n)) });
   const tableSchema: Schema = [...first.rightSchema, ...second.rightSchema];
-  const table = { ...first.table, id: `${first.table.id}+${t2.id}`, batch: { length: n, columns: [...rows.columns, ...added.columns] }, groups: undefined };
+  const table = {
+    ...first.table,
+    id: `${first.table.id}+${t2.id}`,
+    batch: { length: n, columns: [...rows.columns, ...added.columns] },
+    groups: undefined,
+  };
   const op: ProbeOp = { ...first, table, rightSchema: tableSchema };
-  return { pipeline: { ...pipeline, ops: [...pipeline.ops.slice(0, -1), op], schema: [...first.leftSchema, ...tableSchema] }, after: after.slice(1) };
+  return {
+    pipeline: { ...pipeline, ops: [...pipeline.ops.slice(0, -1), op], schema: [...first.leftSchema, ...tableSchema] },
+    after: after.slice(1),
+  };
 }

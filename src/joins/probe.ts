@@ -53,17 +53,20 @@ export interface ProbeOp {
 const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
 
 /** A probing batch's keys: hashed unless the table is direct (looked up by value). */
-export const probeKeys = (b: Batch, op: ProbeOp) => buildKeys(b, op.keys, op.norms, probeHashes.get(b.length), op.table.direct === null);
+export const probeKeys = (b: Batch, op: ProbeOp) =>
+  buildKeys(b, op.keys, op.norms, probeHashes.get(b.length), op.table.direct === null);
 
 /** The joined rows of one probing batch (none, one or several batches). */
 export function probeBatch(b: Batch, op: ProbeOp): Batch[] {
   if (b.length === 0) return [];
-  const t = op.table, build = t.batch;
+  const t = op.table,
+    build = t.batch;
   const joiner = new JoinProbe(op.type, t.keys, new KeyTable(t.keys, true, t));
   const sink = new GatherSink(op.type !== 'semi' && op.type !== 'anti');
-  joiner.probe(probeKeys(b, op), op.buildFirst
-    ? (pi, bi, n) => sink.add(build, b, bi, pi, n)
-    : (pi, bi, n) => sink.add(b, build, pi, bi, n));
+  joiner.probe(
+    probeKeys(b, op),
+    op.buildFirst ? (pi, bi, n) => sink.add(build, b, bi, pi, n) : (pi, bi, n) => sink.add(b, build, pi, bi, n),
+  );
   sink.flush();
   return sink.batches;
 }
@@ -73,7 +76,9 @@ export function probeBatch(b: Batch, op: ProbeOp): Batch[] {
  * it groups by: computed once where the table is built (exec/broadcast.ts),
  * arrays shared, so no task regroups the table.
  */
-export interface TableGroups extends Groups { cols: number[] }
+export interface TableGroups extends Groups {
+  cols: number[];
+}
 
 // Groups of a broadcast table's rows by some columns, per thread, where the
 // table carries none for them (a few entries suffice: every map task of a run
@@ -104,9 +109,12 @@ function tableGroups(t: BroadcastTable): { groupsFor: (cols: number[]) => Groups
 function fusedShape(op: Omit<ProbeOp, 'table'>, groupedLeft: boolean): JoinShape {
   return {
     // the join's own type: a probe seen as a left join from the right side of the join is a right join
-    type: op.buildFirst ? (op.type === 'left' ? 'right' : 'inner') : op.type, groupedLeft,
-    leftSchema: op.leftSchema, rightSchema: op.rightSchema,
-    leftKeys: op.buildFirst ? op.buildKeys : op.keys, rightKeys: op.buildFirst ? op.keys : op.buildKeys,
+    type: op.buildFirst ? (op.type === 'left' ? 'right' : 'inner') : op.type,
+    groupedLeft,
+    leftSchema: op.leftSchema,
+    rightSchema: op.rightSchema,
+    leftKeys: op.buildFirst ? op.buildKeys : op.keys,
+    rightKeys: op.buildFirst ? op.keys : op.buildKeys,
   };
 }
 
@@ -114,7 +122,11 @@ function fusedShape(op: Omit<ProbeOp, 'table'>, groupedLeft: boolean): JoinShape
  * The table's columns the probe fused with this aggregate groups the table's
  * rows by; null when it groups the probing batches instead or does not fuse.
  */
-export function fusedTableGroupColumns(op: Omit<ProbeOp, 'table'>, groupBy: number[], aggs: BoundAggregate[]): number[] | null {
+export function fusedTableGroupColumns(
+  op: Omit<ProbeOp, 'table'>,
+  groupBy: number[],
+  aggs: BoundAggregate[],
+): number[] | null {
   const onBuild = fusedShape(op, op.buildFirst);
   return JoinAggregator.applies(onBuild, groupBy, aggs) ? JoinAggregator.groupColumns(onBuild, groupBy, aggs) : null;
 }
@@ -141,17 +153,35 @@ export interface ProbeAggregate {
  * states (joins/orient.ts ProbeGroupedAggregate). Null when neither
  * serves the aggregate (see JoinAggregator.applies).
  */
-export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggregate[], schema: Schema): ProbeAggregate | null {
-  const t = op.table, build = t.batch, states = partialSchema(schema, groupBy, aggs);
-  const onBuild = fusedShape(op, op.buildFirst), onProbe = fusedShape(op, !op.buildFirst);
+export function probeAggregate(
+  op: ProbeOp,
+  groupBy: number[],
+  aggs: BoundAggregate[],
+  schema: Schema,
+): ProbeAggregate | null {
+  const t = op.table,
+    build = t.batch,
+    states = partialSchema(schema, groupBy, aggs);
+  const onBuild = fusedShape(op, op.buildFirst),
+    onProbe = fusedShape(op, !op.buildFirst);
   const byBuild = JoinAggregator.applies(onBuild, groupBy, aggs);
   if (!byBuild && !JoinAggregator.applies(onProbe, groupBy, aggs)) return null;
   const joiner = new JoinProbe(op.type, t.keys, new KeyTable(t.keys, true, t));
   let chunks = 0;
   const matchChunks = () => chunks;
-  const probe = (b: Batch, agg: PairSink) => joiner.probe(probeKeys(b, op), op.buildFirst
-    ? (pi, bi, n) => { chunks++; agg.add(build, b, bi, pi, n); }
-    : (pi, bi, n) => { chunks++; agg.add(b, build, pi, bi, n); });
+  const probe = (b: Batch, agg: PairSink) =>
+    joiner.probe(
+      probeKeys(b, op),
+      op.buildFirst
+        ? (pi, bi, n) => {
+            chunks++;
+            agg.add(build, b, bi, pi, n);
+          }
+        : (pi, bi, n) => {
+            chunks++;
+            agg.add(b, build, pi, bi, n);
+          },
+    );
   if (byBuild) {
     const { groupsFor, shared } = tableGroups(t);
     const agg = JoinAggregator.create(build, onBuild, groupBy, aggs, states, groupsFor);
@@ -163,7 +193,11 @@ export function probeAggregate(op: ProbeOp, groupBy: number[], aggs: BoundAggreg
         if (b.length === 0) return;
         if (keyed) {
           const k = keyed(b, probeKeys(b, op));
-          if (k > 0) { chunks += k; keyedChunks += k; return; }
+          if (k > 0) {
+            chunks += k;
+            keyedChunks += k;
+            return;
+          }
         }
         probe(b, agg);
       },

@@ -3,9 +3,21 @@
 // the I/O boundary only; inside, these plain objects cross threads as buffers.
 
 export type TypeId =
-  | 'int8' | 'int16' | 'int32' | 'int64'
-  | 'uint8' | 'uint16' | 'uint32' | 'uint64'
-  | 'float32' | 'float64' | 'bool' | 'utf8' | 'date32' | 'timestamp' | 'decimal';
+  | 'int8'
+  | 'int16'
+  | 'int32'
+  | 'int64'
+  | 'uint8'
+  | 'uint16'
+  | 'uint32'
+  | 'uint64'
+  | 'float32'
+  | 'float64'
+  | 'bool'
+  | 'utf8'
+  | 'date32'
+  | 'timestamp'
+  | 'decimal';
 
 export type TimeUnit = 'second' | 'millisecond' | 'microsecond' | 'nanosecond';
 
@@ -22,13 +34,23 @@ export interface DataType {
   scale?: number;
 }
 
-export interface Field { name: string; type: DataType }
+export interface Field {
+  name: string;
+  type: DataType;
+}
 export type Schema = Field[];
 
 export type Values =
-  | Int8Array | Int16Array | Int32Array | BigInt64Array
-  | Uint8Array | Uint16Array | Uint32Array | BigUint64Array
-  | Float32Array | Float64Array;
+  | Int8Array
+  | Int16Array
+  | Int32Array
+  | BigInt64Array
+  | Uint8Array
+  | Uint16Array
+  | Uint32Array
+  | BigUint64Array
+  | Float32Array
+  | Float64Array;
 
 export interface Column {
   type: DataType;
@@ -41,10 +63,20 @@ export interface Column {
   valid: Uint8Array | null;
 }
 
-export interface Batch { length: number; columns: Column[] }
+export interface Batch {
+  length: number;
+  columns: Column[];
+}
 
 const INTEGER_IDS: ReadonlySet<TypeId> = new Set([
-  'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
+  'int8',
+  'int16',
+  'int32',
+  'int64',
+  'uint8',
+  'uint16',
+  'uint32',
+  'uint64',
 ]);
 export const isInteger = (t: DataType) => INTEGER_IDS.has(t.id);
 export const isFloat = (t: DataType) => t.id === 'float32' || t.id === 'float64';
@@ -69,24 +101,42 @@ export function typeName(t: DataType): string {
 
 /** The typed array class holding a type's values: a new one of n values, or a view on a buffer. */
 export type ValuesCtor = {
-  new(n: number): Values;
-  new(buffer: ArrayBufferLike, byteOffset: number, length: number): Values;
+  new (n: number): Values;
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): Values;
   BYTES_PER_ELEMENT: number;
 };
 const CTORS: Record<TypeId, ValuesCtor> = {
-  int8: Int8Array, int16: Int16Array, int32: Int32Array, int64: BigInt64Array,
-  uint8: Uint8Array, uint16: Uint16Array, uint32: Uint32Array, uint64: BigUint64Array,
-  float32: Float32Array, float64: Float64Array, bool: Uint8Array, utf8: Uint8Array,
-  date32: Int32Array, timestamp: BigInt64Array, decimal: BigInt64Array,
+  int8: Int8Array,
+  int16: Int16Array,
+  int32: Int32Array,
+  int64: BigInt64Array,
+  uint8: Uint8Array,
+  uint16: Uint16Array,
+  uint32: Uint32Array,
+  uint64: BigUint64Array,
+  float32: Float32Array,
+  float64: Float64Array,
+  bool: Uint8Array,
+  utf8: Uint8Array,
+  date32: Int32Array,
+  timestamp: BigInt64Array,
+  decimal: BigInt64Array,
 };
 
-export function allocValues(t: DataType, n: number): Values { return new CTORS[t.id](n * lanes(t)); }
+export function allocValues(t: DataType, n: number): Values {
+  return new CTORS[t.id](n * lanes(t));
+}
 export const valuesCtor = (t: DataType): ValuesCtor => CTORS[t.id];
 
 /** Per-thread scratch for arrays that do not outlive a synchronous step; kept while at most `keep` long. */
 export class Int32Scratch {
   private buf: Int32Array;
-  constructor(initial: number, private readonly keep: number) { this.buf = new Int32Array(initial); }
+  constructor(
+    initial: number,
+    private readonly keep: number,
+  ) {
+    this.buf = new Int32Array(initial);
+  }
   /** At least n elements (a fresh array beyond `keep`). */
   get(n: number): Int32Array {
     if (this.buf.length >= n) return this.buf;
@@ -112,26 +162,53 @@ export const isNull = (c: Column, i: number) => c.valid !== null && c.valid[i] =
 // loops stay monomorphic: 8-byte values move as two 32-bit words, which keeps
 // float and int64 bit patterns intact.
 function gather1(dst: Uint8Array, at: number, src: Uint8Array, idx: Int32Array, n: number) {
-  for (let i = 0; i < n; i++) { const j = idx[i]; dst[at + i] = j < 0 ? 0 : src[j]; }
+  for (let i = 0; i < n; i++) {
+    const j = idx[i];
+    dst[at + i] = j < 0 ? 0 : src[j];
+  }
 }
 function gather2(dst: Uint16Array, at: number, src: Uint16Array, idx: Int32Array, n: number) {
-  for (let i = 0; i < n; i++) { const j = idx[i]; dst[at + i] = j < 0 ? 0 : src[j]; }
+  for (let i = 0; i < n; i++) {
+    const j = idx[i];
+    dst[at + i] = j < 0 ? 0 : src[j];
+  }
 }
 function gather4(dst: Int32Array, at: number, src: Int32Array, idx: Int32Array, n: number) {
-  for (let i = 0; i < n; i++) { const j = idx[i]; dst[at + i] = j < 0 ? 0 : src[j]; }
+  for (let i = 0; i < n; i++) {
+    const j = idx[i];
+    dst[at + i] = j < 0 ? 0 : src[j];
+  }
 }
 function gather8(dst: Int32Array, at: number, src: Int32Array, idx: Int32Array, n: number) {
   for (let i = 0; i < n; i++) {
-    const j = idx[i], d = 2 * (at + i);
-    if (j < 0) { dst[d] = 0; dst[d + 1] = 0; } else { dst[d] = src[2 * j]; dst[d + 1] = src[2 * j + 1]; }
+    const j = idx[i],
+      d = 2 * (at + i);
+    if (j < 0) {
+      dst[d] = 0;
+      dst[d + 1] = 0;
+    } else {
+      dst[d] = src[2 * j];
+      dst[d + 1] = src[2 * j + 1];
+    }
   }
 }
 
 function gather16(dst: Int32Array, at: number, src: Int32Array, idx: Int32Array, n: number) {
   for (let i = 0; i < n; i++) {
-    const j = idx[i], d = 4 * (at + i);
-    if (j < 0) { dst[d] = 0; dst[d + 1] = 0; dst[d + 2] = 0; dst[d + 3] = 0; }
-    else { const s = 4 * j; dst[d] = src[s]; dst[d + 1] = src[s + 1]; dst[d + 2] = src[s + 2]; dst[d + 3] = src[s + 3]; }
+    const j = idx[i],
+      d = 4 * (at + i);
+    if (j < 0) {
+      dst[d] = 0;
+      dst[d + 1] = 0;
+      dst[d + 2] = 0;
+      dst[d + 3] = 0;
+    } else {
+      const s = 4 * j;
+      dst[d] = src[s];
+      dst[d + 1] = src[s + 1];
+      dst[d + 2] = src[s + 2];
+      dst[d + 3] = src[s + 3];
+    }
   }
 }
 
@@ -147,7 +224,13 @@ export function wordView(a: ArrayBufferView, width: number, n = a.byteLength / w
  * rows idxs[0] of cols[0], then idxs[1] of cols[1], ... An index of -1 gives
  * a null (the missing side of an outer join).
  */
-export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], counts?: number[], noMissing = false): Column {
+export function gatherMany(
+  type: DataType,
+  cols: Column[],
+  idxs: Int32Array[],
+  counts?: number[],
+  noMissing = false,
+): Column {
   // No loop over rows here, only over the columns (a few): every row loop is a
   // function of its own (see groupIdsOfRows in agg/joinagg.ts). This function
   // sees every column type and shape; when it held the loops, each new one
@@ -162,7 +245,9 @@ export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], c
   }
   let needValid = false;
   if (noMissing) needValid = cols.some((c) => c.valid !== null);
-  else for (let k = 0; k < cols.length && !needValid; k++) needValid = cols[k].valid !== null || anyMissing(idxs[k], ns[k]);
+  else
+    for (let k = 0; k < cols.length && !needValid; k++)
+      needValid = cols[k].valid !== null || anyMissing(idxs[k], ns[k]);
   let valid: Uint8Array | null = null;
   if (needValid) {
     valid = new Uint8Array(n);
@@ -176,7 +261,8 @@ export function gatherMany(type: DataType, cols: Column[], idxs: Int32Array[], c
   }
   if (type.id === 'utf8') {
     const offsets = new Int32Array(n + 1);
-    let total = 0, at = 0;
+    let total = 0,
+      at = 0;
     for (let k = 0; k < cols.length; k++) {
       total = stringOffsets(offsets, at, cols[k].offsets!, idxs[k], ns[k], total);
       at += ns[k];
@@ -218,7 +304,14 @@ function presentRows(valid: Uint8Array, at: number, idx: Int32Array, n: number):
 }
 
 /** End offsets of the picked strings, from `total` on; returns the new total. */
-function stringOffsets(offsets: Int32Array, at: number, o: Int32Array, idx: Int32Array, n: number, total: number): number {
+function stringOffsets(
+  offsets: Int32Array,
+  at: number,
+  o: Int32Array,
+  idx: Int32Array,
+  n: number,
+  total: number,
+): number {
   let t = total;
   for (let i = 0; i < n; i++) {
     const j = idx[i];
@@ -229,11 +322,20 @@ function stringOffsets(offsets: Int32Array, at: number, o: Int32Array, idx: Int3
 }
 
 /** The picked strings' bytes to their offsets (stringOffsets). */
-function gatherStrings(out: Uint8Array, offsets: Int32Array, at: number, o: Int32Array, bytes: Uint8Array, idx: Int32Array, n: number): void {
+function gatherStrings(
+  out: Uint8Array,
+  offsets: Int32Array,
+  at: number,
+  o: Int32Array,
+  bytes: Uint8Array,
+  idx: Int32Array,
+  n: number,
+): void {
   for (let i = 0; i < n; i++) {
     const j = idx[i];
     if (j < 0) continue;
-    const s = o[j], e = o[j + 1];
+    const s = o[j],
+      e = o[j + 1];
     let p = offsets[at + i];
     if (e - s < 32) for (let x = s; x < e; x++) out[p++] = bytes[x];
     else out.set(bytes.subarray(s, e), p);
@@ -304,7 +406,9 @@ const bufferOf = (bytes: number, shared: boolean) => (shared ? new SharedArrayBu
 /** The columns one after another; `shared`: straight into SharedArrayBuffers (one copy, as shareBatch after concatenating would make two). */
 export function concatColumns(type: DataType, cols: Column[], shared = false): Column {
   if (cols.length === 1) return shared ? shareColumn(cols[0]) : cols[0];
-  let n = 0, bytes = 0, anyNull = false;
+  let n = 0,
+    bytes = 0,
+    anyNull = false;
   for (const c of cols) {
     n += c.length;
     if (c.valid) anyNull = true;
@@ -314,14 +418,16 @@ export function concatColumns(type: DataType, cols: Column[], shared = false): C
   if (valid) {
     let p = 0;
     for (const c of cols) {
-      if (c.valid) valid.set(c.valid, p); else valid.fill(1, p, p + c.length);
+      if (c.valid) valid.set(c.valid, p);
+      else valid.fill(1, p, p + c.length);
       p += c.length;
     }
   }
   if (type.id === 'utf8') {
     const values = new Uint8Array(bufferOf(bytes, shared));
     const offsets = new Int32Array(bufferOf(4 * (n + 1), shared));
-    let p = 0, b = 0;
+    let p = 0,
+      b = 0;
     for (const c of cols) {
       const o = c.offsets!;
       values.set((c.values as Uint8Array).subarray(0, o[c.length]), b);
@@ -334,7 +440,10 @@ export function concatColumns(type: DataType, cols: Column[], shared = false): C
   const values = new CTORS[type.id](bufferOf(n * rowWidth(type), shared), 0, n * lanes(type)) as any;
   let p = 0;
   const l = lanes(type);
-  for (const c of cols) { values.set(c.values.subarray(0, c.length * l), p); p += c.length * l; }
+  for (const c of cols) {
+    values.set(c.values.subarray(0, c.length * l), p);
+    p += c.length * l;
+  }
   return { type, length: n, values, valid };
 }
 
@@ -350,7 +459,16 @@ export function concatBatches(schema: Schema, batches: Batch[], shared = false):
   if (bs.length === 1) return shared ? shareBatch(bs[0]) : bs[0];
   let n = 0;
   for (const b of bs) n += b.length;
-  return { length: n, columns: schema.map((f, i) => concatColumns(f.type, bs.map((b) => b.columns[i]), shared)) };
+  return {
+    length: n,
+    columns: schema.map((f, i) =>
+      concatColumns(
+        f.type,
+        bs.map((b) => b.columns[i]),
+        shared,
+      ),
+    ),
+  };
 }
 
 export function rowCount(batches: readonly Batch[]): number {
@@ -417,7 +535,7 @@ export function valueAt(c: Column, i: number): unknown {
 /** The array in a SharedArrayBuffer (itself when it already is). */
 export function shareArray<T extends Values | Int32Array | Uint8Array>(a: T): T {
   if (a.buffer instanceof SharedArrayBuffer) return a;
-  const Ctor = a.constructor as { new(b: SharedArrayBuffer): T };
+  const Ctor = a.constructor as { new (b: SharedArrayBuffer): T };
   const out = new Ctor(new SharedArrayBuffer(a.byteLength));
   (out as any).set(a);
   return out;
@@ -432,5 +550,10 @@ export function shareBatch(b: Batch): Batch {
 }
 
 function shareColumn(c: Column): Column {
-  return { ...c, values: shareArray(c.values), offsets: c.offsets ? shareArray(c.offsets) : undefined, valid: c.valid ? shareArray(c.valid) : null };
+  return {
+    ...c,
+    values: shareArray(c.values),
+    offsets: c.offsets ? shareArray(c.offsets) : undefined,
+    valid: c.valid ? shareArray(c.valid) : null,
+  };
 }

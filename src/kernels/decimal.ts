@@ -10,27 +10,46 @@ const POW10: bigint[] = Array.from({ length: 80 }, (_, i) => 10n ** BigInt(i));
 export const pow10 = (k: number): bigint => POW10[k];
 const LIMIT38 = POW10[38];
 
-export const decimalType = (precision: number, scale: number): DataType =>
-  ({ id: 'decimal', precision: Math.min(MAX_PRECISION, Math.max(1, precision)), scale });
+export const decimalType = (precision: number, scale: number): DataType => ({
+  id: 'decimal',
+  precision: Math.min(MAX_PRECISION, Math.max(1, precision)),
+  scale,
+});
 
 /** The scaled integers of a decimal column as a column of the given decimal type; an overflow names `what`. */
 export function decimalColumn(vals: ArrayLike<bigint | null>, type: DataType, what: string): Column {
-  const n = vals.length, wide = lanes(type) === 2;
+  const n = vals.length,
+    wide = lanes(type) === 2;
   const out = new BigInt64Array(wide ? 2 * n : n);
   const limit = POW10[type.precision!];
   let valid: Uint8Array | null = null;
   for (let k = 0; k < n; k++) {
     const x = vals[k];
-    if (x === null) { valid ??= new Uint8Array(n).fill(1); valid[k] = 0; continue; }
+    if (x === null) {
+      valid ??= new Uint8Array(n).fill(1);
+      valid[k] = 0;
+      continue;
+    }
     putScaled(out, k, x, wide, limit, type, what);
   }
   return { type, length: n, values: out, valid };
 }
 
 /** Scaled integer x as row k of a decimal column's lanes (two when `wide`), below `limit` (10^precision) or an overflow naming `what`. */
-function putScaled(out: BigInt64Array, k: number, x: bigint, wide: boolean, limit: bigint, type: DataType, what: string): void {
+function putScaled(
+  out: BigInt64Array,
+  k: number,
+  x: bigint,
+  wide: boolean,
+  limit: bigint,
+  type: DataType,
+  what: string,
+): void {
   if (x >= limit || -x >= limit) throw overflow(what, x, type);
-  if (wide) { out[2 * k] = BigInt.asIntN(64, x); out[2 * k + 1] = x >> 64n; } else out[k] = x;
+  if (wide) {
+    out[2 * k] = BigInt.asIntN(64, x);
+    out[2 * k + 1] = x >> 64n;
+  } else out[k] = x;
 }
 
 export function overflow(what: string, x: bigint, type: DataType): ExecutionError {
@@ -59,7 +78,14 @@ export function decimalSums(c: Column, gid: Int32Array, nGroups: number, cnt: Fl
 }
 
 /** Group k's sum from its carried words (wordSums) as a bigint; a2 and a3 only for a 128-bit column. */
-function sumAt(a0: Float64Array, a1: Float64Array, a2: Float64Array, a3: Float64Array, k: number, wide: boolean): bigint {
+function sumAt(
+  a0: Float64Array,
+  a1: Float64Array,
+  a2: Float64Array,
+  a3: Float64Array,
+  k: number,
+  wide: boolean,
+): bigint {
   let s = BigInt(a1[k]);
   if (wide) s = (BigInt(a3[k]) << 64n) + (BigInt(a2[k]) << 32n) + s;
   return (s << 32n) + BigInt(a0[k]);
@@ -67,16 +93,24 @@ function sumAt(a0: Float64Array, a1: Float64Array, a2: Float64Array, a3: Float64
 
 /** The groups' sums in 32-bit words, carried: a0 (and a1, a2 of a 128-bit column) in [0, 2^32), the top word signed. */
 function wordSums(c: Column, gid: Int32Array, nGroups: number): Float64Array[] {
-  const wide = lanes(c.type) === 2, words = wide ? 4 : 2, n = c.length, valid = c.valid;
+  const wide = lanes(c.type) === 2,
+    words = wide ? 4 : 2,
+    n = c.length,
+    valid = c.valid;
   const w = new Int32Array(c.values.buffer, c.values.byteOffset, words * n);
-  const a0 = new Float64Array(nGroups), a1 = new Float64Array(nGroups);
-  const a2 = new Float64Array(wide ? nGroups : 0), a3 = new Float64Array(wide ? nGroups : 0);
+  const a0 = new Float64Array(nGroups),
+    a1 = new Float64Array(nGroups);
+  const a2 = new Float64Array(wide ? nGroups : 0),
+    a3 = new Float64Array(wide ? nGroups : 0);
   for (let start = 0; start < n; start += CHUNK) {
     const end = Math.min(n, start + CHUNK);
     if (!wide) sums64(w, valid, gid, a0, a1, start, end);
     else sums128(w, valid, gid, a0, a1, a2, a3, start, end);
     carry(a0, a1);
-    if (wide) { carry(a1, a2); carry(a2, a3); }
+    if (wide) {
+      carry(a1, a2);
+      carry(a2, a3);
+    }
   }
   return [a0, a1, a2, a3];
 }
@@ -87,7 +121,14 @@ function wordSums(c: Column, gid: Int32Array, nGroups: number): Float64Array[] {
  * are): TPC-H q18's sums of l_quantity by order spent more time making four
  * bigints a group (and collecting them) than summing.
  */
-export function decimalSumsColumn(c: Column, gid: Int32Array, nGroups: number, cnt: Float64Array, type: DataType, what: string): Column {
+export function decimalSumsColumn(
+  c: Column,
+  gid: Int32Array,
+  nGroups: number,
+  cnt: Float64Array,
+  type: DataType,
+  what: string,
+): Column {
   const wideIn = lanes(c.type) === 2;
   const [a0, a1, a2, a3] = wordSums(c, gid, nGroups);
   const wide = lanes(type) === 2;
@@ -113,7 +154,8 @@ export function decimalSumsColumn(c: Column, gid: Int32Array, nGroups: number, c
  * where they carry more.
  */
 function highWord(a1: Float64Array, a2: Float64Array, a3: Float64Array): Float64Array {
-  const n = a1.length, hi = new Float64Array(n);
+  const n = a1.length,
+    hi = new Float64Array(n);
   for (let k = 0; k < n; k++) {
     hi[k] = a3[k] === 0 && a2[k] === 0 ? a1[k] : a3[k] === -1 && a2[k] === 4294967295 ? a1[k] - 4294967296 : NaN;
   }
@@ -126,15 +168,37 @@ function highWord(a1: Float64Array, a2: Float64Array, a3: Float64Array): Float64
  * `bound`; returns per group 1 (written), 0 (no value: null) or 2 (left to
  * the caller).
  */
-function sumWords(a0: Float64Array, a1: Float64Array, cnt: Float64Array, w: Int32Array, wide: boolean, bound: number): Uint8Array {
-  const n = a0.length, state = new Uint8Array(n);
+function sumWords(
+  a0: Float64Array,
+  a1: Float64Array,
+  cnt: Float64Array,
+  w: Int32Array,
+  wide: boolean,
+  bound: number,
+): Uint8Array {
+  const n = a0.length,
+    state = new Uint8Array(n);
   for (let k = 0; k < n; k++) {
     if (cnt[k] === 0) continue;
     const hi = a1[k];
-    if (!(hi >= -0x200000 && hi < 0x200000)) { state[k] = 2; continue; } // NaN too
+    if (!(hi >= -0x200000 && hi < 0x200000)) {
+      state[k] = 2;
+      continue;
+    } // NaN too
     const x = hi * 4294967296 + a0[k];
-    if (x >= bound || -x >= bound) { state[k] = 2; continue; }
-    if (wide) { const o = 4 * k; w[o] = a0[k]; w[o + 1] = hi; w[o + 2] = w[o + 3] = hi < 0 ? -1 : 0; } else { w[2 * k] = a0[k]; w[2 * k + 1] = hi; }
+    if (x >= bound || -x >= bound) {
+      state[k] = 2;
+      continue;
+    }
+    if (wide) {
+      const o = 4 * k;
+      w[o] = a0[k];
+      w[o + 1] = hi;
+      w[o + 2] = w[o + 3] = hi < 0 ? -1 : 0;
+    } else {
+      w[2 * k] = a0[k];
+      w[2 * k + 1] = hi;
+    }
     state[k] = 1;
   }
   return state;
@@ -146,38 +210,68 @@ function sumWords(a0: Float64Array, a1: Float64Array, cnt: Float64Array, w: Int3
 // 14 times a run.
 
 /** Rows start..end of 64-bit values (two words each) into the groups' word sums. */
-function sums64(w: Int32Array, valid: Uint8Array | null, gid: Int32Array, a0: Float64Array, a1: Float64Array, start: number, end: number): void {
+function sums64(
+  w: Int32Array,
+  valid: Uint8Array | null,
+  gid: Int32Array,
+  a0: Float64Array,
+  a1: Float64Array,
+  start: number,
+  end: number,
+): void {
   for (let i = start; i < end; i++) {
     if (valid !== null && valid[i] === 0) continue;
     const k = gid[i];
-    a0[k] += w[2 * i] >>> 0; a1[k] += w[2 * i + 1];
+    a0[k] += w[2 * i] >>> 0;
+    a1[k] += w[2 * i + 1];
   }
 }
 
 /** Rows start..end of 128-bit values (four words each): a value that fits in 64 bits adds two words. */
 function sums128(
-  w: Int32Array, valid: Uint8Array | null, gid: Int32Array, a0: Float64Array, a1: Float64Array, a2: Float64Array, a3: Float64Array,
-  start: number, end: number,
+  w: Int32Array,
+  valid: Uint8Array | null,
+  gid: Int32Array,
+  a0: Float64Array,
+  a1: Float64Array,
+  a2: Float64Array,
+  a3: Float64Array,
+  start: number,
+  end: number,
 ): void {
   for (let i = start; i < end; i++) {
     if (valid !== null && valid[i] === 0) continue;
-    const k = gid[i], p = 4 * i, h = w[p + 1], sign = h >> 31;
+    const k = gid[i],
+      p = 4 * i,
+      h = w[p + 1],
+      sign = h >> 31;
     a0[k] += w[p] >>> 0;
     if (w[p + 2] === sign && w[p + 3] === sign) a1[k] += h;
-    else { a1[k] += h >>> 0; a2[k] += w[p + 2] >>> 0; a3[k] += w[p + 3]; }
+    else {
+      a1[k] += h >>> 0;
+      a2[k] += w[p + 2] >>> 0;
+      a3[k] += w[p + 3];
+    }
   }
 }
 
 /** Bring each group's sum in `a` into [0, 2^32), the rest carried into the next word's `b`. */
 function carry(a: Float64Array, b: Float64Array) {
-  for (let k = 0; k < a.length; k++) { const c = Math.floor(a[k] / TWO32); a[k] -= c * TWO32; b[k] += c; }
+  for (let k = 0; k < a.length; k++) {
+    const c = Math.floor(a[k] / TWO32);
+    a[k] -= c * TWO32;
+    b[k] += c;
+  }
 }
 
 /** A scaled integer as the nearest float64 (exact text parsed, so rounding is correct). */
 export const decimalToFloat = (x: bigint, scale: number): number => Number(decimalText(x, scale));
 
 /** A decimal literal: its scaled integer and scale (`0.06` is 6 at scale 2). */
-export interface DecimalValue { scaled: bigint; scale: number }
+export interface DecimalValue {
+  scaled: bigint;
+  scale: number;
+}
 
 /**
  * Exact decimal text (`-12.50`, `1e-3`, `3`) as a scaled integer with the
@@ -187,8 +281,12 @@ export interface DecimalValue { scaled: bigint; scale: number }
 export function parseDecimal(text: string): DecimalValue | null {
   const m = /^\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/.exec(text);
   if (!m || (m[2] === '' && (m[3] ?? '') === '')) return null;
-  let digits = m[2] + (m[3] ?? ''), scale = (m[3] ?? '').length - Number(m[4] ?? 0);
-  if (scale < 0) { digits += '0'.repeat(-scale); scale = 0; }
+  let digits = m[2] + (m[3] ?? ''),
+    scale = (m[3] ?? '').length - Number(m[4] ?? 0);
+  if (scale < 0) {
+    digits += '0'.repeat(-scale);
+    scale = 0;
+  }
   const x = BigInt(digits || '0');
   return { scaled: m[1] === '-' ? -x : x, scale };
 }
@@ -203,8 +301,13 @@ export const digitsOf = (x: bigint): number => (x < 0n ? -x : x).toString().leng
 export function decimalFromArrow(words: Uint32Array, n: number, type: DataType, valid: Uint8Array | null): Column {
   const values = allocValues(type, n);
   // signed words: a copied word stays a small integer in every tier of the JIT
-  const out = new Int32Array(values.buffer), w = new Int32Array(words.buffer, words.byteOffset, 4 * n);
+  const out = new Int32Array(values.buffer),
+    w = new Int32Array(words.buffer, words.byteOffset, 4 * n);
   if (lanes(type) === 2) out.set(w);
-  else for (let i = 0; i < n; i++) { out[2 * i] = w[4 * i]; out[2 * i + 1] = w[4 * i + 1]; }
+  else
+    for (let i = 0; i < n; i++) {
+      out[2 * i] = w[4 * i];
+      out[2 * i + 1] = w[4 * i + 1];
+    }
   return { type, length: n, values, valid };
 }

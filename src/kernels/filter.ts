@@ -5,7 +5,9 @@ import { type Batch, type Column, decimalAt, lanes } from './column.js';
 import { type DecimalValue, pow10 } from './decimal.js';
 import { compileExpr } from '../expr/compile.js';
 
-const F = 0, T = 1, N = 2;
+const F = 0,
+  T = 1,
+  N = 2;
 const encoder = new TextEncoder();
 
 function compareBytes(a: Uint8Array, s: number, e: number, b: Uint8Array): number {
@@ -14,7 +16,7 @@ function compareBytes(a: Uint8Array, s: number, e: number, b: Uint8Array): numbe
     const d = a[s + k] - b[k];
     if (d !== 0) return d;
   }
-  return (e - s) - b.length;
+  return e - s - b.length;
 }
 
 /** A comparator of row i against a literal: negative, zero, positive. */
@@ -27,10 +29,16 @@ function cellComparator(c: Column, lit: Exclude<Literal, null>): (i: number) => 
   }
   if (c.type.id === 'decimal') {
     // Compared at the finer of the two scales, exactly.
-    const d = lit as DecimalValue, cs = c.type.scale!, s = Math.max(cs, d.scale);
-    const x = d.scaled * pow10(s - d.scale), f = pow10(s - cs);
+    const d = lit as DecimalValue,
+      cs = c.type.scale!,
+      s = Math.max(cs, d.scale);
+    const x = d.scaled * pow10(s - d.scale),
+      f = pow10(s - cs);
     if (lanes(c.type) === 1 && f === 1n) return (i) => (v[i] < x ? -1 : v[i] > x ? 1 : 0);
-    return (i) => { const y = decimalAt(c, i) * f; return y < x ? -1 : y > x ? 1 : 0; };
+    return (i) => {
+      const y = decimalAt(c, i) * f;
+      return y < x ? -1 : y > x ? 1 : 0;
+    };
   }
   if (c.type.id === 'bool') {
     const x = lit ? 1 : 0;
@@ -39,9 +47,15 @@ function cellComparator(c: Column, lit: Exclude<Literal, null>): (i: number) => 
   if (typeof lit === 'bigint') return (i) => (v[i] < lit ? -1 : v[i] > lit ? 1 : 0);
   const x = Number(lit);
   if (typeof v[0] === 'bigint' || v instanceof BigInt64Array || v instanceof BigUint64Array) {
-    return (i) => { const y = Number(v[i]); return y < x ? -1 : y > x ? 1 : 0; };
+    return (i) => {
+      const y = Number(v[i]);
+      return y < x ? -1 : y > x ? 1 : 0;
+    };
   }
-  return (i) => { const y = v[i]; return y < x ? -1 : y > x ? 1 : y === x ? 0 : NaN; };
+  return (i) => {
+    const y = v[i];
+    return y < x ? -1 : y > x ? 1 : y === x ? 0 : NaN;
+  };
 }
 
 export function evalPredicate(b: Batch, p: BoundPredicate): Uint8Array {
@@ -67,7 +81,13 @@ export function evalPredicate(b: Batch, p: BoundPredicate): Uint8Array {
     case 'in': {
       const c = b.columns[p.col];
       const cmps = p.values.filter((v) => v !== null).map((v) => cellComparator(c, v as Exclude<Literal, null>));
-      inRows(out, c.valid, cmps, p.values.some((v) => v === null), n);
+      inRows(
+        out,
+        c.valid,
+        cmps,
+        p.values.some((v) => v === null),
+        n,
+      );
       return out;
     }
     case 'not': {
@@ -102,19 +122,47 @@ function nullRows(out: Uint8Array, valid: Uint8Array, isNull: boolean, n: number
 /** Each row against a literal by `cmp`; op: an index of OPS. NaN compares unequal. */
 function cmpRows(out: Uint8Array, valid: Uint8Array | null, cmp: (i: number) => number, op: number, n: number): void {
   for (let i = 0; i < n; i++) {
-    if (valid !== null && valid[i] === 0) { out[i] = N; continue; }
+    if (valid !== null && valid[i] === 0) {
+      out[i] = N;
+      continue;
+    }
     const d = cmp(i);
-    const holds = d !== d ? op === 1
-      : op === 0 ? d === 0 : op === 1 ? d !== 0 : op === 2 ? d < 0 : op === 3 ? d <= 0 : op === 4 ? d > 0 : d >= 0;
+    const holds =
+      d !== d
+        ? op === 1
+        : op === 0
+          ? d === 0
+          : op === 1
+            ? d !== 0
+            : op === 2
+              ? d < 0
+              : op === 3
+                ? d <= 0
+                : op === 4
+                  ? d > 0
+                  : d >= 0;
     out[i] = holds ? T : F;
   }
 }
 
-function inRows(out: Uint8Array, valid: Uint8Array | null, cmps: ((i: number) => number)[], hasNullValue: boolean, n: number): void {
+function inRows(
+  out: Uint8Array,
+  valid: Uint8Array | null,
+  cmps: ((i: number) => number)[],
+  hasNullValue: boolean,
+  n: number,
+): void {
   for (let i = 0; i < n; i++) {
-    if (valid !== null && valid[i] === 0) { out[i] = N; continue; }
+    if (valid !== null && valid[i] === 0) {
+      out[i] = N;
+      continue;
+    }
     let r = hasNullValue ? N : F;
-    for (let k = 0; k < cmps.length; k++) if (cmps[k](i) === 0) { r = T; break; }
+    for (let k = 0; k < cmps.length; k++)
+      if (cmps[k](i) === 0) {
+        r = T;
+        break;
+      }
     out[i] = r;
   }
 }

@@ -20,36 +20,53 @@ export interface Keys {
 
 /** A decimal or integer key rescaled (see KeyNorm 'dec'): 64-bit words, or 16 bytes per row when wide. */
 function decimalKey(c: Column, norm: Extract<KeyNorm, { kind: 'dec' }>): BigInt64Array {
-  const n = c.length, l = lanes(c.type);
+  const n = c.length,
+    l = lanes(c.type);
   if (norm.mul === 0 && l === (norm.wide ? 2 : 1) && c.type.id === 'decimal') return c.values as BigInt64Array;
   const f = 10n ** BigInt(norm.mul);
   const out = new BigInt64Array(norm.wide ? 2 * n : n);
   const v = c.values as any;
   for (let i = 0; i < n; i++) {
     const x = (c.type.id === 'decimal' ? decimalAt(c, i) : BigInt(v[i])) * f;
-    if (norm.wide) { out[2 * i] = BigInt.asIntN(64, x); out[2 * i + 1] = x >> 64n; } else out[i] = x;
+    if (norm.wide) {
+      out[2 * i] = BigInt.asIntN(64, x);
+      out[2 * i + 1] = x >> 64n;
+    } else out[i] = x;
   }
   return out;
 }
 
-const wideOffsets = (n: number) => { const o = new Int32Array(n + 1); for (let i = 0; i <= n; i++) o[i] = 16 * i; return o; };
+const wideOffsets = (n: number) => {
+  const o = new Int32Array(n + 1);
+  for (let i = 0; i <= n; i++) o[i] = 16 * i;
+  return o;
+};
 
 function wordsOf(c: Column, norm: KeyNorm): Int32Array {
   const n = c.length;
   const v = c.values as any;
-  if (norm.kind === 'dec') { const d = decimalKey(c, norm); return new Int32Array(d.buffer, d.byteOffset, 2 * n); }
+  if (norm.kind === 'dec') {
+    const d = decimalKey(c, norm);
+    return new Int32Array(d.buffer, d.byteOffset, 2 * n);
+  }
   // Each loop in a function of its own, this one none: a loop compiled while
   // it runs (on-stack replacement) is then never kept with this dispatch in it,
   // which deoptimizes on each new column type or norm shape (see groupIdsOfRows in agg/joinagg.ts).
   switch (c.type.id) {
-    case 'int64': case 'uint64': case 'timestamp': {
+    case 'int64':
+    case 'uint64':
+    case 'timestamp': {
       const scale = norm.kind === 'int' ? norm.scale : undefined;
       if (scale && scale !== 1) return scaledWords(v as BigInt64Array, BigInt(scale), n);
       return new Int32Array(v.buffer, v.byteOffset, 2 * n);
     }
-    case 'float32': case 'float64': return floatWords(v, n);
-    case 'uint32': return uint32Words(v as Uint32Array, n);
-    default: return narrowWords(v, n); // narrow ints, date32, bool
+    case 'float32':
+    case 'float64':
+      return floatWords(v, n);
+    case 'uint32':
+      return uint32Words(v as Uint32Array, n);
+    default:
+      return narrowWords(v, n); // narrow ints, date32, bool
   }
 }
 
@@ -75,9 +92,16 @@ function uint32Words(v: Uint32Array, n: number): Int32Array {
 }
 
 /** Sign-extended to 64 bits (unsigned values, up to 32 bits, come out as they are: their sign is 0). */
-export function narrowWords(v: Int32Array | Int16Array | Int8Array | Uint32Array | Uint16Array | Uint8Array, n: number): Int32Array {
+export function narrowWords(
+  v: Int32Array | Int16Array | Int8Array | Uint32Array | Uint16Array | Uint8Array,
+  n: number,
+): Int32Array {
   const w = new Int32Array(2 * n);
-  for (let i = 0; i < n; i++) { const x = v[i]; w[2 * i] = x; w[2 * i + 1] = x < 0 ? -1 : 0; }
+  for (let i = 0; i < n; i++) {
+    const x = v[i];
+    w[2 * i] = x;
+    w[2 * i + 1] = x < 0 ? -1 : 0;
+  }
   return w;
 }
 
@@ -85,11 +109,16 @@ function nullsOf(c: Column): Uint8Array | null {
   if (!c.valid) return null;
   const out = new Uint8Array(c.length);
   let any = false;
-  for (let i = 0; i < c.length; i++) if (!c.valid[i]) { out[i] = 1; any = true; }
+  for (let i = 0; i < c.length; i++)
+    if (!c.valid[i]) {
+      out[i] = 1;
+      any = true;
+    }
   return any ? out : null;
 }
 
-const C1 = 0xcc9e2d51, C2 = 0x1b873593;
+const C1 = 0xcc9e2d51,
+  C2 = 0x1b873593;
 const NULL_HASH = 0x5bd1e995;
 
 function mixWord(h: number, k: number): number {
@@ -116,7 +145,12 @@ function keyPart(c: Column, norm: KeyNorm): KeyPart {
   const nulls = nullsOf(c);
   if (norm.kind === 'dec' && norm.wide) {
     const d = decimalKey(c, norm);
-    return { kind: 's' as const, bytes: new Uint8Array(d.buffer, d.byteOffset, 16 * c.length), offs: wideOffsets(c.length), nulls };
+    return {
+      kind: 's' as const,
+      bytes: new Uint8Array(d.buffer, d.byteOffset, 16 * c.length),
+      offs: wideOffsets(c.length),
+      nulls,
+    };
   }
   return c.type.id === 'utf8'
     ? { kind: 's' as const, bytes: c.values as Uint8Array, offs: c.offsets!, nulls }
@@ -195,7 +229,8 @@ function mixStrings(hash: Int32Array, bytes: Uint8Array, offs: Int32Array, nl: U
     else {
       let s = offs[i];
       const e = offs[i + 1];
-      for (; s + 4 <= e; s += 4) h = mixWord(h, bytes[s] | (bytes[s + 1] << 8) | (bytes[s + 2] << 16) | (bytes[s + 3] << 24));
+      for (; s + 4 <= e; s += 4)
+        h = mixWord(h, bytes[s] | (bytes[s + 1] << 8) | (bytes[s + 2] << 16) | (bytes[s + 3] << 24));
       let k = 0;
       for (let sh = 0; s < e; s++, sh += 8) k |= bytes[s] << sh;
       h = mixWord(h, k ^ (e - offs[i]));
@@ -211,15 +246,23 @@ function finishHashes(hash: Int32Array, nParts: number, n: number): void {
 /** Whether row i of a equals row j of b (nulls equal nulls: the grouping semantics). */
 export function keysEqual(a: Keys, i: number, b: Keys, j: number): boolean {
   for (let k = 0; k < a.parts.length; k++) {
-    const p = a.parts[k], q = b.parts[k];
-    const pn = p.nulls !== null && p.nulls[i] === 1, qn = q.nulls !== null && q.nulls[j] === 1;
-    if (pn || qn) { if (pn !== qn) return false; continue; }
+    const p = a.parts[k],
+      q = b.parts[k];
+    const pn = p.nulls !== null && p.nulls[i] === 1,
+      qn = q.nulls !== null && q.nulls[j] === 1;
+    if (pn || qn) {
+      if (pn !== qn) return false;
+      continue;
+    }
     if (p.kind === 'w') {
       const w = (q as typeof p).w;
       if (p.w[2 * i] !== w[2 * j] || p.w[2 * i + 1] !== w[2 * j + 1]) return false;
     } else {
       const s = q as typeof p;
-      const a0 = p.offs[i], a1 = p.offs[i + 1], b0 = s.offs[j], b1 = s.offs[j + 1];
+      const a0 = p.offs[i],
+        a1 = p.offs[i + 1],
+        b0 = s.offs[j],
+        b1 = s.offs[j + 1];
       if (a1 - a0 !== b1 - b0) return false;
       for (let x = a0, y = b0; x < a1; x++, y++) if (p.bytes[x] !== s.bytes[y]) return false;
     }
@@ -235,9 +278,11 @@ export function partitionOf(hash: number, p: number): number {
 const idDecoder = new TextDecoder();
 /** A key's normalized identity as a string: equal for equal keys on both sides of a join. */
 export function keyIdentity(k: Keys, row: number): string {
-  return k.parts.map((p) => {
-    if (p.nulls !== null && p.nulls[row]) return 'null';
-    if (p.kind === 'w') return `${p.w[2 * row]}:${p.w[2 * row + 1]}`;
-    return JSON.stringify(idDecoder.decode(p.bytes.subarray(p.offs[row], p.offs[row + 1])));
-  }).join(',');
+  return k.parts
+    .map((p) => {
+      if (p.nulls !== null && p.nulls[row]) return 'null';
+      if (p.kind === 'w') return `${p.w[2 * row]}:${p.w[2 * row + 1]}`;
+      return JSON.stringify(idDecoder.decode(p.bytes.subarray(p.offs[row], p.offs[row + 1])));
+    })
+    .join(',');
 }

@@ -3,28 +3,37 @@
 import { type Batch, type Column, lanes } from './column.js';
 import { radixOrder, sortWords } from './radix.js';
 
-export interface SortKey { col: number; desc: boolean; nullsFirst: boolean }
+export interface SortKey {
+  col: number;
+  desc: boolean;
+  nullsFirst: boolean;
+}
 
 export function valueComparator(c: Column): (i: number, j: number) => number {
   const v = c.values as any;
   if (c.type.id === 'utf8') {
     const o = c.offsets!;
     return (i, j) => {
-      const a0 = o[i], a1 = o[i + 1], b0 = o[j], b1 = o[j + 1];
+      const a0 = o[i],
+        a1 = o[i + 1],
+        b0 = o[j],
+        b1 = o[j + 1];
       const n = Math.min(a1 - a0, b1 - b0);
       for (let k = 0; k < n; k++) {
         const d = v[a0 + k] - v[b0 + k];
         if (d !== 0) return d;
       }
-      return (a1 - a0) - (b1 - b0);
+      return a1 - a0 - (b1 - b0);
     };
   }
   if (c.type.id === 'decimal' && lanes(c.type) === 2) {
     // 128-bit: the signed high lanes, then the low lanes unsigned
     return (i, j) => {
-      const a = v[2 * i + 1], b = v[2 * j + 1];
+      const a = v[2 * i + 1],
+        b = v[2 * j + 1];
       if (a !== b) return a < b ? -1 : 1;
-      const x = BigInt.asUintN(64, v[2 * i]), y = BigInt.asUintN(64, v[2 * j]);
+      const x = BigInt.asUintN(64, v[2 * i]),
+        y = BigInt.asUintN(64, v[2 * j]);
       return x < y ? -1 : x > y ? 1 : 0;
     };
   }
@@ -41,7 +50,8 @@ function rowOrder(b: Batch, keys: SortKey[]): (i: number, j: number) => number {
     const nullDir = k.nullsFirst ? -1 : 1;
     return (i: number, j: number) => {
       if (valid !== null) {
-        const ni = valid[i] === 0, nj = valid[j] === 0;
+        const ni = valid[i] === 0,
+          nj = valid[j] === 0;
         if (ni || nj) return ni === nj ? 0 : ni ? nullDir : -nullDir;
       }
       return dir * cmp(i, j);
@@ -87,21 +97,28 @@ export function topIndices(b: Batch, keys: SortKey[], k: number): Int32Array {
     if (size < k) {
       let p = size++;
       heap[p] = i;
-      while (p > 0) { // sift up
+      while (p > 0) {
+        // sift up
         const q = (p - 1) >> 1;
         if (cmp(heap[q], heap[p]) >= 0) break;
-        const t = heap[q]; heap[q] = heap[p]; heap[p] = t;
+        const t = heap[q];
+        heap[q] = heap[p];
+        heap[p] = t;
         p = q;
       }
     } else if (k > 0 && cmp(i, heap[0]) < 0) {
       heap[0] = i;
-      for (let p = 0; ;) { // sift down
-        const l = 2 * p + 1, r = l + 1;
+      for (let p = 0; ; ) {
+        // sift down
+        const l = 2 * p + 1,
+          r = l + 1;
         let m = p;
         if (l < size && cmp(heap[l], heap[m]) > 0) m = l;
         if (r < size && cmp(heap[r], heap[m]) > 0) m = r;
         if (m === p) break;
-        const t = heap[m]; heap[m] = heap[p]; heap[p] = t;
+        const t = heap[m];
+        heap[m] = heap[p];
+        heap[p] = t;
         p = m;
       }
     }

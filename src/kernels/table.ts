@@ -32,7 +32,8 @@ const DIRECT_MIN = 1024;
 const TWO32 = 4294967296;
 
 /** n Int32 words, in a SharedArrayBuffer when `shared` (a broadcast table's: no copy into shared memory afterwards). */
-export const int32s = (n: number, shared = false) => new Int32Array(shared ? new SharedArrayBuffer(4 * n) : new ArrayBuffer(4 * n));
+export const int32s = (n: number, shared = false) =>
+  new Int32Array(shared ? new SharedArrayBuffer(4 * n) : new ArrayBuffer(4 * n));
 
 /** Whether keys take the compact layout: one key column of 64-bit words. */
 export const compactKeys = (k: Keys) => k.parts.length === 1 && k.parts[0].kind === 'w';
@@ -51,10 +52,20 @@ export class KeyTable implements TableArrays {
    * Keys without hashes (buildKeys' `hashed` false) take directTable instead.
    * `shared`: the arrays are allocated in shared memory.
    */
-  constructor(readonly keys: Keys, skipNullKeys: boolean, built?: TableArrays, shared = false) {
+  constructor(
+    readonly keys: Keys,
+    skipNullKeys: boolean,
+    built?: TableArrays,
+    shared = false,
+  ) {
     if (built) {
-      this.heads = built.heads; this.next = built.next; this.mask = built.mask; this.slots = built.slots;
-      this.direct = built.direct; this.base = built.base; this.unique = built.unique;
+      this.heads = built.heads;
+      this.next = built.next;
+      this.mask = built.mask;
+      this.slots = built.slots;
+      this.direct = built.direct;
+      this.base = built.base;
+      this.unique = built.unique;
       return;
     }
     let cap = 16;
@@ -67,11 +78,14 @@ export class KeyTable implements TableArrays {
       const d = buildDirect(keys, this.next, shared);
       if (d) {
         this.slots = null;
-        this.direct = d.direct; this.base = d.base; this.unique = d.unique;
+        this.direct = d.direct;
+        this.base = d.base;
+        this.unique = d.unique;
         return;
       }
       const b = buildSlots(keys, skipNullKeys, cap, this.next, shared);
-      this.slots = b.slots; this.unique = b.unique;
+      this.slots = b.slots;
+      this.unique = b.unique;
       return;
     }
     this.slots = null;
@@ -101,16 +115,24 @@ export const keyValue = (w: Int32Array, i: number) => w[2 * i + 1] * TWO32 + (w[
  * DIRECT_SPAN); rows chained in order through `next`. Null keys are never
  * found (a join's null never matches), so they are left out.
  */
-function buildDirect(keys: Keys, next: Int32Array, shared: boolean): { direct: Int32Array; base: number; unique: boolean } | null {
-  const w = (keys.parts[0] as { w: Int32Array }).w, nulls = keys.anyNull, n = keys.n;
+function buildDirect(
+  keys: Keys,
+  next: Int32Array,
+  shared: boolean,
+): { direct: Int32Array; base: number; unique: boolean } | null {
+  const w = (keys.parts[0] as { w: Int32Array }).w,
+    nulls = keys.anyNull,
+    n = keys.n;
   // keys within 32 bits (a dimension's ids, the common case) in integer arithmetic, others as doubles
   const narrow = int32Range(w, nulls, n, RANGE);
   const rows = narrow >= 0 ? narrow : keyRange(w, nulls, n, RANGE);
   if (rows <= 0) return null;
-  const min = RANGE[0], max = RANGE[1];
+  const min = RANGE[0],
+    max = RANGE[1];
   if (max - min + 1 > Math.max(DIRECT_MIN, DIRECT_SPAN * rows)) return null;
   const direct = int32s(max - min + 1, shared).fill(-1);
-  const unique = narrow >= 0 ? chainDirect32(w, nulls, n, min, direct, next) : chainDirect(w, nulls, n, min, direct, next);
+  const unique =
+    narrow >= 0 ? chainDirect32(w, nulls, n, min, direct, next) : chainDirect(w, nulls, n, min, direct, next);
   return { direct, base: min, unique };
 }
 
@@ -123,15 +145,24 @@ const RANGE = new Float64Array(2);
 
 /** The non-null rows, their keys' range in `range`; -1 when a key is beyond ±2^53. */
 function keyRange(w: Int32Array, nulls: Uint8Array | null, n: number, range: Float64Array): number {
-  let min = Infinity, max = -Infinity, rows = 0;
-  range[0] = min; range[1] = max;
+  let min = Infinity,
+    max = -Infinity,
+    rows = 0;
+  range[0] = min;
+  range[1] = max;
   for (let i = 0; i < n; i++) {
     if (nulls !== null && nulls[i]) continue;
     const hi = w[2 * i + 1];
     if (hi > 0x1fffff || hi < -0x200000) return -1;
     const v = hi * TWO32 + (w[2 * i] >>> 0);
-    if (v < min) { min = v; range[0] = v; }
-    if (v > max) { max = v; range[1] = v; }
+    if (v < min) {
+      min = v;
+      range[0] = v;
+    }
+    if (v > max) {
+      max = v;
+      range[1] = v;
+    }
     rows++;
   }
   return rows;
@@ -143,23 +174,41 @@ function keyRange(w: Int32Array, nulls: Uint8Array | null, n: number, range: Flo
  * chainDirect cost about twice as much per key (1M keys: 40-49 ms, warm).
  */
 function int32Range(w: Int32Array, nulls: Uint8Array | null, n: number, range: Float64Array): number {
-  let min = 0x7fffffff, max = -0x80000000, rows = 0;
+  let min = 0x7fffffff,
+    max = -0x80000000,
+    rows = 0;
   for (let i = 0; i < n; i++) {
     if (nulls !== null && nulls[i]) continue;
     const lo = w[2 * i];
     if (w[2 * i + 1] !== lo >> 31) return -1;
-    if (lo < min) { min = lo; range[0] = lo; }
-    if (lo > max) { max = lo; range[1] = lo; }
+    if (lo < min) {
+      min = lo;
+      range[0] = lo;
+    }
+    if (lo > max) {
+      max = lo;
+      range[1] = lo;
+    }
     rows++;
   }
   return rows;
 }
 
 /** Rows chained in order through `next` from their key's slot of `direct`; whether every key is unique. */
-function chainDirect(w: Int32Array, nulls: Uint8Array | null, n: number, min: number, direct: Int32Array, next: Int32Array): boolean {
+function chainDirect(
+  w: Int32Array,
+  nulls: Uint8Array | null,
+  n: number,
+  min: number,
+  direct: Int32Array,
+  next: Int32Array,
+): boolean {
   let unique = true;
   for (let i = n - 1; i >= 0; i--) {
-    if (nulls !== null && nulls[i]) { next[i] = -1; continue; }
+    if (nulls !== null && nulls[i]) {
+      next[i] = -1;
+      continue;
+    }
     const d = keyValue(w, i) - min;
     const r = direct[d];
     if (r >= 0) unique = false;
@@ -170,10 +219,20 @@ function chainDirect(w: Int32Array, nulls: Uint8Array | null, n: number, min: nu
 }
 
 /** chainDirect for 32-bit keys (see int32Range), with integer indices. */
-function chainDirect32(w: Int32Array, nulls: Uint8Array | null, n: number, min: number, direct: Int32Array, next: Int32Array): boolean {
+function chainDirect32(
+  w: Int32Array,
+  nulls: Uint8Array | null,
+  n: number,
+  min: number,
+  direct: Int32Array,
+  next: Int32Array,
+): boolean {
   let unique = true;
   for (let i = n - 1; i >= 0; i--) {
-    if (nulls !== null && nulls[i]) { next[i] = -1; continue; }
+    if (nulls !== null && nulls[i]) {
+      next[i] = -1;
+      continue;
+    }
     const d = w[2 * i] - min;
     const r = direct[d];
     if (r >= 0) unique = false;
@@ -184,8 +243,17 @@ function chainDirect32(w: Int32Array, nulls: Uint8Array | null, n: number, min: 
 }
 
 /** Like findRows, for a direct table: one independent load per probe row, no hash. */
-export function findDirect(direct: Int32Array, base: number, probe: Keys, from: number, to: number, out: Int32Array): void {
-  const pw = (probe.parts[0] as { w: Int32Array }).w, pNull = probe.anyNull, size = direct.length;
+export function findDirect(
+  direct: Int32Array,
+  base: number,
+  probe: Keys,
+  from: number,
+  to: number,
+  out: Int32Array,
+): void {
+  const pw = (probe.parts[0] as { w: Int32Array }).w,
+    pNull = probe.anyNull,
+    size = direct.length;
   for (let i = from; i < to; i++) {
     let row = -1;
     if (pNull === null || pNull[i] === 0) {
@@ -203,10 +271,25 @@ const ROUND = PROBE_ROUND;
 let touched = 0; // keeps the touching loads from being optimized away
 
 /** Rows in reverse, so each key's chain lists its rows in order; a round's slots are touched first (see findRows). */
-function buildSlots(keys: Keys, skipNullKeys: boolean, cap: number, next: Int32Array, shared: boolean): { slots: Int32Array; unique: boolean } {
+function buildSlots(
+  keys: Keys,
+  skipNullKeys: boolean,
+  cap: number,
+  next: Int32Array,
+  shared: boolean,
+): { slots: Int32Array; unique: boolean } {
   const slots = int32s(cap * SLOT, shared);
   clearSlots(slots);
-  const unique = insertRows(slots, cap - 1, keys.hash, keys.anyNull, (keys.parts[0] as { w: Int32Array }).w, keys.n, skipNullKeys, next);
+  const unique = insertRows(
+    slots,
+    cap - 1,
+    keys.hash,
+    keys.anyNull,
+    (keys.parts[0] as { w: Int32Array }).w,
+    keys.n,
+    skipNullKeys,
+    next,
+  );
   return { slots, unique };
 }
 
@@ -216,19 +299,43 @@ function clearSlots(slots: Int32Array): void {
 
 /** buildSlots' rows into `slots`; whether every key is unique. */
 function insertRows(
-  slots: Int32Array, mask: number, hash: Int32Array, anyNull: Uint8Array | null, w: Int32Array, n: number, skipNullKeys: boolean, next: Int32Array,
+  slots: Int32Array,
+  mask: number,
+  hash: Int32Array,
+  anyNull: Uint8Array | null,
+  w: Int32Array,
+  n: number,
+  skipNullKeys: boolean,
+  next: Int32Array,
 ): boolean {
-  let t = 0, unique = true;
+  let t = 0,
+    unique = true;
   for (let r1 = n; r1 > 0; r1 -= ROUND) {
     const r0 = Math.max(0, r1 - ROUND);
     for (let i = r0; i < r1; i++) t ^= slots[(hash[i] & mask) * SLOT];
     for (let i = r1 - 1; i >= r0; i--) {
-      if (skipNullKeys && anyNull !== null && anyNull[i]) { next[i] = -1; continue; }
-      const lo = w[2 * i], hi = w[2 * i + 1];
+      if (skipNullKeys && anyNull !== null && anyNull[i]) {
+        next[i] = -1;
+        continue;
+      }
+      const lo = w[2 * i],
+        hi = w[2 * i + 1];
       for (let s = hash[i] & mask; ; s = (s + 1) & mask) {
-        const o = s * SLOT, r = slots[o + 2];
-        if (r < 0) { slots[o] = lo; slots[o + 1] = hi; slots[o + 2] = i; next[i] = -1; break; }
-        if (slots[o] === lo && slots[o + 1] === hi) { next[i] = r; slots[o + 2] = i; unique = false; break; }
+        const o = s * SLOT,
+          r = slots[o + 2];
+        if (r < 0) {
+          slots[o] = lo;
+          slots[o + 1] = hi;
+          slots[o + 2] = i;
+          next[i] = -1;
+          break;
+        }
+        if (slots[o] === lo && slots[o + 1] === hi) {
+          next[i] = r;
+          slots[o + 2] = i;
+          unique = false;
+          break;
+        }
       }
     }
     touched ^= t; // in the loop: an operation after it would be one the early-compiled code never saw
@@ -242,19 +349,33 @@ function insertRows(
  * The loads of a round are independent, so the memory system overlaps their
  * misses; then the dependent compares hit the cache.
  */
-export function findRows(slots: Int32Array, mask: number, probe: Keys, from: number, to: number, out: Int32Array): void {
-  const ph = probe.hash, pw = (probe.parts[0] as { w: Int32Array }).w, pNull = probe.anyNull;
+export function findRows(
+  slots: Int32Array,
+  mask: number,
+  probe: Keys,
+  from: number,
+  to: number,
+  out: Int32Array,
+): void {
+  const ph = probe.hash,
+    pw = (probe.parts[0] as { w: Int32Array }).w,
+    pNull = probe.anyNull;
   let t = 0;
   for (let i = from; i < to; i++) t ^= slots[(ph[i] & mask) * SLOT];
   touched ^= t;
   for (let i = from; i < to; i++) {
     let row = -1;
     if (pNull === null || pNull[i] === 0) {
-      const lo = pw[2 * i], hi = pw[2 * i + 1];
+      const lo = pw[2 * i],
+        hi = pw[2 * i + 1];
       for (let s = ph[i] & mask; ; s = (s + 1) & mask) {
-        const o = s * SLOT, r = slots[o + 2];
+        const o = s * SLOT,
+          r = slots[o + 2];
         if (r < 0) break;
-        if (slots[o] === lo && slots[o + 1] === hi) { row = r; break; }
+        if (slots[o] === lo && slots[o + 1] === hi) {
+          row = r;
+          break;
+        }
       }
     }
     out[i - from] = row;

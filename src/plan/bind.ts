@@ -4,7 +4,16 @@
 import path from 'node:path';
 import { globFiles, isPattern } from './glob.js';
 import { InputError, PlanError, jsonPath } from '../errors.js';
-import { type DataType, type Field, type Schema, isDecimal, isFloat, isInteger, isNumeric, typeName } from '../kernels/column.js';
+import {
+  type DataType,
+  type Field,
+  type Schema,
+  isDecimal,
+  isFloat,
+  isInteger,
+  isNumeric,
+  typeName,
+} from '../kernels/column.js';
 import { type FileInfo, inspectParquet } from '../io/parquet.js';
 import { MAX_PRECISION, decimalType, numberToDecimal, parseDecimal } from '../kernels/decimal.js';
 import type { BoundAggregate, BoundNode, BoundPredicate, FileSplit, KeyNorm, Literal } from './bound.js';
@@ -15,7 +24,10 @@ import { integerDigits } from '../expr/types.js';
 
 type P = (string | number)[];
 
-interface SourceInfo { name: string; files: FileInfo[] }
+interface SourceInfo {
+  name: string;
+  files: FileInfo[];
+}
 
 export async function resolveSourceFiles(pattern: string | string[], baseDir: string, at: P): Promise<string[]> {
   const list = Array.isArray(pattern) ? pattern : [pattern];
@@ -26,7 +38,10 @@ export async function resolveSourceFiles(pattern: string | string[], baseDir: st
       const found = await globFiles(abs);
       if (found.length === 0) {
         // Missing input data (exit 3), not a plan mistake; the message still names the field.
-        throw new InputError(`${jsonPath(Array.isArray(pattern) ? [...at, i] : at)}: glob "${list[i]}" matches no file`, abs);
+        throw new InputError(
+          `${jsonPath(Array.isArray(pattern) ? [...at, i] : at)}: glob "${list[i]}" matches no file`,
+          abs,
+        );
       }
       out.push(...found);
     } else {
@@ -38,25 +53,44 @@ export async function resolveSourceFiles(pattern: string | string[], baseDir: st
 
 async function loadSource(name: string, files: string[]): Promise<SourceInfo> {
   // a file's error names the source it belongs to, which may be one of several or an override's
-  const named = (e: unknown) => (e instanceof InputError && !e.message.startsWith('source "')
-    ? new InputError(`source "${name}": ${e.message}`, e.file, e.column) : e);
-  const infos = await Promise.all(files.map((f) => inspectParquet(f).catch((e) => {
-    throw named(e);
-  })));
+  const named = (e: unknown) =>
+    e instanceof InputError && !e.message.startsWith('source "')
+      ? new InputError(`source "${name}": ${e.message}`, e.file, e.column)
+      : e;
+  const infos = await Promise.all(
+    files.map((f) =>
+      inspectParquet(f).catch((e) => {
+        throw named(e);
+      }),
+    ),
+  );
   const first = infos[0];
   for (const info of infos.slice(1)) {
     for (const c of first.columns) {
       const d = info.columns.find((x) => x.name === c.name);
-      if (!d) throw new InputError(`source "${name}": ${info.path} has no column "${c.name}" (found in ${first.path})`, info.path, c.name);
+      if (!d)
+        throw new InputError(
+          `source "${name}": ${info.path} has no column "${c.name}" (found in ${first.path})`,
+          info.path,
+          c.name,
+        );
       const a = typeof c.type === 'string' ? c.type : typeName(c.type);
       const b = typeof d.type === 'string' ? d.type : typeName(d.type);
       if (a !== b) {
-        throw new InputError(`source "${name}": column "${c.name}" is ${a} in ${first.path} but ${b} in ${info.path}`, info.path, c.name);
+        throw new InputError(
+          `source "${name}": column "${c.name}" is ${a} in ${first.path} but ${b} in ${info.path}`,
+          info.path,
+          c.name,
+        );
       }
     }
     if (info.columns.length !== first.columns.length) {
       const extra = info.columns.find((x) => !first.columns.some((c) => c.name === x.name))!;
-      throw new InputError(`source "${name}": ${info.path} has column "${extra.name}" that ${first.path} lacks`, info.path, extra.name);
+      throw new InputError(
+        `source "${name}": ${info.path} has column "${extra.name}" that ${first.path} lacks`,
+        info.path,
+        extra.name,
+      );
     }
   }
   return { name, files: infos };
@@ -67,13 +101,19 @@ export async function bindPlan(plan: Plan, baseDir: string, overrides?: Map<stri
   const sources = new Map<string, Promise<SourceInfo>>();
   const getSource = (name: string, at: P) => {
     if (!(name in plan.sources)) {
-      throw new PlanError(jsonPath(at), `unknown source "${name}"; sources are: ${Object.keys(plan.sources).join(', ') || '(none)'}`);
+      throw new PlanError(
+        jsonPath(at),
+        `unknown source "${name}"; sources are: ${Object.keys(plan.sources).join(', ') || '(none)'}`,
+      );
     }
     let s = sources.get(name);
     if (!s) {
       const files = overrides?.get(name);
-      s = (files ? Promise.resolve(files) : resolveSourceFiles(plan.sources[name].parquet, baseDir, ['sources', name, 'parquet']))
-        .then((f) => loadSource(name, f));
+      s = (
+        files
+          ? Promise.resolve(files)
+          : resolveSourceFiles(plan.sources[name].parquet, baseDir, ['sources', name, 'parquet'])
+      ).then((f) => loadSource(name, f));
       sources.set(name, s);
     }
     return s;
@@ -89,7 +129,10 @@ export async function bindPlan(plan: Plan, baseDir: string, overrides?: Map<stri
   const assign = (q: QueryNode) => {
     ids.set(q, nextId(q.op));
     if ('input' in q) assign(q.input);
-    if (q.op === 'join') { assign(q.left); assign(q.right); }
+    if (q.op === 'join') {
+      assign(q.left);
+      assign(q.right);
+    }
   };
   assign(plan.query);
   return bindNode(plan.query, ['query'], getSource, (q) => ids.get(q)!);
@@ -98,7 +141,10 @@ export async function bindPlan(plan: Plan, baseDir: string, overrides?: Map<stri
 function colIndex(schema: Schema, name: string, at: P, what = 'input'): number {
   const i = schema.findIndex((f) => f.name === name);
   if (i < 0) {
-    throw new PlanError(jsonPath(at), `column "${name}" not found in ${what}; columns are: ${schema.map((f) => f.name).join(', ')}`);
+    throw new PlanError(
+      jsonPath(at),
+      `column "${name}" not found in ${what}; columns are: ${schema.map((f) => f.name).join(', ')}`,
+    );
   }
   return i;
 }
@@ -112,7 +158,10 @@ function checkUnique(names: string[], at: P) {
 }
 
 async function bindNode(
-  q: QueryNode, at: P, getSource: (n: string, at: P) => Promise<SourceInfo>, idOf: (q: QueryNode) => string,
+  q: QueryNode,
+  at: P,
+  getSource: (n: string, at: P) => Promise<SourceInfo>,
+  idOf: (q: QueryNode) => string,
 ): Promise<BoundNode> {
   const id = idOf(q);
   const rec = (child: QueryNode, key: string) => bindNode(child, [...at, key], getSource, idOf);
@@ -125,7 +174,10 @@ async function bindNode(
       const schema: Field[] = names.map((n, i) => {
         const c = fileCols.find((x) => x.name === n);
         if (!c) {
-          throw new PlanError(jsonPath([...at, 'columns', i]), `column "${n}" not found in source "${q.source}"; columns are: ${fileCols.map((x) => x.name).join(', ')}`);
+          throw new PlanError(
+            jsonPath([...at, 'columns', i]),
+            `column "${n}" not found in source "${q.source}"; columns are: ${fileCols.map((x) => x.name).join(', ')}`,
+          );
         }
         if (typeof c.type === 'string') {
           unreadable[n] = { file: src.files[0].path, type: c.type };
@@ -136,14 +188,31 @@ async function bindNode(
       if (q.columns) checkUnique(q.columns, [...at, 'columns']);
       const splits: FileSplit[] = [];
       for (const f of src.files) {
-        if (f.wholeFile) splits.push({ path: f.path, rowGroups: [], rows: 0, bytes: f.rowGroupBytes[0], wholeFile: true });
-        else f.rowGroupRows.forEach((rows, g) => splits.push({ path: f.path, rowGroups: [g], rows, bytes: f.rowGroupBytes[g] }));
+        if (f.wholeFile)
+          splits.push({ path: f.path, rowGroups: [], rows: 0, bytes: f.rowGroupBytes[0], wholeFile: true });
+        else
+          f.rowGroupRows.forEach((rows, g) =>
+            splits.push({ path: f.path, rowGroups: [g], rows, bytes: f.rowGroupBytes[g] }),
+          );
       }
-      return { id, kind: 'scan', schema, source: q.source, splits, ...(Object.keys(unreadable).length ? { unreadable } : {}) };
+      return {
+        id,
+        kind: 'scan',
+        schema,
+        source: q.source,
+        splits,
+        ...(Object.keys(unreadable).length ? { unreadable } : {}),
+      };
     }
     case 'filter': {
       const input = await rec(q.input, 'input');
-      return { id, kind: 'filter', schema: input.schema, input, pred: bindPredicate(q.where, input.schema, [...at, 'where']) };
+      return {
+        id,
+        kind: 'filter',
+        schema: input.schema,
+        input,
+        pred: bindPredicate(q.where, input.schema, [...at, 'where']),
+      };
     }
     case 'project': {
       const input = await rec(q.input, 'input');
@@ -157,26 +226,38 @@ async function bindNode(
           exprs.push(e);
           return { name: c.name, type: e.type };
         }
-        const [out, src, p] = typeof c === 'string' ? [c, c, [...at, 'columns', i]] : [c.name, c.column, [...at, 'columns', i, 'column']];
+        const [out, src, p] =
+          typeof c === 'string' ? [c, c, [...at, 'columns', i]] : [c.name, c.column, [...at, 'columns', i, 'column']];
         const j = colIndex(input.schema, src, p);
         indices.push(j);
         return { name: out, type: input.schema[j].type };
       });
-      checkUnique(schema.map((f) => f.name), [...at, 'columns']);
+      checkUnique(
+        schema.map((f) => f.name),
+        [...at, 'columns'],
+      );
       return { id, kind: 'project', schema, input: computeNode(input, exprs, `${id}.compute`), indices };
     }
     case 'join': {
       if (q.on.length === 0 && q.type !== 'inner') {
-        throw new PlanError(jsonPath([...at, 'on']), `an empty "on" (a cross join) needs type "inner", got "${q.type}"`);
+        throw new PlanError(
+          jsonPath([...at, 'on']),
+          `an empty "on" (a cross join) needs type "inner", got "${q.type}"`,
+        );
       }
       const [left, right] = await Promise.all([rec(q.left, 'left'), rec(q.right, 'right')]);
-      const leftKeys: number[] = [], rightKeys: number[] = [];
-      const leftNorms: KeyNorm[] = [], rightNorms: KeyNorm[] = [];
+      const leftKeys: number[] = [],
+        rightKeys: number[] = [];
+      const leftNorms: KeyNorm[] = [],
+        rightNorms: KeyNorm[] = [];
       q.on.forEach(([l, r], i) => {
         const li = colIndex(left.schema, l, [...at, 'on', i, 0], 'left input');
         const ri = colIndex(right.schema, r, [...at, 'on', i, 1], 'right input');
         const [ln, rn] = keyNorms(left.schema[li], right.schema[ri], [...at, 'on', i]);
-        leftKeys.push(li); rightKeys.push(ri); leftNorms.push(ln); rightNorms.push(rn);
+        leftKeys.push(li);
+        rightKeys.push(ri);
+        leftNorms.push(ln);
+        rightNorms.push(rn);
       });
       const schema: Field[] = [...left.schema];
       if (q.type !== 'semi' && q.type !== 'anti') {
@@ -210,7 +291,10 @@ async function bindNode(
         ...groupBy.map((g) => input.schema[g]),
         ...aggs.map((a) => ({ name: a.as, type: a.type })),
       ];
-      checkUnique(schema.map((f) => f.name), [...at, 'aggregates']);
+      checkUnique(
+        schema.map((f) => f.name),
+        [...at, 'aggregates'],
+      );
       return { id, kind: 'aggregate', schema, input, groupBy, aggs };
     }
     case 'sort': {
@@ -232,12 +316,16 @@ async function bindNode(
 const UNIT_RANK = { second: 0, millisecond: 1, microsecond: 2, nanosecond: 3 } as const;
 
 function keyNorms(l: Field, r: Field, at: P): [KeyNorm, KeyNorm] {
-  const a = l.type, b = r.type;
+  const a = l.type,
+    b = r.type;
   if (isInteger(a) && isInteger(b)) {
     // uint64 against a signed integer: by value in 128 bits (2^64 - 1 has the bits of -1 as a 64-bit word)
     const signed = (t: DataType) => t.id === 'int8' || t.id === 'int16' || t.id === 'int32' || t.id === 'int64';
     if ((a.id === 'uint64' && signed(b)) || (b.id === 'uint64' && signed(a))) {
-      return [{ kind: 'dec', mul: 0, wide: true }, { kind: 'dec', mul: 0, wide: true }];
+      return [
+        { kind: 'dec', mul: 0, wide: true },
+        { kind: 'dec', mul: 0, wide: true },
+      ];
     }
     return [{ kind: 'int' }, { kind: 'int' }];
   }
@@ -245,18 +333,24 @@ function keyNorms(l: Field, r: Field, at: P): [KeyNorm, KeyNorm] {
     // Compared by value at the finer scale; wide when the common form may exceed 18 digits.
     const scale = Math.max(a.scale ?? 0, b.scale ?? 0);
     const wide = Math.max(integerDigits(a), integerDigits(b)) + scale > 18;
-    return [{ kind: 'dec', mul: scale - (a.scale ?? 0), wide }, { kind: 'dec', mul: scale - (b.scale ?? 0), wide }];
+    return [
+      { kind: 'dec', mul: scale - (a.scale ?? 0), wide },
+      { kind: 'dec', mul: scale - (b.scale ?? 0), wide },
+    ];
   }
   if (isFloat(a) && isFloat(b)) return [{ kind: 'float' }, { kind: 'float' }];
   if (a.id === 'utf8' && b.id === 'utf8') return [{ kind: 'str' }, { kind: 'str' }];
   if (a.id === 'date32' && b.id === 'date32') return [{ kind: 'int' }, { kind: 'int' }];
   if (a.id === 'timestamp' && b.id === 'timestamp') {
-    const ra = UNIT_RANK[a.unit!], rb = UNIT_RANK[b.unit!];
+    const ra = UNIT_RANK[a.unit!],
+      rb = UNIT_RANK[b.unit!];
     const scale = (d: number) => (d > 0 ? { kind: 'int' as const, scale: 1000 ** d } : { kind: 'int' as const });
     return [scale(rb - ra), scale(ra - rb)];
   }
-  throw new PlanError(jsonPath(at),
-    `cannot join left column "${l.name}" (${typeName(a)}) with right column "${r.name}" (${typeName(b)}): key types are not comparable`);
+  throw new PlanError(
+    jsonPath(at),
+    `cannot join left column "${l.name}" (${typeName(a)}) with right column "${r.name}" (${typeName(b)}): key types are not comparable`,
+  );
 }
 
 /** The input with computed columns appended (named $expr0, ...), or the input itself when there are none. */
@@ -266,7 +360,11 @@ function computeNode(input: BoundNode, exprs: BoundExpr[], id: string): BoundNod
   return { id, kind: 'compute', schema, input, exprs };
 }
 
-function bindAggregate(a: { fn: BoundAggregate['fn']; column?: string; as: string }, schema: Schema, at: P): BoundAggregate {
+function bindAggregate(
+  a: { fn: BoundAggregate['fn']; column?: string; as: string },
+  schema: Schema,
+  at: P,
+): BoundAggregate {
   if (a.column === undefined) {
     if (a.fn !== 'count') throw new PlanError(jsonPath([...at, 'column']), `${a.fn} needs a column`);
     return { fn: 'count', col: -1, as: a.as, type: { id: 'int64' } };
@@ -274,13 +372,27 @@ function bindAggregate(a: { fn: BoundAggregate['fn']; column?: string; as: strin
   const col = colIndex(schema, a.column, [...at, 'column']);
   const t = schema[col].type;
   switch (a.fn) {
-    case 'count': case 'count_distinct':
+    case 'count':
+    case 'count_distinct':
       return { fn: a.fn, col, as: a.as, type: { id: 'int64' } };
-    case 'sum': case 'avg':
-      if (!isNumeric(t)) throw new PlanError(jsonPath([...at, 'column']), `${a.fn} needs a numeric column; "${a.column}" is ${typeName(t)}`);
-      if (isDecimal(t)) return { fn: a.fn, col, as: a.as, type: a.fn === 'avg' ? { id: 'float64' } : decimalType(MAX_PRECISION, t.scale!), decimal: true };
+    case 'sum':
+    case 'avg':
+      if (!isNumeric(t))
+        throw new PlanError(
+          jsonPath([...at, 'column']),
+          `${a.fn} needs a numeric column; "${a.column}" is ${typeName(t)}`,
+        );
+      if (isDecimal(t))
+        return {
+          fn: a.fn,
+          col,
+          as: a.as,
+          type: a.fn === 'avg' ? { id: 'float64' } : decimalType(MAX_PRECISION, t.scale!),
+          decimal: true,
+        };
       return { fn: a.fn, col, as: a.as, type: a.fn === 'avg' || isFloat(t) ? { id: 'float64' } : { id: 'int64' } };
-    case 'min': case 'max':
+    case 'min':
+    case 'max':
       return { fn: a.fn, col, as: a.as, type: t };
   }
 }
@@ -315,7 +427,11 @@ const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1
 export function bindLiteral(v: string | number | boolean | null, f: Field, at: P): Literal {
   if (v === null) return null;
   const t: DataType = f.type;
-  const bad = (why = '') => new PlanError(jsonPath(at), `value ${JSON.stringify(v)} cannot be compared with column "${f.name}" (${typeName(t)})${why}`);
+  const bad = (why = '') =>
+    new PlanError(
+      jsonPath(at),
+      `value ${JSON.stringify(v)} cannot be compared with column "${f.name}" (${typeName(t)})${why}`,
+    );
   if (isInteger(t)) {
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) throw bad();
@@ -333,12 +449,25 @@ export function bindLiteral(v: string | number | boolean | null, f: Field, at: P
     throw bad();
   }
   if (t.id === 'decimal') {
-    const d = typeof v === 'number' ? (Number.isFinite(v) ? numberToDecimal(v) : null) : typeof v === 'string' ? parseDecimal(v) : null;
+    const d =
+      typeof v === 'number'
+        ? Number.isFinite(v)
+          ? numberToDecimal(v)
+          : null
+        : typeof v === 'string'
+          ? parseDecimal(v)
+          : null;
     if (d) return d;
     throw bad();
   }
-  if (t.id === 'utf8') { if (typeof v === 'string') return v; throw bad(); }
-  if (t.id === 'bool') { if (typeof v === 'boolean') return v; throw bad(); }
+  if (t.id === 'utf8') {
+    if (typeof v === 'string') return v;
+    throw bad();
+  }
+  if (t.id === 'bool') {
+    if (typeof v === 'boolean') return v;
+    throw bad();
+  }
   if (t.id === 'date32') {
     if (typeof v === 'number' && Number.isInteger(v)) return v;
     if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v)) {
@@ -361,4 +490,3 @@ export function bindLiteral(v: string | number | boolean | null, f: Field, at: P
   }
   throw bad(': use an ISO date-time such as "2024-01-31T12:00:00Z"');
 }
-

@@ -33,7 +33,10 @@ export type KeyNorm =
   | { kind: 'bool' };
 
 export interface BoundAggregate {
-  fn: AggregateFnName; col: number; as: string; type: DataType;
+  fn: AggregateFnName;
+  col: number;
+  as: string;
+  type: DataType;
   /** the aggregated column is a decimal (sums are exact over 64/128-bit lanes; eager aggregation refuses them) */
   decimal?: boolean;
 }
@@ -42,13 +45,25 @@ export interface BoundAggregate {
  * A map task's input: row groups of one file (all of it when `wholeFile`), or
  * with `offset` the `rows` rows from that offset of its one row group (plan/map-splits.ts).
  */
-export interface FileSplit { path: string; rowGroups: number[]; rows: number; bytes: number; wholeFile?: boolean; offset?: number }
+export interface FileSplit {
+  path: string;
+  rowGroups: number[];
+  rows: number;
+  bytes: number;
+  wholeFile?: boolean;
+  offset?: number;
+}
 
-interface Base { id: string; schema: Schema }
+interface Base {
+  id: string;
+  schema: Schema;
+}
 
 export type BoundNode =
   | (Base & {
-      kind: 'scan'; source: string; splits: FileSplit[];
+      kind: 'scan';
+      source: string;
+      splits: FileSplit[];
       /** columns of a type the engine cannot read: an error only if the pruned plan still reads them */
       unreadable?: Record<string, { file: string; type: string }>;
     })
@@ -57,8 +72,14 @@ export type BoundNode =
   /** the input's columns followed by one computed column per expression */
   | (Base & { kind: 'compute'; input: BoundNode; exprs: BoundExpr[] })
   | (Base & {
-      kind: 'join'; type: JoinType; left: BoundNode; right: BoundNode;
-      leftKeys: number[]; rightKeys: number[]; leftNorms: KeyNorm[]; rightNorms: KeyNorm[];
+      kind: 'join';
+      type: JoinType;
+      left: BoundNode;
+      right: BoundNode;
+      leftKeys: number[];
+      rightKeys: number[];
+      leftNorms: KeyNorm[];
+      rightNorms: KeyNorm[];
     })
   | (Base & { kind: 'aggregate'; input: BoundNode; groupBy: number[]; aggs: BoundAggregate[] })
   | (Base & { kind: 'sort'; input: BoundNode; by: { col: number; desc: boolean; nullsFirst: boolean }[] })

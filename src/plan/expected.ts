@@ -26,8 +26,9 @@ const FORMS: Record<string, { item?: (got: unknown) => string; whole: (got: unkn
     whole: (g) => `a list of sort keys such as [{ "column": ${nameOr(g, 'amount')}, "desc": true }]`,
   },
   aggregates: {
-    item: (g) => `an aggregate such as { "fn": "sum", "column": ${nameOr(g, 'amount')}, "as": "total" }`
-      + ' or { "fn": "count", "as": "n" }',
+    item: (g) =>
+      `an aggregate such as { "fn": "sum", "column": ${nameOr(g, 'amount')}, "as": "total" }` +
+      ' or { "fn": "count", "as": "n" }',
     whole: () => 'a list of aggregates such as [{ "fn": "sum", "column": "amount", "as": "total" }]',
   },
   groupBy: {
@@ -39,8 +40,9 @@ const FORMS: Record<string, { item?: (got: unknown) => string; whole: (got: unkn
     whole: () => 'a list of [leftColumn, rightColumn] pairs such as [["cust_id", "id"]]',
   },
   where: {
-    whole: (g) => 'a predicate such as { "column": "amount", "cmp": ">", "value": 100 }'
-      + (typeof g === 'string' ? ' (a plan is JSON, not SQL text)' : ''),
+    whole: (g) =>
+      'a predicate such as { "column": "amount", "cmp": ">", "value": 100 }' +
+      (typeof g === 'string' ? ' (a plan is JSON, not SQL text)' : ''),
   },
   input: { whole: (g) => `an operator such as { "op": "scan", "source": ${nameOr(g, 'orders')} }` },
   left: { whole: (g) => `an operator such as { "op": "scan", "source": ${nameOr(g, 'orders')} }` },
@@ -58,8 +60,9 @@ function columnsForm(op: unknown, item: boolean, got: unknown): string {
   if (op === 'scan') {
     return item ? 'a column name such as "amount"' : `a list of column names such as [${nameOr(got, 'amount')}]`;
   }
-  const one = 'a column name, { "name": "new", "column": "old" } or { "name": "net", "expr": { "fn": "*", '
-    + '"args": [{ "column": "price" }, { "column": "qty" }] } }';
+  const one =
+    'a column name, { "name": "new", "column": "old" } or { "name": "net", "expr": { "fn": "*", ' +
+    '"args": [{ "column": "price" }, { "column": "qty" }] } }';
   return item ? one : `a list, each item ${one}`;
 }
 

@@ -14,6 +14,11 @@ export async function isPattern(p: string): Promise<boolean> {
 
 /** The files a pattern (or, with `cwd`, a pattern under that folder) matches: absolute paths, sorted. */
 export async function globFiles(pattern: string, cwd?: string): Promise<string[]> {
-  const found = await (await tinyglobby()).glob(pattern, cwd === undefined ? { absolute: true, onlyFiles: true, expandDirectories: false } : { cwd, absolute: true, onlyFiles: true });
+  const found = await (await tinyglobby()).glob(
+    pattern,
+    cwd === undefined
+      ? { absolute: true, onlyFiles: true, expandDirectories: false }
+      : { cwd, absolute: true, onlyFiles: true },
+  );
   return found.sort();
 }

@@ -109,7 +109,11 @@ function received(root: unknown, p: PropertyKey[]): string {
 function notOneOf(root: unknown, p: PropertyKey[], allowed: readonly unknown[]): string {
   const got = received(root, p);
   const list = allowed.map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(', ');
-  return got === 'missing' ? `missing; one of ${list}` : allowed.length === 1 ? `expected ${list}, got ${got}` : `${got} is not one of ${list}`;
+  return got === 'missing'
+    ? `missing; one of ${list}`
+    : allowed.length === 1
+      ? `expected ${list}, got ${got}`
+      : `${got} is not one of ${list}`;
 }
 
 /** `expected a sort key such as {...}, got "amount"`, where the field is one plan/expected.ts describes. */
@@ -120,7 +124,11 @@ function expectedMessage(root: unknown, p: PropertyKey[]): string | undefined {
   return v === undefined ? `missing: expected ${form}` : `expected ${form}, got ${shown(v)}`;
 }
 
-function describeIssue(root: unknown, issue: z.core.$ZodIssue, base: PropertyKey[] = []): { path: string; message: string } {
+function describeIssue(
+  root: unknown,
+  issue: z.core.$ZodIssue,
+  base: PropertyKey[] = [],
+): { path: string; message: string } {
   const p = [...base, ...issue.path];
   if (issue.code === 'invalid_value') return { path: jsonPath(p), message: notOneOf(root, p, issue.values) };
   const options = (issue as { options?: unknown[] }).options;
@@ -135,14 +143,17 @@ function describeIssue(root: unknown, issue: z.core.$ZodIssue, base: PropertyKey
       if (first && (!best || first.path.length > best.path.length) && first.code !== 'unrecognized_keys') best = first;
     }
     if (best && best.path.length > 0) return describeIssue(root, best, p);
-    const message = expectedMessage(root, p)
-      ?? (issue.message === 'Invalid input' ? 'does not match any allowed form' : issue.message);
+    const message =
+      expectedMessage(root, p) ??
+      (issue.message === 'Invalid input' ? 'does not match any allowed form' : issue.message);
     return { path: jsonPath(p), message };
   }
-  if (issue.code === 'unrecognized_keys') return { path: jsonPath(p), message: `unknown field(s): ${issue.keys.join(', ')}` };
+  if (issue.code === 'unrecognized_keys')
+    return { path: jsonPath(p), message: `unknown field(s): ${issue.keys.join(', ')}` };
   if (issue.code === 'invalid_type') {
-    const message = expectedMessage(root, p)
-      ?? `expected ${issue.expected === 'tuple' ? 'a list' : `a ${issue.expected}`}, got ${shown(valueAt(root, p))}`;
+    const message =
+      expectedMessage(root, p) ??
+      `expected ${issue.expected === 'tuple' ? 'a list' : `a ${issue.expected}`}, got ${shown(valueAt(root, p))}`;
     return { path: jsonPath(p), message };
   }
   return { path: jsonPath(p), message: issue.message };
@@ -161,7 +172,10 @@ export function readPlanFile(file: string): unknown {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    throw new PlanError('', `cannot read plan file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new PlanError(
+      '',
+      `cannot read plan file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   try {
     return JSON.parse(text);
@@ -179,10 +193,13 @@ export function jsonSyntaxError(file: string, text: string, message: string): st
   const m = message.match(/at position (\d+)/);
   const at = m ? Number(m[1]) : text.trimEnd().length;
   const before = text.slice(0, at).split('\n');
-  const line = before.length, column = before[before.length - 1].length + 1;
+  const line = before.length,
+    column = before[before.length - 1].length + 1;
   const source = (text.split('\n')[line - 1] ?? '').replace(/\r$/, '');
   // V8's message without the position it restates, and without the excerpt of the text in quotes
-  const why = message.replace(/ in JSON at position \d+.*$/s, '').replace(/, ".*" is not valid JSON$/s, '')
+  const why = message
+    .replace(/ in JSON at position \d+.*$/s, '')
+    .replace(/, ".*" is not valid JSON$/s, '')
     .replace(/ \(line \d+ column \d+\)$/, '');
   const shownLine = source.length > 100 ? source.slice(Math.max(0, column - 50), column + 50) : source;
   const caret = source.length > 100 ? Math.min(column - 1, 49) : column - 1;
@@ -201,9 +218,10 @@ export function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): S
     strategy: sk.strategy ?? 'auto',
     ...Object.fromEntries(Object.entries(o.skew ?? {}).filter(([, v]) => v !== undefined)),
   };
-  const memoryLimit = o.memoryLimit !== undefined
-    ? parseBytes(o.memoryLimit, 0)
-    : parseBytes(ex.memoryLimit, Math.floor(os.totalmem() / 2));
+  const memoryLimit =
+    o.memoryLimit !== undefined
+      ? parseBytes(o.memoryLimit, 0)
+      : parseBytes(ex.memoryLimit, Math.floor(os.totalmem() / 2));
   return {
     workers: o.workers ?? ex.workers ?? os.availableParallelism(),
     partitions: o.partitions ?? ex.partitions,
@@ -212,8 +230,16 @@ export function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): S
     skew,
     memoryLimit,
     inThreadBytes: parseBytes(o.inThreadBytes ?? ex.inThreadBytes, DEFAULT_IN_THREAD_BYTES),
-    broadcastBytes: o.broadcastBytes !== undefined ? parseBytes(o.broadcastBytes, 0) : parseBytes(ex.broadcastBytes, DEFAULT_BROADCAST_BYTES),
-    spillDir: o.spillDir !== undefined ? path.resolve(o.spillDir) : ex.spillDir !== undefined ? path.resolve(baseDir, ex.spillDir) : os.tmpdir(),
+    broadcastBytes:
+      o.broadcastBytes !== undefined
+        ? parseBytes(o.broadcastBytes, 0)
+        : parseBytes(ex.broadcastBytes, DEFAULT_BROADCAST_BYTES),
+    spillDir:
+      o.spillDir !== undefined
+        ? path.resolve(o.spillDir)
+        : ex.spillDir !== undefined
+          ? path.resolve(baseDir, ex.spillDir)
+          : os.tmpdir(),
     ...(o.planWorkers !== undefined ? { planWorkers: o.planWorkers } : {}),
     ...(o.taskCpuTime ? { taskCpuTime: true } : {}),
   };
@@ -226,18 +252,28 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
   if (!format) {
     const ext = path.extname(p).toLowerCase();
     const byExt: Record<string, OutputFormat> = {
-      '.parquet': 'parquet', '.pq': 'parquet', '.csv': 'csv', '.jsonl': 'jsonl', '.ndjson': 'jsonl',
-      '.arrow': 'arrow', '.feather': 'arrow', '.ipc': 'arrow',
+      '.parquet': 'parquet',
+      '.pq': 'parquet',
+      '.csv': 'csv',
+      '.jsonl': 'jsonl',
+      '.ndjson': 'jsonl',
+      '.arrow': 'arrow',
+      '.feather': 'arrow',
+      '.ipc': 'arrow',
     };
     format = byExt[ext];
     if (!format) {
-      throw new PlanError('output.path', `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, csv, jsonl, arrow`);
+      throw new PlanError(
+        'output.path',
+        `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, csv, jsonl, arrow`,
+      );
     }
   }
   // A missing output folder is created when the result is written (PLAN-SPEC, Errors); a file in its way is a plan error now.
   let dir = path.dirname(p);
   while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  if (!fs.statSync(dir).isDirectory()) throw new PlanError('output.path', `cannot create the output folder: ${dir} is a file`);
+  if (!fs.statSync(dir).isDirectory())
+    throw new PlanError('output.path', `cannot create the output folder: ${dir} is a file`);
   return { path: p, format };
 }
 
@@ -249,13 +285,17 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
  * library exports it typed as `Plan | string` (src/index.ts).
  */
 export async function loadPlan(
-  source: Plan | string | object, options: LoadOptions = {}, baseDir?: string,
+  source: Plan | string | object,
+  options: LoadOptions = {},
+  baseDir?: string,
 ): Promise<LoadedPlan> {
   const both = baseDir !== undefined && options.baseDir !== undefined;
   if (both && path.resolve(baseDir) !== path.resolve(options.baseDir!)) {
     const [a, b] = [JSON.stringify(options.baseDir), JSON.stringify(baseDir)];
-    throw new PlanError('baseDir',
-      `given twice with different values: ${a} in the options and ${b} as the third argument`);
+    throw new PlanError(
+      'baseDir',
+      `given twice with different values: ${a} in the options and ${b} as the third argument`,
+    );
   }
   const base = path.resolve(options.baseDir ?? baseDir ?? '.');
   const obj = typeof source === 'string' ? readPlanFile(source) : source;

@@ -13,15 +13,26 @@ export const MIN_MAP_SPLIT_BYTES = 1024 * 1024;
  * into row ranges of about the target: target = the scan's bytes over
  * TASKS_PER_WORKER tasks per worker (the aim of reduce coalescing too), at least `minBytes`.
  */
-export function rowRangeSplits(splits: readonly FileSplit[], workers: number, minBytes = MIN_MAP_SPLIT_BYTES): FileSplit[] {
+export function rowRangeSplits(
+  splits: readonly FileSplit[],
+  workers: number,
+  minBytes = MIN_MAP_SPLIT_BYTES,
+): FileSplit[] {
   const total = splits.reduce((s, x) => s + x.bytes, 0);
   const target = Math.max(minBytes, total / (TASKS_PER_WORKER * workers), 1);
   return splits.flatMap((s) => {
     if (s.wholeFile || s.rowGroups.length !== 1 || s.offset !== undefined || s.bytes <= 2 * target) return [s];
     const n = Math.min(Math.ceil(s.bytes / target), s.rows);
     return Array.from({ length: n }, (_, i) => {
-      const start = Math.floor((i * s.rows) / n), end = Math.floor(((i + 1) * s.rows) / n);
-      return { path: s.path, rowGroups: s.rowGroups, rows: end - start, bytes: (s.bytes * (end - start)) / s.rows, offset: start };
+      const start = Math.floor((i * s.rows) / n),
+        end = Math.floor(((i + 1) * s.rows) / n);
+      return {
+        path: s.path,
+        rowGroups: s.rowGroups,
+        rows: end - start,
+        bytes: (s.bytes * (end - start)) / s.rows,
+        offset: start,
+      };
     });
   });
 }
@@ -34,9 +45,12 @@ export function splitScans(node: BoundNode, workers: number, minBytes = MIN_MAP_
 /** The plan with every scan's splits replaced by `f` of them. */
 function mapSplits(node: BoundNode, f: (splits: readonly FileSplit[]) => FileSplit[]): BoundNode {
   switch (node.kind) {
-    case 'scan': return { ...node, splits: f(node.splits) };
-    case 'join': return { ...node, left: mapSplits(node.left, f), right: mapSplits(node.right, f) };
-    default: return { ...node, input: mapSplits(node.input, f) } as BoundNode;
+    case 'scan':
+      return { ...node, splits: f(node.splits) };
+    case 'join':
+      return { ...node, left: mapSplits(node.left, f), right: mapSplits(node.right, f) };
+    default:
+      return { ...node, input: mapSplits(node.input, f) } as BoundNode;
   }
 }
 
@@ -56,7 +70,12 @@ export function mergeFileSplits(splits: readonly FileSplit[], capBytes: number):
   for (const s of splits) {
     const last = out.at(-1);
     if (last && plain(last) && plain(s) && last.path === s.path && last.bytes + s.bytes <= capBytes) {
-      out[out.length - 1] = { ...last, rowGroups: [...last.rowGroups, ...s.rowGroups], rows: last.rows + s.rows, bytes: last.bytes + s.bytes };
+      out[out.length - 1] = {
+        ...last,
+        rowGroups: [...last.rowGroups, ...s.rowGroups],
+        rows: last.rows + s.rows,
+        bytes: last.bytes + s.bytes,
+      };
     } else {
       out.push(s);
     }
@@ -70,4 +89,5 @@ export function mergeScans(node: BoundNode, capBytes: number): BoundNode {
 }
 
 const hasLimit = (n: BoundNode): boolean =>
-  n.kind === 'limit' || (n.kind === 'scan' ? false : n.kind === 'join' ? hasLimit(n.left) || hasLimit(n.right) : hasLimit(n.input));
+  n.kind === 'limit' ||
+  (n.kind === 'scan' ? false : n.kind === 'join' ? hasLimit(n.left) || hasLimit(n.right) : hasLimit(n.input));

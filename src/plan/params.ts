@@ -8,18 +8,26 @@ import { ParamsSchema } from './spec.js';
 export type ParamInput = string | number | bigint | boolean;
 
 /** A parsed value: its form as a JSON literal in a predicate, and as a typed literal expression. */
-interface ParamValue { raw: string | number | boolean; type: string }
+interface ParamValue {
+  raw: string | number | boolean;
+  type: string;
+}
 
 type P = (string | number)[];
 
 /** Where the caller's values came from, for messages: `--param NAME` or `params.NAME` of the options. */
 export const paramOrigin = (name: string, fromCommandLine: boolean) =>
-  (fromCommandLine ? `--param ${name}` : `options.params.${name}`);
+  fromCommandLine ? `--param ${name}` : `options.params.${name}`;
 
 const INT_RANGE: Record<string, [bigint, bigint]> = {
-  int8: [-(2n ** 7n), 2n ** 7n - 1n], int16: [-(2n ** 15n), 2n ** 15n - 1n],
-  int32: [-(2n ** 31n), 2n ** 31n - 1n], int64: [-(2n ** 63n), 2n ** 63n - 1n],
-  uint8: [0n, 2n ** 8n - 1n], uint16: [0n, 2n ** 16n - 1n], uint32: [0n, 2n ** 32n - 1n], uint64: [0n, 2n ** 64n - 1n],
+  int8: [-(2n ** 7n), 2n ** 7n - 1n],
+  int16: [-(2n ** 15n), 2n ** 15n - 1n],
+  int32: [-(2n ** 31n), 2n ** 31n - 1n],
+  int64: [-(2n ** 63n), 2n ** 63n - 1n],
+  uint8: [0n, 2n ** 8n - 1n],
+  uint16: [0n, 2n ** 16n - 1n],
+  uint32: [0n, 2n ** 32n - 1n],
+  uint64: [0n, 2n ** 64n - 1n],
 };
 
 /**
@@ -65,12 +73,16 @@ export function parseParamValue(v: ParamInput, type: string): ParamValue | strin
     const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
     if (m) {
       const d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3]));
-      if (d.getUTCFullYear() === +m[1] && d.getUTCMonth() === +m[2] - 1 && d.getUTCDate() === +m[3]) return { raw: text, type: t };
+      if (d.getUTCFullYear() === +m[1] && d.getUTCMonth() === +m[2] - 1 && d.getUTCDate() === +m[3])
+        return { raw: text, type: t };
     }
     return 'expected a date YYYY-MM-DD';
   }
   if (t === 'timestamp') {
-    if (/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?([zZ]|[+-]\d\d:?\d\d)?$/.test(text) && !Number.isNaN(Date.parse(text.replace(' ', 'T')))) {
+    if (
+      /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?([zZ]|[+-]\d\d:?\d\d)?$/.test(text) &&
+      !Number.isNaN(Date.parse(text.replace(' ', 'T')))
+    ) {
       return { raw: text, type: t };
     }
     return 'expected an ISO date-time such as 2024-01-31T12:00:00';
@@ -87,7 +99,10 @@ export function resolveParams(
   const names = Object.keys(declared);
   for (const n of Object.keys(given)) {
     if (!(n in declared)) {
-      throw new PlanError(paramOrigin(n, fromCommandLine), `the plan declares no parameter "${n}"; ${names.length ? `its parameters are: ${names.join(', ')}` : 'it has no params'}`);
+      throw new PlanError(
+        paramOrigin(n, fromCommandLine),
+        `the plan declares no parameter "${n}"; ${names.length ? `its parameters are: ${names.join(', ')}` : 'it has no params'}`,
+      );
     }
   }
   const out = new Map<string, ParamValue>();
@@ -96,12 +111,18 @@ export function resolveParams(
     const v = fromCaller ? given[n] : d.default;
     if (v === undefined) {
       const how = fromCommandLine ? `--param ${n}=VALUE` : `options.params.${n}`;
-      throw new PlanError(jsonPath(['params', n]), `parameter "${n}" (${d.type}) has no value and no default; give ${how}`);
+      throw new PlanError(
+        jsonPath(['params', n]),
+        `parameter "${n}" (${d.type}) has no value and no default; give ${how}`,
+      );
     }
     const r = parseParamValue(v, d.type);
     if (typeof r === 'string') {
       const at = fromCaller ? paramOrigin(n, fromCommandLine) : jsonPath(['params', n, 'default']);
-      throw new PlanError(at, `value ${JSON.stringify(typeof v === 'bigint' ? String(v) : v)} of parameter "${n}" is not of type ${d.type}: ${r}`);
+      throw new PlanError(
+        at,
+        `value ${JSON.stringify(typeof v === 'bigint' ? String(v) : v)} of parameter "${n}" is not of type ${d.type}: ${r}`,
+      );
     }
     out.set(n, r);
   }
@@ -114,7 +135,13 @@ const LITERAL_KEYS = new Set(['value', 'in', 'like', 'between']);
 
 const isParamRef = (x: object): x is { param: unknown } => Object.keys(x).length === 1 && 'param' in x;
 
-function substitute(node: unknown, at: P, key: string | number, values: Map<string, ParamValue>, declared: string[]): unknown {
+function substitute(
+  node: unknown,
+  at: P,
+  key: string | number,
+  values: Map<string, ParamValue>,
+  declared: string[],
+): unknown {
   if (Array.isArray(node)) return node.map((x, i) => substitute(x, [...at, i], key, values, declared));
   if (node === null || typeof node !== 'object') return node;
   if (isParamRef(node)) {

@@ -5,7 +5,10 @@ import { InputError } from '../errors.js';
 import type { BoundNode, BoundPredicate } from './bound.js';
 import { exprCols, remapExpr } from '../expr/columns.js';
 
-interface Pruned { node: BoundNode; /** old output column → new index (-1: dropped) */ map: number[] }
+interface Pruned {
+  node: BoundNode /** old output column → new index (-1: dropped) */;
+  map: number[];
+}
 
 function predCols(p: BoundPredicate, into: Set<number>): Set<number> {
   if (p.kind === 'expr') return exprCols(p.expr, into);
@@ -30,31 +33,61 @@ function prune(node: BoundNode, need: Set<number>): Pruned {
       const keep = [...need].sort((a, b) => a - b);
       if (keep.length === 0 && node.schema.length > 0) keep.push(0); // row counts still need one column
       const map = new Array<number>(node.schema.length).fill(-1);
-      keep.forEach((c, i) => { map[c] = i; });
+      keep.forEach((c, i) => {
+        map[c] = i;
+      });
       for (const c of keep) {
         const bad = node.unreadable?.[node.schema[c].name];
-        if (bad) throw new InputError(`${bad.file}: column "${node.schema[c].name}" has type ${bad.type}, which skewjoin cannot read`, bad.file, node.schema[c].name);
+        if (bad)
+          throw new InputError(
+            `${bad.file}: column "${node.schema[c].name}" has type ${bad.type}, which skewjoin cannot read`,
+            bad.file,
+            node.schema[c].name,
+          );
       }
       return { node: { ...node, schema: keep.map((c) => node.schema[c]) }, map };
     }
     case 'filter': {
       const child = prune(node.input, predCols(node.pred, new Set(need)));
-      const filter: BoundNode = { ...node, input: child.node, schema: child.node.schema, pred: remapPred(node.pred, child.map) };
+      const filter: BoundNode = {
+        ...node,
+        input: child.node,
+        schema: child.node.schema,
+        pred: remapPred(node.pred, child.map),
+      };
       // Columns only the predicate reads go right after it: a join side is measured, built or shuffled without them.
       const keep = [...need].sort((a, b) => a - b);
       if (keep.length === 0 || keep.length === child.node.schema.length) return { node: filter, map: child.map };
       const map = new Array<number>(child.map.length).fill(-1);
-      keep.forEach((c, i) => { map[c] = i; });
+      keep.forEach((c, i) => {
+        map[c] = i;
+      });
       const indices = keep.map((c) => child.map[c]);
-      return { node: { id: `${node.id}.pruned`, kind: 'project', input: filter, indices, schema: indices.map((i) => child.node.schema[i]) }, map };
+      return {
+        node: {
+          id: `${node.id}.pruned`,
+          kind: 'project',
+          input: filter,
+          indices,
+          schema: indices.map((i) => child.node.schema[i]),
+        },
+        map,
+      };
     }
     case 'project': {
       const keep = [...need].sort((a, b) => a - b);
       const child = prune(node.input, new Set(keep.map((i) => node.indices[i])));
       const map = new Array<number>(node.schema.length).fill(-1);
-      keep.forEach((c, i) => { map[c] = i; });
+      keep.forEach((c, i) => {
+        map[c] = i;
+      });
       return {
-        node: { ...node, input: child.node, indices: keep.map((i) => child.map[node.indices[i]]), schema: keep.map((i) => node.schema[i]) },
+        node: {
+          ...node,
+          input: child.node,
+          indices: keep.map((i) => child.map[node.indices[i]]),
+          schema: keep.map((i) => node.schema[i]),
+        },
         map,
       };
     }
@@ -69,23 +102,39 @@ function prune(node: BoundNode, need: Set<number>): Pruned {
       const map = [...child.map, ...node.exprs.map((_, k) => (kept.includes(k) ? width + kept.indexOf(k) : -1))];
       if (kept.length === 0) return { node: child.node, map };
       const exprs = kept.map((k) => remapExpr(node.exprs[k], child.map));
-      return { node: { ...node, input: child.node, exprs, schema: [...child.node.schema, ...kept.map((k) => node.schema[nIn + k])] }, map };
+      return {
+        node: {
+          ...node,
+          input: child.node,
+          exprs,
+          schema: [...child.node.schema, ...kept.map((k) => node.schema[nIn + k])],
+        },
+        map,
+      };
     }
     case 'join': {
       const nl = node.left.schema.length;
-      const needL = new Set(node.leftKeys), needR = new Set(node.rightKeys);
-      for (const c of need) (c < nl ? needL.add(c) : needR.add(c - nl));
-      const l = prune(node.left, needL), r = prune(node.right, needR);
+      const needL = new Set(node.leftKeys),
+        needR = new Set(node.rightKeys);
+      for (const c of need) c < nl ? needL.add(c) : needR.add(c - nl);
+      const l = prune(node.left, needL),
+        r = prune(node.right, needR);
       const outer = node.type !== 'semi' && node.type !== 'anti';
       const map = [...l.map, ...(outer ? r.map.map((x) => (x < 0 ? -1 : x + l.node.schema.length)) : [])];
       const schema = new Array(map.length);
-      map.forEach((to, from) => { if (to >= 0) schema[to] = node.schema[from]; });
+      map.forEach((to, from) => {
+        if (to >= 0) schema[to] = node.schema[from];
+      });
       // Columns kept only as keys of a side still appear in the output; name them as bound.
       const names = [...l.node.schema, ...(outer ? r.node.schema : [])].map((f, i) => schema[i] ?? f);
       return {
         node: {
-          ...node, left: l.node, right: r.node, schema: names,
-          leftKeys: node.leftKeys.map((k) => l.map[k]), rightKeys: node.rightKeys.map((k) => r.map[k]),
+          ...node,
+          left: l.node,
+          right: r.node,
+          schema: names,
+          leftKeys: node.leftKeys.map((k) => l.map[k]),
+          rightKeys: node.rightKeys.map((k) => r.map[k]),
         },
         map,
       };
@@ -96,7 +145,9 @@ function prune(node: BoundNode, need: Set<number>): Pruned {
       const child = prune(node.input, needIn);
       return {
         node: {
-          ...node, input: child.node, groupBy: node.groupBy.map((g) => child.map[g]),
+          ...node,
+          input: child.node,
+          groupBy: node.groupBy.map((g) => child.map[g]),
           aggs: node.aggs.map((a) => ({ ...a, col: a.col < 0 ? -1 : child.map[a.col] })),
         },
         map: identity(node.schema.length),
@@ -104,7 +155,15 @@ function prune(node: BoundNode, need: Set<number>): Pruned {
     }
     case 'sort': {
       const child = prune(node.input, new Set([...need, ...node.by.map((k) => k.col)]));
-      return { node: { ...node, input: child.node, schema: child.node.schema, by: node.by.map((k) => ({ ...k, col: child.map[k.col] })) }, map: child.map };
+      return {
+        node: {
+          ...node,
+          input: child.node,
+          schema: child.node.schema,
+          by: node.by.map((k) => ({ ...k, col: child.map[k.col] })),
+        },
+        map: child.map,
+      };
     }
     case 'limit': {
       const child = prune(node.input, need);

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { globFiles, isPattern } from './glob.js';
 import { InputError, PlanError } from '../errors.js';
 
-const origin = (name: string, fromCommandLine: boolean) => (fromCommandLine ? `--source ${name}` : `options.sources.${name}`);
+const origin = (name: string, fromCommandLine: boolean) =>
+  fromCommandLine ? `--source ${name}` : `options.sources.${name}`;
 
 /** The Parquet files one PATH stands for, absolute and sorted; an InputError when there are none. */
 async function filesOf(p: string, baseDir: string, label: string): Promise<string[]> {
@@ -33,12 +34,18 @@ async function filesOf(p: string, baseDir: string, label: string): Promise<strin
  * against `baseDir` (the current folder for the command line).
  */
 export async function resolveSourceOverrides(
-  declared: readonly string[], given: Record<string, string | string[]>, baseDir: string, fromCommandLine: boolean,
+  declared: readonly string[],
+  given: Record<string, string | string[]>,
+  baseDir: string,
+  fromCommandLine: boolean,
 ): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   for (const [name, v] of Object.entries(given)) {
     if (!declared.includes(name)) {
-      throw new PlanError(origin(name, fromCommandLine), `the plan declares no source "${name}"; its sources are: ${declared.join(', ') || '(none)'}`);
+      throw new PlanError(
+        origin(name, fromCommandLine),
+        `the plan declares no source "${name}"; its sources are: ${declared.join(', ') || '(none)'}`,
+      );
     }
     const list = Array.isArray(v) ? v : [v];
     if (list.length === 0 || list.some((x) => typeof x !== 'string' || x === '')) {

@@ -12,12 +12,29 @@ const Param = z.strictObject({ param: name });
 /** Where a literal may stand: a JSON value or a parameter. */
 const literalOrParam = z.union([literal, Param]);
 
-export const TYPE_NAMES = ['bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
-  'float32', 'float64', 'decimal(p,s)', 'utf8', 'date', 'timestamp'] as const;
-const TypeName = z.string().regex(
-  /^\s*(bool|u?int(8|16|32|64)|float(32|64)|decimal\s*\(\s*\d+\s*,\s*\d+\s*\)|utf8|date|timestamp)\s*$/,
-  `expected a type name: ${TYPE_NAMES.join(', ')}`,
-);
+export const TYPE_NAMES = [
+  'bool',
+  'int8',
+  'int16',
+  'int32',
+  'int64',
+  'uint8',
+  'uint16',
+  'uint32',
+  'uint64',
+  'float32',
+  'float64',
+  'decimal(p,s)',
+  'utf8',
+  'date',
+  'timestamp',
+] as const;
+const TypeName = z
+  .string()
+  .regex(
+    /^\s*(bool|u?int(8|16|32|64)|float(32|64)|decimal\s*\(\s*\d+\s*,\s*\d+\s*\)|utf8|date|timestamp)\s*$/,
+    `expected a type name: ${TYPE_NAMES.join(', ')}`,
+  );
 
 const CMP = ['=', '!=', '<', '<=', '>', '>='] as const;
 
@@ -29,16 +46,21 @@ export type Expr =
   | { case: { when: Predicate; then: Expr }[]; else?: Expr }
   | { cast: Expr; to: string };
 
-export const ExprSchema: z.ZodType<Expr> = z.lazy(() =>
-  z.union([
-    z.strictObject({ column: name }),
-    z.strictObject({ value: literal, type: TypeName.optional() }),
-    Param,
-    z.strictObject({ fn: name, args: z.array(ExprSchema).optional() }),
-    z.strictObject({ case: z.array(z.strictObject({ when: PredicateSchema, then: ExprSchema })).min(1), else: ExprSchema.optional() }),
-    z.strictObject({ cast: ExprSchema, to: TypeName }),
-  ]),
-).meta({ id: 'Expr' });
+export const ExprSchema: z.ZodType<Expr> = z
+  .lazy(() =>
+    z.union([
+      z.strictObject({ column: name }),
+      z.strictObject({ value: literal, type: TypeName.optional() }),
+      Param,
+      z.strictObject({ fn: name, args: z.array(ExprSchema).optional() }),
+      z.strictObject({
+        case: z.array(z.strictObject({ when: PredicateSchema, then: ExprSchema })).min(1),
+        else: ExprSchema.optional(),
+      }),
+      z.strictObject({ cast: ExprSchema, to: TypeName }),
+    ]),
+  )
+  .meta({ id: 'Expr' });
 
 /** A literal, a parameter or an expression (`like` patterns, `between` bounds). */
 const operand = z.union([literal, ExprSchema]);
@@ -68,16 +90,27 @@ export type Predicate =
   | { or: Predicate[] }
   | { not: Predicate };
 
-export const PredicateSchema: z.ZodType<Predicate> = z.lazy(() =>
-  z.union([
-    ...Cmp, ...In, ...IsNull, ...Like, ...Between, Compare,
-    z.strictObject({ and: z.array(PredicateSchema).min(1) }),
-    z.strictObject({ or: z.array(PredicateSchema).min(1) }),
-    z.strictObject({ not: PredicateSchema }),
-  ]),
-).meta({ id: 'Predicate' });
+export const PredicateSchema: z.ZodType<Predicate> = z
+  .lazy(() =>
+    z.union([
+      ...Cmp,
+      ...In,
+      ...IsNull,
+      ...Like,
+      ...Between,
+      Compare,
+      z.strictObject({ and: z.array(PredicateSchema).min(1) }),
+      z.strictObject({ or: z.array(PredicateSchema).min(1) }),
+      z.strictObject({ not: PredicateSchema }),
+    ]),
+  )
+  .meta({ id: 'Predicate' });
 
-const ProjectColumn = z.union([name, z.strictObject({ name, column: name }), z.strictObject({ name, expr: ExprSchema })]);
+const ProjectColumn = z.union([
+  name,
+  z.strictObject({ name, column: name }),
+  z.strictObject({ name, expr: ExprSchema }),
+]);
 const AggregateFn = z.enum(['count', 'sum', 'min', 'max', 'avg', 'count_distinct']);
 const AggregateSpec = z.union([
   z.strictObject({ fn: AggregateFn, column: name.optional(), as: name }),
@@ -96,46 +129,56 @@ export type ProjectNode = { op: 'project'; input: QueryNode; columns: z.infer<ty
 export type JoinType = (typeof JOIN_TYPES)[number];
 export type JoinNode = { op: 'join'; type: JoinType; left: QueryNode; right: QueryNode; on: [string, string][] };
 export type AggregateNode = {
-  op: 'aggregate'; input: QueryNode; groupBy: string[]; aggregates: z.infer<typeof AggregateSpec>[];
+  op: 'aggregate';
+  input: QueryNode;
+  groupBy: string[];
+  aggregates: z.infer<typeof AggregateSpec>[];
 };
 export type SortNode = { op: 'sort'; input: QueryNode; by: z.infer<typeof SortKey>[] };
 export type LimitNode = { op: 'limit'; input: QueryNode; count: number; offset?: number };
 export type QueryNode = ScanNode | FilterNode | ProjectNode | JoinNode | AggregateNode | SortNode | LimitNode;
 export type AggregateFnName = z.infer<typeof AggregateFn>;
 
-export const QueryNodeSchema: z.ZodType<QueryNode> = z.lazy(() =>
-  z.discriminatedUnion('op', [
-    z.strictObject({ op: z.literal('scan'), source: name, columns: z.array(name).optional() }),
-    z.strictObject({ op: z.literal('filter'), input: QueryNodeSchema, where: PredicateSchema }),
-    z.strictObject({ op: z.literal('project'), input: QueryNodeSchema, columns: z.array(ProjectColumn).min(1) }),
-    z.strictObject({
-      op: z.literal('join'),
-      type: z.enum(JOIN_TYPES),
-      left: QueryNodeSchema,
-      right: QueryNodeSchema,
-      /** empty with type inner: a cross join */
-      on: z.array(z.tuple([name, name])),
-    }),
-    z.strictObject({
-      op: z.literal('aggregate'),
-      input: QueryNodeSchema,
-      groupBy: z.array(name),
-      aggregates: z.array(AggregateSpec),
-    }),
-    z.strictObject({ op: z.literal('sort'), input: QueryNodeSchema, by: z.array(SortKey).min(1) }),
-    z.strictObject({
-      op: z.literal('limit'),
-      input: QueryNodeSchema,
-      count: z.number().int().min(0),
-      offset: z.number().int().min(0).optional(),
-    }),
-  ]),
-).meta({ id: 'QueryNode' });
+export const QueryNodeSchema: z.ZodType<QueryNode> = z
+  .lazy(() =>
+    z.discriminatedUnion('op', [
+      z.strictObject({ op: z.literal('scan'), source: name, columns: z.array(name).optional() }),
+      z.strictObject({ op: z.literal('filter'), input: QueryNodeSchema, where: PredicateSchema }),
+      z.strictObject({ op: z.literal('project'), input: QueryNodeSchema, columns: z.array(ProjectColumn).min(1) }),
+      z.strictObject({
+        op: z.literal('join'),
+        type: z.enum(JOIN_TYPES),
+        left: QueryNodeSchema,
+        right: QueryNodeSchema,
+        /** empty with type inner: a cross join */
+        on: z.array(z.tuple([name, name])),
+      }),
+      z.strictObject({
+        op: z.literal('aggregate'),
+        input: QueryNodeSchema,
+        groupBy: z.array(name),
+        aggregates: z.array(AggregateSpec),
+      }),
+      z.strictObject({ op: z.literal('sort'), input: QueryNodeSchema, by: z.array(SortKey).min(1) }),
+      z.strictObject({
+        op: z.literal('limit'),
+        input: QueryNodeSchema,
+        count: z.number().int().min(0),
+        offset: z.number().int().min(0).optional(),
+      }),
+    ]),
+  )
+  .meta({ id: 'QueryNode' });
 
 /** A byte size: a number of bytes, or a string such as "64KB", "256MB", "1GB". */
 export const ByteSize = z.union([
   z.number().nonnegative(),
-  z.string().regex(/^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?\s*$/i, 'expected a size such as "64KB", "256MB" or "1GB"'),
+  z
+    .string()
+    .regex(
+      /^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?\s*$/i,
+      'expected a size such as "64KB", "256MB" or "1GB"',
+    ),
 ]);
 
 export const SkewOptionsSchema = z.strictObject({
@@ -166,11 +209,14 @@ export const OUTPUT_FORMATS = ['parquet', 'csv', 'jsonl', 'arrow'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** `params`: named values a run supplies (--param NAME=VALUE, the library's `params`), else `default`. */
-export const ParamsSchema = z.record(name, z.strictObject({
-  type: TypeName,
-  default: z.union([z.number(), z.string(), z.boolean()]).optional(),
-  description: z.string().optional(),
-}));
+export const ParamsSchema = z.record(
+  name,
+  z.strictObject({
+    type: TypeName,
+    default: z.union([z.number(), z.string(), z.boolean()]).optional(),
+    description: z.string().optional(),
+  }),
+);
 
 export const PlanSchema = z.strictObject({
   $schema: z.string().optional(),

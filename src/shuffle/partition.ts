@@ -2,7 +2,18 @@
 // one scatter per column straight into one block per partition. Rows with a
 // null key never match, so they are spread round-robin instead of piling up
 // in one partition.
-import { type Batch, type Column, type DataType, Int32Scratch, batchBytes, lanes, rowCount, rowWidth, valuesCtor, wordView } from '../kernels/column.js';
+import {
+  type Batch,
+  type Column,
+  type DataType,
+  Int32Scratch,
+  batchBytes,
+  lanes,
+  rowCount,
+  rowWidth,
+  valuesCtor,
+  wordView,
+} from '../kernels/column.js';
 import { type Keys, buildKeys, keyIdentity, partitionOf } from '../kernels/keys.js';
 import { cellText } from '../io/output.js';
 import { SpaceSaving } from '../skew/sketch.js';
@@ -61,8 +72,12 @@ function scatter8(dst: Int32Array, src: Int32Array, dest: Int32Array, at: number
 function scatter16(dst: Int32Array, src: Int32Array, dest: Int32Array, at: number) {
   const n = src.length >> 2;
   for (let i = 0; i < n; i++) {
-    const d = 4 * dest[at + i], s = 4 * i;
-    dst[d] = src[s]; dst[d + 1] = src[s + 1]; dst[d + 2] = src[s + 2]; dst[d + 3] = src[s + 3];
+    const d = 4 * dest[at + i],
+      s = 4 * i;
+    dst[d] = src[s];
+    dst[d + 1] = src[s + 1];
+    dst[d + 2] = src[s + 2];
+    dst[d + 3] = src[s + 3];
   }
 }
 function ones(dst: Uint8Array, dest: Int32Array, at: number, n: number) {
@@ -84,7 +99,13 @@ export interface Layout {
   cols: { valid: number; values: number; offsets: number; strStart: Float64Array | null }[];
 }
 
-export function layout(types: DataType[], hasValid: boolean[], strBytes: (Float64Array | null)[], rows: number[], total: number): Layout {
+export function layout(
+  types: DataType[],
+  hasValid: boolean[],
+  strBytes: (Float64Array | null)[],
+  rows: number[],
+  total: number,
+): Layout {
   const P = rows.length;
   const start = new Int32Array(P);
   for (let p = 1; p < P; p++) start[p] = start[p - 1] + rows[p - 1];
@@ -95,7 +116,8 @@ export function layout(types: DataType[], hasValid: boolean[], strBytes: (Float6
     const valid = hasValid[c] ? at : -1;
     if (hasValid[c]) at += align8(total);
     const values = at;
-    let offsets = -1, strStart: Float64Array | null = null;
+    let offsets = -1,
+      strStart: Float64Array | null = null;
     if (t.id === 'utf8') {
       strStart = new Float64Array(P);
       const nb = strBytes[c]!;
@@ -112,14 +134,23 @@ export function layout(types: DataType[], hasValid: boolean[], strBytes: (Float6
 }
 
 /** Scatter one column of every batch into its region. */
-function scatterColumn(type: DataType, cols: Column[], pids: Int32Array, dest: Int32Array, L: Layout, c: number, total: number): void {
+function scatterColumn(
+  type: DataType,
+  cols: Column[],
+  pids: Int32Array,
+  dest: Int32Array,
+  L: Layout,
+  c: number,
+  total: number,
+): void {
   const { buf, start } = L;
   const { valid: vOff, values: off, offsets: oOff, strStart } = L.cols[c];
   if (vOff >= 0) {
     const dst = new Uint8Array(buf, vOff, total);
     let at = 0;
     for (const col of cols) {
-      if (col.valid) scatter1(dst, col.valid.subarray(0, col.length), dest, at); else ones(dst, dest, at, col.length);
+      if (col.valid) scatter1(dst, col.valid.subarray(0, col.length), dest, at);
+      else ones(dst, dest, at, col.length);
       at += col.length;
     }
   }
@@ -155,11 +186,22 @@ function scatterColumn(type: DataType, cols: Column[], pids: Int32Array, dest: I
  * of its own: scatterColumn sees every column type (see gatherMany).
  */
 function scatterStrings(
-  bytes: Uint8Array, offs: Int32Array, bpos: Float64Array, sStart: Float64Array, o: Int32Array, src: Uint8Array,
-  pids: Int32Array, dest: Int32Array, at: number, n: number,
+  bytes: Uint8Array,
+  offs: Int32Array,
+  bpos: Float64Array,
+  sStart: Float64Array,
+  o: Int32Array,
+  src: Uint8Array,
+  pids: Int32Array,
+  dest: Int32Array,
+  at: number,
+  n: number,
 ): void {
   for (let i = 0; i < n; i++) {
-    const r = at + i, p = pids[r], s = o[i], e = o[i + 1];
+    const r = at + i,
+      p = pids[r],
+      s = o[i],
+      e = o[i + 1];
     let b = bpos[p];
     for (let x = s; x < e; x++) bytes[b++] = src[x];
     bpos[p] = b;
@@ -176,12 +218,18 @@ function blockColumn(type: DataType, L: Layout, c: number, p: number, n: number)
     const offsets = new Int32Array(buf, oOff + 4 * (start[p] + p), n + 1);
     return { type, length: n, values: new Uint8Array(buf, off + strStart![p], offsets[n]), offsets, valid };
   }
-  const ctor = valuesCtor(type), l = lanes(type);
+  const ctor = valuesCtor(type),
+    l = lanes(type);
   return { type, length: n, values: new ctor(buf, off + start[p] * rowWidth(type), n * l), valid };
 }
 
 /** Partition ids of every row (into `pid`): high bits of the key hash, or round-robin for null join keys. */
-export function partitionIds(keys: Keys, spec: PartitionSpec, rr: { next: number }, pid: Int32Array = new Int32Array(keys.n)): Int32Array {
+export function partitionIds(
+  keys: Keys,
+  spec: PartitionSpec,
+  rr: { next: number },
+  pid: Int32Array = new Int32Array(keys.n),
+): Int32Array {
   const { hash } = keys;
   const anyNull = spec.spreadNulls ? keys.anyNull : null;
   const P = spec.partitions;
@@ -227,7 +275,13 @@ function sketchKeys(batches: Batch[], keys: Keys[], spec: PartitionSpec): TaskSk
     if (e.count - e.error < floor) continue;
     const display: string[] = [];
     for (const c of spec.keys) display.push(cellText(batches[e.batch].columns[c], e.row) ?? 'null');
-    entries.push({ hash: e.hash, count: e.count * stride, error: e.error * stride, match: keyIdentity(keys[e.batch], e.row), display });
+    entries.push({
+      hash: e.hash,
+      count: e.count * stride,
+      error: e.error * stride,
+      match: keyIdentity(keys[e.batch], e.row),
+      display,
+    });
   }
   return { n: s.n * stride, d: (s.d + floor) * stride, capacity: s.capacity, entries };
 }
@@ -237,7 +291,8 @@ export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partiti
   const rr = { next: spec.nullSeed };
   const total = rowCount(batches);
   const buf = scratch.get(2 * total);
-  const pids = buf.subarray(0, total), dest = buf.subarray(total, 2 * total);
+  const pids = buf.subarray(0, total),
+    dest = buf.subarray(total, 2 * total);
   let at = 0;
   const keys: Keys[] = [];
   for (const b of batches) {
@@ -256,7 +311,12 @@ export function partitionBatches(batches: Batch[], spec: PartitionSpec): Partiti
  * all in one shared buffer; `dest` is scratch space of the same length. A
  * block is null when no row went to it.
  */
-export function scatterRows(batches: Batch[], ids: Int32Array, dest: Int32Array, P: number): Omit<Partitioned, 'sketch'> {
+export function scatterRows(
+  batches: Batch[],
+  ids: Int32Array,
+  dest: Int32Array,
+  P: number,
+): Omit<Partitioned, 'sketch'> {
   const total = ids.length;
   const counts = new Int32Array(P);
   countIds(ids, counts, total);
@@ -266,7 +326,9 @@ export function scatterRows(batches: Batch[], ids: Int32Array, dest: Int32Array,
   const rows: number[] = [];
   for (let p = 0; p < P; p++) rows.push(counts[p]);
   const nCols = batches.length ? batches[0].columns.length : 0;
-  const types: DataType[] = [], hasValid: boolean[] = [], strBytes: (Float64Array | null)[] = [];
+  const types: DataType[] = [],
+    hasValid: boolean[] = [],
+    strBytes: (Float64Array | null)[] = [];
   for (let c = 0; c < nCols; c++) {
     const t = batches[0].columns[c].type;
     types.push(t);

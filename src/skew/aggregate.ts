@@ -37,7 +37,11 @@ export interface AggregateSplit {
 }
 
 /** The skew handling of one aggregate's shuffle, for the statistics. */
-export interface AggregateStats { id: string; targetBytes: number; splits: AggregateSplit[] }
+export interface AggregateStats {
+  id: string;
+  targetBytes: number;
+  splits: AggregateSplit[];
+}
 
 /**
  * Which partitions of an aggregate shuffle are aggregated in two levels. The
@@ -45,7 +49,11 @@ export interface AggregateStats { id: string; targetBytes: number; splits: Aggre
  * partitions not skewed), at most a worker's share of the memory budget.
  */
 export function planAggregateSplits(
-  rows: number[], bytes: number[], o: SkewSettings, aggs: BoundAggregate[], shareBytes: number,
+  rows: number[],
+  bytes: number[],
+  o: SkewSettings,
+  aggs: BoundAggregate[],
+  shareBytes: number,
 ): { decision: SideDecision; targetBytes: number; splits: AggregateSplit[] } {
   const d = detectSkew({ partitionRows: rows, partitionBytes: bytes, mapBytes: [], hotKeys: [] }, o);
   const skewed = o.enabled ? d.skewedPartitions : [];
@@ -54,8 +62,10 @@ export function planAggregateSplits(
   const targetBytes = Math.max(1, Math.min(Math.max(o.advisoryPartitionBytes, mean), shareBytes));
   const splits = skewed.map((p): AggregateSplit => {
     const s = { partition: p, rows: rows[p], bytes: bytes[p] };
-    if (!combinable(aggs)) return { ...s, method: 'none', reason: 'count_distinct of more than one column: no mergeable partial state' };
-    if (bytes[p] <= targetBytes || rows[p] < 2) return { ...s, method: 'none', reason: `not larger than the target task size (${targetBytes} bytes)` };
+    if (!combinable(aggs))
+      return { ...s, method: 'none', reason: 'count_distinct of more than one column: no mergeable partial state' };
+    if (bytes[p] <= targetBytes || rows[p] < 2)
+      return { ...s, method: 'none', reason: `not larger than the target task size (${targetBytes} bytes)` };
     const targetRows = Math.ceil(rows[p] / Math.min(MAX_PIECES, Math.ceil(bytes[p] / targetBytes)));
     // Row ranges are exact; pieces by hash vary in size (values repeat across ranges): some headroom.
     const distinct = hasDistinct(aggs);

@@ -16,7 +16,11 @@ export function cutRows(blocks: Batch[], cap: number, min = 1): Batch[][] {
   const total = bytes.reduce((a, b) => a + b, 0);
   // a hair above total / min, so that rounding does not add a piece
   const c = min > 1 ? Math.min(cap, (total / min) * (1 + 1e-9)) : cap;
-  const pieces = packRowSlices(blocks.map((b) => b.length), bytes, c).map((s) => sliceBlocks(blocks, s));
+  const pieces = packRowSlices(
+    blocks.map((b) => b.length),
+    bytes,
+    c,
+  ).map((s) => sliceBlocks(blocks, s));
   return pieces.length > 0 ? pieces : [[]];
 }
 
@@ -27,8 +31,15 @@ export function cutRows(blocks: Batch[], cap: number, min = 1): Batch[][] {
  * least `min` pieces per side (a grid sized for its output). Either side
  * uncut is one piece.
  */
-function grid(left: Batch[], right: Batch[], target: number, may: [boolean, boolean], min: [number, number]): { left: Batch[][]; right: Batch[][] } {
-  const lb = bytesOf(left), rb = bytesOf(right);
+function grid(
+  left: Batch[],
+  right: Batch[],
+  target: number,
+  may: [boolean, boolean],
+  min: [number, number],
+): { left: Batch[][]; right: Batch[][] } {
+  const lb = bytesOf(left),
+    rb = bytesOf(right);
   const big = lb + rb > target;
   const cutL = may[0] && (min[0] > 1 || (big && lb > target / 2));
   const cutR = may[1] && (min[1] > 1 || (big && rb > target / 2));
@@ -40,12 +51,23 @@ function grid(left: Batch[], right: Batch[], target: number, may: [boolean, bool
 }
 
 /** A hot key's grid from its rows on each side: semi and anti joins keep a key's right rows in one piece. */
-export function keyGrid(type: JoinType, left: Batch[], right: Batch[], target: number, pieces: [number, number]): { left: Batch[][]; right: Batch[][] } {
+export function keyGrid(
+  type: JoinType,
+  left: Batch[],
+  right: Batch[],
+  target: number,
+  pieces: [number, number],
+): { left: Batch[][]; right: Batch[][] } {
   const whole = type === 'semi' || type === 'anti';
   return grid(left, right, target, [true, !whole], [pieces[0], whole ? 1 : pieces[1]]);
 }
 
 /** The rest of a hot-key split (no hot key in it): cut into row ranges as a map-range split would, where the join type allows. */
-export function restGrid(type: JoinType, left: Batch[], right: Batch[], target: number): { left: Batch[][]; right: Batch[][] } {
+export function restGrid(
+  type: JoinType,
+  left: Batch[],
+  right: Batch[],
+  target: number,
+): { left: Batch[][]; right: Batch[][] } {
   return grid(left, right, target, [canSplitLeft(type), canSplitRight(type)], [1, 1]);
 }

@@ -76,7 +76,11 @@ export type PlannedTask =
    */
   | { kind: 'hot-keys'; partition: number; keys: HotKeySplit[]; bytes: number; riders?: number[][] };
 
-export interface SideDecision { medianBytes: number; thresholdBytes: number; skewedPartitions: number[] }
+export interface SideDecision {
+  medianBytes: number;
+  thresholdBytes: number;
+  skewedPartitions: number[];
+}
 
 export interface SplitInfo {
   partition: number;
@@ -118,10 +122,16 @@ export function median(xs: readonly number[]): number {
 /** Whether a join partition can produce rows, given the rows of each side. */
 export function reduceNeeded(type: JoinType, leftRows: number, rightRows: number): boolean {
   switch (type) {
-    case 'inner': case 'semi': return leftRows > 0 && rightRows > 0;
-    case 'left': case 'anti': return leftRows > 0;
-    case 'right': return rightRows > 0;
-    default: return leftRows > 0 || rightRows > 0;
+    case 'inner':
+    case 'semi':
+      return leftRows > 0 && rightRows > 0;
+    case 'left':
+    case 'anti':
+      return leftRows > 0;
+    case 'right':
+      return rightRows > 0;
+    default:
+      return leftRows > 0 || rightRows > 0;
   }
 }
 
@@ -129,7 +139,9 @@ export function detectSkew(s: SideStats, o: SkewSettings): SideDecision {
   const med = median(s.partitionBytes);
   const thresholdBytes = Math.max(o.thresholdBytes, o.factor * med);
   const skewedPartitions: number[] = [];
-  s.partitionBytes.forEach((b, p) => { if (b > o.factor * med && b > o.thresholdBytes) skewedPartitions.push(p); });
+  s.partitionBytes.forEach((b, p) => {
+    if (b > o.factor * med && b > o.thresholdBytes) skewedPartitions.push(p);
+  });
   return { medianBytes: med, thresholdBytes, skewedPartitions };
 }
 
@@ -149,13 +161,24 @@ export function coalesceCap(total: number, target: number, parallelism: number):
 }
 
 /** First-fit decreasing: partitions into tasks of at most `cap` bytes (a larger partition alone). */
-export function packPartitions(parts: number[], size: (p: number) => number, cap: number): Extract<PlannedTask, { kind: 'partitions' }>[] {
+export function packPartitions(
+  parts: number[],
+  size: (p: number) => number,
+  cap: number,
+): Extract<PlannedTask, { kind: 'partitions' }>[] {
   const bins: { partitions: number[]; bytes: number }[] = [];
   for (const p of [...parts].sort((a, b) => size(b) - size(a) || a - b)) {
     const bin = bins.find((b) => b.bytes + size(p) <= cap);
-    if (bin) { bin.partitions.push(p); bin.bytes += size(p); } else bins.push({ partitions: [p], bytes: size(p) });
+    if (bin) {
+      bin.partitions.push(p);
+      bin.bytes += size(p);
+    } else bins.push({ partitions: [p], bytes: size(p) });
   }
-  return bins.map((b) => ({ kind: 'partitions' as const, partitions: b.partitions.sort((x, y) => x - y), bytes: b.bytes }));
+  return bins.map((b) => ({
+    kind: 'partitions' as const,
+    partitions: b.partitions.sort((x, y) => x - y),
+    bytes: b.bytes,
+  }));
 }
 
 export const canSplitLeft = (t: JoinType) => t === 'inner' || t === 'left' || t === 'semi' || t === 'anti';
@@ -176,7 +199,15 @@ function hotKeysOf(p: number, left: SideStats, right: SideStats): { keys: HotKey
   const entry = (h: HotKeyStat) => {
     let e = byMatch.get(h.match);
     if (!e) {
-      e = { hash: h.hash, match: h.match, display: h.display, leftRows: 0, rightRows: 0, leftPieces: 1, rightPieces: 1 };
+      e = {
+        hash: h.hash,
+        match: h.match,
+        display: h.display,
+        leftRows: 0,
+        rightRows: 0,
+        leftPieces: 1,
+        rightPieces: 1,
+      };
       byMatch.set(h.match, e);
     }
     return e;
@@ -190,14 +221,19 @@ function hotKeysOf(p: number, left: SideStats, right: SideStats): { keys: HotKey
 const keyBytes = (k: HotKeySplit, lb: number, rb: number) =>
   k.leftRows * lb + k.rightRows * rb + k.leftRows * k.rightRows * (lb + rb) * PAIR_WEIGHT;
 
-
 /** Estimated bytes of output of the keys hot on both sides of partition p. */
 function outputBytes(p: number, left: SideStats, right: SideStats): number {
   const { keys, lb, rb } = hotKeysOf(p, left, right);
   return keys.reduce((s, k) => s + k.leftRows * k.rightRows * (lb + rb) * PAIR_WEIGHT, 0);
 }
 
-function hotKeySplits(p: number, left: SideStats, right: SideStats, type: JoinType, target: number): { keys: HotKeySplit[]; bytes: number } {
+function hotKeySplits(
+  p: number,
+  left: SideStats,
+  right: SideStats,
+  type: JoinType,
+  target: number,
+): { keys: HotKeySplit[]; bytes: number } {
   const { keys: all, lb, rb } = hotKeysOf(p, left, right);
   // A key earns its own tasks when its rows (and output) would fill a good share of a task.
   const keys = all.filter((k) => keyBytes(k, lb, rb) >= target / 4);
@@ -228,24 +264,39 @@ function hotKeySplits(p: number, left: SideStats, right: SideStats, type: JoinTy
  *   per worker (Spark's parallelism-first coalescing), never merging past 1 MB
  *   when the data is small.
  */
-export function planReduceTasks(left: SideStats, right: SideStats, type: JoinType, o: SkewSettings, parallelism = 1, buildWeight = 1): ReducePlan {
+export function planReduceTasks(
+  left: SideStats,
+  right: SideStats,
+  type: JoinType,
+  o: SkewSettings,
+  parallelism = 1,
+  buildWeight = 1,
+): ReducePlan {
   const P = left.partitionBytes.length;
   const needed = (p: number) => reduceNeeded(type, left.partitionRows[p], right.partitionRows[p]);
   /** the weights of partition p's sides: the side its task builds costs buildWeight a byte */
   const weights = (p: number): [number, number] =>
-    (buildsLeft(type, left.partitionRows[p], right.partitionRows[p]) ? [buildWeight, 1] : [1, buildWeight]);
+    buildsLeft(type, left.partitionRows[p], right.partitionRows[p]) ? [buildWeight, 1] : [1, buildWeight];
   const size = (p: number) => {
     const [wl, wr] = weights(p);
     return wl * left.partitionBytes[p] + wr * right.partitionBytes[p];
   };
-  const dl = detectSkew(left, o), dr = detectSkew(right, o);
+  const dl = detectSkew(left, o),
+    dr = detectSkew(right, o);
   if (!o.enabled) {
     const tasks: PlannedTask[] = [];
     for (let p = 0; p < P; p++) if (needed(p)) tasks.push({ kind: 'partitions', partitions: [p], bytes: size(p) });
     tasks.sort((a, b) => b.bytes - a.bytes);
-    return { tasks, targetBytes: 0, left: { ...dl, skewedPartitions: [] }, right: { ...dr, skewedPartitions: [] }, splits: [] };
+    return {
+      tasks,
+      targetBytes: 0,
+      left: { ...dl, skewedPartitions: [] },
+      right: { ...dr, skewedPartitions: [] },
+      splits: [],
+    };
   }
-  const skewL = new Set(dl.skewedPartitions), skewR = new Set(dr.skewedPartitions);
+  const skewL = new Set(dl.skewedPartitions),
+    skewR = new Set(dr.skewedPartitions);
   // Output skew (keys hot on both sides) only the key strategy can split.
   const skewOut = new Set<number>();
   if (o.strategy !== 'partition') {
@@ -275,15 +326,26 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
       if (needed(p)) small.push(p);
       continue;
     }
-    const skewedBytes = (skewL.has(p) ? left.partitionBytes[p] : 0) + (skewR.has(p) ? right.partitionBytes[p] : 0)
-      + (skewOut.has(p) ? outputBytes(p, left, right) : 0);
-    const cutL = skewL.has(p) && canSplitLeft(type), cutR = skewR.has(p) && canSplitRight(type);
+    const skewedBytes =
+      (skewL.has(p) ? left.partitionBytes[p] : 0) +
+      (skewR.has(p) ? right.partitionBytes[p] : 0) +
+      (skewOut.has(p) ? outputBytes(p, left, right) : 0);
+    const cutL = skewL.has(p) && canSplitLeft(type),
+      cutR = skewR.has(p) && canSplitRight(type);
     const [wl, wr] = weights(p);
     const caps = pieceCaps(target, wl * left.partitionBytes[p], wr * right.partitionBytes[p], cutL, cutR);
-    const capL = caps[0] / wl, capR = caps[1] / wr;
+    const capL = caps[0] / wl,
+      capR = caps[1] / wr;
     const slicesOf = (s: SideStats, cut: boolean, cap: number): (RowSlice[] | null)[] =>
-      (cut ? packRowSlices(mapRowsOf(s, p), s.mapBytes.map((m) => m[p] ?? 0), cap) : [null]);
-    const lr = slicesOf(left, cutL, capL), rr = slicesOf(right, cutR, capR);
+      cut
+        ? packRowSlices(
+            mapRowsOf(s, p),
+            s.mapBytes.map((m) => m[p] ?? 0),
+            cap,
+          )
+        : [null];
+    const lr = slicesOf(left, cutL, capL),
+      rr = slicesOf(right, cutR, capR);
     const bytesOf = (s: SideStats, r: RowSlice[] | null) => {
       if (r === null) return s.partitionBytes[p];
       const rows = mapRowsOf(s, p);
@@ -292,30 +354,52 @@ export function planReduceTasks(left: SideStats, right: SideStats, type: JoinTyp
     const hot = o.strategy === 'partition' ? null : hotKeySplits(p, left, right, type, target);
     // Map ranges are the cheaper split (no extra pass to cut keys out): row ranges balance any
     // skewed side they may cut, so they serve unless a skewed side cannot be cut or a key is hot on both sides.
-    const splitL = lr.length > 1, splitR = rr.length > 1;
-    const rangesBalance = !skewOut.has(p) && (splitL || splitR) && (!skewL.has(p) || splitL) && (!skewR.has(p) || splitR);
-    const useKeys = hot !== null && hot.keys.length > 0
-      && (o.strategy === 'key' || (hot.bytes >= 0.5 * skewedBytes && !rangesBalance));
+    const splitL = lr.length > 1,
+      splitR = rr.length > 1;
+    const rangesBalance =
+      !skewOut.has(p) && (splitL || splitR) && (!skewL.has(p) || splitL) && (!skewR.has(p) || splitR);
+    const useKeys =
+      hot !== null &&
+      hot.keys.length > 0 &&
+      (o.strategy === 'key' || (hot.bytes >= 0.5 * skewedBytes && !rangesBalance));
     if (useKeys) {
       const n = hot!.keys.reduce((s, k) => s + k.leftPieces * k.rightPieces, 0) + 1;
       tasks.push({ kind: 'hot-keys', partition: p, keys: hot!.keys, bytes: size(p) });
       splits.push({
-        partition: p, method: 'hot-key', sides, tasks: n,
-        keys: hot!.keys.map((k) => ({ key: k.display, leftRows: k.leftRows, rightRows: k.rightRows, tasks: k.leftPieces * k.rightPieces })),
+        partition: p,
+        method: 'hot-key',
+        sides,
+        tasks: n,
+        keys: hot!.keys.map((k) => ({
+          key: k.display,
+          leftRows: k.leftRows,
+          rightRows: k.rightRows,
+          tasks: k.leftPieces * k.rightPieces,
+        })),
       });
       continue;
     }
     if (lr.length <= 1 && rr.length <= 1) {
       tasks.push({ kind: 'partitions', partitions: [p], bytes: size(p) });
-      const reason = type === 'full' ? 'a full join splits no side by map ranges'
-        : (skewL.has(p) && !canSplitLeft(type)) || (skewR.has(p) && !canSplitRight(type)) ? `a ${type} join cannot split that side by map ranges`
-        : `not larger than the target task size (${target} bytes)`;
+      const reason =
+        type === 'full'
+          ? 'a full join splits no side by map ranges'
+          : (skewL.has(p) && !canSplitLeft(type)) || (skewR.has(p) && !canSplitRight(type))
+            ? `a ${type} join cannot split that side by map ranges`
+            : `not larger than the target task size (${target} bytes)`;
       splits.push({ partition: p, method: 'none', sides, tasks: 1, reason });
       continue;
     }
-    for (const a of lr) for (const b of rr) {
-      tasks.push({ kind: 'map-range', partition: p, left: a, right: b, bytes: wl * bytesOf(left, a) + wr * bytesOf(right, b) });
-    }
+    for (const a of lr)
+      for (const b of rr) {
+        tasks.push({
+          kind: 'map-range',
+          partition: p,
+          left: a,
+          right: b,
+          bytes: wl * bytesOf(left, a) + wr * bytesOf(right, b),
+        });
+      }
     splits.push({ partition: p, method: 'map-range', sides, tasks: lr.length * rr.length });
   }
   tasks.push(...packPartitions(small, size, coalesceTo));

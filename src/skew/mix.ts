@@ -15,7 +15,12 @@ import type { PlannedTask, ReducePlan, SideStats } from './decide.js';
 /** What a built row costs against a probing row (see above). */
 export const BUILD_ROW_COST = 4;
 
-interface Group { rows: number; cost: number; bytes: number; riders: number[] }
+interface Group {
+  rows: number;
+  cost: number;
+  bytes: number;
+  riders: number[];
+}
 
 type HotTask = Extract<PlannedTask, { kind: 'hot-keys' }>;
 
@@ -29,13 +34,26 @@ export function mixPlan(plan: ReducePlan, left: SideStats, right: SideStats, typ
   const hot = plan.tasks.filter((t): t is HotTask => t.kind === 'hot-keys');
   const plain = plan.tasks.filter((t): t is Extract<PlannedTask, { kind: 'partitions' }> => t.kind === 'partitions');
   if (hot.length === 0 || plain.length === 0) return plan;
-  if (hot.some((t) => t.keys.some((k) => k.rightPieces !== 1 || k.leftRows < k.rightRows || buildsLeft(type, k.leftRows, k.rightRows)))) return plan;
+  if (
+    hot.some((t) =>
+      t.keys.some((k) => k.rightPieces !== 1 || k.leftRows < k.rightRows || buildsLeft(type, k.leftRows, k.rightRows)),
+    )
+  )
+    return plan;
   const rowBytes = (s: SideStats, p: number) => (s.partitionRows[p] > 0 ? s.partitionBytes[p] / s.partitionRows[p] : 0);
-  const units = plain.flatMap((t) => t.partitions).map((p) => {
-    const l = left.partitionRows[p], r = right.partitionRows[p];
-    const built = buildsLeft(type, l, r) ? l : r;
-    return { p, rows: l + r, cost: l + r + (BUILD_ROW_COST - 1) * built, bytes: left.partitionBytes[p] + right.partitionBytes[p] };
-  });
+  const units = plain
+    .flatMap((t) => t.partitions)
+    .map((p) => {
+      const l = left.partitionRows[p],
+        r = right.partitionRows[p];
+      const built = buildsLeft(type, l, r) ? l : r;
+      return {
+        p,
+        rows: l + r,
+        cost: l + r + (BUILD_ROW_COST - 1) * built,
+        bytes: left.partitionBytes[p] + right.partitionBytes[p],
+      };
+    });
   const keys = hot.flatMap((t) => t.keys.map((k) => ({ t, k })));
   const H = keys.reduce((s, { k }) => s + k.leftRows, 0);
   if (H === 0) return plan;
@@ -48,26 +66,43 @@ export function mixPlan(plan: ReducePlan, left: SideStats, right: SideStats, typ
   for (const t of hot) {
     const mixed = t.keys.map((k) => ({ ...k, leftPieces: Math.max(k.leftPieces, Math.round(k.leftRows / share)) }));
     tasks.set(t, { ...t, keys: mixed });
-    const lb = rowBytes(left, t.partition), rb = rowBytes(right, t.partition);
-    const gs = mixed.flatMap((k) => Array.from({ length: k.leftPieces }, (): Group => {
-      const rows = k.leftRows / k.leftPieces;
-      return { rows: rows + k.rightRows, cost: rows + BUILD_ROW_COST * k.rightRows, bytes: rows * lb + k.rightRows * rb, riders: [] };
-    }));
+    const lb = rowBytes(left, t.partition),
+      rb = rowBytes(right, t.partition);
+    const gs = mixed.flatMap((k) =>
+      Array.from({ length: k.leftPieces }, (): Group => {
+        const rows = k.leftRows / k.leftPieces;
+        return {
+          rows: rows + k.rightRows,
+          cost: rows + BUILD_ROW_COST * k.rightRows,
+          bytes: rows * lb + k.rightRows * rb,
+          riders: [],
+        };
+      }),
+    );
     cells.set(t, gs);
     groups.push(...gs);
   }
-  const total = (f: (x: { rows: number; cost: number }) => number) => [...groups, ...units].reduce((s, x) => s + f(x), 0);
+  const total = (f: (x: { rows: number; cost: number }) => number) =>
+    [...groups, ...units].reduce((s, x) => s + f(x), 0);
   const n = Math.max(N, groups.length);
-  const R = total((x) => x.rows) / n, C = total((x) => x.cost) / n;
-  const alone: Group[] = Array.from({ length: Math.max(0, n - groups.length) }, () => ({ rows: 0, cost: 0, bytes: 0, riders: [] }));
+  const R = total((x) => x.rows) / n,
+    C = total((x) => x.cost) / n;
+  const alone: Group[] = Array.from({ length: Math.max(0, n - groups.length) }, () => ({
+    rows: 0,
+    cost: 0,
+    bytes: 0,
+    riders: [],
+  }));
   const all = [...groups, ...alone];
   const load = (g: Group, u: { rows: number; cost: number }) => Math.max((g.rows + u.rows) / R, (g.cost + u.cost) / C);
   for (const u of units.sort((a, b) => b.cost - a.cost || a.p - b.p)) {
     let best: Group | null = null;
     for (const g of all) if (g.bytes + u.bytes <= plan.targetBytes && (!best || load(g, u) < load(best, u))) best = g;
-    if (!best) all.push(best = { rows: 0, cost: 0, bytes: 0, riders: [] });
+    if (!best) all.push((best = { rows: 0, cost: 0, bytes: 0, riders: [] }));
     best.riders.push(u.p);
-    best.rows += u.rows; best.cost += u.cost; best.bytes += u.bytes;
+    best.rows += u.rows;
+    best.cost += u.cost;
+    best.bytes += u.bytes;
   }
   const bytesOf = (ps: number[]) => ps.reduce((s, p) => s + left.partitionBytes[p] + right.partitionBytes[p], 0);
   const out: PlannedTask[] = plan.tasks.filter((t) => t.kind === 'map-range');
@@ -76,7 +111,8 @@ export function mixPlan(plan: ReducePlan, left: SideStats, right: SideStats, typ
     out.push({ ...tasks.get(t)!, riders, bytes: t.bytes + bytesOf(riders.flat()) });
   }
   for (const g of all.slice(groups.length)) {
-    if (g.riders.length) out.push({ kind: 'partitions', partitions: g.riders.sort((a, b) => a - b), bytes: bytesOf(g.riders) });
+    if (g.riders.length)
+      out.push({ kind: 'partitions', partitions: g.riders.sort((a, b) => a - b), bytes: bytesOf(g.riders) });
   }
   out.sort((a, b) => b.bytes - a.bytes);
   const splits = plan.splits.map((s) => {

@@ -59,10 +59,16 @@ export class SpaceSaving {
     const { slots, keys, mask } = this;
     let s = hash & mask;
     for (let e = slots[s]; e >= 0; e = slots[s]) {
-      if (keys[e] === hash) { this.counts[e]++; return; }
+      if (keys[e] === hash) {
+        this.counts[e]++;
+        return;
+      }
       s = (s + 1) & mask;
     }
-    if (this.size === this.capacity) { this.decrementAll(); return; }
+    if (this.size === this.capacity) {
+      this.decrementAll();
+      return;
+    }
     const e = this.size++;
     slots[s] = e;
     keys[e] = hash;
@@ -86,8 +92,14 @@ export class SpaceSaving {
       const h = hash[i];
       let s = h & mask;
       let e = slots[s];
-      while (e >= 0 && keys[e] !== h) { s = (s + 1) & mask; e = slots[s]; }
-      if (e >= 0) { counts[e]++; seen++; } else this.add(h, batch, i);
+      while (e >= 0 && keys[e] !== h) {
+        s = (s + 1) & mask;
+        e = slots[s];
+      }
+      if (e >= 0) {
+        counts[e]++;
+        seen++;
+      } else this.add(h, batch, i);
     }
     return seen;
   }
@@ -100,7 +112,10 @@ export class SpaceSaving {
     for (let e = 0; e < this.size; e++) {
       const c = counts[e] - 1;
       if (c <= 0) continue;
-      keys[live] = keys[e]; counts[live] = c; batchOf[live] = batchOf[e]; rowOf[live] = rowOf[e];
+      keys[live] = keys[e];
+      counts[live] = c;
+      batchOf[live] = batchOf[e];
+      rowOf[live] = rowOf[e];
       live++;
     }
     this.size = live;
@@ -115,7 +130,13 @@ export class SpaceSaving {
   summary(): Sketch {
     const entries: SketchEntry[] = [];
     for (let e = 0; e < this.size; e++) {
-      entries.push({ hash: this.keys[e], count: this.counts[e] + this.d, error: this.d, batch: this.batchOf[e], row: this.rowOf[e] });
+      entries.push({
+        hash: this.keys[e],
+        count: this.counts[e] + this.d,
+        error: this.d,
+        batch: this.batchOf[e],
+        row: this.rowOf[e],
+      });
     }
     entries.sort(byCountDesc);
     return { capacity: this.capacity, n: this.n, d: this.d, entries };
@@ -137,7 +158,8 @@ const KEEP_MAPS = new SpaceSaving(1);
  * Keeps the `capacity` largest; each entry keeps the fields of its first sighting.
  */
 export function mergeSketches<E extends { hash: number; count: number; error: number }>(
-  parts: { d: number; entries: E[] }[], capacity: number,
+  parts: { d: number; entries: E[] }[],
+  capacity: number,
 ): E[] {
   const byHash = new Map<number, { e: E; count: number; error: number; seen: number }>();
   let dTotal = 0;
@@ -145,8 +167,11 @@ export function mergeSketches<E extends { hash: number; count: number; error: nu
     dTotal += part.d;
     for (const e of part.entries) {
       const m = byHash.get(e.hash);
-      if (m) { m.count += e.count; m.error += e.error; m.seen += part.d; }
-      else byHash.set(e.hash, { e, count: e.count, error: e.error, seen: part.d });
+      if (m) {
+        m.count += e.count;
+        m.error += e.error;
+        m.seen += part.d;
+      } else byHash.set(e.hash, { e, count: e.count, error: e.error, seen: part.d });
     }
   }
   const out = [...byHash.values()].map((m) => {

@@ -28,9 +28,11 @@ export function packRowSlices(rows: readonly number[], bytes: readonly number[],
     // piece k holds the rows whose first byte lies in [k * goal, (k + 1) * goal)
     const pieceOf = (row: number) => (goal > 0 ? Math.min(n - 1, Math.floor((before + row * w) / goal)) : 0);
     const firstRow = (k: number) => (w > 0 ? Math.max(0, Math.min(r, Math.ceil((k * goal - before) / w))) : 0);
-    const first = pieceOf(0), last = pieceOf(r - 1);
+    const first = pieceOf(0),
+      last = pieceOf(r - 1);
     for (let k = first; k <= last; k++) {
-      const from = k === first ? 0 : firstRow(k), to = k === last ? r : firstRow(k + 1);
+      const from = k === first ? 0 : firstRow(k),
+        to = k === last ? r : firstRow(k + 1);
       if (to > from) pieces[k].push([i, from, to]);
     }
     before += bytes[i];
@@ -45,13 +47,17 @@ export function packRowSlices(rows: readonly number[], bytes: readonly number[],
  */
 export function runsToSlices(slices: readonly RowSlice[], runs: Int32Array, owners: number): RowSlice[][] {
   const out: RowSlice[][] = Array.from({ length: owners }, () => []);
-  let s = 0, base = 0; // the slice holding row `base` of the concatenation starts there
+  let s = 0,
+    base = 0; // the slice holding row `base` of the concatenation starts there
   for (let i = 0; i < runs.length; i += 3) {
     const owner = runs[i];
     let from = runs[i + 1];
     const to = runs[i + 2];
     while (from < to) {
-      while (from >= base + slices[s][2] - slices[s][1]) { base += slices[s][2] - slices[s][1]; s++; }
+      while (from >= base + slices[s][2] - slices[s][1]) {
+        base += slices[s][2] - slices[s][1];
+        s++;
+      }
       const [block, start, end] = slices[s];
       const upto = Math.min(to, base + end - start);
       out[owner].push([block, start + from - base, start + upto - base]);
@@ -76,7 +82,13 @@ export function sliceBlocks(blocks: readonly Batch[], slices: readonly RowSlice[
  * leaves room for the whole other side (but keeps at least half the target,
  * or a large other side would multiply the tasks); both cut: half each.
  */
-export function pieceCaps(target: number, leftBytes: number, rightBytes: number, cutLeft: boolean, cutRight: boolean): [number, number] {
+export function pieceCaps(
+  target: number,
+  leftBytes: number,
+  rightBytes: number,
+  cutLeft: boolean,
+  cutRight: boolean,
+): [number, number] {
   if (cutLeft && cutRight) return [target / 2, target / 2];
   if (cutLeft) return [Math.max(target / 2, target - rightBytes), Infinity];
   if (cutRight) return [Infinity, Math.max(target / 2, target - leftBytes)];
@@ -84,6 +96,12 @@ export function pieceCaps(target: number, leftBytes: number, rightBytes: number,
 }
 
 /** Map slices over the blocks of a side back to labels: "t3:0-5000,t4" (block index, rows when not whole). */
-export function sliceLabel(slices: readonly RowSlice[], rowsOf: (block: number) => number, name: (block: number) => number = (i) => i): string {
-  return slices.map(([i, from, to]) => (from === 0 && to === rowsOf(i) ? `t${name(i)}` : `t${name(i)}:${from}-${to}`)).join(',');
+export function sliceLabel(
+  slices: readonly RowSlice[],
+  rowsOf: (block: number) => number,
+  name: (block: number) => number = (i) => i,
+): string {
+  return slices
+    .map(([i, from, to]) => (from === 0 && to === rowsOf(i) ? `t${name(i)}` : `t${name(i)}:${from}-${to}`))
+    .join(',');
 }

@@ -10,7 +10,10 @@ import { scatterRows } from '../shuffle/partition.js';
 import { type Keys, buildKeys, keyIdentity, keysEqual } from '../kernels/keys.js';
 import type { KeyNorm } from '../plan/bound.js';
 
-export interface SplitKey { hash: number; match: string }
+export interface SplitKey {
+  hash: number;
+  match: string;
+}
 
 /** The owning hot key of every row of the blocks (-1: the rest). */
 function hotKeyIds(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: SplitKey[]): Int32Array {
@@ -45,13 +48,20 @@ function hotKeyIds(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: Sp
         for (let s = h & mask, i = slot[s]; i >= 0; s = (s + 1) & mask, i = slot[s]) {
           if (hashes[i] !== h) continue;
           const ref = refKeys[i];
-          const same = ref === null ? hot[i].match === keyIdentity(keys, r)
-            : w !== null ? w[2 * r] === refWords[2 * i] && w[2 * r + 1] === refWords[2 * i + 1]
-              : keysEqual(keys, r, ref, refRow[i]);
+          const same =
+            ref === null
+              ? hot[i].match === keyIdentity(keys, r)
+              : w !== null
+                ? w[2 * r] === refWords[2 * i] && w[2 * r + 1] === refWords[2 * i + 1]
+                : keysEqual(keys, r, ref, refRow[i]);
           if (same) {
             if (ref === null) {
-              refKeys[i] = keys; refRow[i] = r;
-              if (w !== null) { refWords[2 * i] = w[2 * r]; refWords[2 * i + 1] = w[2 * r + 1]; }
+              refKeys[i] = keys;
+              refRow[i] = r;
+              if (w !== null) {
+                refWords[2 * i] = w[2 * r];
+                refWords[2 * i + 1] = w[2 * r + 1];
+              }
             }
             owner = i;
             break;
@@ -70,10 +80,16 @@ function hotKeyIds(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: Sp
  * to) triples over the blocks' rows in order; null when there would be more
  * than `maxRuns` (the rows are better cut out and scattered).
  */
-export function hotKeyRuns(blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: SplitKey[], maxRuns: number): Int32Array | null {
+export function hotKeyRuns(
+  blocks: Batch[],
+  keyCols: number[],
+  norms: KeyNorm[],
+  hot: SplitKey[],
+  maxRuns: number,
+): Int32Array | null {
   const ids = hotKeyIds(blocks, keyCols, norms, hot);
   const runs: number[] = [];
-  for (let r = 0; r < ids.length;) {
+  for (let r = 0; r < ids.length; ) {
     const o = ids[r];
     let e = r + 1;
     while (e < ids.length && ids[e] === o) e++;
@@ -85,7 +101,13 @@ export function hotKeyRuns(blocks: Batch[], keyCols: number[], norms: KeyNorm[],
 }
 
 /** [rest, key 0, key 1, ...]: each hot key's rows cut out (the join tasks cut them into pieces). */
-export function splitHotKeys(schema: Schema, blocks: Batch[], keyCols: number[], norms: KeyNorm[], hot: SplitKey[]): Batch[] {
+export function splitHotKeys(
+  schema: Schema,
+  blocks: Batch[],
+  keyCols: number[],
+  norms: KeyNorm[],
+  hot: SplitKey[],
+): Batch[] {
   const total = rowCount(blocks);
   const ids = hotKeyIds(blocks, keyCols, norms, hot);
   for (let r = 0; r < total; r++) ids[r] += 1; // output 0 is the rest (-1), key i's output is i + 1

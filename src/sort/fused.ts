@@ -22,19 +22,34 @@ const PILOT_SAMPLE_ROWS = 16384;
  * pilots (a skew split's piece holds few keys); `bytes`: each task's input.
  */
 export async function runRanged<T extends { bytes: number }>(
-  ex: ExecContext, req: RangeRequest, tasks: T[], plain: (t: T) => boolean, run: (t: T, sink: TaskSink) => Promise<TaskResult[]>,
+  ex: ExecContext,
+  req: RangeRequest,
+  tasks: T[],
+  plain: (t: T) => boolean,
+  run: (t: T, sink: TaskSink) => Promise<TaskResult[]>,
 ): Promise<TaskResult[]> {
   const pilots = choosePilots(tasks, plain, plannedWorkers(ex.settings));
   const first = (await Promise.all(pilots.map((t) => run(t, { kind: 'collect', sample: PILOT_SAMPLE_ROWS })))).flat();
   // the join's output size, estimated from the pilots' output per byte of input
-  const pilotIn = pilots.reduce((a, t) => a + t.bytes, 0), allIn = tasks.reduce((a, t) => a + t.bytes, 0);
+  const pilotIn = pilots.reduce((a, t) => a + t.bytes, 0),
+    allIn = tasks.reduce((a, t) => a + t.bytes, 0);
   const pilotOut = outputBytes(first);
   const total = pilotIn > 0 ? (pilotOut / pilotIn) * allIn : pilotOut;
-  const bounds = boundsFromSamples(req, first.flatMap((r) => (r.sample ? [r.sample] : [])), total);
+  const bounds = boundsFromSamples(
+    req,
+    first.flatMap((r) => (r.sample ? [r.sample] : [])),
+    total,
+  );
   req.bounds = bounds;
   const sink: TaskSink = { kind: 'range', by: req.by, bounds, nullSeed: 0 };
   const rest = Promise.all(tasks.filter((t) => !pilots.includes(t)).map((t) => run(t, sink)));
-  const cut = rangeTasks(ex, req, first.map((r) => r.batches), bounds, tasks.length);
+  const cut = rangeTasks(
+    ex,
+    req,
+    first.map((r) => r.batches),
+    bounds,
+    tasks.length,
+  );
   const [a, b] = await Promise.all([cut, rest]);
   return [...a, ...b.flat()];
 }

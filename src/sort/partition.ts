@@ -12,22 +12,33 @@ export function sampleRows(batches: Batch[], n: number): Batch | undefined {
   if (total === 0) return undefined;
   const k = Math.min(n, total);
   const pieces: Batch[] = [];
-  let start = 0, i = 0;
+  let start = 0,
+    i = 0;
   for (const b of batches) {
     const picks: number[] = [];
-    for (let at = Math.floor((i * total) / k); i < k && at < start + b.length; at = Math.floor((++i * total) / k)) picks.push(at - start);
+    for (let at = Math.floor((i * total) / k); i < k && at < start + b.length; at = Math.floor((++i * total) / k))
+      picks.push(at - start);
     if (picks.length) pieces.push(gatherBatch(b, Int32Array.from(picks)));
     start += b.length;
   }
-  return concatBatches(batches[0].columns.map((c) => ({ name: '', type: c.type })), pieces);
+  return concatBatches(
+    batches[0].columns.map((c) => ({ name: '', type: c.type })),
+    pieces,
+  );
 }
 
 const scratch = new Int32Scratch(1 << 16, 2 << 20);
 
-export function rangePartition(batches: Batch[], by: SortKey[], bounds: Batch, seed: number): Omit<Partitioned, 'sketch'> {
+export function rangePartition(
+  batches: Batch[],
+  by: SortKey[],
+  bounds: Batch,
+  seed: number,
+): Omit<Partitioned, 'sketch'> {
   const total = rowCount(batches);
   const buf = scratch.get(2 * total);
-  const ids = buf.subarray(0, total), dest = buf.subarray(total, 2 * total);
+  const ids = buf.subarray(0, total),
+    dest = buf.subarray(total, 2 * total);
   const rr = { next: seed };
   let at = 0;
   for (const b of batches) {

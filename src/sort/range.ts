@@ -14,7 +14,14 @@ import { type SortKey, sortIndices, valueComparator } from '../kernels/sort.js';
  * sorted sample at evenly spaced quantiles. Fewer ranges when the sample is
  * small (no more than one boundary per sampled row).
  */
-export function chooseBounds(sample: Batch, by: SortKey[], totalBytes: number, rangeBytes: number, minRanges: number, maxRanges = 1024): Batch {
+export function chooseBounds(
+  sample: Batch,
+  by: SortKey[],
+  totalBytes: number,
+  rangeBytes: number,
+  minRanges: number,
+  maxRanges = 1024,
+): Batch {
   const wanted = Math.min(maxRanges, Math.max(minRanges, Math.ceil(totalBytes / Math.max(1, rangeBytes))));
   const R = Math.max(1, Math.min(wanted, sample.length));
   const order = sortIndices(sample, by);
@@ -26,16 +33,20 @@ export function chooseBounds(sample: Batch, by: SortKey[], totalBytes: number, r
 /** Compare row i of `a` with row j of `b` (same schema) by the sort keys: nulls as the keys ask. */
 function crossOrder(a: Batch, b: Batch, by: SortKey[]): (i: number, j: number) => number {
   const cmps = by.map((k) => {
-    const ca = a.columns[k.col], cb = b.columns[k.col];
+    const ca = a.columns[k.col],
+      cb = b.columns[k.col];
     // one comparator over both columns: b's values appended after a's, so that the
     // string and number comparisons are the sort's own
     const both = concatPair(ca, cb);
     const cmp = valueComparator(both);
     const off = ca.length;
-    const va = ca.valid, vb = cb.valid;
-    const dir = k.desc ? -1 : 1, nullDir = k.nullsFirst ? -1 : 1;
+    const va = ca.valid,
+      vb = cb.valid;
+    const dir = k.desc ? -1 : 1,
+      nullDir = k.nullsFirst ? -1 : 1;
     return (i: number, j: number) => {
-      const ni = va !== null && va[i] === 0, nj = vb !== null && vb[j] === 0;
+      const ni = va !== null && va[i] === 0,
+        nj = vb !== null && vb[j] === 0;
       if (ni || nj) return ni === nj ? 0 : ni ? nullDir : -nullDir;
       return dir * cmp(i, off + j);
     };
@@ -52,7 +63,8 @@ function crossOrder(a: Batch, b: Batch, by: SortKey[]): (i: number, j: number) =
 /** The sort words of a batch and of the boundaries (same layout), or null for string keys. */
 function wordsOf(a: Batch, b: Batch, by: SortKey[]): [Uint32Array[], Uint32Array[]] | null {
   const nulls = by.map((k) => a.columns[k.col].valid !== null || b.columns[k.col].valid !== null);
-  const wa = sortWords(a, by, nulls), wb = wa && sortWords(b, by, nulls);
+  const wa = sortWords(a, by, nulls),
+    wb = wa && sortWords(b, by, nulls);
   return wa && wb ? [wa, wb] : null;
 }
 
@@ -69,15 +81,26 @@ export function rangeIds(b: Batch, bounds: Batch, by: SortKey[], out: Int32Array
   const cmp = words ? (i: number, j: number) => compareWords(words[0], i, words[1], j) : crossOrder(b, bounds, by);
   const B = bounds.length;
   for (let i = 0; i < b.length; i++) {
-    let lo = 0, hi = B; // first boundary >= row
-    while (lo < hi) { const m = (lo + hi) >> 1; if (cmp(i, m) > 0) lo = m + 1; else hi = m; }
+    let lo = 0,
+      hi = B; // first boundary >= row
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (cmp(i, m) > 0) lo = m + 1;
+      else hi = m;
+    }
     out[i] = lo === B || cmp(i, lo) !== 0 ? lo : dealtRow(cmp, i, lo, B, rr);
   }
   return out;
 }
 
 /** dealt for row i, in a function of its own (see dealtWords: no closure over the loop's row). */
-function dealtRow(cmp: (i: number, j: number) => number, i: number, lo: number, B: number, rr: { next: number }): number {
+function dealtRow(
+  cmp: (i: number, j: number) => number,
+  i: number,
+  lo: number,
+  B: number,
+  rr: { next: number },
+): number {
   return dealt(lo, B, rr, (m) => cmp(i, m));
 }
 
@@ -87,8 +110,13 @@ function dealtRow(cmp: (i: number, j: number) => number, i: number, lo: number, 
  */
 function dealt(lo: number, B: number, rr: { next: number }, cmp: (m: number) => number): number {
   if (lo === B || cmp(lo) !== 0) return lo;
-  let end = lo, h = B; // first boundary > row
-  while (end < h) { const m = (end + h) >> 1; if (cmp(m) >= 0) end = m + 1; else h = m; }
+  let end = lo,
+    h = B; // first boundary > row
+  while (end < h) {
+    const m = (end + h) >> 1;
+    if (cmp(m) >= 0) end = m + 1;
+    else h = m;
+  }
   return lo + (rr.next++ % (end - lo + 1));
 }
 
@@ -100,20 +128,39 @@ function dealt(lo: number, B: number, rr: { next: number }, cmp: (m: number) => 
  * word (bucketStarts), which leaves it a step or two instead of a dozen
  * unpredictable branches a row.
  */
-function rangeIdsByWords(wa: Uint32Array[], wb: Uint32Array[], n: number, B: number, out: Int32Array, rr: { next: number }): Int32Array {
-  const a0 = wa[0], b0 = wb[0];
-  const a1 = wa.length > 1 ? wa[1] : new Uint32Array(n), b1 = wb.length > 1 ? wb[1] : new Uint32Array(B);
+function rangeIdsByWords(
+  wa: Uint32Array[],
+  wb: Uint32Array[],
+  n: number,
+  B: number,
+  out: Int32Array,
+  rr: { next: number },
+): Int32Array {
+  const a0 = wa[0],
+    b0 = wb[0];
+  const a1 = wa.length > 1 ? wa[1] : new Uint32Array(n),
+    b1 = wb.length > 1 ? wb[1] : new Uint32Array(B);
   if (B === 0) return out.fill(0, 0, n);
   const { starts, min, max, shift } = bucketStarts(b0);
   for (let i = 0; i < n; i++) {
-    const x = a0[i], y = a1[i];
-    if (x < min) { out[i] = 0; continue; }
-    if (x > max) { out[i] = B; continue; }
+    const x = a0[i],
+      y = a1[i];
+    if (x < min) {
+      out[i] = 0;
+      continue;
+    }
+    if (x > max) {
+      out[i] = B;
+      continue;
+    }
     const k = (x - min) >>> shift;
-    let lo = starts[k], hi = starts[k + 1];
+    let lo = starts[k],
+      hi = starts[k + 1];
     while (lo < hi) {
-      const m = (lo + hi) >> 1, u = b0[m];
-      if (x > u || (x === u && y > b1[m])) lo = m + 1; else hi = m;
+      const m = (lo + hi) >> 1,
+        u = b0[m];
+      if (x > u || (x === u && y > b1[m])) lo = m + 1;
+      else hi = m;
     }
     if (lo === B || b0[lo] !== x || b1[lo] !== y) out[i] = lo;
     // equal to boundary lo alone (the next one is above it: distinct boundaries, the common case) is
@@ -145,8 +192,11 @@ const BUCKETS_PER_BOUND = 4;
  * higher ones above).
  */
 function bucketStarts(b0: Uint32Array): { starts: Int32Array; min: number; max: number; shift: number } {
-  const B = b0.length, min = b0[0], max = b0[B - 1];
-  const span = max - min, want = Math.max(1, B * BUCKETS_PER_BOUND);
+  const B = b0.length,
+    min = b0[0],
+    max = b0[B - 1];
+  const span = max - min,
+    want = Math.max(1, B * BUCKETS_PER_BOUND);
   let shift = 0;
   while (span / 2 ** shift >= want) shift++;
   const K = Math.floor(span / 2 ** shift) + 1;

@@ -15,7 +15,7 @@ export function sortRanges(schema: Schema, input: Batch[], ranges: number[], by:
   const sorted: Batch[] = [];
   let at = 0;
   for (const n of ranges) {
-    const rows = concatBatches(schema, input.slice(at, at += n));
+    const rows = concatBatches(schema, input.slice(at, (at += n)));
     if (rows.length === 0) continue;
     // the order is a permutation (no -1 for a missing row): gathered with no scan for one
     const order = sortIndices(rows, by);

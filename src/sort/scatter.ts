@@ -20,11 +20,21 @@ export const outputBytes = (results: Pick<TaskResult, 'batches'>[]): number =>
 
 /** Boundaries for `totalBytes` of rows from samples of them (none: one range). */
 export function boundsFromSamples(req: RangeRequest, samples: Batch[], totalBytes: number): Batch {
-  return chooseBounds(concatBatches(req.schema, samples), req.by, totalBytes, req.rangeBytes, req.minRanges, req.maxRanges);
+  return chooseBounds(
+    concatBatches(req.schema, samples),
+    req.by,
+    totalBytes,
+    req.rangeBytes,
+    req.minRanges,
+    req.maxRanges,
+  );
 }
 
 /** The ranges of range-sink results (batches[p]: a task's rows of range p). */
-export function rangesOf(results: Pick<TaskResult, 'batches' | 'partitionRows' | 'partitionBytes'>[], R: number): Ranges {
+export function rangesOf(
+  results: Pick<TaskResult, 'batches' | 'partitionRows' | 'partitionBytes'>[],
+  R: number,
+): Ranges {
   return Array.from({ length: R }, (_, p) => ({
     blocks: results.map((r) => r.batches[p]).filter((b): b is Batch => b !== null && b.length > 0),
     rows: results.reduce((a, r) => a + r.partitionRows![p], 0),
@@ -33,17 +43,39 @@ export function rangesOf(results: Pick<TaskResult, 'batches' | 'partitionRows' |
 }
 
 /** Range tasks over produced rows (each task's output cut by the boundaries); the rows' held bytes go back to the budget. */
-export async function rangeTasks(ex: ExecContext, req: RangeRequest, outputs: (Batch | null)[][], bounds: Batch, seed = 0): Promise<TaskResult[]> {
+export async function rangeTasks(
+  ex: ExecContext,
+  req: RangeRequest,
+  outputs: (Batch | null)[][],
+  bounds: Batch,
+  seed = 0,
+): Promise<TaskResult[]> {
   const held = heldBytes(outputs);
-  const parts = await Promise.all(outputs.map((bs) => bs.filter((b): b is Batch => b !== null)).filter((bs) => bs.length > 0).map((batches, i) => ex.run({
-    source: { kind: 'batches', schema: req.schema, batches }, ops: [],
-    sink: { kind: 'range', by: req.by, bounds, nullSeed: (seed + i) * 7919 },
-  }, { stage: req.stage, kind: 'map', partition: seed + i, source: req.stage })));
+  const parts = await Promise.all(
+    outputs
+      .map((bs) => bs.filter((b): b is Batch => b !== null))
+      .filter((bs) => bs.length > 0)
+      .map((batches, i) =>
+        ex.run(
+          {
+            source: { kind: 'batches', schema: req.schema, batches },
+            ops: [],
+            sink: { kind: 'range', by: req.by, bounds, nullSeed: (seed + i) * 7919 },
+          },
+          { stage: req.stage, kind: 'map', partition: seed + i, source: req.stage },
+        ),
+      ),
+  );
   ex.spill.release(held);
   return parts;
 }
 
 /** partitionByRanges: rangeTasks' output as ranges. */
-export async function partitionByRanges(ex: ExecContext, req: RangeRequest, outputs: (Batch | null)[][], bounds: Batch): Promise<Ranges> {
+export async function partitionByRanges(
+  ex: ExecContext,
+  req: RangeRequest,
+  outputs: (Batch | null)[][],
+  bounds: Batch,
+): Promise<Ranges> {
   return rangesOf(await rangeTasks(ex, req, outputs, bounds), bounds.length + 1);
 }

@@ -12,7 +12,14 @@ import { packBlocks } from '../spill/block.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../exec/task.js';
 import { heldBytes } from '../spill/spiller.js';
 import type { Batch } from '../kernels/column.js';
-import { type RangeRequest, type Ranges, boundsFromSamples, outputBytes, partitionByRanges, rangesOf } from './scatter.js';
+import {
+  type RangeRequest,
+  type Ranges,
+  boundsFromSamples,
+  outputBytes,
+  partitionByRanges,
+  rangesOf,
+} from './scatter.js';
 
 type SortNode = Extract<BoundNode, { kind: 'sort' }>;
 
@@ -45,11 +52,21 @@ const MAX_RANGES = 4096;
  * shuffle's blocks); runs of consecutive ranges of about a task's bytes are
  * sorted by their own task, and the runs are emitted in order.
  */
-export async function runSort(ex: ExecContext, node: SortNode, ops: RowOp[], sink: TaskSink, combine?: Combine): Promise<TaskResult[]> {
+export async function runSort(
+  ex: ExecContext,
+  node: SortNode,
+  ops: RowOp[],
+  sink: TaskSink,
+  combine?: Combine,
+): Promise<TaskResult[]> {
   const taskBytes = Math.min(SORT_TASK_BYTES, ex.taskShare() / 4);
   const req: RangeRequest = {
-    by: node.by, schema: node.schema, stage: node.id, rangeBytes: Math.min(SORT_RANGE_BYTES, taskBytes / RANGES_PER_TASK),
-    minRanges: plannedWorkers(ex.settings), maxRanges: MAX_RANGES,
+    by: node.by,
+    schema: node.schema,
+    stage: node.id,
+    rangeBytes: Math.min(SORT_RANGE_BYTES, taskBytes / RANGES_PER_TASK),
+    minRanges: plannedWorkers(ex.settings),
+    maxRanges: MAX_RANGES,
   };
   // A shuffle join below cuts its own output into ranges when it sees this sink (exec/run.ts runJoin).
   const collect: TaskSink = { kind: 'collect', sample: SORT_SAMPLE_ROWS };
@@ -65,26 +82,50 @@ export async function runSort(ex: ExecContext, node: SortNode, ops: RowOp[], sin
     ranges = rangesOf(inputs, req.bounds.length + 1);
   } else {
     const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
-    ranges = await partitionByRanges(ex, req, inputs.map((r) => r.batches), boundsFromSamples(req, samples, outputBytes(inputs)));
+    ranges = await partitionByRanges(
+      ex,
+      req,
+      inputs.map((r) => r.batches),
+      boundsFromSamples(req, samples, outputBytes(inputs)),
+    );
   }
   const recut = await recutOversized(ex, req, ranges, taskBytes);
   const R = ranges.length;
-  const partitionRows = ranges.map((x) => x.rows), partitionBytes = ranges.map((x) => x.bytes);
+  const partitionRows = ranges.map((x) => x.rows),
+    partitionBytes = ranges.map((x) => x.bytes);
   ex.stats.shuffles.push({
-    id: `${node.id}.range`, partitions: R, partitionRows, partitionBytes, medianBytes: median(partitionBytes),
-    thresholdBytes: req.rangeBytes, skewedPartitions: [], hotKeys: [], partitionedBy: req.bounds ? 'join' : 'tasks', recutRanges: recut,
+    id: `${node.id}.range`,
+    partitions: R,
+    partitionRows,
+    partitionBytes,
+    medianBytes: median(partitionBytes),
+    thresholdBytes: req.rangeBytes,
+    skewedPartitions: [],
+    hotKeys: [],
+    partitionedBy: req.bounds ? 'join' : 'tasks',
+    recutRanges: recut,
   });
   const held = heldBytes(ranges.map((x) => x.blocks));
   // started in range order: a streamed output takes them in that order
-  const results = await Promise.all(rangeRuns(partitionBytes, partitionRows, taskBytes).map(({ first, ranges: run }) => {
-    const input: Batch[] = [], counts: number[] = [];
-    for (const p of run) {
-      input.push(...ranges[p].blocks);
-      counts.push(ranges[p].blocks.length);
-    }
-    return ex.run({ source: { kind: 'sort', schema: node.schema, input, by: node.by, ranges: counts }, ops, combine, sink: withSeed(sink, first) },
-      { stage: node.id, kind: 'reduce', partition: first });
-  }));
+  const results = await Promise.all(
+    rangeRuns(partitionBytes, partitionRows, taskBytes).map(({ first, ranges: run }) => {
+      const input: Batch[] = [],
+        counts: number[] = [];
+      for (const p of run) {
+        input.push(...ranges[p].blocks);
+        counts.push(ranges[p].blocks.length);
+      }
+      return ex.run(
+        {
+          source: { kind: 'sort', schema: node.schema, input, by: node.by, ranges: counts },
+          ops,
+          combine,
+          sink: withSeed(sink, first),
+        },
+        { stage: node.id, kind: 'reduce', partition: first },
+      );
+    }),
+  );
   ex.spill.release(held);
   ex.spill.discard(ranges.map((x) => x.blocks));
   return results;
@@ -109,13 +150,22 @@ async function recutOversized(ex: ExecContext, req: RangeRequest, ranges: Ranges
     if (r.bytes <= limit || r.rows < 2) continue;
     recut++;
     const held = heldBytes([r.blocks]);
-    const inputs = await Promise.all(packBlocks(r.blocks, taskBytes).map((chunk, i) => ex.run({
-      source: { kind: 'batches', schema: req.schema, batches: chunk }, ops: [], sink: { kind: 'collect', sample: SORT_SAMPLE_ROWS },
-    }, { stage: req.stage, kind: 'map', partition: p, split: `range ${p} recut ${i + 1}`, source: req.stage })));
+    const inputs = await Promise.all(
+      packBlocks(r.blocks, taskBytes).map((chunk, i) =>
+        ex.run(
+          {
+            source: { kind: 'batches', schema: req.schema, batches: chunk },
+            ops: [],
+            sink: { kind: 'collect', sample: SORT_SAMPLE_ROWS },
+          },
+          { stage: req.stage, kind: 'map', partition: p, split: `range ${p} recut ${i + 1}`, source: req.stage },
+        ),
+      ),
+    );
     ex.spill.release(held);
     const outputs = inputs.map((x) => x.batches);
     const samples = inputs.flatMap((x) => (x.sample ? [x.sample] : []));
-    ranges.splice(p, 1, ...await partitionByRanges(ex, sub, outputs, boundsFromSamples(sub, samples, r.bytes)));
+    ranges.splice(p, 1, ...(await partitionByRanges(ex, sub, outputs, boundsFromSamples(sub, samples, r.bytes))));
   }
   return recut;
 }
@@ -126,10 +176,15 @@ const RECUT_FACTOR = 4;
 /** Consecutive non-empty ranges grouped into runs of at most `taskBytes` (a larger range alone); a run is named by its first range. */
 export function rangeRuns(bytes: number[], rows: number[], taskBytes: number): { first: number; ranges: number[] }[] {
   const runs: { first: number; ranges: number[] }[] = [];
-  let run: number[] = [], held = 0;
+  let run: number[] = [],
+    held = 0;
   for (let p = 0; p < bytes.length; p++) {
     if (rows[p] === 0) continue;
-    if (run.length > 0 && held + bytes[p] > taskBytes) { runs.push({ first: run[0], ranges: run }); run = []; held = 0; }
+    if (run.length > 0 && held + bytes[p] > taskBytes) {
+      runs.push({ first: run[0], ranges: run });
+      run = [];
+      held = 0;
+    }
     run.push(p);
     held += bytes[p];
   }

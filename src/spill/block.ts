@@ -6,7 +6,13 @@ import fs from 'node:fs';
 import { type Batch, type Column, type DataType, batchBytes, lanes, valuesCtor, viewBatch } from '../kernels/column.js';
 
 /** Where a column's regions lie inside a spilled block (byte offsets from the block's start; -1: absent). */
-interface SpilledColumn { type: DataType; valid: number; values: number; valuesBytes: number; offsets: number }
+interface SpilledColumn {
+  type: DataType;
+  valid: number;
+  values: number;
+  valuesBytes: number;
+  offsets: number;
+}
 
 export interface SpillRef {
   file: string;
@@ -39,7 +45,8 @@ export function sliceSpilled(b: SpilledBatch, from: number, to: number): Spilled
 
 const align8 = (n: number) => (n + 7) & ~7;
 const ZEROS = new Uint8Array(8);
-const bytesOf = (a: ArrayBufferView, from = 0, to = a.byteLength) => new Uint8Array(a.buffer, a.byteOffset + from, to - from);
+const bytesOf = (a: ArrayBufferView, from = 0, to = a.byteLength) =>
+  new Uint8Array(a.buffer, a.byteOffset + from, to - from);
 
 /**
  * The buffers of a block in file order, each region padded to 8 bytes so that
@@ -53,7 +60,10 @@ function encode(b: Batch): { parts: Uint8Array[]; bytes: number; columns: Spille
     parts.push(x);
     at += x.byteLength;
     const pad = align8(at) - at;
-    if (pad) { parts.push(ZEROS.subarray(0, pad)); at += pad; }
+    if (pad) {
+      parts.push(ZEROS.subarray(0, pad));
+      at += pad;
+    }
     return start;
   };
   const columns = b.columns.map((c: Column): SpilledColumn => {
@@ -76,7 +86,12 @@ function encode(b: Batch): { parts: Uint8Array[]; bytes: number; columns: Spille
  * Append blocks to an open spill file at `position`; null blocks stay null.
  * Returns the spilled stand-ins and the bytes written.
  */
-export function writeBlocks(fd: number, file: string, position: number, blocks: (Batch | null)[]): { blocks: (Batch | null)[]; bytes: number } {
+export function writeBlocks(
+  fd: number,
+  file: string,
+  position: number,
+  blocks: (Batch | null)[],
+): { blocks: (Batch | null)[]; bytes: number } {
   let at = position;
   const out = blocks.map((b): Batch | null => {
     if (b === null) return null;
@@ -115,7 +130,13 @@ export function readBlock(fd: number, b: SpilledBatch): Batch {
     columns: columns.map((c): Column => {
       const valid = c.valid >= 0 ? new Uint8Array(buf, c.valid, n) : null;
       if (c.type.id === 'utf8') {
-        return { type: c.type, length: n, values: new Uint8Array(buf, c.values, c.valuesBytes), offsets: new Int32Array(buf, c.offsets, n + 1), valid };
+        return {
+          type: c.type,
+          length: n,
+          values: new Uint8Array(buf, c.values, c.valuesBytes),
+          offsets: new Int32Array(buf, c.offsets, n + 1),
+          valid,
+        };
       }
       return { type: c.type, length: n, values: new (valuesCtor(c.type))(buf, c.values, n * lanes(c.type)), valid };
     }),
@@ -131,7 +152,10 @@ export function readBack(blocks: Batch[], counter: { bytes: number }): Batch[] {
     return blocks.map((b) => {
       if (!isSpilled(b)) return b;
       let fd = fds.get(b.spill.file);
-      if (fd === undefined) { fd = fs.openSync(b.spill.file, 'r'); fds.set(b.spill.file, fd); }
+      if (fd === undefined) {
+        fd = fs.openSync(b.spill.file, 'r');
+        fds.set(b.spill.file, fd);
+      }
       counter.bytes += b.spill.bytes;
       return readBlock(fd, b);
     });
@@ -146,7 +170,10 @@ export function packBlocks(blocks: Batch[], target: number): Batch[][] {
   let bytes = 0;
   for (const b of blocks) {
     const n = blockBytes(b);
-    if (bytes > 0 && bytes + n > target) { chunks.push([]); bytes = 0; }
+    if (bytes > 0 && bytes + n > target) {
+      chunks.push([]);
+      bytes = 0;
+    }
     chunks[chunks.length - 1].push(b);
     bytes += n;
   }

@@ -63,7 +63,9 @@ export class SpillFolder {
       await Promise.all(this.unlinking);
       const left = fs.existsSync(this.dir) ? fs.readdirSync(this.dir) : [];
       await Promise.all(left.map((f) => fs.promises.rm(path.join(this.dir, f), { force: true })));
-    } catch { /* remove() below does it the plain way */ }
+    } catch {
+      /* remove() below does it the plain way */
+    }
     this.remove();
   }
 
@@ -75,12 +77,15 @@ export class SpillFolder {
       fd = fs.openSync(file, 'w');
       const r = write(fd, file);
       this.written += r.bytes;
-      if (this.written > this.capacity) throw Object.assign(new Error('no space left on device (simulated)'), { code: 'ENOSPC' });
+      if (this.written > this.capacity)
+        throw Object.assign(new Error('no space left on device (simulated)'), { code: 'ENOSPC' });
       return r;
     } catch (e) {
       const code = reason(e);
       const why = code === 'ENOSPC' ? 'the disk is full (ENOSPC)' : `cannot write (${code})`;
-      throw new ExecutionError(`spill folder ${path.dirname(this.dir)}: ${why} while spilling; free space or set execution.spillDir / --spill-dir elsewhere`);
+      throw new ExecutionError(
+        `spill folder ${path.dirname(this.dir)}: ${why} while spilling; free space or set execution.spillDir / --spill-dir elsewhere`,
+      );
     } finally {
       if (fd !== undefined) fs.closeSync(fd);
     }

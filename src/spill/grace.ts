@@ -16,7 +16,10 @@ import { heldBytes } from './spiller.js';
 /** Most pieces one reduce task is cut into. */
 export const MAX_GRACE_PIECES = 64;
 
-export interface SideSize { rows: number; bytes: number }
+export interface SideSize {
+  rows: number;
+  bytes: number;
+}
 
 /**
  * Pieces for a reduce task (1: join it whole): enough that the build side's
@@ -35,14 +38,36 @@ export function gracePieces(type: JoinType, left: SideSize, right: SideSize, sha
  * rows in one piece. Returns each piece's blocks and the bytes held.
  */
 export async function cutByHash(
-ex: ExecContext, blocks: Batch[], schema: Schema, keys: number[], norms: KeyNorm[], K: number, within: number,
-  meta: { stage: string; partition: number; label: string }, spreadNulls: boolean,
+  ex: ExecContext,
+  blocks: Batch[],
+  schema: Schema,
+  keys: number[],
+  norms: KeyNorm[],
+  K: number,
+  within: number,
+  meta: { stage: string; partition: number; label: string },
+  spreadNulls: boolean,
 ): Promise<{ pieces: Batch[][]; held: number }> {
   const chunks = packBlocks(blocks, ex.settings.skew.advisoryPartitionBytes).filter((c) => c.length > 0);
-  const outs = await Promise.all(chunks.map((chunk, c) => ex.run({
-    source: { kind: 'batches', schema, batches: chunk }, ops: [],
-    sink: { kind: 'partition', keys, norms, partitions: K, spreadNulls, nullSeed: c * 7919, within },
-  }, { stage: meta.stage, kind: 'split', partition: meta.partition, split: `${meta.label} chunk ${c + 1}/${chunks.length} into ${K}` })));
-  const pieces = Array.from({ length: K }, (_, k) => outs.map((o) => o.batches[k]).filter((b): b is Batch => b !== null));
+  const outs = await Promise.all(
+    chunks.map((chunk, c) =>
+      ex.run(
+        {
+          source: { kind: 'batches', schema, batches: chunk },
+          ops: [],
+          sink: { kind: 'partition', keys, norms, partitions: K, spreadNulls, nullSeed: c * 7919, within },
+        },
+        {
+          stage: meta.stage,
+          kind: 'split',
+          partition: meta.partition,
+          split: `${meta.label} chunk ${c + 1}/${chunks.length} into ${K}`,
+        },
+      ),
+    ),
+  );
+  const pieces = Array.from({ length: K }, (_, k) =>
+    outs.map((o) => o.batches[k]).filter((b): b is Batch => b !== null),
+  );
   return { pieces, held: heldBytes(outs.map((o) => o.batches)) };
 }

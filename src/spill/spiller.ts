@@ -14,20 +14,29 @@ import { SpillFolder } from './folder.js';
 class ProcessMemory {
   held = 0;
   private readonly limits = new Map<Spiller, number>();
-  join(s: Spiller, limit: number): void { this.limits.set(s, limit); }
-  leave(s: Spiller): void { this.limits.delete(s); }
+  join(s: Spiller, limit: number): void {
+    this.limits.set(s, limit);
+  }
+  leave(s: Spiller): void {
+    this.limits.delete(s);
+  }
   get limit(): number {
     let m = 0;
     for (const l of this.limits.values()) m = Math.max(m, l);
     return m;
   }
-  get queries(): number { return this.limits.size; }
+  get queries(): number {
+    return this.limits.size;
+  }
 }
 const PROCESS = new ProcessMemory();
 
 /** Data held by the queries running in this process, and how many there are (for tests and --stats). */
-export const processMemory = (): { held: number; limit: number; queries: number } =>
-  ({ held: PROCESS.held, limit: PROCESS.limit, queries: PROCESS.queries });
+export const processMemory = (): { held: number; limit: number; queries: number } => ({
+  held: PROCESS.held,
+  limit: PROCESS.limit,
+  queries: PROCESS.queries,
+});
 
 export class Spiller {
   /** bytes of shuffle data this query holds in memory now */
@@ -36,7 +45,10 @@ export class Spiller {
   readonly folder: SpillFolder;
 
   /** `limit`: this query's data budget (the process's is the largest of the running queries'). */
-  constructor(readonly limit: number, spillDir: string) {
+  constructor(
+    readonly limit: number,
+    spillDir: string,
+  ) {
     this.folder = new SpillFolder(spillDir);
     PROCESS.join(this, limit);
   }

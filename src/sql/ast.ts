@@ -31,18 +31,38 @@ export type Expr =
   | { k: 'case'; operand?: Expr; whens: { when: Expr; then: Expr }[]; else?: Expr; pos: Pos }
   | { k: 'cast'; e: Expr; to: string; pos: Pos };
 
-export interface SelectItem { e: Expr; alias?: string; text: string; pos: Pos }
-export interface OrderItem { e: Expr; desc: boolean; nulls?: 'first' | 'last'; pos: Pos }
-export interface Cte { name: string; cols?: string[]; q: Select; pos: Pos }
+export interface SelectItem {
+  e: Expr;
+  alias?: string;
+  text: string;
+  pos: Pos;
+}
+export interface OrderItem {
+  e: Expr;
+  desc: boolean;
+  nulls?: 'first' | 'last';
+  pos: Pos;
+}
+export interface Cte {
+  name: string;
+  cols?: string[];
+  q: Select;
+  pos: Pos;
+}
 
 export type FromItem =
   | { k: 'table'; name: string; alias?: string; pos: Pos }
   | { k: 'path'; path: string; alias?: string; pos: Pos }
   | { k: 'sub'; q: Select; alias?: string; cols?: string[]; pos: Pos }
   | {
-    k: 'join'; type: 'inner' | 'left' | 'right' | 'full' | 'cross'; l: FromItem; r: FromItem;
-    on?: Expr; using?: string[]; pos: Pos;
-  };
+      k: 'join';
+      type: 'inner' | 'left' | 'right' | 'full' | 'cross';
+      l: FromItem;
+      r: FromItem;
+      on?: Expr;
+      using?: string[];
+      pos: Pos;
+    };
 
 export interface Select {
   with: Cte[];

@@ -9,7 +9,11 @@ import { ThriftReader, type TStruct } from '../io/thrift-read.js';
 import { resolveSourceOverrides } from '../plan/sources.js';
 import { InputError } from '../errors.js';
 
-export interface ColStats { nulls: number; min?: number; max?: number }
+export interface ColStats {
+  nulls: number;
+  min?: number;
+  max?: number;
+}
 export interface TableInfo {
   /** the plan's source name */
   source: string;
@@ -42,11 +46,15 @@ function footerStats(file: string): { rows: number; stats: Map<string, ColStats>
         const st = md[12] as TStruct | undefined;
         const prev = stats.get(name);
         const nulls = typeof st?.[3] === 'number' ? st[3] : Number.NaN;
-        const lo = intOf(st?.[6] ?? st?.[2], md[1] as number), hi = intOf(st?.[5] ?? st?.[1], md[1] as number);
+        const lo = intOf(st?.[6] ?? st?.[2], md[1] as number),
+          hi = intOf(st?.[5] ?? st?.[1], md[1] as number);
         // a row group without min/max leaves the column without a range
-        stats.set(name, prev
-          ? { nulls: prev.nulls + nulls, min: minOf(prev.min, lo), max: maxOf(prev.max, hi) }
-          : { nulls, min: lo, max: hi });
+        stats.set(
+          name,
+          prev
+            ? { nulls: prev.nulls + nulls, min: minOf(prev.min, lo), max: maxOf(prev.max, hi) }
+            : { nulls, min: lo, max: hi },
+        );
       }
     }
     return { rows: Number(meta[3] ?? 0), stats };
@@ -67,12 +75,24 @@ function intOf(v: unknown, phys: number): number | undefined {
 export class Catalog {
   private tables = new Map<string, TableInfo>();
   private paths = new Map<string, TableInfo>();
-  constructor(private sources: Record<string, string | string[]>, private baseDir: string, private cli: boolean) {}
+  constructor(
+    private sources: Record<string, string | string[]>,
+    private baseDir: string,
+    private cli: boolean,
+  ) {}
 
-  has(name: string) { return name in this.sources; }
-  names() { return Object.keys(this.sources); }
-  table(name: string): TableInfo | undefined { return this.tables.get(name); }
-  pathTable(p: string): TableInfo | undefined { return this.paths.get(p); }
+  has(name: string) {
+    return name in this.sources;
+  }
+  names() {
+    return Object.keys(this.sources);
+  }
+  table(name: string): TableInfo | undefined {
+    return this.tables.get(name);
+  }
+  pathTable(p: string): TableInfo | undefined {
+    return this.paths.get(p);
+  }
 
   async loadTable(name: string): Promise<void> {
     if (this.tables.has(name)) return;
@@ -84,11 +104,17 @@ export class Catalog {
   /** `FROM 'data/*.parquet'`: a source named after the file (lineitem.parquet: lineitem), unique in the plan. */
   async loadPath(p: string, label: string): Promise<void> {
     if (this.paths.has(p)) return;
-    const files = (await resolveSourceOverrides(['path'], { path: p }, this.baseDir, this.cli).catch((e) => {
-      if (!(e instanceof InputError)) throw e;
-      throw new InputError(e.message.replace(/^(--source |options\.sources\.)path=[^:]*/, label), e.file);
-    })).get('path')!;
-    let base = path.basename(p).replace(/\.parquet$/i, '').replace(/[^A-Za-z0-9_]/g, '_') || 'file';
+    const files = (
+      await resolveSourceOverrides(['path'], { path: p }, this.baseDir, this.cli).catch((e) => {
+        if (!(e instanceof InputError)) throw e;
+        throw new InputError(e.message.replace(/^(--source |options\.sources\.)path=[^:]*/, label), e.file);
+      })
+    ).get('path')!;
+    let base =
+      path
+        .basename(p)
+        .replace(/\.parquet$/i, '')
+        .replace(/[^A-Za-z0-9_]/g, '_') || 'file';
     if (/^_*$/.test(base)) base = 'file';
     const taken = new Set([...this.names(), ...[...this.paths.values()].map((t) => t.source)]);
     let source = base;

@@ -24,7 +24,10 @@ export interface SqlOptions {
 /** Table names and paths anywhere in the query, with the position of their first use. */
 function tablesOf(ast: unknown, names: Map<string, Pos>, paths: Map<string, Pos>): void {
   if (!ast || typeof ast !== 'object') return;
-  if (Array.isArray(ast)) { for (const x of ast) tablesOf(x, names, paths); return; }
+  if (Array.isArray(ast)) {
+    for (const x of ast) tablesOf(x, names, paths);
+    return;
+  }
   const o = ast as Record<string, unknown>;
   if (o.k === 'table' && typeof o.name === 'string' && !names.has(o.name)) names.set(o.name, o.pos as Pos);
   if (o.k === 'path' && typeof o.path === 'string' && !paths.has(o.path)) paths.set(o.path, o.pos as Pos);
@@ -39,13 +42,18 @@ export async function compileSql(text: string, options: SqlOptions = {}): Promis
   const ast = parseSql(text);
   const baseDir = path.resolve(options.baseDir ?? '.');
   const catalog = new Catalog(options.sources ?? {}, baseDir, options.fromCommandLine ?? false);
-  const names = new Map<string, Pos>(), paths = new Map<string, Pos>();
+  const names = new Map<string, Pos>(),
+    paths = new Map<string, Pos>();
   tablesOf(ast, names, paths);
   for (const n of names.keys()) if (catalog.has(n)) await catalog.loadTable(n);
   for (const [p, pos] of paths) await catalog.loadPath(p, `line ${pos.line}, column ${pos.col}`);
   const params = new Map<string, string>();
   const ctx: Ctx = {
-    catalog, namer: new Namer(), params, ctes: new Map(), usedSources: new Set(),
+    catalog,
+    namer: new Namer(),
+    params,
+    ctes: new Map(),
+    usedSources: new Set(),
     planSelect: (q, parent, corr, top) => planSelect(ctx, q, parent, corr, top),
     planWhere: (q, parent, corr) => planWhere(ctx, q, parent, corr).rel,
   };

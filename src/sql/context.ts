@@ -6,7 +6,12 @@ import type { Cte, Select } from './ast.js';
 import type { Col, Namer, Scope } from './scope.js';
 
 /** A planned relation: its plan node, its columns, and its estimated rows. */
-export interface Rel { node: QueryNode; cols: Col[]; rows: number; baseRows: number }
+export interface Rel {
+  node: QueryNode;
+  cols: Col[];
+  rows: number;
+  baseRows: number;
+}
 
 /** What a correlated subquery's conditions on the enclosing block came to. */
 export interface Correlation {

@@ -18,10 +18,14 @@ export function distinct(c: Col | undefined, fallback: number): number {
 /** A constant's value on the footers' scale (days for dates), when the planner can tell it. */
 function constant(e: Expr): number | undefined {
   if (e.k === 'num') return Number(e.text);
-  if (e.k === 'neg') { const v = constant(e.e); return v === undefined ? undefined : -v; }
+  if (e.k === 'neg') {
+    const v = constant(e.e);
+    return v === undefined ? undefined : -v;
+  }
   if (e.k === 'date') return Date.parse(e.v + 'T00:00:00Z') / DAY_MS;
   if (e.k === 'bin' && (e.op === '+' || e.op === '-') && e.r.k === 'interval') {
-    const d = constant(e.l), n = constant(e.r.n);
+    const d = constant(e.l),
+      n = constant(e.r.n);
     if (d === undefined || n === undefined) return undefined;
     return d + (e.op === '+' ? 1 : -1) * n * { day: 1, month: 30.4, year: 365.25 }[e.r.unit];
   }
@@ -31,7 +35,8 @@ function constant(e: Expr): number | undefined {
 function rangeFraction(c: Col | undefined, lo: number | undefined, hi: number | undefined): number | undefined {
   const s = c?.stats;
   if (!s || s.min === undefined || s.max === undefined || s.max <= s.min) return undefined;
-  const a = Math.max(s.min, lo ?? s.min), b = Math.min(s.max, hi ?? s.max);
+  const a = Math.max(s.min, lo ?? s.min),
+    b = Math.min(s.max, hi ?? s.max);
   return Math.max(0.001, Math.min(1, (b - a) / (s.max - s.min)));
 }
 
@@ -39,9 +44,12 @@ function rangeFraction(c: Col | undefined, lo: number | undefined, hi: number | 
 export function selectivity(e: Expr, scope: Scope): number {
   const colOf = (x: Expr) => (x.k === 'col' ? scope.resolve(x).col : undefined);
   switch (e.k) {
-    case 'and': return selectivity(e.l, scope) * selectivity(e.r, scope);
-    case 'or': return 1 - (1 - selectivity(e.l, scope)) * (1 - selectivity(e.r, scope));
-    case 'not': return 1 - selectivity(e.e, scope);
+    case 'and':
+      return selectivity(e.l, scope) * selectivity(e.r, scope);
+    case 'or':
+      return 1 - (1 - selectivity(e.l, scope)) * (1 - selectivity(e.r, scope));
+    case 'not':
+      return 1 - selectivity(e.e, scope);
     case 'cmp': {
       const [c, k, op] = colOf(e.l) ? [colOf(e.l), constant(e.r), e.op] : [colOf(e.r), constant(e.l), flip(e.op)];
       if (!c || (e.l.k === 'col' && e.r.k === 'col')) return GUESS.other;
@@ -53,7 +61,7 @@ export function selectivity(e: Expr, scope: Scope): number {
     }
     case 'between': {
       const f = rangeFraction(colOf(e.e), constant(e.lo), constant(e.hi));
-      return e.not ? 1 - (f ?? GUESS.between) : f ?? GUESS.between;
+      return e.not ? 1 - (f ?? GUESS.between) : (f ?? GUESS.between);
     }
     case 'like': {
       const s = e.pat.k === 'str' && !/^[%_]/.test(e.pat.v) ? GUESS.prefix : GUESS.like;
@@ -69,7 +77,8 @@ export function selectivity(e: Expr, scope: Scope): number {
       const f = c?.stats && Number.isFinite(c.stats.nulls) ? c.stats.nulls / Math.max(1, c.stats.rows) : 0.05;
       return e.not ? 1 - f : f;
     }
-    default: return GUESS.other;
+    default:
+      return GUESS.other;
   }
 }
 
@@ -84,8 +93,14 @@ function flip(op: string): string {
  */
 export function joinRows(a: number, b: number, pairs: [Col, Col][], baseA: number, baseB: number): number {
   if (pairs.length === 0) return a * b;
-  const da = Math.min(baseA, pairs.reduce((p, [x]) => p * distinct(x, baseA), 1));
-  const db = Math.min(baseB, pairs.reduce((p, [, y]) => p * distinct(y, baseB), 1));
+  const da = Math.min(
+    baseA,
+    pairs.reduce((p, [x]) => p * distinct(x, baseA), 1),
+  );
+  const db = Math.min(
+    baseB,
+    pairs.reduce((p, [, y]) => p * distinct(y, baseB), 1),
+  );
   const d = Math.max(1, Math.min(Math.max(da, db), Math.min(baseA, baseB)));
   return (a * b) / d;
 }

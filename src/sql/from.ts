@@ -14,7 +14,12 @@ import { joinRows, selectivity } from './estimate.js';
 import type { Applied } from './subquery.js';
 
 /** One table of the join graph, with the conditions that read it alone. */
-export interface Base { rel: Rel; conds: Expr[]; applies: Applied[]; factor: number }
+export interface Base {
+  rel: Rel;
+  conds: Expr[];
+  applies: Applied[];
+  factor: number;
+}
 
 export function filterNode(input: QueryNode, preds: Predicate[]): QueryNode {
   if (preds.length === 0) return input;
@@ -28,7 +33,9 @@ function scanRel(ctx: Ctx, item: Extract<FromItem, { k: 'table' | 'path' }>, tab
   const cols: Col[] = info.columns.map((c) => {
     const s = info.stats.get(c.name);
     return {
-      id: ctx.namer.fresh(c.name), name: c.name.toLowerCase(), table,
+      id: ctx.namer.fresh(c.name),
+      name: c.name.toLowerCase(),
+      table,
       ...(typeof c.type === 'string' ? {} : { type: c.type }),
       nullable: !(s && s.nulls === 0),
       ...(s ? { stats: { ...s, rows: info.rows } } : {}),
@@ -38,12 +45,13 @@ function scanRel(ctx: Ctx, item: Extract<FromItem, { k: 'table' | 'path' }>, tab
   const renamed = cols.some((c, i) => c.id !== info.columns[i].name);
   const node: QueryNode = renamed
     ? {
-      op: 'project', input: scan,
-      columns: cols.map((c, i) => {
-        const file = info.columns[i].name;
-        return c.id === file ? c.id : { name: c.id, column: file };
-      }),
-    }
+        op: 'project',
+        input: scan,
+        columns: cols.map((c, i) => {
+          const file = info.columns[i].name;
+          return c.id === file ? c.id : { name: c.id, column: file };
+        }),
+      }
     : scan;
   return { node, cols, rows: info.rows, baseRows: info.rows };
 }
@@ -68,20 +76,25 @@ export function planFromItem(ctx: Ctx, item: FromItem, bases: Base[], conds: Exp
         ctx.ctes = new Map([...saved].filter(([n]) => n !== item.name)); // a CTE does not see itself
         try {
           add(renameRel(ctx.planSelect(cte.q, undefined), item.alias ?? item.name, cte.cols, item.pos));
-        } finally { ctx.ctes = saved; }
+        } finally {
+          ctx.ctes = saved;
+        }
         return;
       }
       if (!ctx.catalog.table(item.name)) {
         const known = [...ctx.catalog.names(), ...ctx.ctes.keys()];
-        const hint = known.length === 0
-          ? `; give its files with --source ${item.name}=PATH (options.sources)`
-          : suggest(item.name, known) || `; tables are: ${known.join(', ')}`;
+        const hint =
+          known.length === 0
+            ? `; give its files with --source ${item.name}=PATH (options.sources)`
+            : suggest(item.name, known) || `; tables are: ${known.join(', ')}`;
         throw sqlError(item.pos, `table "${item.name}" does not exist${hint}`);
       }
       add(scanRel(ctx, item, item.alias ?? item.name));
       return;
     }
-    case 'path': add(scanRel(ctx, item, item.alias ?? ctx.catalog.pathTable(item.path)!.source)); return;
+    case 'path':
+      add(scanRel(ctx, item, item.alias ?? ctx.catalog.pathTable(item.path)!.source));
+      return;
     case 'sub': {
       if (!item.alias) throw sqlError(item.pos, 'a subquery in FROM needs an alias');
       add(renameRel(ctx.planSelect(item.q, undefined), item.alias, item.cols, item.pos));
@@ -107,26 +120,32 @@ function usingEq(name: string, bases: Base[], pos: Expr['pos']): Expr {
   const t = (b: Base) => b.rel.cols.find((c) => c.name === name)!.table;
   const last = holders[holders.length - 1];
   last.rel.cols = last.rel.cols.map((c) => (c.name === name ? { ...c, hidden: true } : c));
-  const l: Expr = { k: 'col', table: t(holders[0]), name, pos }, r: Expr = { k: 'col', table: t(last), name, pos };
+  const l: Expr = { k: 'col', table: t(holders[0]), name, pos },
+    r: Expr = { k: 'col', table: t(last), name, pos };
   return { k: 'cmp', op: '=', l, r, pos };
 }
 
 /** LEFT, RIGHT or FULL joins keep their place: each side is planned alone, the ON equalities become keys. */
 function outerJoin(ctx: Ctx, item: Extract<FromItem, { k: 'join' }>, parent: Scope | undefined): Rel {
   const side = (x: FromItem) => {
-    const bases: Base[] = [], conds: Expr[] = [];
+    const bases: Base[] = [],
+      conds: Expr[] = [];
     planFromItem(ctx, x, bases, conds, parent);
     return { bases, conds };
   };
-  const l = side(item.l), r = side(item.r);
-  const lcols = l.bases.flatMap((b) => b.rel.cols), rcols = r.bases.flatMap((b) => b.rel.cols);
+  const l = side(item.l),
+    r = side(item.r);
+  const lcols = l.bases.flatMap((b) => b.rel.cols),
+    rcols = r.bases.flatMap((b) => b.rel.cols);
   const scope = new Scope([...lcols, ...rcols], parent);
-  const lids = new Set(lcols.map((c) => c.id)), rids = new Set(rcols.map((c) => c.id));
+  const lids = new Set(lcols.map((c) => c.id)),
+    rids = new Set(rcols.map((c) => c.id));
   const on: [string, string][] = [];
   const conds = splitAnd(item.on);
   if (item.using) {
     for (const u of item.using) {
-      const a = lcols.find((c) => c.name === u && !c.hidden), b = rcols.find((c) => c.name === u && !c.hidden);
+      const a = lcols.find((c) => c.name === u && !c.hidden),
+        b = rcols.find((c) => c.name === u && !c.hidden);
       if (!a || !b) throw sqlError(item.pos, `USING column "${u}" is not on both sides of the join`);
       on.push([a.id, b.id]);
       if (item.type !== 'full') b.hidden = true;
@@ -136,16 +155,33 @@ function outerJoin(ctx: Ctx, item: Extract<FromItem, { k: 'join' }>, parent: Sco
   for (const c of conds) {
     const refs = new Set<string>();
     collectIds(c, scope, refs);
-    const inL = [...refs].every((x) => lids.has(x)), inR = [...refs].every((x) => rids.has(x));
+    const inL = [...refs].every((x) => lids.has(x)),
+      inR = [...refs].every((x) => rids.has(x));
     if (c.k === 'cmp' && c.op === '=' && c.l.k === 'col' && c.r.k === 'col') {
-      const a = scope.resolve(c.l).col.id, b = scope.resolve(c.r).col.id;
-      if (lids.has(a) && rids.has(b)) { on.push([a, b]); continue; }
-      if (rids.has(a) && lids.has(b)) { on.push([b, a]); continue; }
+      const a = scope.resolve(c.l).col.id,
+        b = scope.resolve(c.r).col.id;
+      if (lids.has(a) && rids.has(b)) {
+        on.push([a, b]);
+        continue;
+      }
+      if (rids.has(a) && lids.has(b)) {
+        on.push([b, a]);
+        continue;
+      }
     }
-    if (inR && preserved === 'l') { r.conds.push(c); continue; }
-    if (inL && preserved === 'r') { l.conds.push(c); continue; }
-    throw sqlError(c.pos, `this ON condition of a ${item.type.toUpperCase()} JOIN is not supported: only equalities `
-      + 'between the two sides, and conditions on the side whose unmatched rows are dropped');
+    if (inR && preserved === 'l') {
+      r.conds.push(c);
+      continue;
+    }
+    if (inL && preserved === 'r') {
+      l.conds.push(c);
+      continue;
+    }
+    throw sqlError(
+      c.pos,
+      `this ON condition of a ${item.type.toUpperCase()} JOIN is not supported: only equalities ` +
+        'between the two sides, and conditions on the side whose unmatched rows are dropped',
+    );
   }
   if (on.length === 0) {
     throw sqlError(item.pos, `a ${item.type.toUpperCase()} JOIN needs at least one equality between its sides`);
@@ -166,7 +202,10 @@ export function splitAnd(e: Expr | undefined): Expr[] {
 
 export function collectIds(e: Expr, scope: Scope, out: Set<string>): void {
   const walk = (x: Expr): void => {
-    if (x.k === 'col') { out.add(scope.resolve(x).col.id); return; }
+    if (x.k === 'col') {
+      out.add(scope.resolve(x).col.id);
+      return;
+    }
     if (x.k === 'subq' || x.k === 'exists') return;
     for (const c of childrenOf(x)) walk(c);
   };
@@ -180,7 +219,12 @@ export function collectIds(e: Expr, scope: Scope, out: Set<string>): void {
 export function factorOr(e: Expr): Expr[] {
   if (e.k !== 'or') return [e];
   const branches: Expr[] = [];
-  const collect = (x: Expr) => { if (x.k === 'or') { collect(x.l); collect(x.r); } else branches.push(x); };
+  const collect = (x: Expr) => {
+    if (x.k === 'or') {
+      collect(x.l);
+      collect(x.r);
+    } else branches.push(x);
+  };
   collect(e);
   const sets = branches.map((b) => splitAnd(b));
   const common = sets[0].filter((c) => sets.every((s) => s.some((x) => exprKey(x) === exprKey(c))));
@@ -194,9 +238,7 @@ export function factorOr(e: Expr): Expr[] {
 }
 
 /** Join the block's tables: filters pushed, equalities as keys, the rest applied once its tables are joined. */
-export function joinGraph(
-  ctx: Ctx, bases: Base[], conds: Expr[], scope: Scope, applyOnTop: Applied[] = [],
-): Rel {
+export function joinGraph(ctx: Ctx, bases: Base[], conds: Expr[], scope: Scope, applyOnTop: Applied[] = []): Rel {
   const owner = new Map<string, number>();
   bases.forEach((b, i) => b.rel.cols.forEach((c) => owner.set(c.id, i)));
   const tr = new Translator(scope, ctx.params);
@@ -206,16 +248,25 @@ export function joinGraph(
     const ids = new Set<string>();
     collectIds(c, scope, ids);
     const rels = new Set([...ids].map((x) => owner.get(x)!));
-    if (rels.size === 1) { bases[[...rels][0]].conds.push(c); continue; }
+    if (rels.size === 1) {
+      bases[[...rels][0]].conds.push(c);
+      continue;
+    }
     if (c.k === 'cmp' && c.op === '=' && c.l.k === 'col' && c.r.k === 'col' && rels.size === 2) {
-      const ca = scope.resolve(c.l).col, cb = scope.resolve(c.r).col;
+      const ca = scope.resolve(c.l).col,
+        cb = scope.resolve(c.r).col;
       edges.push({ a: owner.get(ca.id)!, b: owner.get(cb.id)!, ca, cb });
       continue;
     }
     residual.push({ e: c, rels });
     for (const [i, d] of orPerTable(c, scope, owner)) bases[i].conds.push(d);
   }
-  const filtered = bases.map((b) => filterNode(b.rel.node, b.conds.map((c) => tr.pred(c))));
+  const filtered = bases.map((b) =>
+    filterNode(
+      b.rel.node,
+      b.conds.map((c) => tr.pred(c)),
+    ),
+  );
   const rels = bases.map((b, i) => {
     const sel = b.conds.reduce((s, c) => s * selectivity(c, scope), 1);
     let rel: Rel = { ...b.rel, node: filtered[i], rows: Math.max(1, b.rel.rows * sel) };
@@ -225,12 +276,16 @@ export function joinGraph(
     }
     return { ...rel, rows: rel.rows * b.factor };
   });
-  function reducedNode(k: number): QueryNode | undefined { return bases[k].conds.length ? filtered[k] : undefined; }
+  function reducedNode(k: number): QueryNode | undefined {
+    return bases[k].conds.length ? filtered[k] : undefined;
+  }
   for (const a of applyOnTop) reduceBySemiJoin(a, reducedNode, owner);
   if (rels.length === 0) throw new Error('no tables');
   const inTree = new Set<number>();
   let start = 0;
-  rels.forEach((r, i) => { if (r.rows > rels[start].rows) start = i; });
+  rels.forEach((r, i) => {
+    if (r.rows > rels[start].rows) start = i;
+  });
   const reduced = bases.map((b) => b.conds.length > 0 || b.applies.length > 0);
   absorbLeaves(rels, edges, residual, reduced, start, inTree, tr);
   let cur = rels[start];
@@ -239,10 +294,19 @@ export function joinGraph(
     const ready = residual.filter((r) => [...r.rels].every((x) => inTree.has(x)));
     if (ready.length === 0) return;
     for (const r of ready) residual.splice(residual.indexOf(r), 1);
-    cur = { ...cur, node: filterNode(cur.node, ready.map((r) => tr.pred(r.e))), rows: cur.rows * 0.5 };
+    cur = {
+      ...cur,
+      node: filterNode(
+        cur.node,
+        ready.map((r) => tr.pred(r.e)),
+      ),
+      rows: cur.rows * 0.5,
+    };
   };
   while (inTree.size < rels.length) {
-    let best = -1, bestRows = Infinity, bestOn: [Col, Col][] = [];
+    let best = -1,
+      bestRows = Infinity,
+      bestOn: [Col, Col][] = [];
     for (let i = 0; i < rels.length; i++) {
       if (inTree.has(i)) continue;
       const on: [Col, Col][] = [];
@@ -251,7 +315,11 @@ export function joinGraph(
         else if (e.a === i && inTree.has(e.b)) on.push([e.cb, e.ca]);
       }
       const rows = joinRows(cur.rows, rels[i].rows, on, cur.baseRows, rels[i].baseRows) * (on.length ? 1 : 1e6);
-      if (rows < bestRows) { best = i; bestRows = rows; bestOn = on; }
+      if (rows < bestRows) {
+        best = i;
+        bestRows = rows;
+        bestOn = on;
+      }
     }
     const r = rels[best];
     inTree.add(best);
@@ -275,7 +343,9 @@ export function joinGraph(
  * container, not of all 200,000 parts; q02's and q20's alike.
  */
 function reduceBySemiJoin(
-  a: Applied, nodeOf: (base: number) => QueryNode | undefined, owner: Map<string, number>,
+  a: Applied,
+  nodeOf: (base: number) => QueryNode | undefined,
+  owner: Map<string, number>,
 ): void {
   if (!a.reduce) return;
   const byBase = new Map<number, [string, string][]>();
@@ -285,7 +355,10 @@ function reduceBySemiJoin(
   }
   for (const [k, on] of byBase) {
     const node = nodeOf(k);
-    if (node) { a.reduce.by(structuredClone(node), on); return; }
+    if (node) {
+      a.reduce.by(structuredClone(node), on);
+      return;
+    }
   }
 }
 
@@ -300,10 +373,15 @@ type Edge = { a: number; b: number; ca: Col; cb: Col };
  * through those joins.
  */
 function absorbLeaves(
-  rels: Rel[], edges: Edge[], residual: { e: Expr; rels: Set<number> }[], filtered: boolean[], start: number,
-  absorbed: Set<number>, tr: Translator,
+  rels: Rel[],
+  edges: Edge[],
+  residual: { e: Expr; rels: Set<number> }[],
+  filtered: boolean[],
+  start: number,
+  absorbed: Set<number>,
+  tr: Translator,
 ): void {
-  for (let changed = true; changed;) {
+  for (let changed = true; changed; ) {
     changed = false;
     for (let l = 0; l < rels.length; l++) {
       if (l === start || absorbed.has(l) || !filtered[l]) continue;
@@ -311,21 +389,35 @@ function absorbLeaves(
       if (near.size !== 1) continue;
       const r = [...near][0];
       if (r === start) continue;
-      const on: [Col, Col][] = edges.filter((e) => (e.a === r && e.b === l) || (e.a === l && e.b === r))
+      const on: [Col, Col][] = edges
+        .filter((e) => (e.a === r && e.b === l) || (e.a === l && e.b === r))
         .map((e) => (e.a === r ? [e.ca, e.cb] : [e.cb, e.ca]));
       const rows = joinRows(rels[r].rows, rels[l].rows, on, rels[r].baseRows, rels[l].baseRows);
       rels[r] = {
         node: {
-          op: 'join', type: 'inner', left: rels[r].node, right: rels[l].node, on: on.map(([a, b]) => [a.id, b.id]),
+          op: 'join',
+          type: 'inner',
+          left: rels[r].node,
+          right: rels[l].node,
+          on: on.map(([a, b]) => [a.id, b.id]),
         },
-        cols: [...rels[r].cols, ...rels[l].cols], rows: Math.max(1, rows), baseRows: rels[r].baseRows,
+        cols: [...rels[r].cols, ...rels[l].cols],
+        rows: Math.max(1, rows),
+        baseRows: rels[r].baseRows,
       };
       for (let k = edges.length - 1; k >= 0; k--) if (edges[k].a === l || edges[k].b === l) edges.splice(k, 1);
       for (const x of residual) if (x.rels.delete(l)) x.rels.add(r);
       // conditions on the two tables alone apply now
       const ready = residual.filter((x) => x.rels.size === 1 && x.rels.has(r));
       for (const x of ready) residual.splice(residual.indexOf(x), 1);
-      if (ready.length) rels[r] = { ...rels[r], node: filterNode(rels[r].node, ready.map((x) => tr.pred(x.e))) };
+      if (ready.length)
+        rels[r] = {
+          ...rels[r],
+          node: filterNode(
+            rels[r].node,
+            ready.map((x) => tr.pred(x.e)),
+          ),
+        };
       filtered[r] = true;
       absorbed.add(l);
       changed = true;
@@ -342,7 +434,12 @@ function orPerTable(c: Expr, scope: Scope, owner: Map<string, number>): Map<numb
   const out = new Map<number, Expr>();
   if (c.k !== 'or') return out;
   const branches: Expr[] = [];
-  const collect = (x: Expr) => { if (x.k === 'or') { collect(x.l); collect(x.r); } else branches.push(x); };
+  const collect = (x: Expr) => {
+    if (x.k === 'or') {
+      collect(x.l);
+      collect(x.r);
+    } else branches.push(x);
+  };
   collect(c);
   const perBranch = branches.map((b) => {
     const by = new Map<number, Expr[]>();
@@ -359,7 +456,10 @@ function orPerTable(c: Expr, scope: Scope, owner: Map<string, number>): Map<numb
   for (const t of perBranch[0].keys()) {
     if (!perBranch.every((m) => m.has(t))) continue;
     const and = (xs: Expr[]) => xs.reduce((a, b) => ({ k: 'and', l: a, r: b, pos: a.pos }) as Expr);
-    out.set(t, perBranch.map((m) => and(m.get(t)!)).reduce((a, b) => ({ k: 'or', l: a, r: b, pos: a.pos }) as Expr));
+    out.set(
+      t,
+      perBranch.map((m) => and(m.get(t)!)).reduce((a, b) => ({ k: 'or', l: a, r: b, pos: a.pos }) as Expr),
+    );
   }
   return out;
 }

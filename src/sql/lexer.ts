@@ -2,20 +2,91 @@
 // text. Identifiers fold to lower case unless double-quoted, as in DuckDB.
 import { PlanError } from '../errors.js';
 
-export interface Pos { line: number; col: number; offset: number }
+export interface Pos {
+  line: number;
+  col: number;
+  offset: number;
+}
 
 export type TokKind = 'ident' | 'qident' | 'kw' | 'num' | 'str' | 'op' | 'param' | 'eof';
-export interface Token { kind: TokKind; text: string; pos: Pos; end: number }
+export interface Token {
+  kind: TokKind;
+  text: string;
+  pos: Pos;
+  end: number;
+}
 
 /** Words that cannot be a bare alias or column name. */
 export const KEYWORDS = new Set([
-  'select', 'distinct', 'all', 'from', 'where', 'group', 'by', 'having', 'order', 'asc', 'desc', 'nulls', 'first',
+  'select',
+  'distinct',
+  'all',
+  'from',
+  'where',
+  'group',
+  'by',
+  'having',
+  'order',
+  'asc',
+  'desc',
+  'nulls',
+  'first',
   'last',
-  'limit', 'offset', 'with', 'as', 'join', 'inner', 'left', 'right', 'full', 'outer', 'cross', 'on', 'using', 'natural',
-  'and', 'or', 'not', 'in', 'exists', 'between', 'like', 'ilike', 'is', 'null', 'true', 'false', 'case', 'when', 'then',
-  'else', 'end', 'cast', 'date', 'interval', 'extract', 'substring', 'union', 'intersect', 'except', 'over', 'window',
-  'lateral', 'qualify', 'rollup', 'cube', 'grouping', 'for', 'timestamp', 'values', 'insert', 'update', 'delete',
-  'create', 'drop', 'fetch',
+  'limit',
+  'offset',
+  'with',
+  'as',
+  'join',
+  'inner',
+  'left',
+  'right',
+  'full',
+  'outer',
+  'cross',
+  'on',
+  'using',
+  'natural',
+  'and',
+  'or',
+  'not',
+  'in',
+  'exists',
+  'between',
+  'like',
+  'ilike',
+  'is',
+  'null',
+  'true',
+  'false',
+  'case',
+  'when',
+  'then',
+  'else',
+  'end',
+  'cast',
+  'date',
+  'interval',
+  'extract',
+  'substring',
+  'union',
+  'intersect',
+  'except',
+  'over',
+  'window',
+  'lateral',
+  'qualify',
+  'rollup',
+  'cube',
+  'grouping',
+  'for',
+  'timestamp',
+  'values',
+  'insert',
+  'update',
+  'delete',
+  'create',
+  'drop',
+  'fetch',
 ]);
 
 /** A SQL error at a position of the text: exit 2, the path is "line L, column C". */
@@ -27,18 +98,35 @@ const OPS = ['<>', '!=', '<=', '>=', '||', '::', '=', '<', '>', '+', '-', '*', '
 
 export function tokenize(text: string): Token[] {
   const out: Token[] = [];
-  let i = 0, line = 1, lineStart = 0;
+  let i = 0,
+    line = 1,
+    lineStart = 0;
   const pos = (at: number): Pos => ({ line, col: at - lineStart + 1, offset: at });
   while (i < text.length) {
     const c = text[i];
-    if (c === '\n') { i++; line++; lineStart = i; continue; }
-    if (c === ' ' || c === '\t' || c === '\r') { i++; continue; }
-    if (c === '-' && text[i + 1] === '-') { while (i < text.length && text[i] !== '\n') i++; continue; }
+    if (c === '\n') {
+      i++;
+      line++;
+      lineStart = i;
+      continue;
+    }
+    if (c === ' ' || c === '\t' || c === '\r') {
+      i++;
+      continue;
+    }
+    if (c === '-' && text[i + 1] === '-') {
+      while (i < text.length && text[i] !== '\n') i++;
+      continue;
+    }
     if (c === '/' && text[i + 1] === '*') {
       const start = pos(i);
       const end = text.indexOf('*/', i + 2);
       if (end < 0) throw sqlError(start, 'unterminated comment');
-      for (; i < end + 2; i++) if (text[i] === '\n') { line++; lineStart = i + 1; }
+      for (; i < end + 2; i++)
+        if (text[i] === '\n') {
+          line++;
+          lineStart = i + 1;
+        }
       continue;
     }
     const p = pos(i);
@@ -57,14 +145,22 @@ export function tokenize(text: string): Token[] {
       continue;
     }
     if (c === "'" || c === '"') {
-      let j = i + 1, s = '';
+      let j = i + 1,
+        s = '';
       for (;;) {
         if (j >= text.length) throw sqlError(p, `unterminated ${c === "'" ? 'string' : 'quoted name'}`);
         if (text[j] === c) {
-          if (text[j + 1] === c) { s += c; j += 2; continue; }
+          if (text[j + 1] === c) {
+            s += c;
+            j += 2;
+            continue;
+          }
           break;
         }
-        if (text[j] === '\n') { line++; lineStart = j + 1; }
+        if (text[j] === '\n') {
+          line++;
+          lineStart = j + 1;
+        }
         s += text[j++];
       }
       out.push({ kind: c === "'" ? 'str' : 'qident', text: s, pos: p, end: j + 1 });

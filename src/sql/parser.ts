@@ -5,24 +5,50 @@ import { type Pos, type Token, sqlError, tokenize } from './lexer.js';
 import type { CmpOp, Cte, Expr, FromItem, IntervalUnit, OrderItem, Select, SelectItem } from './ast.js';
 
 const UNSUPPORTED: Record<string, string> = {
-  union: 'UNION', intersect: 'INTERSECT', except: 'EXCEPT', over: 'window functions (OVER)', window: 'WINDOW',
-  lateral: 'LATERAL', natural: 'NATURAL JOIN', qualify: 'QUALIFY', rollup: 'ROLLUP', cube: 'CUBE',
-  grouping: 'GROUPING SETS', values: 'VALUES', ilike: 'ILIKE', fetch: 'FETCH',
+  union: 'UNION',
+  intersect: 'INTERSECT',
+  except: 'EXCEPT',
+  over: 'window functions (OVER)',
+  window: 'WINDOW',
+  lateral: 'LATERAL',
+  natural: 'NATURAL JOIN',
+  qualify: 'QUALIFY',
+  rollup: 'ROLLUP',
+  cube: 'CUBE',
+  grouping: 'GROUPING SETS',
+  values: 'VALUES',
+  ilike: 'ILIKE',
+  fetch: 'FETCH',
 };
 const STATEMENTS = new Set(['insert', 'update', 'delete', 'create', 'drop']);
 
 export class Parser {
   private toks: Token[];
   private i = 0;
-  constructor(private text: string) { this.toks = tokenize(text); }
+  constructor(private text: string) {
+    this.toks = tokenize(text);
+  }
 
-  private get t(): Token { return this.toks[this.i]; }
-  private peek(k = 1): Token { return this.toks[Math.min(this.i + k, this.toks.length - 1)]; }
-  private isKw(w: string, t = this.t) { return t.kind === 'kw' && t.text === w; }
-  private isOp(o: string, t = this.t) { return t.kind === 'op' && t.text === o; }
-  private next(): Token { return this.toks[this.i++]; }
+  private get t(): Token {
+    return this.toks[this.i];
+  }
+  private peek(k = 1): Token {
+    return this.toks[Math.min(this.i + k, this.toks.length - 1)];
+  }
+  private isKw(w: string, t = this.t) {
+    return t.kind === 'kw' && t.text === w;
+  }
+  private isOp(o: string, t = this.t) {
+    return t.kind === 'op' && t.text === o;
+  }
+  private next(): Token {
+    return this.toks[this.i++];
+  }
   private accept(w: string): boolean {
-    if (this.isKw(w) || this.isOp(w)) { this.i++; return true; }
+    if (this.isKw(w) || this.isOp(w)) {
+      this.i++;
+      return true;
+    }
     return false;
   }
   private describe(t: Token): string {
@@ -39,20 +65,26 @@ export class Parser {
   }
   private name(what = 'a name'): string {
     const t = this.t;
-    if (t.kind === 'ident' || t.kind === 'qident') { this.i++; return t.text; }
+    if (t.kind === 'ident' || t.kind === 'qident') {
+      this.i++;
+      return t.text;
+    }
     return this.fail(what);
   }
   /** After AS a keyword is a name too (`max(d) AS last`). */
   private aliasName(): string {
     const t = this.t;
-    if (t.kind === 'kw' && !UNSUPPORTED[t.text]) { this.i++; return t.text; }
+    if (t.kind === 'kw' && !UNSUPPORTED[t.text]) {
+      this.i++;
+      return t.text;
+    }
     return this.name('an alias');
   }
 
   /** The whole text: one SELECT (a trailing semicolon allowed). */
   statement(): Select {
     const t = this.t;
-    if (t.kind === 'ident' && STATEMENTS.has(t.text) || t.kind === 'kw' && STATEMENTS.has(t.text)) {
+    if ((t.kind === 'ident' && STATEMENTS.has(t.text)) || (t.kind === 'kw' && STATEMENTS.has(t.text))) {
       throw sqlError(t.pos, `${t.text.toUpperCase()} is not supported: only SELECT queries`);
     }
     const q = this.query();
@@ -97,26 +129,32 @@ export class Parser {
     const distinct = this.accept('distinct');
     if (!distinct) this.accept('all');
     const items: SelectItem[] = [];
-    do items.push(this.selectItem()); while (this.accept(','));
+    do items.push(this.selectItem());
+    while (this.accept(','));
     const s: Select = { with: [], distinct, items, from: [], groupBy: [], orderBy: [], pos };
     if (this.accept('from')) {
-      do s.from.push(this.fromItem()); while (this.accept(','));
+      do s.from.push(this.fromItem());
+      while (this.accept(','));
     }
     if (this.accept('where')) s.where = this.expr();
     if (this.accept('group')) {
       this.expect('by');
       if (this.isKw('all')) throw sqlError(this.t.pos, 'GROUP BY ALL is not supported');
-      do s.groupBy.push(this.expr()); while (this.accept(','));
+      do s.groupBy.push(this.expr());
+      while (this.accept(','));
     }
     if (this.accept('having')) s.having = this.expr();
     if (this.accept('order')) {
       this.expect('by');
-      do s.orderBy.push(this.orderItem()); while (this.accept(','));
+      do s.orderBy.push(this.orderItem());
+      while (this.accept(','));
     }
     for (;;) {
       if (this.accept('limit')) s.limit = this.count('LIMIT');
-      else if (this.accept('offset')) { s.offset = this.count('OFFSET'); this.accept('rows') || this.accept('row'); }
-      else break;
+      else if (this.accept('offset')) {
+        s.offset = this.count('OFFSET');
+        this.accept('rows') || this.accept('row');
+      } else break;
     }
     if (this.t.kind === 'kw' && UNSUPPORTED[this.t.text]) this.fail('');
     return s;
@@ -147,7 +185,10 @@ export class Parser {
     let nulls: 'first' | 'last' | undefined;
     if (this.accept('nulls')) {
       if (this.accept('first')) nulls = 'first';
-      else { this.expect('last', 'FIRST or LAST'); nulls = 'last'; }
+      else {
+        this.expect('last', 'FIRST or LAST');
+        nulls = 'last';
+      }
     }
     return { e, desc, nulls, pos };
   }
@@ -168,7 +209,10 @@ export class Parser {
       if (type !== 'cross' && type !== 'inner') this.accept('outer');
       this.expect('join', 'JOIN');
       const r = this.fromPrimary();
-      if (type === 'cross') { l = { k: 'join', type, l, r, pos }; continue; }
+      if (type === 'cross') {
+        l = { k: 'join', type, l, r, pos };
+        continue;
+      }
       if (this.accept('on')) l = { k: 'join', type, l, r, on: this.expr(), pos };
       else if (this.accept('using')) l = { k: 'join', type, l, r, using: this.nameList(), pos };
       else this.fail('ON or USING');
@@ -217,16 +261,24 @@ export class Parser {
   }
 
   // Expressions, by precedence: OR < AND < NOT < comparison/IS/IN/LIKE/BETWEEN < || < + - < * / % < unary < primary.
-  expr(): Expr { return this.or(); }
+  expr(): Expr {
+    return this.or();
+  }
 
   private or(): Expr {
     let l = this.and();
-    while (this.isKw('or')) { const pos = this.next().pos; l = { k: 'or', l, r: this.and(), pos }; }
+    while (this.isKw('or')) {
+      const pos = this.next().pos;
+      l = { k: 'or', l, r: this.and(), pos };
+    }
     return l;
   }
   private and(): Expr {
     let l = this.not();
-    while (this.isKw('and')) { const pos = this.next().pos; l = { k: 'and', l, r: this.not(), pos }; }
+    while (this.isKw('and')) {
+      const pos = this.next().pos;
+      l = { k: 'and', l, r: this.not(), pos };
+    }
     return l;
   }
   private not(): Expr {
@@ -290,7 +342,10 @@ export class Parser {
 
   private concat(): Expr {
     let l = this.additive();
-    while (this.isOp('||')) { const pos = this.next().pos; l = { k: 'bin', op: '||', l, r: this.additive(), pos }; }
+    while (this.isOp('||')) {
+      const pos = this.next().pos;
+      l = { k: 'bin', op: '||', l, r: this.additive(), pos };
+    }
     return l;
   }
   private additive(): Expr {
@@ -310,8 +365,14 @@ export class Parser {
     return l;
   }
   private unary(): Expr {
-    if (this.isOp('-')) { const pos = this.next().pos; return { k: 'neg', e: this.unary(), pos }; }
-    if (this.isOp('+')) { this.next(); return this.unary(); }
+    if (this.isOp('-')) {
+      const pos = this.next().pos;
+      return { k: 'neg', e: this.unary(), pos };
+    }
+    if (this.isOp('+')) {
+      this.next();
+      return this.unary();
+    }
     const e = this.primary();
     if (this.isOp('::')) throw sqlError(this.t.pos, 'the :: cast is not supported: write CAST(x AS type)');
     return e;
@@ -321,11 +382,20 @@ export class Parser {
     const t = this.t;
     const pos = t.pos;
     switch (t.kind) {
-      case 'num': this.i++; return { k: 'num', text: t.text, pos };
-      case 'str': this.i++; return { k: 'str', v: t.text, pos };
-      case 'param': this.i++; return { k: 'param', name: t.text, pos };
+      case 'num':
+        this.i++;
+        return { k: 'num', text: t.text, pos };
+      case 'str':
+        this.i++;
+        return { k: 'str', v: t.text, pos };
+      case 'param':
+        this.i++;
+        return { k: 'param', name: t.text, pos };
       case 'op':
-        if (t.text === '*') { this.i++; return { k: 'star', pos }; }
+        if (t.text === '*') {
+          this.i++;
+          return { k: 'star', pos };
+        }
         if (t.text === '(') {
           this.i++;
           if (this.isKw('select') || this.isKw('with')) {
@@ -339,8 +409,11 @@ export class Parser {
           return e;
         }
         break;
-      case 'kw': return this.keywordPrimary(t);
-      case 'ident': case 'qident': return this.identPrimary();
+      case 'kw':
+        return this.keywordPrimary(t);
+      case 'ident':
+      case 'qident':
+        return this.identPrimary();
     }
     return this.fail('an expression');
   }
@@ -348,10 +421,20 @@ export class Parser {
   private keywordPrimary(t: Token): Expr {
     const pos = t.pos;
     switch (t.text) {
-      case 'null': this.i++; return { k: 'null', pos };
-      case 'true': case 'false': this.i++; return { k: 'bool', v: t.text === 'true', pos };
-      case 'exists': this.i++; return { k: 'exists', q: this.parenQuery(), not: false, pos };
-      case 'not': this.i++; this.expect('exists'); return { k: 'exists', q: this.parenQuery(), not: true, pos };
+      case 'null':
+        this.i++;
+        return { k: 'null', pos };
+      case 'true':
+      case 'false':
+        this.i++;
+        return { k: 'bool', v: t.text === 'true', pos };
+      case 'exists':
+        this.i++;
+        return { k: 'exists', q: this.parenQuery(), not: false, pos };
+      case 'not':
+        this.i++;
+        this.expect('exists');
+        return { k: 'exists', q: this.parenQuery(), not: true, pos };
       case 'date': {
         this.i++;
         if (this.t.kind !== 'str') this.fail("a date in quotes after DATE, such as DATE '1995-03-15'");
@@ -361,9 +444,12 @@ export class Parser {
         }
         return { k: 'date', v: v.text, pos };
       }
-      case 'timestamp': throw sqlError(pos, 'TIMESTAMP literals are not supported: compare with a string');
-      case 'interval': return this.interval();
-      case 'case': return this.caseExpr();
+      case 'timestamp':
+        throw sqlError(pos, 'TIMESTAMP literals are not supported: compare with a string');
+      case 'interval':
+        return this.interval();
+      case 'case':
+        return this.caseExpr();
       case 'cast': {
         this.i++;
         this.expect('(');
@@ -401,7 +487,9 @@ export class Parser {
         this.expect(')');
         return { k: 'call', name: 'substr', args, distinct: false, star: false, pos };
       }
-      case 'left': case 'right': return this.identPrimary();
+      case 'left':
+      case 'right':
+        return this.identPrimary();
     }
     return this.fail('an expression');
   }
@@ -474,7 +562,10 @@ export class Parser {
     }
     if (this.isOp('.')) {
       this.next();
-      if (this.isOp('*')) { this.next(); return { k: 'star', table: t.text, pos }; }
+      if (this.isOp('*')) {
+        this.next();
+        return { k: 'star', table: t.text, pos };
+      }
       const name = this.name('a column name');
       if (this.isOp('.')) {
         throw sqlError(this.t.pos, 'names with more than two parts (schema.table.column) are not supported');

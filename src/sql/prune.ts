@@ -6,7 +6,10 @@ import type { Predicate, QueryNode } from '../plan/spec.js';
 /** Column names any expression or predicate object reads. */
 function reads(x: unknown, out: Set<string>): void {
   if (!x || typeof x !== 'object') return;
-  if (Array.isArray(x)) { for (const v of x) reads(v, out); return; }
+  if (Array.isArray(x)) {
+    for (const v of x) reads(v, out);
+    return;
+  }
   const o = x as Record<string, unknown>;
   if (typeof o.column === 'string') out.add(o.column);
   for (const [k, v] of Object.entries(o)) if (k !== 'column') reads(v, out);
@@ -17,19 +20,24 @@ function renamed(x: unknown, map: Map<string, string>): unknown {
   if (!x || typeof x !== 'object') return x;
   if (Array.isArray(x)) return x.map((v) => renamed(v, map));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(x)) out[k] = k === 'column' && typeof v === 'string' ? (map.get(v) ?? v) : renamed(v, map);
+  for (const [k, v] of Object.entries(x))
+    out[k] = k === 'column' && typeof v === 'string' ? (map.get(v) ?? v) : renamed(v, map);
   return out;
 }
 
 /** The output column names of a node. */
 export function outputOf(n: QueryNode): string[] {
   switch (n.op) {
-    case 'scan': return n.columns ?? [];
-    case 'project': return n.columns.map((c) => (typeof c === 'string' ? c : c.name));
-    case 'aggregate': return [...n.groupBy, ...n.aggregates.map((a) => a.as)];
+    case 'scan':
+      return n.columns ?? [];
+    case 'project':
+      return n.columns.map((c) => (typeof c === 'string' ? c : c.name));
+    case 'aggregate':
+      return [...n.groupBy, ...n.aggregates.map((a) => a.as)];
     case 'join':
       return n.type === 'semi' || n.type === 'anti' ? outputOf(n.left) : [...outputOf(n.left), ...outputOf(n.right)];
-    default: return outputOf(n.input);
+    default:
+      return outputOf(n.input);
   }
 }
 
@@ -69,9 +77,14 @@ export function prune(n: QueryNode, need: Set<string>): QueryNode {
       return { ...n, columns: cols, input };
     }
     case 'join': {
-      const l = new Set(outputOf(n.left)), r = new Set(outputOf(n.right));
-      const ln = new Set([...need].filter((c) => l.has(c))), rn = new Set([...need].filter((c) => r.has(c)));
-      for (const [a, b] of n.on) { ln.add(a); rn.add(b); }
+      const l = new Set(outputOf(n.left)),
+        r = new Set(outputOf(n.right));
+      const ln = new Set([...need].filter((c) => l.has(c))),
+        rn = new Set([...need].filter((c) => r.has(c)));
+      for (const [a, b] of n.on) {
+        ln.add(a);
+        rn.add(b);
+      }
       return { ...n, left: prune(n.left, ln), right: prune(n.right, rn) };
     }
     case 'aggregate': {
@@ -84,6 +97,7 @@ export function prune(n: QueryNode, need: Set<string>): QueryNode {
       for (const b of n.by) below.add(b.column);
       return { ...n, input: prune(n.input, below) };
     }
-    case 'limit': return { ...n, input: prune(n.input, need) };
+    case 'limit':
+      return { ...n, input: prune(n.input, need) };
   }
 }

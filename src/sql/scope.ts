@@ -47,10 +47,14 @@ export function editDistance(a: string, b: string): number {
 
 /** "; did you mean x?" for the closest candidate within a third of the name's length, else "". */
 export function suggest(name: string, candidates: Iterable<string>): string {
-  let best = '', dist = Infinity;
+  let best = '',
+    dist = Infinity;
   for (const c of candidates) {
     const k = editDistance(name, c);
-    if (k < dist) { dist = k; best = c; }
+    if (k < dist) {
+      dist = k;
+      best = c;
+    }
   }
   return best && dist <= Math.max(2, Math.floor(name.length / 3)) ? `; did you mean ${best}?` : '';
 }
@@ -58,7 +62,10 @@ export function suggest(name: string, candidates: Iterable<string>): string {
 export class Scope {
   /** ids of enclosing blocks' columns this block (or a block inside it) used */
   readonly outerUsed = new Set<string>();
-  constructor(readonly cols: Col[], readonly parent?: Scope) {}
+  constructor(
+    readonly cols: Col[],
+    readonly parent?: Scope,
+  ) {}
 
   /** The column a reference names and how many blocks out it lives (0: this block). */
   resolve(ref: { table?: string; name: string; pos: Pos }): { col: Col; depth: number } {
@@ -95,11 +102,25 @@ export function refsOf(e: Expr, scope: Scope): { local: Set<string>; outer: Set<
   const out = { local: new Set<string>(), outer: new Set<string>(), sub: false, agg: false };
   const walk = (x: Expr) => {
     switch (x.k) {
-      case 'col': { const r = scope.resolve(x); (r.depth === 0 ? out.local : out.outer).add(r.col.id); return; }
-      case 'insub': out.sub = true; walk(x.e); return;
-      case 'exists': case 'subq': out.sub = true; return;
-      case 'call': if (isAggregateCall(x)) out.agg = true; x.args.forEach(walk); return;
-      default: for (const c of children(x)) walk(c);
+      case 'col': {
+        const r = scope.resolve(x);
+        (r.depth === 0 ? out.local : out.outer).add(r.col.id);
+        return;
+      }
+      case 'insub':
+        out.sub = true;
+        walk(x.e);
+        return;
+      case 'exists':
+      case 'subq':
+        out.sub = true;
+        return;
+      case 'call':
+        if (isAggregateCall(x)) out.agg = true;
+        x.args.forEach(walk);
+        return;
+      default:
+        for (const c of children(x)) walk(c);
     }
   };
   walk(e);
@@ -113,18 +134,35 @@ export function isAggregateCall(e: Expr): boolean {
 /** The direct sub-expressions of an expression (not subqueries' bodies). */
 export function children(x: Expr): Expr[] {
   switch (x.k) {
-    case 'bin': case 'cmp': case 'and': case 'or': return [x.l, x.r];
-    case 'not': case 'neg': case 'isnull': case 'cast': return [x.e];
-    case 'interval': return [x.n];
-    case 'between': return [x.e, x.lo, x.hi];
-    case 'like': return [x.e, x.pat];
-    case 'inlist': return [x.e, ...x.list];
-    case 'insub': return [x.e];
-    case 'call': return x.args;
+    case 'bin':
+    case 'cmp':
+    case 'and':
+    case 'or':
+      return [x.l, x.r];
+    case 'not':
+    case 'neg':
+    case 'isnull':
+    case 'cast':
+      return [x.e];
+    case 'interval':
+      return [x.n];
+    case 'between':
+      return [x.e, x.lo, x.hi];
+    case 'like':
+      return [x.e, x.pat];
+    case 'inlist':
+      return [x.e, ...x.list];
+    case 'insub':
+      return [x.e];
+    case 'call':
+      return x.args;
     case 'case':
       return [
-        ...(x.operand ? [x.operand] : []), ...x.whens.flatMap((w) => [w.when, w.then]), ...(x.else ? [x.else] : []),
+        ...(x.operand ? [x.operand] : []),
+        ...x.whens.flatMap((w) => [w.when, w.then]),
+        ...(x.else ? [x.else] : []),
       ];
-    default: return [];
+    default:
+      return [];
   }
 }

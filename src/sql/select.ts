@@ -12,13 +12,19 @@ import { Translator } from './translate.js';
 
 /** FROM and WHERE of a block; conditions on an enclosing block's columns go to `corr`. */
 export function planWhere(
-  ctx: Ctx, q: Select, parent: Scope | undefined, corr?: Correlation,
+  ctx: Ctx,
+  q: Select,
+  parent: Scope | undefined,
+  corr?: Correlation,
 ): { rel: Rel; scope: Scope } {
   const bases: Base[] = [];
   const conds: Expr[] = [];
   if (q.from.length === 0) throw sqlError(q.pos, 'a SELECT without FROM is not supported');
   for (const f of q.from) planFromItem(ctx, f, bases, conds, parent);
-  const scope = new Scope(bases.flatMap((b) => b.rel.cols), parent);
+  const scope = new Scope(
+    bases.flatMap((b) => b.rel.cols),
+    parent,
+  );
   const owner = new Map<string, number>();
   bases.forEach((b, i) => b.rel.cols.forEach((c) => owner.set(c.id, i)));
   const tr = new Translator(scope, ctx.params);
@@ -37,7 +43,10 @@ export function planWhere(
       } else onTop.push(a);
       continue;
     }
-    if (refs.outer.size > 0) { correlate(c, scope, corr); continue; }
+    if (refs.outer.size > 0) {
+      correlate(c, scope, corr);
+      continue;
+    }
     plain.push(c);
   }
   return { rel: joinGraph(ctx, bases, plain, scope, onTop), scope };
@@ -47,10 +56,15 @@ export function planWhere(
 function correlate(c: Expr, scope: Scope, corr: Correlation | undefined): void {
   const side = (e: Expr) => refsOf(e, scope);
   if (corr && c.k === 'cmp') {
-    const l = side(c.l), r = side(c.r);
+    const l = side(c.l),
+      r = side(c.r);
     const flip: Record<string, string> = { '=': '=', '!=': '!=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
-    for (const [inner, outer, op] of [[c.l, c.r, c.op], [c.r, c.l, flip[c.op]]] as [Expr, Expr, string][]) {
-      const ri = inner === c.l ? l : r, ro = inner === c.l ? r : l;
+    for (const [inner, outer, op] of [
+      [c.l, c.r, c.op],
+      [c.r, c.l, flip[c.op]],
+    ] as [Expr, Expr, string][]) {
+      const ri = inner === c.l ? l : r,
+        ro = inner === c.l ? r : l;
       if (inner.k !== 'col' || ri.outer.size > 0 || ro.local.size > 0) continue;
       const id = scope.resolve(inner).col.id;
       if (op === '=' && outer.k === 'col') {
@@ -61,8 +75,11 @@ function correlate(c: Expr, scope: Scope, corr: Correlation | undefined): void {
       return;
     }
   }
-  throw sqlError(c.pos, 'this condition on a column of the enclosing query is not supported: '
-    + 'use an equality (inner column = outer column) joined by AND');
+  throw sqlError(
+    c.pos,
+    'this condition on a column of the enclosing query is not supported: ' +
+      'use an equality (inner column = outer column) joined by AND',
+  );
 }
 
 /** Aggregate calls of an expression, not inside subqueries. */
@@ -89,7 +106,9 @@ export function planSelect(ctx: Ctx, q: Select, parent: Scope | undefined, corr?
   }
   try {
     return planBlock(ctx, q, parent, corr, top);
-  } finally { ctx.ctes = saved; }
+  } finally {
+    ctx.ctes = saved;
+  }
 }
 
 function planBlock(ctx: Ctx, q: Select, parent: Scope | undefined, corr: Correlation | undefined, top: boolean): Rel {
@@ -127,7 +146,13 @@ function planBlock(ctx: Ctx, q: Select, parent: Scope | undefined, corr: Correla
       if (refsOf(c, scope).sub) cur = planSubqueryCond(ctx, c, scope, tr).apply(cur);
       else plain.push(c);
     }
-    cur = { ...cur, node: filterNode(cur.node, plain.map((c) => tr.pred(c))) };
+    cur = {
+      ...cur,
+      node: filterNode(
+        cur.node,
+        plain.map((c) => tr.pred(c)),
+      ),
+    };
   }
   return project(ctx, q, cur, items, tr, keep, top);
 }
@@ -141,7 +166,12 @@ function expandStar(it: Select['items'][number], scope: Scope): Select['items'] 
 }
 
 function aggregateBlock(
-  ctx: Ctx, cur: Rel, scope: Scope, groupExprs: Expr[], aggs: Map<string, Extract<Expr, { k: 'call' }>>, keep: string[],
+  ctx: Ctx,
+  cur: Rel,
+  scope: Scope,
+  groupExprs: Expr[],
+  aggs: Map<string, Extract<Expr, { k: 'call' }>>,
+  keep: string[],
   names: Map<string, string>,
 ): { cur: Rel; tr: Translator } {
   const pre = new Translator(scope, ctx.params, new Map(), 'aggregates cannot be nested');
@@ -174,7 +204,7 @@ function aggregateBlock(
     if (a.distinct && a.name !== 'count') {
       throw sqlError(a.pos, `${a.name}(DISTINCT ...) is not supported; count(DISTINCT ...) is`);
     }
-    const fn = a.distinct ? 'count_distinct' as const : a.name as 'sum';
+    const fn = a.distinct ? ('count_distinct' as const) : (a.name as 'sum');
     const e = pre.expr(a.args[0]);
     return 'column' in e ? { fn, column: e.column, as } : { fn, expr: e, as };
   });
@@ -203,7 +233,13 @@ function checkGrouped(e: unknown, have: Set<string>, pos: Expr['pos'], scope: Sc
 
 /** The select list, DISTINCT, ORDER BY and LIMIT; a subquery's output gets fresh ids, the top level SQL's names. */
 function project(
-  ctx: Ctx, q: Select, cur: Rel, items: Select['items'], tr: Translator, keep: string[], top: boolean,
+  ctx: Ctx,
+  q: Select,
+  cur: Rel,
+  items: Select['items'],
+  tr: Translator,
+  keep: string[],
+  top: boolean,
 ): Rel {
   for (const it of items) cur = hoistScalars(ctx, it.e, tr.scope, cur, tr);
   const have = new Set(cur.cols.map((c) => c.id));
@@ -215,13 +251,19 @@ function project(
     checkGrouped(e, have, it.pos, tr.scope);
     const src = 'column' in e ? cur.cols.find((c) => c.id === e.column) : undefined;
     // an unnamed expression is named by its text, as DuckDB names it (count(*): count_star())
-    let name = it.alias
-      ?? (it.e.k === 'col' ? it.e.name : it.e.k === 'call' && it.e.star ? `${it.e.name}_star()` : it.text);
-    if (top) { const base = name; for (let k = 1; names.has(name); k++) name = `${base}_${k}`; }
+    let name =
+      it.alias ?? (it.e.k === 'col' ? it.e.name : it.e.k === 'call' && it.e.star ? `${it.e.name}_star()` : it.text);
+    if (top) {
+      const base = name;
+      for (let k = 1; names.has(name); k++) name = `${base}_${k}`;
+    }
     names.add(name);
     // below the top, a column passed through keeps its id: no renaming projection
-    const id = top ? name : src && !out.some((c) => c.id === src.id) ? src.id
-      : ctx.namer.fresh(name.replace(/[^A-Za-z0-9_]/g, '_').replace(/^_+|_+$/g, '') || 'col');
+    const id = top
+      ? name
+      : src && !out.some((c) => c.id === src.id)
+        ? src.id
+        : ctx.namer.fresh(name.replace(/[^A-Za-z0-9_]/g, '_').replace(/^_+|_+$/g, '') || 'col');
     columns.push('column' in e ? (e.column === id ? id : { name: id, column: e.column }) : { name: id, expr: e });
     out.push({ id, name, nullable: src?.nullable ?? true, type: src?.type, stats: src?.stats, table: undefined });
   }

@@ -38,7 +38,8 @@ function reduceAggregate(sub: Rel, outer: QueryNode, on: [string, string][]): vo
 const join = (type: 'inner' | 'left' | 'semi' | 'anti', cur: Rel, sub: Rel, on: [string, string][]): Rel => ({
   node: { op: 'join', type, left: cur.node, right: sub.node, on },
   cols: type === 'semi' || type === 'anti' ? cur.cols : [...cur.cols, ...sub.cols.map((c) => ({ ...c, hidden: true }))],
-  rows: cur.rows, baseRows: cur.baseRows,
+  rows: cur.rows,
+  baseRows: cur.baseRows,
 });
 
 type Agg = { fn: 'min' | 'max' | 'count'; column?: string; as: string };
@@ -53,7 +54,9 @@ function aggregate(input: Rel, groupBy: string[], aggs: Agg[]): Rel {
   return { node, cols, rows: input.rows, baseRows: input.baseRows };
 }
 
-function newCorrelation(): Correlation { return { pairs: [], residual: [] }; }
+function newCorrelation(): Correlation {
+  return { pairs: [], residual: [] };
+}
 
 /** Plan one WHERE/HAVING conjunct holding a subquery; `tr` translates the enclosing block's side. */
 export function planSubqueryCond(ctx: Ctx, c: Expr, scope: Scope, tr: Translator): Applied {
@@ -64,8 +67,11 @@ export function planSubqueryCond(ctx: Ctx, c: Expr, scope: Scope, tr: Translator
   if (c.k === 'exists') return existsCond(ctx, c.q, c.not, scope);
   if (c.k === 'insub') return inCond(ctx, c, scope, tr);
   if (c.k === 'cmp' && (c.r.k === 'subq' || c.l.k === 'subq')) return scalarCond(ctx, c, scope, tr);
-  throw sqlError(c.pos, 'this use of a subquery is not supported: EXISTS, IN and comparisons with a scalar subquery, '
-    + 'joined to the rest of WHERE by AND');
+  throw sqlError(
+    c.pos,
+    'this use of a subquery is not supported: EXISTS, IN and comparisons with a scalar subquery, ' +
+      'joined to the rest of WHERE by AND',
+  );
 }
 
 function needsOf(corr: Correlation, extra: string[] = []): Set<string> {
@@ -90,7 +96,9 @@ function existsCond(ctx: Ctx, q: Select, not: boolean, scope: Scope): Applied {
   if (on.length === 0 && !res) {
     // uncorrelated: one count, cross-joined
     return {
-      needs, factor: 0.5, early: false,
+      needs,
+      factor: 0.5,
+      early: false,
       apply(cur) {
         const n = ctx.namer.fresh('exists_count');
         const agg = aggregate(sub, [], [{ fn: 'count', as: n }]);
@@ -101,19 +109,28 @@ function existsCond(ctx: Ctx, q: Select, not: boolean, scope: Scope): Applied {
   }
   if (!res) return { needs, factor: 0.5, early: !not, apply: (cur) => join(not ? 'anti' : 'semi', cur, sub, on) };
   return {
-    needs, factor: 0.5, early: false,
+    needs,
+    factor: 0.5,
+    early: false,
     apply(cur) {
       // exists x <> v  <=>  min(x) <> v or max(x) <> v;  x < v <=> min(x) < v;  x > v <=> max(x) > v
-      const mn = ctx.namer.fresh('min_' + res.inner), mx = ctx.namer.fresh('max_' + res.inner);
-      const agg = aggregate(sub, corr.pairs.map((p) => p.inner),
-        [{ fn: 'min', column: res.inner, as: mn }, { fn: 'max', column: res.inner, as: mx }]);
+      const mn = ctx.namer.fresh('min_' + res.inner),
+        mx = ctx.namer.fresh('max_' + res.inner);
+      const agg = aggregate(
+        sub,
+        corr.pairs.map((p) => p.inner),
+        [
+          { fn: 'min', column: res.inner, as: mn },
+          { fn: 'max', column: res.inner, as: mx },
+        ],
+      );
       const j = join(not ? 'left' : 'inner', cur, agg, on);
       const tr = new Translator(scope, ctx.params);
       const v = tr.expr(res.outer);
       const cmp = (col: string, op: string): Predicate => ({ left: { column: col }, cmp: op as '<', right: v });
       const op = res.op;
-      const exists: Predicate = op === '!=' ? { or: [cmp(mn, '!='), cmp(mx, '!=')] }
-        : op === '<' || op === '<=' ? cmp(mn, op) : cmp(mx, op);
+      const exists: Predicate =
+        op === '!=' ? { or: [cmp(mn, '!='), cmp(mx, '!=')] } : op === '<' || op === '<=' ? cmp(mn, op) : cmp(mx, op);
       const where: Predicate = not
         ? { or: [{ column: mn, isNull: true }, { expr: v, isNull: true }, { not: exists }] }
         : exists;
@@ -122,16 +139,23 @@ function existsCond(ctx: Ctx, q: Select, not: boolean, scope: Scope): Applied {
   };
 }
 
-
 function collectOuter(e: Expr, scope: Scope, out: Set<string>) {
-  if (e.k === 'col') { out.add(scope.resolve(e).col.id); return; }
+  if (e.k === 'col') {
+    out.add(scope.resolve(e).col.id);
+    return;
+  }
   for (const v of Object.values(e)) {
     if (v && typeof v === 'object' && 'k' in v) collectOuter(v as Expr, scope, out);
   }
 }
 
 /** The enclosing side of an IN as a column: a plain column, or one computed onto the relation. */
-interface Probe { id: string; nullable: boolean; compute?: (cur: Rel) => Rel; needs: string[] }
+interface Probe {
+  id: string;
+  nullable: boolean;
+  compute?: (cur: Rel) => Rel;
+  needs: string[];
+}
 
 function probeColumn(ctx: Ctx, e: Expr, scope: Scope, tr: Translator): Probe {
   if (e.k === 'col' && !tr.subst.has(exprKey(e))) {
@@ -142,7 +166,9 @@ function probeColumn(ctx: Ctx, e: Expr, scope: Scope, tr: Translator): Probe {
   const ids = new Set<string>();
   collectOuter(e, scope, ids);
   return {
-    id, nullable: true, needs: [...ids],
+    id,
+    nullable: true,
+    needs: [...ids],
     compute: (cur) => ({
       ...cur,
       node: { op: 'project', input: cur.node, columns: [...cur.cols.map((c) => c.id), { name: id, expr: tr.expr(e) }] },
@@ -162,27 +188,51 @@ function inCond(ctx: Ctx, c: Extract<Expr, { k: 'insub' }>, scope: Scope, tr: Tr
   const on: [string, string][] = [[probe.id, v.id], ...corr.pairs.map((p) => [p.outer, p.inner] as [string, string])];
   const needs = needsOf(corr, probe.needs);
   return {
-    needs, factor: c.not ? 0.9 : 0.5, early: !c.not,
+    needs,
+    factor: c.not ? 0.9 : 0.5,
+    early: !c.not,
     apply(cur0) {
       const cur = probe.compute ? probe.compute(cur0) : cur0;
       if (!c.not) return join('semi', cur, sub, on);
       const anti = join('anti', cur, sub, on);
       if (!probe.nullable && !v.nullable) return anti;
       // x NOT IN S is true only when S holds no null and x is not null, or S is empty (per correlation key)
-      const n = ctx.namer.fresh('in_rows'), nv = ctx.namer.fresh('in_values');
+      const n = ctx.namer.fresh('in_rows'),
+        nv = ctx.namer.fresh('in_values');
       const keys = corr.pairs.map((p) => p.inner);
-      const counts = aggregate(sub, keys, [{ fn: 'count', as: n }, { fn: 'count', column: v.id, as: nv }]);
-      const j = join(keys.length ? 'left' : 'inner', anti, counts, corr.pairs.map((p) => [p.outer, p.inner]));
+      const counts = aggregate(sub, keys, [
+        { fn: 'count', as: n },
+        { fn: 'count', column: v.id, as: nv },
+      ]);
+      const j = join(
+        keys.length ? 'left' : 'inner',
+        anti,
+        counts,
+        corr.pairs.map((p) => [p.outer, p.inner]),
+      );
       const where: Predicate = {
-        or: [{ column: n, isNull: true }, { column: n, cmp: '=', value: 0 },
-          { and: [{ left: { column: nv }, cmp: '=', right: { column: n } }, { column: probe.id, isNull: false }] }],
+        or: [
+          { column: n, isNull: true },
+          { column: n, cmp: '=', value: 0 },
+          {
+            and: [
+              { left: { column: nv }, cmp: '=', right: { column: n } },
+              { column: probe.id, isNull: false },
+            ],
+          },
+        ],
       };
       return { ...j, node: filterNode(j.node, [where]) };
     },
   };
 }
 
-interface Scalar { sub: Rel; v: Col; corr: Correlation; isCount: boolean }
+interface Scalar {
+  sub: Rel;
+  v: Col;
+  corr: Correlation;
+  isCount: boolean;
+}
 
 /** A scalar subquery: one column, one aggregate row (per correlation key when correlated). */
 function planScalar(ctx: Ctx, subAst: Extract<Expr, { k: 'subq' }>, scope: Scope): Scalar {
@@ -196,8 +246,10 @@ function planScalar(ctx: Ctx, subAst: Extract<Expr, { k: 'subq' }>, scope: Scope
   const q = subAst.q;
   const aggregated = q.items.some((i) => /"k":"call","name":"(count|sum|min|max|avg)"/.test(JSON.stringify(i.e)));
   if (!aggregated || q.groupBy.length > 0) {
-    throw sqlError(subAst.pos,
-      'a scalar subquery must be an aggregate without GROUP BY (one row), such as (SELECT max(x) FROM t)');
+    throw sqlError(
+      subAst.pos,
+      'a scalar subquery must be an aggregate without GROUP BY (one row), such as (SELECT max(x) FROM t)',
+    );
   }
   const isCount = q.items[0].e.k === 'call' && q.items[0].e.name === 'count';
   return { sub, v: visible[0], corr, isCount };
@@ -210,9 +262,8 @@ function planScalar(ctx: Ctx, subAst: Extract<Expr, { k: 'subq' }>, scope: Scope
 function joinScalar(cur: Rel, s: Scalar, outerJoin: boolean): { rel: Rel; value: PExpr } {
   const on = s.corr.pairs.map((p) => [p.outer, p.inner] as [string, string]);
   const left = on.length > 0 && (s.isCount || outerJoin);
-  const value: PExpr = s.isCount && on.length
-    ? { fn: 'coalesce', args: [{ column: s.v.id }, { value: 0 }] }
-    : { column: s.v.id };
+  const value: PExpr =
+    s.isCount && on.length ? { fn: 'coalesce', args: [{ column: s.v.id }, { value: 0 }] } : { column: s.v.id };
   return { rel: join(left ? 'left' : 'inner', cur, s.sub, on), value };
 }
 
@@ -224,7 +275,9 @@ function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: 
   collectOuter(other, scope, ids);
   const needs = needsOf(s.corr, [...ids]);
   return {
-    needs, factor: 0.5, early: true,
+    needs,
+    factor: 0.5,
+    early: true,
     reduce: s.corr.pairs.length
       ? { pairs: s.corr.pairs, by: (outer, on) => reduceAggregate(s.sub, outer, on) }
       : undefined,
@@ -246,7 +299,10 @@ function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: 
 export function hoistScalars(ctx: Ctx, e: Expr, scope: Scope, cur: Rel, tr: Translator): Rel {
   const found: Extract<Expr, { k: 'subq' }>[] = [];
   const walk = (x: Expr) => {
-    if (x.k === 'subq') { found.push(x); return; }
+    if (x.k === 'subq') {
+      found.push(x);
+      return;
+    }
     if (x.k === 'exists' || x.k === 'insub') {
       const what = x.k === 'exists' ? 'EXISTS' : 'IN (SELECT ...)';
       throw sqlError(x.pos, `${what} is supported only as a condition of WHERE or HAVING`);

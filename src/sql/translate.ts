@@ -9,18 +9,58 @@ import { sqlError } from './lexer.js';
 import { type Col, type Scope, isAggregateCall, suggest } from './scope.js';
 
 const FUNCTIONS: Record<string, string> = {
-  abs: 'abs', round: 'round', floor: 'floor', ceil: 'ceil', ceiling: 'ceil', coalesce: 'coalesce', ifnull: 'coalesce',
-  nullif: 'nullif', concat: 'concat', substr: 'substr', lower: 'lower', upper: 'upper', length: 'length',
-  char_length: 'length', trim: 'trim', starts_with: 'starts_with', prefix: 'starts_with', ends_with: 'ends_with',
-  suffix: 'ends_with', contains: 'contains', year: 'year', month: 'month', day: 'day', date_add: 'date_add',
-  date_diff: 'date_diff', is_null: 'is_null',
+  abs: 'abs',
+  round: 'round',
+  floor: 'floor',
+  ceil: 'ceil',
+  ceiling: 'ceil',
+  coalesce: 'coalesce',
+  ifnull: 'coalesce',
+  nullif: 'nullif',
+  concat: 'concat',
+  substr: 'substr',
+  lower: 'lower',
+  upper: 'upper',
+  length: 'length',
+  char_length: 'length',
+  trim: 'trim',
+  starts_with: 'starts_with',
+  prefix: 'starts_with',
+  ends_with: 'ends_with',
+  suffix: 'ends_with',
+  contains: 'contains',
+  year: 'year',
+  month: 'month',
+  day: 'day',
+  date_add: 'date_add',
+  date_diff: 'date_diff',
+  is_null: 'is_null',
 };
 const CAST_TYPES: Record<string, string> = {
-  boolean: 'bool', bool: 'bool', tinyint: 'int8', smallint: 'int16', integer: 'int32', int: 'int32', int4: 'int32',
-  bigint: 'int64', int8: 'int64', real: 'float32', float: 'float32', float4: 'float32', double: 'float64',
+  boolean: 'bool',
+  bool: 'bool',
+  tinyint: 'int8',
+  smallint: 'int16',
+  integer: 'int32',
+  int: 'int32',
+  int4: 'int32',
+  bigint: 'int64',
+  int8: 'int64',
+  real: 'float32',
+  float: 'float32',
+  float4: 'float32',
+  double: 'float64',
   float8: 'float64',
-  varchar: 'utf8', text: 'utf8', string: 'utf8', char: 'utf8', date: 'date', timestamp: 'timestamp',
-  utinyint: 'uint8', usmallint: 'uint16', uinteger: 'uint32', ubigint: 'uint64',
+  varchar: 'utf8',
+  text: 'utf8',
+  string: 'utf8',
+  char: 'utf8',
+  date: 'date',
+  timestamp: 'timestamp',
+  utinyint: 'uint8',
+  usmallint: 'uint16',
+  uinteger: 'uint32',
+  ubigint: 'uint64',
 };
 
 /** The plan's type name of a column type, for parameters compared with it. */
@@ -55,7 +95,9 @@ export class Translator {
     readonly noAggregates = 'aggregates are not allowed here',
   ) {}
 
-  col(e: Extract<Expr, { k: 'col' }>): Col { return this.scope.resolve(e).col; }
+  col(e: Extract<Expr, { k: 'col' }>): Col {
+    return this.scope.resolve(e).col;
+  }
 
   private param(name: string, hint: string | undefined): PExpr {
     if (!this.params.has(name) || (hint && this.params.get(name) === 'utf8?')) this.params.set(name, hint ?? 'utf8?');
@@ -75,34 +117,55 @@ export class Translator {
     const s = this.subst.get(exprKey(e));
     if (s) return s;
     switch (e.k) {
-      case 'col': return { column: this.col(e).id };
-      case 'num': return numberValue(e.text);
-      case 'str': return { value: e.v };
-      case 'bool': return { value: e.v };
-      case 'null': return { value: null };
-      case 'date': return { value: e.v, type: 'date' };
-      case 'param': return this.param(e.name, hint);
-      case 'interval': throw sqlError(e.pos, 'an INTERVAL must be added to or subtracted from a date');
-      case 'star': throw sqlError(e.pos, '* stands only in SELECT or count(*)');
+      case 'col':
+        return { column: this.col(e).id };
+      case 'num':
+        return numberValue(e.text);
+      case 'str':
+        return { value: e.v };
+      case 'bool':
+        return { value: e.v };
+      case 'null':
+        return { value: null };
+      case 'date':
+        return { value: e.v, type: 'date' };
+      case 'param':
+        return this.param(e.name, hint);
+      case 'interval':
+        throw sqlError(e.pos, 'an INTERVAL must be added to or subtracted from a date');
+      case 'star':
+        throw sqlError(e.pos, '* stands only in SELECT or count(*)');
       case 'neg':
         if (e.e.k === 'num') return numberValue(e.e.text.startsWith('-') ? e.e.text.slice(1) : '-' + e.e.text);
         return { fn: 'neg', args: [this.expr(e.e, hint)] };
-      case 'bin': return this.binary(e, hint);
+      case 'bin':
+        return this.binary(e, hint);
       case 'cmp': {
         const h = this.hintOf(e.l) ?? this.hintOf(e.r);
         return { fn: e.op, args: [this.expr(e.l, h), this.expr(e.r, h)] };
       }
-      case 'and': case 'or': return { fn: e.k, args: [this.expr(e.l), this.expr(e.r)] };
-      case 'not': return { fn: 'not', args: [this.expr(e.e)] };
+      case 'and':
+      case 'or':
+        return { fn: e.k, args: [this.expr(e.l), this.expr(e.r)] };
+      case 'not':
+        return { fn: 'not', args: [this.expr(e.e)] };
       case 'isnull': {
         const x: PExpr = { fn: 'is_null', args: [this.expr(e.e)] };
         return e.not ? { fn: 'not', args: [x] } : x;
       }
-      case 'like': case 'between': case 'inlist': {
+      case 'like':
+      case 'between':
+      case 'inlist': {
         const p = this.pred(e);
-        return { case: [{ when: p, then: { value: true } }, { when: { not: p }, then: { value: false } }] };
+        return {
+          case: [
+            { when: p, then: { value: true } },
+            { when: { not: p }, then: { value: false } },
+          ],
+        };
       }
-      case 'call': return this.call(e, hint);
+      case 'call':
+        return this.call(e, hint);
       case 'case': {
         const whens = e.whens.map((w) => ({
           when: this.pred(e.operand ? { k: 'cmp', op: '=', l: e.operand, r: w.when, pos: w.when.pos } : w.when),
@@ -116,15 +179,21 @@ export class Translator {
         let to = CAST_TYPES[base];
         if (base === 'decimal' || base === 'numeric') to = `decimal(${m[3] ?? 18},${m[5] ?? (m[3] ? 0 : 3)})`;
         if (!to) {
-          throw sqlError(e.pos,
-            `CAST to ${e.to.toUpperCase()} is not supported${suggest(base, Object.keys(CAST_TYPES))}`);
+          throw sqlError(
+            e.pos,
+            `CAST to ${e.to.toUpperCase()} is not supported${suggest(base, Object.keys(CAST_TYPES))}`,
+          );
         }
         if (base === 'varchar' || base === 'char') to = 'utf8';
         return { cast: this.expr(e.e), to };
       }
-      case 'insub': case 'exists': case 'subq':
-        throw sqlError(e.pos,
-          'a subquery is supported here only as a condition of WHERE or HAVING joined by AND, or as a scalar value');
+      case 'insub':
+      case 'exists':
+      case 'subq':
+        throw sqlError(
+          e.pos,
+          'a subquery is supported here only as a condition of WHERE or HAVING joined by AND, or as a scalar value',
+        );
     }
   }
 
@@ -134,8 +203,10 @@ export class Translator {
     if (iv) {
       const date = iv === e.r ? e.l : e.r;
       if (e.op !== '+' && !(e.op === '-' && iv === e.r)) {
-        throw sqlError(e.pos,
-          `an INTERVAL can only be added to a date or subtracted from one, not used with "${e.op}"`);
+        throw sqlError(
+          e.pos,
+          `an INTERVAL can only be added to a date or subtracted from one, not used with "${e.op}"`,
+        );
       }
       let n = this.expr(iv.n, 'int64');
       if (e.op === '-') {
@@ -152,8 +223,10 @@ export class Translator {
     if (isAggregateCall(e)) throw sqlError(e.pos, `${e.name}(): ${this.noAggregates}`);
     const fn = FUNCTIONS[e.name];
     if (!fn) {
-      throw sqlError(e.pos,
-        `function ${e.name}() does not exist or is not supported${suggest(e.name, Object.keys(FUNCTIONS))}`);
+      throw sqlError(
+        e.pos,
+        `function ${e.name}() does not exist or is not supported${suggest(e.name, Object.keys(FUNCTIONS))}`,
+      );
     }
     if (e.star || e.distinct) throw sqlError(e.pos, `${e.name}(${e.star ? '*' : 'DISTINCT ...'}) is not supported`);
     const argHint = (i: number) => (fn === 'date_add' && i === 0 ? 'date' : fn === 'date_add' ? 'int64' : hint);
@@ -176,22 +249,33 @@ export class Translator {
         const v = numberValue(e.text);
         return 'value' in v && v.type !== 'float64' && v.type !== 'int64' ? Number(e.text) : undefined;
       }
-      case 'neg': return e.e.k === 'num' && !/[eE]/.test(e.e.text) ? -Number(e.e.text) : undefined;
-      case 'str': return e.v;
-      case 'bool': return e.v;
-      case 'date': return hint === 'date' ? e.v : undefined;
-      case 'param': return this.param(e.name, hint) as { param: string };
-      default: return undefined;
+      case 'neg':
+        return e.e.k === 'num' && !/[eE]/.test(e.e.text) ? -Number(e.e.text) : undefined;
+      case 'str':
+        return e.v;
+      case 'bool':
+        return e.v;
+      case 'date':
+        return hint === 'date' ? e.v : undefined;
+      case 'param':
+        return this.param(e.name, hint) as { param: string };
+      default:
+        return undefined;
     }
   }
 
   pred(e: Expr): Predicate {
     switch (e.k) {
-      case 'and': return { and: [...this.flat(e, 'and')] };
-      case 'or': return { or: [...this.flat(e, 'or')] };
-      case 'not': return { not: this.pred(e.e) };
-      case 'cmp': return this.compare(e.op, e.l, e.r);
-      case 'isnull': return { ...this.subject(e.e), isNull: !e.not };
+      case 'and':
+        return { and: [...this.flat(e, 'and')] };
+      case 'or':
+        return { or: [...this.flat(e, 'or')] };
+      case 'not':
+        return { not: this.pred(e.e) };
+      case 'cmp':
+        return this.compare(e.op, e.l, e.r);
+      case 'isnull':
+        return { ...this.subject(e.e), isNull: !e.not };
       case 'like': {
         const lit = e.pat.k === 'str' ? e.pat.v : undefined;
         const p = { ...this.subject(e.e), like: lit ?? this.expr(e.pat, 'utf8') } as Predicate;
@@ -211,13 +295,18 @@ export class Translator {
           : { or: e.list.map((x) => this.compare('=', e.e, x)) };
         return e.not ? { not: p } : p;
       }
-      case 'bool': return { expr: { value: e.v }, cmp: '=', value: true };
-      default: return { ...this.subject(e), cmp: '=', value: true };
+      case 'bool':
+        return { expr: { value: e.v }, cmp: '=', value: true };
+      default:
+        return { ...this.subject(e), cmp: '=', value: true };
     }
   }
 
   private *flat(e: Expr, k: 'and' | 'or'): Generator<Predicate> {
-    if (e.k === k) { yield* this.flat(e.l, k); yield* this.flat(e.r, k); } else yield this.pred(e);
+    if (e.k === k) {
+      yield* this.flat(e.l, k);
+      yield* this.flat(e.r, k);
+    } else yield this.pred(e);
   }
 
   private compare(op: CmpOp, l: Expr, r: Expr): Predicate {

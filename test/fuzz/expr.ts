@@ -9,9 +9,17 @@ import type { Rand } from './random.js';
 import { BIG, type Kind } from './tables.js';
 
 /** A column of a generated node; `wide`: kept out of '*' (a 16-byte decimal, a computed value, an aggregate such as a count of a large join), so that products stay within int64 and 38 digits */
-export interface Col { name: string; kind: Kind; wide?: boolean; /** DuckDB type when not the kind's default (narrow integers, ...) */ type?: string }
+export interface Col {
+  name: string;
+  kind: Kind;
+  wide?: boolean /** DuckDB type when not the kind's default (narrow integers, ...) */;
+  type?: string;
+}
 export interface Expr {
-  plan: object; sql: string; kind: 'int' | 'dec'; /** has a wide column: kept out of '*' */ wide: boolean;
+  plan: object;
+  sql: string;
+  kind: 'int' | 'dec' /** has a wide column: kept out of '*' */;
+  wide: boolean;
   /** a bare integer column narrower than int64 (or unsigned) */ narrow?: boolean;
 }
 
@@ -29,16 +37,26 @@ export class Params {
     if (v === null || typeof v === 'boolean' || !type || !this.r.chance(0.15)) return v;
     const name = `P${Object.keys(this.decl).length}`;
     const t = kind === 'dec' ? 'decimal(6,2)' : type;
-    if (this.r.chance(0.5)) { this.decl[name] = { type: t }; this.given[name] = String(v); } else this.decl[name] = { type: t, default: v };
+    if (this.r.chance(0.5)) {
+      this.decl[name] = { type: t };
+      this.given[name] = String(v);
+    } else this.decl[name] = { type: t, default: v };
     return { param: name };
   }
 }
-const PARAM_TYPES: Partial<Record<Kind, string>> = { int: 'int64', dec: 'decimal', str: 'utf8', date: 'date', ts: 'timestamp' };
+const PARAM_TYPES: Partial<Record<Kind, string>> = {
+  int: 'int64',
+  dec: 'decimal',
+  str: 'utf8',
+  date: 'date',
+  ts: 'timestamp',
+};
 
 /** Integer arithmetic is int64 in the engine; DuckDB keeps narrow types (and their overflow): cast in SQL. */
 const i64 = (e: Expr) => (e.kind === 'int' ? `(${e.sql})::BIGINT` : e.sql);
 /** coalesce and case unify their arguments' types; narrow integers cast to int64 in both, so both agree. */
-const unified = (e: Expr): Expr => (e.narrow ? { ...e, plan: { cast: e.plan, to: 'int64' }, sql: `CAST(${e.sql} AS BIGINT)`, narrow: false } : e);
+const unified = (e: Expr): Expr =>
+  e.narrow ? { ...e, plan: { cast: e.plan, to: 'int64' }, sql: `CAST(${e.sql} AS BIGINT)`, narrow: false } : e;
 
 const day = (n: number) => new Date(Date.UTC(1995, 0, 1 + n)).toISOString().slice(0, 10);
 const hour = (n: number) => new Date(Date.UTC(1995, 0, 1, n)).toISOString().slice(0, 19).replace('T', ' ');
@@ -47,17 +65,44 @@ export const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** A literal of a column's kind (now and then null): [plan value, SQL text]. */
 export function literal(r: Rand, kind: Kind): [Value, string] {
-  if (kind === 'big' && r.chance(0.3)) { const v = r.int(0, 35); return [v, String(v)]; } // uint64's small keys
+  if (kind === 'big' && r.chance(0.3)) {
+    const v = r.int(0, 35);
+    return [v, String(v)];
+  } // uint64's small keys
   if (r.chance(0.05)) return [null, 'NULL'];
   switch (kind) {
-    case 'int': { const v = r.int(-5, 30); return [v, String(v)]; }
-    case 'big': { const v = (BIG + BigInt(r.int(0, 6))).toString(); return [v, v]; }
-    case 'float': { const v = r.int(0, 40) / 2; return [v, `${v}::DOUBLE`]; }
-    case 'dec': { const v = r.int(-44, 44) / 4; return [v, String(v)]; } // a JSON number with a fraction is a decimal, as in SQL
-    case 'str': { const v = r.pick(['hot', 'v1', 'v3', 'v10', 'zz', '']); return [v, `'${v}'`]; }
-    case 'date': { const v = day(r.int(-2, 62)); return [v, `DATE '${v}'`]; }
-    case 'ts': { const v = hour(r.int(-2, 50)); return [v, `TIMESTAMP '${v}'`]; }
-    case 'bool': { const v = r.chance(0.5); return [v, String(v).toUpperCase()]; }
+    case 'int': {
+      const v = r.int(-5, 30);
+      return [v, String(v)];
+    }
+    case 'big': {
+      const v = (BIG + BigInt(r.int(0, 6))).toString();
+      return [v, v];
+    }
+    case 'float': {
+      const v = r.int(0, 40) / 2;
+      return [v, `${v}::DOUBLE`];
+    }
+    case 'dec': {
+      const v = r.int(-44, 44) / 4;
+      return [v, String(v)];
+    } // a JSON number with a fraction is a decimal, as in SQL
+    case 'str': {
+      const v = r.pick(['hot', 'v1', 'v3', 'v10', 'zz', '']);
+      return [v, `'${v}'`];
+    }
+    case 'date': {
+      const v = day(r.int(-2, 62));
+      return [v, `DATE '${v}'`];
+    }
+    case 'ts': {
+      const v = hour(r.int(-2, 50));
+      return [v, `TIMESTAMP '${v}'`];
+    }
+    case 'bool': {
+      const v = r.chance(0.5);
+      return [v, String(v).toUpperCase()];
+    }
   }
 }
 
@@ -71,7 +116,13 @@ export function expr(r: Rand, schema: Col[], depth = 0): Expr | null {
   const sub = () => expr(r, schema, depth + 1)!;
   if (depth >= 2 || roll < 0.3) {
     const c = r.pick(cols);
-    return { plan: { column: c.name }, sql: q(c.name), kind: c.kind as 'int' | 'dec', wide: !!c.wide, narrow: c.kind === 'int' && c.type !== undefined };
+    return {
+      plan: { column: c.name },
+      sql: q(c.name),
+      kind: c.kind as 'int' | 'dec',
+      wide: !!c.wide,
+      narrow: c.kind === 'int' && c.type !== undefined,
+    };
   }
   if (roll < 0.4) {
     const kind = r.pick(['int', 'dec'] as const);
@@ -79,12 +130,18 @@ export function expr(r: Rand, schema: Col[], depth = 0): Expr | null {
     // no null literal in arithmetic: DuckDB folds NULL::BIGINT * x to an INTEGER null (sum: HUGEINT), the engine types it
     if (v === null) return { plan: { value: 0 }, sql: '(0::BIGINT)', kind: 'int', wide: false };
     // a JSON integer is int64 (DuckDB reads 1 as INTEGER)
-    return { plan: { value: v }, sql: Number.isInteger(v) ? `(${s}::BIGINT)` : `(${s})`, kind: Number.isInteger(v) ? 'int' : 'dec', wide: false };
+    return {
+      plan: { value: v },
+      sql: Number.isInteger(v) ? `(${s}::BIGINT)` : `(${s})`,
+      kind: Number.isInteger(v) ? 'int' : 'dec',
+      wide: false,
+    };
   }
   const kindOf = (es: Expr[]) => (es.some((e) => e.kind === 'dec') ? 'dec' : 'int');
   const wideOf = (es: Expr[]) => es.some((e) => e.wide);
   if (roll < 0.7) {
-    const a = sub(), b = sub();
+    const a = sub(),
+      b = sub();
     const op = a.wide || b.wide ? r.pick(['+', '-'] as const) : r.pick(['+', '-', '*'] as const);
     const both = a.kind === 'int' && b.kind === 'int';
     const sql = both ? `(${i64(a)} ${op} ${i64(b)})` : `(${a.sql} ${op} ${b.sql})`;
@@ -96,7 +153,12 @@ export function expr(r: Rand, schema: Col[], depth = 0): Expr | null {
   }
   if (roll < 0.89) {
     const args = Array.from({ length: r.int(2, 3) }, sub).map(unified);
-    return { plan: { fn: 'coalesce', args: args.map((a) => a.plan) }, sql: `coalesce(${args.map((a) => a.sql).join(', ')})`, kind: kindOf(args), wide: wideOf(args) };
+    return {
+      plan: { fn: 'coalesce', args: args.map((a) => a.plan) },
+      sql: `coalesce(${args.map((a) => a.sql).join(', ')})`,
+      kind: kindOf(args),
+      wide: wideOf(args),
+    };
   }
   const [when, wsql] = predicate(r, schema, 2);
   const then = unified(sub());
@@ -137,9 +199,13 @@ export function predicate(r: Rand, schema: Col[], depth = 0, P?: Params): [objec
     const same = schema.filter((x) => x.kind === c.kind && x !== c);
     if (same.length && r.chance(0.5)) {
       const d = r.pick(same);
-      return [{ left: { column: c.name }, cmp, right: { column: d.name } }, `(${q(c.name)} ${cmpSql(cmp)} ${q(d.name)})`];
+      return [
+        { left: { column: c.name }, cmp, right: { column: d.name } },
+        `(${q(c.name)} ${cmpSql(cmp)} ${q(d.name)})`,
+      ];
     }
-    const a = expr(r, schema, 1), b = expr(r, schema, 1);
+    const a = expr(r, schema, 1),
+      b = expr(r, schema, 1);
     if (a && b) {
       if (r.chance(0.3)) {
         // "expr" where "column" stands: an expression against a literal
@@ -166,7 +232,8 @@ export function predicate(r: Rand, schema: Col[], depth = 0, P?: Params): [objec
     return [{ column: c.name, like: plan }, `(${col} LIKE '${pat}')`];
   }
   if (form < 0.5 && c.kind !== 'bool' && c.kind !== 'float') {
-    const [lo, slo] = lit(c.kind), [hi, shi] = lit(c.kind);
+    const [lo, slo] = lit(c.kind),
+      [hi, shi] = lit(c.kind);
     return [{ column: c.name, between: [lo, hi] }, `(${col} BETWEEN ${slo} AND ${shi})`];
   }
   const cmp = r.pick(CMPS);

@@ -10,7 +10,9 @@ const JOIN_TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'];
 
 /** Add one run's paths to `counts`: joins by strategy and type, splits, spills, grace, eager aggregation, retries. */
 export function countPaths(s: Stats, counts: PathCounts): void {
-  const add = (k: string, n = 1) => { if (n > 0) counts[k] = (counts[k] ?? 0) + n; };
+  const add = (k: string, n = 1) => {
+    if (n > 0) counts[k] = (counts[k] ?? 0) + n;
+  };
   for (const j of s.joins) {
     if (/^cross join/.test(j.reason)) add('cross join');
     else add(`${j.strategy} ${j.type}`);
@@ -62,6 +64,7 @@ export const FLOORS: PathCounts = {
  */
 export function belowFloors(counts: PathCounts, plans: number): string[] {
   const scale = Math.min(1, plans / 300);
-  return Object.entries(FLOORS).filter(([k, f]) => (counts[k] ?? 0) < Math.floor(f * scale))
+  return Object.entries(FLOORS)
+    .filter(([k, f]) => (counts[k] ?? 0) < Math.floor(f * scale))
     .map(([k, f]) => `${k}: ${counts[k] ?? 0} < floor ${Math.floor(f * scale)}`);
 }

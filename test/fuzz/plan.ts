@@ -13,14 +13,22 @@ import { type Kind, type Table, scanSql } from './tables.js';
 
 export type { Col };
 export interface Gen {
-  node: Record<string, unknown>; sql: string; schema: Col[]; /** rows come out in a defined order */ ordered: boolean;
+  node: Record<string, unknown>;
+  sql: string;
+  schema: Col[] /** rows come out in a defined order */;
+  ordered: boolean;
   /** a limit without a sort at the top: its rows are any `count` of the SQL's (after `offset`) */
   subset?: { count: number; offset: number };
 }
 
 const JOIN_TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'] as const;
 const JOIN_SQL: Record<(typeof JOIN_TYPES)[number], string> = {
-  inner: 'JOIN', left: 'LEFT JOIN', right: 'RIGHT JOIN', full: 'FULL JOIN', semi: 'SEMI JOIN', anti: 'ANTI JOIN',
+  inner: 'JOIN',
+  left: 'LEFT JOIN',
+  right: 'RIGHT JOIN',
+  full: 'FULL JOIN',
+  semi: 'SEMI JOIN',
+  anti: 'ANTI JOIN',
 };
 
 // integers of any width and sign, 64-bit ones and decimals join each other by value
@@ -38,16 +46,28 @@ export class PlanGen {
   crossTypeJoins = 0;
   /** the parameters the plan declares (expr.ts turns some literals into them) */
   readonly params: Params;
-  constructor(private readonly r: Rand, private readonly tables: Table[]) { this.params = new Params(r); }
+  constructor(
+    private readonly r: Rand,
+    private readonly tables: Table[],
+  ) {
+    this.params = new Params(r);
+  }
 
-  private alias() { return `q${this.aliases++}`; }
+  private alias() {
+    return `q${this.aliases++}`;
+  }
 
   scan(): Gen {
     const t = this.r.pick(this.tables);
     // all 23 columns now and then; mostly a few (join results stay narrow enough to compare quickly)
     const cols = this.r.chance(0.15) ? t.columns : this.r.some(t.columns, 2, 8);
     const node = { op: 'scan', source: t.name, ...(cols === t.columns ? {} : { columns: cols.map((c) => c.name) }) };
-    return { node, sql: `SELECT ${cols.map(scanSql).join(', ')} FROM read_parquet('${t.file}')`, schema: cols, ordered: false };
+    return {
+      node,
+      sql: `SELECT ${cols.map(scanSql).join(', ')} FROM read_parquet('${t.file}')`,
+      schema: cols,
+      ordered: false,
+    };
   }
 
   /** A tree of at most `depth` levels below the root. */
@@ -61,7 +81,8 @@ export class PlanGen {
     if (roll < 0.75) return this.join(this.small(), this.small(), true)!; // a cross join, of inputs small enough
     if (roll < 0.82) return { ...this.sortLimit(this.node(depth - 1)), ordered: false }; // a limited input: the coordinator's rows feed a shuffle
     // an aggregate over a join now and then: eager aggregation below the join (exec/run.ts runAggregate)
-    if (roll < 0.88) return this.aggregate(this.join(this.node(depth - 1), this.node(depth - 1)) ?? this.node(depth - 1));
+    if (roll < 0.88)
+      return this.aggregate(this.join(this.node(depth - 1), this.node(depth - 1)) ?? this.node(depth - 1));
     return this.aggregate(this.node(depth - 1));
   }
 
@@ -71,7 +92,9 @@ export class PlanGen {
     const cols = this.r.some(t.columns, 1, 4);
     const g = {
       node: { op: 'scan', source: t.name, columns: cols.map((c) => c.name) },
-      sql: `SELECT ${cols.map(scanSql).join(', ')} FROM read_parquet('${t.file}')`, schema: cols, ordered: false,
+      sql: `SELECT ${cols.map(scanSql).join(', ')} FROM read_parquet('${t.file}')`,
+      schema: cols,
+      ordered: false,
     };
     return this.r.chance(0.5) ? this.filter(g) : g;
   }
@@ -79,7 +102,12 @@ export class PlanGen {
   filter(input: Gen): Gen {
     const [where, sql] = predicate(this.r, input.schema, 0, this.params);
     const a = this.alias();
-    return { node: { op: 'filter', input: input.node, where }, sql: `SELECT * FROM (${input.sql}) ${a} WHERE ${sql}`, schema: input.schema, ordered: false };
+    return {
+      node: { op: 'filter', input: input.node, where },
+      sql: `SELECT * FROM (${input.sql}) ${a} WHERE ${sql}`,
+      schema: input.schema,
+      ordered: false,
+    };
   }
 
   project(input: Gen): Gen {
@@ -94,12 +122,21 @@ export class PlanGen {
       const name = `${a}_e${j}`;
       if (this.r.chance(0.5)) {
         const s = scalar(this.r, input.schema);
-        if (s) out.splice(this.r.int(0, out.length), 0, { plan: { name, expr: s.plan }, from: s.sql, col: { name, ...s.col } });
+        if (s)
+          out.splice(this.r.int(0, out.length), 0, {
+            plan: { name, expr: s.plan },
+            from: s.sql,
+            col: { name, ...s.col },
+          });
         continue;
       }
       const e = expr(this.r, input.schema);
       if (!e) break;
-      out.splice(this.r.int(0, out.length), 0, { plan: { name, expr: e.plan }, from: e.sql, col: { name, kind: e.kind, wide: true } });
+      out.splice(this.r.int(0, out.length), 0, {
+        plan: { name, expr: e.plan },
+        from: e.sql,
+        col: { name, kind: e.kind, wide: true },
+      });
     }
     return {
       node: { op: 'project', input: input.node, columns: out.map((o) => o.plan) },
@@ -159,26 +196,62 @@ export class PlanGen {
         // an aggregate over an expression: sum (exact, decimal(38, s) for decimals), min or max
         const e = expr(this.r, input.schema);
         const f = this.r.pick(['sum', 'sum', 'min', 'max'] as const);
-        if (e) aggs.push({ plan: { fn: f, expr: e.plan, as }, sql: `${f}(${e.sql}) AS ${q(as)}`, col: { name: as, kind: e.kind, wide: true } });
-      } else if (fn === 'count*') aggs.push({ plan: { fn: 'count', as }, sql: `count(*) AS ${q(as)}`, col: { name: as, kind: 'int', wide: true } });
+        if (e)
+          aggs.push({
+            plan: { fn: f, expr: e.plan, as },
+            sql: `${f}(${e.sql}) AS ${q(as)}`,
+            col: { name: as, kind: e.kind, wide: true },
+          });
+      } else if (fn === 'count*')
+        aggs.push({
+          plan: { fn: 'count', as },
+          sql: `count(*) AS ${q(as)}`,
+          col: { name: as, kind: 'int', wide: true },
+        });
       else if (fn === 'count' || fn === 'count_distinct') {
-        aggs.push({ plan: { fn, column: c.name, as }, sql: `count(${fn === 'count' ? '' : 'DISTINCT '}${q(c.name)}) AS ${q(as)}`, col: { name: as, kind: 'int', wide: true } });
+        aggs.push({
+          plan: { fn, column: c.name, as },
+          sql: `count(${fn === 'count' ? '' : 'DISTINCT '}${q(c.name)}) AS ${q(as)}`,
+          col: { name: as, kind: 'int', wide: true },
+        });
       } else if (fn === 'min' || fn === 'max') {
-        aggs.push({ plan: { fn, column: c.name, as }, sql: `${fn}(${q(c.name)}) AS ${q(as)}`, col: { ...c, name: as } });
+        aggs.push({
+          plan: { fn, column: c.name, as },
+          sql: `${fn}(${q(c.name)}) AS ${q(as)}`,
+          col: { ...c, name: as },
+        });
       } else if (fn === 'sum' && c.kind === 'dec') {
-        aggs.push({ plan: { fn, column: c.name, as }, sql: `sum(${q(c.name)}) AS ${q(as)}`, col: { name: as, kind: 'dec', wide: true } });
+        aggs.push({
+          plan: { fn, column: c.name, as },
+          sql: `sum(${q(c.name)}) AS ${q(as)}`,
+          col: { name: as, kind: 'dec', wide: true },
+        });
       } else if (numeric.length) {
         // sums of 64-bit values above 2^53 would overflow on joined rows: sums and averages take small ints and floats
         const x = this.r.pick(numeric);
         const kind: Kind = fn === 'avg' || x.kind === 'float' ? 'float' : 'int';
-        aggs.push({ plan: { fn, column: x.name, as }, sql: `${fn}(${q(x.name)}) AS ${q(as)}`, col: { name: as, kind, wide: true } });
+        aggs.push({
+          plan: { fn, column: x.name, as },
+          sql: `${fn}(${q(x.name)}) AS ${q(as)}`,
+          col: { name: as, kind, wide: true },
+        });
       }
     }
-    if (aggs.length === 0) aggs.push({ plan: { fn: 'count', as: `${prefix}_n` }, sql: `count(*) AS ${q(`${prefix}_n`)}`, col: { name: `${prefix}_n`, kind: 'int', wide: true } });
+    if (aggs.length === 0)
+      aggs.push({
+        plan: { fn: 'count', as: `${prefix}_n` },
+        sql: `count(*) AS ${q(`${prefix}_n`)}`,
+        col: { name: `${prefix}_n`, kind: 'int', wide: true },
+      });
     const a = this.alias();
     const g = groupBy.map((c) => q(c.name)).join(', ');
     return {
-      node: { op: 'aggregate', input: input.node, groupBy: groupBy.map((c) => c.name), aggregates: aggs.map((x) => x.plan) },
+      node: {
+        op: 'aggregate',
+        input: input.node,
+        groupBy: groupBy.map((c) => c.name),
+        aggregates: aggs.map((x) => x.plan),
+      },
       sql: `SELECT ${[...groupBy.map((c) => q(c.name)), ...aggs.map((x) => x.sql)].join(', ')} FROM (${input.sql}) ${a}${g ? ` GROUP BY ${g}` : ''}`,
       schema: [...groupBy, ...aggs.map((x) => x.col)],
       ordered: false,
@@ -187,12 +260,21 @@ export class PlanGen {
 
   /** Sort by every column (a total order, so the rows a limit keeps are defined), maybe then a limit. */
   sortLimit(input: Gen): Gen {
-    const by = this.r.shuffle(input.schema).map((c) => ({ column: c.name, desc: this.r.chance(0.5), nulls: this.r.pick(['first', 'last'] as const) }));
+    const by = this.r
+      .shuffle(input.schema)
+      .map((c) => ({ column: c.name, desc: this.r.chance(0.5), nulls: this.r.pick(['first', 'last'] as const) }));
     const order = by.map((b) => `${q(b.column)} ${b.desc ? 'DESC' : 'ASC'} NULLS ${b.nulls.toUpperCase()}`).join(', ');
     const sort = { op: 'sort', input: input.node, by };
     const a = this.alias();
-    if (this.r.chance(0.3)) return { node: sort, sql: `SELECT * FROM (${input.sql}) ${a} ORDER BY ${order}`, schema: input.schema, ordered: true };
-    const count = this.r.int(0, 40), offset = this.r.chance(0.3) ? this.r.int(1, 10) : 0;
+    if (this.r.chance(0.3))
+      return {
+        node: sort,
+        sql: `SELECT * FROM (${input.sql}) ${a} ORDER BY ${order}`,
+        schema: input.schema,
+        ordered: true,
+      };
+    const count = this.r.int(0, 40),
+      offset = this.r.chance(0.3) ? this.r.int(1, 10) : 0;
     return {
       node: { op: 'limit', input: sort, count, ...(offset ? { offset } : {}) },
       sql: `SELECT * FROM (${input.sql}) ${a} ORDER BY ${order} LIMIT ${count}${offset ? ` OFFSET ${offset}` : ''}`,
@@ -206,8 +288,13 @@ export class PlanGen {
     const g = this.node(this.r.int(1, 3));
     if (this.r.chance(0.06)) {
       // a limit without a sort: any rows of the input, as many as the limit allows
-      const count = this.r.int(0, 30), offset = this.r.chance(0.3) ? this.r.int(1, 10) : 0;
-      return { ...g, node: { op: 'limit', input: g.node, count, ...(offset ? { offset } : {}) }, subset: { count, offset } };
+      const count = this.r.int(0, 30),
+        offset = this.r.chance(0.3) ? this.r.int(1, 10) : 0;
+      return {
+        ...g,
+        node: { op: 'limit', input: g.node, count, ...(offset ? { offset } : {}) },
+        subset: { count, offset },
+      };
     }
     return this.r.chance(0.3) ? this.sortLimit(g) : g;
   }

@@ -5,7 +5,11 @@
 import { type Col, expr, q } from './expr.js';
 import type { Rand } from './random.js';
 
-export interface Scalar { plan: object; sql: string; col: Omit<Col, 'name'> }
+export interface Scalar {
+  plan: object;
+  sql: string;
+  col: Omit<Col, 'name'>;
+}
 
 const col = (c: Col) => ({ column: c.name });
 const value = (v: string | number) => ({ value: v });
@@ -39,7 +43,8 @@ function remainder(r: Rand, schema: Col[]): Scalar | null {
 function rounded(r: Rand, schema: Col[]): Scalar | null {
   const fs = schema.filter((c) => c.kind === 'float');
   if (fs.length === 0) return null;
-  const c = r.pick(fs), d = r.int(0, 2);
+  const c = r.pick(fs),
+    d = r.int(0, 2);
   const fn = r.pick(['round', 'floor', 'ceil', 'abs', 'neg'] as const);
   const plan = fn === 'round' ? { fn, args: [col(c), value(d)] } : { fn, args: [col(c)] };
   const x = `CAST(${q(c.name)} AS DOUBLE)`;
@@ -50,14 +55,16 @@ function rounded(r: Rand, schema: Col[]): Scalar | null {
 function text(r: Rand, schema: Col[]): Scalar | null {
   const ss = schema.filter((c) => c.kind === 'str');
   if (ss.length === 0) return null;
-  const c = r.pick(ss), s = q(c.name);
+  const c = r.pick(ss),
+    s = q(c.name);
   const ints = schema.filter((x) => x.kind === 'int');
   switch (r.int(0, 6)) {
     case 0: {
       const fn = r.pick(['lower', 'upper', 'trim'] as const);
       return { plan: { fn, args: [col(c)] }, sql: `${fn}(${s})`, col: { kind: 'str' } };
     }
-    case 1: return { plan: { fn: 'length', args: [col(c)] }, sql: `length(${s})`, col: { kind: 'int', wide: true } };
+    case 1:
+      return { plan: { fn: 'length', args: [col(c)] }, sql: `length(${s})`, col: { kind: 'int', wide: true } };
     case 2: {
       const start = r.int(1, 3);
       if (r.chance(0.5)) {
@@ -73,7 +80,8 @@ function text(r: Rand, schema: Col[]): Scalar | null {
       const other = ints.length ? r.pick(ints) : c;
       return {
         plan: { fn: 'concat', args: [col(c), value('-'), other === c ? col(c) : { cast: col(other), to: 'utf8' }] },
-        sql: `concat(${s}, '-', CAST(${q(other.name)} AS VARCHAR))`, col: { kind: 'str' },
+        sql: `concat(${s}, '-', CAST(${q(other.name)} AS VARCHAR))`,
+        col: { kind: 'str' },
       };
     }
     default: {
@@ -87,18 +95,21 @@ function text(r: Rand, schema: Col[]): Scalar | null {
 function dates(r: Rand, schema: Col[]): Scalar | null {
   const ds = schema.filter((c) => c.kind === 'date' || c.kind === 'ts');
   if (ds.length === 0) return null;
-  const c = r.pick(ds), s = q(c.name);
+  const c = r.pick(ds),
+    s = q(c.name);
   const roll = r.int(0, 2);
   if (roll === 0) {
     const fn = r.pick(['year', 'month', 'day'] as const);
     return { plan: { fn, args: [col(c)] }, sql: `${fn}(${s})`, col: { kind: 'int', wide: true } };
   }
   if (roll === 1 || c.kind === 'ts') {
-    const n = r.int(-40, 40), unit = r.pick(['day', 'month', 'year'] as const);
-    const type = c.kind === 'date' ? 'DATE' : c.type ?? 'TIMESTAMP';
+    const n = r.int(-40, 40),
+      unit = r.pick(['day', 'month', 'year'] as const);
+    const type = c.kind === 'date' ? 'DATE' : (c.type ?? 'TIMESTAMP');
     return {
       plan: { fn: 'date_add', args: [col(c), value(n), value(unit)] },
-      sql: `CAST(${s} + INTERVAL (${n}) ${unit.toUpperCase()} AS ${type})`, col: { kind: c.kind, type },
+      sql: `CAST(${s} + INTERVAL (${n}) ${unit.toUpperCase()} AS ${type})`,
+      col: { kind: c.kind, type },
     };
   }
   const others = schema.filter((x) => x.kind === 'date');
@@ -108,11 +119,14 @@ function dates(r: Rand, schema: Col[]): Scalar | null {
 }
 
 function cast(r: Rand, schema: Col[]): Scalar | null {
-  const c = r.pick(schema), s = q(c.name);
+  const c = r.pick(schema),
+    s = q(c.name);
   switch (c.kind) {
     case 'int': {
       const [to, type, kind] = r.pick([
-        ['float64', 'DOUBLE', 'float'], ['utf8', 'VARCHAR', 'str'], ['decimal(12,2)', 'DECIMAL(12,2)', 'dec'],
+        ['float64', 'DOUBLE', 'float'],
+        ['utf8', 'VARCHAR', 'str'],
+        ['decimal(12,2)', 'DECIMAL(12,2)', 'dec'],
       ] as const);
       const res = { kind, wide: true, ...(kind === 'dec' ? { type } : {}) };
       return { plan: { cast: col(c), to }, sql: `CAST(${s} AS ${type})`, col: res };
@@ -121,7 +135,10 @@ function cast(r: Rand, schema: Col[]): Scalar | null {
       return { plan: { cast: col(c), to: 'float64' }, sql: `CAST(${s} AS DOUBLE)`, col: { kind: 'float', wide: true } };
     }
     case 'date': {
-      const [to, type] = r.pick([['timestamp', 'TIMESTAMP'], ['utf8', 'VARCHAR']] as const);
+      const [to, type] = r.pick([
+        ['timestamp', 'TIMESTAMP'],
+        ['utf8', 'VARCHAR'],
+      ] as const);
       const res = to === 'utf8' ? { kind: 'str' as const } : { kind: 'ts' as const };
       return { plan: { cast: col(c), to }, sql: `CAST(${s} AS ${type})`, col: res };
     }
@@ -131,6 +148,7 @@ function cast(r: Rand, schema: Col[]): Scalar | null {
     case 'bool': {
       return { plan: { cast: col(c), to: 'int64' }, sql: `CAST(${s} AS BIGINT)`, col: { kind: 'int', wide: true } };
     }
-    default: return null;
+    default:
+      return null;
   }
 }

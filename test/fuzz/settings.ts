@@ -15,7 +15,12 @@ export interface FuzzSettings {
 
 /** Crash rules for stages most plans have: the first task of each kind, once (rules that match nothing do nothing). */
 const FAULTS = [
-  'join-1:map:0', 'join-1:reduce:0', 'join-1:split:0', 'aggregate-1:reduce:0', 'aggregate-1:map:1', 'sort-1:map:0',
+  'join-1:map:0',
+  'join-1:reduce:0',
+  'join-1:split:0',
+  'aggregate-1:reduce:0',
+  'aggregate-1:map:1',
+  'sort-1:map:0',
   'join-2:reduce:1',
 ].map((r) => `crash:${r}:once`);
 
@@ -29,10 +34,13 @@ export function randomSettings(r: Rand, spillDir: string): FuzzSettings {
     skew: {
       enabled: r.chance(0.85),
       strategy: r.pick(['auto', 'partition', 'key', 'key'] as const),
-      ...(low ? {
-        factor: r.pick([1, 1.5, 2]), thresholdBytes: r.pick([1, 64, 512]),
-        advisoryPartitionBytes: r.pick([64, 256, 2048]),
-      } : {}),
+      ...(low
+        ? {
+            factor: r.pick([1, 1.5, 2]),
+            thresholdBytes: r.pick([1, 64, 512]),
+            advisoryPartitionBytes: r.pick([64, 256, 2048]),
+          }
+        : {}),
     },
     // 0: no broadcast, every equi-join shuffled (the tables are small enough to broadcast otherwise)
     ...(r.chance(0.5) ? { broadcastBytes: 0 } : {}),
