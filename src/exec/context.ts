@@ -1,6 +1,7 @@
-// The contract between the coordinator (exec/run.ts, `Executor`) and the operator code it calls (sort, two-level
-// aggregation, grace joins, limit): what an operator may ask of a running query. Operators import this interface,
-// never the coordinator, so no operator file sits in an import circle with it; the coordinator implements it.
+// The contract between the coordinator (exec/run.ts, `Executor`) and the operator code it calls (the join and
+// aggregate stages, the exchange, sort, two-level aggregation, grace cuts, limit): what an operator may ask of a
+// running query. Operators import this interface, never the coordinator, so no operator file sits in an import
+// circle with it; the coordinator implements it, and a test can fake it (test/operator-context.test.ts).
 import type { EagerPlan } from '../agg/eager.js';
 import type { Batch, Field } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';

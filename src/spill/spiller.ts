@@ -31,7 +31,7 @@ class ProcessMemory {
 }
 const PROCESS = new ProcessMemory();
 
-/** Data held by the queries running in this process, and how many there are (for tests and --stats). */
+/** Data held by the queries running in this process, and how many there are (for tests and scripts). */
 export const processMemory = (): { held: number; limit: number; queries: number } => ({
   held: PROCESS.held,
   limit: PROCESS.limit,
