@@ -45,6 +45,10 @@ export function aggregateBlocksOf(s: ShuffleOutput, ps: number[]): AggregateBloc
 /** Stands for a map task's missing block in a slice list (slices never point at it: it has no rows). */
 export const EMPTY: Batch = { length: 0, columns: [] };
 
+/**
+ * Hash-partition a node's rows by `spec` (map tasks of its pipeline, or of the rows `read` already and their
+ * rest), record the shuffle's statistics (`id`: `join-1.left`, `aggregate-2.input`) and return the blocks.
+ */
 export async function shuffle(
   ex: ExecContext,
   node: BoundNode,
