@@ -53,3 +53,17 @@ export const median = (xs) => {
     n = s.length;
   return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 };
+
+/**
+ * TPC-H query q's official SQL (test/tpch/qNN.sql) with its ${NAME} placeholders set to the parameter defaults
+ * of plans/tpch/qNN.json (the specification's validation values), and that plan.
+ */
+export function tpchSql(q) {
+  const plan = JSON.parse(fs.readFileSync(path.join(ROOT, 'plans', 'tpch', `${q}.json`), 'utf8'));
+  const params = Object.fromEntries(Object.entries(plan.params ?? {}).map(([k, v]) => [k, v.default]));
+  const text = fs.readFileSync(path.join(ROOT, 'test', 'tpch', `${q}.sql`), 'utf8').replace(/\$\{(\w+)\}/g, (_, n) => {
+    if (!(n in params)) throw new Error(`${q}.sql: no value for ${n}`);
+    return String(params[n]);
+  });
+  return { plan, text };
+}

@@ -22,7 +22,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BIN, DUCK, ROOT, gen, median, opt, timeProcess } from './bench-common.mjs';
+import { BIN, DUCK, ROOT, gen, median, opt, timeProcess, tpchSql } from './bench-common.mjs';
 
 const pairs = Number(opt('pairs', 5));
 const workers = Number(opt('workers', 2));
@@ -127,14 +127,9 @@ if (only.includes('tpch') && tpchDir) {
     if (queries && !queries.includes(q)) continue;
     const sqlFile = path.join(ROOT, 'test', 'tpch', `${q}.sql`);
     if (!fs.existsSync(sqlFile)) continue;
-    const planObj = JSON.parse(fs.readFileSync(path.join(plans, f), 'utf8'));
-    const flags = Object.keys(planObj.sources).flatMap((s) => ['--source', `${s}=${path.join(dir, `${s}.parquet`)}`]);
     // the SQL's ${NAME} placeholders take the plan's parameter defaults, as test/tpch.test.ts does
-    const params = Object.fromEntries(Object.entries(planObj.params ?? {}).map(([k, v]) => [k, v.default]));
-    const sql = fs.readFileSync(sqlFile, 'utf8').replace(/\$\{(\w+)\}/g, (_, n) => {
-      if (!(n in params)) throw new Error(`${q}.sql: no value for ${n}`);
-      return String(params[n]);
-    });
+    const { plan: planObj, text: sql } = tpchSql(q);
+    const flags = Object.keys(planObj.sources).flatMap((s) => ['--source', `${s}=${path.join(dir, `${s}.parquet`)}`]);
     workloads.push({
       name: `TPC-H ${q} SF${sf}`,
       plan: path.join(plans, f),

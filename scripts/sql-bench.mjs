@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { BIN, ROOT, median, opt, timeProcess } from './bench-common.mjs';
+import { BIN, ROOT, median, opt, timeProcess, tpchSql } from './bench-common.mjs';
 
 const tpch = path.resolve(opt('tpch', path.join(ROOT, 'datasets', 'tpch')));
 const pairs = Number(opt('pairs', 3));
@@ -42,11 +42,7 @@ console.log('|---|---|---|---|---|');
 const ratios = [];
 for (const q of queries) {
   const hand = path.join(ROOT, 'plans', 'tpch', `${q}.json`);
-  const handPlan = JSON.parse(fs.readFileSync(hand, 'utf8'));
-  const params = Object.fromEntries(Object.entries(handPlan.params ?? {}).map(([k, v]) => [k, v.default]));
-  const text = fs
-    .readFileSync(path.join(ROOT, 'test', 'tpch', `${q}.sql`), 'utf8')
-    .replace(/\$\{(\w+)\}/g, (_, n) => String(params[n]));
+  const { plan: handPlan, text } = tpchSql(q);
   const sqlFile = path.join(tmp, `${q}.sql`);
   fs.writeFileSync(sqlFile, text);
   const all = TABLES.flatMap((t) => ['--source', `${t}=${path.join(tpch, `${t}.parquet`)}`]);

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { BIN, ROOT, opt } from './bench-common.mjs';
+import { BIN, ROOT, opt, tpchSql } from './bench-common.mjs';
 
 const tpch = path.resolve(opt('tpch', path.join(ROOT, 'datasets', 'tpch')));
 const workers = String(opt('workers', 2));
@@ -37,11 +37,7 @@ const close = (a, b) =>
   );
 let bad = 0;
 for (const q of queries) {
-  const hand = JSON.parse(fs.readFileSync(path.join(ROOT, 'plans', 'tpch', `${q}.json`), 'utf8'));
-  const params = Object.fromEntries(Object.entries(hand.params ?? {}).map(([k, v]) => [k, v.default]));
-  const text = fs
-    .readFileSync(path.join(ROOT, 'test', 'tpch', `${q}.sql`), 'utf8')
-    .replace(/\$\{(\w+)\}/g, (_, n) => String(params[n]));
+  const { text } = tpchSql(q);
   const file = path.join(tmp, `${q}.sql`),
     out = path.join(tmp, `${q}.parquet`);
   fs.writeFileSync(file, text);

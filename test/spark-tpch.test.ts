@@ -1,24 +1,17 @@
 // The 22 TPC-H plans of plans/tpch on Spark (--engine spark, the shared local server
 // of test/spark-setup.ts) against DuckDB running the official SQL (test/tpch/qNN.sql)
-// with the plans' default parameters (the specification's validation values) on SF 0.01.
-import fs from 'node:fs';
+// with the specification's validation values (the plans' defaults, tpch.test.ts checks) on SF 0.01.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
 import { ROOT, arrowTyped, duckTable, expectTypedEqual, sql } from './helpers.js';
+import { officialSql } from './tpch-queries.js';
 import { NO_SPARK, REMOTE, requireSpark } from './spark-helpers.js';
 
 const DATA = path.join(ROOT, 'datasets', 'tpch');
 const TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'];
 const QUERIES = Array.from({ length: 22 }, (_, i) => `q${String(i + 1).padStart(2, '0')}`);
 const planFile = (q: string) => path.join(ROOT, 'plans', 'tpch', `${q}.json`);
-
-/** The official SQL with the plan's default parameter values written in. */
-function officialSql(q: string): string {
-  const params = JSON.parse(fs.readFileSync(planFile(q), 'utf8')).params ?? {};
-  const text = fs.readFileSync(path.join(ROOT, 'test', 'tpch', `${q}.sql`), 'utf8');
-  return text.replace(/\$\{(\w+)\}/g, (_, n) => String(params[n].default));
-}
 
 beforeAll(async () => {
   if (NO_SPARK) return;
