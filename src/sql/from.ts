@@ -200,6 +200,11 @@ export function splitAnd(e: Expr | undefined): Expr[] {
   return e.k === 'and' ? [...splitAnd(e.l), ...splitAnd(e.r)] : [e];
 }
 
+/** The branches of an OR (`a or (b or c)`: a, b, c); anything else is one branch. */
+function splitOr(e: Expr): Expr[] {
+  return e.k === 'or' ? [...splitOr(e.l), ...splitOr(e.r)] : [e];
+}
+
 export function collectIds(e: Expr, scope: Scope, out: Set<string>): void {
   const walk = (x: Expr): void => {
     if (x.k === 'col') {
@@ -218,14 +223,7 @@ export function collectIds(e: Expr, scope: Scope, out: Set<string>): void {
  */
 export function factorOr(e: Expr): Expr[] {
   if (e.k !== 'or') return [e];
-  const branches: Expr[] = [];
-  const collect = (x: Expr) => {
-    if (x.k === 'or') {
-      collect(x.l);
-      collect(x.r);
-    } else branches.push(x);
-  };
-  collect(e);
+  const branches = splitOr(e);
   const sets = branches.map((b) => splitAnd(b));
   const common = sets[0].filter((c) => sets.every((s) => s.some((x) => exprKey(x) === exprKey(c))));
   if (common.length === 0) return [e];
@@ -433,14 +431,7 @@ function absorbLeaves(
 function orPerTable(c: Expr, scope: Scope, owner: Map<string, number>): Map<number, Expr> {
   const out = new Map<number, Expr>();
   if (c.k !== 'or') return out;
-  const branches: Expr[] = [];
-  const collect = (x: Expr) => {
-    if (x.k === 'or') {
-      collect(x.l);
-      collect(x.r);
-    } else branches.push(x);
-  };
-  collect(c);
+  const branches = splitOr(c);
   const perBranch = branches.map((b) => {
     const by = new Map<number, Expr[]>();
     for (const part of splitAnd(b)) {
