@@ -8,7 +8,8 @@ import { runPlan } from '../dist/index.js';
 import { isWasmPanic, runInThread, runsInThread } from '../dist/exec/local.js';
 import { closePool } from '../dist/exec/pool.js';
 import { mergeFileSplits, mergeScans } from '../dist/plan/map-splits.js';
-import { DEFAULT_IN_THREAD_BYTES, IN_THREAD_BYTES_POOL_STARTED, inThreadLimit } from '../dist/exec/in-thread-bytes.js';
+import { IN_THREAD_BYTES_POOL_STARTED, inThreadLimit } from '../dist/exec/in-thread-bytes.js';
+import { DEFAULT_IN_THREAD_BYTES } from '../dist/plan/defaults.js';
 import { ROOT, arrowTyped, expectTypedEqual } from './helpers.js';
 
 const QUICK = path.join(ROOT, 'plans', 'quickstart.json');

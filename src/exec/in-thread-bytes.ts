@@ -1,10 +1,7 @@
-// The default size below which a run stays on the calling thread (exec/local.ts),
-// in a module of its own: the start-up's guess (cli/prestart.ts) reads it
-// before the Parquet module loads.
-
+// The bound below which a run stays on the calling thread (exec/local.ts), in a module of its own: the
+// start-up's guess (cli/prestart.ts) reads it before the Parquet module loads. The default itself is a setting's
+// default (plan/defaults.ts).
 import { DEFAULT_IN_THREAD_BYTES } from '../plan/defaults.js';
-
-export { DEFAULT_IN_THREAD_BYTES };
 
 /** The default bound when the pool's threads are started already. */
 export const IN_THREAD_BYTES_POOL_STARTED = 32 * 1024 * 1024;

@@ -7,8 +7,6 @@
 import { isWasmTrap } from '../io/wasm.js';
 import { runTask, type TaskResult, type TaskSpec } from './task.js';
 
-export { DEFAULT_IN_THREAD_BYTES } from './in-thread-bytes.js';
-
 /**
  * Parquet bytes (uncompressed) of one scan task on the calling thread: a
  * file's row groups are read together up to this (plan/map-splits.ts

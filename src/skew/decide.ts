@@ -153,7 +153,6 @@ function mapRowsOf(s: SideStats, p: number): number[] {
 }
 
 const MIN_COALESCED = 1024 * 1024;
-export { TASKS_PER_WORKER };
 
 /** What small partitions are packed up to: the target, but keeping about TASKS_PER_WORKER tasks per worker, never below 1 MB. */
 export function coalesceCap(total: number, target: number, parallelism: number): number {
