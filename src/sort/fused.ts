@@ -10,7 +10,8 @@
 import { plannedWorkers } from '../plan/load.js';
 import type { ExecContext } from '../exec/context.js';
 import type { TaskResult, TaskSink } from '../exec/task.js';
-import { type RangeRequest, boundsFromSamples, outputBytes, rangeTasks } from './scatter.js';
+import type { RangeRequest } from './range.js';
+import { boundsFromSamples, outputBytes, rangeTasks } from './scatter.js';
 
 /** Rows sampled from each pilot's output (the boundaries of up to thousands of ranges come from a few pilots). */
 const PILOT_SAMPLE_ROWS = 16384;

@@ -9,8 +9,6 @@ import type { ExecContext } from '../exec/context.js';
 import type { TaskResult } from '../exec/task.js';
 import { type RangeRequest, chooseBounds } from './range.js';
 
-export type { RangeRequest };
-
 /** The rows of each range, in range order (blocks held in memory or spilled). */
 export type Ranges = { blocks: Batch[]; rows: number; bytes: number }[];
 

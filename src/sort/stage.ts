@@ -12,14 +12,8 @@ import { packBlocks } from '../spill/block.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../exec/task.js';
 import { heldBytes } from '../spill/spiller.js';
 import type { Batch } from '../kernels/column.js';
-import {
-  type RangeRequest,
-  type Ranges,
-  boundsFromSamples,
-  outputBytes,
-  partitionByRanges,
-  rangesOf,
-} from './scatter.js';
+import type { RangeRequest } from './range.js';
+import { type Ranges, boundsFromSamples, outputBytes, partitionByRanges, rangesOf } from './scatter.js';
 
 type SortNode = Extract<BoundNode, { kind: 'sort' }>;
 
