@@ -69,20 +69,23 @@ async function crashing(rules: string, query: object, sql: string, opts: RunOpti
 }
 
 /**
- * The failed attempts of the tasks that match, and their retries. The rule kills one task's worker; a thread holds
- * two tasks (pool.ts), and the other one, run before the killed one but its result not yet handed back when the
- * thread died, fails with it (seen in about one run in three here), so one or two attempts fail: each is attempt 1
- * and runs again once, on the same partition.
+ * The failed attempts of the tasks that match, and their retries. The rule kills one task's worker on its first
+ * attempt. A thread holds two tasks (pool.ts) and runs them in turn: the one it ran before the killed one, whose
+ * result had not reached the coordinator when the thread died, fails with it (two failed attempts in about one run
+ * in three here), and so may a retry that ran just before another rule's kill (then its task's next attempt is its
+ * third). So one or two attempts fail, each with the worker's exit, at least one of them a first attempt, and each
+ * failed task succeeds once, on a later attempt, with the same partition and split.
  */
 function expectRetried(r: RunResult, match: (t: TaskStats) => boolean, what: string): TaskStats {
   const ts = r.stats.tasks.filter(match);
   const failed = ts.filter((t) => t.error !== undefined);
   expect(failed.length, what).toBeGreaterThanOrEqual(1);
   expect(failed.length, what).toBeLessThanOrEqual(2);
+  expect(failed.some((f) => f.attempt === 1), what).toBe(true);
   const retries = failed.map((f) => {
-    expect([f.attempt, f.error], what).toEqual([1, 'worker exited with code: 1']);
+    expect(f.error, what).toBe('worker exited with code: 1');
     const again = ts.filter(
-      (t) => t.attempt === 2 && t.error === undefined && t.partition === f.partition && t.split === f.split,
+      (t) => t.attempt > f.attempt && t.error === undefined && t.partition === f.partition && t.split === f.split,
     );
     expect(again.length, what).toBe(1);
     return again[0];
