@@ -81,7 +81,10 @@ function expectRetried(r: RunResult, match: (t: TaskStats) => boolean, what: str
   const failed = ts.filter((t) => t.error !== undefined);
   expect(failed.length, what).toBeGreaterThanOrEqual(1);
   expect(failed.length, what).toBeLessThanOrEqual(2);
-  expect(failed.some((f) => f.attempt === 1), what).toBe(true);
+  expect(
+    failed.some((f) => f.attempt === 1),
+    what,
+  ).toBe(true);
   const retries = failed.map((f) => {
     expect(f.error, what).toBe('worker exited with code: 1');
     const again = ts.filter(
