@@ -1,11 +1,11 @@
-// The join operator's coordinator side tested alone (exec/join-stage.ts, exec/join-task.ts) against a fake
-// ExecContext (exec/context.ts): no pool, no scans, no budget; batches handed in, every task run on this thread and
+// The join operator's coordinator side tested alone (physical/join/stage.ts, physical/join/tasks.ts) against a fake
+// ExecContext (physical/operator.ts): no pool, no scans, no budget; batches handed in, every task run on this thread and
 // recorded. What the coordinator plans (which tasks, labelled how, reported how) is checked apart from running it.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runJoin } from '../dist/exec/join-stage.js';
-import { graceJoin } from '../dist/exec/join-task.js';
-import { runInThread } from '../dist/exec/local.js';
+import { runJoin } from '../dist/physical/join/stage.js';
+import { graceJoin } from '../dist/physical/join/tasks.js';
+import { runInThread } from '../dist/runtime/local.js';
 import { loadPlan } from '../dist/index.js';
 import { type Batch, rowCount } from '../dist/kernels/column.js';
 import { tmpDir, writeParquet } from './helpers.js';

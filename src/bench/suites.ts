@@ -253,7 +253,7 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
 }
 
 /**
- * A mode's settings. inThreadBytes 0: every timed run takes the worker pool whatever its size (exec/local.ts
+ * A mode's settings. inThreadBytes 0: every timed run takes the worker pool whatever its size (runtime/local.ts
  * keeps small inputs on the calling thread, one thread, where skew handling has nothing to balance).
  */
 export function modeOverrides(mode: Mode, execution: Overrides, workers: number): Overrides {

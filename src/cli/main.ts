@@ -3,10 +3,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { type Executed, execute } from '../exec/execute.js';
+import { type Executed, execute } from '../scheduler/execute.js';
 import { PlanError, SkewjoinError } from '../errors.js';
-import { explainAnalyze, explainPlan } from '../exec/explain.js';
-import { closePool } from '../exec/pool.js';
+import { explainAnalyze, explainPlan } from '../physical/explain.js';
+import { closePool } from '../runtime/pool.js';
 import { prestartPool } from './prestart.js';
 import { interrupted } from './interrupt.js';
 import { formatTable, jsonLines } from '../io/output.js';
@@ -14,7 +14,7 @@ import { type Overrides, loadPlan } from '../plan/load.js';
 import { ByteSize, OUTPUT_FORMATS, type OutputFormat, type Plan, parseBytes } from '../plan/spec.js';
 import { GEN_DEFAULTS, TPCH_DEFAULTS } from '../bench/defaults.js';
 import { progressDisplay, wantsProgress } from './progress.js';
-import { trace } from '../exec/trace.js';
+import { trace } from '../trace.js';
 
 const EXAMPLES = `
 Examples:

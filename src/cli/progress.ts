@@ -4,8 +4,8 @@
 // drawn by cli-progress from onProgress events. It appears after the first
 // second (short queries print nothing), redraws a few times a second, and is
 // erased when the run ends. On a stream that is not a TTY it writes nothing.
-import { fmtBytes } from '../exec/explain.js';
-import type { ProgressEvent } from '../exec/progress.js';
+import { fmtBytes } from '../physical/explain.js';
+import type { ProgressEvent } from '../scheduler/progress.js';
 
 export interface ProgressDisplay {
   onProgress(e: ProgressEvent): void;

@@ -3,7 +3,7 @@
 // surface as WebAssembly.RuntimeError('unreachable'), synchronously or, from
 // the async reader, as an unhandled rejection; either way the module's state
 // is unusable afterwards: the calling thread loads a fresh instance, a worker
-// thread reports itself poisoned and the pool replaces it (exec/worker.ts).
+// thread reports itself poisoned and the pool replaces it (runtime/worker.ts).
 import { createRequire } from 'node:module';
 import { isMainThread } from 'node:worker_threads';
 import type * as PW from 'parquet-wasm';

@@ -12,8 +12,7 @@ import { resolveSourceOverrides } from './sources.js';
 import { pruneColumns } from './prune.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
-import { DEFAULT_BROADCAST_BYTES } from '../joins/decide.js';
-import { DEFAULT_IN_THREAD_BYTES } from './defaults.js';
+import { DEFAULT_BROADCAST_BYTES, DEFAULT_IN_THREAD_BYTES } from './defaults.js';
 import { type OutputFormat, type Plan, PlanSchema, parseBytes } from './spec.js';
 
 export interface SkewSettings {
@@ -35,9 +34,9 @@ export interface Settings {
   skew: SkewSettings;
   /** budget for data held in memory; above it the engine spills */
   memoryLimit: number;
-  /** a join side at most this many bytes is broadcast to the other side's map tasks; 0: never (joins/broadcast.ts) */
+  /** a join side at most this many bytes is broadcast to the other side's map tasks; 0: never (physical/join/broadcast.ts) */
   broadcastBytes: number;
-  /** inputs (Parquet bytes) up to this size run on the calling thread, without workers (exec/local.ts) */
+  /** inputs (Parquet bytes) up to this size run on the calling thread, without workers (runtime/local.ts) */
   inThreadBytes: number;
   /** parent folder of the query's spill folder (absolute) */
   spillDir: string;

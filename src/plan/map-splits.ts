@@ -59,7 +59,7 @@ const plain = (x: FileSplit) => !x.wholeFile && x.offset === undefined && x.rowG
 
 /**
  * A scan's row groups of one file read by one task, up to `capBytes` a task:
- * what a run on the calling thread takes (exec/local.ts). Its tasks run one
+ * what a run on the calling thread takes (runtime/local.ts). Its tasks run one
  * after another there, so several tasks only add fixed costs: each task's
  * partial aggregate, with a `count_distinct`, repeats most of the groups of
  * the others, and every task's output is partitioned and merged again. Row

@@ -1,0 +1,74 @@
+// The contract between the coordinator (scheduler/executor.ts, `Executor`) and the operator code it calls (the join and
+// aggregate stages, the exchange, sort, two-level aggregation, grace cuts, limit): what an operator may ask of a
+// running query. Operators import this interface, never the coordinator, so no operator file sits in an import
+// circle with it; the coordinator implements it, and a test can fake it (test/operator-context.test.ts).
+import type { EagerPlan } from '../agg/eager.js';
+import type { Batch, Field } from '../kernels/column.js';
+import type { BoundNode } from '../plan/bound.js';
+import type { Settings } from '../plan/load.js';
+import type { RangeRequest } from './sort/range.js';
+import type { Spiller } from '../spill/spiller.js';
+import type { EncodedRowGroup } from '../io/parquet-encode.js';
+import type { Pipeline, Until } from './pipeline.js';
+import type { Stats, TaskStats } from './stats.js';
+import type { Combine, TaskResult, TaskSink, TaskSpec } from './task.js';
+
+/** What a task's statistics carry besides what its run measures. */
+export type TaskMeta = Omit<
+  TaskStats,
+  'rows' | 'inputBytes' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes' | 'attempt' | 'error'
+> & { inputBytes?: number };
+
+/** Where a pipeline's scan tasks run: on the pool, on this thread, or shared between them (scheduler/steal.ts). */
+export type Placement = boolean | 'steal';
+
+/** One task's output streamed to the consumer: its batches, or its rows as Parquet row groups (`parquet` sinks). */
+export interface Streamed {
+  batches: Batch[];
+  encoded?: EncodedRowGroup[];
+}
+
+export interface ExecContext {
+  readonly settings: Settings;
+  readonly stats: Stats;
+  /** the query's memory budget and spill folder */
+  readonly spill: Spiller;
+  /**
+   * Sorts whose input a shuffle join may cut into ranges itself (physical/sort/fused.ts), keyed by the sort's collect sink;
+   * the join answers by setting `bounds` on the request.
+   */
+  readonly rangeRequests: Map<TaskSink, RangeRequest>;
+  /** every task of the query runs on the calling thread (a small input, runtime/local.ts) */
+  readonly inThread: boolean;
+  /**
+   * Whether a read of `bytes` is best done on this thread: small enough for a run in the thread
+   * (runtime/local.ts) and the pool's threads not ready yet (they are cold; this one is loaded).
+   */
+  coldAndSmall(bytes: number): boolean;
+  /** Run a task outside the query's statistics and streams (a sample): on this thread, or on the pool with retries. */
+  runAside(task: TaskSpec, label: string, here: boolean): Promise<TaskResult>;
+  /** What one running task may hold (spill/budget.ts). */
+  taskShare(): number;
+  /** Run one task: on the pool with retries, or on this thread (`here`); its shuffle output held or spilled. */
+  run(task: TaskSpec, meta: TaskMeta, here?: boolean): Promise<TaskResult>;
+  /** Run a pipeline to its end; each task's result in task order. */
+  runPipeline(
+    p: Pipeline,
+    sink: TaskSink,
+    consumer: string,
+    combine?: Combine,
+    eager?: EagerPlan,
+    here?: Placement,
+    until?: Until,
+  ): Promise<TaskResult[]>;
+  /** All rows of a node, as its tasks collected them. */
+  collectBatches(node: BoundNode): Promise<Batch[]>;
+  /** A block in shared memory (read by several tasks), converted once however many ask. */
+  share(b: Batch): Batch;
+  /** Run a node, handing its batches to `emit` in task order as its final tasks finish. */
+  streamBatches(
+    node: BoundNode,
+    emit: (out: Streamed) => Promise<unknown> | boolean | void,
+    parquet?: Field[],
+  ): Promise<void>;
+}
