@@ -30,7 +30,6 @@ class FakeContext {
     spilledBytes: 0,
     spillReadBytes: 0,
   };
-  readonly rangeRequests = new Map();
   readonly inThread = true;
   readonly tasks: { kind: string; split?: string }[] = [];
   released = 0;
@@ -60,7 +59,7 @@ class FakeContext {
   share(b: Batch) {
     return b;
   }
-  async runPipeline(): Promise<never> {
+  async execute(): Promise<never> {
     throw new Error('the operator under test must not run pipelines here');
   }
   async streamBatches(): Promise<never> {
@@ -96,7 +95,7 @@ describe('the join operator against a fake context', () => {
         [lp.root.right, small],
       ]),
     );
-    const results = await runJoin(ctx as any, lp.root as any, [], { kind: 'collect' }, 'output');
+    const results = await runJoin(ctx as any, lp.root as any, [], { stage: 'output', sink: { kind: 'collect' } });
     expect(ctx.tasks).toEqual(big.map(() => ({ kind: 'reduce', split: 'cross join: right side replicated' })));
     expect(rowCount(results.flatMap((r: any) => r.batches))).toBe(12 * 2);
     expect(ctx.stats.joins).toEqual([

@@ -28,16 +28,35 @@ export interface Streamed {
   encoded?: EncodedRowGroup[];
 }
 
+/**
+ * What the operator above asks of a pipeline's tasks: where their rows go and how. Passed down whole, so that
+ * what a request carries (a sort's range request, a streamed output's sink) reaches the tasks that serve it,
+ * and an operator that asks something else makes a new one.
+ */
+export interface Downstream {
+  /** the consuming stage ('output', 'join-1'): the tasks' stage in the statistics */
+  readonly stage: string;
+  readonly sink: TaskSink;
+  /** a partial aggregate in each task before the sink (agg/combiner.ts) */
+  readonly combine?: Combine;
+  /** a join's sides pre-aggregated by their keys, its tasks emitting the aggregate's states (agg/eager.ts) */
+  readonly eager?: EagerPlan;
+  /**
+   * a sort above whose input a shuffle join below may cut into the sort's ranges itself (sort/fused.ts): the join
+   * answers by setting `bounds` on the request
+   */
+  readonly range?: RangeRequest;
+  /** where a scan's tasks run: on the pool (default), on this thread, or both (scheduler/steal.ts) */
+  readonly placement?: Placement;
+  /** a scan's tasks start in order, a few at a time, and none once it says stop (a side read for a broadcast) */
+  readonly until?: Until;
+}
+
 export interface ExecContext {
   readonly settings: Settings;
   readonly stats: Stats;
   /** the query's memory budget and spill folder */
   readonly spill: Spiller;
-  /**
-   * Sorts whose input a shuffle join may cut into ranges itself (physical/sort/fused.ts), keyed by the sort's collect sink;
-   * the join answers by setting `bounds` on the request.
-   */
-  readonly rangeRequests: Map<TaskSink, RangeRequest>;
   /** every task of the query runs on the calling thread (a small input, runtime/local.ts) */
   readonly inThread: boolean;
   /**
@@ -51,16 +70,8 @@ export interface ExecContext {
   taskShare(): number;
   /** Run one task: on the pool with retries, or on this thread (`here`); its shuffle output held or spilled. */
   run(task: TaskSpec, meta: TaskMeta, here?: boolean): Promise<TaskResult>;
-  /** Run a pipeline to its end; each task's result in task order. */
-  runPipeline(
-    p: Pipeline,
-    sink: TaskSink,
-    consumer: string,
-    combine?: Combine,
-    eager?: EagerPlan,
-    here?: Placement,
-    until?: Until,
-  ): Promise<TaskResult[]>;
+  /** Run a pipeline to its end for the operator above (`d`); each task's result in task order. */
+  execute(p: Pipeline, d: Downstream): Promise<TaskResult[]>;
   /** All rows of a node, as its tasks collected them. */
   collectBatches(node: BoundNode): Promise<Batch[]>;
   /** A block in shared memory (read by several tasks), converted once however many ask. */

@@ -18,7 +18,7 @@ export interface Pipeline {
 }
 
 /**
- * When a pipeline's scan tasks stop starting (scheduler/executor.ts runPipeline): `stop`
+ * When a pipeline's scan tasks stop starting (ExecContext.execute): `stop`
  * is asked after each task; once it said yes, `rest` is set to the pipeline
  * that reads the splits not started (a side read up to a cap, physical/join/broadcast.ts).
  */

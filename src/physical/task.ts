@@ -92,9 +92,11 @@ export type TaskSink =
    * share: the rows in SharedArrayBuffers, copied once (a side to broadcast, see physical/join/broadcast.ts);
    * groupBy: also each output batch's rows grouped by these columns (a broadcast table's, physical/join/table-groups.ts);
    * parquet: the rows encoded as Parquet row groups of these fields (the final stage of a Parquet output,
-   * physical/exchange/encode-output.ts), unless too few for a row group of their own
+   * exchange/encode-output.ts), unless too few for a row group of their own;
+   * stream: the final stage of a streamed output: the task's batches go to that stream's consumer in task order
+   * (scheduler/in-order.ts), not back up the call chain
    */
-  | { kind: 'collect'; sample?: number; share?: boolean; groupBy?: number[]; parquet?: Field[] }
+  | { kind: 'collect'; sample?: number; share?: boolean; groupBy?: number[]; parquet?: Field[]; stream?: number }
   /** range-partition rows by sort keys against sorted boundaries (see physical/sort/range.ts) */
   | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
   /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */

@@ -1,8 +1,6 @@
 // The coordinator: runs a query's pipelines as tasks (on the worker pool with retries, or on this thread), holds or
 // spills their shuffle output, records their statistics, streams the final stage in order, and materializes limits.
-// The operators' coordinator sides live beside it (join-stage.ts, aggregate-stage.ts, exchange.ts, physical/sort/stage.ts)
-// and reach it through physical/operator.ts.
-import type { EagerPlan } from '../agg/eager.js';
+// It implements ExecContext (physical/operator.ts), through which the operators (physical/<family>/stage.ts) reach it.
 import {
   type Batch,
   type Field,
@@ -21,8 +19,7 @@ import { stealTasks, tasksUntil } from './steal.js';
 import { isSpilled } from '../spill/block.js';
 import { Spiller } from '../spill/spiller.js';
 import { runSort } from '../physical/sort/stage.js';
-import type { RangeRequest } from '../physical/sort/range.js';
-import { type Pipeline, type Until, pipelineOf, scanSource } from '../physical/pipeline.js';
+import { type Pipeline, pipelineOf, scanSource } from '../physical/pipeline.js';
 import { dataBudget, taskShare } from '../spill/budget.js';
 import { InOrder } from './in-order.js';
 import type { Streamed } from '../physical/operator.js';
@@ -32,10 +29,10 @@ import { Repeats } from '../physical/aggregate/repeats.js';
 import { ProgressTracker } from './progress.js';
 import { runWithRetries } from '../runtime/retry.js';
 import type { Stats, TaskStats } from '../physical/stats.js';
-import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, withSeed } from '../physical/task.js';
+import { type RowOp, type TaskResult, type TaskSink, type TaskSpec, withSeed } from '../physical/task.js';
 import { runTask } from '../runtime/task.js';
 
-import type { ExecContext, Placement, TaskMeta } from '../physical/operator.js';
+import type { Downstream, ExecContext, TaskMeta } from '../physical/operator.js';
 import { runJoin } from '../physical/join/stage.js';
 import { runAggregate } from '../physical/aggregate/stage.js';
 import { batchesOf } from '../physical/exchange/shuffle.js';
@@ -56,10 +53,9 @@ export class Executor implements ExecContext {
   };
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
-  /** sinks of stages whose results stream (see streamBatches): their order and gate */
-  private readonly streams = new Map<TaskSink, InOrder>();
-  /** sinks of sorts whose input a shuffle join may cut into ranges itself (physical/sort/fused.ts) */
-  readonly rangeRequests = new Map<TaskSink, RangeRequest>();
+  /** streamed outputs by the id their collect sinks carry (see streamBatches): their order and gate */
+  private readonly streams = new Map<number, InOrder>();
+  private nextStream = 0;
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
   readonly spill: Spiller;
 
@@ -113,7 +109,10 @@ export class Executor implements ExecContext {
   async run(task0: TaskSpec, meta: TaskMeta, here = false): Promise<TaskResult> {
     if (this.failure) throw this.failure;
     const task = this.settings.taskCpuTime ? { ...task0, cpuClock: true } : task0;
-    const order = this.streams.get(task.sink);
+    const order =
+      task.sink.kind === 'collect' && task.sink.stream !== undefined ? this.streams.get(task.sink.stream) : undefined;
+    if (task.sink.kind === 'collect' && task.sink.stream !== undefined && !order)
+      throw new Error(`internal: a task of ${meta.stage} streams to output ${task.sink.stream}, which is closed`);
     const ticket = order ? order.ticket() : -1;
     if (order && !(await order.admit())) {
       // the consumer has all the rows it wants: the task is not run
@@ -192,85 +191,82 @@ export class Executor implements ExecContext {
   }
 
   /**
-   * Run a pipeline to its end; each task's result in task order. `here`: its scan tasks on this thread (see run).
-   * `until`: a scan's tasks (or those of a broadcast probe's scan below) start in order, a few at a time, and
-   * none once it says stop; the results are then of the first splits only, and `until.rest` the pipeline of the rest.
+   * Run a pipeline to its end for the operator above; each task's result in task order. `d.placement`: its scan
+   * tasks on this thread, on the pool or both (see run). `d.until`: a scan's tasks (or those of a broadcast probe's
+   * scan below) start in order, a few at a time, and none once it says stop; the results are then of the first
+   * splits only, and `until.rest` the pipeline of the rest.
    */
-  async runPipeline(
-    p: Pipeline,
-    sink: TaskSink,
-    consumer: string,
-    combine?: Combine,
-    eager?: EagerPlan,
-    here: Placement = false,
-    until?: Until,
-  ): Promise<TaskResult[]> {
+  async execute(p: Pipeline, d: Downstream): Promise<TaskResult[]> {
     const src = p.source;
     switch (src.kind) {
-      case 'scan': {
-        let stop = false;
-        const scan = async (i: number, local: boolean) => {
-          const r = await this.run(
-            { source: scanSource(src.splits[i], src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
-            { stage: consumer, kind: 'map', partition: i, source: src.id },
-            local,
-          );
-          if (until?.stop(r)) stop = true;
-          return r;
-        };
-        if (!until && here !== 'steal') return Promise.all(src.splits.map((_, i) => scan(i, here)));
-        // 'steal': here, and on the pool's threads as soon as they are ready (scheduler/steal.ts); else one task more
-        // than the workers: each finds the next one queued when it ends
-        const n = src.splits.length;
-        const results =
-          here === 'steal'
-            ? await stealTasks(n, scan, whenPoolReady(this.settings.workers), () => stop)
-            : await tasksUntil(
-                n,
-                (i) => scan(i, here),
-                this.settings.workers + 1,
-                () => stop,
-              );
-        if (until && results.length < n)
-          until.rest = { ...p, source: { ...src, splits: src.splits.slice(results.length) } };
-        return results;
-      }
+      case 'scan':
+        return this.scan(p, src, d);
       case 'join':
-        return runJoin(this, src, p.ops, sink, consumer, combine, eager, until);
+        return runJoin(this, src, p.ops, d);
       case 'aggregate':
-        if (this.repeats?.has(src)) return this.runRepeated(src, p.ops, sink, consumer, combine);
-        return runAggregate(this, src, p.ops, sink, combine);
+        if (this.repeats?.has(src)) return this.runRepeated(src, p.ops, d);
+        return runAggregate(this, src, p.ops, d);
       case 'sort':
-        return runSort(this, src, p.ops, sink, combine);
+        return runSort(this, src, p.ops, d);
       case 'limit': {
         const b = await this.materialize(src);
+        const { sink, combine, stage } = d;
         return [
           await this.run(
             { source: { kind: 'batches', schema: src.schema, batches: [b] }, ops: p.ops, combine, sink },
-            { stage: consumer, kind: 'map', partition: 0, source: src.id },
+            { stage, kind: 'map', partition: 0, source: src.id },
           ),
         ];
       }
     }
   }
 
+  /** A scan's map tasks (see execute). */
+  private async scan(p: Pipeline, src: Extract<BoundNode, { kind: 'scan' }>, d: Downstream): Promise<TaskResult[]> {
+    const { sink, combine, until, placement: here = false } = d;
+    let stop = false;
+    const scan = async (i: number, local: boolean) => {
+      const r = await this.run(
+        { source: scanSource(src.splits[i], src.schema), ops: p.ops, combine, sink: withSeed(sink, i) },
+        { stage: d.stage, kind: 'map', partition: i, source: src.id },
+        local,
+      );
+      if (until?.stop(r)) stop = true;
+      return r;
+    };
+    if (!until && here !== 'steal') return Promise.all(src.splits.map((_, i) => scan(i, here)));
+    // 'steal': here, and on the pool's threads as soon as they are ready (scheduler/steal.ts); else one task more
+    // than the workers: each finds the next one queued when it ends
+    const n = src.splits.length;
+    const results =
+      here === 'steal'
+        ? await stealTasks(n, scan, whenPoolReady(this.settings.workers), () => stop)
+        : await tasksUntil(
+            n,
+            (i) => scan(i, here),
+            this.settings.workers + 1,
+            () => stop,
+          );
+    if (until && results.length < n)
+      until.rest = { ...p, source: { ...src, splits: src.splits.slice(results.length) } };
+    return results;
+  }
+
   /** An aggregate the plan repeats: its rows computed once (physical/aggregate/repeats.ts), then a task per batch runs this reader's operators. */
   private async runRepeated(
     node: Extract<BoundNode, { kind: 'aggregate' }>,
     ops: RowOp[],
-    sink: TaskSink,
-    consumer: string,
-    combine?: Combine,
+    { sink, combine, stage }: Downstream,
   ): Promise<TaskResult[]> {
     const rows = await this.repeats!.rows(node, async () =>
-      batchesOf(await runAggregate(this, node, [], { kind: 'collect' })),
+      batchesOf(await runAggregate(this, node, [], { stage: node.id, sink: { kind: 'collect' } })),
     );
     const bs = rows.length > 0 ? rows : [emptyBatch(node.schema)];
     return Promise.all(
       bs.map((b, i) =>
         this.run(
           { source: { kind: 'batches', schema: node.schema, batches: [b] }, ops, combine, sink: withSeed(sink, i) },
-          { stage: consumer, kind: 'map', partition: i, source: node.id },
+          { stage, kind: 'map', partition: i, source: node.id },
         ),
       ),
     );
@@ -311,7 +307,7 @@ export class Executor implements ExecContext {
 
   /** All rows of a node, as its tasks collected them. */
   async collectBatches(node: BoundNode): Promise<Batch[]> {
-    return batchesOf(await this.runPipeline(pipelineOf(node), { kind: 'collect' }, 'output'));
+    return batchesOf(await this.execute(pipelineOf(node), { stage: 'output', sink: { kind: 'collect' } }));
   }
 
   /**
@@ -326,12 +322,13 @@ export class Executor implements ExecContext {
     emit: (out: Streamed) => Promise<unknown> | boolean | void,
     parquet?: Field[],
   ): Promise<void> {
-    const sink: TaskSink = parquet ? { kind: 'collect', parquet } : { kind: 'collect' };
-    this.streams.set(sink, new InOrder(emit, STREAM_IN_FLIGHT * this.settings.workers));
+    const stream = this.nextStream++;
+    const sink: TaskSink = parquet ? { kind: 'collect', parquet, stream } : { kind: 'collect', stream };
+    this.streams.set(stream, new InOrder(emit, STREAM_IN_FLIGHT * this.settings.workers));
     try {
-      await this.runPipeline(pipelineOf(node), sink, 'output');
+      await this.execute(pipelineOf(node), { stage: 'output', sink });
     } finally {
-      this.streams.delete(sink);
+      this.streams.delete(stream);
     }
   }
 }

@@ -13,7 +13,7 @@ import { blockBytes } from '../../spill/block.js';
 import { MAX_GRACE_PIECES, cutByHash } from '../join/grace.js';
 import { partitionsFor, pipelineOf, scanBytes, scanSource } from '../pipeline.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, withSeed } from '../task.js';
-import type { ExecContext } from '../operator.js';
+import type { Downstream, ExecContext } from '../operator.js';
 import { type AggregateBlocks, type ShuffleOutput, aggregateBlocksOf, shuffle } from '../exchange/shuffle.js';
 import type { JoinNode } from '../join/stage.js';
 
@@ -25,8 +25,7 @@ export async function runAggregate(
   ex: ExecContext,
   node: Extract<BoundNode, { kind: 'aggregate' }>,
   ops: RowOp[],
-  sink: TaskSink,
-  combine?: Combine,
+  { sink, combine }: Downstream,
 ): Promise<TaskResult[]> {
   const P = node.groupBy.length === 0 ? 1 : partitionsFor(node, ex.settings);
   const { s, shuffled, norms } = await shuffleInput(ex, node, P);

@@ -10,7 +10,7 @@ import type { Collected } from '../join/broadcast.js';
 import { type Pipeline, pipelineOf } from '../pipeline.js';
 import type { ShuffleStats } from '../stats.js';
 import { type Combine, type TaskResult, type TaskSink, withSeed } from '../task.js';
-import type { ExecContext } from '../operator.js';
+import type { Downstream, ExecContext } from '../operator.js';
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
 
@@ -63,9 +63,8 @@ export async function shuffle(
   const sink: PartitionSink = { kind: 'partition', ...spec, nullSeed: 0 };
   // A side read already (measured for a broadcast that did not fit) is partitioned from its rows, its rest read.
   const p = pipelineOf(node);
-  const results = read
-    ? await runFromRead(ex, p, read, p.ops.length, node.schema, sink, consumer, combine)
-    : await ex.runPipeline(p, sink, consumer, combine, eager);
+  const d: Downstream = { stage: consumer, sink, combine, eager };
+  const results = read ? await runFromRead(ex, p, read, p.ops.length, node.schema, d) : await ex.execute(p, d);
   const partitionRows = new Array<number>(partitions).fill(0);
   const partitionBytes = new Array<number>(partitions).fill(0);
   for (const r of results) {
@@ -126,10 +125,9 @@ export async function runFromRead(
   read: Collected,
   at: number,
   schema: Schema,
-  sink: TaskSink,
-  consumer: string,
-  combine?: Combine,
+  d: Downstream,
 ): Promise<TaskResult[]> {
+  const { sink, combine } = d;
   const ops = p.ops.slice(at);
   // at least one task, as a pipeline over no rows has (an aggregate without groups still emits its row)
   const rows = read.batches.length > 0 || read.rest ? read.batches : [emptyBatch(schema)];
@@ -142,12 +140,15 @@ export async function runFromRead(
       chunks.map((bs, i) =>
         ex.run(
           { source: { kind: 'batches', schema, batches: bs }, ops, combine, sink: withSeed(sink, i) },
-          { stage: consumer, kind: 'map', partition: i, source: p.source.id },
+          { stage: d.stage, kind: 'map', partition: i, source: p.source.id },
         ),
       ),
     ),
     read.rest
-      ? ex.runPipeline({ ...read.rest, ops: [...read.rest.ops, ...ops], schema: p.schema }, sink, consumer, combine)
+      ? ex.execute(
+          { ...read.rest, ops: [...read.rest.ops, ...ops], schema: p.schema },
+          { ...d, eager: undefined, placement: false, until: undefined },
+        )
       : [],
   ]);
   return [...fromRows, ...fromRest];

@@ -4,7 +4,6 @@
 // (inner: either; left, semi, anti: the right; right: the left; full: neither).
 import type { JoinType } from '../../plan/spec.js';
 
-
 export type Side = 'left' | 'right';
 
 /** The sides a join type allows to broadcast, in no particular order. */

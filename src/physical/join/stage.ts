@@ -16,7 +16,7 @@ import { runRanged } from '../sort/fused.js';
 import { type Until, partitionsFor, pipelineOf, scanBytes } from '../pipeline.js';
 import { budgetedSkew } from '../../spill/budget.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
-import type { ExecContext } from '../operator.js';
+import type { Downstream, ExecContext } from '../operator.js';
 import { type ShuffleOutput, batchesOf, blocksOf, runFromRead, shuffle } from '../exchange/shuffle.js';
 
 import { type JoinContext, type JoinNode, type JoinShape, graceJoin, joinTask, mapOutputs } from './tasks.js';
@@ -32,17 +32,9 @@ const SKETCH_CAPACITY = 1000;
  * shuffle join. With `eager`, each side is first aggregated by its join key (and the group columns it provides)
  * and the reduce tasks emit the states of the aggregate above the join (see agg/eager.ts).
  */
-export async function runJoin(
-  ex: ExecContext,
-  node: JoinNode,
-  ops: RowOp[],
-  sink: TaskSink,
-  consumer: string,
-  combine?: Combine,
-  eager?: EagerPlan,
-  until?: Until,
-): Promise<TaskResult[]> {
-  if (node.leftKeys.length === 0) return runCross(ex, node, ops, sink, combine);
+export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: Downstream): Promise<TaskResult[]> {
+  const { combine, eager } = d;
+  if (node.leftKeys.length === 0) return runCross(ex, node, ops, d);
   const how: JoinStrategy = eager
     ? {
         decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' },
@@ -55,8 +47,8 @@ export async function runJoin(
         ex.spill,
         ops.length === 0 ? combine : undefined,
       );
-  if (how.pipeline) return runBroadcast(ex, node, how, ops, sink, consumer, combine, until);
-  return runShuffleJoin(ex, node, how, ops, sink, combine, eager);
+  if (how.pipeline) return runBroadcast(ex, node, how, ops, d);
+  return runShuffleJoin(ex, node, how, ops, d);
 }
 
 /**
@@ -72,7 +64,7 @@ function measure(ex: ExecContext, node: JoinNode): Collect {
     let bytes = 0;
     const until: Until = { stop: (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap };
     const sink: TaskSink = { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) };
-    const results = await ex.runPipeline(pipelineOf(n), sink, node.id, undefined, undefined, here, until);
+    const results = await ex.execute(pipelineOf(n), { stage: node.id, sink, placement: here, until });
     const groups = groupBy && results.flatMap((r) => r.groups ?? []);
     return { batches: batchesOf(results), groups, rest: until.rest ?? null };
   };
@@ -84,10 +76,7 @@ async function runBroadcast(
   node: JoinNode,
   how: JoinStrategy,
   ops: RowOp[],
-  sink: TaskSink,
-  consumer: string,
-  combine?: Combine,
-  until?: Until,
+  d: Downstream,
 ): Promise<TaskResult[]> {
   const side = how.decision.side!;
   ex.stats.joins.push({
@@ -110,8 +99,8 @@ async function runBroadcast(
     // the probing side's rows read to measure it are probed as they are
     const probed = how.read?.[side === 'left' ? 'right' : 'left'];
     const probing = side === 'left' ? node.right : node.left;
-    if (probed) return await runFromRead(ex, full, probed, how.probeAt!, probing.schema, sink, consumer, combine);
-    return await ex.runPipeline(full, sink, consumer, combine, undefined, false, until);
+    if (probed) return await runFromRead(ex, full, probed, how.probeAt!, probing.schema, d);
+    return await ex.execute(full, { ...d, eager: undefined, placement: false });
   } finally {
     ex.spill.release(how.heldBytes);
   }
@@ -141,10 +130,9 @@ async function runShuffleJoin(
   node: JoinNode,
   how: JoinStrategy,
   ops: RowOp[],
-  sink: TaskSink,
-  combine?: Combine,
-  eager?: EagerPlan,
+  d: Downstream,
 ): Promise<TaskResult[]> {
+  const { sink, combine, eager } = d;
   const P = partitionsFor(node, ex.settings);
   const shape = shapeOf(node, eager);
   const side = (s: 'left' | 'right') => {
@@ -200,7 +188,7 @@ async function runShuffleJoin(
   const splitOf = (t: PlannedTask) =>
     t.kind === 'partitions' ? undefined : plan.splits.find((sp) => sp.partition === t.partition);
   const runOne = (t: PlannedTask, s: TaskSink) => runPlanned(ex, { ...ctx, sink: s }, t, splitOf(t));
-  const ranged = eager ? undefined : ex.rangeRequests.get(sink);
+  const ranged = eager ? undefined : d.range;
   const results = ranged
     ? await runRanged(ex, ranged, plan.tasks, (t) => t.kind === 'partitions', runOne)
     : (await Promise.all(plan.tasks.map((t) => runOne(t, sink)))).flat();
@@ -258,8 +246,7 @@ async function runCross(
   ex: ExecContext,
   node: JoinNode,
   ops: RowOp[],
-  sink: TaskSink,
-  combine?: Combine,
+  { sink, combine }: Downstream,
 ): Promise<TaskResult[]> {
   const [l, r] = await Promise.all([ex.collectBatches(node.left), ex.collectBatches(node.right)]);
   const leftSmall = rowCount(l) <= rowCount(r);

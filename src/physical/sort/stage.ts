@@ -7,9 +7,9 @@ import type { BoundNode } from '../../plan/bound.js';
 import { plannedWorkers } from '../../plan/load.js';
 import { median } from '../../skew/decide.js';
 import { pipelineOf } from '../pipeline.js';
-import type { ExecContext } from '../operator.js';
+import type { Downstream, ExecContext } from '../operator.js';
 import { packBlocks } from '../../spill/block.js';
-import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
+import { type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
 import { heldBytes } from '../../spill/spiller.js';
 import type { Batch } from '../../kernels/column.js';
 import type { RangeRequest } from './range.js';
@@ -50,8 +50,7 @@ export async function runSort(
   ex: ExecContext,
   node: SortNode,
   ops: RowOp[],
-  sink: TaskSink,
-  combine?: Combine,
+  { sink, combine }: Downstream,
 ): Promise<TaskResult[]> {
   const taskBytes = Math.min(SORT_TASK_BYTES, ex.taskShare() / 4);
   const req: RangeRequest = {
@@ -62,15 +61,9 @@ export async function runSort(
     minRanges: plannedWorkers(ex.settings),
     maxRanges: MAX_RANGES,
   };
-  // A shuffle join below cuts its own output into ranges when it sees this sink (scheduler/executor.ts runJoin).
+  // A shuffle join below cuts its own output into ranges when it is asked to (join/stage.ts runShuffleJoin).
   const collect: TaskSink = { kind: 'collect', sample: SORT_SAMPLE_ROWS };
-  ex.rangeRequests.set(collect, req);
-  let inputs: TaskResult[];
-  try {
-    inputs = await ex.runPipeline(pipelineOf(node.input), collect, node.id);
-  } finally {
-    ex.rangeRequests.delete(collect);
-  }
+  const inputs = await ex.execute(pipelineOf(node.input), { stage: node.id, sink: collect, range: req });
   let ranges: Ranges;
   if (req.bounds) {
     ranges = rangesOf(inputs, req.bounds.length + 1);
