@@ -4,7 +4,7 @@
 // drawn by cli-progress from onProgress events. It appears after the first
 // second (short queries print nothing), redraws a few times a second, and is
 // erased when the run ends. On a stream that is not a TTY it writes nothing.
-import { fmtBytes } from '../physical/explain.js';
+import { fmtBytes } from '../physical/explain-text.js';
 import type { ProgressEvent } from '../scheduler/progress.js';
 
 export interface ProgressDisplay {

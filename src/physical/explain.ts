@@ -1,166 +1,32 @@
-// `--explain`: the physical plan as an indented tree of stages and shuffles.
-import type { BoundNode, BoundPredicate, Literal } from '../plan/bound.js';
-import { decimalText } from '../kernels/column.js';
-import { exprText } from '../expr/columns.js';
+// `--explain`: the physical plan as an indented tree of stages and shuffles, each pipeline described by its
+// operator (physical/operators.ts); `--explain --analyze`: then what the run measured.
+import type { BoundNode } from '../plan/bound.js';
 import type { LoadedPlan } from '../plan/load.js';
-import { partitionsFor, pipelineOf } from './pipeline.js';
+import { pipelineOf } from './pipeline.js';
 import type { Stats, TaskStats } from './stats.js';
-import { eagerPlan } from '../agg/eager.js';
-import { combinable } from '../agg/partial.js';
-import { expectedStrategy } from './join/broadcast.js';
+import { operatorOf } from './operators.js';
+import type { Explain } from './operator.js';
+import { fmtBytes, fusedText } from './explain-text.js';
 import { median, quantile } from 'simple-statistics';
-
-const litText = (v: Literal): string =>
-  typeof v === 'string'
-    ? JSON.stringify(v)
-    : v !== null && typeof v === 'object'
-      ? decimalText(v.scaled, v.scale)
-      : String(v);
-
-function predText(p: BoundPredicate, names: string[]): string {
-  switch (p.kind) {
-    case 'cmp':
-      return `${names[p.col]} ${p.op} ${litText(p.value)}`;
-    case 'in':
-      return `${names[p.col]} in (${p.values.map(litText).join(', ')})`;
-    case 'isNull':
-      return `${names[p.col]} is ${p.isNull ? '' : 'not '}null`;
-    case 'not':
-      return `not (${predText(p.pred, names)})`;
-    case 'expr':
-      return exprText(p.expr, names);
-    default:
-      return p.preds.map((q) => `(${predText(q, names)})`).join(` ${p.kind} `);
-  }
-}
 
 export function explainPlan(lp: LoadedPlan): string {
   const { settings } = lp;
   const lines: string[] = [];
-  const parts = (node: BoundNode) => partitionsFor(node, settings);
-  const emit = (prefix: string, text: string) => lines.push(prefix + text);
-
-  const walk = (node: BoundNode, indent: string) => {
-    const p = pipelineOf(node);
-    const src = p.source;
-    const fused = p.ops.length
-      ? ` → ${p.fused
-          .map((id, i) => {
-            const op = p.ops[i];
-            if (op.kind === 'filter') return `${id}[${predText(op.pred, inputNames(node, id))}]`;
-            if (op.kind === 'compute')
-              return `${id}[${op.exprs.map((e) => exprText(e, inputNames(node, id))).join(', ')}]`;
-            if (op.kind === 'probe') return `${id}[probe broadcast table]`;
-            return `${id}[${p.schema.length} columns]`;
-          })
-          .join(' → ')}`
-      : '';
-    const child = indent + '   ';
-    switch (src.kind) {
-      case 'scan': {
-        const files = new Set(src.splits.map((s) => s.path)).size;
-        const rows = src.splits.reduce((s, x) => s + x.rows, 0);
-        emit(
-          indent,
-          `${src.id}: scan ${src.source} [${src.schema.map((f) => f.name).join(', ')}], ${files} file(s), ${rows} rows → ${src.splits.length} map task(s)${fused}`,
-        );
-        return;
-      }
-      case 'join': {
-        if (src.leftKeys.length === 0) {
-          emit(indent, `${src.id}: cross join, the smaller side replicated to the tasks of the larger${fused}`);
-          walk(src.left, child);
-          walk(src.right, child);
-          return;
-        }
-        const P = parts(src);
-        const on = src.leftKeys
-          .map((l, i) => `${src.left.schema[l].name} = ${src.right.schema[src.rightKeys[i]].name}`)
-          .join(' and ');
-        const d = expectedStrategy(src, settings.broadcastBytes);
-        emit(
-          indent,
-          `${src.id}: ${src.type} hash join on ${on}${d.strategy === 'shuffle' ? `, ${P} reduce task(s) at most` : ''}${fused}`,
-        );
-        emit(
-          child,
-          `expected strategy: ${d.strategy}${d.side ? ` (${d.side} side built once, probed by the ${d.side === 'left' ? 'right' : 'left'} side's map tasks)` : ''}: ${d.reason}`,
-        );
-        for (const [side, input, keys] of [
-          ['left', src.left, src.leftKeys],
-          ['right', src.right, src.rightKeys],
-        ] as const) {
-          emit(
-            child,
-            d.strategy === 'broadcast'
-              ? d.side === side
-                ? `broadcast ${src.id}.${side}: collected, built once into a shared hash table`
-                : `probe from ${src.id}.${side}: its map tasks probe the table, no shuffle`
-              : `shuffle ${src.id}.${side}: hash on [${keys.map((k) => input.schema[k].name).join(', ')}], ${P} partitions`,
-          );
-          walk(input, child + '   ');
-        }
-        return;
-      }
-      case 'aggregate': {
-        const P = src.groupBy.length ? parts(src) : 1;
-        const by = src.groupBy.map((k) => src.input.schema[k].name);
-        const eager =
-          settings.combiners && settings.eagerAggregation && src.input.kind === 'join' && eagerPlan(src, src.input);
-        const how = eager
-          ? ` (eager when a sample shows join keys repeating on both sides: each side of ${src.input.id} pre-aggregated by its join key)`
-          : settings.combiners && combinable(src.aggs)
-            ? ' (combiners before the shuffle)'
-            : '';
-        emit(
-          indent,
-          `${src.id}: aggregate by [${by.join(', ')}] ${src.aggs.map((a) => `${a.fn}→${a.as}`).join(', ')}, ${P} reduce task(s) at most${how}${fused}`,
-        );
-        emit(child, `shuffle ${src.id}.input: hash on [${by.join(', ')}], ${P} partition(s)`);
-        walk(src.input, child + '   ');
-        return;
-      }
-      case 'sort':
-        emit(
-          indent,
-          `${src.id}: sort by ${src.by.map((k) => `${src.schema[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`).join(', ')} (ranges by sampled boundaries, a task per run of consecutive ranges)${fused}`,
-        );
-        walk(src.input, child);
-        return;
-      case 'limit':
-        emit(
-          indent,
-          `${src.id}: limit ${src.count}${src.offset ? ` offset ${src.offset}` : ''} (on the coordinator)${fused}`,
-        );
-        walk(src.input, child);
-    }
+  const x: Explain = {
+    settings,
+    line: (depth, text) => lines.push('   '.repeat(depth) + text),
+    walk(node: BoundNode, depth: number) {
+      const p = pipelineOf(node);
+      operatorOf(p.source).describe(p.source, x, depth, fusedText(node, p));
+    },
   };
   const out = lp.output ? `${lp.output.format} file ${lp.output.path}` : 'stdout';
   if (lp.plan.description) lines.push(`plan: ${lp.plan.description}`);
   lines.push(
     `output: ${out}; ${settings.workers} worker(s); skew handling ${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}; broadcast ${settings.broadcastBytes > 0 ? `up to ${settings.broadcastBytes} bytes` : 'off'}`,
   );
-  walk(lp.root, '');
+  x.walk(lp.root, 0);
   return lines.join('\n') + '\n';
-}
-
-/** Column names seen by a fused operator: those of the node below it. */
-function inputNames(top: BoundNode, id: string): string[] {
-  for (let n: BoundNode = top; ; ) {
-    if (n.kind !== 'filter' && n.kind !== 'project' && n.kind !== 'compute') return n.schema.map((f) => f.name);
-    if (n.id === id) return n.input.schema.map((f) => f.name);
-    n = n.input;
-  }
-}
-
-export function fmtBytes(b: number): string {
-  const u = ['B', 'KB', 'MB', 'GB'];
-  let i = 0;
-  while (b >= 1024 && i < u.length - 1) {
-    b /= 1024;
-    i++;
-  }
-  return `${b < 10 && i > 0 ? b.toFixed(1) : Math.round(b)}${u[i]}`;
 }
 
 /** A count, with one decimal when a quantile falls between two values. */

@@ -9,7 +9,7 @@ import type { Settings } from '../plan/load.js';
 import type { RangeRequest } from './sort/range.js';
 import type { Spiller } from '../spill/spiller.js';
 import type { EncodedRowGroup } from '../io/parquet-encode.js';
-import type { Pipeline, Until } from './pipeline.js';
+import type { Pipeline, SourceNode, Until } from './pipeline.js';
 import type { Stats, TaskStats } from './stats.js';
 import type { Combine, TaskResult, TaskSink, TaskSpec } from './task.js';
 
@@ -72,6 +72,8 @@ export interface ExecContext {
   run(task: TaskSpec, meta: TaskMeta, here?: boolean): Promise<TaskResult>;
   /** Run a pipeline to its end for the operator above (`d`); each task's result in task order. */
   execute(p: Pipeline, d: Downstream): Promise<TaskResult[]>;
+  /** Run a scan's map tasks, placed and stopped as `d` asks (on the pool, this thread or both: the scheduler's). */
+  mapTasks(p: Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d: Downstream): Promise<TaskResult[]>;
   /** All rows of a node, as its tasks collected them. */
   collectBatches(node: BoundNode): Promise<Batch[]>;
   /** A block in shared memory (read by several tasks), converted once however many ask. */
@@ -82,4 +84,21 @@ export interface ExecContext {
     emit: (out: Streamed) => Promise<unknown> | boolean | void,
     parquet?: Field[],
   ): Promise<void>;
+}
+
+/** What `--explain` writes into: a line at a depth, and the plan below a node, from a depth on. */
+export interface Explain {
+  readonly settings: Settings;
+  line(depth: number, text: string): void;
+  walk(node: BoundNode, depth: number): void;
+}
+
+/**
+ * One operator family (physical/operators.ts holds the table): how a pipeline starting at its node is explained
+ * (`describe`, from the same decide functions its execution calls) and run for the operator above (`execute`).
+ */
+export interface PhysicalOperator<N extends SourceNode> {
+  /** `fused`: the row operators fused above the node, as text (" → filter-1[...]") */
+  describe(node: N, x: Explain, depth: number, fused: string): void;
+  execute(ctx: ExecContext, p: Pipeline<N>, d: Downstream): Promise<TaskResult[]>;
 }

@@ -9,8 +9,8 @@ import type { RowOp, TaskResult, TaskSource } from './task.js';
 
 export type SourceNode = Extract<BoundNode, { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' }>;
 
-export interface Pipeline {
-  source: SourceNode;
+export interface Pipeline<N extends SourceNode = SourceNode> {
+  source: N;
   ops: RowOp[];
   /** ids of the filter/project nodes fused into this pipeline */
   fused: string[];

@@ -1,16 +1,8 @@
 // The coordinator: runs a query's pipelines as tasks (on the worker pool with retries, or on this thread), holds or
-// spills their shuffle output, records their statistics, streams the final stage in order, and materializes limits.
-// It implements ExecContext (physical/operator.ts), through which the operators (physical/<family>/stage.ts) reach it.
-import {
-  type Batch,
-  type Field,
-  concatBatches,
-  emptyBatch,
-  gatherBatch,
-  shareBatch,
-  sliceBatch,
-} from '../kernels/column.js';
-import { topIndices } from '../kernels/sort.js';
+// spills their shuffle output, records their statistics and streams the final stage in order. Each pipeline runs through
+// its source's operator (physical/operators.ts).
+// It implements ExecContext (physical/operator.ts), through which the operators reach it.
+import { type Batch, type Field, emptyBatch, shareBatch } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
 import { runInThread, runsInThread } from '../runtime/local.js';
@@ -18,12 +10,10 @@ import { poolReady, whenPoolReady } from '../runtime/pool.js';
 import { stealTasks, tasksUntil } from './steal.js';
 import { isSpilled } from '../spill/block.js';
 import { Spiller } from '../spill/spiller.js';
-import { runSort } from '../physical/sort/stage.js';
 import { type Pipeline, pipelineOf, scanSource } from '../physical/pipeline.js';
 import { dataBudget, taskShare } from '../spill/budget.js';
 import { InOrder } from './in-order.js';
 import type { Streamed } from '../physical/operator.js';
-import { takeRows } from '../physical/limit/stage.js';
 import { FaultPlan } from '../runtime/faults.js';
 import { Repeats } from '../physical/aggregate/repeats.js';
 import { ProgressTracker } from './progress.js';
@@ -33,7 +23,7 @@ import { type RowOp, type TaskResult, type TaskSink, type TaskSpec, withSeed } f
 import { runTask } from '../runtime/task.js';
 
 import type { Downstream, ExecContext, TaskMeta } from '../physical/operator.js';
-import { runJoin } from '../physical/join/stage.js';
+import { operatorOf } from '../physical/operators.js';
 import { runAggregate } from '../physical/aggregate/stage.js';
 import { batchesOf } from '../physical/exchange/shuffle.js';
 
@@ -198,31 +188,13 @@ export class Executor implements ExecContext {
    */
   async execute(p: Pipeline, d: Downstream): Promise<TaskResult[]> {
     const src = p.source;
-    switch (src.kind) {
-      case 'scan':
-        return this.scan(p, src, d);
-      case 'join':
-        return runJoin(this, src, p.ops, d);
-      case 'aggregate':
-        if (this.repeats?.has(src)) return this.runRepeated(src, p.ops, d);
-        return runAggregate(this, src, p.ops, d);
-      case 'sort':
-        return runSort(this, src, p.ops, d);
-      case 'limit': {
-        const b = await this.materialize(src);
-        const { sink, combine, stage } = d;
-        return [
-          await this.run(
-            { source: { kind: 'batches', schema: src.schema, batches: [b] }, ops: p.ops, combine, sink },
-            { stage, kind: 'map', partition: 0, source: src.id },
-          ),
-        ];
-      }
-    }
+    if (src.kind === 'aggregate' && this.repeats?.has(src)) return this.runRepeated(src, p.ops, d);
+    return operatorOf(src).execute(this, p, d);
   }
 
   /** A scan's map tasks (see execute). */
-  private async scan(p: Pipeline, src: Extract<BoundNode, { kind: 'scan' }>, d: Downstream): Promise<TaskResult[]> {
+  async mapTasks(p: Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d: Downstream): Promise<TaskResult[]> {
+    const src = p.source;
     const { sink, combine, until, placement: here = false } = d;
     let stop = false;
     const scan = async (i: number, local: boolean) => {
@@ -282,27 +254,6 @@ export class Executor implements ExecContext {
       this.sharedCopies.set(b, s);
     }
     return s;
-  }
-
-  /** Run a node to one batch on the coordinator (a limit needs all rows before it). */
-  async materialize(node: BoundNode): Promise<Batch> {
-    if (node.kind === 'limit' && node.input.kind === 'sort') {
-      // top-k: only the rows the limit keeps are sorted
-      const b = await this.collect(node.input.input);
-      return sliceBatch(
-        gatherBatch(b, topIndices(b, node.input.by, node.offset + node.count)),
-        node.offset,
-        node.offset + node.count,
-      );
-    }
-    if (node.kind === 'limit') return takeRows(this, node);
-    return this.collect(node);
-  }
-
-  /** All rows of a node in one batch. */
-  async collect(node: BoundNode): Promise<Batch> {
-    if (node.kind === 'limit') return this.materialize(node);
-    return concatBatches(node.schema, await this.collectBatches(node));
   }
 
   /** All rows of a node, as its tasks collected them. */

@@ -5,7 +5,7 @@ import { eagerPlan } from '../../agg/eager.js';
 import { combinable, partialSchema } from '../../agg/partial.js';
 import type { Batch } from '../../kernels/column.js';
 import type { BoundNode, KeyNorm } from '../../plan/bound.js';
-import { plannedWorkers } from '../../plan/load.js';
+import { type Settings, plannedWorkers } from '../../plan/load.js';
 import { coalesceCap, packPartitions } from '../../skew/decide.js';
 import { planAggregateSplits } from '../../skew/aggregate.js';
 import { type AggregateInput, aggregateSource, levelOne, rowsInput } from './two-level.js';
@@ -16,6 +16,8 @@ import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec
 import type { Downstream, ExecContext } from '../operator.js';
 import { type AggregateBlocks, type ShuffleOutput, aggregateBlocksOf, shuffle } from '../exchange/shuffle.js';
 import type { JoinNode } from '../join/stage.js';
+
+type AggregateNode = Extract<BoundNode, { kind: 'aggregate' }>;
 
 /** Rows read from each side of a join to decide on eager aggregation. */
 const EAGER_SAMPLE_ROWS = 16384;
@@ -54,6 +56,17 @@ export async function runAggregate(
 }
 
 /**
+ * How an aggregate's input is pre-aggregated before its shuffle, by the plan alone: eager aggregation below a join
+ * (when a sample then shows the join keys repeating on both sides, see joinMultiplies; else combiners), combiners
+ * in the map tasks, or none. `--explain` states the same (aggregate/operator.ts).
+ */
+export function preAggregation(node: AggregateNode, settings: Settings): 'eager' | 'combiners' | 'none' {
+  if (!settings.combiners) return 'none';
+  if (settings.eagerAggregation && node.input.kind === 'join' && eagerPlan(node, node.input)) return 'eager';
+  return combinable(node.aggs) ? 'combiners' : 'none';
+}
+
+/**
  * The aggregate's input shuffled by its groups. With combiners, map tasks ship partial states keyed by their
  * leading g columns; a map task whose rows barely group ships them as they are, beside other tasks' states.
  * Eager aggregation: partial aggregates below the join, whose reduce tasks emit our partial states.
@@ -61,11 +74,9 @@ export async function runAggregate(
 async function shuffleInput(ex: ExecContext, node: Extract<BoundNode, { kind: 'aggregate' }>, P: number) {
   const inSchema = node.input.schema;
   const g = node.groupBy.length;
+  const how = preAggregation(node, ex.settings);
   const eager =
-    ex.settings.combiners &&
-    ex.settings.eagerAggregation &&
-    node.input.kind === 'join' &&
-    (await joinMultiplies(ex, node.input))
+    how === 'eager' && node.input.kind === 'join' && (await joinMultiplies(ex, node.input))
       ? (eagerPlan(node, node.input) ?? undefined)
       : undefined;
   const pre: Combine | undefined =

@@ -1,11 +1,21 @@
 // A limit without a sort: its input streams in task order (scheduler/in-order.ts)
 // and is kept only until offset + count rows are there; the input's final
 // tasks not started by then are skipped. Only the rows the limit needs are held.
-import { type Batch, concatBatches, sliceBatch } from '../../kernels/column.js';
+import { type Batch, concatBatches, gatherBatch, sliceBatch } from '../../kernels/column.js';
+import { topIndices } from '../../kernels/sort.js';
 import type { BoundNode } from '../../plan/bound.js';
 import type { ExecContext } from '../operator.js';
 
 type LimitNode = Extract<BoundNode, { kind: 'limit' }>;
+
+/** A limit's rows on the coordinator: over a sort, only the rows the limit keeps are sorted (top-k). */
+export async function limitRows(ex: ExecContext, node: LimitNode): Promise<Batch> {
+  if (node.input.kind !== 'sort') return takeRows(ex, node);
+  const below = node.input.input;
+  const b = concatBatches(below.schema, await ex.collectBatches(below));
+  const want = node.offset + node.count;
+  return sliceBatch(gatherBatch(b, topIndices(b, node.input.by, want)), node.offset, want);
+}
 
 export async function takeRows(ex: ExecContext, node: LimitNode): Promise<Batch> {
   const want = node.offset + node.count;
