@@ -58,69 +58,83 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
     );
   }
   if (stats.eager.length) out.push(`eager aggregation applied: ${stats.eager.join(', ')}`);
-  for (const s of stats.shuffles) {
-    out.push(`shuffle ${s.id}: ${s.partitions} partitions`);
-    out.push(`   rows:  ${distribution(s.partitionRows, fmtCount)}`);
-    out.push(`   bytes: ${distribution(s.partitionBytes, fmtBytes)}`);
-    if (s.combine) {
-      const c = s.combine;
-      out.push(
-        `   combiners: ${c.rowsBefore} rows (${fmtBytes(c.bytesBefore)}) → ${c.rowsAfter} rows (${fmtBytes(c.bytesAfter)}); ${c.partialTasks} task(s) aggregated, ${c.passThroughTasks} passed rows through`,
-      );
-    }
+  for (const s of stats.shuffles) out.push(...shuffleLines(s));
+  for (const j of stats.joins) out.push(...joinLines(j));
+  for (const a of stats.aggregates) out.push(...aggregateLines(a));
+  out.push(...stageLines(stats.tasks));
+  return out.join('\n') + '\n';
+}
+
+function shuffleLines(s: Stats['shuffles'][number]): string[] {
+  const out = [`shuffle ${s.id}: ${s.partitions} partitions`];
+  out.push(`   rows:  ${distribution(s.partitionRows, fmtCount)}`);
+  out.push(`   bytes: ${distribution(s.partitionBytes, fmtBytes)}`);
+  if (s.combine) {
+    const c = s.combine;
     out.push(
-      `   skew test: > ${fmtBytes(s.thresholdBytes)} (median ${fmtBytes(s.medianBytes)}); skewed partitions: ${s.skewedPartitions.length ? s.skewedPartitions.join(', ') : 'none'}`,
+      `   combiners: ${c.rowsBefore} rows (${fmtBytes(c.bytesBefore)}) → ${c.rowsAfter} rows (${fmtBytes(c.bytesAfter)}); ${c.partialTasks} task(s) aggregated, ${c.passThroughTasks} passed rows through`,
     );
-    if (s.hotKeys.length)
-      out.push(
-        `   hot keys: ${s.hotKeys
-          .slice(0, 5)
-          .map((h) => `${h.key.join(',')} (${h.rows} rows, partition ${h.partition})`)
-          .join('; ')}`,
-      );
   }
-  for (const j of stats.joins) {
-    if (j.broadcast) {
-      out.push(
-        `${j.id}: strategy broadcast: ${j.broadcast.side} side (${j.broadcast.rows} rows, ${fmtBytes(j.broadcast.bytes)}) built once and probed in the other side's map tasks; ${j.reason}`,
-      );
-      continue;
-    }
+  out.push(
+    `   skew test: > ${fmtBytes(s.thresholdBytes)} (median ${fmtBytes(s.medianBytes)}); skewed partitions: ${s.skewedPartitions.length ? s.skewedPartitions.join(', ') : 'none'}`,
+  );
+  if (s.hotKeys.length)
     out.push(
-      `${j.id}: strategy shuffle (${j.reason}); ${j.tasks} planned reduce task(s), target ${fmtBytes(j.targetBytes)}`,
+      `   hot keys: ${s.hotKeys
+        .slice(0, 5)
+        .map((h) => `${h.key.join(',')} (${h.rows} rows, partition ${h.partition})`)
+        .join('; ')}`,
     );
-    for (const sp of j.splits) {
-      const why =
-        sp.method === 'none'
-          ? ` not split: ${sp.reason}`
-          : sp.method === 'map-range'
-            ? ' split by map ranges'
-            : ' split by hot keys';
-      out.push(`   partition ${sp.partition} (skewed ${sp.sides.join(' and ')}):${why}, ${sp.tasks} task(s)`);
-      for (const k of sp.keys ?? [])
-        out.push(
-          `      key ${k.key.join(',')}: ${k.leftRows} left rows x ${k.rightRows} right rows → ${k.tasks} task(s)`,
-        );
-    }
+  return out;
+}
+
+function joinLines(j: Stats['joins'][number]): string[] {
+  if (j.broadcast)
+    return [
+      `${j.id}: strategy broadcast: ${j.broadcast.side} side (${j.broadcast.rows} rows, ${fmtBytes(j.broadcast.bytes)}) built once and probed in the other side's map tasks; ${j.reason}`,
+    ];
+  const out = [
+    `${j.id}: strategy shuffle (${j.reason}); ${j.tasks} planned reduce task(s), target ${fmtBytes(j.targetBytes)}`,
+  ];
+  for (const sp of j.splits) {
+    const why =
+      sp.method === 'none'
+        ? ` not split: ${sp.reason}`
+        : sp.method === 'map-range'
+          ? ' split by map ranges'
+          : ' split by hot keys';
+    out.push(`   partition ${sp.partition} (skewed ${sp.sides.join(' and ')}):${why}, ${sp.tasks} task(s)`);
+    for (const k of sp.keys ?? [])
+      out.push(
+        `      key ${k.key.join(',')}: ${k.leftRows} left rows x ${k.rightRows} right rows → ${k.tasks} task(s)`,
+      );
   }
-  for (const a of stats.aggregates) {
-    if (a.splits.length === 0) continue;
-    out.push(`${a.id}: skewed partitions of its shuffle (two-level aggregation), target ${fmtBytes(a.targetBytes)}`);
-    for (const sp of a.splits) {
-      const how =
-        sp.method === 'none'
-          ? `not split: ${sp.reason}`
-          : sp.cut === 'rows'
-            ? `level-1 tasks over row ranges of at most ${sp.targetRows} rows, then one merge`
-            : `split tasks over row ranges of at most ${sp.targetRows} rows cut the distinct (group, value) pairs by hash into ${sp.pieces} pieces, one level-1 task each, then one merge`;
-      out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
-    }
+  return out;
+}
+
+function aggregateLines(a: Stats['aggregates'][number]): string[] {
+  if (a.splits.length === 0) return [];
+  const out = [`${a.id}: skewed partitions of its shuffle (two-level aggregation), target ${fmtBytes(a.targetBytes)}`];
+  for (const sp of a.splits) {
+    const how =
+      sp.method === 'none'
+        ? `not split: ${sp.reason}`
+        : sp.cut === 'rows'
+          ? `level-1 tasks over row ranges of at most ${sp.targetRows} rows, then one merge`
+          : `split tasks over row ranges of at most ${sp.targetRows} rows cut the distinct (group, value) pairs by hash into ${sp.pieces} pieces, one level-1 task each, then one merge`;
+    out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
   }
+  return out;
+}
+
+/** Per stage: its tasks, their median and slowest time, what they spilled. */
+function stageLines(tasks: TaskStats[]): string[] {
   const stages = new Map<string, TaskStats[]>();
-  for (const t of stats.tasks) {
+  for (const t of tasks) {
     const k = `${t.stage} ${t.kind}`;
     stages.set(k, [...(stages.get(k) ?? []), t]);
   }
+  const out: string[] = [];
   for (const [k, ts] of stages) {
     const ms = ts.map((t) => t.ms);
     const med = median(ms),
@@ -129,5 +143,5 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
       `stage ${k}: ${ts.length} task(s), median ${med.toFixed(1)} ms, slowest ${max.toFixed(1)} ms (${med > 0 ? (max / med).toFixed(1) : '-'}x median)${spillText(ts)}`,
     );
   }
-  return out.join('\n') + '\n';
+  return out;
 }

@@ -99,10 +99,7 @@ export class Executor implements ExecContext {
   async run(task0: TaskSpec, meta: TaskMeta, here = false): Promise<TaskResult> {
     if (this.failure) throw this.failure;
     const task = this.settings.taskCpuTime ? { ...task0, cpuClock: true } : task0;
-    const order =
-      task.sink.kind === 'collect' && task.sink.stream !== undefined ? this.streams.get(task.sink.stream) : undefined;
-    if (task.sink.kind === 'collect' && task.sink.stream !== undefined && !order)
-      throw new Error(`internal: a task of ${meta.stage} streams to output ${task.sink.stream}, which is closed`);
+    const order = this.streamOf(task, meta);
     const ticket = order ? order.ticket() : -1;
     if (order && !(await order.admit())) {
       // the consumer has all the rows it wants: the task is not run
@@ -110,30 +107,9 @@ export class Executor implements ExecContext {
       return { batches: [], inputRows: 0, outputRows: 0, ms: 0 };
     }
     if (this.failure) throw this.failure;
-    const crash = this.faults?.launch(meta.stage, meta.kind);
     this.progress.scheduled(`${meta.stage} ${meta.kind}`);
     try {
-      const local = this.inThread || here;
-      const r =
-        local || (task.source.kind === 'batches' && task.sink.kind === 'collect' && !this.faults)
-          ? Object.assign(await (local ? runInThread(task) : runTask(task)), { attempt: 1 })
-          : await runWithRetries(this.settings.workers, task, {
-              label: taskLabel(meta),
-              crash,
-              onFailed: (f) =>
-                this.stats.tasks.push({
-                  ...meta,
-                  rows: 0,
-                  inputBytes: meta.inputBytes ?? 0,
-                  outputRows: 0,
-                  ms: f.ms,
-                  startMs: f.start - this.t0,
-                  attempt: f.attempt,
-                  error: f.error,
-                  spilledBytes: 0,
-                  spillReadBytes: 0,
-                }),
-            });
+      const r = await this.attempt(task, meta, this.inThread || here);
       // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
       // (a split task's rest and hot-key pieces too: they wait for the join tasks of every piece)
       const held =
@@ -149,35 +125,73 @@ export class Executor implements ExecContext {
         r.batches = [];
         r.encoded = undefined;
       }
-      const read = r.spillReadBytes ?? 0;
-      this.stats.spilledBytes += spilled;
-      this.stats.spillReadBytes += read;
-      this.stats.tasks.push({
-        ...meta,
-        rows: r.inputRows,
-        inputBytes: meta.inputBytes ?? r.inputBytes ?? 0,
-        outputRows: r.outputRows,
-        ms: r.ms,
-        ...(r.cpuMs !== undefined ? { cpuMs: r.cpuMs } : {}),
-        startMs: (r.start ?? this.t0) - this.t0,
-        thread: r.thread ?? 0,
-        attempt: r.attempt,
-        spilledBytes: spilled,
-        spillReadBytes: read,
-        ...(r.join ? { join: r.join } : {}),
-        ...(r.read ? { read: r.read } : {}),
-      });
-      this.progress.finished({
-        stage: `${meta.stage} ${meta.kind}`,
-        rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
-        bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
-        bytesSpilled: spilled,
-      });
+      this.record(task, meta, r, spilled);
       return r;
     } catch (e) {
       this.failure ??= e;
       throw e;
     }
+  }
+
+  /** The streamed output a task's sink names, if any (see streamBatches). */
+  private streamOf(task: TaskSpec, meta: TaskMeta): InOrder | undefined {
+    if (task.sink.kind !== 'collect' || task.sink.stream === undefined) return undefined;
+    const order = this.streams.get(task.sink.stream);
+    if (!order)
+      throw new Error(`internal: a task of ${meta.stage} streams to output ${task.sink.stream}, which is closed`);
+    return order;
+  }
+
+  /** One task's attempts: here, or on the pool with retries (each failed attempt in the statistics). */
+  private async attempt(task: TaskSpec, meta: TaskMeta, local: boolean): Promise<TaskResult & { attempt: number }> {
+    const crash = this.faults?.launch(meta.stage, meta.kind);
+    if (local || (task.source.kind === 'batches' && task.sink.kind === 'collect' && !this.faults))
+      return Object.assign(await (local ? runInThread(task) : runTask(task)), { attempt: 1 });
+    return runWithRetries(this.settings.workers, task, {
+      label: taskLabel(meta),
+      crash,
+      onFailed: (f) =>
+        this.stats.tasks.push({
+          ...meta,
+          rows: 0,
+          inputBytes: meta.inputBytes ?? 0,
+          outputRows: 0,
+          ms: f.ms,
+          startMs: f.start - this.t0,
+          attempt: f.attempt,
+          error: f.error,
+          spilledBytes: 0,
+          spillReadBytes: 0,
+        }),
+    });
+  }
+
+  /** A finished task's statistics and progress. */
+  private record(task: TaskSpec, meta: TaskMeta, r: TaskResult & { attempt: number }, spilled: number): void {
+    const read = r.spillReadBytes ?? 0;
+    this.stats.spilledBytes += spilled;
+    this.stats.spillReadBytes += read;
+    this.stats.tasks.push({
+      ...meta,
+      rows: r.inputRows,
+      inputBytes: meta.inputBytes ?? r.inputBytes ?? 0,
+      outputRows: r.outputRows,
+      ms: r.ms,
+      ...(r.cpuMs !== undefined ? { cpuMs: r.cpuMs } : {}),
+      startMs: (r.start ?? this.t0) - this.t0,
+      thread: r.thread ?? 0,
+      attempt: r.attempt,
+      spilledBytes: spilled,
+      spillReadBytes: read,
+      ...(r.join ? { join: r.join } : {}),
+      ...(r.read ? { read: r.read } : {}),
+    });
+    this.progress.finished({
+      stage: `${meta.stage} ${meta.kind}`,
+      rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
+      bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
+      bytesSpilled: spilled,
+    });
   }
 
   /**
