@@ -167,7 +167,7 @@ function skewSuite(
 }
 
 /** The quick suite's fact rows and keys unless --rows and --keys say otherwise. */
-export const QUICK_ROWS = 1_000_000,
+const QUICK_ROWS = 1_000_000,
   QUICK_KEYS = 100_000;
 
 export function suites(o: BenchOptions): Record<string, Workload[]> {

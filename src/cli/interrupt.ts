@@ -13,6 +13,7 @@ export function interrupted(): boolean {
   return stopping;
 }
 
+/** @public bin/skewjoin.js loads it by a computed path */
 export function exitOnInterrupt(err: NodeJS.WritableStream = process.stderr): void {
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;

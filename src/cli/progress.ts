@@ -45,7 +45,7 @@ export function wantsProgress(stderr: Stream, stdout: Stream, flags: { quiet?: b
  * (`join-3 map (120/200)`), and how many others run beside it. The oldest stays first until it
  * ends, so the label does not flip between concurrent stages from one redraw to the next.
  */
-export function stageLabel(e: ProgressEvent): string {
+function stageLabel(e: ProgressEvent): string {
   const [first, ...rest] = e.running;
   if (!first) return e.stage;
   const others = rest.length ? ` +${rest.length} more stage${rest.length > 1 ? 's' : ''}` : '';

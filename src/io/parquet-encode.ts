@@ -40,7 +40,7 @@ const PLAIN = 0,
 const MAGIC = new Uint8Array([0x50, 0x41, 0x52, 0x31]); // PAR1
 
 /** Rows per row group, unless asked otherwise (as the parquet-wasm writer was set). */
-export const ROW_GROUP_ROWS = 1 << 17;
+const ROW_GROUP_ROWS = 1 << 17;
 /** Bytes of values per data page (parquet-rs's default page size). */
 const PAGE_BYTES = 1 << 20;
 
@@ -164,7 +164,7 @@ function columnPlan(f: Field): ColumnPlan {
  * to 18 MB (DuckDB's: 25 MB), with less to compress and to write; encoding a
  * column of 2M such strings took 43-48 ms against 54-55 ms PLAIN.
  */
-export class StringDict {
+class StringDict {
   static readonly MAX_BYTES = 1 << 20;
   static readonly MAX_VALUES = 1 << 16;
   n = 0;
@@ -285,7 +285,7 @@ interface ColumnChunk {
 }
 
 /** A column chunk's totals: `bytes` of it in the row group's data, after the chunks before it. */
-export type ChunkMeta = Omit<ColumnChunk, 'parts' | 'dict' | 'dictOpen' | 'dictPages'>;
+type ChunkMeta = Omit<ColumnChunk, 'parts' | 'dict' | 'dictOpen' | 'dictPages'>;
 
 /**
  * A row group encoded: its column chunks one after another in `data` (built

@@ -12,7 +12,7 @@ import { ExecutionError, InputError, SkewjoinError } from '../errors.js';
 const require = createRequire(import.meta.url);
 
 /** wasm32 addresses 4 GiB at most: the decoder's memory limit, per thread. */
-export const WASM_MEMORY_LIMIT = 4 * 1024 ** 3;
+const WASM_MEMORY_LIMIT = 4 * 1024 ** 3;
 
 let mod: typeof PW = require('parquet-wasm');
 // Taken once: asking the module for it after a trap would run code in a broken instance.

@@ -7,7 +7,7 @@
 import type { Keys } from './keys.js';
 
 /** Int32 words per slot of the compact layout: key lo, key hi, first row (-1: empty), unused (alignment). */
-export const SLOT = 4;
+const SLOT = 4;
 
 /** The arrays of a table, as shared with other threads (see physical/join/broadcast.ts). */
 export interface TableArrays {

@@ -20,7 +20,7 @@ export type TaskMeta = Omit<
 > & { inputBytes?: number };
 
 /** Where a pipeline's scan tasks run: on the pool, on this thread, or shared between them (scheduler/steal.ts). */
-export type Placement = boolean | 'steal';
+type Placement = boolean | 'steal';
 
 /** One task's output streamed to the consumer: its batches, or its rows as Parquet row groups (`parquet` sinks). */
 export interface Streamed {

@@ -73,7 +73,7 @@ export interface TaskStats {
 }
 
 /** The plan of one join: its strategy and, for a shuffle join, the reduce plan (target task size, skewed partitions split). */
-export interface JoinStats {
+interface JoinStats {
   id: string;
   type: string;
   /** broadcast: one side built once into a shared table, probed by the other side's map tasks */

@@ -192,12 +192,12 @@ export interface Produced {
   asIs?: boolean;
 }
 
-export type RangeSink = Extract<TaskSink, { kind: 'range' }>;
+type RangeSink = Extract<TaskSink, { kind: 'range' }>;
 /** A range sink a join cuts its matches into itself, `select`ing columns when a projection sits between (see cutSink). */
 export type CutSink = RangeSink & { select?: number[] };
 
 /** How a source is asked to produce (see physical/kernels.ts). */
-export interface ProduceOptions {
+interface ProduceOptions {
   /** a combiner right after the source (no row operator between): a join may aggregate from its row indices */
   combine?: Combine;
   /** scanned columns may stay views into the Parquet module's memory until the sink is done */
@@ -216,7 +216,7 @@ export interface SourceKernel<S extends TaskSource> {
 }
 
 /** The batches a sink receives, after the row operators and the combiner. */
-export interface SinkInput {
+interface SinkInput {
   batches: Batch[];
   /** rows the source read */
   rows: number;

@@ -166,7 +166,7 @@ export function validatePlan(obj: unknown): Plan {
   throw new PlanError(p || '(plan)', message);
 }
 
-export function readPlanFile(file: string): unknown {
+function readPlanFile(file: string): unknown {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
@@ -188,7 +188,7 @@ export function readPlanFile(file: string): unknown {
  * position (`at position 80`), which no editor goes to. Without a position (the text ended early) the
  * place is the end of the text.
  */
-export function jsonSyntaxError(file: string, text: string, message: string): string {
+function jsonSyntaxError(file: string, text: string, message: string): string {
   const m = message.match(/at position (\d+)/);
   const at = m ? Number(m[1]) : text.trimEnd().length;
   const before = text.slice(0, at).split('\n');
@@ -206,7 +206,7 @@ export function jsonSyntaxError(file: string, text: string, message: string): st
 }
 
 /** `baseDir` resolves a relative `execution.spillDir` (the plan's folder). */
-export function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings {
+function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings {
   const ex = plan.execution ?? {};
   const sk = ex.skew ?? {};
   const skew: SkewSettings = {

@@ -6,7 +6,7 @@ import type { BoundNode, FileSplit } from './bound.js';
 import { TASKS_PER_WORKER } from './defaults.js';
 
 /** No row-range split smaller than this: below it a task's fixed costs (opening, the footer, dispatch) dominate. */
-export const MIN_MAP_SPLIT_BYTES = 1024 * 1024;
+const MIN_MAP_SPLIT_BYTES = 1024 * 1024;
 
 /**
  * The splits of one scan with each row group of more than twice the target cut

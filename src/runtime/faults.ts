@@ -6,7 +6,7 @@
 // Set, every task runs on the worker pool; unset, nothing here costs anything.
 import { PlanError } from '../errors.js';
 
-export const FAULTS_ENV = 'SKEWJOIN_FAULTS';
+const FAULTS_ENV = 'SKEWJOIN_FAULTS';
 
 export interface CrashRule {
   stage: string;
@@ -38,16 +38,11 @@ export function parseFaults(text: string): CrashRule[] {
 let parsed: { text: string; rules: CrashRule[] } | null = null;
 
 /** The rules in force (read from the environment each time, parsed once per value); empty when unset. */
-export function faultRules(): CrashRule[] {
+function faultRules(): CrashRule[] {
   const text = process.env[FAULTS_ENV] ?? '';
   if (text === '') return [];
   if (parsed?.text !== text) parsed = { text, rules: parseFaults(text) };
   return parsed.rules;
-}
-
-/** Whether fault injection is on: then no task may run outside the worker pool. Throws on a malformed value. */
-export function faultsActive(): boolean {
-  return faultRules().length > 0;
 }
 
 /** Whether the attempt (from 1) of a task must crash. */

@@ -10,9 +10,9 @@ import { WorkerLost, attemptOnPool, resetPool } from './pool.js';
 import { inputsOf } from '../physical/kernels.js';
 import type { TaskResult, TaskSpec } from '../physical/task.js';
 
-export const MAX_TASK_ATTEMPTS = 3;
+const MAX_TASK_ATTEMPTS = 3;
 
-export interface FailedAttempt {
+interface FailedAttempt {
   attempt: number;
   error: string;
   start: number;
@@ -62,7 +62,7 @@ export async function runWithRetries(
 }
 
 /** The batches a task reads. */
-export function inputBatches(t: TaskSpec): Batch[] {
+function inputBatches(t: TaskSpec): Batch[] {
   return inputsOf(t.source);
 }
 

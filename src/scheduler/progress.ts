@@ -5,7 +5,7 @@
 import type { BoundNode } from '../plan/bound.js';
 
 /** A stage with tasks scheduled and not yet finished. */
-export interface StageProgress {
+interface StageProgress {
   /** "join-3 map", "aggregate-5 reduce" */
   stage: string;
   tasksDone: number;

@@ -224,7 +224,7 @@ function blockColumn(type: DataType, L: Layout, c: number, p: number, n: number)
 }
 
 /** Partition ids of every row (into `pid`): high bits of the key hash, or round-robin for null join keys. */
-export function partitionIds(
+function partitionIds(
   keys: Keys,
   spec: PartitionSpec,
   rr: { next: number },

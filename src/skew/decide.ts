@@ -32,7 +32,7 @@ import type { SkewSettings } from '../plan/load.js';
 import { TASKS_PER_WORKER } from '../plan/defaults.js';
 import { type RowSlice, packRowSlices, pieceCaps } from './slices.js';
 
-export interface HotKeyStat {
+interface HotKeyStat {
   /** 32-bit key hash: the partition is derived from it */
   hash: number;
   /** normalized key identity, equal on both sides for equal keys */
@@ -54,7 +54,7 @@ export interface SideStats {
   hotKeys: HotKeyStat[];
 }
 
-export interface HotKeySplit {
+interface HotKeySplit {
   hash: number;
   match: string;
   display: string[];

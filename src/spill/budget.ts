@@ -11,14 +11,14 @@ import type { SkewSettings } from '../plan/load.js';
  * threads' modules, the Parquet writer's WebAssembly memory): the RSS of a
  * 2-worker run 2 s in, before its first task, was 210 MB (a bare `node`: 40 MB).
  */
-export const PROCESS_ALLOWANCE = 224 * 1024 * 1024;
+const PROCESS_ALLOWANCE = 224 * 1024 * 1024;
 /**
  * Set aside per worker thread (its heap, Parquet decoder and the task it
  * runs): a 5M-row join, sort and Parquet write with a 50 MB data budget (1/10
  * of the issue's scale) peaked at 562 MB whole-process RSS, 176 MB per worker
  * above that start.
  */
-export const WORKER_ALLOWANCE = 192 * 1024 * 1024;
+const WORKER_ALLOWANCE = 192 * 1024 * 1024;
 
 /**
  * Bytes of data the coordinator may hold before it spills: the limit less the

@@ -205,7 +205,7 @@ function splitOr(e: Expr): Expr[] {
   return e.k === 'or' ? [...splitOr(e.l), ...splitOr(e.r)] : [e];
 }
 
-export function collectIds(e: Expr, scope: Scope, out: Set<string>): void {
+function collectIds(e: Expr, scope: Scope, out: Set<string>): void {
   const walk = (x: Expr): void => {
     if (x.k === 'col') {
       out.add(scope.resolve(x).col.id);
@@ -221,7 +221,7 @@ export function collectIds(e: Expr, scope: Scope, out: Set<string>): void {
  * `(A and B) or (A and C)` is `A and (B or C)`: q19's join key stands in
  * every branch, and only out of the OR does it become a join edge.
  */
-export function factorOr(e: Expr): Expr[] {
+function factorOr(e: Expr): Expr[] {
   if (e.k !== 'or') return [e];
   const branches = splitOr(e);
   const sets = branches.map((b) => splitAnd(b));

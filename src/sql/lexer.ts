@@ -8,7 +8,7 @@ export interface Pos {
   offset: number;
 }
 
-export type TokKind = 'ident' | 'qident' | 'kw' | 'num' | 'str' | 'op' | 'param' | 'eof';
+type TokKind = 'ident' | 'qident' | 'kw' | 'num' | 'str' | 'op' | 'param' | 'eof';
 export interface Token {
   kind: TokKind;
   text: string;
@@ -17,7 +17,7 @@ export interface Token {
 }
 
 /** Words that cannot be a bare alias or column name. */
-export const KEYWORDS = new Set([
+const KEYWORDS = new Set([
   'select',
   'distinct',
   'all',

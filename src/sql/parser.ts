@@ -22,7 +22,7 @@ const UNSUPPORTED: Record<string, string> = {
 };
 const STATEMENTS = new Set(['insert', 'update', 'delete', 'create', 'drop']);
 
-export class Parser {
+class Parser {
   private toks: Token[];
   private i = 0;
   constructor(private text: string) {

@@ -64,7 +64,7 @@ const CAST_TYPES: Record<string, string> = {
 };
 
 /** The plan's type name of a column type, for parameters compared with it. */
-export function planTypeName(t: DataType | undefined): string | undefined {
+function planTypeName(t: DataType | undefined): string | undefined {
   if (!t) return undefined;
   if (t.id === 'date32') return 'date';
   if (t.id === 'timestamp') return 'timestamp';

@@ -11,7 +11,6 @@ import type { Rand } from './random.js';
 import { scalar } from './scalar.js';
 import { type Kind, type Table, scanSql } from './tables.js';
 
-export type { Col };
 export interface Gen {
   node: Record<string, unknown>;
   sql: string;

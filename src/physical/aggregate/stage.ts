@@ -212,7 +212,7 @@ async function reduce(
  * against a side with unique keys it only adds work. Sides that do not
  * start with a scan are assumed to repeat keys.
  */
-export async function joinMultiplies(ex: ExecContext, join: JoinNode): Promise<boolean> {
+async function joinMultiplies(ex: ExecContext, join: JoinNode): Promise<boolean> {
   // a sample is small: read on this thread, unless runs are kept off it (inThreadBytes 0, faults) or the
   // pool's threads are ready (they have warmed WebAssembly: this one has not, see cli/prestart.ts)
   const here = ex.inThread || ex.coldAndSmall(1);

@@ -37,7 +37,7 @@ function viewColumn(c: Column, start: number, end: number): Column {
 }
 
 /** Blocks cut into consecutive row ranges of at most `rows` rows (a spilled block stays whole: it is read by one task). */
-export function rowRanges(blocks: Batch[], rows: number): Batch[][] {
+function rowRanges(blocks: Batch[], rows: number): Batch[][] {
   const out: Batch[][] = [[]];
   let n = 0;
   const add = (b: Batch) => {

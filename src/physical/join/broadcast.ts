@@ -37,12 +37,12 @@ export interface JoinStrategy {
 }
 
 /** Bytes a broadcast table takes beyond its rows: key words and hash, chain and heads, group ids (estimated high). */
-export const tableBytes = (rows: number, bytes: number) => bytes + 32 * rows;
+const tableBytes = (rows: number, bytes: number) => bytes + 32 * rows;
 
 let built = 0;
 
 /** The table over a side's rows, every array shared. */
-export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[], norms: KeyNorm[]): BroadcastTable {
+function buildBroadcast(schema: Schema, batches: Batch[], keys: number[], norms: KeyNorm[]): BroadcastTable {
   const batch = concatBatches(schema, batches, true);
   // keys hashed only for a table that is not direct (whose probes need no hashes)
   const unhashed = buildKeys(batch, keys, norms, undefined, false);
@@ -75,7 +75,7 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
  * again before its first probe. `chunks`: the groups the read tasks found in
  * their rows (see readGroupColumns), merged rather than grouping every row here.
  */
-export function groupTable(op: ProbeOp, combine: Combine, chunks?: { rows: number; groups: Groups }[]): void {
+function groupTable(op: ProbeOp, combine: Combine, chunks?: { rows: number; groups: Groups }[]): void {
   const cols = fusedTableGroupColumns(op, combine.groupBy, combine.aggs);
   if (cols === null || cols.length === 0) return; // no group columns: every match is group 0
   if (op.table.groups?.cols.join() === cols.join()) return; // grouped already
@@ -120,7 +120,7 @@ function probeShape(node: JoinNode, side: Side): Omit<ProbeOp, 'table'> {
 }
 
 /** The pipeline of the side that probes `table` (`base`: its pipeline, by default the whole side), and the probe. */
-export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable, base?: Pipeline): Pipeline {
+function probePipeline(node: JoinNode, side: Side, table: BroadcastTable, base?: Pipeline): Pipeline {
   const op: ProbeOp = { ...probeShape(node, side), table };
   const p = base ?? pipelineOf(side === 'right' ? node.left : node.right);
   return { ...p, ops: [...p.ops, op], fused: [...p.fused, node.id], schema: node.schema };
@@ -280,7 +280,7 @@ export interface Collected {
   rest: Pipeline | null;
 }
 /** A side read, with its bytes and rows. */
-export interface Measured extends Collected {
+interface Measured extends Collected {
   bytes: number;
   rows: number;
 }

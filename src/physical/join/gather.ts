@@ -5,7 +5,7 @@ import { type Batch, gatherMany } from '../../kernels/column.js';
 import type { PairChunk } from '../sort/cut-pairs.js';
 
 /** Rows gathered per output batch of a join. */
-export const OUTPUT_ROWS = 1 << 16;
+const OUTPUT_ROWS = 1 << 16;
 
 export class GatherSink {
   readonly batches: Batch[] = [];

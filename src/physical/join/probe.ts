@@ -76,7 +76,7 @@ export function probeBatch(b: Batch, op: ProbeOp): Batch[] {
  * it groups by: computed once where the table is built (physical/join/broadcast.ts),
  * arrays shared, so no task regroups the table.
  */
-export interface TableGroups extends Groups {
+interface TableGroups extends Groups {
   cols: number[];
 }
 
