@@ -77,7 +77,7 @@ export function explainPlan(lp: LoadedPlan): string {
         const on = src.leftKeys
           .map((l, i) => `${src.left.schema[l].name} = ${src.right.schema[src.rightKeys[i]].name}`)
           .join(' and ');
-        const d = expectedStrategy(src, settings.broadcastBytes);
+        const d = expectedStrategy(src, settings.broadcastBytes, settings.sharedBuildBytes);
         emit(
           indent,
           `${src.id}: ${src.type} hash join on ${on}${d.strategy === 'shuffle' ? `, ${P} reduce task(s) at most` : ''}${fused}`,

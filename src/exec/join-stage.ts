@@ -56,6 +56,7 @@ export async function runJoin(
         measure(ex, node),
         ex.spill,
         ops.length === 0 ? combine : undefined,
+        ex.settings.sharedBuildBytes,
       );
   if (how.pipeline) return runBroadcast(ex, node, how, ops, sink, consumer, combine, until);
   return runShuffleJoin(ex, node, how, ops, sink, combine, eager);
@@ -69,12 +70,12 @@ export async function runJoin(
  * starting once the rows read pass the cap (the rest of its splits left to the consumer).
  */
 function measure(ex: ExecContext, node: JoinNode): Collect {
-  return async (n, cap, groupBy) => {
+  return async (n, cap, groupBy, from) => {
     const here = runsInThread(scanBytes(n), ex.settings.inThreadBytes) && !poolReady() && 'steal';
     let bytes = 0;
     const until: Until = { stop: (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap };
     const sink: TaskSink = { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) };
-    const results = await ex.runPipeline(pipelineOf(n), sink, node.id, undefined, undefined, here, until);
+    const results = await ex.runPipeline(from ?? pipelineOf(n), sink, node.id, undefined, undefined, here, until);
     const groups = groupBy && results.flatMap((r) => r.groups ?? []);
     return { batches: batchesOf(results), groups, rest: until.rest ?? null };
   };
