@@ -23,3 +23,12 @@ export const TASKS_PER_WORKER = 4;
  * little above that are broadcast; they cannot be skewed, and nothing is shuffled.
  */
 export const DEFAULT_BROADCAST_BYTES = 24 * 1024 * 1024;
+
+/**
+ * With the default `broadcastBytes` (not set by the plan or the caller), a side up to this many bytes (after its
+ * filters) is built once in shared memory too when the other side is at least as large: the build on one thread
+ * costs about what partitioning its own rows would, and the other side is then neither partitioned nor written
+ * nor read again (paired whole processes at SF 10, docs/performance.md). Bounded by a sixteenth of the memory
+ * budget (plan/load.ts).
+ */
+export const SHARED_BUILD_BYTES = 256 * 1024 * 1024;

@@ -12,7 +12,7 @@ import { resolveSourceOverrides } from './sources.js';
 import { pruneColumns } from './prune.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
-import { DEFAULT_BROADCAST_BYTES, DEFAULT_IN_THREAD_BYTES } from './defaults.js';
+import { DEFAULT_BROADCAST_BYTES, DEFAULT_IN_THREAD_BYTES, SHARED_BUILD_BYTES } from './defaults.js';
 import { type OutputFormat, type Plan, PlanSchema, parseBytes } from './spec.js';
 
 export interface SkewSettings {
@@ -36,6 +36,11 @@ export interface Settings {
   memoryLimit: number;
   /** a join side at most this many bytes is broadcast to the other side's map tasks; 0: never (physical/join/broadcast.ts) */
   broadcastBytes: number;
+  /**
+   * Internal (not in the plan format): with the default broadcastBytes, a side up to this many bytes is built in
+   * shared memory too when the other side is larger (physical/join/decide.ts sideBounds); 0 when broadcastBytes was set.
+   */
+  sharedBuildBytes?: number;
   /** inputs (Parquet bytes) up to this size run on the calling thread, without workers (runtime/local.ts) */
   inThreadBytes: number;
   /** parent folder of the query's spill folder (absolute) */
@@ -75,6 +80,8 @@ export interface Overrides {
   planWorkers?: number;
   /** internal: measure each task's thread CPU time (Settings.taskCpuTime) */
   taskCpuTime?: boolean;
+  /** internal: the shared-build bound (Settings.sharedBuildBytes), whatever broadcastBytes says */
+  sharedBuildBytes?: number;
   /** the overrides came from the command line: errors name `--param`/`--source`, not the options */
   fromCommandLine?: boolean;
   /** replaces the plan's `output` (`--output`, `--format`); a relative path is relative to the current folder */
@@ -233,6 +240,11 @@ function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings
       o.broadcastBytes !== undefined
         ? parseBytes(o.broadcastBytes, 0)
         : parseBytes(ex.broadcastBytes, DEFAULT_BROADCAST_BYTES),
+    sharedBuildBytes:
+      o.sharedBuildBytes ??
+      (o.broadcastBytes === undefined && ex.broadcastBytes === undefined
+        ? Math.min(SHARED_BUILD_BYTES, Math.floor(memoryLimit / 16))
+        : 0),
     spillDir:
       o.spillDir !== undefined
         ? path.resolve(o.spillDir)

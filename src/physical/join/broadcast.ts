@@ -7,7 +7,7 @@ import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArra
 import { type KeyPart, buildKeys } from '../../kernels/keys.js';
 import { KeyTable, directTable, int32s } from '../../kernels/table.js';
 import type { BoundNode, KeyNorm } from '../../plan/bound.js';
-import { type BroadcastDecision, type Side, decideJoin, sidesToMeasure } from './decide.js';
+import { type BroadcastDecision, type Side, decideJoin, sideBounds, sidesToMeasure } from './decide.js';
 import { type BroadcastTable, type ProbeOp, fusedTableGroupColumns } from './probe.js';
 import { groupsOf } from '../../agg/aggregate.js';
 import type { Groups } from '../../agg/groups.js';
@@ -170,11 +170,13 @@ export async function chooseStrategy(
   collect: Collect,
   budget: MemoryBudget,
   combine?: Combine,
+  shared = 0,
 ): Promise<JoinStrategy> {
   const est = { left: scanBytes(node.left), right: scanBytes(node.right) };
   const free = budget.free();
   const can = { left: measurable(node.left, free), right: measurable(node.right, free) };
-  const sides = sidesToMeasure(node.type, est, threshold, can);
+  const bounds = sideBounds(threshold, est, shared);
+  const sides = sidesToMeasure(node.type, est, threshold, can, 2, bounds);
   if (sides.length === 0) return { decision: decideJoin(node.type, {}, threshold), heldBytes: 0 };
   // An aggregate's output first: it is computed anyway, and when small it spares reading the other side. A join's
   // output last, and only when no side read fits: read, its rows would be probed apart from the join below it,
@@ -185,30 +187,41 @@ export async function chooseStrategy(
   };
   sides.sort((a, b) => rank(a) - rank(b));
   const read: Partial<Record<Side, Measured>> = {};
-  let cap = threshold,
-    fits = false;
-  for (const side of sides) {
-    if (rank(side) === 2 && fits) break;
-    trace(`broadcast ${node.id}: reading the ${side} side up to ${cap} bytes`);
-    const c = await collect(side === 'left' ? node.left : node.right, cap, readGroupColumns(node, side, combine));
-    const m = (read[side] = {
-      ...c,
-      bytes: c.batches.reduce((a, b) => a + batchBytes(b), 0),
-      rows: rowCount(c.batches),
-    });
+  const readSide = async (side: Side, cap: number, from?: Measured) => {
+    trace(`broadcast ${node.id}: reading the ${side} side up to ${cap} bytes${from ? ' more' : ''}`);
+    const n = side === 'left' ? node.left : node.right;
+    const c = await collect(n, cap, readGroupColumns(node, side, combine), from?.rest ?? undefined);
+    const m = (read[side] = appendRead(c, from));
     trace(`broadcast ${node.id}: ${side} side read, ${m.bytes} bytes${m.rest ? ', stopped at the cap' : ''}`);
-    if (m.rest === null && m.bytes <= cap) {
+    return m;
+  };
+  // A scan is read up to broadcastBytes, a side computed whole (a join's or an aggregate's output) fits up to its
+  // shared-build bound. wide: the side that fitted is over broadcastBytes, the other is read too, to be compared
+  let cap = threshold,
+    fits = false,
+    wide = false;
+  for (const side of sides) {
+    if (rank(side) === 2 && fits && !wide) break;
+    const m = await readSide(side, cap);
+    if (m.rest === null && m.bytes <= (fits ? cap : bounds[side])) {
       cap = m.bytes;
       fits = true;
+      wide = m.bytes > threshold;
     }
     // a small table is built in a few ms and probed from the caches: no other side could do much better
     if (m.rest === null && m.bytes <= SMALL_TABLE_BYTES) break;
   }
+  // none fitted: a scan stopped at broadcastBytes is read on up to its shared-build bound, the smaller estimate first
+  if (!fits)
+    for (const side of sides.filter((s) => read[s]?.rest && bounds[s] > threshold).sort((a, b) => est[a] - est[b])) {
+      const m = await readSide(side, bounds[side] - read[side]!.bytes, read[side]);
+      if (m.rest === null && m.bytes <= bounds[side]) break;
+    }
   const measured = sides.filter((s) => read[s] !== undefined);
   const whole: Partial<Record<Side, number>> = {},
     partial: Partial<Record<Side, number>> = {};
   for (const s of measured) (read[s]!.rest === null ? whole : partial)[s] = read[s]!.bytes;
-  let decision = decideJoin(node.type, whole, threshold, partial);
+  let decision = decideJoin(node.type, whole, threshold, partial, bounds);
   const held = measured.reduce((a, s) => a + read[s]!.bytes, 0);
   if (decision.strategy === 'broadcast') {
     // the table is held for the whole probe: it must fit what the budget has left
@@ -284,8 +297,26 @@ interface Measured extends Collected {
   bytes: number;
   rows: number;
 }
-/** Runs a side to its rows on the pool, stopping once more than `cap` bytes were read where it can. */
-export type Collect = (n: BoundNode, cap: number, groupBy?: number[]) => Promise<Collected>;
+/**
+ * Runs a side to its rows on the pool, stopping once more than `cap` bytes were read where it can; `from`: the
+ * pipeline of its rest (a side read on), else the whole side's.
+ */
+export type Collect = (n: BoundNode, cap: number, groupBy?: number[], from?: Pipeline) => Promise<Collected>;
+
+/** A side's rows read, appended to those read before (`from`). */
+function appendRead(c: Collected, from?: Measured): Measured {
+  const bytes = c.batches.reduce((a, b) => a + batchBytes(b), 0),
+    rows = rowCount(c.batches);
+  if (!from) return { ...c, bytes, rows };
+  const groups = from.groups && c.groups ? [...from.groups, ...c.groups] : undefined;
+  return {
+    batches: [...from.batches, ...c.batches],
+    ...(groups ? { groups } : {}),
+    rest: c.rest,
+    bytes: from.bytes + bytes,
+    rows: from.rows + rows,
+  };
+}
 
 /** What chooseStrategy needs of the memory budget (spill/spiller.ts). */
 export interface MemoryBudget {
@@ -294,11 +325,12 @@ export interface MemoryBudget {
 }
 
 /** The strategy --explain expects, from the files' sizes (the run measures the sides after their filters). */
-export function expectedStrategy(node: JoinNode, threshold: number): BroadcastDecision {
+export function expectedStrategy(node: JoinNode, threshold: number, shared = 0): BroadcastDecision {
   const est = { left: scanBytes(node.left), right: scanBytes(node.right) };
-  const d = decideJoin(node.type, est, threshold);
+  const bounds = sideBounds(threshold, est, shared);
+  const d = decideJoin(node.type, est, threshold, {}, bounds);
   const can = { left: measurable(node.left, Infinity), right: measurable(node.right, Infinity) };
-  const sides = sidesToMeasure(node.type, est, threshold, can);
+  const sides = sidesToMeasure(node.type, est, threshold, can, 2, bounds);
   if (sides.length === 0) return d; // off, a full join, or no side small enough to read whole
   const whole = sides.filter((s) => pipelineOf(s === 'left' ? node.left : node.right).source.kind !== 'scan');
   const many = sides.length > 1;
@@ -306,13 +338,15 @@ export function expectedStrategy(node: JoinNode, threshold: number): BroadcastDe
     whole.length === 0
       ? ''
       : ` (the ${whole.join(' and ')}, a join's or an aggregate's output, only when its input's estimate fits the memory budget)`;
+  const upTo = sides.map((s) => (bounds[s] > threshold ? `${s} ${bounds[s]}` : '')).filter((x) => x);
+  const wide = upTo.length ? ` (the shared-build bound: ${upTo.join(', ')})` : '';
   const rule =
     `at run time the ${sides.join(' and ')} side${many ? 's are' : ' is'} read after ${many ? 'their' : 'its'} filters, ` +
-    `up to broadcastBytes ${threshold}${outputs}; the smaller that fits is broadcast, else the rows read are shuffled`;
+    `up to broadcastBytes ${threshold}${wide}${outputs}; the smaller that fits is broadcast, else the rows read are shuffled`;
   if (d.strategy === 'broadcast') {
     return {
       ...d,
-      reason: `${d.side} side estimated at ${est[d.side!]} bytes from its files <= broadcastBytes ${threshold}; ${rule}`,
+      reason: `${d.side} side estimated at ${est[d.side!]} bytes from its files <= ${bounds[d.side!] > threshold ? 'the shared-build bound' : 'broadcastBytes'} ${bounds[d.side!]}; ${rule}`,
     };
   }
   return { ...d, reason: `${d.reason} (from the files, before filters); ${rule}` };

@@ -6,6 +6,15 @@ import type { JoinType } from '../../plan/spec.js';
 
 export type Side = 'left' | 'right';
 
+/**
+ * The bytes up to which each side may be broadcast: `threshold`, or up to `shared` (0: none) and the other
+ * side's estimate from its files, whichever is less: a side is not read past what the other side's files hold.
+ */
+export function sideBounds(threshold: number, estimates: Record<Side, number>, shared = 0): Record<Side, number> {
+  const b = (other: Side) => (threshold <= 0 ? threshold : Math.max(threshold, Math.min(shared, estimates[other])));
+  return { left: b('right'), right: b('left') };
+}
+
 /** The sides a join type allows to broadcast, in no particular order. */
 export function broadcastable(type: JoinType): Side[] {
   switch (type) {
@@ -42,6 +51,7 @@ export function decideJoin(
   bytes: Partial<Record<Side, number>>,
   threshold: number,
   partial: Partial<Record<Side, number>> = {},
+  bounds: Record<Side, number> = { left: threshold, right: threshold },
 ): BroadcastDecision {
   if (threshold <= 0) return { strategy: 'shuffle', reason: 'broadcast turned off (broadcastBytes 0)' };
   const sides = broadcastable(type);
@@ -51,7 +61,7 @@ export function decideJoin(
       reason: `a ${type} join outputs the unmatched rows of both sides: neither may be broadcast`,
     };
   const fits = sides
-    .filter((s) => bytes[s] !== undefined && bytes[s]! <= threshold)
+    .filter((s) => bytes[s] !== undefined && bytes[s]! <= Math.max(threshold, bounds[s]))
     .sort((a, b) => bytes[a]! - bytes[b]!);
   const over = (s: Side) => `over ${partial[s]} bytes (read stopped there)`;
   const stopped = sides.filter((s) => partial[s] !== undefined).map((s) => `${s} ${over(s)}`);
@@ -60,16 +70,19 @@ export function decideJoin(
       o = sides.find((x) => x !== s && (bytes[x] !== undefined || partial[x] !== undefined));
     const other =
       o === undefined ? '' : `; the ${o} side is ${bytes[o] !== undefined ? `larger (${bytes[o]} bytes)` : over(o)}`;
-    return {
-      strategy: 'broadcast',
-      side: s,
-      reason: `${s} side ${bytes[s]} bytes <= broadcastBytes ${threshold}${other}`,
-    };
+    const fit =
+      bytes[s]! <= threshold
+        ? `<= broadcastBytes ${threshold}`
+        : `> broadcastBytes ${threshold} but <= the shared-build bound ${bounds[s]} (the other side's files are larger)`;
+    return { strategy: 'broadcast', side: s, reason: `${s} side ${bytes[s]} bytes ${fit}${other}` };
   }
   const known = [...sides.filter((s) => bytes[s] !== undefined).map((s) => `${s} ${bytes[s]} bytes`), ...stopped];
+  const wide = sides.filter((s) => bounds[s] > threshold).map((s) => `${s} ${bounds[s]}`);
   return {
     strategy: 'shuffle',
-    reason: `${sides.join(' or ')} side may be broadcast, ${known.length ? known.join(', ') : 'estimated'} > broadcastBytes ${threshold}`,
+    reason:
+      `${sides.join(' or ')} side may be broadcast, ${known.length ? known.join(', ') : 'estimated'} > broadcastBytes ` +
+      `${threshold}${wide.length ? ` (shared-build bound: ${wide.join(', ')})` : ''}`,
   };
 }
 
@@ -88,9 +101,10 @@ export function sidesToMeasure(
   threshold: number,
   capped: Record<Side, boolean>,
   factor = 2,
+  bounds: Record<Side, number> = { left: threshold, right: threshold },
 ): Side[] {
   if (threshold <= 0) return [];
   return broadcastable(type)
-    .filter((s) => capped[s] || estimates[s] <= factor * threshold)
+    .filter((s) => capped[s] || estimates[s] <= factor * Math.max(threshold, bounds[s]))
     .sort((a, b) => estimates[a] - estimates[b]);
 }

@@ -17,7 +17,7 @@ export const joinOperator: PhysicalOperator<JoinNode> = {
     const on = src.leftKeys
       .map((l, i) => `${src.left.schema[l].name} = ${src.right.schema[src.rightKeys[i]].name}`)
       .join(' and ');
-    const d = expectedStrategy(src, x.settings.broadcastBytes);
+    const d = expectedStrategy(src, x.settings.broadcastBytes, x.settings.sharedBuildBytes);
     const tasks = d.strategy === 'shuffle' ? `, ${P} reduce task(s) at most` : '';
     x.line(depth, `${src.id}: ${src.type} hash join on ${on}${tasks}${fused}`);
     const built = d.side

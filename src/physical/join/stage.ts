@@ -46,6 +46,7 @@ export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: 
         measure(ex, node),
         ex.spill,
         ops.length === 0 ? combine : undefined,
+        ex.settings.sharedBuildBytes,
       );
   if (how.pipeline) return runBroadcast(ex, node, how, ops, d);
   return runShuffleJoin(ex, node, how, ops, d);
@@ -59,12 +60,12 @@ export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: 
  * starting once the rows read pass the cap (the rest of its splits left to the consumer).
  */
 function measure(ex: ExecContext, node: JoinNode): Collect {
-  return async (n, cap, groupBy) => {
+  return async (n, cap, groupBy, from) => {
     const here = ex.coldAndSmall(scanBytes(n)) && 'steal';
     let bytes = 0;
     const until: Until = { stop: (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap };
     const sink: TaskSink = { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) };
-    const results = await ex.execute(pipelineOf(n), { stage: node.id, sink, placement: here, until });
+    const results = await ex.execute(from ?? pipelineOf(n), { stage: node.id, sink, placement: here, until });
     const groups = groupBy && results.flatMap((r) => r.groups ?? []);
     return { batches: batchesOf(results), groups, rest: until.rest ?? null };
   };
