@@ -10,6 +10,7 @@ import { type EagerPlan, eagerStates } from '../agg/eager.js';
 import { type Combine, combine } from '../agg/combiner.js';
 import { finalAggregate, partialAggregateJoin, partialSchema, rowsAsStates } from '../agg/partial.js';
 import { type TwoLevelStep, twoLevelStep } from '../agg/twolevel.js';
+import { sumOnlyColumns } from '../agg/narrow.js';
 import { readRowGroups, readRowGroupsInPlace } from '../io/parquet.js';
 import {
   type Batch,
@@ -36,7 +37,7 @@ import { type ProbeOp, probeAggregate, probeBatch } from '../joins/probe.js';
 import { type PartitionSpec, type Partitioned, type TaskSketch, partitionBatches } from '../shuffle/partition.js';
 import { type SplitKey, hotKeyRuns, splitHotKeys } from '../skew/split.js';
 import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
-import { compileExpr } from '../expr/compile.js';
+import { compileExpr, compileNarrow } from '../expr/compile.js';
 import { compileFilter } from '../expr/select.js';
 import { DENSE, carry, defer, materialize, selectedRows, selectionOf } from '../expr/deferred.js';
 import type { BoundExpr } from '../expr/types.js';
@@ -462,11 +463,18 @@ function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): (Produce
  * after the other with nothing else materialized; expressions are compiled
  * here, once per task. A probe may turn a batch into several.
  */
-function compileOps(ops: RowOp[], deferDense = false): (b: Batch) => Batch[] {
+function compileOps(ops: RowOp[], deferDense = false, sumOnly?: Set<number>): (b: Batch) => Batch[] {
   const steps = ops.flatMap((op, k): ((b: Batch) => Batch | Batch[])[] => {
     if (op.kind === 'compute') {
-      const ks = op.exprs.map(compileExpr);
-      const add = (b: Batch): Batch => ({ length: b.length, columns: [...b.columns, ...ks.map((f) => f(b))] });
+      // columns only the combiner's sums read may come narrowed (agg/narrow.ts): known once a batch's width is
+      const narrow = sumOnly && ops.slice(k + 1).every((o) => o.kind !== 'probe') ? sumOnly : null;
+      let ks = narrow ? null : op.exprs.map(compileExpr);
+      const add = (b: Batch): Batch => {
+        ks ??= op.exprs.map((e, j) =>
+          (narrow!.has(finalColumn(ops, k, b.columns.length + j)) ? compileNarrow : compileExpr)(e),
+        );
+        return { length: b.length, columns: [...b.columns, ...ks.map((f) => f(b))] };
+      };
       return [
         (b) => {
           if (!selectionOf(b)) return add(b);
@@ -513,6 +521,15 @@ function compileOps(ops: RowOp[], deferDense = false): (b: Batch) => Batch[] {
     return [b];
   };
   return (b) => from(b, 0);
+}
+
+/** Where column `p` after operator k ends up after the later projections (-1: dropped). */
+function finalColumn(ops: RowOp[], k: number, p: number): number {
+  for (let j = k + 1; j < ops.length && p >= 0; j++) {
+    const o = ops[j];
+    if (o.kind === 'project') p = o.indices.indexOf(p);
+  }
+  return p;
 }
 
 /** Run a task; its result carries when (epoch ms) and on which thread it ran, for timelines. */
@@ -618,7 +635,12 @@ function finishSink(
       ms: performance.now() - t0,
     };
   }
-  const ops = compileOps(rowOps, t.combine !== undefined && !combined);
+  const combining = t.combine !== undefined && !combined;
+  const ops = compileOps(
+    rowOps,
+    combining,
+    combining ? sumOnlyColumns(t.combine!.groupBy, t.combine!.aggs) : undefined,
+  );
   // loops and pushes, not flatMap and filter: see scatterRows in shuffle/partition.ts
   let outBatches: Batch[] = [];
   let outputRows = 0;
