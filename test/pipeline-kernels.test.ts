@@ -4,7 +4,9 @@
 // empty and all-filtered batches, giving up on a longer value (and leaving
 // its table clean); and the combiner's sums of decimal products narrowed to
 // 64-bit lanes (agg/narrow.ts) against DuckDB, in partial and pass-through
-// mode, with batches past 2^53 that fall back to 128-bit lanes.
+// mode, with batches past 2^53 that fall back to 128-bit lanes; decimal
+// sums over two banks (even and odd rows) on odd lengths, nulls on either
+// side, one group, and past the carry chunk.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
@@ -13,6 +15,7 @@ import { groupRows } from '../dist/agg/groups.js';
 import { normFor } from '../dist/agg/aggregate.js';
 import { sumOnlyColumns, widenNarrowed } from '../dist/agg/narrow.js';
 import { buildKeys } from '../dist/kernels/keys.js';
+import { decimalSums, decimalSumsColumn } from '../dist/kernels/decimal.js';
 import type { Column } from '../dist/kernels/column.js';
 import { duckRows, sorted, tmpDir, writeParquet } from './helpers.js';
 
@@ -177,5 +180,79 @@ describe('decimal products narrowed to 64-bit lanes for the combiner', () => {
     expect(w.columns[0].valid).toBe(narrow.valid);
     // nothing narrowed: the same batch
     expect(widenNarrowed(b, [{ name: 'x', type: narrow.type }])).toBe(b);
+  });
+});
+
+describe('decimal sums over two banks (even and odd rows)', () => {
+  /** A decimal column of n rows (64- or 128-bit lanes) from value(i), null where value(i) is null. */
+  function dec(precision: number, n: number, value: (i: number) => bigint | null): Column {
+    const wide = precision > 18,
+      values = new BigInt64Array(wide ? 2 * n : n),
+      valid = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      const x = value(i);
+      valid[i] = x === null ? 0 : 1;
+      if (x === null) continue;
+      if (wide) {
+        values[2 * i] = BigInt.asIntN(64, x);
+        values[2 * i + 1] = x >> 64n;
+      } else values[i] = x;
+    }
+    return { type: { id: 'decimal', precision, scale: 2 }, length: n, values, valid };
+  }
+  function check(c: Column, gid: Int32Array, groups: number) {
+    const want: bigint[] = new Array(groups).fill(0n),
+      cnt = new Float64Array(groups);
+    const at = (i: number) => {
+      const v = c.values as BigInt64Array;
+      return c.type.precision! > 18 ? (v[2 * i + 1] << 64n) + BigInt.asUintN(64, v[2 * i]) : v[i];
+    };
+    for (let i = 0; i < c.length; i++)
+      if (c.valid![i]) {
+        want[gid[i]] += at(i);
+        cnt[gid[i]]++;
+      }
+    expect(decimalSums(c, gid, groups, cnt)).toEqual(want.map((x, k) => (cnt[k] === 0 ? null : x)));
+    const col = decimalSumsColumn(c, gid, groups, cnt, { id: 'decimal', precision: 38, scale: 2 }, 'x');
+    for (let k = 0; k < groups; k++) {
+      const v = col.values as BigInt64Array;
+      if (cnt[k] > 0) expect((v[2 * k + 1] << 64n) + BigInt.asUintN(64, v[2 * k])).toBe(want[k]);
+      else expect(col.valid![k]).toBe(0);
+    }
+  }
+  it('odd and even lengths, nulls on either bank, one group and several', () => {
+    for (const n of [0, 1, 2, 3, 4, 5, 101]) {
+      for (const p of [15, 30]) {
+        const c = dec(p, n, (i) => (i % 4 === 1 ? null : BigInt((i * 7919) % 100003) - 50000n));
+        check(c, new Int32Array(n), 1);
+        check(
+          c,
+          Int32Array.from({ length: n }, (_, i) => (i * 5) % 3),
+          3,
+        );
+        // every value in a group of its own; the last group empty
+        check(
+          c,
+          Int32Array.from({ length: n }, (_, i) => i),
+          n + 1,
+        );
+      }
+    }
+  });
+  it('past the carry chunk (2^20 rows), with values near the 64-bit limits', () => {
+    const n = (1 << 20) + 3,
+      big = 2n ** 62n;
+    const c64 = dec(18, n, (i) => (i % 1000 === 7 ? null : i % 2 ? 999999999999999999n - BigInt(i) : -BigInt(i)));
+    check(
+      c64,
+      Int32Array.from({ length: n }, (_, i) => i & 1),
+      2,
+    );
+    const c128 = dec(38, n, (i) => (i % 3 === 0 ? big * BigInt(i % 11) : -BigInt(i)));
+    check(
+      c128,
+      Int32Array.from({ length: n }, (_, i) => (i >> 4) % 3),
+      3,
+    );
   });
 });
