@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readDirect } from '../dist/io/parquet-direct.js';
+import { WordLease, pooledBytes } from '../dist/io/word-pool.js';
 import { NotDirect, openFooter } from '../dist/io/parquet-footer.js';
 import { ParquetFileWriter } from '../dist/io/parquet-encode.js';
 import { writeParquetBytes } from '../dist/io/parquet-write.js';
@@ -132,6 +133,32 @@ describe("the direct reader gives DuckDB's values", () => {
       expect(batches[0].columns[dec38].values.length).toBe(2 * batches[0].length);
     });
   }
+
+  it('words leased from the thread pool: arrays given back are reused dirty, and every word is written again', async () => {
+    const p = await writeDuck('lease.parquet', 'snappy');
+    const fields = await fieldsOf(p);
+    const theirs = await duckCanon(p);
+    const first = new WordLease();
+    const a = readDirect(p, allGroups(p), fields, {}, undefined, first);
+    expect(ourCanon(a)).toEqual(theirs);
+    const dec = fields.findIndex((f) => f.name === 'dec10_3'); // a null on every ninth row
+    const buffers = new Set(a.flatMap((b) => b.columns.map((c) => c.values.buffer)));
+    // dirty the arrays, give them back: the next read takes the same ones and writes every word (nulls' too)
+    for (const b of a) for (const c of b.columns) if (c.type.id !== 'utf8') new Uint8Array(c.values.buffer).fill(0xa5);
+    first.release();
+    expect(pooledBytes()).toBeGreaterThan(0);
+    const second = new WordLease();
+    const b = readDirect(p, allGroups(p), fields, {}, undefined, second);
+    expect(b.some((x) => buffers.has(x.columns[dec].values.buffer))).toBe(true);
+    expect(ourCanon(b)).toEqual(theirs);
+    second.release();
+    // the engine's read (decimals direct, the rest through parquet-wasm): release gives the decimals' words back
+    const before = pooledBytes();
+    const batches = await readRowGroupsInPlace(p, allGroups(p), fields);
+    expect(ourCanon(batches.batches)).toEqual(theirs);
+    batches.release();
+    expect(pooledBytes()).toBeGreaterThanOrEqual(before);
+  });
 
   it('row groups chosen, a row range inside them, and batches cut to given lengths', async () => {
     const p = await writeDuck('groups.parquet', 'snappy', 1000); // DuckDB makes row groups of at least 2,048 rows

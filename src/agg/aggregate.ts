@@ -18,6 +18,7 @@ import { buildKeys } from '../kernels/keys.js';
 import { int32s } from '../kernels/table.js';
 import { valueComparator } from '../kernels/sort.js';
 import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
+import { codeGroups } from './code-groups.js';
 import { FEW_GROUPS, fewGroups } from './few-groups.js';
 import { type Groups, groupRows } from './groups.js';
 import type { Selection } from '../expr/select.js';
@@ -320,6 +321,18 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
     }
     return { gid, nGroups: 1, first: new Int32Array(1) };
   }
+  // one or two columns of one-byte strings (q01's flags): a direct table of the code pairs, one pass
+  const flags =
+    groupBy.length <= 2
+      ? codeGroups(
+          groupBy.map((i) => b.columns[i]),
+          shared,
+          undefined,
+          sel?.idx ?? null,
+          sel?.n ?? b.length,
+        )
+      : null;
+  if (flags) return flags;
   const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
   // one column, every row: few groups are found in one pass; past them, the ids array goes on to groupRows.
   // Two 32-bit columns without nulls (q01's two flags) are one 64-bit column to that pass.

@@ -17,6 +17,7 @@ import {
 import { decimalSumsColumn } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import { materialize, selectedRows, selectionOf } from '../expr/deferred.js';
+import { widenNarrowed } from './narrow.js';
 import { countColumn, float64Column, floatSums, groupsOf, intSumColumn, minMax } from './aggregate.js';
 import {
   PASS_THROUGH_SAMPLE,
@@ -59,12 +60,14 @@ export function combine(batches: Batch[], c: Combine, rows = false): Combined {
   );
   const partial = (b: Batch) => partialAggregate(b, c.groupBy, c.aggs, schema, selectionOf(b));
   // the first rows decide, as if the batches were one
+  // (rows, unlike states, take their schema's lanes: a sum's column may come narrowed, agg/narrow.ts)
+  const rowsOf = (b: Batch, limit?: number) => widenNarrowed(materialize(b, limit), c.schema);
   const head = () =>
     selectedRows(batches[0]) >= PASS_THROUGH_SAMPLE
-      ? materialize(batches[0], PASS_THROUGH_SAMPLE)
+      ? rowsOf(batches[0], PASS_THROUGH_SAMPLE)
       : concatBatches(
           c.schema,
-          batches.map((b) => materialize(b)),
+          batches.map((b) => rowsOf(b)),
         );
   // the sample's groups are counted, not aggregated, and passed batches are not concatenated: a
   // pass-through task costs what it costs without combiners (aggregate by key at s = 0, map stage
@@ -73,7 +76,7 @@ export function combine(batches: Batch[], c: Combine, rows = false): Combined {
   const stateGroups = combinerGrouping(c.groupBy, c.aggs).groupBy;
   const groups = (sample: Batch) => groupsOf(sample, stateGroups).nGroups;
   if (c.groupBy.length > 0 && rowsIn > 0 && passesThrough(head(), groups)) {
-    const passed = batches.map((b) => materialize(b));
+    const passed = batches.map((b) => rowsOf(b));
     if (rows && c.passRows) return { batches: passed, rowsOut: rowsIn, mode: 'pass-through', rowsIn, bytesIn };
     const states = rowsAsStates(concatBatches(c.schema, passed), c.groupBy, c.aggs);
     return { batches: [states], rowsOut: states.length, mode: 'pass-through', rowsIn, bytesIn };

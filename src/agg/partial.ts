@@ -39,6 +39,7 @@ import {
   minMax,
 } from './aggregate.js';
 import type { Groups } from './groups.js';
+import { decimalLanes128 } from './narrow.js';
 
 function distinctCols(aggs: BoundAggregate[]): Set<number> {
   const cols = new Set<number>();
@@ -341,20 +342,4 @@ export function rowsAsStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate
     }
   }
   return { length: n, columns: cols };
-}
-
-/** A 64-bit decimal's lanes sign-extended to two lanes a row, word by word (no bigint a row). */
-function decimalLanes128(src: BigInt64Array, n: number): BigInt64Array {
-  const out = new BigInt64Array(2 * n);
-  widen64(new Int32Array(src.buffer, src.byteOffset, 2 * n), new Int32Array(out.buffer), n);
-  return out;
-}
-
-function widen64(s: Int32Array, w: Int32Array, n: number): void {
-  for (let i = 0; i < n; i++) {
-    const hi = s[2 * i + 1];
-    w[4 * i] = s[2 * i];
-    w[4 * i + 1] = hi;
-    w[4 * i + 2] = w[4 * i + 3] = hi >> 31;
-  }
 }

@@ -24,6 +24,15 @@ export function compileExpr(e: BoundExpr): Kernel {
   return compileNode(foldConstants(e, (x, b) => compileNode(x)(b)));
 }
 
+/**
+ * compileExpr for a column that only the combiner's sums read: a fused 128-bit decimal product comes in
+ * 64-bit lanes where its values fit (expr/fused.ts `narrow`, agg/narrow.ts).
+ */
+export function compileNarrow(e: BoundExpr): Kernel {
+  const f = foldConstants(e, (x, b) => compileNode(x)(b));
+  return (f.k === 'fn' && fusedArith(f, () => compileFn(f), true)) || compileNode(f);
+}
+
 function compileNode(e: BoundExpr): Kernel {
   switch (e.k) {
     case 'col':

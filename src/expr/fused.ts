@@ -16,8 +16,16 @@ const OPS = new Set(['+', '-', '*']);
 type Leaf = { col: number; type: DataType };
 type Run = (cols: Column[], n: number, out: Int32Array, valid: Uint8Array | null, limit: number) => boolean;
 
-/** A kernel for `e` when it is exact + - * over columns and literals (falling back to `general` per batch), else null. */
-export function fusedArith(e: BoundExpr, general: () => (b: Batch) => Column): ((b: Batch) => Column) | null {
+/**
+ * A kernel for `e` when it is exact + - * over columns and literals (falling back to `general` per batch), else null.
+ * `narrow`: a 128-bit decimal result is written in 64-bit lanes, typed decimal(18, s), where the batch's values
+ * fit (they always do where the fused loop succeeds: within ±2^53); the fallback's columns keep the type of `e`.
+ */
+export function fusedArith(
+  e: BoundExpr,
+  general: () => (b: Batch) => Column,
+  narrow = false,
+): ((b: Batch) => Column) | null {
   if (e.k !== 'fn' || !OPS.has(e.fn) || !exact(e.type)) return null;
   const leaves: Leaf[] = [];
   const lines: string[] = [];
@@ -56,7 +64,9 @@ export function fusedArith(e: BoundExpr, general: () => (b: Batch) => Column): (
   if (top === null || leaves.length === 0) return null;
   const reads = leaves.map((l, k) => read(l.type, k));
   const checks = Array.from({ length: temps }, (_, k) => `t${k} <= ${SAFE} && t${k} >= -${SAFE}`);
-  const wide = lanes(e.type) === 2;
+  const narrowed = narrow && lanes(e.type) === 2 && scaleOf(e.type) <= 18,
+    wide = lanes(e.type) === 2 && !narrowed;
+  const type: DataType = narrowed ? { id: 'decimal', precision: 18, scale: e.type.scale } : e.type;
   const src = `
     ${leaves.map((l, k) => `const v${k} = ${view(l.type, k)};`).join('\n')}
     for (let i = 0; i < n; i++) {
@@ -69,19 +79,30 @@ export function fusedArith(e: BoundExpr, general: () => (b: Batch) => Column): (
       ${wide ? 'out[p + 2] = out[p + 3] = hi < 0 ? -1 : 0;' : ''}
     }
     return true;`;
-  const run = new Function('cols', 'n', 'out', 'valid', 'limit', src) as Run;
+  const run = compiled(src);
   // a decimal result beyond its digits is the general kernels' overflow error
   const limit = e.type.id === 'decimal' && e.type.precision! < 16 ? 10 ** e.type.precision! - 1 : SAFE;
   let fallback: ((b: Batch) => Column) | null = null;
   return (b) => {
     const cols = leaves.map((l) => b.columns[l.col]);
     const n = b.length,
-      values = allocValues(e.type, n),
+      values = allocValues(type, n),
       valid = andValid(cols, n);
     if (run(cols, n, new Int32Array(values.buffer, values.byteOffset, values.length * 2), valid, limit))
-      return { type: e.type, length: n, values, valid };
+      return { type, length: n, values, valid };
     return (fallback ??= general())(b);
   };
+}
+
+/**
+ * One function per source text, shared by every task of the thread: a function made anew for each
+ * task starts cold (no type feedback, no optimized code) and spent its first batches in the interpreter.
+ */
+const RUNS = new Map<string, Run>();
+function compiled(src: string): Run {
+  let run = RUNS.get(src);
+  if (!run) RUNS.set(src, (run = new Function('cols', 'n', 'out', 'valid', 'limit', src) as Run));
+  return run;
 }
 
 const exact = (t: DataType) => isInteger(t) || t.id === 'decimal';

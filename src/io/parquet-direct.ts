@@ -13,6 +13,7 @@ import { valuesCtor } from '../kernels/column.js';
 import { type Chunk, type Leaf, NotDirect, openFooter, readAt } from './parquet-footer.js';
 import { CorruptPage, defLevels, rleHybrid } from './rle.js';
 import { ThriftReader, type TStruct } from './thrift-read.js';
+import type { WordLease } from './word-pool.js';
 
 /** Rows per batch handed to the engine (as the parquet-wasm path reads). */
 const BATCH_ROWS = 1 << 17;
@@ -197,9 +198,11 @@ interface Decoded {
 }
 
 /** Decode one column chunk (its bytes from the file) of `rows` rows. */
-function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number): Decoded {
+function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number, lease?: WordLease): Decoded {
   if (chunk.numValues !== rows) throw new CorruptPage(`chunk has ${chunk.numValues} values for ${rows} rows`);
-  const words = plan.kind === 'utf8' ? null : new Int32Array(rows * plan.words);
+  // (a leased array is not zeroed: the pages write every row's words, nulls' too, or throw)
+  const n = rows * plan.words,
+    words = plan.kind === 'utf8' ? null : lease ? lease.take(n) : new Int32Array(n);
   const strings = plan.kind === 'utf8' ? new Strings(new Int32Array(rows + 1), bytes.length * 2) : null;
   // validity made on the first null (all present until a page says otherwise)
   let valid: Uint8Array | null = null;
@@ -488,6 +491,7 @@ export function preferDirect(path: string, fields: Field[]): boolean[] {
  * (one row group only: to line up with batches read otherwise); `range` skips
  * and limits rows of the groups read. Throws NotDirect for a file or column
  * this reader does not take, another error for data it finds corrupt.
+ * `lease`: fixed-width columns' words come from it (io/word-pool.ts).
  */
 export function readDirect(
   path: string,
@@ -495,6 +499,7 @@ export function readDirect(
   fields: Field[],
   range: DirectRange = {},
   lengths?: number[],
+  lease?: WordLease,
 ): Batch[] {
   const { fd, footer } = openFooter(path);
   try {
@@ -520,7 +525,7 @@ export function readDirect(
         if (!chunk || chunk.phys !== p.leaf.phys) throw new CorruptPage('column chunk does not match the schema');
         if (!CODECS.has(chunk.codec)) throw new NotDirect(`codec ${chunk.codec}`);
         if (chunk.encodings.some((e) => !ENCODINGS.has(e))) throw new NotDirect(`encodings ${chunk.encodings}`);
-        return decodeChunk(p, chunk, readAt(fd, chunk.start, chunk.size), rg.rows);
+        return decodeChunk(p, chunk, readAt(fd, chunk.start, chunk.size), rg.rows, lease);
       });
       const cuts =
         lengths ??

@@ -7,6 +7,7 @@ import { InputError } from '../errors.js';
 import type { Batch, DataType, Field } from '../kernels/column.js';
 import { batchesInPlace, schemaFields } from './ffi.js';
 import { preferDirect, readDirect } from './parquet-direct.js';
+import { WordLease } from './word-pool.js';
 import { decodeFailure, guarded, isWasmTrap, parquetWasm, wasmGeneration } from './wasm.js';
 
 /** A column of a file: its engine type, or the name of a type the engine cannot read. */
@@ -233,10 +234,12 @@ function tryDirect(
   fields: Field[],
   range: RowRange,
   lengths?: number[],
+  lease?: WordLease,
 ): Batch[] | null {
   try {
-    return readDirect(path, rowGroups, fields, range, lengths);
+    return readDirect(path, rowGroups, fields, range, lengths, lease);
   } catch {
+    lease?.release();
     return null;
   }
 }
@@ -257,9 +260,11 @@ export async function readRowGroupsInPlace(
   range: RowRange = {},
 ): Promise<InPlace> {
   const prefer = wholeFile ? fields.map(() => false) : preferDirect(path, fields);
+  // the direct reader's words are leased from the thread's pool, given back at release (io/word-pool.ts)
+  const lease = new WordLease();
   if (fields.length > 0 && prefer.every(Boolean)) {
-    const direct = tryDirect(path, rowGroups, fields, range);
-    if (direct) return { batches: direct, release: () => {}, viewsIntoModule: false, direct: true };
+    const direct = tryDirect(path, rowGroups, fields, range, undefined, lease);
+    if (direct) return { batches: direct, release: () => lease.release(), viewsIntoModule: false, direct: true };
   } else if (prefer.some(Boolean) && rowGroups.length === 1) {
     // one row group: the other columns through parquet-wasm, the preferred ones cut to its batches
     const rest = await readWasmInPlace(
@@ -275,8 +280,17 @@ export async function readRowGroupsInPlace(
       fields.filter((_, i) => prefer[i]),
       range,
       rest.batches.map((b) => b.length),
+      lease,
     );
-    if (direct) return { ...rest, batches: rest.batches.map((b, k) => interleave(b, direct[k], prefer)) };
+    if (direct)
+      return {
+        ...rest,
+        batches: rest.batches.map((b, k) => interleave(b, direct[k], prefer)),
+        release: () => {
+          rest.release();
+          lease.release();
+        },
+      };
     rest.release();
   }
   return readWasmInPlace(path, rowGroups, fields, wholeFile, range);

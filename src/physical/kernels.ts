@@ -3,6 +3,7 @@
 // one way a task runs: its source produces batches, the row operators and the combiner transform them, the sink
 // makes the result. Pure: the same function runs on a worker thread or on the coordinator.
 import { combine } from '../agg/combiner.js';
+import { sumOnlyColumns } from '../agg/narrow.js';
 import { type Batch, batchBytes } from '../kernels/column.js';
 import { selectedRows } from '../expr/deferred.js';
 import { aggregateKernel } from './aggregate/source.js';
@@ -137,7 +138,9 @@ function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
 
 /** The produced batches through `rowOps` and the combiner, into the task's sink. */
 function toSink(t: TaskSpec, p: Produced, rowOps: RowOp[]): Promise<Omit<TaskResult, 'ms'>> {
-  const ops = compileOps(rowOps, t.combine !== undefined && !p.combined);
+  const combining = t.combine !== undefined && !p.combined;
+  const sumOnly = combining ? sumOnlyColumns(t.combine!.groupBy, t.combine!.aggs) : undefined;
+  const ops = compileOps(rowOps, combining, sumOnly);
   // loops and pushes, not flatMap and filter: see scatterRows in shuffle/partition.ts
   let out: Batch[] = [];
   let outputRows = 0;

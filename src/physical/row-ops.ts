@@ -2,7 +2,7 @@
 // batches; expressions are compiled once per task.
 import { type Batch, gatherSelected } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
-import { compileExpr } from '../expr/compile.js';
+import { compileExpr, compileNarrow } from '../expr/compile.js';
 import { compileFilter } from '../expr/select.js';
 import { DENSE, carry, defer, materialize, selectionOf } from '../expr/deferred.js';
 import { probeBatch } from './join/probe.js';
@@ -13,11 +13,18 @@ import type { RowOp } from './task.js';
  * after the other with nothing else materialized; expressions are compiled
  * here, once per task. A probe may turn a batch into several.
  */
-export function compileOps(ops: RowOp[], deferDense = false): (b: Batch) => Batch[] {
+export function compileOps(ops: RowOp[], deferDense = false, sumOnly?: Set<number>): (b: Batch) => Batch[] {
   const steps = ops.flatMap((op, k): ((b: Batch) => Batch | Batch[])[] => {
     if (op.kind === 'compute') {
-      const ks = op.exprs.map(compileExpr);
-      const add = (b: Batch): Batch => ({ length: b.length, columns: [...b.columns, ...ks.map((f) => f(b))] });
+      // columns only the combiner's sums read may come narrowed (agg/narrow.ts): known once a batch's width is
+      const narrow = sumOnly && ops.slice(k + 1).every((o) => o.kind !== 'probe') ? sumOnly : null;
+      let ks = narrow ? null : op.exprs.map(compileExpr);
+      const add = (b: Batch): Batch => {
+        ks ??= op.exprs.map((e, j) =>
+          (narrow!.has(finalColumn(ops, k, b.columns.length + j)) ? compileNarrow : compileExpr)(e),
+        );
+        return { length: b.length, columns: [...b.columns, ...ks.map((f) => f(b))] };
+      };
       return [
         (b) => {
           if (!selectionOf(b)) return add(b);
@@ -64,4 +71,13 @@ export function compileOps(ops: RowOp[], deferDense = false): (b: Batch) => Batc
     return [b];
   };
   return (b) => from(b, 0);
+}
+
+/** Where column `p` after operator k ends up after the later projections (-1: dropped). */
+function finalColumn(ops: RowOp[], k: number, p: number): number {
+  for (let j = k + 1; j < ops.length && p >= 0; j++) {
+    const o = ops[j];
+    if (o.kind === 'project') p = o.indices.indexOf(p);
+  }
+  return p;
 }
