@@ -10,7 +10,7 @@ import { exprKey } from './ast.js';
 import { sqlError } from './lexer.js';
 import { type Col, type Scope, children } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
-import { filterNode } from './from.js';
+import { filterNode } from './conditions.js';
 import { Translator } from './translate.js';
 
 /** A subquery condition ready to apply to the relation that has the columns it reads (`needs`). */
