@@ -3,7 +3,7 @@
 // editor). Only specs here: compiling and drawing them is report.ts's job;
 // the marks they are drawn with are in chart-marks.ts.
 import type { TopLevelSpec } from 'vega-lite';
-import type { BenchResults, RunRow } from './bench.js';
+import type { BenchResults, RunRow } from './results.js';
 import {
   type Chart,
   CONFIG,
