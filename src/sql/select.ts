@@ -1,4 +1,4 @@
-// One SELECT block: FROM and WHERE (from.ts, with subquery conditions from
+// One SELECT block: FROM and WHERE (from.ts and join-order.ts, with subquery conditions from
 // subquery.ts), then GROUP BY and aggregates, HAVING, the select list,
 // DISTINCT, ORDER BY and LIMIT, as plan nodes over unique column ids.
 import type { Expr as PExpr, QueryNode } from '../plan/spec.js';

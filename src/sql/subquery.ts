@@ -23,7 +23,7 @@ export interface Applied {
    * min/max test waits until the joins have cut the rows it is applied to (q16, q21 as written by hand)
    */
   early: boolean;
-  /** a correlated aggregate: its input may be cut to the keys an enclosing table holds (from.ts reduceBySemiJoin) */
+  /** a correlated aggregate: its input may be cut to an enclosing table's keys (join-order.ts reduceBySemiJoin) */
   reduce?: { pairs: Correlation['pairs']; by(outer: QueryNode, on: [string, string][]): void };
 }
 
