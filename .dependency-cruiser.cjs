@@ -1,23 +1,40 @@
-// The layering rules of src/ (docs/architecture.md), checked in CI by `npm run lint:deps`.
-// Lower layers (kernels, expr, io, plan, shuffle) never load the engine (exec, cli, bench); nothing loads the command
-// line or the benchmark but themselves; no import circles.
+// The layering rules of src/ (docs/architecture.md), checked in CI by `npm run lint`.
+// Lower layers (kernels, expr, io, plan, shuffle, agg, skew, spill) never load the engine (physical, scheduler,
+// runtime) nor the front ends; operators (physical/) never load the scheduler or the runtime; the workers never load
+// coordinator code; nothing loads the command line or the benchmark but themselves; no import circles across folders.
+const COORDINATOR =
+  '^src/(scheduler|cli|bench|spark|sql)/|^src/physical/(operator|explain)\\.ts$|' +
+  '^src/physical/[^/]+/(stage|shuffle|hot-keys|tasks|broadcast|grace|two-level|repeats|fused|scatter)\\.ts$';
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
     {
       name: 'no-circular-across-folders',
       severity: 'error',
-      comment: 'An import circle through two folders ties them together: break it with an interface (exec/context.ts).',
+      comment: 'An import circle through two folders ties them together: break it with an interface (physical/operator.ts).',
       from: { path: '^src/([^/]+)/' },
       to: { circular: true, viaSomeNot: '^src/$1/' },
     },
     {
       name: 'lower-layers-never-load-the-engine',
       severity: 'error',
-      comment: 'kernels, expr, io, plan and shuffle are the engine\'s building blocks: they must not import it.',
-      from: { path: '^src/(kernels|expr|io|plan|shuffle)/' },
-      // the pure policy modules (decisions from statistics and settings, a sketch) are building blocks too
-      to: { path: '^src/(exec|cli|bench|agg|joins|skew|sort|spill)/', pathNot: '^src/(skew|joins)/decide\\.ts$|^src/skew/sketch\\.ts$' },
+      comment: "kernels, expr, io, plan, shuffle, agg, skew and spill are the engine's building blocks: they must not import it.",
+      from: { path: '^src/(kernels|expr|io|plan|shuffle|agg|skew|spill)/' },
+      to: { path: '^src/(physical|scheduler|runtime|cli|bench|spark|sql)/' },
+    },
+    {
+      name: 'operators-never-load-the-scheduler-or-runtime',
+      severity: 'error',
+      comment: 'An operator reaches the running query through ExecContext (physical/operator.ts), never the executor or the pool.',
+      from: { path: '^src/physical/' },
+      to: { path: '^src/(scheduler|runtime|cli|bench|spark|sql)/' },
+    },
+    {
+      name: 'workers-never-load-coordinator-code',
+      severity: 'error',
+      comment: 'A worker thread loads the task kernels only: no operator stage, no scheduler.',
+      from: { path: '^src/runtime/worker\\.ts$' },
+      to: { path: COORDINATOR, reachable: true },
     },
     {
       name: 'only-the-front-ends-load-cli-and-bench',
@@ -30,7 +47,7 @@ module.exports = {
       name: 'no-orphans',
       severity: 'error',
       comment: 'A file nothing imports is dead code (entry points excepted).',
-      from: { orphan: true, path: '^src/', pathNot: '^src/(index|cli/main|exec/worker|plan/emit-schema)\\.ts$' },
+      from: { orphan: true, path: '^src/', pathNot: '^src/(index|cli/main|runtime/worker|plan/emit-schema)\\.ts$' },
       to: {},
     },
   ],

@@ -13,7 +13,7 @@ await build({
   // interrupt and prestart: run by bin/ before the engine loads, sharing its chunks (one pool, one temp registry)
   entryPoints: {
     cli: 'src/cli/main.ts',
-    worker: 'src/exec/worker.ts',
+    worker: 'src/runtime/worker.ts',
     interrupt: 'src/cli/interrupt.ts',
     prestart: 'src/cli/prestart.ts',
   },

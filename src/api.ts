@@ -5,9 +5,9 @@ import { tableToArrow } from './io/arrow.js';
 import { ExecutionError, SkewjoinError } from './errors.js';
 import type { Batch, Field } from './kernels/column.js';
 import { type RowOptions, batchRows } from './io/rows.js';
-import { execute } from './exec/execute.js';
-import type { OnProgress } from './exec/progress.js';
-import type { Stats } from './exec/stats.js';
+import { execute } from './scheduler/execute.js';
+import type { OnProgress } from './scheduler/progress.js';
+import type { Stats } from './physical/stats.js';
 import { type LoadOptions, type LoadedPlan, loadPlan } from './plan/load.js';
 import type { Plan } from './plan/spec.js';
 
@@ -40,7 +40,7 @@ export interface RunResult {
 }
 
 /**
- * Run a loaded plan (exec/execute.ts). With an output file (and `writeOut`)
+ * Run a loaded plan (scheduler/execute.ts). With an output file (and `writeOut`)
  * the final stage's batches are written as they are produced; `keepBatches:
  * false` then keeps none of them in memory (the result's `batches` is empty).
  */

@@ -15,8 +15,8 @@ import type { Plan } from './plan/spec.js';
 /** Load, validate and bind a plan (a file path or a typed `Plan`) without running it; options as runPlan's. */
 export const loadPlan: (source: Plan | string, options?: LoadOptions, baseDir?: string) => Promise<LoadedPlan> =
   loadAnyPlan;
-export { explainAnalyze, explainPlan } from './exec/explain.js';
-export { closePool } from './exec/pool.js';
+export { explainAnalyze, explainPlan } from './physical/explain.js';
+export { closePool } from './runtime/pool.js';
 export { SkewjoinError, PlanError, InputError, ExecutionError } from './errors.js';
 export { planJsonSchema } from './plan/spec.js';
 export type {
@@ -36,6 +36,6 @@ export type {
   SkewOptions,
   OutputFormat,
 } from './plan/spec.js';
-export type { Stats, ShuffleStats, TaskStats, HotKey } from './exec/stats.js';
-export type { ProgressEvent, OnProgress } from './exec/progress.js';
+export type { Stats, ShuffleStats, TaskStats, HotKey } from './physical/stats.js';
+export type { ProgressEvent, OnProgress } from './scheduler/progress.js';
 export type { Batch, Column, Field, DataType, Schema } from './kernels/column.js';

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
-import { orient } from '../dist/joins/orient.js';
+import { orient } from '../dist/physical/join/orient.js';
 import { type SideStats, planReduceTasks } from '../dist/skew/decide.js';
 import { expectSame, tmpDir, writeParquet } from './helpers.js';
 

@@ -280,7 +280,7 @@ describe('skewjoin bench --suite quick', () => {
       if (x.mode !== 'broadcast') {
         for (const k of ['reduceImbalance', 'reduceImbalanceRows', 'reduceImbalanceBytes'])
           expect(x[k], `${x.workload} ${x.mode} ${k}`).toBeGreaterThanOrEqual(1);
-        // by CPU time: Linux only (exec/cpu-time.ts); elsewhere the column is empty
+        // by CPU time: Linux only (runtime/cpu-time.ts); elsewhere the column is empty
         if (process.platform === 'linux')
           expect(x.reduceImbalanceCpu, `${x.workload} ${x.mode} cpu`).toBeGreaterThanOrEqual(1);
         else expect(x.reduceImbalanceCpu).toBeUndefined();

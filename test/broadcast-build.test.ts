@@ -1,6 +1,6 @@
 // Building a broadcast table from the read tasks' work: each task groups its
 // own rows for the aggregate fused with the probe and the coordinator merges
-// those groups (exec/table-groups.ts), equal to grouping the whole table; the
+// those groups (physical/join/table-groups.ts), equal to grouping the whole table; the
 // side read by the pool's threads when a pool is up (started ahead by the
 // command line, cli/prestart.ts), over several row groups with nulls and
 // repeated keys, against DuckDB for every join type that may broadcast; a
@@ -11,10 +11,10 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { runPlan } from '../dist/index.js';
 import { groupsOf } from '../dist/agg/aggregate.js';
 import { type Batch, concatBatches } from '../dist/kernels/column.js';
-import { mergeChunkGroups } from '../dist/exec/table-groups.js';
+import { mergeChunkGroups } from '../dist/physical/join/table-groups.js';
 import { prestartFromArgs } from '../dist/cli/prestart.js';
-import { closePool, poolReady, warmPool } from '../dist/exec/pool.js';
-import { stealTasks } from '../dist/exec/steal.js';
+import { closePool, poolReady, warmPool } from '../dist/runtime/pool.js';
+import { stealTasks } from '../dist/scheduler/steal.js';
 import { cli, duckRows, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-bbuild-');

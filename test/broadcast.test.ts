@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunOptions, runPlan } from '../dist/index.js';
-import { broadcastable, decideJoin, sidesToMeasure } from '../dist/joins/decide.js';
+import { broadcastable, decideJoin, sidesToMeasure } from '../dist/physical/join/decide.js';
 import { ROOT, cli, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-bcast-');

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
-import { threadCpuMs } from '../dist/exec/cpu-time.js';
+import { threadCpuMs } from '../dist/runtime/cpu-time.js';
 import { tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-cpu-');

@@ -1,15 +1,15 @@
-// A join's matches cut straight into a sort's ranges (sort/cut-pairs.ts) must
+// A join's matches cut straight into a sort's ranges (physical/sort/cut-pairs.ts) must
 // give the very blocks the path it replaces gives: the matches gathered into
-// joined batches (joins/gather.ts), then cut by rangePartition. Checked byte
+// joined batches (physical/join/gather.ts), then cut by rangePartition. Checked byte
 // for byte over every column type a block holds (nulls, strings with empty
 // ones, booleans, wide decimals), a number key (the words path of rangeIds)
 // and a string key (the comparator path), boundaries repeated by a hot value,
 // with and without the right side's columns. The queries through it (every
 // join type, spills, skew splits) are DuckDB-checked in sort-join.test.ts.
 import { describe, expect, it } from 'vitest';
-import { GatherSink } from '../dist/joins/gather.js';
-import { rangePartition } from '../dist/sort/partition.js';
-import { cutPairs } from '../dist/sort/cut-pairs.js';
+import { GatherSink } from '../dist/physical/join/gather.js';
+import { rangePartition } from '../dist/physical/sort/partition.js';
+import { cutPairs } from '../dist/physical/sort/cut-pairs.js';
 
 let seed = 99;
 const rnd = (m: number) => {

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionError, InputError, runPlan } from '../dist/index.js';
-import { parseFaults } from '../dist/exec/faults.js';
-import { inputsIntact } from '../dist/exec/retry.js';
+import { parseFaults } from '../dist/runtime/faults.js';
+import { inputsIntact } from '../dist/runtime/retry.js';
 import { BIN, duckRows, expectSame, sorted, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-faults-');

@@ -1,7 +1,7 @@
 // The fused join aggregate over decimals: exact sums and averages of 64- and
 // 128-bit decimals read through the join's row indices (agg/decimal-words.ts),
 // on the broadcast probe and on the shuffle join's reduce tasks; two
-// probes in a row merged into one table (joins/merge.ts). Against DuckDB,
+// probes in a row merged into one table (physical/join/merge.ts). Against DuckDB,
 // against bigint sums, and the overflow error of the general path.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -69,7 +69,7 @@ export type Row = unknown[];
  *   numbers, the only values compared with a tolerance: FLOAT_RTOL relative (sums and
  *   averages differ in the last bits with the summing order).
  */
-export const FLOAT_RTOL = 1e-9;
+const FLOAT_RTOL = 1e-9;
 
 /** Our Arrow type → DuckDB's type name. */
 function arrowToDuck(t: arrow.DataType): string {
@@ -264,7 +264,7 @@ export async function ourRun(plan: object, opts: RunOptions = {}, dir = tmpDir()
   return runPlan(plan, { baseDir: dir, writeOutput: false, ...POOL, ...opts });
 }
 
-export async function ourTable(plan: object, opts: RunOptions = {}, dir = tmpDir()): Promise<Typed> {
+async function ourTable(plan: object, opts: RunOptions = {}, dir = tmpDir()): Promise<Typed> {
   return arrowTyped((await ourRun(plan, opts, dir)).toArrow());
 }
 

@@ -1,14 +1,14 @@
-// Small inputs run on the calling thread (exec/local.ts): the same answers as
+// Small inputs run on the calling thread (runtime/local.ts): the same answers as
 // on the pool, a small side to broadcast is read there too (unless a pool is up), SKEWJOIN_FAULTS
 // forces the pool, and a WebAssembly panic on the calling thread sends every
 // later run to the pool.
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
-import { isWasmPanic, runInThread, runsInThread } from '../dist/exec/local.js';
-import { closePool } from '../dist/exec/pool.js';
+import { isWasmPanic, runInThread, runsInThread } from '../dist/runtime/local.js';
+import { closePool } from '../dist/runtime/pool.js';
 import { mergeFileSplits, mergeScans } from '../dist/plan/map-splits.js';
-import { IN_THREAD_BYTES_POOL_STARTED, inThreadLimit } from '../dist/exec/in-thread-bytes.js';
+import { IN_THREAD_BYTES_POOL_STARTED, inThreadLimit } from '../dist/runtime/in-thread-bytes.js';
 import { DEFAULT_IN_THREAD_BYTES } from '../dist/plan/defaults.js';
 import { ROOT, arrowTyped, expectTypedEqual } from './helpers.js';
 

@@ -1,5 +1,5 @@
 // Broadcast probes that look each probing row's group up by its key
-// (joins/keyed.ts): the key-group array narrowed to bytes or 16-bit words at
+// (physical/join/keyed.ts): the key-group array narrowed to bytes or 16-bit words at
 // the group counts where one value no longer fits, the lookup of null keys,
 // keys outside the span and keys no row has, and whole runs against DuckDB
 // at those group counts, inner and left (and right, inner with the table on
@@ -7,7 +7,7 @@
 // it does not serve (a key twice, min of a table column), pairs still do.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { keyGroups, lookupGroups } from '../dist/joins/keyed.js';
+import { keyGroups, lookupGroups } from '../dist/physical/join/keyed.js';
 import { buildKeys } from '../dist/kernels/keys.js';
 import { directTable } from '../dist/kernels/table.js';
 import type { Batch } from '../dist/kernels/column.js';

@@ -1,13 +1,13 @@
-// The join operator's coordinator side tested alone (exec/join-stage.ts, exec/join-task.ts) against a fake
-// ExecContext (exec/context.ts): no pool, no scans, no budget; batches handed in, every task run on this thread and
+// The join operator's coordinator side tested alone (physical/join/stage.ts, physical/join/tasks.ts) against a fake
+// ExecContext (physical/operator.ts): no pool, no scans, no budget; batches handed in, every task run on this thread and
 // recorded. What the coordinator plans (which tasks, labelled how, reported how) is checked apart from running it.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runJoin } from '../dist/exec/join-stage.js';
-import { graceJoin } from '../dist/exec/join-task.js';
-import { runInThread } from '../dist/exec/local.js';
+import { runJoin } from '../dist/physical/join/stage.js';
+import { graceJoin } from '../dist/physical/join/tasks.js';
 import { loadPlan } from '../dist/index.js';
 import { type Batch, rowCount } from '../dist/kernels/column.js';
+import { FakeContext } from './fake-context.js';
 import { tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-opctx-');
@@ -17,56 +17,6 @@ const int64 = (values: number[]): Batch => ({
   length: values.length,
   columns: [{ type: { id: 'int64' }, length: values.length, values: BigInt64Array.from(values, BigInt), valid: null }],
 });
-
-/** Records what the operator asks of the query; runs each task here, as a run on the calling thread does. */
-class FakeContext {
-  readonly stats = {
-    wallMs: 0,
-    shuffles: [],
-    tasks: [],
-    joins: [] as any[],
-    aggregates: [],
-    eager: [],
-    spilledBytes: 0,
-    spillReadBytes: 0,
-  };
-  readonly rangeRequests = new Map();
-  readonly inThread = true;
-  readonly tasks: { kind: string; split?: string }[] = [];
-  released = 0;
-  readonly spill = {
-    release: (n: number) => {
-      this.released += n;
-    },
-    reserve: () => {},
-    free: () => Infinity,
-    limit: Infinity,
-  };
-  constructor(
-    readonly settings: any,
-    private readonly sides: Map<unknown, Batch[]>,
-    private readonly share_ = Infinity,
-  ) {}
-  taskShare() {
-    return this.share_;
-  }
-  async run(task: any, meta: any) {
-    this.tasks.push({ kind: meta.kind, split: meta.split });
-    return runInThread(task);
-  }
-  async collectBatches(node: unknown) {
-    return this.sides.get(node)!;
-  }
-  share(b: Batch) {
-    return b;
-  }
-  async runPipeline(): Promise<never> {
-    throw new Error('the operator under test must not run pipelines here');
-  }
-  async streamBatches(): Promise<never> {
-    throw new Error('not used');
-  }
-}
 
 beforeAll(async () => {
   await writeParquet(file('a.parquet'), 'SELECT i::BIGINT AS x FROM range(0, 3) t(i)');
@@ -96,8 +46,15 @@ describe('the join operator against a fake context', () => {
         [lp.root.right, small],
       ]),
     );
-    const results = await runJoin(ctx as any, lp.root as any, [], { kind: 'collect' }, 'output');
-    expect(ctx.tasks).toEqual(big.map(() => ({ kind: 'reduce', split: 'cross join: right side replicated' })));
+    const results = await runJoin(ctx as any, lp.root as any, [], { stage: 'output', sink: { kind: 'collect' } });
+    expect(ctx.tasks.filter((t) => t.stage === lp.root.id)).toEqual(
+      big.map((_, i) => ({
+        stage: lp.root.id,
+        kind: 'reduce',
+        partition: i,
+        split: 'cross join: right side replicated',
+      })),
+    );
     expect(rowCount(results.flatMap((r: any) => r.batches))).toBe(12 * 2);
     expect(ctx.stats.joins).toEqual([
       expect.objectContaining({
@@ -107,6 +64,7 @@ describe('the join operator against a fake context', () => {
         reason: 'cross join: the smaller side (right) replicated to every task of the larger',
       }),
     ]);
+    await ctx.close();
   });
 
   it('a build side over the task share is cut into grace pieces by key hash: every match found once', async () => {
@@ -116,7 +74,7 @@ describe('the join operator against a fake context', () => {
     const left = [int64(keys(40, 13)), int64(keys(30, 11))],
       right = [int64(keys(50, 17)), int64(keys(20, 5))];
     // a share of 100 bytes against a 560-byte build side: 6 pieces
-    const ctx = new FakeContext(lp.settings, new Map(), 100);
+    const ctx = new FakeContext(lp.settings, new Map(), { share: 100 });
     const shape = {
       leftSchema: node.left.schema,
       rightSchema: node.right.schema,
@@ -145,5 +103,6 @@ describe('the join operator against a fake context', () => {
     for (const t of pieces) expect(t.split).toMatch(/^grace piece \d+\/6$/);
     // what the cut held goes back to the budget once the pieces are joined
     expect(ctx.released).toBeGreaterThan(0);
+    await ctx.close();
   });
 });

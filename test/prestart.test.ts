@@ -15,7 +15,7 @@ import { ROOT, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-prestart-');
 const f = (n: string) => path.join(dir, n);
-let pool: typeof import('../dist/exec/pool.js') | undefined;
+let pool: typeof import('../dist/runtime/pool.js') | undefined;
 
 beforeAll(async () => {
   await writeParquet(f('small.parquet'), 'SELECT 1::BIGINT AS k');
@@ -32,7 +32,7 @@ afterEach(async () => {
 async function started(args: string[]): Promise<boolean> {
   vi.resetModules();
   const { prestartFromArgs } = await import('../dist/cli/prestart.js');
-  const ps = (pool = await import('../dist/exec/pool.js'));
+  const ps = (pool = await import('../dist/runtime/pool.js'));
   const p = writePlan(
     dir,
     {
@@ -72,7 +72,7 @@ describe('starting the pool ahead with --source', () => {
 describe('closing a pool that is warming up', () => {
   it('waits for the warm-ups first (Node 20 aborts the process when a thread is terminated while it loads its modules)', () => {
     // a process of its own: the pool made, then closed at once while its threads start; each thread traces its warm-up's end
-    const script = `const ps = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist/exec/pool.js')).href)});
+    const script = `const ps = await import(${JSON.stringify(pathToFileURL(path.join(ROOT, 'dist/runtime/pool.js')).href)});
       ps.warmPool(2, ${JSON.stringify(f('big.parquet'))});
       await ps.getPool(2);
       await ps.closePool();`;

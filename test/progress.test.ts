@@ -35,7 +35,7 @@ const plan = {
       },
     },
   },
-  // the shuffle path on the worker pool: no broadcast, not on the calling thread (exec/local.ts)
+  // the shuffle path on the worker pool: no broadcast, not on the calling thread (runtime/local.ts)
   execution: { workers: 2, partitions: 8, eagerAggregation: false, broadcastBytes: 0, inThreadBytes: 0 },
 };
 

@@ -1,9 +1,9 @@
 // An aggregate whose subtree a plan repeats (a view read twice, TPC-H q15) is
-// computed once (exec/repeats.ts): DuckDB's answer, one aggregation stage
+// computed once (physical/aggregate/repeats.ts): DuckDB's answer, one aggregation stage
 // fewer in the statistics, and nothing shared between subtrees that differ.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fingerprint } from '../dist/exec/repeats.js';
+import { fingerprint } from '../dist/physical/aggregate/repeats.js';
 import { loadPlan } from '../dist/plan/load.js';
 import { expectSame, ourRun, tmpDir, writeParquet } from './helpers.js';
 

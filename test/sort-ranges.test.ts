@@ -1,4 +1,4 @@
-// A sort whose tasks each sort several small ranges (sort/stage.ts, sort/ranges.ts):
+// A sort whose tasks each sort several small ranges (physical/sort/stage.ts, physical/sort/ranges.ts):
 // forced on small data by a budget whose task share holds about a dozen
 // ranges; the written file is DuckDB's rows in DuckDB's order, the range
 // shuffle spilled, and no spill file is left. rangeRuns, the grouping of
@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
-import { rangeIds } from '../dist/sort/range.js';
-import { rangeRuns } from '../dist/sort/stage.js';
+import { rangeIds } from '../dist/physical/sort/range.js';
+import { rangeRuns } from '../dist/physical/sort/stage.js';
 import { duckRows, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-sort-ranges-');

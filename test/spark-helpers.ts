@@ -5,7 +5,7 @@ import { inject, vi } from 'vitest';
 export const REMOTE = inject('sparkRemote');
 export const SPARK_UI = inject('sparkUi');
 /** Why there is no server ('' when there is one). */
-export const MISSING = inject('sparkMissing');
+const MISSING = inject('sparkMissing');
 /** Skip the Spark tests when Spark cannot run here, but not under CI=true (.ci/run installs it): there they fail. */
 export const NO_SPARK = !REMOTE && process.env.CI !== 'true';
 if (NO_SPARK) console.warn(`Spark tests skipped: ${MISSING}`);

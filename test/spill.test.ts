@@ -238,7 +238,7 @@ describe('sort: ranges by sampled boundaries, each sorted in its own task', () =
 describe('grace hash join', () => {
   it("a budget that holds the shuffle but not a build side: only the oversized tasks are cut, DuckDB's answer", async () => {
     // a task's share between the smallest and the largest right partition: the largest are cut, the rest not
-    // (under a limit this small the data budget is half of it, and a task's share a quarter of that with 2 workers: exec/budget.ts)
+    // (under a limit this small the data budget is half of it, and a task's share a quarter of that with 2 workers: spill/budget.ts)
     const all = await runPlan(joinPlan('full'), {
       workers: 2,
       partitions: 4,

@@ -44,7 +44,7 @@ export function countValid(c: Column | null, g: Groups, n: number): Float64Array
  * Exact integer sums per group as 32-bit halves: the sum is hi * 2^32 + lo,
  * lo carried into [0, 2^32), hi an integer in float64.
  */
-export function intSumWords(c: Column, g: Groups): { lo: Float64Array; hi: Float64Array } {
+function intSumWords(c: Column, g: Groups): { lo: Float64Array; hi: Float64Array } {
   const lo = new Float64Array(g.nGroups),
     hi = new Float64Array(g.nGroups);
   const n = c.length,

@@ -87,7 +87,7 @@ export function combine(batches: Batch[], c: Combine, rows = false): Combined {
 }
 
 /** Partial states (several rows per group) merged into one state per group, in the same schema. */
-export function mergeStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema): Batch {
+function mergeStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema): Batch {
   const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
   const nKeys = groupBy.length;
   if (b.length === 0 && nKeys > 0) return emptyBatch(schema);

@@ -16,7 +16,7 @@ type JoinNode = Extract<BoundNode, { kind: 'join' }>;
 type AggNode = Extract<BoundNode, { kind: 'aggregate' }>;
 
 /** One side's partial aggregate: keys first, then its group columns, count(*), then its aggregates' states. */
-export interface EagerSide {
+interface EagerSide {
   groupBy: number[];
   aggs: BoundAggregate[];
   schema: Field[];
@@ -25,7 +25,7 @@ export interface EagerSide {
 }
 
 /** Where each piece of the final partial states comes from, in the joined partial rows. */
-export interface EagerLayout {
+interface EagerLayout {
   /** final group columns: side and column of the side's partial schema */
   groups: { side: 'left' | 'right'; col: number }[];
   /** count(*) column of each side's partial schema */

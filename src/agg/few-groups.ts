@@ -4,7 +4,7 @@
 // compared with the previous row's group, then with the few groups found.
 // Its ids and first rows are groupRows' (first appearance, nulls one group),
 // so either may serve. A broadcast side's read tasks group their rows this way
-// while their code is still cold (exec/table-groups.ts).
+// while their code is still cold (physical/join/table-groups.ts).
 import type { Column } from '../kernels/column.js';
 import { int32s } from '../kernels/table.js';
 import { type Groups, fillUnselected } from './groups.js';

@@ -39,6 +39,14 @@ export const REGIONS = ['north', 'south', 'east', 'west', 'central', 'coast', 'm
 /** Write the dataset; returns the files written. */
 export function generate(o: GenOptions): string[] {
   fs.mkdirSync(o.out, { recursive: true });
+  const written = writeFact(o);
+  written.push(writeDim(o));
+  if (o.m2mRows > 0) written.push(writeM2m(o));
+  return written;
+}
+
+/** The fact table (id, key ~ Zipf(s), amount, qty) in `o.files` files; returns them. */
+function writeFact(o: GenOptions): string[] {
   const written: string[] = [];
   let keys = zipfKeys(o.rows, o.keys, o.s, o.seed);
   if (o.sorted) keys = keys.slice().sort();
@@ -76,6 +84,11 @@ export function generate(o: GenOptions): string[] {
     writeTable(file, factFields, b, o.rowGroupSize);
     written.push(file);
   }
+  return written;
+}
+
+/** The dimension: one row per key (key, name, region, weight). */
+function writeDim(o: GenOptions): string {
   const m = o.keys;
   const dimKeys = Array.from({ length: m }, (_, i) => i);
   const dim: Batch = {
@@ -99,29 +112,30 @@ export function generate(o: GenOptions): string[] {
     dim,
     o.rowGroupSize,
   );
-  written.push(dimFile);
-  if (o.m2mRows > 0) {
-    const k2 = zipfKeys(o.m2mRows, o.keys, o.s, o.seed + 2);
-    const b: Batch = {
-      length: o.m2mRows,
-      columns: [
-        int64(k2),
-        strings(o.m2mRows, (i) => `g${k2[i] % 16}`),
-        { type: { id: 'int32' }, length: o.m2mRows, values: Int32Array.from(k2, (k, i) => (k + i) % 100), valid: null },
-      ],
-    };
-    const file = path.join(o.out, 'm2m.parquet');
-    writeTable(
-      file,
-      [
-        { name: 'key', type: { id: 'int64' } },
-        { name: 'grp', type: { id: 'utf8' } },
-        { name: 'tag', type: { id: 'int32' } },
-      ],
-      b,
-      o.rowGroupSize,
-    );
-    written.push(file);
-  }
-  return written;
+  return dimFile;
+}
+
+/** A second skewed table over the same keys (key, grp, tag), for many-to-many joins. */
+function writeM2m(o: GenOptions): string {
+  const k2 = zipfKeys(o.m2mRows, o.keys, o.s, o.seed + 2);
+  const b: Batch = {
+    length: o.m2mRows,
+    columns: [
+      int64(k2),
+      strings(o.m2mRows, (i) => `g${k2[i] % 16}`),
+      { type: { id: 'int32' }, length: o.m2mRows, values: Int32Array.from(k2, (k, i) => (k + i) % 100), valid: null },
+    ],
+  };
+  const file = path.join(o.out, 'm2m.parquet');
+  writeTable(
+    file,
+    [
+      { name: 'key', type: { id: 'int64' } },
+      { name: 'grp', type: { id: 'utf8' } },
+      { name: 'tag', type: { id: 'int32' } },
+    ],
+    b,
+    o.rowGroupSize,
+  );
+  return file;
 }

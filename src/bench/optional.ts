@@ -16,7 +16,7 @@ function pinned(name: string): string {
 }
 
 /** The npm command that installs these packages at the pinned versions. */
-export function installHint(names: string[]): string {
+function installHint(names: string[]): string {
   return `npm i -E ${names.map((n) => (pinned(n) ? `${n}@${pinned(n)}` : n)).join(' ')}`;
 }
 
@@ -37,7 +37,7 @@ export async function loadOptional<T>(names: string[], why: string, load: () => 
 }
 
 /** Which of these packages cannot be loaded from here. */
-export async function missing(names: string[]): Promise<string[]> {
+async function missing(names: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const n of names) {
     try {

@@ -7,8 +7,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { geometricMean } from 'simple-statistics';
 import { InputError } from '../errors.js';
-import type { BenchResults } from './bench.js';
-import { type Chart, baselineOf, chartSpecs, ratios, simulationOf } from './charts.js';
+import type { BenchResults } from './results.js';
+import type { Chart } from './chart-marks.js';
+import { baselineOf, chartSpecs, ratios, simulationOf } from './charts.js';
 import { chartingStack } from './optional.js';
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

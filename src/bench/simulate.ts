@@ -1,6 +1,6 @@
 // Beyond one machine, by simulation: measured task costs scheduled on W
 // workers, largest task first (LPT), one stage after the other.
-import type { TaskStats } from '../exec/stats.js';
+import type { TaskStats } from '../physical/stats.js';
 
 /** Makespan of independent tasks on `workers` identical workers, largest first (LPT). */
 export function makespan(costs: readonly number[], workers: number): number {

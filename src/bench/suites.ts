@@ -167,7 +167,7 @@ function skewSuite(
 }
 
 /** The quick suite's fact rows and keys unless --rows and --keys say otherwise. */
-export const QUICK_ROWS = 1_000_000,
+const QUICK_ROWS = 1_000_000,
   QUICK_KEYS = 100_000;
 
 export function suites(o: BenchOptions): Record<string, Workload[]> {
@@ -189,49 +189,8 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
         execution: {},
       },
     ],
-    skew: [1.2, 0].flatMap(
-      (s) =>
-        [
-          {
-            name: 'fact⋈dim',
-            s,
-            data: { rows, keys, s },
-            ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'),
-            modes: ['off', 'partition', 'key', 'broadcast'],
-            execution: skewExec,
-          },
-          ...(s > 0
-            ? [
-                {
-                  name: 'many-to-many',
-                  s,
-                  data: { rows: Math.round(rows / 10), keys: Math.round(keys / 10), s, m2mRows: 1000 },
-                  ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'),
-                  modes: ['off', 'partition', 'key'],
-                  execution: skewExec,
-                },
-              ]
-            : []),
-        ] as Workload[],
-    ),
-    combiners: [
-      {
-        name: 'aggregate by key',
-        s: 1.2,
-        data: { rows, keys, s: 1.2 },
-        ...aggregateByKey(),
-        modes: ['auto', 'no-combiners'],
-        execution: {},
-      },
-      {
-        name: 'many-to-many join+groupby',
-        s: 1,
-        data: { rows: Math.round(rows * 0.4), keys: Math.round(keys / 10), s: 1, m2mRows: 20000 },
-        ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'),
-        modes: ['auto'],
-        execution: {},
-      },
-    ],
+    skew: skewOnlySuite(rows, keys, skewExec),
+    combiners: combinersSuite(rows, keys),
     // thresholds scale with the data: about the mean partition, the target task twice that
     // and row groups of an eighth of the fact table, so that map ranges have map outputs to cut at any size
     // 1M rows: at 300K a reduce task held ~5K rows and the pool's per-task cost hid what splitting saves
@@ -252,8 +211,59 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
   };
 }
 
+/** The skew suite: fact ⋈ dim at s = 1.2 and 0, and a many-to-many join at 1.2. */
+function skewOnlySuite(rows: number, keys: number, skewExec: Overrides): Workload[] {
+  return [1.2, 0].flatMap(
+    (s) =>
+      [
+        {
+          name: 'fact⋈dim',
+          s,
+          data: { rows, keys, s },
+          ...joinGroupBy('dim.parquet', ['key', 'region'], 'region'),
+          modes: ['off', 'partition', 'key', 'broadcast'],
+          execution: skewExec,
+        },
+        ...(s > 0
+          ? [
+              {
+                name: 'many-to-many',
+                s,
+                data: { rows: Math.round(rows / 10), keys: Math.round(keys / 10), s, m2mRows: 1000 },
+                ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'),
+                modes: ['off', 'partition', 'key'],
+                execution: skewExec,
+              },
+            ]
+          : []),
+      ] as Workload[],
+  );
+}
+
+/** The combiners suite: aggregations with and without partial aggregation before the shuffle. */
+function combinersSuite(rows: number, keys: number): Workload[] {
+  return [
+    {
+      name: 'aggregate by key',
+      s: 1.2,
+      data: { rows, keys, s: 1.2 },
+      ...aggregateByKey(),
+      modes: ['auto', 'no-combiners'],
+      execution: {},
+    },
+    {
+      name: 'many-to-many join+groupby',
+      s: 1,
+      data: { rows: Math.round(rows * 0.4), keys: Math.round(keys / 10), s: 1, m2mRows: 20000 },
+      ...joinGroupBy('m2m.parquet', ['key', 'grp'], 'grp'),
+      modes: ['auto'],
+      execution: {},
+    },
+  ];
+}
+
 /**
- * A mode's settings. inThreadBytes 0: every timed run takes the worker pool whatever its size (exec/local.ts
+ * A mode's settings. inThreadBytes 0: every timed run takes the worker pool whatever its size (runtime/local.ts
  * keeps small inputs on the calling thread, one thread, where skew handling has nothing to balance).
  */
 export function modeOverrides(mode: Mode, execution: Overrides, workers: number): Overrides {

@@ -38,7 +38,7 @@ export function zipfCdf(m: number, s: number): Float64Array {
 }
 
 /** The 0-based rank whose cumulative interval holds u. */
-export function zipfRank(cdf: Float64Array, u: number): number {
+function zipfRank(cdf: Float64Array, u: number): number {
   let lo = 0,
     hi = cdf.length - 1;
   while (lo < hi) {

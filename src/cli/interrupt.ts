@@ -1,6 +1,6 @@
 // Ctrl-C (SIGINT) and SIGTERM on the command line: stop the worker threads,
 // remove temporary output and spill files, exit 130 (PLAN-SPEC, Errors).
-import { closePool } from '../exec/pool.js';
+import { closePool } from '../runtime/pool.js';
 import { runCleanups } from '../io/cleanup.js';
 
 /** Longest wait for the worker threads to stop before exiting anyway. */
@@ -13,6 +13,7 @@ export function interrupted(): boolean {
   return stopping;
 }
 
+/** @public bin/skewjoin.js loads it by a computed path */
 export function exitOnInterrupt(err: NodeJS.WritableStream = process.stderr): void {
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;

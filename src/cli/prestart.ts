@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_IN_THREAD_BYTES } from '../plan/defaults.js';
-import { warmPool } from '../exec/pool.js';
+import { warmPool } from '../runtime/pool.js';
 import { parseBytes } from '../plan/bytes.js';
 
 const isGlob = (p: string) => /[*?[\]{}]/.test(p);

@@ -4,8 +4,8 @@
 // drawn by cli-progress from onProgress events. It appears after the first
 // second (short queries print nothing), redraws a few times a second, and is
 // erased when the run ends. On a stream that is not a TTY it writes nothing.
-import { fmtBytes } from '../exec/explain.js';
-import type { ProgressEvent } from '../exec/progress.js';
+import { fmtBytes } from '../physical/explain-text.js';
+import type { ProgressEvent } from '../scheduler/progress.js';
 
 export interface ProgressDisplay {
   onProgress(e: ProgressEvent): void;
@@ -45,7 +45,7 @@ export function wantsProgress(stderr: Stream, stdout: Stream, flags: { quiet?: b
  * (`join-3 map (120/200)`), and how many others run beside it. The oldest stays first until it
  * ends, so the label does not flip between concurrent stages from one redraw to the next.
  */
-export function stageLabel(e: ProgressEvent): string {
+function stageLabel(e: ProgressEvent): string {
   const [first, ...rest] = e.running;
   if (!first) return e.stage;
   const others = rest.length ? ` +${rest.length} more stage${rest.length > 1 ? 's' : ''}` : '';

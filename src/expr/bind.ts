@@ -58,7 +58,7 @@ function literal(v: string | number | boolean | null, at: P): Lit {
 }
 
 /** Convert an expression to a type: a literal is converted now (an error names it), anything else gets a cast. */
-export function castTo(e: BoundExpr, t: DataType, at: P): BoundExpr {
+function castTo(e: BoundExpr, t: DataType, at: P): BoundExpr {
   if (sameType(e.type, t)) return e;
   if (e.k === 'lit') {
     const v = convertScalar(e.value, e.type, t);
@@ -120,7 +120,7 @@ const UNARY_NUM = new Set(['neg', 'abs', 'floor', 'ceil']);
 const STR1 = new Set(['lower', 'upper', 'trim', 'length']);
 const STR2 = new Set(['starts_with', 'ends_with', 'contains']);
 const DATE1 = new Set(['year', 'month', 'day']);
-export const FUNCTIONS = [
+const FUNCTIONS = [
   '+',
   '-',
   '*',

@@ -34,7 +34,7 @@ function indexFrom(bytes: Uint8Array, s: number, e: number, p: Uint8Array): numb
  * `%`s found left to right (the leftmost match of each leaves the most room
  * for the rest); UTF-8 bytes match only at character boundaries.
  */
-export function likeMatcher(pattern: string): Matcher {
+function likeMatcher(pattern: string): Matcher {
   if (!pattern.includes('_')) {
     const parts = pattern.split('%').map((x) => encoder.encode(x));
     const pre = parts[0];

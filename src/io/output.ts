@@ -59,7 +59,7 @@ export function cellText(c: Column, i: number): string | null {
 }
 
 /** A cell as a JSON value text: numbers exact (64-bit integers too), NaN and infinities as null. */
-export function cellJson(c: Column, i: number): string {
+function cellJson(c: Column, i: number): string {
   if (isNull(c, i)) return 'null';
   const id = c.type.id;
   if (id === 'utf8' || id === 'date32' || id === 'timestamp' || id === 'decimal') return JSON.stringify(cellText(c, i));

@@ -15,7 +15,7 @@ import { tableToArrow } from './arrow.js';
  * against 5.3-7.3 s without (one process each, paired, on a loaded 2-core
  * machine), and the file was 37% larger.
  */
-export function parquetWriterProperties(rowGroupSize = 1 << 17): PW.WriterProperties {
+function parquetWriterProperties(rowGroupSize = 1 << 17): PW.WriterProperties {
   const pw = parquetWasm();
   return new pw.WriterPropertiesBuilder()
     .setCompression(pw.Compression.SNAPPY)

@@ -20,7 +20,7 @@ const PIECE_ROWS = 1 << 17;
 /** A format's encoder: gets the batches in order, writes bytes with `out`. */
 export interface Encoder {
   write(b: Batch): Promise<void> | void;
-  /** Parquet only: row groups encoded by the tasks (exec/encode-output.ts), after the rows before them */
+  /** Parquet only: row groups encoded by the tasks (physical/exchange/encode-output.ts), after the rows before them */
   writeEncoded?(g: EncodedRowGroup): void;
   finish(): Promise<void> | void;
   /** stop early (the query failed): release what the encoder holds */

@@ -20,7 +20,7 @@ export interface RowOptions {
 const PER_MS = { second: 1000n, millisecond: 1n, microsecond: 1000n, nanosecond: 1000000n } as const;
 
 /** One cell as a JavaScript value. */
-export function rowValue(c: Column, i: number, dates: DateForm): unknown {
+function rowValue(c: Column, i: number, dates: DateForm): unknown {
   const v = valueAt(c, i);
   if (v === null || dates === 'raw') return v;
   if (c.type.id === 'date32') return dates === 'iso' ? formatDate(v as number) : new Date((v as number) * 86_400_000);

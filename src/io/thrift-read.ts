@@ -3,7 +3,7 @@
 // arrays, binaries as views); fields a reader does not know are kept, unused.
 // Malformed input throws a ThriftError (the caller names the file).
 
-export class ThriftError extends Error {}
+class ThriftError extends Error {}
 
 /** A decoded struct: field id to value. */
 export type TStruct = { [id: number]: TValue };

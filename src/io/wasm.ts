@@ -3,7 +3,7 @@
 // surface as WebAssembly.RuntimeError('unreachable'), synchronously or, from
 // the async reader, as an unhandled rejection; either way the module's state
 // is unusable afterwards: the calling thread loads a fresh instance, a worker
-// thread reports itself poisoned and the pool replaces it (exec/worker.ts).
+// thread reports itself poisoned and the pool replaces it (runtime/worker.ts).
 import { createRequire } from 'node:module';
 import { isMainThread } from 'node:worker_threads';
 import type * as PW from 'parquet-wasm';
@@ -12,7 +12,7 @@ import { ExecutionError, InputError, SkewjoinError } from '../errors.js';
 const require = createRequire(import.meta.url);
 
 /** wasm32 addresses 4 GiB at most: the decoder's memory limit, per thread. */
-export const WASM_MEMORY_LIMIT = 4 * 1024 ** 3;
+const WASM_MEMORY_LIMIT = 4 * 1024 ** 3;
 
 let mod: typeof PW = require('parquet-wasm');
 // Taken once: asking the module for it after a trap would run code in a broken instance.

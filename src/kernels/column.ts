@@ -146,7 +146,7 @@ export class Int32Scratch {
   }
 }
 
-export function emptyColumn(type: DataType): Column {
+function emptyColumn(type: DataType): Column {
   return type.id === 'utf8'
     ? { type, length: 0, values: new Uint8Array(0), offsets: new Int32Array(1), valid: null }
     : { type, length: 0, values: allocValues(type, 0), valid: null };
@@ -478,7 +478,7 @@ export function rowCount(batches: readonly Batch[]): number {
 }
 
 /** Approximate size in memory, used for shuffle statistics and skew decisions. */
-export function columnBytes(c: Column): number {
+function columnBytes(c: Column): number {
   let b = c.type.id === 'utf8' ? c.offsets![c.length] + 4 * (c.length + 1) : c.length * rowWidth(c.type);
   if (c.valid) b += c.length;
   return b;

@@ -8,7 +8,6 @@ import { type Column, type DataType, allocValues, decimalText, lanes } from './c
 export const MAX_PRECISION = 38;
 const POW10: bigint[] = Array.from({ length: 80 }, (_, i) => 10n ** BigInt(i));
 export const pow10 = (k: number): bigint => POW10[k];
-const LIMIT38 = POW10[38];
 
 export const decimalType = (precision: number, scale: number): DataType => ({
   id: 'decimal',
@@ -52,12 +51,10 @@ function putScaled(
   } else out[k] = x;
 }
 
-export function overflow(what: string, x: bigint, type: DataType): ExecutionError {
+function overflow(what: string, x: bigint, type: DataType): ExecutionError {
   const digits = type.precision! >= MAX_PRECISION ? 'beyond 38 digits' : `beyond ${type.precision} digits`;
   return new ExecutionError(`${what}: decimal result ${decimalText(x, type.scale!)} is ${digits}`);
 }
-
-export const fitsDecimal38 = (x: bigint) => x < LIMIT38 && -x < LIMIT38;
 
 const TWO32 = 4294967296;
 const CHUNK = 1 << 20; // rows between carries: 2^20 x 2^32 stays below 2^53
@@ -321,9 +318,6 @@ export function parseDecimal(text: string): DecimalValue | null {
 
 /** A JSON number as a decimal with the digits of its shortest form. */
 export const numberToDecimal = (v: number): DecimalValue => parseDecimal(String(v))!;
-
-/** Digits of a scaled integer (at least 1). */
-export const digitsOf = (x: bigint): number => (x < 0n ? -x : x).toString().length;
 
 /** Arrow's Decimal128 values (four 32-bit words each) as one 64-bit lane per row (precision <= 18) or two; here, not in io/arrow.ts, so that the in-place reader does not load Arrow JS. */
 export function decimalFromArrow(words: Uint32Array, n: number, type: DataType, valid: Uint8Array | null): Column {

@@ -7,9 +7,9 @@
 import type { Keys } from './keys.js';
 
 /** Int32 words per slot of the compact layout: key lo, key hi, first row (-1: empty), unused (alignment). */
-export const SLOT = 4;
+const SLOT = 4;
 
-/** The arrays of a table, as shared with other threads (see exec/broadcast.ts). */
+/** The arrays of a table, as shared with other threads (see physical/join/broadcast.ts). */
 export interface TableArrays {
   /** chains: first row per slot (-1: none); empty in the compact layout */
   heads: Int32Array;

@@ -29,7 +29,7 @@ interface SourceInfo {
   files: FileInfo[];
 }
 
-export async function resolveSourceFiles(pattern: string | string[], baseDir: string, at: P): Promise<string[]> {
+async function resolveSourceFiles(pattern: string | string[], baseDir: string, at: P): Promise<string[]> {
   const list = Array.isArray(pattern) ? pattern : [pattern];
   const out: string[] = [];
   for (let i = 0; i < list.length; i++) {
@@ -406,7 +406,7 @@ function simple(p: Predicate): boolean {
   return 'column' in p && ('isNull' in p || ('cmp' in p && plain(p.value)) || ('in' in p && p.in.every(plain)));
 }
 
-export function bindPredicate(p: Predicate, schema: Schema, at: P): BoundPredicate {
+function bindPredicate(p: Predicate, schema: Schema, at: P): BoundPredicate {
   if (!simple(p)) return { kind: 'expr', expr: bindPredicateExpr(p, schema, at) };
   if ('and' in p) return { kind: 'and', preds: p.and.map((x, i) => bindPredicate(x, schema, [...at, 'and', i])) };
   if ('or' in p) return { kind: 'or', preds: p.or.map((x, i) => bindPredicate(x, schema, [...at, 'or', i])) };
@@ -424,7 +424,7 @@ export function bindPredicate(p: Predicate, schema: Schema, at: P): BoundPredica
 const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
 
 /** A JSON literal in the representation of the column it is compared with. */
-export function bindLiteral(v: string | number | boolean | null, f: Field, at: P): Literal {
+function bindLiteral(v: string | number | boolean | null, f: Field, at: P): Literal {
   if (v === null) return null;
   const t: DataType = f.type;
   const bad = (why = '') =>

@@ -1,6 +1,6 @@
 // The bound (logical) plan: the operator tree with every column resolved to an
 // index and every output schema known. Immutable; run-time state lives elsewhere.
-import type { DataType, Field, Schema } from '../kernels/column.js';
+import type { DataType, Schema } from '../kernels/column.js';
 import type { AggregateFnName, JoinType } from './spec.js';
 
 import type { DecimalValue } from '../kernels/decimal.js';
@@ -84,5 +84,3 @@ export type BoundNode =
   | (Base & { kind: 'aggregate'; input: BoundNode; groupBy: number[]; aggs: BoundAggregate[] })
   | (Base & { kind: 'sort'; input: BoundNode; by: { col: number; desc: boolean; nullsFirst: boolean }[] })
   | (Base & { kind: 'limit'; input: BoundNode; count: number; offset: number });
-
-export type { Field };

@@ -12,8 +12,7 @@ import { resolveSourceOverrides } from './sources.js';
 import { pruneColumns } from './prune.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
-import { DEFAULT_BROADCAST_BYTES } from '../joins/decide.js';
-import { DEFAULT_IN_THREAD_BYTES } from './defaults.js';
+import { DEFAULT_BROADCAST_BYTES, DEFAULT_IN_THREAD_BYTES, SHARED_BUILD_BYTES } from './defaults.js';
 import { type OutputFormat, type Plan, PlanSchema, parseBytes } from './spec.js';
 
 export interface SkewSettings {
@@ -35,9 +34,14 @@ export interface Settings {
   skew: SkewSettings;
   /** budget for data held in memory; above it the engine spills */
   memoryLimit: number;
-  /** a join side at most this many bytes is broadcast to the other side's map tasks; 0: never (joins/broadcast.ts) */
+  /** a join side at most this many bytes is broadcast to the other side's map tasks; 0: never (physical/join/broadcast.ts) */
   broadcastBytes: number;
-  /** inputs (Parquet bytes) up to this size run on the calling thread, without workers (exec/local.ts) */
+  /**
+   * Internal (not in the plan format): with the default broadcastBytes, a side up to this many bytes is built in
+   * shared memory too when the other side is larger (physical/join/decide.ts sideBounds); 0 when broadcastBytes was set.
+   */
+  sharedBuildBytes?: number;
+  /** inputs (Parquet bytes) up to this size run on the calling thread, without workers (runtime/local.ts) */
   inThreadBytes: number;
   /** parent folder of the query's spill folder (absolute) */
   spillDir: string;
@@ -76,6 +80,8 @@ export interface Overrides {
   planWorkers?: number;
   /** internal: measure each task's thread CPU time (Settings.taskCpuTime) */
   taskCpuTime?: boolean;
+  /** internal: the shared-build bound (Settings.sharedBuildBytes), whatever broadcastBytes says */
+  sharedBuildBytes?: number;
   /** the overrides came from the command line: errors name `--param`/`--source`, not the options */
   fromCommandLine?: boolean;
   /** replaces the plan's `output` (`--output`, `--format`); a relative path is relative to the current folder */
@@ -167,7 +173,7 @@ export function validatePlan(obj: unknown): Plan {
   throw new PlanError(p || '(plan)', message);
 }
 
-export function readPlanFile(file: string): unknown {
+function readPlanFile(file: string): unknown {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
@@ -189,7 +195,7 @@ export function readPlanFile(file: string): unknown {
  * position (`at position 80`), which no editor goes to. Without a position (the text ended early) the
  * place is the end of the text.
  */
-export function jsonSyntaxError(file: string, text: string, message: string): string {
+function jsonSyntaxError(file: string, text: string, message: string): string {
   const m = message.match(/at position (\d+)/);
   const at = m ? Number(m[1]) : text.trimEnd().length;
   const before = text.slice(0, at).split('\n');
@@ -207,7 +213,7 @@ export function jsonSyntaxError(file: string, text: string, message: string): st
 }
 
 /** `baseDir` resolves a relative `execution.spillDir` (the plan's folder). */
-export function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings {
+function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings {
   const ex = plan.execution ?? {};
   const sk = ex.skew ?? {};
   const skew: SkewSettings = {
@@ -234,6 +240,11 @@ export function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): S
       o.broadcastBytes !== undefined
         ? parseBytes(o.broadcastBytes, 0)
         : parseBytes(ex.broadcastBytes, DEFAULT_BROADCAST_BYTES),
+    sharedBuildBytes:
+      o.sharedBuildBytes ??
+      (o.broadcastBytes === undefined && ex.broadcastBytes === undefined
+        ? Math.min(SHARED_BUILD_BYTES, Math.floor(memoryLimit / 16))
+        : 0),
     spillDir:
       o.spillDir !== undefined
         ? path.resolve(o.spillDir)

@@ -6,7 +6,7 @@ import type { BoundNode, FileSplit } from './bound.js';
 import { TASKS_PER_WORKER } from './defaults.js';
 
 /** No row-range split smaller than this: below it a task's fixed costs (opening, the footer, dispatch) dominate. */
-export const MIN_MAP_SPLIT_BYTES = 1024 * 1024;
+const MIN_MAP_SPLIT_BYTES = 1024 * 1024;
 
 /**
  * The splits of one scan with each row group of more than twice the target cut
@@ -59,7 +59,7 @@ const plain = (x: FileSplit) => !x.wholeFile && x.offset === undefined && x.rowG
 
 /**
  * A scan's row groups of one file read by one task, up to `capBytes` a task:
- * what a run on the calling thread takes (exec/local.ts). Its tasks run one
+ * what a run on the calling thread takes (runtime/local.ts). Its tasks run one
  * after another there, so several tasks only add fixed costs: each task's
  * partial aggregate, with a `count_distinct`, repeats most of the groups of
  * the others, and every task's output is partitioned and merged again. Row

@@ -16,7 +16,7 @@ interface ParamValue {
 type P = (string | number)[];
 
 /** Where the caller's values came from, for messages: `--param NAME` or `params.NAME` of the options. */
-export const paramOrigin = (name: string, fromCommandLine: boolean) =>
+const paramOrigin = (name: string, fromCommandLine: boolean) =>
   fromCommandLine ? `--param ${name}` : `options.params.${name}`;
 
 const INT_RANGE: Record<string, [bigint, bigint]> = {
@@ -35,7 +35,7 @@ const INT_RANGE: Record<string, [bigint, bigint]> = {
  * not fit. Large integers and decimals whose digits a JSON number would not
  * keep stay strings (the spec parses a string compared with a number as that number).
  */
-export function parseParamValue(v: ParamInput, type: string): ParamValue | string {
+function parseParamValue(v: ParamInput, type: string): ParamValue | string {
   const text = typeof v === 'string' ? v.trim() : String(v);
   const t = type.replace(/\s+/g, '');
   if (t === 'utf8') return { raw: typeof v === 'string' ? v : text, type: t };
@@ -91,7 +91,7 @@ export function parseParamValue(v: ParamInput, type: string): ParamValue | strin
 }
 
 /** The value of every declared parameter: the caller's, else the default; every mistake a PlanError naming it. */
-export function resolveParams(
+function resolveParams(
   declared: Record<string, { type: string; default?: string | number | boolean }>,
   given: Record<string, ParamInput>,
   fromCommandLine: boolean,

@@ -29,147 +29,179 @@ const identity = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 function prune(node: BoundNode, need: Set<number>): Pruned {
   switch (node.kind) {
-    case 'scan': {
-      const keep = [...need].sort((a, b) => a - b);
-      if (keep.length === 0 && node.schema.length > 0) keep.push(0); // row counts still need one column
-      const map = new Array<number>(node.schema.length).fill(-1);
-      keep.forEach((c, i) => {
-        map[c] = i;
-      });
-      for (const c of keep) {
-        const bad = node.unreadable?.[node.schema[c].name];
-        if (bad)
-          throw new InputError(
-            `${bad.file}: column "${node.schema[c].name}" has type ${bad.type}, which skewjoin cannot read`,
-            bad.file,
-            node.schema[c].name,
-          );
-      }
-      return { node: { ...node, schema: keep.map((c) => node.schema[c]) }, map };
-    }
-    case 'filter': {
-      const child = prune(node.input, predCols(node.pred, new Set(need)));
-      const filter: BoundNode = {
-        ...node,
-        input: child.node,
-        schema: child.node.schema,
-        pred: remapPred(node.pred, child.map),
-      };
-      // Columns only the predicate reads go right after it: a join side is measured, built or shuffled without them.
-      const keep = [...need].sort((a, b) => a - b);
-      if (keep.length === 0 || keep.length === child.node.schema.length) return { node: filter, map: child.map };
-      const map = new Array<number>(child.map.length).fill(-1);
-      keep.forEach((c, i) => {
-        map[c] = i;
-      });
-      const indices = keep.map((c) => child.map[c]);
-      return {
-        node: {
-          id: `${node.id}.pruned`,
-          kind: 'project',
-          input: filter,
-          indices,
-          schema: indices.map((i) => child.node.schema[i]),
-        },
-        map,
-      };
-    }
-    case 'project': {
-      const keep = [...need].sort((a, b) => a - b);
-      const child = prune(node.input, new Set(keep.map((i) => node.indices[i])));
-      const map = new Array<number>(node.schema.length).fill(-1);
-      keep.forEach((c, i) => {
-        map[c] = i;
-      });
-      return {
-        node: {
-          ...node,
-          input: child.node,
-          indices: keep.map((i) => child.map[node.indices[i]]),
-          schema: keep.map((i) => node.schema[i]),
-        },
-        map,
-      };
-    }
-    case 'compute': {
-      // Keep the computed columns someone reads; the input gives what they and the consumers read.
-      const nIn = node.input.schema.length;
-      const needIn = new Set([...need].filter((c) => c < nIn));
-      const kept = node.exprs.map((_, k) => k).filter((k) => need.has(nIn + k));
-      for (const k of kept) exprCols(node.exprs[k], needIn);
-      const child = prune(node.input, needIn);
-      const width = child.node.schema.length;
-      const map = [...child.map, ...node.exprs.map((_, k) => (kept.includes(k) ? width + kept.indexOf(k) : -1))];
-      if (kept.length === 0) return { node: child.node, map };
-      const exprs = kept.map((k) => remapExpr(node.exprs[k], child.map));
-      return {
-        node: {
-          ...node,
-          input: child.node,
-          exprs,
-          schema: [...child.node.schema, ...kept.map((k) => node.schema[nIn + k])],
-        },
-        map,
-      };
-    }
-    case 'join': {
-      const nl = node.left.schema.length;
-      const needL = new Set(node.leftKeys),
-        needR = new Set(node.rightKeys);
-      for (const c of need) c < nl ? needL.add(c) : needR.add(c - nl);
-      const l = prune(node.left, needL),
-        r = prune(node.right, needR);
-      const outer = node.type !== 'semi' && node.type !== 'anti';
-      const map = [...l.map, ...(outer ? r.map.map((x) => (x < 0 ? -1 : x + l.node.schema.length)) : [])];
-      const schema = new Array(map.length);
-      map.forEach((to, from) => {
-        if (to >= 0) schema[to] = node.schema[from];
-      });
-      // Columns kept only as keys of a side still appear in the output; name them as bound.
-      const names = [...l.node.schema, ...(outer ? r.node.schema : [])].map((f, i) => schema[i] ?? f);
-      return {
-        node: {
-          ...node,
-          left: l.node,
-          right: r.node,
-          schema: names,
-          leftKeys: node.leftKeys.map((k) => l.map[k]),
-          rightKeys: node.rightKeys.map((k) => r.map[k]),
-        },
-        map,
-      };
-    }
-    case 'aggregate': {
-      const needIn = new Set(node.groupBy);
-      for (const a of node.aggs) if (a.col >= 0) needIn.add(a.col);
-      const child = prune(node.input, needIn);
-      return {
-        node: {
-          ...node,
-          input: child.node,
-          groupBy: node.groupBy.map((g) => child.map[g]),
-          aggs: node.aggs.map((a) => ({ ...a, col: a.col < 0 ? -1 : child.map[a.col] })),
-        },
-        map: identity(node.schema.length),
-      };
-    }
-    case 'sort': {
-      const child = prune(node.input, new Set([...need, ...node.by.map((k) => k.col)]));
-      return {
-        node: {
-          ...node,
-          input: child.node,
-          schema: child.node.schema,
-          by: node.by.map((k) => ({ ...k, col: child.map[k.col] })),
-        },
-        map: child.map,
-      };
-    }
-    case 'limit': {
-      const child = prune(node.input, need);
-      return { node: { ...node, input: child.node, schema: child.node.schema }, map: child.map };
-    }
+    case 'scan':
+      return pruneScan(node, need);
+    case 'filter':
+      return pruneFilter(node, need);
+    case 'project':
+      return pruneProject(node, need);
+    case 'compute':
+      return pruneCompute(node, need);
+    case 'join':
+      return pruneJoin(node, need);
+    case 'aggregate':
+      return pruneAggregate(node, need);
+    case 'sort':
+      return pruneSort(node, need);
+    case 'limit':
+      return pruneLimit(node, need);
   }
+}
+
+/** A scan reads the needed columns only (one at least: row counts need it); an unreadable one is an error now. */
+function pruneScan(node: Extract<BoundNode, { kind: 'scan' }>, need: Set<number>): Pruned {
+  const keep = [...need].sort((a, b) => a - b);
+  if (keep.length === 0 && node.schema.length > 0) keep.push(0); // row counts still need one column
+  const map = new Array<number>(node.schema.length).fill(-1);
+  keep.forEach((c, i) => {
+    map[c] = i;
+  });
+  for (const c of keep) {
+    const bad = node.unreadable?.[node.schema[c].name];
+    if (bad)
+      throw new InputError(
+        `${bad.file}: column "${node.schema[c].name}" has type ${bad.type}, which skewjoin cannot read`,
+        bad.file,
+        node.schema[c].name,
+      );
+  }
+  return { node: { ...node, schema: keep.map((c) => node.schema[c]) }, map };
+}
+
+/** A filter: its input keeps what it and the consumers read. */
+function pruneFilter(node: Extract<BoundNode, { kind: 'filter' }>, need: Set<number>): Pruned {
+  const child = prune(node.input, predCols(node.pred, new Set(need)));
+  const filter: BoundNode = {
+    ...node,
+    input: child.node,
+    schema: child.node.schema,
+    pred: remapPred(node.pred, child.map),
+  };
+  // Columns only the predicate reads go right after it: a join side is measured, built or shuffled without them.
+  const keep = [...need].sort((a, b) => a - b);
+  if (keep.length === 0 || keep.length === child.node.schema.length) return { node: filter, map: child.map };
+  const map = new Array<number>(child.map.length).fill(-1);
+  keep.forEach((c, i) => {
+    map[c] = i;
+  });
+  const indices = keep.map((c) => child.map[c]);
+  return {
+    node: {
+      id: `${node.id}.pruned`,
+      kind: 'project',
+      input: filter,
+      indices,
+      schema: indices.map((i) => child.node.schema[i]),
+    },
+    map,
+  };
+}
+
+/** A projection keeps the needed indices. */
+function pruneProject(node: Extract<BoundNode, { kind: 'project' }>, need: Set<number>): Pruned {
+  const keep = [...need].sort((a, b) => a - b);
+  const child = prune(node.input, new Set(keep.map((i) => node.indices[i])));
+  const map = new Array<number>(node.schema.length).fill(-1);
+  keep.forEach((c, i) => {
+    map[c] = i;
+  });
+  return {
+    node: {
+      ...node,
+      input: child.node,
+      indices: keep.map((i) => child.map[node.indices[i]]),
+      schema: keep.map((i) => node.schema[i]),
+    },
+    map,
+  };
+}
+
+/** Computed columns nobody reads are dropped. */
+function pruneCompute(node: Extract<BoundNode, { kind: 'compute' }>, need: Set<number>): Pruned {
+  // Keep the computed columns someone reads; the input gives what they and the consumers read.
+  const nIn = node.input.schema.length;
+  const needIn = new Set([...need].filter((c) => c < nIn));
+  const kept = node.exprs.map((_, k) => k).filter((k) => need.has(nIn + k));
+  for (const k of kept) exprCols(node.exprs[k], needIn);
+  const child = prune(node.input, needIn);
+  const width = child.node.schema.length;
+  const map = [...child.map, ...node.exprs.map((_, k) => (kept.includes(k) ? width + kept.indexOf(k) : -1))];
+  if (kept.length === 0) return { node: child.node, map };
+  const exprs = kept.map((k) => remapExpr(node.exprs[k], child.map));
+  return {
+    node: {
+      ...node,
+      input: child.node,
+      exprs,
+      schema: [...child.node.schema, ...kept.map((k) => node.schema[nIn + k])],
+    },
+    map,
+  };
+}
+
+/** A join: each side keeps its keys and the needed columns of its half of the output. */
+function pruneJoin(node: Extract<BoundNode, { kind: 'join' }>, need: Set<number>): Pruned {
+  const nl = node.left.schema.length;
+  const needL = new Set(node.leftKeys),
+    needR = new Set(node.rightKeys);
+  for (const c of need) c < nl ? needL.add(c) : needR.add(c - nl);
+  const l = prune(node.left, needL),
+    r = prune(node.right, needR);
+  const outer = node.type !== 'semi' && node.type !== 'anti';
+  const map = [...l.map, ...(outer ? r.map.map((x) => (x < 0 ? -1 : x + l.node.schema.length)) : [])];
+  const schema = new Array(map.length);
+  map.forEach((to, from) => {
+    if (to >= 0) schema[to] = node.schema[from];
+  });
+  // Columns kept only as keys of a side still appear in the output; name them as bound.
+  const names = [...l.node.schema, ...(outer ? r.node.schema : [])].map((f, i) => schema[i] ?? f);
+  return {
+    node: {
+      ...node,
+      left: l.node,
+      right: r.node,
+      schema: names,
+      leftKeys: node.leftKeys.map((k) => l.map[k]),
+      rightKeys: node.rightKeys.map((k) => r.map[k]),
+    },
+    map,
+  };
+}
+
+/** An aggregate keeps its whole output; its input, the grouping and aggregated columns. */
+function pruneAggregate(node: Extract<BoundNode, { kind: 'aggregate' }>, _need: Set<number>): Pruned {
+  const needIn = new Set(node.groupBy);
+  for (const a of node.aggs) if (a.col >= 0) needIn.add(a.col);
+  const child = prune(node.input, needIn);
+  return {
+    node: {
+      ...node,
+      input: child.node,
+      groupBy: node.groupBy.map((g) => child.map[g]),
+      aggs: node.aggs.map((a) => ({ ...a, col: a.col < 0 ? -1 : child.map[a.col] })),
+    },
+    map: identity(node.schema.length),
+  };
+}
+
+/** A sort: its input keeps the needed columns and the sort keys. */
+function pruneSort(node: Extract<BoundNode, { kind: 'sort' }>, need: Set<number>): Pruned {
+  const child = prune(node.input, new Set([...need, ...node.by.map((k) => k.col)]));
+  return {
+    node: {
+      ...node,
+      input: child.node,
+      schema: child.node.schema,
+      by: node.by.map((k) => ({ ...k, col: child.map[k.col] })),
+    },
+    map: child.map,
+  };
+}
+
+/** A limit passes the needed columns through. */
+function pruneLimit(node: Extract<BoundNode, { kind: 'limit' }>, need: Set<number>): Pruned {
+  const child = prune(node.input, need);
+  return { node: { ...node, input: child.node, schema: child.node.schema }, map: child.map };
 }
 
 export function pruneColumns(root: BoundNode): BoundNode {

@@ -12,7 +12,7 @@ const Param = z.strictObject({ param: name });
 /** Where a literal may stand: a JSON value or a parameter. */
 const literalOrParam = z.union([literal, Param]);
 
-export const TYPE_NAMES = [
+const TYPE_NAMES = [
   'bool',
   'int8',
   'int16',
@@ -46,7 +46,7 @@ export type Expr =
   | { case: { when: Predicate; then: Expr }[]; else?: Expr }
   | { cast: Expr; to: string };
 
-export const ExprSchema: z.ZodType<Expr> = z
+const ExprSchema: z.ZodType<Expr> = z
   .lazy(() =>
     z.union([
       z.strictObject({ column: name }),
@@ -78,7 +78,7 @@ const Like = subjects({ like: operand });
 const Between = subjects({ between: z.tuple([operand, operand]) });
 const Compare = z.strictObject({ left: ExprSchema, cmp: z.enum(CMP), right: ExprSchema });
 
-export type CmpOp = (typeof CMP)[number];
+type CmpOp = (typeof CMP)[number];
 export type Predicate =
   | (Subject & { cmp: CmpOp; value: Lit })
   | (Subject & { in: Lit[] })
@@ -90,7 +90,7 @@ export type Predicate =
   | { or: Predicate[] }
   | { not: Predicate };
 
-export const PredicateSchema: z.ZodType<Predicate> = z
+const PredicateSchema: z.ZodType<Predicate> = z
   .lazy(() =>
     z.union([
       ...Cmp,
@@ -121,7 +121,7 @@ const SortKey = z.strictObject({
   desc: z.boolean().optional(),
   nulls: z.enum(['first', 'last']).optional(),
 });
-export const JOIN_TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'] as const;
+const JOIN_TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'] as const;
 
 export type ScanNode = { op: 'scan'; source: string; columns?: string[] };
 export type FilterNode = { op: 'filter'; input: QueryNode; where: Predicate };
@@ -139,7 +139,7 @@ export type LimitNode = { op: 'limit'; input: QueryNode; count: number; offset?:
 export type QueryNode = ScanNode | FilterNode | ProjectNode | JoinNode | AggregateNode | SortNode | LimitNode;
 export type AggregateFnName = z.infer<typeof AggregateFn>;
 
-export const QueryNodeSchema: z.ZodType<QueryNode> = z
+const QueryNodeSchema: z.ZodType<QueryNode> = z
   .lazy(() =>
     z.discriminatedUnion('op', [
       z.strictObject({ op: z.literal('scan'), source: name, columns: z.array(name).optional() }),
@@ -181,7 +181,7 @@ export const ByteSize = z.union([
     ),
 ]);
 
-export const SkewOptionsSchema = z.strictObject({
+const SkewOptionsSchema = z.strictObject({
   enabled: z.boolean().optional(),
   factor: z.number().positive().optional(),
   thresholdBytes: ByteSize.optional(),
@@ -189,7 +189,7 @@ export const SkewOptionsSchema = z.strictObject({
   strategy: z.enum(['auto', 'partition', 'key']).optional(),
 });
 
-export const ExecutionSchema = z.strictObject({
+const ExecutionSchema = z.strictObject({
   workers: z.number().int().min(1).max(256).optional(),
   partitions: z.number().int().min(1).max(65536).optional(),
   combiners: z.boolean().optional(),

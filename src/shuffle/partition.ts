@@ -224,7 +224,7 @@ function blockColumn(type: DataType, L: Layout, c: number, p: number, n: number)
 }
 
 /** Partition ids of every row (into `pid`): high bits of the key hash, or round-robin for null join keys. */
-export function partitionIds(
+function partitionIds(
   keys: Keys,
   spec: PartitionSpec,
   rr: { next: number },
@@ -261,7 +261,7 @@ const SKETCH_STRIDE = 8;
  */
 function sketchKeys(batches: Batch[], keys: Keys[], spec: PartitionSpec): TaskSketch {
   const ss = new SpaceSaving(spec.sketch!);
-  // loops, not callbacks: see PairRouter in exec/task.ts (a closure a call loses its compiled code at each full GC)
+  // loops, not callbacks: see PairRouter in physical/task.ts (a closure a call loses its compiled code at each full GC)
   let total = 0;
   for (const k of keys) total += k.n;
   const stride = total > SKETCH_ALL_ROWS ? SKETCH_STRIDE : 1;

@@ -10,7 +10,7 @@
 // their rows to distinct (group, value) pairs and cut them by the hash of the
 // pair; each level-1 task takes one piece from every range.
 //
-// This file plans (a pure function of the shuffle's statistics); exec/two-level.ts runs the plan.
+// This file plans (a pure function of the shuffle's statistics); physical/aggregate/two-level.ts runs the plan.
 import { combinable } from '../agg/partial.js';
 import { hasDistinct } from '../agg/twolevel.js';
 import type { BoundAggregate } from '../plan/bound.js';

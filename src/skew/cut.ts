@@ -11,7 +11,7 @@ import { packRowSlices, pieceCaps, sliceBlocks } from './slices.js';
 const bytesOf = (bs: readonly Batch[]) => bs.reduce((a, b) => a + blockBytes(b), 0);
 
 /** Blocks cut into row ranges of at most `cap` bytes, and at least `min` pieces; one empty piece when there are no rows. */
-export function cutRows(blocks: Batch[], cap: number, min = 1): Batch[][] {
+function cutRows(blocks: Batch[], cap: number, min = 1): Batch[][] {
   const bytes = blocks.map(blockBytes);
   const total = bytes.reduce((a, b) => a + b, 0);
   // a hair above total / min, so that rounding does not add a piece

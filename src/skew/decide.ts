@@ -31,6 +31,7 @@ import { buildsLeft } from '../kernels/join.js';
 import type { SkewSettings } from '../plan/load.js';
 import { TASKS_PER_WORKER } from '../plan/defaults.js';
 import { type RowSlice, packRowSlices, pieceCaps } from './slices.js';
+import { hotKeySplits, outputBytes } from './hot-grid.js';
 
 export interface HotKeyStat {
   /** 32-bit key hash: the partition is derived from it */
@@ -183,79 +184,18 @@ export function packPartitions(
 export const canSplitLeft = (t: JoinType) => t === 'inner' || t === 'left' || t === 'semi' || t === 'anti';
 export const canSplitRight = (t: JoinType) => t === 'inner' || t === 'right';
 
-const MAX_GRID = 256;
-/**
- * A joined pair costs less than an input row (no shuffle, no hashing):
- * measured here, 36 to 80 ns per pair in the fused join-aggregate against
- * about 250 ns per input row. Output is weighed at half the bytes of its row.
- */
-const PAIR_WEIGHT = 1 / 2;
-
-/** Estimated rows of each hot key of partition p on both sides, as bytes: input and output (left x right pairs). */
-function hotKeysOf(p: number, left: SideStats, right: SideStats): { keys: HotKeySplit[]; lb: number; rb: number } {
-  const rowBytes = (s: SideStats) => (s.partitionRows[p] > 0 ? s.partitionBytes[p] / s.partitionRows[p] : 0);
-  const byMatch = new Map<string, HotKeySplit>();
-  const entry = (h: HotKeyStat) => {
-    let e = byMatch.get(h.match);
-    if (!e) {
-      e = {
-        hash: h.hash,
-        match: h.match,
-        display: h.display,
-        leftRows: 0,
-        rightRows: 0,
-        leftPieces: 1,
-        rightPieces: 1,
-      };
-      byMatch.set(h.match, e);
-    }
-    return e;
-  };
-  for (const h of left.hotKeys) if (h.partition === p) entry(h).leftRows = Math.min(h.rows, left.partitionRows[p]);
-  for (const h of right.hotKeys) if (h.partition === p) entry(h).rightRows = Math.min(h.rows, right.partitionRows[p]);
-  return { keys: [...byMatch.values()], lb: rowBytes(left), rb: rowBytes(right) };
-}
-
-/** Bytes a key's rows and its joined rows (left x right pairs) stand for. */
-const keyBytes = (k: HotKeySplit, lb: number, rb: number) =>
-  k.leftRows * lb + k.rightRows * rb + k.leftRows * k.rightRows * (lb + rb) * PAIR_WEIGHT;
-
-/** Estimated bytes of output of the keys hot on both sides of partition p. */
-function outputBytes(p: number, left: SideStats, right: SideStats): number {
-  const { keys, lb, rb } = hotKeysOf(p, left, right);
-  return keys.reduce((s, k) => s + k.leftRows * k.rightRows * (lb + rb) * PAIR_WEIGHT, 0);
-}
-
-function hotKeySplits(
-  p: number,
-  left: SideStats,
-  right: SideStats,
-  type: JoinType,
-  target: number,
-): { keys: HotKeySplit[]; bytes: number } {
-  const { keys: all, lb, rb } = hotKeysOf(p, left, right);
-  // A key earns its own tasks when its rows (and output) would fill a good share of a task.
-  const keys = all.filter((k) => keyBytes(k, lb, rb) >= target / 4);
-  let bytes = 0;
-  for (const k of keys) {
-    let a = Math.max(1, Math.ceil((k.leftRows * lb) / target));
-    let b = type === 'semi' || type === 'anti' ? 1 : Math.max(1, Math.ceil((k.rightRows * rb) / target));
-    // Output skew: grow the grid until each cell's pairs fit the target, along the side with bigger
-    // pieces. Semi and anti joins emit each left row at most once: no output to split.
-    const pairs = type === 'semi' || type === 'anti' ? 0 : k.leftRows * k.rightRows;
-    const cells = Math.min(MAX_GRID, Math.ceil((pairs * (lb + rb) * PAIR_WEIGHT) / target));
-    while (a * b < cells) {
-      const growLeft = k.leftRows / a >= k.rightRows / b;
-      if (growLeft && a < k.leftRows) a++;
-      else if (!growLeft && b < k.rightRows) b++;
-      else break;
-    }
-    k.leftPieces = a;
-    k.rightPieces = b;
-    bytes += keyBytes(k, lb, rb);
-  }
-  keys.sort((x, y) => keyBytes(y, lb, rb) - keyBytes(x, lb, rb));
-  return { keys, bytes };
+/** What planning one join's reduce tasks needs for each partition. */
+interface JoinPlanning {
+  left: SideStats;
+  right: SideStats;
+  type: JoinType;
+  o: SkewSettings;
+  /** the target task size in bytes */
+  target: number;
+  /** the weights of partition p's sides: the side its task builds costs buildWeight a byte */
+  weights(p: number): [number, number];
+  /** partition p's weighted bytes */
+  size(p: number): number;
 }
 
 /**
@@ -273,7 +213,6 @@ export function planReduceTasks(
 ): ReducePlan {
   const P = left.partitionBytes.length;
   const needed = (p: number) => reduceNeeded(type, left.partitionRows[p], right.partitionRows[p]);
-  /** the weights of partition p's sides: the side its task builds costs buildWeight a byte */
   const weights = (p: number): [number, number] =>
     buildsLeft(type, left.partitionRows[p], right.partitionRows[p]) ? [buildWeight, 1] : [1, buildWeight];
   const size = (p: number) => {
@@ -286,33 +225,20 @@ export function planReduceTasks(
     const tasks: PlannedTask[] = [];
     for (let p = 0; p < P; p++) if (needed(p)) tasks.push({ kind: 'partitions', partitions: [p], bytes: size(p) });
     tasks.sort((a, b) => b.bytes - a.bytes);
-    return {
-      tasks,
-      targetBytes: 0,
-      left: { ...dl, skewedPartitions: [] },
-      right: { ...dr, skewedPartitions: [] },
-      splits: [],
-    };
+    const none = { skewedPartitions: [] };
+    return { tasks, targetBytes: 0, left: { ...dl, ...none }, right: { ...dr, ...none }, splits: [] };
   }
   const skewL = new Set(dl.skewedPartitions),
     skewR = new Set(dr.skewedPartitions);
-  // Output skew (keys hot on both sides) only the key strategy can split.
-  const skewOut = new Set<number>();
-  if (o.strategy !== 'partition') {
-    const med = median(Array.from({ length: P }, (_, p) => left.partitionBytes[p] + right.partitionBytes[p]));
-    for (let p = 0; p < P; p++) {
-      const out = outputBytes(p, left, right);
-      if (out > o.factor * med && out > o.thresholdBytes) skewOut.add(p);
-    }
-  }
+  const skewOut = outputSkew(left, right, o);
   const nonSkewed: number[] = [];
   for (let p = 0; p < P; p++) if (!skewL.has(p) && !skewR.has(p) && !skewOut.has(p)) nonSkewed.push(size(p));
   const avg = nonSkewed.length ? nonSkewed.reduce((a, b) => a + b, 0) / nonSkewed.length : 0;
   const target = Math.max(o.advisoryPartitionBytes, avg, 1);
+  const plan: JoinPlanning = { left, right, type, o, target, weights, size };
 
   let total = 0;
   for (let p = 0; p < P; p++) total += size(p);
-  const coalesceTo = coalesceCap(total, target, parallelism);
   const tasks: PlannedTask[] = [];
   const splits: SplitInfo[] = [];
   const small: number[] = [];
@@ -325,83 +251,105 @@ export function planReduceTasks(
       if (needed(p)) small.push(p);
       continue;
     }
-    const skewedBytes =
-      (skewL.has(p) ? left.partitionBytes[p] : 0) +
-      (skewR.has(p) ? right.partitionBytes[p] : 0) +
-      (skewOut.has(p) ? outputBytes(p, left, right) : 0);
-    const cutL = skewL.has(p) && canSplitLeft(type),
-      cutR = skewR.has(p) && canSplitRight(type);
-    const [wl, wr] = weights(p);
-    const caps = pieceCaps(target, wl * left.partitionBytes[p], wr * right.partitionBytes[p], cutL, cutR);
-    const capL = caps[0] / wl,
-      capR = caps[1] / wr;
-    const slicesOf = (s: SideStats, cut: boolean, cap: number): (RowSlice[] | null)[] =>
-      cut
-        ? packRowSlices(
-            mapRowsOf(s, p),
-            s.mapBytes.map((m) => m[p] ?? 0),
-            cap,
-          )
-        : [null];
-    const lr = slicesOf(left, cutL, capL),
-      rr = slicesOf(right, cutR, capR);
-    const bytesOf = (s: SideStats, r: RowSlice[] | null) => {
-      if (r === null) return s.partitionBytes[p];
-      const rows = mapRowsOf(s, p);
-      return r.reduce((a, [t, from, to]) => a + ((s.mapBytes[t][p] ?? 0) * (to - from)) / Math.max(1, rows[t]), 0);
-    };
-    const hot = o.strategy === 'partition' ? null : hotKeySplits(p, left, right, type, target);
-    // Map ranges are the cheaper split (no extra pass to cut keys out): row ranges balance any
-    // skewed side they may cut, so they serve unless a skewed side cannot be cut or a key is hot on both sides.
-    const splitL = lr.length > 1,
-      splitR = rr.length > 1;
-    const rangesBalance =
-      !skewOut.has(p) && (splitL || splitR) && (!skewL.has(p) || splitL) && (!skewR.has(p) || splitR);
-    const useKeys =
-      hot !== null &&
-      hot.keys.length > 0 &&
-      (o.strategy === 'key' || (hot.bytes >= 0.5 * skewedBytes && !rangesBalance));
-    if (useKeys) {
-      const n = hot!.keys.reduce((s, k) => s + k.leftPieces * k.rightPieces, 0) + 1;
-      tasks.push({ kind: 'hot-keys', partition: p, keys: hot!.keys, bytes: size(p) });
-      splits.push({
-        partition: p,
-        method: 'hot-key',
-        sides,
-        tasks: n,
-        keys: hot!.keys.map((k) => ({
-          key: k.display,
-          leftRows: k.leftRows,
-          rightRows: k.rightRows,
-          tasks: k.leftPieces * k.rightPieces,
-        })),
-      });
-      continue;
-    }
-    if (lr.length <= 1 && rr.length <= 1) {
-      tasks.push({ kind: 'partitions', partitions: [p], bytes: size(p) });
-      const reason =
-        type === 'full'
-          ? 'a full join splits no side by map ranges'
-          : (skewL.has(p) && !canSplitLeft(type)) || (skewR.has(p) && !canSplitRight(type))
-            ? `a ${type} join cannot split that side by map ranges`
-            : `not larger than the target task size (${target} bytes)`;
-      splits.push({ partition: p, method: 'none', sides, tasks: 1, reason });
-      continue;
-    }
-    for (const a of lr)
-      for (const b of rr) {
-        tasks.push({
-          kind: 'map-range',
-          partition: p,
-          left: a,
-          right: b,
-          bytes: wl * bytesOf(left, a) + wr * bytesOf(right, b),
-        });
-      }
-    splits.push({ partition: p, method: 'map-range', sides, tasks: lr.length * rr.length });
+    const split = splitPartition(plan, p, sides);
+    tasks.push(...split.tasks);
+    splits.push(split.info);
   }
-  tasks.push(...packPartitions(small, size, coalesceTo));
+  tasks.push(...packPartitions(small, size, coalesceCap(total, target, parallelism)));
   tasks.sort((a, b) => b.bytes - a.bytes); // largest first
   return { tasks, targetBytes: target, left: dl, right: dr, splits };
+}
+
+/** Output skew (keys hot on both sides, their product large): partitions only the key strategy can split. */
+function outputSkew(left: SideStats, right: SideStats, o: SkewSettings): Set<number> {
+  const skewOut = new Set<number>();
+  if (o.strategy === 'partition') return skewOut;
+  const P = left.partitionBytes.length;
+  const med = median(Array.from({ length: P }, (_, p) => left.partitionBytes[p] + right.partitionBytes[p]));
+  for (let p = 0; p < P; p++) {
+    const out = outputBytes(p, left, right);
+    if (out > o.factor * med && out > o.thresholdBytes) skewOut.add(p);
+  }
+  return skewOut;
+}
+
+/** The tasks of one skewed partition: hot keys, map ranges, or one task when it cannot be split. */
+function splitPartition(
+  plan: JoinPlanning,
+  p: number,
+  sides: ('left' | 'right' | 'output')[],
+): { tasks: PlannedTask[]; info: SplitInfo } {
+  const { left, right, type, o, target } = plan;
+  const skewedL = sides.includes('left'),
+    skewedR = sides.includes('right'),
+    skewedOut = sides.includes('output');
+  const skewedBytes =
+    (skewedL ? left.partitionBytes[p] : 0) +
+    (skewedR ? right.partitionBytes[p] : 0) +
+    (skewedOut ? outputBytes(p, left, right) : 0);
+  const cutL = skewedL && canSplitLeft(type),
+    cutR = skewedR && canSplitRight(type);
+  const [wl, wr] = plan.weights(p);
+  const caps = pieceCaps(target, wl * left.partitionBytes[p], wr * right.partitionBytes[p], cutL, cutR);
+  const slicesOf = (s: SideStats, cut: boolean, cap: number): (RowSlice[] | null)[] =>
+    cut
+      ? packRowSlices(
+          mapRowsOf(s, p),
+          s.mapBytes.map((m) => m[p] ?? 0),
+          cap,
+        )
+      : [null];
+  const lr = slicesOf(left, cutL, caps[0] / wl),
+    rr = slicesOf(right, cutR, caps[1] / wr);
+  const hot = o.strategy === 'partition' ? null : hotKeySplits(p, left, right, type, target);
+  // Map ranges are the cheaper split (no extra pass to cut keys out): row ranges balance any
+  // skewed side they may cut, so they serve unless a skewed side cannot be cut or a key is hot on both sides.
+  const splitL = lr.length > 1,
+    splitR = rr.length > 1;
+  const rangesBalance = !skewedOut && (splitL || splitR) && (!skewedL || splitL) && (!skewedR || splitR);
+  if (
+    hot !== null &&
+    hot.keys.length > 0 &&
+    (o.strategy === 'key' || (hot.bytes >= 0.5 * skewedBytes && !rangesBalance))
+  ) {
+    const keys = hot.keys.map((k) => ({
+      key: k.display,
+      leftRows: k.leftRows,
+      rightRows: k.rightRows,
+      tasks: k.leftPieces * k.rightPieces,
+    }));
+    const n = hot.keys.reduce((s, k) => s + k.leftPieces * k.rightPieces, 0) + 1;
+    return {
+      tasks: [{ kind: 'hot-keys', partition: p, keys: hot.keys, bytes: plan.size(p) }],
+      info: { partition: p, method: 'hot-key', sides, tasks: n, keys },
+    };
+  }
+  if (!splitL && !splitR) {
+    const reason =
+      type === 'full'
+        ? 'a full join splits no side by map ranges'
+        : (skewedL && !canSplitLeft(type)) || (skewedR && !canSplitRight(type))
+          ? `a ${type} join cannot split that side by map ranges`
+          : `not larger than the target task size (${target} bytes)`;
+    return {
+      tasks: [{ kind: 'partitions', partitions: [p], bytes: plan.size(p) }],
+      info: { partition: p, method: 'none', sides, tasks: 1, reason },
+    };
+  }
+  const bytesOf = (s: SideStats, r: RowSlice[] | null) => {
+    if (r === null) return s.partitionBytes[p];
+    const rows = mapRowsOf(s, p);
+    return r.reduce((a, [t, from, to]) => a + ((s.mapBytes[t][p] ?? 0) * (to - from)) / Math.max(1, rows[t]), 0);
+  };
+  const tasks: PlannedTask[] = [];
+  for (const a of lr)
+    for (const b of rr)
+      tasks.push({
+        kind: 'map-range',
+        partition: p,
+        left: a,
+        right: b,
+        bytes: wl * bytesOf(left, a) + wr * bytesOf(right, b),
+      });
+  return { tasks, info: { partition: p, method: 'map-range', sides, tasks: lr.length * rr.length } };
 }

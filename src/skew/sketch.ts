@@ -6,7 +6,7 @@
 // error d <= n / (m + 1). So every reported count is >= the true count and at
 // most n/(m+1) above it, and every key with more than n/(m+1) rows is kept.
 
-export interface SketchEntry {
+interface SketchEntry {
   /** the key's identity: its 32-bit hash */
   hash: number;
   /** Space-Saving count: never below the true count */

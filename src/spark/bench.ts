@@ -8,8 +8,8 @@ import path from 'node:path';
 import { executeOnSpark } from './engine.js';
 import { LocalSparkServer } from './server.js';
 import { type LoadedPlan, loadPlan } from '../plan/load.js';
-import { execute } from '../exec/execute.js';
-import { closePool } from '../exec/pool.js';
+import { execute } from '../scheduler/execute.js';
+import { closePool } from '../runtime/pool.js';
 import { valueAt } from '../kernels/column.js';
 
 export interface SparkBenchOptions {

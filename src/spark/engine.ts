@@ -7,10 +7,10 @@ import { type Batch, type DataType, type Field, rowCount } from '../kernels/colu
 import { batchesFromArrow } from '../io/arrow.js';
 import type { ResultFile } from '../io/result-file.js';
 import type { LoadedPlan } from '../plan/load.js';
-import type { Executed } from '../exec/execute.js';
-import type { OnProgress } from '../exec/progress.js';
-import type { Stats } from '../exec/stats.js';
-import { onClosePool } from '../exec/pool.js';
+import type { Executed } from '../scheduler/execute.js';
+import type { OnProgress } from '../scheduler/progress.js';
+import type { Stats } from '../physical/stats.js';
+import { onClosePool } from '../runtime/pool.js';
 import { SparkConnectClient, SparkError } from './client.js';
 import { planSalting } from './hot.js';
 import { type Lowered, lowerPlan } from './lower.js';

@@ -21,12 +21,12 @@ const TOP_KEYS = 16;
 const SPARK_PARTITIONS = 200;
 
 /** A sampled key: rows in the sample, input files they came from. */
-export interface SampledKey {
+interface SampledKey {
   key: string | null;
   rows: number;
   files: number;
 }
-export interface Sample {
+interface Sample {
   keys: SampledKey[];
   total: number;
   fraction: number;
@@ -36,7 +36,7 @@ export interface Sample {
 export type Query = (sql: string) => Promise<unknown[][]>;
 
 /** The sides of a join whose hot keys AQE cannot split ('always'), or can only when spread over input files. */
-export function saltableSides(j: Join): Record<Side, 'always' | 'oneFile'> | null {
+function saltableSides(j: Join): Record<Side, 'always' | 'oneFile'> | null {
   if (j.leftKeys.length !== 1 || j.type === 'semi' || j.type === 'anti') return null;
   if (j.type === 'full') return { left: 'always', right: 'always' };
   if (j.type === 'left') return { left: 'oneFile', right: 'always' };
@@ -60,7 +60,7 @@ const scanBytes = (n: BoundNode): number =>
 const rowBytes = (n: BoundNode) =>
   n.schema.reduce((a, f) => a + (f.type.id === 'utf8' ? 24 : f.type.id === 'decimal' ? 16 : 8), 0);
 
-export function sampleSql(side: BoundNode, key: number, fraction: number, lowering: Lowering): string {
+function sampleSql(side: BoundNode, key: number, fraction: number, lowering: Lowering): string {
   // input_file_name() has a meaning (and is allowed) only over one scan's rows
   const file = fileLevel(side) ? 'input_file_name()' : "''";
   const where = fraction < 1 ? ` WHERE rand(42) < ${fraction}` : '';
@@ -78,7 +78,7 @@ export function sampleSql(side: BoundNode, key: number, fraction: number, loweri
  * keys that are not hot, spread over the partitions), and its estimated bytes exceed
  * `thresholdBytes`.
  */
-export function hotKeys(s: Sample, side: BoundNode, lp: LoadedPlan, mode: 'always' | 'oneFile'): HotKey[] {
+function hotKeys(s: Sample, side: BoundNode, lp: LoadedPlan, mode: 'always' | 'oneFile'): HotKey[] {
   const { factor, thresholdBytes } = lp.settings.skew;
   const partitions = lp.settings.partitions ?? SPARK_PARTITIONS;
   if (s.total === 0) return [];

@@ -20,13 +20,13 @@ export interface Lowered {
 
 const URI = /^[a-z][a-z0-9+.-]*:\/\//i;
 /** A path Spark reads or writes itself: a URI (s3a://, hdfs://, gs://, abfss://, file:). */
-export const isUri = (p: string) => URI.test(p) || p.startsWith('file:');
+const isUri = (p: string) => URI.test(p) || p.startsWith('file:');
 
 /** A local file as Spark reads it from a local server: an absolute file: URI. */
-export const sparkPath = (p: string) => (isUri(p) ? p : pathToFileURL(path.resolve(p)).href);
+const sparkPath = (p: string) => (isUri(p) ? p : pathToFileURL(path.resolve(p)).href);
 
 /** The session settings: ANSI SQL, UTC, exact decimals, and AQE from the plan's execution settings. */
-export function sparkSettings(s: Settings): Record<string, string> {
+function sparkSettings(s: Settings): Record<string, string> {
   const out: Record<string, string> = {
     'spark.sql.ansi.enabled': 'true',
     'spark.sql.session.timeZone': 'UTC',

@@ -12,7 +12,7 @@ import { ExecutionError } from '../errors.js';
 import { registerCleanup } from '../io/cleanup.js';
 
 /** The pyspark that `npm run spark:install` installs (scripts/spark-install.sh); it runs on Java 17. */
-export const PINNED_PYSPARK = '4.1.4';
+const PINNED_PYSPARK = '4.1.4';
 const INSTALL_HINT =
   'install Java 17 or newer and the pinned pyspark with `npm run spark:install` ' +
   `(pyspark ${PINNED_PYSPARK} into .venv/), or set SPARK_HOME, or give --remote sc://host:port`;
@@ -22,7 +22,7 @@ const START_MS = 180_000;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 /** The Spark home of the installed pyspark, or null. */
-export function findSparkHome(): string | null {
+function findSparkHome(): string | null {
   const env = process.env.SPARK_HOME;
   if (env && fs.existsSync(path.join(env, 'bin', 'spark-submit'))) return env;
   const lib = path.join(ROOT, '.venv', 'lib');
@@ -35,7 +35,7 @@ export function findSparkHome(): string | null {
 }
 
 /** The major version of the `java` Spark will run (JAVA_HOME's, else the PATH's), or 0. */
-export function javaVersion(): number {
+function javaVersion(): number {
   const java = process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
   // `java -version` writes to stderr
   const r = spawnSync(java, ['-version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -3,7 +3,7 @@
 // Field numbers are facts of Spark's protocol; they stand beside each use (client.ts).
 
 /** A message to encode: its fields in order; a nested message is itself a Fields list; undefined fields are skipped. */
-export type FieldValue = string | number | boolean | Uint8Array | Fields | undefined;
+type FieldValue = string | number | boolean | Uint8Array | Fields | undefined;
 export type Fields = [number, FieldValue][];
 
 function varint(out: number[], v: number): void {

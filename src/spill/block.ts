@@ -14,7 +14,7 @@ interface SpilledColumn {
   offsets: number;
 }
 
-export interface SpillRef {
+interface SpillRef {
   file: string;
   /** byte offset of the block in the file, and its size there */
   offset: number;
@@ -114,7 +114,7 @@ export function writeBlocks(
 }
 
 /** Read one spilled block back into memory (its own ArrayBuffer, transferable). */
-export function readBlock(fd: number, b: SpilledBatch): Batch {
+function readBlock(fd: number, b: SpilledBatch): Batch {
   const { offset, bytes, columns } = b.spill;
   const buf = new ArrayBuffer(Math.max(bytes, 8));
   const view = new Uint8Array(buf, 0, bytes);

@@ -7,7 +7,7 @@ import { ExecutionError, PlanError } from '../errors.js';
 import { registerCleanup } from '../io/cleanup.js';
 
 /** Why a file operation failed, as its error code when it has one. */
-export const reason = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+const reason = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
 
 /** Debug knob: a disk that holds this many spill bytes per query, then fails with ENOSPC (tests of a full disk). */
 const diskBytes = () => {

@@ -8,7 +8,7 @@ const DAY_MS = 86400000;
 const GUESS = { eq: 0.1, range: 1 / 3, between: 0.25, like: 0.2, prefix: 0.1, other: 0.5 };
 
 /** Distinct values of a column read from a file: its integer range, at most its table's rows. */
-export function distinct(c: Col | undefined, fallback: number): number {
+function distinct(c: Col | undefined, fallback: number): number {
   const s = c?.stats;
   if (!s) return fallback;
   if (s.min !== undefined && s.max !== undefined) return Math.max(1, Math.min(s.rows, s.max - s.min + 1));

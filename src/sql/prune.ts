@@ -26,7 +26,7 @@ function renamed(x: unknown, map: Map<string, string>): unknown {
 }
 
 /** The output column names of a node. */
-export function outputOf(n: QueryNode): string[] {
+function outputOf(n: QueryNode): string[] {
   switch (n.op) {
     case 'scan':
       return n.columns ?? [];

@@ -1,4 +1,4 @@
-// One SELECT block: FROM and WHERE (from.ts, with subquery conditions from
+// One SELECT block: FROM and WHERE (from.ts and join-order.ts, with subquery conditions from
 // subquery.ts), then GROUP BY and aggregates, HAVING, the select list,
 // DISTINCT, ORDER BY and LIMIT, as plan nodes over unique column ids.
 import type { Expr as PExpr, QueryNode } from '../plan/spec.js';
@@ -6,7 +6,9 @@ import { AGGREGATES, type Expr, type Select, exprKey } from './ast.js';
 import { sqlError } from './lexer.js';
 import { type Col, Scope, children, isAggregateCall, refsOf } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
-import { type Base, filterNode, joinGraph, planFromItem, splitAnd } from './from.js';
+import { filterNode, splitAnd } from './conditions.js';
+import { planFromItem } from './from.js';
+import { type Base, joinGraph } from './join-order.js';
 import { type Applied, hoistScalars, planSubqueryCond } from './subquery.js';
 import { Translator } from './translate.js';
 

@@ -10,7 +10,7 @@ import { exprKey } from './ast.js';
 import { sqlError } from './lexer.js';
 import { type Col, type Scope, children } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
-import { filterNode } from './from.js';
+import { filterNode } from './conditions.js';
 import { Translator } from './translate.js';
 
 /** A subquery condition ready to apply to the relation that has the columns it reads (`needs`). */
@@ -23,7 +23,7 @@ export interface Applied {
    * min/max test waits until the joins have cut the rows it is applied to (q16, q21 as written by hand)
    */
   early: boolean;
-  /** a correlated aggregate: its input may be cut to the keys an enclosing table holds (from.ts reduceBySemiJoin) */
+  /** a correlated aggregate: its input may be cut to an enclosing table's keys (join-order.ts reduceBySemiJoin) */
   reduce?: { pairs: Correlation['pairs']; by(outer: QueryNode, on: [string, string][]): void };
 }
 

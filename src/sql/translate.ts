@@ -64,7 +64,7 @@ const CAST_TYPES: Record<string, string> = {
 };
 
 /** The plan's type name of a column type, for parameters compared with it. */
-export function planTypeName(t: DataType | undefined): string | undefined {
+function planTypeName(t: DataType | undefined): string | undefined {
   if (!t) return undefined;
   if (t.id === 'date32') return 'date';
   if (t.id === 'timestamp') return 'timestamp';
@@ -166,27 +166,10 @@ export class Translator {
       }
       case 'call':
         return this.call(e, hint);
-      case 'case': {
-        const whens = e.whens.map((w) => ({
-          when: this.pred(e.operand ? { k: 'cmp', op: '=', l: e.operand, r: w.when, pos: w.when.pos } : w.when),
-          then: this.expr(w.then, hint),
-        }));
-        return e.else ? { case: whens, else: this.expr(e.else, hint) } : { case: whens };
-      }
-      case 'cast': {
-        const m = /^(\w+)(\((\d+)(,(\d+))?\))?$/.exec(e.to)!;
-        const base = m[1];
-        let to = CAST_TYPES[base];
-        if (base === 'decimal' || base === 'numeric') to = `decimal(${m[3] ?? 18},${m[5] ?? (m[3] ? 0 : 3)})`;
-        if (!to) {
-          throw sqlError(
-            e.pos,
-            `CAST to ${e.to.toUpperCase()} is not supported${suggest(base, Object.keys(CAST_TYPES))}`,
-          );
-        }
-        if (base === 'varchar' || base === 'char') to = 'utf8';
-        return { cast: this.expr(e.e), to };
-      }
+      case 'case':
+        return this.caseWhen(e, hint);
+      case 'cast':
+        return this.cast(e);
       case 'insub':
       case 'exists':
       case 'subq':
@@ -195,6 +178,26 @@ export class Translator {
           'a subquery is supported here only as a condition of WHERE or HAVING joined by AND, or as a scalar value',
         );
     }
+  }
+
+  private caseWhen(e: Extract<Expr, { k: 'case' }>, hint?: string): PExpr {
+    const whens = e.whens.map((w) => ({
+      when: this.pred(e.operand ? { k: 'cmp', op: '=', l: e.operand, r: w.when, pos: w.when.pos } : w.when),
+      then: this.expr(w.then, hint),
+    }));
+    return e.else ? { case: whens, else: this.expr(e.else, hint) } : { case: whens };
+  }
+
+  private cast(e: Extract<Expr, { k: 'cast' }>): PExpr {
+    const m = /^(\w+)(\((\d+)(,(\d+))?\))?$/.exec(e.to)!;
+    const base = m[1];
+    let to = CAST_TYPES[base];
+    if (base === 'decimal' || base === 'numeric') to = `decimal(${m[3] ?? 18},${m[5] ?? (m[3] ? 0 : 3)})`;
+    if (!to) {
+      throw sqlError(e.pos, `CAST to ${e.to.toUpperCase()} is not supported${suggest(base, Object.keys(CAST_TYPES))}`);
+    }
+    if (base === 'varchar' || base === 'char') to = 'utf8';
+    return { cast: this.expr(e.e), to };
   }
 
   private binary(e: Extract<Expr, { k: 'bin' }>, hint?: string): PExpr {

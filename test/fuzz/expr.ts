@@ -64,7 +64,7 @@ const hour = (n: number) => new Date(Date.UTC(1995, 0, 1, n)).toISOString().slic
 export const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /** A literal of a column's kind (now and then null): [plan value, SQL text]. */
-export function literal(r: Rand, kind: Kind): [Value, string] {
+function literal(r: Rand, kind: Kind): [Value, string] {
   if (kind === 'big' && r.chance(0.3)) {
     const v = r.int(0, 35);
     return [v, String(v)];

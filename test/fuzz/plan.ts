@@ -11,7 +11,6 @@ import type { Rand } from './random.js';
 import { scalar } from './scalar.js';
 import { type Kind, type Table, scanSql } from './tables.js';
 
-export type { Col };
 export interface Gen {
   node: Record<string, unknown>;
   sql: string;
@@ -80,7 +79,7 @@ export class PlanGen {
     if (roll < 0.72) return this.join(this.node(depth - 1), this.node(depth - 1)) ?? this.filter(this.node(depth - 1));
     if (roll < 0.75) return this.join(this.small(), this.small(), true)!; // a cross join, of inputs small enough
     if (roll < 0.82) return { ...this.sortLimit(this.node(depth - 1)), ordered: false }; // a limited input: the coordinator's rows feed a shuffle
-    // an aggregate over a join now and then: eager aggregation below the join (exec/run.ts runAggregate)
+    // an aggregate over a join now and then: eager aggregation below the join (scheduler/executor.ts runAggregate)
     if (roll < 0.88)
       return this.aggregate(this.join(this.node(depth - 1), this.node(depth - 1)) ?? this.node(depth - 1));
     return this.aggregate(this.node(depth - 1));

@@ -10,7 +10,7 @@ import { writeParquet } from '../helpers.js';
 /** What the plan generator may do with a column. */
 export type Kind = 'int' | 'big' | 'str' | 'float' | 'dec' | 'date' | 'ts' | 'bool';
 
-export interface ColumnSpec {
+interface ColumnSpec {
   name: string;
   kind: Kind;
   /** kept out of '*' (a 16-byte decimal: products would pass 38 digits) */
@@ -24,7 +24,7 @@ export interface ColumnSpec {
 /** 2^53: values above it are exact only as 64-bit integers. */
 export const BIG = 9007199254740992n;
 
-export const COLUMNS: ColumnSpec[] = [
+const COLUMNS: ColumnSpec[] = [
   // a skewed key: key 7 on 40% of rows, 10% null, the rest over 0..29
   {
     name: 'k',

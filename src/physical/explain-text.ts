@@ -1,0 +1,61 @@
+// Text of plan pieces for `--explain`: literals, predicates, the row operators fused into a pipeline, byte sizes.
+import { decimalText } from '../kernels/column.js';
+import { exprText } from '../expr/columns.js';
+import type { BoundNode, BoundPredicate, Literal } from '../plan/bound.js';
+import type { Pipeline } from './pipeline.js';
+
+const litText = (v: Literal): string =>
+  typeof v === 'string'
+    ? JSON.stringify(v)
+    : v !== null && typeof v === 'object'
+      ? decimalText(v.scaled, v.scale)
+      : String(v);
+
+function predText(p: BoundPredicate, names: string[]): string {
+  switch (p.kind) {
+    case 'cmp':
+      return `${names[p.col]} ${p.op} ${litText(p.value)}`;
+    case 'in':
+      return `${names[p.col]} in (${p.values.map(litText).join(', ')})`;
+    case 'isNull':
+      return `${names[p.col]} is ${p.isNull ? '' : 'not '}null`;
+    case 'not':
+      return `not (${predText(p.pred, names)})`;
+    case 'expr':
+      return exprText(p.expr, names);
+    default:
+      return p.preds.map((q) => `(${predText(q, names)})`).join(` ${p.kind} `);
+  }
+}
+
+/** Column names seen by a fused operator: those of the node below it. */
+function inputNames(top: BoundNode, id: string): string[] {
+  for (let n: BoundNode = top; ; ) {
+    if (n.kind !== 'filter' && n.kind !== 'project' && n.kind !== 'compute') return n.schema.map((f) => f.name);
+    if (n.id === id) return n.input.schema.map((f) => f.name);
+    n = n.input;
+  }
+}
+
+/** The row operators fused above a pipeline's source (` → filter-1[x > 1] → project-2[3 columns]`), or ''. */
+export function fusedText(node: BoundNode, p: Pipeline): string {
+  if (!p.ops.length) return '';
+  const ops = p.fused.map((id, i) => {
+    const op = p.ops[i];
+    if (op.kind === 'filter') return `${id}[${predText(op.pred, inputNames(node, id))}]`;
+    if (op.kind === 'compute') return `${id}[${op.exprs.map((e) => exprText(e, inputNames(node, id))).join(', ')}]`;
+    if (op.kind === 'probe') return `${id}[probe broadcast table]`;
+    return `${id}[${p.schema.length} columns]`;
+  });
+  return ` → ${ops.join(' → ')}`;
+}
+
+export function fmtBytes(b: number): string {
+  const u = ['B', 'KB', 'MB', 'GB'];
+  let i = 0;
+  while (b >= 1024 && i < u.length - 1) {
+    b /= 1024;
+    i++;
+  }
+  return `${b < 10 && i > 0 ? b.toFixed(1) : Math.round(b)}${u[i]}`;
+}

@@ -1,0 +1,147 @@
+// `--explain`: the physical plan as an indented tree of stages and shuffles, each pipeline described by its
+// operator (physical/operators.ts); `--explain --analyze`: then what the run measured.
+import type { BoundNode } from '../plan/bound.js';
+import type { LoadedPlan } from '../plan/load.js';
+import { pipelineOf } from './pipeline.js';
+import type { Stats, TaskStats } from './stats.js';
+import { operatorOf } from './operators.js';
+import type { Explain } from './operator.js';
+import { fmtBytes, fusedText } from './explain-text.js';
+import { median, quantile } from 'simple-statistics';
+
+export function explainPlan(lp: LoadedPlan): string {
+  const { settings } = lp;
+  const lines: string[] = [];
+  const x: Explain = {
+    settings,
+    line: (depth, text) => lines.push('   '.repeat(depth) + text),
+    walk(node: BoundNode, depth: number) {
+      const p = pipelineOf(node);
+      operatorOf(p.source).describe(p.source, x, depth, fusedText(node, p));
+    },
+  };
+  const out = lp.output ? `${lp.output.format} file ${lp.output.path}` : 'stdout';
+  if (lp.plan.description) lines.push(`plan: ${lp.plan.description}`);
+  lines.push(
+    `output: ${out}; ${settings.workers} worker(s); skew handling ${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}; broadcast ${settings.broadcastBytes > 0 ? `up to ${settings.broadcastBytes} bytes` : 'off'}`,
+  );
+  x.walk(lp.root, 0);
+  return lines.join('\n') + '\n';
+}
+
+/** A count, with one decimal when a quantile falls between two values. */
+const fmtCount = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1));
+
+/** min, median, p95 and max (simple-statistics' quantiles: linear between ranks, as numpy's default). */
+function distribution(xs: number[], fmt: (x: number) => string): string {
+  if (xs.length === 0) return 'no values';
+  const [min, med, p95, max] = quantile(xs, [0, 0.5, 0.95, 1]);
+  return `min ${fmt(min)}, median ${fmt(med)}, p95 ${fmt(p95)}, max ${fmt(max)}`;
+}
+
+/** What a stage's tasks spilled: their output written to spill files, their input read back. */
+function spillText(ts: TaskStats[]): string {
+  const w = ts.filter((t) => t.spilledBytes > 0),
+    r = ts.filter((t) => t.spillReadBytes > 0);
+  const parts = [];
+  if (w.length) parts.push(`spilled ${fmtBytes(w.reduce((a, t) => a + t.spilledBytes, 0))} from ${w.length} task(s)`);
+  if (r.length) parts.push(`read back ${fmtBytes(r.reduce((a, t) => a + t.spillReadBytes, 0))} in ${r.length} task(s)`);
+  return parts.length ? `; ${parts.join(', ')}` : '';
+}
+
+/** `--explain --analyze`: the plan, then what the run measured per shuffle, per skewed partition and per stage. */
+export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
+  const out = [explainPlan(lp).trimEnd(), '', `run: ${stats.wallMs.toFixed(0)} ms, ${stats.outputRows ?? 0} rows`];
+  if (stats.spilledBytes > 0 || stats.spillReadBytes > 0) {
+    out.push(
+      `spilled: ${fmtBytes(stats.spilledBytes)} written to spill files, ${fmtBytes(stats.spillReadBytes)} read back (memory limit ${fmtBytes(lp.settings.memoryLimit)})`,
+    );
+  }
+  if (stats.eager.length) out.push(`eager aggregation applied: ${stats.eager.join(', ')}`);
+  for (const s of stats.shuffles) out.push(...shuffleLines(s));
+  for (const j of stats.joins) out.push(...joinLines(j));
+  for (const a of stats.aggregates) out.push(...aggregateLines(a));
+  out.push(...stageLines(stats.tasks));
+  return out.join('\n') + '\n';
+}
+
+function shuffleLines(s: Stats['shuffles'][number]): string[] {
+  const out = [`shuffle ${s.id}: ${s.partitions} partitions`];
+  out.push(`   rows:  ${distribution(s.partitionRows, fmtCount)}`);
+  out.push(`   bytes: ${distribution(s.partitionBytes, fmtBytes)}`);
+  if (s.combine) {
+    const c = s.combine;
+    out.push(
+      `   combiners: ${c.rowsBefore} rows (${fmtBytes(c.bytesBefore)}) → ${c.rowsAfter} rows (${fmtBytes(c.bytesAfter)}); ${c.partialTasks} task(s) aggregated, ${c.passThroughTasks} passed rows through`,
+    );
+  }
+  out.push(
+    `   skew test: > ${fmtBytes(s.thresholdBytes)} (median ${fmtBytes(s.medianBytes)}); skewed partitions: ${s.skewedPartitions.length ? s.skewedPartitions.join(', ') : 'none'}`,
+  );
+  if (s.hotKeys.length)
+    out.push(
+      `   hot keys: ${s.hotKeys
+        .slice(0, 5)
+        .map((h) => `${h.key.join(',')} (${h.rows} rows, partition ${h.partition})`)
+        .join('; ')}`,
+    );
+  return out;
+}
+
+function joinLines(j: Stats['joins'][number]): string[] {
+  if (j.broadcast)
+    return [
+      `${j.id}: strategy broadcast: ${j.broadcast.side} side (${j.broadcast.rows} rows, ${fmtBytes(j.broadcast.bytes)}) built once and probed in the other side's map tasks; ${j.reason}`,
+    ];
+  const out = [
+    `${j.id}: strategy shuffle (${j.reason}); ${j.tasks} planned reduce task(s), target ${fmtBytes(j.targetBytes)}`,
+  ];
+  for (const sp of j.splits) {
+    const why =
+      sp.method === 'none'
+        ? ` not split: ${sp.reason}`
+        : sp.method === 'map-range'
+          ? ' split by map ranges'
+          : ' split by hot keys';
+    out.push(`   partition ${sp.partition} (skewed ${sp.sides.join(' and ')}):${why}, ${sp.tasks} task(s)`);
+    for (const k of sp.keys ?? [])
+      out.push(
+        `      key ${k.key.join(',')}: ${k.leftRows} left rows x ${k.rightRows} right rows → ${k.tasks} task(s)`,
+      );
+  }
+  return out;
+}
+
+function aggregateLines(a: Stats['aggregates'][number]): string[] {
+  if (a.splits.length === 0) return [];
+  const out = [`${a.id}: skewed partitions of its shuffle (two-level aggregation), target ${fmtBytes(a.targetBytes)}`];
+  for (const sp of a.splits) {
+    const how =
+      sp.method === 'none'
+        ? `not split: ${sp.reason}`
+        : sp.cut === 'rows'
+          ? `level-1 tasks over row ranges of at most ${sp.targetRows} rows, then one merge`
+          : `split tasks over row ranges of at most ${sp.targetRows} rows cut the distinct (group, value) pairs by hash into ${sp.pieces} pieces, one level-1 task each, then one merge`;
+    out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
+  }
+  return out;
+}
+
+/** Per stage: its tasks, their median and slowest time, what they spilled. */
+function stageLines(tasks: TaskStats[]): string[] {
+  const stages = new Map<string, TaskStats[]>();
+  for (const t of tasks) {
+    const k = `${t.stage} ${t.kind}`;
+    stages.set(k, [...(stages.get(k) ?? []), t]);
+  }
+  const out: string[] = [];
+  for (const [k, ts] of stages) {
+    const ms = ts.map((t) => t.ms);
+    const med = median(ms),
+      max = Math.max(...ms);
+    out.push(
+      `stage ${k}: ${ts.length} task(s), median ${med.toFixed(1)} ms, slowest ${max.toFixed(1)} ms (${med > 0 ? (max / med).toFixed(1) : '-'}x median)${spillText(ts)}`,
+    );
+  }
+  return out;
+}

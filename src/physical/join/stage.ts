@@ -1,0 +1,343 @@
+// The join operator's coordinator side: the strategy (broadcast or shuffle), the shuffle join's reduce tasks as
+// planned from the shuffle statistics (coalesced partitions, map-range splits here; hot-key grids in join-hot-keys.ts,
+// one task or grace pieces in join-task.ts), and cross joins.
+import type { EagerPlan } from '../../agg/eager.js';
+import { batchBytes, concatBatches, rowCount } from '../../kernels/column.js';
+import { partitionOf } from '../../kernels/keys.js';
+import { plannedWorkers } from '../../plan/load.js';
+import { BUILD_WEIGHT, type PlannedTask, type SideStats, type SplitInfo, planReduceTasks } from '../../skew/decide.js';
+import { type RowSlice, sliceBlocks, sliceLabel } from '../../skew/slices.js';
+import { mergeSketches } from '../../skew/sketch.js';
+import { mixPlan } from '../../skew/mix.js';
+import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
+import { mergeProbes } from './merge.js';
+import { packBlocks } from '../../spill/block.js';
+import { runRanged } from '../sort/fused.js';
+import { type Until, partitionsFor, pipelineOf, scanBytes } from '../pipeline.js';
+import { budgetedSkew } from '../../spill/budget.js';
+import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
+import type { Downstream, ExecContext } from '../operator.js';
+import { type ShuffleOutput, batchesOf, blocksOf, runFromRead, shuffle } from '../exchange/shuffle.js';
+
+import { type JoinContext, type JoinNode, type JoinShape, graceJoin, joinTask, mapOutputs } from './tasks.js';
+import { runHotKeys } from './hot-keys.js';
+
+export type { JoinNode };
+
+/** Counters per map task for the heavy-hitter sketch of join keys. */
+const SKETCH_CAPACITY = 1000;
+
+/**
+ * A join with keys: broadcast when a side measures small enough after its filters (physical/join/broadcast.ts), else a
+ * shuffle join. With `eager`, each side is first aggregated by its join key (and the group columns it provides)
+ * and the reduce tasks emit the states of the aggregate above the join (see agg/eager.ts).
+ */
+export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: Downstream): Promise<TaskResult[]> {
+  const { combine, eager } = d;
+  if (node.leftKeys.length === 0) return runCross(ex, node, ops, d);
+  const how: JoinStrategy = eager
+    ? {
+        decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' },
+        heldBytes: 0,
+      }
+    : await chooseStrategy(
+        node,
+        ex.settings.broadcastBytes,
+        measure(ex, node),
+        ex.spill,
+        ops.length === 0 ? combine : undefined,
+        ex.settings.sharedBuildBytes,
+      );
+  if (how.pipeline) return runBroadcast(ex, node, how, ops, d);
+  return runShuffleJoin(ex, node, how, ops, d);
+}
+
+/**
+ * How a side is read to measure it for a broadcast. A side small enough for a run in the thread is read here
+ * while the pool's threads start (their modules, WebAssembly), and by them too once they are ready
+ * (scheduler/steal.ts); by them alone when they are ready already (warm: this thread's first decode is not). Each read
+ * task groups its rows for the aggregate fused with the probe, if any (physical/join/table-groups.ts). A scan's tasks stop
+ * starting once the rows read pass the cap (the rest of its splits left to the consumer).
+ */
+function measure(ex: ExecContext, node: JoinNode): Collect {
+  return async (n, cap, groupBy, from) => {
+    const here = ex.coldAndSmall(scanBytes(n)) && 'steal';
+    let bytes = 0;
+    const until: Until = { stop: (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap };
+    const sink: TaskSink = { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) };
+    const results = await ex.execute(from ?? pipelineOf(n), { stage: node.id, sink, placement: here, until });
+    const groups = groupBy && results.flatMap((r) => r.groups ?? []);
+    return { batches: batchesOf(results), groups, rest: until.rest ?? null };
+  };
+}
+
+/** A broadcast join: the probing side's map tasks join, and go on with our operators and sink. */
+async function runBroadcast(
+  ex: ExecContext,
+  node: JoinNode,
+  how: JoinStrategy,
+  ops: RowOp[],
+  d: Downstream,
+): Promise<TaskResult[]> {
+  const side = how.decision.side!;
+  ex.stats.joins.push({
+    id: node.id,
+    type: node.type,
+    strategy: how.decision.strategy,
+    reason: how.decision.reason,
+    broadcast: { side, rows: how.rows!, bytes: how.bytes! },
+    targetBytes: 0,
+    tasks: 0,
+    splits: [],
+  });
+  try {
+    // the next probe's table joined into this one where it joins this table's rows (physical/join/merge.ts); a
+    // merged table is grouped by the threads (grouping it here, before the first probe, measured slower on q10)
+    let pipeline = how.pipeline!,
+      after = ops;
+    for (let m = mergeProbes(pipeline, after); m; m = mergeProbes(pipeline, after)) ({ pipeline, after } = m);
+    const full = { ...pipeline, ops: [...pipeline.ops, ...after] };
+    // the probing side's rows read to measure it are probed as they are
+    const probed = how.read?.[side === 'left' ? 'right' : 'left'];
+    const probing = side === 'left' ? node.right : node.left;
+    if (probed) return await runFromRead(ex, full, probed, how.probeAt!, probing.schema, d);
+    return await ex.execute(full, { ...d, eager: undefined, placement: false });
+  } finally {
+    ex.spill.release(how.heldBytes);
+  }
+}
+
+/** What a shuffle join's reduce tasks read: each side's rows, or with eager aggregation its partial states. */
+function shapeOf(node: JoinNode, eager?: EagerPlan): JoinShape {
+  return eager
+    ? {
+        leftSchema: eager.left.schema,
+        rightSchema: eager.right.schema,
+        leftKeys: eager.left.keys,
+        rightKeys: eager.right.keys,
+        eager,
+      }
+    : {
+        leftSchema: node.left.schema,
+        rightSchema: node.right.schema,
+        leftKeys: node.leftKeys,
+        rightKeys: node.rightKeys,
+      };
+}
+
+/** A shuffle join: both sides hash-partitioned, the reduce tasks planned from the shuffle statistics. */
+async function runShuffleJoin(
+  ex: ExecContext,
+  node: JoinNode,
+  how: JoinStrategy,
+  ops: RowOp[],
+  d: Downstream,
+): Promise<TaskResult[]> {
+  const { sink, combine, eager } = d;
+  const P = partitionsFor(node, ex.settings);
+  const shape = shapeOf(node, eager);
+  const side = (s: 'left' | 'right') => {
+    const skew = ex.settings.skew;
+    const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;
+    const keys = s === 'left' ? shape.leftKeys : shape.rightKeys;
+    const spec = {
+      keys,
+      norms: s === 'left' ? node.leftNorms : node.rightNorms,
+      partitions: P,
+      spreadNulls: true,
+      sketch,
+    };
+    const pre: Combine | undefined = eager && {
+      groupBy: eager[s].groupBy,
+      aggs: eager[s].aggs,
+      schema: (s === 'left' ? node.left : node.right).schema,
+    };
+    return shuffle(
+      ex,
+      s === 'left' ? node.left : node.right,
+      spec,
+      `${node.id}.${s}`,
+      node.id,
+      pre,
+      undefined,
+      how.read?.[s],
+    );
+  };
+  // the measured side's rows are held until its map tasks have partitioned them
+  const [l, r] = await Promise.all([side('left'), side('right')]).finally(() => ex.spill.release(how.heldBytes));
+  const plan = planJoinTasks(ex, node, l, r, P);
+  ex.stats.joins.push({
+    id: node.id,
+    type: node.type,
+    strategy: how.decision.strategy,
+    reason: how.decision.reason,
+    targetBytes: plan.targetBytes,
+    tasks: plan.tasks.length,
+    splits: plan.splits,
+  });
+  const ctx: JoinContext = {
+    node,
+    shape,
+    ops,
+    combine: eager ? undefined : combine,
+    sink,
+    l,
+    r,
+    targetBytes: plan.targetBytes,
+    partitions: P,
+  };
+  const splitOf = (t: PlannedTask) =>
+    t.kind === 'partitions' ? undefined : plan.splits.find((sp) => sp.partition === t.partition);
+  const runOne = (t: PlannedTask, s: TaskSink) => runPlanned(ex, { ...ctx, sink: s }, t, splitOf(t));
+  const ranged = eager ? undefined : d.range;
+  const results = ranged
+    ? await runRanged(ex, ranged, plan.tasks, (t) => t.kind === 'partitions', runOne)
+    : (await Promise.all(plan.tasks.map((t) => runOne(t, sink)))).flat();
+  ex.spill.done([...l.byTask, ...r.byTask]);
+  return results;
+}
+
+/**
+ * The reduce tasks of a shuffle join from its sides' statistics (skew/decide.ts, skew/mix.ts), with each side's
+ * skew test, skewed partitions and hot keys written into its shuffle's statistics.
+ */
+function planJoinTasks(ex: ExecContext, node: JoinNode, l: ShuffleOutput, r: ShuffleOutput, P: number) {
+  const sideStats = (s: ShuffleOutput): SideStats => ({
+    partitionRows: s.stats.partitionRows,
+    partitionBytes: s.stats.partitionBytes,
+    mapBytes: s.mapBytes,
+    mapRows: s.mapRows,
+    hotKeys: mergeSketches(s.sketches, SKETCH_CAPACITY).map((e) => ({
+      hash: e.hash,
+      match: e.match,
+      display: e.display,
+      rows: e.count,
+      partition: partitionOf(e.hash, P),
+    })),
+  });
+  const ls = sideStats(l),
+    rs = sideStats(r);
+  // tasks sized by cost: the side each partition builds weighs more (skew/decide.ts BUILD_WEIGHT)
+  const skew = budgetedSkew(ex.settings.skew, ex.taskShare());
+  const planned = planReduceTasks(ls, rs, node.type, skew, plannedWorkers(ex.settings), BUILD_WEIGHT);
+  // plain partitions ride in the tasks of hot keys' pieces, so that every task holds some built rows (skew/mix.ts)
+  const plan = mixPlan(planned, ls, rs, node.type);
+  for (const [out, side, d] of [
+    [l, ls, plan.left],
+    [r, rs, plan.right],
+  ] as const) {
+    out.stats.medianBytes = d.medianBytes;
+    out.stats.thresholdBytes = d.thresholdBytes;
+    out.stats.skewedPartitions = d.skewedPartitions;
+    const skewed = new Set(d.skewedPartitions);
+    out.stats.hotKeys = side.hotKeys
+      .filter((h) => skewed.has(h.partition))
+      .slice(0, 20)
+      .map((h) => ({ key: h.display, rows: h.rows, partition: h.partition }));
+  }
+  return plan;
+}
+
+/**
+ * A cross join (no keys): both sides are run to the coordinator, the smaller
+ * one is put in shared memory and replicated to one task per chunk of the
+ * larger one (about advisoryPartitionBytes each). How scalar subqueries are planned.
+ */
+async function runCross(
+  ex: ExecContext,
+  node: JoinNode,
+  ops: RowOp[],
+  { sink, combine }: Downstream,
+): Promise<TaskResult[]> {
+  const [l, r] = await Promise.all([ex.collectBatches(node.left), ex.collectBatches(node.right)]);
+  const leftSmall = rowCount(l) <= rowCount(r);
+  const small = [concatBatches(leftSmall ? node.left.schema : node.right.schema, leftSmall ? l : r, true)];
+  const chunks = packBlocks(leftSmall ? r : l, ex.settings.skew.advisoryPartitionBytes);
+  // the smaller side is replicated whatever broadcastBytes says: there is no key to shuffle by
+  const side = leftSmall ? 'left' : 'right';
+  ex.stats.joins.push({
+    id: node.id,
+    type: node.type,
+    strategy: 'broadcast',
+    reason: `cross join: the smaller side (${side}) replicated to every task of the larger`,
+    broadcast: { side, rows: small[0].length, bytes: batchBytes(small[0]) },
+    targetBytes: ex.settings.skew.advisoryPartitionBytes,
+    tasks: chunks.length,
+    splits: [],
+  });
+  return Promise.all(
+    chunks.map((chunk, i) =>
+      ex.run(
+        {
+          source: {
+            kind: 'join',
+            type: 'inner',
+            leftSchema: node.left.schema,
+            rightSchema: node.right.schema,
+            left: leftSmall ? small : chunk,
+            right: leftSmall ? chunk : small,
+            leftKeys: [],
+            rightKeys: [],
+            leftNorms: [],
+            rightNorms: [],
+          },
+          ops,
+          combine,
+          sink: withSeed(sink, i),
+        },
+        {
+          stage: node.id,
+          kind: 'reduce',
+          partition: i,
+          split: `cross join: ${leftSmall ? 'left' : 'right'} side replicated`,
+        },
+      ),
+    ),
+  );
+}
+
+/** `split`: the skewed partition's entry in joins[].splits, its task counts set to what ran */
+async function runPlanned(ex: ExecContext, ctx: JoinContext, t: PlannedTask, split?: SplitInfo): Promise<TaskResult[]> {
+  const { l, r } = ctx;
+  if (t.kind === 'partitions') {
+    const ls = t.partitions.map((p) => blocksOf(l, p)),
+      rs = t.partitions.map((p) => blocksOf(r, p));
+    const many = t.partitions.length > 1;
+    const meta = { kind: 'reduce', partition: t.partitions[0], ...(many ? { partitions: t.partitions } : {}) } as const;
+    const grace = await graceJoin(ex, ctx, ls.flat(), rs.flat(), meta);
+    if (grace) return grace;
+    return [
+      await joinTask(
+        ex,
+        ctx,
+        ls.flat(),
+        rs.flat(),
+        meta,
+        t.partitions[0],
+        many ? ls.map((b, i) => [b.length, rs[i].length]) : undefined,
+      ),
+    ];
+  }
+  if (t.kind === 'map-range') {
+    // Row ranges of the map outputs (views, no copy); blocks read by several tasks are shared.
+    const side = (s: ShuffleOutput, slices: RowSlice[] | null) => {
+      if (slices === null) return { blocks: blocksOf(s, t.partition).map((b) => ex.share(b)), label: 'all' };
+      const blocks = mapOutputs(ex, s, t.partition);
+      return { blocks: sliceBlocks(blocks, slices), label: sliceLabel(slices, (i) => blocks[i].length) };
+    };
+    const left = side(l, t.left),
+      right = side(r, t.right);
+    const detail = `map-range left ${left.label} right ${right.label}`;
+    return [
+      await joinTask(
+        ex,
+        ctx,
+        left.blocks,
+        right.blocks,
+        { kind: 'reduce', partition: t.partition, split: detail },
+        t.partition,
+      ),
+    ];
+  }
+  return runHotKeys(ex, ctx, t, split, (ps) => runPlanned(ex, ctx, { kind: 'partitions', partitions: ps, bytes: 0 }));
+}

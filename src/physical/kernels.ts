@@ -1,0 +1,165 @@
+// The worker side of every task: one kernel per kind of source and of sink, each in its operator family's folder,
+// registered here in one table each (a kind of TaskSource or TaskSink without a kernel is a compile error), and the
+// one way a task runs: its source produces batches, the row operators and the combiner transform them, the sink
+// makes the result. Pure: the same function runs on a worker thread or on the coordinator.
+import { combine } from '../agg/combiner.js';
+import { sumOnlyColumns } from '../agg/narrow.js';
+import { type Batch, batchBytes } from '../kernels/column.js';
+import { selectedRows } from '../expr/deferred.js';
+import { aggregateKernel } from './aggregate/source.js';
+import { batchesKernel } from './exchange/batches.js';
+import { collectKernel } from './exchange/collect.js';
+import { partitionKernel } from './exchange/partition-sink.js';
+import { keyStatsKernel } from './join/key-stats.js';
+import { probeAggregate } from './join/probe.js';
+import { joinKernel } from './join/source.js';
+import { splitKernel } from './join/split.js';
+import { compileOps } from './row-ops.js';
+import { scanKernel } from './scan/source.js';
+import { rangeKernel } from './sort/range-sink.js';
+import { sortKernel } from './sort/source.js';
+import type {
+  CutSink,
+  JoinPath,
+  Produced,
+  RowOp,
+  SinkKernel,
+  SourceKernel,
+  TaskResult,
+  TaskSink,
+  TaskSource,
+  TaskSpec,
+} from './task.js';
+
+type SourceKernels = { [K in TaskSource['kind']]: SourceKernel<Extract<TaskSource, { kind: K }>> };
+type SinkKernels = { [K in TaskSink['kind']]: SinkKernel<Extract<TaskSink, { kind: K }>> };
+
+const SOURCES: SourceKernels = {
+  scan: scanKernel,
+  batches: batchesKernel,
+  join: joinKernel,
+  split: splitKernel,
+  aggregate: aggregateKernel,
+  sort: sortKernel,
+};
+
+const SINKS: SinkKernels = {
+  collect: collectKernel,
+  range: rangeKernel,
+  keyStats: keyStatsKernel,
+  partition: partitionKernel,
+};
+
+const sourceKernel = <S extends TaskSource>(src: S) => SOURCES[src.kind] as unknown as SourceKernel<S>;
+
+/** The in-memory batches a task's source reads (a scan: none). */
+export function inputsOf(src: TaskSource): Batch[] {
+  return sourceKernel(src).inputs(src);
+}
+
+/** The source reading `inputs` instead of its own (as many, in the order inputsOf gave them). */
+export function withInputs<S extends TaskSource>(src: S, inputs: Batch[]): S {
+  return sourceKernel(src).withInputs(src, inputs);
+}
+
+/** Run a task's source, row operators, combiner and sink on this thread. */
+export async function executeTask(t: TaskSpec): Promise<TaskResult> {
+  const t0 = performance.now();
+  // A combiner right after a join aggregates from the join's row indices. Scanned
+  // columns are read in place (views into the module's memory): the partition sink
+  // copies them, keyStats only reads them, and collect copies what it keeps.
+  const o = { combine: t.ops.length === 0 ? t.combine : undefined, inPlace: true, cut: cutSink(t) };
+  const p = await sourceKernel(t.source).produce(t.source, o);
+  let inputBytes = p.inputBytes;
+  if (inputBytes === undefined) {
+    inputBytes = 0;
+    for (const b of inputsOf(t.source)) inputBytes += batchBytes(b);
+  }
+  try {
+    const r = await finish(t, p);
+    return Object.assign(r, { inputBytes, ms: performance.now() - t0 });
+  } finally {
+    p.release?.();
+  }
+}
+
+/**
+ * A range sink the task's join may cut its matches into itself (sort/cut-pairs.ts): no row
+ * operator between them, or a projection that only chooses columns (`select`).
+ */
+function cutSink(t: TaskSpec): CutSink | undefined {
+  if (t.combine || t.sink.kind !== 'range') return undefined;
+  if (t.ops.length === 0) return t.sink;
+  const op = t.ops[0];
+  return t.ops.length === 1 && op.kind === 'project' ? { ...t.sink, select: op.indices } : undefined;
+}
+
+async function finish(t: TaskSpec, p: Produced): Promise<Omit<TaskResult, 'ms'>> {
+  if (p.asIs) {
+    const r: Omit<TaskResult, 'ms'> = { batches: p.batches, inputRows: p.rows, outputRows: p.rows };
+    if (p.runs) r.runs = p.runs;
+    return r;
+  }
+  if (p.cut) {
+    const c = p.cut;
+    const outputRows = c.rows.reduce((a, n) => a + n, 0);
+    const r = { batches: c.blocks, inputRows: p.rows, outputRows, partitionRows: c.rows, partitionBytes: c.bytes };
+    return p.join ? { ...r, join: p.join } : r;
+  }
+  const fused = fuseProbe(t, p);
+  const q = fused ?? p;
+  const r = await toSink(t, q, fused ? [] : t.ops);
+  if (q.join) r.join = q.join;
+  if (p.read) r.read = p.read;
+  return r;
+}
+
+/**
+ * scan → filter → project → compute → probe → partial aggregate with no
+ * joined row gathered, where the probe allows (join/probe.ts): the task's
+ * rows become its partial states. Null when it does not apply.
+ */
+function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
+  const last = t.ops[t.ops.length - 1];
+  if (!t.combine || p.combined || last?.kind !== 'probe') return null;
+  const fused = probeAggregate(last, t.combine.groupBy, t.combine.aggs, t.combine.schema);
+  if (!fused) return null;
+  const before = compileOps(t.ops.slice(0, -1));
+  for (const b of p.batches) for (const x of before(b)) fused.add(x);
+  const join: JoinPath = {
+    path: 'fused-aggregate',
+    build: last.buildFirst ? 'left' : 'right',
+    matchChunks: fused.matchChunks(),
+    groups: fused.groups,
+    lookup: fused.lookup(),
+  };
+  return { ...p, batches: [fused.finish()], combined: true, join };
+}
+
+/** The produced batches through `rowOps` and the combiner, into the task's sink. */
+function toSink(t: TaskSpec, p: Produced, rowOps: RowOp[]): Promise<Omit<TaskResult, 'ms'>> {
+  const combining = t.combine !== undefined && !p.combined;
+  const sumOnly = combining ? sumOnlyColumns(t.combine!.groupBy, t.combine!.aggs) : undefined;
+  const ops = compileOps(rowOps, combining, sumOnly);
+  // loops and pushes, not flatMap and filter: see scatterRows in shuffle/partition.ts
+  let out: Batch[] = [];
+  let outputRows = 0;
+  for (const b of p.batches) {
+    for (const x of ops(b)) {
+      if (x.length === 0) continue;
+      out.push(x);
+      outputRows += selectedRows(x);
+    }
+  }
+  let how: TaskResult['combine'];
+  if (t.combine && !p.combined) {
+    // into a shuffle, rows that do not reduce pass through as they are (keyed by the group columns)
+    const { batches: partial, ...stats } = combine(out, t.combine, t.sink.kind === 'partition');
+    how = stats;
+    out = [];
+    for (const b of partial) if (b.length > 0) out.push(b);
+  }
+  const input = { batches: out, rows: p.rows, outputRows, release: p.release, combine: how, task: t };
+  const kernel = SINKS[t.sink.kind] as SinkKernel<TaskSink>;
+  return Promise.resolve(kernel.sink(t.sink, input));
+}

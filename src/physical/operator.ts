@@ -1,0 +1,104 @@
+// The contract between the coordinator (scheduler/executor.ts, `Executor`) and the operator code it calls (the join and
+// aggregate stages, the exchange, sort, two-level aggregation, grace cuts, limit): what an operator may ask of a
+// running query. Operators import this interface, never the coordinator, so no operator file sits in an import
+// circle with it; the coordinator implements it, and a test can fake it (test/operator-context.test.ts).
+import type { EagerPlan } from '../agg/eager.js';
+import type { Batch, Field } from '../kernels/column.js';
+import type { BoundNode } from '../plan/bound.js';
+import type { Settings } from '../plan/load.js';
+import type { RangeRequest } from './sort/range.js';
+import type { Spiller } from '../spill/spiller.js';
+import type { EncodedRowGroup } from '../io/parquet-encode.js';
+import type { Pipeline, SourceNode, Until } from './pipeline.js';
+import type { Stats, TaskStats } from './stats.js';
+import type { Combine, TaskResult, TaskSink, TaskSpec } from './task.js';
+
+/** What a task's statistics carry besides what its run measures. */
+export type TaskMeta = Omit<
+  TaskStats,
+  'rows' | 'inputBytes' | 'outputRows' | 'ms' | 'spilledBytes' | 'spillReadBytes' | 'attempt' | 'error'
+> & { inputBytes?: number };
+
+/** Where a pipeline's scan tasks run: on the pool, on this thread, or shared between them (scheduler/steal.ts). */
+type Placement = boolean | 'steal';
+
+/** One task's output streamed to the consumer: its batches, or its rows as Parquet row groups (`parquet` sinks). */
+export interface Streamed {
+  batches: Batch[];
+  encoded?: EncodedRowGroup[];
+}
+
+/**
+ * What the operator above asks of a pipeline's tasks: where their rows go and how. Passed down whole, so that
+ * what a request carries (a sort's range request, a streamed output's sink) reaches the tasks that serve it,
+ * and an operator that asks something else makes a new one.
+ */
+export interface Downstream {
+  /** the consuming stage ('output', 'join-1'): the tasks' stage in the statistics */
+  readonly stage: string;
+  readonly sink: TaskSink;
+  /** a partial aggregate in each task before the sink (agg/combiner.ts) */
+  readonly combine?: Combine;
+  /** a join's sides pre-aggregated by their keys, its tasks emitting the aggregate's states (agg/eager.ts) */
+  readonly eager?: EagerPlan;
+  /**
+   * a sort above whose input a shuffle join below may cut into the sort's ranges itself (sort/fused.ts): the join
+   * answers by setting `bounds` on the request
+   */
+  readonly range?: RangeRequest;
+  /** where a scan's tasks run: on the pool (default), on this thread, or both (scheduler/steal.ts) */
+  readonly placement?: Placement;
+  /** a scan's tasks start in order, a few at a time, and none once it says stop (a side read for a broadcast) */
+  readonly until?: Until;
+}
+
+export interface ExecContext {
+  readonly settings: Settings;
+  readonly stats: Stats;
+  /** the query's memory budget and spill folder */
+  readonly spill: Spiller;
+  /** every task of the query runs on the calling thread (a small input, runtime/local.ts) */
+  readonly inThread: boolean;
+  /**
+   * Whether a read of `bytes` is best done on this thread: small enough for a run in the thread
+   * (runtime/local.ts) and the pool's threads not ready yet (they are cold; this one is loaded).
+   */
+  coldAndSmall(bytes: number): boolean;
+  /** Run a task outside the query's statistics and streams (a sample): on this thread, or on the pool with retries. */
+  runAside(task: TaskSpec, label: string, here: boolean): Promise<TaskResult>;
+  /** What one running task may hold (spill/budget.ts). */
+  taskShare(): number;
+  /** Run one task: on the pool with retries, or on this thread (`here`); its shuffle output held or spilled. */
+  run(task: TaskSpec, meta: TaskMeta, here?: boolean): Promise<TaskResult>;
+  /** Run a pipeline to its end for the operator above (`d`); each task's result in task order. */
+  execute(p: Pipeline, d: Downstream): Promise<TaskResult[]>;
+  /** Run a scan's map tasks, placed and stopped as `d` asks (on the pool, this thread or both: the scheduler's). */
+  mapTasks(p: Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d: Downstream): Promise<TaskResult[]>;
+  /** All rows of a node, as its tasks collected them. */
+  collectBatches(node: BoundNode): Promise<Batch[]>;
+  /** A block in shared memory (read by several tasks), converted once however many ask. */
+  share(b: Batch): Batch;
+  /** Run a node, handing its batches to `emit` in task order as its final tasks finish. */
+  streamBatches(
+    node: BoundNode,
+    emit: (out: Streamed) => Promise<unknown> | boolean | void,
+    parquet?: Field[],
+  ): Promise<void>;
+}
+
+/** What `--explain` writes into: a line at a depth, and the plan below a node, from a depth on. */
+export interface Explain {
+  readonly settings: Settings;
+  line(depth: number, text: string): void;
+  walk(node: BoundNode, depth: number): void;
+}
+
+/**
+ * One operator family (physical/operators.ts holds the table): how a pipeline starting at its node is explained
+ * (`describe`, from the same decide functions its execution calls) and run for the operator above (`execute`).
+ */
+export interface PhysicalOperator<N extends SourceNode> {
+  /** `fused`: the row operators fused above the node, as text (" → filter-1[...]") */
+  describe(node: N, x: Explain, depth: number, fused: string): void;
+  execute(ctx: ExecContext, p: Pipeline<N>, d: Downstream): Promise<TaskResult[]>;
+}

@@ -1,0 +1,83 @@
+// The row-wise operators of a task (filter, project, compute, a broadcast probe) fused into one function over
+// batches; expressions are compiled once per task.
+import { type Batch, gatherSelected } from '../kernels/column.js';
+import { selectRows } from '../kernels/filter.js';
+import { compileExpr, compileNarrow } from '../expr/compile.js';
+import { compileFilter } from '../expr/select.js';
+import { DENSE, carry, defer, materialize, selectionOf } from '../expr/deferred.js';
+import { probeBatch } from './join/probe.js';
+import type { RowOp } from './task.js';
+
+/**
+ * The task's row-wise operators as one function over batches, one operator
+ * after the other with nothing else materialized; expressions are compiled
+ * here, once per task. A probe may turn a batch into several.
+ */
+export function compileOps(ops: RowOp[], deferDense = false, sumOnly?: Set<number>): (b: Batch) => Batch[] {
+  const steps = ops.flatMap((op, k): ((b: Batch) => Batch | Batch[])[] => {
+    if (op.kind === 'compute') {
+      // columns only the combiner's sums read may come narrowed (agg/narrow.ts): known once a batch's width is
+      const narrow = sumOnly && ops.slice(k + 1).every((o) => o.kind !== 'probe') ? sumOnly : null;
+      let ks = narrow ? null : op.exprs.map(compileExpr);
+      const add = (b: Batch): Batch => {
+        ks ??= op.exprs.map((e, j) =>
+          (narrow!.has(finalColumn(ops, k, b.columns.length + j)) ? compileNarrow : compileExpr)(e),
+        );
+        return { length: b.length, columns: [...b.columns, ...ks.map((f) => f(b))] };
+      };
+      return [
+        (b) => {
+          if (!selectionOf(b)) return add(b);
+          try {
+            return carry(b, add(b));
+          } catch {
+            return add(materialize(b));
+          }
+        },
+      ];
+    }
+    if (op.kind === 'project')
+      return ops[k - 1]?.kind === 'filter'
+        ? []
+        : [(b) => carry(b, { length: b.length, columns: op.indices.map((i) => b.columns[i]) })];
+    if (op.kind === 'probe') return [(b) => probeBatch(materialize(b), op)];
+    const pred = op.pred.kind === 'expr' ? compileFilter(op.pred.expr) : null;
+    // a projection right after the filter (its pruned columns): only the columns kept are gathered
+    const next = ops[k + 1],
+      keep = next?.kind === 'project' ? next.indices : null;
+    // only computed columns up to the combiner: a dense selection is carried, not gathered (expr/deferred.ts)
+    const carried = deferDense && ops.slice(k + 1).every((o) => o.kind === 'project' || o.kind === 'compute');
+    return [
+      (b0) => {
+        const b = materialize(b0);
+        const { idx, n } = pred ? pred(b) : selectRows(b, op.pred);
+        const cols = keep ? keep.map((i) => b.columns[i]) : b.columns;
+        if (n === b.length) return { length: n, columns: cols };
+        if (carried && n >= DENSE * b.length)
+          return defer({ length: b.length, columns: cols }, { idx: idx.slice(0, n), n });
+        return { length: n, columns: cols.map((c) => gatherSelected(c, idx, n)) };
+      },
+    ];
+  });
+  const from = (b: Batch, k0: number): Batch[] => {
+    for (let k = k0; k < steps.length; k++) {
+      const x = steps[k](b);
+      if (!Array.isArray(x)) {
+        b = x;
+        continue;
+      }
+      return x.length === 1 ? from(x[0], k + 1) : x.flatMap((y) => from(y, k + 1));
+    }
+    return [b];
+  };
+  return (b) => from(b, 0);
+}
+
+/** Where column `p` after operator k ends up after the later projections (-1: dropped). */
+function finalColumn(ops: RowOp[], k: number, p: number): number {
+  for (let j = k + 1; j < ops.length && p >= 0; j++) {
+    const o = ops[j];
+    if (o.kind === 'project') p = o.indices.indexOf(p);
+  }
+  return p;
+}

@@ -1,0 +1,33 @@
+// The scan kernel: a map split's row groups of one Parquet file read into batches (io/parquet.ts), in place
+// (columns as views into the module's memory, released after the sink) when the task allows.
+import { readRowGroups, readRowGroupsInPlace } from '../../io/parquet.js';
+import { rowCount } from '../../kernels/column.js';
+import type { SourceKernel, TaskSource } from '../task.js';
+import { batchesBytes } from '../exchange/batches.js';
+
+type ScanSource = Extract<TaskSource, { kind: 'scan' }>;
+
+export const scanKernel: SourceKernel<ScanSource> = {
+  inputs: () => [],
+  withInputs: (src) => src,
+  async produce(src, { inPlace }) {
+    if (inPlace) {
+      const { batches, release, viewsIntoModule, direct } = await readRowGroupsInPlace(
+        src.path,
+        src.rowGroups,
+        src.fields,
+        src.wholeFile,
+        src,
+      );
+      return {
+        batches,
+        rows: rowCount(batches),
+        release,
+        read: direct ? 'direct' : viewsIntoModule ? 'in-place' : 'ipc',
+        inputBytes: batchesBytes(batches),
+      };
+    }
+    const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile, src);
+    return { batches, rows: rowCount(batches), read: 'ipc', inputBytes: batchesBytes(batches) };
+  },
+};

@@ -1,0 +1,21 @@
+// The sort operator: `--explain` and execution (sort/stage.ts: ranges by sampled boundaries, or cut by a shuffle
+// join below, sort/fused.ts).
+import type { BoundNode } from '../../plan/bound.js';
+import type { PhysicalOperator } from '../operator.js';
+import { runSort } from './stage.js';
+
+type SortNode = Extract<BoundNode, { kind: 'sort' }>;
+
+export const sortOperator: PhysicalOperator<SortNode> = {
+  describe(src, x, depth, fused) {
+    const by = src.by
+      .map((k) => `${src.schema[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`)
+      .join(', ');
+    x.line(
+      depth,
+      `${src.id}: sort by ${by} (ranges by sampled boundaries, a task per run of consecutive ranges)${fused}`,
+    );
+    x.walk(src.input, depth + 1);
+  },
+  execute: (ctx, p, d) => runSort(ctx, p.source, p.ops, d),
+};

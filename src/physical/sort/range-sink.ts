@@ -1,0 +1,17 @@
+// The range sink: rows range-partitioned by sort keys against sorted boundaries (sort/range.ts), for a sort's
+// range tasks.
+import type { SinkKernel, TaskSink } from '../task.js';
+import { rangePartition } from './partition.js';
+
+type RangeSink = Extract<TaskSink, { kind: 'range' }>;
+
+export const rangeKernel: SinkKernel<RangeSink> = {
+  sink(sink, { batches, rows, outputRows }) {
+    const {
+      blocks,
+      rows: partitionRows,
+      bytes: partitionBytes,
+    } = rangePartition(batches, sink.by, sink.bounds, sink.nullSeed);
+    return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes };
+  },
+};

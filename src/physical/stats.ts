@@ -1,0 +1,104 @@
+// Run statistics (shared/PLAN-SPEC.md, "Statistics"): one entry per hash
+// shuffle with the map-side partition sizes and the skew test applied, and
+// one entry per task that ran.
+import type { AggregateStats } from '../skew/aggregate.js';
+import type { SplitInfo } from '../skew/decide.js';
+import type { JoinPath } from './task.js';
+
+export interface HotKey {
+  key: string[];
+  rows: number;
+  partition: number;
+}
+
+export interface ShuffleStats {
+  id: string;
+  partitions: number;
+  partitionRows: number[];
+  partitionBytes: number[];
+  medianBytes: number;
+  thresholdBytes: number;
+  skewedPartitions: number[];
+  hotKeys: HotKey[];
+  /** with combiners: rows and bytes the map tasks produced before combining, and the tasks that passed rows through */
+  /** a sort's range shuffle: cut by the join below it in its reduce tasks, or by range tasks over the collected input (physical/sort/fused.ts) */
+  partitionedBy?: 'join' | 'tasks';
+  /** a sort's range shuffle: ranges far larger than planned, cut again by boundaries sampled from their own rows */
+  recutRanges?: number;
+  combine?: {
+    rowsBefore: number;
+    bytesBefore: number;
+    rowsAfter: number;
+    bytesAfter: number;
+    partialTasks: number;
+    passThroughTasks: number;
+  };
+}
+
+export interface TaskStats {
+  stage: string;
+  kind: 'map' | 'reduce' | 'split';
+  partition: number;
+  /** input rows (a join task: both sides; a split task: the rows it cut) */
+  rows: number;
+  /**
+   * input bytes: of a reduce or split task as shuffled (a row range: its share of its block),
+   * of a map task the columns it decoded or the blocks it was given
+   */
+  inputBytes: number;
+  outputRows: number;
+  ms: number;
+  /** CPU time of the thread that ran the task (Linux); `ms` also counts time it waited for a core */
+  cpuMs?: number;
+  /** the operator a map task read from */
+  source?: string;
+  /** a coalesced reduce task: every partition it read */
+  partitions?: number[];
+  /** how a skewed partition was split: the piece this task ran */
+  split?: string;
+  /** ms after the run began that the task started, and the thread it ran on (0: the coordinator) */
+  startMs?: number;
+  thread?: number;
+  /** bytes of this task's output written to spill files, and of spilled input it read back */
+  spilledBytes: number;
+  spillReadBytes: number;
+  /** the attempt, from 1: a task whose worker died runs again (runtime/retry.ts) */
+  attempt: number;
+  /** a failed attempt: why */
+  error?: string;
+  /** a join task: streamed and gathered, fused with the aggregate above, or concatenated; the side built; chunks of matched pairs */
+  join?: JoinPath;
+  /** a scan: columns decoded by the direct reader (io/parquet-direct.ts), read in place from the Parquet module's memory, or through Arrow IPC */
+  read?: 'direct' | 'in-place' | 'ipc';
+}
+
+/** The plan of one join: its strategy and, for a shuffle join, the reduce plan (target task size, skewed partitions split). */
+interface JoinStats {
+  id: string;
+  type: string;
+  /** broadcast: one side built once into a shared table, probed by the other side's map tasks */
+  strategy: 'broadcast' | 'shuffle';
+  /** why (the sizes against broadcastBytes, the join type's rule, or eager aggregation) */
+  reason: string;
+  broadcast?: { side: 'left' | 'right'; rows: number; bytes: number };
+  targetBytes: number;
+  tasks: number;
+  splits: SplitInfo[];
+}
+
+export interface Stats {
+  wallMs: number;
+  shuffles: ShuffleStats[];
+  tasks: TaskStats[];
+  joins: JoinStats[];
+  /** per aggregate with a shuffle: its partitions aggregated in two levels (skew/aggregate.ts) */
+  aggregates: AggregateStats[];
+  /** aggregates computed by eager aggregation below their join */
+  eager: string[];
+  outputRows?: number;
+  /** the run's tasks ran on the calling thread (a small input), not on the worker pool */
+  inThread?: boolean;
+  /** totals over the tasks: bytes written to spill files and read back */
+  spilledBytes: number;
+  spillReadBytes: number;
+}

@@ -1,0 +1,244 @@
+// A task: a source (a scan split, in-memory batches, a join or an aggregation over shuffled partitions, a sort's
+// ranges, a hot-key split), a chain of row-wise operators, and a sink (collect, or partition rows for the next
+// exchange). These are the types the coordinator and the workers share, and the contract of the kernels that run
+// each kind of source and sink (physical/kernels.ts holds one table of each: a kind without a kernel does not compile).
+import type { Combine } from '../agg/combiner.js';
+import type { EagerPlan } from '../agg/eager.js';
+import type { Groups } from '../agg/groups.js';
+import type { TwoLevelStep } from '../agg/twolevel.js';
+import type { EncodedRowGroup } from '../io/parquet-encode.js';
+import { type Batch, type Field, type Schema, buffersOf } from '../kernels/column.js';
+import type { SortKey } from '../kernels/sort.js';
+import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
+import type { JoinType } from '../plan/spec.js';
+import type { PartitionSpec, Partitioned, TaskSketch } from '../shuffle/partition.js';
+import type { SplitKey } from '../skew/split.js';
+import type { BoundExpr } from '../expr/types.js';
+import type { ProbeOp } from './join/probe.js';
+
+export type RowOp =
+  | { kind: 'filter'; pred: BoundPredicate }
+  | { kind: 'project'; indices: number[] }
+  /** append computed columns (src/expr) */
+  | { kind: 'compute'; exprs: BoundExpr[] }
+  | ProbeOp;
+
+export type TaskSource =
+  /** offset, limit: a row range of the row groups read (a map split below the row group, or a sample's first rows) */
+  | {
+      kind: 'scan';
+      path: string;
+      rowGroups: number[];
+      wholeFile?: boolean;
+      fields: Field[];
+      offset?: number;
+      limit?: number;
+    }
+  | { kind: 'batches'; schema: Schema; batches: Batch[] }
+  | {
+      kind: 'join';
+      type: JoinType;
+      leftSchema: Schema;
+      rightSchema: Schema;
+      left: Batch[];
+      right: Batch[];
+      leftKeys: number[];
+      rightKeys: number[];
+      leftNorms: KeyNorm[];
+      rightNorms: KeyNorm[];
+      /** a task over several partitions: blocks of each, [left, right], in order (joined one partition at a time) */
+      parts?: [number, number][];
+      /** the sides are eager partial aggregates: emit the states of the aggregate above the join */
+      eager?: EagerPlan;
+    }
+  /** cut hot keys out of a partition's rows (key-level skew handling); `locate`: report at most this many runs of rows instead */
+  | {
+      kind: 'split';
+      schema: Schema;
+      blocks: Batch[];
+      keys: number[];
+      norms: KeyNorm[];
+      hot: SplitKey[];
+      locate?: number;
+    }
+  /**
+   * raw: input rows; final: partial states from combiners, grouped by their leading columns;
+   * step: one step of a skewed partition's two-level aggregation (agg/twolevel.ts);
+   * rows: with final, `input` from `from` on holds input rows (`schema`, grouped by `groupBy`)
+   * that a combiner passed through (agg/combiner.ts)
+   */
+  | {
+      kind: 'aggregate';
+      mode: 'raw' | 'final';
+      schema: Schema;
+      input: Batch[];
+      groupBy: number[];
+      aggs: BoundAggregate[];
+      outSchema: Schema;
+      step?: TwoLevelStep;
+      rows?: { schema: Schema; groupBy: number[]; from: number };
+    }
+  /**
+   * consecutive ranges of a range-partitioned sort, their rows sorted: `ranges`
+   * holds how many blocks of `input` each range has, in order (absent: one range)
+   */
+  | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[]; ranges?: number[] };
+
+export type { Combine };
+
+export type TaskSink =
+  /**
+   * sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them);
+   * share: the rows in SharedArrayBuffers, copied once (a side to broadcast, see physical/join/broadcast.ts);
+   * groupBy: also each output batch's rows grouped by these columns (a broadcast table's, physical/join/table-groups.ts);
+   * parquet: the rows encoded as Parquet row groups of these fields (the final stage of a Parquet output,
+   * exchange/encode-output.ts), unless too few for a row group of their own;
+   * stream: the final stage of a streamed output: the task's batches go to that stream's consumer in task order
+   * (scheduler/in-order.ts), not back up the call chain
+   */
+  | { kind: 'collect'; sample?: number; share?: boolean; groupBy?: number[]; parquet?: Field[]; stream?: number }
+  /** range-partition rows by sort keys against sorted boundaries (see physical/sort/range.ts) */
+  | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
+  /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */
+  | { kind: 'keyStats'; keys: number[]; norms: KeyNorm[] }
+  /** hash-partition rows by key (see PartitionSpec) */
+  | ({ kind: 'partition' } & PartitionSpec);
+
+export interface TaskSpec {
+  source: TaskSource;
+  ops: RowOp[];
+  combine?: Combine;
+  sink: TaskSink;
+  /** measure the thread's CPU time over the task (TaskResult.cpuMs; Settings.taskCpuTime) */
+  cpuClock?: boolean;
+}
+
+export interface TaskResult {
+  /** collect: the output batches; partition: one batch (or null) per partition */
+  batches: (Batch | null)[];
+  inputRows: number;
+  /** the input's in-memory bytes (physical/input-size.ts) */
+  inputBytes?: number;
+  outputRows: number;
+  partitionRows?: number[];
+  partitionBytes?: number[];
+  /** epoch ms when the task started, and the thread that ran it (0: the coordinator) */
+  start?: number;
+  thread?: number;
+  /** heavy hitters of the partition keys, when the sink asked for them */
+  sketch?: TaskSketch;
+  /** keyStats sink: rows with a non-null key, and their distinct keys */
+  keyStats?: { rows: number; distinct: number };
+  /** what the combiner did: aggregated, or passed rows through because they did not reduce */
+  combine?: { mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number; rowsOut: number };
+  /** collect sink with `parquet`: the output rows as row groups (`batches` empty) */
+  encoded?: EncodedRowGroup[];
+  /** collect sink with `sample`: evenly spaced output rows */
+  sample?: Batch;
+  /** collect sink with `groupBy`: the groups of each output batch's rows (ids in shared memory) */
+  groups?: Groups[];
+  /** bytes of spilled input blocks this task read back */
+  spillReadBytes?: number;
+  /** a join task: the path it took (see JoinPath) */
+  join?: JoinPath;
+  /** a scan task: whether the columns were decoded directly, read in place (Arrow C Data Interface) or through IPC */
+  read?: 'direct' | 'in-place' | 'ipc';
+  /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */
+  runs?: Int32Array;
+  ms: number;
+  /** the thread's CPU time over the task (runtime/cpu-time.ts; absent where the clock is not available) */
+  cpuMs?: number;
+}
+
+/**
+ * How a join task ran, for the statistics (tests assert the path they mean to
+ * exercise): streamed probe blocks gathered into rows, streamed into the fused
+ * join aggregator, or both sides concatenated (hashJoin; eager and
+ * combiners the fused form cannot serve); which side was built; how many
+ * chunks of matched pairs the probe emitted. A map task whose probe of a
+ * broadcast table fed its combiner reports 'fused-aggregate' too.
+ */
+export interface JoinPath {
+  path: 'gather' | 'fused-aggregate' | 'concatenated';
+  /** the side built (a task over several partitions: the side built for most rows) */
+  build: 'left' | 'right';
+  matchChunks: number;
+  /** rows the task built tables over (the probing rows are the rest of its input) */
+  buildRows?: number;
+  /** fused-aggregate: the groups came from the built side's rows or from each probing batch's (any partition of the task) */
+  grouped?: 'build' | 'probe';
+  /** a broadcast probe fused with the aggregate: whose group ids (see ProbeAggregate.groups), and how rows found them (ProbeAggregate.lookup) */
+  groups?: 'table' | 'thread' | 'batch';
+  lookup?: 'pairs' | 'key-groups';
+}
+
+/** What a source kernel hands on: batches for the row operators and the sink, and what it did. */
+export interface Produced {
+  batches: Batch[];
+  rows: number;
+  /** the batches are partial states already (the combiner ran inside the source) */
+  combined?: boolean;
+  /** scanned columns are views into the Parquet module's memory until this is called (after the sink) */
+  release?: () => void;
+  join?: JoinPath;
+  read?: 'direct' | 'in-place' | 'ipc';
+  /** a join's output already cut into a range sink's ranges (sort/cut-pairs.ts): `batches` is empty */
+  cut?: Omit<Partitioned, 'sketch'>;
+  /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */
+  runs?: Int32Array;
+  /** bytes of the input it read, when not those of its in-memory inputs (a scan: the columns decoded) */
+  inputBytes?: number;
+  /** the batches are the task's output as they are, in their places (a split's pieces, empty ones too): no sink */
+  asIs?: boolean;
+}
+
+type RangeSink = Extract<TaskSink, { kind: 'range' }>;
+/** A range sink a join cuts its matches into itself, `select`ing columns when a projection sits between (see cutSink). */
+export type CutSink = RangeSink & { select?: number[] };
+
+/** How a source is asked to produce (see physical/kernels.ts). */
+interface ProduceOptions {
+  /** a combiner right after the source (no row operator between): a join may aggregate from its row indices */
+  combine?: Combine;
+  /** scanned columns may stay views into the Parquet module's memory until the sink is done */
+  inPlace: boolean;
+  /** a range sink the rows go to as they are: a join may cut its matches into it itself */
+  cut?: CutSink;
+}
+
+/** The worker side of one kind of source. */
+export interface SourceKernel<S extends TaskSource> {
+  /** the in-memory batches the source reads, in one order (spilled blocks among them are read back first) */
+  inputs(src: S): Batch[];
+  /** the source reading `inputs` instead (as many, in the order `inputs` gave them) */
+  withInputs(src: S, inputs: Batch[]): S;
+  produce(src: S, o: ProduceOptions): Promise<Produced> | Produced;
+}
+
+/** The batches a sink receives, after the row operators and the combiner. */
+interface SinkInput {
+  batches: Batch[];
+  /** rows the source read */
+  rows: number;
+  /** rows the row operators emitted (before the combiner) */
+  outputRows: number;
+  release?: () => void;
+  combine?: TaskResult['combine'];
+  task: TaskSpec;
+}
+
+/** The worker side of one kind of sink: the task's result from its output batches. */
+export interface SinkKernel<K extends TaskSink> {
+  sink(sink: K, out: SinkInput): Omit<TaskResult, 'ms'> | Promise<Omit<TaskResult, 'ms'>>;
+}
+
+export function resultBuffers(r: TaskResult): ArrayBuffer[] {
+  const buffers = buffersOf(r.batches.filter((b): b is Batch => b !== null));
+  for (const g of r.encoded ?? []) buffers.add(g.data.buffer as ArrayBuffer);
+  return [...buffers];
+}
+
+/** The sink of the i-th task of a stage: shuffle sinks spread null keys from a seed of their own. */
+export function withSeed(sink: TaskSink, seed: number): TaskSink {
+  return sink.kind === 'partition' || sink.kind === 'range' ? { ...sink, nullSeed: seed * 7919 } : sink;
+}
