@@ -14,6 +14,7 @@ import { compileExpr } from './compile.js';
 import { foldConstants } from './fold.js';
 import { type BoundExpr, isExact, scaleOf } from './types.js';
 import { bigAt } from './vector.js';
+import { inRange32, inRange64, stop } from './range64.js';
 
 /** Rows of a batch in ascending order: the first n of idx. */
 export interface Selection {
@@ -255,12 +256,19 @@ function rangeConst(c: Column, r: Range, s: Selection): Selection {
   let m = 0;
   if (INT_LIKE.has(c.type.id)) {
     // any 8-, 16- or 32-bit array: read as numbers alike
-    return { idx: out, n: inRange(c.values as Int32Array, valid, lo, hi, neg, idx, s.n, out) };
+    return { idx: out, n: inRange32(c.values as Int32Array, valid, lo, hi, neg, idx, s.n, out) };
   }
   const words = 2 * lanes(c.type),
     unsigned = c.type.id === 'uint64';
   const w = new Int32Array(c.values.buffer, c.values.byteOffset, words * c.length);
-  for (let k = 0; k < s.n; k++) {
+  // signed 64-bit lanes within ±2^53 (decimals, timestamps): a loop of their own, to the first value beyond
+  let k0 = 0;
+  if (words === 2 && !unsigned) {
+    m = inRange64(w, valid, lo, hi, neg, idx, s.n, out);
+    if (stop.at === s.n) return { idx: out, n: m };
+    k0 = stop.at;
+  }
+  for (let k = k0; k < s.n; k++) {
     const i = idx[k];
     if (valid !== null && valid[i] === 0) continue;
     const p = words * i,
@@ -296,25 +304,6 @@ function rangeDiff(a: Column, b: Column, r: Range, s: Selection): Selection {
 
 // The loops of rangeConst and rangeDiff are functions of their own with
 // nothing after the loop but a return: see groupIdsOfRows in agg/joinagg.ts.
-
-function inRange(
-  v: Int32Array,
-  valid: Uint8Array | null,
-  lo: number,
-  hi: number,
-  neg: boolean,
-  idx: Int32Array,
-  n: number,
-  out: Int32Array,
-): number {
-  let m = 0;
-  for (let k = 0; k < n; k++) {
-    const i = idx[k],
-      x = v[i];
-    if ((x >= lo && x <= hi) !== neg && (valid === null || valid[i] === 1)) out[m++] = i;
-  }
-  return m;
-}
 
 function diffInRange(
   x: Int32Array,

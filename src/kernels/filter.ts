@@ -4,6 +4,7 @@ import type { BoundPredicate, Literal } from '../plan/bound.js';
 import { type Batch, type Column, decimalAt, lanes } from './column.js';
 import { type DecimalValue, pow10 } from './decimal.js';
 import { compileExpr } from '../expr/compile.js';
+import { strEqRows, strInRows } from './filter-strings.js';
 
 const F = 0,
   T = 1,
@@ -75,11 +76,20 @@ export function evalPredicate(b: Batch, p: BoundPredicate): Uint8Array {
     case 'cmp': {
       const c = b.columns[p.col];
       if (p.value === null) return out.fill(N);
+      if (c.type.id === 'utf8' && (p.op === '=' || p.op === '!=')) {
+        strEqRows(out, c.offsets!, c.values as Uint8Array, c.valid, encoder.encode(String(p.value)), p.op === '!=', n);
+        return out;
+      }
       cmpRows(out, c.valid, cellComparator(c, p.value), OPS.indexOf(p.op), n);
       return out;
     }
     case 'in': {
       const c = b.columns[p.col];
+      if (c.type.id === 'utf8') {
+        const lits = p.values.filter((v) => v !== null).map((v) => encoder.encode(String(v)));
+        strInRows(out, c.offsets!, c.values as Uint8Array, c.valid, lits, p.values.includes(null), n);
+        return out;
+      }
       const cmps = p.values.filter((v) => v !== null).map((v) => cellComparator(c, v as Exclude<Literal, null>));
       inRows(
         out,
