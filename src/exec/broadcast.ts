@@ -8,6 +8,7 @@ import { type KeyPart, buildKeys } from '../kernels/keys.js';
 import { KeyTable, directTable, int32s } from '../kernels/table.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
 import { type BroadcastDecision, type Side, decideJoin, sideBounds, sidesToMeasure } from '../joins/decide.js';
+import { checked } from './broadcast-check.js';
 import { type BroadcastTable, type ProbeOp, fusedTableGroupColumns } from '../joins/probe.js';
 import { groupsOf } from '../agg/aggregate.js';
 import type { Groups } from '../agg/groups.js';
@@ -224,19 +225,8 @@ export async function chooseStrategy(
   let decision = decideJoin(node.type, whole, threshold, partial, bounds);
   const held = measured.reduce((a, s) => a + read[s]!.bytes, 0);
   if (decision.strategy === 'broadcast') {
-    // the table is held for the whole probe: it must fit what the budget has left
-    const side = decision.side!,
-      m = read[side]!,
-      table = tableBytes(m.rows, m.bytes),
-      left = budget.free();
-    if (table > left) {
-      decision = {
-        strategy: 'shuffle',
-        reason:
-          `${side} side ${m.bytes} bytes <= broadcastBytes ${threshold}, but its table (${table} bytes with the hash ` +
-          `table) exceeds the memory budget left (${left} bytes)`,
-      };
-    }
+    const m = read[decision.side!]!;
+    decision = checked(node, decision, read, threshold, tableBytes(m.rows, m.bytes), budget.free());
   }
   if (decision.strategy === 'shuffle') {
     budget.reserve(held);
