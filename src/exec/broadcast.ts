@@ -4,6 +4,7 @@
 // the other side's pipeline into one whose map tasks probe it in place. Rows
 // read to measure are never read again: the probe or the shuffle starts from them.
 import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArray } from '../kernels/column.js';
+import { keyBits } from '../kernels/key-bits.js';
 import { type KeyPart, buildKeys } from '../kernels/keys.js';
 import { KeyTable, directTable, int32s } from '../kernels/table.js';
 import type { BoundNode, KeyNorm } from '../plan/bound.js';
@@ -67,6 +68,7 @@ export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[],
     direct: t.direct && shareArray(t.direct),
     base: t.base,
     unique: t.unique,
+    bits: t.slots && keyBits(k, true),
   };
 }
 
