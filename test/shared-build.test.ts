@@ -5,7 +5,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { type RunOptions, runPlan } from '../dist/index.js';
-import { decideJoin, sideBounds } from '../dist/joins/decide.js';
+import { SHARED_BUILD_ROWS, decideJoin, sideBounds } from '../dist/joins/decide.js';
+import { checked } from '../dist/exec/broadcast-check.js';
 import { expectSame, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-shared-build-');
@@ -59,6 +60,17 @@ describe('shared build: a side over broadcastBytes built once when the other is 
     expect(decideJoin('inner', { right: 900 }, 100, { left: 920 }, bounds).reason).toMatch(
       /right side 900 bytes > broadcastBytes 100 but <= the shared-build bound 1000/,
     );
+  });
+
+  it('a shared build takes at most SHARED_BUILD_ROWS rows; a side within broadcastBytes any number', () => {
+    const d = { strategy: 'broadcast', side: 'right', reason: 'r' } as const;
+    const node = {} as Parameters<typeof checked>[0]; // not read: the decision is taken from the rows alone
+    const read = (rows: number, bytes: number) => ({ right: { rows, bytes, rest: null } });
+    const over = checked(node, d, read(SHARED_BUILD_ROWS + 1, 5e7), 25e6, 6e7, 1e12);
+    expect(over).toMatchObject({ strategy: 'shuffle' });
+    expect(over.reason).toMatch(/rows are more than a shared build takes/);
+    expect(checked(node, d, read(SHARED_BUILD_ROWS + 1, 2e7), 25e6, 3e7, 1e12)).toBe(d);
+    expect(checked(node, d, read(10, 2e7), 25e6, 3e7, 1e6).strategy).toBe('shuffle'); // over the budget left
   });
 
   it('a scan stopped at broadcastBytes is read on and built; the larger side probes it, nothing shuffled', async () => {

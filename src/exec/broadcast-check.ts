@@ -1,6 +1,6 @@
 // Whether a broadcast decision stands (exec/broadcast.ts): the table must fit the memory budget left, and a shared
 // build (a side over broadcastBytes, built on one thread) must spare the shuffle of enough rows on the other side.
-import { type BroadcastDecision, SHARED_BUILD_RATIO, type Side } from '../joins/decide.js';
+import { type BroadcastDecision, SHARED_BUILD_RATIO, SHARED_BUILD_ROWS, type Side } from '../joins/decide.js';
 import type { BoundNode } from '../plan/bound.js';
 import { type Pipeline, pipelineOf } from './physical.js';
 
@@ -33,8 +33,9 @@ function scanRows(n: BoundNode): number {
 
 /**
  * A broadcast decision kept, or turned into a shuffle: the table is held for the whole probe, so it must fit the
- * budget left (`free`); a shared build (a side over broadcastBytes, built on one thread) must have at least
- * SHARED_BUILD_RATIO times its rows on the other side, whose rows it then spares the shuffle.
+ * budget left (`free`); a shared build (a side over broadcastBytes, built on one thread) takes at most
+ * SHARED_BUILD_ROWS rows and must have at least SHARED_BUILD_RATIO times its rows on the other side, whose rows it
+ * then spares the shuffle.
  */
 export function checked(
   node: Extract<BoundNode, { kind: 'join' }>,
@@ -55,6 +56,14 @@ export function checked(
     };
   }
   if (m.bytes <= threshold) return decision;
+  if (m.rows > SHARED_BUILD_ROWS) {
+    return {
+      strategy: 'shuffle',
+      reason:
+        `${side} side ${m.bytes} bytes > broadcastBytes ${threshold}: its ${m.rows} rows are more than a shared ` +
+        `build takes (${SHARED_BUILD_ROWS}, built on one thread)`,
+    };
+  }
   const other: Side = side === 'left' ? 'right' : 'left';
   const rows = Math.round(projectedRows(other === 'left' ? node.left : node.right, read[other]));
   if (rows >= SHARED_BUILD_RATIO * m.rows) return { ...decision, reason: `${decision.reason}; ${rows} rows probe it` };
