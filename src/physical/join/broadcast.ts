@@ -4,10 +4,12 @@
 // the other side's pipeline into one whose map tasks probe it in place. Rows
 // read to measure are never read again: the probe or the shuffle starts from them.
 import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArray } from '../../kernels/column.js';
+import { keyBits } from '../../kernels/key-bits.js';
 import { type KeyPart, buildKeys } from '../../kernels/keys.js';
 import { KeyTable, directTable, int32s } from '../../kernels/table.js';
 import type { BoundNode, KeyNorm } from '../../plan/bound.js';
 import { type BroadcastDecision, type Side, decideJoin, sideBounds, sidesToMeasure } from './decide.js';
+import { checked } from './broadcast-check.js';
 import { type BroadcastTable, type ProbeOp, fusedTableGroupColumns } from './probe.js';
 import { groupsOf } from '../../agg/aggregate.js';
 import type { Groups } from '../../agg/groups.js';
@@ -66,6 +68,7 @@ function buildBroadcast(schema: Schema, batches: Batch[], keys: number[], norms:
     direct: t.direct && shareArray(t.direct),
     base: t.base,
     unique: t.unique,
+    bits: t.slots && keyBits(k, true),
   };
 }
 
@@ -224,19 +227,8 @@ export async function chooseStrategy(
   let decision = decideJoin(node.type, whole, threshold, partial, bounds);
   const held = measured.reduce((a, s) => a + read[s]!.bytes, 0);
   if (decision.strategy === 'broadcast') {
-    // the table is held for the whole probe: it must fit what the budget has left
-    const side = decision.side!,
-      m = read[side]!,
-      table = tableBytes(m.rows, m.bytes),
-      left = budget.free();
-    if (table > left) {
-      decision = {
-        strategy: 'shuffle',
-        reason:
-          `${side} side ${m.bytes} bytes <= broadcastBytes ${threshold}, but its table (${table} bytes with the hash ` +
-          `table) exceeds the memory budget left (${left} bytes)`,
-      };
-    }
+    const m = read[decision.side!]!;
+    decision = checked(node, decision, read, threshold, tableBytes(m.rows, m.bytes), budget.free());
   }
   if (decision.strategy === 'shuffle') {
     budget.reserve(held);
