@@ -47,7 +47,7 @@ export class Executor implements ExecContext {
   private readonly streams = new Map<number, InOrder>();
   private nextStream = 0;
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
-  readonly spill: Spiller;
+  readonly memory: Spiller;
 
   /** aggregates whose subtree the plan repeats, computed once (physical/aggregate/repeats.ts); see shareRepeats */
   private repeats: Repeats | null = null;
@@ -63,12 +63,12 @@ export class Executor implements ExecContext {
     readonly progress = new ProgressTracker(undefined, performance.now()),
     readonly inThread = false,
   ) {
-    this.spill = new Spiller(dataBudget(settings.memoryLimit, settings.workers), settings.spillDir);
+    this.memory = new Spiller(dataBudget(settings.memoryLimit, settings.workers), settings.spillDir);
   }
 
   /** What one running task may hold (spill/budget.ts). */
   taskShare(): number {
-    return taskShare(this.spill.limit, this.settings.workers);
+    return taskShare(this.memory.limit, this.settings.workers);
   }
 
   coldAndSmall(bytes: number): boolean {
@@ -81,14 +81,14 @@ export class Executor implements ExecContext {
 
   /** Compute each aggregate that `root` repeats once (physical/aggregate/repeats.ts): call before running it. */
   shareRepeats(root: BoundNode): void {
-    const r = new Repeats(root, this.spill);
+    const r = new Repeats(root, this.memory);
     this.repeats = r.size > 0 ? r : null;
   }
 
   /** Remove the query's spill files: call once the run is over, however it ended. */
   async close(): Promise<void> {
     this.repeats?.close();
-    await this.spill.close();
+    await this.memory.close();
   }
 
   /**
@@ -117,7 +117,7 @@ export class Executor implements ExecContext {
         task.sink.kind === 'range' ||
         (task.sink.kind === 'collect' && task.sink.sample) ||
         task.source.kind === 'split';
-      const { blocks, spilled } = held ? this.spill.admit(r.batches) : { blocks: r.batches, spilled: 0 };
+      const { blocks, spilled } = held ? this.memory.admit(r.batches) : { blocks: r.batches, spilled: 0 };
       r.batches = blocks;
       if (order) {
         // the final stage streams: its rows go to the output now, not back up the call chain

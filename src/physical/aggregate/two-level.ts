@@ -182,7 +182,7 @@ export async function levelOne(
         piece.length ? [toStates(aggregateSource(dedup, piece, 'piece'), `two-level piece ${k + 1}/${K}`)] : [],
       ),
     );
-    ex.spill.release(heldBytes(cuts.map((c) => c.batches)));
+    ex.memory.release(heldBytes(cuts.map((c) => c.batches)));
   }
   const out = outs.map((o) => o.batches);
   return { input: states, blocks: out.flat().filter((b): b is Batch => b !== null), held: heldBytes(out) };

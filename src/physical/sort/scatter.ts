@@ -64,7 +64,7 @@ export async function rangeTasks(
         ),
       ),
   );
-  ex.spill.release(held);
+  ex.memory.release(held);
   return parts;
 }
 
