@@ -1,5 +1,6 @@
 // The coordinator: runs a query's pipelines as tasks (on the worker pool with retries, or on this thread), holds or
-// spills their shuffle output, records their statistics and streams the final stage in order. Each pipeline runs through
+// spills their shuffle output, records their statistics and streams the final stage in order. Each pipeline runs
+// through
 // its source's operator (physical/operators.ts).
 // It implements ExecContext (physical/operator.ts), through which the operators reach it.
 import { type Batch, type Field, emptyBatch, shareBatch } from '../kernels/column.js';
@@ -238,7 +239,10 @@ export class Executor implements ExecContext {
     return results;
   }
 
-  /** An aggregate the plan repeats: its rows computed once (physical/aggregate/repeats.ts), then a task per batch runs this reader's operators. */
+  /**
+   * An aggregate the plan repeats: its rows computed once (physical/aggregate/repeats.ts), then a task per batch runs
+   * this reader's operators.
+   */
   private async runRepeated(
     node: Extract<BoundNode, { kind: 'aggregate' }>,
     ops: RowOp[],

@@ -36,7 +36,9 @@ function viewColumn(c: Column, start: number, end: number): Column {
   };
 }
 
-/** Blocks cut into consecutive row ranges of at most `rows` rows (a spilled block stays whole: it is read by one task). */
+/**
+ * Blocks cut into consecutive row ranges of at most `rows` rows (a spilled block stays whole: it is read by one task).
+ */
 function rowRanges(blocks: Batch[], rows: number): Batch[][] {
   const out: Batch[][] = [[]];
   let n = 0;

@@ -56,7 +56,8 @@ export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: 
  * How a side is read to measure it for a broadcast. A side small enough for a run in the thread is read here
  * while the pool's threads start (their modules, WebAssembly), and by them too once they are ready
  * (scheduler/steal.ts); by them alone when they are ready already (warm: this thread's first decode is not). Each read
- * task groups its rows for the aggregate fused with the probe, if any (physical/join/table-groups.ts). A scan's tasks stop
+ * task groups its rows for the aggregate fused with the probe, if any (physical/join/table-groups.ts). A scan's tasks
+ * stop
  * starting once the rows read pass the cap (the rest of its splits left to the consumer).
  */
 function measure(ex: ExecContext, node: JoinNode): Collect {

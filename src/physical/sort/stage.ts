@@ -160,7 +160,10 @@ async function recutOversized(ex: ExecContext, req: RangeRequest, ranges: Ranges
 /** A range this many times the mean range (and above a task's bytes) is cut again. */
 const RECUT_FACTOR = 4;
 
-/** Consecutive non-empty ranges grouped into runs of at most `taskBytes` (a larger range alone); a run is named by its first range. */
+/**
+ * Consecutive non-empty ranges grouped into runs of at most `taskBytes` (a larger range alone); a run is named by its
+ * first range.
+ */
 export function rangeRuns(bytes: number[], rows: number[], taskBytes: number): { first: number; ranges: number[] }[] {
   const runs: { first: number; ranges: number[] }[] = [];
   let run: number[] = [],
