@@ -83,7 +83,8 @@ export function decodeFailure(e: unknown, file: string, where: string, columns: 
     const { outOfMemory, held } = afterTrap();
     if (outOfMemory) {
       return new ExecutionError(
-        `${file}: out of memory decoding ${where}${cols}: ${limitText(held)}; read fewer columns or write the file with smaller row groups`,
+        `${file}: out of memory decoding ${where}${cols}: ${limitText(held)}; read fewer columns or write the ` +
+          `file with smaller row groups`,
       );
     }
     return new InputError(

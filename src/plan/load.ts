@@ -280,7 +280,8 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
     if (!format) {
       throw new PlanError(
         'output.path',
-        `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, csv, jsonl, arrow`,
+        `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, ` +
+          `csv, jsonl, arrow`,
       );
     }
   }

@@ -304,5 +304,8 @@ export class Executor implements ExecContext {
 
 /** A task named in errors: "join-1 reduce task (partition 3, hot-key rest)". */
 function taskLabel(m: Pick<TaskStats, 'stage' | 'kind' | 'partition' | 'split'>): string {
-  return `${m.stage} ${m.kind} task (${m.kind === 'map' ? 'split' : 'partition'} ${m.partition}${m.split ? `, ${m.split}` : ''})`;
+  return (
+    `${m.stage} ${m.kind} task (${m.kind === 'map' ? 'split' : 'partition'} ` +
+    `${m.partition}${m.split ? `, ${m.split}` : ''})`
+  );
 }

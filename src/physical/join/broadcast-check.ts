@@ -71,6 +71,7 @@ export function checked(
     strategy: 'shuffle',
     reason:
       `${side} side ${m.bytes} bytes > broadcastBytes ${threshold}: a shared build of its ${m.rows} rows needs ` +
-      `${SHARED_BUILD_RATIO} times as many on the ${other} side (${rows} rows${read[other]?.rest === null ? '' : ', projected'})`,
+      `${SHARED_BUILD_RATIO} times as many on the ${other} side (${rows} ` +
+      `rows${read[other]?.rest === null ? '' : ', projected'})`,
   };
 }

@@ -329,16 +329,21 @@ export function expectedStrategy(node: JoinNode, threshold: number, shared = 0):
   const outputs =
     whole.length === 0
       ? ''
-      : ` (the ${whole.join(' and ')}, a join's or an aggregate's output, only when its input's estimate fits the memory budget)`;
+      : ` (the ${whole.join(' and ')}, a join's or an aggregate's output, only when its input's estimate fits ` +
+        `the memory budget)`;
   const upTo = sides.map((s) => (bounds[s] > threshold ? `${s} ${bounds[s]}` : '')).filter((x) => x);
   const wide = upTo.length ? ` (the shared-build bound: ${upTo.join(', ')})` : '';
   const rule =
-    `at run time the ${sides.join(' and ')} side${many ? 's are' : ' is'} read after ${many ? 'their' : 'its'} filters, ` +
-    `up to broadcastBytes ${threshold}${wide}${outputs}; the smaller that fits is broadcast, else the rows read are shuffled`;
+    `at run time the ${sides.join(' and ')} side${many ? 's are' : ' is'} read after ` +
+    `${many ? 'their' : 'its'} filters, ` +
+    `up to broadcastBytes ${threshold}${wide}${outputs}; the smaller that fits is broadcast, else the rows ` +
+    `read are shuffled`;
   if (d.strategy === 'broadcast') {
     return {
       ...d,
-      reason: `${d.side} side estimated at ${est[d.side!]} bytes from its files <= ${bounds[d.side!] > threshold ? 'the shared-build bound' : 'broadcastBytes'} ${bounds[d.side!]}; ${rule}`,
+      reason:
+        `${d.side} side estimated at ${est[d.side!]} bytes from its files <= ` +
+        `${bounds[d.side!] > threshold ? 'the shared-build bound' : 'broadcastBytes'} ${bounds[d.side!]}; ${rule}`,
     };
   }
   return { ...d, reason: `${d.reason} (from the files, before filters); ${rule}` };

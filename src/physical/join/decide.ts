@@ -88,7 +88,8 @@ export function decideJoin(
     const fit =
       bytes[s]! <= threshold
         ? `<= broadcastBytes ${threshold}`
-        : `> broadcastBytes ${threshold} but <= the shared-build bound ${bounds[s]} (the other side's files are larger)`;
+        : `> broadcastBytes ${threshold} but <= the shared-build bound ${bounds[s]} (the other side's files ` +
+          `are larger)`;
     return { strategy: 'broadcast', side: s, reason: `${s} side ${bytes[s]} bytes ${fit}${other}` };
   }
   const known = [...sides.filter((s) => bytes[s] !== undefined).map((s) => `${s} ${bytes[s]} bytes`), ...stopped];
