@@ -2,7 +2,7 @@
 // becomes a function from a batch to a column, built when a task starts, so
 // evaluation is a loop over typed arrays per node and per batch, never a
 // walk over the plan's JSON per row.
-import type { Batch, Column } from '../kernels/column.js';
+import type { Batch, Column, DataType } from '../kernels/column.js';
 import { arith, unary } from './arith.js';
 import { castColumn } from './cast.js';
 import { compare, inList, logic } from './compare.js';
@@ -97,12 +97,7 @@ function compileFn(e: Extract<BoundExpr, { k: 'fn' }>): Kernel {
     case 'not':
       return bool((cols) => logic(fn, cols.map(tri)));
     case 'is_null':
-      return (b) => {
-        const c = args[0](b),
-          out = new Uint8Array(b.length);
-        for (let i = 0; i < b.length; i++) out[i] = c.valid !== null && c.valid[i] === 0 ? 1 : 0;
-        return { type: { id: 'bool' }, length: b.length, values: out, valid: null };
-      };
+      return isNullKernel(args[0]);
     case '$in':
       return bool(([x, ...vs]) => inList(x, vs));
     case '$like': {
@@ -112,24 +107,9 @@ function compileFn(e: Extract<BoundExpr, { k: 'fn' }>): Kernel {
       return (b) => boolColumn(m(args[0](b)));
     }
     case 'coalesce':
-      return (b) => {
-        const cols = args.map((a) => a(b)),
-          n = b.length,
-          which = new Int32Array(n).fill(-1);
-        for (let k = cols.length - 1; k >= 0; k--) {
-          const v = cols[k].valid;
-          for (let i = 0; i < n; i++) if (v === null || v[i]) which[i] = k;
-        }
-        return choose(type, cols, which);
-      };
+      return coalesceKernel(args, type);
     case 'nullif':
-      return (b) => {
-        const x = args[0](b),
-          eq = compare('=', x, args[1](b)),
-          which = new Int32Array(b.length);
-        for (let i = 0; i < b.length; i++) which[i] = eq[i] === 1 ? -1 : 0;
-        return choose(type, [x], which);
-      };
+      return nullifKernel(args, type);
     case 'concat':
     case 'substr':
     case 'lower':
@@ -159,3 +139,37 @@ function compileFn(e: Extract<BoundExpr, { k: 'fn' }>): Kernel {
   }
   throw new Error(`internal: no kernel for "${fn}"`);
 }
+
+const isNullKernel =
+  (arg: Kernel): Kernel =>
+  (b) => {
+    const c = arg(b),
+      out = new Uint8Array(b.length);
+    for (let i = 0; i < b.length; i++) out[i] = c.valid !== null && c.valid[i] === 0 ? 1 : 0;
+    return { type: { id: 'bool' }, length: b.length, values: out, valid: null };
+  };
+
+/** The first non-null argument of each row. */
+const coalesceKernel =
+  (args: Kernel[], type: DataType): Kernel =>
+  (b) => {
+    const cols = args.map((a) => a(b)),
+      n = b.length,
+      which = new Int32Array(n).fill(-1);
+    for (let k = cols.length - 1; k >= 0; k--) {
+      const v = cols[k].valid;
+      for (let i = 0; i < n; i++) if (v === null || v[i]) which[i] = k;
+    }
+    return choose(type, cols, which);
+  };
+
+/** The first argument, null where it equals the second. */
+const nullifKernel =
+  (args: Kernel[], type: DataType): Kernel =>
+  (b) => {
+    const x = args[0](b),
+      eq = compare('=', x, args[1](b)),
+      which = new Int32Array(b.length);
+    for (let i = 0; i < b.length; i++) which[i] = eq[i] === 1 ? -1 : 0;
+    return choose(type, [x], which);
+  };
