@@ -159,6 +159,56 @@ describe('decimal products narrowed to 64-bit lanes for the combiner', () => {
     });
   }
 
+  it("a product a later expression reads stays in its type's lanes (q08's CASE over volume), as DuckDB sums it", async () => {
+    // probe, compute (volume), project, compute (the CASE over volume): q08's operators after its broadcast joins
+    await writeParquet(
+      path.join(dir, 'u.parquet'),
+      `SELECT i AS gk, ['zero', 'one', 'two', 'three'][i + 1] AS name FROM range(0, 4) t(i)`,
+    );
+    const r = await runPlan(
+      {
+        version: 1,
+        sources: { t: { parquet: 't.parquet' }, u: { parquet: 'u.parquet' } },
+        query: {
+          op: 'aggregate',
+          groupBy: ['flag'],
+          aggregates: [
+            {
+              fn: 'sum',
+              expr: { case: [{ when: { column: 'name', cmp: '=', value: 'one' }, then: col('volume') }], else: v(0) },
+              as: 'part',
+            },
+            { fn: 'sum', column: 'volume', as: 'total' },
+          ],
+          input: {
+            op: 'project',
+            columns: [
+              { name: 'flag', column: 'flag' },
+              { name: 'name', column: 'name' },
+              { name: 'volume', expr: f('*', col('p'), f('-', v(1), col('d'))) },
+            ],
+            input: {
+              op: 'join',
+              type: 'inner',
+              on: [['g', 'gk']],
+              left: { op: 'scan', source: 't' },
+              right: { op: 'scan', source: 'u' },
+            },
+          },
+        },
+      } as never,
+      { baseDir: dir, workers: 2, partitions: 2, inThreadBytes: 0 },
+    );
+    const ours = r.toRows().map((x) => [String(x.flag), text(x.part), text(x.total)]);
+    const theirs = await duckRows(
+      `SELECT flag, sum(CASE WHEN name = 'one' THEN p::DECIMAL(38,2) * (1 - d) ELSE 0 END)::VARCHAR,
+        sum(p::DECIMAL(38,2) * (1 - d))::VARCHAR FROM ${T} JOIN read_parquet('${path.join(dir, 'u.parquet')}') ON g = gk
+        GROUP BY flag`,
+    );
+    expect(ours.length).toBe(3);
+    expect(sorted(ours)).toEqual(sorted(theirs));
+  });
+
   it('sumOnlyColumns: columns read by sum and avg alone', () => {
     const agg = (fn: string, col: number) => ({ fn, col, as: 'x' }) as never;
     expect([
