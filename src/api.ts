@@ -15,11 +15,16 @@ import type { Plan } from './plan/spec.js';
 export interface RunOptions extends LoadOptions {
   /** write `output` when the plan has one (default true) */
   writeOutput?: boolean;
-  /** called as tasks finish with the stage, tasks done/total, rows read, bytes shuffled and spilled, elapsed ms; the last call at the totals */
+  /**
+   * called as tasks finish with the stage, tasks done/total, rows read, bytes shuffled and spilled, elapsed ms; the
+   * last call at the totals
+   */
   onProgress?: OnProgress;
   /** 'spark': run on Apache Spark through Spark Connect (src/spark/engine.ts); default 'local' */
   engine?: 'local' | 'spark';
-  /** with engine 'spark': sc://host:port[/;token=...]; default SPARK_REMOTE, else a local server kept until closePool() */
+  /**
+   * with engine 'spark': sc://host:port[/;token=...]; default SPARK_REMOTE, else a local server kept until closePool()
+   */
   remote?: string;
 }
 

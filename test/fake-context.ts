@@ -33,7 +33,7 @@ export class FakeContext {
   /** batches handed to streamBatches' consumer before it had enough */
   streamedBatches = 0;
   released = 0;
-  readonly spill: any;
+  readonly memory: any;
 
   constructor(
     readonly settings: any,
@@ -47,7 +47,7 @@ export class FakeContext {
       this.released += n;
       release(n);
     };
-    this.spill = real;
+    this.memory = real;
   }
   taskShare() {
     return this.o.share ?? Number.POSITIVE_INFINITY;
@@ -63,7 +63,7 @@ export class FakeContext {
     const r = await runInThread(task);
     // shuffle output is held as the executor holds it (within the budget, or spilled)
     if (task.sink.kind === 'partition' || task.sink.kind === 'range' || task.source.kind === 'split')
-      r.batches = this.spill.admit(r.batches).blocks;
+      r.batches = this.memory.admit(r.batches).blocks;
     return r;
   }
   /** A scan's pipeline: one task per batch handed in; anything else is not for this fake. */
@@ -99,6 +99,6 @@ export class FakeContext {
     return b;
   }
   async close() {
-    await this.spill.close();
+    await this.memory.close();
   }
 }

@@ -5,7 +5,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { type RunOptions, runPlan } from '../dist/index.js';
-import { decideJoin, sideBounds } from '../dist/physical/join/decide.js';
+import { SHARED_BUILD_ROWS, decideJoin, sideBounds } from '../dist/physical/join/decide.js';
+import { checked } from '../dist/physical/join/broadcast-check.js';
 import { expectSame, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-shared-build-');
@@ -13,11 +14,11 @@ const F = path.join(dir, 'big.parquet'),
   D = path.join(dir, 'mid.parquet');
 const BIG = `read_parquet('${F}')`,
   MID = `read_parquet('${D}')`;
-const F_ROWS = 60_000,
+const F_ROWS = 100_000,
   D_ROWS = 20_000;
 
 beforeAll(async () => {
-  // big: 60,000 rows (about 2 MB in memory) in 12 row groups; some keys null
+  // big: 100,000 rows (about 3.4 MB in memory) in 20 row groups, 5 times mid's; some keys null
   await writeParquet(
     F,
     `SELECT i::BIGINT AS id, CASE WHEN i % 97 = 0 THEN NULL ELSE (i * 7) % 30000 END::BIGINT AS k,
@@ -59,6 +60,17 @@ describe('shared build: a side over broadcastBytes built once when the other is 
     expect(decideJoin('inner', { right: 900 }, 100, { left: 920 }, bounds).reason).toMatch(
       /right side 900 bytes > broadcastBytes 100 but <= the shared-build bound 1000/,
     );
+  });
+
+  it('a shared build takes at most SHARED_BUILD_ROWS rows; a side within broadcastBytes any number', () => {
+    const d = { strategy: 'broadcast', side: 'right', reason: 'r' } as const;
+    const node = {} as Parameters<typeof checked>[0]; // not read: the decision is taken from the rows alone
+    const read = (rows: number, bytes: number) => ({ right: { rows, bytes, rest: null } });
+    const over = checked(node, d, read(SHARED_BUILD_ROWS + 1, 5e7), 25e6, 6e7, 1e12);
+    expect(over).toMatchObject({ strategy: 'shuffle' });
+    expect(over.reason).toMatch(/rows are more than a shared build takes/);
+    expect(checked(node, d, read(SHARED_BUILD_ROWS + 1, 2e7), 25e6, 3e7, 1e12)).toBe(d);
+    expect(checked(node, d, read(10, 2e7), 25e6, 3e7, 1e6).strategy).toBe('shuffle'); // over the budget left
   });
 
   it('a scan stopped at broadcastBytes is read on and built; the larger side probes it, nothing shuffled', async () => {
@@ -109,6 +121,24 @@ describe('shared build: a side over broadcastBytes built once when the other is 
       ...opts,
       sharedBuildBytes: 200_000,
     });
+  });
+
+  it('none when the other side has less than 4 times the rows of the side to build', async () => {
+    // 46,000 of big's rows (2.3 times mid's, tags t0, t1, t10-t19, t2, t20-t29 in every row group): its rows are
+    // projected from the splits read
+    const under = { op: 'filter', where: { column: 'tag', cmp: '<', value: 't3' }, input: big };
+    const p = plan(join('inner', under, mid));
+    const res = await run(p);
+    expect(res.stats.joins[0].strategy).toBe('shuffle');
+    expect(res.stats.joins[0].reason).toMatch(
+      /a shared build of its 20000 rows needs 4 times as many on the left side/,
+    );
+    expect(scanned(res.stats.tasks)).toBe(F_ROWS + D_ROWS);
+    await expectSame(
+      p,
+      `SELECT l.*, r.* FROM (SELECT * FROM ${BIG} WHERE tag < 't3') l JOIN ${MID} r ON l.k = r.k`,
+      opts,
+    );
   });
 
   it('none when broadcastBytes is set (the bound is 0), nor for a full join', async () => {

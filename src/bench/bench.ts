@@ -25,10 +25,11 @@ export async function runBench(
     !o.workloads || o.workloads.some((n) => w.name.toLowerCase().includes(n.toLowerCase()));
   const workloads = all.filter((w) => (!o.s || o.s.includes(w.s)) && named(w));
   if (workloads.length === 0) {
-    throw new Error(
-      `suite "${o.suite}" has no workload${o.s ? ` at s = ${o.s.join(', ')}` : ''}${o.workloads ? ` named like ${o.workloads.join(', ')}` : ''}; ` +
-        `its workloads are ${[...new Set(all.map((w) => w.name))].join(', ')} at s = ${[...new Set(all.map((w) => w.s))].join(', ')}`,
-    );
+    const at = o.s ? ` at s = ${o.s.join(', ')}` : '';
+    const like = o.workloads ? ` named like ${o.workloads.join(', ')}` : '';
+    const names = [...new Set(all.map((w) => w.name))].join(', ');
+    const ss = [...new Set(all.map((w) => w.s))].join(', ');
+    throw new Error(`suite "${o.suite}" has no workload${at}${like}; its workloads are ${names} at s = ${ss}`);
   }
   // before minutes of measuring: the packages that compare and draw the results are there
   await requireBenchPackages();

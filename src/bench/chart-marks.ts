@@ -117,7 +117,8 @@ export function lineChart(
           : { scale: { zero: false } }),
       },
       // a log axis over a narrow range puts its labels close (0.8 over 0.9): the ones that would overlap are hidden,
-      // with a margin: vega measures text without a browser, and Chromium's glyphs came out wider (a CI run's 0.8 over 0.9)
+      // with a margin: vega measures text without a browser, and Chromium's glyphs came out wider
+      // (a CI run's 0.8 over 0.9)
       y: {
         field: y.field,
         type: 'quantitative',
@@ -201,7 +202,8 @@ export function groupedBars(
         axis: y.format ? { format: y.format } : {},
         ...(ticks ? { scale: { type: 'log', domain: [LOG_BASE, ticks.at(-1)] }, axis: { values: ticks } } : {}),
       },
-      // a bar on a log scale starts a little below 1 (a ratio of 1 stays visible), not at 0, which a log scale cannot place
+      // a bar on a log scale starts a little below 1 (a ratio of 1 stays visible), not at 0, which a log
+      // scale cannot place
       ...(ticks ? { y2: { datum: LOG_BASE } } : {}),
       color: { field: series, type: 'nominal', title: series, scale: colorScale(names) },
       tooltip: [{ field: series }, { field: x.field }, { field: y.field, format: ',.1~f' }],

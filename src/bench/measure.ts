@@ -175,7 +175,22 @@ export async function measure(
     runs: [],
   };
   write(
-    `${'workload'.padEnd(20)} ${'s'.padStart(4)} ${'mode'.padEnd(12)} ${'wall_ms'.padStart(8)} ${'max/med'.padStart(8)} ${'cpu'.padStart(6)} ${'rows'.padStart(6)} ${'bytes'.padStart(6)} ${'tasks'.padStart(6)} ${'shuffled_rows'.padStart(13)} ${'shuffled_MB'.padStart(11)} ${'vs_off'.padStart(7)} ${'vs_duckdb'.padStart(9)} same\n`,
+    [
+      'workload'.padEnd(20),
+      's'.padStart(4),
+      'mode'.padEnd(12),
+      'wall_ms'.padStart(8),
+      'max/med'.padStart(8),
+      'cpu'.padStart(6),
+      'rows'.padStart(6),
+      'bytes'.padStart(6),
+      'tasks'.padStart(6),
+      'shuffled_rows'.padStart(13),
+      'shuffled_MB'.padStart(11),
+      'vs_off'.padStart(7),
+      'vs_duckdb'.padStart(9),
+      'same\n',
+    ].join(' '),
   );
   const detailOf = o.suite === 'quick' || o.suite === 'full' ? DETAIL : null;
   // the runs planned for simulated worker counts, after every timed run (see simulateAll)
@@ -286,7 +301,23 @@ function tableLine(w: Workload, r: RunRow, off: RunRow | undefined, duck: RunRow
   const vsOff = off && r.mode !== 'duckdb' ? (off.wallMs / r.wallMs).toFixed(2) : '';
   const vsDuck = r.mode === 'duckdb' ? '' : (r.wallMs / duck.wallMs).toFixed(2);
   const mb = r.shuffledBytes === undefined ? '' : (r.shuffledBytes / MB).toFixed(1);
-  return `${w.name.padEnd(20)} ${String(w.s).padStart(4)} ${r.mode.padEnd(12)} ${r.wallMs.toFixed(0).padStart(8)} ${(r.reduceImbalance?.toFixed(2) ?? '').padStart(8)} ${(r.reduceImbalanceCpu?.toFixed(2) ?? '').padStart(6)} ${(r.reduceImbalanceRows?.toFixed(2) ?? '').padStart(6)} ${(r.reduceImbalanceBytes?.toFixed(2) ?? '').padStart(6)} ${String(r.tasks ?? '').padStart(6)} ${String(r.shuffledRows ?? '').padStart(13)} ${mb.padStart(11)} ${vsOff.padStart(7)} ${vsDuck.padStart(9)} ${r.sameAnswer ?? ''}\n`;
+  const ratio = (x: number | undefined, width: number) => (x?.toFixed(2) ?? '').padStart(width);
+  return [
+    w.name.padEnd(20),
+    String(w.s).padStart(4),
+    r.mode.padEnd(12),
+    r.wallMs.toFixed(0).padStart(8),
+    ratio(r.reduceImbalance, 8),
+    ratio(r.reduceImbalanceCpu, 6),
+    ratio(r.reduceImbalanceRows, 6),
+    ratio(r.reduceImbalanceBytes, 6),
+    String(r.tasks ?? '').padStart(6),
+    String(r.shuffledRows ?? '').padStart(13),
+    mb.padStart(11),
+    vsOff.padStart(7),
+    vsDuck.padStart(9),
+    `${r.sameAnswer ?? ''}\n`,
+  ].join(' ');
 }
 
 /**

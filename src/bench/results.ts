@@ -132,7 +132,8 @@ export function writeResultFiles(out: string, results: BenchResults): void {
   const W = results.simulateWorkers;
   const csv = [
     [
-      'workload,s,mode,wall_ms,reduce_imbalance_ms,reduce_imbalance_cpu,reduce_imbalance_rows,reduce_imbalance_bytes,tasks,shuffled_rows,shuffled_bytes,peak_rss_mb,same_answer',
+      'workload,s,mode,wall_ms,reduce_imbalance_ms,reduce_imbalance_cpu,reduce_imbalance_rows,reduce_imbalance_bytes,' +
+        'tasks,shuffled_rows,shuffled_bytes,peak_rss_mb,same_answer',
       ...W.flatMap((w) => [`makespan_${w}`, `ideal_${w}`]),
     ].join(','),
     ...results.runs.map((r) =>

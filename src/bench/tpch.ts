@@ -133,8 +133,9 @@ function supplier(g: Gen, n: number, sf: number): Cols {
   const planted = Math.max(1, Math.round(5 * sf));
   for (let k = 0; k < 2 * planted && k < n; k++) {
     const i = g.int(0, n - 1);
-    com[i] =
-      `${words.strings[g.int(0, words.size - 1)]} Customer ${k < planted ? 'Complaints' : 'Recommends'} ${words.strings[g.int(0, words.size - 1)]}`;
+    const before = words.strings[g.int(0, words.size - 1)];
+    const after = words.strings[g.int(0, words.size - 1)];
+    com[i] = `${before} Customer ${k < planted ? 'Complaints' : 'Recommends'} ${after}`;
   }
   const keys = Int32Array.from({ length: n }, (_, i) => i + 1);
   return [

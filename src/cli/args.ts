@@ -44,7 +44,10 @@ export function size(name: string) {
   };
 }
 
-/** `NAME=VALUE` split at the first `=`; a repeated option collects into a record (a repeated source name into a list). */
+/**
+ * `NAME=VALUE` split at the first `=`; a repeated option collects into a record (a repeated source name into
+ * a list).
+ */
 export function assignment(flag: string, list: boolean) {
   return (v: string, acc: Record<string, string | string[]> = {}) => {
     const i = v.indexOf('=');

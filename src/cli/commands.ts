@@ -33,7 +33,8 @@ export function addGenCommand(program: Command, out: NodeJS.WritableStream, setC
   program
     .command('gen')
     .description(
-      'write a synthetic Zipf dataset (fact.parquet, dim.parquet, optionally m2m.parquet), or with --tpch the eight TPC-H tables',
+      'write a synthetic Zipf dataset (fact.parquet, dim.parquet, optionally m2m.parquet), ' +
+        'or with --tpch the eight TPC-H tables',
     )
     .option('--out <dir>', `output folder (default: ${GEN_DEFAULTS.out}, with --tpch: ${TPCH_DEFAULTS.out})`)
     .option('--tpch', 'write the TPC-H tables <out>/<table>.parquet at the scale factor --scale')

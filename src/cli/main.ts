@@ -119,7 +119,8 @@ function addRunOptions(program: Command): void {
     )
     .option(
       '--remote <url>',
-      'with --engine spark: the Spark Connect server, sc://host:port[/;token=...] (default: SPARK_REMOTE, else a local server)',
+      'with --engine spark: the Spark Connect server, sc://host:port[/;token=...] ' +
+        '(default: SPARK_REMOTE, else a local server)',
     );
 }
 

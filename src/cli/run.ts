@@ -102,9 +102,8 @@ export async function runCommand(
     if (f.json) out.write(jsonLines(r.schema, r.batches));
     else if (!f.quiet && !f.explain) out.write(formatTable(r.schema, r.batches, TABLE_ROWS, ALL_ROWS));
   } else if (!f.quiet) {
-    err.write(
-      `wrote ${r.numRows} rows to ${path.relative(process.cwd(), r.outputPath!) || r.outputPath} in ${(r.stats.wallMs / 1000).toFixed(2)} s\n`,
-    );
+    const where = path.relative(process.cwd(), r.outputPath!) || r.outputPath;
+    err.write(`wrote ${r.numRows} rows to ${where} in ${(r.stats.wallMs / 1000).toFixed(2)} s\n`);
   }
   return 0;
 }

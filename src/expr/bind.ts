@@ -7,6 +7,7 @@ import { type DataType, type Schema, isFloat, isInteger } from '../kernels/colum
 import { MAX_PRECISION, decimalType, numberToDecimal } from '../kernels/decimal.js';
 import type { Expr, Predicate } from '../plan/spec.js';
 import { convertScalar } from './scalar.js';
+import { bindFn } from './bind-fn.js';
 import {
   BOOL,
   type BoundExpr,
@@ -14,23 +15,20 @@ import {
   FLOAT64,
   INT64,
   UTF8,
-  asDecimal,
-  integerDigits,
   isExact,
   isNum,
   parseTypeName,
   planTypeName,
-  scaleOf,
   unify,
 } from './types.js';
 
-type P = (string | number)[];
+export type P = (string | number)[];
 type Operand = string | number | boolean | null | Expr;
 
-const err = (at: P, msg: string) => new PlanError(jsonPath(at), msg);
+export const err = (at: P, msg: string) => new PlanError(jsonPath(at), msg);
 
 /** How an argument reads in an error: `utf8 column "l_comment"`, `utf8 value "x"`, `int64 expression`. */
-function describe(e: BoundExpr): string {
+export function describe(e: BoundExpr): string {
   const t = planTypeName(e.type);
   if (e.k === 'col') return `${t} column "${e.name}"`;
   if (e.k === 'lit')
@@ -40,9 +38,9 @@ function describe(e: BoundExpr): string {
   return `${t} expression`;
 }
 
-type Lit = Extract<BoundExpr, { k: 'lit' }>;
-const lit = (value: Lit['value'], type: DataType): Lit => ({ k: 'lit', value, type });
-const isNullLit = (e: BoundExpr) => e.k === 'lit' && e.value === null;
+export type Lit = Extract<BoundExpr, { k: 'lit' }>;
+export const lit = (value: Lit['value'], type: DataType): Lit => ({ k: 'lit', value, type });
+export const isNullLit = (e: BoundExpr) => e.k === 'lit' && e.value === null;
 
 /** A JSON literal with its own type (`0.06` is decimal(3,2), `7` int64, a string utf8). */
 function literal(v: string | number | boolean | null, at: P): Lit {
@@ -58,7 +56,7 @@ function literal(v: string | number | boolean | null, at: P): Lit {
 }
 
 /** Convert an expression to a type: a literal is converted now (an error names it), anything else gets a cast. */
-function castTo(e: BoundExpr, t: DataType, at: P): BoundExpr {
+export function castTo(e: BoundExpr, t: DataType, at: P): BoundExpr {
   if (sameType(e.type, t)) return e;
   if (e.k === 'lit') {
     const v = convertScalar(e.value, e.type, t);
@@ -91,7 +89,7 @@ function decimalFor(e: Lit, at: P): DataType {
 }
 
 /** Both sides of a comparison in comparable types (exact numbers stay exact; next to a float, float64). */
-function comparable(a0: BoundExpr, b0: BoundExpr, at: P, atB: P, op: string): [BoundExpr, BoundExpr] {
+export function comparable(a0: BoundExpr, b0: BoundExpr, at: P, atB: P, op: string): [BoundExpr, BoundExpr] {
   const a = adoptLiteral(a0, b0, at),
     b = adoptLiteral(b0, a0, atB);
   if (isNullLit(a) || isNullLit(b)) return [a, b];
@@ -110,78 +108,12 @@ function comparable(a0: BoundExpr, b0: BoundExpr, at: P, atB: P, op: string): [B
 
 const TS_UNITS = ['second', 'millisecond', 'microsecond', 'nanosecond'];
 
-function fn(name: string, args: BoundExpr[], type: DataType, at: P): BoundExpr {
+export function fn(name: string, args: BoundExpr[], type: DataType, at: P): BoundExpr {
   return { k: 'fn', fn: name, args, type, what: `${jsonPath(at)} ("${name}")` };
 }
 
-const ARITH = new Set(['+', '-', '*', '/', '%']);
-const CMPS = new Set(['=', '!=', '<', '<=', '>', '>=']);
-const UNARY_NUM = new Set(['neg', 'abs', 'floor', 'ceil']);
-const STR1 = new Set(['lower', 'upper', 'trim', 'length']);
-const STR2 = new Set(['starts_with', 'ends_with', 'contains']);
-const DATE1 = new Set(['year', 'month', 'day']);
-const FUNCTIONS = [
-  '+',
-  '-',
-  '*',
-  '/',
-  '%',
-  'neg',
-  'abs',
-  'round',
-  'floor',
-  'ceil',
-  'coalesce',
-  'nullif',
-  'concat',
-  'substr',
-  'lower',
-  'upper',
-  'length',
-  'trim',
-  'starts_with',
-  'ends_with',
-  'contains',
-  'year',
-  'month',
-  'day',
-  'date_add',
-  'date_diff',
-  '=',
-  '!=',
-  '<',
-  '<=',
-  '>',
-  '>=',
-  'and',
-  'or',
-  'not',
-  'is_null',
-];
-
-function arity(name: string, n: number, min: number, max: number, at: P) {
-  if (n < min || n > max) {
-    const want = min === max ? `${min}` : max === Infinity ? `at least ${min}` : `${min} to ${max}`;
-    throw err(at, `"${name}" takes ${want} argument${min === 1 && max === 1 ? '' : 's'}, got ${n}`);
-  }
-}
-
-function need(ok: boolean, name: string, what: string, e: BoundExpr, at: P) {
+export function need(ok: boolean, name: string, what: string, e: BoundExpr, at: P) {
   if (!ok) throw err(at, `"${name}" needs ${what}, got ${describe(e)}`);
-}
-
-/** The result type of exact arithmetic (integers give int64; decimals as SQL: + - scale max, * scale s1 + s2). */
-function exactArith(name: string, a: BoundExpr, b: BoundExpr, at: P): DataType {
-  if (isInteger(a.type) && isInteger(b.type)) return INT64;
-  const x = asDecimal(a),
-    y = asDecimal(b);
-  if (name === '*') {
-    const s = x.scale! + y.scale!;
-    if (s > MAX_PRECISION) throw err(at, `"*" result scale ${s} is beyond 38 digits`);
-    return decimalType(Math.min(MAX_PRECISION, x.precision! + y.precision!), s);
-  }
-  const s = Math.max(x.scale!, y.scale!);
-  return decimalType(Math.max(x.precision! - x.scale!, y.precision! - y.scale!) + s + 1, s);
 }
 
 export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
@@ -233,112 +165,7 @@ export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
       else: els && castTo(els, t, [...at, 'else']),
     };
   }
-  const name = e.fn;
-  const raw = e.args ?? [];
-  const argAt = (i: number): P => [...at, 'args', i];
-  if (!FUNCTIONS.includes(name))
-    throw err([...at, 'fn'], `unknown function "${name}"; functions are: ${FUNCTIONS.join(', ')}`);
-  // The unit of date_add is a word, not a value.
-  if (name === 'date_add') {
-    arity(name, raw.length, 2, 3, at);
-    const u = raw[2] === undefined ? 'day' : 'value' in raw[2] ? raw[2].value : undefined;
-    if (u !== 'day' && u !== 'month' && u !== 'year')
-      throw err(argAt(2), `"date_add" unit must be "day", "month" or "year"`);
-    const d = adoptDate(bindExpr(raw[0], schema, argAt(0)), argAt(0));
-    const n = bindExpr(raw[1], schema, argAt(1));
-    need(d.type.id === 'date32' || d.type.id === 'timestamp' || isNullLit(d), name, 'a date', d, argAt(0));
-    need(isInteger(n.type), name, 'an integer count', n, argAt(1));
-    return fn(name, [d, n, lit(u, UTF8)], isNullLit(d) ? DATE : d.type, at);
-  }
-  const args = raw.map((a, i) => bindExpr(a, schema, argAt(i)));
-  if (ARITH.has(name)) {
-    arity(name, args.length, 2, 2, at);
-    args.forEach((a, i) => need(isNum(a.type) || isNullLit(a), name, 'numbers', a, argAt(i)));
-    const [a, b] = args;
-    if (name === '/' || isFloat(a.type) || isFloat(b.type))
-      return fn(name, [castTo(a, FLOAT64, argAt(0)), castTo(b, FLOAT64, argAt(1))], FLOAT64, at);
-    return fn(name, args, exactArith(name, a, b, at), at);
-  }
-  if (UNARY_NUM.has(name) || name === 'round') {
-    arity(name, args.length, 1, name === 'round' ? 2 : 1, at);
-    const [x] = args;
-    need(isNum(x.type) || isNullLit(x), name, 'a number', x, argAt(0));
-    if (name === 'round') {
-      const d = args[1];
-      if (d && !(d.k === 'lit' && typeof d.value === 'bigint'))
-        throw err(argAt(1), `"round" digits must be an integer value, got ${describe(d)}`);
-      const digits = d ? Number((d as Lit).value) : 0;
-      const t =
-        x.type.id === 'decimal' && digits < scaleOf(x.type)
-          ? decimalType(x.type.precision! - x.type.scale! + Math.max(digits, 0) + 1, Math.max(digits, 0))
-          : isInteger(x.type)
-            ? INT64
-            : x.type;
-      return fn(name, [x, lit(BigInt(digits), INT64)], isFloat(x.type) ? FLOAT64 : t, at);
-    }
-    if ((name === 'floor' || name === 'ceil') && x.type.id === 'decimal')
-      return fn(name, args, decimalType(integerDigits(x.type) + 1, 0), at);
-    return fn(name, args, isInteger(x.type) ? INT64 : isFloat(x.type) ? FLOAT64 : x.type, at);
-  }
-  if (name === 'coalesce') {
-    arity(name, args.length, 1, Infinity, at);
-    const t = unify(args);
-    if (t === null) throw err(at, `"coalesce" arguments do not share a type: ${args.map(describe).join(', ')}`);
-    return fn(
-      name,
-      args.map((a, i) => castTo(a, t, argAt(i))),
-      t,
-      at,
-    );
-  }
-  if (name === 'nullif') {
-    arity(name, args.length, 2, 2, at);
-    const [a, b] = comparable(args[0], args[1], argAt(0), argAt(1), name);
-    return fn(name, [a, b], args[0].type, at);
-  }
-  if (name === 'concat') {
-    arity(name, args.length, 1, Infinity, at);
-    return fn(
-      name,
-      args.map((a, i) => (isNullLit(a) ? lit(null, UTF8) : castTo(a, UTF8, argAt(i)))),
-      UTF8,
-      at,
-    );
-  }
-  if (name === 'substr') {
-    arity(name, args.length, 2, 3, at);
-    need(args[0].type.id === 'utf8' || isNullLit(args[0]), name, 'a string', args[0], argAt(0));
-    for (let i = 1; i < args.length; i++) need(isInteger(args[i].type), name, 'an integer', args[i], argAt(i));
-    return fn(name, args, UTF8, at);
-  }
-  if (STR1.has(name) || STR2.has(name)) {
-    arity(name, args.length, STR1.has(name) ? 1 : 2, STR1.has(name) ? 1 : 2, at);
-    args.forEach((a, i) => need(a.type.id === 'utf8' || isNullLit(a), name, 'a string', a, argAt(i)));
-    return fn(name, args, name === 'length' ? INT64 : STR2.has(name) ? BOOL : UTF8, at);
-  }
-  if (DATE1.has(name)) {
-    arity(name, args.length, 1, 1, at);
-    const d = adoptDate(args[0], argAt(0));
-    need(d.type.id === 'date32' || d.type.id === 'timestamp' || isNullLit(d), name, 'a date', d, argAt(0));
-    return fn(name, [d], INT64, at);
-  }
-  if (name === 'date_diff') {
-    arity(name, args.length, 2, 2, at);
-    const ds = args.map((a, i) => adoptDate(a, argAt(i)));
-    ds.forEach((d, i) => need(d.type.id === 'date32' || isNullLit(d), name, 'a date', d, argAt(i)));
-    return fn(name, ds, INT64, at);
-  }
-  if (CMPS.has(name)) {
-    arity(name, args.length, 2, 2, at);
-    return fn(name, comparable(args[0], args[1], argAt(0), argAt(1), name), BOOL, at);
-  }
-  if (name === 'and' || name === 'or' || name === 'not') {
-    arity(name, args.length, 1, name === 'not' ? 1 : Infinity, at);
-    args.forEach((a, i) => need(a.type.id === 'bool' || isNullLit(a), name, 'a bool', a, argAt(i)));
-    return fn(name, args, BOOL, at);
-  }
-  arity(name, args.length, 1, 1, at); // is_null
-  return fn(name, args, BOOL, at);
+  return bindFn(e, schema, at);
 }
 
 /** Casts the engine performs: strings to and from anything; numbers and bools among themselves; dates and timestamps among themselves. */
@@ -349,7 +176,7 @@ function castable(from: DataType, to: DataType): boolean {
 }
 
 /** A string literal where a date is needed is read as a date. */
-function adoptDate(e: BoundExpr, at: P): BoundExpr {
+export function adoptDate(e: BoundExpr, at: P): BoundExpr {
   return e.k === 'lit' && e.type.id === 'utf8' ? castTo(e, DATE, at) : e;
 }
 

@@ -58,7 +58,10 @@ class Mem {
 // ArrowSchema (wasm32): format@0 name@4 metadata@8 flags@16 n_children@24 children@32 dictionary@36
 // ArrowArray (wasm32): length@0 null_count@8 offset@16 n_buffers@24 n_children@32 buffers@40 children@44 dictionary@48
 
-/** Validity bits from bit `off` of the bitmap at byte `bm` as one byte per row (a loop alone in its function: see groupIdsOfRows in agg/joinagg.ts). */
+/**
+ * Validity bits from bit `off` of the bitmap at byte `bm` as one byte per row (a loop alone in its function: see
+ * groupIdsOfRows in agg/joinagg.ts).
+ */
 function unpackBits(bits: Uint8Array, bm: number, off: number, valid: Uint8Array, n: number): void {
   for (let i = 0; i < n; i++) {
     const k = i + off;

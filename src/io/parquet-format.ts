@@ -40,7 +40,9 @@ export const MAGIC = new Uint8Array([0x50, 0x41, 0x52, 0x31]); // PAR1
 /** How a column's values are laid out in its pages. */
 type Layout =
   | 'bytes4'
-  | 'bytes8' // the engine's bytes as they are (int32, uint32 bits, float, date; int64, double, timestamp, decimal <= 18)
+  // 'bytes4', 'bytes8': the engine's bytes as they are (int32, uint32 bits, float, date; int64, double, timestamp,
+  // decimal <= 18)
+  | 'bytes8'
   | 'widen' // an 8- or 16-bit integer as INT32
   | 'dec32' // a decimal of precision <= 9 (one int64 lane) as INT32
   | 'bool'

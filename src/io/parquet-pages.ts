@@ -284,7 +284,10 @@ function scratchBody(n: number): Uint8Array {
   return bodyScratch.subarray(0, n);
 }
 
-/** A page (its body compressed) and its header appended to a chunk; `typed` writes the header's part for its page type. */
+/**
+ * A page (its body compressed) and its header appended to a chunk; `typed` writes the header's part for its
+ * page type.
+ */
 export function pushPage(
   chunk: ColumnChunk,
   header: ThriftWriter,
@@ -292,7 +295,8 @@ export function pushPage(
   type: number,
   typed: (h: ThriftWriter) => void,
 ) {
-  // copied into memory V8 counts: the addon's own buffers are not reported to it, and a worker's RSS grew by GBs before a GC
+  // copied into memory V8 counts: the addon's own buffers are not reported to it, and a worker's RSS grew by GBs
+  // before a GC
   const packed = compressSync(body, { copyOutputData: true });
   const h = header.reset();
   h.i32(1, type).i32(2, body.length).i32(3, packed.length);

@@ -127,7 +127,9 @@ export async function inspectParquet(path: string): Promise<FileInfo> {
   }
 }
 
-/** Rows of the row groups read: skip `offset`, then read at most `limit` (a map split below the row group, a sample). */
+/**
+ * Rows of the row groups read: skip `offset`, then read at most `limit` (a map split below the row group, a sample).
+ */
 export interface RowRange {
   offset?: number;
   limit?: number;
@@ -173,7 +175,10 @@ export async function readRowGroups(
   return readTable(path, rowGroups, fields, range, (t) => viaIpc(t, fields));
 }
 
-/** Decode row groups of a file through the open-file cache and convert the table; a failure is an InputError naming the file. */
+/**
+ * Decode row groups of a file through the open-file cache and convert the table; a failure is an InputError naming the
+ * file.
+ */
 async function readTable<T>(
   path: string,
   rowGroups: number[],
@@ -298,7 +303,10 @@ export async function readRowGroupsInPlace(
 
 type InPlace = { batches: Batch[]; release(): void; viewsIntoModule: boolean; direct?: boolean };
 
-/** One batch of `fields` from the columns of two batches: `which[i]` takes field i from `b`, else from `a` (each in order). */
+/**
+ * One batch of `fields` from the columns of two batches: `which[i]` takes field i from `b`, else from `a` (each in
+ * order).
+ */
 function interleave(a: Batch, b: Batch, which: boolean[]): Batch {
   let i = 0,
     j = 0;

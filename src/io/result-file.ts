@@ -63,7 +63,8 @@ export class ResultFile {
     } catch (e) {
       throw openFailure(file, e as NodeJS.ErrnoException);
     }
-    this.removeTmp = registerCleanup(() => fs.rmSync(tmp, { force: true })); // removed on exit and by the CLI's signal handler
+    // removed on exit and by the CLI's signal handler
+    this.removeTmp = registerCleanup(() => fs.rmSync(tmp, { force: true }));
     const out: Out = (b) => writeAll(this.fd, typeof b === 'string' ? Buffer.from(b) : b, file);
     this.enc = encoder(out);
   }

@@ -83,7 +83,8 @@ export function decodeFailure(e: unknown, file: string, where: string, columns: 
     const { outOfMemory, held } = afterTrap();
     if (outOfMemory) {
       return new ExecutionError(
-        `${file}: out of memory decoding ${where}${cols}: ${limitText(held)}; read fewer columns or write the file with smaller row groups`,
+        `${file}: out of memory decoding ${where}${cols}: ${limitText(held)}; read fewer columns or write the ` +
+          `file with smaller row groups`,
       );
     }
     return new InputError(
@@ -96,7 +97,9 @@ export function decodeFailure(e: unknown, file: string, where: string, columns: 
   return new InputError(`${file}: error reading Parquet data in ${where}${cols} (${msg})`, file, column);
 }
 
-/** The error for a failure while writing Parquet: a trap is memory exhaustion (naming the limit) or a writer failure. */
+/**
+ * The error for a failure while writing Parquet: a trap is memory exhaustion (naming the limit) or a writer failure.
+ */
 export function encodeFailure(e: unknown): Error {
   if (!isWasmTrap(e)) return e instanceof Error ? e : new Error(String(e));
   const { outOfMemory, held } = afterTrap();

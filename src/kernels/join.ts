@@ -7,6 +7,7 @@
 // reduce task never concatenates or materializes its probe side.
 import type { JoinType } from '../plan/spec.js';
 import { type Keys, keysEqual } from './keys.js';
+import { findRowsBits } from './key-bits.js';
 import { KeyTable, PROBE_ROUND, compactKeys, findDirect, findRows } from './table.js';
 
 export interface JoinIndices {
@@ -110,13 +111,14 @@ export class JoinProbe {
    */
   private probeCompact(probe: Keys, emit: EmitPairs): number {
     const { type, matched: buildMatched, pa, pb } = this;
-    const { slots, next, mask, direct, base, unique } = this.table;
+    const { slots, next, mask, direct, base, unique, bits } = this.table;
     const mode = type === 'semi' ? SEMI : type === 'anti' ? ANTI : type === 'left' || type === 'full' ? OUTER : INNER;
     const st = RESUME;
     let m = 0;
     for (let r0 = 0; r0 < probe.n; r0 += PROBE_ROUND) {
       const r1 = Math.min(probe.n, r0 + PROBE_ROUND);
       if (direct !== null) findDirect(direct, base, probe, r0, r1, FIRST);
+      else if (bits !== null) findRowsBits(slots!, mask, probe, r0, r1, FIRST, bits);
       else findRows(slots!, mask, probe, r0, r1, FIRST);
       st[0] = r0;
       st[1] = FRESH;

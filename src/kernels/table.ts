@@ -4,10 +4,11 @@
 // three (slot head, row hash, row key); over a dense range of values (a
 // dimension's ids, say) it is a direct array indexed by the key, half the
 // compact layout's memory at most, and probes need no hashes; other keys chain rows by slot.
+import type { KeyBits } from './key-bits.js';
 import type { Keys } from './keys.js';
 
 /** Int32 words per slot of the compact layout: key lo, key hi, first row (-1: empty), unused (alignment). */
-const SLOT = 4;
+export const SLOT = 4;
 
 /** The arrays of a table, as shared with other threads (see physical/join/broadcast.ts). */
 export interface TableArrays {
@@ -24,6 +25,8 @@ export interface TableArrays {
   base: number;
   /** no key has a second row (nulls aside): a probe follows no chain */
   unique: boolean;
+  /** the compact layout's keys as a bitmap, probed first (kernels/key-bits.ts); a broadcast table's only */
+  bits?: KeyBits | null;
 }
 
 /** A direct table spans at most this many values per row (4 bytes each: 16 bytes a row, half the compact layout's 32 at least), or DIRECT_MIN values. */
@@ -46,6 +49,7 @@ export class KeyTable implements TableArrays {
   readonly direct: Int32Array | null = null;
   readonly base: number = 0;
   readonly unique: boolean = false;
+  readonly bits: KeyBits | null = null;
 
   /**
    * `built`: the arrays of a table built before over the same keys (shared memory).
@@ -66,6 +70,7 @@ export class KeyTable implements TableArrays {
       this.direct = built.direct;
       this.base = built.base;
       this.unique = built.unique;
+      this.bits = built.bits ?? null;
       return;
     }
     let cap = 16;

@@ -23,7 +23,9 @@ export function explainPlan(lp: LoadedPlan): string {
   const out = lp.output ? `${lp.output.format} file ${lp.output.path}` : 'stdout';
   if (lp.plan.description) lines.push(`plan: ${lp.plan.description}`);
   lines.push(
-    `output: ${out}; ${settings.workers} worker(s); skew handling ${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}; broadcast ${settings.broadcastBytes > 0 ? `up to ${settings.broadcastBytes} bytes` : 'off'}`,
+    `output: ${out}; ${settings.workers} worker(s); skew handling ` +
+      `${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}; broadcast ` +
+      `${settings.broadcastBytes > 0 ? `up to ${settings.broadcastBytes} bytes` : 'off'}`,
   );
   x.walk(lp.root, 0);
   return lines.join('\n') + '\n';
@@ -54,7 +56,8 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   const out = [explainPlan(lp).trimEnd(), '', `run: ${stats.wallMs.toFixed(0)} ms, ${stats.outputRows ?? 0} rows`];
   if (stats.spilledBytes > 0 || stats.spillReadBytes > 0) {
     out.push(
-      `spilled: ${fmtBytes(stats.spilledBytes)} written to spill files, ${fmtBytes(stats.spillReadBytes)} read back (memory limit ${fmtBytes(lp.settings.memoryLimit)})`,
+      `spilled: ${fmtBytes(stats.spilledBytes)} written to spill files, ${fmtBytes(stats.spillReadBytes)} ` +
+        `read back (memory limit ${fmtBytes(lp.settings.memoryLimit)})`,
     );
   }
   if (stats.eager.length) out.push(`eager aggregation applied: ${stats.eager.join(', ')}`);
@@ -72,11 +75,13 @@ function shuffleLines(s: Stats['shuffles'][number]): string[] {
   if (s.combine) {
     const c = s.combine;
     out.push(
-      `   combiners: ${c.rowsBefore} rows (${fmtBytes(c.bytesBefore)}) → ${c.rowsAfter} rows (${fmtBytes(c.bytesAfter)}); ${c.partialTasks} task(s) aggregated, ${c.passThroughTasks} passed rows through`,
+      `   combiners: ${c.rowsBefore} rows (${fmtBytes(c.bytesBefore)}) → ${c.rowsAfter} rows ` +
+        `(${fmtBytes(c.bytesAfter)}); ${c.partialTasks} task(s) aggregated, ${c.passThroughTasks} passed rows through`,
     );
   }
   out.push(
-    `   skew test: > ${fmtBytes(s.thresholdBytes)} (median ${fmtBytes(s.medianBytes)}); skewed partitions: ${s.skewedPartitions.length ? s.skewedPartitions.join(', ') : 'none'}`,
+    `   skew test: > ${fmtBytes(s.thresholdBytes)} (median ${fmtBytes(s.medianBytes)}); skewed partitions: ` +
+      `${s.skewedPartitions.length ? s.skewedPartitions.join(', ') : 'none'}`,
   );
   if (s.hotKeys.length)
     out.push(
@@ -91,7 +96,8 @@ function shuffleLines(s: Stats['shuffles'][number]): string[] {
 function joinLines(j: Stats['joins'][number]): string[] {
   if (j.broadcast)
     return [
-      `${j.id}: strategy broadcast: ${j.broadcast.side} side (${j.broadcast.rows} rows, ${fmtBytes(j.broadcast.bytes)}) built once and probed in the other side's map tasks; ${j.reason}`,
+      `${j.id}: strategy broadcast: ${j.broadcast.side} side (${j.broadcast.rows} rows, ` +
+        `${fmtBytes(j.broadcast.bytes)}) built once and probed in the other side's map tasks; ${j.reason}`,
     ];
   const out = [
     `${j.id}: strategy shuffle (${j.reason}); ${j.tasks} planned reduce task(s), target ${fmtBytes(j.targetBytes)}`,
@@ -121,7 +127,8 @@ function aggregateLines(a: Stats['aggregates'][number]): string[] {
         ? `not split: ${sp.reason}`
         : sp.cut === 'rows'
           ? `level-1 tasks over row ranges of at most ${sp.targetRows} rows, then one merge`
-          : `split tasks over row ranges of at most ${sp.targetRows} rows cut the distinct (group, value) pairs by hash into ${sp.pieces} pieces, one level-1 task each, then one merge`;
+          : `split tasks over row ranges of at most ${sp.targetRows} rows cut the distinct (group, value) ` +
+            `pairs by hash into ${sp.pieces} pieces, one level-1 task each, then one merge`;
     out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
   }
   return out;
@@ -140,7 +147,8 @@ function stageLines(tasks: TaskStats[]): string[] {
     const med = median(ms),
       max = Math.max(...ms);
     out.push(
-      `stage ${k}: ${ts.length} task(s), median ${med.toFixed(1)} ms, slowest ${max.toFixed(1)} ms (${med > 0 ? (max / med).toFixed(1) : '-'}x median)${spillText(ts)}`,
+      `stage ${k}: ${ts.length} task(s), median ${med.toFixed(1)} ms, slowest ${max.toFixed(1)} ms ` +
+        `(${med > 0 ? (max / med).toFixed(1) : '-'}x median)${spillText(ts)}`,
     );
   }
   return out;

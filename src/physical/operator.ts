@@ -55,8 +55,8 @@ export interface Downstream {
 export interface ExecContext {
   readonly settings: Settings;
   readonly stats: Stats;
-  /** the query's memory budget and spill folder */
-  readonly spill: Spiller;
+  /** the memory service: the query's share of the process's one budget (spill/spiller.ts), and its spill folder */
+  readonly memory: Spiller;
   /** every task of the query runs on the calling thread (a small input, runtime/local.ts) */
   readonly inThread: boolean;
   /**

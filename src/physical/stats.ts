@@ -21,7 +21,10 @@ export interface ShuffleStats {
   skewedPartitions: number[];
   hotKeys: HotKey[];
   /** with combiners: rows and bytes the map tasks produced before combining, and the tasks that passed rows through */
-  /** a sort's range shuffle: cut by the join below it in its reduce tasks, or by range tasks over the collected input (physical/sort/fused.ts) */
+  /**
+   * a sort's range shuffle: cut by the join below it in its reduce tasks, or by range tasks over the collected input
+   * (physical/sort/fused.ts)
+   */
   partitionedBy?: 'join' | 'tasks';
   /** a sort's range shuffle: ranges far larger than planned, cut again by boundaries sampled from their own rows */
   recutRanges?: number;
@@ -66,13 +69,22 @@ export interface TaskStats {
   attempt: number;
   /** a failed attempt: why */
   error?: string;
-  /** a join task: streamed and gathered, fused with the aggregate above, or concatenated; the side built; chunks of matched pairs */
+  /**
+   * a join task: streamed and gathered, fused with the aggregate above, or concatenated; the side built; chunks of
+   * matched pairs
+   */
   join?: JoinPath;
-  /** a scan: columns decoded by the direct reader (io/parquet-direct.ts), read in place from the Parquet module's memory, or through Arrow IPC */
+  /**
+   * a scan: columns decoded by the direct reader (io/parquet-direct.ts), read in place from the Parquet module's
+   * memory, or through Arrow IPC
+   */
   read?: 'direct' | 'in-place' | 'ipc';
 }
 
-/** The plan of one join: its strategy and, for a shuffle join, the reduce plan (target task size, skewed partitions split). */
+/**
+ * The plan of one join: its strategy and, for a shuffle join, the reduce plan (target task size, skewed partitions
+ * split).
+ */
 interface JoinStats {
   id: string;
   type: string;

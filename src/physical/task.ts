@@ -51,7 +51,10 @@ export type TaskSource =
       /** the sides are eager partial aggregates: emit the states of the aggregate above the join */
       eager?: EagerPlan;
     }
-  /** cut hot keys out of a partition's rows (key-level skew handling); `locate`: report at most this many runs of rows instead */
+  /**
+   * cut hot keys out of a partition's rows (key-level skew handling); `locate`: report at most this many runs of rows
+   * instead
+   */
   | {
       kind: 'split';
       schema: Schema;
@@ -90,7 +93,8 @@ export type TaskSink =
   /**
    * sample: also return this many evenly spaced rows of the output (a sort's boundaries come from them);
    * share: the rows in SharedArrayBuffers, copied once (a side to broadcast, see physical/join/broadcast.ts);
-   * groupBy: also each output batch's rows grouped by these columns (a broadcast table's, physical/join/table-groups.ts);
+   * groupBy: also each output batch's rows grouped by these columns (a broadcast table's,
+   * physical/join/table-groups.ts);
    * parquet: the rows encoded as Parquet row groups of these fields (the final stage of a Parquet output,
    * exchange/encode-output.ts), unless too few for a row group of their own;
    * stream: the final stage of a streamed output: the task's batches go to that stream's consumer in task order
@@ -165,9 +169,15 @@ export interface JoinPath {
   matchChunks: number;
   /** rows the task built tables over (the probing rows are the rest of its input) */
   buildRows?: number;
-  /** fused-aggregate: the groups came from the built side's rows or from each probing batch's (any partition of the task) */
+  /**
+   * fused-aggregate: the groups came from the built side's rows or from each probing batch's (any partition of the
+   * task)
+   */
   grouped?: 'build' | 'probe';
-  /** a broadcast probe fused with the aggregate: whose group ids (see ProbeAggregate.groups), and how rows found them (ProbeAggregate.lookup) */
+  /**
+   * a broadcast probe fused with the aggregate: whose group ids (see ProbeAggregate.groups), and how rows found them
+   * (ProbeAggregate.lookup)
+   */
   groups?: 'table' | 'thread' | 'batch';
   lookup?: 'pairs' | 'key-groups';
 }
@@ -193,7 +203,9 @@ export interface Produced {
 }
 
 type RangeSink = Extract<TaskSink, { kind: 'range' }>;
-/** A range sink a join cuts its matches into itself, `select`ing columns when a projection sits between (see cutSink). */
+/**
+ * A range sink a join cuts its matches into itself, `select`ing columns when a projection sits between (see cutSink).
+ */
 export type CutSink = RangeSink & { select?: number[] };
 
 /** How a source is asked to produce (see physical/kernels.ts). */

@@ -6,7 +6,9 @@ import type { AggregateFnName, JoinType } from './spec.js';
 import type { DecimalValue } from '../kernels/decimal.js';
 import type { BoundExpr } from '../expr/types.js';
 
-/** A literal in the representation of the column it is compared with (a decimal column: its scaled integer and scale). */
+/**
+ * A literal in the representation of the column it is compared with (a decimal column: its scaled integer and scale).
+ */
 export type Literal = number | bigint | string | boolean | DecimalValue | null;
 
 export type BoundPredicate =

@@ -34,11 +34,15 @@ export interface Settings {
   skew: SkewSettings;
   /** budget for data held in memory; above it the engine spills */
   memoryLimit: number;
-  /** a join side at most this many bytes is broadcast to the other side's map tasks; 0: never (physical/join/broadcast.ts) */
+  /**
+   * a join side at most this many bytes is broadcast to the other side's map tasks; 0: never
+   * (physical/join/broadcast.ts)
+   */
   broadcastBytes: number;
   /**
    * Internal (not in the plan format): with the default broadcastBytes, a side up to this many bytes is built in
-   * shared memory too when the other side is larger (physical/join/decide.ts sideBounds); 0 when broadcastBytes was set.
+   * shared memory too when the other side is larger (physical/join/decide.ts sideBounds); 0 when broadcastBytes was
+   * set.
    */
   sharedBuildBytes?: number;
   /** inputs (Parquet bytes) up to this size run on the calling thread, without workers (runtime/local.ts) */
@@ -276,11 +280,13 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
     if (!format) {
       throw new PlanError(
         'output.path',
-        `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, csv, jsonl, arrow`,
+        `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, ` +
+          `csv, jsonl, arrow`,
       );
     }
   }
-  // A missing output folder is created when the result is written (PLAN-SPEC, Errors); a file in its way is a plan error now.
+  // A missing output folder is created when the result is written (PLAN-SPEC, Errors); a file in its way is a plan
+  // error now.
   let dir = path.dirname(p);
   while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
   if (!fs.statSync(dir).isDirectory())

@@ -83,7 +83,10 @@ export function mergeFileSplits(splits: readonly FileSplit[], capBytes: number):
   return out;
 }
 
-/** Every scan of a bound plan with its row groups merged per file (see mergeFileSplits); a plan with a limit is left as it is (a limit skips the tasks it does not need). */
+/**
+ * Every scan of a bound plan with its row groups merged per file (see mergeFileSplits); a plan with a limit is left as
+ * it is (a limit skips the tasks it does not need).
+ */
 export function mergeScans(node: BoundNode, capBytes: number): BoundNode {
   return hasLimit(node) ? node : mapSplits(node, (splits) => mergeFileSplits(splits, capBytes));
 }

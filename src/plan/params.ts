@@ -101,7 +101,8 @@ function resolveParams(
     if (!(n in declared)) {
       throw new PlanError(
         paramOrigin(n, fromCommandLine),
-        `the plan declares no parameter "${n}"; ${names.length ? `its parameters are: ${names.join(', ')}` : 'it has no params'}`,
+        `the plan declares no parameter "${n}"; ` +
+          `${names.length ? `its parameters are: ${names.join(', ')}` : 'it has no params'}`,
       );
     }
   }
@@ -121,7 +122,8 @@ function resolveParams(
       const at = fromCaller ? paramOrigin(n, fromCommandLine) : jsonPath(['params', n, 'default']);
       throw new PlanError(
         at,
-        `value ${JSON.stringify(typeof v === 'bigint' ? String(v) : v)} of parameter "${n}" is not of type ${d.type}: ${r}`,
+        `value ${JSON.stringify(typeof v === 'bigint' ? String(v) : v)} of parameter "${n}" is not of type ` +
+          `${d.type}: ${r}`,
       );
     }
     out.set(n, r);

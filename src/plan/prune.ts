@@ -40,7 +40,7 @@ function prune(node: BoundNode, need: Set<number>): Pruned {
     case 'join':
       return pruneJoin(node, need);
     case 'aggregate':
-      return pruneAggregate(node, need);
+      return pruneAggregate(node);
     case 'sort':
       return pruneSort(node, need);
     case 'limit':
@@ -169,7 +169,7 @@ function pruneJoin(node: Extract<BoundNode, { kind: 'join' }>, need: Set<number>
 }
 
 /** An aggregate keeps its whole output; its input, the grouping and aggregated columns. */
-function pruneAggregate(node: Extract<BoundNode, { kind: 'aggregate' }>, _need: Set<number>): Pruned {
+function pruneAggregate(node: Extract<BoundNode, { kind: 'aggregate' }>): Pruned {
   const needIn = new Set(node.groupBy);
   for (const a of node.aggs) if (a.col >= 0) needIn.add(a.col);
   const child = prune(node.input, needIn);

@@ -197,7 +197,9 @@ const ExecutionSchema = z.strictObject({
   eagerAggregation: z.boolean().optional(),
   skew: SkewOptionsSchema.optional(),
   memoryLimit: ByteSize.optional(),
-  /** a join side at most this big (after its own filters and projections, measured at run time) is broadcast; 0: never */
+  /**
+   * a join side at most this big (after its own filters and projections, measured at run time) is broadcast; 0: never
+   */
   broadcastBytes: ByteSize.optional(),
   /** inputs up to this many Parquet bytes run on the calling thread, without workers; 0: always the pool */
   inThreadBytes: ByteSize.optional(),

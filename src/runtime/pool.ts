@@ -42,7 +42,10 @@ export const poolReady = () => pool !== null && ready === pool;
 /** Whether worker threads are started (ready or still warming): their start-up is paid already. */
 export const poolStarted = () => pool !== null;
 
-/** When each of the pool's threads will be ready: now, as the warm-up under way goes, or never (empty: no pool is starting). */
+/**
+ * When each of the pool's threads will be ready: now, as the warm-up under way goes, or never (empty: no pool is
+ * starting).
+ */
 export function whenPoolReady(workers: number): Promise<void>[] {
   if (poolReady()) return Array.from({ length: workers }, () => Promise.resolve());
   return pool !== null ? warming : [];

@@ -1,5 +1,6 @@
 // The coordinator: runs a query's pipelines as tasks (on the worker pool with retries, or on this thread), holds or
-// spills their shuffle output, records their statistics and streams the final stage in order. Each pipeline runs through
+// spills their shuffle output, records their statistics and streams the final stage in order. Each pipeline runs
+// through
 // its source's operator (physical/operators.ts).
 // It implements ExecContext (physical/operator.ts), through which the operators reach it.
 import { type Batch, type Field, emptyBatch, shareBatch } from '../kernels/column.js';
@@ -47,7 +48,7 @@ export class Executor implements ExecContext {
   private readonly streams = new Map<number, InOrder>();
   private nextStream = 0;
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
-  readonly spill: Spiller;
+  readonly memory: Spiller;
 
   /** aggregates whose subtree the plan repeats, computed once (physical/aggregate/repeats.ts); see shareRepeats */
   private repeats: Repeats | null = null;
@@ -63,12 +64,12 @@ export class Executor implements ExecContext {
     readonly progress = new ProgressTracker(undefined, performance.now()),
     readonly inThread = false,
   ) {
-    this.spill = new Spiller(dataBudget(settings.memoryLimit, settings.workers), settings.spillDir);
+    this.memory = new Spiller(dataBudget(settings.memoryLimit, settings.workers), settings.spillDir);
   }
 
   /** What one running task may hold (spill/budget.ts). */
   taskShare(): number {
-    return taskShare(this.spill.limit, this.settings.workers);
+    return taskShare(this.memory.limit, this.settings.workers);
   }
 
   coldAndSmall(bytes: number): boolean {
@@ -81,14 +82,14 @@ export class Executor implements ExecContext {
 
   /** Compute each aggregate that `root` repeats once (physical/aggregate/repeats.ts): call before running it. */
   shareRepeats(root: BoundNode): void {
-    const r = new Repeats(root, this.spill);
+    const r = new Repeats(root, this.memory);
     this.repeats = r.size > 0 ? r : null;
   }
 
   /** Remove the query's spill files: call once the run is over, however it ended. */
   async close(): Promise<void> {
     this.repeats?.close();
-    await this.spill.close();
+    await this.memory.close();
   }
 
   /**
@@ -117,7 +118,7 @@ export class Executor implements ExecContext {
         task.sink.kind === 'range' ||
         (task.sink.kind === 'collect' && task.sink.sample) ||
         task.source.kind === 'split';
-      const { blocks, spilled } = held ? this.spill.admit(r.batches) : { blocks: r.batches, spilled: 0 };
+      const { blocks, spilled } = held ? this.memory.admit(r.batches) : { blocks: r.batches, spilled: 0 };
       r.batches = blocks;
       if (order) {
         // the final stage streams: its rows go to the output now, not back up the call chain
@@ -238,7 +239,10 @@ export class Executor implements ExecContext {
     return results;
   }
 
-  /** An aggregate the plan repeats: its rows computed once (physical/aggregate/repeats.ts), then a task per batch runs this reader's operators. */
+  /**
+   * An aggregate the plan repeats: its rows computed once (physical/aggregate/repeats.ts), then a task per batch runs
+   * this reader's operators.
+   */
   private async runRepeated(
     node: Extract<BoundNode, { kind: 'aggregate' }>,
     ops: RowOp[],
@@ -300,5 +304,8 @@ export class Executor implements ExecContext {
 
 /** A task named in errors: "join-1 reduce task (partition 3, hot-key rest)". */
 function taskLabel(m: Pick<TaskStats, 'stage' | 'kind' | 'partition' | 'split'>): string {
-  return `${m.stage} ${m.kind} task (${m.kind === 'map' ? 'split' : 'partition'} ${m.partition}${m.split ? `, ${m.split}` : ''})`;
+  return (
+    `${m.stage} ${m.kind} task (${m.kind === 'map' ? 'split' : 'partition'} ` +
+    `${m.partition}${m.split ? `, ${m.split}` : ''})`
+  );
 }

@@ -28,7 +28,9 @@ export interface PartitionSpec {
   nullSeed: number;
   /** keep a Space-Saving summary of the keys with this many counters (0: none) */
   sketch?: number;
-  /** the rows are one partition of a shuffle into this many: partition by the next bits of the hash (grace hash join) */
+  /**
+   * the rows are one partition of a shuffle into this many: partition by the next bits of the hash (grace hash join)
+   */
   within?: number;
 }
 
@@ -95,7 +97,10 @@ const align8 = (n: number) => (n + 7) & ~7;
 export interface Layout {
   buf: SharedArrayBuffer;
   start: Int32Array;
-  /** per column: byte offsets of its validity, values and (utf8) offsets regions; byte starts of each partition's strings */
+  /**
+   * per column: byte offsets of its validity, values and (utf8) offsets regions; byte starts of each partition's
+   * strings
+   */
   cols: { valid: number; values: number; offsets: number; strStart: Float64Array | null }[];
 }
 
@@ -379,7 +384,9 @@ export function countIds(ids: Int32Array, counts: Int32Array, total: number): vo
   for (let i = 0; i < total; i++) counts[ids[i]]++;
 }
 
-/** Adds the bytes of a string column's n values to their blocks' totals (rows from r in `ids`); returns the next row. */
+/**
+ * Adds the bytes of a string column's n values to their blocks' totals (rows from r in `ids`); returns the next row.
+ */
 function stringBytes(o: Int32Array, n: number, ids: Int32Array, r: number, nbytes: Float64Array): number {
   for (let i = 0; i < n; i++) nbytes[ids[r++]] += o[i + 1] - o[i];
   return r;

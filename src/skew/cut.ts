@@ -10,7 +10,9 @@ import { packRowSlices, pieceCaps, sliceBlocks } from './slices.js';
 
 const bytesOf = (bs: readonly Batch[]) => bs.reduce((a, b) => a + blockBytes(b), 0);
 
-/** Blocks cut into row ranges of at most `cap` bytes, and at least `min` pieces; one empty piece when there are no rows. */
+/**
+ * Blocks cut into row ranges of at most `cap` bytes, and at least `min` pieces; one empty piece when there are no rows.
+ */
 function cutRows(blocks: Batch[], cap: number, min = 1): Batch[][] {
   const bytes = blocks.map(blockBytes);
   const total = bytes.reduce((a, b) => a + b, 0);
@@ -62,7 +64,10 @@ export function keyGrid(
   return grid(left, right, target, [true, !whole], [pieces[0], whole ? 1 : pieces[1]]);
 }
 
-/** The rest of a hot-key split (no hot key in it): cut into row ranges as a map-range split would, where the join type allows. */
+/**
+ * The rest of a hot-key split (no hot key in it): cut into row ranges as a map-range split would, where the join type
+ * allows.
+ */
 export function restGrid(
   type: JoinType,
   left: Batch[],

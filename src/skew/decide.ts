@@ -11,7 +11,8 @@
 //   target each; left, semi, anti: left only; right: right only; full: neither).
 // - "key": each hot key of a skewed partition gets its own tasks, its rows on
 //   each side cut into pieces, joined as a grid; the rest of the partition is
-//   one ordinary task (the executor cuts both by the rows it finds: skew/cut.ts). Correct for every join type: a key present on both
+//   one ordinary task (the executor cuts both by the rows it finds: skew/cut.ts). Correct for every join type: a key
+// present on both
 //   sides has no unmatched rows, and a key on one side only has one piece on
 //   the other. Semi and anti joins never split the right side of a key.
 // - "auto": map ranges when the join type lets them cut every skewed side and
@@ -115,7 +116,9 @@ export interface ReducePlan {
   splits: SplitInfo[];
 }
 
-/** The median (simple-statistics: quickselect on a copy, the mean of the middle two for an even count); 0 for no values. */
+/**
+ * The median (simple-statistics: quickselect on a copy, the mean of the middle two for an even count); 0 for no values.
+ */
 export function median(xs: readonly number[]): number {
   return xs.length === 0 ? 0 : ssMedian(xs);
 }
@@ -155,7 +158,10 @@ function mapRowsOf(s: SideStats, p: number): number[] {
 
 const MIN_COALESCED = 1024 * 1024;
 
-/** What small partitions are packed up to: the target, but keeping about TASKS_PER_WORKER tasks per worker, never below 1 MB. */
+/**
+ * What small partitions are packed up to: the target, but keeping about TASKS_PER_WORKER tasks per worker, never below
+ * 1 MB.
+ */
 export function coalesceCap(total: number, target: number, parallelism: number): number {
   return Math.min(target, Math.max(MIN_COALESCED, total / (TASKS_PER_WORKER * parallelism)));
 }

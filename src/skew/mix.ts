@@ -24,6 +24,14 @@ interface Group {
 
 type HotTask = Extract<PlannedTask, { kind: 'hot-keys' }>;
 
+/** A plain partition to deal out: its rows, its cost (built rows weigh more) and bytes. */
+interface Unit {
+  p: number;
+  rows: number;
+  cost: number;
+  bytes: number;
+}
+
 /**
  * The plan with its hot keys cut into more pieces and its packed plain
  * partitions carried by those pieces (`riders`, one list per grid cell in the
@@ -40,10 +48,9 @@ export function mixPlan(plan: ReducePlan, left: SideStats, right: SideStats, typ
     )
   )
     return plan;
-  const rowBytes = (s: SideStats, p: number) => (s.partitionRows[p] > 0 ? s.partitionBytes[p] / s.partitionRows[p] : 0);
   const units = plain
     .flatMap((t) => t.partitions)
-    .map((p) => {
+    .map((p): Unit => {
       const l = left.partitionRows[p],
         r = right.partitionRows[p];
       const built = buildsLeft(type, l, r) ? l : r;
@@ -54,12 +61,36 @@ export function mixPlan(plan: ReducePlan, left: SideStats, right: SideStats, typ
         bytes: left.partitionBytes[p] + right.partitionBytes[p],
       };
     });
-  const keys = hot.flatMap((t) => t.keys.map((k) => ({ t, k })));
-  const H = keys.reduce((s, { k }) => s + k.leftRows, 0);
+  const H = hot.reduce((s, t) => s + t.keys.reduce((a, k) => a + k.leftRows, 0), 0);
   if (H === 0) return plan;
-  const N = plain.length + keys.reduce((s, { k }) => s + k.leftPieces, 0);
+  const N = plain.length + hot.reduce((s, t) => s + t.keys.reduce((a, k) => a + k.leftPieces, 0), 0);
   // about one piece per task: H / N rows of hot keys each
-  const share = H / N;
+  const { groups, cells, tasks } = hotCells(hot, H / N, left, right);
+  const all = dealOut(units, groups, Math.max(N, groups.length), plan.targetBytes);
+  const bytesOf = (ps: number[]) => ps.reduce((s, p) => s + left.partitionBytes[p] + right.partitionBytes[p], 0);
+  const out: PlannedTask[] = plan.tasks.filter((t) => t.kind === 'map-range');
+  for (const t of hot) {
+    const riders = cells.get(t)!.map((g) => g.riders.sort((a, b) => a - b));
+    out.push({ ...tasks.get(t)!, riders, bytes: t.bytes + bytesOf(riders.flat()) });
+  }
+  for (const g of all.slice(groups.length)) {
+    if (g.riders.length)
+      out.push({ kind: 'partitions', partitions: g.riders.sort((a, b) => a - b), bytes: bytesOf(g.riders) });
+  }
+  out.sort((a, b) => b.bytes - a.bytes);
+  const splits = plan.splits.map((s) => {
+    const t = hot.find((x) => x.partition === s.partition);
+    if (!t || !s.keys) return s;
+    const mixed = tasks.get(t)!.keys;
+    const keysOut = s.keys.map((k, i) => ({ ...k, tasks: mixed[i].leftPieces * mixed[i].rightPieces }));
+    return { ...s, keys: keysOut, tasks: keysOut.reduce((a, k) => a + k.tasks, 0) + 1 };
+  });
+  return { ...plan, tasks: out, splits };
+}
+
+/** The hot keys cut into pieces of about `share` rows: a group per piece, by task, and the tasks with their cuts. */
+function hotCells(hot: HotTask[], share: number, left: SideStats, right: SideStats) {
+  const rowBytes = (s: SideStats, p: number) => (s.partitionRows[p] > 0 ? s.partitionBytes[p] / s.partitionRows[p] : 0);
   const groups: Group[] = [];
   const cells = new Map<HotTask, Group[]>();
   const tasks = new Map<HotTask, HotTask>();
@@ -82,9 +113,16 @@ export function mixPlan(plan: ReducePlan, left: SideStats, right: SideStats, typ
     cells.set(t, gs);
     groups.push(...gs);
   }
+  return { groups, cells, tasks };
+}
+
+/**
+ * The plain partitions dealt out over `n` tasks (the hot keys' groups, then tasks of plain partitions alone),
+ * costliest first, each to the task it evens out best by rows and by cost within the target bytes.
+ */
+function dealOut(units: Unit[], groups: Group[], n: number, target: number): Group[] {
   const total = (f: (x: { rows: number; cost: number }) => number) =>
     [...groups, ...units].reduce((s, x) => s + f(x), 0);
-  const n = Math.max(N, groups.length);
   const R = total((x) => x.rows) / n,
     C = total((x) => x.cost) / n;
   const alone: Group[] = Array.from({ length: Math.max(0, n - groups.length) }, () => ({
@@ -94,33 +132,15 @@ export function mixPlan(plan: ReducePlan, left: SideStats, right: SideStats, typ
     riders: [],
   }));
   const all = [...groups, ...alone];
-  const load = (g: Group, u: { rows: number; cost: number }) => Math.max((g.rows + u.rows) / R, (g.cost + u.cost) / C);
+  const load = (g: Group, u: Unit) => Math.max((g.rows + u.rows) / R, (g.cost + u.cost) / C);
   for (const u of units.sort((a, b) => b.cost - a.cost || a.p - b.p)) {
     let best: Group | null = null;
-    for (const g of all) if (g.bytes + u.bytes <= plan.targetBytes && (!best || load(g, u) < load(best, u))) best = g;
+    for (const g of all) if (g.bytes + u.bytes <= target && (!best || load(g, u) < load(best, u))) best = g;
     if (!best) all.push((best = { rows: 0, cost: 0, bytes: 0, riders: [] }));
     best.riders.push(u.p);
     best.rows += u.rows;
     best.cost += u.cost;
     best.bytes += u.bytes;
   }
-  const bytesOf = (ps: number[]) => ps.reduce((s, p) => s + left.partitionBytes[p] + right.partitionBytes[p], 0);
-  const out: PlannedTask[] = plan.tasks.filter((t) => t.kind === 'map-range');
-  for (const t of hot) {
-    const riders = cells.get(t)!.map((g) => g.riders.sort((a, b) => a - b));
-    out.push({ ...tasks.get(t)!, riders, bytes: t.bytes + bytesOf(riders.flat()) });
-  }
-  for (const g of all.slice(groups.length)) {
-    if (g.riders.length)
-      out.push({ kind: 'partitions', partitions: g.riders.sort((a, b) => a - b), bytes: bytesOf(g.riders) });
-  }
-  out.sort((a, b) => b.bytes - a.bytes);
-  const splits = plan.splits.map((s) => {
-    const t = hot.find((x) => x.partition === s.partition);
-    if (!t || !s.keys) return s;
-    const mixed = tasks.get(t)!.keys;
-    const keysOut = s.keys.map((k, i) => ({ ...k, tasks: mixed[i].leftPieces * mixed[i].rightPieces }));
-    return { ...s, keys: keysOut, tasks: keysOut.reduce((a, k) => a + k.tasks, 0) + 1 };
-  });
-  return { ...plan, tasks: out, splits };
+  return all;
 }

@@ -27,7 +27,10 @@ export interface Sketch {
   entries: SketchEntry[];
 }
 
-/** Largest count first; one function for the module (a comparator written in place is a new closure each call, compiled again after each full GC). */
+/**
+ * Largest count first; one function for the module (a comparator written in place is a new closure each call, compiled
+ * again after each full GC).
+ */
 const byCountDesc = (a: { count: number }, b: { count: number }) => b.count - a.count;
 
 export class SpaceSaving {

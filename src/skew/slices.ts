@@ -67,7 +67,10 @@ export function runsToSlices(slices: readonly RowSlice[], runs: Int32Array, owne
   return out;
 }
 
-/** The rows of the slices as blocks: whole blocks as they are, parts as views (a spilled block's part is read back by its task). */
+/**
+ * The rows of the slices as blocks: whole blocks as they are, parts as views (a spilled block's part is read back by
+ * its task).
+ */
 export function sliceBlocks(blocks: readonly Batch[], slices: readonly RowSlice[]): Batch[] {
   return slices.map(([i, from, to]) => {
     const b = blocks[i];

@@ -84,7 +84,8 @@ export class SpillFolder {
       const code = reason(e);
       const why = code === 'ENOSPC' ? 'the disk is full (ENOSPC)' : `cannot write (${code})`;
       throw new ExecutionError(
-        `spill folder ${path.dirname(this.dir)}: ${why} while spilling; free space or set execution.spillDir / --spill-dir elsewhere`,
+        `spill folder ${path.dirname(this.dir)}: ${why} while spilling; free space or set execution.spillDir ` +
+          `/ --spill-dir elsewhere`,
       );
     } finally {
       if (fd !== undefined) fs.closeSync(fd);

@@ -98,7 +98,10 @@ export class Spiller {
     this.discard(blocks);
   }
 
-  /** The spill files of these blocks are read by nobody any more (a stage is done with its whole shuffle): unlinked in the background. */
+  /**
+   * The spill files of these blocks are read by nobody any more (a stage is done with its whole shuffle): unlinked in
+   * the background.
+   */
   discard(blocks: Iterable<(Batch | null)[]>): void {
     const files = new Set<string>();
     for (const bs of blocks) for (const b of bs) if (b && isSpilled(b)) files.add(b.spill.file);
@@ -115,7 +118,10 @@ export class Spiller {
   }
 }
 
-/** Bytes of the blocks held in memory (not spilled); count them before the blocks are sent away (a transfer empties them). */
+/**
+ * Bytes of the blocks held in memory (not spilled); count them before the blocks are sent away (a transfer empties
+ * them).
+ */
 export function heldBytes(blocks: Iterable<(Batch | null)[]>): number {
   let n = 0;
   for (const bs of blocks) for (const b of bs) if (b && !isSpilled(b)) n += blockBytes(b);

@@ -14,7 +14,8 @@ export const aggregateOperator: PhysicalOperator<AggregateNode> = {
     const pre = preAggregation(src, x.settings);
     const how =
       pre === 'eager'
-        ? ` (eager when a sample shows join keys repeating on both sides: each side of ${src.input.id} pre-aggregated by its join key)`
+        ? ` (eager when a sample shows join keys repeating on both sides: each side of ${src.input.id} ` +
+          `pre-aggregated by its join key)`
         : pre === 'combiners'
           ? ' (combiners before the shuffle)'
           : '';

@@ -47,11 +47,11 @@ export async function runAggregate(
       const { blocks, raw } = aggregateBlocksOf(s, [p]);
       const one = await levelOne(ex, shuffled, blocks, split, raw);
       const out = await reduce(rc, one.input, { blocks: one.blocks, raw: [] }, p, 'merge');
-      ex.spill.release(one.held);
+      ex.memory.release(one.held);
       return out;
     }),
   );
-  ex.spill.done(s.byTask);
+  ex.memory.done(s.byTask);
   return results.flat();
 }
 
@@ -202,7 +202,7 @@ async function reduce(
         : null,
     ),
   );
-  ex.spill.release(cut.held + rawCut.held);
+  ex.memory.release(cut.held + rawCut.held);
   return out.filter((r): r is TaskResult => r !== null);
 }
 

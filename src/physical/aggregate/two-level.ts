@@ -36,7 +36,9 @@ function viewColumn(c: Column, start: number, end: number): Column {
   };
 }
 
-/** Blocks cut into consecutive row ranges of at most `rows` rows (a spilled block stays whole: it is read by one task). */
+/**
+ * Blocks cut into consecutive row ranges of at most `rows` rows (a spilled block stays whole: it is read by one task).
+ */
 function rowRanges(blocks: Batch[], rows: number): Batch[][] {
   const out: Batch[][] = [[]];
   let n = 0;
@@ -182,7 +184,7 @@ export async function levelOne(
         piece.length ? [toStates(aggregateSource(dedup, piece, 'piece'), `two-level piece ${k + 1}/${K}`)] : [],
       ),
     );
-    ex.spill.release(heldBytes(cuts.map((c) => c.batches)));
+    ex.memory.release(heldBytes(cuts.map((c) => c.batches)));
   }
   const out = outs.map((o) => o.batches);
   return { input: states, blocks: out.flat().filter((b): b is Batch => b !== null), held: heldBytes(out) };

@@ -31,7 +31,10 @@ export function blocksOf(s: ShuffleOutput, p: number, range: [number, number] | 
   return tasks.map((bs) => bs[p]).filter((b): b is Batch => b !== null);
 }
 
-/** An aggregate partition's blocks: combiners' states (or the rows, without combiners), and rows combiners passed through. */
+/**
+ * An aggregate partition's blocks: combiners' states (or the rows, without combiners), and rows combiners passed
+ * through.
+ */
 export interface AggregateBlocks {
   blocks: Batch[];
   raw: Batch[];

@@ -4,10 +4,12 @@
 // the other side's pipeline into one whose map tasks probe it in place. Rows
 // read to measure are never read again: the probe or the shuffle starts from them.
 import { type Batch, type Schema, batchBytes, concatBatches, rowCount, shareArray } from '../../kernels/column.js';
+import { keyBits } from '../../kernels/key-bits.js';
 import { type KeyPart, buildKeys } from '../../kernels/keys.js';
 import { KeyTable, directTable, int32s } from '../../kernels/table.js';
 import type { BoundNode, KeyNorm } from '../../plan/bound.js';
 import { type BroadcastDecision, type Side, decideJoin, sideBounds, sidesToMeasure } from './decide.js';
+import { checked } from './broadcast-check.js';
 import { type BroadcastTable, type ProbeOp, fusedTableGroupColumns } from './probe.js';
 import { groupsOf } from '../../agg/aggregate.js';
 import type { Groups } from '../../agg/groups.js';
@@ -66,6 +68,7 @@ function buildBroadcast(schema: Schema, batches: Batch[], keys: number[], norms:
     direct: t.direct && shareArray(t.direct),
     base: t.base,
     unique: t.unique,
+    bits: t.slots && keyBits(k, true),
   };
 }
 
@@ -224,19 +227,8 @@ export async function chooseStrategy(
   let decision = decideJoin(node.type, whole, threshold, partial, bounds);
   const held = measured.reduce((a, s) => a + read[s]!.bytes, 0);
   if (decision.strategy === 'broadcast') {
-    // the table is held for the whole probe: it must fit what the budget has left
-    const side = decision.side!,
-      m = read[side]!,
-      table = tableBytes(m.rows, m.bytes),
-      left = budget.free();
-    if (table > left) {
-      decision = {
-        strategy: 'shuffle',
-        reason:
-          `${side} side ${m.bytes} bytes <= broadcastBytes ${threshold}, but its table (${table} bytes with the hash ` +
-          `table) exceeds the memory budget left (${left} bytes)`,
-      };
-    }
+    const m = read[decision.side!]!;
+    decision = checked(node, decision, read, threshold, tableBytes(m.rows, m.bytes), budget.free());
   }
   if (decision.strategy === 'shuffle') {
     budget.reserve(held);
@@ -337,16 +329,21 @@ export function expectedStrategy(node: JoinNode, threshold: number, shared = 0):
   const outputs =
     whole.length === 0
       ? ''
-      : ` (the ${whole.join(' and ')}, a join's or an aggregate's output, only when its input's estimate fits the memory budget)`;
+      : ` (the ${whole.join(' and ')}, a join's or an aggregate's output, only when its input's estimate fits ` +
+        `the memory budget)`;
   const upTo = sides.map((s) => (bounds[s] > threshold ? `${s} ${bounds[s]}` : '')).filter((x) => x);
   const wide = upTo.length ? ` (the shared-build bound: ${upTo.join(', ')})` : '';
   const rule =
-    `at run time the ${sides.join(' and ')} side${many ? 's are' : ' is'} read after ${many ? 'their' : 'its'} filters, ` +
-    `up to broadcastBytes ${threshold}${wide}${outputs}; the smaller that fits is broadcast, else the rows read are shuffled`;
+    `at run time the ${sides.join(' and ')} side${many ? 's are' : ' is'} read after ` +
+    `${many ? 'their' : 'its'} filters, ` +
+    `up to broadcastBytes ${threshold}${wide}${outputs}; the smaller that fits is broadcast, else the rows ` +
+    `read are shuffled`;
   if (d.strategy === 'broadcast') {
     return {
       ...d,
-      reason: `${d.side} side estimated at ${est[d.side!]} bytes from its files <= ${bounds[d.side!] > threshold ? 'the shared-build bound' : 'broadcastBytes'} ${bounds[d.side!]}; ${rule}`,
+      reason:
+        `${d.side} side estimated at ${est[d.side!]} bytes from its files <= ` +
+        `${bounds[d.side!] > threshold ? 'the shared-build bound' : 'broadcastBytes'} ${bounds[d.side!]}; ${rule}`,
     };
   }
   return { ...d, reason: `${d.reason} (from the files, before filters); ${rule}` };

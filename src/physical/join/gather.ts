@@ -12,7 +12,10 @@ export class GatherSink {
   /** the matches not gathered yet (all of them when kept: see `keep`) */
   pending: PairChunk[] = [];
   private rows = 0;
-  /** `keep`: gather nothing, keep every match for the caller (physical/sort/cut-pairs.ts gathers them straight into ranges) */
+  /**
+   * `keep`: gather nothing, keep every match for the caller (physical/sort/cut-pairs.ts gathers them straight into
+   * ranges)
+   */
   constructor(
     readonly withRight: boolean,
     private readonly keep = false,

@@ -167,6 +167,6 @@ export async function runHotKeys(
   for (const ps of riders.slice(cell)) if (ps.length) jobs.push(plainTask(ps));
   if (split) Object.assign(split, { tasks, cut: tally.modes });
   const results = (await Promise.all(jobs)).flat();
-  ex.spill.release(tally.held);
+  ex.memory.release(tally.held);
   return results;
 }

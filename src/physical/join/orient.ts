@@ -7,7 +7,10 @@ import { type Batch, type Schema, concatBatches, gatherBatch } from '../../kerne
 import type { BoundAggregate } from '../../plan/bound.js';
 import { PAIR_CHUNK, buildsLeft } from '../../kernels/join.js';
 
-/** How a partition is joined: the side built, and the side whose rows the fused aggregate groups (null: no aggregate fused). */
+/**
+ * How a partition is joined: the side built, and the side whose rows the fused aggregate groups (null: no aggregate
+ * fused).
+ */
 export interface Orientation {
   buildLeft: boolean;
   grouped: 'build' | 'probe' | null;

@@ -85,12 +85,15 @@ interface TableGroups extends Groups {
 // aggregates against the same table).
 const groupsCache = new Map<string, Groups>();
 
-/** The table's groups by some columns; `shared`: whether its own (or none: no group columns) served, not this thread's. */
+/**
+ * The table's groups by some columns; `shared`: whether its own (or none: no group columns) served, not this thread's.
+ */
 function tableGroups(t: BroadcastTable): { groupsFor: (cols: number[]) => Groups; shared: () => boolean } {
   let shared = false;
   const groupsFor = (cols: number[]) => {
     shared = true;
-    if (cols.length === 0) return { gid: new Int32Array(0), nGroups: 1, first: new Int32Array(1) }; // add() reads no gid
+    // add() reads no gid
+    if (cols.length === 0) return { gid: new Int32Array(0), nGroups: 1, first: new Int32Array(1) };
     if (t.groups && t.groups.cols.join() === cols.join()) return t.groups;
     shared = false;
     const key = `${t.id}|${cols.join(',')}`;
@@ -137,9 +140,15 @@ export interface ProbeAggregate {
   finish(): Batch;
   /** chunks of matched pairs the probe handed to the aggregator */
   matchChunks(): number;
-  /** whose groups: the table's, computed where it was built (or none needed); the table's, grouped in this thread; each probing batch's */
+  /**
+   * whose groups: the table's, computed where it was built (or none needed); the table's, grouped in this thread; each
+   * probing batch's
+   */
   groups: 'table' | 'thread' | 'batch';
-  /** how probing rows found their groups: through matched pairs (see JoinProbe), or by key (physical/join/keyed.ts) for some batch */
+  /**
+   * how probing rows found their groups: through matched pairs (see JoinProbe), or by key (physical/join/keyed.ts) for
+   * some batch
+   */
   lookup(): 'pairs' | 'key-groups';
 }
 

@@ -44,7 +44,7 @@ export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: 
         node,
         ex.settings.broadcastBytes,
         measure(ex, node),
-        ex.spill,
+        ex.memory,
         ops.length === 0 ? combine : undefined,
         ex.settings.sharedBuildBytes,
       );
@@ -56,7 +56,8 @@ export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: 
  * How a side is read to measure it for a broadcast. A side small enough for a run in the thread is read here
  * while the pool's threads start (their modules, WebAssembly), and by them too once they are ready
  * (scheduler/steal.ts); by them alone when they are ready already (warm: this thread's first decode is not). Each read
- * task groups its rows for the aggregate fused with the probe, if any (physical/join/table-groups.ts). A scan's tasks stop
+ * task groups its rows for the aggregate fused with the probe, if any (physical/join/table-groups.ts). A scan's tasks
+ * stop
  * starting once the rows read pass the cap (the rest of its splits left to the consumer).
  */
 function measure(ex: ExecContext, node: JoinNode): Collect {
@@ -103,7 +104,7 @@ async function runBroadcast(
     if (probed) return await runFromRead(ex, full, probed, how.probeAt!, probing.schema, d);
     return await ex.execute(full, { ...d, eager: undefined, placement: false });
   } finally {
-    ex.spill.release(how.heldBytes);
+    ex.memory.release(how.heldBytes);
   }
 }
 
@@ -164,7 +165,7 @@ async function runShuffleJoin(
     );
   };
   // the measured side's rows are held until its map tasks have partitioned them
-  const [l, r] = await Promise.all([side('left'), side('right')]).finally(() => ex.spill.release(how.heldBytes));
+  const [l, r] = await Promise.all([side('left'), side('right')]).finally(() => ex.memory.release(how.heldBytes));
   const plan = planJoinTasks(ex, node, l, r, P);
   ex.stats.joins.push({
     id: node.id,
@@ -193,7 +194,7 @@ async function runShuffleJoin(
   const results = ranged
     ? await runRanged(ex, ranged, plan.tasks, (t) => t.kind === 'partitions', runOne)
     : (await Promise.all(plan.tasks.map((t) => runOne(t, sink)))).flat();
-  ex.spill.done([...l.byTask, ...r.byTask]);
+  ex.memory.done([...l.byTask, ...r.byTask]);
   return results;
 }
 

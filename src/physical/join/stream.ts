@@ -1,6 +1,6 @@
 // A shuffle join task's rows joined a probe block at a time: only the build side is concatenated, each probe
 // block hashed, probed and consumed on its own, the matches aggregated through their row indices or gathered.
-import { type Batch, Int32Scratch, concatBatches, emptyBatch, rowCount } from '../../kernels/column.js';
+import { type Batch, Int32Scratch, type Schema, concatBatches, emptyBatch, rowCount } from '../../kernels/column.js';
 import { type EmitPairs, JoinProbe } from '../../kernels/join.js';
 import { buildKeys } from '../../kernels/keys.js';
 import { JoinAggregator, type JoinShape } from '../../agg/joinagg.js';
@@ -86,55 +86,24 @@ export function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): (
   const cutHere = cut && (src.type === 'inner' || src.type === 'semi' || src.type === 'anti') ? cut : undefined;
   const gathered = combine ? null : new GatherSink(src.type !== 'semi' && src.type !== 'anti', cutHere !== undefined);
   const out: Batch[] = [];
-  let builtLeft = 0,
-    builtRight = 0;
+  const built = { left: 0, right: 0 };
   li = 0;
   ri = 0;
-  const route = ROUTER;
-  route.chunks = 0;
+  ROUTER.chunks = 0;
   let chunks = 0;
   try {
     for (let k = 0; k < parts.length; k++) {
       const [nl, nr] = parts[k];
-      const { buildLeft, grouped } = orientations[k];
       const left = src.left.slice(li, (li += nl)),
         right = src.right.slice(ri, (ri += nr));
-      const build = buildLeft ? concatBatches(src.leftSchema, left) : concatBatches(src.rightSchema, right);
-      if (buildLeft) builtLeft += build.length;
-      else builtRight += build.length;
-      const shape: JoinShape = { ...sides, groupedLeft: grouped === 'probe' ? !buildLeft : buildLeft };
-      const byBuild =
-        grouped === 'build' ? JoinAggregator.create(build, shape, combine!.groupBy, combine!.aggs, states!) : null;
-      const byProbe = grouped === 'probe' ? new ProbeGroupedAggregate(shape, combine!, states!) : null;
-      const joiner = new JoinProbe(
-        src.type,
-        buildLeft ? buildKeys(build, src.leftKeys, src.leftNorms) : buildKeys(build, src.rightKeys, src.rightNorms),
-      );
-      route.sink = byBuild ?? byProbe ?? gathered!;
-      route.build = build;
-      route.buildLeft = buildLeft;
-      const probeKeys = buildLeft ? src.rightKeys : src.leftKeys,
-        probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
-      for (const p of buildLeft ? right : left) {
-        if (p.length === 0) continue;
-        route.probe = p;
-        joiner.probe(buildKeys(p, probeKeys, probeNorms, probeHashes.get(p.length)), route.emit);
-        byProbe?.flush(p);
-      }
-      // right and full joins: the build rows no probe row matched
-      if (src.type === 'right' || src.type === 'full') {
-        const none = emptyBatch(buildLeft ? src.rightSchema : src.leftSchema);
-        route.probe = none;
-        joiner.finish(route.emit);
-        byProbe?.flush(none);
-      }
-      if (byBuild) out.push(byBuild.finish());
-      if (byProbe) out.push(byProbe.finish());
+      const part: Part = { left, right, o: orientations[k], combine, states, gathered };
+      const b = joinPart(src, sides, part, out);
+      built[orientations[k].buildLeft ? 'left' : 'right'] += b;
     }
   } finally {
     // a failed join too lets go of its batches
-    chunks = route.chunks;
-    route.clear();
+    chunks = ROUTER.chunks;
+    ROUTER.clear();
   }
   const cutRows =
     gathered && cutHere
@@ -146,9 +115,9 @@ export function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): (
   }
   const join: JoinPath = {
     path: combine ? 'fused-aggregate' : 'gather',
-    build: builtLeft > builtRight ? 'left' : 'right',
+    build: built.left > built.right ? 'left' : 'right',
     matchChunks: chunks,
-    buildRows: builtLeft + builtRight,
+    buildRows: built.left + built.right,
     ...(combine ? { grouped: orientations.some((o) => o.grouped === 'probe') ? 'probe' : 'build' } : {}),
   };
   return {
@@ -158,4 +127,55 @@ export function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): (
     join,
     ...(cutRows ? { cut: cutRows } : {}),
   };
+}
+
+/** One partition of a streamed join task: its blocks of each side, how it is oriented, where matches go. */
+interface Part {
+  left: Batch[];
+  right: Batch[];
+  o: Orientation;
+  combine?: Combine;
+  states: Schema | null;
+  gathered: GatherSink | null;
+}
+
+/**
+ * One partition joined: its build side concatenated and hashed, each probe block probed on its own, the matches
+ * routed to the aggregate (by the build side's groups or the probe's) or the gather sink; an aggregate's states
+ * pushed to `out`. Returns the rows built.
+ */
+function joinPart(src: JoinSource, sides: JoinSides, part: Part, out: Batch[]): number {
+  const { left, right, combine, states, gathered } = part;
+  const { buildLeft, grouped } = part.o;
+  const route = ROUTER;
+  const build = buildLeft ? concatBatches(src.leftSchema, left) : concatBatches(src.rightSchema, right);
+  const shape: JoinShape = { ...sides, groupedLeft: grouped === 'probe' ? !buildLeft : buildLeft };
+  const byBuild =
+    grouped === 'build' ? JoinAggregator.create(build, shape, combine!.groupBy, combine!.aggs, states!) : null;
+  const byProbe = grouped === 'probe' ? new ProbeGroupedAggregate(shape, combine!, states!) : null;
+  const joiner = new JoinProbe(
+    src.type,
+    buildLeft ? buildKeys(build, src.leftKeys, src.leftNorms) : buildKeys(build, src.rightKeys, src.rightNorms),
+  );
+  route.sink = byBuild ?? byProbe ?? gathered!;
+  route.build = build;
+  route.buildLeft = buildLeft;
+  const probeKeys = buildLeft ? src.rightKeys : src.leftKeys,
+    probeNorms = buildLeft ? src.rightNorms : src.leftNorms;
+  for (const p of buildLeft ? right : left) {
+    if (p.length === 0) continue;
+    route.probe = p;
+    joiner.probe(buildKeys(p, probeKeys, probeNorms, probeHashes.get(p.length)), route.emit);
+    byProbe?.flush(p);
+  }
+  // right and full joins: the build rows no probe row matched
+  if (src.type === 'right' || src.type === 'full') {
+    const none = emptyBatch(buildLeft ? src.rightSchema : src.leftSchema);
+    route.probe = none;
+    joiner.finish(route.emit);
+    byProbe?.flush(none);
+  }
+  if (byBuild) out.push(byBuild.finish());
+  if (byProbe) out.push(byProbe.finish());
+  return build.length;
 }

@@ -125,7 +125,7 @@ export async function graceJoin(
     }
   }
   const results = await Promise.all(jobs);
-  ex.spill.release(ls.held + rs.held);
+  ex.memory.release(ls.held + rs.held);
   return results;
 }
 

@@ -12,7 +12,8 @@ export const scanOperator: PhysicalOperator<ScanNode> = {
     const columns = src.schema.map((f) => f.name).join(', ');
     x.line(
       depth,
-      `${src.id}: scan ${src.source} [${columns}], ${files} file(s), ${rows} rows → ${src.splits.length} map task(s)${fused}`,
+      `${src.id}: scan ${src.source} [${columns}], ${files} file(s), ${rows} rows → ${src.splits.length} map ` +
+        `task(s)${fused}`,
     );
   },
   execute: (ctx, p, d) => ctx.mapTasks(p, d),

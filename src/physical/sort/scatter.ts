@@ -40,7 +40,10 @@ export function rangesOf(
   }));
 }
 
-/** Range tasks over produced rows (each task's output cut by the boundaries); the rows' held bytes go back to the budget. */
+/**
+ * Range tasks over produced rows (each task's output cut by the boundaries); the rows' held bytes go back to the
+ * budget.
+ */
 export async function rangeTasks(
   ex: ExecContext,
   req: RangeRequest,
@@ -64,7 +67,7 @@ export async function rangeTasks(
         ),
       ),
   );
-  ex.spill.release(held);
+  ex.memory.release(held);
   return parts;
 }
 

@@ -113,8 +113,8 @@ export async function runSort(
       );
     }),
   );
-  ex.spill.release(held);
-  ex.spill.discard(ranges.map((x) => x.blocks));
+  ex.memory.release(held);
+  ex.memory.discard(ranges.map((x) => x.blocks));
   return results;
 }
 
@@ -149,7 +149,7 @@ async function recutOversized(ex: ExecContext, req: RangeRequest, ranges: Ranges
         ),
       ),
     );
-    ex.spill.release(held);
+    ex.memory.release(held);
     const outputs = inputs.map((x) => x.batches);
     const samples = inputs.flatMap((x) => (x.sample ? [x.sample] : []));
     ranges.splice(p, 1, ...(await partitionByRanges(ex, sub, outputs, boundsFromSamples(sub, samples, r.bytes))));
@@ -160,7 +160,10 @@ async function recutOversized(ex: ExecContext, req: RangeRequest, ranges: Ranges
 /** A range this many times the mean range (and above a task's bytes) is cut again. */
 const RECUT_FACTOR = 4;
 
-/** Consecutive non-empty ranges grouped into runs of at most `taskBytes` (a larger range alone); a run is named by its first range. */
+/**
+ * Consecutive non-empty ranges grouped into runs of at most `taskBytes` (a larger range alone); a run is named by its
+ * first range.
+ */
 export function rangeRuns(bytes: number[], rows: number[], taskBytes: number): { first: number; ranges: number[] }[] {
   const runs: { first: number; ranges: number[] }[] = [];
   let run: number[] = [],
