@@ -19,6 +19,7 @@ import { sumOnlyColumns, widenNarrowed } from '../dist/agg/narrow.js';
 import { buildKeys } from '../dist/kernels/keys.js';
 import { decimalSums, decimalSumsColumn } from '../dist/kernels/decimal.js';
 import { strEqRows, strInRows } from '../dist/kernels/filter-strings.js';
+import { evalPredicate, selectRows } from '../dist/kernels/filter.js';
 import type { Column } from '../dist/kernels/column.js';
 import { duckRows, sorted, tmpDir, writeParquet } from './helpers.js';
 
@@ -157,6 +158,56 @@ describe('decimal products narrowed to 64-bit lanes for the combiner', () => {
       expect(sorted(ours)).toEqual(sorted(theirs));
     });
   }
+
+  it("a product a later expression reads stays in its type's lanes (q08's CASE over volume), as DuckDB sums it", async () => {
+    // probe, compute (volume), project, compute (the CASE over volume): q08's operators after its broadcast joins
+    await writeParquet(
+      path.join(dir, 'u.parquet'),
+      `SELECT i AS gk, ['zero', 'one', 'two', 'three'][i + 1] AS name FROM range(0, 4) t(i)`,
+    );
+    const r = await runPlan(
+      {
+        version: 1,
+        sources: { t: { parquet: 't.parquet' }, u: { parquet: 'u.parquet' } },
+        query: {
+          op: 'aggregate',
+          groupBy: ['flag'],
+          aggregates: [
+            {
+              fn: 'sum',
+              expr: { case: [{ when: { column: 'name', cmp: '=', value: 'one' }, then: col('volume') }], else: v(0) },
+              as: 'part',
+            },
+            { fn: 'sum', column: 'volume', as: 'total' },
+          ],
+          input: {
+            op: 'project',
+            columns: [
+              { name: 'flag', column: 'flag' },
+              { name: 'name', column: 'name' },
+              { name: 'volume', expr: f('*', col('p'), f('-', v(1), col('d'))) },
+            ],
+            input: {
+              op: 'join',
+              type: 'inner',
+              on: [['g', 'gk']],
+              left: { op: 'scan', source: 't' },
+              right: { op: 'scan', source: 'u' },
+            },
+          },
+        },
+      } as never,
+      { baseDir: dir, workers: 2, partitions: 2, inThreadBytes: 0 },
+    );
+    const ours = r.toRows().map((x) => [String(x.flag), text(x.part), text(x.total)]);
+    const theirs = await duckRows(
+      `SELECT flag, sum(CASE WHEN name = 'one' THEN p::DECIMAL(38,2) * (1 - d) ELSE 0 END)::VARCHAR,
+        sum(p::DECIMAL(38,2) * (1 - d))::VARCHAR FROM ${T} JOIN read_parquet('${path.join(dir, 'u.parquet')}') ON g = gk
+        GROUP BY flag`,
+    );
+    expect(ours.length).toBe(3);
+    expect(sorted(ours)).toEqual(sorted(theirs));
+  });
 
   it('sumOnlyColumns: columns read by sum and avg alone', () => {
     const agg = (fn: string, col: number) => ({ fn, col, as: 'x' }) as never;
@@ -396,5 +447,36 @@ describe('range tests over 64-bit lanes (expr/range64.ts)', () => {
       expect(theirs.length).toBeGreaterThan(10);
       expect(ours.sort()).toEqual((theirs as string[]).sort());
     }
+  });
+});
+
+describe('three-valued AND and OR by table, true rows without a branch', () => {
+  // x and y take 0 (false), 1 (true) and null: every pair of truth values, in `x = 1` and `y = 1`
+  const vals = [0, 1, null];
+  const xs = vals.flatMap((x) => vals.map(() => x)),
+    ys = vals.flatMap(() => vals);
+  const int = (v: (number | null)[]): Column => ({
+    type: { id: 'int32' },
+    length: v.length,
+    values: Int32Array.from(v, (x) => x ?? 0),
+    valid: Uint8Array.from(v, (x) => (x === null ? 0 : 1)),
+  });
+  const b = { length: 9, columns: [int(xs), int(ys)] };
+  const x = { kind: 'cmp', col: 0, op: '=', value: 1 } as const,
+    y = { kind: 'cmp', col: 1, op: '=', value: 1 } as const;
+  it("SQL's AND and OR of every pair (false 0, true 1, null 2)", () => {
+    const and = xs.map((a, i) => (a === 0 || ys[i] === 0 ? 0 : a === null || ys[i] === null ? 2 : 1));
+    const or = xs.map((a, i) => (a === 1 || ys[i] === 1 ? 1 : a === null || ys[i] === null ? 2 : 0));
+    expect(Array.from(evalPredicate(b, { kind: 'and', preds: [x, y] } as never))).toEqual(and);
+    expect(Array.from(evalPredicate(b, { kind: 'or', preds: [x, y] } as never))).toEqual(or);
+    expect(Array.from(evalPredicate(b, { kind: 'not', pred: { kind: 'or', preds: [x, y] } } as never))).toEqual(
+      or.map((t) => (t === 2 ? 2 : 1 - t)),
+    );
+  });
+  it('selectRows keeps the true rows only, in order', () => {
+    const s = selectRows(b, { kind: 'or', preds: [x, y] } as never);
+    expect(Array.from(s.idx.subarray(0, s.n))).toEqual([1, 3, 4, 5, 7]);
+    const none = selectRows({ length: 0, columns: [int([]), int([])] }, { kind: 'and', preds: [x, y] } as never);
+    expect(none.n).toBe(0);
   });
 });

@@ -181,18 +181,19 @@ function notRows(out: Uint8Array, x: Uint8Array, n: number): void {
   for (let i = 0; i < n; i++) out[i] = x[i] === N ? N : x[i] ^ 1;
 }
 
+// Three-valued AND and OR by table (index 3a + b), with no branch on a row's values: filters that keep
+// about half their rows mispredicted the branches every other row.
+const AND = Uint8Array.from([F, F, F, F, T, N, F, N, N]);
+const OR = Uint8Array.from([F, T, N, T, T, T, N, T, N]);
+
 function andRows(out: Uint8Array, x: Uint8Array, n: number): void {
-  for (let i = 0; i < n; i++) {
-    if (out[i] === F || x[i] === F) out[i] = F;
-    else if (x[i] === N) out[i] = N;
-  }
+  const t = AND;
+  for (let i = 0; i < n; i++) out[i] = t[3 * out[i] + x[i]];
 }
 
 function orRows(out: Uint8Array, x: Uint8Array, n: number): void {
-  for (let i = 0; i < n; i++) {
-    if (out[i] === T || x[i] === T) out[i] = T;
-    else if (x[i] === N) out[i] = N;
-  }
+  const t = OR;
+  for (let i = 0; i < n; i++) out[i] = t[3 * out[i] + x[i]];
 }
 
 /** A boolean column's values as truth values (null rows: N). */
@@ -210,6 +211,10 @@ export function selectRows(b: Batch, p: BoundPredicate): { idx: Int32Array; n: n
 /** The rows whose truth value is true into idx; returns how many (a loop alone in its function: see groupIdsOfRows in agg/joinagg.ts). */
 function trueRows(r: Uint8Array, idx: Int32Array, len: number): number {
   let n = 0;
-  for (let i = 0; i < len; i++) if (r[i] === T) idx[n++] = i;
+  // every row written, the count advanced by its test (no branch on it); idx has room for every row
+  for (let i = 0; i < len; i++) {
+    idx[n] = i;
+    n += +(r[i] === T);
+  }
   return n;
 }

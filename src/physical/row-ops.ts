@@ -16,8 +16,9 @@ import type { RowOp } from './task.js';
 export function compileOps(ops: RowOp[], deferDense = false, sumOnly?: Set<number>): (b: Batch) => Batch[] {
   const steps = ops.flatMap((op, k): ((b: Batch) => Batch | Batch[])[] => {
     if (op.kind === 'compute') {
-      // columns only the combiner's sums read may come narrowed (agg/narrow.ts): known once a batch's width is
-      const narrow = sumOnly && ops.slice(k + 1).every((o) => o.kind !== 'probe') ? sumOnly : null;
+      // columns only the combiner's sums read may come narrowed (agg/narrow.ts): known once a batch's width is;
+      // not when a later operator may read them (a CASE over a product computed here: TPC-H q08's volume)
+      const narrow = sumOnly && ops.slice(k + 1).every((o) => o.kind === 'project') ? sumOnly : null;
       let ks = narrow ? null : op.exprs.map(compileExpr);
       const add = (b: Batch): Batch => {
         ks ??= op.exprs.map((e, j) =>
