@@ -14,13 +14,14 @@ import { type Chunk, type Leaf, NotDirect, openFooter, readAt } from './parquet-
 import { CorruptPage, defLevels, rleHybrid } from './rle.js';
 import { ThriftReader, type TStruct } from './thrift-read.js';
 import type { WordLease } from './word-pool.js';
+import { dictValues, plainValues } from './parquet-values.js';
 
 /** Rows per batch handed to the engine (as the parquet-wasm path reads). */
 const BATCH_ROWS = 1 << 17;
 
 /** How a column's values become engine words (32-bit, `words` per row). */
 type Kind = 'copy' | 'int32-decimal' | 'flba-decimal' | 'utf8';
-interface Plan {
+export interface Plan {
   field: Field;
   leaf: Leaf;
   index: number;
@@ -106,10 +107,17 @@ function decompress(codec: number, body: Uint8Array, size: number): Uint8Array {
   return new Uint8Array(out.buffer, out.byteOffset, out.length); // a plain view: Buffer's subarray costs far more
 }
 
-const u32 = (b: Uint8Array, p: number) => (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+export const u32 = (b: Uint8Array, p: number) => (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
 
 /** `count` PLAIN fixed-width values from data[p] as engine words into out[at * words]; returns bytes read. */
-function plainWords(plan: Plan, data: Uint8Array, p: number, count: number, out: Int32Array, at: number): number {
+export function plainWords(
+  plan: Plan,
+  data: Uint8Array,
+  p: number,
+  count: number,
+  out: Int32Array,
+  at: number,
+): number {
   const need = count * plan.physBytes;
   if (p + need > data.length) throw new CorruptPage('values end early');
   if (plan.kind === 'copy') {
@@ -140,7 +148,7 @@ function plainWords(plan: Plan, data: Uint8Array, p: number, count: number, out:
 }
 
 /** Strings: offsets (rows + 1) and bytes, grown as pages arrive. */
-class Strings {
+export class Strings {
   bytes: Uint8Array;
   len = 0;
   constructor(
@@ -158,7 +166,7 @@ class Strings {
 }
 
 /** A dictionary page's values: words for fixed widths, or where each string lies in `data`. */
-interface Dict {
+export interface Dict {
   n: number;
   words: Int32Array | null;
   starts: Int32Array | null;
@@ -228,42 +236,7 @@ function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number, 
       continue;
     }
     if (type !== 0 && type !== 3) continue; // index pages
-    let n: number,
-      enc: number,
-      data: Uint8Array,
-      p = 0,
-      levels: Uint8Array,
-      lp: number,
-      lend: number;
-    if (type === 0) {
-      const dp = h[5] as TStruct;
-      n = Number(dp[1]);
-      enc = Number(dp[2]);
-      data = decompress(chunk.codec, body, usize);
-      if (plan.leaf.optional) {
-        if (dp[3] !== 3) throw new NotDirect('definition levels not RLE');
-        if (data.length < 4) throw new CorruptPage('levels end early');
-        lp = 4;
-        lend = 4 + u32(data, 0);
-        p = lend;
-        levels = data;
-      } else {
-        lp = lend = 0;
-        levels = data;
-      }
-    } else {
-      const dp = h[8] as TStruct;
-      n = Number(dp[1]);
-      enc = Number(dp[4]);
-      const dl = Number(dp[5] ?? 0),
-        rl = Number(dp[6] ?? 0);
-      if (rl !== 0) throw new NotDirect('repetition levels');
-      if (dl > body.length) throw new CorruptPage('levels beyond the page');
-      levels = body;
-      lp = 0;
-      lend = dl;
-      data = dp[7] === false ? body.subarray(dl) : decompress(chunk.codec, body.subarray(dl), usize - dl);
-    }
+    const { n, enc, data, p, levels, lp, lend } = dataPage(plan, chunk, h, type, body, usize);
     if (!(n >= 0 && row + n <= rows)) throw new CorruptPage('more values than rows');
     if (lend > levels.length) throw new CorruptPage('levels beyond the page');
     const nonNull = plan.leaf.optional ? defLevels(levels, lp, lend, n, scratchOf(n), validFor, row) : n;
@@ -282,147 +255,28 @@ function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number, 
   return { words, strings, valid };
 }
 
-/** Spread `nonNull` dense values at rows [row, row + nonNull) over the page's n rows by validity (backwards, in place). */
-function spread(words: Int32Array, w: number, valid: Uint8Array, row: number, n: number, nonNull: number) {
-  let j = row + nonNull - 1;
-  for (let i = row + n - 1; i >= row; i--) {
-    if (valid[i]) {
-      if (j !== i) for (let q = 0; q < w; q++) words[i * w + q] = words[j * w + q];
-      j--;
-    } else for (let q = 0; q < w; q++) words[i * w + q] = 0;
+/** A data page (v1 or v2) opened: its values' count and encoding, its data decompressed, where its levels lie. */
+function dataPage(plan: Plan, chunk: Chunk, h: TStruct, type: number, body: Uint8Array, usize: number) {
+  if (type === 0) {
+    const dp = h[5] as TStruct;
+    const n = Number(dp[1]),
+      enc = Number(dp[2]),
+      data = decompress(chunk.codec, body, usize);
+    if (!plan.leaf.optional) return { n, enc, data, p: 0, levels: data, lp: 0, lend: 0 };
+    if (dp[3] !== 3) throw new NotDirect('definition levels not RLE');
+    if (data.length < 4) throw new CorruptPage('levels end early');
+    const lend = 4 + u32(data, 0);
+    return { n, enc, data, p: lend, levels: data, lp: 4, lend };
   }
-}
-
-function plainValues(
-  plan: Plan,
-  data: Uint8Array,
-  p: number,
-  n: number,
-  nonNull: number,
-  row: number,
-  words: Int32Array | null,
-  strings: Strings | null,
-  valid: Uint8Array | null,
-) {
-  if (words) {
-    plainWords(plan, data, p, nonNull, words, row);
-    if (nonNull < n) spread(words, plan.words, valid!, row, n, nonNull);
-    return;
-  }
-  // the page's strings take at most its bytes
-  const s = strings!,
-    off = s.offsets;
-  s.room(data.length - p);
-  const d = s.bytes;
-  let at = s.len;
-  for (let i = row; i < row + n; i++) {
-    if (valid === null || valid[i]) {
-      if (p + 4 > data.length) throw new CorruptPage('values end early');
-      const len = u32(data, p);
-      p += 4;
-      if (p + len > data.length) throw new CorruptPage('values end early');
-      copyBytes(d, at, data, p, len);
-      at += len;
-      p += len;
-    }
-    off[i + 1] = at;
-  }
-  s.len = at;
-}
-
-/** Short strings byte by byte (no view made), long ones as one copy. */
-function copyBytes(d: Uint8Array, at: number, src: Uint8Array, from: number, n: number) {
-  if (n <= 32) for (let k = 0; k < n; k++) d[at + k] = src[from + k];
-  else d.set(src.subarray(from, from + n), at);
-}
-
-// Dictionary gathers by row width, each over one array shape so that the loops stay monomorphic;
-// an index beyond the dictionary reads undefined, which stores as 0, and is reported after the loop.
-function gather1(out: Int32Array, row: number, d: Int32Array, idx: Int32Array, m: number, dn: number): number {
-  let bad = 0;
-  for (let k = 0; k < m; k++) {
-    const j = idx[k];
-    bad |= dn - 1 - j;
-    out[row + k] = d[j];
-  }
-  return bad;
-}
-function gather2(out: Int32Array, row: number, d: Int32Array, idx: Int32Array, m: number, dn: number): number {
-  let bad = 0;
-  for (let k = 0; k < m; k++) {
-    const j = idx[k];
-    bad |= dn - 1 - j;
-    const o = 2 * (row + k);
-    out[o] = d[2 * j];
-    out[o + 1] = d[2 * j + 1];
-  }
-  return bad;
-}
-function gatherW(
-  out: Int32Array,
-  row: number,
-  d: Int32Array,
-  idx: Int32Array,
-  m: number,
-  dn: number,
-  w: number,
-): number {
-  let bad = 0;
-  for (let k = 0; k < m; k++) {
-    const j = idx[k];
-    bad |= dn - 1 - j;
-    for (let q = 0; q < w; q++) out[(row + k) * w + q] = d[j * w + q];
-  }
-  return bad;
-}
-
-function dictValues(
-  plan: Plan,
-  dict: Dict,
-  idx: Int32Array,
-  n: number,
-  nonNull: number,
-  row: number,
-  words: Int32Array | null,
-  strings: Strings | null,
-  valid: Uint8Array | null,
-) {
-  const dn = dict.n;
-  if (words) {
-    const d = dict.words!,
-      w = plan.words;
-    const bad =
-      w === 1
-        ? gather1(words, row, d, idx, nonNull, dn)
-        : w === 2
-          ? gather2(words, row, d, idx, nonNull, dn)
-          : gatherW(words, row, d, idx, nonNull, dn, w);
-    if (bad < 0) throw new CorruptPage('dictionary index out of range');
-    if (nonNull < n) spread(words, w, valid!, row, n, nonNull);
-    return;
-  }
-  for (let k = 0; k < nonNull; k++) if (idx[k] >= dn) throw new CorruptPage('dictionary index out of range');
-  const s = strings!,
-    off = s.offsets,
-    starts = dict.starts!,
-    lens = dict.lens!,
-    data = dict.data;
-  let total = 0;
-  for (let k = 0; k < nonNull; k++) total += lens[idx[k]];
-  s.room(total);
-  const d = s.bytes;
-  let at = s.len,
-    k = 0;
-  for (let i = row; i < row + n; i++) {
-    if (valid === null || valid[i]) {
-      const j = idx[k++],
-        len = lens[j];
-      copyBytes(d, at, data, starts[j], len);
-      at += len;
-    }
-    off[i + 1] = at;
-  }
-  s.len = at;
+  const dp = h[8] as TStruct;
+  const n = Number(dp[1]),
+    enc = Number(dp[4]);
+  const dl = Number(dp[5] ?? 0),
+    rl = Number(dp[6] ?? 0);
+  if (rl !== 0) throw new NotDirect('repetition levels');
+  if (dl > body.length) throw new CorruptPage('levels beyond the page');
+  const data = dp[7] === false ? body.subarray(dl) : decompress(chunk.codec, body.subarray(dl), usize - dl);
+  return { n, enc, data, p: 0, levels: body, lp: 0, lend: dl };
 }
 
 /** One engine column of rows [lo, hi) of a decoded chunk (views where the layout allows). */

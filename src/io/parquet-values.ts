@@ -1,0 +1,147 @@
+// The values of a direct-read page into a column chunk's words or strings (io/parquet-direct.ts decodes the pages):
+// PLAIN values copied or widened, dictionary indices looked up, nulls spread over the page's rows by validity.
+import { CorruptPage } from './rle.js';
+import { type Dict, type Plan, type Strings, plainWords, u32 } from './parquet-direct.js';
+
+/** Spread `nonNull` dense values at rows [row, row + nonNull) over the page's n rows by validity (backwards, in place). */
+function spread(words: Int32Array, w: number, valid: Uint8Array, row: number, n: number, nonNull: number) {
+  let j = row + nonNull - 1;
+  for (let i = row + n - 1; i >= row; i--) {
+    if (valid[i]) {
+      if (j !== i) for (let q = 0; q < w; q++) words[i * w + q] = words[j * w + q];
+      j--;
+    } else for (let q = 0; q < w; q++) words[i * w + q] = 0;
+  }
+}
+
+export function plainValues(
+  plan: Plan,
+  data: Uint8Array,
+  p: number,
+  n: number,
+  nonNull: number,
+  row: number,
+  words: Int32Array | null,
+  strings: Strings | null,
+  valid: Uint8Array | null,
+) {
+  if (words) {
+    plainWords(plan, data, p, nonNull, words, row);
+    if (nonNull < n) spread(words, plan.words, valid!, row, n, nonNull);
+    return;
+  }
+  // the page's strings take at most its bytes
+  const s = strings!,
+    off = s.offsets;
+  s.room(data.length - p);
+  const d = s.bytes;
+  let at = s.len;
+  for (let i = row; i < row + n; i++) {
+    if (valid === null || valid[i]) {
+      if (p + 4 > data.length) throw new CorruptPage('values end early');
+      const len = u32(data, p);
+      p += 4;
+      if (p + len > data.length) throw new CorruptPage('values end early');
+      copyBytes(d, at, data, p, len);
+      at += len;
+      p += len;
+    }
+    off[i + 1] = at;
+  }
+  s.len = at;
+}
+
+/** Short strings byte by byte (no view made), long ones as one copy. */
+function copyBytes(d: Uint8Array, at: number, src: Uint8Array, from: number, n: number) {
+  if (n <= 32) for (let k = 0; k < n; k++) d[at + k] = src[from + k];
+  else d.set(src.subarray(from, from + n), at);
+}
+
+// Dictionary gathers by row width, each over one array shape so that the loops stay monomorphic;
+// an index beyond the dictionary reads undefined, which stores as 0, and is reported after the loop.
+function gather1(out: Int32Array, row: number, d: Int32Array, idx: Int32Array, m: number, dn: number): number {
+  let bad = 0;
+  for (let k = 0; k < m; k++) {
+    const j = idx[k];
+    bad |= dn - 1 - j;
+    out[row + k] = d[j];
+  }
+  return bad;
+}
+function gather2(out: Int32Array, row: number, d: Int32Array, idx: Int32Array, m: number, dn: number): number {
+  let bad = 0;
+  for (let k = 0; k < m; k++) {
+    const j = idx[k];
+    bad |= dn - 1 - j;
+    const o = 2 * (row + k);
+    out[o] = d[2 * j];
+    out[o + 1] = d[2 * j + 1];
+  }
+  return bad;
+}
+function gatherW(
+  out: Int32Array,
+  row: number,
+  d: Int32Array,
+  idx: Int32Array,
+  m: number,
+  dn: number,
+  w: number,
+): number {
+  let bad = 0;
+  for (let k = 0; k < m; k++) {
+    const j = idx[k];
+    bad |= dn - 1 - j;
+    for (let q = 0; q < w; q++) out[(row + k) * w + q] = d[j * w + q];
+  }
+  return bad;
+}
+
+export function dictValues(
+  plan: Plan,
+  dict: Dict,
+  idx: Int32Array,
+  n: number,
+  nonNull: number,
+  row: number,
+  words: Int32Array | null,
+  strings: Strings | null,
+  valid: Uint8Array | null,
+) {
+  const dn = dict.n;
+  if (words) {
+    const d = dict.words!,
+      w = plan.words;
+    const bad =
+      w === 1
+        ? gather1(words, row, d, idx, nonNull, dn)
+        : w === 2
+          ? gather2(words, row, d, idx, nonNull, dn)
+          : gatherW(words, row, d, idx, nonNull, dn, w);
+    if (bad < 0) throw new CorruptPage('dictionary index out of range');
+    if (nonNull < n) spread(words, w, valid!, row, n, nonNull);
+    return;
+  }
+  for (let k = 0; k < nonNull; k++) if (idx[k] >= dn) throw new CorruptPage('dictionary index out of range');
+  const s = strings!,
+    off = s.offsets,
+    starts = dict.starts!,
+    lens = dict.lens!,
+    data = dict.data;
+  let total = 0;
+  for (let k = 0; k < nonNull; k++) total += lens[idx[k]];
+  s.room(total);
+  const d = s.bytes;
+  let at = s.len,
+    k = 0;
+  for (let i = row; i < row + n; i++) {
+    if (valid === null || valid[i]) {
+      const j = idx[k++],
+        len = lens[j];
+      copyBytes(d, at, data, starts[j], len);
+      at += len;
+    }
+    off[i + 1] = at;
+  }
+  s.len = at;
+}
