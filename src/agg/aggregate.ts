@@ -99,13 +99,17 @@ export function wordSumColumn(lo: Float64Array, hi: Float64Array, cnt: Float64Ar
   return { type: { id: 'int64' }, length: n, values: out, valid };
 }
 
-/** An exact integer sum column per group (see intSumWords); `cnt`: the column's non-null values per group, when known. */
+/**
+ * An exact integer sum column per group (see intSumWords); `cnt`: the column's non-null values per group, when known.
+ */
 export function intSumColumn(c: Column, g: Groups, what: string, cnt = countValid(c, g, c.length)): Column {
   const { lo, hi } = intSumWords(c, g);
   return wordSumColumn(lo, hi, cnt, what);
 }
 
-/** The float64 nearest each group's exact integer sum (hi * 2^32 is exact: one rounding); 0 for a group with no value. */
+/**
+ * The float64 nearest each group's exact integer sum (hi * 2^32 is exact: one rounding); 0 for a group with no value.
+ */
 export function intSumFloats(c: Column, g: Groups): Float64Array {
   const { lo, hi } = intSumWords(c, g);
   for (let k = 0; k < lo.length; k++) lo[k] += hi[k] * TWO32;

@@ -10,7 +10,10 @@ import { FEW_GROUPS, fewGroups } from './few-groups.js';
 import { type Groups, groupRows } from './groups.js';
 import { normFor } from './aggregate.js';
 
-/** `sel`: group only these rows; every other row gets the group id nGroups (one past the last). `shared`: gid in shared memory (a broadcast table's). */
+/**
+ * `sel`: group only these rows; every other row gets the group id nGroups (one past the last). `shared`: gid in shared
+ * memory (a broadcast table's).
+ */
 export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = false): Groups {
   if (groupBy.length === 0) {
     const gid = new Int32Array(b.length);

@@ -81,7 +81,10 @@ function sideGrouping(
 }
 
 export class JoinAggregator {
-  /** the grouped side's groups: ids nGroups (its row missing, an outer join) and nGroups + 1 (no joined row, see addRows) follow */
+  /**
+   * the grouped side's groups: ids nGroups (its row missing, an outer join) and nGroups + 1 (no joined row, see
+   * addRows) follow
+   */
   readonly groups: Groups;
   private readonly reached: Uint8Array;
   private readonly gids = GIDS;
@@ -136,7 +139,8 @@ export class JoinAggregator {
   }
 
   /**
-   * An aggregator over matches whose `grouped` side (the left when groupedLeft) is the batch given; call only where `applies`.
+   * An aggregator over matches whose `grouped` side (the left when groupedLeft) is the batch given; call only where
+   * `applies`.
    * `groupsFor`: its rows' groups by those columns, when known already (a broadcast table's, per thread).
    */
   static create(
@@ -227,7 +231,10 @@ export class JoinAggregator {
     }
   }
 
-  /** The partial states of the groups that joined rows reached (the group of a missing grouped side: null group columns). */
+  /**
+   * The partial states of the groups that joined rows reached (the group of a missing grouped side: null group
+   * columns).
+   */
   finish(): Batch {
     const G = this.reached.length,
       reached = this.reached;
@@ -343,7 +350,10 @@ function addFloatSum(sum: Float64Array, cnt: Float64Array, c: Column, gids: Int3
   }
 }
 
-/** Exact integer sums: 32-bit halves summed in float64, carried after each chunk (at most 2^16 rows, far below 2^53 / 2^32). */
+/**
+ * Exact integer sums: 32-bit halves summed in float64, carried after each chunk (at most 2^16 rows, far below 2^53 /
+ * 2^32).
+ */
 function addIntSum(
   lo: Float64Array,
   hi: Float64Array,

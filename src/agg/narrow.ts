@@ -39,7 +39,10 @@ function widen64(s: Int32Array, w: Int32Array, n: number): void {
   }
 }
 
-/** `b` with every decimal column narrowed to 64-bit lanes given its schema's 128-bit lanes back (the same batch if none). */
+/**
+ * `b` with every decimal column narrowed to 64-bit lanes given its schema's 128-bit lanes back (the same batch if
+ * none).
+ */
 export function widenNarrowed(b: Batch, schema: Schema): Batch {
   let columns: Column[] | null = null;
   b.columns.forEach((c, i) => {

@@ -58,7 +58,10 @@ export function combinerGrouping(
   return { groupBy: [...groupBy, ...d], aggs: aggs.filter((a) => a.fn !== 'count_distinct') };
 }
 
-/** The schema of partial states: the group columns, the count_distinct column if any, then each aggregate's state columns. */
+/**
+ * The schema of partial states: the group columns, the count_distinct column if any, then each aggregate's state
+ * columns.
+ */
 export function partialSchema(input: Schema, groupBy0: number[], aggs0: BoundAggregate[]): Field[] {
   const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
   const out: Field[] = groupBy.map((g, i) =>
@@ -255,7 +258,10 @@ const PASS_THROUGH_RATIO = 0.5;
  * mixed path: aggregate by key at s = 0 has a last row group of 19K rows.)
  */
 const PASS_THROUGH_MIN = 4096;
-/** Distinct groups per row of the first PASS_THROUGH_MIN rows from which the rows pass through without a look at the rest of the sample. */
+/**
+ * Distinct groups per row of the first PASS_THROUGH_MIN rows from which the rows pass through without a look at the
+ * rest of the sample.
+ */
 const PASS_THROUGH_FIRST_LOOK = 0.9;
 
 /**

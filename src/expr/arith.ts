@@ -100,7 +100,8 @@ export function unary(fn: string, a: Column, type: DataType, what: string, digit
             ? Math.floor
             : fn === 'ceil'
               ? Math.ceil
-              : (v) => (Number.isFinite(v) ? (Math.sign(v) * Math.round(Math.abs(v) * f)) / f : v); // half away from zero
+              : // half away from zero
+                (v) => (Number.isFinite(v) ? (Math.sign(v) * Math.round(Math.abs(v) * f)) / f : v);
     for (let i = 0; i < n; i++) out[i] = g(x[i]);
     return { type, length: n, values: out, valid: a.valid };
   }

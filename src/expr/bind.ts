@@ -168,7 +168,10 @@ export function bindExpr(e: Expr, schema: Schema, at: P): BoundExpr {
   return bindFn(e, schema, at);
 }
 
-/** Casts the engine performs: strings to and from anything; numbers and bools among themselves; dates and timestamps among themselves. */
+/**
+ * Casts the engine performs: strings to and from anything; numbers and bools among themselves; dates and timestamps
+ * among themselves.
+ */
 function castable(from: DataType, to: DataType): boolean {
   if (from.id === 'utf8' || to.id === 'utf8') return true;
   const kind = (t: DataType) => (isNum(t) || t.id === 'bool' ? 'number' : 'time');

@@ -54,9 +54,14 @@ export function exprText(e: BoundExpr, names: string[]): string {
       if (e.type.id === 'date32' && e.value !== null) return `date '${formatDate(e.value as number)}'`;
       return e.type.id === 'decimal' ? decimalText(e.value as bigint, e.type.scale!) : String(e.value);
     case 'cast':
-      return `cast(${exprText(e.arg, names)} as ${e.type.id === 'decimal' ? `decimal(${e.type.precision},${e.type.scale})` : e.type.id})`;
-    case 'case':
-      return `case ${e.whens.map((w, i) => `when ${exprText(w, names)} then ${exprText(e.thens[i], names)}`).join(' ')}${e.else ? ` else ${exprText(e.else, names)}` : ''} end`;
+      return (
+        `cast(${exprText(e.arg, names)} as ` +
+        `${e.type.id === 'decimal' ? `decimal(${e.type.precision},${e.type.scale})` : e.type.id})`
+      );
+    case 'case': {
+      const whens = e.whens.map((w, i) => `when ${exprText(w, names)} then ${exprText(e.thens[i], names)}`);
+      return `case ${whens.join(' ')}${e.else ? ` else ${exprText(e.else, names)}` : ''} end`;
+    }
     case 'fn': {
       const args = e.args.map((a) => exprText(a, names));
       if (INFIX.has(e.fn)) return `(${args.join(` ${e.fn} `)})`;

@@ -41,7 +41,10 @@ const daysInMonth = (y: number, m: number) =>
       : 28
     : [31, 0, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1];
 
-/** Day numbers of a date or timestamp column (timestamps floored to their day), and the time of day in the column's unit. */
+/**
+ * Day numbers of a date or timestamp column (timestamps floored to their day), and the time of day in the column's
+ * unit.
+ */
 function days(c: Column): { days: Float64Array; rest: Float64Array | null } {
   if (c.type.id === 'date32') return { days: Float64Array.from(c.values as Int32Array), rest: null };
   const per = UNIT_PER_DAY[c.type.unit!],

@@ -111,7 +111,8 @@ const exact = (t: DataType) => isInteger(t) || t.id === 'decimal';
 function view(t: DataType, k: number): string {
   const words = t.id === 'int64' || t.id === 'uint64' || t.id === 'decimal';
   return words
-    ? `new Int32Array(cols[${k}].values.buffer, cols[${k}].values.byteOffset, ${t.id === 'decimal' && lanes(t) === 2 ? 4 : 2} * n)`
+    ? `new Int32Array(cols[${k}].values.buffer, cols[${k}].values.byteOffset, ` +
+        `${t.id === 'decimal' && lanes(t) === 2 ? 4 : 2} * n)`
     : `cols[${k}].values`;
 }
 
@@ -119,8 +120,14 @@ function view(t: DataType, k: number): string {
 function read(t: DataType, k: number): string {
   if (!(t.id === 'int64' || t.id === 'uint64' || t.id === 'decimal')) return `const x${k} = v${k}[i];`;
   if (t.id === 'uint64')
-    return `const h${k} = v${k}[2 * i + 1] >>> 0, x${k} = h${k} < 0x200000 ? h${k} * 4294967296 + (v${k}[2 * i] >>> 0) : NaN;`;
+    return (
+      `const h${k} = v${k}[2 * i + 1] >>> 0, x${k} = h${k} < 0x200000 ? h${k} * 4294967296 + (v${k}[2 * ` +
+      `i] >>> 0) : NaN;`
+    );
   const w = lanes(t) === 2 ? 4 : 2;
   const upper = w === 4 ? ` && v${k}[4 * i + 2] === h${k} >> 31 && v${k}[4 * i + 3] === h${k} >> 31` : '';
-  return `const h${k} = v${k}[${w} * i + 1], x${k} = h${k} < 0x200000 && h${k} >= -0x200000${upper} ? h${k} * 4294967296 + (v${k}[${w} * i] >>> 0) : NaN;`;
+  return (
+    `const h${k} = v${k}[${w} * i + 1], x${k} = h${k} < 0x200000 && h${k} >= -0x200000${upper} ? h${k} * ` +
+    `4294967296 + (v${k}[${w} * i] >>> 0) : NaN;`
+  );
 }

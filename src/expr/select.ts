@@ -28,7 +28,9 @@ export interface Selection {
  */
 type Select = (b: Batch, sel: Selection | null) => Selection;
 
-/** A filter's predicate as a function from a batch to the rows that pass (valid until the next call: gather them first). */
+/**
+ * A filter's predicate as a function from a batch to the rows that pass (valid until the next call: gather them first).
+ */
 export function compileFilter(e: BoundExpr): (b: Batch) => Selection {
   const s = selector(foldConstants(e, (x, b) => compileExpr(x)(b)));
   return (b) => s(b, null);
@@ -203,7 +205,9 @@ function comparison(e: Extract<BoundExpr, { k: 'fn' }>): Select | null {
   return null;
 }
 
-/** Whether a column of type t compares with constant c in the range loop: exact numbers, or dates and timestamps alike. */
+/**
+ * Whether a column of type t compares with constant c in the range loop: exact numbers, or dates and timestamps alike.
+ */
 function comparable(t: DataType, c: DataType): boolean {
   if (isExact(t) && isExact(c)) return true;
   return (

@@ -297,6 +297,7 @@ export function stringFn(fn: string, args: Column[]): Column {
     case 'upper':
       return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).toUpperCase()));
     default:
-      return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).replace(/^ +| +$/g, ''))); // trim: spaces, as DuckDB
+      // trim: spaces, as DuckDB
+      return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).replace(/^ +| +$/g, '')));
   }
 }

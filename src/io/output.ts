@@ -34,7 +34,8 @@ export function formatTimestamp(v: bigint, unit: keyof typeof NS_PER_UNIT, tz: s
   const frac = String(Number((ms % 1000n) + 1000n) % 1000).padStart(3, '0') + String(sub).padStart(6, '0');
   const digits = unit === 'second' ? 0 : unit === 'millisecond' ? 3 : unit === 'microsecond' ? 6 : 9;
   const f = digits ? '.' + frac.slice(0, digits) : '';
-  const s = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}${f}`;
+  const day = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+  const s = `${day}T${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}${f}`;
   return tz ? s + 'Z' : s;
 }
 

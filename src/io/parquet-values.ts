@@ -3,7 +3,9 @@
 import { CorruptPage } from './rle.js';
 import { type Dict, type Plan, type Strings, plainWords, u32 } from './parquet-direct.js';
 
-/** Spread `nonNull` dense values at rows [row, row + nonNull) over the page's n rows by validity (backwards, in place). */
+/**
+ * Spread `nonNull` dense values at rows [row, row + nonNull) over the page's n rows by validity (backwards, in place).
+ */
 function spread(words: Int32Array, w: number, valid: Uint8Array, row: number, n: number, nonNull: number) {
   let j = row + nonNull - 1;
   for (let i = row + n - 1; i >= row; i--) {

@@ -207,7 +207,10 @@ export function viewBatch(b: Batch, start: number, end: number): Batch {
 /** Memory for `bytes`: a SharedArrayBuffer when `shared` (read in place by every thread), else an ArrayBuffer. */
 const bufferOf = (bytes: number, shared: boolean) => (shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
 
-/** The columns one after another; `shared`: straight into SharedArrayBuffers (one copy, as shareBatch after concatenating would make two). */
+/**
+ * The columns one after another; `shared`: straight into SharedArrayBuffers (one copy, as shareBatch after
+ * concatenating would make two).
+ */
 export function concatColumns(type: DataType, cols: Column[], shared = false): Column {
   if (cols.length === 1) return shared ? shareColumn(cols[0]) : cols[0];
   let n = 0,

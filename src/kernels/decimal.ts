@@ -34,7 +34,10 @@ export function decimalColumn(vals: ArrayLike<bigint | null>, type: DataType, wh
   return { type, length: n, values: out, valid };
 }
 
-/** Scaled integer x as row k of a decimal column's lanes (two when `wide`), below `limit` (10^precision) or an overflow naming `what`. */
+/**
+ * Scaled integer x as row k of a decimal column's lanes (two when `wide`), below `limit` (10^precision) or an overflow
+ * naming `what`.
+ */
 function putScaled(
   out: BigInt64Array,
   k: number,
@@ -251,7 +254,9 @@ function sums64(
   }
 }
 
-/** Rows start..end of 128-bit values (four words each), banked as sums64: a value that fits in 64 bits adds two words. */
+/**
+ * Rows start..end of 128-bit values (four words each), banked as sums64: a value that fits in 64 bits adds two words.
+ */
 function sums128(
   w: Int32Array,
   valid: Uint8Array | null,
@@ -319,7 +324,10 @@ export function parseDecimal(text: string): DecimalValue | null {
 /** A JSON number as a decimal with the digits of its shortest form. */
 export const numberToDecimal = (v: number): DecimalValue => parseDecimal(String(v))!;
 
-/** Arrow's Decimal128 values (four 32-bit words each) as one 64-bit lane per row (precision <= 18) or two; here, not in io/arrow.ts, so that the in-place reader does not load Arrow JS. */
+/**
+ * Arrow's Decimal128 values (four 32-bit words each) as one 64-bit lane per row (precision <= 18) or two; here, not in
+ * io/arrow.ts, so that the in-place reader does not load Arrow JS.
+ */
 export function decimalFromArrow(words: Uint32Array, n: number, type: DataType, valid: Uint8Array | null): Column {
   const values = allocValues(type, n);
   // signed words: a copied word stays a small integer in every tier of the JIT

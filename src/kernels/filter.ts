@@ -208,7 +208,10 @@ export function selectRows(b: Batch, p: BoundPredicate): { idx: Int32Array; n: n
   return { idx, n: trueRows(r, idx, b.length) };
 }
 
-/** The rows whose truth value is true into idx; returns how many (a loop alone in its function: see groupIdsOfRows in agg/joinagg.ts). */
+/**
+ * The rows whose truth value is true into idx; returns how many (a loop alone in its function: see groupIdsOfRows in
+ * agg/joinagg.ts).
+ */
 function trueRows(r: Uint8Array, idx: Int32Array, len: number): number {
   let n = 0;
   // every row written, the count advanced by its test (no branch on it); idx has room for every row

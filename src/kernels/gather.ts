@@ -56,7 +56,9 @@ function gather16(dst: Int32Array, at: number, src: Int32Array, idx: Int32Array,
   }
 }
 
-/** n values of the given width (all of them by default) as 8-, 16- or 32-bit words (8-byte values as two words each). */
+/**
+ * n values of the given width (all of them by default) as 8-, 16- or 32-bit words (8-byte values as two words each).
+ */
 export function wordView(a: ArrayBufferView, width: number, n = a.byteLength / width): any {
   if (width === 1) return new Uint8Array(a.buffer, a.byteOffset, n);
   if (width === 2) return new Uint16Array(a.buffer, a.byteOffset, n);

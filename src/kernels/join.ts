@@ -60,7 +60,10 @@ export class JoinProbe {
     if (m > 0) emit(this.pa, this.pb, m);
   }
 
-  /** The general table: rows found by hash, keys compared part by part; returns the pairs of the last chunk, not emitted. */
+  /**
+   * The general table: rows found by hash, keys compared part by part; returns the pairs of the last chunk, not
+   * emitted.
+   */
   private probeHashed(probe: Keys, emit: EmitPairs): number {
     const { type, build, matched: buildMatched, pa, pb } = this;
     const { heads, next, mask } = this.table;

@@ -152,7 +152,10 @@ export function radixOrder(words: Uint32Array[], n: number): Int32Array {
   return idx;
 }
 
-/** The digit counts, reused by every sort on the thread (a range sort runs thousands of them: 512 KB each to allocate and collect). */
+/**
+ * The digit counts, reused by every sort on the thread (a range sort runs thousands of them: 512 KB each to allocate
+ * and collect).
+ */
 const COUNTS_LOW = new Int32Array(65536),
   COUNTS_HIGH = new Int32Array(65536);
 

@@ -29,7 +29,10 @@ export interface TableArrays {
   bits?: KeyBits | null;
 }
 
-/** A direct table spans at most this many values per row (4 bytes each: 16 bytes a row, half the compact layout's 32 at least), or DIRECT_MIN values. */
+/**
+ * A direct table spans at most this many values per row (4 bytes each: 16 bytes a row, half the compact layout's 32 at
+ * least), or DIRECT_MIN values.
+ */
 const DIRECT_SPAN = 4;
 const DIRECT_MIN = 1024;
 const TWO32 = 4294967296;
@@ -104,7 +107,10 @@ export class KeyTable implements TableArrays {
   }
 }
 
-/** A direct table over keys (hashed or not), or null when their layout or range does not allow one; `shared`: see KeyTable. */
+/**
+ * A direct table over keys (hashed or not), or null when their layout or range does not allow one; `shared`: see
+ * KeyTable.
+ */
 export function directTable(keys: Keys, shared = false): KeyTable | null {
   if (!compactKeys(keys)) return null;
   const next = int32s(keys.n, shared);
@@ -269,7 +275,9 @@ export function findDirect(
   }
 }
 
-/** Probe rows per round: a first pass touches each row's slot, so that the second (the real probe) finds them in cache. */
+/**
+ * Probe rows per round: a first pass touches each row's slot, so that the second (the real probe) finds them in cache.
+ */
 export const PROBE_ROUND = 256;
 const ROUND = PROBE_ROUND;
 // biome-ignore lint/correctness/noUnusedVariables: written, never read, on purpose

@@ -97,7 +97,8 @@ export function decideJoin(
   return {
     strategy: 'shuffle',
     reason:
-      `${sides.join(' or ')} side may be broadcast, ${known.length ? known.join(', ') : 'estimated'} > broadcastBytes ` +
+      `${sides.join(' or ')} side may be broadcast, ${known.length ? known.join(', ') : 'estimated'} ` +
+      `> broadcastBytes ` +
       `${threshold}${wide.length ? ` (shared-build bound: ${wide.join(', ')})` : ''}`,
   };
 }
