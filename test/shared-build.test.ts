@@ -14,11 +14,11 @@ const F = path.join(dir, 'big.parquet'),
   D = path.join(dir, 'mid.parquet');
 const BIG = `read_parquet('${F}')`,
   MID = `read_parquet('${D}')`;
-const F_ROWS = 200_000,
+const F_ROWS = 400_000,
   D_ROWS = 20_000;
 
 beforeAll(async () => {
-  // big: 200,000 rows (about 7 MB in memory) in 40 row groups, 10 times mid's; some keys null
+  // big: 400,000 rows (about 14 MB in memory) in 80 row groups, 20 times mid's; some keys null
   await writeParquet(
     F,
     `SELECT i::BIGINT AS id, CASE WHEN i % 97 = 0 THEN NULL ELSE (i * 7) % 30000 END::BIGINT AS k,
@@ -132,15 +132,15 @@ describe('shared build: a side over broadcastBytes built once when the other is 
     }
   });
 
-  it('none when the other side has less than 8 times the rows of the side to build', async () => {
-    // 92,000 of big's rows (4.6 times mid's, tags t0, t1, t10-t19, t2, t20-t29 in every row group): its rows are
+  it('none when the other side has less than 16 times the rows of the side to build', async () => {
+    // 184,000 of big's rows (9.2 times mid's, tags t0, t1, t10-t19, t2, t20-t29 in every row group): its rows are
     // projected from the splits read
     const under = { op: 'filter', where: { column: 'tag', cmp: '<', value: 't3' }, input: big };
     const p = plan(join('inner', under, mid));
     const res = await run(p);
     expect(res.stats.joins[0].strategy).toBe('shuffle');
     expect(res.stats.joins[0].reason).toMatch(
-      /a shared build of its 20000 rows needs 8 times as many on the left side/,
+      /a shared build of its 20000 rows needs 16 times as many on the left side/,
     );
     expect(scanned(res.stats.tasks)).toBe(F_ROWS + D_ROWS);
     await expectSame(
