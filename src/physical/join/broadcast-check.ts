@@ -17,11 +17,28 @@ interface Read {
  */
 function projectedRows(n: BoundNode, m?: Read): number {
   if (m?.rest === null) return m.rows;
-  const rows = (p: Pipeline) => (p.source.kind === 'scan' ? p.source.splits.reduce((a, x) => a + x.rows, 0) : 0);
   if (!m) return scanRows(n);
-  const all = rows(pipelineOf(n));
-  const done = all - rows(m.rest);
-  return done > 0 ? (m.rows * all) / done : all;
+  return m.rows * scale(n, m);
+}
+
+/** How many times the rows read a side read whole would be: its splits' rows over those of the splits it read. */
+function scale(n: BoundNode, m: Read): number {
+  if (m.rest === null) return 1;
+  const rows = (p: Pipeline) => (p.source.kind === 'scan' ? p.source.splits.reduce((a, x) => a + x.rows, 0) : 0);
+  const all = rows(pipelineOf(n)),
+    done = all - rows(m.rest);
+  return done > 0 ? all / done : Infinity;
+}
+
+/**
+ * Whether a scan stopped at broadcastBytes is worth reading on for a shared build: projected from the splits read,
+ * its bytes within `bound` and its rows within SHARED_BUILD_ROWS, with a quarter's slack (a filter's rows need not
+ * be spread evenly over the splits). Otherwise its rows read would be held, then shuffled all the same (q04 at
+ * SF 10: 256 MB of line items).
+ */
+export function worthReadingOn(n: BoundNode, m: Read, bound: number): boolean {
+  const k = 1.25 * scale(n, m);
+  return m.bytes * k <= 1.25 * 1.25 * bound && m.rows * k <= 1.25 * 1.25 * SHARED_BUILD_ROWS;
 }
 
 /** The rows of the scans under a node before filters; of a join, its larger side's (a fact table's, say). */

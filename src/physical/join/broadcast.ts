@@ -9,7 +9,7 @@ import { type KeyPart, buildKeys } from '../../kernels/keys.js';
 import { KeyTable, directTable, int32s } from '../../kernels/table.js';
 import type { BoundNode, KeyNorm } from '../../plan/bound.js';
 import { type BroadcastDecision, type Side, decideJoin, sideBounds, sidesToMeasure } from './decide.js';
-import { checked } from './broadcast-check.js';
+import { checked, worthReadingOn } from './broadcast-check.js';
 import { type BroadcastTable, type ProbeOp, fusedTableGroupColumns } from './probe.js';
 import { groupsOf } from '../../agg/aggregate.js';
 import type { Groups } from '../../agg/groups.js';
@@ -214,9 +214,14 @@ export async function chooseStrategy(
     // a small table is built in a few ms and probed from the caches: no other side could do much better
     if (m.rest === null && m.bytes <= SMALL_TABLE_BYTES) break;
   }
-  // none fitted: a scan stopped at broadcastBytes is read on up to its shared-build bound, the smaller estimate first
+  // none fitted: a scan stopped at broadcastBytes is read on up to its shared-build bound, the smaller estimate first,
+  // where what it read says it may fit
+  const onward = (s: Side) =>
+    read[s]?.rest &&
+    bounds[s] > threshold &&
+    worthReadingOn(s === 'left' ? node.left : node.right, read[s]!, bounds[s]);
   if (!fits)
-    for (const side of sides.filter((s) => read[s]?.rest && bounds[s] > threshold).sort((a, b) => est[a] - est[b])) {
+    for (const side of sides.filter(onward).sort((a, b) => est[a] - est[b])) {
       const m = await readSide(side, bounds[side] - read[side]!.bytes, read[side]);
       if (m.rest === null && m.bytes <= bounds[side]) break;
     }

@@ -10,9 +10,11 @@ export type Side = 'left' | 'right';
  * A shared build is built on one thread (about 0.4-0.7 µs a row at SF 10, two-column keys the most), where a
  * shuffle partitions both sides on every thread (about 0.3 µs a row in all): it pays when the other side has at
  * least this many times its rows (q09 at SF 10: 8M partsupp rows built for 3.3M probing line items cost 6 s on
- * one thread, slower than the shuffle).
+ * one thread, twice the shuffle's time; 3.3M line items built for 15M probing orders, 4.6 times, was still 1.2
+ * times the shuffle's time paired; q05's 26 times gained in every pair, q07's 10.5 times lost in 2 of 3 pairs on the
+ * loaded machine, where the phases on one thread wait longest).
  */
-export const SHARED_BUILD_RATIO = 4;
+export const SHARED_BUILD_RATIO = 16;
 
 /**
  * At most this many rows in a shared build: its slots (16 bytes a slot, twice the rows or more) outgrow the caches
