@@ -74,12 +74,13 @@ function withViews(r: Awaited<ReturnType<typeof execute>>): RunResult {
  */
 export async function runPlan(plan: Plan | string, options: RunOptions = {}): Promise<RunResult> {
   try {
-    const lp = await loadPlan(plan, options);
     if (options.engine === 'spark') {
-      const { executeOnSpark } = await import('./spark/engine.js');
+      const { executeOnSpark, loadForSpark } = await import('./spark/engine.js');
+      const lp = await loadForSpark(plan, options, options.remote);
       const writeOut = options.writeOutput ?? true;
       return withViews(await executeOnSpark(lp, { remote: options.remote, onProgress: options.onProgress, writeOut }));
     }
+    const lp = await loadPlan(plan, options);
     return await executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });
   } catch (e) {
     throw typed(e);

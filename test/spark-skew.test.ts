@@ -3,17 +3,23 @@
 // missing from the other side) gives DuckDB's rows and its SQL carries the salt;
 // unreachable remote (exit 1), analysis error (exit 2), bad cast (exit 3), Ctrl-C (exit 130).
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ExecutionError, InputError, PlanError, runPlan } from '../dist/index.js';
+import { ExecutionError, InputError, type Plan, PlanError, type RunResult, runPlan } from '../dist/index.js';
+import type { SparkStats } from '../dist/spark/engine.js';
+import { SAMPLE_ROWS, sampleRanges } from '../dist/spark/hot.js';
 import { SparkConnectClient } from '../dist/spark/client.js';
 import { mapSparkError } from '../dist/spark/engine.js';
-import { BIN, cli, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
+import { BIN, arrowTyped, cli, duckTable, expectTypedEqual, tmpDir, writeParquet, writePlan } from './helpers.js';
 import { NO_SPARK, REMOTE, SPARK_UI, requireSpark } from './spark-helpers.js';
 
 const dir = tmpDir('sj-spark-skew-');
 const F = path.join(dir, 'fact.parquet'),
-  D = path.join(dir, 'dim.parquet');
+  D = path.join(dir, 'dim.parquet'),
+  F2 = path.join(dir, 'fact2.parquet'),
+  D2 = path.join(dir, 'dim2.parquet'),
+  many = path.join(dir, 'many');
 const skewed = { partitions: 4, broadcastBytes: 0, skew: { factor: 1, thresholdBytes: 1 } };
 const joinPlan = (type: string) => ({
   version: 1,
@@ -43,41 +49,169 @@ beforeAll(async () => {
     `SELECT (CASE WHEN i < 3 THEN 1 ELSE i * 10 + 9 END)::BIGINT AS dk, 'd' || i AS name
     FROM range(300) t(i) UNION ALL SELECT NULL, 'nullkey'`,
   );
+  // two-column keys (k, g): (1, 'a') half the rows; a double key x: 1.5 half the rows, -0.0 and 0.0 on both sides
+  await writeParquet(
+    F2,
+    `SELECT (CASE WHEN i % 2 = 0 THEN 1 ELSE i % 50 END)::BIGINT AS k, CASE WHEN i % 2 = 0 THEN 'a' ELSE 'b' END AS g,
+    i::BIGINT AS v, 'v' || i AS w, CASE WHEN i % 2 = 0 THEN 1.5 WHEN i % 7 = 1 THEN -0.0 ELSE i % 40 END::DOUBLE AS x
+    FROM range(4000) t(i)`,
+  );
+  await writeParquet(
+    D2,
+    `SELECT (i % 60)::BIGINT AS dk, CASE WHEN i < 60 THEN 'a' ELSE 'b' END AS dg,
+    CASE WHEN i = 3 THEN 0.0 ELSE i / 2 END::DOUBLE AS dx FROM range(120) t(i)`,
+  );
+  // three files of 30000 rows in row groups of 3000: key 1 is 60% of the second file only, key 2 30% of
+  // the first and of the third (AQE splits it over their map tasks), the rest keys 3..299 (in the dim)
+  fs.mkdirSync(many, { recursive: true });
+  for (const [f, key] of [
+    ['a', 'CASE WHEN i % 10 < 3 THEN 2 ELSE 3 + i % 297 END'],
+    ['b', 'CASE WHEN i % 10 < 6 THEN 1 ELSE 3 + i % 297 END'],
+    ['c', 'CASE WHEN i % 10 < 3 THEN 2 ELSE 3 + i % 297 END'],
+  ])
+    await writeParquet(
+      path.join(many, `${f}.parquet`),
+      `SELECT (${key})::BIGINT AS k, i::BIGINT AS v FROM range(30000) t(i)`,
+      3000,
+    );
 }, 120_000);
+
+/** Runs a plan on Spark once: its rows must be DuckDB's; gives the run (its stats). */
+async function sameAsDuck(plan: object, query: string): Promise<RunResult> {
+  const r = await runPlan(plan as Plan, { ...spark(), baseDir: dir, writeOutput: false });
+  expectTypedEqual(arrowTyped(r.toArrow()), await duckTable(query));
+  return r;
+}
 
 describe.skipIf(NO_SPARK)('salting the hot keys Spark cannot split', () => {
   it.each(['full', 'left', 'right'])(
     "a %s outer join with hot keys gives DuckDB's rows, and its SQL carries the salt",
     async (type) => {
       const kw = { full: 'FULL', left: 'LEFT', right: 'RIGHT' }[type];
-      await expectSame(
+      const r = await sameAsDuck(
         joinPlan(type),
         `SELECT f.k, f.v, d.dk, d.name FROM '${F}' f ${kw} JOIN '${D}' d ON f.k = d.dk`,
-        spark(),
       );
-      const r = await runPlan(joinPlan(type), { ...spark(), baseDir: dir });
-      const salted = r.stats.spark.salted;
-      if (type === 'left') {
-        // the hot keys are on the preserved (left) side, which AQE splits, but their rows sit in one file: salted too
-        expect(salted.map((s: { join: string }) => s.join)).toEqual(['join-1']);
-      } else {
-        expect(salted).toEqual([{ join: 'join-1', keys: [['1'], ['7']], buckets: 2 }]);
-      }
-      expect(r.stats.spark.sql).toMatch(/pmod\(hash\(.*\), 2\) ELSE 0 END AS __salt/);
-      expect(r.stats.spark.sql).toMatch(/explode\(CASE WHEN .* THEN sequence\(0, 1\) ELSE array\(0\) END\) AS __salt/);
+      const s = r.stats as SparkStats;
+      // the hot keys are on the fact side; on a left join it is the preserved side, which AQE splits, but their
+      // rows sit in one file: salted too
+      expect(s.spark.salted).toEqual([{ join: 'join-1', side: 'left', keys: [['1'], ['7']], buckets: 2 }]);
+      // sampled here (the file is local): all of its 4000 rows, fewer than a sample's
+      expect(s.spark.sampling).toContainEqual(
+        expect.objectContaining({ join: 'join-1', side: 'left', method: 'local', rowsRead: 4000, hotKeys: 2 }),
+      );
+      // one integer key: the key and the salt as one BIGINT join key, the keys tested beside it
+      expect(s.spark.sql).toContain(
+        'THEN CAST(__sj0 AS BIGINT) ^ shiftleft(CAST(pmod(hash(__sj1), 2) + 1 AS BIGINT), 56) ELSE CAST(__sj0 AS BIGINT) END AS __j',
+      );
+      expect(s.spark.sql).toMatch(/explode\(CASE WHEN .* THEN sequence\(0, 1\) ELSE array\(0\) END\) AS __salt/);
+      expect(s.spark.sql).toContain('ON l.__j = r.__j AND coalesce(l.__sj0 = r.__sj0, FALSE)');
     },
   );
 
-  it('--explain --engine spark shows the hot keys and the rewrite; skew off salts nothing', async () => {
+  it("multi-column keys and float keys are salted too, with DuckDB's rows", async () => {
+    const multi = {
+      ...joinPlan('full'),
+      sources: { fact: { parquet: F2 }, dim: { parquet: D2 } },
+      query: {
+        ...joinPlan('full').query,
+        on: [
+          ['k', 'dk'],
+          ['g', 'dg'],
+        ],
+      },
+    };
+    const m = await sameAsDuck(
+      multi,
+      `SELECT f.*, d.* FROM '${F2}' f FULL JOIN '${D2}' d ON f.k = d.dk AND f.g = d.dg`,
+    );
+    const ms = (m.stats as SparkStats).spark;
+    expect(ms.salted).toEqual([{ join: 'join-1', side: 'left', keys: [['1', 'a']], buckets: 2 }]);
+    expect(ms.sql).toMatch(/THEN xxhash64\(CAST\(__sj0 AS BIGINT\), __sj1, pmod\(hash\(__sj2, __sj3, __sj4\), 2\)\)/);
+    expect(ms.sql).toContain('coalesce(l.__sj0 = r.__sj0 AND l.__sj1 = r.__sj1, FALSE)');
+    // a double key compares -0.0 and 0.0 equal but hashes them apart: the key and a salt column
+    const floats = {
+      ...joinPlan('full'),
+      sources: { fact: { parquet: F2 }, dim: { parquet: D2 } },
+      query: { ...joinPlan('full').query, on: [['x', 'dx']] },
+    };
+    const f = await sameAsDuck(floats, `SELECT f.*, d.* FROM '${F2}' f FULL JOIN '${D2}' d ON f.x = d.dx`);
+    const fs = (f.stats as SparkStats).spark;
+    expect(fs.salted).toEqual([{ join: 'join-1', side: 'left', keys: [['1.5']], buckets: 2 }]);
+    expect(fs.sql).toContain('ON l.__sj4 = r.__sj2 AND l.__salt = r.__salt');
+  });
+
+  it('an inner join: a hot key whose rows sit in one of three files is salted, one spread over two is not; the sample reads a subset', async () => {
+    const q = `SELECT f.k, count(*) AS n, sum(f.v) AS sv, min(d.name) AS name FROM '${path.join(many, '*.parquet')}' f
+      JOIN '${D}' d ON f.k = d.dk GROUP BY f.k`;
+    const p = {
+      version: 1,
+      sources: { fact: { parquet: path.join(many, '*.parquet') }, dim: { parquet: D } },
+      execution: { partitions: 16, broadcastBytes: 0, skew: { factor: 2, thresholdBytes: 1 } },
+      query: {
+        op: 'aggregate',
+        groupBy: ['k'],
+        aggregates: [
+          { fn: 'count', as: 'n' },
+          { fn: 'sum', column: 'v', as: 'sv' },
+          { fn: 'min', column: 'name', as: 'name' },
+        ],
+        input: { ...joinPlan('inner').query, left: { op: 'scan', source: 'fact' } },
+      },
+    };
+    const r = await sameAsDuck(p, q);
+    const s = (r.stats as SparkStats).spark;
+    expect(s.salted).toEqual([{ join: 'join-1', side: 'left', keys: [['1']], buckets: expect.any(Number) }]);
+    const left = s.sampling?.find((x) => x.side === 'left');
+    // 32 row ranges of 2048 rows over the three files' 30 row groups: about 70% of the 90000 rows
+    expect(left).toMatchObject({ method: 'local', files: 3, hotKeys: 1 });
+    // (ranges near a row group's end are moved back into it: two may meet, and a row is read once)
+    expect(left!.rowsRead).toBeGreaterThan(60_000);
+    expect(left!.rowsRead).toBeLessThanOrEqual(SAMPLE_ROWS);
+    expect(left!.fraction).toBeCloseTo(left!.rowsRead / 90000, 9);
+  });
+
+  it('--explain --engine spark shows the sampling, the hot keys and the rewrite; skew off salts nothing', async () => {
     const file = writePlan(dir, joinPlan('full'));
     const r = cli([file, '--engine', 'spark', '--remote', REMOTE, '--explain']);
     expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /sampled join-1\.left here: 4000 of its 4000 rows, read from 1 file in \d+ ms; 2 hot keys/,
+    );
     expect(r.stdout).toContain('salted join join-1: hot keys 1; 7 over 2 salts');
     expect(r.stdout).toContain('spark.sql.adaptive.skewJoin.skewedPartitionFactor=1');
     expect(r.stdout).toContain('__salt');
     const off = cli([file, '--engine', 'spark', '--remote', REMOTE, '--explain', '--no-skew']);
     expect(off.stdout).toContain('salted joins: none');
     expect(off.stdout).toContain('spark.sql.adaptive.skewJoin.enabled=false');
+  });
+});
+
+// no server needed: where a local sample reads
+describe('the local sample of a join side', () => {
+  const splits = (file: string, groups: number, rows: number) =>
+    Array.from({ length: groups }, (_, g) => ({ path: file, rowGroups: [g], rows, bytes: rows * 8 }));
+  it('reads row ranges spread evenly over every file, inside their row groups, never a row twice', () => {
+    // a big file, a small one (a sixteenth of the rows), a middle one
+    const all = [
+      ...splits('/a.parquet', 20, 100_000),
+      ...splits('/b.parquet', 2, 80_000),
+      ...splits('/c.parquet', 5, 120_000),
+    ];
+    const total = all.reduce((a, s) => a + s.rows, 0);
+    const ranges = sampleRanges(all)!;
+    expect(ranges.length).toBe(32);
+    expect(ranges.reduce((a, s) => a + s.rows, 0)).toBe(SAMPLE_ROWS);
+    expect(new Set(ranges.map((r) => r.path))).toEqual(new Set(['/a.parquet', '/b.parquet', '/c.parquet']));
+    for (const r of ranges) {
+      const g = all.find((s) => s.path === r.path && s.rowGroups[0] === r.rowGroups[0])!;
+      expect(r.offset! + r.rows).toBeLessThanOrEqual(g.rows);
+    }
+    // about as many ranges per file as its share of the rows
+    expect(ranges.filter((r) => r.path === '/a.parquet').length).toBe(Math.round((32 * 2_000_000) / total));
+    // a side of fewer rows than a sample is read whole; unknown row counts (a URI) are not sampled here
+    expect(sampleRanges(splits('/d.parquet', 3, 1000))).toEqual(splits('/d.parquet', 3, 1000));
+    expect(sampleRanges([{ path: 's3a://b/x.parquet', rowGroups: [], rows: 0, bytes: 0, wholeFile: true }])).toBeNull();
   });
 });
 
@@ -146,9 +280,13 @@ describe.skipIf(NO_SPARK)('Spark engine errors', () => {
     };
     const file = writePlan(dir, slow, 'slow.json');
     const app = ((await (await fetch(`${SPARK_UI}/api/v1/applications`)).json()) as { id: string }[])[0].id;
-    const jobs = async (status: string) =>
-      ((await (await fetch(`${SPARK_UI}/api/v1/applications/${app}/jobs?status=${status}`)).json()) as unknown[])
-        .length;
+    const jobIds = async (status: string) =>
+      (
+        (await (await fetch(`${SPARK_UI}/api/v1/applications/${app}/jobs?status=${status}`)).json()) as {
+          jobId: number;
+        }[]
+      ).map((j) => j.jobId);
+    const jobs = async (status: string) => (await jobIds(status)).length;
     const running = () => jobs('running');
     const failedBefore = await jobs('failed');
     const child = spawn(process.execPath, [BIN, file, '--engine', 'spark', '--remote', REMOTE], {
@@ -160,10 +298,17 @@ describe.skipIf(NO_SPARK)('Spark engine errors', () => {
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const t0 = Date.now();
-    let seen = 0;
-    while ((seen = await running()) === 0 && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 200));
-    expect(seen, stderr).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 500));
+    // the query's job: one still running a second after it was seen (the short jobs that read the
+    // files' schemas before it run for milliseconds; interrupted then, no job would fail)
+    const since = new Map<number, number>();
+    let long = false;
+    while (!long && Date.now() - t0 < 60_000) {
+      const now = await jobIds('running');
+      for (const id of now) if (!since.has(id)) since.set(id, Date.now());
+      long = now.some((id) => Date.now() - since.get(id)! >= 1000);
+      if (!long) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(long, stderr).toBe(true);
     child.kill('SIGINT');
     const t1 = Date.now();
     expect(await exited).toBe(130);

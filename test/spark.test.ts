@@ -4,8 +4,18 @@
 // params and sources; and the plan constructs refused at lowering.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PlanError, runPlan } from '../dist/index.js';
-import { cli, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
+import { InputError, PlanError, runPlan } from '../dist/index.js';
+import type { SparkStats } from '../dist/spark/engine.js';
+import {
+  arrowTyped,
+  cli,
+  duckTable,
+  expectSame,
+  expectTypedEqual,
+  tmpDir,
+  writeParquet,
+  writePlan,
+} from './helpers.js';
 import { NO_SPARK, REMOTE, requireSpark } from './spark-helpers.js';
 
 const dir = tmpDir('sj-spark-');
@@ -202,6 +212,40 @@ describe.skipIf(NO_SPARK)('spark engine: params, sources, refusals', () => {
     });
   });
 
+  it('sources given as URIs (file:, a glob) are bound from the schema Spark gives them and read by Spark', async () => {
+    const other = tmpDir('sj-spark-uri-');
+    await writeParquet(path.join(other, 'p1.parquet'), `SELECT k, name, w FROM '${T2}' WHERE k < 10`);
+    await writeParquet(path.join(other, 'p2.parquet'), `SELECT k, name, w FROM '${T2}' WHERE k >= 10`);
+    const p = {
+      version: 1,
+      sources: { t1: { parquet: `file://${T1}` }, t2: { parquet: `file://${other}/p*.parquet` } },
+      execution: { skew: { factor: 1, thresholdBytes: 1 } },
+      query: { op: 'join', type: 'full', left: scan('t1', ['k', 'v', 'd', 'ts']), right: scan('t2'), on: [['k', 'k']] },
+    };
+    const r = await runPlan(p, { ...spark(), writeOutput: false });
+    expectTypedEqual(
+      arrowTyped(r.toArrow()),
+      await duckTable(`SELECT l.k, l.v, l.d, l.ts, r.k AS k_right, r.name, r.w
+      FROM '${T1}' l FULL JOIN '${other}/p*.parquet' r ON l.k = r.k`),
+    );
+    const s = (r.stats as SparkStats).spark;
+    expect(s.sql).toContain(`parquet.\`file://${other}/p*.parquet\``);
+    // a URI side is sampled on Spark (its rows are not known here): counted, then one aggregation of a sample
+    expect(s.sampling?.map((x) => [x.side, x.method, x.sideRows])).toEqual([
+      ['left', 'spark', 200],
+      ['right', 'spark', 30],
+    ]);
+    expect(s.sampling?.[0].sql).toMatch(/GROUP BY GROUPING SETS \(\(k0\), \(\)\)/);
+    // an override may be a URI too; a URI Spark does not find is an input error (exit 3) naming the source
+    const missing = await runPlan(p, { ...spark(), sources: { t2: `file://${other}/none.parquet` } }).catch((e) => e);
+    expect(missing).toBeInstanceOf(InputError);
+    expect(missing.message).toMatch(/^source "t2": spark: \[PATH_NOT_FOUND\]/);
+    // a local path not found here is the remote server's to find (a cluster may mount it)
+    const gone = await runPlan(p, { ...spark(), sources: { t2: path.join(other, 'gone.parquet') } }).catch((e) => e);
+    expect(gone).toBeInstanceOf(InputError);
+    expect(gone.message).toMatch(/^source "t2": spark: \[PATH_NOT_FOUND\].*gone\.parquet/);
+  });
+
   it('refuses a float written as text, naming the JSON path (exit 2)', async () => {
     const p = plan({
       op: 'project',
@@ -219,6 +263,16 @@ describe.skipIf(NO_SPARK)('spark engine: params, sources, refusals', () => {
 
 // no server needed: the lowering alone
 describe('skewjoin lower --to spark', () => {
+  it('the local engine refuses a URI source (exit 3): only Spark reads it', async () => {
+    const p = plan(scan('t1'));
+    p.sources = { t1: { parquet: 's3a://bucket/t1.parquet' } } as typeof sources;
+    const err = await runPlan(p).catch((e) => e);
+    expect(err).toBeInstanceOf(InputError);
+    expect(err.message).toBe(
+      'source "t1": s3a://bucket/t1.parquet is a URI, which only --engine spark reads (Spark reads it itself)',
+    );
+  });
+
   it('prints the settings and the SQL of a plan; a refused construct is exit 2 with its JSON path', async () => {
     const r = cli(['lower', '--to', 'spark', 'plans/tpch/q05.json', '--param', 'REGION=EUROPE']);
     expect(r.code, r.stderr).toBe(0);

@@ -14,6 +14,11 @@ export function addLowerCommand(program: Command, out: NodeJS.WritableStream, se
     .description('print the Spark SQL and session settings that --engine spark sends for a plan')
     .argument('<plan>', 'the plan file')
     .addOption(new Option('--to <target>', 'the target').choices(['spark']).default('spark'))
+    .option(
+      '--remote <url>',
+      'the Spark Connect server that gives the schema of sources given as URIs (default: SPARK_REMOTE, else a local ' +
+        'server)',
+    )
     .option('--param <NAME=VALUE>', 'value of a plan parameter (repeatable)', assignment('--param', false))
     .option(
       '--source <NAME=PATH>',
@@ -24,7 +29,9 @@ export function addLowerCommand(program: Command, out: NodeJS.WritableStream, se
       // --param and --source are also the run's options: commander may give them to the program
       const g = program.opts() as RunFlags;
       const flags = { ...o, param: o.param ?? g.param, source: o.source ?? g.source };
-      setCode(await (await import('../spark/cli.js')).lowerCommand(plan, overridesOf(flags), out));
+      setCode(
+        await (await import('../spark/cli.js')).lowerCommand(plan, overridesOf(flags), out, o.remote ?? g.remote),
+      );
     });
 }
 

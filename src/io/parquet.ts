@@ -32,7 +32,7 @@ async function viaIpc(t: PW.Table, fields: Field[]): Promise<Batch[]> {
   return conv.batchesFromArrow(arrow.tableFromIPC(t.intoIPCStream()), fields);
 }
 
-interface FileColumn {
+export interface FileColumn {
   name: string;
   type: DataType | string;
 }

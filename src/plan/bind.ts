@@ -1,7 +1,9 @@
 // Binding: resolve sources to files and row groups, columns to indices, check
 // types, and compute each operator's output schema. Every mistake is a
 // PlanError naming the JSON path of the field (or an InputError for files).
+import fs from 'node:fs';
 import path from 'node:path';
+import { type SparkSources, isUri } from './uri.js';
 import { globFiles, isPattern } from './glob.js';
 import { InputError, PlanError, jsonPath } from '../errors.js';
 import {
@@ -29,14 +31,29 @@ interface SourceInfo {
   files: FileInfo[];
 }
 
-async function resolveSourceFiles(pattern: string | string[], baseDir: string, at: P): Promise<string[]> {
+/**
+ * The files of a source: paths resolved against `baseDir`, globs expanded. A URI stays as
+ * it is (Spark reads it), and so does a glob that matches nothing here when Spark is to find
+ * the files missing here (`spark.missing`).
+ */
+async function resolveSourceFiles(
+  pattern: string | string[],
+  baseDir: string,
+  at: P,
+  spark?: SparkSources,
+): Promise<string[]> {
   const list = Array.isArray(pattern) ? pattern : [pattern];
   const out: string[] = [];
   for (let i = 0; i < list.length; i++) {
+    if (isUri(list[i])) {
+      out.push(list[i]);
+      continue;
+    }
     const abs = path.resolve(baseDir, list[i]);
     if (await isPattern(list[i])) {
       const found = await globFiles(abs);
-      if (found.length === 0) {
+      if (found.length === 0 && spark?.missing) out.push(abs);
+      else if (found.length === 0) {
         // Missing input data (exit 3), not a plan mistake; the message still names the field.
         throw new InputError(
           `${jsonPath(Array.isArray(pattern) ? [...at, i] : at)}: glob "${list[i]}" matches no file`,
@@ -51,18 +68,40 @@ async function resolveSourceFiles(pattern: string | string[], baseDir: string, a
   return out;
 }
 
-async function loadSource(name: string, files: string[]): Promise<SourceInfo> {
+/**
+ * A source file Spark reads itself: a URI, or (`spark.missing`) a local path not found
+ * here, which Spark may find (a cluster's mount; a glob), as an unencoded `file:` URI
+ * (Hadoop's Path parses it). Its columns come from Spark; its row groups and sizes are unknown.
+ */
+async function uriInfo(name: string, f: string, workers: number, spark?: SparkSources): Promise<FileInfo | null> {
+  const local = !isUri(f);
+  if (local && (!spark?.missing || fs.existsSync(f))) return null;
+  if (!spark)
+    throw new InputError(`source "${name}": ${f} is a URI, which only --engine spark reads (Spark reads it itself)`, f);
+  const uri = local ? `file://${f}` : f;
+  return {
+    path: uri,
+    columns: await spark.schema(uri, workers),
+    rowGroupRows: [0],
+    rowGroupBytes: [0],
+    wholeFile: true,
+  };
+}
+
+async function loadSource(name: string, files: string[], workers: number, spark?: SparkSources): Promise<SourceInfo> {
   // a file's error names the source it belongs to, which may be one of several or an override's
   const named = (e: unknown) =>
     e instanceof InputError && !e.message.startsWith('source "')
       ? new InputError(`source "${name}": ${e.message}`, e.file, e.column)
       : e;
   const infos = await Promise.all(
-    files.map((f) =>
-      inspectParquet(f).catch((e) => {
+    files.map(async (f) => {
+      try {
+        return (await uriInfo(name, f, workers, spark)) ?? (await inspectParquet(f));
+      } catch (e) {
         throw named(e);
-      }),
-    ),
+      }
+    }),
   );
   const first = infos[0];
   for (const info of infos.slice(1)) {
@@ -96,8 +135,16 @@ async function loadSource(name: string, files: string[]): Promise<SourceInfo> {
   return { name, files: infos };
 }
 
-/** Bind a validated plan. `baseDir` is the plan file's folder; `overrides` gives some sources other files. */
-export async function bindPlan(plan: Plan, baseDir: string, overrides?: Map<string, string[]>): Promise<BoundNode> {
+/**
+ * Bind a validated plan. `baseDir` is the plan file's folder; `overrides` gives some sources other files;
+ * `uri` binds the sources Spark reads itself (`workers`: for a local Spark server it may start).
+ */
+export async function bindPlan(
+  plan: Plan,
+  baseDir: string,
+  overrides?: Map<string, string[]>,
+  uri?: { spark: SparkSources; workers: number },
+): Promise<BoundNode> {
   const sources = new Map<string, Promise<SourceInfo>>();
   const getSource = (name: string, at: P) => {
     if (!(name in plan.sources)) {
@@ -112,8 +159,8 @@ export async function bindPlan(plan: Plan, baseDir: string, overrides?: Map<stri
       s = (
         files
           ? Promise.resolve(files)
-          : resolveSourceFiles(plan.sources[name].parquet, baseDir, ['sources', name, 'parquet'])
-      ).then((f) => loadSource(name, f));
+          : resolveSourceFiles(plan.sources[name].parquet, baseDir, ['sources', name, 'parquet'], uri?.spark)
+      ).then((f) => loadSource(name, f, uri?.workers ?? 1, uri?.spark));
       sources.set(name, s);
     }
     return s;

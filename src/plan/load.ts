@@ -9,6 +9,7 @@ import { bindPlan } from './bind.js';
 import { expectedAt, shown, valueAt } from './expected.js';
 import { type ParamInput, applyParams } from './params.js';
 import { resolveSourceOverrides } from './sources.js';
+import type { SparkSources } from './uri.js';
 import { pruneColumns } from './prune.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
@@ -90,6 +91,11 @@ export interface Overrides {
   fromCommandLine?: boolean;
   /** replaces the plan's `output` (`--output`, `--format`); a relative path is relative to the current folder */
   output?: { path: string; format?: OutputFormat };
+  /**
+   * internal (`--engine spark`): the schema of a source Spark reads itself, a URI (and, on a
+   * remote server, a local path not found here) (plan/uri.ts); without it a URI is an input error
+   */
+  sparkSources?: SparkSources;
 }
 
 /** What `loadPlan` and `runPlan` take beside the plan: the overrides and the folder of relative paths. */
@@ -322,7 +328,14 @@ export async function loadPlan(
   const settings = resolveSettings(plan, options, dir);
   const output = options.output ? outputOf({ ...plan, output: options.output }, process.cwd()) : outputOf(plan, dir);
   // override paths are the caller's: relative to baseDir (the current folder by default), not to the plan
-  const files = await resolveSourceOverrides(Object.keys(plan.sources), options.sources ?? {}, base, cli);
-  const root = splitScans(pruneColumns(await bindPlan(plan, dir, files)), plannedWorkers(settings));
+  const files = await resolveSourceOverrides(
+    Object.keys(plan.sources),
+    options.sources ?? {},
+    base,
+    cli,
+    !!options.sparkSources?.missing,
+  );
+  const uri = options.sparkSources && { spark: options.sparkSources, workers: settings.workers };
+  const root = splitScans(pruneColumns(await bindPlan(plan, dir, files, uri)), plannedWorkers(settings));
   return { plan, baseDir: dir, root, settings, output };
 }

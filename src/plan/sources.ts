@@ -5,15 +5,21 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { globFiles, isPattern } from './glob.js';
 import { InputError, PlanError } from '../errors.js';
+import { isUri } from './uri.js';
 
 const origin = (name: string, fromCommandLine: boolean) =>
   fromCommandLine ? `--source ${name}` : `options.sources.${name}`;
 
-/** The Parquet files one PATH stands for, absolute and sorted; an InputError when there are none. */
-async function filesOf(p: string, baseDir: string, label: string): Promise<string[]> {
+/**
+ * The Parquet files one PATH stands for, absolute and sorted; an InputError when there are none.
+ * A URI stays as it is, and with `sparkReads` so does a path not found here (Spark reads them: plan/uri.ts).
+ */
+async function filesOf(p: string, baseDir: string, label: string, sparkReads: boolean): Promise<string[]> {
+  if (isUri(p)) return [p];
   const abs = path.resolve(baseDir, p);
   if (await isPattern(p)) {
     const found = await globFiles(abs);
+    if (found.length === 0 && sparkReads) return [abs];
     if (found.length === 0) throw new InputError(`${label}: glob "${p}" matches no file`, abs);
     return found;
   }
@@ -21,6 +27,7 @@ async function filesOf(p: string, baseDir: string, label: string): Promise<strin
   try {
     st = fs.statSync(abs);
   } catch {
+    if (sparkReads) return [abs];
     throw new InputError(`${label}: no file or folder ${abs}`, abs);
   }
   if (!st.isDirectory()) return [abs];
@@ -38,6 +45,7 @@ export async function resolveSourceOverrides(
   given: Record<string, string | string[]>,
   baseDir: string,
   fromCommandLine: boolean,
+  sparkReads = false,
 ): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   for (const [name, v] of Object.entries(given)) {
@@ -52,7 +60,7 @@ export async function resolveSourceOverrides(
       throw new PlanError(origin(name, fromCommandLine), 'expected a path, a glob, a folder or a list of them');
     }
     const label = `${origin(name, fromCommandLine)}=${list.join(',')}`;
-    out.set(name, (await Promise.all(list.map((p) => filesOf(p, baseDir, label)))).flat());
+    out.set(name, (await Promise.all(list.map((p) => filesOf(p, baseDir, label, sparkReads)))).flat());
   }
   return out;
 }

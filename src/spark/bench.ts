@@ -1,11 +1,13 @@
 // `skewjoin bench --engine spark`: the two skews Spark's AQE cannot split (a full outer
 // join with a hot key; an inner join whose hot key sits in one input file) on a local
 // Spark, AQE alone against AQE with our salting, beside skewjoin and DuckDB on the same
-// files. Per run: wall, and the slowest and median task of the slowest stage (Spark's metrics).
+// files. Per run: wall, the sampling, and the join's stage from Spark's own task metrics:
+// its slowest and median task (time, CPU time, rows read from the shuffle), its wall and CPU.
 import type { Plan } from '../plan/spec.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { executeOnSpark } from './engine.js';
+import type { StageTimes } from './stages.js';
 import { LocalSparkServer } from './server.js';
 import { type LoadedPlan, loadPlan } from '../plan/load.js';
 import { execute } from '../scheduler/execute.js';
@@ -18,6 +20,8 @@ export interface SparkBenchOptions {
   keys?: number;
   repeat: number;
   workers: number;
+  /** only the workloads whose name contains one of these */
+  workloads?: string[];
 }
 
 interface Workload {
@@ -34,18 +38,32 @@ const WORKLOADS: Workload[] = [
 ];
 
 export interface SparkBenchRow {
-  /** of wallMs: the hot-key sampling queries */
-  samplingMs?: number;
   workload: string;
   mode: string;
   wallMs: number;
+  /** of wallMs: the sampling of the join sides for hot keys */
+  samplingMs?: number;
+  /** the join's stage (the stage that read the most rows from the shuffle): its tasks, the slowest and median one */
+  tasks?: number;
   slowestMs?: number;
   medianMs?: number;
+  slowestCpuMs?: number;
+  medianCpuMs?: number;
+  mostRows?: number;
+  medianRows?: number;
+  /** the join's stage from submission to completion; its tasks' time and CPU time together */
+  stageWallMs?: number;
+  stageTaskMs?: number;
+  stageCpuMs?: number;
   salted?: number;
   answer: string;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b),
+    m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 
 async function generate(con: any, dir: string, w: Workload, rows: number, keys: number): Promise<void> {
   fs.mkdirSync(dir, { recursive: true });
@@ -99,24 +117,45 @@ const answerOf = (r: { schema: { name: string }[]; batches: any[] }) =>
 
 async function sparkRun(lp: LoadedPlan, remote: string, mode: string, w: Workload): Promise<SparkBenchRow> {
   const r = await executeOnSpark(lp, { remote });
-  // the join's reduce stage: the slowest of the stages with more than one task
-  const worst = r.stats.spark.stages
-    .filter((s) => s.tasks > 1)
-    .reduce(
-      (a, s) => (s.slowestMs > (a?.slowestMs ?? -1) ? s : a),
-      undefined as undefined | { slowestMs: number; medianMs: number },
-    );
+  // the join's stage: the one that read the most rows from the shuffle (both sides of the join)
+  const join = r.stats.spark.stages.reduce(
+    (a, s) => ((s.shuffleRows ?? 0) > (a?.shuffleRows ?? 0) ? s : a),
+    undefined as undefined | StageTimes,
+  );
   return {
     workload: w.name,
     mode,
-    wallMs: r.stats.wallMs,
-    samplingMs: r.stats.spark.samplingMs,
-    slowestMs: worst?.slowestMs,
-    medianMs: worst?.medianMs,
+    wallMs: Math.round(r.stats.wallMs),
+    samplingMs: Math.round(r.stats.spark.samplingMs ?? 0),
+    tasks: join?.tasks,
+    slowestMs: join?.slowestMs,
+    medianMs: join?.medianMs,
+    slowestCpuMs: join?.slowestCpuMs,
+    medianCpuMs: join?.medianCpuMs,
+    mostRows: join?.mostRows,
+    medianRows: join?.medianRows,
+    stageWallMs: join?.wallMs,
+    stageTaskMs: join?.taskMs,
+    stageCpuMs: join?.cpuMs,
     salted: r.stats.spark.salted.reduce((a, s) => a + s.keys.length, 0),
     answer: answerOf(r),
   };
 }
+
+const COLUMNS: [keyof SparkBenchRow, string, number][] = [
+  ['wallMs', 'wall_ms', 8],
+  ['samplingMs', 'sampling', 8],
+  ['tasks', 'tasks', 5],
+  ['slowestMs', 'slowest', 8],
+  ['medianMs', 'median', 7],
+  ['slowestCpuMs', 'slow_cpu', 8],
+  ['medianCpuMs', 'med_cpu', 7],
+  ['mostRows', 'most_rows', 9],
+  ['medianRows', 'med_rows', 9],
+  ['stageWallMs', 'stage_ms', 8],
+  ['stageTaskMs', 'stage_task', 10],
+  ['stageCpuMs', 'stage_cpu', 9],
+];
 
 export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableStream): Promise<number> {
   const rows = o.rows ?? 10_000_000,
@@ -125,43 +164,55 @@ export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableSt
   const con = await (await DuckDBInstance.create(':memory:', { threads: String(o.workers) })).connect();
   const server = await LocalSparkServer.start(o.workers, { 'spark.driver.memory': '6g' });
   const out: SparkBenchRow[] = [];
+  const all: SparkBenchRow[] = [];
   const line = (r: SparkBenchRow) =>
     log.write(
-      `${r.workload.padEnd(20)} ${r.mode.padEnd(16)} ${r.wallMs.toFixed(0).padStart(8)} ` +
-        `${String(r.slowestMs ?? '').padStart(10)} ${String(r.medianMs ?? '').padStart(10)} ` +
-        `${String(r.salted ?? '').padStart(6)} ${(r.samplingMs?.toFixed(0) ?? '').padStart(11)}  ${r.answer}\n`,
+      `${r.workload.padEnd(20)} ${r.mode.padEnd(23)} ` +
+        COLUMNS.map(([k, , n]) => String(r[k] === undefined ? '' : Math.round(r[k] as number)).padStart(n)).join(' ') +
+        `  ${r.answer}\n`,
     );
   log.write(
-    `${'workload'.padEnd(20)} ${'mode'.padEnd(16)} ${'wall_ms'.padStart(8)} ${'slowest_ms'.padStart(10)} ` +
-      `${'median_ms'.padStart(10)} ${'salted'.padStart(6)} ${'sampling_ms'.padStart(11)}  answer\n`,
+    `${'workload'.padEnd(20)} ${'mode'.padEnd(23)} ${COLUMNS.map(([, h, n]) => h.padStart(n)).join(' ')}  answer\n`,
   );
+  const workloads = WORKLOADS.filter((w) => !o.workloads?.length || o.workloads.some((x) => w.name.includes(x)));
   try {
-    for (const w of WORKLOADS) {
+    for (const w of workloads) {
       const dir = path.join(o.out, 'spark', w.name.replace(/\W+/g, '-'));
       await generate(con, dir, w, rows, keys);
       const lps = { aqe: await loadPlan(plan(dir, w, 'partition')), salted: await loadPlan(plan(dir, w, 'auto')) };
       const runs: Record<string, SparkBenchRow[]> = { 'spark aqe': [], 'spark aqe+salt': [] };
-      await sparkRun(lps.aqe, server.url, 'warm-up', w); // the JVM's first run of a query shape
+      // the JVM's first runs of both query shapes
+      await sparkRun(lps.aqe, server.url, 'warm-up', w);
+      await sparkRun(lps.salted, server.url, 'warm-up', w);
       for (let k = 0; k < o.repeat; k++) {
         // paired: A, B, A, B
-        runs['spark aqe'].push(await sparkRun(lps.aqe, server.url, 'spark aqe', w));
-        runs['spark aqe+salt'].push(await sparkRun(lps.salted, server.url, 'spark aqe+salt', w));
+        for (const [mode, lp] of [
+          ['spark aqe', lps.aqe],
+          ['spark aqe+salt', lps.salted],
+        ] as const) {
+          const r = await sparkRun(lp, server.url, `${mode} #${k + 1}`, w);
+          runs[mode].push(r);
+          all.push(r);
+          line(r);
+        }
       }
       for (const [mode, rs] of Object.entries(runs)) {
-        const row = {
-          ...rs[0],
-          mode,
-          wallMs: median(rs.map((r) => r.wallMs)),
-          slowestMs: median(rs.map((r) => r.slowestMs ?? 0)),
-          medianMs: median(rs.map((r) => r.medianMs ?? 0)),
-          samplingMs: median(rs.map((r) => r.samplingMs ?? 0)),
-        };
+        const row: SparkBenchRow = { ...rs[0], mode: `${mode} (median)` };
+        for (const [k] of COLUMNS) {
+          const xs = rs.map((r) => r[k]).filter((x): x is number => typeof x === 'number');
+          if (xs.length) (row as unknown as Record<string, number>)[k] = median(xs);
+        }
         out.push(row);
         line(row);
       }
       const t0 = performance.now();
       const local = await execute(lps.salted, false);
-      out.push({ workload: w.name, mode: 'skewjoin', wallMs: performance.now() - t0, answer: answerOf(local) });
+      out.push({
+        workload: w.name,
+        mode: 'skewjoin',
+        wallMs: Math.round(performance.now() - t0),
+        answer: answerOf(local),
+      });
       line(out[out.length - 1]);
       const t1 = performance.now();
       const kw = w.join === 'full' ? 'FULL JOIN' : 'JOIN';
@@ -173,7 +224,7 @@ export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableSt
       out.push({
         workload: w.name,
         mode: 'duckdb',
-        wallMs: performance.now() - t1,
+        wallMs: Math.round(performance.now() - t1),
         answer: `n=${dv[0]} matched=${dv[1]} sv=${dv[2]}`,
       });
       line(out[out.length - 1]);
@@ -185,10 +236,10 @@ export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableSt
   fs.mkdirSync(o.out, { recursive: true });
   fs.writeFileSync(
     path.join(o.out, 'spark-results.json'),
-    JSON.stringify({ rows, keys, workers: o.workers, repeat: o.repeat, runs: out }, null, 2) + '\n',
+    JSON.stringify({ rows, keys, workers: o.workers, repeat: o.repeat, results: out, runs: all }, null, 2) + '\n',
   );
   log.write(`wrote ${path.join(o.out, 'spark-results.json')}\n`);
-  const same = WORKLOADS.every(
+  const same = workloads.every(
     (w) => new Set(out.filter((r) => r.workload === w.name).map((r) => r.answer)).size === 1,
   );
   if (!same) log.write('the engines disagree: see the answer column\n');

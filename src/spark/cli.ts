@@ -2,12 +2,13 @@
 // (run, --explain, --stats, outputs) and `skewjoin lower --to spark plan.json`.
 import fs from 'node:fs';
 import path from 'node:path';
-import { type LoadedPlan, type Overrides, loadPlan } from '../plan/load.js';
+import type { LoadedPlan, Overrides } from '../plan/load.js';
 import type { Plan } from '../plan/spec.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { progressDisplay, wantsProgress } from '../cli/progress.js';
 import { type Lowered, lowerPlan } from './lower.js';
-import { executeOnSpark, lowerWithSalting } from './engine.js';
+import { executeOnSpark, loadForSpark, lowerWithSalting } from './engine.js';
+import type { SamplingStat } from './hot.js';
 
 export interface SparkFlags {
   remote?: string;
@@ -19,10 +20,22 @@ export interface SparkFlags {
 }
 
 /** The lowered SQL, settings and salting as `--explain` and `lower` print them. */
-export function describeLowered(lp: LoadedPlan, l: Lowered, where: string): string {
+export function describeLowered(lp: LoadedPlan, l: Lowered & { sampling?: SamplingStat[] }, where: string): string {
   const lines = [`engine: spark (${where})`];
   if (lp.plan.description) lines.push(`plan: ${lp.plan.description}`);
   lines.push('settings:', ...Object.entries(l.settings).map(([k, v]) => `  ${k}=${v}`));
+  for (const s of l.sampling ?? []) {
+    const hot = `${s.hotKeys} hot key${s.hotKeys === 1 ? '' : 's'}`;
+    const files = s.files ? `, read from ${s.files} file${s.files > 1 ? 's' : ''}` : '';
+    lines.push(
+      s.method === 'skipped'
+        ? `sampled ${s.join}.${s.side}: not sampled (${s.reason})`
+        : s.method === 'local'
+          ? `sampled ${s.join}.${s.side} here: ${s.rowsRead} of its ${s.sideRows} rows${files} in ${s.ms.toFixed(0)} ms; ${hot}`
+          : `sampled ${s.join}.${s.side} on Spark: ${s.sampleRows} of its ${s.sideRows} rows (Spark reads them all) ` +
+            `in ${s.ms.toFixed(0)} ms; ${hot}`,
+    );
+  }
   if (l.salted.length === 0) lines.push('salted joins: none');
   for (const s of l.salted)
     lines.push(`salted join ${s.join}: hot keys ${s.keys.map((k) => k.join(',')).join('; ')} over ${s.buckets} salts`);
@@ -38,7 +51,7 @@ export async function runSparkCommand(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<number> {
-  const lp = await loadPlan(planFile, o);
+  const lp = await loadForSpark(planFile, o, f.remote);
   const where = f.remote ?? process.env.SPARK_REMOTE ?? 'a local server';
   if (f.explain && !f.analyze) {
     out.write(describeLowered(lp, await lowerWithSalting(lp, f.remote), where.replace(/;token=[^;]*/, ';token=***')));
@@ -54,7 +67,7 @@ export async function runSparkCommand(
   if (f.stats) fs.writeFileSync(f.stats, JSON.stringify(r.stats, null, 2) + '\n');
   if (f.explain) {
     const s = r.stats.spark;
-    out.write(describeLowered(lp, { sql: s.sql, settings: s.settings, salted: s.salted }, where));
+    out.write(describeLowered(lp, { sql: s.sql, settings: s.settings, salted: s.salted, sampling: s.sampling }, where));
     for (const st of s.stages)
       out.write(`stage ${st.id}: ${st.tasks} tasks, slowest ${st.slowestMs} ms, median ${st.medianMs} ms\n`);
   }
@@ -71,9 +84,17 @@ export async function runSparkCommand(
   return 0;
 }
 
-/** `skewjoin lower --to spark plan.json`: the SQL and settings, without a server (no salting: that needs a sample). */
-export async function lowerCommand(planFile: string, o: Overrides, out: NodeJS.WritableStream): Promise<number> {
-  const lp = await loadPlan(planFile, o);
+/**
+ * `skewjoin lower --to spark plan.json`: the SQL and settings, without a server (no salting: that needs a
+ * sample), but for sources Spark reads itself (URIs), whose schema comes from Spark (`remote`, else a local server).
+ */
+export async function lowerCommand(
+  planFile: string,
+  o: Overrides,
+  out: NodeJS.WritableStream,
+  remote?: string,
+): Promise<number> {
+  const lp = await loadForSpark(planFile, o, remote);
   out.write(describeLowered(lp, lowerPlan(lp), 'lowered only; hot keys are sampled when the plan runs'));
   return 0;
 }

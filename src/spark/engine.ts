@@ -6,13 +6,18 @@ import { ExecutionError, InputError, PlanError, SkewjoinError } from '../errors.
 import { type Batch, type DataType, type Field, rowCount } from '../kernels/column.js';
 import { batchesFromArrow } from '../io/arrow.js';
 import type { ResultFile } from '../io/result-file.js';
-import type { LoadedPlan } from '../plan/load.js';
+import { type LoadOptions, type LoadedPlan, loadPlan } from '../plan/load.js';
+import type { Plan } from '../plan/spec.js';
+import type { SparkSources } from '../plan/uri.js';
+import type { FileColumn } from '../io/parquet.js';
+import { fromArrowType } from '../io/arrow.js';
+import { ident } from './lower-expr.js';
 import type { Executed } from '../scheduler/execute.js';
 import type { OnProgress } from '../scheduler/progress.js';
 import type { Stats } from '../physical/stats.js';
 import { onClosePool } from '../runtime/pool.js';
 import { SparkConnectClient, SparkError } from './client.js';
-import { planSalting } from './hot.js';
+import { type SamplingStat, planSalting } from './hot.js';
 import { type Lowered, lowerPlan } from './lower.js';
 import { LocalSparkServer } from './server.js';
 import { type StageTimes, stageTimes } from './stages.js';
@@ -24,9 +29,11 @@ export interface SparkStats extends Stats {
     settings: Record<string, string>;
     applicationId: string;
     remote: string;
-    salted: { join: string; keys: string[][]; buckets: number }[];
-    /** the sampling queries that looked for hot keys (part of wallMs) */
+    salted: Lowered['salted'];
+    /** the sampling of the join sides that looked for hot keys (part of wallMs) */
     samplingMs?: number;
+    /** per join side that could be salted: how it was sampled, what it read, what it found */
+    sampling?: SamplingStat[];
     stages: StageTimes[];
   };
 }
@@ -57,6 +64,26 @@ async function closeSpark(): Promise<void> {
   await s?.stop();
 }
 
+/** The local server being started: callers at the same time wait for one server. */
+let starting: Promise<LocalSparkServer> | null = null;
+
+async function localServer(workers: number): Promise<LocalSparkServer> {
+  if (starting) await starting.catch(() => undefined);
+  if (local && local.workers !== workers) {
+    await local.stop();
+    local = null;
+  }
+  if (!local) {
+    starting = LocalSparkServer.start(workers);
+    try {
+      local = await starting;
+    } finally {
+      starting = null;
+    }
+  }
+  return local;
+}
+
 async function connect(
   remote: string | undefined,
   workers: number,
@@ -64,18 +91,57 @@ async function connect(
   let url = remote ?? process.env.SPARK_REMOTE;
   let uiUrl: string | undefined;
   if (!url) {
-    if (local && local.workers !== workers) {
-      await local.stop();
-      local = null;
-    }
-    local ??= await LocalSparkServer.start(workers);
-    url = local.url;
-    uiUrl = local.uiUrl;
+    const server = await localServer(workers);
+    url = server.url;
+    uiUrl = server.uiUrl;
   }
   const client = new SparkConnectClient(url);
   clients.add(client);
   onClosePool(closeSpark);
   return { client, uiUrl };
+}
+
+/**
+ * Load and bind a plan for Spark: a source Spark reads itself (a URI, a glob of them, a
+ * local path not found here) is bound from the schema Spark gives it (a `LIMIT 0` query
+ * over it: its Arrow schema), through one session closed when the plan is bound.
+ */
+export async function loadForSpark(plan: Plan | string | object, o: LoadOptions, remote?: string): Promise<LoadedPlan> {
+  let session: Promise<SparkConnectClient> | null = null;
+  const schema: SparkSources['schema'] = async (uri, workers) => {
+    session ??= connect(remote, workers).then(async ({ client }) => {
+      // column names as they are; timestamps with a time zone as UTC ones (the run's settings)
+      await client.setConfig({ 'spark.sql.caseSensitive': 'true', 'spark.sql.session.timeZone': 'UTC' });
+      return client;
+    });
+    try {
+      const client = await session;
+      let fields: FileColumn[] | null = null;
+      await client.execute(`SELECT * FROM parquet.${ident(uri)} LIMIT 0`, (ev) => {
+        if (ev.kind === 'arrow' && !fields)
+          fields = arrow
+            .tableFromIPC(ev.data)
+            .schema.fields.map((f) => ({ name: f.name, type: fromArrowType(f.type) }));
+      });
+      if (!fields) throw new ExecutionError(`spark: no schema came back for ${uri}`);
+      return fields;
+    } catch (e) {
+      throw mapSparkError(e);
+    }
+  };
+  try {
+    // a local path not found here may be found by a remote server (a cluster's mount), not by a local one
+    const missing = !!(remote ?? process.env.SPARK_REMOTE);
+    return await loadPlan(plan, { ...o, sparkSources: { schema, missing } });
+  } finally {
+    if (session) {
+      const client = await (session as Promise<SparkConnectClient>).catch(() => null);
+      if (client) {
+        clients.delete(client);
+        await client.close();
+      }
+    }
+  }
 }
 
 /** Our error for a Spark one: analysis -> plan error (exit 2), bad data -> input error (exit 3), else exit 1. */
@@ -94,12 +160,16 @@ export function mapSparkError(e: unknown): SkewjoinError {
 }
 
 /** What `--explain --engine spark` and `lower --to spark` print: the SQL, the settings, the salted keys. */
-export async function lowerWithSalting(lp: LoadedPlan, remote?: string): Promise<Lowered> {
+export async function lowerWithSalting(
+  lp: LoadedPlan,
+  remote?: string,
+): Promise<Lowered & { sampling: SamplingStat[] }> {
   const { settings } = lowerPlan(lp); // refusals first, before a server is started or reached
   const { client } = await connect(remote, lp.settings.workers);
   try {
     await client.setConfig(settings); // the sampling queries run under the plan's settings
-    return lowerPlan(lp, await planSalting(lp, (sql) => queryRows(client, sql)));
+    const { plans, sampling } = await planSalting(lp, (sql) => queryRows(client, sql));
+    return { ...lowerPlan(lp, plans), sampling };
   } catch (e) {
     throw mapSparkError(e);
   }
@@ -136,8 +206,9 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
   try {
     await client.setConfig(settings);
     const ts = performance.now();
-    const lowered = lowerPlan(lp, await planSalting(lp, (sql) => queryRows(client, sql)));
+    const { plans, sampling } = await planSalting(lp, (sql) => queryRows(client, sql));
     const samplingMs = performance.now() - ts;
+    const lowered = lowerPlan(lp, plans);
     const conf = await client.getConfig(['spark.app.id', 'spark.ui.port']);
     // a remote driver's REST API, where its UI port is set and reachable from here
     const restUrl =
@@ -175,6 +246,7 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
       numRows,
     );
     stats.spark.samplingMs = samplingMs;
+    stats.spark.sampling = sampling;
     stats.spark.stages = await stageTimes(restUrl, stats.spark.applicationId, [...progress.keys()]);
     reportProgress(o.onProgress, progress, t0, shown, 'done');
     return { schema, batches, numRows, stats, outputPath: file?.file ?? lowered.writeUri };

@@ -53,7 +53,7 @@ export function sparkType(t: DataType): string {
 const cast = (sql: string, t: DataType) => `CAST(${sql} AS ${sparkType(t)})`;
 
 /** A literal of our representation (bound expressions: bigint for int64/decimal/timestamp, days for dates). */
-function literal(v: Scalar | DecimalValue, t: DataType): string {
+export function literal(v: Scalar | DecimalValue, t: DataType): string {
   if (v === null) return `CAST(NULL AS ${sparkType(t)})`;
   if (typeof v === 'object')
     return `CAST(${str(decimalText(v.scaled, v.scale))} AS DECIMAL(${decimalDigits(v)},${v.scale}))`;

@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PlanError } from '../errors.js';
+import { isUri } from '../plan/uri.js';
 import type { BoundAggregate, BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';
 import { col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
@@ -13,14 +14,10 @@ export interface Lowered {
   sql: string;
   settings: Record<string, string>;
   /** the joins rewritten with salting, by operator id */
-  salted: { join: string; keys: string[][]; buckets: number }[];
+  salted: { join: string; side: 'left' | 'right'; keys: string[][]; buckets: number }[];
   /** an output.path that is a URI: Spark writes it (`INSERT OVERWRITE DIRECTORY`) */
   writeUri?: string;
 }
-
-const URI = /^[a-z][a-z0-9+.-]*:\/\//i;
-/** A path Spark reads or writes itself: a URI (s3a://, hdfs://, gs://, abfss://, file:). */
-const isUri = (p: string) => URI.test(p) || p.startsWith('file:');
 
 /** A local file as Spark reads it from a local server: an absolute file: URI. */
 const sparkPath = (p: string) => (isUri(p) ? p : pathToFileURL(path.resolve(p)).href);
@@ -124,7 +121,7 @@ export class Lowering {
   private join(n: Extract<BoundNode, { kind: 'join' }>): string {
     const plan = this.salt.get(n.id);
     if (plan) {
-      this.salted.push({ join: n.id, keys: plan.keys.map((k) => [k.text]), buckets: plan.buckets });
+      this.salted.push({ join: n.id, side: plan.side, keys: plan.keys.map((k) => k.text), buckets: plan.buckets });
       return saltedJoin(n, plan, (m) => this.node(m));
     }
     return plainJoin(n, `(${this.node(n.left)})`, `(${this.node(n.right)})`, n.type);
@@ -138,21 +135,23 @@ export class Lowering {
   }
 }
 
-/** A join of two lowered inputs; left columns, then (but for semi and anti) right columns, renumbered. */
+/**
+ * A join of two lowered inputs; left columns, then (but for semi and anti) right columns, renumbered.
+ * `on` replaces the key equalities (salt.ts); `extraCols` are selected after the left columns.
+ */
 export function plainJoin(
   n: Extract<BoundNode, { kind: 'join' }>,
   left: string,
   right: string,
   type: string,
-  extraOn = '',
-  extraCols: string[] = [],
+  o: { on?: string; extraCols?: string[] } = {},
 ): string {
   const nl = n.left.schema.length;
   const out = n.left.schema.map((_, i) => `l.${col(i)} AS ${col(i)}`);
-  out.push(...extraCols);
+  out.push(...(o.extraCols ?? []));
   if (type !== 'semi' && type !== 'anti') out.push(...n.right.schema.map((_, i) => `r.${col(i)} AS ${col(nl + i)}`));
   if (n.leftKeys.length === 0) return `SELECT ${out.join(', ')} FROM ${left} l CROSS JOIN ${right} r`;
-  const on = n.leftKeys.map((k, i) => `l.${col(k)} = r.${col(n.rightKeys[i])}`).join(' AND ') + extraOn;
+  const on = o.on ?? n.leftKeys.map((k, i) => `l.${col(k)} = r.${col(n.rightKeys[i])}`).join(' AND ');
   const kw = {
     inner: 'INNER',
     left: 'LEFT OUTER',

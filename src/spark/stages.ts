@@ -7,6 +7,18 @@ export interface StageTimes {
   tasks: number;
   slowestMs: number;
   medianMs: number;
+  /** the tasks' CPU time (executorCpuTime): the slowest and the median task's */
+  slowestCpuMs?: number;
+  medianCpuMs?: number;
+  /** rows a task read from the shuffle: the most and the median (a skewed partition's task reads the most) */
+  mostRows?: number;
+  medianRows?: number;
+  /** the stage from its submission to its completion; its tasks' time and CPU time together */
+  wallMs?: number;
+  taskMs?: number;
+  cpuMs?: number;
+  /** rows the stage read from the shuffle (a join's stage reads both sides) */
+  shuffleRows?: number;
 }
 
 /** Longest wait for one REST answer: the figures are a bonus, never a reason to hang. */
@@ -27,7 +39,17 @@ export async function stageTimes(uiUrl: string | undefined, appId: string, ids: 
   if (!uiUrl || !appId || ids.length === 0) return [];
   const base = `${uiUrl}/api/v1/applications/${encodeURIComponent(appId)}/stages`;
   try {
-    const all = (await getJson(base)) as { stageId: number; attemptId: number; numTasks: number; status: string }[];
+    const all = (await getJson(base)) as {
+      stageId: number;
+      attemptId: number;
+      numTasks: number;
+      status: string;
+      submissionTime?: string;
+      completionTime?: string;
+      executorCpuTime?: number;
+      executorRunTime?: number;
+      shuffleReadRecords?: number;
+    }[];
     const wanted = new Set(ids);
     const out: StageTimes[] = [];
     // a stage AQE skipped (its shuffle already written) ran no task: it has no summary
@@ -36,10 +58,28 @@ export async function stageTimes(uiUrl: string | undefined, appId: string, ids: 
       .sort((a, b) => a.stageId - b.stageId)) {
       const q = (await getJson(`${base}/${s.stageId}/${s.attemptId}/taskSummary?quantiles=0.5,1.0`).catch(
         () => ({}),
-      )) as { duration?: number[] };
+      )) as { duration?: number[]; executorCpuTime?: number[]; shuffleReadMetrics?: { readRecords?: number[] } };
       if (!q.duration) continue;
       const [median, slowest] = q.duration ?? [0, 0];
-      out.push({ id: s.stageId, tasks: s.numTasks, slowestMs: slowest, medianMs: median });
+      const cpu = q.executorCpuTime ?? [0, 0];
+      const rows = q.shuffleReadMetrics?.readRecords ?? [0, 0];
+      // the REST API's times: "2024-05-01T10:00:00.123GMT"
+      const at = (t?: string) => (t ? Date.parse(t.replace(/GMT$/, 'Z')) : Number.NaN);
+      const wall = at(s.completionTime) - at(s.submissionTime);
+      out.push({
+        id: s.stageId,
+        tasks: s.numTasks,
+        slowestMs: slowest,
+        medianMs: median,
+        slowestCpuMs: Math.round(cpu[1] / 1e6),
+        medianCpuMs: Math.round(cpu[0] / 1e6),
+        mostRows: rows[1],
+        medianRows: rows[0],
+        ...(Number.isFinite(wall) ? { wallMs: wall } : {}),
+        taskMs: s.executorRunTime ?? 0,
+        cpuMs: Math.round((s.executorCpuTime ?? 0) / 1e6),
+        shuffleRows: s.shuffleReadRecords ?? 0,
+      });
     }
     return out;
   } catch (e) {
