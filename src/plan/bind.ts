@@ -1,11 +1,10 @@
-// Binding: resolve sources to files and row groups, columns to indices, check
+// Binding: resolve sources to files and row groups (plan/bind-sources.ts), columns to indices, check
 // types, and compute each operator's output schema. Every mistake is a
 // PlanError naming the JSON path of the field (or an InputError for files).
-import fs from 'node:fs';
-import path from 'node:path';
-import { type SparkSources, isUri } from './uri.js';
-import { globFiles, isPattern } from './glob.js';
-import { InputError, PlanError, jsonPath } from '../errors.js';
+import type { SparkSources } from './uri.js';
+import { type SourceInfo, loadSource, resolveSourceFiles } from './bind-sources.js';
+import { bindPredicate } from './bind-predicate.js';
+import { PlanError, jsonPath } from '../errors.js';
 import {
   type DataType,
   type Field,
@@ -16,124 +15,14 @@ import {
   isNumeric,
   typeName,
 } from '../kernels/column.js';
-import { type FileInfo, inspectParquet } from '../io/parquet.js';
-import { MAX_PRECISION, decimalType, numberToDecimal, parseDecimal } from '../kernels/decimal.js';
-import type { BoundAggregate, BoundNode, BoundPredicate, FileSplit, KeyNorm, Literal } from './bound.js';
-import type { Plan, Predicate, QueryNode } from './spec.js';
-import { bindExpr, bindPredicateExpr } from '../expr/bind.js';
+import { MAX_PRECISION, decimalType } from '../kernels/decimal.js';
+import type { BoundAggregate, BoundNode, FileSplit, KeyNorm } from './bound.js';
+import type { Plan, QueryNode } from './spec.js';
+import { bindExpr } from '../expr/bind.js';
 import type { BoundExpr } from '../expr/types.js';
 import { integerDigits } from '../expr/types.js';
 
 type P = (string | number)[];
-
-interface SourceInfo {
-  name: string;
-  files: FileInfo[];
-}
-
-/**
- * The files of a source: paths resolved against `baseDir`, globs expanded. A URI stays as
- * it is (Spark reads it), and so does a glob that matches nothing here when Spark is to find
- * the files missing here (`spark.missing`).
- */
-async function resolveSourceFiles(
-  pattern: string | string[],
-  baseDir: string,
-  at: P,
-  spark?: SparkSources,
-): Promise<string[]> {
-  const list = Array.isArray(pattern) ? pattern : [pattern];
-  const out: string[] = [];
-  for (let i = 0; i < list.length; i++) {
-    if (isUri(list[i])) {
-      out.push(list[i]);
-      continue;
-    }
-    const abs = path.resolve(baseDir, list[i]);
-    if (await isPattern(list[i])) {
-      const found = await globFiles(abs);
-      if (found.length === 0 && spark?.missing) out.push(abs);
-      else if (found.length === 0) {
-        // Missing input data (exit 3), not a plan mistake; the message still names the field.
-        throw new InputError(
-          `${jsonPath(Array.isArray(pattern) ? [...at, i] : at)}: glob "${list[i]}" matches no file`,
-          abs,
-        );
-      }
-      out.push(...found);
-    } else {
-      out.push(abs);
-    }
-  }
-  return out;
-}
-
-/**
- * A source file Spark reads itself: a URI, or (`spark.missing`) a local path not found
- * here, which Spark may find (a cluster's mount; a glob), as an unencoded `file:` URI
- * (Hadoop's Path parses it). Its columns come from Spark; its row groups and sizes are unknown.
- */
-async function uriInfo(name: string, f: string, workers: number, spark?: SparkSources): Promise<FileInfo | null> {
-  const local = !isUri(f);
-  if (local && (!spark?.missing || fs.existsSync(f))) return null;
-  if (!spark)
-    throw new InputError(`source "${name}": ${f} is a URI, which only --engine spark reads (Spark reads it itself)`, f);
-  const uri = local ? `file://${f}` : f;
-  return {
-    path: uri,
-    columns: await spark.schema(uri, workers),
-    rowGroupRows: [0],
-    rowGroupBytes: [0],
-    wholeFile: true,
-  };
-}
-
-async function loadSource(name: string, files: string[], workers: number, spark?: SparkSources): Promise<SourceInfo> {
-  // a file's error names the source it belongs to, which may be one of several or an override's
-  const named = (e: unknown) =>
-    e instanceof InputError && !e.message.startsWith('source "')
-      ? new InputError(`source "${name}": ${e.message}`, e.file, e.column)
-      : e;
-  const infos = await Promise.all(
-    files.map(async (f) => {
-      try {
-        return (await uriInfo(name, f, workers, spark)) ?? (await inspectParquet(f));
-      } catch (e) {
-        throw named(e);
-      }
-    }),
-  );
-  const first = infos[0];
-  for (const info of infos.slice(1)) {
-    for (const c of first.columns) {
-      const d = info.columns.find((x) => x.name === c.name);
-      if (!d)
-        throw new InputError(
-          `source "${name}": ${info.path} has no column "${c.name}" (found in ${first.path})`,
-          info.path,
-          c.name,
-        );
-      const a = typeof c.type === 'string' ? c.type : typeName(c.type);
-      const b = typeof d.type === 'string' ? d.type : typeName(d.type);
-      if (a !== b) {
-        throw new InputError(
-          `source "${name}": column "${c.name}" is ${a} in ${first.path} but ${b} in ${info.path}`,
-          info.path,
-          c.name,
-        );
-      }
-    }
-    if (info.columns.length !== first.columns.length) {
-      const extra = info.columns.find((x) => !first.columns.some((c) => c.name === x.name))!;
-      throw new InputError(
-        `source "${name}": ${info.path} has column "${extra.name}" that ${first.path} lacks`,
-        info.path,
-        extra.name,
-      );
-    }
-  }
-  return { name, files: infos };
-}
 
 /**
  * Bind a validated plan. `baseDir` is the plan file's folder; `overrides` gives some sources other files;
@@ -185,7 +74,7 @@ export async function bindPlan(
   return bindNode(plan.query, ['query'], getSource, (q) => ids.get(q)!);
 }
 
-function colIndex(schema: Schema, name: string, at: P, what = 'input'): number {
+export function colIndex(schema: Schema, name: string, at: P, what = 'input'): number {
   const i = schema.findIndex((f) => f.name === name);
   if (i < 0) {
     throw new PlanError(
@@ -213,44 +102,8 @@ async function bindNode(
   const id = idOf(q);
   const rec = (child: QueryNode, key: string) => bindNode(child, [...at, key], getSource, idOf);
   switch (q.op) {
-    case 'scan': {
-      const src = await getSource(q.source, [...at, 'source']);
-      const fileCols = src.files[0].columns;
-      const names = q.columns ?? fileCols.map((c) => c.name);
-      const unreadable: Record<string, { file: string; type: string }> = {};
-      const schema: Field[] = names.map((n, i) => {
-        const c = fileCols.find((x) => x.name === n);
-        if (!c) {
-          throw new PlanError(
-            jsonPath([...at, 'columns', i]),
-            `column "${n}" not found in source "${q.source}"; columns are: ${fileCols.map((x) => x.name).join(', ')}`,
-          );
-        }
-        if (typeof c.type === 'string') {
-          unreadable[n] = { file: src.files[0].path, type: c.type };
-          return { name: n, type: { id: 'int32' } }; // placeholder; pruning raises the error if it is read
-        }
-        return { name: n, type: c.type };
-      });
-      if (q.columns) checkUnique(q.columns, [...at, 'columns']);
-      const splits: FileSplit[] = [];
-      for (const f of src.files) {
-        if (f.wholeFile)
-          splits.push({ path: f.path, rowGroups: [], rows: 0, bytes: f.rowGroupBytes[0], wholeFile: true });
-        else
-          f.rowGroupRows.forEach((rows, g) =>
-            splits.push({ path: f.path, rowGroups: [g], rows, bytes: f.rowGroupBytes[g] }),
-          );
-      }
-      return {
-        id,
-        kind: 'scan',
-        schema,
-        source: q.source,
-        splits,
-        ...(Object.keys(unreadable).length ? { unreadable } : {}),
-      };
-    }
+    case 'scan':
+      return bindScan(q, at, id, await getSource(q.source, [...at, 'source']));
     case 'filter': {
       const input = await rec(q.input, 'input');
       return {
@@ -261,30 +114,8 @@ async function bindNode(
         pred: bindPredicate(q.where, input.schema, [...at, 'where']),
       };
     }
-    case 'project': {
-      const input = await rec(q.input, 'input');
-      // Computed columns come from a compute node below the projection, after the input's columns.
-      const exprs: BoundExpr[] = [];
-      const indices: number[] = [];
-      const schema: Field[] = q.columns.map((c, i) => {
-        if (typeof c !== 'string' && 'expr' in c) {
-          const e = bindExpr(c.expr, input.schema, [...at, 'columns', i, 'expr']);
-          indices.push(input.schema.length + exprs.length);
-          exprs.push(e);
-          return { name: c.name, type: e.type };
-        }
-        const [out, src, p] =
-          typeof c === 'string' ? [c, c, [...at, 'columns', i]] : [c.name, c.column, [...at, 'columns', i, 'column']];
-        const j = colIndex(input.schema, src, p);
-        indices.push(j);
-        return { name: out, type: input.schema[j].type };
-      });
-      checkUnique(
-        schema.map((f) => f.name),
-        [...at, 'columns'],
-      );
-      return { id, kind: 'project', schema, input: computeNode(input, exprs, `${id}.compute`), indices };
-    }
+    case 'project':
+      return bindProject(q, at, id, await rec(q.input, 'input'));
     case 'join': {
       if (q.on.length === 0 && q.type !== 'inner') {
         throw new PlanError(
@@ -293,57 +124,10 @@ async function bindNode(
         );
       }
       const [left, right] = await Promise.all([rec(q.left, 'left'), rec(q.right, 'right')]);
-      const leftKeys: number[] = [],
-        rightKeys: number[] = [];
-      const leftNorms: KeyNorm[] = [],
-        rightNorms: KeyNorm[] = [];
-      q.on.forEach(([l, r], i) => {
-        const li = colIndex(left.schema, l, [...at, 'on', i, 0], 'left input');
-        const ri = colIndex(right.schema, r, [...at, 'on', i, 1], 'right input');
-        const [ln, rn] = keyNorms(left.schema[li], right.schema[ri], [...at, 'on', i]);
-        leftKeys.push(li);
-        rightKeys.push(ri);
-        leftNorms.push(ln);
-        rightNorms.push(rn);
-      });
-      const schema: Field[] = [...left.schema];
-      if (q.type !== 'semi' && q.type !== 'anti') {
-        const taken = new Set(schema.map((f) => f.name));
-        for (const f of right.schema) {
-          let name = f.name;
-          if (taken.has(name)) {
-            name = `${f.name}_right`;
-            for (let k = 2; taken.has(name); k++) name = `${f.name}_right${k}`;
-          }
-          taken.add(name);
-          schema.push({ name, type: f.type });
-        }
-      }
-      return { id, kind: 'join', type: q.type, schema, left, right, leftKeys, rightKeys, leftNorms, rightNorms };
+      return bindJoin(q, at, id, left, right);
     }
-    case 'aggregate': {
-      const bound = await rec(q.input, 'input');
-      const groupBy = q.groupBy.map((g, i) => colIndex(bound.schema, g, [...at, 'groupBy', i]));
-      // Aggregates over expressions read computed columns appended below the aggregate.
-      const exprs: BoundExpr[] = [];
-      const specs = q.aggregates.map((a, i) => {
-        if (!('expr' in a)) return a;
-        const e = bindExpr(a.expr, bound.schema, [...at, 'aggregates', i, 'expr']);
-        exprs.push(e);
-        return { fn: a.fn, column: `$expr${exprs.length - 1}`, as: a.as };
-      });
-      const input = computeNode(bound, exprs, `${id}.compute`);
-      const aggs: BoundAggregate[] = specs.map((a, i) => bindAggregate(a, input.schema, [...at, 'aggregates', i]));
-      const schema: Field[] = [
-        ...groupBy.map((g) => input.schema[g]),
-        ...aggs.map((a) => ({ name: a.as, type: a.type })),
-      ];
-      checkUnique(
-        schema.map((f) => f.name),
-        [...at, 'aggregates'],
-      );
-      return { id, kind: 'aggregate', schema, input, groupBy, aggs };
-    }
+    case 'aggregate':
+      return bindAggregateNode(q, at, id, await rec(q.input, 'input'));
     case 'sort': {
       const input = await rec(q.input, 'input');
       const by = q.by.map((k, i) => ({
@@ -358,6 +142,119 @@ async function bindNode(
       return { id, kind: 'limit', schema: input.schema, input, count: q.count, offset: q.offset ?? 0 };
     }
   }
+}
+
+type Query<K extends QueryNode['op']> = Extract<QueryNode, { op: K }>;
+
+function bindScan(q: Query<'scan'>, at: P, id: string, src: SourceInfo): BoundNode {
+  const fileCols = src.files[0].columns;
+  const names = q.columns ?? fileCols.map((c) => c.name);
+  const unreadable: Record<string, { file: string; type: string }> = {};
+  const schema: Field[] = names.map((n, i) => {
+    const c = fileCols.find((x) => x.name === n);
+    if (!c) {
+      throw new PlanError(
+        jsonPath([...at, 'columns', i]),
+        `column "${n}" not found in source "${q.source}"; columns are: ${fileCols.map((x) => x.name).join(', ')}`,
+      );
+    }
+    if (typeof c.type === 'string') {
+      unreadable[n] = { file: src.files[0].path, type: c.type };
+      return { name: n, type: { id: 'int32' } }; // placeholder; pruning raises the error if it is read
+    }
+    return { name: n, type: c.type };
+  });
+  if (q.columns) checkUnique(q.columns, [...at, 'columns']);
+  const splits: FileSplit[] = [];
+  for (const f of src.files) {
+    if (f.wholeFile) splits.push({ path: f.path, rowGroups: [], rows: 0, bytes: f.rowGroupBytes[0], wholeFile: true });
+    else
+      f.rowGroupRows.forEach((rows, g) =>
+        splits.push({ path: f.path, rowGroups: [g], rows, bytes: f.rowGroupBytes[g] }),
+      );
+  }
+  return {
+    id,
+    kind: 'scan',
+    schema,
+    source: q.source,
+    splits,
+    ...(Object.keys(unreadable).length ? { unreadable } : {}),
+  };
+}
+
+function bindProject(q: Query<'project'>, at: P, id: string, input: BoundNode): BoundNode {
+  // Computed columns come from a compute node below the projection, after the input's columns.
+  const exprs: BoundExpr[] = [];
+  const indices: number[] = [];
+  const schema: Field[] = q.columns.map((c, i) => {
+    if (typeof c !== 'string' && 'expr' in c) {
+      const e = bindExpr(c.expr, input.schema, [...at, 'columns', i, 'expr']);
+      indices.push(input.schema.length + exprs.length);
+      exprs.push(e);
+      return { name: c.name, type: e.type };
+    }
+    const [out, src, p] =
+      typeof c === 'string' ? [c, c, [...at, 'columns', i]] : [c.name, c.column, [...at, 'columns', i, 'column']];
+    const j = colIndex(input.schema, src, p);
+    indices.push(j);
+    return { name: out, type: input.schema[j].type };
+  });
+  checkUnique(
+    schema.map((f) => f.name),
+    [...at, 'columns'],
+  );
+  return { id, kind: 'project', schema, input: computeNode(input, exprs, `${id}.compute`), indices };
+}
+
+function bindJoin(q: Query<'join'>, at: P, id: string, left: BoundNode, right: BoundNode): BoundNode {
+  const leftKeys: number[] = [],
+    rightKeys: number[] = [];
+  const leftNorms: KeyNorm[] = [],
+    rightNorms: KeyNorm[] = [];
+  q.on.forEach(([l, r], i) => {
+    const li = colIndex(left.schema, l, [...at, 'on', i, 0], 'left input');
+    const ri = colIndex(right.schema, r, [...at, 'on', i, 1], 'right input');
+    const [ln, rn] = keyNorms(left.schema[li], right.schema[ri], [...at, 'on', i]);
+    leftKeys.push(li);
+    rightKeys.push(ri);
+    leftNorms.push(ln);
+    rightNorms.push(rn);
+  });
+  const schema: Field[] = [...left.schema];
+  if (q.type !== 'semi' && q.type !== 'anti') {
+    const taken = new Set(schema.map((f) => f.name));
+    for (const f of right.schema) {
+      let name = f.name;
+      if (taken.has(name)) {
+        name = `${f.name}_right`;
+        for (let k = 2; taken.has(name); k++) name = `${f.name}_right${k}`;
+      }
+      taken.add(name);
+      schema.push({ name, type: f.type });
+    }
+  }
+  return { id, kind: 'join', type: q.type, schema, left, right, leftKeys, rightKeys, leftNorms, rightNorms };
+}
+
+function bindAggregateNode(q: Query<'aggregate'>, at: P, id: string, bound: BoundNode): BoundNode {
+  const groupBy = q.groupBy.map((g, i) => colIndex(bound.schema, g, [...at, 'groupBy', i]));
+  // Aggregates over expressions read computed columns appended below the aggregate.
+  const exprs: BoundExpr[] = [];
+  const specs = q.aggregates.map((a, i) => {
+    if (!('expr' in a)) return a;
+    const e = bindExpr(a.expr, bound.schema, [...at, 'aggregates', i, 'expr']);
+    exprs.push(e);
+    return { fn: a.fn, column: `$expr${exprs.length - 1}`, as: a.as };
+  });
+  const input = computeNode(bound, exprs, `${id}.compute`);
+  const aggs: BoundAggregate[] = specs.map((a, i) => bindAggregate(a, input.schema, [...at, 'aggregates', i]));
+  const schema: Field[] = [...groupBy.map((g) => input.schema[g]), ...aggs.map((a) => ({ name: a.as, type: a.type }))];
+  checkUnique(
+    schema.map((f) => f.name),
+    [...at, 'aggregates'],
+  );
+  return { id, kind: 'aggregate', schema, input, groupBy, aggs };
 }
 
 const UNIT_RANK = { second: 0, millisecond: 1, microsecond: 2, nanosecond: 3 } as const;
@@ -442,98 +339,4 @@ function bindAggregate(
     case 'max':
       return { fn: a.fn, col, as: a.as, type: t };
   }
-}
-
-/** Whether a predicate has only the forms the column-and-literal filter kernel evaluates. */
-function simple(p: Predicate): boolean {
-  if ('and' in p) return p.and.every(simple);
-  if ('or' in p) return p.or.every(simple);
-  if ('not' in p) return simple(p.not);
-  const plain = (v: unknown) => v === null || typeof v !== 'object';
-  return 'column' in p && ('isNull' in p || ('cmp' in p && plain(p.value)) || ('in' in p && p.in.every(plain)));
-}
-
-function bindPredicate(p: Predicate, schema: Schema, at: P): BoundPredicate {
-  if (!simple(p)) return { kind: 'expr', expr: bindPredicateExpr(p, schema, at) };
-  if ('and' in p) return { kind: 'and', preds: p.and.map((x, i) => bindPredicate(x, schema, [...at, 'and', i])) };
-  if ('or' in p) return { kind: 'or', preds: p.or.map((x, i) => bindPredicate(x, schema, [...at, 'or', i])) };
-  if ('not' in p) return { kind: 'not', pred: bindPredicate(p.not, schema, [...at, 'not']) };
-  const q = p as Extract<Predicate, { column: string }>;
-  const col = colIndex(schema, q.column, [...at, 'column']);
-  const f = schema[col];
-  if ('isNull' in q) return { kind: 'isNull', col, isNull: q.isNull };
-  type V = string | number | boolean | null;
-  if ('in' in q) return { kind: 'in', col, values: q.in.map((v, i) => bindLiteral(v as V, f, [...at, 'in', i])) };
-  const c = q as Extract<Predicate, { cmp: string; column: string }>;
-  return { kind: 'cmp', col, op: c.cmp, value: bindLiteral(c.value as V, f, [...at, 'value']) };
-}
-
-const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
-
-/** A JSON literal in the representation of the column it is compared with. */
-function bindLiteral(v: string | number | boolean | null, f: Field, at: P): Literal {
-  if (v === null) return null;
-  const t: DataType = f.type;
-  const bad = (why = '') =>
-    new PlanError(
-      jsonPath(at),
-      `value ${JSON.stringify(v)} cannot be compared with column "${f.name}" (${typeName(t)})${why}`,
-    );
-  if (isInteger(t)) {
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) throw bad();
-      return t.id === 'int64' || t.id === 'uint64' ? (Number.isInteger(v) ? BigInt(v) : v) : v;
-    }
-    if (typeof v === 'string' && /^-?\d+$/.test(v.trim())) {
-      const b = BigInt(v.trim());
-      return t.id === 'int64' || t.id === 'uint64' ? b : Number(b);
-    }
-    throw bad();
-  }
-  if (isFloat(t)) {
-    if (typeof v === 'number') return v;
-    if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) return Number(v);
-    throw bad();
-  }
-  if (t.id === 'decimal') {
-    const d =
-      typeof v === 'number'
-        ? Number.isFinite(v)
-          ? numberToDecimal(v)
-          : null
-        : typeof v === 'string'
-          ? parseDecimal(v)
-          : null;
-    if (d) return d;
-    throw bad();
-  }
-  if (t.id === 'utf8') {
-    if (typeof v === 'string') return v;
-    throw bad();
-  }
-  if (t.id === 'bool') {
-    if (typeof v === 'boolean') return v;
-    throw bad();
-  }
-  if (t.id === 'date32') {
-    if (typeof v === 'number' && Number.isInteger(v)) return v;
-    if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v)) {
-      const ms = Date.parse(v + 'T00:00:00Z');
-      if (!Number.isNaN(ms)) return Math.round(ms / 86400000);
-    }
-    throw bad(': use "YYYY-MM-DD"');
-  }
-  // timestamp
-  if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
-  if (typeof v === 'string') {
-    const iso = /[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : v.replace(' ', 'T') + 'Z';
-    const ms = Date.parse(iso);
-    if (!Number.isNaN(ms)) {
-      const frac = /\.(\d+)/.exec(v)?.[1] ?? '';
-      const belowMs = BigInt((frac + '000000000').slice(3, 9)); // ns below the millisecond
-      const ns = BigInt(ms) * 1000000n + belowMs;
-      return ns / NS_PER_UNIT[t.unit!];
-    }
-  }
-  throw bad(': use an ISO date-time such as "2024-01-31T12:00:00Z"');
 }

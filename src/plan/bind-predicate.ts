@@ -1,0 +1,105 @@
+// A plan's predicates bound: simple comparisons, IN lists and null tests over a column with their literals read
+// as the column's type (plan/bind.ts); anything else through the expression binder (expr/bind.ts).
+import { PlanError, jsonPath } from '../errors.js';
+import { type DataType, type Field, type Schema, isFloat, isInteger, typeName } from '../kernels/column.js';
+import { numberToDecimal, parseDecimal } from '../kernels/decimal.js';
+import { bindPredicateExpr } from '../expr/bind.js';
+import type { BoundPredicate, Literal } from './bound.js';
+import type { Predicate } from './spec.js';
+import { colIndex } from './bind.js';
+
+type P = (string | number)[];
+
+/** Whether a predicate has only the forms the column-and-literal filter kernel evaluates. */
+function simple(p: Predicate): boolean {
+  if ('and' in p) return p.and.every(simple);
+  if ('or' in p) return p.or.every(simple);
+  if ('not' in p) return simple(p.not);
+  const plain = (v: unknown) => v === null || typeof v !== 'object';
+  return 'column' in p && ('isNull' in p || ('cmp' in p && plain(p.value)) || ('in' in p && p.in.every(plain)));
+}
+
+export function bindPredicate(p: Predicate, schema: Schema, at: P): BoundPredicate {
+  if (!simple(p)) return { kind: 'expr', expr: bindPredicateExpr(p, schema, at) };
+  if ('and' in p) return { kind: 'and', preds: p.and.map((x, i) => bindPredicate(x, schema, [...at, 'and', i])) };
+  if ('or' in p) return { kind: 'or', preds: p.or.map((x, i) => bindPredicate(x, schema, [...at, 'or', i])) };
+  if ('not' in p) return { kind: 'not', pred: bindPredicate(p.not, schema, [...at, 'not']) };
+  const q = p as Extract<Predicate, { column: string }>;
+  const col = colIndex(schema, q.column, [...at, 'column']);
+  const f = schema[col];
+  if ('isNull' in q) return { kind: 'isNull', col, isNull: q.isNull };
+  type V = string | number | boolean | null;
+  if ('in' in q) return { kind: 'in', col, values: q.in.map((v, i) => bindLiteral(v as V, f, [...at, 'in', i])) };
+  const c = q as Extract<Predicate, { cmp: string; column: string }>;
+  return { kind: 'cmp', col, op: c.cmp, value: bindLiteral(c.value as V, f, [...at, 'value']) };
+}
+
+const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
+
+/** A JSON literal in the representation of the column it is compared with. */
+function bindLiteral(v: string | number | boolean | null, f: Field, at: P): Literal {
+  if (v === null) return null;
+  const t: DataType = f.type;
+  const bad = (why = '') =>
+    new PlanError(
+      jsonPath(at),
+      `value ${JSON.stringify(v)} cannot be compared with column "${f.name}" (${typeName(t)})${why}`,
+    );
+  if (isInteger(t)) {
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) throw bad();
+      return t.id === 'int64' || t.id === 'uint64' ? (Number.isInteger(v) ? BigInt(v) : v) : v;
+    }
+    if (typeof v === 'string' && /^-?\d+$/.test(v.trim())) {
+      const b = BigInt(v.trim());
+      return t.id === 'int64' || t.id === 'uint64' ? b : Number(b);
+    }
+    throw bad();
+  }
+  if (isFloat(t)) {
+    if (typeof v === 'number') return v;
+    if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) return Number(v);
+    throw bad();
+  }
+  if (t.id === 'decimal') {
+    const d =
+      typeof v === 'number'
+        ? Number.isFinite(v)
+          ? numberToDecimal(v)
+          : null
+        : typeof v === 'string'
+          ? parseDecimal(v)
+          : null;
+    if (d) return d;
+    throw bad();
+  }
+  if (t.id === 'utf8') {
+    if (typeof v === 'string') return v;
+    throw bad();
+  }
+  if (t.id === 'bool') {
+    if (typeof v === 'boolean') return v;
+    throw bad();
+  }
+  if (t.id === 'date32') {
+    if (typeof v === 'number' && Number.isInteger(v)) return v;
+    if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v)) {
+      const ms = Date.parse(v + 'T00:00:00Z');
+      if (!Number.isNaN(ms)) return Math.round(ms / 86400000);
+    }
+    throw bad(': use "YYYY-MM-DD"');
+  }
+  // timestamp
+  if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+  if (typeof v === 'string') {
+    const iso = /[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : v.replace(' ', 'T') + 'Z';
+    const ms = Date.parse(iso);
+    if (!Number.isNaN(ms)) {
+      const frac = /\.(\d+)/.exec(v)?.[1] ?? '';
+      const belowMs = BigInt((frac + '000000000').slice(3, 9)); // ns below the millisecond
+      const ns = BigInt(ms) * 1000000n + belowMs;
+      return ns / NS_PER_UNIT[t.unit!];
+    }
+  }
+  throw bad(': use an ISO date-time such as "2024-01-31T12:00:00Z"');
+}
