@@ -3,7 +3,7 @@
 // are 4 MB each, and allocating them fresh for every task (zeroed pages, then
 // the collections their external memory drives) cost about a tenth of TPC-H
 // q06's CPU. A scan leases arrays for its batches and gives them back when
-// the task releases its scanned columns (exec/task.ts: after the sink, which
+// the task releases its scanned columns (physical/kernels.ts: after the sink, which
 // copies whatever it keeps, as for views into parquet-wasm's memory).
 
 /** Bytes of free arrays a thread keeps at most. */

@@ -1,6 +1,6 @@
 // The join operator's coordinator side: the strategy (broadcast or shuffle), the shuffle join's reduce tasks as
-// planned from the shuffle statistics (coalesced partitions, map-range splits here; hot-key grids in join-hot-keys.ts,
-// one task or grace pieces in join-task.ts), and cross joins.
+// planned from the shuffle statistics (coalesced partitions, map-range splits here; hot-key grids in hot-keys.ts,
+// one task or grace pieces in tasks.ts), and cross joins.
 import type { EagerPlan } from '../../agg/eager.js';
 import { batchBytes, concatBatches, rowCount } from '../../kernels/column.js';
 import { partitionOf } from '../../kernels/keys.js';
