@@ -297,6 +297,13 @@ export function batchBytes(b: Batch): number {
   return s;
 }
 
+/** The in-memory bytes of batches (a task's input, `tasks[].inputBytes`). */
+export function batchesBytes(bs: readonly Batch[]): number {
+  let s = 0;
+  for (const b of bs) s += batchBytes(b);
+  return s;
+}
+
 /** The distinct ArrayBuffers behind a set of batches, for a postMessage transfer list. */
 export function buffersOf(batches: Iterable<Batch>, into = new Set<ArrayBuffer>()): Set<ArrayBuffer> {
   for (const b of batches) {

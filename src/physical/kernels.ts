@@ -4,7 +4,7 @@
 // makes the result. Pure: the same function runs on a worker thread or on the coordinator.
 import { combine } from '../agg/combiner.js';
 import { sumOnlyColumns } from '../agg/narrow.js';
-import { type Batch, batchBytes } from '../kernels/column.js';
+import { type Batch, batchesBytes } from '../kernels/column.js';
 import { selectedRows } from '../expr/deferred.js';
 import { aggregateKernel } from './aggregate/source.js';
 import { batchesKernel } from './exchange/batches.js';
@@ -70,11 +70,7 @@ export async function executeTask(t: TaskSpec): Promise<TaskResult> {
   // copies them, keyStats only reads them, and collect copies what it keeps.
   const o = { combine: t.ops.length === 0 ? t.combine : undefined, inPlace: true, cut: cutSink(t) };
   const p = await sourceKernel(t.source).produce(t.source, o);
-  let inputBytes = p.inputBytes;
-  if (inputBytes === undefined) {
-    inputBytes = 0;
-    for (const b of inputsOf(t.source)) inputBytes += batchBytes(b);
-  }
+  const inputBytes = p.inputBytes ?? batchesBytes(inputsOf(t.source));
   try {
     const r = await finish(t, p);
     return Object.assign(r, { inputBytes, ms: performance.now() - t0 });

@@ -3,7 +3,7 @@
 // revenue view for the rows and again for their maximum). An aggregate whose
 // whole subtree occurs more than once runs once; its rows are held on the
 // coordinator (within the memory budget) until its last reader has them.
-import { type Batch, batchBytes } from '../../kernels/column.js';
+import { type Batch, batchesBytes } from '../../kernels/column.js';
 import type { BoundNode } from '../../plan/bound.js';
 import type { Spiller } from '../../spill/spiller.js';
 
@@ -89,7 +89,7 @@ export class Repeats {
     if (!e.rows) {
       e.rows = compute();
       const rows = await e.rows;
-      const bytes = rows.reduce((a, b) => a + batchBytes(b), 0);
+      const bytes = batchesBytes(rows);
       if (e.readers > 0 && bytes <= this.budget.free()) {
         e.held = bytes;
         this.budget.reserve(bytes);

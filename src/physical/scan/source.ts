@@ -1,9 +1,8 @@
 // The scan kernel: a map split's row groups of one Parquet file read into batches (io/parquet.ts), in place
 // (columns as views into the module's memory, released after the sink) when the task allows.
 import { readRowGroups, readRowGroupsInPlace } from '../../io/parquet.js';
-import { rowCount } from '../../kernels/column.js';
+import { batchesBytes, rowCount } from '../../kernels/column.js';
 import type { SourceKernel, TaskSource } from '../task.js';
-import { batchesBytes } from '../exchange/batches.js';
 
 type ScanSource = Extract<TaskSource, { kind: 'scan' }>;
 
