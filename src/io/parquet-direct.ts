@@ -97,10 +97,10 @@ function planColumn(field: Field, leaf: Leaf, index: number): Plan {
   throw new NotDirect(`column ${field.name}: ${t.id} from physical type ${p}`);
 }
 
-const CODECS = new Set([0, 1, 2]);
-const ENCODINGS = new Set([0, 2, 3, 8]); // PLAIN, PLAIN_DICTIONARY, RLE (levels), RLE_DICTIONARY
+export const CODECS = new Set([0, 1, 2]);
+export const ENCODINGS = new Set([0, 2, 3, 8]); // PLAIN, PLAIN_DICTIONARY, RLE (levels), RLE_DICTIONARY
 
-function decompress(codec: number, body: Uint8Array, size: number): Uint8Array {
+export function decompress(codec: number, body: Uint8Array, size: number): Uint8Array {
   if (codec === 0) return body;
   const out = codec === 1 ? (uncompressSync(body, { asBuffer: true }) as Buffer) : zlib.gunzipSync(body);
   if (out.length !== size) throw new CorruptPage(`page decompressed to ${out.length} bytes, header says ${size}`);
@@ -174,7 +174,7 @@ export interface Dict {
   data: Uint8Array;
 }
 
-function readDict(plan: Plan, data: Uint8Array, n: number): Dict {
+export function readDict(plan: Plan, data: Uint8Array, n: number): Dict {
   if (plan.kind !== 'utf8') {
     const words = new Int32Array(n * plan.words);
     plainWords(plan, data, 0, n, words, 0);
@@ -256,7 +256,7 @@ function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number, 
 }
 
 /** A data page (v1 or v2) opened: its values' count and encoding, its data decompressed, where its levels lie. */
-function dataPage(plan: Plan, chunk: Chunk, h: TStruct, type: number, body: Uint8Array, usize: number) {
+export function dataPage(plan: Plan, chunk: Chunk, h: TStruct, type: number, body: Uint8Array, usize: number) {
   if (type === 0) {
     const dp = h[5] as TStruct;
     const n = Number(dp[1]),
@@ -307,7 +307,7 @@ export interface DirectRange {
   limit?: number;
 }
 
-function planOf(leaves: Leaf[] | null, f: Field): Plan {
+export function planOf(leaves: Leaf[] | null, f: Field): Plan {
   if (!leaves) throw new NotDirect('nested schema');
   const i = leaves.findIndex((l) => l.name === f.name);
   if (i < 0) throw new NotDirect(`no column ${f.name}`);

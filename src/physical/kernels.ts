@@ -18,6 +18,7 @@ import { compileOps } from './row-ops.js';
 import { scanKernel } from './scan/source.js';
 import { rangeKernel } from './sort/range-sink.js';
 import { sortKernel } from './sort/source.js';
+import { withMasks } from './scan/masks.js';
 import type {
   CutSink,
   JoinPath,
@@ -63,8 +64,10 @@ export function withInputs<S extends TaskSource>(src: S, inputs: Batch[]): S {
 }
 
 /** Run a task's source, row operators, combiner and sink on this thread. */
-export async function executeTask(t: TaskSpec): Promise<TaskResult> {
+export async function executeTask(spec: TaskSpec): Promise<TaskResult> {
   const t0 = performance.now();
+  // a scan's filter-only columns read as the filter's outcome (scan/masks.ts)
+  const t = withMasks(spec);
   // A combiner right after a join aggregates from the join's row indices. Scanned
   // columns are read in place (views into the module's memory): the partition sink
   // copies them, keyStats only reads them, and collect copies what it keeps.
@@ -107,6 +110,7 @@ async function finish(t: TaskSpec, p: Produced): Promise<Omit<TaskResult, 'ms'>>
   const r = await toSink(t, q, fused ? [] : t.ops);
   if (q.join) r.join = q.join;
   if (p.read) r.read = p.read;
+  if (p.masks) r.masks = p.masks;
   return r;
 }
 

@@ -79,6 +79,8 @@ export interface TaskStats {
    * memory, or through Arrow IPC
    */
   read?: 'direct' | 'in-place' | 'ipc';
+  /** a scan: columns only its filter reads, read as the filter's outcome per dictionary value (physical/scan/masks.ts) */
+  masks?: number;
 }
 
 /**

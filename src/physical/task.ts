@@ -33,6 +33,8 @@ export type TaskSource =
       fields: Field[];
       offset?: number;
       limit?: number;
+      /** filter-only columns read as their conjuncts' outcome, a boolean column each (physical/scan/masks.ts) */
+      masks?: { col: number; pred: BoundPredicate }[];
     }
   | { kind: 'batches'; schema: Schema; batches: Batch[] }
   | {
@@ -147,6 +149,8 @@ export interface TaskResult {
   join?: JoinPath;
   /** a scan task: whether the columns were decoded directly, read in place (Arrow C Data Interface) or through IPC */
   read?: 'direct' | 'in-place' | 'ipc';
+  /** a scan: filter-only columns read as their filter's outcome (physical/scan/masks.ts) */
+  masks?: number;
   /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */
   runs?: Int32Array;
   ms: number;
@@ -192,6 +196,8 @@ export interface Produced {
   release?: () => void;
   join?: JoinPath;
   read?: 'direct' | 'in-place' | 'ipc';
+  /** filter-only columns read as their filter's outcome */
+  masks?: number;
   /** a join's output already cut into a range sink's ranges (sort/cut-pairs.ts): `batches` is empty */
   cut?: Omit<Partitioned, 'sketch'>;
   /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */

@@ -186,6 +186,7 @@ export class Executor implements ExecContext {
       spillReadBytes: read,
       ...(r.join ? { join: r.join } : {}),
       ...(r.read ? { read: r.read } : {}),
+      ...(r.masks ? { masks: r.masks } : {}),
     });
     this.progress.finished({
       stage: `${meta.stage} ${meta.kind}`,

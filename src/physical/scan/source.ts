@@ -3,6 +3,7 @@
 import { readRowGroups, readRowGroupsInPlace } from '../../io/parquet.js';
 import { batchesBytes, rowCount } from '../../kernels/column.js';
 import type { SourceKernel, TaskSource } from '../task.js';
+import { produceMasked } from './masks.js';
 
 type ScanSource = Extract<TaskSource, { kind: 'scan' }>;
 
@@ -10,6 +11,7 @@ export const scanKernel: SourceKernel<ScanSource> = {
   inputs: () => [],
   withInputs: (src) => src,
   async produce(src, { inPlace }) {
+    if (src.masks?.length) return produceMasked(src, inPlace);
     if (inPlace) {
       const { batches, release, viewsIntoModule, direct } = await readRowGroupsInPlace(
         src.path,

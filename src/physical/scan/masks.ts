@@ -1,0 +1,164 @@
+// Filter-only columns of a scan task read as their filter's outcome (io/parquet-mask.ts). A column that the
+// filter right after the scan reads in conjuncts of its own (no other conjunct and no column kept after the
+// filter reads it) is evaluated on its dictionary's values instead of decoded: the task's scan reads it as a
+// boolean column, and the filter's conjuncts over it become a reference to that column. Decided on the worker,
+// from the task alone; a file the direct reader does not take reads the column as before and evaluates the same
+// conjuncts over it, so the rewritten filter holds either way.
+import { type Batch, type Column, type Field, batchesBytes, rowCount } from '../../kernels/column.js';
+import { evalPredicate } from '../../kernels/filter.js';
+import { exprCols } from '../../expr/columns.js';
+import { BOOL } from '../../expr/types.js';
+import { readRowGroups, readRowGroupsInPlace } from '../../io/parquet.js';
+import { type MaskSpec, readMasks } from '../../io/parquet-mask.js';
+import type { BoundPredicate } from '../../plan/bound.js';
+import type { Produced, TaskSource, TaskSpec } from '../task.js';
+
+type ScanSource = Extract<TaskSource, { kind: 'scan' }>;
+type ScanMask = NonNullable<ScanSource['masks']>[number];
+
+/** Types the direct reader decodes (io/parquet-direct.ts), so their dictionaries can be evaluated. */
+const MASKABLE = new Set(['utf8', 'date32', 'int32', 'int64', 'decimal', 'float32', 'float64', 'timestamp']);
+
+/** Rows a batch of mask columns holds when no other column sets the batches' lengths (the direct reader's). */
+const MASK_BATCH_ROWS = 1 << 17;
+
+/** A filter's conjuncts: of a predicate's AND, and of an AND of its expression form (a LIKE or BETWEEN makes one). */
+function conjuncts(p: BoundPredicate): BoundPredicate[] {
+  if (p.kind === 'and') return p.preds.flatMap(conjuncts);
+  if (p.kind === 'expr' && p.expr.k === 'fn' && p.expr.fn === 'and')
+    return p.expr.args.flatMap((expr) => conjuncts({ kind: 'expr', expr }));
+  return [p];
+}
+
+/** The conjuncts as one predicate: one expression when each is one (compiled once for the task: expr/select.ts). */
+function conjunction(ps: BoundPredicate[], what: string): BoundPredicate {
+  if (ps.length === 1) return ps[0];
+  if (!ps.every((p) => p.kind === 'expr')) return and(ps);
+  const args = ps.map((p) => (p as Extract<BoundPredicate, { kind: 'expr' }>).expr);
+  return { kind: 'expr', expr: { k: 'fn', fn: 'and', args, type: BOOL, what } };
+}
+
+function predCols(p: BoundPredicate, into: Set<number>): Set<number> {
+  switch (p.kind) {
+    case 'cmp':
+    case 'in':
+    case 'isNull':
+      into.add(p.col);
+      break;
+    case 'and':
+    case 'or':
+      for (const q of p.preds) predCols(q, into);
+      break;
+    case 'not':
+      predCols(p.pred, into);
+      break;
+    case 'expr':
+      exprCols(p.expr, into);
+  }
+  return into;
+}
+
+/** The task with its filter-only columns read as masks, or the task itself where none applies. */
+export function withMasks(t: TaskSpec): TaskSpec {
+  const src = t.source,
+    [filter, project] = t.ops;
+  if (src.kind !== 'scan' || src.wholeFile || src.masks || filter?.kind !== 'filter' || project?.kind !== 'project')
+    return t;
+  const all = conjuncts(filter.pred);
+  const cols = all.map((c) => predCols(c, new Set()));
+  const usedElsewhere = new Set(project.indices);
+  cols.forEach((s) => {
+    if (s.size !== 1) for (const c of s) usedElsewhere.add(c);
+  });
+  const masked = new Map<number, BoundPredicate[]>();
+  all.forEach((c, i) => {
+    if (cols[i].size !== 1) return;
+    const col = [...cols[i]][0];
+    if (usedElsewhere.has(col) || !MASKABLE.has(src.fields[col].type.id)) return;
+    masked.set(col, [...(masked.get(col) ?? []), c]);
+  });
+  if (masked.size === 0) return t;
+  const what = filter.pred.kind === 'expr' && filter.pred.expr.k === 'fn' ? filter.pred.expr.what : 'filter';
+  const masks: ScanMask[] = [...masked].map(([col, ps]) => ({ col, pred: conjunction(ps, what) }));
+  const kept = all.filter((_, i) => !(cols[i].size === 1 && masked.has([...cols[i]][0])));
+  const refs = masks.map(
+    (m): BoundPredicate => ({ kind: 'expr', expr: { k: 'col', col: m.col, type: BOOL, name: src.fields[m.col].name } }),
+  );
+  const pred = conjunction([...kept, ...refs], what);
+  return { ...t, source: { ...src, masks }, ops: [{ kind: 'filter', pred }, ...t.ops.slice(1)] };
+}
+
+const and = (preds: BoundPredicate[]): BoundPredicate => ({ kind: 'and', preds });
+
+/** A mask's predicate over a column standing at its position in the scan's batch; 1 where it holds, else 0. */
+function truthOf(m: ScanMask, width: number): (c: Column) => Uint8Array {
+  return (c) => {
+    const r = evalPredicate({ length: c.length, columns: Array.from({ length: width }, () => c) }, m.pred);
+    for (let i = 0; i < r.length; i++) r[i] = r[i] === 1 ? 1 : 0;
+    return r;
+  };
+}
+
+/** The scan of a task with masks: its other columns read as before, its masks beside them in field order. */
+export async function produceMasked(src: ScanSource, inPlace: boolean): Promise<Produced> {
+  const masks = src.masks!,
+    width = src.fields.length;
+  const maskAt = new Map(masks.map((m, i) => [m.col, i]));
+  const restFields = src.fields.filter((_, i) => !maskAt.has(i));
+  // the masks first: the fallback's Parquet read would move the module's memory under columns read in place
+  let outcomes: Uint8Array[];
+  try {
+    const specs: MaskSpec[] = masks.map((m) => ({ field: src.fields[m.col], truth: truthOf(m, width) }));
+    outcomes = readMasks(src.path, src.rowGroups, specs, src);
+  } catch {
+    outcomes = await evaluated(src, masks, width);
+  }
+  const rest =
+    restFields.length === 0
+      ? null
+      : inPlace
+        ? await readRowGroupsInPlace(src.path, src.rowGroups, restFields, false, src)
+        : { batches: await readRowGroups(src.path, src.rowGroups, restFields, false, src), release: undefined };
+  const total = outcomes[0].length;
+  const lengths = rest ? rest.batches.map((b) => b.length) : cuts(total);
+  if (lengths.reduce((a, n) => a + n, 0) !== total) {
+    rest?.release?.();
+    throw new Error(`internal: a scan's masks have ${total} rows, its other columns ${rowCount(rest!.batches)}`);
+  }
+  const batches: Batch[] = [];
+  for (let k = 0, a = 0; k < lengths.length; a += lengths[k++]) {
+    const n = lengths[k];
+    let j = 0;
+    const columns = src.fields.map((_, i): Column => {
+      const m = maskAt.get(i);
+      if (m === undefined) return rest!.batches[k].columns[j++];
+      return { type: BOOL, length: n, values: outcomes[m].subarray(a, a + n), valid: null };
+    });
+    batches.push({ length: n, columns });
+  }
+  const read = rest && 'direct' in rest && rest.direct ? 'direct' : 'in-place';
+  return { batches, rows: total, release: rest?.release, read, inputBytes: batchesBytes(batches), masks: masks.length };
+}
+
+/** The masks evaluated over their columns read as before (a file the direct reader does not take). */
+async function evaluated(src: ScanSource, masks: ScanMask[], width: number): Promise<Uint8Array[]> {
+  const fields: Field[] = masks.map((m) => src.fields[m.col]);
+  const batches = await readRowGroups(src.path, src.rowGroups, fields, false, src);
+  const total = rowCount(batches);
+  return masks.map((m, i) => {
+    const out = new Uint8Array(total),
+      truth = truthOf(m, width);
+    let at = 0;
+    for (const b of batches) {
+      out.set(truth(b.columns[i]), at);
+      at += b.length;
+    }
+    return out;
+  });
+}
+
+function cuts(total: number): number[] {
+  return Array.from({ length: Math.ceil(total / MASK_BATCH_ROWS) }, (_, k) =>
+    Math.min(MASK_BATCH_ROWS, total - k * MASK_BATCH_ROWS),
+  );
+}

@@ -1,0 +1,263 @@
+// Filter-only columns read as their filter's outcome (physical/scan/masks.ts, io/parquet-mask.ts): which conjuncts
+// a scan task evaluates on dictionaries, the outcomes against DuckDB's row by row (dictionary and PLAIN pages, nulls,
+// row ranges, several row groups), the fallback for files the direct reader refuses, and whole queries.
+import { beforeAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { produceMasked, withMasks } from '../dist/physical/scan/masks.js';
+import type { TaskSpec } from '../dist/physical/task.js';
+import { readMasks } from '../dist/io/parquet-mask.js';
+import { inspectParquet } from '../dist/io/parquet.js';
+import { runPlan } from '../dist/index.js';
+import { duckRows, expectSame, sql, tmpDir, writeParquet } from './helpers.js';
+
+const dir = tmpDir('sj-masks-');
+const SNAPPY = path.join(dir, 'snappy.parquet'),
+  ZSTD = path.join(dir, 'zstd.parquet'),
+  ONE = path.join(dir, 'one-group.parquet');
+const ROWS = 30_000;
+// s: 7 strings and nulls (dictionary pages); u: a string per row and nulls (too many for a dictionary: PLAIN pages);
+// d: dates with nulls; i: integers; k: kept by the projections
+const TABLE = `SELECT i::BIGINT AS k, (i % 100)::INTEGER AS i,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE 'tag' || (i % 7) END AS s,
+  CASE WHEN i % 17 = 0 THEN NULL ELSE 'u' || i || '-' || (i * 7919 % 10007) END AS u,
+  CASE WHEN i % 13 = 0 THEN NULL ELSE DATE '1994-01-01' + (i % 900)::INTEGER END AS d
+  FROM range(0, ${ROWS}) t(i)`;
+
+/** each file's row groups (DuckDB rounds their size up to a multiple of 2,048 rows) */
+const groups: Record<string, number[]> = {};
+
+beforeAll(async () => {
+  await writeParquet(SNAPPY, TABLE, 7000);
+  await writeParquet(ONE, TABLE, ROWS);
+  // the same rows compressed with zstd: a codec the direct reader does not take
+  await sql(`COPY (${TABLE}) TO '${ZSTD}' (FORMAT parquet, ROW_GROUP_SIZE 7000, COMPRESSION zstd)`);
+  for (const f of [SNAPPY, ZSTD, ONE]) {
+    const info = await inspectParquet(f);
+    expect(info.columns).toEqual(FIELDS.map(({ name, type }) => ({ name, type })));
+    groups[f] = info.rowGroupRows.map((_, g) => g);
+  }
+  expect(groups[SNAPPY].length).toBeGreaterThan(2);
+  expect(groups[ONE]).toEqual([0]);
+});
+
+const FIELDS = [
+  { name: 'k', type: { id: 'int64' }, nullable: false },
+  { name: 'i', type: { id: 'int32' }, nullable: true },
+  { name: 's', type: { id: 'utf8' }, nullable: true },
+  { name: 'u', type: { id: 'utf8' }, nullable: true },
+  { name: 'd', type: { id: 'date32' }, nullable: true },
+];
+const DAY = (iso: string) => Date.parse(`${iso}T00:00:00Z`) / 86_400_000;
+
+type Pred = Record<string, unknown>;
+const scanTask = (file: string, pred: Pred, keep: number[], range: object = {}): TaskSpec =>
+  ({
+    source: { kind: 'scan', path: file, rowGroups: groups[file], fields: FIELDS, ...range },
+    ops: [
+      { kind: 'filter', pred },
+      { kind: 'project', indices: keep },
+    ],
+    sink: { kind: 'collect' },
+  }) as unknown as TaskSpec;
+
+describe('which columns a scan task reads as masks', () => {
+  it('takes the columns only single-column conjuncts read, grouping their conjuncts', () => {
+    const pred = {
+      kind: 'and',
+      preds: [
+        { kind: 'cmp', col: 2, op: '=', value: 'tag1' },
+        { kind: 'cmp', col: 4, op: '>=', value: DAY('1994-03-01') },
+        { kind: 'cmp', col: 4, op: '<', value: DAY('1995-01-01') },
+        { kind: 'cmp', col: 1, op: '<', value: 50 },
+      ],
+    };
+    const t = withMasks(scanTask(SNAPPY, pred, [0, 1]));
+    const src = t.source as { masks?: { col: number; pred: Pred }[] };
+    // i is kept after the filter: evaluated as before; s and d only filtered: masks, d's two conjuncts as one
+    expect(src.masks?.map((m) => m.col)).toEqual([2, 4]);
+    expect(src.masks?.[1].pred).toMatchObject({ kind: 'and', preds: [{ op: '>=' }, { op: '<' }] });
+    expect(t.ops[0]).toMatchObject({
+      kind: 'filter',
+      pred: { kind: 'and', preds: [{ kind: 'cmp', col: 1 }, { kind: 'expr' }, { kind: 'expr' }] },
+    });
+    expect(t.ops[1]).toEqual({ kind: 'project', indices: [0, 1] });
+  });
+
+  it('leaves a column another conjunct reads, and tasks without a projection after the filter', () => {
+    const pred = {
+      kind: 'and',
+      preds: [
+        { kind: 'cmp', col: 2, op: '=', value: 'tag1' },
+        {
+          kind: 'or',
+          preds: [
+            { kind: 'cmp', col: 2, op: '=', value: 'tag2' },
+            { kind: 'cmp', col: 1, op: '=', value: 3 },
+          ],
+        },
+      ],
+    };
+    expect(withMasks(scanTask(SNAPPY, pred, [0]))).toEqual(scanTask(SNAPPY, pred, [0]));
+    const one = { kind: 'cmp', col: 2, op: '=', value: 'tag1' };
+    const noProject = { ...scanTask(SNAPPY, one, [0]), ops: [{ kind: 'filter', pred: one }] } as unknown as TaskSpec;
+    expect(withMasks(noProject)).toBe(noProject);
+  });
+});
+
+/** DuckDB's outcome of a SQL condition for each row of a file, in file order (1 where it holds). */
+async function duckOutcomes(file: string, cond: string, offset = 0, limit = ROWS): Promise<number[]> {
+  const rows = await duckRows(
+    `SELECT CASE WHEN ${cond} THEN 1 ELSE 0 END FROM read_parquet('${file}', file_row_number = true)
+     WHERE file_row_number >= ${offset} AND file_row_number < ${offset + limit} ORDER BY file_row_number`,
+  );
+  return rows.map((r) => Number(r[0]));
+}
+
+const CASES: { name: string; col: number; pred: Pred; sql: string }[] = [
+  { name: 'string =', col: 2, pred: { kind: 'cmp', col: 2, op: '=', value: 'tag3' }, sql: `s = 'tag3'` },
+  {
+    name: 'string IN',
+    col: 2,
+    pred: { kind: 'in', col: 2, values: ['tag0', 'tag6', 'none'] },
+    sql: `s IN ('tag0', 'tag6', 'none')`,
+  },
+  { name: 'IS NULL', col: 2, pred: { kind: 'isNull', col: 2, isNull: true }, sql: 's IS NULL' },
+  {
+    name: 'NOT =',
+    col: 2,
+    pred: { kind: 'not', pred: { kind: 'cmp', col: 2, op: '=', value: 'tag3' } },
+    sql: `NOT (s = 'tag3')`,
+  },
+  {
+    name: 'LIKE on PLAIN pages',
+    col: 3,
+    pred: {
+      kind: 'expr',
+      expr: {
+        k: 'fn',
+        fn: '$like',
+        args: [
+          { k: 'col', col: 3, type: { id: 'utf8' }, name: 'u' },
+          { k: 'lit', value: '%7-1%', type: { id: 'utf8' } },
+        ],
+        type: { id: 'bool' },
+        what: 'test',
+      },
+    },
+    sql: `u LIKE '%7-1%'`,
+  },
+  {
+    name: 'date range',
+    col: 4,
+    pred: {
+      kind: 'and',
+      preds: [
+        { kind: 'cmp', col: 4, op: '>=', value: DAY('1994-06-01') },
+        { kind: 'cmp', col: 4, op: '<', value: DAY('1995-02-01') },
+      ],
+    },
+    sql: `d >= DATE '1994-06-01' AND d < DATE '1995-02-01'`,
+  },
+  {
+    name: 'integer OR',
+    col: 1,
+    pred: {
+      kind: 'or',
+      preds: [
+        { kind: 'cmp', col: 1, op: '<', value: 5 },
+        { kind: 'cmp', col: 1, op: '=', value: 77 },
+      ],
+    },
+    sql: 'i < 5 OR i = 77',
+  },
+];
+
+describe('outcomes read from dictionaries and pages', () => {
+  for (const c of CASES) {
+    it(`${c.name}: DuckDB's outcome for every row, several row groups and a row range of one`, async () => {
+      const all = await produceMasked(withMasks(scanTask(SNAPPY, c.pred, [0])).source as never, false);
+      const ours = all.batches.flatMap((b) => Array.from(b.columns[c.col].values as Uint8Array));
+      expect(ours).toEqual(await duckOutcomes(SNAPPY, c.sql));
+      const range = { offset: 12_345, limit: 4_321 };
+      const part = await produceMasked(withMasks(scanTask(ONE, c.pred, [0], range)).source as never, true);
+      expect(part.batches.flatMap((b) => Array.from(b.columns[c.col].values as Uint8Array))).toEqual(
+        await duckOutcomes(ONE, c.sql, range.offset, range.limit),
+      );
+      // the columns read beside the masks are the file's
+      expect(part.batches.flatMap((b) => Array.from(b.columns[0].values as BigInt64Array, Number))).toEqual(
+        Array.from({ length: range.limit }, (_, j) => range.offset + j),
+      );
+      part.release?.();
+    });
+  }
+
+  it('a codec the direct reader does not take: the columns read as before, the same outcomes', async () => {
+    const c = CASES[1];
+    expect(() => readMasks(ZSTD, [0], [{ field: FIELDS[2], truth: () => new Uint8Array(0) }])).toThrow(/codec/);
+    const r = await produceMasked(withMasks(scanTask(ZSTD, c.pred, [0])).source as never, true);
+    expect(r.batches.flatMap((b) => Array.from(b.columns[c.col].values as Uint8Array))).toEqual(
+      await duckOutcomes(ZSTD, c.sql),
+    );
+    r.release?.();
+  });
+});
+
+describe('queries whose filters read columns only to filter', () => {
+  const plan = (file: string, where: object, groupBy: string[] = [], sumK = true) => ({
+    version: 1,
+    sources: { t: { parquet: file } },
+    query: {
+      op: 'aggregate',
+      groupBy,
+      aggregates: [{ fn: 'count', as: 'n' }, ...(sumK ? [{ fn: 'sum', column: 'k', as: 'sk' }] : [])],
+      input: { op: 'filter', where, input: { op: 'scan', source: 't' } },
+    },
+  });
+  const where = {
+    and: [
+      { column: 's', in: ['tag1', 'tag2', 'tag5'] },
+      { column: 'd', between: ['1994-02-01', '1995-07-01'] },
+      { not: { column: 'u', like: '%3%' } },
+      { column: 'i', cmp: '<', value: 60 },
+    ],
+  };
+  const cond = `s IN ('tag1', 'tag2', 'tag5') AND d BETWEEN DATE '1994-02-01' AND DATE '1995-07-01'
+    AND NOT (u LIKE '%3%') AND i < 60`;
+  it('reports the masks each scan task read (the three filter-only columns; i is grouped on)', async () => {
+    const r = await runPlan(plan(SNAPPY, where, ['i']), { workers: 2, inThreadBytes: 0, writeOutput: false });
+    const scans = r.stats.tasks.filter((t) => t.kind === 'map');
+    expect(scans.length).toBeGreaterThan(0);
+    expect(scans.every((t) => t.masks === 3)).toBe(true);
+  });
+
+  for (const [name, opts] of [
+    ['on the pool', { workers: 2, inThreadBytes: 0 }],
+    ['on the calling thread', {}],
+  ] as const) {
+    for (const file of [SNAPPY, ZSTD, ONE]) {
+      it(`${name}, ${path.basename(file)}: DuckDB's answer`, async () => {
+        await expectSame(
+          plan(file, where, ['i']),
+          `SELECT i, count(*) AS n, sum(k) AS sk FROM read_parquet('${file}') WHERE ${cond} GROUP BY i`,
+          opts,
+        );
+        // every column read is dropped after the filter: the scan reads masks only
+        await expectSame(
+          plan(
+            file,
+            {
+              and: [
+                { column: 's', cmp: '!=', value: 'tag4' },
+                { column: 'd', isNull: true },
+              ],
+            },
+            [],
+            false,
+          ),
+          `SELECT count(*) AS n FROM read_parquet('${file}') WHERE s != 'tag4' AND d IS NULL`,
+          opts,
+        );
+      });
+    }
+  }
+});
