@@ -6,6 +6,8 @@ import path from 'node:path';
 import { produceMasked, withMasks } from '../dist/physical/scan/masks.js';
 import type { TaskSpec } from '../dist/physical/task.js';
 import { readMasks } from '../dist/io/parquet-mask.js';
+import { evalPredicate } from '../dist/kernels/filter.js';
+import type { Column } from '../dist/kernels/column.js';
 import { inspectParquet } from '../dist/io/parquet.js';
 import { runPlan } from '../dist/index.js';
 import { duckRows, expectSame, sql, tmpDir, writeParquet } from './helpers.js';
@@ -104,6 +106,15 @@ describe('which columns a scan task reads as masks', () => {
   });
 });
 
+const text = new TextDecoder();
+/** A cell of one of the test file's columns as DuckDB reads it back (dates as text). */
+function cell(c: Column, j: number): unknown {
+  if (c.valid && !c.valid[j]) return null;
+  if (c.offsets) return text.decode((c.values as Uint8Array).subarray(c.offsets[j], c.offsets[j + 1]));
+  const v = Number(c.values[j]);
+  return c.type.id === 'date32' ? new Date(v * 86_400_000).toISOString().slice(0, 10) : v;
+}
+
 /** DuckDB's outcome of a SQL condition for each row of a file, in file order (1 where it holds). */
 async function duckOutcomes(file: string, cond: string, offset = 0, limit = ROWS): Promise<number[]> {
   const rows = await duckRows(
@@ -175,19 +186,50 @@ const CASES: { name: string; col: number; pred: Pred; sql: string }[] = [
 describe('outcomes read from dictionaries and pages', () => {
   for (const c of CASES) {
     it(`${c.name}: DuckDB's outcome for every row, several row groups and a row range of one`, async () => {
-      const all = await produceMasked(withMasks(scanTask(SNAPPY, c.pred, [0])).source as never, false);
-      const ours = all.batches.flatMap((b) => Array.from(b.columns[c.col].values as Uint8Array));
-      expect(ours).toEqual(await duckOutcomes(SNAPPY, c.sql));
+      const truth = (col: Column) => {
+        const r = evalPredicate({ length: col.length, columns: FIELDS.map(() => col) }, c.pred as never);
+        return r.map((x) => (x === 1 ? 1 : 0));
+      };
+      const [all] = readMasks(SNAPPY, groups[SNAPPY], [{ field: FIELDS[c.col], truth }]);
+      expect(Array.from(all)).toEqual(await duckOutcomes(SNAPPY, c.sql));
       const range = { offset: 12_345, limit: 4_321 };
-      const part = await produceMasked(withMasks(scanTask(ONE, c.pred, [0], range)).source as never, true);
-      expect(part.batches.flatMap((b) => Array.from(b.columns[c.col].values as Uint8Array))).toEqual(
-        await duckOutcomes(ONE, c.sql, range.offset, range.limit),
-      );
-      // the columns read beside the masks are the file's
-      expect(part.batches.flatMap((b) => Array.from(b.columns[0].values as BigInt64Array, Number))).toEqual(
-        Array.from({ length: range.limit }, (_, j) => range.offset + j),
-      );
-      part.release?.();
+      const [part] = readMasks(ONE, [0], [{ field: FIELDS[c.col], truth }], range);
+      expect(Array.from(part)).toEqual(await duckOutcomes(ONE, c.sql, range.offset, range.limit));
+    });
+
+    it(`${c.name}: the scan's rows, the other columns read at the rows kept or whole`, async () => {
+      for (const [file, range] of [
+        [SNAPPY, {}],
+        [ONE, { offset: 12_345, limit: 4_321 }],
+      ] as const) {
+        const r = await produceMasked(withMasks(scanTask(file, c.pred, [0], range)).source as never, true);
+        const { offset = 0, limit = ROWS } = range as { offset?: number; limit?: number };
+        const outcome = await duckOutcomes(file, c.sql, offset, limit);
+        const kept = outcome.flatMap((x, j) => (x ? [offset + j] : []));
+        // k is the row's number: the rows of the scan with the mask true are DuckDB's rows kept
+        const rows = r.batches.flatMap((b) => {
+          const k = b.columns[0].values as BigInt64Array,
+            m = b.columns[c.col].values as Uint8Array;
+          return Array.from({ length: b.length }, (_, j) => (m[j] ? [Number(k[j])] : [])).flat();
+        });
+        expect(rows).toEqual(kept);
+        // and every other column's values at those rows are the file's (nulls, dictionary and PLAIN pages)
+        const others = [1, 2, 3, 4].filter((i) => i !== c.col);
+        const ours = r.batches.flatMap((b) =>
+          Array.from({ length: b.length }, (_, j) => j)
+            .filter((j) => (b.columns[c.col].values as Uint8Array)[j])
+            .map((j) => others.map((i) => cell(b.columns[i], j))),
+        );
+        const theirs = await duckRows(
+          `SELECT ${others.map((i) => (FIELDS[i].name === 'd' ? "strftime(d, '%Y-%m-%d')" : FIELDS[i].name)).join(', ')}
+           FROM read_parquet('${file}') WHERE k IN (${kept.length ? kept.join(',') : -1}) ORDER BY k`,
+        );
+        const str = (v: unknown) => (v === null ? null : String(v));
+        expect(ours.map((row) => row.map(str))).toEqual(theirs.map((row) => row.map(str)));
+        // at most half the rows kept: only those read (io/parquet-select.ts); else every row, its outcome beside it
+        expect(r.rows).toBe(kept.length <= outcome.length / 2 ? kept.length : outcome.length);
+        r.release?.();
+      }
     });
   }
 
@@ -195,6 +237,7 @@ describe('outcomes read from dictionaries and pages', () => {
     const c = CASES[1];
     expect(() => readMasks(ZSTD, [0], [{ field: FIELDS[2], truth: () => new Uint8Array(0) }])).toThrow(/codec/);
     const r = await produceMasked(withMasks(scanTask(ZSTD, c.pred, [0])).source as never, true);
+    expect(r.rows).toBe(ROWS);
     expect(r.batches.flatMap((b) => Array.from(b.columns[c.col].values as Uint8Array))).toEqual(
       await duckOutcomes(ZSTD, c.sql),
     );

@@ -10,6 +10,7 @@ import { exprCols } from '../../expr/columns.js';
 import { BOOL } from '../../expr/types.js';
 import { readRowGroups, readRowGroupsInPlace } from '../../io/parquet.js';
 import { type MaskSpec, readMasks } from '../../io/parquet-mask.js';
+import { readSelected } from '../../io/parquet-select.js';
 import type { BoundPredicate } from '../../plan/bound.js';
 import type { Produced, TaskSource, TaskSpec } from '../task.js';
 
@@ -18,6 +19,9 @@ type ScanMask = NonNullable<ScanSource['masks']>[number];
 
 /** Types the direct reader decodes (io/parquet-direct.ts), so their dictionaries can be evaluated. */
 const MASKABLE = new Set(['utf8', 'date32', 'int32', 'int64', 'decimal', 'float32', 'float64', 'timestamp']);
+
+/** The other columns are read at the rows the masks keep when these are at most this share of the rows read. */
+const SELECT_SHARE = 0.5;
 
 /** Rows a batch of mask columns holds when no other column sets the batches' lengths (the direct reader's). */
 const MASK_BATCH_ROWS = 1 << 17;
@@ -113,13 +117,18 @@ export async function produceMasked(src: ScanSource, inPlace: boolean): Promise<
   } catch {
     outcomes = await evaluated(src, masks, width);
   }
+  const total = outcomes[0].length;
+  const kept = keptRows(outcomes, total);
+  if (restFields.length > 0 && kept.length <= SELECT_SHARE * total) {
+    const selected = readKept(src, restFields, kept);
+    if (selected) return keptBatches(src, maskAt, selected, kept.length, masks.length);
+  }
   const rest =
     restFields.length === 0
       ? null
       : inPlace
         ? await readRowGroupsInPlace(src.path, src.rowGroups, restFields, false, src)
         : { batches: await readRowGroups(src.path, src.rowGroups, restFields, false, src), release: undefined };
-  const total = outcomes[0].length;
   const lengths = rest ? rest.batches.map((b) => b.length) : cuts(total);
   if (lengths.reduce((a, n) => a + n, 0) !== total) {
     rest?.release?.();
@@ -138,6 +147,64 @@ export async function produceMasked(src: ScanSource, inPlace: boolean): Promise<
   }
   const read = rest && 'direct' in rest && rest.direct ? 'direct' : 'in-place';
   return { batches, rows: total, release: rest?.release, read, inputBytes: batchesBytes(batches), masks: masks.length };
+}
+
+/** The rows every mask keeps. */
+function keptRows(outcomes: Uint8Array[], total: number): Int32Array {
+  const all = outcomes.length === 1 ? outcomes[0] : outcomes.reduce((a, o) => a.map((x, i) => x & o[i]));
+  const out = new Int32Array(total);
+  let n = 0;
+  for (let i = 0; i < total; i++) {
+    out[n] = i;
+    n += all[i];
+  }
+  return out.subarray(0, n);
+}
+
+/** The other columns at the rows kept only (io/parquet-select.ts), or null for a file the direct reader refuses. */
+function readKept(src: ScanSource, fields: Field[], kept: Int32Array): Column[] | null {
+  try {
+    return readSelected(src.path, src.rowGroups, fields, kept, src);
+  } catch {
+    return null;
+  }
+}
+
+/** Batches of the rows kept: the other columns as read, every mask true. */
+function keptBatches(src: ScanSource, maskAt: Map<number, number>, cols: Column[], m: number, masks: number): Produced {
+  const ones = new Uint8Array(m).fill(1);
+  const batches: Batch[] = [];
+  for (let lo = 0; lo < m; lo += MASK_BATCH_ROWS) {
+    const hi = Math.min(m, lo + MASK_BATCH_ROWS);
+    let j = 0;
+    const columns = src.fields.map(
+      (_, i): Column =>
+        maskAt.has(i)
+          ? { type: BOOL, length: hi - lo, values: ones.subarray(lo, hi), valid: null }
+          : rowsOf(cols[j++], lo, hi),
+    );
+    batches.push({ length: hi - lo, columns });
+  }
+  return { batches, rows: m, read: 'direct', inputBytes: batchesBytes(batches), masks };
+}
+
+/** Rows [lo, hi) of a column (views; string offsets rebased). */
+function rowsOf(c: Column, lo: number, hi: number): Column {
+  if (lo === 0 && hi === c.length) return c;
+  const valid = c.valid ? c.valid.subarray(lo, hi) : null;
+  if (c.offsets) {
+    const base = c.offsets[lo];
+    const offsets = c.offsets.slice(lo, hi + 1).map((o) => o - base);
+    return {
+      type: c.type,
+      length: hi - lo,
+      values: (c.values as Uint8Array).subarray(base, c.offsets[hi]),
+      offsets,
+      valid,
+    };
+  }
+  const per = c.values.length / c.length;
+  return { type: c.type, length: hi - lo, values: c.values.subarray(lo * per, hi * per) as Column['values'], valid };
 }
 
 /** The masks evaluated over their columns read as before (a file the direct reader does not take). */
