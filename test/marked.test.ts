@@ -19,18 +19,20 @@ beforeAll(async () => {
   await writeParquet(
     L,
     `SELECT CASE WHEN i % 53 = 0 THEN NULL ELSE (i % 1500)::BIGINT END AS k, (i % 4)::INTEGER AS k2,
+       CASE WHEN i % 53 = 0 THEN NULL ELSE (i % 1500 * 17)::BIGINT END AS ks,
        i::BIGINT AS v, 'p' || (i % 5) AS pri FROM range(0, ${L_ROWS}) t(i)`,
     500,
   );
   await writeParquet(
     R,
     `SELECT CASE WHEN i % 31 = 0 THEN NULL ELSE ((i * 7) % 1000 * 3)::BIGINT END AS rk, (i % 4)::INTEGER AS rk2,
+       CASE WHEN i % 31 = 0 THEN NULL ELSE ((i * 7) % 1000 * 51)::BIGINT END AS rks,
        (i % 10)::INTEGER AS late FROM range(0, ${R_ROWS}) t(i)`,
     5000,
   );
 });
 
-/** Over the left side (about 80 KB) and under the filtered right side (about 640 KB of keys). */
+/** Over the left side (about 100 KB) and under the filtered right side (about 640 KB of keys). */
 const CAP = 200_000;
 const LEFT = `read_parquet('${L}')`,
   RIGHT = `(SELECT * FROM read_parquet('${R}') WHERE late < 8)`;
@@ -43,7 +45,9 @@ const join = (type: string, on: [string, string][], left: object = { op: 'scan',
   left,
   right,
 });
+// dense keys: a direct table, rows marked; sparse keys: a table with a bitmap of its keys, key values marked
 const ONE: [string, string][] = [['k', 'rk']],
+  SPARSE: [string, string][] = [['ks', 'rks']],
   TWO: [string, string][] = [
     ['k', 'rk'],
     ['k2', 'rk2'],
@@ -57,6 +61,7 @@ describe('a semi or anti join marks its built left side', () => {
   for (const type of ['semi', 'anti']) {
     for (const [keys, on] of [
       ['one key', ONE],
+      ['one sparse key', SPARSE],
       ['two keys', TWO],
     ] as const) {
       it(`${type} join, ${keys}`, async () => {

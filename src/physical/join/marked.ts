@@ -10,7 +10,7 @@ import type { TaskResult } from '../task.js';
 import { runFromRead } from '../exchange/shuffle.js';
 import { type Collect, type JoinStrategy, buildBroadcast, tableBytes } from './broadcast.js';
 import type { BroadcastTable } from './probe.js';
-import type { MarkOp } from './mark.js';
+import { type MarkOp, markedRows } from './mark.js';
 import type { JoinNode } from './tasks.js';
 
 /** A marking plan: the right side's pipeline ending in the mark, the table and its marks. */
@@ -18,6 +18,7 @@ export interface Marked {
   pipeline: Pipeline;
   table: BroadcastTable;
   marks: Uint8Array;
+  keyMarks: Int32Array | null;
   /** the right side's rows read to measure it (probed as they are from `probeAt` on), if any */
   read?: JoinStrategy['read'];
   probeAt: number;
@@ -57,7 +58,16 @@ export async function tryMarked(
   ex.memory.reserve(built);
   ex.memory.release(bytes); // the rows are the table's now
   const marks = new Uint8Array(new SharedArrayBuffer(Math.max(1, rows)));
-  const op: MarkOp = { kind: 'mark', id: node.id, table, keys: node.rightKeys, norms: node.rightNorms, marks };
+  const keyMarks = table.bits ? new Int32Array(new SharedArrayBuffer(table.bits.bits.byteLength)) : null;
+  const op: MarkOp = {
+    kind: 'mark',
+    id: node.id,
+    table,
+    keys: node.rightKeys,
+    norms: node.rightNorms,
+    marks,
+    keyMarks,
+  };
   const base = pipelineOf(node.right);
   how.decision = {
     strategy: 'broadcast',
@@ -70,6 +80,7 @@ export async function tryMarked(
     pipeline: { ...base, ops: [...base.ops, op], fused: [...base.fused, node.id], schema: [] },
     table,
     marks,
+    keyMarks,
     read: how.read?.right ? { right: how.read.right } : undefined,
     probeAt: base.ops.length,
     heldBytes: how.heldBytes + built,
@@ -100,6 +111,7 @@ export async function runMarked(
     const probed = m.read?.right;
     if (probed) await runFromRead(ex, m.pipeline, probed, m.probeAt, node.right.schema, probe);
     else if (m.table.batch.length > 0) await ex.execute(m.pipeline, { ...probe, placement: false });
+    if (m.keyMarks !== null && m.table.bits) markedRows(m.table, m.table.bits, m.keyMarks, m.marks);
     const out = selected(m.table.batch, m.marks, node.type === 'semi' ? 1 : 0);
     const p: Pipeline = { source: node, ops, fused: [], schema: node.schema };
     return await runFromRead(ex, p, { batches: out, rest: null }, 0, node.schema, d);
