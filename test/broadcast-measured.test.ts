@@ -163,11 +163,12 @@ describe('broadcast from measured, post-filter sizes', () => {
   });
 
   // every join type with the small side on either side: broadcast where the type allows that side, else shuffled
+  // (a semi or anti join's left side is built when its right side does not fit: the right side marks its rows)
   const allowed: Record<string, ('left' | 'right')[]> = {
     inner: ['left', 'right'],
     left: ['right'],
-    semi: ['right'],
-    anti: ['right'],
+    semi: ['left', 'right'],
+    anti: ['left', 'right'],
     right: ['left'],
     full: [],
   };

@@ -1,6 +1,6 @@
 // The keys' bitmap probed before a compact table's slots (kernels/key-bits.ts): the same pairs as the table
 // alone for every join type, over sparse keys, negatives, nulls and probe keys outside the range or past 32 bits;
-// none where a key is past 32 bits or the span is too wide.
+// none where a key is past 32 bits or the span is too wide (wider allowed for a large table).
 import { describe, expect, it } from 'vitest';
 import { keyBits } from '../dist/kernels/key-bits.js';
 import { JoinProbe } from '../dist/kernels/join.js';
@@ -71,5 +71,12 @@ describe("a compact table's keys as a bitmap", () => {
     expect(keyBits(keysOf([-(1n << 31n) - 1n, 5n]))).toBeNull();
     expect(keyBits(keysOf([0n, 1000n]))).toBeNull();
     expect(keyBits(keysOf([0n, 127n]))).toMatchObject({ base: 0, span: 128 });
+  });
+
+  it('a large table: up to 2^26 values however sparse (TPC-H q04: 575K orders over 60M keys)', () => {
+    const sparse = (n: number, step: number) => keysOf(Array.from({ length: n }, (_, i) => BigInt(i * step)));
+    expect(keyBits(sparse(1 << 16, 200))).toMatchObject({ base: 0, span: ((1 << 16) - 1) * 200 + 1 });
+    expect(keyBits(sparse((1 << 16) - 1, 200))).toBeNull(); // fewer rows: 64 values a row at most
+    expect(keyBits(sparse(1 << 16, 1100))).toBeNull(); // past 2^26 values
   });
 });

@@ -5,6 +5,7 @@ import { selectRows } from '../kernels/filter.js';
 import { compileExpr, compileNarrow } from '../expr/compile.js';
 import { compileFilter } from '../expr/select.js';
 import { DENSE, carry, defer, materialize, selectionOf } from '../expr/deferred.js';
+import { markBatch } from './join/mark.js';
 import { probeBatch } from './join/probe.js';
 import type { RowOp } from './task.js';
 
@@ -42,6 +43,7 @@ export function compileOps(ops: RowOp[], deferDense = false, sumOnly?: Set<numbe
         ? []
         : [(b) => carry(b, { length: b.length, columns: op.indices.map((i) => b.columns[i]) })];
     if (op.kind === 'probe') return [(b) => probeBatch(materialize(b), op)];
+    if (op.kind === 'mark') return [(b) => markBatch(materialize(b), op)];
     const pred = op.pred.kind === 'expr' ? compileFilter(op.pred.expr) : null;
     // a projection right after the filter (its pruned columns): only the columns kept are gathered
     const next = ops[k + 1],

@@ -14,6 +14,7 @@ import type { JoinType } from '../plan/spec.js';
 import type { PartitionSpec, Partitioned, TaskSketch } from '../shuffle/partition.js';
 import type { SplitKey } from '../skew/split.js';
 import type { BoundExpr } from '../expr/types.js';
+import type { MarkOp } from './join/mark.js';
 import type { ProbeOp } from './join/probe.js';
 
 export type RowOp =
@@ -21,7 +22,9 @@ export type RowOp =
   | { kind: 'project'; indices: number[] }
   /** append computed columns (src/expr) */
   | { kind: 'compute'; exprs: BoundExpr[] }
-  | ProbeOp;
+  | ProbeOp
+  /** mark the built left rows of a semi or anti join that a probing row matches (physical/join/mark.ts) */
+  | MarkOp;
 
 export type TaskSource =
   /** offset, limit: a row range of the row groups read (a map split below the row group, or a sample's first rows) */

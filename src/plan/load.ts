@@ -10,6 +10,7 @@ import { expectedAt, shown, valueAt } from './expected.js';
 import { type ParamInput, applyParams } from './params.js';
 import { resolveSourceOverrides } from './sources.js';
 import type { SparkSources } from './uri.js';
+import { deriveJoinFilters } from './derive-filters.js';
 import { pruneColumns } from './prune.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
@@ -336,6 +337,9 @@ export async function loadPlan(
     !!options.sparkSources?.missing,
   );
   const uri = options.sparkSources && { spark: options.sparkSources, workers: settings.workers };
-  const root = splitScans(pruneColumns(await bindPlan(plan, dir, files, uri)), plannedWorkers(settings));
+  const root = splitScans(
+    pruneColumns(deriveJoinFilters(await bindPlan(plan, dir, files, uri))),
+    plannedWorkers(settings),
+  );
   return { plan, baseDir: dir, root, settings, output };
 }

@@ -10,7 +10,7 @@ interface Pruned {
   map: number[];
 }
 
-function predCols(p: BoundPredicate, into: Set<number>): Set<number> {
+export function predCols(p: BoundPredicate, into: Set<number>): Set<number> {
   if (p.kind === 'expr') return exprCols(p.expr, into);
   if ('preds' in p) p.preds.forEach((q) => predCols(q, into));
   else if ('pred' in p) predCols(p.pred, into);
@@ -18,7 +18,7 @@ function predCols(p: BoundPredicate, into: Set<number>): Set<number> {
   return into;
 }
 
-function remapPred(p: BoundPredicate, m: number[]): BoundPredicate {
+export function remapPred(p: BoundPredicate, m: number[]): BoundPredicate {
   if (p.kind === 'expr') return { kind: 'expr', expr: remapExpr(p.expr, m) };
   if ('preds' in p) return { ...p, preds: p.preds.map((q) => remapPred(q, m)) };
   if ('pred' in p) return { ...p, pred: remapPred(p.pred, m) };

@@ -39,12 +39,12 @@ export interface JoinStrategy {
 }
 
 /** Bytes a broadcast table takes beyond its rows: key words and hash, chain and heads, group ids (estimated high). */
-const tableBytes = (rows: number, bytes: number) => bytes + 32 * rows;
+export const tableBytes = (rows: number, bytes: number) => bytes + 32 * rows;
 
 let built = 0;
 
 /** The table over a side's rows, every array shared. */
-function buildBroadcast(schema: Schema, batches: Batch[], keys: number[], norms: KeyNorm[]): BroadcastTable {
+export function buildBroadcast(schema: Schema, batches: Batch[], keys: number[], norms: KeyNorm[]): BroadcastTable {
   const batch = concatBatches(schema, batches, true);
   // keys hashed only for a table that is not direct (whose probes need no hashes)
   const unhashed = buildKeys(batch, keys, norms, undefined, false);

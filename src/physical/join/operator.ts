@@ -3,6 +3,7 @@
 import type { PhysicalOperator } from '../operator.js';
 import { partitionsFor } from '../pipeline.js';
 import { expectedStrategy } from './broadcast.js';
+import { markedRule } from './marked.js';
 import { type JoinNode, runJoin } from './stage.js';
 
 export const joinOperator: PhysicalOperator<JoinNode> = {
@@ -24,6 +25,8 @@ export const joinOperator: PhysicalOperator<JoinNode> = {
       ? ` (${d.side} side built once, probed by the ${d.side === 'left' ? 'right' : 'left'} side's map tasks)`
       : '';
     x.line(depth + 1, `expected strategy: ${d.strategy}${built}: ${d.reason}`);
+    const marks = d.strategy === 'shuffle' ? markedRule(src, x.settings.broadcastBytes) : null;
+    if (marks) x.line(depth + 1, marks);
     for (const [side, input, keys] of [
       ['left', src.left, src.leftKeys],
       ['right', src.right, src.rightKeys],

@@ -53,7 +53,7 @@ export interface ProbeOp {
 const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
 
 /** A probing batch's keys: hashed unless the table is direct (looked up by value). */
-export const probeKeys = (b: Batch, op: ProbeOp) =>
+export const probeKeys = (b: Batch, op: Pick<ProbeOp, 'keys' | 'norms' | 'table'>) =>
   buildKeys(b, op.keys, op.norms, probeHashes.get(b.length), op.table.direct === null);
 
 /** The joined rows of one probing batch (none, one or several batches). */

@@ -11,6 +11,7 @@ import { mergeSketches } from '../../skew/sketch.js';
 import { mixPlan } from '../../skew/mix.js';
 import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from './merge.js';
+import { runMarked, tryMarked } from './marked.js';
 import { packBlocks } from '../../spill/block.js';
 import { runRanged } from '../sort/fused.js';
 import { type Until, partitionsFor, pipelineOf, scanBytes } from '../pipeline.js';
@@ -48,6 +49,8 @@ export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: 
         ops.length === 0 ? combine : undefined,
         ex.settings.sharedBuildBytes,
       );
+  const marked = eager ? null : await tryMarked(ex, node, how, measure(ex, node));
+  if (marked) return runMarked(ex, node, how, marked, ops, d);
   if (how.pipeline) return runBroadcast(ex, node, how, ops, d);
   return runShuffleJoin(ex, node, how, ops, d);
 }
