@@ -156,6 +156,9 @@ describe('a repeated join', () => {
   it.each(SETTINGS)("read with other columns is computed once, with DuckDB's answer (%s)", async (_, opts) => {
     await expectSame(shareOfTotal(), shareOfTotalSQL(), opts);
     expect(await rowsScanned(shareOfTotal(), opts)).toBe(F_ROWS + D_ROWS);
+    const r = await ourRun(shareOfTotal(), opts);
+    expect(r.stats.repeats).toMatchObject([{ readers: 2, held: true }]);
+    expect(r.stats.repeats![0].rows).toBeGreaterThan(0);
   });
 
   it.each(SETTINGS)("of another type (left) is computed once, with DuckDB's answer (%s)", async (_, opts) => {
@@ -182,6 +185,8 @@ describe('a repeated join', () => {
       for (const opts of [{ repeatBytes: 0 }, { repeatBytes: 0, broadcastBytes: 0 }]) {
         await expectSame(plan, q, opts);
         expect(await rowsScanned(plan, opts)).toBe(2 * (F_ROWS + D_ROWS));
+        const r = await ourRun(plan, opts);
+        expect(r.stats.repeats).toMatchObject([{ held: false, reason: 'its rows passed the cap (0 bytes)' }]);
       }
     }
   });
@@ -192,6 +197,20 @@ describe('a repeated join', () => {
     await expectSame(underAverage, underAverageSQL, opts);
     await expectSame(bothSides, bothSidesSQL, opts);
     expect(await rowsScanned(underAverage, opts)).toBe(2 * (F_ROWS + D_ROWS));
+  });
+
+  it('keeps only the rows of the successful attempt of a task that dies and is retried', async () => {
+    // join-2 and join-3 are the two copies (whichever runs first computes it); a rule matching no task does nothing
+    process.env.SKEWJOIN_FAULTS = 'crash:join-2:reduce:0:once,crash:join-3:reduce:0:once';
+    try {
+      const opts = { broadcastBytes: 0, partitions: 3 };
+      await expectSame(underAverage, underAverageSQL, opts);
+      const r = await ourRun(underAverage, opts);
+      expect(r.stats.tasks.some((t) => t.attempt === 2)).toBe(true);
+      expect(r.stats.tasks.filter((t) => t.split === 'repeated subtree computed once').length).toBeGreaterThan(0);
+    } finally {
+      delete process.env.SKEWJOIN_FAULTS;
+    }
   });
 
   it('is not shared with a copy that differs in a literal', async () => {

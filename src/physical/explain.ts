@@ -93,6 +93,11 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
     );
   }
   if (stats.eager.length) out.push(`eager aggregation applied: ${stats.eager.join(', ')}`);
+  for (const r of stats.repeats ?? [])
+    out.push(
+      `repeated subtree ${r.id} (${r.readers} readers): ${r.rows} rows (${fmtBytes(r.bytes)}) ` +
+        (r.held ? 'held for the other readers' : `computed again by the other readers: ${r.reason}`),
+    );
   for (const s of stats.shuffles) out.push(...shuffleLines(s));
   for (const j of stats.joins) out.push(...joinLines(j));
   for (const a of stats.aggregates) out.push(...aggregateLines(a));

@@ -10,6 +10,7 @@ import { type Batch, type Schema, batchesBytes } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';
 import { children, fingerprint, shareable, sourceBelow } from '../plan/fingerprint.js';
 import type { Spiller } from '../spill/spiller.js';
+import type { RepeatStats } from './stats.js';
 
 /**
  * The share of the memory budget a repeated subtree's rows may take while held: above it they are computed again
@@ -30,6 +31,8 @@ export interface Unit {
 interface Entry {
   key: string;
   id: number;
+  /** readers in the plan */
+  all: number;
   /** readers not yet arrived, and those waiting for the first reader's run to end */
   readers: number;
   waiting: number;
@@ -40,6 +43,8 @@ interface Entry {
   rows: Batch[];
   /** bytes of `rows`, reserved in the budget */
   bytes: number;
+  /** what the first reader's run handed back, and why it is not held */
+  seen: { rows: number; bytes: number; reason?: string };
 }
 
 /** What a reader does: read the held rows, compute the unit with a tee (for the others too), or compute it alone. */
@@ -69,8 +74,10 @@ export class Repeats {
       const e: Entry = {
         key,
         id: this.byId.length,
+        all: nodes.length,
         readers: nodes.length,
         waiting: 0,
+        seen: { rows: 0, bytes: 0 },
         state: 'idle',
         rows: [],
         bytes: 0,
@@ -124,31 +131,40 @@ export class Repeats {
   /** A task's copy of the unit's rows. */
   teed(id: number, rows: Batch[]): void {
     const e = this.byId[id];
-    if (e.state !== 'computing') return;
     const bytes = batchesBytes(rows);
-    if (e.bytes + bytes > Math.min(this.cap, e.bytes + this.budget.free())) {
-      this.drop(e, 'refused');
-      return;
+    e.seen.rows += rows.reduce((a, b) => a + b.length, 0);
+    e.seen.bytes += bytes;
+    if (e.state !== 'computing') return;
+    if (e.bytes + bytes > this.cap) this.refuse(e, `its rows passed the cap (${this.cap} bytes)`);
+    else if (bytes > this.budget.free()) this.refuse(e, 'its rows passed the memory budget left');
+    else {
+      e.rows.push(...rows);
+      e.bytes += bytes;
+      this.budget.reserve(bytes);
     }
-    e.rows.push(...rows);
-    e.bytes += bytes;
-    this.budget.reserve(bytes);
   }
 
   /** A task with the tee was not run (a streamed output had all it wanted): the rows held are not all of them. */
   skipped(id: number): void {
     const e = this.byId[id];
-    if (e.state === 'computing') this.drop(e, 'refused');
+    if (e.state === 'computing') this.refuse(e, 'a task was skipped (a streamed output had all it wanted)');
   }
 
   /** The first reader's run ended (`ok`: every task ran): its rows are held for the others, or dropped. */
-  computed(id: number, ok: boolean): void {
+  computed(id: number, ok: boolean, first: string): RepeatStats {
     const e = this.byId[id];
     if (e.state === 'computing') {
       if (ok && e.readers + e.waiting > 0) e.state = 'held';
-      else this.drop(e, 'refused');
+      else this.refuse(e, ok ? 'no reader left' : 'the run failed');
     }
     e.end?.();
+    const { reason, ...seen } = e.seen;
+    return { id: first, readers: e.all, held: e.state === 'held', ...seen, ...(reason ? { reason } : {}) };
+  }
+
+  private refuse(e: Entry, reason: string): void {
+    e.seen.reason ??= reason;
+    this.drop(e, 'refused');
   }
 
   private drop(e: Entry, state: Entry['state']): void {

@@ -262,7 +262,7 @@ export class Executor implements ExecContext {
       ok = true;
       return r;
     } finally {
-      this.repeats!.computed(how.tee, ok);
+      (this.stats.repeats ??= []).push(this.repeats!.computed(how.tee, ok, p.source.id));
     }
   }
 
