@@ -191,6 +191,14 @@ describe('a repeated join', () => {
     }
   });
 
+  it('is computed again when its first reader stops at a cap (a join side measured for a broadcast)', async () => {
+    // (no eager aggregation: join-1's sides are measured, not shuffled pre-aggregated)
+    const opts = { broadcastBytes: 2000, eagerAggregation: false };
+    await expectSame(bothSides, bothSidesSQL, opts);
+    const r = await ourRun(bothSides, opts);
+    expect(r.stats.repeats).toMatchObject([{ held: false, reason: expect.stringMatching(/stopped at a cap/) }]);
+  });
+
   it('gives the same answer under a tiny memory budget (spilled shuffles, no room to hold it)', async () => {
     const opts = { memoryLimit: '64KB', spillDir: tmpDir('sj-repeat-spill-'), broadcastBytes: 0 };
     await expectSame(shareOfTotal(), shareOfTotalSQL(), opts);

@@ -150,12 +150,16 @@ export class Repeats {
     if (e.state === 'computing') this.refuse(e, 'a task was skipped (a streamed output had all it wanted)');
   }
 
-  /** The first reader's run ended (`ok`: every task ran): its rows are held for the others, or dropped. */
-  computed(id: number, ok: boolean, first: string): RepeatStats {
+  /**
+   * The first reader's run ended: its rows are held for the others, or dropped. `incomplete`: why they are not all
+   * of the subtree's rows ('' when they are).
+   */
+  computed(id: number, incomplete: string, first: string): RepeatStats {
     const e = this.byId[id];
     if (e.state === 'computing') {
-      if (ok && e.readers + e.waiting > 0) e.state = 'held';
-      else this.refuse(e, ok ? 'no reader left' : 'the run failed');
+      if (incomplete) this.refuse(e, incomplete);
+      else if (e.readers + e.waiting > 0) e.state = 'held';
+      else this.refuse(e, 'no reader left');
     }
     e.end?.();
     const { reason, ...seen } = e.seen;

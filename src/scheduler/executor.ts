@@ -248,7 +248,8 @@ export class Executor implements ExecContext {
 
   /**
    * A pipeline starting at a repeated subtree (physical/repeats.ts): the first reader runs it with a tee after the
-   * subtree's own operators, and whole (no `until`: its rows must all pass the tee); the others read the rows held.
+   * subtree's own operators; the others read the rows held. A first reader stopped early (`until`: a side read up to
+   * a cap, its rest read later) has not seen them all: the others compute it again.
    */
   private async runShared(p: Pipeline, d: Downstream, u: Unit): Promise<TaskResult[]> {
     const streamed = d.sink.kind === 'collect' && d.sink.stream !== undefined;
@@ -256,13 +257,13 @@ export class Executor implements ExecContext {
     if ('rows' in how) return this.readHeld(p, d, u, how.rows);
     if (!('tee' in how)) return operatorOf(p.source).execute(this, p, d);
     const ops: RowOp[] = [...p.ops.slice(0, u.ops), { kind: 'tee', id: how.tee }, ...p.ops.slice(u.ops)];
-    let ok = false;
+    let why = 'the run failed';
     try {
-      const r = await operatorOf(p.source).execute(this, { ...p, ops }, { ...d, until: undefined });
-      ok = true;
+      const r = await operatorOf(p.source).execute(this, { ...p, ops }, d);
+      why = d.until?.rest ? 'its first reader stopped at a cap (a join side measured)' : '';
       return r;
     } finally {
-      (this.stats.repeats ??= []).push(this.repeats!.computed(how.tee, ok, p.source.id));
+      (this.stats.repeats ??= []).push(this.repeats!.computed(how.tee, why, p.source.id));
     }
   }
 
