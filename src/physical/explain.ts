@@ -3,6 +3,8 @@
 import type { BoundNode } from '../plan/bound.js';
 import type { LoadedPlan } from '../plan/load.js';
 import { pipelineOf } from './pipeline.js';
+import { HOLD_SHARE, repeatedUnits } from './repeats.js';
+import { dataBudget } from '../spill/budget.js';
 import type { Stats, TaskStats } from './stats.js';
 import { operatorOf } from './operators.js';
 import type { Explain } from './operator.js';
@@ -12,11 +14,22 @@ import { median, quantile } from 'simple-statistics';
 export function explainPlan(lp: LoadedPlan): string {
   const { settings } = lp;
   const lines: string[] = [];
+  const repeated = repeatedReaders(lp);
   const x: Explain = {
     settings,
     line: (depth, text) => lines.push('   '.repeat(depth) + text),
     walk(node: BoundNode, depth: number) {
       const p = pipelineOf(node);
+      const r = repeated.get(p.source);
+      if (r) {
+        // a repeated subtree (physical/repeats.ts): described once, where it is first read
+        if (r.first !== p.source) {
+          x.line(depth, `${p.source.id}${fusedText(node, p)}: the rows of ${r.first.id}, computed once, read again`);
+          return;
+        }
+        x.line(depth, r.text);
+        depth++;
+      }
       operatorOf(p.source).describe(p.source, x, depth, fusedText(node, p));
     },
   };
@@ -29,6 +42,25 @@ export function explainPlan(lp: LoadedPlan): string {
   );
   x.walk(lp.root, 0);
   return lines.join('\n') + '\n';
+}
+
+/** Each reader of a repeated subtree, by its source node: the first reader's source, and what is said of it there. */
+function repeatedReaders(lp: LoadedPlan): Map<BoundNode, { first: BoundNode; text: string }> {
+  const s = lp.settings;
+  const cap = s.repeatBytes ?? dataBudget(s.memoryLimit, s.workers) * HOLD_SHARE;
+  const out = new Map<BoundNode, { first: BoundNode; text: string }>();
+  for (const nodes of repeatedUnits(lp.root).values()) {
+    const sources = nodes.map((n) => pipelineOf(n).source);
+    const text =
+      `computed once for its ${nodes.length} readers (the same subtree, read again as ` +
+      `${sources
+        .slice(1)
+        .map((n) => n.id)
+        .join(', ')}): its rows held for them up to ${fmtBytes(cap)}, ` +
+      'else computed again for each';
+    for (const n of sources) out.set(n, { first: sources[0], text });
+  }
+  return out;
 }
 
 /** A count, with one decimal when a quantile falls between two values. */
@@ -61,6 +93,11 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
     );
   }
   if (stats.eager.length) out.push(`eager aggregation applied: ${stats.eager.join(', ')}`);
+  for (const r of stats.repeats ?? [])
+    out.push(
+      `repeated subtree ${r.id} (${r.readers} readers): ${r.rows} rows (${fmtBytes(r.bytes)}) ` +
+        (r.held ? 'held for the other readers' : `computed again by the other readers: ${r.reason}`),
+    );
   for (const s of stats.shuffles) out.push(...shuffleLines(s));
   for (const j of stats.joins) out.push(...joinLines(j));
   for (const a of stats.aggregates) out.push(...aggregateLines(a));

@@ -105,9 +105,11 @@ async function finish(t: TaskSpec, p: Produced): Promise<Omit<TaskResult, 'ms'>>
     const r = { batches: c.blocks, inputRows: p.rows, outputRows, partitionRows: c.rows, partitionBytes: c.bytes };
     return p.join ? { ...r, join: p.join } : r;
   }
-  const fused = fuseProbe(t, p);
+  const teed: Batch[] = [];
+  const fused = fuseProbe(t, p, teed);
   const q = fused ?? p;
-  const r = await toSink(t, q, fused ? [] : t.ops);
+  const r = await toSink(t, q, fused ? [] : t.ops, teed);
+  if (t.ops.some((o) => o.kind === 'tee')) r.teed = teed;
   if (q.join) r.join = q.join;
   if (p.read) r.read = p.read;
   if (p.masks) r.masks = p.masks;
@@ -119,12 +121,12 @@ async function finish(t: TaskSpec, p: Produced): Promise<Omit<TaskResult, 'ms'>>
  * joined row gathered, where the probe allows (join/probe.ts): the task's
  * rows become its partial states. Null when it does not apply.
  */
-function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
+function fuseProbe(t: TaskSpec, p: Produced, teed: Batch[]): Produced | null {
   const last = t.ops[t.ops.length - 1];
   if (!t.combine || p.combined || last?.kind !== 'probe') return null;
   const fused = probeAggregate(last, t.combine.groupBy, t.combine.aggs, t.combine.schema);
   if (!fused) return null;
-  const before = compileOps(t.ops.slice(0, -1));
+  const before = compileOps(t.ops.slice(0, -1), false, undefined, teed);
   for (const b of p.batches) for (const x of before(b)) fused.add(x);
   const join: JoinPath = {
     path: 'fused-aggregate',
@@ -137,10 +139,10 @@ function fuseProbe(t: TaskSpec, p: Produced): Produced | null {
 }
 
 /** The produced batches through `rowOps` and the combiner, into the task's sink. */
-function toSink(t: TaskSpec, p: Produced, rowOps: RowOp[]): Promise<Omit<TaskResult, 'ms'>> {
+function toSink(t: TaskSpec, p: Produced, rowOps: RowOp[], teed: Batch[]): Promise<Omit<TaskResult, 'ms'>> {
   const combining = t.combine !== undefined && !p.combined;
   const sumOnly = combining ? sumOnlyColumns(t.combine!.groupBy, t.combine!.aggs) : undefined;
-  const ops = compileOps(rowOps, combining, sumOnly);
+  const ops = compileOps(rowOps, combining, sumOnly, teed);
   // loops and pushes, not flatMap and filter: see scatterRows in shuffle/partition.ts
   let out: Batch[] = [];
   let outputRows = 0;

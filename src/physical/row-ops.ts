@@ -1,6 +1,6 @@
 // The row-wise operators of a task (filter, project, compute, a broadcast probe) fused into one function over
 // batches; expressions are compiled once per task.
-import { type Batch, gatherSelected } from '../kernels/column.js';
+import { type Batch, gatherSelected, sliceBatch } from '../kernels/column.js';
 import { selectRows } from '../kernels/filter.js';
 import { compileExpr, compileNarrow } from '../expr/compile.js';
 import { compileFilter } from '../expr/select.js';
@@ -12,10 +12,25 @@ import type { RowOp } from './task.js';
 /**
  * The task's row-wise operators as one function over batches, one operator
  * after the other with nothing else materialized; expressions are compiled
- * here, once per task. A probe may turn a batch into several.
+ * here, once per task. A probe may turn a batch into several. A tee copies
+ * the rows that reach it into `teed`.
  */
-export function compileOps(ops: RowOp[], deferDense = false, sumOnly?: Set<number>): (b: Batch) => Batch[] {
+export function compileOps(
+  ops: RowOp[],
+  deferDense = false,
+  sumOnly?: Set<number>,
+  teed?: Batch[],
+): (b: Batch) => Batch[] {
   const steps = ops.flatMap((op, k): ((b: Batch) => Batch | Batch[])[] => {
+    if (op.kind === 'tee')
+      return [
+        (b0) => {
+          const b = materialize(b0);
+          // a copy: the rows may be views into the Parquet module's memory, released after the sink
+          if (b.length > 0) teed?.push(sliceBatch(b, 0, b.length));
+          return b;
+        },
+      ];
     if (op.kind === 'compute') {
       // columns only the combiner's sums read may come narrowed (agg/narrow.ts): known once a batch's width is;
       // not when a later operator may read them (a CASE over a product computed here: TPC-H q08's volume)

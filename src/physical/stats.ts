@@ -100,6 +100,19 @@ interface JoinStats {
   splits: SplitInfo[];
 }
 
+/** A repeated subtree computed once (physical/repeats.ts): its rows held for the other readers, or not. */
+export interface RepeatStats {
+  /** the source node of the reader that computed it */
+  id: string;
+  readers: number;
+  held: boolean;
+  /** the rows and bytes handed back (held: all of them) */
+  rows: number;
+  bytes: number;
+  /** why the rows were not held */
+  reason?: string;
+}
+
 export interface Stats {
   wallMs: number;
   shuffles: ShuffleStats[];
@@ -109,6 +122,8 @@ export interface Stats {
   aggregates: AggregateStats[];
   /** aggregates computed by eager aggregation below their join */
   eager: string[];
+  /** repeated subtrees computed once, when the plan has any */
+  repeats?: RepeatStats[];
   outputRows?: number;
   /** the run's tasks ran on the calling thread (a small input), not on the worker pool */
   inThread?: boolean;

@@ -22,6 +22,9 @@ export type RowOp =
   | { kind: 'project'; indices: number[] }
   /** append computed columns (src/expr) */
   | { kind: 'compute'; exprs: BoundExpr[] }
+  /** hand a copy of the rows here back to the coordinator too (TaskResult.teed): a repeated subtree's output, held
+   * for its other readers (physical/repeats.ts) */
+  | { kind: 'tee'; id: number }
   | ProbeOp
   /** mark the built left rows of a semi or anti join that a probing row matches (physical/join/mark.ts) */
   | MarkOp;
@@ -142,6 +145,8 @@ export interface TaskResult {
   combine?: { mode: 'partial' | 'pass-through'; rowsIn: number; bytesIn: number; rowsOut: number };
   /** collect sink with `parquet`: the output rows as row groups (`batches` empty) */
   encoded?: EncodedRowGroup[];
+  /** a `tee` operator's copy of the rows that passed it (the task's ops hold one tee at most) */
+  teed?: Batch[];
   /** collect sink with `sample`: evenly spaced output rows */
   sample?: Batch;
   /** collect sink with `groupBy`: the groups of each output batch's rows (ids in shared memory) */
@@ -254,7 +259,7 @@ export interface SinkKernel<K extends TaskSink> {
 }
 
 export function resultBuffers(r: TaskResult): ArrayBuffer[] {
-  const buffers = buffersOf(r.batches.filter((b): b is Batch => b !== null));
+  const buffers = buffersOf([...r.batches.filter((b): b is Batch => b !== null), ...(r.teed ?? [])]);
   for (const g of r.encoded ?? []) buffers.add(g.data.buffer as ArrayBuffer);
   return [...buffers];
 }

@@ -12,6 +12,7 @@ import { resolveSourceOverrides } from './sources.js';
 import type { SparkSources } from './uri.js';
 import { deriveJoinFilters } from './derive-filters.js';
 import { pruneColumns } from './prune.js';
+import { shareRepeats } from './share.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
 import { DEFAULT_BROADCAST_BYTES, DEFAULT_IN_THREAD_BYTES, SHARED_BUILD_BYTES } from './defaults.js';
@@ -47,6 +48,11 @@ export interface Settings {
    * set.
    */
   sharedBuildBytes?: number;
+  /**
+   * Internal (not in the plan format): the bytes a repeated subtree's rows may take while held for its other
+   * readers (physical/repeats.ts); default a share of the memory budget. 0: every reader computes it.
+   */
+  repeatBytes?: number;
   /** inputs (Parquet bytes) up to this size run on the calling thread, without workers (runtime/local.ts) */
   inThreadBytes: number;
   /** parent folder of the query's spill folder (absolute) */
@@ -88,6 +94,8 @@ export interface Overrides {
   taskCpuTime?: boolean;
   /** internal: the shared-build bound (Settings.sharedBuildBytes), whatever broadcastBytes says */
   sharedBuildBytes?: number;
+  /** internal: the bytes a repeated subtree's rows may take while held (Settings.repeatBytes) */
+  repeatBytes?: number;
   /** the overrides came from the command line: errors name `--param`/`--source`, not the options */
   fromCommandLine?: boolean;
   /** replaces the plan's `output` (`--output`, `--format`); a relative path is relative to the current folder */
@@ -263,6 +271,7 @@ function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings
           ? path.resolve(baseDir, ex.spillDir)
           : os.tmpdir(),
     ...(o.planWorkers !== undefined ? { planWorkers: o.planWorkers } : {}),
+    ...(o.repeatBytes !== undefined ? { repeatBytes: o.repeatBytes } : {}),
     ...(o.taskCpuTime ? { taskCpuTime: true } : {}),
   };
 }
@@ -337,9 +346,9 @@ export async function loadPlan(
     !!options.sparkSources?.missing,
   );
   const uri = options.sparkSources && { spark: options.sparkSources, workers: settings.workers };
-  const root = splitScans(
-    pruneColumns(deriveJoinFilters(await bindPlan(plan, dir, files, uri))),
-    plannedWorkers(settings),
-  );
+  // filters derived below joins (plan/derive-filters.ts); repeated subtrees made identical before pruning
+  // (plan/share.ts), computed once when run (physical/repeats.ts)
+  const shared = shareRepeats(deriveJoinFilters(await bindPlan(plan, dir, files, uri)));
+  const root = splitScans(pruneColumns(shared.root, shared.copies), plannedWorkers(settings));
   return { plan, baseDir: dir, root, settings, output };
 }

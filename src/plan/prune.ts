@@ -1,6 +1,7 @@
 // Column pruning: every operator keeps only the columns its consumers use, so
 // scans decode fewer columns and joins gather fewer. Runs on the bound plan;
-// the root keeps its exact output schema.
+// the root keeps its exact output schema. The copies of a repeated subtree (plan/share.ts) keep the union of what
+// their readers use, so that they stay identical and are computed once.
 import { InputError } from '../errors.js';
 import type { BoundNode, BoundPredicate } from './bound.js';
 import { exprCols, remapExpr } from '../expr/columns.js';
@@ -27,7 +28,24 @@ export function remapPred(p: BoundPredicate, m: number[]): BoundPredicate {
 
 const identity = (n: number) => Array.from({ length: n }, (_, i) => i);
 
-function prune(node: BoundNode, need: Set<number>): Pruned {
+/** The copies of repeated subtrees being pruned: each one's group, and what the group's readers need. */
+interface Copies {
+  keyOf: Map<BoundNode, string>;
+  need: Map<string, Set<number>>;
+  /** the second pass: every copy takes its group's union */
+  union: boolean;
+}
+// set for the length of one pruneColumns call (synchronous)
+let copies: Copies | null = null;
+
+function prune(node: BoundNode, need0: Set<number>): Pruned {
+  let need = need0;
+  const k = copies?.keyOf.get(node);
+  if (k !== undefined) {
+    const all = copies!.need.get(k) ?? new Set<number>();
+    if (copies!.union) need = new Set(all);
+    else copies!.need.set(k, new Set([...all, ...need]));
+  }
   switch (node.kind) {
     case 'scan':
       return pruneScan(node, need);
@@ -204,9 +222,25 @@ function pruneLimit(node: Extract<BoundNode, { kind: 'limit' }>, need: Set<numbe
   return { node: { ...node, input: child.node, schema: child.node.schema }, map: child.map };
 }
 
-export function pruneColumns(root: BoundNode): BoundNode {
+/**
+ * The plan with unused columns dropped. `shared`: the copies of repeated subtrees (plan/share.ts), each pruned to
+ * what all the readers of its group need (a first pass gathers it).
+ */
+export function pruneColumns(root: BoundNode, shared?: Map<BoundNode, string>): BoundNode {
   const n = root.schema.length;
-  const { node, map } = prune(root, new Set(identity(n)));
+  const all = () => new Set(identity(n));
+  let pruned: Pruned;
+  if (shared?.size) {
+    copies = { keyOf: shared, need: new Map(), union: false };
+    try {
+      prune(root, all());
+      copies.union = true;
+      pruned = prune(root, all());
+    } finally {
+      copies = null;
+    }
+  } else pruned = prune(root, all());
+  const { node, map } = pruned;
   if (map.every((to, from) => to === from) && node.schema.length === n) return node;
   return { id: `${root.id}.output`, kind: 'project', schema: root.schema, input: node, indices: map };
 }

@@ -3,20 +3,20 @@
 // through
 // its source's operator (physical/operators.ts).
 // It implements ExecContext (physical/operator.ts), through which the operators reach it.
-import { type Batch, type Field, emptyBatch, shareBatch } from '../kernels/column.js';
+import { type Batch, type Field, batchesBytes, emptyBatch, shareBatch } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
 import { runInThread, runsInThread } from '../runtime/local.js';
 import { poolReady, whenPoolReady } from '../runtime/pool.js';
 import { stealTasks, tasksUntil } from './steal.js';
-import { isSpilled } from '../spill/block.js';
+import { isSpilled, packBlocks } from '../spill/block.js';
 import { Spiller } from '../spill/spiller.js';
 import { type Pipeline, pipelineOf, scanSource } from '../physical/pipeline.js';
 import { dataBudget, taskShare } from '../spill/budget.js';
 import { InOrder } from './in-order.js';
 import type { Streamed } from '../physical/operator.js';
 import { FaultPlan } from '../runtime/faults.js';
-import { Repeats } from '../physical/aggregate/repeats.js';
+import { type Repeats, type Unit, sharedRepeats } from '../physical/repeats.js';
 import { ProgressTracker } from './progress.js';
 import { runWithRetries } from '../runtime/retry.js';
 import type { Stats, TaskStats } from '../physical/stats.js';
@@ -25,7 +25,6 @@ import { runTask } from '../runtime/task.js';
 
 import type { Downstream, ExecContext, TaskMeta } from '../physical/operator.js';
 import { operatorOf } from '../physical/operators.js';
-import { runAggregate } from '../physical/aggregate/stage.js';
 import { batchesOf } from '../physical/exchange/shuffle.js';
 
 /** Tasks of a streamed final stage per worker between starting and their output being consumed. */
@@ -50,7 +49,7 @@ export class Executor implements ExecContext {
   /** the memory budget and the query's spill folder (created here: an unusable one fails before any work) */
   readonly memory: Spiller;
 
-  /** aggregates whose subtree the plan repeats, computed once (physical/aggregate/repeats.ts); see shareRepeats */
+  /** joins and aggregates whose subtree the plan repeats, computed once (physical/repeats.ts); see shareRepeats */
   private repeats: Repeats | null = null;
 
   /** fault injection (runtime/faults.ts), null when off */
@@ -80,10 +79,9 @@ export class Executor implements ExecContext {
     return here ? runInThread(task) : runWithRetries(this.settings.workers, task, { label });
   }
 
-  /** Compute each aggregate that `root` repeats once (physical/aggregate/repeats.ts): call before running it. */
+  /** Compute each join or aggregate that `root` repeats once (physical/repeats.ts): call before running it. */
   shareRepeats(root: BoundNode): void {
-    const r = new Repeats(root, this.memory);
-    this.repeats = r.size > 0 ? r : null;
+    this.repeats = sharedRepeats(root, this.memory, this.settings.repeatBytes);
   }
 
   /** Remove the query's spill files: call once the run is over, however it ended. */
@@ -99,18 +97,27 @@ export class Executor implements ExecContext {
    */
   async run(task0: TaskSpec, meta: TaskMeta, here = false): Promise<TaskResult> {
     if (this.failure) throw this.failure;
-    const task = this.settings.taskCpuTime ? { ...task0, cpuClock: true } : task0;
+    const tee = teeOf(task0);
+    let task = this.settings.taskCpuTime ? { ...task0, cpuClock: true } : task0;
     const order = this.streamOf(task, meta);
     const ticket = order ? order.ticket() : -1;
     if (order && !(await order.admit())) {
       // the consumer has all the rows it wants: the task is not run
       order.done(ticket, { batches: [] });
+      if (tee !== undefined) this.repeats!.skipped(tee);
       return { batches: [], inputRows: 0, outputRows: 0, ms: 0 };
     }
+    // a repeated subtree's rows past its cap are not handed back any more
+    if (tee !== undefined && !this.repeats!.teeing(tee))
+      task = { ...task, ops: task.ops.filter((o) => o.kind !== 'tee') };
     if (this.failure) throw this.failure;
     this.progress.scheduled(`${meta.stage} ${meta.kind}`);
     try {
       const r = await this.attempt(task, meta, this.inThread || here);
+      if (r.teed) {
+        this.repeats!.teed(tee!, r.teed);
+        r.teed = undefined;
+      }
       // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
       // (a split task's rest and hot-key pieces too: they wait for the join tasks of every piece)
       const held =
@@ -203,9 +210,9 @@ export class Executor implements ExecContext {
    * splits only, and `until.rest` the pipeline of the rest.
    */
   async execute(p: Pipeline, d: Downstream): Promise<TaskResult[]> {
-    const src = p.source;
-    if (src.kind === 'aggregate' && this.repeats?.has(src)) return this.runRepeated(src, p.ops, d);
-    return operatorOf(src).execute(this, p, d);
+    const u = this.repeats?.unitOf(p.source);
+    if (u && p.ops.length >= u.ops) return this.runShared(p, d, u);
+    return operatorOf(p.source).execute(this, p, d);
   }
 
   /** A scan's map tasks (see execute). */
@@ -241,23 +248,45 @@ export class Executor implements ExecContext {
   }
 
   /**
-   * An aggregate the plan repeats: its rows computed once (physical/aggregate/repeats.ts), then a task per batch runs
-   * this reader's operators.
+   * A pipeline starting at a repeated subtree (physical/repeats.ts): the first reader runs it with a tee after the
+   * subtree's own operators; the others read the rows held. A first reader stopped early (`until`: a side read up to
+   * a cap, its rest read later) has not seen them all: the others compute it again.
    */
-  private async runRepeated(
-    node: Extract<BoundNode, { kind: 'aggregate' }>,
-    ops: RowOp[],
-    { sink, combine, stage }: Downstream,
-  ): Promise<TaskResult[]> {
-    const rows = await this.repeats!.rows(node, async () =>
-      batchesOf(await runAggregate(this, node, [], { stage: node.id, sink: { kind: 'collect' } })),
-    );
-    const bs = rows.length > 0 ? rows : [emptyBatch(node.schema)];
+  private async runShared(p: Pipeline, d: Downstream, u: Unit): Promise<TaskResult[]> {
+    const streamed = d.sink.kind === 'collect' && d.sink.stream !== undefined;
+    const how = await this.repeats!.arrive(u, !streamed && !d.eager, !d.eager);
+    if ('rows' in how) return this.readHeld(p, d, u, how.rows);
+    if (!('tee' in how)) return operatorOf(p.source).execute(this, p, d);
+    const ops: RowOp[] = [...p.ops.slice(0, u.ops), { kind: 'tee', id: how.tee }, ...p.ops.slice(u.ops)];
+    let why = 'the run failed';
+    try {
+      const r = await operatorOf(p.source).execute(this, { ...p, ops }, d);
+      why = d.until?.rest ? 'its first reader stopped at a cap (a join side measured)' : '';
+      return r;
+    } finally {
+      (this.stats.repeats ??= []).push(this.repeats!.computed(how.tee, why, p.source.id));
+    }
+  }
+
+  /** A reader of a repeated subtree's held rows: a task per chunk of them runs the reader's own operators. */
+  private readHeld(p: Pipeline, d: Downstream, u: Unit, rows: Batch[]): Promise<TaskResult[]> {
+    const schema = u.schema;
+    const bytes = batchesBytes(rows);
+    const chunks = rows.length
+      ? packBlocks(rows, Math.max(HELD_CHUNK_BYTES, bytes / (2 * this.settings.workers)))
+      : [[]];
+    const here = this.coldAndSmall(bytes);
     return Promise.all(
-      bs.map((b, i) =>
+      chunks.map((c, i) =>
         this.run(
-          { source: { kind: 'batches', schema: node.schema, batches: [b] }, ops, combine, sink: withSeed(sink, i) },
-          { stage, kind: 'map', partition: i, source: node.id },
+          {
+            source: { kind: 'batches', schema, batches: c.length ? c.map((b) => this.share(b)) : [emptyBatch(schema)] },
+            ops: p.ops.slice(u.ops),
+            combine: d.combine,
+            sink: withSeed(d.sink, i),
+          },
+          { stage: d.stage, kind: 'map', partition: i, source: p.source.id, split: 'repeated subtree computed once' },
+          here,
         ),
       ),
     );
@@ -301,6 +330,15 @@ export class Executor implements ExecContext {
       this.streams.delete(stream);
     }
   }
+}
+
+/** Held rows of a repeated subtree read by tasks of at least this many bytes (fewer tasks for small ones). */
+const HELD_CHUNK_BYTES = 1024 * 1024;
+
+/** The id of the tee among a task's operators, if any. */
+function teeOf(t: TaskSpec): number | undefined {
+  for (const o of t.ops) if (o.kind === 'tee') return o.id;
+  return undefined;
 }
 
 /** A task named in errors: "join-1 reduce task (partition 3, hot-key rest)". */

@@ -1,0 +1,219 @@
+// Repeated subplans computed once. A plan has no common table expressions: a view read twice is spelled as two
+// identical subtrees (TPC-H q15 reads its revenue view for the rows and again for their maximum; q11, q02 and q17
+// join the same tables twice; plan/share.ts makes copies that differ only in their scans' columns identical). A
+// join or an aggregate (with the row operators above it) whose whole subtree occurs more than once is a unit: its
+// first reader computes it as it would alone, its tasks also handing a copy of the unit's rows back (a `tee`
+// operator at the unit's top). The rows are held on the coordinator until the last reader has them, within
+// HOLD_SHARE of the memory budget; past that they are dropped as they come and every other reader computes the
+// unit again, as without sharing. Reading held rows is one task per chunk running the reader's own operators.
+import { type Batch, type Schema, batchesBytes } from '../kernels/column.js';
+import type { BoundNode } from '../plan/bound.js';
+import { children, fingerprint, shareable, sourceBelow } from '../plan/fingerprint.js';
+import type { Spiller } from '../spill/spiller.js';
+import type { RepeatStats } from './stats.js';
+
+/**
+ * The share of the memory budget a repeated subtree's rows may take while held: above it they are computed again
+ * for each reader. Held rows stay until the last reader has them, beside the rest of the query's work (shuffle
+ * blocks, broadcast tables); the subtrees this pays for are small results of large inputs (q17: 60K of 60M rows,
+ * 1.4 MB at SF 10; q11: 320K rows, 7.7 MB; q02: 6K rows).
+ */
+export const HOLD_SHARE = 1 / 8;
+
+/** A repeated subtree as its pipelines see it: its group, and the row operators above its source that are its own. */
+export interface Unit {
+  key: string;
+  ops: number;
+  /** the subtree's output */
+  schema: Schema;
+}
+
+interface Entry {
+  key: string;
+  id: number;
+  /** readers in the plan */
+  all: number;
+  /** readers not yet arrived, and those waiting for the first reader's run to end */
+  readers: number;
+  waiting: number;
+  state: 'idle' | 'computing' | 'held' | 'refused';
+  /** settled when the first reader's run ends */
+  computed?: Promise<void>;
+  end?: () => void;
+  rows: Batch[];
+  /** bytes of `rows`, reserved in the budget */
+  bytes: number;
+  /** what the first reader's run handed back, and why it is not held */
+  seen: { rows: number; bytes: number; reason?: string };
+}
+
+/** What a reader does: read the held rows, compute the unit with a tee (for the others too), or compute it alone. */
+export type Arrival = { rows: Batch[] } | { tee: number } | { alone: true };
+
+/** The repeated subtrees of a plan, or null when it has none; `cap`: Settings.repeatBytes. */
+export function sharedRepeats(root: BoundNode, budget: Spiller, cap?: number): Repeats | null {
+  const r = new Repeats(root, budget, cap);
+  return r.size > 0 ? r : null;
+}
+
+export class Repeats {
+  /** each repeated unit's source node (the join or aggregate its pipelines start at) */
+  private readonly units = new Map<BoundNode, Unit>();
+  private readonly entries = new Map<string, Entry>();
+  private readonly byId: Entry[] = [];
+  /** bytes held at most for one unit */
+  readonly cap: number;
+
+  constructor(
+    root: BoundNode,
+    private readonly budget: Spiller,
+    cap?: number,
+  ) {
+    this.cap = cap ?? budget.limit * HOLD_SHARE;
+    for (const [key, nodes] of repeatedUnits(root)) {
+      const e: Entry = {
+        key,
+        id: this.byId.length,
+        all: nodes.length,
+        readers: nodes.length,
+        waiting: 0,
+        seen: { rows: 0, bytes: 0 },
+        state: 'idle',
+        rows: [],
+        bytes: 0,
+      };
+      this.byId.push(e);
+      this.entries.set(key, e);
+      for (const n of nodes) this.units.set(sourceBelow(n), { key, ops: opsAbove(n), schema: n.schema });
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The unit a pipeline starting at `source` reads, if it is one (its own row operators come first in the pipeline). */
+  unitOf(source: BoundNode): Unit | undefined {
+    return this.units.get(source);
+  }
+
+  /**
+   * A reader arrives. `mayHold`: it may compute the unit for the others too (its tasks run every row of it through
+   * the tee; not when they skip some: a streamed output's). `mayRead`: it may read rows computed before (not a join
+   * asked for eager partial states).
+   */
+  async arrive(u: Unit, mayHold: boolean, mayRead: boolean): Promise<Arrival> {
+    const e = this.entries.get(u.key)!;
+    e.readers--;
+    if (e.state === 'computing' && mayRead) {
+      e.waiting++;
+      await e.computed;
+      e.waiting--;
+    }
+    if (e.state === 'held' && mayRead) {
+      const rows = e.rows;
+      if (e.readers === 0 && e.waiting === 0) this.drop(e, 'refused');
+      return { rows };
+    }
+    if (e.state !== 'idle' || !mayHold || e.readers === 0) return { alone: true };
+    e.state = 'computing';
+    e.computed = new Promise<void>((resolve) => {
+      e.end = resolve;
+    });
+    return { tee: e.id };
+  }
+
+  /** Whether tasks with the tee of unit `id` still hand rows back (not once they passed the cap). */
+  teeing(id: number): boolean {
+    return this.byId[id].state === 'computing';
+  }
+
+  /** A task's copy of the unit's rows. */
+  teed(id: number, rows: Batch[]): void {
+    const e = this.byId[id];
+    const bytes = batchesBytes(rows);
+    e.seen.rows += rows.reduce((a, b) => a + b.length, 0);
+    e.seen.bytes += bytes;
+    if (e.state !== 'computing') return;
+    if (e.bytes + bytes > this.cap) this.refuse(e, `its rows passed the cap (${this.cap} bytes)`);
+    else if (bytes > this.budget.free()) this.refuse(e, 'its rows passed the memory budget left');
+    else {
+      e.rows.push(...rows);
+      e.bytes += bytes;
+      this.budget.reserve(bytes);
+    }
+  }
+
+  /** A task with the tee was not run (a streamed output had all it wanted): the rows held are not all of them. */
+  skipped(id: number): void {
+    const e = this.byId[id];
+    if (e.state === 'computing') this.refuse(e, 'a task was skipped (a streamed output had all it wanted)');
+  }
+
+  /**
+   * The first reader's run ended: its rows are held for the others, or dropped. `incomplete`: why they are not all
+   * of the subtree's rows ('' when they are).
+   */
+  computed(id: number, incomplete: string, first: string): RepeatStats {
+    const e = this.byId[id];
+    if (e.state === 'computing') {
+      if (incomplete) this.refuse(e, incomplete);
+      else if (e.readers + e.waiting > 0) e.state = 'held';
+      else this.refuse(e, 'no reader left');
+    }
+    e.end?.();
+    const { reason, ...seen } = e.seen;
+    return { id: first, readers: e.all, held: e.state === 'held', ...seen, ...(reason ? { reason } : {}) };
+  }
+
+  private refuse(e: Entry, reason: string): void {
+    e.seen.reason ??= reason;
+    this.drop(e, 'refused');
+  }
+
+  private drop(e: Entry, state: Entry['state']): void {
+    e.state = state;
+    e.rows = [];
+    this.budget.release(e.bytes);
+    e.bytes = 0;
+  }
+
+  /** Release what is still held (a reader that never came: the run ended early or failed). */
+  close(): void {
+    for (const e of this.entries.values()) {
+      this.drop(e, 'refused');
+      e.end?.();
+    }
+  }
+}
+
+/** Row operators from a node down to its pipeline's source. */
+function opsAbove(n: BoundNode): number {
+  let k = 0;
+  for (; n.kind === 'filter' || n.kind === 'project' || n.kind === 'compute'; n = n.input) k++;
+  return k;
+}
+
+/** The outermost shareable subtrees that occur more than once, by fingerprint, in groups of two or more. */
+export function repeatedUnits(root: BoundNode): Map<string, BoundNode[]> {
+  const keys = new Map<BoundNode, string>(),
+    counts = new Map<string, number>();
+  const count = (n: BoundNode) => {
+    if (shareable(n)) {
+      const k = fingerprint(n);
+      keys.set(n, k);
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+    }
+    for (const c of children(n)) count(c);
+  };
+  count(root);
+  const groups = new Map<string, BoundNode[]>();
+  const mark = (n: BoundNode) => {
+    const k = keys.get(n);
+    if (k !== undefined && counts.get(k)! > 1) groups.set(k, [...(groups.get(k) ?? []), n]);
+    else for (const c of children(n)) mark(c);
+  };
+  mark(root);
+  for (const [k, ns] of groups) if (ns.length < 2) groups.delete(k);
+  return groups;
+}
