@@ -3,7 +3,7 @@
 // row ranges, several row groups), the fallback for files the direct reader refuses, and whole queries.
 import { beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
-import { produceMasked, withMasks } from '../dist/physical/scan/masks.js';
+import { SELECT_SHARE, produceMasked, withMasks } from '../dist/physical/scan/masks.js';
 import type { TaskSpec } from '../dist/physical/task.js';
 import { readMasks } from '../dist/io/parquet-mask.js';
 import { evalPredicate } from '../dist/kernels/filter.js';
@@ -63,7 +63,7 @@ const scanTask = (file: string, pred: Pred, keep: number[], range: object = {}):
   }) as unknown as TaskSpec;
 
 describe('which columns a scan task reads as masks', () => {
-  it('takes the columns only single-column conjuncts read, grouping their conjuncts', () => {
+  it('reads each column of single-column conjuncts as a mask: in its place, or appended when it is kept', () => {
     const pred = {
       kind: 'and',
       preds: [
@@ -74,35 +74,70 @@ describe('which columns a scan task reads as masks', () => {
       ],
     };
     const t = withMasks(scanTask(SNAPPY, pred, [0, 1]));
-    const src = t.source as { masks?: { col: number; pred: Pred }[] };
-    // i is kept after the filter: evaluated as before; s and d only filtered: masks, d's two conjuncts as one
-    expect(src.masks?.map((m) => m.col)).toEqual([2, 4]);
+    const src = t.source as { masks?: { col: number; pred: Pred; at?: number }[] };
+    // s and d only filtered: masks in their places, d's two conjuncts as one; i is kept: read, its mask appended
+    expect(src.masks?.map((m) => [m.col, m.at])).toEqual([
+      [2, undefined],
+      [4, undefined],
+      [1, 5],
+    ]);
     expect(src.masks?.[1].pred).toMatchObject({ kind: 'and', preds: [{ op: '>=' }, { op: '<' }] });
     expect(t.ops[0]).toMatchObject({
       kind: 'filter',
-      pred: { kind: 'and', preds: [{ kind: 'cmp', col: 1 }, { kind: 'expr' }, { kind: 'expr' }] },
+      pred: {
+        kind: 'expr',
+        expr: {
+          fn: 'and',
+          args: [
+            { k: 'col', col: 2 },
+            { k: 'col', col: 4 },
+            { k: 'col', col: 5 },
+          ],
+        },
+      },
     });
     expect(t.ops[1]).toEqual({ kind: 'project', indices: [0, 1] });
   });
 
-  it('leaves a column another conjunct reads, and tasks without a projection after the filter', () => {
+  it('appends the mask of a column another conjunct reads; adds a projection where the filter had none', () => {
     const pred = {
       kind: 'and',
       preds: [
-        { kind: 'cmp', col: 2, op: '=', value: 'tag1' },
+        { kind: 'cmp', col: 4, op: '>=', value: DAY('1994-03-01') },
         {
           kind: 'or',
           preds: [
-            { kind: 'cmp', col: 2, op: '=', value: 'tag2' },
+            { kind: 'isNull', col: 4, isNull: true },
             { kind: 'cmp', col: 1, op: '=', value: 3 },
           ],
         },
       ],
     };
-    expect(withMasks(scanTask(SNAPPY, pred, [0]))).toEqual(scanTask(SNAPPY, pred, [0]));
-    const one = { kind: 'cmp', col: 2, op: '=', value: 'tag1' };
+    const t = withMasks(scanTask(SNAPPY, pred, [0]));
+    expect((t.source as { masks: unknown[] }).masks).toEqual([{ col: 4, pred: pred.preds[0], at: 5 }]);
+    expect(t.ops[0]).toMatchObject({ pred: { kind: 'and', preds: [{ kind: 'or' }, { kind: 'expr' }] } });
+    const one = { kind: 'cmp', col: 4, op: '<', value: DAY('1994-03-01') };
     const noProject = { ...scanTask(SNAPPY, one, [0]), ops: [{ kind: 'filter', pred: one }] } as unknown as TaskSpec;
-    expect(withMasks(noProject)).toBe(noProject);
+    expect(withMasks(noProject).ops).toEqual([
+      { kind: 'filter', pred: { kind: 'expr', expr: { k: 'col', col: 5, type: { id: 'bool' }, name: 'd (mask)' } } },
+      { kind: 'project', indices: [0, 1, 2, 3, 4] },
+    ]);
+    // a string column read anyway is not read again as a mask
+    const str = { kind: 'cmp', col: 2, op: '=', value: 'tag1' };
+    expect(withMasks(scanTask(SNAPPY, str, [0, 2]))).toEqual(scanTask(SNAPPY, str, [0, 2]));
+    // a multi-column conjunct alone: nothing to read as a mask
+    const two = {
+      kind: 'expr',
+      expr: {
+        k: 'fn',
+        fn: '<',
+        args: [
+          { k: 'col', col: 0 },
+          { k: 'col', col: 1 },
+        ],
+      },
+    };
+    expect(withMasks(scanTask(SNAPPY, two, [0]))).toEqual(scanTask(SNAPPY, two, [0]));
   });
 });
 
@@ -198,26 +233,31 @@ describe('outcomes read from dictionaries and pages', () => {
     });
 
     it(`${c.name}: the scan's rows, the other columns read at the rows kept or whole`, async () => {
-      for (const [file, range] of [
-        [SNAPPY, {}],
-        [ONE, { offset: 12_345, limit: 4_321 }],
+      for (const [file, range, keep] of [
+        [SNAPPY, {}, [0]],
+        [ONE, { offset: 12_345, limit: 4_321 }, [0]],
+        // the column kept too: read, its mask appended after the five columns (not a string column: see above)
+        [SNAPPY, {}, [0, c.col]],
+        [ONE, { offset: 12_345, limit: 4_321 }, [0, c.col]],
       ] as const) {
-        const r = await produceMasked(withMasks(scanTask(file, c.pred, [0], range)).source as never, true);
+        if (keep.length > 1 && FIELDS[c.col].type.id === 'utf8') continue;
+        const r = await produceMasked(withMasks(scanTask(file, c.pred, [...keep], range)).source as never, true);
+        const at = keep.length > 1 ? FIELDS.length : c.col;
         const { offset = 0, limit = ROWS } = range as { offset?: number; limit?: number };
         const outcome = await duckOutcomes(file, c.sql, offset, limit);
         const kept = outcome.flatMap((x, j) => (x ? [offset + j] : []));
         // k is the row's number: the rows of the scan with the mask true are DuckDB's rows kept
         const rows = r.batches.flatMap((b) => {
           const k = b.columns[0].values as BigInt64Array,
-            m = b.columns[c.col].values as Uint8Array;
+            m = b.columns[at].values as Uint8Array;
           return Array.from({ length: b.length }, (_, j) => (m[j] ? [Number(k[j])] : [])).flat();
         });
         expect(rows).toEqual(kept);
         // and every other column's values at those rows are the file's (nulls, dictionary and PLAIN pages)
-        const others = [1, 2, 3, 4].filter((i) => i !== c.col);
+        const others = [1, 2, 3, 4].filter((i) => i !== at);
         const ours = r.batches.flatMap((b) =>
           Array.from({ length: b.length }, (_, j) => j)
-            .filter((j) => (b.columns[c.col].values as Uint8Array)[j])
+            .filter((j) => (b.columns[at].values as Uint8Array)[j])
             .map((j) => others.map((i) => cell(b.columns[i], j))),
         );
         const theirs = await duckRows(
@@ -226,12 +266,27 @@ describe('outcomes read from dictionaries and pages', () => {
         );
         const str = (v: unknown) => (v === null ? null : String(v));
         expect(ours.map((row) => row.map(str))).toEqual(theirs.map((row) => row.map(str)));
-        // at most half the rows kept: only those read (io/parquet-select.ts); else every row, its outcome beside it
-        expect(r.rows).toBe(kept.length <= outcome.length / 2 ? kept.length : outcome.length);
+        // few rows kept (SELECT_SHARE): only those read (io/parquet-select.ts); else every row, its outcome beside it
+        expect(r.rows).toBe(kept.length <= outcome.length * SELECT_SHARE ? kept.length : outcome.length);
         r.release?.();
       }
     });
   }
+
+  it('a dictionary larger than the rows read: its values evaluated as the rows need them', async () => {
+    const c = CASES[CASES.length - 1]; // i: 100 values in the dictionary, 50 rows read, 3 of them
+    const seen: number[] = [];
+    const truth = (col: Column) => {
+      seen.push(col.length);
+      const r = evalPredicate({ length: col.length, columns: FIELDS.map(() => col) }, c.pred as never);
+      return r.map((x) => (x === 1 ? 1 : 0));
+    };
+    const [part] = readMasks(ONE, [0], [{ field: FIELDS[c.col], truth }], { offset: 777, limit: 50 });
+    expect(Array.from(part)).toEqual(await duckOutcomes(ONE, c.sql, 777, 50));
+    // the null's outcome first (one row), then only the values the rows read hold (at most 50), never all 100
+    expect(seen[0]).toBe(1);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(51);
+  });
 
   it('a codec the direct reader does not take: the columns read as before, the same outcomes', async () => {
     const c = CASES[1];
@@ -266,11 +321,11 @@ describe('queries whose filters read columns only to filter', () => {
   };
   const cond = `s IN ('tag1', 'tag2', 'tag5') AND d BETWEEN DATE '1994-02-01' AND DATE '1995-07-01'
     AND NOT (u LIKE '%3%') AND i < 60`;
-  it('reports the masks each scan task read (the three filter-only columns; i is grouped on)', async () => {
+  it('reports the masks each scan task read (three filter-only columns, and i, grouped on)', async () => {
     const r = await runPlan(plan(SNAPPY, where, ['i']), { workers: 2, inThreadBytes: 0, writeOutput: false });
     const scans = r.stats.tasks.filter((t) => t.kind === 'map');
     expect(scans.length).toBeGreaterThan(0);
-    expect(scans.every((t) => t.masks === 3)).toBe(true);
+    expect(scans.every((t) => t.masks === 4)).toBe(true);
   });
 
   for (const [name, opts] of [

@@ -31,16 +31,17 @@ export interface MaskSpec {
   truth: Truth;
 }
 
-/** The dictionary's values as a column of n + 1 rows, the last one null. */
-function dictColumn(plan: Plan, d: Dict): Column {
+/** The dictionary's values `which` (all when null) as a column, then one null row. */
+function dictColumn(plan: Plan, d: Dict, which: Int32Array | null): Column {
   const type = plan.field.type,
-    n = d.n;
+    n = which ? which.length : d.n;
+  const at = (k: number) => (which ? which[k] : k);
   const valid = new Uint8Array(n + 1).fill(1);
   valid[n] = 0;
   if (d.words) {
     const w = plan.words,
       words = new Int32Array((n + 1) * w);
-    words.set(d.words.subarray(0, n * w));
+    for (let k = 0; k < n; k++) for (let q = 0; q < w; q++) words[k * w + q] = d.words[at(k) * w + q];
     const ctor = valuesCtor(type);
     return {
       type,
@@ -52,13 +53,14 @@ function dictColumn(plan: Plan, d: Dict): Column {
   const starts = d.starts!,
     lens = d.lens!;
   let total = 0;
-  for (let k = 0; k < n; k++) total += lens[k];
+  for (let k = 0; k < n; k++) total += lens[at(k)];
   const bytes = new Uint8Array(total),
     offsets = new Int32Array(n + 2);
-  for (let k = 0, at = 0; k < n; k++) {
-    bytes.set(d.data.subarray(starts[k], starts[k] + lens[k]), at);
-    at += lens[k];
-    offsets[k + 1] = at;
+  for (let k = 0, o = 0; k < n; k++) {
+    const j = at(k);
+    bytes.set(d.data.subarray(starts[j], starts[j] + lens[j]), o);
+    o += lens[j];
+    offsets[k + 1] = o;
   }
   offsets[n + 1] = total;
   return { type, length: n + 1, values: bytes, offsets, valid };
@@ -101,13 +103,74 @@ function lookUp(out: Uint8Array, at: number, keep: Uint8Array, idx: Int32Array, 
 let scratch = new Int32Array(1 << 16);
 const scratchOf = (n: number) => (scratch.length >= n ? scratch : (scratch = new Int32Array(n)));
 
-/** One column chunk's rows as outcomes into out[0, rows): 1 where the predicate holds. */
-function maskChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number, truth: Truth, out: Uint8Array) {
+/** Rows of [a, b) that validity says are present. */
+function count(valid: Uint8Array, a: number, b: number): number {
+  let n = 0;
+  for (let i = a; i < b; i++) n += valid[i];
+  return n;
+}
+
+const UNKNOWN = 2,
+  PENDING = 3;
+
+/**
+ * The outcomes of a chunk's dictionary values (the null's last): all evaluated at once when the dictionary is
+ * smaller than the rows read, else each value when a row read first needs it (a task reading a row range of a
+ * row group whose values are nearly all distinct: TPC-H's `c_phone`, read by eight tasks a row group).
+ */
+class DictTruth {
+  readonly keep: Uint8Array;
+  constructor(
+    private readonly plan: Plan,
+    private readonly dict: Dict,
+    private readonly truth: Truth,
+    rowsRead: number,
+  ) {
+    const n = dict.n;
+    if (n <= rowsRead) this.keep = truth(dictColumn(plan, dict, null));
+    else {
+      this.keep = new Uint8Array(n + 1).fill(UNKNOWN);
+      this.keep[n] = truth(dictColumn(plan, dict, new Int32Array(0)))[0];
+    }
+  }
+
+  /** Evaluates the values of idx[0, m) not evaluated yet. */
+  resolve(idx: Int32Array, m: number): void {
+    const keep = this.keep,
+      n = this.dict.n;
+    const wanted: number[] = [];
+    for (let k = 0; k < m; k++) {
+      const j = idx[k];
+      if (j < n && keep[j] === UNKNOWN) {
+        keep[j] = PENDING;
+        wanted.push(j);
+      }
+    }
+    if (wanted.length === 0) return;
+    const r = this.truth(dictColumn(this.plan, this.dict, Int32Array.from(wanted)));
+    for (let t = 0; t < wanted.length; t++) keep[wanted[t]] = r[t];
+  }
+}
+
+/**
+ * One column chunk's rows [lo, hi) as outcomes into out[0, hi - lo): 1 where the predicate holds. Pages without a
+ * row in the range are not decompressed.
+ */
+function maskChunk(
+  plan: Plan,
+  chunk: Chunk,
+  bytes: Uint8Array,
+  rows: number,
+  lo: number,
+  hi: number,
+  truth: Truth,
+  out: Uint8Array,
+) {
   if (chunk.numValues !== rows) throw new CorruptPage(`chunk has ${chunk.numValues} values for ${rows} rows`);
-  let keep: Uint8Array | null = null,
+  let dict: DictTruth | null = null,
     row = 0,
     pos = 0;
-  while (row < rows) {
+  while (row < hi) {
     if (pos >= bytes.length) throw new CorruptPage('column chunk ends early');
     const r = new ThriftReader(bytes, pos);
     const h = r.struct();
@@ -121,24 +184,40 @@ function maskChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number, tr
     if (type === 2) {
       const dh = h[7] as TStruct;
       if (!dh || (dh[2] !== 0 && dh[2] !== 2)) throw new NotDirect('dictionary encoding');
-      keep = truth(dictColumn(plan, readDict(plan, decompress(chunk.codec, body, usize), Number(dh[1]))));
+      const d = readDict(plan, decompress(chunk.codec, body, usize), Number(dh[1]));
+      dict = new DictTruth(plan, d, truth, hi - lo);
       continue;
     }
     if (type !== 0 && type !== 3) continue; // index pages
+    const pageRows = Number(((type === 0 ? h[5] : h[8]) as TStruct | undefined)?.[1]);
+    if (!(pageRows >= 0 && row + pageRows <= rows)) throw new CorruptPage('more values than rows');
+    if (row + pageRows <= lo) {
+      row += pageRows;
+      continue;
+    }
     const { n, enc, data, p, levels, lp, lend } = dataPage(plan, chunk, h, type, body, usize);
-    if (!(n >= 0 && row + n <= rows)) throw new CorruptPage('more values than rows');
     if (lend > levels.length) throw new CorruptPage('levels beyond the page');
     let valid: Uint8Array | null = null;
     const validFor = () => (valid ??= new Uint8Array(n).fill(1));
     const nonNull = plan.leaf.optional ? defLevels(levels, lp, lend, n, scratchOf(n), validFor, 0) : n;
-    if (enc === 0) out.set(truth(pageColumn(plan, data, p, n, nonNull, valid)).subarray(0, n), row);
+    let page: Uint8Array;
+    if (enc === 0) page = truth(pageColumn(plan, data, p, n, nonNull, valid));
     else if (enc === 2 || enc === 8) {
-      if (!keep) throw new CorruptPage('dictionary-encoded page without a dictionary');
+      if (!dict) throw new CorruptPage('dictionary-encoded page without a dictionary');
       if (p >= data.length && nonNull > 0) throw new CorruptPage('values end early');
       const idx = scratchOf(nonNull);
       rleHybrid(data, p + 1, data.length, data[p] ?? 0, idx, nonNull);
-      lookUp(out, row, keep, idx, n, valid);
+      // the values of the rows in the range only (indices count non-null rows)
+      const a = Math.max(lo, row) - row,
+        b = Math.min(hi, row + n) - row;
+      const ja = valid ? count(valid, 0, a) : a;
+      dict.resolve(idx.subarray(ja, ja + (valid ? count(valid, a, b) : b - a)), valid ? count(valid, a, b) : b - a);
+      page = new Uint8Array(n);
+      lookUp(page, 0, dict.keep, idx, n, valid);
     } else throw new NotDirect(`encoding ${enc}`);
+    const a = Math.max(lo, row) - row,
+      b = Math.min(hi, row + n) - row;
+    out.set(page.subarray(a, b), row + a - lo);
     row += n;
   }
 }
@@ -171,9 +250,9 @@ export function readMasks(path: string, rowGroups: number[], specs: MaskSpec[], 
         if (!chunk || chunk.phys !== p.leaf.phys) throw new CorruptPage('column chunk does not match the schema');
         if (!CODECS.has(chunk.codec)) throw new NotDirect(`codec ${chunk.codec}`);
         if (chunk.encodings.some((e) => !ENCODINGS.has(e))) throw new NotDirect(`encodings ${chunk.encodings}`);
-        const out = new Uint8Array(rg.rows);
-        maskChunk(p, chunk, readAt(fd, chunk.start, chunk.size), rg.rows, specs[i].truth, out);
-        parts[i].push(lo === 0 && hi === rg.rows ? out : out.subarray(lo, hi));
+        const out = new Uint8Array(hi - lo);
+        maskChunk(p, chunk, readAt(fd, chunk.start, chunk.size), rg.rows, lo, hi, specs[i].truth, out);
+        parts[i].push(out);
       });
     }
     return parts.map((ps) => (ps.length === 1 ? ps[0] : concat(ps)));

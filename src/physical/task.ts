@@ -39,8 +39,11 @@ export type TaskSource =
       fields: Field[];
       offset?: number;
       limit?: number;
-      /** filter-only columns read as their conjuncts' outcome, a boolean column each (physical/scan/masks.ts) */
-      masks?: { col: number; pred: BoundPredicate }[];
+      /**
+       * conjuncts of one column each read as their outcome, a boolean column (physical/scan/masks.ts): in the
+       * column's place, or at `at` after the columns when the column is read too
+       */
+      masks?: { col: number; pred: BoundPredicate; at?: number }[];
     }
   | { kind: 'batches'; schema: Schema; batches: Batch[] }
   | {

@@ -7,6 +7,7 @@
 import { type Batch, type Column, type Field, batchesBytes, rowCount } from '../../kernels/column.js';
 import { evalPredicate } from '../../kernels/filter.js';
 import { exprCols } from '../../expr/columns.js';
+import { compileFilter } from '../../expr/select.js';
 import { BOOL } from '../../expr/types.js';
 import { readRowGroups, readRowGroupsInPlace } from '../../io/parquet.js';
 import { type MaskSpec, readMasks } from '../../io/parquet-mask.js';
@@ -21,7 +22,7 @@ type ScanMask = NonNullable<ScanSource['masks']>[number];
 const MASKABLE = new Set(['utf8', 'date32', 'int32', 'int64', 'decimal', 'float32', 'float64', 'timestamp']);
 
 /** The other columns are read at the rows the masks keep when these are at most this share of the rows read. */
-const SELECT_SHARE = 0.5;
+export const SELECT_SHARE = 0.25;
 
 /** Rows a batch of mask columns holds when no other column sets the batches' lengths (the direct reader's). */
 const MASK_BATCH_ROWS = 1 << 17;
@@ -62,53 +63,81 @@ function predCols(p: BoundPredicate, into: Set<number>): Set<number> {
   return into;
 }
 
-/** The task with its filter-only columns read as masks, or the task itself where none applies. */
+/**
+ * The task with the single-column conjuncts of its filter read as masks, or the task itself where none applies. A
+ * column nothing else reads is not read at all (its mask stands in its place); a column the task keeps or another
+ * conjunct reads is read too, at the rows the masks keep when they keep few, its mask appended after the columns.
+ */
 export function withMasks(t: TaskSpec): TaskSpec {
   const src = t.source,
-    [filter, project] = t.ops;
-  if (src.kind !== 'scan' || src.wholeFile || src.masks || filter?.kind !== 'filter' || project?.kind !== 'project')
-    return t;
+    [filter, next] = t.ops;
+  if (src.kind !== 'scan' || src.wholeFile || src.masks || filter?.kind !== 'filter') return t;
+  const width = src.fields.length;
+  const project = next?.kind === 'project' ? next : null;
   const all = conjuncts(filter.pred);
   const cols = all.map((c) => predCols(c, new Set()));
-  const usedElsewhere = new Set(project.indices);
+  const usedElsewhere = new Set(project ? project.indices : src.fields.map((_, i) => i));
   cols.forEach((s) => {
     if (s.size !== 1) for (const c of s) usedElsewhere.add(c);
   });
   const masked = new Map<number, BoundPredicate[]>();
   all.forEach((c, i) => {
-    if (cols[i].size !== 1) return;
-    const col = [...cols[i]][0];
-    if (usedElsewhere.has(col) || !MASKABLE.has(src.fields[col].type.id)) return;
+    const col = cols[i].size === 1 ? [...cols[i]][0] : -1;
+    if (col < 0 || !MASKABLE.has(src.fields[col].type.id)) return;
+    // a string column read anyway is not read twice: strings mostly differ (TPC-H q22's phones: 10% more CPU)
+    if (usedElsewhere.has(col) && src.fields[col].type.id === 'utf8') return;
     masked.set(col, [...(masked.get(col) ?? []), c]);
   });
   if (masked.size === 0) return t;
   const what = filter.pred.kind === 'expr' && filter.pred.expr.k === 'fn' ? filter.pred.expr.what : 'filter';
-  const masks: ScanMask[] = [...masked].map(([col, ps]) => ({ col, pred: conjunction(ps, what) }));
-  const kept = all.filter((_, i) => !(cols[i].size === 1 && masked.has([...cols[i]][0])));
-  const refs = masks.map(
-    (m): BoundPredicate => ({ kind: 'expr', expr: { k: 'col', col: m.col, type: BOOL, name: src.fields[m.col].name } }),
-  );
-  const pred = conjunction([...kept, ...refs], what);
-  return { ...t, source: { ...src, masks }, ops: [{ kind: 'filter', pred }, ...t.ops.slice(1)] };
+  let appended = 0;
+  const masks: ScanMask[] = [...masked].map(([col, ps]) => {
+    const kept = usedElsewhere.has(col);
+    return { col, pred: conjunction(ps, what), ...(kept ? { at: width + appended++ } : {}) };
+  });
+  const rest = all.filter((_, i) => !(cols[i].size === 1 && masked.has([...cols[i]][0])));
+  const refs = masks.map((m): BoundPredicate => {
+    const name = `${src.fields[m.col].name} (mask)`;
+    return { kind: 'expr', expr: { k: 'col', col: m.at ?? m.col, type: BOOL, name } };
+  });
+  const pred = conjunction([...rest, ...refs], what);
+  // the appended masks dropped after the filter, by its projection or one added
+  const drop = project ?? { kind: 'project' as const, indices: src.fields.map((_, i) => i) };
+  return { ...t, source: { ...src, masks }, ops: [{ kind: 'filter', pred }, drop, ...t.ops.slice(project ? 2 : 1)] };
 }
 
 const and = (preds: BoundPredicate[]): BoundPredicate => ({ kind: 'and', preds });
 
-/** A mask's predicate over a column standing at its position in the scan's batch; 1 where it holds, else 0. */
+/**
+ * A mask's predicate over a column standing at its position in the scan's batch; 1 where it holds, else 0. An
+ * expression is compiled once for the task (expr/select.ts), as the filter compiles it: compiled for each page or
+ * dictionary, its functions never ran long enough to be optimized (TPC-H q22's phone prefixes: 1.9 s more CPU).
+ */
 function truthOf(m: ScanMask, width: number): (c: Column) => Uint8Array {
+  const batch = (c: Column) => ({ length: c.length, columns: Array.from({ length: width }, () => c) });
+  if (m.pred.kind === 'expr') {
+    const select = compileFilter(m.pred.expr);
+    return (c) => {
+      const { idx, n } = select(batch(c)),
+        out = new Uint8Array(c.length);
+      for (let k = 0; k < n; k++) out[idx[k]] = 1;
+      return out;
+    };
+  }
+  const pred = m.pred;
   return (c) => {
-    const r = evalPredicate({ length: c.length, columns: Array.from({ length: width }, () => c) }, m.pred);
+    const r = evalPredicate(batch(c), pred);
     for (let i = 0; i < r.length; i++) r[i] = r[i] === 1 ? 1 : 0;
     return r;
   };
 }
 
-/** The scan of a task with masks: its other columns read as before, its masks beside them in field order. */
+/** The scan of a task with masks: its other columns read as before, the masks in their places or appended. */
 export async function produceMasked(src: ScanSource, inPlace: boolean): Promise<Produced> {
   const masks = src.masks!,
     width = src.fields.length;
-  const maskAt = new Map(masks.map((m, i) => [m.col, i]));
-  const restFields = src.fields.filter((_, i) => !maskAt.has(i));
+  const inPlaceOf = new Map(masks.flatMap((m, i) => (m.at === undefined ? [[m.col, i] as const] : [])));
+  const restFields = src.fields.filter((_, i) => !inPlaceOf.has(i));
   // the masks first: the fallback's Parquet read would move the module's memory under columns read in place
   let outcomes: Uint8Array[];
   try {
@@ -119,9 +148,13 @@ export async function produceMasked(src: ScanSource, inPlace: boolean): Promise<
   }
   const total = outcomes[0].length;
   const kept = keptRows(outcomes, total);
+  const layout = (cols: (i: number) => Column, mask: (k: number) => Column) => [
+    ...src.fields.map((_, i) => (inPlaceOf.has(i) ? mask(inPlaceOf.get(i)!) : cols(i))),
+    ...masks.flatMap((m, k) => (m.at === undefined ? [] : [mask(k)])),
+  ];
   if (restFields.length > 0 && kept.length <= SELECT_SHARE * total) {
     const selected = readKept(src, restFields, kept);
-    if (selected) return keptBatches(src, maskAt, selected, kept.length, masks.length);
+    if (selected) return keptBatches(layout, selected, kept.length, masks.length, inPlaceOf);
   }
   const rest =
     restFields.length === 0
@@ -134,19 +167,25 @@ export async function produceMasked(src: ScanSource, inPlace: boolean): Promise<
     rest?.release?.();
     throw new Error(`internal: a scan's masks have ${total} rows, its other columns ${rowCount(rest!.batches)}`);
   }
+  const restAt = restIndex(width, inPlaceOf);
   const batches: Batch[] = [];
   for (let k = 0, a = 0; k < lengths.length; a += lengths[k++]) {
     const n = lengths[k];
-    let j = 0;
-    const columns = src.fields.map((_, i): Column => {
-      const m = maskAt.get(i);
-      if (m === undefined) return rest!.batches[k].columns[j++];
-      return { type: BOOL, length: n, values: outcomes[m].subarray(a, a + n), valid: null };
-    });
+    const columns = layout(
+      (i) => rest!.batches[k].columns[restAt[i]],
+      (m) => ({ type: BOOL, length: n, values: outcomes[m].subarray(a, a + n), valid: null }),
+    );
     batches.push({ length: n, columns });
   }
   const read = rest && 'direct' in rest && rest.direct ? 'direct' : 'in-place';
   return { batches, rows: total, release: rest?.release, read, inputBytes: batchesBytes(batches), masks: masks.length };
+}
+
+/** Each field's place among the columns read (those not replaced by their masks). */
+function restIndex(width: number, replaced: Map<number, number>): number[] {
+  const out: number[] = [];
+  for (let i = 0, j = 0; i < width; i++) out.push(replaced.has(i) ? -1 : j++);
+  return out;
 }
 
 /** The rows every mask keeps. */
@@ -171,17 +210,21 @@ function readKept(src: ScanSource, fields: Field[], kept: Int32Array): Column[] 
 }
 
 /** Batches of the rows kept: the other columns as read, every mask true. */
-function keptBatches(src: ScanSource, maskAt: Map<number, number>, cols: Column[], m: number, masks: number): Produced {
+function keptBatches(
+  layout: (cols: (i: number) => Column, mask: (k: number) => Column) => Column[],
+  cols: Column[],
+  m: number,
+  masks: number,
+  replaced: Map<number, number>,
+): Produced {
   const ones = new Uint8Array(m).fill(1);
+  const restAt = restIndex(replaced.size + cols.length, replaced);
   const batches: Batch[] = [];
   for (let lo = 0; lo < m; lo += MASK_BATCH_ROWS) {
     const hi = Math.min(m, lo + MASK_BATCH_ROWS);
-    let j = 0;
-    const columns = src.fields.map(
-      (_, i): Column =>
-        maskAt.has(i)
-          ? { type: BOOL, length: hi - lo, values: ones.subarray(lo, hi), valid: null }
-          : rowsOf(cols[j++], lo, hi),
+    const columns = layout(
+      (i) => rowsOf(cols[restAt[i]], lo, hi),
+      () => ({ type: BOOL, length: hi - lo, values: ones.subarray(lo, hi), valid: null }),
     );
     batches.push({ length: hi - lo, columns });
   }
