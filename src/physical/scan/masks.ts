@@ -154,7 +154,7 @@ export async function produceMasked(src: ScanSource, inPlace: boolean): Promise<
   ];
   if (restFields.length > 0 && kept.length <= SELECT_SHARE * total) {
     const selected = readKept(src, restFields, kept);
-    if (selected) return keptBatches(layout, selected, kept.length, masks.length, inPlaceOf);
+    if (selected) return { ...keptBatches(layout, selected, kept.length, masks.length, inPlaceOf), rows: total };
   }
   const rest =
     restFields.length === 0
@@ -209,7 +209,7 @@ function readKept(src: ScanSource, fields: Field[], kept: Int32Array): Column[] 
   }
 }
 
-/** Batches of the rows kept: the other columns as read, every mask true. */
+/** Batches of the rows kept: the other columns as read, every mask true (`rows`: the kept rows; the caller says those read). */
 function keptBatches(
   layout: (cols: (i: number) => Column, mask: (k: number) => Column) => Column[],
   cols: Column[],
