@@ -98,6 +98,28 @@ describe('a grouping table that grows inside one batch', () => {
     expect(wrong).toBe(0);
   });
 
+  it('groupRows on runs of one key (rows clustered by it): the run takes its group, across the table growing, against a map', () => {
+    // runs of 1-6 rows; a key comes back in a later run (not adjacent); 76K groups grow the table mid-run
+    const n = 400000;
+    const keys = new BigInt64Array(n);
+    for (let i = 0, run = 0; i < n; run++) {
+      const len = 1 + (run % 6);
+      const key = BigInt(run % 3 === 2 ? run - 2 : run) * 1000003n;
+      for (let j = 0; j < len && i < n; j++) keys[i++] = key;
+    }
+    const b: Batch = { length: n, columns: [{ type: { id: 'int64' }, length: n, values: keys, valid: null }] };
+    const g = groupRows(buildKeys(b, [0], [{ kind: 'int' }]));
+    const ids = new Map<bigint, number>();
+    let wrong = 0;
+    for (let i = 0; i < n; i++) {
+      if (!ids.has(keys[i])) ids.set(keys[i], ids.size);
+      if (g.gid[i] !== ids.get(keys[i])) wrong++;
+    }
+    expect(ids.size).toBeGreaterThan(65536);
+    expect(g.nGroups).toBe(ids.size);
+    expect(wrong).toBe(0);
+  });
+
   it('groupRows on one 64-bit key without nulls (its own loop): keys compared beyond their hash, the table grown, against a map', () => {
     // keys that share their 32-bit hash (found among 2^18 spread keys): only the words tell them
     // apart, and a loop trusting the hash would merge them
