@@ -15,7 +15,8 @@ const L_ROWS = 3000,
   R_ROWS = 80_000;
 
 beforeAll(async () => {
-  // left: keys repeat twice, some null; right: keys cover a third of the left's, some null, in 16 row groups
+  // left: keys repeat twice, some null; right: some null, in 16 row groups; rk in order (as line items by order key:
+  // the row groups past the cap have keys of their own), the even left keys; rks repeating, a third of the left's
   await writeParquet(
     L,
     `SELECT CASE WHEN i % 53 = 0 THEN NULL ELSE (i % 1500)::BIGINT END AS k, (i % 4)::INTEGER AS k2,
@@ -25,7 +26,7 @@ beforeAll(async () => {
   );
   await writeParquet(
     R,
-    `SELECT CASE WHEN i % 31 = 0 THEN NULL ELSE ((i * 7) % 1000 * 3)::BIGINT END AS rk, (i % 4)::INTEGER AS rk2,
+    `SELECT CASE WHEN i % 31 = 0 THEN NULL ELSE (i * 750 // ${R_ROWS} * 2)::BIGINT END AS rk, (i % 4)::INTEGER AS rk2,
        CASE WHEN i % 31 = 0 THEN NULL ELSE ((i * 7) % 1000 * 51)::BIGINT END AS rks,
        (i % 10)::INTEGER AS late FROM range(0, ${R_ROWS}) t(i)`,
     5000,

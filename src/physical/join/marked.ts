@@ -65,7 +65,8 @@ export async function tryMarked(
   ex.memory.reserve(held - bytes);
   trace(`marked ${node.id}: ${target.kind === 'rows' ? 'table built' : 'keys bitmap built'}`);
   const op: MarkOp = { kind: 'mark', id: node.id, keys: node.rightKeys, norms: node.rightNorms, target };
-  const base = pipelineOf(node.right);
+  const base = keepFirst(pipelineOf(node.right), op),
+    right = how.read?.right;
   how.decision = {
     strategy: 'broadcast',
     side: 'left',
@@ -78,10 +79,27 @@ export async function tryMarked(
     rows,
     keys,
     target,
-    read: how.read?.right ? { right: how.read.right } : undefined,
+    // the right side's rest (the splits not read to measure it) drops the rows with unknown keys first too
+    read: right ? { right: { ...right, rest: right.rest && keepFirst(right.rest, op) } } : undefined,
     probeAt: base.ops.length,
     heldBytes: how.heldBytes + held,
   };
+}
+
+/**
+ * With a keys target, the right side's rows whose key the left side lacks are dropped right after the scan, before
+ * its filters (when it has some, and only filters and projections: the key column is traced back through them).
+ */
+function keepFirst(p: Pipeline, op: MarkOp): Pipeline {
+  if (op.target.kind !== 'keys' || !p.ops.some((o) => o.kind === 'filter') || op.keys.length !== 1) return p;
+  let col = op.keys[0];
+  for (let i = p.ops.length - 1; i >= 0; i--) {
+    const o = p.ops[i];
+    if (o.kind === 'project') col = o.indices[col];
+    else if (o.kind !== 'filter') return p;
+  }
+  const keep: MarkOp = { ...op, keys: [col], keep: true };
+  return { ...p, ops: [keep, ...p.ops], fused: [`${op.id}.keys`, ...p.fused] };
 }
 
 /** The bitmap of the left keys when they allow one (the marks a second bitmap), else the left rows' table. */
