@@ -1,8 +1,8 @@
 // Semi and anti joins whose right side is too large to broadcast and whose left side fits
 // (physical/join/marked.ts): the left side is built, the right side's map tasks mark the rows they match, and the
 // marked (semi) or unmarked (anti) left rows go on. Against DuckDB: duplicate and null keys on both sides, two-column
-// keys, an aggregate above, on the pool and on the calling thread, an empty left side; a left side over the cap
-// falls back to the shuffle with its rows read once; --explain states the rule.
+// keys, an aggregate above, on the pool and on the calling thread, an empty left side; a left side over the cap (or
+// the memory budget) falls back to the shuffle with its rows read once; --explain states the rule.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunOptions, runPlan } from '../dist/index.js';
@@ -103,6 +103,14 @@ describe('a semi or anti join marks its built left side', () => {
     const scanned = s.tasks.filter((t) => t.read !== undefined).reduce((a, t) => a + t.rows, 0);
     expect(scanned).toBe(L_ROWS + R_ROWS);
     await expectSame(p, sqlFor('semi', ONE), opts({ broadcastBytes: 20_000 }));
+  });
+
+  it('a left side whose table exceeds the memory budget left: shuffled (and spilled), the same answer', async () => {
+    const p = plan(join('anti', ONE));
+    const o = opts({ memoryLimit: 2000, spillDir: tmpDir('sj-marked-spill-') });
+    const s = (await runPlan(p, { ...o, writeOutput: false })).stats;
+    expect(s.joins[0].strategy).toBe('shuffle');
+    await expectSame(p, sqlFor('anti', ONE), o);
   });
 
   it('--explain states the rule', () => {

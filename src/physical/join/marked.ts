@@ -51,8 +51,10 @@ export async function tryMarked(
   const c = await collect(node.left, threshold);
   const bytes = c.batches.reduce((a, b) => a + batchBytes(b), 0),
     n = rowCount(c.batches);
+  // over the cap, or its table more than the memory budget left: the shuffle takes the rows read
+  const over = c.rest !== null || bytes > threshold || tableBytes(n, bytes) > ex.memory.free();
   ex.memory.reserve(bytes);
-  if (c.rest !== null || bytes > threshold) {
+  if (over) {
     how.read = { ...how.read, left: { ...c, bytes, rows: n } };
     how.heldBytes += bytes;
     return null;
