@@ -136,6 +136,14 @@ describe('--explain shows the derived filters', () => {
     const right = await text('right');
     expect(right).toContain('filter-1.right[');
     expect(right).not.toContain('filter-1.left');
+    // a side whose filter has the derived conjunct already (as the SQL front end derives it) does not get it twice
+    const where = { or: [{ and: [gt('a_x', 5), lt('b_y', 3)] }, { and: [lt('a_x', 2), gt('b_y', 7)] }] };
+    const own = { op: 'filter', where: { or: [gt('a_x', 5), lt('a_x', 2)] }, input: scan('a') };
+    const q = { op: 'filter', where, input: join('inner', own, scan('b'), [['a_k', 'b_k']]) };
+    const once = explainPlan(await loadPlan(plan(q) as never, { baseDir: dir }));
+    expect(once).toContain('filter-2[(a_x > 5) or (a_x < 2)]\n');
+    expect(once).not.toContain('filter-1.left');
+    expect(once).toContain('filter-1.right[(b_y < 3) or (b_y > 7)]');
     const full = await text('full');
     expect(full).not.toContain('filter-1.left');
     expect(full).not.toContain('filter-1.right');

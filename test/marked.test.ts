@@ -1,8 +1,8 @@
 // Semi and anti joins whose right side is too large to broadcast and whose left side fits
 // (physical/join/marked.ts): the left side is built, the right side's map tasks mark the rows they match, and the
 // marked (semi) or unmarked (anti) left rows go on. Against DuckDB: duplicate and null keys on both sides, two-column
-// keys, an aggregate above, on the pool and on the calling thread, an empty left side; a left side over the cap
-// falls back to the shuffle with its rows read once; --explain states the rule.
+// keys, an aggregate above, on the pool and on the calling thread, an empty left side; a left side over the cap (or
+// the memory budget) falls back to the shuffle with its rows read once; --explain states the rule.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunOptions, runPlan } from '../dist/index.js';
@@ -15,7 +15,8 @@ const L_ROWS = 3000,
   R_ROWS = 80_000;
 
 beforeAll(async () => {
-  // left: keys repeat twice, some null; right: keys cover a third of the left's, some null, in 16 row groups
+  // left: keys repeat twice, some null; right: some null, in 16 row groups; rk in order (as line items by order key:
+  // the row groups past the cap have keys of their own), the even left keys; rks repeating, a third of the left's
   await writeParquet(
     L,
     `SELECT CASE WHEN i % 53 = 0 THEN NULL ELSE (i % 1500)::BIGINT END AS k, (i % 4)::INTEGER AS k2,
@@ -25,7 +26,7 @@ beforeAll(async () => {
   );
   await writeParquet(
     R,
-    `SELECT CASE WHEN i % 31 = 0 THEN NULL ELSE ((i * 7) % 1000 * 3)::BIGINT END AS rk, (i % 4)::INTEGER AS rk2,
+    `SELECT CASE WHEN i % 31 = 0 THEN NULL ELSE (i * 750 // ${R_ROWS} * 2)::BIGINT END AS rk, (i % 4)::INTEGER AS rk2,
        CASE WHEN i % 31 = 0 THEN NULL ELSE ((i * 7) % 1000 * 51)::BIGINT END AS rks,
        (i % 10)::INTEGER AS late FROM range(0, ${R_ROWS}) t(i)`,
     5000,
@@ -102,6 +103,14 @@ describe('a semi or anti join marks its built left side', () => {
     const scanned = s.tasks.filter((t) => t.read !== undefined).reduce((a, t) => a + t.rows, 0);
     expect(scanned).toBe(L_ROWS + R_ROWS);
     await expectSame(p, sqlFor('semi', ONE), opts({ broadcastBytes: 20_000 }));
+  });
+
+  it('a left side whose table exceeds the memory budget left: shuffled (and spilled), the same answer', async () => {
+    const p = plan(join('anti', ONE));
+    const o = opts({ memoryLimit: 2000, spillDir: tmpDir('sj-marked-spill-') });
+    const s = (await runPlan(p, { ...o, writeOutput: false })).stats;
+    expect(s.joins[0].strategy).toBe('shuffle');
+    await expectSame(p, sqlFor('anti', ONE), o);
   });
 
   it('--explain states the rule', () => {

@@ -45,7 +45,8 @@ export function fusedText(node: BoundNode, p: Pipeline): string {
     if (op.kind === 'filter') return `${id}[${predText(op.pred, inputNames(node, id))}]`;
     if (op.kind === 'compute') return `${id}[${op.exprs.map((e) => exprText(e, inputNames(node, id))).join(', ')}]`;
     if (op.kind === 'probe') return `${id}[probe broadcast table]`;
-    if (op.kind === 'mark') return `${id}[mark the built left rows matched]`;
+    if (op.kind === 'mark')
+      return `${id}[${op.keep ? 'keep rows whose key the built left side has' : 'mark the built left rows matched'}]`;
     return `${id}[${p.schema.length} columns]`;
   });
   return ` → ${ops.join(' → ')}`;

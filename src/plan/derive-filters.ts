@@ -66,11 +66,21 @@ function derived(pred: BoundPredicate, from: number, width: number): BoundPredic
   return or && onSide(or, from, width);
 }
 
+/** A predicate's text to compare: bigint literals written out, where an expression stands in the plan left out. */
+const textOf = (p: BoundPredicate) =>
+  JSON.stringify(p, (k, v) => (k === 'what' ? undefined : typeof v === 'bigint' ? `${v}n` : v));
+
 /** The side with the filter applied: joined to the side's own filter when both take one form, else on top of it. */
 function withFilter(side: BoundNode, pred: BoundPredicate, id: string): BoundNode {
   if (side.kind === 'filter') {
-    const both = combine([...split(side.pred, 'and'), ...split(pred, 'and')], 'and');
+    // conjuncts the side's filter has already (the SQL front end derives the same ORs per table) are not added again
+    const own = split(side.pred, 'and'),
+      had = new Set(own.map(textOf));
+    const added = split(pred, 'and').filter((p) => !had.has(textOf(p)));
+    if (added.length === 0) return side;
+    const both = combine([...own, ...added], 'and');
     if (both) return { ...side, pred: both };
+    return { id, kind: 'filter', input: side, pred: combine(added, 'and') ?? pred, schema: side.schema };
   }
   return { id, kind: 'filter', input: side, pred, schema: side.schema };
 }

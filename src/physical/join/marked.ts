@@ -3,22 +3,25 @@
 // (semi) or not (anti) then go on to the operators above. Neither side is shuffled, and the large side is never
 // built (TPC-H q04 at SF 10: 575K orders of one quarter built, 38M late line items probing them, instead of both
 // shuffled and the line items built per partition).
-import { type Batch, batchBytes, gatherSelected, rowCount } from '../../kernels/column.js';
+import { type Batch, batchBytes, concatBatches, gatherSelected, rowCount } from '../../kernels/column.js';
+import { keyBits } from '../../kernels/key-bits.js';
+import { type Keys, buildKeys } from '../../kernels/keys.js';
 import { type Pipeline, pipelineOf } from '../pipeline.js';
 import type { Downstream, ExecContext } from '../operator.js';
 import type { TaskResult } from '../task.js';
 import { runFromRead } from '../exchange/shuffle.js';
 import { type Collect, type JoinStrategy, buildBroadcast, tableBytes } from './broadcast.js';
-import type { BroadcastTable } from './probe.js';
-import { type MarkOp, markedRows } from './mark.js';
+import { type MarkOp, type MarkTarget, markedRows } from './mark.js';
 import type { JoinNode } from './tasks.js';
+import { trace } from '../../trace.js';
 
-/** A marking plan: the right side's pipeline ending in the mark, the table and its marks. */
+/** A marking plan: the right side's pipeline ending in the mark, the left rows and what is marked. */
 export interface Marked {
   pipeline: Pipeline;
-  table: BroadcastTable;
-  marks: Uint8Array;
-  keyMarks: Int32Array | null;
+  /** the left side's rows (in shared memory) and their keys */
+  rows: Batch;
+  keys: Keys;
+  target: MarkTarget;
   /** the right side's rows read to measure it (probed as they are from `probeAt` on), if any */
   read?: JoinStrategy['read'];
   probeAt: number;
@@ -32,8 +35,8 @@ const OUTPUT_BATCH_ROWS = 1 << 16;
 
 /**
  * When a semi or anti join is to be shuffled, the right side not fitting: its left side read after its filters up
- * to broadcastBytes (a scan's tasks stop at that cap) and, when it fits, built to be marked. Null otherwise; the
- * left rows read are then added to `how` for the shuffle, which does not read them again.
+ * to broadcastBytes (a scan's tasks stop at that cap) and, when it fits, made ready to be marked. Null otherwise;
+ * the left rows read are then added to `how` for the shuffle, which does not read them again.
  */
 export async function tryMarked(
   ex: ExecContext,
@@ -44,31 +47,28 @@ export async function tryMarked(
   const threshold = ex.settings.broadcastBytes;
   if (!marking(node) || how.decision.strategy !== 'shuffle' || threshold <= 0 || how.read?.left) return null;
   if (pipelineOf(node.left).source.kind !== 'scan') return null; // a side that cannot stop at the cap
+  trace(`marked ${node.id}: reading the left side up to ${threshold} bytes`);
   const c = await collect(node.left, threshold);
   const bytes = c.batches.reduce((a, b) => a + batchBytes(b), 0),
-    rows = rowCount(c.batches);
+    n = rowCount(c.batches);
+  // over the cap, or its table more than the memory budget left: the shuffle takes the rows read
+  const over = c.rest !== null || bytes > threshold || tableBytes(n, bytes) > ex.memory.free();
   ex.memory.reserve(bytes);
-  if (c.rest !== null || bytes > threshold) {
-    how.read = { ...how.read, left: { ...c, bytes, rows } };
+  if (over) {
+    how.read = { ...how.read, left: { ...c, bytes, rows: n } };
     how.heldBytes += bytes;
     return null;
   }
-  const table = buildBroadcast(node.left.schema, c.batches, node.leftKeys, node.leftNorms);
-  const built = tableBytes(rows, bytes);
-  ex.memory.reserve(built);
-  ex.memory.release(bytes); // the rows are the table's now
-  const marks = new Uint8Array(new SharedArrayBuffer(Math.max(1, rows)));
-  const keyMarks = table.bits ? new Int32Array(new SharedArrayBuffer(table.bits.bits.byteLength)) : null;
-  const op: MarkOp = {
-    kind: 'mark',
-    id: node.id,
-    table,
-    keys: node.rightKeys,
-    norms: node.rightNorms,
-    marks,
-    keyMarks,
-  };
-  const base = pipelineOf(node.right);
+  trace(`marked ${node.id}: left side read, ${bytes} bytes`);
+  const rows = concatBatches(node.left.schema, c.batches, true);
+  const keys = buildKeys(rows, node.leftKeys, node.leftNorms, undefined, false);
+  const target = markTarget(node, rows, keys);
+  const held = target.kind === 'rows' ? tableBytes(n, bytes) : bytes + 2 * target.bits.bits.byteLength;
+  ex.memory.reserve(held - bytes);
+  trace(`marked ${node.id}: ${target.kind === 'rows' ? 'table built' : 'keys bitmap built'}`);
+  const op: MarkOp = { kind: 'mark', id: node.id, keys: node.rightKeys, norms: node.rightNorms, target };
+  const base = keepFirst(pipelineOf(node.right), op),
+    right = how.read?.right;
   how.decision = {
     strategy: 'broadcast',
     side: 'left',
@@ -78,16 +78,41 @@ export async function tryMarked(
   };
   return {
     pipeline: { ...base, ops: [...base.ops, op], fused: [...base.fused, node.id], schema: [] },
-    table,
-    marks,
-    keyMarks,
-    read: how.read?.right ? { right: how.read.right } : undefined,
+    rows,
+    keys,
+    target,
+    // the right side's rest (the splits not read to measure it) drops the rows with unknown keys first too
+    read: right ? { right: { ...right, rest: right.rest && keepFirst(right.rest, op) } } : undefined,
     probeAt: base.ops.length,
-    heldBytes: how.heldBytes + built,
+    heldBytes: how.heldBytes + held,
   };
 }
 
-/** Run a marking plan: the right side marks the table, then the left rows marked (semi) or not (anti) go on. */
+/**
+ * With a keys target, the right side's rows whose key the left side lacks are dropped right after the scan, before
+ * its filters (when it has some, and only filters and projections: the key column is traced back through them).
+ */
+function keepFirst(p: Pipeline, op: MarkOp): Pipeline {
+  if (op.target.kind !== 'keys' || !p.ops.some((o) => o.kind === 'filter') || op.keys.length !== 1) return p;
+  let col = op.keys[0];
+  for (let i = p.ops.length - 1; i >= 0; i--) {
+    const o = p.ops[i];
+    if (o.kind === 'project') col = o.indices[col];
+    else if (o.kind !== 'filter') return p;
+  }
+  const keep: MarkOp = { ...op, keys: [col], keep: true };
+  return { ...p, ops: [keep, ...p.ops], fused: [`${op.id}.keys`, ...p.fused] };
+}
+
+/** The bitmap of the left keys when they allow one (the marks a second bitmap), else the left rows' table. */
+function markTarget(node: JoinNode, rows: Batch, keys: Keys): MarkTarget {
+  const bits = keyBits(keys, true);
+  if (bits) return { kind: 'keys', bits, keyMarks: new Int32Array(new SharedArrayBuffer(bits.bits.byteLength)) };
+  const table = buildBroadcast(node.left.schema, [rows], node.leftKeys, node.leftNorms);
+  return { kind: 'rows', table, marks: new Uint8Array(new SharedArrayBuffer(Math.max(1, rows.length))) };
+}
+
+/** Run a marking plan: the right side marks, then the left rows marked (semi) or not (anti) go on. */
 export async function runMarked(
   ex: ExecContext,
   node: JoinNode,
@@ -101,7 +126,7 @@ export async function runMarked(
     type: node.type,
     strategy: 'broadcast',
     reason: how.decision.reason,
-    broadcast: { side: 'left', rows: m.table.batch.length, bytes: batchBytes(m.table.batch) },
+    broadcast: { side: 'left', rows: m.rows.length, bytes: batchBytes(m.rows) },
     targetBytes: 0,
     tasks: 0,
     splits: [],
@@ -110,9 +135,11 @@ export async function runMarked(
     const probe: Downstream = { stage: node.id, sink: { kind: 'collect' } };
     const probed = m.read?.right;
     if (probed) await runFromRead(ex, m.pipeline, probed, m.probeAt, node.right.schema, probe);
-    else if (m.table.batch.length > 0) await ex.execute(m.pipeline, { ...probe, placement: false });
-    if (m.keyMarks !== null && m.table.bits) markedRows(m.table, m.table.bits, m.keyMarks, m.marks);
-    const out = selected(m.table.batch, m.marks, node.type === 'semi' ? 1 : 0);
+    else if (m.rows.length > 0) await ex.execute(m.pipeline, { ...probe, placement: false });
+    trace(`marked ${node.id}: right side probed`);
+    const t = m.target;
+    const marks = t.kind === 'rows' ? t.marks : markedRows(m.keys, t.bits, t.keyMarks);
+    const out = selected(m.rows, marks, node.type === 'semi' ? 1 : 0);
     const p: Pipeline = { source: node, ops, fused: [], schema: node.schema };
     return await runFromRead(ex, p, { batches: out, rest: null }, 0, node.schema, d);
   } finally {
