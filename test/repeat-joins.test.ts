@@ -228,6 +228,53 @@ describe('a repeated join', () => {
     }
   });
 
+  it('under two aggregates that could pre-aggregate its sides is held; past the cap they do (eager aggregation)', async () => {
+    // rows of f with w = 1 joined to those with w = 2 on g: keys repeat on both sides, each aggregate goes below it
+    const side = (w: number) => ({
+      op: 'filter',
+      where: { column: 'w', cmp: '=', value: w },
+      input: { op: 'scan', source: 'f', columns: ['g', 'v', 'w'] },
+    });
+    const j = () => ({
+      op: 'join',
+      type: 'inner',
+      on: [['g', 'g2']],
+      left: side(1),
+      right: {
+        op: 'project',
+        columns: [
+          { name: 'g2', column: 'g' },
+          { name: 'v2', column: 'v' },
+        ],
+        input: side(2),
+      },
+    });
+    const plan = {
+      version: 1,
+      sources: sources(),
+      query: {
+        op: 'join',
+        type: 'inner',
+        on: [],
+        left: { op: 'aggregate', groupBy: ['g'], aggregates: [{ fn: 'sum', column: 'v2', as: 's' }], input: j() },
+        right: { op: 'aggregate', groupBy: [], aggregates: [{ fn: 'count', as: 'n' }], input: j() },
+      },
+    };
+    const q = `WITH j AS (SELECT a.g, b.v AS v2 FROM ${fq} a JOIN ${fq} b ON a.g = b.g WHERE a.w = 1 AND b.w = 2)
+      SELECT * FROM (SELECT g, sum(v2) AS s FROM j GROUP BY g), (SELECT count(*) AS n FROM j)`;
+    for (const [opts, held, eager] of [
+      [{ broadcastBytes: 0 }, true, 0],
+      // the first reader's rows not held: the second pre-aggregates the join's sides, as without a repeat
+      [{ broadcastBytes: 0, repeatBytes: 0 }, false, 1],
+      [{ broadcastBytes: 0, eagerAggregation: false }, true, 0],
+    ] as const) {
+      await expectSame(plan, q, opts);
+      const r = await ourRun(plan, opts);
+      expect(r.stats.repeats).toMatchObject([{ held }]);
+      expect(r.stats.eager.length).toBe(eager);
+    }
+  });
+
   it('is not shared with a copy that differs in a literal', async () => {
     const other = structuredClone(shareOfTotal()) as any;
     other.query.input.right.input.right.where.value = 2;
