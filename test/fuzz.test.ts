@@ -33,11 +33,11 @@ beforeAll(async () => {
   ]);
 });
 
-/** Plan i of this seed, with its settings. */
-function fuzzCase(i: number) {
-  const r = new Rand(SEED * 1000 + i);
+/** Plan i of this seed, with its settings; `repeated`: a plan reading a subtree twice, from seeds of their own. */
+function fuzzCase(i: number, repeated = false) {
+  const r = new Rand(SEED * 1000 + i + (repeated ? 500_000 : 0));
   const gen = new PlanGen(r, tables);
-  const g = gen.query();
+  const g = repeated ? gen.repeated() : gen.query();
   const { decl, given } = gen.params;
   const plan = {
     version: 1,
@@ -111,6 +111,40 @@ async function run(c: ReturnType<typeof fuzzCase>) {
   }
 }
 
+/** Run each case and compare it with DuckDB: the mismatches, the paths taken, how many gave rows or had parameters. */
+async function runCases(cases: ReturnType<typeof fuzzCase>[], long: boolean) {
+  const failures: string[] = [];
+  const paths: PathCounts = {};
+  let nonEmpty = 0,
+    params = 0;
+  for (const c of cases) {
+    let ours: Typed | string;
+    try {
+      const r = await run(c);
+      ours = arrowTyped(r.toArrow());
+      countPaths(r.stats, paths);
+      if (c.crossTypeJoins)
+        paths['joins on keys of differing types'] = (paths['joins on keys of differing types'] ?? 0) + c.crossTypeJoins;
+    } catch (e) {
+      ours = `error: ${(e as Error).message}`;
+    }
+    const theirs = await duckTable(c.g.sql).catch((e) => `error: ${(e as Error).message}`);
+    if (typeof theirs !== 'string' && theirs.rows.length > 0) nonEmpty++;
+    if ('params' in c.plan) params++;
+    const bad =
+      typeof ours === 'string' || typeof theirs === 'string'
+        ? `skewjoin: ${typeof ours === 'string' ? ours : 'rows'}; duckdb: ${typeof theirs === 'string' ? theirs : 'rows'}`
+        : mismatch(c.g, ours, theirs);
+    if (bad) {
+      failures.push(
+        `plan ${c.i} (SKEWJOIN_FUZZ_SEED=${SEED}): ${JSON.stringify(c.plan.query)}\nparams: ${JSON.stringify((c.plan as any).params ?? {})}` +
+          `\nsettings: ${JSON.stringify(c.opts)}${c.faults ? ` SKEWJOIN_FAULTS=${c.faults}` : ''}\nsql: ${c.g.sql}\n${bad.slice(0, long ? 20000 : 1500)}`,
+      );
+    }
+  }
+  return { failures, paths, nonEmpty, params };
+}
+
 describe('fuzz: random plans against DuckDB', () => {
   it('a join over a sorted input with limit and offset (seed 99, plan 880)', async () => {
     const t2 = tables[2];
@@ -164,37 +198,8 @@ describe('fuzz: random plans against DuckDB', () => {
     );
     // One pool per worker count: a new pool costs a warm-up.
     cases.sort((a, b) => a.opts.workers - b.opts.workers || a.i - b.i);
-    const failures: string[] = [];
-    const paths: PathCounts = {};
-    let nonEmpty = 0,
-      params = 0;
     const t0 = performance.now();
-    for (const c of cases) {
-      let ours: Typed | string;
-      try {
-        const r = await run(c);
-        ours = arrowTyped(r.toArrow());
-        countPaths(r.stats, paths);
-        if (c.crossTypeJoins)
-          paths['joins on keys of differing types'] =
-            (paths['joins on keys of differing types'] ?? 0) + c.crossTypeJoins;
-      } catch (e) {
-        ours = `error: ${(e as Error).message}`;
-      }
-      const theirs = await duckTable(c.g.sql).catch((e) => `error: ${(e as Error).message}`);
-      if (typeof theirs !== 'string' && theirs.rows.length > 0) nonEmpty++;
-      if ('params' in c.plan) params++;
-      const bad =
-        typeof ours === 'string' || typeof theirs === 'string'
-          ? `skewjoin: ${typeof ours === 'string' ? ours : 'rows'}; duckdb: ${typeof theirs === 'string' ? theirs : 'rows'}`
-          : mismatch(c.g, ours, theirs);
-      if (bad) {
-        failures.push(
-          `plan ${c.i} (SKEWJOIN_FUZZ_SEED=${SEED}): ${JSON.stringify(c.plan.query)}\nparams: ${JSON.stringify((c.plan as any).params ?? {})}` +
-            `\nsettings: ${JSON.stringify(c.opts)}${c.faults ? ` SKEWJOIN_FAULTS=${c.faults}` : ''}\nsql: ${c.g.sql}\n${bad.slice(0, only.length ? 20000 : 1500)}`,
-        );
-      }
-    }
+    const { failures, paths, nonEmpty, params } = await runCases(cases, only.length > 0);
     const secs = ((performance.now() - t0) / 1000).toFixed(1);
     console.log(
       `fuzz: ${N} plans (${nonEmpty} with rows, ${params} with parameters) in ${secs} s, ${failures.length} mismatches; paths taken:\n` +
@@ -208,5 +213,16 @@ describe('fuzz: random plans against DuckDB', () => {
     expect(nonEmpty).toBeGreaterThan(N / 2); // the generator makes queries that return something
     expect(params).toBeGreaterThan(N / 30);
     expect(belowFloors(paths, N)).toEqual([]);
+  }, 1_800_000);
+
+  it(`${Math.ceil(N / 3)} plans reading a subtree twice (seed ${SEED}) give DuckDB's answer`, async () => {
+    const cases = Array.from({ length: Math.ceil(N / 3) }, (_, i) => fuzzCase(i, true));
+    cases.sort((a, b) => a.opts.workers - b.opts.workers || a.i - b.i);
+    const { failures, paths, nonEmpty } = await runCases(cases, false);
+    console.log(`fuzz, repeated subtrees: ${nonEmpty} with rows; ${paths['repeated subtrees held'] ?? 0} held`);
+    expect(failures.slice(0, 5).join('\n\n')).toBe('');
+    expect(nonEmpty).toBeGreaterThan(cases.length / 3);
+    // computed once and read again, in some plans at least (not under a tiny budget, nor past a cap)
+    expect(paths['repeated subtrees held'] ?? 0).toBeGreaterThan(cases.length / 5);
   }, 1_800_000);
 });

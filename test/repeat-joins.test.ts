@@ -146,6 +146,14 @@ async function rowsScanned(plan: object, opts: object): Promise<number> {
   return r.stats.tasks.filter((t) => t.kind === 'map' && t.source?.startsWith('scan-')).reduce((a, t) => a + t.rows, 0);
 }
 
+/** The scans of a plan whose repeated join is computed once read half the rows they read when it is computed twice. */
+async function expectReadOnce(plan: object, opts: object): Promise<void> {
+  const once = await rowsScanned(plan, opts),
+    twice = await rowsScanned(plan, { ...opts, repeatBytes: 0 });
+  expect(once).toBeGreaterThanOrEqual(F_ROWS);
+  expect(twice).toBe(2 * once);
+}
+
 const SETTINGS: [string, object][] = [
   ['on the pool, shuffle joins', { broadcastBytes: 0 }],
   ['on the pool, broadcast joins', {}],
@@ -155,7 +163,7 @@ const SETTINGS: [string, object][] = [
 describe('a repeated join', () => {
   it.each(SETTINGS)("read with other columns is computed once, with DuckDB's answer (%s)", async (_, opts) => {
     await expectSame(shareOfTotal(), shareOfTotalSQL(), opts);
-    expect(await rowsScanned(shareOfTotal(), opts)).toBe(F_ROWS + D_ROWS);
+    await expectReadOnce(shareOfTotal(), opts);
     const r = await ourRun(shareOfTotal(), opts);
     expect(r.stats.repeats).toMatchObject([{ readers: 2, held: true }]);
     expect(r.stats.repeats![0].rows).toBeGreaterThan(0);
@@ -163,17 +171,17 @@ describe('a repeated join', () => {
 
   it.each(SETTINGS)("of another type (left) is computed once, with DuckDB's answer (%s)", async (_, opts) => {
     await expectSame(shareOfTotal('left'), shareOfTotalSQL('left'), opts);
-    expect(await rowsScanned(shareOfTotal('left'), opts)).toBe(F_ROWS + D_ROWS);
+    await expectReadOnce(shareOfTotal('left'), opts);
   });
 
   it.each(SETTINGS)("semi, read by a join and an aggregate, is computed once (q17's shape; %s)", async (_, opts) => {
     await expectSame(underAverage, underAverageSQL, opts);
-    expect(await rowsScanned(underAverage, opts)).toBe(F_ROWS + D_ROWS);
+    await expectReadOnce(underAverage, opts);
   });
 
   it.each(SETTINGS)("under both sides of a join is computed once, with DuckDB's answer (%s)", async (_, opts) => {
     await expectSame(bothSides, bothSidesSQL, opts);
-    expect(await rowsScanned(bothSides, opts)).toBe(F_ROWS + D_ROWS);
+    await expectReadOnce(bothSides, opts);
   });
 
   it('is computed again by each reader when its rows pass the cap (repeatBytes 0)', async () => {
@@ -184,7 +192,6 @@ describe('a repeated join', () => {
     ] as const) {
       for (const opts of [{ repeatBytes: 0 }, { repeatBytes: 0, broadcastBytes: 0 }]) {
         await expectSame(plan, q, opts);
-        expect(await rowsScanned(plan, opts)).toBe(2 * (F_ROWS + D_ROWS));
         const r = await ourRun(plan, opts);
         expect(r.stats.repeats).toMatchObject([{ held: false, reason: 'its rows passed the cap (0 bytes)' }]);
       }
@@ -204,7 +211,7 @@ describe('a repeated join', () => {
     await expectSame(shareOfTotal(), shareOfTotalSQL(), opts);
     await expectSame(underAverage, underAverageSQL, opts);
     await expectSame(bothSides, bothSidesSQL, opts);
-    expect(await rowsScanned(underAverage, opts)).toBe(2 * (F_ROWS + D_ROWS));
+    expect(await rowsScanned(underAverage, opts)).toBe(await rowsScanned(underAverage, { ...opts, repeatBytes: 0 }));
   });
 
   it('keeps only the rows of the successful attempt of a task that dies and is retried', async () => {
@@ -221,10 +228,57 @@ describe('a repeated join', () => {
     }
   });
 
+  it('under two aggregates that could pre-aggregate its sides is held; past the cap they do (eager aggregation)', async () => {
+    // rows of f with w = 1 joined to those with w = 2 on g: keys repeat on both sides, each aggregate goes below it
+    const side = (w: number) => ({
+      op: 'filter',
+      where: { column: 'w', cmp: '=', value: w },
+      input: { op: 'scan', source: 'f', columns: ['g', 'v', 'w'] },
+    });
+    const j = () => ({
+      op: 'join',
+      type: 'inner',
+      on: [['g', 'g2']],
+      left: side(1),
+      right: {
+        op: 'project',
+        columns: [
+          { name: 'g2', column: 'g' },
+          { name: 'v2', column: 'v' },
+        ],
+        input: side(2),
+      },
+    });
+    const plan = {
+      version: 1,
+      sources: sources(),
+      query: {
+        op: 'join',
+        type: 'inner',
+        on: [],
+        left: { op: 'aggregate', groupBy: ['g'], aggregates: [{ fn: 'sum', column: 'v2', as: 's' }], input: j() },
+        right: { op: 'aggregate', groupBy: [], aggregates: [{ fn: 'count', as: 'n' }], input: j() },
+      },
+    };
+    const q = `WITH j AS (SELECT a.g, b.v AS v2 FROM ${fq} a JOIN ${fq} b ON a.g = b.g WHERE a.w = 1 AND b.w = 2)
+      SELECT * FROM (SELECT g, sum(v2) AS s FROM j GROUP BY g), (SELECT count(*) AS n FROM j)`;
+    for (const [opts, held, eager] of [
+      [{ broadcastBytes: 0 }, true, 0],
+      // the first reader's rows not held: the second pre-aggregates the join's sides, as without a repeat
+      [{ broadcastBytes: 0, repeatBytes: 0 }, false, 1],
+      [{ broadcastBytes: 0, eagerAggregation: false }, true, 0],
+    ] as const) {
+      await expectSame(plan, q, opts);
+      const r = await ourRun(plan, opts);
+      expect(r.stats.repeats).toMatchObject([{ held }]);
+      expect(r.stats.eager.length).toBe(eager);
+    }
+  });
+
   it('is not shared with a copy that differs in a literal', async () => {
     const other = structuredClone(shareOfTotal()) as any;
     other.query.input.right.input.right.where.value = 2;
-    expect(await rowsScanned(other, {})).toBe(2 * (F_ROWS + D_ROWS));
+    expect(await rowsScanned(other, {})).toBeGreaterThanOrEqual(2 * F_ROWS);
   });
 
   it('--explain says it is computed once and where it is read again', async () => {

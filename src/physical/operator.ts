@@ -76,6 +76,12 @@ export interface ExecContext {
   mapTasks(p: Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d: Downstream): Promise<TaskResult[]>;
   /** All rows of a node, as its tasks collected them. */
   collectBatches(node: BoundNode): Promise<Batch[]>;
+  /**
+   * Whether the rows of a pipeline starting at `source` are, or will be, held for several readers (a repeated
+   * subtree, physical/repeats.ts): not when the plan reads it once, nor once they were found too many to hold (a
+   * first reader computing them is waited for).
+   */
+  sharesRows?(source: BoundNode): Promise<boolean>;
   /** A block in shared memory (read by several tasks), converted once however many ask. */
   share(b: Batch): Batch;
   /** Run a node, handing its batches to `emit` in task order as its final tasks finish. */

@@ -37,9 +37,11 @@ interface Entry {
   readers: number;
   waiting: number;
   state: 'idle' | 'computing' | 'held' | 'refused';
-  /** settled when the first reader's run ends */
+  /** settled when the first reader's run ends (or the reader that said it would compute it does not) */
   computed?: Promise<void>;
   end?: () => void;
+  /** the reader that said it will compute the unit (see sharing) */
+  claimer?: Unit;
   rows: Batch[];
   /** bytes of `rows`, reserved in the budget */
   bytes: number;
@@ -98,14 +100,15 @@ export class Repeats {
   }
 
   /**
-   * A reader arrives. `mayHold`: it may compute the unit for the others too (its tasks run every row of it through
-   * the tee; not when they skip some: a streamed output's). `mayRead`: it may read rows computed before (not a join
-   * asked for eager partial states).
+   * A reader arrives (`u`: its place). `mayHold`: it may compute the unit for the others too (its tasks run every row
+   * of it through the tee; not when they skip some: a streamed output's). `mayRead`: it may read rows computed before
+   * (not a join asked for eager partial states). A reader that another has said it will compute (see sharing), or is
+   * computing, waits for it.
    */
   async arrive(u: Unit, mayHold: boolean, mayRead: boolean): Promise<Arrival> {
     const e = this.entries.get(u.key)!;
     e.readers--;
-    if (e.state === 'computing' && mayRead) {
+    if (mayRead && this.busy(e, u)) {
       e.waiting++;
       await e.computed;
       e.waiting--;
@@ -115,12 +118,51 @@ export class Repeats {
       if (e.readers === 0 && e.waiting === 0) this.drop(e, 'refused');
       return { rows };
     }
-    if (e.state !== 'idle' || !mayHold || e.readers === 0) return { alone: true };
+    const mine = e.claimer === u;
+    if (e.state !== 'idle' || !mayHold || e.readers + e.waiting === 0 || !(mine || e.claimer === undefined)) {
+      if (mine) this.release(e); // it said it would compute for the others, and does not: they go on
+      return { alone: true };
+    }
     e.state = 'computing';
+    this.promise(e);
+    return { tee: e.id };
+  }
+
+  /**
+   * Whether a reader's rows of a unit will be read from rows held for several readers (so that it must not ask for
+   * them otherwise: eager partial states). The first to ask says it will compute them (the others wait for it);
+   * false once they passed the cap, or when no other reader is left.
+   */
+  async sharing(u: Unit): Promise<boolean> {
+    const e = this.entries.get(u.key)!;
+    if (e.state === 'idle' && (e.claimer === undefined || e.claimer === u) && e.readers > 1) {
+      e.claimer = u;
+      this.promise(e);
+      return true;
+    }
+    if (this.busy(e, u)) await e.computed;
+    return e.state === 'held';
+  }
+
+  /** Another reader computes the unit, or has said it will. */
+  private busy(e: Entry, u: Unit): boolean {
+    return e.state === 'computing' || (e.state === 'idle' && e.claimer !== undefined && e.claimer !== u);
+  }
+
+  /** The promise the waiting readers wait on, made when someone will compute the unit. */
+  private promise(e: Entry): void {
+    if (e.end) return;
     e.computed = new Promise<void>((resolve) => {
       e.end = resolve;
     });
-    return { tee: e.id };
+  }
+
+  /** The waiting readers woken: the unit is computed, or the reader that was to compute it does not. */
+  private release(e: Entry): void {
+    e.claimer = undefined;
+    const end = e.end;
+    e.end = undefined;
+    end?.();
   }
 
   /** Whether tasks with the tee of unit `id` still hand rows back (not once they passed the cap). */
@@ -161,7 +203,7 @@ export class Repeats {
       else if (e.readers + e.waiting > 0) e.state = 'held';
       else this.refuse(e, 'no reader left');
     }
-    e.end?.();
+    this.release(e);
     const { reason, ...seen } = e.seen;
     return { id: first, readers: e.all, held: e.state === 'held', ...seen, ...(reason ? { reason } : {}) };
   }
@@ -182,7 +224,7 @@ export class Repeats {
   close(): void {
     for (const e of this.entries.values()) {
       this.drop(e, 'refused');
-      e.end?.();
+      this.release(e);
     }
   }
 }

@@ -115,6 +115,9 @@ function widenNode(n: BoundNode, cols: Map<string, Scan>, memo: Map<BoundNode, W
 
 const identity = (n: BoundNode) => n.schema.map((_, i) => i);
 
+/** Whether a node is the projection of a repeated subtree's copy onto the columns of the place it took. */
+export const isSharedProjection = (n: BoundNode): boolean => n.kind === 'project' && n.id.endsWith('.shared');
+
 /** The plan with its repeated subtrees made identical, and each copy's widened root with the key of its group. */
 export interface Shared {
   root: BoundNode;

@@ -292,6 +292,11 @@ export class Executor implements ExecContext {
     );
   }
 
+  async sharesRows(source: BoundNode): Promise<boolean> {
+    const u = this.repeats?.unitOf(source);
+    return u !== undefined && u.ops === 0 && (await this.repeats!.sharing(u));
+  }
+
   /** A block in shared memory, converted once however many tasks read it. */
   private sharedCopies = new WeakMap<Batch, Batch>();
   share(b: Batch): Batch {

@@ -23,6 +23,8 @@ export function countPaths(s: Stats, counts: PathCounts): void {
   }
   add('split tasks', s.tasks.filter((t) => t.kind === 'split' && !/grace/.test(t.split ?? '')).length);
   add('plans spilling', s.spilledBytes > 0 ? 1 : 0);
+  add('repeated subtrees held', (s.repeats ?? []).filter((r) => r.held).length);
+  add('repeated subtrees not held', (s.repeats ?? []).filter((r) => !r.held).length);
   add('tasks reading spilled input', s.tasks.filter((t) => t.spillReadBytes > 0).length);
   const sortSpills = s.tasks.filter((t) => t.stage.startsWith('sort') && t.spilledBytes + t.spillReadBytes > 0);
   add('sort tasks spilling or reading spilled runs', sortSpills.length);

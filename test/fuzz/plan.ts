@@ -282,6 +282,35 @@ export class PlanGen {
     };
   }
 
+  /**
+   * A query reading one subtree twice (a view read twice, computed once: physical/repeats.ts): joined with itself,
+   * with an aggregate over itself (on keys, or crossed with a one-row total: TPC-H q17's and q11's shapes), or under
+   * both inputs of a join each behind a filter. Its readers use other columns of it, so pruning makes the copies'
+   * scans differ (plan/share.ts).
+   */
+  repeated(): Gen {
+    const g = this.node(this.r.int(1, 2));
+    const roll = this.r.float();
+    if (roll < 0.3) return this.join(g, g) ?? this.aggregate(g);
+    if (roll < 0.6) return this.join(this.aggregate(g), g) ?? this.join(this.total(g), g, true)!;
+    if (roll < 0.8) return this.join(this.total(g), g, true)!;
+    return this.join(this.filter(g), this.project(g)) ?? this.aggregate(g);
+  }
+
+  /** A one-row aggregate of a subtree (a scalar subquery). */
+  private total(input: Gen): Gen {
+    const a = this.alias();
+    const numeric = input.schema.filter((x) => x.kind === 'int' || x.kind === 'float');
+    const c = numeric.length ? this.r.pick(numeric) : null;
+    const agg = c ? { fn: 'max', column: c.name, as: `${a}_t` } : { fn: 'count', as: `${a}_t` };
+    return {
+      node: { op: 'aggregate', input: input.node, groupBy: [], aggregates: [agg] },
+      sql: `SELECT ${c ? `max(${q(c.name)})` : 'count(*)'} AS ${q(`${a}_t`)} FROM (${input.sql}) ${a}`,
+      schema: [c ? { ...c, name: `${a}_t` } : { name: `${a}_t`, kind: 'int', wide: true }],
+      ordered: false,
+    };
+  }
+
   /** A whole query: a tree, sometimes sorted (and limited) at the top or above a join's input. */
   query(): Gen {
     const g = this.node(this.r.int(1, 3));

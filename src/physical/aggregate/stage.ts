@@ -6,6 +6,7 @@ import { combinable, partialSchema } from '../../agg/partial.js';
 import type { Batch } from '../../kernels/column.js';
 import type { BoundNode, KeyNorm } from '../../plan/bound.js';
 import { type Settings, plannedWorkers } from '../../plan/load.js';
+import { isSharedProjection } from '../../plan/share.js';
 import { coalesceCap, packPartitions } from '../../skew/decide.js';
 import { planAggregateSplits } from '../../skew/aggregate.js';
 import { type AggregateInput, aggregateSource, levelOne, rowsInput } from './two-level.js';
@@ -25,10 +26,11 @@ const EAGER_SAMPLE_ROWS = 16384;
 /** An aggregate: its input shuffled by group (after combiners or eager aggregation), then reduce tasks. */
 export async function runAggregate(
   ex: ExecContext,
-  node: Extract<BoundNode, { kind: 'aggregate' }>,
+  node0: Extract<BoundNode, { kind: 'aggregate' }>,
   ops: RowOp[],
   { sink, combine }: Downstream,
 ): Promise<TaskResult[]> {
+  const node = overJoin(node0);
   const P = node.groupBy.length === 0 ? 1 : partitionsFor(node, ex.settings);
   const { s, shuffled, norms } = await shuffleInput(ex, node, P);
   const share = ex.taskShare();
@@ -60,10 +62,27 @@ export async function runAggregate(
  * (when a sample then shows the join keys repeating on both sides, see joinMultiplies; else combiners), combiners
  * in the map tasks, or none. `--explain` states the same (aggregate/operator.ts).
  */
-export function preAggregation(node: AggregateNode, settings: Settings): 'eager' | 'combiners' | 'none' {
+export function preAggregation(node0: AggregateNode, settings: Settings): 'eager' | 'combiners' | 'none' {
   if (!settings.combiners) return 'none';
+  const node = overJoin(node0);
   if (settings.eagerAggregation && node.input.kind === 'join' && eagerPlan(node, node.input)) return 'eager';
   return combinable(node.aggs) ? 'combiners' : 'none';
+}
+
+/**
+ * An aggregate over a repeated join's projection onto its reader's columns (plan/share.ts) as one over the join
+ * itself: the projection only picks columns, and eager aggregation needs the join right below.
+ */
+function overJoin(node: AggregateNode): AggregateNode {
+  const p = node.input;
+  if (p.kind !== 'project' || p.input.kind !== 'join' || !isSharedProjection(p)) return node;
+  const at = p.indices;
+  return {
+    ...node,
+    input: p.input,
+    groupBy: node.groupBy.map((g) => at[g]),
+    aggs: node.aggs.map((a) => (a.col < 0 ? a : { ...a, col: at[a.col] })),
+  };
 }
 
 /**
@@ -75,8 +94,13 @@ async function shuffleInput(ex: ExecContext, node: Extract<BoundNode, { kind: 'a
   const inSchema = node.input.schema;
   const g = node.groupBy.length;
   const how = preAggregation(node, ex.settings);
+  // a join computed once for several readers is read whole: pre-aggregated, its rows could not be held (unless they
+  // were found too many to hold: then eager aggregation is back, as for a join read once)
   const eager =
-    how === 'eager' && node.input.kind === 'join' && (await joinMultiplies(ex, node.input))
+    how === 'eager' &&
+    node.input.kind === 'join' &&
+    !(await ex.sharesRows?.(node.input)) &&
+    (await joinMultiplies(ex, node.input))
       ? (eagerPlan(node, node.input) ?? undefined)
       : undefined;
   const pre: Combine | undefined =
