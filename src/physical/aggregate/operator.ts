@@ -3,7 +3,7 @@
 import type { BoundNode } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
 import { partitionsFor } from '../pipeline.js';
-import { preAggregation, runAggregate } from './stage.js';
+import { overJoin, preAggregation, runAggregate } from './stage.js';
 
 type AggregateNode = Extract<BoundNode, { kind: 'aggregate' }>;
 
@@ -14,7 +14,7 @@ export const aggregateOperator: PhysicalOperator<AggregateNode> = {
     const pre = preAggregation(src, x.settings);
     const how =
       pre === 'eager'
-        ? ` (eager when a sample shows join keys repeating on both sides: each side of ${src.input.id} ` +
+        ? ` (eager when a sample shows join keys repeating on both sides: each side of ${overJoin(src).input.id} ` +
           `pre-aggregated by its join key)`
         : pre === 'combiners'
           ? ' (combiners before the shuffle)'

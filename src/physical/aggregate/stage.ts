@@ -73,7 +73,7 @@ export function preAggregation(node0: AggregateNode, settings: Settings): 'eager
  * An aggregate over a repeated join's projection onto its reader's columns (plan/share.ts) as one over the join
  * itself: the projection only picks columns, and eager aggregation needs the join right below.
  */
-function overJoin(node: AggregateNode): AggregateNode {
+export function overJoin(node: AggregateNode): AggregateNode {
   const p = node.input;
   if (p.kind !== 'project' || p.input.kind !== 'join' || !isSharedProjection(p)) return node;
   const at = p.indices;
