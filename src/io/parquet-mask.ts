@@ -223,6 +223,33 @@ function maskChunk(
 }
 
 /**
+ * The share of a column chunk's dictionary values (row group `g`) a predicate keeps: a guess at the share of rows
+ * it keeps, for values spread alike over the rows. Null for a chunk without a dictionary.
+ */
+export function dictShare(path: string, g: number, field: Field, truth: Truth): number | null {
+  const { fd, footer } = openFooter(path);
+  try {
+    const plan = planOf(footer.leaves, field);
+    const chunk = footer.rowGroups[g]?.chunks[plan.index];
+    if (!chunk || !CODECS.has(chunk.codec)) return null;
+    const bytes = readAt(fd, chunk.start, chunk.size);
+    const r = new ThriftReader(bytes, 0);
+    const h = r.struct();
+    const dh = h[7] as TStruct | undefined;
+    if (Number(h[1]) !== 2 || !dh) return null;
+    const body = bytes.subarray(r.pos, r.pos + Number(h[3]));
+    const d = readDict(plan, decompress(chunk.codec, body, Number(h[2])), Number(dh[1]));
+    if (d.n === 0) return null;
+    const keep = truth(dictColumn(plan, d, null));
+    let n = 0;
+    for (let k = 0; k < d.n; k++) n += keep[k];
+    return n / d.n;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
  * Per spec, the outcome of its predicate over rows of some row groups (in order, `range` skipping and limiting
  * them as the direct reader does): 1 where it holds.
  */
