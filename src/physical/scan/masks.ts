@@ -213,14 +213,18 @@ export async function produceMasked(src: ScanSource, inPlace: boolean): Promise<
   return { batches, rows: total, release: rest?.release, read, inputBytes: batchesBytes(batches), masks: masks.length };
 }
 
-/** Appended masks left to their columns as read: all of them, unless the masks may together keep few rows. */
+/**
+ * Appended masks left to their columns as read: all of them, unless their dictionaries say they may together keep
+ * few rows (the masks in their columns' places are read anyway; where they keep few rows, the appended ones are
+ * evaluated over the rows kept only: q06's discount range beside its date and quantity masks).
+ */
 function lateMasks(src: ScanSource, masks: ScanMask[], truths: ((c: Column) => Uint8Array)[]): boolean[] {
   const appended = masks.map((m) => m.at !== undefined);
   if (!appended.some(Boolean)) return appended;
   let guess = 1;
   try {
     masks.forEach((m, k) => {
-      guess *= dictShare(src.path, src.rowGroups[0], src.fields[m.col], truths[k]) ?? 1;
+      if (appended[k]) guess *= dictShare(src.path, src.rowGroups[0], src.fields[m.col], truths[k]) ?? 1;
     });
   } catch {
     return appended;
