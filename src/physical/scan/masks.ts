@@ -1,9 +1,10 @@
-// Filter-only columns of a scan task read as their filter's outcome (io/parquet-mask.ts). A column that the
-// filter right after the scan reads in conjuncts of its own (no other conjunct and no column kept after the
-// filter reads it) is evaluated on its dictionary's values instead of decoded: the task's scan reads it as a
-// boolean column, and the filter's conjuncts over it become a reference to that column. Decided on the worker,
-// from the task alone; a file the direct reader does not take reads the column as before and evaluates the same
-// conjuncts over it, so the rewritten filter holds either way.
+// The conjuncts of a scan task's filter that read one column each, read as their outcome (io/parquet-mask.ts): each
+// evaluated once per value of the column chunk's dictionary, the rows' outcomes looked up by index, the filter then
+// reading a boolean column. A column nothing else reads is never decoded (its mask in its place); a column the task
+// keeps or another conjunct reads is read too (its mask appended after the columns; not a string column). When the
+// masks keep few rows, the other columns are read at those rows only (io/parquet-select.ts). Decided on the worker,
+// from the task alone; a file the direct reader does not take reads the columns as before and evaluates the same
+// conjuncts over them, so the rewritten filter holds either way.
 import { type Batch, type Column, type Field, batchesBytes, rowCount } from '../../kernels/column.js';
 import { evalPredicate } from '../../kernels/filter.js';
 import { exprCols } from '../../expr/columns.js';
