@@ -58,7 +58,7 @@ const splitKey = (path: string, rowGroups: number[], offset?: number) =>
   `${path}|${rowGroups.join(',')}|${offset ?? ''}`;
 
 /** The rows of each scan split of a plan, by splitKey, and their total over every scan. */
-export function planScanRows(root: BoundNode): { rows: Map<string, number>; total: number } {
+function planScanRows(root: BoundNode): { rows: Map<string, number>; total: number } {
   const rows = new Map<string, number>();
   let total = 0;
   const visit = (n: BoundNode): void => {
