@@ -212,7 +212,7 @@ const QueryNodeSchema: z.ZodType<QueryNode> = z
   .meta({ id: 'QueryNode' });
 
 /** A byte size: a number of bytes, or a string such as "64KB", "256MB", "1GB". */
-export const ByteSize = z.union([
+const ByteSize = z.union([
   z.number().nonnegative(),
   z
     .string()
@@ -283,4 +283,3 @@ export function planJsonSchema(): object {
 }
 
 // a validated size as bytes (plan/bytes.ts: no zod, for the start-up's guess too)
-export { parseBytes } from './bytes.js';
