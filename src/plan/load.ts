@@ -314,10 +314,17 @@ function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings
   };
 }
 
-function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
+function outputOf(plan: Plan, baseDir: string, cli: boolean): LoadedPlan['output'] {
   if (!plan.output) return undefined;
-  const p = path.resolve(baseDir, plan.output.path);
+  const [formatField, pathField] = cli ? ['--format', '--output'] : ['output.format', 'output.path'];
   let format = plan.output.format;
+  // "-": standard output, rows streamed as text (io/result-file.ts)
+  if (plan.output.path === '-') {
+    if (format === 'parquet' || format === 'arrow')
+      throw new PlanError(formatField, `standard output ("-") takes csv or jsonl, got "${format}"`);
+    return { path: '-', format: format ?? 'csv' };
+  }
+  const p = path.resolve(baseDir, plan.output.path);
   if (!format) {
     const ext = path.extname(p).toLowerCase();
     const byExt: Record<string, OutputFormat> = {
@@ -333,9 +340,9 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
     format = byExt[ext];
     if (!format) {
       throw new PlanError(
-        'output.path',
-        `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, ` +
-          `csv, jsonl, arrow`,
+        pathField,
+        `cannot tell the format from extension "${ext || '(none)'}"; ` +
+          `${cli ? 'give --format' : 'set output.format to'} one of parquet, csv, jsonl, arrow`,
       );
     }
   }
@@ -374,7 +381,9 @@ export async function loadPlan(
   const cli = options.fromCommandLine ?? false;
   const plan = validatePlan(applyParams(obj, options.params, cli));
   const settings = resolveSettings(plan, options, dir);
-  const output = options.output ? outputOf({ ...plan, output: options.output }, process.cwd()) : outputOf(plan, dir);
+  const output = options.output
+    ? outputOf({ ...plan, output: options.output }, process.cwd(), cli)
+    : outputOf(plan, dir, false);
   // override paths are the caller's: relative to baseDir (the current folder by default), not to the plan
   const files = await resolveSourceOverrides(
     Object.keys(plan.sources),
