@@ -63,6 +63,13 @@ describe('CSV read against DuckDB', () => {
     expect(r.toRows()[2].text).toBe('two\r\nlines');
   });
 
+  it('a byte order mark, a repeated header name (x, x_1 as DuckDB), a header-only file', async () => {
+    const r = await sameScan(file('bom.csv', '\ufeffx,x,y\n1,2,a\n'));
+    expect(r.schema.map((c) => c.name)).toEqual(['x', 'x_1', 'y']);
+    const e = await sameScan(file('empty.csv', 'a,b\n'));
+    expect(e.numRows).toBe(0);
+  });
+
   it('a delimiter other than the comma, no header (column0, column1, ...), types given for some columns', async () => {
     const f = file('semi.csv', '1;x;2.50\n2;"y;z";3.25\n3;;\n');
     const r = await runPlan(

@@ -15,7 +15,7 @@ export interface CsvOptions {
   columns?: Record<string, string>;
 }
 
-export interface CsvChunk {
+interface CsvChunk {
   start: number;
   end: number;
   /** line of the chunk's first record, from 1 */
@@ -71,12 +71,15 @@ export function inspectCsv(path: string, options: CsvOptions, at: string, like?:
   try {
     const size = fs.fstatSync(fd).size;
     if (size === 0) throw new InputError(`${path}: the file is empty (a CSV file needs at least a header line)`, path);
-    const head = readAt(fd, 0, Math.min(size, HEAD_BYTES));
+    let head = readAt(fd, 0, Math.min(size, HEAD_BYTES));
+    // a UTF-8 byte order mark is no part of the first name
+    const bom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+    head = head.subarray(bom);
     const first = firstRecord(head, delim, path);
     const header = options.header ?? true;
     const given = options.columns;
     let names: string[];
-    if (header) names = first.names.map((n, i) => n.trim() || `column${i}`);
+    if (header) names = unique(first.names.map((n, i) => n || `column${i}`));
     else if (given) names = Object.keys(given);
     else names = first.names.map((_, i) => `column${i}`);
     if (!header && given && names.length !== first.names.length) {
@@ -85,7 +88,7 @@ export function inspectCsv(path: string, options: CsvOptions, at: string, like?:
         `names ${names.length} columns, but ${path} has ${first.names.length} fields a line (and no header)`,
       );
     }
-    const start = header ? first.next : 0;
+    const start = bom + (header ? first.next : 0);
     const line = header ? 1 + countLines(head, 0, first.next) : 1;
     let columns: Field[];
     if (like) {
@@ -117,6 +120,17 @@ export function inspectCsv(path: string, options: CsvOptions, at: string, like?:
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** Names made unique as DuckDB does: a repeated `x` becomes `x_1`, `x_2`, ... */
+function unique(names: string[]): string[] {
+  const seen = new Set<string>();
+  return names.map((n) => {
+    let m = n;
+    for (let k = 1; seen.has(m); k++) m = `${n}_${k}`;
+    seen.add(m);
+    return m;
+  });
 }
 
 function countLines(buf: Uint8Array, s: number, e: number): number {

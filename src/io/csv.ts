@@ -42,7 +42,7 @@ export class Fields {
 }
 
 /** A data error at a line of a file. */
-export const csvError = (path: string, line: number, what: string, column?: string) =>
+const csvError = (path: string, line: number, what: string, column?: string) =>
   new InputError(`${path}: line ${line}${column === undefined ? '' : `, column "${column}"`}: ${what}`, path, column);
 
 /**
@@ -168,7 +168,7 @@ export function firstRecord(buf: Uint8Array, delim: number, path: string): { nam
 }
 
 /** One field's text (quotes undone). */
-export function fieldText(buf: Uint8Array, f: Fields, r: number, c: number): string {
+function fieldText(buf: Uint8Array, f: Fields, r: number, c: number): string {
   const k = r * f.ncols + c;
   const s = f.starts[k],
     e = f.ends[k];
@@ -476,7 +476,7 @@ const NUMBER_RANGE: Partial<Record<DataType['id'], [number, number]>> = {
 };
 
 /** Column c of the records in `f`, read as `type`; a field that is not of the type is a data error. */
-export function columnOf(buf: Uint8Array, f: Fields, c: number, field: Field, path: string): Column {
+function columnOf(buf: Uint8Array, f: Fields, c: number, field: Field, path: string): Column {
   const n = f.rows,
     w = f.ncols,
     { starts, ends } = f;

@@ -12,7 +12,7 @@ import { type CsvFile, type CsvOptions, inspectCsv } from '../io/csv-infer.js';
 type P = (string | number)[];
 
 /** A source's file: its Parquet footer's facts, or a CSV file's columns and chunks (one "row group" each). */
-export type SourceFile = FileInfo & { csv?: CsvFile };
+type SourceFile = FileInfo & { csv?: CsvFile };
 
 export interface SourceInfo {
   name: string;

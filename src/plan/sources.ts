@@ -66,7 +66,7 @@ export async function resolveSourceOverrides(
 }
 
 /** The paths `--data DIR` tries for table `name`, in order. */
-export const dataCandidates = (dir: string, name: string) => [
+const dataCandidates = (dir: string, name: string) => [
   path.join(dir, `${name}.parquet`),
   path.join(dir, name) + path.sep,
   path.join(dir, `${name}.csv`),
