@@ -8,7 +8,7 @@ import { PlanError, jsonPath } from '../errors.js';
 import { bindPlan } from './bind.js';
 import { expectedAt, shown, valueAt } from './expected.js';
 import { type ParamInput, applyParams } from './params.js';
-import { resolveSourceOverrides } from './sources.js';
+import { dataSources, resolveSourceOverrides } from './sources.js';
 import type { SparkSources } from './uri.js';
 import { deriveJoinFilters } from './derive-filters.js';
 import { pruneColumns } from './prune.js';
@@ -93,6 +93,11 @@ export interface Overrides {
   params?: Record<string, ParamInput>;
   /** files replacing a declared source's (`--source NAME=PATH`): a file, a glob, a folder, or a list */
   sources?: Record<string, string | string[]>;
+  /**
+   * a folder binding every table the plan scans (and `sources` does not give) to DIR/name.parquet, DIR/name/ or
+   * DIR/name.csv (`--data DIR`); relative to `baseDir`
+   */
+  data?: string;
   /** internal: plan for this many workers, run on `workers` (Settings.planWorkers) */
   planWorkers?: number;
   /** internal: measure each task's thread CPU time (Settings.taskCpuTime) */
@@ -392,6 +397,10 @@ export async function loadPlan(
     cli,
     !!options.sparkSources?.missing,
   );
+  if (options.data) {
+    const given = new Set(Object.keys(options.sources ?? {}));
+    for (const [k, v] of await dataSources(plan, path.resolve(base, options.data), given, cli)) files.set(k, v);
+  }
   const uri = options.sparkSources && { spark: options.sparkSources, workers: settings.workers };
   // filters derived below joins (plan/derive-filters.ts); repeated subtrees made identical before pruning
   // (plan/share.ts), computed once when run (physical/repeats.ts)

@@ -105,6 +105,12 @@ export class Lowering {
   }
 
   private scan(n: Extract<BoundNode, { kind: 'scan' }>): string {
+    if (n.splits.some((s) => s.csv)) {
+      throw new PlanError(
+        `${this.at.get(n)}.source`,
+        `source "${n.source}" is read as CSV, which --engine spark does not lower yet; run with --engine local`,
+      );
+    }
     n.schema.forEach((f, i) => {
       if (f.type.id === 'timestamp' && f.type.unit === 'nanosecond') {
         throw new PlanError(
