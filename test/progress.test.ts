@@ -241,7 +241,7 @@ describe('the fraction follows the rows read, not the count of tasks (issue 43)'
   const done = (stage = 's map') => ({ stage, rowsRead: 0, bytesShuffled: 0, bytesSpilled: 0 });
 
   it("a task's weight: a scan split's rows from the plan, a row range's length, input blocks' rows", () => {
-    const splits = new Map([['f.parquet|0,1|', 1000]]);
+    const splits = new Map([['f.parquet|0,1||', 1000]]);
     expect(taskWeight(scan('f.parquet', [0, 1]), splits)).toBe(1000);
     expect(taskWeight(scan('f.parquet', [2], { offset: 0, limit: 300 }), splits)).toBe(300);
     expect(taskWeight(rows(25), splits)).toBe(25);

@@ -219,7 +219,7 @@ describe('errors point at the text', () => {
       [
         ['sql', 'SELECT * FROM nowhere'],
         2,
-        /line 1, column 15: table "nowhere" does not exist; give its files with --source nowhere=PATH/,
+        /line 1, column 15: table "nowhere" does not exist; bind it with --source nowhere=PATH or --data DIR/,
       ],
       // a missing SQL file is a missing input file, as a data file is (issue 43)
       [[path.join(dir, 'no-such.sql')], 3, /error: SQL file .*no-such\.sql: file not found/],

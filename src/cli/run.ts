@@ -7,10 +7,11 @@ import { InputError, PlanError } from '../errors.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { explainAnalyze, explainPlan } from '../physical/explain.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
-import { type OutputFormat, type Plan, parseBytes } from '../plan/spec.js';
+import type { OutputFormat, Plan } from '../plan/spec.js';
 import { type Executed, execute } from '../scheduler/execute.js';
 import { trace } from '../trace.js';
 import { prestartPool } from './prestart.js';
+import { describeQuery } from './describe.js';
 import { progressDisplay, wantsProgress } from './progress.js';
 
 export interface RunFlags {
@@ -33,6 +34,7 @@ export interface RunFlags {
   json?: boolean;
   param?: Record<string, string>;
   source?: Record<string, string | string[]>;
+  data?: string;
   printPlan?: boolean;
   plan?: boolean;
   output?: string;
@@ -52,11 +54,12 @@ export function overridesOf(f: RunFlags): Overrides {
     broadcastBytes: f.broadcast === false ? 0 : f.broadcastThreshold,
     params: f.param,
     sources: f.source,
+    data: f.data,
     fromCommandLine: true,
     skew: {
       enabled: f.skew === false ? false : undefined,
       factor: f.skewFactor,
-      thresholdBytes: f.skewThreshold === undefined ? undefined : parseBytes(f.skewThreshold, 0),
+      thresholdBytes: f.skewThreshold,
       strategy: f.skewStrategy,
     },
     // --format csv|jsonl without --output: standard output (runCommand refuses the binary formats there)
@@ -74,13 +77,15 @@ export async function runCommand(
   trace('cli: modules loaded');
   if ((f.format === 'parquet' || f.format === 'arrow') && !f.output)
     throw new PlanError('--format', `${f.format} needs --output PATH (standard output takes csv or jsonl)`);
+  const described = await describeQuery(planFile, query, f, out);
+  if (described !== undefined) return described;
   // SQL (`skewjoin q.sql`, `skewjoin sql "SELECT ..."`) compiles to a plan object first (src/sql)
   const sql = await sqlPlan(planFile, query, f);
   if (sql && (f.printPlan || f.plan)) {
     out.write(JSON.stringify(sql, null, 2) + '\n');
     return 0;
   }
-  const overrides = sql ? { ...overridesOf(f), sources: undefined } : overridesOf(f);
+  const overrides = sql ? { ...overridesOf(f), sources: undefined, data: undefined } : overridesOf(f);
   if (f.engine === 'spark')
     return (await import('../spark/cli.js')).runSparkCommand(sql ?? planFile, f, overrides, out, err);
   if (!f.explain || f.analyze) prestartPool(sql ?? planFile, f.workers, sql ? {} : f.source);
@@ -130,7 +135,7 @@ async function sqlPlan(planFile: string, query: string | undefined, f: RunFlags)
     }
   } else if (text === undefined) throw new PlanError('sql', 'expected the query text: skewjoin sql "SELECT ..."');
   const { compileSql } = await import('../sql/compile.js');
-  return compileSql(text!, { sources: f.source, fromCommandLine: true });
+  return compileSql(text!, { sources: f.source, data: f.data, fromCommandLine: true });
 }
 
 /** Rows the terminal table shows, and how to see them all when there are more. */

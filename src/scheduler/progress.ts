@@ -7,6 +7,7 @@
 // that it follows the time a run takes rather than its count of tasks.
 import type { BoundNode } from '../plan/bound.js';
 import type { TaskSource } from '../physical/task.js';
+import { children } from '../plan/fingerprint.js';
 
 /** A stage with tasks scheduled and not yet finished. */
 interface StageProgress {
@@ -53,9 +54,9 @@ export interface TaskProgress {
   rowsShuffled?: number;
 }
 
-/** A scan task's key: the same file, row groups and row range. */
-const splitKey = (path: string, rowGroups: number[], offset?: number) =>
-  `${path}|${rowGroups.join(',')}|${offset ?? ''}`;
+/** A scan task's key: the same file, row groups and row range (a CSV chunk: its first byte). */
+const splitKey = (path: string, rowGroups: number[], offset?: number, csv?: { start: number }) =>
+  `${path}|${rowGroups.join(',')}|${offset ?? ''}|${csv?.start ?? ''}`;
 
 /** The rows of each scan split of a plan, by splitKey, and their total over every scan. */
 function planScanRows(root: BoundNode): { rows: Map<string, number>; total: number } {
@@ -64,13 +65,11 @@ function planScanRows(root: BoundNode): { rows: Map<string, number>; total: numb
   const visit = (n: BoundNode): void => {
     if (n.kind === 'scan') {
       for (const s of n.splits) {
-        rows.set(splitKey(s.path, s.rowGroups, s.offset), s.rows);
+        rows.set(splitKey(s.path, s.rowGroups, s.offset, s.csv), s.rows);
         total += s.rows;
       }
-    } else if (n.kind === 'join') {
-      visit(n.left);
-      visit(n.right);
-    } else visit(n.input);
+    }
+    for (const c of children(n)) visit(c);
   };
   visit(root);
   return { rows, total };
@@ -87,7 +86,7 @@ export function taskWeight(source: TaskSource, scanRows: ReadonlyMap<string, num
   let rows: number;
   switch (source.kind) {
     case 'scan':
-      rows = source.limit ?? scanRows.get(splitKey(source.path, source.rowGroups, source.offset)) ?? 0;
+      rows = source.limit ?? scanRows.get(splitKey(source.path, source.rowGroups, source.offset, source.csv)) ?? 0;
       break;
     case 'batches':
       rows = rowsOf(source.batches);
