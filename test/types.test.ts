@@ -130,6 +130,7 @@ describe('a branch computed over the rows that take it', () => {
   });
 
   it('coalesce computes an argument only where the earlier ones are null', async () => {
+    await same('SELECT id, coalesce(lbl, CAST(CAST(lbl AS INTEGER) AS VARCHAR)) AS x FROM t');
     await same(
       "SELECT id, coalesce(CASE WHEN s = '12' THEN 1 END, CAST(lbl AS INTEGER), 5) AS x FROM t WHERE id % 3 = 0",
       "SELECT id, coalesce(CASE WHEN s = '12' THEN 1 END, CAST(lbl AS BIGINT), 5) AS x FROM t WHERE id % 3 = 0",
