@@ -32,7 +32,7 @@ interface Rel {
 }
 
 /** A join in FROM after the first table. */
-export interface Join {
+interface Join {
   type: 'inner' | 'left' | 'right' | 'full' | 'cross' | 'comma';
   table: string;
   alias: string;
