@@ -145,6 +145,24 @@ describe('CSV read against DuckDB', () => {
     );
   });
 
+  it('a CSV source given wrong is a plan error naming its field (exit 2)', async () => {
+    const f = file('opts.csv', 'a,b\n1,2\n');
+    const err = (src: object) =>
+      runPlan({ version: 1, sources: { t: { csv: f, ...src } }, query: { op: 'scan', source: 't' } } as never).catch(
+        (e) => `${e.constructor.name} ${e.message}`,
+      );
+    expect(await err({ header: 'yes' })).toBe('PlanError sources.t.header: expected a boolean, got "yes"');
+    expect(await err({ delimiter: '::' })).toBe(
+      'PlanError sources.t.delimiter: must be one ASCII character other than a quote or a line break, got "::"',
+    );
+    expect(await err({ columns: { c: 'int64' } })).toBe(
+      `PlanError sources.t.columns.c: ${f} has no column "c"; its columns are: a, b`,
+    );
+    expect(await err({ columns: { a: 'int' } })).toMatch(
+      /^PlanError sources\.t\.columns\.a: expected a type name: bool/,
+    );
+  });
+
   it('SQL: FROM a .csv path, read_csv with options, --source NAME=file.csv; joined with Parquet', async () => {
     const f = file('fruit.csv', 'id,name,price\n1,apple,1.5\n2,pear,\n3,"fig, dried",4.25\n');
     const g = file('fruit.txt', 'id|name\n1|red\n3|brown\n');
