@@ -2,7 +2,7 @@
 export { runPlan, executePlan, definePlan, type RunOptions, type RunResult } from './api.js';
 export { runSql, compileSql, type RunSqlOptions, type SqlOptions } from './sql/compile.js';
 export { describeFile, type ColumnDescription } from './sql/describe.js';
-export type { DateForm, RowOptions } from './io/rows.js';
+export type { DateForm, IntegerForm, RowOptions } from './io/rows.js';
 export {
   validatePlan,
   type LoadOptions,

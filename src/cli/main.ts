@@ -4,7 +4,7 @@
 // cli/commands.ts, the option values' parsers in cli/args.ts.
 import fs from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { PlanError, SkewjoinError } from '../errors.js';
+import { OutputClosedError, PlanError, SkewjoinError } from '../errors.js';
 import { OUTPUT_FORMATS } from '../plan/spec.js';
 import { closePool } from '../runtime/pool.js';
 import { assignment, int, num, size } from './args.js';
@@ -98,7 +98,7 @@ function addRunOptions(program: Command): void {
     .option(
       '--memory-limit <size>',
       'budget for data held in memory ("4GB"); above it the query spills to disk (default: half the physical memory)',
-      size('--memory-limit'),
+      size('--memory-limit', true),
     )
     .option('--spill-dir <dir>', 'where spill files go (default: the OS temp folder)')
     .option('--param <NAME=VALUE>', 'value of a plan parameter (repeatable)', assignment('--param', false))
@@ -146,6 +146,9 @@ export async function main(
   } catch (e) {
     if (interrupted()) {
       // the interrupt handler reports and exits (cli/interrupt.ts)
+    } else if (e instanceof OutputClosedError) {
+      // the reader of the output went away (`| head`): it has what it wanted (cli/interrupt.ts)
+      code = 0;
     } else if (e instanceof CommanderError) {
       code = e.exitCode === 0 ? 0 : 2;
     } else if (e instanceof SkewjoinError) {

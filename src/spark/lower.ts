@@ -7,8 +7,9 @@ import { PlanError } from '../errors.js';
 import { isUri } from '../plan/uri.js';
 import type { BoundAggregate, BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';
-import { col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
+import { SQL_SETTINGS, col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
 import { type SaltPlan, saltedJoin } from './salt.js';
+import { lowerSetOp } from './setops.js';
 
 export interface Lowered {
   sql: string;
@@ -25,12 +26,7 @@ const sparkPath = (p: string) => (isUri(p) ? p : pathToFileURL(path.resolve(p)).
 /** The session settings: ANSI SQL, UTC, exact decimals, and AQE from the plan's execution settings. */
 function sparkSettings(s: Settings): Record<string, string> {
   const out: Record<string, string> = {
-    'spark.sql.ansi.enabled': 'true',
-    'spark.sql.session.timeZone': 'UTC',
-    // column names are case-sensitive in a plan (PLAN-SPEC, Operators): `a` and `A` are two columns
-    'spark.sql.caseSensitive': 'true',
-    // our decimals keep their scale (PLAN-SPEC, Decimals): a result beyond 38 digits fails, it is not rounded
-    'spark.sql.decimalOperations.allowPrecisionLoss': 'false',
+    ...SQL_SETTINGS, // the meaning of the SQL: ANSI, UTC, exact decimals, ... (lower-expr.ts)
     'spark.sql.adaptive.enabled': 'true',
     'spark.sql.adaptive.skewJoin.enabled': String(s.skew.enabled),
     'spark.sql.adaptive.skewJoin.skewedPartitionFactor': String(s.skew.factor),
@@ -53,6 +49,7 @@ function paths(root: BoundNode): Map<BoundNode, string> {
       walk(n.right, `${at}.right`);
       return;
     }
+    if (n.kind === 'union') n.inputs.forEach((c, i) => walk(c, `${at}.inputs[${i}]`));
     if ('input' in n) walk(n.input, n.kind === 'compute' ? at : `${at}.input`);
   };
   walk(root, 'query');
@@ -99,6 +96,11 @@ export class Lowering {
         if (n.input.kind === 'sort') return `SELECT * FROM ${from(n.input.input)} ${orderBy(n.input)} ${page}`;
         return `SELECT * FROM ${from(n.input)} ${page}`;
       }
+      case 'union':
+      case 'values':
+      case 'expand':
+      case 'repeat':
+        return lowerSetOp(n, (m) => this.node(m));
     }
   }
 
