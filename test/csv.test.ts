@@ -33,11 +33,11 @@ describe('CSV read against DuckDB', () => {
   it('infers what read_csv infers: BIGINT, DOUBLE, BOOLEAN, DATE, TIMESTAMP, VARCHAR; empty is null', async () => {
     const f = file(
       'types.csv',
-      'i,f,b,d,ts,s,z,big,lead,e\n' +
-        '1,1.5,true,2020-01-02,2020-01-02 03:04:05,plain,,9223372036854775807,007,1e5\n' +
-        '-2,,F,1999-12-31,2021-06-30T23:59:59.123456,"with, comma",,-9223372036854775808,010,2.5E-3\n' +
-        ',3,yes,,2020-01-02 00:00:00,"say ""hi""",,12,1,-0.5\n' +
-        '40,0.1,no,2024-02-29,,x,,0,2,123456789012345678\n',
+      'i,f,b,d,ts,s,z,big,lead,e,far\n' +
+        '1,1.5,true,2020-01-02,2020-01-02 03:04:05,plain,,9223372036854775807,007,1e5,2300-01-01 00:00:00.000001\n' +
+        '-2,,F,1999-12-31,2021-06-30T23:59:59.123456,"with, comma",,-9223372036854775808,010,2.5E-3,1500-06-01 12:00:00\n' +
+        ',3,yes,,2020-01-02 00:00:00,"say ""hi""",,12,1,-0.5,\n' +
+        '40,0.1,no,2024-02-29,,x,,0,2,123456789012345678,9999-12-31 23:59:59.999999\n',
     );
     const r = await sameScan(f);
     expect(r.schema.map((c) => c.type.id)).toEqual([
@@ -51,6 +51,7 @@ describe('CSV read against DuckDB', () => {
       'int64',
       'utf8',
       'float64',
+      'timestamp',
     ]);
   });
 

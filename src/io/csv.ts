@@ -345,8 +345,13 @@ function dateAt(buf: Uint8Array, s: number, e: number): number {
   return dateDays;
 }
 
+/** The last timestamp's day and microseconds into it: exact where the sum passes 2^53 (beyond the year 2255). */
+let tsDays = 0,
+  tsRest = 0;
+
 /** A timestamp `YYYY-MM-DD[( |T)HH:MM[:SS[.fraction]]]` as microseconds since 1970 (no time zone). */
 function timestampAt(buf: Uint8Array, s: number, e: number): number {
+  tsRest = 0;
   s = trimStart(buf, s, e);
   e = trimEnd(buf, s, e);
   let i = dateEnd(buf, s, e);
@@ -354,6 +359,7 @@ function timestampAt(buf: Uint8Array, s: number, e: number): number {
     bad = true;
     return 0;
   }
+  tsDays = dateDays;
   let us = dateDays * 86400e6;
   if (i === e) return us;
   if (buf[i] !== SPACE && buf[i] !== 84) {
@@ -387,11 +393,12 @@ function timestampAt(buf: Uint8Array, s: number, e: number): number {
       for (; i < e && buf[i] >= 48 && buf[i] <= 57; i++, k++) if (k < 6) f = f * 10 + buf[i] - 48;
       if (k === 0) bad = true;
       for (; k < 6; k++) f *= 10;
-      us += f;
+      tsRest = f;
     }
   }
   if (i !== e) bad = true;
-  return us + ((h * 60 + mi) * 60 + sec) * 1e6;
+  tsRest += ((h * 60 + mi) * 60 + sec) * 1e6;
+  return us + tsRest;
 }
 
 const TRUE_WORDS = ['true', 't', 'yes'],
@@ -533,7 +540,10 @@ function columnOf(buf: Uint8Array, f: Fields, c: number, field: Field, path: str
         break;
       case 'timestamp':
         v = timestampAt(buf, s, e);
-        if (!bad && Math.abs(v) > Number.MAX_SAFE_INTEGER) bad = true;
+        if (!bad && Math.abs(v) > Number.MAX_SAFE_INTEGER) {
+          (values as BigInt64Array)[r] = BigInt(tsDays) * 86400000000n + BigInt(tsRest);
+          continue;
+        }
         break;
       default: {
         v = intAt(buf, s, e, false);
