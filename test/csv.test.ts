@@ -181,6 +181,25 @@ describe('CSV read against DuckDB', () => {
     const c = cli(['sql', 'SELECT count(*) AS n, sum(price) AS p FROM fruit', '--source', `fruit=${f}`, '--json']);
     expect(c.stderr).toBe('');
     expect(c.stdout.trim()).toBe('{"n":3,"p":5.75}');
+    // a plan's Parquet source given a .csv file on the command line
+    const plan = {
+      version: 1,
+      sources: { fruit: { parquet: 'fruit.parquet' } },
+      query: {
+        op: 'aggregate',
+        input: { op: 'scan', source: 'fruit' },
+        groupBy: [],
+        aggregates: [{ fn: 'max', column: 'name', as: 'm' }],
+      },
+    };
+    const p = cli([writePlan(dir, plan, 'fruit-plan.json'), '--source', `fruit=${f}`, '--json']);
+    expect(p.stdout.trim()).toBe('{"m":"pear"}');
+    const d = await runSql('DESCRIBE fruit', { sources: { fruit: f } });
+    expect(d.toRows()).toEqual([
+      { column_name: 'id', column_type: 'int64' },
+      { column_name: 'name', column_type: 'utf8' },
+      { column_name: 'price', column_type: 'float64' },
+    ]);
   });
 });
 
