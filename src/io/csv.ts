@@ -360,7 +360,7 @@ function timestampAt(buf: Uint8Array, s: number, e: number): number {
     return 0;
   }
   tsDays = dateDays;
-  let us = dateDays * 86400e6;
+  const us = dateDays * 86400e6;
   if (i === e) return us;
   if (buf[i] !== SPACE && buf[i] !== 84) {
     bad = true;
@@ -401,21 +401,25 @@ function timestampAt(buf: Uint8Array, s: number, e: number): number {
   return us + tsRest;
 }
 
-const TRUE_WORDS = ['true', 't', 'yes'],
-  FALSE_WORDS = ['false', 'f', 'no'];
+const WORDS: [number[], number][] = [
+  [[116, 114, 117, 101], 1], // true
+  [[116], 1], // t
+  [[121, 101, 115], 1], // yes
+  [[102, 97, 108, 115, 101], 0], // false
+  [[102], 0], // f
+  [[110, 111], 0], // no
+];
 
 /** A boolean field: true/false, t/f, yes/no in any case (and 1/0 unless `strict`); 1, 0 or `bad`. */
 function boolAt(buf: Uint8Array, s: number, e: number, strict: boolean): number {
   s = trimStart(buf, s, e);
   e = trimEnd(buf, s, e);
   if (e - s === 1 && !strict && (buf[s] === 48 || buf[s] === 49)) return buf[s] - 48;
-  if (e - s > 5) {
-    bad = true;
-    return 0;
+  words: for (const [w, v] of WORDS) {
+    if (w.length !== e - s) continue;
+    for (let i = 0; i < w.length; i++) if ((buf[s + i] | 32) !== w[i]) continue words;
+    return v;
   }
-  const w = latin1(buf, s, e).toLowerCase();
-  if (TRUE_WORDS.includes(w)) return 1;
-  if (FALSE_WORDS.includes(w)) return 0;
   bad = true;
   return 0;
 }
@@ -595,8 +599,12 @@ function stringColumn(buf: Uint8Array, f: Fields, c: number, type: DataType): Co
       e = ends[k];
     if (s === e) (valid ??= new Uint8Array(n).fill(1))[r] = 0;
     else if (!escaped[k]) {
-      values.set(buf.subarray(s, e), o);
-      o += e - s;
+      // a short string byte by byte: no view object per row
+      if (e - s <= 32) for (let i = s; i < e; i++) values[o++] = buf[i];
+      else {
+        values.set(buf.subarray(s, e), o);
+        o += e - s;
+      }
     } else {
       for (let i = s; i < e; i++) {
         values[o++] = buf[i];
