@@ -620,6 +620,7 @@ function stringColumn(buf: Uint8Array, f: Fields, c: number, type: DataType): Co
 
 const BLOCK_BYTES = 8 << 20;
 const BATCH_ROWS = 65536;
+const MAX_FIELDS = 1 << 21;
 
 /** Read `fields` (by name) of the records in a range, at most `limit` rows, as batches. */
 export function readCsvRange(range: CsvRange, fields: Field[], limit = Infinity): Batch[] {
@@ -634,7 +635,9 @@ export function readCsvRange(range: CsvRange, fields: Field[], limit = Infinity)
   }
   const out: Batch[] = [];
   try {
-    const f = new Fields(range.columns.length, BATCH_ROWS);
+    // a wide file reads fewer rows a batch: field offsets stay about 16 MB
+    const ncols = range.columns.length;
+    const f = new Fields(ncols, Math.max(1024, Math.min(BATCH_ROWS, Math.floor(MAX_FIELDS / ncols))));
     let pos = range.start,
       line = range.line,
       carry: Uint8Array = new Uint8Array(0),
