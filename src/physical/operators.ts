@@ -7,6 +7,7 @@ import type { PhysicalOperator } from './operator.js';
 import type { SourceNode } from './pipeline.js';
 import { scanOperator } from './scan/operator.js';
 import { sortOperator } from './sort/operator.js';
+import { windowOperator } from './window/operator.js';
 
 type Operators = { [K in SourceNode['kind']]: PhysicalOperator<Extract<SourceNode, { kind: K }>> };
 
@@ -16,6 +17,7 @@ const OPERATORS: Operators = {
   aggregate: aggregateOperator,
   sort: sortOperator,
   limit: limitOperator,
+  window: windowOperator,
 };
 
 /** The operator of a pipeline's source node. */

@@ -7,7 +7,7 @@ import type { BoundNode, FileSplit } from '../plan/bound.js';
 import { type Settings, plannedWorkers } from '../plan/load.js';
 import type { RowOp, TaskResult, TaskSource } from './task.js';
 
-export type SourceNode = Extract<BoundNode, { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' }>;
+export type SourceNode = Extract<BoundNode, { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' | 'window' }>;
 
 export interface Pipeline<N extends SourceNode = SourceNode> {
   source: N;

@@ -4,6 +4,7 @@
 import type { SparkSources } from './uri.js';
 import { type SourceInfo, loadSource, resolveSourceFiles } from './bind-sources.js';
 import { bindPredicate } from './bind-predicate.js';
+import { bindWindow } from './bind-window.js';
 import { PlanError, jsonPath } from '../errors.js';
 import {
   type DataType,
@@ -141,6 +142,8 @@ async function bindNode(
       const input = await rec(q.input, 'input');
       return { id, kind: 'limit', schema: input.schema, input, count: q.count, offset: q.offset ?? 0 };
     }
+    case 'window':
+      return bindWindow(q, at, id, await rec(q.input, 'input'));
   }
 }
 

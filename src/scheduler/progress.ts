@@ -58,7 +58,7 @@ export interface TaskProgress {
 export function expectedStages(root: BoundNode): string[] {
   const out: string[] = [];
   const visit = (n: BoundNode): void => {
-    if (n.kind === 'join' || n.kind === 'aggregate' || n.kind === 'sort') out.push(n.id);
+    if (n.kind === 'join' || n.kind === 'aggregate' || n.kind === 'sort' || n.kind === 'window') out.push(n.id);
     if (n.kind === 'join') {
       visit(n.left);
       visit(n.right);

@@ -99,6 +99,11 @@ export class Lowering {
         if (n.input.kind === 'sort') return `SELECT * FROM ${from(n.input.input)} ${orderBy(n.input)} ${page}`;
         return `SELECT * FROM ${from(n.input)} ${page}`;
       }
+      case 'window':
+        throw new PlanError(
+          this.at.get(n) ?? 'query',
+          'window functions are not lowered to Spark yet; run with --engine local',
+        );
     }
   }
 

@@ -36,6 +36,8 @@ function outputOf(n: QueryNode): string[] {
       return [...n.groupBy, ...n.aggregates.map((a) => a.as)];
     case 'join':
       return n.type === 'semi' || n.type === 'anti' ? outputOf(n.left) : [...outputOf(n.left), ...outputOf(n.right)];
+    case 'window':
+      return [...outputOf(n.input), ...n.functions.map((f) => f.as)];
     default:
       return outputOf(n.input);
   }
@@ -99,5 +101,12 @@ export function prune(n: QueryNode, need: Set<string>): QueryNode {
     }
     case 'limit':
       return { ...n, input: prune(n.input, need) };
+    case 'window': {
+      const below = new Set(need);
+      for (const c of n.partitionBy) below.add(c);
+      for (const b of n.orderBy ?? []) below.add(b.column);
+      for (const f of n.functions) reads(f, below);
+      return { ...n, input: prune(n.input, below) };
+    }
   }
 }
