@@ -319,3 +319,78 @@ describe('window functions', () => {
     ).toMatch(/frame\.start: a frame cannot start at "unbounded following"/);
   });
 });
+
+describe('a hot window partition split by ranges of its keys', () => {
+  const SKEW = { workers: 2, partitions: 8, skew: { factor: 1.5, thresholdBytes: 1 } };
+  const splitsOf = (r: Awaited<ReturnType<typeof ourRun>>) =>
+    (r.stats.windows ?? []).flatMap((w) => w.splits.filter((s) => s.method === 'ranges'));
+
+  it('row_number, rank, dense_rank and running count/sum/min/max/first_value: the same answers, split', async () => {
+    const run = { unit: 'rows' as const, start: 'unbounded preceding', end: 'current row' };
+    const w: Win = {
+      partitionBy: ['g'],
+      orderBy: [{ column: 'o', nulls: 'first' }],
+      functions: [
+        { fn: 'rank', as: 'r' },
+        { fn: 'dense_rank', as: 'dr' },
+        { fn: 'count', as: 'c' },
+        { fn: 'count', column: 'x', as: 'cx' },
+        { fn: 'sum', column: 'x', as: 'sx' },
+        { fn: 'sum', column: 'd', as: 'sd' },
+        { fn: 'sum', column: 'f', as: 'sf' },
+        { fn: 'min', column: 's', as: 'mins' },
+        { fn: 'max', column: 'dt', as: 'maxdt' },
+      ],
+    };
+    await check(w, SKEW);
+    const r = await ourRun(plan(w), SKEW);
+    expect(splitsOf(r).length).toBeGreaterThan(0);
+    expect(r.stats.tasks.some((t) => t.stage === 'window-1' && t.split?.endsWith('carried'))).toBe(true);
+    // unique order: row_number, rows frames, first_value; desc order; one partition only
+    const u: Win = {
+      partitionBy: ['g'],
+      orderBy: UNIQUE,
+      functions: [
+        { fn: 'row_number', as: 'rn' },
+        { fn: 'sum', column: 'x', frame: run, as: 'sx' },
+        { fn: 'max', column: 'x', frame: run, as: 'mx' },
+        { fn: 'first_value', column: 's', frame: run, as: 'fs' },
+      ],
+    };
+    await check(u, SKEW);
+    await check({ ...u, partitionBy: [] }, { ...SKEW, partitions: 1, skew: { factor: 0.5, thresholdBytes: 1 } });
+  });
+
+  it('functions a split cannot serve keep the partition in one task, and say why', async () => {
+    const w: Win = {
+      partitionBy: ['g'],
+      orderBy: UNIQUE,
+      functions: [
+        { fn: 'row_number', as: 'rn' },
+        { fn: 'lag', column: 'x', as: 'lx' },
+      ],
+    };
+    await check(w, SKEW);
+    const r = await ourRun(plan(w), SKEW);
+    expect(splitsOf(r)).toEqual([]);
+    const none = (r.stats.windows ?? []).flatMap((x) => x.splits);
+    expect(none.length).toBeGreaterThan(0);
+    expect(none[0].reason).toMatch(/lag→lx/);
+  });
+
+  it('split under a 64 KB budget, and on the calling thread', async () => {
+    const w: Win = {
+      partitionBy: ['g'],
+      orderBy: [{ column: 'o' }, { column: 'id' }],
+      functions: [
+        { fn: 'row_number', as: 'rn' },
+        { fn: 'sum', column: 'x', as: 'sx' },
+      ],
+    };
+    await check(w, { ...SKEW, memoryLimit: 64 * 1024, spillDir: path.join(dir, 'spill2') });
+    await check(w, { ...SKEW, inThreadBytes: 1e9 });
+    const r = await ourRun(plan(w), { ...SKEW, memoryLimit: 64 * 1024, spillDir: path.join(dir, 'spill3') });
+    expect(splitsOf(r).length).toBeGreaterThan(0);
+    expect(r.stats.spilledBytes).toBeGreaterThan(0);
+  });
+});

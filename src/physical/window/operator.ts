@@ -2,6 +2,7 @@
 // partitions sorting its rows and computing the functions).
 import type { BoundNode, BoundWindowFn } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
+import { unsplittable } from '../../skew/window.js';
 import { runWindow, windowPartitions } from './stage.js';
 
 type WindowNode = Extract<BoundNode, { kind: 'window' }>;
@@ -31,6 +32,14 @@ export const windowOperator: PhysicalOperator<WindowNode> = {
       depth,
       `${src.id}: window partition by [${by.join(', ')}] order by [${order}] ${fns}, ${P} task(s) at most, ` +
         `each sorting its partitions${fused}`,
+    );
+    const why = src.orderBy.length ? unsplittable(src.fns) : 'no orderBy';
+    x.line(
+      depth + 1,
+      why
+        ? `a partition over the skew thresholds stays one task (${why})`
+        : `a partition over the skew thresholds is split by ranges of [${[...by, order].filter(Boolean).join(', ')}], ` +
+            'each range a task, then what the ranges before carry added (counts, running sums, min/max)',
     );
     x.line(depth + 1, `shuffle ${src.id}.input: hash on [${by.join(', ')}], ${P} partition(s)`);
     x.walk(src.input, depth + 2);

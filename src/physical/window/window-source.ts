@@ -12,4 +12,14 @@ export interface WindowSource {
   partitionBy: number[];
   orderBy: SortKey[];
   fns: BoundWindowFn[];
+  /**
+   * a piece of a split partition (window/carry.ts): only the rows between boundaries index-1 and index (sorted
+   * rows of the input's schema); the output is the rows computed and their summary, as they are
+   */
+  piece?: { bounds: Batch; index: number };
+  /**
+   * the second pass over a piece: `input` is its computed rows, sorted; the first `upTo` (its first window
+   * partition) get what the pieces before carry (a summary row), if anything
+   */
+  carry?: { upTo: number; values: Batch | null };
 }
