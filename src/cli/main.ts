@@ -94,7 +94,7 @@ function addRunOptions(program: Command): void {
     .option(
       '--memory-limit <size>',
       'budget for data held in memory ("4GB"); above it the query spills to disk (default: half the physical memory)',
-      size('--memory-limit'),
+      size('--memory-limit', true),
     )
     .option('--spill-dir <dir>', 'where spill files go (default: the OS temp folder)')
     .option('--param <NAME=VALUE>', 'value of a plan parameter (repeatable)', assignment('--param', false))

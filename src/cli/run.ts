@@ -7,7 +7,7 @@ import { PlanError } from '../errors.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { explainAnalyze, explainPlan } from '../physical/explain.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
-import { type OutputFormat, type Plan, parseBytes } from '../plan/spec.js';
+import type { OutputFormat, Plan } from '../plan/spec.js';
 import { type Executed, execute } from '../scheduler/execute.js';
 import { trace } from '../trace.js';
 import { prestartPool } from './prestart.js';
@@ -56,7 +56,7 @@ export function overridesOf(f: RunFlags): Overrides {
     skew: {
       enabled: f.skew === false ? false : undefined,
       factor: f.skewFactor,
-      thresholdBytes: f.skewThreshold === undefined ? undefined : parseBytes(f.skewThreshold, 0),
+      thresholdBytes: f.skewThreshold,
       strategy: f.skewStrategy,
     },
     ...(f.output ? { output: { path: f.output, format: f.format } } : {}),

@@ -6,6 +6,7 @@ import { limitOperator } from './limit/operator.js';
 import type { PhysicalOperator } from './operator.js';
 import type { SourceNode } from './pipeline.js';
 import { scanOperator } from './scan/operator.js';
+import { unionOperator, valuesOperator } from './setop/operator.js';
 import { sortOperator } from './sort/operator.js';
 import { windowOperator } from './window/operator.js';
 
@@ -18,6 +19,8 @@ const OPERATORS: Operators = {
   sort: sortOperator,
   limit: limitOperator,
   window: windowOperator,
+  union: unionOperator,
+  values: valuesOperator,
 };
 
 /** The operator of a pipeline's source node. */

@@ -16,6 +16,7 @@ import type { SplitKey } from '../skew/split.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { MarkOp } from './join/mark.js';
 import type { ProbeOp } from './join/probe.js';
+import type { RowsOp } from './setop/rows.js';
 import type { WindowSource } from './window/window-source.js';
 
 export type RowOp =
@@ -27,6 +28,8 @@ export type RowOp =
    * for its other readers (physical/repeats.ts) */
   | { kind: 'tee'; id: number }
   | ProbeOp
+  /** rows expanded or repeated (physical/setop/rows.ts) */
+  | RowsOp
   /** mark the built left rows of a semi or anti join that a probing row matches (physical/join/mark.ts) */
   | MarkOp;
 

@@ -5,6 +5,8 @@ import type { SparkSources } from './uri.js';
 import { type SourceInfo, loadSource, resolveSourceFiles } from './bind-sources.js';
 import { bindPredicate } from './bind-predicate.js';
 import { bindWindow } from './bind-window.js';
+import { bindSetOp, bindUnion, bindValues } from './bind-setops.js';
+import { type PlainAggregate, bindGrouped, needsGrouping } from './bind-grouping.js';
 import { PlanError, jsonPath } from '../errors.js';
 import {
   type DataType,
@@ -66,7 +68,8 @@ export async function bindPlan(
   const assign = (q: QueryNode) => {
     ids.set(q, nextId(q.op));
     if ('input' in q) assign(q.input);
-    if (q.op === 'join') {
+    if (q.op === 'union') q.inputs.forEach(assign);
+    if (q.op === 'join' || q.op === 'intersect' || q.op === 'except') {
       assign(q.left);
       assign(q.right);
     }
@@ -127,8 +130,13 @@ async function bindNode(
       const [left, right] = await Promise.all([rec(q.left, 'left'), rec(q.right, 'right')]);
       return bindJoin(q, at, id, left, right);
     }
-    case 'aggregate':
-      return bindAggregateNode(q, at, id, await rec(q.input, 'input'));
+    case 'aggregate': {
+      const input = await rec(q.input, 'input');
+      if (!needsGrouping(q)) return bindAggregateNode(q, at, id, input);
+      const plain: PlainAggregate = (i, groupBy, aggregates, nid) =>
+        bindAggregateNode({ op: 'aggregate', input: q.input, groupBy, aggregates }, at, nid, i);
+      return bindGrouped(q, at, id, input, plain);
+    }
     case 'sort': {
       const input = await rec(q.input, 'input');
       const by = q.by.map((k, i) => ({
@@ -144,6 +152,17 @@ async function bindNode(
     }
     case 'window':
       return bindWindow(q, at, id, await rec(q.input, 'input'));
+    case 'union': {
+      const inputs = await Promise.all(q.inputs.map((c, i) => bindNode(c, [...at, 'inputs', i], getSource, idOf)));
+      return bindUnion(q, at, id, inputs);
+    }
+    case 'intersect':
+    case 'except': {
+      const [left, right] = await Promise.all([rec(q.left, 'left'), rec(q.right, 'right')]);
+      return bindSetOp(q, at, id, left, right);
+    }
+    case 'values':
+      return bindValues(q, at, id);
   }
 }
 
@@ -241,10 +260,12 @@ function bindJoin(q: Query<'join'>, at: P, id: string, left: BoundNode, right: B
 }
 
 function bindAggregateNode(q: Query<'aggregate'>, at: P, id: string, bound: BoundNode): BoundNode {
+  if (!q.groupBy) throw new PlanError(jsonPath([...at, 'groupBy']), 'an aggregate needs groupBy (or groupingSets)');
   const groupBy = q.groupBy.map((g, i) => colIndex(bound.schema, g, [...at, 'groupBy', i]));
   // Aggregates over expressions read computed columns appended below the aggregate.
   const exprs: BoundExpr[] = [];
   const specs = q.aggregates.map((a, i) => {
+    if (a.fn === 'grouping') throw new PlanError(jsonPath([...at, 'aggregates', i]), 'internal: grouping() unbound');
     if (!('expr' in a)) return a;
     const e = bindExpr(a.expr, bound.schema, [...at, 'aggregates', i, 'expr']);
     exprs.push(e);

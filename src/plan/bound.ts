@@ -115,4 +115,17 @@ export type BoundNode =
       partitionBy: number[];
       orderBy: { col: number; desc: boolean; nullsFirst: boolean }[];
       fns: BoundWindowFn[];
-    });
+    })
+  // set operations (plan/bind-setops.ts): a union of all rows and a literal table are pipeline sources; the rest
+  // is compiled onto them, aggregates and filters
+  /** every row of every input; each input already converted to this schema */
+  | (Base & { kind: 'union'; inputs: BoundNode[] })
+  /** literal rows: one expression per column (a literal, cast to the column's type) */
+  | (Base & { kind: 'values'; rows: BoundExpr[][] })
+  /**
+   * each input row once per copy: the copy's columns of it (-1: null), then its tag (int64); grouping sets and
+   * distinct aggregates of several arguments feed one aggregate through it
+   */
+  | (Base & { kind: 'expand'; input: BoundNode; copies: { cols: number[]; tag: number }[] })
+  /** each input row as many times as its column `col` says (none when it is not positive): INTERSECT/EXCEPT ALL */
+  | (Base & { kind: 'repeat'; input: BoundNode; col: number });

@@ -16,7 +16,8 @@ import { shareRepeats } from './share.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
 import { DEFAULT_BROADCAST_BYTES, DEFAULT_IN_THREAD_BYTES, SHARED_BUILD_BYTES } from './defaults.js';
-import { type OutputFormat, type Plan, PlanSchema, parseBytes } from './spec.js';
+import { type OutputFormat, type Plan, PlanSchema } from './spec.js';
+import { parseBytes, parseSize } from './bytes.js';
 
 export interface SkewSettings {
   enabled: boolean;
@@ -78,7 +79,11 @@ export interface Overrides {
   partitions?: number;
   combiners?: boolean;
   eagerAggregation?: boolean;
-  skew?: Partial<SkewSettings>;
+  /** sizes as numbers of bytes or text ("64KB"), as everywhere (plan/bytes.ts) */
+  skew?: Partial<Omit<SkewSettings, 'thresholdBytes' | 'advisoryPartitionBytes'>> & {
+    thresholdBytes?: number | string;
+    advisoryPartitionBytes?: number | string;
+  };
   memoryLimit?: number | string;
   broadcastBytes?: number | string;
   inThreadBytes?: number | string;
@@ -235,18 +240,42 @@ function jsonSyntaxError(file: string, text: string, message: string): string {
 function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings {
   const ex = plan.execution ?? {};
   const sk = ex.skew ?? {};
+  // an option's name as the caller wrote it: the flag, the library option, or the plan's field
+  const cli = o.fromCommandLine ?? false;
+  const opt = (flag: string, field: string) => (cli ? flag : `options.${field}`);
+  const size = (flag: string, field: string, given: unknown, inPlan: unknown, dflt: number, memory = false) =>
+    given !== undefined
+      ? parseSize(opt(flag, field), given, memory)
+      : parseBytes(`execution.${field}`, inPlan, dflt, memory);
+  const os_ = o.skew ?? {};
   const skew: SkewSettings = {
     enabled: sk.enabled ?? true,
     factor: sk.factor ?? 5,
-    thresholdBytes: parseBytes(sk.thresholdBytes, 256 * 1024 ** 2),
-    advisoryPartitionBytes: parseBytes(sk.advisoryPartitionBytes, 64 * 1024 ** 2),
     strategy: sk.strategy ?? 'auto',
-    ...Object.fromEntries(Object.entries(o.skew ?? {}).filter(([, v]) => v !== undefined)),
+    ...Object.fromEntries(Object.entries(os_).filter(([, v]) => v !== undefined)),
+    thresholdBytes: size(
+      '--skew-threshold',
+      'skew.thresholdBytes',
+      os_.thresholdBytes,
+      sk.thresholdBytes,
+      256 * 1024 ** 2,
+    ),
+    advisoryPartitionBytes: size(
+      '--skew-advisory',
+      'skew.advisoryPartitionBytes',
+      os_.advisoryPartitionBytes,
+      sk.advisoryPartitionBytes,
+      64 * 1024 ** 2,
+    ),
   };
-  const memoryLimit =
-    o.memoryLimit !== undefined
-      ? parseBytes(o.memoryLimit, 0)
-      : parseBytes(ex.memoryLimit, Math.floor(os.totalmem() / 2));
+  const memoryLimit = size(
+    '--memory-limit',
+    'memoryLimit',
+    o.memoryLimit,
+    ex.memoryLimit,
+    Math.floor(os.totalmem() / 2),
+    true,
+  );
   return {
     workers: o.workers ?? ex.workers ?? os.availableParallelism(),
     partitions: o.partitions ?? ex.partitions,
@@ -254,11 +283,20 @@ function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings
     eagerAggregation: o.eagerAggregation ?? ex.eagerAggregation ?? true,
     skew,
     memoryLimit,
-    inThreadBytes: parseBytes(o.inThreadBytes ?? ex.inThreadBytes, DEFAULT_IN_THREAD_BYTES),
-    broadcastBytes:
-      o.broadcastBytes !== undefined
-        ? parseBytes(o.broadcastBytes, 0)
-        : parseBytes(ex.broadcastBytes, DEFAULT_BROADCAST_BYTES),
+    inThreadBytes: size(
+      '--in-thread-bytes',
+      'inThreadBytes',
+      o.inThreadBytes,
+      ex.inThreadBytes,
+      DEFAULT_IN_THREAD_BYTES,
+    ),
+    broadcastBytes: size(
+      '--broadcast-threshold',
+      'broadcastBytes',
+      o.broadcastBytes,
+      ex.broadcastBytes,
+      DEFAULT_BROADCAST_BYTES,
+    ),
     sharedBuildBytes:
       o.sharedBuildBytes ??
       (o.broadcastBytes === undefined && ex.broadcastBytes === undefined

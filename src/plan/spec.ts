@@ -112,9 +112,13 @@ const ProjectColumn = z.union([
   z.strictObject({ name, expr: ExprSchema }),
 ]);
 const AggregateFn = z.enum(['count', 'sum', 'min', 'max', 'avg', 'count_distinct']);
+// set operations and aggregate options (plan/bind-setops.ts, plan/bind-grouping.ts)
+const aggOptions = { distinct: z.boolean().optional(), filter: z.lazy(() => PredicateSchema).optional() };
 const AggregateSpec = z.union([
-  z.strictObject({ fn: AggregateFn, column: name.optional(), as: name }),
-  z.strictObject({ fn: AggregateFn, expr: ExprSchema, as: name }),
+  z.strictObject({ fn: AggregateFn, column: name.optional(), as: name, ...aggOptions }),
+  z.strictObject({ fn: AggregateFn, expr: ExprSchema, as: name, ...aggOptions }),
+  /** SQL's grouping(): a bit per column, 1 where the row's grouping set lacks it (the first column the highest) */
+  z.strictObject({ fn: z.literal('grouping'), columns: z.array(name).min(1), as: name }),
 ]);
 const SortKey = z.strictObject({
   column: name,
@@ -172,7 +176,9 @@ export type JoinNode = { op: 'join'; type: JoinType; left: QueryNode; right: Que
 export type AggregateNode = {
   op: 'aggregate';
   input: QueryNode;
-  groupBy: string[];
+  groupBy?: string[];
+  /** instead of groupBy: one grouping per set, the keys a set lacks null (SQL's ROLLUP, CUBE, GROUPING SETS) */
+  groupingSets?: string[][];
   aggregates: z.infer<typeof AggregateSpec>[];
 };
 export type SortNode = { op: 'sort'; input: QueryNode; by: z.infer<typeof SortKey>[] };
@@ -184,6 +190,14 @@ export type WindowNode = {
   orderBy?: z.infer<typeof SortKey>[];
   functions: WindowFnSpec[];
 };
+export type UnionNode = { op: 'union'; inputs: QueryNode[]; all?: boolean };
+export type SetOpNode = { op: 'intersect' | 'except'; left: QueryNode; right: QueryNode; all?: boolean };
+export type ValuesNode = {
+  op: 'values';
+  columns: string[];
+  rows: (string | number | boolean | null)[][];
+  types?: string[];
+};
 export type QueryNode =
   | ScanNode
   | FilterNode
@@ -192,7 +206,10 @@ export type QueryNode =
   | AggregateNode
   | SortNode
   | LimitNode
-  | WindowNode;
+  | WindowNode
+  | UnionNode
+  | SetOpNode
+  | ValuesNode;
 export type AggregateFnName = z.infer<typeof AggregateFn>;
 
 const QueryNodeSchema: z.ZodType<QueryNode> = z
@@ -212,7 +229,8 @@ const QueryNodeSchema: z.ZodType<QueryNode> = z
       z.strictObject({
         op: z.literal('aggregate'),
         input: QueryNodeSchema,
-        groupBy: z.array(name),
+        groupBy: z.array(name).optional(),
+        groupingSets: z.array(z.array(name)).min(1).optional(),
         aggregates: z.array(AggregateSpec),
       }),
       z.strictObject({ op: z.literal('sort'), input: QueryNodeSchema, by: z.array(SortKey).min(1) }),
@@ -229,12 +247,28 @@ const QueryNodeSchema: z.ZodType<QueryNode> = z
         orderBy: z.array(SortKey).optional(),
         functions: z.array(WindowFnSpec).min(1),
       }),
+      // set operations and literal tables (plan/bind-setops.ts)
+      z.strictObject({ op: z.literal('union'), inputs: z.array(QueryNodeSchema).min(2), all: z.boolean().optional() }),
+      ...(['intersect', 'except'] as const).map((op) =>
+        z.strictObject({
+          op: z.literal(op),
+          left: QueryNodeSchema,
+          right: QueryNodeSchema,
+          all: z.boolean().optional(),
+        }),
+      ),
+      z.strictObject({
+        op: z.literal('values'),
+        columns: z.array(name).min(1),
+        rows: z.array(z.array(literal)),
+        types: z.array(TypeName).optional(),
+      }),
     ]),
   )
   .meta({ id: 'QueryNode' });
 
 /** A byte size: a number of bytes, or a string such as "64KB", "256MB", "1GB". */
-export const ByteSize = z.union([
+const ByteSize = z.union([
   z.number().nonnegative(),
   z
     .string()
@@ -305,4 +339,3 @@ export function planJsonSchema(): object {
 }
 
 // a validated size as bytes (plan/bytes.ts: no zod, for the start-up's guess too)
-export { parseBytes } from './bytes.js';

@@ -9,6 +9,7 @@ import type { BoundAggregate, BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';
 import { col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
 import { type SaltPlan, saltedJoin } from './salt.js';
+import { lowerSetOp } from './setops.js';
 
 export interface Lowered {
   sql: string;
@@ -53,6 +54,7 @@ function paths(root: BoundNode): Map<BoundNode, string> {
       walk(n.right, `${at}.right`);
       return;
     }
+    if (n.kind === 'union') n.inputs.forEach((c, i) => walk(c, `${at}.inputs[${i}]`));
     if ('input' in n) walk(n.input, n.kind === 'compute' ? at : `${at}.input`);
   };
   walk(root, 'query');
@@ -104,6 +106,11 @@ export class Lowering {
           this.at.get(n) ?? 'query',
           'window functions are not lowered to Spark yet; run with --engine local',
         );
+      case 'union':
+      case 'values':
+      case 'expand':
+      case 'repeat':
+        return lowerSetOp(n, (m) => this.node(m));
     }
   }
 

@@ -87,7 +87,7 @@ export function planFromItem(ctx: Ctx, item: FromItem, bases: Base[], conds: Exp
       if (item.type === 'inner' || item.type === 'cross') {
         planFromItem(ctx, item.l, bases, conds, parent);
         planFromItem(ctx, item.r, bases, conds, parent);
-        if (item.on) conds.push(item.on);
+        conds.push(...splitAnd(item.on)); // split at AND as WHERE is: equalities between sides become join keys
         if (item.using) {
           for (const u of item.using) conds.push(usingEq(u, bases, item.pos));
         }
