@@ -10,6 +10,7 @@ import type { LoadedPlan, Settings } from '../plan/load.js';
 import { col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
 import { type SaltPlan, saltedJoin } from './salt.js';
 import { lowerSetOp } from './setops.js';
+import { lowerWindow } from './window.js';
 
 export interface Lowered {
   sql: string;
@@ -102,10 +103,7 @@ export class Lowering {
         return `SELECT * FROM ${from(n.input)} ${page}`;
       }
       case 'window':
-        throw new PlanError(
-          this.at.get(n) ?? 'query',
-          'window functions are not lowered to Spark yet; run with --engine local',
-        );
+        return lowerWindow(n, (m) => this.node(m));
       case 'union':
       case 'values':
       case 'expand':
