@@ -99,6 +99,11 @@ describe('comparisons across types', () => {
     await same("SELECT id FROM t WHERE ts BETWEEN '1995-01-01 11:30:00' AND '1995-01-01 14:00:00'");
   });
 
+  it('a date plus or minus days is a date, a date minus a date the days between (DuckDB)', async () => {
+    await same("SELECT id, d + 1 AS a, 2 + d AS b, d - CAST(id AS INTEGER) AS c, d - DATE '1995-01-01' AS e FROM t");
+    await same("SELECT id FROM t WHERE d - 3 > DATE '1995-01-01'");
+  });
+
   it('decimals against floats in IN lists and BETWEEN compare as float64; NaN is above every number', async () => {
     await same('SELECT id FROM t WHERE dd IN (2.5, 5e0, f)');
     await same('SELECT id FROM t WHERE dd BETWEEN 2.5 AND f');
