@@ -227,7 +227,11 @@ describe('SQL type errors at the line and column of the text', () => {
       ['SELECT t1.id FROM t t1 JOIN t t2 ON t1.s = t2.id', /^line 1, column 44: .*utf8 column "s" with int64 column/],
       [
         'SELECT id FROM t t1 WHERE EXISTS (SELECT * FROM t t2 WHERE t2.f = t1.id)',
-        /^line 1, column 65: a correlation compares float64 with int64/,
+        /^line 1, column 65: "=" compares float64 with int64: they do not join as keys/,
+      ],
+      [
+        'SELECT t1.id FROM t t1 LEFT JOIN t t2 ON t1.f = t2.id',
+        /^line 1, column 47: "=" compares float64 with int64: they do not join as keys/,
       ],
       // a date against a number
       ['SELECT id FROM t WHERE d BETWEEN 9000 AND 9200', /^line 1, column 34: .*date column "d" with int64 value 9000/],
