@@ -111,6 +111,7 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   for (const s of stats.shuffles) out.push(...shuffleLines(s));
   for (const j of stats.joins) out.push(...joinLines(j));
   for (const a of stats.aggregates) out.push(...aggregateLines(a));
+  for (const w of stats.windows ?? []) out.push(...windowLines(w));
   out.push(...stageLines(stats.tasks));
   return out.join('\n') + '\n';
 }
@@ -176,6 +177,19 @@ function aggregateLines(a: Stats['aggregates'][number]): string[] {
           ? `level-1 tasks over row ranges of at most ${sp.targetRows} rows, then one merge`
           : `split tasks over row ranges of at most ${sp.targetRows} rows cut the distinct (group, value) ` +
             `pairs by hash into ${sp.pieces} pieces, one level-1 task each, then one merge`;
+    out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
+  }
+  return out;
+}
+
+function windowLines(w: NonNullable<Stats['windows']>[number]): string[] {
+  if (w.splits.length === 0) return [];
+  const out = [`${w.id}: skewed partitions of its shuffle`];
+  for (const sp of w.splits) {
+    const how =
+      sp.method === 'none'
+        ? `not split: ${sp.reason}`
+        : `split by ranges of its keys into ${sp.pieces} piece(s), each computed by a task, then carried over`;
     out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
   }
   return out;

@@ -13,6 +13,7 @@ import { type Applied, hoistScalars, planSubqueryCond } from './subquery.js';
 import { Translator } from './translate.js';
 import { keyTypes, keyable } from './keys.js';
 import { tagPos } from './positions.js';
+import { windowBlock, windowsIn, withAliases } from './window.js';
 
 /** FROM and WHERE of a block; conditions on an enclosing block's columns go to `corr`. */
 export function planWhere(
@@ -160,6 +161,24 @@ function planBlock(ctx: Ctx, q: Select, parent: Scope | undefined, corr: Correla
       ),
     };
   }
+  // window functions, after aggregation, then QUALIFY (sql/window.ts)
+  const qualify = q.qualify && withAliases(q.qualify, items, (n) => scope.cols.some((c) => c.name === n));
+  const wins = new Map<string, Extract<Expr, { k: 'window' }>>();
+  for (const it of items) windowsIn(it.e, wins);
+  windowsIn(qualify, wins);
+  for (const o of q.orderBy) windowsIn(o.e, wins);
+  if (wins.size > 0) {
+    const named = new Map(items.filter((i) => i.alias && i.e.k === 'window').map((i) => [exprKey(i.e), i.alias!]));
+    ({ cur, tr } = windowBlock(ctx, cur, tr, wins, q.windows, named));
+  } else if (qualify) throw sqlError(qualify.pos, 'QUALIFY needs a window function');
+  if (qualify)
+    cur = {
+      ...cur,
+      node: filterNode(
+        cur.node,
+        splitAnd(qualify).map((c) => tr.pred(c)),
+      ),
+    };
   return project(ctx, q, cur, items, tr, keep, top);
 }
 

@@ -187,6 +187,8 @@ export class Translator {
         return this.caseWhen(e, hint);
       case 'cast':
         return this.cast(e);
+      case 'window':
+        throw sqlError(e.pos, 'window functions are allowed in SELECT, QUALIFY and ORDER BY only');
       case 'insub':
       case 'exists':
       case 'subq':
