@@ -6,7 +6,7 @@
 // The tables themselves come from sql/from.ts.
 import type { QueryNode } from '../plan/spec.js';
 import type { Expr } from './ast.js';
-import { collectIds, factorOr, filterNode, orPerTable } from './conditions.js';
+import { collectIds, factorOr, filterNode, orPerTable, sameKeyFamily } from './conditions.js';
 import type { Ctx, Rel } from './context.js';
 import { joinRows, selectivity } from './estimate.js';
 import type { Col, Scope } from './scope.js';
@@ -77,8 +77,11 @@ function placeConds(
     if (c.k === 'cmp' && c.op === '=' && c.l.k === 'col' && c.r.k === 'col' && rels.size === 2) {
       const ca = scope.resolve(c.l).col,
         cb = scope.resolve(c.r).col;
-      edges.push({ a: owner.get(ca.id)!, b: owner.get(cb.id)!, ca, cb });
-      continue;
+      // a join key only where the plan's keys compare as SQL does (a float with an exact number is a filter)
+      if (sameKeyFamily(ca.type, cb.type)) {
+        edges.push({ a: owner.get(ca.id)!, b: owner.get(cb.id)!, ca, cb });
+        continue;
+      }
     }
     residual.push({ e: c, rels });
     for (const [i, d] of orPerTable(c, scope, owner)) bases[i].conds.push(d);

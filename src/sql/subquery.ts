@@ -4,14 +4,13 @@
 // an aggregate grouped by the correlation keys and joined on them, and one
 // non-equality of a correlated EXISTS (q21's l_suppkey <> ...) as min/max per key.
 import type { Predicate, QueryNode } from '../plan/spec.js';
-import { type DataType, isDecimal, isFloat, isInteger } from '../kernels/column.js';
 import type { Expr, Select } from './ast.js';
 import type { Expr as PExpr } from '../plan/spec.js';
 import { exprKey } from './ast.js';
 import { sqlError } from './lexer.js';
 import { type Col, type Scope, children } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
-import { filterNode } from './conditions.js';
+import { filterNode, sameKeyFamily } from './conditions.js';
 import { Translator } from './translate.js';
 
 /** A subquery condition ready to apply to the relation that has the columns it reads (`needs`). */
@@ -293,13 +292,6 @@ function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: 
       return { ...rel, node: filterNode(rel.node, [t2.pred(c)]) };
     },
   };
-}
-
-/** Whether two column types are join keys of one kind: exact numbers, floats, strings, dates or timestamps. */
-function sameKeyFamily(a: DataType | undefined, b: DataType | undefined): boolean {
-  if (!a || !b) return false;
-  const family = (t: DataType) => (isInteger(t) || isDecimal(t) ? 'exact' : isFloat(t) ? 'float' : t.id);
-  return family(a) === family(b);
 }
 
 /**
