@@ -6,7 +6,9 @@ import { limitOperator } from './limit/operator.js';
 import type { PhysicalOperator } from './operator.js';
 import type { SourceNode } from './pipeline.js';
 import { scanOperator } from './scan/operator.js';
+import { unionOperator, valuesOperator } from './setop/operator.js';
 import { sortOperator } from './sort/operator.js';
+import { windowOperator } from './window/operator.js';
 
 type Operators = { [K in SourceNode['kind']]: PhysicalOperator<Extract<SourceNode, { kind: K }>> };
 
@@ -16,6 +18,9 @@ const OPERATORS: Operators = {
   aggregate: aggregateOperator,
   sort: sortOperator,
   limit: limitOperator,
+  window: windowOperator,
+  union: unionOperator,
+  values: valuesOperator,
 };
 
 /** The operator of a pipeline's source node. */

@@ -277,7 +277,7 @@ function fn(e: Extract<BoundExpr, { k: 'fn' }>): string {
     case 'nullif':
       return `nullif(${a[0]}, ${a[1]})`;
     case 'concat':
-      return `concat_ws('', ${a.join(', ')})`; // as DuckDB's concat: null arguments are skipped
+      return `concat(${a.join(', ')})`; // a null argument makes the result null, as here
     case 'substr':
       return substr(e, a);
     case 'lower':

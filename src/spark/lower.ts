@@ -9,6 +9,8 @@ import type { BoundAggregate, BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';
 import { SQL_SETTINGS, col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
 import { type SaltPlan, saltedJoin } from './salt.js';
+import { lowerSetOp } from './setops.js';
+import { lowerWindow } from './window.js';
 
 export interface Lowered {
   sql: string;
@@ -48,6 +50,7 @@ function paths(root: BoundNode): Map<BoundNode, string> {
       walk(n.right, `${at}.right`);
       return;
     }
+    if (n.kind === 'union') n.inputs.forEach((c, i) => walk(c, `${at}.inputs[${i}]`));
     if ('input' in n) walk(n.input, n.kind === 'compute' ? at : `${at}.input`);
   };
   walk(root, 'query');
@@ -94,10 +97,23 @@ export class Lowering {
         if (n.input.kind === 'sort') return `SELECT * FROM ${from(n.input.input)} ${orderBy(n.input)} ${page}`;
         return `SELECT * FROM ${from(n.input)} ${page}`;
       }
+      case 'window':
+        return lowerWindow(n, (m) => this.node(m));
+      case 'union':
+      case 'values':
+      case 'expand':
+      case 'repeat':
+        return lowerSetOp(n, (m) => this.node(m));
     }
   }
 
   private scan(n: Extract<BoundNode, { kind: 'scan' }>): string {
+    if (n.splits.some((s) => s.csv)) {
+      throw new PlanError(
+        `${this.at.get(n)}.source`,
+        `source "${n.source}" is read as CSV, which --engine spark does not lower yet; run with --engine local`,
+      );
+    }
     n.schema.forEach((f, i) => {
       if (f.type.id === 'timestamp' && f.type.unit === 'nanosecond') {
         throw new PlanError(
