@@ -1,7 +1,7 @@
 // The window kernel: a task's rows sorted by (partition keys, order keys), then each function's column computed over
 // them (window/functions.ts) and appended; the rows leave in that order. A piece of a split partition keeps its
 // range's rows and reports a summary; its second pass adds what the pieces before carry (window/split.ts).
-import { type Batch, concatBatches, emptyBatch, gatherSelected } from '../../kernels/column.js';
+import { type Batch, concatBatches, emptyBatch, gatherSelected, rowCount } from '../../kernels/column.js';
 import { sortIndices } from '../../kernels/sort.js';
 import type { Produced, SourceKernel } from '../task.js';
 import { shapeOf } from './bounds.js';
@@ -20,14 +20,15 @@ export const windowKernel: SourceKernel<WindowSource> = {
   produce(src): Produced {
     // the second pass reads the rows computed: the input's columns, then the functions'
     const w = src.schema.length - (src.carry ? src.fns.length : 0);
-    let rows = concatBatches(src.schema, src.input);
     if (src.carry) {
       const c = src.carry;
+      const rows = concatBatches(src.schema, src.input);
       const out = c.values ? withCarry(rows, w, src.partitionBy.length, src.fns, c.upTo, c.values) : rows;
       return { batches: [out], rows: rows.length };
     }
-    const read = rows.length;
-    if (src.piece) rows = pieceRows(rows, src.piece.bounds, sortKeys(src), src.piece.index);
+    const picked = src.piece ? pieceRows(src.input, src.piece.bounds, sortKeys(src), src.piece.index) : src.input;
+    const rows = concatBatches(src.schema, picked);
+    const read = src.piece ? rowCount(picked) : rows.length;
     if (rows.length === 0) {
       if (!src.piece) return { batches: [], rows: read };
       const none = emptyBatch([...src.schema, ...src.fns.map((f) => ({ name: f.as, type: f.type }))]);

@@ -30,28 +30,31 @@ export function keyOrder(b: Batch, keys: SortKey[]): (i: number, j: number) => n
   };
 }
 
-/** The rows of piece `index`: above boundary index-1 and not above boundary index (sorted boundary rows). */
-export function pieceRows(rows: Batch, bounds: Batch, keys: SortKey[], index: number): Batch {
-  const n = rows.length,
-    B = bounds.length;
-  const all = concatBatches(
-    rows.columns.map((c) => ({ name: '', type: c.type })),
-    [rows, bounds],
-  );
-  const cmp = keyOrder(all, keys);
-  const keep = new Int32Array(n);
-  let k = 0;
-  for (let i = 0; i < n; i++) {
-    let lo = 0,
-      hi = B; // the first boundary not below the row
-    while (lo < hi) {
-      const m = (lo + hi) >> 1;
-      if (cmp(i, n + m) > 0) lo = m + 1;
-      else hi = m;
-    }
-    if (lo === index) keep[k++] = i;
+/**
+ * The rows of piece `index`: above boundary index-1 and not above boundary index (sorted boundary rows), picked
+ * block by block (only the piece's rows are copied).
+ */
+export function pieceRows(blocks: Batch[], bounds: Batch, keys: SortKey[], index: number): Batch[] {
+  const B = bounds.length;
+  const out: Batch[] = [];
+  for (const rows of blocks) {
+    const n = rows.length;
+    if (n === 0) continue;
+    const all = concatBatches(
+      rows.columns.map((c) => ({ name: '', type: c.type })),
+      [rows, bounds],
+    );
+    const cmp = keyOrder(all, keys);
+    // rows above the piece's lower boundary and not above its upper one
+    const lower = index > 0 ? n + index - 1 : -1,
+      upper = index < B ? n + index : -1;
+    const keep = new Int32Array(n);
+    let k = 0;
+    for (let i = 0; i < n; i++)
+      if ((lower < 0 || cmp(i, lower) > 0) && (upper < 0 || cmp(i, upper) <= 0)) keep[k++] = i;
+    if (k > 0) out.push({ length: k, columns: rows.columns.map((c) => gatherSelected(c, keep, k)) });
   }
-  return { length: k, columns: rows.columns.map((c) => gatherSelected(c, keep, k)) };
+  return out;
 }
 
 /** The summary rows of a piece's sorted output (`w`: the input's width): its first and last window partition. */
