@@ -321,7 +321,7 @@ describe('window functions', () => {
 });
 
 describe('a hot window partition split by ranges of its keys', () => {
-  const SKEW = { workers: 2, partitions: 8, skew: { factor: 1.5, thresholdBytes: 1 } };
+  const SKEW = { workers: 2, partitions: 8, skew: { factor: 1.5, thresholdBytes: 1, advisoryPartitionBytes: 4096 } };
   const splitsOf = (r: Awaited<ReturnType<typeof ourRun>>) =>
     (r.stats.windows ?? []).flatMap((w) => w.splits.filter((s) => s.method === 'ranges'));
 
@@ -358,7 +358,10 @@ describe('a hot window partition split by ranges of its keys', () => {
       ],
     };
     await check(u, SKEW);
-    await check({ ...u, partitionBy: [] }, { ...SKEW, partitions: 1, skew: { factor: 0.5, thresholdBytes: 1 } });
+    await check(
+      { ...u, partitionBy: [] },
+      { ...SKEW, partitions: 1, skew: { factor: 0.5, thresholdBytes: 1, advisoryPartitionBytes: 4096 } },
+    );
   });
 
   it('functions a split cannot serve keep the partition in one task, and say why', async () => {
