@@ -199,3 +199,205 @@ describe('union, intersect, except, values', () => {
     await expect(runPlan(plan(v), { baseDir: dir })).rejects.toThrow(/query\.rows\[1\]\[0\]: column "a": utf8/);
   });
 });
+
+describe('aggregates: distinct, filter, grouping sets', () => {
+  const H = path.join(dir, 'hot.parquet');
+  const rh = `read_parquet('${H}')`;
+  beforeAll(async () => {
+    // group 0 is hot: half the rows and 3,000 distinct values of x; the others few of each
+    await writeParquet(
+      H,
+      `SELECT CASE WHEN i % 2 = 0 THEN 0 WHEN i % 97 = 0 THEN NULL ELSE i % 13 END::BIGINT AS g,
+         CASE WHEN i % 5 = 0 THEN 'p' ELSE 'q' || (i % 3) END AS h,
+         CASE WHEN i % 17 = 0 THEN NULL WHEN i % 2 = 0 THEN (i / 2) % 3000 ELSE i % 7 END::INTEGER AS x,
+         CASE WHEN i % 19 = 0 THEN NULL ELSE (i % 40) * 0.25 END::DECIMAL(8,2) AS d,
+         (i % 23) * 0.5::DOUBLE AS f, 's' || (i % 11) AS s
+       FROM range(0, 12000) t(i)`,
+      1000,
+    );
+  });
+  const hot = (query: object) => ({ version: 1, sources: { h: { parquet: H } }, query });
+  const agg = (groupBy: string[] | null, aggregates: object[], extra: object = {}) => ({
+    op: 'aggregate',
+    input: { op: 'scan', source: 'h' },
+    ...(groupBy ? { groupBy } : {}),
+    aggregates,
+    ...extra,
+  });
+  const HOT_PATHS: [string, RunOptions][] = [
+    ...PATHS,
+    ['skew splits forced, no combiners', { skew: { factor: 1, thresholdBytes: 1 }, combiners: false, partitions: 4 }],
+  ];
+  const cases: [string, object, string][] = [
+    [
+      'count/sum/avg/min/max DISTINCT mixed with plain ones, by a hot key',
+      agg(
+        ['g'],
+        [
+          { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+          { fn: 'sum', column: 'x', distinct: true, as: 'sx' },
+          { fn: 'avg', column: 'x', distinct: true, as: 'ax' },
+          { fn: 'max', column: 'x', distinct: true, as: 'mx' },
+          { fn: 'count', as: 'n' },
+          { fn: 'sum', column: 'd', as: 'sd' },
+          { fn: 'avg', column: 'f', as: 'af' },
+          { fn: 'min', column: 's', as: 'ms' },
+          { fn: 'count', column: 'x', as: 'nx' },
+        ],
+      ),
+      `SELECT g, count(DISTINCT x) AS cx, sum(DISTINCT x)::BIGINT AS sx, avg(DISTINCT x) AS ax, max(DISTINCT x) AS mx,
+         count(*) AS n, sum(d) AS sd, avg(f) AS af, min(s) AS ms, count(x) AS nx FROM ${rh} GROUP BY g`,
+    ],
+    [
+      'distinct aggregates of two arguments (one a decimal), with plain ones',
+      agg(
+        ['h'],
+        [
+          { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+          { fn: 'sum', column: 'd', distinct: true, as: 'sd' },
+          { fn: 'count_distinct', column: 's', as: 'cs' },
+          { fn: 'count', as: 'n' },
+          { fn: 'max', column: 'f', as: 'mf' },
+        ],
+      ),
+      `SELECT h, count(DISTINCT x) AS cx, sum(DISTINCT d) AS sd, count(DISTINCT s) AS cs, count(*) AS n, max(f) AS mf
+       FROM ${rh} GROUP BY h`,
+    ],
+    [
+      'count(DISTINCT x) alone by a hot key (count_distinct, split on group and value)',
+      agg(['g'], [{ fn: 'count', column: 'x', distinct: true, as: 'cx' }]),
+      `SELECT g, count(DISTINCT x) AS cx FROM ${rh} GROUP BY g`,
+    ],
+    [
+      'FILTER (WHERE ...) on count(*), sum, a distinct count and an expression',
+      agg(
+        ['h'],
+        [
+          { fn: 'count', as: 'n', filter: { column: 'g', cmp: '=', value: 0 } },
+          { fn: 'sum', column: 'd', as: 'sd', filter: { column: 'x', cmp: '>', value: 100 } },
+          { fn: 'count', column: 'x', distinct: true, as: 'cx', filter: { column: 's', in: ['s1', 's2'] } },
+          {
+            fn: 'avg',
+            expr: { fn: '*', args: [{ column: 'f' }, { value: 2 }] },
+            as: 'af',
+            filter: { not: { column: 'x', isNull: true } },
+          },
+        ],
+      ),
+      `SELECT h, count(*) FILTER (WHERE g = 0) AS n, sum(d) FILTER (WHERE x > 100) AS sd,
+         count(DISTINCT x) FILTER (WHERE s IN ('s1', 's2')) AS cx, avg(f * 2) FILTER (WHERE x IS NOT NULL) AS af
+       FROM ${rh} GROUP BY h`,
+    ],
+    [
+      'distinct aggregates without groups, over no rows too',
+      {
+        op: 'union',
+        all: true,
+        inputs: [
+          agg(
+            [],
+            [
+              { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+              { fn: 'sum', column: 'x', distinct: true, as: 'sx' },
+              { fn: 'count', as: 'n' },
+            ],
+          ),
+          {
+            op: 'aggregate',
+            input: { op: 'filter', input: { op: 'scan', source: 'h' }, where: { column: 'g', cmp: '<', value: 0 } },
+            groupBy: [],
+            aggregates: [
+              { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+              { fn: 'sum', column: 'x', distinct: true, as: 'sx' },
+              { fn: 'count', as: 'n' },
+            ],
+          },
+        ],
+      },
+      `SELECT count(DISTINCT x) AS cx, sum(DISTINCT x)::BIGINT AS sx, count(*) AS n FROM ${rh}
+       UNION ALL SELECT count(DISTINCT x), sum(DISTINCT x)::BIGINT, count(*) FROM ${rh} WHERE g < 0`,
+    ],
+    [
+      'grouping sets (a rollup) with grouping() bits',
+      agg(
+        null,
+        [
+          { fn: 'count', as: 'n' },
+          { fn: 'sum', column: 'd', as: 'sd' },
+          { fn: 'grouping', columns: ['g', 'h'], as: 'gid' },
+          { fn: 'grouping', columns: ['h'], as: 'gh' },
+        ],
+        { groupingSets: [['g', 'h'], ['g'], []] },
+      ),
+      `SELECT g, h, count(*) AS n, sum(d) AS sd, grouping(g, h) AS gid, grouping(h) AS gh
+       FROM ${rh} GROUP BY ROLLUP (g, h)`,
+    ],
+    [
+      'grouping sets (a cube) with a distinct count and a filter',
+      agg(
+        null,
+        [
+          { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+          { fn: 'max', column: 'f', as: 'mf', filter: { column: 'h', cmp: '!=', value: 'p' } },
+          { fn: 'grouping', columns: ['h', 'g'], as: 'gid' },
+        ],
+        { groupingSets: [['g', 'h'], ['g'], ['h'], []] },
+      ),
+      `SELECT g, h, count(DISTINCT x) AS cx, max(f) FILTER (WHERE h != 'p') AS mf, grouping(h, g) AS gid
+       FROM ${rh} GROUP BY CUBE (g, h)`,
+    ],
+    [
+      'grouping sets over no rows: a row per empty set (count 0), with a distinct sum',
+      {
+        op: 'aggregate',
+        input: { op: 'filter', input: { op: 'scan', source: 'h' }, where: { column: 'g', cmp: '<', value: 0 } },
+        groupingSets: [['g'], [], []],
+        aggregates: [
+          { fn: 'count', as: 'n' },
+          { fn: 'sum', column: 'x', distinct: true, as: 'sx' },
+          { fn: 'grouping', columns: ['g'], as: 'gg' },
+        ],
+      },
+      `SELECT g, count(*) AS n, sum(DISTINCT x)::BIGINT AS sx, grouping(g) AS gg FROM ${rh} WHERE g < 0
+       GROUP BY GROUPING SETS ((g), (), ())`,
+    ],
+  ];
+  it('plan errors name the field: grouping() of a column not grouped by, groupBy with groupingSets', async () => {
+    const g = agg(null, [{ fn: 'grouping', columns: ['h'], as: 'x' }], { groupingSets: [['g']] });
+    await expect(runPlan(hot(g), { baseDir: dir })).rejects.toThrow(
+      /query\.aggregates\[0\]\.columns\[0\]: grouping\(\): "h" is not a group key/,
+    );
+    const b = agg(['g'], [{ fn: 'count', as: 'n' }], { groupingSets: [['g']] });
+    await expect(runPlan(hot(b), { baseDir: dir })).rejects.toThrow(
+      /query\.groupingSets: give groupBy or groupingSets/,
+    );
+    const s = agg(['g'], [{ fn: 'sum', column: 's', distinct: true, as: 'n' }]);
+    await expect(runPlan(hot(s), { baseDir: dir })).rejects.toThrow(
+      /query\.aggregates\[0\]\.column: sum needs a numeric column; "s" is utf8/,
+    );
+  });
+
+  it('sum(DISTINCT x) by a hot key: the first shuffle is on (group, value), no partition holds the hot group alone', async () => {
+    const q = agg(
+      ['g'],
+      [
+        { fn: 'sum', column: 'x', distinct: true, as: 'sx' },
+        { fn: 'count', as: 'n' },
+      ],
+    );
+    const r = await runPlan(hot(q), { baseDir: dir, writeOutput: false, partitions: 4, inThreadBytes: 0 });
+    const first = r.stats.shuffles.find((x) => x.id.endsWith('.partial.input'))!;
+    const rows = [...first.partitionRows].sort((a, b) => a - b);
+    // group 0 holds half of the 12,000 rows and 3,000 distinct values: by group alone one partition would hold them
+    expect(rows.at(-1)!).toBeLessThan(1.5 * rows[1]);
+    const second = r.stats.shuffles.find((x) => x.id.endsWith('.agg.input'))!;
+    expect(second.partitionRows.reduce((a, b) => a + b, 0)).toBeLessThan(100); // combiners: a state per task and group
+  });
+
+  for (const [name, q, duckSql] of cases) {
+    for (const [how, opts] of HOT_PATHS)
+      it(`${name}, on ${how}`, async () => {
+        await expectSame(hot(q), duckSql, opts);
+      });
+  }
+});

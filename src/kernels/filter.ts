@@ -53,10 +53,10 @@ function cellComparator(c: Column, lit: Exclude<Literal, null>): (i: number) => 
       return y < x ? -1 : y > x ? 1 : 0;
     };
   }
-  // NaN is above every number, as in DuckDB (a literal is never NaN)
+  // NaN equals NaN and sorts above every number, as in DuckDB (expr/compare.ts): `x > 5` holds for a NaN row
   return (i) => {
     const y = v[i];
-    return y < x ? -1 : y > x ? 1 : y === x ? 0 : 1;
+    return y < x ? -1 : y > x ? 1 : y === x ? 0 : y !== y ? (x !== x ? 0 : 1) : -1;
   };
 }
 

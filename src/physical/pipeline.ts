@@ -81,7 +81,8 @@ export function scanSource(s: FileSplit, fields: Field[], sample?: number): Extr
       : sample
         ? { limit: sample }
         : {};
-  return { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields, ...range };
+  const csv = s.csv ? { csv: s.csv } : {};
+  return { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields, ...range, ...csv };
 }
 
 /** Estimated bytes read by the scans under a node, to size the shuffles. */

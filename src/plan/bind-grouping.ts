@@ -9,8 +9,8 @@
 // - `groupingSets`: the rows expanded once per set (the keys it lacks null) with the set's number as a tag,
 //   grouped by the keys and the tag: one aggregate, its input read once; grouping() is a constant per tag.
 import { PlanError, jsonPath } from '../errors.js';
-import type { Field } from '../kernels/column.js';
-import { bindExpr } from '../expr/bind.js';
+import { type Field, isNumeric, typeName } from '../kernels/column.js';
+import { bindExpr, bindPredicateExpr } from '../expr/bind.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { BoundNode } from './bound.js';
 import { reshape } from './bind-setops.js';
@@ -90,14 +90,25 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
       });
       return { grouping: a.columns, as: a.as, at: ai };
     }
-    let arg: Expr | null = 'expr' in a ? a.expr : a.column !== undefined ? { column: a.column } : null;
-    if (a.filter) arg = { case: [{ when: a.filter, then: arg ?? { value: 1 } }] };
-    if (arg === null && a.fn !== 'count') throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} needs a column`);
+    const raw: Expr | null = 'expr' in a ? a.expr : a.column !== undefined ? { column: a.column } : null;
+    if (raw === null && a.fn !== 'count') throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} needs a column`);
     const fn: Fn = a.fn === 'count_distinct' ? 'count' : a.fn;
     const distinct = (a.fn === 'count_distinct' || a.distinct === true) && fn !== 'min' && fn !== 'max';
-    if (distinct && arg === null) throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} DISTINCT needs a column`);
-    const bound = arg && bindExpr(arg, input.schema, [...ai, 'expr' in a ? 'expr' : a.filter ? 'filter' : 'column']);
-    return { fn, arg: bound ? column(bound) : null, distinct, as: a.as };
+    if (distinct && raw === null) throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} DISTINCT needs a column`);
+    const argAt: P = 'expr' in a ? [...ai, 'expr'] : ai;
+    let arg = raw && bindExpr(raw, input.schema, argAt);
+    if (arg && (fn === 'sum' || fn === 'avg') && !isNumeric(arg.type))
+      throw new PlanError(
+        jsonPath('expr' in a ? argAt : [...ai, 'column']),
+        `${fn} needs a numeric column; ${'expr' in a ? 'the expression' : `"${a.column}"`} is ${typeName(arg.type)}`,
+      );
+    if (a.filter) {
+      // FILTER (WHERE p): the argument where p is true, else null (count(*): of the literal 1)
+      const then = arg ?? ({ k: 'lit', value: 1n, type: { id: 'int64' } } as const);
+      const when = bindPredicateExpr(a.filter, input.schema, [...ai, 'filter']);
+      arg = { k: 'case', whens: [when], thens: [then], else: null, type: then.type };
+    }
+    return { fn, arg: arg ? column(arg) : null, distinct, as: a.as };
   });
   const aggSpecs = specs.filter((s): s is Spec => 'fn' in s);
   const countStar = aggSpecs.some((s) => s.arg === null)
@@ -122,7 +133,8 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
     };
     groupBy.push(TAG);
   }
-  const aggregated = aggregateSpecs(grouped, groupBy, aggSpecs, countStar, id, plain);
+  let aggregated = aggregateSpecs(grouped, groupBy, aggSpecs, countStar, id, plain);
+  if (sets?.some((s) => s.length === 0)) aggregated = withTotals(aggregated, sets, aggSpecs, id, plain);
   // the output: the keys, then each aggregate (grouping(): a constant per grouping set)
   const outExprs: BoundExpr[] = [];
   const outIdx = keys.map((_, j) => j);
@@ -155,6 +167,63 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
     seen.add(f.name);
   });
   return reshape(aggregated, outExprs, outIdx, outSchema, id);
+}
+
+/**
+ * An empty grouping set has its row even over no input rows, as SQL's grand total (count 0, the rest null): for each,
+ * the aggregated rows of its tag are counted (the aggregate's rows, held once for their readers: plan/share.ts), and
+ * where none, that row is added.
+ */
+function withTotals(
+  aggregated: BoundNode,
+  sets: string[][],
+  specs: Spec[],
+  id: string,
+  plain: PlainAggregate,
+): BoundNode {
+  const tag = aggregated.schema.findIndex((f) => f.name === TAG);
+  const extra = sets.flatMap((set, s): BoundNode[] => {
+    if (set.length > 0) return [];
+    const at = `${id}.total${s}`;
+    const pred = { kind: 'cmp' as const, col: tag, op: '=' as const, value: BigInt(s) };
+    const mine: BoundNode = { id: `${at}.rows`, kind: 'filter', input: aggregated, pred, schema: aggregated.schema };
+    const counted = plain(mine, [], [{ fn: 'count', as: '$n' }], `${at}.count`);
+    const none: BoundNode = {
+      id: `${at}.none`,
+      kind: 'filter',
+      input: counted,
+      pred: { kind: 'cmp', col: 0, op: '=', value: 0n },
+      schema: counted.schema,
+    };
+    const row: BoundExpr[] = aggregated.schema.map((f, j) => {
+      const spec = specs.find((x) => x.as === f.name && j > tag);
+      const value = j === tag ? BigInt(s) : spec?.fn === 'count' ? 0n : null;
+      return { k: 'lit', value, type: f.type };
+    });
+    const values: BoundNode = { id: `${at}.row`, kind: 'values', rows: [row], schema: aggregated.schema };
+    const joined: BoundNode = {
+      id: `${at}.join`,
+      kind: 'join',
+      type: 'inner',
+      left: values,
+      right: none,
+      leftKeys: [],
+      rightKeys: [],
+      leftNorms: [],
+      rightNorms: [],
+      schema: [...values.schema, ...none.schema],
+    };
+    return [
+      reshape(
+        joined,
+        [],
+        values.schema.map((_, j) => j),
+        values.schema,
+        at,
+      ),
+    ];
+  });
+  return { id: `${id}.totals`, kind: 'union', inputs: [aggregated, ...extra], schema: aggregated.schema };
 }
 
 /**

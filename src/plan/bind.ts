@@ -39,7 +39,7 @@ export async function bindPlan(
 ): Promise<BoundNode> {
   const sources = new Map<string, Promise<SourceInfo>>();
   const getSource = (name: string, at: P) => {
-    if (!(name in plan.sources)) {
+    if (!(name in plan.sources) && !overrides?.has(name)) {
       throw new PlanError(
         jsonPath(at),
         `unknown source "${name}"; sources are: ${Object.keys(plan.sources).join(', ') || '(none)'}`,
@@ -48,11 +48,15 @@ export async function bindPlan(
     let s = sources.get(name);
     if (!s) {
       const files = overrides?.get(name);
+      const spec = plan.sources[name];
+      const csv = spec && 'csv' in spec ? spec : undefined;
       s = (
         files
           ? Promise.resolve(files)
-          : resolveSourceFiles(plan.sources[name].parquet, baseDir, ['sources', name, 'parquet'], uri?.spark)
-      ).then((f) => loadSource(name, f, uri?.workers ?? 1, uri?.spark));
+          : 'csv' in spec
+            ? resolveSourceFiles(spec.csv, baseDir, ['sources', name, 'csv'])
+            : resolveSourceFiles(spec.parquet, baseDir, ['sources', name, 'parquet'], uri?.spark)
+      ).then((f) => loadSource(name, f, uri?.workers ?? 1, uri?.spark, csv));
       sources.set(name, s);
     }
     return s;
@@ -189,7 +193,14 @@ function bindScan(q: Query<'scan'>, at: P, id: string, src: SourceInfo): BoundNo
   if (q.columns) checkUnique(q.columns, [...at, 'columns']);
   const splits: FileSplit[] = [];
   for (const f of src.files) {
-    if (f.wholeFile) splits.push({ path: f.path, rowGroups: [], rows: 0, bytes: f.rowGroupBytes[0], wholeFile: true });
+    if (f.csv) {
+      const { delimiter, columns } = f.csv;
+      for (const c of f.csv.chunks) {
+        const csv = { delimiter, columns, start: c.start, end: c.end, line: c.line };
+        splits.push({ path: f.path, rowGroups: [], rows: c.rows, bytes: c.end - c.start, csv });
+      }
+    } else if (f.wholeFile)
+      splits.push({ path: f.path, rowGroups: [], rows: 0, bytes: f.rowGroupBytes[0], wholeFile: true });
     else
       f.rowGroupRows.forEach((rows, g) =>
         splits.push({ path: f.path, rowGroups: [g], rows, bytes: f.rowGroupBytes[g] }),

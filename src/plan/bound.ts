@@ -4,6 +4,7 @@ import type { DataType, Schema } from '../kernels/column.js';
 import type { AggregateFnName, JoinType, WindowFnName } from './spec.js';
 
 import type { DecimalValue } from '../kernels/decimal.js';
+import type { CsvRange } from '../io/csv.js';
 import type { BoundExpr } from '../expr/types.js';
 
 /**
@@ -76,6 +77,8 @@ export interface FileSplit {
   bytes: number;
   wholeFile?: boolean;
   offset?: number;
+  /** a CSV file's chunk of whole records (io/csv.ts): read as text, no row groups */
+  csv?: Omit<CsvRange, 'path'>;
 }
 
 interface Base {

@@ -8,7 +8,7 @@ import { PlanError, jsonPath } from '../errors.js';
 import { bindPlan } from './bind.js';
 import { expectedAt, shown, valueAt } from './expected.js';
 import { type ParamInput, applyParams } from './params.js';
-import { resolveSourceOverrides } from './sources.js';
+import { dataSources, resolveSourceOverrides } from './sources.js';
 import type { SparkSources } from './uri.js';
 import { deriveJoinFilters } from './derive-filters.js';
 import { pruneColumns } from './prune.js';
@@ -93,6 +93,11 @@ export interface Overrides {
   params?: Record<string, ParamInput>;
   /** files replacing a declared source's (`--source NAME=PATH`): a file, a glob, a folder, or a list */
   sources?: Record<string, string | string[]>;
+  /**
+   * a folder binding every table the plan scans (and `sources` does not give) to DIR/name.parquet, DIR/name/ or
+   * DIR/name.csv (`--data DIR`); relative to `baseDir`
+   */
+  data?: string;
   /** internal: plan for this many workers, run on `workers` (Settings.planWorkers) */
   planWorkers?: number;
   /** internal: measure each task's thread CPU time (Settings.taskCpuTime) */
@@ -166,11 +171,15 @@ function describeIssue(
     return { path: jsonPath(p), message: notOneOf(root, p, options) }; // an unknown discriminator ("op")
   }
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-    // Report the branch that got furthest: the one whose first issue is deepest.
-    let best: z.core.$ZodIssue | undefined;
+    // Report the branch that got furthest: the one whose first issue is deepest, at a field given rather than
+    // missing (a CSV source's bad `header`, not the `parquet` it lacks)
+    let best: z.core.$ZodIssue | undefined,
+      bestScore = -1;
     for (const branch of issue.errors) {
       const first = branch[0];
-      if (first && (!best || first.path.length > best.path.length) && first.code !== 'unrecognized_keys') best = first;
+      if (!first || first.code === 'unrecognized_keys') continue;
+      const score = 2 * first.path.length + (valueAt(root, [...p, ...first.path]) === undefined ? 0 : 1);
+      if (score > bestScore) [best, bestScore] = [first, score];
     }
     if (best && best.path.length > 0) return describeIssue(root, best, p);
     const message =
@@ -314,10 +323,17 @@ function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings
   };
 }
 
-function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
+function outputOf(plan: Plan, baseDir: string, cli: boolean): LoadedPlan['output'] {
   if (!plan.output) return undefined;
-  const p = path.resolve(baseDir, plan.output.path);
+  const [formatField, pathField] = cli ? ['--format', '--output'] : ['output.format', 'output.path'];
   let format = plan.output.format;
+  // "-": standard output, rows streamed as text (io/result-file.ts)
+  if (plan.output.path === '-') {
+    if (format === 'parquet' || format === 'arrow')
+      throw new PlanError(formatField, `standard output ("-") takes csv or jsonl, got "${format}"`);
+    return { path: '-', format: format ?? 'csv' };
+  }
+  const p = path.resolve(baseDir, plan.output.path);
   if (!format) {
     const ext = path.extname(p).toLowerCase();
     const byExt: Record<string, OutputFormat> = {
@@ -333,9 +349,9 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
     format = byExt[ext];
     if (!format) {
       throw new PlanError(
-        'output.path',
-        `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, ` +
-          `csv, jsonl, arrow`,
+        pathField,
+        `cannot tell the format from extension "${ext || '(none)'}"; ` +
+          `${cli ? 'give --format' : 'set output.format to'} one of parquet, csv, jsonl, arrow`,
       );
     }
   }
@@ -374,7 +390,9 @@ export async function loadPlan(
   const cli = options.fromCommandLine ?? false;
   const plan = validatePlan(applyParams(obj, options.params, cli));
   const settings = resolveSettings(plan, options, dir);
-  const output = options.output ? outputOf({ ...plan, output: options.output }, process.cwd()) : outputOf(plan, dir);
+  const output = options.output
+    ? outputOf({ ...plan, output: options.output }, process.cwd(), cli)
+    : outputOf(plan, dir, false);
   // override paths are the caller's: relative to baseDir (the current folder by default), not to the plan
   const files = await resolveSourceOverrides(
     Object.keys(plan.sources),
@@ -383,6 +401,10 @@ export async function loadPlan(
     cli,
     !!options.sparkSources?.missing,
   );
+  if (options.data) {
+    const given = new Set(Object.keys(options.sources ?? {}));
+    for (const [k, v] of await dataSources(plan, path.resolve(base, options.data), given, cli)) files.set(k, v);
+  }
   const uri = options.sparkSources && { spark: options.sparkSources, workers: settings.workers };
   // filters derived below joins (plan/derive-filters.ts); repeated subtrees made identical before pruning
   // (plan/share.ts), computed once when run (physical/repeats.ts)

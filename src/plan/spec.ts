@@ -317,12 +317,24 @@ export const ParamsSchema = z.record(
   }),
 );
 
+/** A named input: Parquet files, or CSV files with their header, delimiter and (optionally) column types. */
+const SourceSchema = z.union([
+  z.strictObject({ parquet: z.union([name, z.array(name).min(1)]) }),
+  z.strictObject({
+    csv: z.union([name, z.array(name).min(1)]),
+    header: z.boolean().optional(),
+    delimiter: z.string().optional(),
+    columns: z.record(name, TypeName).optional(),
+  }),
+]);
+export type SourceSpec = z.infer<typeof SourceSchema>;
+
 export const PlanSchema = z.strictObject({
   $schema: z.string().optional(),
   /** shown by --explain */
   description: z.string().optional(),
   version: z.literal(1),
-  sources: z.record(name, z.strictObject({ parquet: z.union([name, z.array(name).min(1)]) })),
+  sources: z.record(name, SourceSchema),
   params: ParamsSchema.optional(),
   query: QueryNodeSchema,
   output: z.strictObject({ path: name, format: z.enum(OUTPUT_FORMATS).optional() }).optional(),

@@ -11,6 +11,9 @@ import { planFromItem } from './from.js';
 import { type Base, joinGraph } from './join-order.js';
 import { type Applied, hoistScalars, planSubqueryCond } from './subquery.js';
 import { Translator } from './translate.js';
+import { keyable } from './keys.js';
+import { type DataType, typeName } from '../kernels/column.js';
+import { sqlTypeError, tagPos } from './positions.js';
 import { windowBlock, windowsIn, withAliases } from './window.js';
 
 /** FROM and WHERE of a block; conditions on an enclosing block's columns go to `corr`. */
@@ -55,6 +58,8 @@ export function planWhere(
   return { rel: joinGraph(ctx, bases, plain, scope, onTop), scope };
 }
 
+const typeText = (t: DataType | undefined) => (t ? typeName(t).replace('date32', 'date') : 'an unknown type');
+
 /** A condition on an enclosing block's columns: `inner = outer` is a key pair, one other comparison a residual. */
 function correlate(c: Expr, scope: Scope, corr: Correlation | undefined): void {
   const side = (e: Expr) => refsOf(e, scope);
@@ -71,6 +76,12 @@ function correlate(c: Expr, scope: Scope, corr: Correlation | undefined): void {
       if (inner.k !== 'col' || ri.outer.size > 0 || ro.local.size > 0) continue;
       const id = scope.resolve(inner).col.id;
       if (op === '=' && outer.k === 'col') {
+        const [ti, to] = [scope.resolve(inner).col.type, scope.resolve(outer).col.type];
+        if (!keyable(ti, to))
+          throw sqlTypeError(
+            c.pos,
+            `a correlation compares ${typeText(ti)} with ${typeText(to)}: they do not join as keys; CAST one side`,
+          );
         corr.pairs.push({ inner: id, outer: scope.resolve(outer).col.id });
         return;
       }
@@ -227,7 +238,8 @@ function aggregateBlock(
     }
     const fn = a.distinct ? ('count_distinct' as const) : (a.name as 'sum');
     const e = pre.expr(a.args[0]);
-    return 'column' in e ? { fn, column: e.column, as } : { fn, expr: e, as };
+    const spec = 'column' in e ? { fn, column: e.column, as } : { fn, expr: e, as };
+    return tagPos(spec, a.pos, { column: a.args[0].pos });
   });
   let input = cur.node;
   if (computed.length) input = { op: 'project', input, columns: [...cur.cols.map((c) => c.id), ...computed] };
