@@ -173,9 +173,10 @@ export function bindValues(q: ValuesNode, at: P, id: string): BoundNode {
   const cells = q.rows.map((r, i) => {
     if (r.length !== n)
       throw new PlanError(jsonPath([...at, 'rows', i]), `row ${i} has ${r.length} value(s); columns are ${n}`);
-    return r.map((v, j) =>
-      bindExpr(q.types ? { value: v, type: q.types[j] } : { value: v }, [], [...at, 'rows', i, j]),
-    );
+    return r.map((v, j) => {
+      const cell = v !== null && typeof v === 'object' ? v : q.types ? { value: v, type: q.types[j] } : { value: v };
+      return bindExpr(cell, [], [...at, 'rows', i, j]);
+    });
   });
   const schema: Field[] = q.columns.map((name, j) => {
     const col = cells.map((r) => r[j]);

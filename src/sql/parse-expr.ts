@@ -194,6 +194,9 @@ export abstract class ExprParser extends TokenCursor {
         }
         return { k: 'date', v: v.text, pos };
       }
+      case 'grouping':
+        if (this.isOp('(', this.peek())) return this.identPrimary();
+        break;
       case 'timestamp':
         throw sqlError(pos, 'TIMESTAMP literals are not supported: compare with a string');
       case 'interval':
@@ -327,8 +330,11 @@ export abstract class ExprParser extends TokenCursor {
 
   private afterCall(e: Expr): Expr {
     if (this.isKw('over')) this.fail('');
-    if (this.t.kind === 'ident' && this.t.text === 'filter' && this.isOp('(', this.peek())) {
-      throw sqlError(this.t.pos, 'FILTER (WHERE ...) on aggregates is not supported');
+    if (this.t.kind === 'ident' && this.t.text === 'filter' && this.isOp('(', this.peek()) && e.k === 'call') {
+      this.i += 2;
+      this.expect('where', 'WHERE');
+      e.filter = this.expr();
+      this.expect(')');
     }
     return e;
   }
