@@ -45,7 +45,15 @@ function unionAll(inputs: BoundNode[], at: (i: number) => P, id: string): BoundN
   });
   const schema: Field[] = first.map((f, j) => {
     const cols = inputs.map((n) => ({ k: 'col' as const, col: j, type: n.schema[j].type, name: n.schema[j].name }));
-    const t = unify(cols);
+    // one type throughout stays (float32, narrow integers); else SQL's widening
+    const same = cols.every(
+      (c) =>
+        c.type.id === f.type.id &&
+        c.type.precision === f.type.precision &&
+        c.type.scale === f.type.scale &&
+        c.type.unit === f.type.unit,
+    );
+    const t = same ? f.type : unify(cols);
     if (!t) {
       const i = Math.max(
         1,
