@@ -1,7 +1,8 @@
 // skewjoin: a batch query engine for joins and aggregations over skewed data.
 export { runPlan, executePlan, definePlan, type RunOptions, type RunResult } from './api.js';
 export { runSql, compileSql, type RunSqlOptions, type SqlOptions } from './sql/compile.js';
-export type { DateForm, RowOptions } from './io/rows.js';
+export { describeFile, type ColumnDescription } from './sql/describe.js';
+export type { DateForm, IntegerForm, RowOptions } from './io/rows.js';
 export {
   validatePlan,
   type LoadOptions,
@@ -17,7 +18,7 @@ export const loadPlan: (source: Plan | string, options?: LoadOptions, baseDir?: 
   loadAnyPlan;
 export { explainAnalyze, explainPlan } from './physical/explain.js';
 export { closePool } from './runtime/pool.js';
-export { SkewjoinError, PlanError, InputError, ExecutionError } from './errors.js';
+export { SkewjoinError, PlanError, InputError, ExecutionError, OutputClosedError } from './errors.js';
 export { planJsonSchema } from './plan/spec.js';
 export type {
   Plan,

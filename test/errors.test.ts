@@ -89,7 +89,7 @@ describe('plan errors exit 2 and name the JSON path', () => {
     [
       'literal of the wrong type',
       plan({ op: 'filter', input: scanA, where: { column: 'id', cmp: '=', value: 'abc' } }),
-      /query\.where\.value: value "abc" cannot be compared with column "id" \(int64\)/,
+      /query\.where\.value: "=" cannot compare int64 column "id" with utf8 value "abc"/,
     ],
     [
       'unknown aggregate function',
@@ -190,7 +190,7 @@ describe('plan errors exit 2 and name the JSON path', () => {
   it('a source given as a path: the form of a source, with that path', () => {
     const r = run({ ...plan(scanA), sources: { a: 'a.parquet', b: { parquet: 'b.parquet' } } });
     expect(r.stderr).toBe(
-      'skewjoin: plan error: sources.a: expected an input such as { "parquet": "a.parquet" } (a file, a glob or a list of them), got "a.parquet"\n',
+      'skewjoin: plan error: sources.a: expected an input such as { "parquet": "a.parquet" } or { "csv": "data/orders.csv" } (a file, a glob or a list of them), got "a.parquet"\n',
     );
     expect(r.code).toBe(2);
   });

@@ -27,14 +27,20 @@ type Operand = string | number | boolean | null | Expr;
 
 export const err = (at: P, msg: string) => new PlanError(jsonPath(at), msg);
 
-/** How an argument reads in an error: `utf8 column "l_comment"`, `utf8 value "x"`, `int64 expression`. */
+/**
+ * How an argument reads in an error: `utf8 column "l_comment"`, `utf8 value "x"`, `int64 expression`; a literal's
+ * value as it is written (`decimal(2,1) value 1.5`, `DATE '1995-01-01'`), not as it is held (15, 9131).
+ */
 export function describe(e: BoundExpr): string {
   const t = planTypeName(e.type);
   if (e.k === 'col') return `${t} column "${e.name}"`;
-  if (e.k === 'lit')
-    return e.value === null
-      ? 'null'
-      : `${t} value ${JSON.stringify(typeof e.value === 'bigint' ? e.value.toString() : e.value)}`;
+  if (e.k === 'lit') {
+    if (e.value === null) return 'null';
+    if (e.type.id === 'date32' || e.type.id === 'timestamp')
+      return `${t.toUpperCase()} '${convertScalar(e.value, e.type, UTF8)}'`;
+    if (typeof e.value === 'string') return `${t} value ${JSON.stringify(e.value)}`;
+    return `${t} value ${convertScalar(e.value, e.type, UTF8)}`;
+  }
   return `${t} expression`;
 }
 
@@ -97,6 +103,9 @@ export function comparable(a0: BoundExpr, b0: BoundExpr, at: P, atB: P, op: stri
     if (isFloat(a.type) || isFloat(b.type)) return [castTo(a, FLOAT64, at), castTo(b, FLOAT64, atB)];
     return [a, b];
   }
+  // a date next to a timestamp is that timestamp's midnight, as in SQL
+  if (a.type.id === 'date32' && b.type.id === 'timestamp') return [castTo(a, b.type, at), b];
+  if (a.type.id === 'timestamp' && b.type.id === 'date32') return [a, castTo(b, a.type, atB)];
   if (a.type.id === 'timestamp' && b.type.id === 'timestamp' && a.type.unit !== b.type.unit) {
     // timestamps of two units compare at the finer one, as join keys do (plan/bind.ts keyNorms)
     const fine = TS_UNITS.indexOf(a.type.unit!) > TS_UNITS.indexOf(b.type.unit!) ? a.type : b.type;
@@ -222,7 +231,7 @@ export function bindPredicateExpr(p: Predicate, schema: Schema, at: P): BoundExp
     const t = unify([x, ...items]);
     if (t === null) throw err([...at, 'in'], `"in" values do not fit ${describe(x)}`);
     const sameAll = isNum(t) && !isFloat(t) ? items : items.map((v, i) => castTo(v, t, [...at, 'in', i]));
-    return fn('$in', [isFloat(t) ? castTo(x, t, subjAt) : x, ...sameAll], BOOL, at);
+    return fn('$in', [isNum(t) && !isFloat(t) ? x : castTo(x, t, subjAt), ...sameAll], BOOL, at);
   }
   if ('like' in p) {
     const pat = operand(p.like, schema, [...at, 'like']);

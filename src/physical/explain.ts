@@ -8,15 +8,20 @@ import { dataBudget } from '../spill/budget.js';
 import type { Stats, TaskStats } from './stats.js';
 import { operatorOf } from './operators.js';
 import type { Explain } from './operator.js';
-import { fmtBytes, fusedText } from './explain-text.js';
+import { fmtBytes, fusedText, humanBytes } from './explain-text.js';
 import { median, quantile } from 'simple-statistics';
 
 export function explainPlan(lp: LoadedPlan): string {
   const { settings } = lp;
   const lines: string[] = [];
+  const notes: string[] = [];
   const repeated = repeatedReaders(lp);
   const x: Explain = {
     settings,
+    note(text) {
+      const i = notes.indexOf(text);
+      return `see note ${i < 0 ? notes.push(text) : i + 1}`;
+    },
     line: (depth, text) => lines.push('   '.repeat(depth) + text),
     walk(node: BoundNode, depth: number) {
       const p = pipelineOf(node);
@@ -33,14 +38,19 @@ export function explainPlan(lp: LoadedPlan): string {
       operatorOf(p.source).describe(p.source, x, depth, fusedText(node, p));
     },
   };
-  const out = lp.output ? `${lp.output.format} file ${lp.output.path}` : 'stdout';
+  const out = !lp.output
+    ? 'stdout'
+    : lp.output.path === '-'
+      ? `${lp.output.format} to standard output`
+      : `${lp.output.format} file ${lp.output.path}`;
   if (lp.plan.description) lines.push(`plan: ${lp.plan.description}`);
   lines.push(
     `output: ${out}; ${settings.workers} worker(s); skew handling ` +
       `${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}; broadcast ` +
-      `${settings.broadcastBytes > 0 ? `up to ${settings.broadcastBytes} bytes` : 'off'}`,
+      `${settings.broadcastBytes > 0 ? `up to ${humanBytes(settings.broadcastBytes)}` : 'off'}`,
   );
   x.walk(lp.root, 0);
+  if (notes.length) lines.push('notes:', ...notes.map((n, i) => `   ${i + 1}. ${n}`));
   return lines.join('\n') + '\n';
 }
 
@@ -101,6 +111,7 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   for (const s of stats.shuffles) out.push(...shuffleLines(s));
   for (const j of stats.joins) out.push(...joinLines(j));
   for (const a of stats.aggregates) out.push(...aggregateLines(a));
+  for (const w of stats.windows ?? []) out.push(...windowLines(w));
   out.push(...stageLines(stats.tasks));
   return out.join('\n') + '\n';
 }
@@ -166,6 +177,19 @@ function aggregateLines(a: Stats['aggregates'][number]): string[] {
           ? `level-1 tasks over row ranges of at most ${sp.targetRows} rows, then one merge`
           : `split tasks over row ranges of at most ${sp.targetRows} rows cut the distinct (group, value) ` +
             `pairs by hash into ${sp.pieces} pieces, one level-1 task each, then one merge`;
+    out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
+  }
+  return out;
+}
+
+function windowLines(w: NonNullable<Stats['windows']>[number]): string[] {
+  if (w.splits.length === 0) return [];
+  const out = [`${w.id}: skewed partitions of its shuffle`];
+  for (const sp of w.splits) {
+    const how =
+      sp.method === 'none'
+        ? `not split: ${sp.reason}`
+        : `split by ranges of its keys into ${sp.pieces} piece(s), each computed by a task, then carried over`;
     out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
   }
   return out;

@@ -9,7 +9,7 @@ import type { RowOp, TaskResult, TaskSource } from './task.js';
 
 export type SourceNode = Extract<
   BoundNode,
-  { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' | 'union' | 'values' }
+  { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' | 'union' | 'values' | 'window' }
 >;
 
 export interface Pipeline<N extends SourceNode = SourceNode> {
@@ -81,7 +81,8 @@ export function scanSource(s: FileSplit, fields: Field[], sample?: number): Extr
       : sample
         ? { limit: sample }
         : {};
-  return { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields, ...range };
+  const csv = s.csv ? { csv: s.csv } : {};
+  return { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields, ...range, ...csv };
 }
 
 /** Estimated bytes read by the scans under a node, to size the shuffles. */

@@ -9,7 +9,7 @@ import type { TwoLevelStep } from '../agg/twolevel.js';
 import type { EncodedRowGroup } from '../io/parquet-encode.js';
 import { type Batch, type Field, type Schema, buffersOf } from '../kernels/column.js';
 import type { SortKey } from '../kernels/sort.js';
-import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
+import type { BoundAggregate, BoundPredicate, FileSplit, KeyNorm } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
 import type { PartitionSpec, Partitioned, TaskSketch } from '../shuffle/partition.js';
 import type { SplitKey } from '../skew/split.js';
@@ -17,6 +17,7 @@ import type { BoundExpr } from '../expr/types.js';
 import type { MarkOp } from './join/mark.js';
 import type { ProbeOp } from './join/probe.js';
 import type { RowsOp } from './setop/rows.js';
+import type { WindowSource } from './window/window-source.js';
 
 export type RowOp =
   | { kind: 'filter'; pred: BoundPredicate }
@@ -42,6 +43,8 @@ export type TaskSource =
       fields: Field[];
       offset?: number;
       limit?: number;
+      /** a CSV file's chunk (io/csv.ts) instead of row groups */
+      csv?: FileSplit['csv'];
       /**
        * conjuncts of one column each read as their outcome, a boolean column (physical/scan/masks.ts): in the
        * column's place, or at `at` after the columns when the column is read too
@@ -99,7 +102,9 @@ export type TaskSource =
    * consecutive ranges of a range-partitioned sort, their rows sorted: `ranges`
    * holds how many blocks of `input` each range has, in order (absent: one range)
    */
-  | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[]; ranges?: number[] };
+  | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[]; ranges?: number[] }
+  /** a window's shuffled partitions, sorted and its functions appended (physical/window/source.ts) */
+  | WindowSource;
 
 export type { Combine };
 

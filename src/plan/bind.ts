@@ -4,6 +4,7 @@
 import type { SparkSources } from './uri.js';
 import { type SourceInfo, loadSource, resolveSourceFiles } from './bind-sources.js';
 import { bindPredicate } from './bind-predicate.js';
+import { bindWindow } from './bind-window.js';
 import { bindSetOp, bindUnion, bindValues } from './bind-setops.js';
 import { type PlainAggregate, bindGrouped, needsGrouping } from './bind-grouping.js';
 import { PlanError, jsonPath } from '../errors.js';
@@ -38,7 +39,7 @@ export async function bindPlan(
 ): Promise<BoundNode> {
   const sources = new Map<string, Promise<SourceInfo>>();
   const getSource = (name: string, at: P) => {
-    if (!(name in plan.sources)) {
+    if (!(name in plan.sources) && !overrides?.has(name)) {
       throw new PlanError(
         jsonPath(at),
         `unknown source "${name}"; sources are: ${Object.keys(plan.sources).join(', ') || '(none)'}`,
@@ -47,11 +48,15 @@ export async function bindPlan(
     let s = sources.get(name);
     if (!s) {
       const files = overrides?.get(name);
+      const spec = plan.sources[name];
+      const csv = spec && 'csv' in spec ? spec : undefined;
       s = (
         files
           ? Promise.resolve(files)
-          : resolveSourceFiles(plan.sources[name].parquet, baseDir, ['sources', name, 'parquet'], uri?.spark)
-      ).then((f) => loadSource(name, f, uri?.workers ?? 1, uri?.spark));
+          : 'csv' in spec
+            ? resolveSourceFiles(spec.csv, baseDir, ['sources', name, 'csv'])
+            : resolveSourceFiles(spec.parquet, baseDir, ['sources', name, 'parquet'], uri?.spark)
+      ).then((f) => loadSource(name, f, uri?.workers ?? 1, uri?.spark, csv));
       sources.set(name, s);
     }
     return s;
@@ -149,6 +154,8 @@ async function bindNode(
       const input = await rec(q.input, 'input');
       return { id, kind: 'limit', schema: input.schema, input, count: q.count, offset: q.offset ?? 0 };
     }
+    case 'window':
+      return bindWindow(q, at, id, await rec(q.input, 'input'));
     case 'union': {
       const inputs = await Promise.all(q.inputs.map((c, i) => bindNode(c, [...at, 'inputs', i], getSource, idOf)));
       return bindUnion(q, at, id, inputs);
@@ -186,7 +193,14 @@ function bindScan(q: Query<'scan'>, at: P, id: string, src: SourceInfo): BoundNo
   if (q.columns) checkUnique(q.columns, [...at, 'columns']);
   const splits: FileSplit[] = [];
   for (const f of src.files) {
-    if (f.wholeFile) splits.push({ path: f.path, rowGroups: [], rows: 0, bytes: f.rowGroupBytes[0], wholeFile: true });
+    if (f.csv) {
+      const { delimiter, columns } = f.csv;
+      for (const c of f.csv.chunks) {
+        const csv = { delimiter, columns, start: c.start, end: c.end, line: c.line };
+        splits.push({ path: f.path, rowGroups: [], rows: c.rows, bytes: c.end - c.start, csv });
+      }
+    } else if (f.wholeFile)
+      splits.push({ path: f.path, rowGroups: [], rows: 0, bytes: f.rowGroupBytes[0], wholeFile: true });
     else
       f.rowGroupRows.forEach((rows, g) =>
         splits.push({ path: f.path, rowGroups: [g], rows, bytes: f.rowGroupBytes[g] }),

@@ -9,7 +9,7 @@ import { IN_THREAD_TASK_BYTES, runsInThread } from '../runtime/local.js';
 import { scanBytes } from '../physical/pipeline.js';
 import { poolStarted } from '../runtime/pool.js';
 import { inThreadLimit } from '../runtime/in-thread-bytes.js';
-import { type OnProgress, ProgressTracker, expectedStages } from './progress.js';
+import { type OnProgress, ProgressTracker } from './progress.js';
 import { Executor } from './executor.js';
 import type { Stats } from '../physical/stats.js';
 import { trace } from '../trace.js';
@@ -32,14 +32,14 @@ export interface Executed {
 export async function execute(
   lp: LoadedPlan,
   writeOut = true,
-  hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
+  hooks: { onProgress?: OnProgress; keepBatches?: boolean; stdout?: NodeJS.WritableStream } = {},
 ): Promise<Executed> {
   const t0 = performance.now();
   const keepBatches = hooks.keepBatches ?? true;
   const inThread = runsInThread(scanBytes(lp.root), inThreadLimit(lp.settings.inThreadBytes, poolStarted()));
   // on the calling thread, tasks run one after another: a file's row groups are read by one task
   const root = inThread ? mergeScans(lp.root, IN_THREAD_TASK_BYTES) : lp.root;
-  const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0, expectedStages(root)), inThread);
+  const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0, root), inThread);
   ex.stats.inThread = inThread;
   ex.shareRepeats(root);
   trace('run: start');
@@ -53,6 +53,7 @@ export async function execute(
         lp.output.path,
         lp.output.format,
         schema,
+        hooks.stdout,
       ));
       // Parquet rows kept nowhere are encoded by the final tasks themselves (physical/exchange/encode-output.ts);
       // on this thread that would gain nothing
@@ -60,6 +61,8 @@ export async function execute(
       await ex.streamBatches(
         root,
         ({ batches: bs, encoded }) => {
+          // a write failed (the pipe's reader went away): no task starts any more, finish() throws
+          if (f.failed) return true;
           numRows += rowCount(bs) + (encoded ?? []).reduce((a, g) => a + g.rows, 0);
           if (keepBatches) batches.push(...bs);
           // the promise holds later tasks back while the file falls behind; a failed write fails finish()

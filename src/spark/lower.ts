@@ -7,9 +7,10 @@ import { PlanError } from '../errors.js';
 import { isUri } from '../plan/uri.js';
 import type { BoundAggregate, BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';
-import { col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
+import { SQL_SETTINGS, col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
 import { type SaltPlan, saltedJoin } from './salt.js';
 import { lowerSetOp } from './setops.js';
+import { lowerWindow } from './window.js';
 
 export interface Lowered {
   sql: string;
@@ -26,12 +27,7 @@ const sparkPath = (p: string) => (isUri(p) ? p : pathToFileURL(path.resolve(p)).
 /** The session settings: ANSI SQL, UTC, exact decimals, and AQE from the plan's execution settings. */
 function sparkSettings(s: Settings): Record<string, string> {
   const out: Record<string, string> = {
-    'spark.sql.ansi.enabled': 'true',
-    'spark.sql.session.timeZone': 'UTC',
-    // column names are case-sensitive in a plan (PLAN-SPEC, Operators): `a` and `A` are two columns
-    'spark.sql.caseSensitive': 'true',
-    // our decimals keep their scale (PLAN-SPEC, Decimals): a result beyond 38 digits fails, it is not rounded
-    'spark.sql.decimalOperations.allowPrecisionLoss': 'false',
+    ...SQL_SETTINGS, // the meaning of the SQL: ANSI, UTC, exact decimals, ... (lower-expr.ts)
     'spark.sql.adaptive.enabled': 'true',
     'spark.sql.adaptive.skewJoin.enabled': String(s.skew.enabled),
     'spark.sql.adaptive.skewJoin.skewedPartitionFactor': String(s.skew.factor),
@@ -101,6 +97,8 @@ export class Lowering {
         if (n.input.kind === 'sort') return `SELECT * FROM ${from(n.input.input)} ${orderBy(n.input)} ${page}`;
         return `SELECT * FROM ${from(n.input)} ${page}`;
       }
+      case 'window':
+        return lowerWindow(n, (m) => this.node(m));
       case 'union':
       case 'values':
       case 'expand':
@@ -110,6 +108,12 @@ export class Lowering {
   }
 
   private scan(n: Extract<BoundNode, { kind: 'scan' }>): string {
+    if (n.splits.some((s) => s.csv)) {
+      throw new PlanError(
+        `${this.at.get(n)}.source`,
+        `source "${n.source}" is read as CSV, which --engine spark does not lower yet; run with --engine local`,
+      );
+    }
     n.schema.forEach((f, i) => {
       if (f.type.id === 'timestamp' && f.type.unit === 'nanosecond') {
         throw new PlanError(

@@ -30,7 +30,25 @@ export type Expr =
   /** filter: FILTER (WHERE ...) of an aggregate */
   | { k: 'call'; name: string; args: Expr[]; distinct: boolean; star: boolean; filter?: Expr; pos: Pos }
   | { k: 'case'; operand?: Expr; whens: { when: Expr; then: Expr }[]; else?: Expr; pos: Pos }
-  | { k: 'cast'; e: Expr; to: string; pos: Pos };
+  | { k: 'cast'; e: Expr; to: string; pos: Pos }
+  /** fn(...) OVER (...) or OVER name */
+  | { k: 'window'; call: Extract<Expr, { k: 'call' }>; over: WindowSpec; pos: Pos };
+
+/** A frame bound: n rows (or days: INTERVAL n DAY) before or after the current row, or a named end. */
+export type FrameBound =
+  | 'unbounded preceding'
+  | 'current row'
+  | 'unbounded following'
+  | { preceding: number }
+  | { following: number };
+/** OVER (...): `name` a window of the WINDOW clause it starts from. */
+export interface WindowSpec {
+  name?: string;
+  partitionBy: Expr[];
+  orderBy: OrderItem[];
+  frame?: { unit: 'rows' | 'range'; start: FrameBound; end: FrameBound };
+  pos: Pos;
+}
 
 export interface SelectItem {
   e: Expr;
@@ -53,7 +71,8 @@ export interface Cte {
 
 export type FromItem =
   | { k: 'table'; name: string; alias?: string; pos: Pos }
-  | { k: 'path'; path: string; alias?: string; pos: Pos }
+  /** `csv`: read_csv's options (the file is CSV whatever its name) */
+  | { k: 'path'; path: string; csv?: { header?: boolean; delimiter?: string }; alias?: string; pos: Pos }
   | { k: 'sub'; q: Select; alias?: string; cols?: string[]; pos: Pos }
   | {
       k: 'join';
@@ -74,6 +93,9 @@ export interface Select {
   groupBy: Expr[];
   having?: Expr;
   orderBy: OrderItem[];
+  /** WINDOW name AS (...), ... */
+  windows?: Map<string, WindowSpec>;
+  qualify?: Expr;
   limit?: number;
   offset?: number;
   pos: Pos;

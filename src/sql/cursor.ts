@@ -5,11 +5,8 @@ import { type Token, sqlError, tokenize } from './lexer.js';
 
 /** Words the dialect refuses, with the name an error gives them. */
 export const UNSUPPORTED: Record<string, string> = {
-  over: 'window functions (OVER)',
-  window: 'WINDOW',
   lateral: 'LATERAL',
   natural: 'NATURAL JOIN',
-  qualify: 'QUALIFY',
   ilike: 'ILIKE',
   fetch: 'FETCH',
 };

@@ -8,6 +8,7 @@ import type { Ctx, Rel } from './context.js';
 import { type Base, joinGraph } from './join-order.js';
 import { sqlError } from './lexer.js';
 import { type Col, Scope, suggest } from './scope.js';
+import { keyable } from './keys.js';
 
 /** A table read from its files, its columns under fresh ids (renamed by a projection when a name is taken). */
 function scanRel(ctx: Ctx, item: Extract<FromItem, { k: 'table' | 'path' }>, table: string): Rel {
@@ -66,11 +67,12 @@ export function planFromItem(ctx: Ctx, item: FromItem, bases: Base[], conds: Exp
       }
       if (!ctx.catalog.table(item.name)) {
         const known = [...ctx.catalog.names(), ...ctx.ctes.keys()];
+        const { how, tried } = ctx.catalog.bindHint(item.name);
         const hint =
           known.length === 0
-            ? `; give its files with --source ${item.name}=PATH (options.sources)`
-            : suggest(item.name, known) || `; tables are: ${known.join(', ')}`;
-        throw sqlError(item.pos, `table "${item.name}" does not exist${hint}`);
+            ? `; bind it with ${how}`
+            : suggest(item.name, known) || `; tables are: ${known.join(', ')}; bind it with ${how}`;
+        throw sqlError(item.pos, `table "${item.name}" does not exist${hint}${tried}`);
       }
       add(scanRel(ctx, item, item.alias ?? item.name));
       return;
@@ -87,7 +89,7 @@ export function planFromItem(ctx: Ctx, item: FromItem, bases: Base[], conds: Exp
       if (item.type === 'inner' || item.type === 'cross') {
         planFromItem(ctx, item.l, bases, conds, parent);
         planFromItem(ctx, item.r, bases, conds, parent);
-        if (item.on) conds.push(item.on);
+        conds.push(...splitAnd(item.on)); // split at AND as WHERE is: equalities between sides become join keys
         if (item.using) {
           for (const u of item.using) conds.push(usingEq(u, bases, item.pos));
         }
@@ -125,6 +127,7 @@ function outerJoin(ctx: Ctx, item: Extract<FromItem, { k: 'join' }>, parent: Sco
     rids = new Set(rcols.map((c) => c.id));
   const on: [string, string][] = [];
   const conds = splitAnd(item.on);
+  const colType = (x: Expr) => scope.resolve(x as Extract<Expr, { k: 'col' }>).col.type;
   if (item.using) {
     for (const u of item.using) {
       const a = lcols.find((c) => c.name === u && !c.hidden),
@@ -140,7 +143,7 @@ function outerJoin(ctx: Ctx, item: Extract<FromItem, { k: 'join' }>, parent: Sco
     collectIds(c, scope, refs);
     const inL = [...refs].every((x) => lids.has(x)),
       inR = [...refs].every((x) => rids.has(x));
-    if (c.k === 'cmp' && c.op === '=' && c.l.k === 'col' && c.r.k === 'col') {
+    if (c.k === 'cmp' && c.op === '=' && c.l.k === 'col' && c.r.k === 'col' && keyable(colType(c.l), colType(c.r))) {
       const a = scope.resolve(c.l).col.id,
         b = scope.resolve(c.r).col.id;
       if (lids.has(a) && rids.has(b)) {

@@ -11,6 +11,7 @@ import { sqlError } from './lexer.js';
 import { type Col, type Scope, children } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
 import { filterNode } from './conditions.js';
+import { keyable } from './keys.js';
 import { Translator } from './translate.js';
 
 /** A subquery condition ready to apply to the relation that has the columns it reads (`needs`). */
@@ -283,7 +284,9 @@ function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: 
       : undefined,
     apply(cur) {
       if (s.corr.pairs.length === 0 && c.op === '=' && other.k === 'col' && !tr.subst.has(exprKey(other))) {
-        return join('inner', cur, s.sub, [[scope.resolve(other).col.id, s.v.id]]);
+        const o = scope.resolve(other).col;
+        // a join key only where the plan's keys compare as SQL does (never a float with an exact number)
+        if (keyable(o.type, s.v.type, false)) return join('inner', cur, s.sub, [[o.id, s.v.id]]);
       }
       const { rel, value } = joinScalar(cur, s, false);
       const t2 = new Translator(tr.scope, ctx.params, new Map([...tr.subst, [exprKey(subAst), value]]));
