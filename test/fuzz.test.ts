@@ -9,7 +9,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
 import { arrowTyped, duckTable, expectSame, expectTypedEqual, sql, tmpDir, type Row, type Typed } from './helpers.js';
-import { type PathCounts, belowFloors, countPaths } from './fuzz/paths.js';
+import { type PathCounts, SET_FLOORS, WINDOW_FLOORS, belowFloors, countPaths } from './fuzz/paths.js';
 import { type Gen, PlanGen } from './fuzz/plan.js';
 import { Rand } from './fuzz/random.js';
 import { randomSettings } from './fuzz/settings.js';
@@ -37,10 +37,10 @@ beforeAll(async () => {
  * Plan i of this seed, with its settings; `repeated`: a plan reading a subtree twice, `sets`: set operations or
  * distinct/filtered/grouping-set aggregates, each from seeds of their own.
  */
-function fuzzCase(i: number, repeated = false, sets = false) {
-  const r = new Rand(SEED * 1000 + i + (repeated ? 500_000 : 0) + (sets ? 700_000 : 0));
+function fuzzCase(i: number, repeated = false, sets = false, windows = false) {
+  const r = new Rand(SEED * 1000 + i + (repeated ? 500_000 : 0) + (sets ? 700_000 : 0) + (windows ? 900_000 : 0));
   const gen = new PlanGen(r, tables);
-  const g = sets ? gen.setQuery() : repeated ? gen.repeated() : gen.query();
+  const g = windows ? gen.windowQuery() : sets ? gen.setQuery() : repeated ? gen.repeated() : gen.query();
   const { decl, given } = gen.params;
   const plan = {
     version: 1,
@@ -49,6 +49,9 @@ function fuzzCase(i: number, repeated = false, sets = false) {
     query: g.node,
   };
   const { opts, faults } = randomSettings(r, path.join(dir, 'spill'));
+  // windows: half the runs with thresholds that make every hot partition skewed (split into pieces of 64-512 bytes)
+  if (windows && r.chance(0.5))
+    opts.skew = { enabled: true, factor: 1, thresholdBytes: 1, advisoryPartitionBytes: r.pick([64, 256, 512]) };
   return {
     i,
     g,
@@ -233,10 +236,12 @@ describe('fuzz: random plans against DuckDB', () => {
   it(`${Math.ceil(N / 5)} plans of set operations and distinct, filtered, grouping-set aggregates (seed ${SEED})`, async () => {
     const cases = Array.from({ length: Math.ceil(N / 5) }, (_, i) => fuzzCase(i, false, true));
     cases.sort((a, b) => a.opts.workers - b.opts.workers || a.i - b.i);
-    const { failures, nonEmpty } = await runCases(cases, false);
+    const { failures, nonEmpty, paths } = await runCases(cases, false);
     const drawn: Record<string, number> = {};
     for (const c of cases) for (const [k, v] of Object.entries(c.drawn)) drawn[k] = (drawn[k] ?? 0) + v;
-    console.log(`fuzz, set operations: ${nonEmpty} with rows; drawn: ${JSON.stringify(drawn)}`);
+    console.log(
+      `fuzz, set operations: ${nonEmpty} with rows; drawn: ${JSON.stringify(drawn)}; paths: ${JSON.stringify(paths)}`,
+    );
     expect(failures.slice(0, 5).join('\n\n')).toBe('');
     expect(nonEmpty).toBeGreaterThan(cases.length / 3);
     // floors of what was drawn (60 plans of seed 20261130 drew each at least twice this; 300 plans, 15 times)
@@ -254,5 +259,22 @@ describe('fuzz: random plans against DuckDB', () => {
       .filter((k) => (drawn[k] ?? 0) < floor)
       .map((k) => `${k}: ${drawn[k] ?? 0} < ${floor}`);
     expect(low).toEqual([]);
+    expect(belowFloors(paths, cases.length, SET_FLOORS, 60)).toEqual([]);
+  }, 1_800_000);
+
+  it(`${Math.ceil(N / 5)} plans with windows (seed ${SEED}): hot partitions split, ties, frames, values`, async () => {
+    const cases = Array.from({ length: Math.ceil(N / 5) }, (_, i) => fuzzCase(i, false, false, true));
+    cases.sort((a, b) => a.opts.workers - b.opts.workers || a.i - b.i);
+    const t0 = performance.now();
+    const { failures, nonEmpty, paths } = await runCases(cases, false);
+    const drawn: Record<string, number> = {};
+    for (const c of cases) for (const [k, v] of Object.entries(c.drawn)) drawn[k] = (drawn[k] ?? 0) + v;
+    const secs = ((performance.now() - t0) / 1000).toFixed(1);
+    console.log(
+      `fuzz, windows: ${cases.length} plans in ${secs} s, ${nonEmpty} with rows; drawn: ${JSON.stringify(drawn)}; paths: ${JSON.stringify(paths)}`,
+    );
+    expect(failures.slice(0, 5).join('\n\n')).toBe('');
+    expect(nonEmpty).toBeGreaterThan(cases.length / 2);
+    expect(belowFloors(paths, cases.length, WINDOW_FLOORS, 60)).toEqual([]);
   }, 1_800_000);
 });

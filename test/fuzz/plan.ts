@@ -323,12 +323,13 @@ export class PlanGen {
    * ROLLUP grouping sets with grouping().
    */
   setQuery(): Gen {
-    const g = this.r.chance(0.6) ? this.setOp(this.node(this.r.int(0, 2)), this.node(this.r.int(0, 2))) : null;
+    const side = () => (this.r.chance(0.2) ? this.values() : this.node(this.r.int(0, 2)));
+    const g = this.r.chance(0.6) ? this.setOp(side(), side()) : null;
     const out = g ?? this.grouped(this.node(this.r.int(0, 2)));
     return this.r.chance(0.25) ? this.sortLimit(out) : out;
   }
 
-  private setOp(left: Gen, right: Gen): Gen | null {
+  setOp(left: Gen, right: Gen): Gen | null {
     const pairs: [Col, Col][] = [];
     for (const l of this.r.shuffle(left.schema)) {
       const rs = right.schema.filter((c) => c.kind === l.kind && c.type === l.type && !pairs.some((p) => p[1] === c));
@@ -421,6 +422,214 @@ export class PlanGen {
       },
       sql: `SELECT ${[...keys.map((k) => q(k.name)), ...aggs.map((x) => x.sql)].join(', ')} FROM (${input.sql}) ${this.alias()}${by ? ` GROUP BY ${rollup ? `ROLLUP (${by})` : by}` : ''}`,
       schema: [...keys, ...aggs.map((x) => x.col)],
+      ordered: false,
+    };
+  }
+
+  /**
+   * A query with a window: over a tree (or a values list), maybe filtered after it (QUALIFY's shape), aggregated,
+   * sorted or put under a set operation.
+   */
+  windowQuery(): Gen {
+    const input = this.r.chance(0.1) ? this.values() : this.node(this.r.int(0, 2));
+    let g = this.window(input);
+    if (this.r.chance(0.3)) g = this.window(g); // windows stacked
+    const roll = this.r.float();
+    if (roll < 0.2) return this.filter(g);
+    if (roll < 0.3) return this.aggregate(g);
+    if (roll < 0.4) return this.setOp(g, this.node(this.r.int(0, 1))) ?? g;
+    if (roll < 0.55) return this.sortLimit(g);
+    return g;
+  }
+
+  /** A `values` list of an int64 and a string column (duplicates and nulls), as DuckDB's VALUES with casts. */
+  values(): Gen {
+    const a = this.alias();
+    const names = [`${a}_i`, `${a}_s`];
+    const rows: (number | string | null)[][] = [];
+    for (let i = 0, n = this.r.int(1, 12); i < n; i++)
+      rows.push([
+        this.r.chance(0.15) ? null : this.r.pick([7, 7, 0, 1, 2, 3, -5]),
+        this.r.chance(0.15) ? null : this.r.pick(['hot', 'hot', 'v1', 'v2', 'x']),
+      ]);
+    this.draw('values');
+    const lit = (v: number | string | null, t: string) =>
+      v === null ? `NULL::${t}` : typeof v === 'string' ? `'${v}'::${t}` : `${v}::${t}`;
+    return {
+      node: { op: 'values', columns: names, rows, types: ['int64', 'utf8'] },
+      sql: `SELECT * FROM (VALUES ${rows.map((r) => `(${lit(r[0], 'BIGINT')}, ${lit(r[1], 'VARCHAR')})`).join(', ')}) ${a}(${names.map(q).join(', ')})`,
+      schema: [
+        { name: names[0], kind: 'int' },
+        { name: names[1], kind: 'str' },
+      ],
+      ordered: false,
+    };
+  }
+
+  /**
+   * A window over `input`: partitioned by a hot key (k or s, when the input has them) or others or nothing, ordered
+   * by one or two ties-heavy keys (then only functions whose answer ties do not change: ranks, RANGE frames) or by
+   * every column (a total order up to equal rows: any function, ROWS frames, lag/lead, ntile, first/last/nth_value).
+   * Some windows hold only the functions a hot partition can be split for (row_number, ranks, cumulative frames).
+   */
+  window(input: Gen): Gen {
+    const hot = input.schema.filter((c) => c.name === 'k' || c.name === 's' || /_s$|_i$/.test(c.name));
+    const partitionBy =
+      hot.length && this.r.chance(0.6)
+        ? [this.r.pick(hot)]
+        : this.r.chance(0.2)
+          ? []
+          : this.r.some(input.schema.filter(keyable), 1, 2);
+    const noOrder = this.r.chance(0.08);
+    const total = !noOrder && this.r.chance(0.5);
+    const orderCols = noOrder ? [] : total ? this.r.shuffle(input.schema) : this.r.some(input.schema, 1, 2);
+    const orderBy = orderCols.map((c) => ({
+      column: c.name,
+      desc: this.r.chance(0.4),
+      nulls: this.r.pick(['first', 'last'] as const),
+    }));
+    const splittable = !noOrder && this.r.chance(0.5);
+    if (splittable) this.draw('window splittable');
+    // RANGE offsets: over one BIGINT key
+    const rangeKey = orderCols.length === 1 && orderCols[0].kind === 'int' && !orderCols[0].type;
+    const numeric = input.schema.filter((x) => x.kind === 'int' || x.kind === 'float' || x.kind === 'dec');
+    const prefix = this.alias();
+    const fns: { plan: Record<string, unknown>; sql: string; col: Col }[] = [];
+    const bound = (b: string | { preceding: number } | { following: number }) =>
+      typeof b === 'string'
+        ? b.toUpperCase()
+        : 'preceding' in b
+          ? `${b.preceding} PRECEDING`
+          : `${b.following} FOLLOWING`;
+    type B = string | { preceding: number } | { following: number };
+    const frameOf = (): { unit: 'rows' | 'range'; start: B; end: B } | undefined => {
+      if (noOrder) return undefined;
+      if (splittable)
+        return this.r.chance(0.5)
+          ? undefined
+          : {
+              unit: total ? this.r.pick(['rows', 'range'] as const) : 'range',
+              start: 'unbounded preceding',
+              end: 'current row',
+            };
+      const n = () => this.r.int(0, 3);
+      const unit = total && (!rangeKey || this.r.chance(0.6)) ? 'rows' : 'range';
+      if (unit === 'range' && !rangeKey) {
+        const [start, end] = this.r.pick([
+          ['unbounded preceding', 'current row'],
+          ['current row', 'unbounded following'],
+          ['unbounded preceding', 'unbounded following'],
+          ['current row', 'current row'],
+        ] as const);
+        return { unit, start, end };
+      }
+      const [start, end] = this.r.pick<[B, B]>([
+        ['unbounded preceding', 'current row'],
+        [{ preceding: n() }, { following: n() }],
+        [{ preceding: n() + 1 }, 'current row'],
+        ['current row', { following: n() }],
+        [{ following: 1 }, { following: n() + 1 }],
+        [{ preceding: n() + 1 }, { preceding: 1 }],
+        ['unbounded preceding', 'unbounded following'],
+        ['current row', 'unbounded following'],
+      ]);
+      return { unit, start, end };
+    };
+    for (let i = 0, n = this.r.int(1, 4); i < n; i++) {
+      const as = `${prefix}_w${i}`;
+      const ranks = [
+        'rank',
+        'dense_rank',
+        ...(splittable ? (total ? ['row_number'] : []) : ['percent_rank', 'cume_dist']),
+      ];
+      const ordered =
+        total && !splittable ? ['row_number', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value'] : [];
+      const fn = this.r.pick([
+        ...(noOrder ? ['rank'] : ranks),
+        ...(total && splittable ? ['first_value'] : []),
+        ...ordered,
+        'count',
+        'count*',
+        'sum',
+        'sum',
+        'min',
+        'max',
+        ...(splittable ? [] : ['avg']),
+      ]);
+      const push = (plan: Record<string, unknown>, args: string, col: Col, framed = true) => {
+        const frame = framed ? frameOf() : undefined;
+        const f = frame ? ` ${frame.unit.toUpperCase()} BETWEEN ${bound(frame.start)} AND ${bound(frame.end)}` : '';
+        fns.push({
+          plan: { ...plan, as, ...(frame ? { frame } : {}) },
+          sql: `${plan.fn}(${args}) OVER (__OVER__${f}) AS ${q(as)}`,
+          col: { ...col, name: as },
+        });
+      };
+      const intCol: Col = { name: as, kind: 'int', wide: true };
+      if (fn === 'rank' || fn === 'dense_rank' || fn === 'row_number') push({ fn }, '', intCol, false);
+      else if (fn === 'percent_rank' || fn === 'cume_dist')
+        push({ fn }, '', { name: as, kind: 'float', wide: true }, false);
+      else if (fn === 'ntile') {
+        const k = this.r.pick([1, 2, 3, 5, 50]);
+        push({ fn, n: k }, `${k}`, intCol, false);
+      } else if (fn === 'lag' || fn === 'lead') {
+        const c = this.r.pick(input.schema);
+        const offset = this.r.int(0, 3);
+        const dflt = c.kind === 'int' && !c.type && this.r.chance(0.5);
+        push(
+          { fn, column: c.name, offset, ...(dflt ? { default: 0 } : {}) },
+          `${q(c.name)}, ${offset}${dflt ? ', 0' : ''}`,
+          c,
+          undefined,
+        );
+      } else if (fn === 'first_value' || fn === 'last_value' || fn === 'nth_value') {
+        const c = this.r.pick(input.schema);
+        const k = this.r.int(1, 3);
+        push(
+          { fn, column: c.name, ...(fn === 'nth_value' ? { n: k } : {}) },
+          `${q(c.name)}${fn === 'nth_value' ? `, ${k}` : ''}`,
+          c,
+        );
+      } else if (fn === 'count*') push({ fn: 'count' }, '*', intCol);
+      else if (fn === 'count') {
+        const c = this.r.pick(input.schema);
+        push({ fn, column: c.name }, q(c.name), intCol);
+      } else if (fn === 'min' || fn === 'max') {
+        const c = this.r.pick(input.schema);
+        push({ fn, column: c.name }, q(c.name), c);
+      } else if (numeric.length) {
+        // sums of small ints, floats and decimals (64-bit values above 2^53 would overflow)
+        const c = this.r.pick(numeric);
+        const kind: Kind = fn === 'avg' || c.kind === 'float' ? 'float' : c.kind;
+        push({ fn, column: c.name }, q(c.name), { name: as, kind, wide: true });
+      }
+    }
+    if (fns.length === 0)
+      fns.push({
+        plan: { fn: 'rank', as: `${prefix}_w` },
+        sql: `rank() OVER (__OVER__) AS ${q(`${prefix}_w`)}`,
+        col: { name: `${prefix}_w`, kind: 'int', wide: true },
+      });
+    this.draw('window');
+    const over = [
+      partitionBy.length ? `PARTITION BY ${partitionBy.map((c) => q(c.name)).join(', ')}` : '',
+      orderBy.length
+        ? `ORDER BY ${orderBy.map((b) => `${q(b.column)} ${b.desc ? 'DESC' : 'ASC'} NULLS ${b.nulls.toUpperCase()}`).join(', ')}`
+        : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
+    const a = this.alias();
+    return {
+      node: {
+        op: 'window',
+        input: input.node,
+        partitionBy: partitionBy.map((c) => c.name),
+        orderBy,
+        functions: fns.map((f) => f.plan),
+      },
+      sql: `SELECT *, ${fns.map((f) => f.sql.replace('__OVER__', over)).join(', ')} FROM (${input.sql}) ${a}`,
+      schema: [...input.schema, ...fns.map((f) => f.col)],
       ordered: false,
     };
   }
