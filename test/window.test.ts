@@ -364,6 +364,35 @@ describe('a hot window partition split by ranges of its keys', () => {
     );
   });
 
+  it('avg over cumulative frames: its running sum and count carried (int, decimal, float; ROWS and RANGE)', async () => {
+    const run = { unit: 'rows' as const, start: 'unbounded preceding', end: 'current row' };
+    const w: Win = {
+      partitionBy: ['g'],
+      orderBy: [{ column: 'o', nulls: 'first' }],
+      functions: [
+        { fn: 'avg', column: 'x', as: 'ax' },
+        { fn: 'avg', column: 'd', as: 'ad' },
+        { fn: 'avg', column: 'f', as: 'af' },
+        { fn: 'rank', as: 'r' },
+      ],
+    };
+    await check(w, SKEW);
+    const r = await ourRun(plan(w), SKEW);
+    expect(splitsOf(r).length).toBeGreaterThan(0);
+    const u: Win = {
+      partitionBy: ['g'],
+      orderBy: UNIQUE,
+      functions: [
+        { fn: 'avg', column: 'x', frame: run, as: 'ax' },
+        { fn: 'avg', column: 'd', frame: run, as: 'ad' },
+      ],
+    };
+    await check(u, SKEW);
+    const one = { ...SKEW, partitions: 1, skew: { factor: 0.5, thresholdBytes: 1, advisoryPartitionBytes: 1024 } };
+    await check({ ...u, partitionBy: [] }, one);
+    expect(splitsOf(await ourRun(plan({ ...u, partitionBy: [] }), one))[0]?.pieces).toBeGreaterThan(4);
+  });
+
   it('functions a split cannot serve keep the partition in one task, and say why', async () => {
     const w: Win = {
       partitionBy: ['g'],

@@ -2,9 +2,9 @@
 // shuffle statistics and the skew settings, as joins and aggregates decide (skew/decide.ts detectSkew: bytes over
 // factor x the median partition and over thresholdBytes). A split is exact only where a piece's rows need nothing
 // from the pieces after it and a few numbers from those before it: row_number, rank, dense_rank, and count, sum,
-// min, max, first_value over a frame from the partition's start to the current row (ROWS or RANGE). Other
-// functions (lag/lead, sliding or forward frames, avg, ntile, percent_rank, cume_dist, last/nth_value) keep the
-// partition in one task, and say why.
+// avg (its sum and count carried), min, max, first_value over a frame from the partition's start to the current
+// row (ROWS or RANGE). Other functions (lag/lead, sliding or forward frames, ntile, percent_rank, cume_dist,
+// last/nth_value) keep the partition in one task, and say why.
 import type { BoundWindowFn } from '../plan/bound.js';
 import type { SkewSettings } from '../plan/load.js';
 import { detectSkew } from './decide.js';
@@ -35,10 +35,15 @@ export function unsplittable(fns: BoundWindowFn[]): string | null {
     const cumulative = f.frame.start === null && f.frame.end === 0;
     if (
       cumulative &&
-      (f.fn === 'count' || f.fn === 'sum' || f.fn === 'min' || f.fn === 'max' || f.fn === 'first_value')
+      (f.fn === 'count' ||
+        f.fn === 'sum' ||
+        f.fn === 'avg' ||
+        f.fn === 'min' ||
+        f.fn === 'max' ||
+        f.fn === 'first_value')
     )
       continue;
-    return `${f.fn}→${f.as}${cumulative || f.fn === 'avg' ? '' : ' over this frame'} needs more than the rows before a piece`;
+    return `${f.fn}→${f.as}${cumulative ? '' : ' over this frame'} needs more than the rows before a piece`;
   }
   return null;
 }

@@ -1,7 +1,7 @@
 // A hot window partition split by ranges of its (partition, order) keys (skew/window.ts): what a piece carries to the
 // pieces after it. A piece reports, for its first and its last window partition, a summary row: the partition keys,
 // its rows (R), its groups of peers (G) and each function's value at the partition's last row in the piece (a
-// running count, sum, min or max; first_value's value). The coordinator folds them in piece order into what each
+// running count, sum, min or max; first_value's value; avg's running sum, its count in a column after the functions'). The coordinator folds them in piece order into what each
 // piece's first partition carries from before it; the piece's second pass adds it to that partition's rows.
 // Peers never straddle two pieces (rows with equal keys fall into one range), so the ranks are exact.
 import { type Batch, type Column, concatColumns, decimalAt, gather, isNull } from '../../kernels/column.js';
@@ -13,6 +13,8 @@ import type { BoundWindowFn } from '../../plan/bound.js';
 export const summaryR = (keys: number) => keys;
 export const summaryG = (keys: number) => keys + 1;
 export const summaryFn = (keys: number, k: number) => keys + 2 + k;
+/** avg's running count of values (0 for the other functions), after the functions' columns */
+export const summaryCount = (keys: number, fns: number, k: number) => keys + 2 + fns + k;
 
 const float = (v: number): Column => ({
   type: { id: 'float64' },
@@ -106,6 +108,8 @@ function fold(fns: BoundWindowFn[], keys: number, open: Batch, next: Batch): Bat
   fns.forEach((f, k) => {
     const at = summaryFn(keys, k);
     cols[at] = mergeEarlier(f, open.columns[at], next.columns[at], 1, 0);
+    const c = summaryCount(keys, fns.length, k);
+    cols[c] = float(numberAt(open.columns[c], 0) + numberAt(next.columns[c], 0));
   });
   return { length: 1, columns: cols };
 }

@@ -23,7 +23,7 @@ export const windowKernel: SourceKernel<WindowSource> = {
     if (src.carry) {
       const c = src.carry;
       const rows = concatBatches(src.schema, src.input);
-      const out = c.values ? withCarry(rows, w, src.partitionBy.length, src.fns, c.upTo, c.values) : rows;
+      const out = c.values ? withCarry(rows, w, src.partitionBy, src.orderBy, src.fns, c.upTo, c.values) : rows;
       return { batches: [out], rows: rows.length };
     }
     if (src.cut) {
@@ -43,6 +43,6 @@ export const windowKernel: SourceKernel<WindowSource> = {
     const added = src.fns.map((f) => windowColumn(f, sorted, shape, src.orderBy));
     const out: Batch = { length: sorted.length, columns: [...sorted.columns, ...added] };
     if (!src.piece) return { batches: [out], rows: read };
-    return { batches: [out, summaryOf(out, w, src.partitionBy, src.fns, shape)], rows: read, asIs: true };
+    return { batches: [out, summaryOf(out, w, src.partitionBy, src.orderBy, src.fns, shape)], rows: read, asIs: true };
   },
 };

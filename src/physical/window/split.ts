@@ -1,11 +1,21 @@
 // The worker side of a window partition split by ranges (window/carry.ts): a piece keeps the rows of its range of
 // (partition, order) keys, and reports a summary of its first and last window partition; the second pass adds
 // what the pieces before it carry.
-import { type Batch, type Schema, concatBatches, gather, gatherSelected } from '../../kernels/column.js';
+import {
+  type Batch,
+  type Column,
+  type Schema,
+  concatBatches,
+  decimalAt,
+  gather,
+  gatherSelected,
+  isNull,
+} from '../../kernels/column.js';
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
-import type { Shape } from './bounds.js';
-import { mergeEarlier, summaryFn, summaryG, summaryR } from './carry.js';
+import { type Shape, shapeOf } from './bounds.js';
+import { mergeEarlier, summaryCount, summaryFn, summaryG, summaryR } from './carry.js';
+import { windowColumn } from './functions.js';
 
 /** A total order of rows on the keys alone (ties: 0). */
 export function keyOrder(b: Batch, keys: SortKey[]): (i: number, j: number) => number {
@@ -65,8 +75,43 @@ export function cutByBounds(schema: Schema, blocks: Batch[], bounds: Batch, keys
   return parts.map((bs) => concatBatches(schema, bs));
 }
 
-/** The summary rows of a piece's sorted output (`w`: the input's width): its first and last window partition. */
-export function summaryOf(out: Batch, w: number, partitionBy: number[], fns: BoundWindowFn[], s: Shape): Batch {
+/**
+ * avg's running sum (exact: int64 for integers, decimal(38, s) for decimals, float64 for floats) and count of
+ * values over its frame, each row: what a piece of a split partition carries for it.
+ */
+function avgParts(f: BoundWindowFn, b: Batch, s: Shape, orderBy: SortKey[]): { sum: Column; count: Column } {
+  const t = b.columns[f.col].type;
+  const type =
+    t.id === 'decimal'
+      ? { id: 'decimal' as const, precision: 38, scale: t.scale }
+      : t.id === 'float32' || t.id === 'float64'
+        ? { id: 'float64' as const }
+        : { id: 'int64' as const };
+  return {
+    sum: windowColumn({ ...f, fn: 'sum', type }, b, s, orderBy),
+    count: windowColumn({ ...f, fn: 'count', type: { id: 'int64' } }, b, s, orderBy),
+  };
+}
+
+/** A sum column's value at row i as a number (0 when null). */
+function sumAt(c: Column, i: number): number {
+  if (isNull(c, i)) return 0;
+  if (c.type.id === 'decimal') return Number(decimalAt(c, i)) / 10 ** c.type.scale!;
+  return Number((c.values as Float64Array | BigInt64Array)[i]);
+}
+
+/**
+ * The summary rows of a piece's sorted output (`w`: the input's width): its first and last window partition; avg's
+ * column holds its running sum, and a count column per function follows the functions' (carry.ts summaryCount).
+ */
+export function summaryOf(
+  out: Batch,
+  w: number,
+  partitionBy: number[],
+  orderBy: SortKey[],
+  fns: BoundWindowFn[],
+  s: Shape,
+): Batch {
   const n = out.length;
   const ends = Int32Array.of(s.partEnd[0] - 1, n - 1);
   const groups = (ps: number, pe: number) => {
@@ -78,18 +123,48 @@ export function summaryOf(out: Batch, w: number, partitionBy: number[], fns: Bou
   const G = Float64Array.of(groups(0, s.partEnd[0]), groups(s.partStart[n - 1], n));
   const f64 = (v: Float64Array) => ({ type: { id: 'float64' as const }, length: 2, values: v, valid: null });
   const cols = [...partitionBy.map((c) => gather(out.columns[c], ends)), f64(R), f64(G)];
-  fns.forEach((_, k) => {
-    cols.push(gather(out.columns[w + k], ends));
+  const counts: Column[] = [];
+  fns.forEach((f, k) => {
+    if (f.fn !== 'avg') {
+      cols.push(gather(out.columns[w + k], ends));
+      counts.push(f64(new Float64Array(2)));
+      return;
+    }
+    const { sum, count } = avgParts(f, out, s, orderBy);
+    cols.push(gather(sum, ends));
+    const c = count.values as BigInt64Array;
+    counts.push(f64(Float64Array.of(Number(c[ends[0]]), Number(c[ends[1]]))));
   });
-  return { length: 2, columns: cols };
+  return { length: 2, columns: [...cols, ...counts] };
 }
 
-/** A piece's output with what its first window partition carries from before (`c`, one summary row) added. */
-export function withCarry(out: Batch, w: number, keys: number, fns: BoundWindowFn[], upTo: number, c: Batch): Batch {
+/**
+ * A piece's output with what its first window partition carries from before (`c`, one summary row) added; avg from
+ * its running sum and count recomputed over the piece's rows, plus the carried ones.
+ */
+export function withCarry(
+  out: Batch,
+  w: number,
+  partitionBy: number[],
+  orderBy: SortKey[],
+  fns: BoundWindowFn[],
+  upTo: number,
+  c: Batch,
+): Batch {
+  const keys = partitionBy.length;
   const R = (c.columns[summaryR(keys)].values as Float64Array)[0],
     G = (c.columns[summaryG(keys)].values as Float64Array)[0];
   const cols = out.columns.slice();
+  let shape: Shape | null = null;
   fns.forEach((f, k) => {
+    if (f.fn === 'avg') {
+      shape ??= shapeOf(out, partitionBy, orderBy);
+      const { sum, count } = avgParts(f, out, shape, orderBy);
+      const S = sumAt(c.columns[summaryFn(keys, k)], 0),
+        C = (c.columns[summaryCount(keys, fns.length, k)].values as Float64Array)[0];
+      cols[w + k] = avgCarried(out.columns[w + k], sum, count, upTo, S, C);
+      return;
+    }
     cols[w + k] = mergeEarlier(
       f,
       c.columns[summaryFn(keys, k)],
@@ -99,4 +174,18 @@ export function withCarry(out: Batch, w: number, keys: number, fns: BoundWindowF
     );
   });
   return { length: out.length, columns: cols };
+}
+
+/** avg over rows [0, upTo) with the sum S and count C of the values before the piece; the other rows as they were. */
+function avgCarried(own: Column, sum: Column, count: Column, upTo: number, S: number, C: number): Column {
+  if (C === 0) return own;
+  const n = own.length;
+  const v = (own.values as Float64Array).slice();
+  const valid = own.valid ? own.valid.slice() : null;
+  const cnt = count.values as BigInt64Array;
+  for (let i = 0; i < upTo; i++) {
+    v[i] = (S + sumAt(sum, i)) / (C + Number(cnt[i]));
+    if (valid) valid[i] = 1;
+  }
+  return { type: own.type, length: n, values: v, valid };
 }
