@@ -393,6 +393,37 @@ describe('a hot window partition split by ranges of its keys', () => {
     expect(splitsOf(await ourRun(plan({ ...u, partitionBy: [] }), one))[0]?.pieces).toBeGreaterThan(4);
   });
 
+  it("ntile, percent_rank and cume_dist: the partition's total rows counted over the pieces", async () => {
+    const w: Win = {
+      partitionBy: ['g'],
+      orderBy: [{ column: 'o', nulls: 'first' }],
+      functions: [
+        { fn: 'percent_rank', as: 'pr' },
+        { fn: 'cume_dist', as: 'cd' },
+        { fn: 'rank', as: 'r' },
+      ],
+    };
+    await check(w, SKEW);
+    const r = await ourRun(plan(w), SKEW);
+    expect(splitsOf(r).length).toBeGreaterThan(0);
+    // ntile needs a unique order; every bucket count, even ones larger than a piece
+    const u: Win = {
+      partitionBy: ['g'],
+      orderBy: UNIQUE,
+      functions: [
+        { fn: 'ntile', n: 3, as: 'n3' },
+        { fn: 'ntile', n: 7, as: 'n7' },
+        { fn: 'ntile', n: 400, as: 'n400' },
+        { fn: 'percent_rank', as: 'pr' },
+        { fn: 'cume_dist', as: 'cd' },
+      ],
+    };
+    await check(u, SKEW);
+    const one = { ...SKEW, partitions: 1, skew: { factor: 0.5, thresholdBytes: 1, advisoryPartitionBytes: 1024 } };
+    await check({ ...u, partitionBy: [] }, one);
+    expect(splitsOf(await ourRun(plan({ ...u, partitionBy: [] }), one))[0]?.pieces).toBeGreaterThan(4);
+  });
+
   it('functions a split cannot serve keep the partition in one task, and say why', async () => {
     const w: Win = {
       partitionBy: ['g'],
@@ -435,7 +466,11 @@ describe('--explain', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/window-1: window partition by \[g\] order by \[o\] rank→r \[range unbounded preceding/);
     expect(r.stdout).toMatch(/split by ranges of \[g, o\]/);
-    const whole = plan({ partitionBy: ['g'], orderBy: [{ column: 'o' }], functions: [{ fn: 'ntile', n: 2, as: 'q' }] });
-    expect(cli([writePlan(d, whole, 'whole.json'), '--explain']).stdout).toMatch(/stays one task \(ntile→q/);
+    const whole = plan({
+      partitionBy: ['g'],
+      orderBy: [{ column: 'o' }],
+      functions: [{ fn: 'lag', column: 'x', as: 'q' }],
+    });
+    expect(cli([writePlan(d, whole, 'whole.json'), '--explain']).stdout).toMatch(/stays one task \(lag→q/);
   });
 });

@@ -3,8 +3,8 @@
 // factor x the median partition and over thresholdBytes). A split is exact only where a piece's rows need nothing
 // from the pieces after it and a few numbers from those before it: row_number, rank, dense_rank, and count, sum,
 // avg (its sum and count carried), min, max, first_value over a frame from the partition's start to the current
-// row (ROWS or RANGE). Other functions (lag/lead, sliding or forward frames, ntile, percent_rank, cume_dist,
-// last/nth_value) keep the partition in one task, and say why.
+// row (ROWS or RANGE); ntile, percent_rank and cume_dist with the partition's total rows added up over the pieces.
+// Other functions (lag/lead, sliding or forward frames, last/nth_value) keep the partition in one task, and say why.
 import type { BoundWindowFn } from '../plan/bound.js';
 import type { SkewSettings } from '../plan/load.js';
 import { detectSkew } from './decide.js';
@@ -32,6 +32,8 @@ export interface WindowStats {
 export function unsplittable(fns: BoundWindowFn[]): string | null {
   for (const f of fns) {
     if (f.fn === 'row_number' || f.fn === 'rank' || f.fn === 'dense_rank') continue;
+    // the partition's total rows, from a count over the pieces' summaries (window/carry.ts partitionTotals)
+    if (f.fn === 'ntile' || f.fn === 'percent_rank' || f.fn === 'cume_dist') continue;
     const cumulative = f.frame.start === null && f.frame.end === 0;
     if (
       cumulative &&

@@ -470,7 +470,7 @@ export class PlanGen {
    * A window over `input`: partitioned by a hot key (k or s, when the input has them) or others or nothing, ordered
    * by one or two ties-heavy keys (then only functions whose answer ties do not change: ranks, RANGE frames) or by
    * every column (a total order up to equal rows: any function, ROWS frames, lag/lead, ntile, first/last/nth_value).
-   * Some windows hold only the functions a hot partition can be split for (row_number, ranks, cumulative frames).
+   * Some windows hold only the functions a hot partition can be split for (row_number, ranks, ntile, percent_rank, cume_dist, cumulative frames).
    */
   window(input: Gen): Gen {
     const hot = input.schema.filter((c) => c.name === 'k' || c.name === 's' || /_s$|_i$/.test(c.name));
@@ -540,7 +540,9 @@ export class PlanGen {
       const ranks = [
         'rank',
         'dense_rank',
-        ...(splittable ? (total ? ['row_number'] : []) : ['percent_rank', 'cume_dist']),
+        'percent_rank',
+        'cume_dist',
+        ...(splittable && total ? ['row_number', 'ntile'] : []),
       ];
       const ordered =
         total && !splittable ? ['row_number', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value'] : [];
@@ -554,7 +556,7 @@ export class PlanGen {
         'sum',
         'min',
         'max',
-        ...(splittable ? [] : ['avg']),
+        'avg',
       ]);
       const push = (plan: Record<string, unknown>, args: string, col: Col, framed = true) => {
         const frame = framed ? frameOf() : undefined;

@@ -146,3 +146,31 @@ export function carries(
     return carry;
   });
 }
+
+/** The functions that need their partition's total rows (a split piece's rows are not all of them). */
+export const needsTotal = (f: BoundWindowFn) => f.fn === 'ntile' || f.fn === 'percent_rank' || f.fn === 'cume_dist';
+
+/**
+ * The total rows of each piece's first and last window partition (0 for an empty piece): the rows the summaries
+ * count, added over the pieces a partition spans.
+ */
+export function partitionTotals(
+  keys: number,
+  summaries: (Batch | null)[],
+  rows: number[],
+): { first: number; last: number }[] {
+  const seg: { key: Batch; r: number }[] = [];
+  const add = (key: Batch, r: number) => {
+    const prev = seg[seg.length - 1];
+    if (prev && sameKeys(prev.key, key, keys)) prev.r += r;
+    else seg.push({ key, r });
+    return seg.length - 1;
+  };
+  const at = summaries.map((s, k): [number, number] => {
+    if (!s || rows[k] === 0) return [-1, -1];
+    const R = s.columns[summaryR(keys)];
+    const i = add(rowOf(s, 0), numberAt(R, 0));
+    return [i, numberAt(R, 0) === rows[k] ? i : add(rowOf(s, 1), numberAt(R, 1))];
+  });
+  return at.map(([i, j]) => ({ first: i < 0 ? 0 : seg[i].r, last: j < 0 ? 0 : seg[j].r }));
+}

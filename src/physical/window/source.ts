@@ -6,7 +6,8 @@ import { sortIndices } from '../../kernels/sort.js';
 import type { Produced, SourceKernel } from '../task.js';
 import { shapeOf } from './bounds.js';
 import { windowColumn } from './functions.js';
-import { cutByBounds, summaryOf, withCarry } from './split.js';
+import { summaryR } from './carry.js';
+import { cutByBounds, summaryOf, withCarry, withTotals } from './split.js';
 import type { WindowSource } from './window-source.js';
 
 const sortKeys = (src: WindowSource) => [
@@ -23,7 +24,11 @@ export const windowKernel: SourceKernel<WindowSource> = {
     if (src.carry) {
       const c = src.carry;
       const rows = concatBatches(src.schema, src.input);
-      const out = c.values ? withCarry(rows, w, src.partitionBy, src.orderBy, src.fns, c.upTo, c.values) : rows;
+      let out = c.values ? withCarry(rows, w, src.partitionBy, src.orderBy, src.fns, c.upTo, c.values) : rows;
+      if (c.totals) {
+        const before = c.values ? (c.values.columns[summaryR(src.partitionBy.length)].values as Float64Array)[0] : 0;
+        out = withTotals(out, w, src.partitionBy, src.orderBy, src.fns, c.upTo, before, c.totals);
+      }
       return { batches: [out], rows: rows.length };
     }
     if (src.cut) {

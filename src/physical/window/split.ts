@@ -14,7 +14,7 @@ import {
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
 import { type Shape, shapeOf } from './bounds.js';
-import { mergeEarlier, summaryCount, summaryFn, summaryG, summaryR } from './carry.js';
+import { mergeEarlier, needsTotal, summaryCount, summaryFn, summaryG, summaryR } from './carry.js';
 import { windowColumn } from './functions.js';
 
 /** A total order of rows on the keys alone (ties: 0). */
@@ -188,4 +188,40 @@ function avgCarried(own: Column, sum: Column, count: Column, upTo: number, S: nu
     if (valid) valid[i] = 1;
   }
   return { type: own.type, length: n, values: v, valid };
+}
+
+/**
+ * ntile, percent_rank and cume_dist of a piece recomputed as if its first window partition had `before` rows ahead
+ * of it and `totals.first` in all, and its last one (when another) `totals.last` from its first row.
+ */
+export function withTotals(
+  out: Batch,
+  w: number,
+  partitionBy: number[],
+  orderBy: SortKey[],
+  fns: BoundWindowFn[],
+  upTo: number,
+  before: number,
+  totals: { first: number; last: number },
+): Batch {
+  const s = shapeOf(out, partitionBy, orderBy);
+  const n = out.length;
+  const partStart = s.partStart.slice(),
+    partEnd = s.partEnd.slice();
+  for (let i = 0; i < upTo; i++) {
+    partStart[i] = -before;
+    partEnd[i] = totals.first - before;
+  }
+  const last = n > 0 ? s.partStart[n - 1] : 0;
+  if (last >= upTo)
+    for (let i = last; i < n; i++) {
+      partStart[i] = last;
+      partEnd[i] = last + totals.last;
+    }
+  const shape: Shape = { ...s, partStart, partEnd };
+  const cols = out.columns.slice();
+  fns.forEach((f, k) => {
+    if (needsTotal(f)) cols[w + k] = windowColumn(f, out, shape, orderBy);
+  });
+  return { length: n, columns: cols };
 }

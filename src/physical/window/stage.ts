@@ -13,7 +13,7 @@ import { type ShuffleOutput, blocksOf, shuffle } from '../exchange/shuffle.js';
 import type { Downstream, ExecContext } from '../operator.js';
 import { partitionsFor } from '../pipeline.js';
 import { type RowOp, type TaskResult, type TaskSpec, withSeed } from '../task.js';
-import { carries, summaryR } from './carry.js';
+import { carries, needsTotal, partitionTotals, summaryR } from './carry.js';
 import { keyOrder } from './split.js';
 import type { WindowSource } from './window-source.js';
 
@@ -125,6 +125,13 @@ async function runPieces(
     summaries,
     outs.map((b) => b.length),
   );
+  const totals = node.fns.some(needsTotal)
+    ? partitionTotals(
+        node.partitionBy.length,
+        summaries,
+        outs.map((b) => b.length),
+      )
+    : null;
   const schema = [...node.input.schema, ...node.fns.map((f) => ({ name: f.as, type: f.type }))];
   return Promise.all(
     outs.map((out, k) => {
@@ -133,7 +140,10 @@ async function runPieces(
         : 0;
       return ex.run(
         {
-          source: { ...source([out], { carry: { upTo, values: carried[k] } }), schema },
+          source: {
+            ...source([out], { carry: { upTo, values: carried[k], ...(totals ? { totals: totals[k] } : {}) } }),
+            schema,
+          },
           ...rest(k),
         },
         { stage: node.id, kind: 'reduce', partition: p, split: `range ${k + 1}/${K} carried` },

@@ -20,7 +20,8 @@ export interface WindowSource {
   cut?: Batch;
   /**
    * the second pass over a piece: `input` is its computed rows, sorted; the first `upTo` (its first window
-   * partition) get what the pieces before carry (a summary row), if anything
+   * partition) get what the pieces before carry (a summary row), if anything; `totals`: the rows of its first and
+   * last window partition over every piece (ntile, percent_rank, cume_dist)
    */
-  carry?: { upTo: number; values: Batch | null };
+  carry?: { upTo: number; values: Batch | null; totals?: { first: number; last: number } };
 }
