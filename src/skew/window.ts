@@ -3,8 +3,10 @@
 // factor x the median partition and over thresholdBytes). A split is exact only where a piece's rows need nothing
 // from the pieces after it and a few numbers from those before it: row_number, rank, dense_rank, and count, sum,
 // avg (its sum and count carried), min, max, first_value over a frame from the partition's start to the current
-// row (ROWS or RANGE); ntile, percent_rank and cume_dist with the partition's total rows added up over the pieces.
-// Other functions (lag/lead, sliding or forward frames, last/nth_value) keep the partition in one task, and say why.
+// row (ROWS or RANGE); ntile, percent_rank and cume_dist with the partition's total rows added up over the pieces;
+// lag/lead and functions over ROWS frames of n preceding/following rows recomputed with the n rows before and after
+// a piece from its neighbours. Other functions (RANGE frames with offsets or to the partition's end, ROWS frames to
+// the partition's end) keep the partition in one task, and say why.
 import type { BoundWindowFn } from '../plan/bound.js';
 import type { SkewSettings } from '../plan/load.js';
 import { detectSkew } from './decide.js';
@@ -28,12 +30,18 @@ export interface WindowStats {
   splits: WindowSplit[];
 }
 
+/** The functions over a frame. */
+const FRAME_FNS = new Set(['count', 'sum', 'avg', 'min', 'max', 'first_value', 'last_value', 'nth_value']);
+
 /** Why the window's functions cannot be split by ranges (null: they can). */
 export function unsplittable(fns: BoundWindowFn[]): string | null {
   for (const f of fns) {
     if (f.fn === 'row_number' || f.fn === 'rank' || f.fn === 'dense_rank') continue;
     // the partition's total rows, from a count over the pieces' summaries (window/carry.ts partitionTotals)
     if (f.fn === 'ntile' || f.fn === 'percent_rank' || f.fn === 'cume_dist') continue;
+    // the n rows before and after a piece, from its neighbours (window/carry.ts reach)
+    if (f.fn === 'lag' || f.fn === 'lead') continue;
+    if (f.frame.unit === 'rows' && f.frame.start !== null && f.frame.end !== null && FRAME_FNS.has(f.fn)) continue;
     const cumulative = f.frame.start === null && f.frame.end === 0;
     if (
       cumulative &&

@@ -331,8 +331,13 @@ export class PlanGen {
 
   setOp(left: Gen, right: Gen): Gen | null {
     const pairs: [Col, Col][] = [];
-    for (const l of this.r.shuffle(left.schema)) {
-      const rs = right.schema.filter((c) => c.kind === l.kind && c.type === l.type && !pairs.some((p) => p[1] === c));
+    // decimals past 18 digits (sums, the 16-byte column) stay out: at 38 digits DuckDB's widening of two scales
+    // drops the larger scale (DECIMAL(38,2) with DECIMAL(30,4) gives DECIMAL(38,2)), the engine keeps it
+    const pairable = (c: Col) => !(c.kind === 'dec' && c.wide);
+    for (const l of this.r.shuffle(left.schema.filter(pairable))) {
+      const rs = right.schema.filter(
+        (c) => pairable(c) && c.kind === l.kind && c.type === l.type && !pairs.some((p) => p[1] === c),
+      );
       if (rs.length) pairs.push([l, this.r.pick(rs)]);
       if (pairs.length === this.r.int(1, 3)) break;
     }
@@ -504,6 +509,15 @@ export class PlanGen {
     type B = string | { preceding: number } | { following: number };
     const frameOf = (): { unit: 'rows' | 'range'; start: B; end: B } | undefined => {
       if (noOrder) return undefined;
+      // bounded ROWS frames: read from the neighbouring pieces (sometimes farther than a piece holds)
+      const far = () => (this.r.chance(0.2) ? this.r.int(4, 40) : this.r.int(0, 3));
+      if (splittable && total && this.r.chance(0.35))
+        return this.r.pick<{ unit: 'rows'; start: B; end: B }[]>([
+          { unit: 'rows', start: { preceding: far() }, end: { following: far() } },
+          { unit: 'rows', start: { preceding: far() + 1 }, end: 'current row' },
+          { unit: 'rows', start: 'current row', end: { following: far() } },
+          { unit: 'rows', start: { following: 1 }, end: { following: far() + 1 } },
+        ]);
       if (splittable)
         return this.r.chance(0.5)
           ? undefined
@@ -548,7 +562,7 @@ export class PlanGen {
         total && !splittable ? ['row_number', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value'] : [];
       const fn = this.r.pick([
         ...(noOrder ? ['rank'] : ranks),
-        ...(total && splittable ? ['first_value'] : []),
+        ...(total && splittable ? ['first_value', 'lag', 'lead'] : []),
         ...ordered,
         'count',
         'count*',
@@ -576,7 +590,7 @@ export class PlanGen {
         push({ fn, n: k }, `${k}`, intCol, false);
       } else if (fn === 'lag' || fn === 'lead') {
         const c = this.r.pick(input.schema);
-        const offset = this.r.int(0, 3);
+        const offset = this.r.chance(0.15) ? this.r.int(4, 40) : this.r.int(0, 3);
         const dflt = c.kind === 'int' && !c.type && this.r.chance(0.5);
         push(
           { fn, column: c.name, offset, ...(dflt ? { default: 0 } : {}) },

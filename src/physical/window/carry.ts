@@ -174,3 +174,27 @@ export function partitionTotals(
   });
   return at.map(([i, j]) => ({ first: i < 0 ? 0 : seg[i].r, last: j < 0 ? 0 : seg[j].r }));
 }
+
+/** Whether a function is recomputed over a piece's rows with its neighbours' (lag/lead, bounded ROWS frames). */
+export const needsNeighbours = (f: BoundWindowFn) =>
+  f.fn === 'lag' ||
+  f.fn === 'lead' ||
+  (f.frame.unit === 'rows' && f.frame.start !== null && f.frame.end !== null && FRAME_FNS.has(f.fn));
+
+const FRAME_FNS = new Set(['count', 'sum', 'avg', 'min', 'max', 'first_value', 'last_value', 'nth_value']);
+
+/** How many rows before and after a row the functions read (lag/lead offsets, ROWS frames' bounds). */
+export function reach(fns: BoundWindowFn[]): { before: number; after: number } {
+  let before = 0,
+    after = 0;
+  for (const f of fns) {
+    if (!needsNeighbours(f)) continue;
+    if (f.fn === 'lag') before = Math.max(before, f.n);
+    else if (f.fn === 'lead') after = Math.max(after, f.n);
+    else {
+      before = Math.max(before, -f.frame.start!, -f.frame.end!);
+      after = Math.max(after, f.frame.start!, f.frame.end!);
+    }
+  }
+  return { before, after };
+}

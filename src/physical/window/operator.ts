@@ -39,7 +39,7 @@ export const windowOperator: PhysicalOperator<WindowNode> = {
       why
         ? `a partition over the skew thresholds stays one task (${why})`
         : `a partition over the skew thresholds is split by ranges of [${[...by, order].filter(Boolean).join(', ')}], ` +
-            "each range a task, then what the ranges before carry added (counts, running sums and counts, min/max, the partition's rows)",
+            "each range a task, then what the ranges before carry added (counts, running sums and counts, min/max, the partition's rows, the neighbouring rows)",
     );
     x.line(depth + 1, `shuffle ${src.id}.input: hash on [${by.join(', ')}], ${P} partition(s)`);
     x.walk(src.input, depth + 2);

@@ -7,7 +7,7 @@ import type { Produced, SourceKernel } from '../task.js';
 import { shapeOf } from './bounds.js';
 import { windowColumn } from './functions.js';
 import { summaryR } from './carry.js';
-import { cutByBounds, summaryOf, withCarry, withTotals } from './split.js';
+import { cutByBounds, summaryOf, withCarry, withNeighbours, withTotals } from './split.js';
 import type { WindowSource } from './window-source.js';
 
 const sortKeys = (src: WindowSource) => [
@@ -29,6 +29,7 @@ export const windowKernel: SourceKernel<WindowSource> = {
         const before = c.values ? (c.values.columns[summaryR(src.partitionBy.length)].values as Float64Array)[0] : 0;
         out = withTotals(out, w, src.partitionBy, src.orderBy, src.fns, c.upTo, before, c.totals);
       }
+      if (c.neighbours) out = withNeighbours(out, w, src, c.neighbours);
       return { batches: [out], rows: rows.length };
     }
     if (src.cut) {

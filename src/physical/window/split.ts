@@ -14,7 +14,7 @@ import {
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
 import { type Shape, shapeOf } from './bounds.js';
-import { mergeEarlier, needsTotal, summaryCount, summaryFn, summaryG, summaryR } from './carry.js';
+import { mergeEarlier, needsNeighbours, needsTotal, summaryCount, summaryFn, summaryG, summaryR } from './carry.js';
 import { windowColumn } from './functions.js';
 
 /** A total order of rows on the keys alone (ties: 0). */
@@ -224,4 +224,27 @@ export function withTotals(
     if (needsTotal(f)) cols[w + k] = windowColumn(f, out, shape, orderBy);
   });
   return { length: n, columns: cols };
+}
+
+/**
+ * lag/lead and functions over bounded ROWS frames of a piece recomputed over its rows with its neighbours' around
+ * them (already in order: not sorted again, so every piece sees one order of the rows), kept for its own rows.
+ */
+export function withNeighbours(
+  out: Batch,
+  w: number,
+  src: { schema: Schema; partitionBy: number[]; orderBy: SortKey[]; fns: BoundWindowFn[] },
+  near: { before: Batch; after: Batch },
+): Batch {
+  const inputSchema = src.schema.slice(0, w);
+  const own: Batch = { length: out.length, columns: out.columns.slice(0, w) };
+  const ext = concatBatches(inputSchema, [near.before, own, near.after]);
+  const shape = shapeOf(ext, src.partitionBy, src.orderBy);
+  const keep = new Int32Array(out.length);
+  for (let i = 0; i < out.length; i++) keep[i] = near.before.length + i;
+  const cols = out.columns.slice();
+  src.fns.forEach((f, k) => {
+    if (needsNeighbours(f)) cols[w + k] = gather(windowColumn(f, ext, shape, src.orderBy), keep);
+  });
+  return { length: out.length, columns: cols };
 }

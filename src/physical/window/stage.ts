@@ -2,7 +2,7 @@
 // small partitions packed into tasks as an aggregate's are, and one task per pack sorting its rows and computing
 // the functions (window/source.ts). Spilled shuffle blocks are read back by the task that reads them.
 import { normFor } from '../../agg/aggregate.js';
-import { type Batch, type Schema, concatBatches, gatherBatch } from '../../kernels/column.js';
+import { type Batch, type Schema, concatBatches, emptyBatch, gatherBatch, sliceBatch } from '../../kernels/column.js';
 import { type SortKey, comparisonSort } from '../../kernels/sort.js';
 import { planWindowSplits } from '../../skew/window.js';
 import { blockBytes, packBlocks, readBack } from '../../spill/block.js';
@@ -13,7 +13,7 @@ import { type ShuffleOutput, blocksOf, shuffle } from '../exchange/shuffle.js';
 import type { Downstream, ExecContext } from '../operator.js';
 import { partitionsFor } from '../pipeline.js';
 import { type RowOp, type TaskResult, type TaskSpec, withSeed } from '../task.js';
-import { carries, needsTotal, partitionTotals, summaryR } from './carry.js';
+import { carries, needsNeighbours, needsTotal, partitionTotals, reach, summaryR } from './carry.js';
 import { keyOrder } from './split.js';
 import type { WindowSource } from './window-source.js';
 
@@ -133,6 +133,7 @@ async function runPieces(
       )
     : null;
   const schema = [...node.input.schema, ...node.fns.map((f) => ({ name: f.as, type: f.type }))];
+  const near = node.fns.some(needsNeighbours) ? neighbours(outs, node.input.schema, reach(node.fns)) : null;
   return Promise.all(
     outs.map((out, k) => {
       const upTo = summaries[k]
@@ -141,7 +142,14 @@ async function runPieces(
       return ex.run(
         {
           source: {
-            ...source([out], { carry: { upTo, values: carried[k], ...(totals ? { totals: totals[k] } : {}) } }),
+            ...source([out], {
+              carry: {
+                upTo,
+                values: carried[k],
+                ...(totals ? { totals: totals[k] } : {}),
+                ...(near ? { neighbours: near[k] } : {}),
+              },
+            }),
             schema,
           },
           ...rest(k),
@@ -150,6 +158,38 @@ async function runPieces(
       );
     }),
   );
+}
+
+/**
+ * Each piece's neighbours: the last `before` rows of the pieces before it and the first `after` rows of those after
+ * it (the input's columns, in the pieces' sorted order), for lag/lead and bounded ROWS frames.
+ */
+function neighbours(
+  outs: Batch[],
+  schema: Schema,
+  r: { before: number; after: number },
+): { before: Batch; after: Batch }[] {
+  const w = schema.length;
+  const cols = (b: Batch, from: number, to: number): Batch => {
+    const s = sliceBatch(b, from, to);
+    return { length: s.length, columns: s.columns.slice(0, w) };
+  };
+  return outs.map((_, k) => {
+    const before: Batch[] = [],
+      after: Batch[] = [];
+    for (let j = k - 1, need = r.before; j >= 0 && need > 0; j--) {
+      const n = outs[j].length;
+      before.unshift(cols(outs[j], Math.max(0, n - need), n));
+      need -= Math.min(n, need);
+    }
+    for (let j = k + 1, need = r.after; j < outs.length && need > 0; j++) {
+      const n = outs[j].length;
+      after.push(cols(outs[j], 0, Math.min(n, need)));
+      need -= Math.min(n, need);
+    }
+    const join = (bs: Batch[]): Batch => (bs.length === 0 ? emptyBatch(schema) : concatBatches(schema, bs));
+    return { before: join(before), after: join(after) };
+  });
 }
 
 /**

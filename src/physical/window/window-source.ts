@@ -23,5 +23,11 @@ export interface WindowSource {
    * partition) get what the pieces before carry (a summary row), if anything; `totals`: the rows of its first and
    * last window partition over every piece (ntile, percent_rank, cume_dist)
    */
-  carry?: { upTo: number; values: Batch | null; totals?: { first: number; last: number } };
+  carry?: {
+    upTo: number;
+    values: Batch | null;
+    totals?: { first: number; last: number };
+    /** the rows just before and after the piece (the input's columns, sorted): lag/lead, bounded ROWS frames */
+    neighbours?: { before: Batch; after: Batch };
+  };
 }
