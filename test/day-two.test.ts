@@ -102,4 +102,17 @@ describe('--explain', () => {
     expect(strategies.length).toBe(5);
     for (const l of strategies) expect(l.trim().length).toBeLessThan(200);
   });
+
+  it('--analyze: rows in and out, tasks and time per operator, inside the tree', () => {
+    const r = cli(['plans/quickstart.json', '--explain', '--analyze', '--no-broadcast', '--workers', '2']);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    const under = (id: string) => lines[lines.findIndex((l) => l.trim().startsWith(`${id}:`)) + 1].trim();
+    // the quick start's 100,000 orders and 10,000 customers, joined (110,000 rows into the join's reduce tasks)
+    expect(under('scan-1')).toMatch(/^ran: map \d+ task\(s\), 100,000 → 100,000 rows, [\d.]+ ms$/);
+    expect(under('scan-2')).toMatch(/^ran: map \d+ task\(s\), 10,000 → 10,000 rows, [\d.]+ ms$/);
+    expect(under('join-1')).toMatch(/^ran: reduce \d+ task\(s\), 110,000 → [\d,]+ rows, [\d.]+ ms$/);
+    expect(under('aggregate-1')).toMatch(/^ran: reduce \d+ task\(s\), [\d,]+ → 8 rows, [\d.]+ ms$/);
+    expect(r.stdout).toMatch(/broadcast turned off \(broadcastBytes 0\)/);
+  });
 });

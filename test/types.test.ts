@@ -99,6 +99,11 @@ describe('comparisons across types', () => {
     await same("SELECT id FROM t WHERE ts BETWEEN '1995-01-01 11:30:00' AND '1995-01-01 14:00:00'");
   });
 
+  it('a date plus or minus days is a date, a date minus a date the days between (DuckDB)', async () => {
+    await same("SELECT id, d + 1 AS a, 2 + d AS b, d - CAST(id AS INTEGER) AS c, d - DATE '1995-01-01' AS e FROM t");
+    await same("SELECT id FROM t WHERE d - 3 > DATE '1995-01-01'");
+  });
+
   it('decimals against floats in IN lists and BETWEEN compare as float64; NaN is above every number', async () => {
     await same('SELECT id FROM t WHERE dd IN (2.5, 5e0, f)');
     await same('SELECT id FROM t WHERE dd BETWEEN 2.5 AND f');
@@ -222,7 +227,11 @@ describe('SQL type errors at the line and column of the text', () => {
       ['SELECT t1.id FROM t t1 JOIN t t2 ON t1.s = t2.id', /^line 1, column 44: .*utf8 column "s" with int64 column/],
       [
         'SELECT id FROM t t1 WHERE EXISTS (SELECT * FROM t t2 WHERE t2.f = t1.id)',
-        /^line 1, column 65: a correlation compares float64 with int64/,
+        /^line 1, column 65: "=" compares float64 with int64: they do not join as keys/,
+      ],
+      [
+        'SELECT t1.id FROM t t1 LEFT JOIN t t2 ON t1.f = t2.id',
+        /^line 1, column 47: "=" compares float64 with int64: they do not join as keys/,
       ],
       // a date against a number
       ['SELECT id FROM t WHERE d BETWEEN 9000 AND 9200', /^line 1, column 34: .*date column "d" with int64 value 9000/],

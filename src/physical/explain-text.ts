@@ -85,7 +85,7 @@ export function humanSizes(text: string): string {
   return text
     .replace(
       /\b(broadcastBytes|bound|left|right) (\d+)(?![\d.]| rows)( bytes\b)?/g,
-      (_, w, n) => `${w} ${humanBytes(+n)}`,
+      (_, w, n) => `${w} ${n === '0' ? 0 : humanBytes(+n)}`,
     )
     .replace(/\b(\d+) bytes\b/g, (_, n) => humanBytes(+n));
 }

@@ -8,7 +8,7 @@ import type { Ctx, Rel } from './context.js';
 import { type Base, joinGraph } from './join-order.js';
 import { sqlError } from './lexer.js';
 import { type Col, Scope, suggest } from './scope.js';
-import { keyable } from './keys.js';
+import { keyTypes, keyable } from './keys.js';
 
 /** A table read from its files, its columns under fresh ids (renamed by a projection when a name is taken). */
 function scanRel(ctx: Ctx, item: Extract<FromItem, { k: 'table' | 'path' }>, table: string): Rel {
@@ -155,6 +155,8 @@ function outerJoin(ctx: Ctx, item: Extract<FromItem, { k: 'join' }>, parent: Sco
         continue;
       }
     }
+    if (preserved !== undefined && c.k === 'cmp' && c.op === '=' && c.l.k === 'col' && c.r.k === 'col' && !inL && !inR)
+      throw keyTypes(c, colType(c.l), colType(c.r));
     if (inR && preserved === 'l') {
       r.conds.push(c);
       continue;

@@ -85,8 +85,11 @@ function placeConds(
     ) {
       const ca = scope.resolve(c.l).col,
         cb = scope.resolve(c.r).col;
-      edges.push({ a: owner.get(ca.id)!, b: owner.get(cb.id)!, ca, cb });
-      continue;
+      // a join key only where the plan's keys compare as SQL does (a float with an exact number is a filter)
+      if (keyable(ca.type, cb.type, false)) {
+        edges.push({ a: owner.get(ca.id)!, b: owner.get(cb.id)!, ca, cb });
+        continue;
+      }
     }
     residual.push({ e: c, rels });
     for (const [i, d] of orPerTable(c, scope, owner)) bases[i].conds.push(d);

@@ -12,9 +12,8 @@ import { type Base, joinGraph } from './join-order.js';
 import { type Applied, hoistScalars, planSubqueryCond } from './subquery.js';
 import { Translator } from './translate.js';
 import { planSetOp, planValues } from './setops.js';
-import { keyable } from './keys.js';
-import { type DataType, typeName } from '../kernels/column.js';
-import { sqlTypeError, tagPos } from './positions.js';
+import { keyTypes, keyable } from './keys.js';
+import { tagPos } from './positions.js';
 import { windowBlock, windowsIn, withAliases } from './window.js';
 
 /** FROM and WHERE of a block; conditions on an enclosing block's columns go to `corr`. */
@@ -59,8 +58,6 @@ export function planWhere(
   return { rel: joinGraph(ctx, bases, plain, scope, onTop), scope };
 }
 
-const typeText = (t: DataType | undefined) => (t ? typeName(t).replace('date32', 'date') : 'an unknown type');
-
 /** A condition on an enclosing block's columns: `inner = outer` is a key pair, one other comparison a residual. */
 function correlate(c: Expr, scope: Scope, corr: Correlation | undefined): void {
   const side = (e: Expr) => refsOf(e, scope);
@@ -78,11 +75,7 @@ function correlate(c: Expr, scope: Scope, corr: Correlation | undefined): void {
       const id = scope.resolve(inner).col.id;
       if (op === '=' && outer.k === 'col') {
         const [ti, to] = [scope.resolve(inner).col.type, scope.resolve(outer).col.type];
-        if (!keyable(ti, to))
-          throw sqlTypeError(
-            c.pos,
-            `a correlation compares ${typeText(ti)} with ${typeText(to)}: they do not join as keys; CAST one side`,
-          );
+        if (!keyable(ti, to)) throw keyTypes(c, ti, to);
         corr.pairs.push({ inner: id, outer: scope.resolve(outer).col.id });
         return;
       }

@@ -332,8 +332,10 @@ export class SqlGen {
       // IN / NOT IN, nulls on both sides
       const not = this.r.chance(0.4);
       this.tag(not ? 'not in' : 'in');
-      const [ik, ok] = this.r.pick(KEYS);
-      const o = this.colNamed(ok, outer) ?? this.col('int')!.sql;
+      // a key the outer query has (a CTE may hold a few columns); else an integer against k
+      const pairs = KEYS.filter(([, ok]) => this.colNamed(ok, outer) !== null);
+      const [ik, ok] = pairs.length ? this.r.pick(pairs) : ['k', ''];
+      const o = this.colNamed(ok, outer) ?? this.col('int')?.sql ?? '1';
       const c = this.r.chance(0.3) ? corr() : null;
       if (c) this.tag('correlated');
       // NOT IN over a subquery with a null keeps no row: half the time its nulls are filtered out
