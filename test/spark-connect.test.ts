@@ -49,6 +49,59 @@ describe('the remote URL', () => {
   });
 });
 
+/** A fake Spark Connect server: Config answers with the server-side session ids given, in turn. */
+async function fakeServer(sessions: string[]) {
+  const grpc = await import('@grpc/grpc-js');
+  const { encode, decode, str } = await import('../dist/spark/wire.js');
+  const seen = { config: 0, released: [] as string[], headers: [] as Record<string, unknown>[] };
+  const server = new grpc.Server();
+  const unary = (name: string, answer: (req: Map<number, unknown>) => Uint8Array) =>
+    server.register(
+      `/spark.connect.SparkConnectService/${name}`,
+      // biome-ignore lint/suspicious/noExplicitAny: grpc-js's generic handler
+      (call: any, cb: any) => {
+        seen.headers.push(call.metadata.getMap());
+        cb(null, answer(call.request));
+      },
+      (b: Uint8Array) => Buffer.from(b),
+      (b: Buffer) => decode(b),
+      'unary',
+    );
+  unary('Config', () => encode([[4, sessions[Math.min(seen.config++, sessions.length - 1)]]]));
+  unary('ReleaseSession', (req) => {
+    seen.released.push(str(req as never, 1));
+    return encode([]);
+  });
+  const port = await new Promise<number>((r, j) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))),
+  );
+  return { port, seen, stop: () => server.forceShutdown() };
+}
+
+describe('the client against a fake server', () => {
+  it('a new server-side session id is a restart, said as such; headers sent; our session released, not the URL’s', async () => {
+    const f = await fakeServer(['s-1', 's-1', 's-2']);
+    try {
+      const c = new SparkConnectClient(parseRemote(`sc://localhost:${f.port}/;token=${SECRET};x-team=etl`));
+      await c.setConfig({ a: '1' });
+      await c.setConfig({ a: '2' });
+      const err = await c.setConfig({ a: '3' }).catch((e: Error) => e);
+      expect(err?.message).toMatch(/server at localhost:\d+ restarted during the run \(its session s-1 is now s-2\)/);
+      expect(err?.message).not.toContain(SECRET);
+      expect(f.seen.headers[0]).toMatchObject({ 'x-team': 'etl', authorization: `Bearer ${SECRET}` });
+      await c.close();
+      expect(f.seen.released).toEqual([c.sessionId]);
+      const id = '00112233-4455-6677-8899-aabbccddeeff';
+      const mine = new SparkConnectClient(parseRemote(`sc://localhost:${f.port}/;session_id=${id}`));
+      expect(mine.sessionId).toBe(id);
+      await mine.close();
+      expect(f.seen.released).toEqual([c.sessionId]);
+    } finally {
+      f.stop();
+    }
+  });
+});
+
 describe('skewjoin lower --to spark', () => {
   it('takes a .sql file and prints one clause a line, many files as one source', async () => {
     for (const i of [0, 1])

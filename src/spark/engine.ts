@@ -127,9 +127,9 @@ async function release(client: SparkConnectClient): Promise<void> {
 }
 
 /** Why a local path cannot be given to the server at `url`, or undefined when it can (a server on this machine). */
-function localFilesRefused(url: string | undefined): string | undefined {
+function localFilesRefused(url: string | undefined, at: string): string | undefined {
   if (!url) return undefined;
-  const r = parseRemote(url, 'SPARK_REMOTE');
+  const r = parseRemote(url, at);
   if (isLoopback(r.host)) return undefined;
   return (
     `the Spark Connect server at ${r.host}:${r.port} runs on another machine and cannot read this machine's ` +
@@ -170,7 +170,7 @@ export async function loadForSpark(plan: Plan | string | object, o: LoadOptions,
     // a local path not found here may be found by a remote server on this machine, not by a local one; a server
     // on another machine reads no local path (nor a file of that name there, after we sampled ours)
     const url = remote ?? process.env.SPARK_REMOTE;
-    const localRefused = localFilesRefused(url);
+    const localRefused = localFilesRefused(url, remote ? '--remote' : 'SPARK_REMOTE');
     return await loadPlan(plan, { ...o, sparkSources: { schema, missing: !!url, localRefused } });
   } finally {
     if (session) {
