@@ -58,7 +58,6 @@ async function fakeServer(sessions: string[]) {
   const unary = (name: string, answer: (req: Map<number, unknown>) => Uint8Array) =>
     server.register(
       `/spark.connect.SparkConnectService/${name}`,
-      // biome-ignore lint/suspicious/noExplicitAny: grpc-js's generic handler
       (call: any, cb: any) => {
         seen.headers.push(call.metadata.getMap());
         cb(null, answer(call.request));

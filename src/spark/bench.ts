@@ -36,13 +36,13 @@ interface Workload {
   groupByKey?: boolean;
 }
 const WORKLOADS: Workload[] = [
-  { name: 'full outer hot key', hotShare: 0.3, files: 4, sorted: false, join: 'full' },
+  { name: 'full outer hot key', hotShare: 0.3, files: 16, sorted: false, join: 'full' },
   // 10% of the rows, sorted: the hot key's rows all sit in the first of 8 files, one map task's block
   { name: 'one-file hot key', hotShare: 0.1, files: 8, sorted: true, join: 'inner' },
   // the copied side heavy for the hot key: its rows are replicated once per salt
-  { name: 'heavy copied side', hotShare: 0.3, files: 4, sorted: false, join: 'full', hotDimRows: 2000 },
+  { name: 'heavy copied side', hotShare: 0.3, files: 16, sorted: false, join: 'full', hotDimRows: 2000 },
   // a GROUP BY on the key after the join: the salted join's rows of the hot key meet again in one partition
-  { name: 'group by after join', hotShare: 0.3, files: 4, sorted: false, join: 'full', groupByKey: true },
+  { name: 'group by after join', hotShare: 0.3, files: 16, sorted: false, join: 'full', groupByKey: true },
 ];
 /**
  * Makespan of a stage's tasks on `executors`, largest task first (LPT), as bench/simulate.ts schedules the local
@@ -112,7 +112,7 @@ async function generate(con: any, dir: string, w: Workload, rows: number, keys: 
   );
 }
 
-function plan(dir: string, w: Workload, strategy: 'partition' | 'auto'): Plan {
+function plan(dir: string, w: Workload, strategy: 'partition' | 'auto', rows: number): Plan {
   const join = {
     op: 'join' as const,
     type: w.join,
@@ -127,7 +127,14 @@ function plan(dir: string, w: Workload, strategy: 'partition' | 'auto'): Plan {
     execution: {
       partitions: 64,
       broadcastBytes: 0,
-      skew: { factor: 5, thresholdBytes: '4MB', advisoryPartitionBytes: '16MB', strategy },
+      // partitions of about 1/64 of the fact's 16-byte rows (at most 16 MB): AQE keeps some 64 tasks a stage to
+      // replay on the simulated executors rather than coalescing them into a few
+      skew: {
+        factor: 5,
+        thresholdBytes: '4MB',
+        advisoryPartitionBytes: Math.min(16 << 20, Math.max(256 << 10, Math.round((rows * 16) / 64))),
+        strategy,
+      },
     },
     query: {
       op: 'aggregate',
@@ -227,7 +234,10 @@ export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableSt
     for (const w of workloads) {
       const dir = path.join(o.out, 'spark', w.name.replace(/\W+/g, '-'));
       await generate(con, dir, w, rows, keys);
-      const lps = { aqe: await loadPlan(plan(dir, w, 'partition')), salted: await loadPlan(plan(dir, w, 'auto')) };
+      const lps = {
+        aqe: await loadPlan(plan(dir, w, 'partition', rows)),
+        salted: await loadPlan(plan(dir, w, 'auto', rows)),
+      };
       const runs: Record<string, SparkBenchRow[]> = { 'spark aqe': [], 'spark aqe+salt': [] };
       // the JVM's first runs of both query shapes
       await sparkRun(lps.aqe, server.url, 'warm-up', w);
