@@ -42,6 +42,8 @@ export interface RunResult {
    * Rows as plain objects: 64-bit integers as bigint, decimals as exact text ('1234.50'), nulls as null,
    * dates and timestamps as ISO text ('1996-09-24', as `--json` prints them); `{ dates: 'date' }` gives
    * `Date` objects, `{ dates: 'raw' }` the stored numbers (days since 1970, a bigint count of the unit).
+   * `{ integers: 'number' }` gives 64-bit integers as numbers (so that `JSON.stringify` takes the rows): exact up
+   * to 2^53 - 1, a RangeError naming the column beyond.
    */
   toRows(options?: RowOptions): Record<string, unknown>[];
 }

@@ -37,6 +37,12 @@ export class ExecutionError extends SkewjoinError {
   override readonly exitCode = 1;
 }
 
+/**
+ * The reader of the output went away (a pipe closed: `skewjoin q.sql --output - | head`): the query stops; the
+ * command line exits 0 quietly, as `head` users expect.
+ */
+export class OutputClosedError extends ExecutionError {}
+
 export interface ErrorPayload {
   kind: string;
   message: string;

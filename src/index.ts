@@ -1,7 +1,8 @@
 // skewjoin: a batch query engine for joins and aggregations over skewed data.
 export { runPlan, executePlan, definePlan, type RunOptions, type RunResult } from './api.js';
 export { runSql, compileSql, type RunSqlOptions, type SqlOptions } from './sql/compile.js';
-export type { DateForm, RowOptions } from './io/rows.js';
+export { describeFile, type ColumnDescription } from './sql/describe.js';
+export type { DateForm, IntegerForm, RowOptions } from './io/rows.js';
 export {
   validatePlan,
   type LoadOptions,

@@ -200,7 +200,7 @@ describe('rows passed through beside states', () => {
     'one map task ships its rows, the other its states; the reduce merges both (group by %j)',
     async (groupBy) => {
       const q = mix(groupBy, groupBy.includes('sk') ? withKey : undefined);
-      const key = groupBy.includes('sk') ? `concat('k', k) AS sk, k` : 'k';
+      const key = groupBy.includes('sk') ? `('k' || k) AS sk, k` : 'k';
       await expectSame(q, `SELECT ${key}, ${aggsSql} FROM read_parquet(${MIX}) GROUP BY ALL`, {
         workers: 2,
         partitions: 4,

@@ -193,9 +193,9 @@ describe('broadcast from measured, post-filter sizes', () => {
     expect(e.code).toBe(0);
     expect(e.stdout).toMatch(
       new RegExp(
-        'expected strategy: shuffle: right side may be broadcast, right \\d+ bytes > broadcastBytes 100000 ' +
-          '\\(from the files, before filters\\); at run time the right side is read after its filters, up to broadcastBytes 100000; ' +
-          'the smaller that fits is broadcast, else the rows read are shuffled',
+        'expected strategy: shuffle: right side may be broadcast, right [\\d.]+ [KM]B > broadcastBytes 97.7 KB ' +
+          '\\(from the files, before filters\\); see note 1\\n(.|\\n)*notes:\\n   1\\. at run time the right side is read ' +
+          'after its filters, up to broadcastBytes 97.7 KB; the smaller that fits is broadcast, else the rows read are shuffled',
       ),
     );
     const a = cli([f, '--explain', '--analyze', '--workers', '2']);

@@ -89,7 +89,7 @@ describe('plan errors exit 2 and name the JSON path', () => {
     [
       'literal of the wrong type',
       plan({ op: 'filter', input: scanA, where: { column: 'id', cmp: '=', value: 'abc' } }),
-      /query\.where\.value: value "abc" cannot be compared with column "id" \(int64\)/,
+      /query\.where\.value: "=" cannot compare int64 column "id" with utf8 value "abc"/,
     ],
     [
       'unknown aggregate function',

@@ -184,7 +184,7 @@ describe('arithmetic', () => {
 describe('strings, dates, nulls, case', () => {
   it('string functions and LIKE with %, _ and a computed pattern', async () => {
     await same([
-      [f('concat', col('s'), v('-'), col('t')), `concat(s, '-', t)`],
+      [f('concat', col('s'), v('-'), col('t')), `(s || '-' || t)`],
       [f('substr', col('s'), v(2), v(3)), 'substr(s, 2, 3)'],
       [f('substr', col('s'), col('n')), 'substr(s, n)'],
       [f('lower', col('s')), 'lower(s)'],
@@ -209,7 +209,7 @@ describe('strings, dates, nulls, case', () => {
             { when: { column: 's', like: '%b_' }, then: v('z') },
           ],
         },
-        `CASE WHEN s LIKE concat('%', t, '%') THEN 'y' WHEN s LIKE '%b_' THEN 'z' END`,
+        `CASE WHEN s LIKE ('%' || t || '%') THEN 'y' WHEN s LIKE '%b_' THEN 'z' END`,
       ],
       [f('coalesce', col('t'), col('s'), v('none')), `coalesce(t, s, 'none')`],
       [f('nullif', col('s'), v('abc')), `nullif(s, 'abc')`],
@@ -311,7 +311,7 @@ describe('strings, dates, nulls, case', () => {
     const ours = r.toRows().map((x) => String(x.id));
     const theirs = (
       await duckRows(
-        `SELECT id FROM ${T} WHERE a < b OR (year(d) BETWEEN 2000 AND 2023 AND d < '2023-06-01') OR p + q IN (-0.5, 3.14) OR concat(s, t) IS NULL`,
+        `SELECT id FROM ${T} WHERE a < b OR (year(d) BETWEEN 2000 AND 2023 AND d < '2023-06-01') OR p + q IN (-0.5, 3.14) OR (s || t) IS NULL`,
       )
     ).map((x) => String(x[0]));
     expect(theirs.length).toBeGreaterThan(20);

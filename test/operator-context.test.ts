@@ -34,10 +34,11 @@ async function bound(on: string[][], type = 'inner', execution: object = {}) {
 }
 
 describe('the join operator against a fake context', () => {
-  it('a cross join replicates the smaller side to one task per chunk of the larger, and says so', async () => {
-    // 32-byte chunks: each 4-row int64 block of the larger side is a task of its own
+  it('a cross join replicates the smaller side to tasks of the larger whose pairs fit the target, and says so', async () => {
+    // pairs of 16 bytes, 256 KB of them a task (the least a task makes): 8192 rows of the larger side against 2
     const lp = await bound([], 'inner', { skew: { advisoryPartitionBytes: 32 } });
-    const big = [int64([1, 2, 3, 4]), int64([5, 6, 7, 8]), int64([9, 10, 11, 12])],
+    const rows = (from: number) => int64(Array.from({ length: 8192 }, (_, i) => from + i));
+    const big = [rows(0), rows(8192), rows(16384)],
       small = [int64([100, 200])];
     const ctx = new FakeContext(
       lp.settings,
@@ -55,7 +56,7 @@ describe('the join operator against a fake context', () => {
         split: 'cross join: right side replicated',
       })),
     );
-    expect(rowCount(results.flatMap((r: any) => r.batches))).toBe(12 * 2);
+    expect(rowCount(results.flatMap((r: any) => r.batches))).toBe(3 * 8192 * 2);
     expect(ctx.stats.joins).toEqual([
       expect.objectContaining({
         strategy: 'broadcast',

@@ -219,9 +219,10 @@ describe('errors point at the text', () => {
       [
         ['sql', 'SELECT * FROM nowhere'],
         2,
-        /line 1, column 15: table "nowhere" does not exist; give its files with --source nowhere=PATH/,
+        /line 1, column 15: table "nowhere" does not exist; bind it with --source nowhere=PATH or --data DIR/,
       ],
-      [[path.join(dir, 'no-such.sql')], 2, /cannot read SQL file .*no-such\.sql: ENOENT/],
+      // a missing SQL file is a missing input file, as a data file is (issue 43)
+      [[path.join(dir, 'no-such.sql')], 3, /error: SQL file .*no-such\.sql: file not found/],
     ];
     for (const [args, code, msg] of cases) {
       const r = cli([...args, '--output', out]);
@@ -232,7 +233,7 @@ describe('errors point at the text', () => {
     }
     expect(fs.readdirSync(dir).filter((f) => f.startsWith('never'))).toEqual([]);
   });
-  it('--output with --format, for SQL and for a plan file; --format without --output is exit 2', () => {
+  it('--output with --format, for SQL and for a plan file; --format parquet without --output is exit 2', () => {
     const csv = path.join(dir, 'grp.data');
     const r = cli([
       'sql',
@@ -265,8 +266,10 @@ describe('errors point at the text', () => {
     expect(cli([plan, '--output', jsonl]).code).toBe(0);
     expect(fs.readFileSync(jsonl, 'utf8').trim()).toBe('{"n":20}');
     expect(fs.existsSync(path.join(dir, 'elsewhere.parquet'))).toBe(false);
-    const bad = cli([plan, '--format', 'csv']);
+    const bad = cli([plan, '--format', 'parquet']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--format: needs --output PATH/);
+    expect(bad.stderr).toMatch(/--format: parquet needs --output PATH \(standard output takes csv or jsonl\)/);
+    // a text format without a path: standard output
+    expect(cli([plan, '--format', 'csv'])).toEqual({ code: 0, stdout: 'n\n20\n', stderr: '' });
   });
 });

@@ -2,6 +2,7 @@
 // each workload's data generated once, DuckDB timed on it, skewjoin timed in
 // each mode with its answer checked against DuckDB's, then the runs planned
 // for simulated worker counts and the imbalance curve.
+import { parseSize } from '../plan/bytes.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { median } from 'simple-statistics';
@@ -48,9 +49,16 @@ export function plannedFor(opts: Overrides, W: number): Overrides {
   const sk = opts.skew ?? {};
   const skew = {
     ...sk,
-    ...(sk.thresholdBytes !== undefined ? { thresholdBytes: Math.max(1, Math.round(sk.thresholdBytes * scale)) } : {}),
+    ...(sk.thresholdBytes !== undefined
+      ? { thresholdBytes: Math.max(1, Math.round(parseSize('skew.thresholdBytes', sk.thresholdBytes) * scale)) }
+      : {}),
     ...(sk.advisoryPartitionBytes !== undefined
-      ? { advisoryPartitionBytes: Math.max(1, Math.round(sk.advisoryPartitionBytes * scale)) }
+      ? {
+          advisoryPartitionBytes: Math.max(
+            1,
+            Math.round(parseSize('skew.advisoryPartitionBytes', sk.advisoryPartitionBytes) * scale),
+          ),
+        }
       : {}),
   };
   return { ...opts, planWorkers: W, partitions: P, skew };

@@ -1,7 +1,8 @@
 // The command line's option values (cli/main.ts): whole numbers, numbers,
 // sizes, lists and NAME=VALUE assignments, each refused in words naming its flag.
 import { InvalidArgumentError } from 'commander';
-import { ByteSize } from '../plan/spec.js';
+import type { PlanError } from '../errors.js';
+import { parseSize } from '../plan/bytes.js';
 
 export function int(name: string, min = 1) {
   return (v: string) => {
@@ -36,11 +37,14 @@ export function num(name: string, min = 0) {
     return n;
   };
 }
-export function size(name: string) {
+/** A size flag in bytes, read as every size option is (plan/bytes.ts); `memory`: a budget (no bare tiny numbers). */
+export function size(name: string, memory = false) {
   return (v: string) => {
-    const r = ByteSize.safeParse(/^\d+(\.\d+)?$/.test(v) ? Number(v) : v);
-    if (!r.success) throw new InvalidArgumentError(`${name} must be a size such as 1048576, "64KB", "256MB" or "1GB"`);
-    return r.data;
+    try {
+      return parseSize(name, v, memory);
+    } catch (e) {
+      throw new InvalidArgumentError(`${name} ${(e as PlanError).detail}`);
+    }
   };
 }
 

@@ -4,12 +4,13 @@
 // cli/commands.ts, the option values' parsers in cli/args.ts.
 import fs from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { PlanError, SkewjoinError } from '../errors.js';
+import { OutputClosedError, PlanError, SkewjoinError } from '../errors.js';
 import { OUTPUT_FORMATS } from '../plan/spec.js';
 import { closePool } from '../runtime/pool.js';
 import { assignment, int, num, size } from './args.js';
 import { addBenchCommand, addGenCommand, addLowerCommand } from './commands.js';
 import { interrupted } from './interrupt.js';
+import { addDescribeCommand } from './describe.js';
 import { type RunFlags, runCommand } from './run.js';
 
 const EXAMPLES = `
@@ -23,6 +24,8 @@ Examples:
   skewjoin q.sql --source lineitem=data/lineitem/   run a SQL query (docs/sql.md)
   skewjoin sql "SELECT count(*) FROM 'data/*.parquet'" --output n.csv
   skewjoin q.sql --source t=t.parquet --print-plan   print the plan compiled from SQL
+  skewjoin sql "SELECT count(*) FROM nation" --data data/tpch-sf1   tables from a folder
+  skewjoin describe data/orders.csv               a file's columns and types
   skewjoin gen --rows 5000000 --keys 1000000 --s 1.2 --out data/zipf
   skewjoin gen --tpch --scale 1 --out data/tpch-sf1    the TPC-H tables, 6M line items
   skewjoin bench --suite quick --out bench-out     skew benchmark against DuckDB, with report.html
@@ -69,6 +72,7 @@ export function buildProgram(
   addLowerCommand(program, out, setCode);
   addGenCommand(program, out, setCode);
   addBenchCommand(program, out, setCode);
+  addDescribeCommand(program, out, setCode);
   return program;
 }
 
@@ -94,7 +98,7 @@ function addRunOptions(program: Command): void {
     .option(
       '--memory-limit <size>',
       'budget for data held in memory ("4GB"); above it the query spills to disk (default: half the physical memory)',
-      size('--memory-limit'),
+      size('--memory-limit', true),
     )
     .option('--spill-dir <dir>', 'where spill files go (default: the OS temp folder)')
     .option('--param <NAME=VALUE>', 'value of a plan parameter (repeatable)', assignment('--param', false))
@@ -102,6 +106,10 @@ function addRunOptions(program: Command): void {
       '--source <NAME=PATH>',
       'read source NAME from a file, glob or folder instead (repeatable; relative to the current folder)',
       assignment('--source', true),
+    )
+    .option(
+      '--data <dir>',
+      'bind every table the plan or query names (and --source does not) to DIR/name.parquet, DIR/name/ or DIR/name.csv',
     )
     .option('--explain', 'print the physical plan; with --analyze, run and print it with run figures')
     .option('--analyze', 'with --explain: run the query first')
@@ -142,6 +150,9 @@ export async function main(
   } catch (e) {
     if (interrupted()) {
       // the interrupt handler reports and exits (cli/interrupt.ts)
+    } else if (e instanceof OutputClosedError) {
+      // the reader of the output went away (`| head`): it has what it wanted (cli/interrupt.ts)
+      code = 0;
     } else if (e instanceof CommanderError) {
       code = e.exitCode === 0 ? 0 : 2;
     } else if (e instanceof SkewjoinError) {

@@ -79,7 +79,7 @@ export function prestartPool(
   }
   let limit = DEFAULT_IN_THREAD_BYTES;
   try {
-    limit = parseBytes(plan?.execution?.inThreadBytes, DEFAULT_IN_THREAD_BYTES);
+    limit = parseBytes('execution.inThreadBytes', plan?.execution?.inThreadBytes, DEFAULT_IN_THREAD_BYTES);
   } catch {
     /* validation reports it */
   }

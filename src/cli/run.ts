@@ -3,14 +3,15 @@
 // compiled plan; the result printed as a table or JSON lines, or written to --output.
 import fs from 'node:fs';
 import path from 'node:path';
-import { PlanError } from '../errors.js';
+import { InputError, PlanError } from '../errors.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { explainAnalyze, explainPlan } from '../physical/explain.js';
 import { type Overrides, loadPlan } from '../plan/load.js';
-import { type OutputFormat, type Plan, parseBytes } from '../plan/spec.js';
+import type { OutputFormat, Plan } from '../plan/spec.js';
 import { type Executed, execute } from '../scheduler/execute.js';
 import { trace } from '../trace.js';
 import { prestartPool } from './prestart.js';
+import { describeQuery } from './describe.js';
 import { progressDisplay, wantsProgress } from './progress.js';
 
 export interface RunFlags {
@@ -33,6 +34,7 @@ export interface RunFlags {
   json?: boolean;
   param?: Record<string, string>;
   source?: Record<string, string | string[]>;
+  data?: string;
   printPlan?: boolean;
   plan?: boolean;
   output?: string;
@@ -53,14 +55,16 @@ export function overridesOf(f: RunFlags): Overrides {
     broadcastBytes: f.broadcast === false ? 0 : f.broadcastThreshold,
     params: f.param,
     sources: f.source,
+    data: f.data,
     fromCommandLine: true,
     skew: {
       enabled: f.skew === false ? false : undefined,
       factor: f.skewFactor,
-      thresholdBytes: f.skewThreshold === undefined ? undefined : parseBytes(f.skewThreshold, 0),
+      thresholdBytes: f.skewThreshold,
       strategy: f.skewStrategy,
     },
-    ...(f.output ? { output: { path: f.output, format: f.format } } : {}),
+    // --format csv|jsonl without --output: standard output (runCommand refuses the binary formats there)
+    ...(f.output || f.format ? { output: { path: f.output ?? '-', format: f.format } } : {}),
   };
 }
 
@@ -72,14 +76,17 @@ export async function runCommand(
   query?: string,
 ): Promise<number> {
   trace('cli: modules loaded');
-  if (f.format && !f.output) throw new PlanError('--format', 'needs --output PATH');
+  if ((f.format === 'parquet' || f.format === 'arrow') && !f.output)
+    throw new PlanError('--format', `${f.format} needs --output PATH (standard output takes csv or jsonl)`);
+  const described = await describeQuery(planFile, query, f, out);
+  if (described !== undefined) return described;
   // SQL (`skewjoin q.sql`, `skewjoin sql "SELECT ..."`) compiles to a plan object first (src/sql)
   const sql = await sqlPlan(planFile, query, f);
   if (sql && (f.printPlan || f.plan)) {
     out.write(JSON.stringify(sql, null, 2) + '\n');
     return 0;
   }
-  const overrides = sql ? { ...overridesOf(f), sources: undefined } : overridesOf(f);
+  const overrides = sql ? { ...overridesOf(f), sources: undefined, data: undefined } : overridesOf(f);
   if (f.engine === 'spark')
     return (await import('../spark/cli.js')).runSparkCommand(sql ?? planFile, f, overrides, out, err);
   if (!f.explain || f.analyze) prestartPool(sql ?? planFile, f.workers, sql ? {} : f.source);
@@ -89,11 +96,12 @@ export async function runCommand(
     out.write(explainPlan(lp));
     return 0;
   }
-  const display = wantsProgress(err, out, f) ? await progressDisplay(err) : null;
+  const toStdout = lp.output?.path === '-';
+  const display = wantsProgress(err, out, f) && !toStdout ? await progressDisplay(err) : null;
   // a result written to a file is not also kept in memory: it may be larger than memory
   let r: Executed;
   try {
-    r = await execute(lp, true, { onProgress: display?.onProgress, keepBatches: !lp.output });
+    r = await execute(lp, true, { onProgress: display?.onProgress, keepBatches: !lp.output, stdout: out });
   } finally {
     display?.stop();
   }
@@ -102,7 +110,7 @@ export async function runCommand(
   if (!lp.output) {
     if (f.json) out.write(jsonLines(r.schema, r.batches));
     else if (!f.quiet && !f.explain) out.write(formatTable(r.schema, r.batches, TABLE_ROWS, ALL_ROWS));
-  } else if (!f.quiet) {
+  } else if (!f.quiet && !toStdout) {
     const where = path.relative(process.cwd(), r.outputPath!) || r.outputPath;
     err.write(`wrote ${r.numRows} rows to ${where} in ${(r.stats.wallMs / 1000).toFixed(2)} s\n`);
   }
@@ -121,14 +129,14 @@ export async function sqlPlan(planFile: string, query: string | undefined, f: Ru
     try {
       text = fs.readFileSync(planFile, 'utf8');
     } catch (e) {
-      throw new PlanError(
-        '',
-        `cannot read SQL file ${planFile}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-      );
+      // an input file missing or unreadable, as a data file is (exit 3)
+      const code = (e as NodeJS.ErrnoException).code;
+      const why = code === 'ENOENT' ? 'file not found' : `cannot read (${code ?? (e as Error).message})`;
+      throw new InputError(`SQL file ${planFile}: ${why}`, planFile);
     }
   } else if (text === undefined) throw new PlanError('sql', 'expected the query text: skewjoin sql "SELECT ..."');
   const { compileSql } = await import('../sql/compile.js');
-  return compileSql(text!, { sources: f.source, fromCommandLine: true });
+  return compileSql(text!, { sources: f.source, data: f.data, fromCommandLine: true });
 }
 
 /** Rows the terminal table shows, and how to see them all when there are more. */

@@ -133,7 +133,10 @@ function bindNumeric(name: string, args: BoundExpr[], at: P): BoundExpr {
   const argAt = (i: number): P => [...at, 'args', i];
   if (ARITH.has(name)) {
     arity(name, args.length, 2, 2, at);
-    args.forEach((a, i) => need(isNum(a.type) || isNullLit(a), name, 'numbers', a, argAt(i)));
+    args.forEach((a, i) => {
+      if (!isNum(a.type) && !isNullLit(a))
+        throw err(argAt(i), `"${name}" needs numbers, got ${describe(a)} (with ${describe(args[1 - i])})`);
+    });
     const [a, b] = args;
     if (name === '/' || isFloat(a.type) || isFloat(b.type))
       return fn(name, [castTo(a, FLOAT64, argAt(0)), castTo(b, FLOAT64, argAt(1))], FLOAT64, at);

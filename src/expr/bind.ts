@@ -97,6 +97,9 @@ export function comparable(a0: BoundExpr, b0: BoundExpr, at: P, atB: P, op: stri
     if (isFloat(a.type) || isFloat(b.type)) return [castTo(a, FLOAT64, at), castTo(b, FLOAT64, atB)];
     return [a, b];
   }
+  // a date next to a timestamp is that timestamp's midnight, as in SQL
+  if (a.type.id === 'date32' && b.type.id === 'timestamp') return [castTo(a, b.type, at), b];
+  if (a.type.id === 'timestamp' && b.type.id === 'date32') return [a, castTo(b, a.type, atB)];
   if (a.type.id === 'timestamp' && b.type.id === 'timestamp' && a.type.unit !== b.type.unit) {
     // timestamps of two units compare at the finer one, as join keys do (plan/bind.ts keyNorms)
     const fine = TS_UNITS.indexOf(a.type.unit!) > TS_UNITS.indexOf(b.type.unit!) ? a.type : b.type;
@@ -222,7 +225,7 @@ export function bindPredicateExpr(p: Predicate, schema: Schema, at: P): BoundExp
     const t = unify([x, ...items]);
     if (t === null) throw err([...at, 'in'], `"in" values do not fit ${describe(x)}`);
     const sameAll = isNum(t) && !isFloat(t) ? items : items.map((v, i) => castTo(v, t, [...at, 'in', i]));
-    return fn('$in', [isFloat(t) ? castTo(x, t, subjAt) : x, ...sameAll], BOOL, at);
+    return fn('$in', [isNum(t) && !isFloat(t) ? x : castTo(x, t, subjAt), ...sameAll], BOOL, at);
   }
   if ('like' in p) {
     const pat = operand(p.like, schema, [...at, 'like']);

@@ -9,6 +9,13 @@ import { convertScalar, rescale } from './scalar.js';
 import { isExact, planTypeName } from './types.js';
 import { ExactWriter, bigAt, exactNums, floats, fromScalars, scalarAt } from './vector.js';
 
+const DAY_IN: Record<string, bigint> = {
+  second: 86400n,
+  millisecond: 86400000n,
+  microsecond: 86400000000n,
+  nanosecond: 86400000000000n,
+};
+
 export function castColumn(c: Column, to: DataType, what: string): Column {
   const n = c.length;
   if (isFloat(to) && (isExact(c.type) || isFloat(c.type))) {
@@ -36,6 +43,14 @@ export function castColumn(c: Column, to: DataType, what: string): Column {
       out.big(i, v);
     }
     return out.column();
+  }
+  if (c.type.id === 'date32' && to.id === 'timestamp') {
+    // a day's midnight in the timestamp's unit (exact: days are below 2^31)
+    const perDay = DAY_IN[to.unit!],
+      d = c.values as Int32Array,
+      out = new BigInt64Array(n);
+    for (let i = 0; i < n; i++) out[i] = BigInt(d[i]) * perDay;
+    return { type: to, length: n, values: out, valid: c.valid };
   }
   const vals = new Array(n);
   for (let i = 0; i < n; i++) {

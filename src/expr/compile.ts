@@ -2,7 +2,7 @@
 // becomes a function from a batch to a column, built when a task starts, so
 // evaluation is a loop over typed arrays per node and per batch, never a
 // walk over the plan's JSON per row.
-import type { Batch, Column, DataType } from '../kernels/column.js';
+import { type Batch, type Column, type DataType, gather } from '../kernels/column.js';
 import { arith, unary } from './arith.js';
 import { castColumn } from './cast.js';
 import { compare, inList, logic } from './compare.js';
@@ -12,7 +12,7 @@ import { foldConstants } from './fold.js';
 import { fusedArith } from './fused.js';
 import { lengthOf, like, likeConstant, stringFn, stringTest } from './text.js';
 import type { BoundExpr } from './types.js';
-import { boolColumn, choose, constColumn, scalarAt, tri } from './vector.js';
+import { boolColumn, choose, constColumn, pickAt, scalarAt, tri } from './vector.js';
 
 export type Kernel = (b: Batch) => Column;
 
@@ -50,27 +50,156 @@ function compileNode(e: BoundExpr): Kernel {
   }
 }
 
+/**
+ * CASE computes each WHEN over the rows no earlier WHEN took, and each THEN (or the ELSE) over the rows that take it
+ * only: a cast or a division guarded by a WHEN raises nothing for the rows it does not reach (SQL, DuckDB).
+ */
 function compileCase(e: Extract<BoundExpr, { k: 'case' }>): Kernel {
-  const whens = e.whens.map(compileNode),
-    thens = e.thens.map(compileNode),
-    els = e.else && compileNode(e.else);
+  const whens = e.whens.map(onRows),
+    thens = e.thens.map(onRows),
+    branches = e.else ? [...thens, onRows(e.else)] : thens;
+  return (b) => {
+    const rows = new Rows(b.length);
+    whens.forEach((w, k) => {
+      if (rows.open > 0) rows.take(k, (sel) => isTrue(w(b, sel)), false);
+    });
+    if (e.else && rows.open > 0) rows.take(thens.length, null, false);
+    const cols: Column[] = [];
+    for (let k = 0; k < branches.length; k++) {
+      const s = rows.taken[k];
+      if (s === undefined || s.n === 0) continue;
+      if (s.n === b.length) return branches[k](b, null); // every row takes this branch
+      cols[k] = branches[k](b, s);
+    }
+    return pickAt(e.type, cols, rows.which, rows.at);
+  };
+}
+
+/** coalesce: argument k computed only over the rows every earlier argument left null. */
+function coalesceKernel(args: BoundExpr[], type: DataType): Kernel {
+  const ks = args.map(onRows);
+  return (b) => {
+    const rows = new Rows(b.length),
+      cols: Column[] = [];
+    ks.forEach((a, k) => {
+      if (rows.open > 0) rows.take(k, (sel) => validOf((cols[k] = a(b, sel))), true);
+    });
+    if (rows.taken[0]?.n === b.length) return cols[0];
+    return pickAt(type, cols, rows.which, rows.at);
+  };
+}
+
+/**
+ * and / or: each argument computed only over the rows the earlier ones left undecided (for and: not false; for or:
+ * not true), as SQL's short circuit does.
+ */
+function logicKernel(fn: string, args: BoundExpr[]): Kernel {
+  const ks = args.map(onRows),
+    dominant = fn === 'and' ? 0 : 1;
   return (b) => {
     const n = b.length,
-      which = new Int32Array(n).fill(-1),
-      open = new Uint8Array(n).fill(1);
-    whens.forEach((w, k) => {
-      const t = tri(w(b));
-      for (let i = 0; i < n; i++)
-        if (open[i] && t[i] === 1) {
-          which[i] = k;
-          open[i] = 0;
+      out = new Uint8Array(n).fill(1 - dominant);
+    let idx = identityOf(n),
+      m = n;
+    for (const a of ks) {
+      if (m === 0) break;
+      const t = tri(a(b, m === n ? null : { idx, n: m })),
+        next = new Int32Array(m);
+      let r = 0;
+      for (let k = 0; k < m; k++) {
+        const i = idx[k];
+        if (t[k] === dominant) out[i] = dominant;
+        else {
+          if (t[k] === 2) out[i] = 2;
+          next[r++] = i;
         }
-    });
-    if (els) for (let i = 0; i < n; i++) if (open[i]) which[i] = thens.length;
-    const cols = thens.map((t) => t(b));
-    if (els) cols.push(els(b));
-    return choose(e.type, cols, which);
+      }
+      idx = next;
+      m = r;
+    }
+    return boolColumn(out);
   };
+}
+
+interface Sel {
+  idx: Int32Array;
+  n: number;
+}
+
+function identityOf(n: number): Int32Array {
+  const idx = new Int32Array(n);
+  for (let i = 0; i < n; i++) idx[i] = i;
+  return idx;
+}
+
+/** An expression's kernel over some rows of a batch (all when `sel` is null): the columns it reads gathered first. */
+type RowKernel = (b: Batch, sel: Sel | null) => Column;
+
+function onRows(e: BoundExpr): RowKernel {
+  const k = compileNode(e),
+    cols = [...exprCols(e, new Set())];
+  return (b, sel) => {
+    if (sel === null) return k(b);
+    const columns = b.columns.slice();
+    for (const c of cols) columns[c] = gather(b.columns[c], sel.idx, sel.n);
+    return k({ length: sel.n, columns });
+  };
+}
+
+/** 1 where a bool column is true, 0 where false or null. */
+function isTrue(c: Column): Uint8Array {
+  const t = tri(c);
+  for (let j = 0; j < t.length; j++) t[j] = t[j] === 1 ? 1 : 0;
+  return t;
+}
+
+/** 1 where a column is not null. */
+function validOf(c: Column): Uint8Array {
+  return c.valid === null ? new Uint8Array(c.length).fill(1) : c.valid.slice(0, c.length);
+}
+
+/**
+ * Which branch (case) or argument (coalesce) each row takes, and where its value sits in that branch's column:
+ * the rows still open are a selection that each step narrows.
+ */
+class Rows {
+  readonly which: Int32Array;
+  readonly at: Int32Array;
+  /** per branch, the rows it took */
+  readonly taken: Sel[] = [];
+  private idx: Int32Array;
+  open: number;
+  constructor(private readonly n: number) {
+    this.which = new Int32Array(n).fill(-1);
+    this.at = new Int32Array(n);
+    this.idx = identityOf(n);
+    this.open = n;
+  }
+  /**
+   * The open rows where `test` (given their selection, null for all rows) is 1 take branch k (all of them when
+   * `test` is null). A row's value sits at its place among the taken rows, or (`atOpen`, coalesce: the argument was
+   * computed over every open row) among the open ones.
+   */
+  take(k: number, test: ((sel: Sel | null) => Uint8Array) | null, atOpen: boolean): void {
+    const m = this.open,
+      idx = this.idx,
+      hit = test ? test(m === this.n ? null : { idx, n: m }) : null,
+      taken = new Int32Array(m),
+      rest = new Int32Array(m);
+    let t = 0,
+      r = 0;
+    for (let j = 0; j < m; j++) {
+      const i = idx[j];
+      if (hit === null || hit[j] === 1) {
+        this.which[i] = k;
+        this.at[i] = atOpen ? j : t;
+        taken[t++] = i;
+      } else rest[r++] = i;
+    }
+    this.taken[k] = { idx: taken, n: t };
+    this.idx = rest;
+    this.open = r;
+  }
 }
 
 function compileFn(e: Extract<BoundExpr, { k: 'fn' }>): Kernel {
@@ -94,6 +223,7 @@ function compileFn(e: Extract<BoundExpr, { k: 'fn' }>): Kernel {
     }
     case 'and':
     case 'or':
+      return logicKernel(fn, e.args);
     case 'not':
       return bool((cols) => logic(fn, cols.map(tri)));
     case 'is_null':
@@ -107,7 +237,7 @@ function compileFn(e: Extract<BoundExpr, { k: 'fn' }>): Kernel {
       return (b) => boolColumn(m(args[0](b)));
     }
     case 'coalesce':
-      return coalesceKernel(args, type);
+      return coalesceKernel(e.args, type);
     case 'nullif':
       return nullifKernel(args, type);
     case 'concat':
@@ -147,20 +277,6 @@ const isNullKernel =
       out = new Uint8Array(b.length);
     for (let i = 0; i < b.length; i++) out[i] = c.valid !== null && c.valid[i] === 0 ? 1 : 0;
     return { type: { id: 'bool' }, length: b.length, values: out, valid: null };
-  };
-
-/** The first non-null argument of each row. */
-const coalesceKernel =
-  (args: Kernel[], type: DataType): Kernel =>
-  (b) => {
-    const cols = args.map((a) => a(b)),
-      n = b.length,
-      which = new Int32Array(n).fill(-1);
-    for (let k = cols.length - 1; k >= 0; k--) {
-      const v = cols[k].valid;
-      for (let i = 0; i < n; i++) if (v === null || v[i]) which[i] = k;
-    }
-    return choose(type, cols, which);
   };
 
 /** The first argument, null where it equals the second. */

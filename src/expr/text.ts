@@ -269,22 +269,39 @@ function copyRanges(
   }
 }
 
+/** `a || b || ...`: the bytes of each row's arguments one after another; null where any argument is null (SQL). */
+function concatRows(args: Column[]): Column {
+  const n = args[0].length,
+    offsets = new Int32Array(n + 1);
+  let valid: Uint8Array | null = null;
+  for (const c of args)
+    if (c.valid !== null) {
+      valid ??= new Uint8Array(n).fill(1);
+      for (let i = 0; i < n; i++) valid[i] &= c.valid[i];
+    }
+  for (let i = 0; i < n; i++) {
+    let len = 0;
+    if (valid === null || valid[i] === 1) for (const c of args) len += c.offsets![i + 1] - c.offsets![i];
+    offsets[i + 1] = offsets[i] + len;
+  }
+  const out = new Uint8Array(offsets[n]);
+  for (let i = 0; i < n; i++) {
+    if (offsets[i + 1] === offsets[i]) continue;
+    let p = offsets[i];
+    for (const c of args) {
+      const o = c.offsets!,
+        v = c.values as Uint8Array;
+      out.set(v.subarray(o[i], o[i + 1]), p);
+      p += o[i + 1] - o[i];
+    }
+  }
+  return { type: { id: 'utf8' }, length: n, values: out, offsets, valid };
+}
+
 export function stringFn(fn: string, args: Column[]): Column {
   switch (fn) {
-    case 'concat': {
-      // As DuckDB's concat: null arguments are skipped.
-      const n = args[0].length,
-        out: string[] = new Array(n);
-      for (let i = 0; i < n; i++) {
-        let s = '';
-        for (const c of args) {
-          const v = scalarAt(c, i);
-          if (v !== null) s += v as string;
-        }
-        out[i] = s;
-      }
-      return fromScalars({ id: 'utf8' }, out);
-    }
+    case 'concat':
+      return concatRows(args);
     case 'substr':
       return (
         asciiSubstr(args) ??

@@ -24,6 +24,7 @@ export const INT64: DataType = { id: 'int64' };
 export const FLOAT64: DataType = { id: 'float64' };
 export const UTF8: DataType = { id: 'utf8' };
 export const DATE: DataType = { id: 'date32' };
+const TIMESTAMP_US: DataType = { id: 'timestamp', unit: 'microsecond', tz: null };
 
 /** A type name of the plan (`decimal(15,2)`, `date`, ...) as an engine type, or null. */
 export function parseTypeName(s: string): DataType | null {
@@ -86,6 +87,11 @@ export function unify(es: BoundExpr[]): DataType | null {
     return decimalType(Math.max(...ds.map((d) => d.precision! - d.scale!)) + scale, scale);
   }
   const first = ts[0];
+  // dates and timestamps: a date is its midnight (SQL); timestamps of two units meet at microseconds
+  if (ts.every((t) => t.id === 'date32' || t.id === 'timestamp') && ts.some((t) => t.id === 'timestamp')) {
+    const stamps = ts.filter((t) => t.id === 'timestamp');
+    return stamps.every((t) => t.unit === stamps[0].unit) ? stamps[0] : TIMESTAMP_US;
+  }
   if (ts.every((t) => t.id === first.id && (t.id !== 'timestamp' || t.unit === first.unit))) return first;
   return null;
 }

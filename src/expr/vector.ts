@@ -227,14 +227,23 @@ export function fromScalars(type: DataType, vals: Scalar[]): Column {
 
 /**
  * Row i taken from column which[i] of `cols` (all of `type`), null where
- * which[i] < 0: the result of case and coalesce.
+ * which[i] < 0: the result of nullif.
  */
 export function choose(type: DataType, cols: Column[], which: Int32Array): Column {
+  return pickAt(type, cols, which, null);
+}
+
+/**
+ * Row i is row at[i] (i when `at` is null) of column which[i] of `cols` (all of `type`), null where which[i] < 0:
+ * the result of case and coalesce, each branch computed over its own rows.
+ */
+export function pickAt(type: DataType, cols: Column[], which: Int32Array, at: Int32Array | null): Column {
   const n = which.length;
   let valid: Uint8Array | null = null;
   for (let i = 0; i < n; i++) {
-    const k = which[i];
-    if (k < 0 || (cols[k].valid !== null && cols[k].valid![i] === 0)) {
+    const k = which[i],
+      j = at === null ? i : at[i];
+    if (k < 0 || (cols[k].valid !== null && cols[k].valid![j] === 0)) {
       valid ??= new Uint8Array(n).fill(1);
       valid[i] = 0;
     }
@@ -243,15 +252,17 @@ export function choose(type: DataType, cols: Column[], which: Int32Array): Colum
     const offsets = new Int32Array(n + 1);
     for (let i = 0; i < n; i++) {
       const k = which[i],
+        j = at === null ? i : at[i],
         o = k >= 0 ? cols[k].offsets! : null;
-      offsets[i + 1] = offsets[i] + (o && (valid === null || valid[i]) ? o[i + 1] - o[i] : 0);
+      offsets[i + 1] = offsets[i] + (o && (valid === null || valid[i]) ? o[j + 1] - o[j] : 0);
     }
     const values = new Uint8Array(offsets[n]);
     for (let i = 0; i < n; i++) {
       if (offsets[i + 1] === offsets[i]) continue;
       const c = cols[which[i]],
+        j = at === null ? i : at[i],
         o = c.offsets!;
-      values.set((c.values as Uint8Array).subarray(o[i], o[i + 1]), offsets[i]);
+      values.set((c.values as Uint8Array).subarray(o[j], o[j + 1]), offsets[i]);
     }
     return { type, length: n, values, offsets, valid };
   }
@@ -260,11 +271,12 @@ export function choose(type: DataType, cols: Column[], which: Int32Array): Colum
   for (let i = 0; i < n; i++) {
     const k = which[i];
     if (k < 0) continue;
-    const src = cols[k].values as any;
-    if (l === 1) values[i] = src[i];
+    const src = cols[k].values as any,
+      j = at === null ? i : at[i];
+    if (l === 1) values[i] = src[j];
     else {
-      values[2 * i] = src[2 * i];
-      values[2 * i + 1] = src[2 * i + 1];
+      values[2 * i] = src[2 * j];
+      values[2 * i + 1] = src[2 * j + 1];
     }
   }
   return { type, length: n, values, valid };

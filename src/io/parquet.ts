@@ -75,9 +75,39 @@ async function inspectWholeFile(path: string): Promise<FileInfo> {
 function notReadable(path: string, e: unknown): Error {
   if (isWasmTrap(e)) return decodeFailure(e, path, 'the footer');
   if (e instanceof InputError) return e;
+  const other = notParquet(path);
+  if (other) return new InputError(other, path);
   return new InputError(
     `${path}: not a readable Parquet file (${String((e as Error)?.message ?? e).replace(/^Error: /, '')})`,
     path,
+  );
+}
+
+/** Why a file is not Parquet at all (it neither starts nor ends with the magic "PAR1"), or null. */
+function notParquet(path: string): string | null {
+  let head = Buffer.alloc(0);
+  let tail = '';
+  try {
+    const fd = fs.openSync(path, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      head = Buffer.alloc(Math.min(size, 32));
+      fs.readSync(fd, head, 0, head.length, 0);
+      const t = Buffer.alloc(Math.min(size, 4));
+      fs.readSync(fd, t, 0, t.length, size - t.length);
+      tail = t.toString('latin1');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+  if (head.subarray(0, 4).toString('latin1') === 'PAR1' || tail === 'PAR1') return null;
+  if (head.length === 0) return `${path}: not a Parquet file (it is empty)`;
+  const text = head.every((c) => c === 9 || c === 10 || c === 13 || (c >= 32 && c < 127));
+  return (
+    `${path}: not a Parquet file (a Parquet file begins and ends with "PAR1"; this one begins with ` +
+    `${text ? JSON.stringify(head.toString('latin1')) + ', text: CSV?' : 'other bytes'})`
   );
 }
 

@@ -13,16 +13,41 @@ import { formatDate, formatTimestamp } from './output.js';
  */
 export type DateForm = 'iso' | 'date' | 'raw';
 
+/**
+ * How `toRows()` gives 64-bit integer columns (int64, uint64: counts, sums of integers, most keys):
+ * - `bigint` (default): exact whatever the value, but `JSON.stringify` refuses bigint;
+ * - `number`: plain numbers, exact up to 2^53 - 1 in magnitude; a value beyond that is an error naming the
+ *   column and the value (never a number rounded silently).
+ */
+export type IntegerForm = 'bigint' | 'number';
+
 export interface RowOptions {
   dates?: DateForm;
+  integers?: IntegerForm;
 }
 
 const PER_MS = { second: 1000n, millisecond: 1n, microsecond: 1000n, nanosecond: 1000000n } as const;
 
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A 64-bit integer as a number, exact, or an error naming its column. */
+function exactNumber(v: bigint, column: string): number {
+  if (v > MAX_EXACT || v < -MAX_EXACT) {
+    throw new RangeError(
+      `toRows: column "${column}" holds ${v}, beyond 2^53 - 1: not exact as a number; ` +
+        `use { integers: 'bigint' } (the default) for this column`,
+    );
+  }
+  return Number(v);
+}
+
 /** One cell as a JavaScript value. */
-function rowValue(c: Column, i: number, dates: DateForm): unknown {
+function rowValue(c: Column, i: number, dates: DateForm, integers: IntegerForm, name: string): unknown {
   const v = valueAt(c, i);
-  if (v === null || dates === 'raw') return v;
+  if (v === null) return v;
+  if (typeof v === 'bigint' && integers === 'number' && (c.type.id === 'int64' || c.type.id === 'uint64'))
+    return exactNumber(v, name);
+  if (dates === 'raw') return v;
   if (c.type.id === 'date32') return dates === 'iso' ? formatDate(v as number) : new Date((v as number) * 86_400_000);
   if (c.type.id === 'timestamp') {
     const unit = c.type.unit!;
@@ -46,9 +71,13 @@ export function batchRows(schema: Field[], batches: Batch[], o: RowOptions = {})
   if (!['iso', 'date', 'raw'].includes(dates)) {
     throw new TypeError(`toRows: dates must be "iso", "date" or "raw", got ${JSON.stringify(dates)}`);
   }
+  const integers = o.integers ?? 'bigint';
+  if (integers !== 'bigint' && integers !== 'number') {
+    throw new TypeError(`toRows: integers must be "bigint" or "number", got ${JSON.stringify(integers)}`);
+  }
   return batches.flatMap((b) =>
     Array.from({ length: b.length }, (_, i) =>
-      Object.fromEntries(schema.map((f, k) => [f.name, rowValue(b.columns[k], i, dates)])),
+      Object.fromEntries(schema.map((f, k) => [f.name, rowValue(b.columns[k], i, dates, integers, f.name)])),
     ),
   );
 }

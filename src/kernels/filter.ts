@@ -53,9 +53,10 @@ function cellComparator(c: Column, lit: Exclude<Literal, null>): (i: number) => 
       return y < x ? -1 : y > x ? 1 : 0;
     };
   }
+  // NaN equals NaN and sorts above every number, as in DuckDB (expr/compare.ts): `x > 5` holds for a NaN row
   return (i) => {
     const y = v[i];
-    return y < x ? -1 : y > x ? 1 : y === x ? 0 : NaN;
+    return y < x ? -1 : y > x ? 1 : y === x ? 0 : y !== y ? (x !== x ? 0 : 1) : -1;
   };
 }
 
@@ -129,7 +130,7 @@ function nullRows(out: Uint8Array, valid: Uint8Array, isNull: boolean, n: number
   for (let i = 0; i < n; i++) out[i] = (valid[i] === 0) === isNull ? T : F;
 }
 
-/** Each row against a literal by `cmp`; op: an index of OPS. NaN compares unequal. */
+/** Each row against a literal by `cmp`; op: an index of OPS. */
 function cmpRows(out: Uint8Array, valid: Uint8Array | null, cmp: (i: number) => number, op: number, n: number): void {
   for (let i = 0; i < n; i++) {
     if (valid !== null && valid[i] === 0) {

@@ -30,6 +30,12 @@ function valueWords(c: Column): Uint32Array[] {
         hi[i] = SIGN;
         continue;
       } // -0 sorts with +0, as the comparator has it
+      if (f[i] !== f[i]) {
+        // every NaN (whatever its sign bit) above +Infinity, as the comparator has it
+        hi[i] = 0xffffffff;
+        if (lo) lo[i] = 0xffffffff;
+        continue;
+      }
       const h = wide ? i32[2 * i + 1] : i32[i];
       if (h < 0) {
         hi[i] = ~h >>> 0;

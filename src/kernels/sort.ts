@@ -37,6 +37,14 @@ export function valueComparator(c: Column): (i: number, j: number) => number {
       return x < y ? -1 : x > y ? 1 : 0;
     };
   }
+  if (c.type.id === 'float64' || c.type.id === 'float32') {
+    // NaN above every number, equal to itself (DuckDB's order, and min/max's): else it compares with nothing
+    return (i, j) => {
+      const a = v[i],
+        b = v[j];
+      return a < b ? -1 : a > b ? 1 : a === b ? 0 : a === a ? -1 : b === b ? 1 : 0;
+    };
+  }
   return (i, j) => (v[i] < v[j] ? -1 : v[i] > v[j] ? 1 : 0);
 }
 

@@ -61,3 +61,26 @@ export function fmtBytes(b: number): string {
   }
   return `${b < 10 && i > 0 ? b.toFixed(1) : Math.round(b)}${u[i]}`;
 }
+
+/** A size as people read it: 25165824 -> "24 MB", 100000 -> "97.7 KB", 101 -> "101 bytes". */
+export function humanBytes(b: number): string {
+  if (b < 1024) return `${b} bytes`;
+  const u = ['KB', 'MB', 'GB', 'TB'];
+  let i = -1;
+  while (b >= 1024 && i < u.length - 1) {
+    b /= 1024;
+    i++;
+  }
+  const digits = b < 100 && !Number.isInteger(b) ? 1 : 0;
+  return `${Number(b.toFixed(digits))} ${u[i]}`;
+}
+
+/** The byte counts of a decision's words (`N bytes`, `broadcastBytes N`, `bound N`) made human-readable. */
+export function humanSizes(text: string): string {
+  return text
+    .replace(
+      /\b(broadcastBytes|bound|left|right) (\d+)(?![\d.]| rows)( bytes\b)?/g,
+      (_, w, n) => `${w} ${humanBytes(+n)}`,
+    )
+    .replace(/\b(\d+) bytes\b/g, (_, n) => humanBytes(+n));
+}

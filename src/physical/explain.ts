@@ -8,15 +8,20 @@ import { dataBudget } from '../spill/budget.js';
 import type { Stats, TaskStats } from './stats.js';
 import { operatorOf } from './operators.js';
 import type { Explain } from './operator.js';
-import { fmtBytes, fusedText } from './explain-text.js';
+import { fmtBytes, fusedText, humanBytes } from './explain-text.js';
 import { median, quantile } from 'simple-statistics';
 
 export function explainPlan(lp: LoadedPlan): string {
   const { settings } = lp;
   const lines: string[] = [];
+  const notes: string[] = [];
   const repeated = repeatedReaders(lp);
   const x: Explain = {
     settings,
+    note(text) {
+      const i = notes.indexOf(text);
+      return `see note ${i < 0 ? notes.push(text) : i + 1}`;
+    },
     line: (depth, text) => lines.push('   '.repeat(depth) + text),
     walk(node: BoundNode, depth: number) {
       const p = pipelineOf(node);
@@ -33,14 +38,19 @@ export function explainPlan(lp: LoadedPlan): string {
       operatorOf(p.source).describe(p.source, x, depth, fusedText(node, p));
     },
   };
-  const out = lp.output ? `${lp.output.format} file ${lp.output.path}` : 'stdout';
+  const out = !lp.output
+    ? 'stdout'
+    : lp.output.path === '-'
+      ? `${lp.output.format} to standard output`
+      : `${lp.output.format} file ${lp.output.path}`;
   if (lp.plan.description) lines.push(`plan: ${lp.plan.description}`);
   lines.push(
     `output: ${out}; ${settings.workers} worker(s); skew handling ` +
       `${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}; broadcast ` +
-      `${settings.broadcastBytes > 0 ? `up to ${settings.broadcastBytes} bytes` : 'off'}`,
+      `${settings.broadcastBytes > 0 ? `up to ${humanBytes(settings.broadcastBytes)}` : 'off'}`,
   );
   x.walk(lp.root, 0);
+  if (notes.length) lines.push('notes:', ...notes.map((n, i) => `   ${i + 1}. ${n}`));
   return lines.join('\n') + '\n';
 }
 

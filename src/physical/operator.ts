@@ -97,6 +97,8 @@ export interface Explain {
   readonly settings: Settings;
   line(depth: number, text: string): void;
   walk(node: BoundNode, depth: number): void;
+  /** Text said once after the tree however many operators refer to it; returns the reference ("see note 1"). */
+  note(text: string): string;
 }
 
 /**

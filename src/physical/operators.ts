@@ -6,6 +6,7 @@ import { limitOperator } from './limit/operator.js';
 import type { PhysicalOperator } from './operator.js';
 import type { SourceNode } from './pipeline.js';
 import { scanOperator } from './scan/operator.js';
+import { unionOperator, valuesOperator } from './setop/operator.js';
 import { sortOperator } from './sort/operator.js';
 
 type Operators = { [K in SourceNode['kind']]: PhysicalOperator<Extract<SourceNode, { kind: K }>> };
@@ -16,6 +17,8 @@ const OPERATORS: Operators = {
   aggregate: aggregateOperator,
   sort: sortOperator,
   limit: limitOperator,
+  union: unionOperator,
+  values: valuesOperator,
 };
 
 /** The operator of a pipeline's source node. */

@@ -7,7 +7,10 @@ import type { BoundNode, FileSplit } from '../plan/bound.js';
 import { type Settings, plannedWorkers } from '../plan/load.js';
 import type { RowOp, TaskResult, TaskSource } from './task.js';
 
-export type SourceNode = Extract<BoundNode, { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' }>;
+export type SourceNode = Extract<
+  BoundNode,
+  { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' | 'union' | 'values' }
+>;
 
 export interface Pipeline<N extends SourceNode = SourceNode> {
   source: N;
@@ -56,6 +59,15 @@ export function pipelineOf(node: BoundNode): Pipeline {
         schema: node.schema,
       };
     }
+    case 'expand':
+    case 'repeat': {
+      const p = pipelineOf(node.input);
+      const op: RowOp =
+        node.kind === 'expand'
+          ? { kind: 'expand', copies: node.copies, types: node.schema.map((f) => f.type) }
+          : { kind: 'repeat', col: node.col };
+      return { ...p, ops: [...p.ops, op], fused: [...p.fused, node.id], schema: node.schema };
+    }
     default:
       return { source: node, ops: [], fused: [], schema: node.schema };
   }
@@ -69,7 +81,8 @@ export function scanSource(s: FileSplit, fields: Field[], sample?: number): Extr
       : sample
         ? { limit: sample }
         : {};
-  return { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields, ...range };
+  const csv = s.csv ? { csv: s.csv } : {};
+  return { kind: 'scan', path: s.path, rowGroups: s.rowGroups, wholeFile: s.wholeFile, fields, ...range, ...csv };
 }
 
 /** Estimated bytes read by the scans under a node, to size the shuffles. */
@@ -79,6 +92,10 @@ export function scanBytes(node: BoundNode): number {
       return node.splits.reduce((s, x) => s + x.bytes, 0);
     case 'join':
       return scanBytes(node.left) + scanBytes(node.right);
+    case 'union':
+      return node.inputs.reduce((s, n) => s + scanBytes(n), 0);
+    case 'values':
+      return 0;
     default:
       return scanBytes(node.input);
   }

@@ -7,6 +7,7 @@ import { compileFilter } from '../expr/select.js';
 import { DENSE, carry, defer, materialize, selectionOf } from '../expr/deferred.js';
 import { markBatch } from './join/mark.js';
 import { probeBatch } from './join/probe.js';
+import { rowsBatch } from './setop/rows.js';
 import type { RowOp } from './task.js';
 
 /**
@@ -59,6 +60,7 @@ export function compileOps(
         : [(b) => carry(b, { length: b.length, columns: op.indices.map((i) => b.columns[i]) })];
     if (op.kind === 'probe') return [(b) => probeBatch(materialize(b), op)];
     if (op.kind === 'mark') return [(b) => markBatch(materialize(b), op)];
+    if (op.kind === 'expand' || op.kind === 'repeat') return [(b) => rowsBatch(materialize(b), op)];
     const pred = op.pred.kind === 'expr' ? compileFilter(op.pred.expr) : null;
     // a projection right after the filter (its pruned columns): only the columns kept are gathered
     const next = ops[k + 1],

@@ -9,13 +9,14 @@ import type { TwoLevelStep } from '../agg/twolevel.js';
 import type { EncodedRowGroup } from '../io/parquet-encode.js';
 import { type Batch, type Field, type Schema, buffersOf } from '../kernels/column.js';
 import type { SortKey } from '../kernels/sort.js';
-import type { BoundAggregate, BoundPredicate, KeyNorm } from '../plan/bound.js';
+import type { BoundAggregate, BoundPredicate, FileSplit, KeyNorm } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
 import type { PartitionSpec, Partitioned, TaskSketch } from '../shuffle/partition.js';
 import type { SplitKey } from '../skew/split.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { MarkOp } from './join/mark.js';
 import type { ProbeOp } from './join/probe.js';
+import type { RowsOp } from './setop/rows.js';
 
 export type RowOp =
   | { kind: 'filter'; pred: BoundPredicate }
@@ -26,6 +27,8 @@ export type RowOp =
    * for its other readers (physical/repeats.ts) */
   | { kind: 'tee'; id: number }
   | ProbeOp
+  /** rows expanded or repeated (physical/setop/rows.ts) */
+  | RowsOp
   /** mark the built left rows of a semi or anti join that a probing row matches (physical/join/mark.ts) */
   | MarkOp;
 
@@ -39,6 +42,8 @@ export type TaskSource =
       fields: Field[];
       offset?: number;
       limit?: number;
+      /** a CSV file's chunk (io/csv.ts) instead of row groups */
+      csv?: FileSplit['csv'];
       /**
        * conjuncts of one column each read as their outcome, a boolean column (physical/scan/masks.ts): in the
        * column's place, or at `at` after the columns when the column is read too

@@ -29,21 +29,29 @@ export function bindPredicate(p: Predicate, schema: Schema, at: P): BoundPredica
   const f = schema[col];
   if ('isNull' in q) return { kind: 'isNull', col, isNull: q.isNull };
   type V = string | number | boolean | null;
-  if ('in' in q) return { kind: 'in', col, values: q.in.map((v, i) => bindLiteral(v as V, f, [...at, 'in', i])) };
+  if ('in' in q) return { kind: 'in', col, values: q.in.map((v, i) => bindLiteral(v as V, f, 'in', [...at, 'in', i])) };
   const c = q as Extract<Predicate, { cmp: string; column: string }>;
-  return { kind: 'cmp', col, op: c.cmp, value: bindLiteral(c.value as V, f, [...at, 'value']) };
+  return { kind: 'cmp', col, op: c.cmp, value: bindLiteral(c.value as V, f, c.cmp, [...at, 'value']) };
 }
 
 const NS_PER_UNIT = { second: 1000000000n, millisecond: 1000000n, microsecond: 1000n, nanosecond: 1n } as const;
 
-/** A JSON literal in the representation of the column it is compared with. */
-function bindLiteral(v: string | number | boolean | null, f: Field, at: P): Literal {
+/** The type a JSON literal has on its own (PLAN-SPEC, "Literals"). */
+const jsonType = (v: string | number | boolean) =>
+  typeof v === 'string' ? 'utf8' : typeof v === 'boolean' ? 'bool' : Number.isInteger(v) ? 'int64' : 'decimal';
+
+/**
+ * A JSON literal in the representation of the column it is compared with. A number next to a date or timestamp
+ * is refused (DuckDB: "an explicit cast is required"), never read as a day or microsecond count.
+ */
+function bindLiteral(v: string | number | boolean | null, f: Field, op: string, at: P): Literal {
   if (v === null) return null;
   const t: DataType = f.type;
+  const name = t.id === 'date32' ? 'date' : t.id === 'timestamp' ? 'timestamp' : typeName(t);
   const bad = (why = '') =>
     new PlanError(
       jsonPath(at),
-      `value ${JSON.stringify(v)} cannot be compared with column "${f.name}" (${typeName(t)})${why}`,
+      `"${op}" cannot compare ${name} column "${f.name}" with ${jsonType(v)} value ${JSON.stringify(v)}${why}`,
     );
   if (isInteger(t)) {
     if (typeof v === 'number') {
@@ -82,7 +90,6 @@ function bindLiteral(v: string | number | boolean | null, f: Field, at: P): Lite
     throw bad();
   }
   if (t.id === 'date32') {
-    if (typeof v === 'number' && Number.isInteger(v)) return v;
     if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(v)) {
       const ms = Date.parse(v + 'T00:00:00Z');
       if (!Number.isNaN(ms)) return Math.round(ms / 86400000);
@@ -90,7 +97,6 @@ function bindLiteral(v: string | number | boolean | null, f: Field, at: P): Lite
     throw bad(': use "YYYY-MM-DD"');
   }
   // timestamp
-  if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
   if (typeof v === 'string') {
     const iso = /[zZ]|[+-]\d\d:?\d\d$/.test(v) ? v : v.replace(' ', 'T') + 'Z';
     const ms = Date.parse(iso);

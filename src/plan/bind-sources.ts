@@ -6,14 +6,21 @@ import { type SparkSources, isUri } from './uri.js';
 import { globFiles, isPattern } from './glob.js';
 import { InputError, PlanError, jsonPath } from '../errors.js';
 import { type FileInfo, inspectParquet } from '../io/parquet.js';
-import { typeName } from '../kernels/column.js';
+import { type Field, typeName } from '../kernels/column.js';
+import { type CsvFile, type CsvOptions, inspectCsv } from '../io/csv-infer.js';
 
 type P = (string | number)[];
 
+/** A source's file: its Parquet footer's facts, or a CSV file's columns and chunks (one "row group" each). */
+type SourceFile = FileInfo & { csv?: CsvFile };
+
 export interface SourceInfo {
   name: string;
-  files: FileInfo[];
+  files: SourceFile[];
 }
+
+/** A file read as CSV: any file of a CSV source, and a `.csv` file given to a Parquet source or by --data. */
+export const isCsvPath = (f: string) => /\.csv$/i.test(f);
 
 /**
  * The files of a source: paths resolved against `baseDir`, globs expanded. A URI stays as
@@ -79,16 +86,37 @@ export async function loadSource(
   files: string[],
   workers: number,
   spark?: SparkSources,
+  csv?: CsvOptions,
 ): Promise<SourceInfo> {
   // a file's error names the source it belongs to, which may be one of several or an override's
   const named = (e: unknown) =>
     e instanceof InputError && !e.message.startsWith('source "')
       ? new InputError(`source "${name}": ${e.message}`, e.file, e.column)
       : e;
-  const infos = await Promise.all(
+  // CSV files in order: the first one's columns are the others'
+  let like: Field[] | undefined;
+  const csvFiles = new Map<string, SourceFile>();
+  for (const f of files) {
+    if (!csv && !isCsvPath(f)) continue;
+    try {
+      const c = inspectCsv(f, csv ?? {}, `sources.${name}`, like);
+      like ??= c.columns;
+      const bytes = c.chunks.map((x) => x.end - x.start);
+      csvFiles.set(f, {
+        path: f,
+        columns: c.columns,
+        rowGroupRows: c.chunks.map((x) => x.rows),
+        rowGroupBytes: bytes,
+        csv: c,
+      });
+    } catch (e) {
+      throw named(e);
+    }
+  }
+  const infos: SourceFile[] = await Promise.all(
     files.map(async (f) => {
       try {
-        return (await uriInfo(name, f, workers, spark)) ?? (await inspectParquet(f));
+        return csvFiles.get(f) ?? (await uriInfo(name, f, workers, spark)) ?? (await inspectParquet(f));
       } catch (e) {
         throw named(e);
       }

@@ -4,6 +4,8 @@
 import type { SparkSources } from './uri.js';
 import { type SourceInfo, loadSource, resolveSourceFiles } from './bind-sources.js';
 import { bindPredicate } from './bind-predicate.js';
+import { bindSetOp, bindUnion, bindValues } from './bind-setops.js';
+import { type PlainAggregate, bindGrouped, needsGrouping } from './bind-grouping.js';
 import { PlanError, jsonPath } from '../errors.js';
 import {
   type DataType,
@@ -36,7 +38,7 @@ export async function bindPlan(
 ): Promise<BoundNode> {
   const sources = new Map<string, Promise<SourceInfo>>();
   const getSource = (name: string, at: P) => {
-    if (!(name in plan.sources)) {
+    if (!(name in plan.sources) && !overrides?.has(name)) {
       throw new PlanError(
         jsonPath(at),
         `unknown source "${name}"; sources are: ${Object.keys(plan.sources).join(', ') || '(none)'}`,
@@ -45,11 +47,15 @@ export async function bindPlan(
     let s = sources.get(name);
     if (!s) {
       const files = overrides?.get(name);
+      const spec = plan.sources[name];
+      const csv = spec && 'csv' in spec ? spec : undefined;
       s = (
         files
           ? Promise.resolve(files)
-          : resolveSourceFiles(plan.sources[name].parquet, baseDir, ['sources', name, 'parquet'], uri?.spark)
-      ).then((f) => loadSource(name, f, uri?.workers ?? 1, uri?.spark));
+          : 'csv' in spec
+            ? resolveSourceFiles(spec.csv, baseDir, ['sources', name, 'csv'])
+            : resolveSourceFiles(spec.parquet, baseDir, ['sources', name, 'parquet'], uri?.spark)
+      ).then((f) => loadSource(name, f, uri?.workers ?? 1, uri?.spark, csv));
       sources.set(name, s);
     }
     return s;
@@ -65,7 +71,8 @@ export async function bindPlan(
   const assign = (q: QueryNode) => {
     ids.set(q, nextId(q.op));
     if ('input' in q) assign(q.input);
-    if (q.op === 'join') {
+    if (q.op === 'union') q.inputs.forEach(assign);
+    if (q.op === 'join' || q.op === 'intersect' || q.op === 'except') {
       assign(q.left);
       assign(q.right);
     }
@@ -126,8 +133,13 @@ async function bindNode(
       const [left, right] = await Promise.all([rec(q.left, 'left'), rec(q.right, 'right')]);
       return bindJoin(q, at, id, left, right);
     }
-    case 'aggregate':
-      return bindAggregateNode(q, at, id, await rec(q.input, 'input'));
+    case 'aggregate': {
+      const input = await rec(q.input, 'input');
+      if (!needsGrouping(q)) return bindAggregateNode(q, at, id, input);
+      const plain: PlainAggregate = (i, groupBy, aggregates, nid) =>
+        bindAggregateNode({ op: 'aggregate', input: q.input, groupBy, aggregates }, at, nid, i);
+      return bindGrouped(q, at, id, input, plain);
+    }
     case 'sort': {
       const input = await rec(q.input, 'input');
       const by = q.by.map((k, i) => ({
@@ -141,6 +153,17 @@ async function bindNode(
       const input = await rec(q.input, 'input');
       return { id, kind: 'limit', schema: input.schema, input, count: q.count, offset: q.offset ?? 0 };
     }
+    case 'union': {
+      const inputs = await Promise.all(q.inputs.map((c, i) => bindNode(c, [...at, 'inputs', i], getSource, idOf)));
+      return bindUnion(q, at, id, inputs);
+    }
+    case 'intersect':
+    case 'except': {
+      const [left, right] = await Promise.all([rec(q.left, 'left'), rec(q.right, 'right')]);
+      return bindSetOp(q, at, id, left, right);
+    }
+    case 'values':
+      return bindValues(q, at, id);
   }
 }
 
@@ -167,7 +190,14 @@ function bindScan(q: Query<'scan'>, at: P, id: string, src: SourceInfo): BoundNo
   if (q.columns) checkUnique(q.columns, [...at, 'columns']);
   const splits: FileSplit[] = [];
   for (const f of src.files) {
-    if (f.wholeFile) splits.push({ path: f.path, rowGroups: [], rows: 0, bytes: f.rowGroupBytes[0], wholeFile: true });
+    if (f.csv) {
+      const { delimiter, columns } = f.csv;
+      for (const c of f.csv.chunks) {
+        const csv = { delimiter, columns, start: c.start, end: c.end, line: c.line };
+        splits.push({ path: f.path, rowGroups: [], rows: c.rows, bytes: c.end - c.start, csv });
+      }
+    } else if (f.wholeFile)
+      splits.push({ path: f.path, rowGroups: [], rows: 0, bytes: f.rowGroupBytes[0], wholeFile: true });
     else
       f.rowGroupRows.forEach((rows, g) =>
         splits.push({ path: f.path, rowGroups: [g], rows, bytes: f.rowGroupBytes[g] }),
@@ -238,10 +268,12 @@ function bindJoin(q: Query<'join'>, at: P, id: string, left: BoundNode, right: B
 }
 
 function bindAggregateNode(q: Query<'aggregate'>, at: P, id: string, bound: BoundNode): BoundNode {
+  if (!q.groupBy) throw new PlanError(jsonPath([...at, 'groupBy']), 'an aggregate needs groupBy (or groupingSets)');
   const groupBy = q.groupBy.map((g, i) => colIndex(bound.schema, g, [...at, 'groupBy', i]));
   // Aggregates over expressions read computed columns appended below the aggregate.
   const exprs: BoundExpr[] = [];
   const specs = q.aggregates.map((a, i) => {
+    if (a.fn === 'grouping') throw new PlanError(jsonPath([...at, 'aggregates', i]), 'internal: grouping() unbound');
     if (!('expr' in a)) return a;
     const e = bindExpr(a.expr, bound.schema, [...at, 'aggregates', i, 'expr']);
     exprs.push(e);

@@ -4,6 +4,7 @@ import type { DataType, Schema } from '../kernels/column.js';
 import type { AggregateFnName, JoinType } from './spec.js';
 
 import type { DecimalValue } from '../kernels/decimal.js';
+import type { CsvRange } from '../io/csv.js';
 import type { BoundExpr } from '../expr/types.js';
 
 /**
@@ -54,6 +55,8 @@ export interface FileSplit {
   bytes: number;
   wholeFile?: boolean;
   offset?: number;
+  /** a CSV file's chunk of whole records (io/csv.ts): read as text, no row groups */
+  csv?: Omit<CsvRange, 'path'>;
 }
 
 interface Base {
@@ -85,4 +88,17 @@ export type BoundNode =
     })
   | (Base & { kind: 'aggregate'; input: BoundNode; groupBy: number[]; aggs: BoundAggregate[] })
   | (Base & { kind: 'sort'; input: BoundNode; by: { col: number; desc: boolean; nullsFirst: boolean }[] })
-  | (Base & { kind: 'limit'; input: BoundNode; count: number; offset: number });
+  | (Base & { kind: 'limit'; input: BoundNode; count: number; offset: number })
+  // set operations (plan/bind-setops.ts): a union of all rows and a literal table are pipeline sources; the rest
+  // is compiled onto them, aggregates and filters
+  /** every row of every input; each input already converted to this schema */
+  | (Base & { kind: 'union'; inputs: BoundNode[] })
+  /** literal rows: one expression per column (a literal, cast to the column's type) */
+  | (Base & { kind: 'values'; rows: BoundExpr[][] })
+  /**
+   * each input row once per copy: the copy's columns of it (-1: null), then its tag (int64); grouping sets and
+   * distinct aggregates of several arguments feed one aggregate through it
+   */
+  | (Base & { kind: 'expand'; input: BoundNode; copies: { cols: number[]; tag: number }[] })
+  /** each input row as many times as its column `col` says (none when it is not positive): INTERSECT/EXCEPT ALL */
+  | (Base & { kind: 'repeat'; input: BoundNode; col: number });

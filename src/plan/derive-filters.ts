@@ -115,6 +115,10 @@ export function deriveJoinFilters(node: BoundNode): BoundNode {
         : { ...node, input: deriveJoinFilters(node.input) };
     case 'join':
       return { ...node, left: deriveJoinFilters(node.left), right: deriveJoinFilters(node.right) };
+    case 'union':
+      return { ...node, inputs: node.inputs.map(deriveJoinFilters) };
+    case 'values':
+      return node;
     default:
       return { ...node, input: deriveJoinFilters(node.input) } as BoundNode;
   }

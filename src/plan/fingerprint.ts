@@ -20,7 +20,8 @@ export function* children(n: BoundNode): Generator<BoundNode> {
   if (n.kind === 'join') {
     yield n.left;
     yield n.right;
-  } else if (n.kind !== 'scan') yield n.input;
+  } else if (n.kind === 'union') yield* n.inputs;
+  else if (n.kind !== 'scan' && n.kind !== 'values') yield n.input;
 }
 
 /** The node a pipeline starting at `n` reads from: `n` below its filters, projections and computed columns. */

@@ -8,7 +8,7 @@ import { PlanError, jsonPath } from '../errors.js';
 import { bindPlan } from './bind.js';
 import { expectedAt, shown, valueAt } from './expected.js';
 import { type ParamInput, applyParams } from './params.js';
-import { resolveSourceOverrides } from './sources.js';
+import { dataSources, resolveSourceOverrides } from './sources.js';
 import type { SparkSources } from './uri.js';
 import { deriveJoinFilters } from './derive-filters.js';
 import { pruneColumns } from './prune.js';
@@ -16,7 +16,8 @@ import { shareRepeats } from './share.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
 import { DEFAULT_BROADCAST_BYTES, DEFAULT_IN_THREAD_BYTES, SHARED_BUILD_BYTES } from './defaults.js';
-import { type OutputFormat, type Plan, PlanSchema, parseBytes } from './spec.js';
+import { type OutputFormat, type Plan, PlanSchema } from './spec.js';
+import { parseBytes, parseSize } from './bytes.js';
 
 export interface SkewSettings {
   enabled: boolean;
@@ -78,7 +79,11 @@ export interface Overrides {
   partitions?: number;
   combiners?: boolean;
   eagerAggregation?: boolean;
-  skew?: Partial<SkewSettings>;
+  /** sizes as numbers of bytes or text ("64KB"), as everywhere (plan/bytes.ts) */
+  skew?: Partial<Omit<SkewSettings, 'thresholdBytes' | 'advisoryPartitionBytes'>> & {
+    thresholdBytes?: number | string;
+    advisoryPartitionBytes?: number | string;
+  };
   memoryLimit?: number | string;
   broadcastBytes?: number | string;
   inThreadBytes?: number | string;
@@ -88,6 +93,11 @@ export interface Overrides {
   params?: Record<string, ParamInput>;
   /** files replacing a declared source's (`--source NAME=PATH`): a file, a glob, a folder, or a list */
   sources?: Record<string, string | string[]>;
+  /**
+   * a folder binding every table the plan scans (and `sources` does not give) to DIR/name.parquet, DIR/name/ or
+   * DIR/name.csv (`--data DIR`); relative to `baseDir`
+   */
+  data?: string;
   /** internal: plan for this many workers, run on `workers` (Settings.planWorkers) */
   planWorkers?: number;
   /** internal: measure each task's thread CPU time (Settings.taskCpuTime) */
@@ -235,18 +245,42 @@ function jsonSyntaxError(file: string, text: string, message: string): string {
 function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings {
   const ex = plan.execution ?? {};
   const sk = ex.skew ?? {};
+  // an option's name as the caller wrote it: the flag, the library option, or the plan's field
+  const cli = o.fromCommandLine ?? false;
+  const opt = (flag: string, field: string) => (cli ? flag : `options.${field}`);
+  const size = (flag: string, field: string, given: unknown, inPlan: unknown, dflt: number, memory = false) =>
+    given !== undefined
+      ? parseSize(opt(flag, field), given, memory)
+      : parseBytes(`execution.${field}`, inPlan, dflt, memory);
+  const os_ = o.skew ?? {};
   const skew: SkewSettings = {
     enabled: sk.enabled ?? true,
     factor: sk.factor ?? 5,
-    thresholdBytes: parseBytes(sk.thresholdBytes, 256 * 1024 ** 2),
-    advisoryPartitionBytes: parseBytes(sk.advisoryPartitionBytes, 64 * 1024 ** 2),
     strategy: sk.strategy ?? 'auto',
-    ...Object.fromEntries(Object.entries(o.skew ?? {}).filter(([, v]) => v !== undefined)),
+    ...Object.fromEntries(Object.entries(os_).filter(([, v]) => v !== undefined)),
+    thresholdBytes: size(
+      '--skew-threshold',
+      'skew.thresholdBytes',
+      os_.thresholdBytes,
+      sk.thresholdBytes,
+      256 * 1024 ** 2,
+    ),
+    advisoryPartitionBytes: size(
+      '--skew-advisory',
+      'skew.advisoryPartitionBytes',
+      os_.advisoryPartitionBytes,
+      sk.advisoryPartitionBytes,
+      64 * 1024 ** 2,
+    ),
   };
-  const memoryLimit =
-    o.memoryLimit !== undefined
-      ? parseBytes(o.memoryLimit, 0)
-      : parseBytes(ex.memoryLimit, Math.floor(os.totalmem() / 2));
+  const memoryLimit = size(
+    '--memory-limit',
+    'memoryLimit',
+    o.memoryLimit,
+    ex.memoryLimit,
+    Math.floor(os.totalmem() / 2),
+    true,
+  );
   return {
     workers: o.workers ?? ex.workers ?? os.availableParallelism(),
     partitions: o.partitions ?? ex.partitions,
@@ -254,11 +288,20 @@ function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings
     eagerAggregation: o.eagerAggregation ?? ex.eagerAggregation ?? true,
     skew,
     memoryLimit,
-    inThreadBytes: parseBytes(o.inThreadBytes ?? ex.inThreadBytes, DEFAULT_IN_THREAD_BYTES),
-    broadcastBytes:
-      o.broadcastBytes !== undefined
-        ? parseBytes(o.broadcastBytes, 0)
-        : parseBytes(ex.broadcastBytes, DEFAULT_BROADCAST_BYTES),
+    inThreadBytes: size(
+      '--in-thread-bytes',
+      'inThreadBytes',
+      o.inThreadBytes,
+      ex.inThreadBytes,
+      DEFAULT_IN_THREAD_BYTES,
+    ),
+    broadcastBytes: size(
+      '--broadcast-threshold',
+      'broadcastBytes',
+      o.broadcastBytes,
+      ex.broadcastBytes,
+      DEFAULT_BROADCAST_BYTES,
+    ),
     sharedBuildBytes:
       o.sharedBuildBytes ??
       (o.broadcastBytes === undefined && ex.broadcastBytes === undefined
@@ -276,10 +319,17 @@ function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings
   };
 }
 
-function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
+function outputOf(plan: Plan, baseDir: string, cli: boolean): LoadedPlan['output'] {
   if (!plan.output) return undefined;
-  const p = path.resolve(baseDir, plan.output.path);
+  const [formatField, pathField] = cli ? ['--format', '--output'] : ['output.format', 'output.path'];
   let format = plan.output.format;
+  // "-": standard output, rows streamed as text (io/result-file.ts)
+  if (plan.output.path === '-') {
+    if (format === 'parquet' || format === 'arrow')
+      throw new PlanError(formatField, `standard output ("-") takes csv or jsonl, got "${format}"`);
+    return { path: '-', format: format ?? 'csv' };
+  }
+  const p = path.resolve(baseDir, plan.output.path);
   if (!format) {
     const ext = path.extname(p).toLowerCase();
     const byExt: Record<string, OutputFormat> = {
@@ -295,9 +345,9 @@ function outputOf(plan: Plan, baseDir: string): LoadedPlan['output'] {
     format = byExt[ext];
     if (!format) {
       throw new PlanError(
-        'output.path',
-        `cannot tell the format from extension "${ext || '(none)'}"; set output.format to one of parquet, ` +
-          `csv, jsonl, arrow`,
+        pathField,
+        `cannot tell the format from extension "${ext || '(none)'}"; ` +
+          `${cli ? 'give --format' : 'set output.format to'} one of parquet, csv, jsonl, arrow`,
       );
     }
   }
@@ -336,7 +386,9 @@ export async function loadPlan(
   const cli = options.fromCommandLine ?? false;
   const plan = validatePlan(applyParams(obj, options.params, cli));
   const settings = resolveSettings(plan, options, dir);
-  const output = options.output ? outputOf({ ...plan, output: options.output }, process.cwd()) : outputOf(plan, dir);
+  const output = options.output
+    ? outputOf({ ...plan, output: options.output }, process.cwd(), cli)
+    : outputOf(plan, dir, false);
   // override paths are the caller's: relative to baseDir (the current folder by default), not to the plan
   const files = await resolveSourceOverrides(
     Object.keys(plan.sources),
@@ -345,6 +397,10 @@ export async function loadPlan(
     cli,
     !!options.sparkSources?.missing,
   );
+  if (options.data) {
+    const given = new Set(Object.keys(options.sources ?? {}));
+    for (const [k, v] of await dataSources(plan, path.resolve(base, options.data), given, cli)) files.set(k, v);
+  }
   const uri = options.sparkSources && { spark: options.sparkSources, workers: settings.workers };
   // filters derived below joins (plan/derive-filters.ts); repeated subtrees made identical before pruning
   // (plan/share.ts), computed once when run (physical/repeats.ts)

@@ -2,6 +2,7 @@
 // stage's target task is read as several map tasks over row ranges (parquet-wasm's
 // offset and limit), so that a file of a few big row groups still spreads over
 // every worker the plan is sized for.
+import { children } from './fingerprint.js';
 import type { BoundNode, FileSplit } from './bound.js';
 import { TASKS_PER_WORKER } from './defaults.js';
 
@@ -49,6 +50,10 @@ function mapSplits(node: BoundNode, f: (splits: readonly FileSplit[]) => FileSpl
       return { ...node, splits: f(node.splits) };
     case 'join':
       return { ...node, left: mapSplits(node.left, f), right: mapSplits(node.right, f) };
+    case 'union':
+      return { ...node, inputs: node.inputs.map((n) => mapSplits(n, f)) };
+    case 'values':
+      return node;
     default:
       return { ...node, input: mapSplits(node.input, f) } as BoundNode;
   }
@@ -91,6 +96,4 @@ export function mergeScans(node: BoundNode, capBytes: number): BoundNode {
   return hasLimit(node) ? node : mapSplits(node, (splits) => mergeFileSplits(splits, capBytes));
 }
 
-const hasLimit = (n: BoundNode): boolean =>
-  n.kind === 'limit' ||
-  (n.kind === 'scan' ? false : n.kind === 'join' ? hasLimit(n.left) || hasLimit(n.right) : hasLimit(n.input));
+const hasLimit = (n: BoundNode): boolean => n.kind === 'limit' || [...children(n)].some(hasLimit);

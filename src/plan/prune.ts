@@ -63,7 +63,60 @@ function prune(node: BoundNode, need0: Set<number>): Pruned {
       return pruneSort(node, need);
     case 'limit':
       return pruneLimit(node, need);
+    case 'union':
+      return pruneUnion(node, need);
+    case 'values': {
+      const keep = kept(need, node.schema.length);
+      const rows = node.rows.map((r) => keep.map((c) => r[c]));
+      return { node: { ...node, rows, schema: keep.map((c) => node.schema[c]) }, map: mapOf(keep, node.schema.length) };
+    }
+    case 'expand': {
+      // its whole output kept (an aggregate reads it); its input gives what the copies read
+      const child = prune(node.input, new Set(node.copies.flatMap((c) => c.cols.filter((i) => i >= 0))));
+      const copies = node.copies.map((c) => ({ ...c, cols: c.cols.map((i) => (i < 0 ? -1 : child.map[i])) }));
+      return { node: { ...node, input: child.node, copies }, map: identity(node.schema.length) };
+    }
+    case 'repeat': {
+      const child = prune(node.input, new Set([...need, node.col]));
+      return {
+        node: { ...node, input: child.node, schema: child.node.schema, col: child.map[node.col] },
+        map: child.map,
+      };
+    }
   }
+}
+
+/** The needed columns in order (one at least: rows still need a column to be counted). */
+function kept(need: Set<number>, width: number): number[] {
+  const keep = [...need].sort((a, b) => a - b);
+  if (keep.length === 0 && width > 0) keep.push(0);
+  return keep;
+}
+
+function mapOf(keep: number[], width: number): number[] {
+  const map = new Array<number>(width).fill(-1);
+  keep.forEach((c, i) => {
+    map[c] = i;
+  });
+  return map;
+}
+
+/** A union of all rows: each input keeps the needed columns, in the union's order. */
+function pruneUnion(node: Extract<BoundNode, { kind: 'union' }>, need: Set<number>): Pruned {
+  const keep = kept(need, node.schema.length);
+  const inputs = node.inputs.map((n): BoundNode => {
+    const child = prune(n, new Set(keep));
+    const indices = keep.map((c) => child.map[c]);
+    if (indices.every((i, k) => i === k) && child.node.schema.length === keep.length) return child.node;
+    return {
+      id: `${n.id}.pruned`,
+      kind: 'project',
+      input: child.node,
+      indices,
+      schema: indices.map((i) => child.node.schema[i]),
+    };
+  });
+  return { node: { ...node, inputs, schema: keep.map((c) => node.schema[c]) }, map: mapOf(keep, node.schema.length) };
 }
 
 /** A scan reads the needed columns only (one at least: row counts need it); an unreadable one is an error now. */

@@ -110,6 +110,25 @@ function widenNode(n: BoundNode, cols: Map<string, Scan>, memo: Map<BoundNode, W
       const c = sub(n.input);
       return { node: { ...n, input: c.node, schema: c.node.schema }, map: c.map };
     }
+    // set operations: their inputs widened, their own columns as they were
+    case 'union': {
+      const inputs = n.inputs.map((x) => {
+        const c = sub(x);
+        return { id: `${x.id}.narrow`, kind: 'project' as const, input: c.node, indices: c.map, schema: x.schema };
+      });
+      return { node: { ...n, inputs }, map: identity(n) };
+    }
+    case 'values':
+      return { node: n, map: identity(n) };
+    case 'expand': {
+      const c = sub(n.input);
+      const copies = n.copies.map((k) => ({ ...k, cols: k.cols.map((i) => (i < 0 ? -1 : c.map[i])) }));
+      return { node: { ...n, input: c.node, copies }, map: identity(n) };
+    }
+    case 'repeat': {
+      const c = sub(n.input);
+      return { node: { ...n, input: c.node, schema: c.node.schema, col: c.map[n.col] }, map: c.map };
+    }
   }
 }
 
@@ -170,7 +189,12 @@ function replace(n: BoundNode, placed: Map<BoundNode, BoundNode>): BoundNode {
   if (p) return p;
   switch (n.kind) {
     case 'scan':
+    case 'values':
       return n;
+    case 'union': {
+      const inputs = n.inputs.map((x) => replace(x, placed));
+      return inputs.every((x, i) => x === n.inputs[i]) ? n : { ...n, inputs };
+    }
     case 'join': {
       const left = replace(n.left, placed),
         right = replace(n.right, placed);

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { globFiles, isPattern } from './glob.js';
-import { InputError, PlanError } from '../errors.js';
+import { InputError, PlanError, jsonPath } from '../errors.js';
 import { isUri } from './uri.js';
 
 const origin = (name: string, fromCommandLine: boolean) =>
@@ -61,6 +61,73 @@ export async function resolveSourceOverrides(
     }
     const label = `${origin(name, fromCommandLine)}=${list.join(',')}`;
     out.set(name, (await Promise.all(list.map((p) => filesOf(p, baseDir, label, sparkReads)))).flat());
+  }
+  return out;
+}
+
+/** The paths `--data DIR` tries for table `name`, in order. */
+const dataCandidates = (dir: string, name: string) => [
+  path.join(dir, `${name}.parquet`),
+  path.join(dir, name) + path.sep,
+  path.join(dir, `${name}.csv`),
+];
+
+/**
+ * The files `--data DIR` (`options.data`) binds table `name` to: DIR/name.parquet, else every *.parquet below
+ * DIR/name/, else DIR/name.csv; null when DIR holds none of them.
+ */
+export async function dataFiles(dir: string, name: string): Promise<string[] | null> {
+  const [pq, folder, csv] = dataCandidates(dir, name);
+  const isFile = (p: string) => fs.statSync(p, { throwIfNoEntry: false })?.isFile() ?? false;
+  if (isFile(pq)) return [pq];
+  if (fs.statSync(folder, { throwIfNoEntry: false })?.isDirectory()) {
+    const found = await globFiles('**/*.parquet', folder);
+    if (found.length) return found;
+  }
+  return isFile(csv) ? [csv] : null;
+}
+
+/** What `--data DIR` tried for a table it did not find, for messages. */
+export const dataTried = (dir: string, name: string, fromCommandLine: boolean) =>
+  `${fromCommandLine ? '--data' : 'options.data'} ${dir} has none of ${dataCandidates(dir, name).join(', ')}`;
+
+/** Every source name a plan's scans read, with the JSON path of the scan's `source` field. */
+function scannedSources(q: unknown, at: (string | number)[], out: Map<string, (string | number)[]>): void {
+  if (!q || typeof q !== 'object') return;
+  if (Array.isArray(q)) {
+    q.forEach((x, i) => scannedSources(x, [...at, i], out));
+    return;
+  }
+  const o = q as Record<string, unknown>;
+  if (o.op === 'scan' && typeof o.source === 'string' && !out.has(o.source)) out.set(o.source, [...at, 'source']);
+  for (const [k, v] of Object.entries(o)) if (v && typeof v === 'object') scannedSources(v, [...at, k], out);
+}
+
+/**
+ * The files `--data DIR` gives the sources a plan scans that `given` (--source) does not: a table found in DIR
+ * replaces a declared source's files; one not declared and not found is a plan error at its scan, saying what was
+ * tried.
+ */
+export async function dataSources(
+  plan: { sources: Record<string, unknown>; query: unknown },
+  dir: string,
+  given: ReadonlySet<string>,
+  fromCommandLine: boolean,
+): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const scans = new Map<string, (string | number)[]>();
+  scannedSources(plan.query, ['query'], scans);
+  for (const [name, at] of scans) {
+    if (given.has(name)) continue;
+    const files = await dataFiles(dir, name);
+    if (files) out.set(name, files);
+    else if (!(name in plan.sources)) {
+      const declared = Object.keys(plan.sources).join(', ') || '(none)';
+      throw new PlanError(
+        jsonPath(at),
+        `unknown source "${name}"; sources are: ${declared}; ${dataTried(dir, name, fromCommandLine)}`,
+      );
+    }
   }
   return out;
 }

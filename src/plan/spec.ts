@@ -112,9 +112,13 @@ const ProjectColumn = z.union([
   z.strictObject({ name, expr: ExprSchema }),
 ]);
 const AggregateFn = z.enum(['count', 'sum', 'min', 'max', 'avg', 'count_distinct']);
+// set operations and aggregate options (plan/bind-setops.ts, plan/bind-grouping.ts)
+const aggOptions = { distinct: z.boolean().optional(), filter: z.lazy(() => PredicateSchema).optional() };
 const AggregateSpec = z.union([
-  z.strictObject({ fn: AggregateFn, column: name.optional(), as: name }),
-  z.strictObject({ fn: AggregateFn, expr: ExprSchema, as: name }),
+  z.strictObject({ fn: AggregateFn, column: name.optional(), as: name, ...aggOptions }),
+  z.strictObject({ fn: AggregateFn, expr: ExprSchema, as: name, ...aggOptions }),
+  /** SQL's grouping(): a bit per column, 1 where the row's grouping set lacks it (the first column the highest) */
+  z.strictObject({ fn: z.literal('grouping'), columns: z.array(name).min(1), as: name }),
 ]);
 const SortKey = z.strictObject({
   column: name,
@@ -131,12 +135,32 @@ export type JoinNode = { op: 'join'; type: JoinType; left: QueryNode; right: Que
 export type AggregateNode = {
   op: 'aggregate';
   input: QueryNode;
-  groupBy: string[];
+  groupBy?: string[];
+  /** instead of groupBy: one grouping per set, the keys a set lacks null (SQL's ROLLUP, CUBE, GROUPING SETS) */
+  groupingSets?: string[][];
   aggregates: z.infer<typeof AggregateSpec>[];
 };
 export type SortNode = { op: 'sort'; input: QueryNode; by: z.infer<typeof SortKey>[] };
 export type LimitNode = { op: 'limit'; input: QueryNode; count: number; offset?: number };
-export type QueryNode = ScanNode | FilterNode | ProjectNode | JoinNode | AggregateNode | SortNode | LimitNode;
+export type UnionNode = { op: 'union'; inputs: QueryNode[]; all?: boolean };
+export type SetOpNode = { op: 'intersect' | 'except'; left: QueryNode; right: QueryNode; all?: boolean };
+export type ValuesNode = {
+  op: 'values';
+  columns: string[];
+  rows: (string | number | boolean | null)[][];
+  types?: string[];
+};
+export type QueryNode =
+  | ScanNode
+  | FilterNode
+  | ProjectNode
+  | JoinNode
+  | AggregateNode
+  | SortNode
+  | LimitNode
+  | UnionNode
+  | SetOpNode
+  | ValuesNode;
 export type AggregateFnName = z.infer<typeof AggregateFn>;
 
 const QueryNodeSchema: z.ZodType<QueryNode> = z
@@ -156,7 +180,8 @@ const QueryNodeSchema: z.ZodType<QueryNode> = z
       z.strictObject({
         op: z.literal('aggregate'),
         input: QueryNodeSchema,
-        groupBy: z.array(name),
+        groupBy: z.array(name).optional(),
+        groupingSets: z.array(z.array(name)).min(1).optional(),
         aggregates: z.array(AggregateSpec),
       }),
       z.strictObject({ op: z.literal('sort'), input: QueryNodeSchema, by: z.array(SortKey).min(1) }),
@@ -166,12 +191,28 @@ const QueryNodeSchema: z.ZodType<QueryNode> = z
         count: z.number().int().min(0),
         offset: z.number().int().min(0).optional(),
       }),
+      // set operations and literal tables (plan/bind-setops.ts)
+      z.strictObject({ op: z.literal('union'), inputs: z.array(QueryNodeSchema).min(2), all: z.boolean().optional() }),
+      ...(['intersect', 'except'] as const).map((op) =>
+        z.strictObject({
+          op: z.literal(op),
+          left: QueryNodeSchema,
+          right: QueryNodeSchema,
+          all: z.boolean().optional(),
+        }),
+      ),
+      z.strictObject({
+        op: z.literal('values'),
+        columns: z.array(name).min(1),
+        rows: z.array(z.array(literal)),
+        types: z.array(TypeName).optional(),
+      }),
     ]),
   )
   .meta({ id: 'QueryNode' });
 
 /** A byte size: a number of bytes, or a string such as "64KB", "256MB", "1GB". */
-export const ByteSize = z.union([
+const ByteSize = z.union([
   z.number().nonnegative(),
   z
     .string()
@@ -220,12 +261,24 @@ export const ParamsSchema = z.record(
   }),
 );
 
+/** A named input: Parquet files, or CSV files with their header, delimiter and (optionally) column types. */
+const SourceSchema = z.union([
+  z.strictObject({ parquet: z.union([name, z.array(name).min(1)]) }),
+  z.strictObject({
+    csv: z.union([name, z.array(name).min(1)]),
+    header: z.boolean().optional(),
+    delimiter: z.string().optional(),
+    columns: z.record(name, TypeName).optional(),
+  }),
+]);
+export type SourceSpec = z.infer<typeof SourceSchema>;
+
 export const PlanSchema = z.strictObject({
   $schema: z.string().optional(),
   /** shown by --explain */
   description: z.string().optional(),
   version: z.literal(1),
-  sources: z.record(name, z.strictObject({ parquet: z.union([name, z.array(name).min(1)]) })),
+  sources: z.record(name, SourceSchema),
   params: ParamsSchema.optional(),
   query: QueryNodeSchema,
   output: z.strictObject({ path: name, format: z.enum(OUTPUT_FORMATS).optional() }).optional(),
@@ -242,4 +295,3 @@ export function planJsonSchema(): object {
 }
 
 // a validated size as bytes (plan/bytes.ts: no zod, for the start-up's guess too)
-export { parseBytes } from './bytes.js';

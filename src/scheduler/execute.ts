@@ -32,7 +32,7 @@ export interface Executed {
 export async function execute(
   lp: LoadedPlan,
   writeOut = true,
-  hooks: { onProgress?: OnProgress; keepBatches?: boolean } = {},
+  hooks: { onProgress?: OnProgress; keepBatches?: boolean; stdout?: NodeJS.WritableStream } = {},
 ): Promise<Executed> {
   const t0 = performance.now();
   const keepBatches = hooks.keepBatches ?? true;
@@ -53,6 +53,7 @@ export async function execute(
         lp.output.path,
         lp.output.format,
         schema,
+        hooks.stdout,
       ));
       // Parquet rows kept nowhere are encoded by the final tasks themselves (physical/exchange/encode-output.ts);
       // on this thread that would gain nothing
@@ -60,6 +61,8 @@ export async function execute(
       await ex.streamBatches(
         root,
         ({ batches: bs, encoded }) => {
+          // a write failed (the pipe's reader went away): no task starts any more, finish() throws
+          if (f.failed) return true;
           numRows += rowCount(bs) + (encoded ?? []).reduce((a, g) => a + g.rows, 0);
           if (keepBatches) batches.push(...bs);
           // the promise holds later tasks back while the file falls behind; a failed write fails finish()

@@ -3,6 +3,7 @@
 // are scheduled and finish, reported after every finished task and once more
 // at the end, at the totals, with a completed fraction that never decreases.
 import type { BoundNode } from '../plan/bound.js';
+import { children } from '../plan/fingerprint.js';
 
 /** A stage with tasks scheduled and not yet finished. */
 interface StageProgress {
@@ -59,10 +60,7 @@ export function expectedStages(root: BoundNode): string[] {
   const out: string[] = [];
   const visit = (n: BoundNode): void => {
     if (n.kind === 'join' || n.kind === 'aggregate' || n.kind === 'sort') out.push(n.id);
-    if (n.kind === 'join') {
-      visit(n.left);
-      visit(n.right);
-    } else if (n.kind !== 'scan') visit(n.input);
+    for (const c of children(n)) visit(c);
   };
   visit(root);
   return out;

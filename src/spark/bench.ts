@@ -222,12 +222,15 @@ export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableSt
     log.write(
       `${r.workload.padEnd(20)} ${r.mode.padEnd(23)} ` +
         COLUMNS.map(([k, , n]) => String(r[k] === undefined ? '' : Math.round(r[k] as number)).padStart(n)).join(' ') +
-        SIM_EXECUTORS.map((n) => String(r.simulated?.[n] ?? '').padStart(7)).join(' ') +
+        SIM_EXECUTORS.map((n) => {
+          const v = r.simulated?.[n];
+          return ` ${String(v === undefined ? '' : Math.round(v)).padStart(7)}`;
+        }).join('') +
         `  ${r.answer}\n`,
     );
   log.write(
     `${'workload'.padEnd(20)} ${'mode'.padEnd(23)} ${COLUMNS.map(([, h, n]) => h.padStart(n)).join(' ')}` +
-      `${SIM_EXECUTORS.map((n) => `sim_${n}`.padStart(7)).join(' ')}  answer\n`,
+      `${SIM_EXECUTORS.map((n) => ` ${`sim_${n}`.padStart(7)}`).join('')}  answer\n`,
   );
   const workloads = WORKLOADS.filter((w) => !o.workloads?.length || o.workloads.some((x) => w.name.includes(x)));
   try {

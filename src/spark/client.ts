@@ -249,6 +249,7 @@ export class SparkConnectClient {
     let last: string | undefined; // the last response handled
     let started = false; // ExecutePlan was sent: later attempts reattach
     let complete = false;
+    let ended = false; // the last stream ended without an error (and without ResultComplete)
     try {
       while (!complete) {
         const call = this.client.makeServerStreamRequest(
@@ -281,8 +282,15 @@ export class SparkConnectClient {
             }
           }
           // a stream that ends without ResultComplete is continued by ReattachExecute (the server cuts long ones)
+          ended = true;
         } catch (e) {
           if (e instanceof Handler || e instanceof SparkError) throw e;
+          // a server without reattachable execution (before Spark 3.5) ended its one stream: that was all
+          if (attached && ended && (e as grpc.ServiceError)?.code === grpc.status.UNIMPLEMENTED) {
+            complete = true;
+            continue;
+          }
+          ended = false;
           const gone = /INVALID_HANDLE\.(OPERATION_NOT_FOUND|SESSION_NOT_FOUND)/.exec(
             (e as grpc.ServiceError)?.details ?? '',
           );

@@ -187,6 +187,9 @@ export function mapSparkError(e: unknown): SkewjoinError {
   const first = redact(e.message.split('\n')[0]);
   if (/CAST_INVALID_INPUT|FAILED_READ_FILE|PATH_NOT_FOUND|CANNOT_READ_FILE|PARQUET/.test(e.errorClass))
     return new InputError(`spark: ${first}`);
+  // a value the lowered SQL refuses as ours does (lower-expr.ts: raise_error('value "x" cannot be cast to t'))
+  if (e.errorClass === 'USER_RAISED_EXCEPTION' && /cannot be cast to/.test(first))
+    return new InputError(`spark: ${first}`);
   if (e.analysis)
     return new PlanError(
       'query',

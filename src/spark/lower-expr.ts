@@ -1,12 +1,45 @@
 // Bound expressions, predicates and literals as Spark SQL text. Spark runs in ANSI
 // mode (overflow and bad casts fail as ours do); where its types or rules differ
-// (integer widths, floor of a double, x / 0), the text casts or cases to our answer.
+// (integer widths, floor of a double, x / 0 and x / -0.0, NaN / 0, a float or a
+// decimal cast to an integer, round of a double, substr from 0 or of a negative
+// length, a timestamp with a time zone as text), the text casts or cases to our
+// answer, which is DuckDB's (PLAN-SPEC, Expressions; test/spark-sem.test.ts).
 import { PlanError } from '../errors.js';
 import { type DataType, decimalText, isFloat, isInteger } from '../kernels/column.js';
 import type { DecimalValue } from '../kernels/decimal.js';
 import type { BoundPredicate, Literal } from '../plan/bound.js';
 import type { BoundExpr, Scalar } from '../expr/types.js';
 import { formatDate, formatTimestamp } from '../io/output.js';
+
+/**
+ * The session settings the lowered SQL's meaning rests on, each pinned (a cluster may set any of them
+ * otherwise): ANSI SQL (an overflow or a bad cast fails, as ours does), UTC, column names as written,
+ * exact decimals (a result beyond 38 digits fails, it is not rounded), string literals with backslash
+ * escapes (`str`, the LIKE escape), backquoted names as names (not regular expressions), no `${...}`
+ * substitution in the text, `TIMESTAMP'...'` with a time zone and Parquet timestamps without one as
+ * TIMESTAMP_NTZ (`sparkType`), strings compared by their bytes, double quotes as strings, negative
+ * decimal scales off, no file skipped as corrupt or missing, dates before 1582 read as written.
+ */
+export const SQL_SETTINGS: Readonly<Record<string, string>> = {
+  'spark.sql.ansi.enabled': 'true',
+  'spark.sql.session.timeZone': 'UTC',
+  'spark.sql.caseSensitive': 'true',
+  'spark.sql.decimalOperations.allowPrecisionLoss': 'false',
+  'spark.sql.parser.escapedStringLiterals': 'false',
+  'spark.sql.parser.quotedRegexColumnNames': 'false',
+  'spark.sql.variable.substitute': 'false',
+  'spark.sql.timestampType': 'TIMESTAMP_LTZ',
+  'spark.sql.parquet.inferTimestampNTZ.enabled': 'true',
+  'spark.sql.session.collation.default': 'UTF8_BINARY',
+  'spark.sql.ansi.doubleQuotedIdentifiers': 'false',
+  'spark.sql.ansi.enforceReservedKeywords': 'false',
+  'spark.sql.legacy.allowNegativeScaleOfDecimal': 'false',
+  'spark.sql.legacy.exponentLiteralAsDecimal.enabled': 'false',
+  'spark.sql.files.ignoreCorruptFiles': 'false',
+  'spark.sql.files.ignoreMissingFiles': 'false',
+  'spark.sql.parquet.datetimeRebaseModeInRead': 'CORRECTED',
+  'spark.sql.parquet.int96RebaseModeInRead': 'CORRECTED',
+};
 
 /** The name of input column i inside the lowered SQL (positional, so that no plan name can clash). */
 export const col = (i: number) => `__sj${i}`;
@@ -72,7 +105,7 @@ export function literal(v: Scalar | DecimalValue, t: DataType): string {
       return cast(str(decimalText(BigInt(v as bigint), t.scale!)), t);
     case 'float32':
     case 'float64':
-      return `CAST(${str(String(v))} AS ${sparkType(t)})`;
+      return `CAST(${str(Object.is(v, -0) ? '-0.0' : String(v))} AS ${sparkType(t)})`;
     default:
       // integers: a fractional number compared with an integer column stays a double, as in our engine
       if (typeof v === 'number' && !Number.isInteger(v)) return `CAST(${str(String(v))} AS DOUBLE)`;
@@ -134,12 +167,58 @@ export function expr(e: BoundExpr): string {
             'cast to a decimal first, or run with --engine local',
         );
       }
-      return cast(expr(e.arg), e.type);
+      return castExpr(e.arg, e.type);
     }
     case 'fn':
       return fn(e);
   }
 }
+
+/**
+ * A cast as ours: a float to an integer rounds half to even (Spark truncates; `rint` is Java's
+ * half-even), a decimal to an integer half away from zero (Spark truncates; its `round` of a
+ * decimal is half up), a timestamp with a time zone as text ends in "+00", as DuckDB writes it
+ * (the session is in UTC; Spark writes no zone).
+ */
+function castExpr(arg: BoundExpr, to: DataType): string {
+  const a = expr(arg);
+  if (arg.type.id === 'utf8' && to.id !== 'utf8') return parsed(a, to);
+  if (isInteger(to) && isFloat(arg.type)) return cast(`rint(${a})`, to);
+  if (isInteger(to) && arg.type.id === 'decimal' && (arg.type.scale ?? 0) > 0) return cast(`round(${a}, 0)`, to);
+  if (to.id === 'utf8' && arg.type.id === 'timestamp' && arg.type.tz) return `concat(${cast(a, to)}, '+00')`;
+  return cast(a, to);
+}
+
+/**
+ * The texts our casts read (src/expr/scalar.ts, kernels/decimal.ts parseDecimal): Spark's casts read
+ * more ('2024' as a date, ' t' and 'yes' as true, full-width digits, '1.5d' as a double) and fewer
+ * ('2.5' as an integer). Text that matches is cast as ours reads it (an integer through an exact
+ * decimal, rounded half away from zero; a timestamp through one with a time zone, so that an offset
+ * counts, in UTC); other text fails, as ours does.
+ */
+const NUMBER_TEXT = '^\\s*[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?\\s*$';
+const TEXT: Partial<Record<DataType['id'], string>> = {
+  bool: '^(?i)\\s*(true|false)\\s*$',
+  float32: '^\\s*([+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?|[+-]?Infinity|(?i)nan)\\s*$',
+  decimal: NUMBER_TEXT,
+  date32: '^\\s*-?\\d{1,6}-\\d{1,2}-\\d{1,2}\\s*$',
+  timestamp: '^\\s*\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?)?([zZ]|[+-]\\d\\d:?\\d\\d)?\\s*$',
+};
+
+function parsed(a: string, to: DataType): string {
+  const re = TEXT[to.id === 'float64' ? 'float32' : to.id] ?? NUMBER_TEXT;
+  let value: string;
+  if (isInteger(to)) value = cast(`round(CAST(${a} AS DECIMAL(38,18)), 0)`, to);
+  else if (to.id === 'timestamp' && !to.tz) value = cast(`CAST(${a} AS TIMESTAMP)`, to);
+  else value = cast(a, to);
+  const name = to.id === 'decimal' ? `decimal(${to.precision},${to.scale})` : to.id === 'date32' ? 'date' : to.id;
+  return (
+    `(CASE WHEN ${a} IS NULL OR ${a} RLIKE ${str(re)} THEN ${value} ` +
+    `ELSE raise_error(concat('value "', ${a}, '" cannot be cast to ${name}')) END)`
+  );
+}
+
+const DOUBLE = (x: string) => `CAST('${x}' AS DOUBLE)`;
 
 function fn(e: Extract<BoundExpr, { k: 'fn' }>): string {
   const a = e.args.map(expr);
@@ -151,12 +230,16 @@ function fn(e: Extract<BoundExpr, { k: 'fn' }>): string {
     case '-':
     case '*':
       return isFloat(t) ? `(${a[0]} ${e.fn} ${a[1]})` : exact(e.fn);
-    // DuckDB's x / 0 (±Infinity, NaN) where ANSI Spark fails; both arguments are doubles (bind.ts)
+    // DuckDB's x / 0 where ANSI Spark fails: NaN for 0 / 0 and NaN / 0 (Spark's NaN > 0 holds: NaN
+    // is above every number there), else ±Infinity by the signs of x and of the zero (-0.0 is the one
+    // zero written with a minus: Spark's atan2 and signum do not tell). Both arguments are doubles (bind.ts).
     case '/':
       return (
         `(CASE WHEN ${a[0]} IS NULL OR ${a[1]} IS NULL THEN CAST(NULL AS DOUBLE) WHEN ${a[1]} = 0 THEN ` +
-        `(CASE WHEN ${a[0]} > 0 THEN CAST('Infinity' AS DOUBLE) WHEN ${a[0]} < 0 THEN CAST('-Infinity' AS DOUBLE) ` +
-        `ELSE CAST('NaN' AS DOUBLE) END) ELSE ${a[0]} / ${a[1]} END)`
+        `(CASE WHEN isnan(${a[0]}) OR ${a[0]} = 0 THEN ${DOUBLE('NaN')} ` +
+        `WHEN (${a[0]} > 0) <> startswith(CAST(${a[1]} AS STRING), '-') THEN ${DOUBLE('Infinity')} ` +
+        `ELSE ${DOUBLE('-Infinity')} END) ` +
+        `ELSE ${a[0]} / ${a[1]} END)`
       );
     case '%': {
       const mod = isFloat(t) ? `(${a[0]} % ${a[1]})` : exact('%');
@@ -166,8 +249,18 @@ function fn(e: Extract<BoundExpr, { k: 'fn' }>): string {
       return isInteger(t) ? `(- CAST(${a[0]} AS BIGINT))` : cast(`(- ${a[0]})`, t);
     case 'abs':
       return isInteger(t) ? `abs(CAST(${a[0]} AS BIGINT))` : cast(`abs(${a[0]})`, t);
-    case 'round':
-      return cast(`round(${a[0]}, ${Number((e.args[1] as { value: bigint }).value)})`, t);
+    case 'round': {
+      const digits = Number((e.args[1] as { value: bigint }).value);
+      if (!isFloat(t)) return cast(`round(${a[0]}, ${digits})`, t);
+      // ours (and DuckDB's) rounds x * 10^digits, a double, half away from zero; Spark's round of a double
+      // rounds its decimal text (round(1.005, 2): 1.01 there, 1.0 here)
+      const f = DOUBLE(String(10 ** digits));
+      return cast(
+        `CASE WHEN isnan(${a[0]}) OR abs(${a[0]}) = ${DOUBLE('Infinity')} THEN ${a[0]} ` +
+          `ELSE signum(${a[0]}) * round(abs(${a[0]}) * ${f}, 0) / ${f} END`,
+        t,
+      );
+    }
     case 'floor':
     case 'ceil':
       // Spark's floor of a double is a BIGINT; a double beyond 2^52 (or NaN, ±Infinity) is its own floor
@@ -179,9 +272,9 @@ function fn(e: Extract<BoundExpr, { k: 'fn' }>): string {
     case 'nullif':
       return `nullif(${a[0]}, ${a[1]})`;
     case 'concat':
-      return `concat_ws('', ${a.join(', ')})`; // as DuckDB's concat: null arguments are skipped
+      return `concat(${a.join(', ')})`; // a null argument makes the result null, as here
     case 'substr':
-      return `substring(${a[0]}, CAST(${a[1]} AS INT)${a[2] ? `, CAST(${a[2]} AS INT)` : ''})`;
+      return substr(e, a);
     case 'lower':
     case 'upper':
     case 'trim':
@@ -224,6 +317,45 @@ function fn(e: Extract<BoundExpr, { k: 'fn' }>): string {
       return `(${a[0]} LIKE ${a[1]} ESCAPE '\\u0001')`;
   }
   throw new PlanError(pathOf(e.what), `function "${e.fn}" has no Spark form`);
+}
+
+/**
+ * DuckDB's substr(s, start, length): start counted from 1, from the end when negative; a negative
+ * length takes the characters before start. Spark's substring agrees for a start of 1 or more, or a
+ * negative one, with a length of 0 or more (literals: the plain call); otherwise (start 0, a negative
+ * or a computed length) the characters [from, to) are computed here, clamped to the string, in
+ * BIGINT, and Spark's substring takes them from `from` (>= 1).
+ */
+function substr(e: Extract<BoundExpr, { k: 'fn' }>, a: string[]): string {
+  const lit = (x: BoundExpr | undefined) => (x?.k === 'lit' && x.value !== null ? Number(x.value) : undefined);
+  const start = lit(e.args[1]),
+    len = e.args[2] ? lit(e.args[2]) : -1;
+  const small = (x: number) => Math.abs(x) < 2 ** 30;
+  if (start !== undefined && small(start) && (e.args[2] === undefined || (len !== undefined && small(len)))) {
+    if (start !== 0 && (e.args[2] === undefined || len! >= 0))
+      return `substring(${a[0]}, ${start}${e.args[2] === undefined ? '' : `, ${len}`})`;
+    if (e.args[2] === undefined) return `substring(${a[0]}, 1)`; // from 0: the whole string
+    if (start > 0 || (start === 0 && len! >= 0)) {
+      // [from, to) known here (Spark's substring stops at the string's end); empty: '' (null for null)
+      const to = len! < 0 ? start : start + len!,
+        from = Math.max(1, len! < 0 ? start + len! : start);
+      return `substring(${a[0]}, ${from}, ${Math.max(0, to - from)})`;
+    }
+  }
+  const n = `CAST(char_length(${a[0]}) AS BIGINT)`;
+  const st = `(CASE WHEN CAST(${a[1]} AS BIGINT) < 0 THEN ${n} + CAST(${a[1]} AS BIGINT) + 1 ELSE CAST(${a[1]} AS BIGINT) END)`;
+  let from: string, to: string;
+  if (e.args[2] === undefined) {
+    from = st;
+    to = `${n} + 1`;
+  } else {
+    const l = `CAST(${a[2]} AS BIGINT)`;
+    from = `(CASE WHEN ${l} < 0 THEN ${st} + ${l} ELSE ${st} END)`;
+    to = `(CASE WHEN ${l} < 0 THEN ${st} ELSE ${st} + ${l} END)`;
+  }
+  const f = `greatest(${from}, 1)`,
+    t = `least(${to}, ${n} + 1)`;
+  return `(CASE WHEN ${t} <= ${f} THEN '' ELSE substring(${a[0]}, CAST(${f} AS INT), CAST(${t} - ${f} AS INT)) END)`;
 }
 
 function dateAdd(e: Extract<BoundExpr, { k: 'fn' }>, a: string[]): string {

@@ -7,9 +7,10 @@ import { PlanError } from '../errors.js';
 import { isUri } from '../plan/uri.js';
 import type { BoundAggregate, BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';
-import { col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
+import { SQL_SETTINGS, col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
 import { type SaltPlan, saltedJoin } from './salt.js';
 import type { SparkSource } from './client.js';
+import { lowerSetOp } from './setops.js';
 
 export interface Lowered {
   sql: string;
@@ -30,12 +31,7 @@ const sparkPath = (p: string) => (isUri(p) ? p : pathToFileURL(path.resolve(p)).
 /** The session settings: ANSI SQL, UTC, exact decimals, and AQE from the plan's execution settings. */
 function sparkSettings(s: Settings): Record<string, string> {
   const out: Record<string, string> = {
-    'spark.sql.ansi.enabled': 'true',
-    'spark.sql.session.timeZone': 'UTC',
-    // column names are case-sensitive in a plan (PLAN-SPEC, Operators): `a` and `A` are two columns
-    'spark.sql.caseSensitive': 'true',
-    // our decimals keep their scale (PLAN-SPEC, Decimals): a result beyond 38 digits fails, it is not rounded
-    'spark.sql.decimalOperations.allowPrecisionLoss': 'false',
+    ...SQL_SETTINGS, // the meaning of the SQL: ANSI, UTC, exact decimals, ... (lower-expr.ts)
     'spark.sql.adaptive.enabled': 'true',
     'spark.sql.adaptive.skewJoin.enabled': String(s.skew.enabled),
     'spark.sql.adaptive.skewJoin.skewedPartitionFactor': String(s.skew.factor),
@@ -62,7 +58,8 @@ function sparkSources(root: BoundNode): Map<string, SparkSource> {
     } else if (n.kind === 'join') {
       walk(n.left);
       walk(n.right);
-    } else walk(n.input);
+    } else if (n.kind === 'union') n.inputs.forEach(walk);
+    else if ('input' in n) walk(n.input);
   };
   walk(root);
   return out;
@@ -78,6 +75,7 @@ function paths(root: BoundNode): Map<BoundNode, string> {
       walk(n.right, `${at}.right`);
       return;
     }
+    if (n.kind === 'union') n.inputs.forEach((c, i) => walk(c, `${at}.inputs[${i}]`));
     if ('input' in n) walk(n.input, n.kind === 'compute' ? at : `${at}.input`);
   };
   walk(root, 'query');
@@ -126,10 +124,21 @@ export class Lowering {
         if (n.input.kind === 'sort') return `SELECT * FROM ${from(n.input.input)} ${orderBy(n.input)} ${page}`;
         return `SELECT * FROM ${from(n.input)} ${page}`;
       }
+      case 'union':
+      case 'values':
+      case 'expand':
+      case 'repeat':
+        return lowerSetOp(n, (m) => this.node(m));
     }
   }
 
   private scan(n: Extract<BoundNode, { kind: 'scan' }>): string {
+    if (n.splits.some((s) => s.csv)) {
+      throw new PlanError(
+        `${this.at.get(n)}.source`,
+        `source "${n.source}" is read as CSV, which --engine spark does not lower yet; run with --engine local`,
+      );
+    }
     n.schema.forEach((f, i) => {
       if (f.type.id === 'timestamp' && f.type.unit === 'nanosecond') {
         throw new PlanError(

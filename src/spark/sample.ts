@@ -2,6 +2,7 @@
 // row groups read here through our own engine when its files are local (counted per file, so that a key whose
 // rows all sit in one file is found), else one query on Spark over a fraction of the side.
 import type { BoundNode, FileSplit } from '../plan/bound.js';
+import { children } from '../plan/fingerprint.js';
 import type { LoadedPlan } from '../plan/load.js';
 import { type DataType, valueAt } from '../kernels/column.js';
 import { formatDate, formatTimestamp } from '../io/output.js';
@@ -79,30 +80,20 @@ export function saltableSides(j: Join): Record<Side, 'always' | 'oneFile'> | nul
 export const fileLevel = (n: BoundNode): boolean =>
   n.kind === 'scan' || ((n.kind === 'filter' || n.kind === 'project' || n.kind === 'compute') && fileLevel(n.input));
 
-const scanOf = (n: BoundNode): Scan => (n.kind === 'scan' ? n : scanOf((n as { input: BoundNode }).input));
+const scanOf = (n: BoundNode): Scan => (n.kind === 'scan' ? n : scanOf([...children(n)][0]));
 
 /** Whether a scan's sizes are known (local files whose footers the binder read): false for a URI source. */
 export const sized = (n: BoundNode): boolean =>
-  n.kind === 'scan'
-    ? n.splits.every((s) => !isUri(s.path))
-    : n.kind === 'join'
-      ? sized(n.left) && sized(n.right)
-      : sized(n.input);
+  n.kind === 'scan' ? n.splits.every((s) => !isUri(s.path)) : [...children(n)].every(sized);
 
 export const scanBytes = (n: BoundNode): number =>
   n.kind === 'scan'
     ? n.splits.reduce((a, s) => a + s.bytes, 0)
-    : n.kind === 'join'
-      ? scanBytes(n.left) + scanBytes(n.right)
-      : scanBytes(n.input);
+    : [...children(n)].reduce((a, c) => a + scanBytes(c), 0);
 
 /** Input rows of a side's largest scan (the rows a sample of it is a fraction of); 0 when unknown. */
 const scanRows = (n: BoundNode): number =>
-  n.kind === 'scan'
-    ? n.splits.reduce((a, s) => a + s.rows, 0)
-    : n.kind === 'join'
-      ? Math.max(scanRows(n.left), scanRows(n.right))
-      : scanRows(n.input);
+  n.kind === 'scan' ? n.splits.reduce((a, s) => a + s.rows, 0) : Math.max(0, ...[...children(n)].map(scanRows));
 
 /** A key value of ours as text (for --explain and the stats) and as a Spark literal of its column's type. */
 function keyOf(v: unknown, t: DataType): { text: string; sql: string } {

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ExecutionError, PlanError } from '../errors.js';
 import { registerCleanup } from '../io/cleanup.js';
+import { makeFolders } from '../io/folders.js';
 
 /** Why a file operation failed, as its error code when it has one. */
 const reason = (e: unknown) => (e as NodeJS.ErrnoException).code ?? (e as Error).message;
@@ -24,7 +25,7 @@ export class SpillFolder {
   /** `field` names the setting in errors (the plan's JSON path). */
   constructor(parent: string, field = 'execution.spillDir') {
     try {
-      fs.mkdirSync(parent, { recursive: true });
+      makeFolders(parent); // one level at a time: a recursive mkdir spins where a level cannot be made (/proc)
       this.dir = fs.mkdtempSync(path.join(parent, `skewjoin-spill-${process.pid}-`));
     } catch (e) {
       throw new PlanError(field, `spill folder ${parent} cannot be created or written (${reason(e)})`);

@@ -52,7 +52,8 @@ export interface Cte {
 
 export type FromItem =
   | { k: 'table'; name: string; alias?: string; pos: Pos }
-  | { k: 'path'; path: string; alias?: string; pos: Pos }
+  /** `csv`: read_csv's options (the file is CSV whatever its name) */
+  | { k: 'path'; path: string; csv?: { header?: boolean; delimiter?: string }; alias?: string; pos: Pos }
   | { k: 'sub'; q: Select; alias?: string; cols?: string[]; pos: Pos }
   | {
       k: 'join';

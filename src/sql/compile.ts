@@ -9,20 +9,24 @@ import type { Ctx } from './context.js';
 import { planSelect, planWhere } from './select.js';
 import { prune } from './prune.js';
 import type { Pos } from './lexer.js';
+import type { CsvOptions } from '../io/csv-infer.js';
 import { type RunOptions, type RunResult, runPlan } from '../api.js';
 import { ExecutionError, SkewjoinError } from '../errors.js';
+import { describeSql, descriptionResult } from './describe.js';
 
 export interface SqlOptions {
   /** files of the tables the query names: a file, a glob, a folder or a list (`--source NAME=PATH`) */
   sources?: Record<string, string | string[]>;
   /** folder that relative paths resolve against (default: the current directory) */
   baseDir?: string;
+  /** a folder binding every table the query names (and `sources` does not give): DIR/name.parquet, DIR/name/, DIR/name.csv */
+  data?: string;
   /** the names come from the command line (messages say --source) */
   fromCommandLine?: boolean;
 }
 
 /** Table names and paths anywhere in the query, with the position of their first use. */
-function tablesOf(ast: unknown, names: Map<string, Pos>, paths: Map<string, Pos>): void {
+function tablesOf(ast: unknown, names: Map<string, Pos>, paths: Map<string, { pos: Pos; csv?: CsvOptions }>): void {
   if (!ast || typeof ast !== 'object') return;
   if (Array.isArray(ast)) {
     for (const x of ast) tablesOf(x, names, paths);
@@ -30,7 +34,9 @@ function tablesOf(ast: unknown, names: Map<string, Pos>, paths: Map<string, Pos>
   }
   const o = ast as Record<string, unknown>;
   if (o.k === 'table' && typeof o.name === 'string' && !names.has(o.name)) names.set(o.name, o.pos as Pos);
-  if (o.k === 'path' && typeof o.path === 'string' && !paths.has(o.path)) paths.set(o.path, o.pos as Pos);
+  if (o.k === 'path' && typeof o.path === 'string' && !paths.has(o.path)) {
+    paths.set(o.path, { pos: o.pos as Pos, csv: o.csv as CsvOptions | undefined });
+  }
   for (const v of Object.values(o)) if (v && typeof v === 'object') tablesOf(v, names, paths);
 }
 
@@ -41,12 +47,13 @@ function tablesOf(ast: unknown, names: Map<string, Pos>, paths: Map<string, Pos>
 export async function compileSql(text: string, options: SqlOptions = {}): Promise<Plan> {
   const ast = parseSql(text);
   const baseDir = path.resolve(options.baseDir ?? '.');
-  const catalog = new Catalog(options.sources ?? {}, baseDir, options.fromCommandLine ?? false);
+  const data = options.data === undefined ? undefined : path.resolve(baseDir, options.data);
+  const catalog = new Catalog(options.sources ?? {}, baseDir, options.fromCommandLine ?? false, data);
   const names = new Map<string, Pos>(),
-    paths = new Map<string, Pos>();
+    paths = new Map<string, { pos: Pos; csv?: CsvOptions }>();
   tablesOf(ast, names, paths);
-  for (const n of names.keys()) if (catalog.has(n)) await catalog.loadTable(n);
-  for (const [p, pos] of paths) await catalog.loadPath(p, `line ${pos.line}, column ${pos.col}`);
+  for (const n of names.keys()) await catalog.loadTable(n);
+  for (const [p, { pos, csv }] of paths) await catalog.loadPath(p, `line ${pos.line}, column ${pos.col}`, csv);
   const params = new Map<string, string>();
   const ctx: Ctx = {
     catalog,
@@ -75,10 +82,14 @@ export interface RunSqlOptions extends Omit<RunOptions, 'sources'>, SqlOptions {
 
 /** Compile SQL and run the plan (api.ts runPlan): runPlan's result and errors, SQL's with line and column. */
 export async function runSql(text: string, options: RunSqlOptions = {}): Promise<RunResult> {
-  const { sources, fromCommandLine, ...rest } = options;
+  const { sources, data, fromCommandLine, ...rest } = options;
   let plan: Plan;
   try {
-    plan = await compileSql(text, { sources, baseDir: options.baseDir, fromCommandLine });
+    // DESCRIBE 'file': its columns, nothing run (sql/describe.ts)
+    const t0 = performance.now();
+    const d = await describeSql(text, { sources, data, baseDir: options.baseDir, fromCommandLine });
+    if (d) return descriptionResult(d, performance.now() - t0);
+    plan = await compileSql(text, { sources, data, baseDir: options.baseDir, fromCommandLine });
   } catch (e) {
     if (e instanceof SkewjoinError) throw e;
     const err = new ExecutionError(`internal error compiling SQL: ${(e as Error)?.message ?? e}`);

@@ -66,11 +66,12 @@ export function planFromItem(ctx: Ctx, item: FromItem, bases: Base[], conds: Exp
       }
       if (!ctx.catalog.table(item.name)) {
         const known = [...ctx.catalog.names(), ...ctx.ctes.keys()];
+        const { how, tried } = ctx.catalog.bindHint(item.name);
         const hint =
           known.length === 0
-            ? `; give its files with --source ${item.name}=PATH (options.sources)`
-            : suggest(item.name, known) || `; tables are: ${known.join(', ')}`;
-        throw sqlError(item.pos, `table "${item.name}" does not exist${hint}`);
+            ? `; bind it with ${how}`
+            : suggest(item.name, known) || `; tables are: ${known.join(', ')}; bind it with ${how}`;
+        throw sqlError(item.pos, `table "${item.name}" does not exist${hint}${tried}`);
       }
       add(scanRel(ctx, item, item.alias ?? item.name));
       return;
@@ -87,7 +88,7 @@ export function planFromItem(ctx: Ctx, item: FromItem, bases: Base[], conds: Exp
       if (item.type === 'inner' || item.type === 'cross') {
         planFromItem(ctx, item.l, bases, conds, parent);
         planFromItem(ctx, item.r, bases, conds, parent);
-        if (item.on) conds.push(item.on);
+        conds.push(...splitAnd(item.on)); // split at AND as WHERE is: equalities between sides become join keys
         if (item.using) {
           for (const u of item.using) conds.push(usingEq(u, bases, item.pos));
         }

@@ -32,6 +32,16 @@ class Parser extends ExprParser {
     return q;
   }
 
+  /** `DESCRIBE x` (x a table name, a path in quotes, read_csv(...)): x; null when the text is no DESCRIBE. */
+  describeStatement(): FromItem | null {
+    if (!(this.t.kind === 'ident' && this.t.text === 'describe')) return null;
+    this.next();
+    const item = this.fromPrimary();
+    this.accept(';');
+    if ((this.t as Token).kind !== 'eof') this.fail('the end of the statement');
+    return item;
+  }
+
   protected query(): Select {
     const pos = this.t.pos;
     const ctes: Cte[] = [];
@@ -174,17 +184,36 @@ class Parser extends ExprParser {
     }
     const name = this.name('a table name');
     if (this.isOp('(')) {
-      if (name !== 'read_parquet') throw sqlError(pos, `table function ${name}() is not supported (only read_parquet)`);
+      if (name !== 'read_parquet' && name !== 'read_csv' && name !== 'read_csv_auto') {
+        throw sqlError(pos, `table function ${name}() is not supported (only read_parquet and read_csv)`);
+      }
       this.next();
       if ((this.t as Token).kind !== 'str') this.fail("a path in quotes, such as 'data/*.parquet'");
       const path = this.next().text;
+      const csv = name === 'read_parquet' ? undefined : this.csvOptions();
       this.expect(')');
-      return { k: 'path', path, ...this.noCols(this.alias()), pos };
+      return { k: 'path', path, ...(csv ? { csv } : {}), ...this.noCols(this.alias()), pos };
     }
     if (this.isOp('.')) {
       throw sqlError(this.t.pos, `schema-qualified table names are not supported: use ${name}'s table name alone`);
     }
     return { k: 'table', name, ...this.noCols(this.alias()), pos };
+  }
+
+  /** read_csv's options after the path: `header = true`, `delim = ';'` (also `delimiter`, `sep`). */
+  private csvOptions(): { header?: boolean; delimiter?: string } {
+    const o: { header?: boolean; delimiter?: string } = {};
+    while (this.accept(',')) {
+      const at = this.t;
+      const key = this.name('an option name (header, delim)').toLowerCase();
+      this.expect('=');
+      const v = this.t as Token;
+      if (key === 'header' && (this.isKw('true') || this.isKw('false'))) o.header = this.next().text === 'true';
+      else if ((key === 'delim' || key === 'delimiter' || key === 'sep') && v.kind === 'str')
+        o.delimiter = this.next().text;
+      else throw sqlError(at.pos, `read_csv option ${key} is not supported (only header = true|false, delim = 'c')`);
+    }
+    return o;
   }
 
   private noCols(a: { alias?: string; cols?: string[] }) {
@@ -195,4 +224,9 @@ class Parser extends ExprParser {
 
 export function parseSql(text: string): Select {
   return new Parser(text).statement();
+}
+
+/** `DESCRIBE 'file'`, `DESCRIBE read_csv('file')`, `DESCRIBE table`: what it describes; null for any other text. */
+export function parseDescribe(text: string): FromItem | null {
+  return new Parser(text).describeStatement();
 }

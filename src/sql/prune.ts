@@ -33,9 +33,16 @@ function outputOf(n: QueryNode): string[] {
     case 'project':
       return n.columns.map((c) => (typeof c === 'string' ? c : c.name));
     case 'aggregate':
-      return [...n.groupBy, ...n.aggregates.map((a) => a.as)];
+      return [...(n.groupBy ?? [...new Set(n.groupingSets?.flat())]), ...n.aggregates.map((a) => a.as)];
     case 'join':
       return n.type === 'semi' || n.type === 'anti' ? outputOf(n.left) : [...outputOf(n.left), ...outputOf(n.right)];
+    case 'union':
+      return outputOf(n.inputs[0]);
+    case 'intersect':
+    case 'except':
+      return outputOf(n.left);
+    case 'values':
+      return n.columns;
     default:
       return outputOf(n.input);
   }
@@ -88,7 +95,7 @@ export function prune(n: QueryNode, need: Set<string>): QueryNode {
       return { ...n, left: prune(n.left, ln), right: prune(n.right, rn) };
     }
     case 'aggregate': {
-      const below = new Set(n.groupBy);
+      const below = new Set([...(n.groupBy ?? []), ...(n.groupingSets?.flat() ?? [])]);
       for (const a of n.aggregates) reads(a, below);
       return { ...n, input: prune(n.input, below) };
     }
@@ -99,5 +106,17 @@ export function prune(n: QueryNode, need: Set<string>): QueryNode {
     }
     case 'limit':
       return { ...n, input: prune(n.input, need) };
+    // set operations read every column of their inputs (by position)
+    case 'union':
+      return { ...n, inputs: n.inputs.map((c) => prune(c, new Set(outputOf(c)))) };
+    case 'intersect':
+    case 'except':
+      return {
+        ...n,
+        left: prune(n.left, new Set(outputOf(n.left))),
+        right: prune(n.right, new Set(outputOf(n.right))),
+      };
+    case 'values':
+      return n;
   }
 }

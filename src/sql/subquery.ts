@@ -4,6 +4,7 @@
 // an aggregate grouped by the correlation keys and joined on them, and one
 // non-equality of a correlated EXISTS (q21's l_suppkey <> ...) as min/max per key.
 import type { Predicate, QueryNode } from '../plan/spec.js';
+import { type DataType, isDecimal, isFloat, isInteger } from '../kernels/column.js';
 import type { Expr, Select } from './ast.js';
 import type { Expr as PExpr } from '../plan/spec.js';
 import { exprKey } from './ast.js';
@@ -283,13 +284,22 @@ function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: 
       : undefined,
     apply(cur) {
       if (s.corr.pairs.length === 0 && c.op === '=' && other.k === 'col' && !tr.subst.has(exprKey(other))) {
-        return join('inner', cur, s.sub, [[scope.resolve(other).col.id, s.v.id]]);
+        const o = scope.resolve(other).col;
+        // a join key only where the plan's keys compare as SQL does (never a float with an exact number)
+        if (sameKeyFamily(o.type, s.v.type)) return join('inner', cur, s.sub, [[o.id, s.v.id]]);
       }
       const { rel, value } = joinScalar(cur, s, false);
       const t2 = new Translator(tr.scope, ctx.params, new Map([...tr.subst, [exprKey(subAst), value]]));
       return { ...rel, node: filterNode(rel.node, [t2.pred(c)]) };
     },
   };
+}
+
+/** Whether two column types are join keys of one kind: exact numbers, floats, strings, dates or timestamps. */
+function sameKeyFamily(a: DataType | undefined, b: DataType | undefined): boolean {
+  if (!a || !b) return false;
+  const family = (t: DataType) => (isInteger(t) || isDecimal(t) ? 'exact' : isFloat(t) ? 'float' : t.id);
+  return family(a) === family(b);
 }
 
 /**

@@ -201,6 +201,7 @@ export class Translator {
   }
 
   private binary(e: Extract<Expr, { k: 'bin' }>, hint?: string): PExpr {
+    // the plan's concat is SQL's ||: a null operand gives null
     if (e.op === '||') return { fn: 'concat', args: [this.expr(e.l, 'utf8'), this.expr(e.r, 'utf8')] };
     const iv = e.r.k === 'interval' ? e.r : e.l.k === 'interval' ? e.l : undefined;
     if (iv) {
@@ -233,7 +234,11 @@ export class Translator {
     }
     if (e.star || e.distinct) throw sqlError(e.pos, `${e.name}(${e.star ? '*' : 'DISTINCT ...'}) is not supported`);
     const argHint = (i: number) => (fn === 'date_add' && i === 0 ? 'date' : fn === 'date_add' ? 'int64' : hint);
-    return { fn, args: e.args.map((a, i) => this.expr(a, argHint(i))) };
+    const args = e.args.map((a, i) => this.expr(a, argHint(i)));
+    // DuckDB's concat() skips null arguments (all null: ''), where the plan's concat, SQL's ||, gives null
+    if (fn === 'concat')
+      return { fn, args: args.map((a) => ({ fn: 'coalesce', args: [{ cast: a, to: 'utf8' }, { value: '' }] })) };
+    return { fn, args };
   }
 
   /** The subject of a predicate form: a column, or an expression. */

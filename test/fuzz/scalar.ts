@@ -76,11 +76,11 @@ function text(r: Rand, schema: Col[]): Scalar | null {
       return { plan, sql: `substr(${s}, ${start}, ${n})`, col: { kind: 'str' } };
     }
     case 3: {
-      // the engine's concat skips null arguments, as DuckDB's concat() does (SQL's || would give null)
+      // the engine's concat is SQL's ||: a null argument gives null
       const other = ints.length ? r.pick(ints) : c;
       return {
         plan: { fn: 'concat', args: [col(c), value('-'), other === c ? col(c) : { cast: col(other), to: 'utf8' }] },
-        sql: `concat(${s}, '-', CAST(${q(other.name)} AS VARCHAR))`,
+        sql: `(${s} || '-' || CAST(${q(other.name)} AS VARCHAR))`,
         col: { kind: 'str' },
       };
     }

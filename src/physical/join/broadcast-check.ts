@@ -45,6 +45,8 @@ export function worthReadingOn(n: BoundNode, m: Read, bound: number): boolean {
 function scanRows(n: BoundNode): number {
   if (n.kind === 'scan') return n.splits.reduce((a, x) => a + x.rows, 0);
   if (n.kind === 'join') return Math.max(scanRows(n.left), scanRows(n.right));
+  if (n.kind === 'union') return Math.max(0, ...n.inputs.map(scanRows));
+  if (n.kind === 'values') return n.rows.length;
   return scanRows(n.input);
 }
 

@@ -321,8 +321,11 @@ export interface MemoryBudget {
   reserve(bytes: number): void;
 }
 
-/** The strategy --explain expects, from the files' sizes (the run measures the sides after their filters). */
-export function expectedStrategy(node: JoinNode, threshold: number, shared = 0): BroadcastDecision {
+/**
+ * The strategy --explain expects, from the files' sizes (the run measures the sides after their filters), and
+ * `rule`: what the run then does, the same words for many joins (--explain prints it once, as a note).
+ */
+export function expectedStrategy(node: JoinNode, threshold: number, shared = 0): BroadcastDecision & { rule?: string } {
   const est = { left: scanBytes(node.left), right: scanBytes(node.right) };
   const bounds = sideBounds(threshold, est, shared);
   const d = decideJoin(node.type, est, threshold, {}, bounds);
@@ -348,10 +351,11 @@ export function expectedStrategy(node: JoinNode, threshold: number, shared = 0):
       ...d,
       reason:
         `${d.side} side estimated at ${est[d.side!]} bytes from its files <= ` +
-        `${bounds[d.side!] > threshold ? 'the shared-build bound' : 'broadcastBytes'} ${bounds[d.side!]}; ${rule}`,
+        `${bounds[d.side!] > threshold ? 'the shared-build bound' : 'broadcastBytes'} ${bounds[d.side!]}`,
+      rule,
     };
   }
-  return { ...d, reason: `${d.reason} (from the files, before filters); ${rule}` };
+  return { ...d, reason: `${d.reason} (from the files, before filters)`, rule };
 }
 
 /** 0, 1, ..., n - 1 in shared memory (a unique table's rows as their own groups). */

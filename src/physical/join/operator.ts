@@ -1,6 +1,7 @@
 // The join operator: `--explain` from the strategy rule that execution applies to measured sides
 // (join/broadcast.ts expectedStrategy), and execution (join/stage.ts).
 import type { PhysicalOperator } from '../operator.js';
+import { humanSizes } from '../explain-text.js';
 import { partitionsFor } from '../pipeline.js';
 import { expectedStrategy } from './broadcast.js';
 import { markedRule } from './marked.js';
@@ -24,9 +25,11 @@ export const joinOperator: PhysicalOperator<JoinNode> = {
     const built = d.side
       ? ` (${d.side} side built once, probed by the ${d.side === 'left' ? 'right' : 'left'} side's map tasks)`
       : '';
-    x.line(depth + 1, `expected strategy: ${d.strategy}${built}: ${d.reason}`);
+    // the run-time rule is the same for many joins: said once, after the tree
+    const rule = d.rule ? `; ${x.note(humanSizes(d.rule))}` : '';
+    x.line(depth + 1, `expected strategy: ${d.strategy}${built}: ${humanSizes(d.reason)}${rule}`);
     const marks = d.strategy === 'shuffle' ? markedRule(src, x.settings.broadcastBytes) : null;
-    if (marks) x.line(depth + 1, marks);
+    if (marks) x.line(depth + 1, humanSizes(marks));
     for (const [side, input, keys] of [
       ['left', src.left, src.leftKeys],
       ['right', src.right, src.rightKeys],

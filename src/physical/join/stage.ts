@@ -2,7 +2,7 @@
 // planned from the shuffle statistics (coalesced partitions, map-range splits here; hot-key grids in hot-keys.ts,
 // one task or grace pieces in tasks.ts), and cross joins.
 import type { EagerPlan } from '../../agg/eager.js';
-import { batchBytes, concatBatches, rowCount } from '../../kernels/column.js';
+import { type Batch, batchBytes, concatBatches, rowCount, viewBatch } from '../../kernels/column.js';
 import { partitionOf } from '../../kernels/keys.js';
 import { plannedWorkers } from '../../plan/load.js';
 import { BUILD_WEIGHT, type PlannedTask, type SideStats, type SplitInfo, planReduceTasks } from '../../skew/decide.js';
@@ -12,7 +12,6 @@ import { mixPlan } from '../../skew/mix.js';
 import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from './merge.js';
 import { runMarked, tryMarked } from './marked.js';
-import { packBlocks } from '../../spill/block.js';
 import { runRanged } from '../sort/fused.js';
 import { type Until, partitionsFor, pipelineOf, scanBytes } from '../pipeline.js';
 import { budgetedSkew } from '../../spill/budget.js';
@@ -242,10 +241,15 @@ function planJoinTasks(ex: ExecContext, node: JoinNode, l: ShuffleOutput, r: Shu
   return plan;
 }
 
+/** The least output a cross join task may make (its pairs' bytes): below it, tasks cost more than they hold. */
+const CROSS_TASK_MIN_BYTES = 256 * 1024;
+
 /**
- * A cross join (no keys): both sides are run to the coordinator, the smaller
- * one is put in shared memory and replicated to one task per chunk of the
- * larger one (about advisoryPartitionBytes each). How scalar subqueries are planned.
+ * A cross join (no keys): both sides are run to the coordinator and put in shared memory, and the pairs are
+ * cut into tiles (rows of the larger side by rows of the smaller one), each a task whose pairs take at most
+ * about a quarter of a task's share of the budget (and advisoryPartitionBytes): the output is |A|·|B| rows, so
+ * it must flow through the filters above in bounded pieces and reach the sink (spilled under the budget)
+ * piece by piece, not as one task's output. How scalar subqueries are planned.
  */
 async function runCross(
   ex: ExecContext,
@@ -255,22 +259,38 @@ async function runCross(
 ): Promise<TaskResult[]> {
   const [l, r] = await Promise.all([ex.collectBatches(node.left), ex.collectBatches(node.right)]);
   const leftSmall = rowCount(l) <= rowCount(r);
-  const small = [concatBatches(leftSmall ? node.left.schema : node.right.schema, leftSmall ? l : r, true)];
-  const chunks = packBlocks(leftSmall ? r : l, ex.settings.skew.advisoryPartitionBytes);
+  const [smallSchema, largeSchema] = leftSmall
+    ? [node.left.schema, node.right.schema]
+    : [node.right.schema, node.left.schema];
+  const small = concatBatches(smallSchema, leftSmall ? l : r, true);
+  const large = concatBatches(largeSchema, leftSmall ? r : l, true);
+  const target = Math.max(CROSS_TASK_MIN_BYTES, Math.min(ex.settings.skew.advisoryPartitionBytes, ex.taskShare() / 4));
+  const rowBytes = (b: Batch) => (b.length === 0 ? 0 : batchBytes(b) / b.length);
+  const { smallRows, largeRows } = crossTile(small.length, large.length, rowBytes(small) + rowBytes(large), target);
+  const pieces = (b: Batch, n: number) => {
+    const out: Batch[] = [];
+    for (let i = 0; i < b.length; i += n) out.push(viewBatch(b, i, Math.min(b.length, i + n)));
+    return out.length ? out : [b];
+  };
+  const smalls = pieces(small, smallRows),
+    larges = pieces(large, largeRows);
+  const tiles = larges.flatMap((lg) => smalls.map((sm) => [sm, lg] as const));
   // the smaller side is replicated whatever broadcastBytes says: there is no key to shuffle by
   const side = leftSmall ? 'left' : 'right';
   ex.stats.joins.push({
     id: node.id,
     type: node.type,
     strategy: 'broadcast',
-    reason: `cross join: the smaller side (${side}) replicated to every task of the larger`,
-    broadcast: { side, rows: small[0].length, bytes: batchBytes(small[0]) },
-    targetBytes: ex.settings.skew.advisoryPartitionBytes,
-    tasks: chunks.length,
+    reason:
+      `cross join: the smaller side (${side}) replicated to every task of the larger` +
+      (smalls.length > 1 ? `, in ${smalls.length} pieces` : ''),
+    broadcast: { side, rows: small.length, bytes: batchBytes(small) },
+    targetBytes: target,
+    tasks: tiles.length,
     splits: [],
   });
   return Promise.all(
-    chunks.map((chunk, i) =>
+    tiles.map(([sm, lg], i) =>
       ex.run(
         {
           source: {
@@ -278,8 +298,8 @@ async function runCross(
             type: 'inner',
             leftSchema: node.left.schema,
             rightSchema: node.right.schema,
-            left: leftSmall ? small : chunk,
-            right: leftSmall ? chunk : small,
+            left: [leftSmall ? sm : lg],
+            right: [leftSmall ? lg : sm],
             leftKeys: [],
             rightKeys: [],
             leftNorms: [],
@@ -298,6 +318,24 @@ async function runCross(
       ),
     ),
   );
+}
+
+/**
+ * Rows of each side per cross join task so that a task's pairs take about `target` bytes: the whole smaller
+ * side with as many rows of the larger as fit, or, when the smaller side alone is past it, square tiles.
+ */
+function crossTile(
+  small: number,
+  large: number,
+  pairBytes: number,
+  target: number,
+): { smallRows: number; largeRows: number } {
+  if (small === 0) return { smallRows: 1, largeRows: Math.max(1, large) }; // no pairs: one task
+  const pairs = Math.max(1, Math.floor(target / Math.max(1, pairBytes)));
+  if (small <= pairs)
+    return { smallRows: Math.max(1, small), largeRows: Math.max(1, Math.floor(pairs / Math.max(1, small))) };
+  const side = Math.max(1, Math.floor(Math.sqrt(pairs)));
+  return { smallRows: side, largeRows: Math.max(1, Math.floor(pairs / side)) };
 }
 
 /** `split`: the skewed partition's entry in joins[].splits, its task counts set to what ran */

@@ -72,7 +72,7 @@ function predCols(p: BoundPredicate, into: Set<number>): Set<number> {
 export function withMasks(t: TaskSpec): TaskSpec {
   const src = t.source,
     [filter, next] = t.ops;
-  if (src.kind !== 'scan' || src.wholeFile || src.masks || filter?.kind !== 'filter') return t;
+  if (src.kind !== 'scan' || src.wholeFile || src.csv || src.masks || filter?.kind !== 'filter') return t;
   const width = src.fields.length;
   const project = next?.kind === 'project' ? next : null;
   const all = conjuncts(filter.pred);

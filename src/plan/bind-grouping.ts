@@ -1,0 +1,309 @@
+// Aggregates beyond the plain ones, compiled onto plain aggregates when the plan is bound:
+// - `filter`: the argument becomes CASE WHEN filter THEN argument END (count(*): of the literal 1);
+// - `distinct` on min/max changes nothing; count(DISTINCT x) alone (one argument) is the engine's count_distinct,
+//   whose skewed groups are split on (group, value) (skew/aggregate.ts);
+// - sum/avg DISTINCT, or distinct aggregates of several arguments: two aggregates, the first by (groups, argument)
+//   with the other aggregates' partial states, the second by the groups (so a hot group's distinct values are
+//   spread by the first shuffle's hash, and the second's combiners reduce them per task); with several distinct
+//   arguments the rows are first expanded once per argument (the rest null), as Spark's Expand does;
+// - `groupingSets`: the rows expanded once per set (the keys it lacks null) with the set's number as a tag,
+//   grouped by the keys and the tag: one aggregate, its input read once; grouping() is a constant per tag.
+import { PlanError, jsonPath } from '../errors.js';
+import { type Field, isNumeric, typeName } from '../kernels/column.js';
+import { bindExpr, bindPredicateExpr } from '../expr/bind.js';
+import type { BoundExpr } from '../expr/types.js';
+import type { BoundNode } from './bound.js';
+import { reshape } from './bind-setops.js';
+import type { AggregateFnName, AggregateNode, Expr } from './spec.js';
+import { fingerprint } from './fingerprint.js';
+
+type P = (string | number)[];
+type Fn = Exclude<AggregateFnName, 'count_distinct'>;
+/** A plain aggregate of the input's named columns (plan/bind.ts). */
+export type PlainAggregate = (
+  input: BoundNode,
+  groupBy: string[],
+  aggs: { fn: AggregateFnName; column?: string; as: string }[],
+  id: string,
+) => BoundNode;
+
+/** Whether an aggregate node needs more than the plain aggregate. */
+export const needsGrouping = (q: AggregateNode): boolean =>
+  q.groupingSets !== undefined ||
+  q.aggregates.some((a) => a.fn === 'grouping' || ('distinct' in a && a.distinct) || ('filter' in a && a.filter));
+
+interface Spec {
+  fn: Fn;
+  /** the argument's column in the prepared input; null: count(*) */
+  arg: string | null;
+  distinct: boolean;
+  as: string;
+}
+
+const TAG = '$tag',
+  DTAG = '$dtag';
+
+export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNode, plain: PlainAggregate): BoundNode {
+  if (q.groupBy && q.groupingSets)
+    throw new PlanError(jsonPath([...at, 'groupingSets']), 'give groupBy or groupingSets, not both');
+  const keys = q.groupBy ?? [...new Set(q.groupingSets!.flat())];
+  const keyAt = (k: number): P => {
+    if (q.groupBy) return [...at, 'groupBy', k];
+    const s = q.groupingSets!.findIndex((set) => set.includes(keys[k]));
+    return [...at, 'groupingSets', s, q.groupingSets![s].indexOf(keys[k])];
+  };
+  const keyCols = keys.map((k, i) => {
+    const j = input.schema.findIndex((f) => f.name === k);
+    if (j < 0)
+      throw new PlanError(
+        jsonPath(keyAt(i)),
+        `column "${k}" not found in input; columns are: ${input.schema.map((f) => f.name).join(', ')}`,
+      );
+    return j;
+  });
+  // the prepared input: the keys, then each argument once ($a0, ...; the literal 1 for count(*))
+  const exprs: BoundExpr[] = [],
+    indices = [...keyCols],
+    schema: Field[] = keyCols.map((j) => input.schema[j]);
+  const byText = new Map<string, string>();
+  const column = (e: BoundExpr): string => {
+    const text = fingerprint({ e } as never);
+    let name = byText.get(text);
+    if (!name) {
+      name = `$a${byText.size}`;
+      byText.set(text, name);
+      if (e.k === 'col') indices.push(e.col);
+      else {
+        exprs.push(e);
+        indices.push(input.schema.length + exprs.length - 1);
+      }
+      schema.push({ name, type: e.type });
+    }
+    return name;
+  };
+  const specs: (Spec | { grouping: string[]; as: string; at: P })[] = q.aggregates.map((a, i) => {
+    const ai: P = [...at, 'aggregates', i];
+    if (a.fn === 'grouping') {
+      a.columns.forEach((c, k) => {
+        if (!keys.includes(c))
+          throw new PlanError(jsonPath([...ai, 'columns', k]), `grouping(): "${c}" is not a group key`);
+      });
+      return { grouping: a.columns, as: a.as, at: ai };
+    }
+    const raw: Expr | null = 'expr' in a ? a.expr : a.column !== undefined ? { column: a.column } : null;
+    if (raw === null && a.fn !== 'count') throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} needs a column`);
+    const fn: Fn = a.fn === 'count_distinct' ? 'count' : a.fn;
+    const distinct = (a.fn === 'count_distinct' || a.distinct === true) && fn !== 'min' && fn !== 'max';
+    if (distinct && raw === null) throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} DISTINCT needs a column`);
+    const argAt: P = 'expr' in a ? [...ai, 'expr'] : ai;
+    let arg = raw && bindExpr(raw, input.schema, argAt);
+    if (arg && (fn === 'sum' || fn === 'avg') && !isNumeric(arg.type))
+      throw new PlanError(
+        jsonPath('expr' in a ? argAt : [...ai, 'column']),
+        `${fn} needs a numeric column; ${'expr' in a ? 'the expression' : `"${a.column}"`} is ${typeName(arg.type)}`,
+      );
+    if (a.filter) {
+      // FILTER (WHERE p): the argument where p is true, else null (count(*): of the literal 1)
+      const then = arg ?? ({ k: 'lit', value: 1n, type: { id: 'int64' } } as const);
+      const when = bindPredicateExpr(a.filter, input.schema, [...ai, 'filter']);
+      arg = { k: 'case', whens: [when], thens: [then], else: null, type: then.type };
+    }
+    return { fn, arg: arg ? column(arg) : null, distinct, as: a.as };
+  });
+  const aggSpecs = specs.filter((s): s is Spec => 'fn' in s);
+  const countStar = aggSpecs.some((s) => s.arg === null)
+    ? column({ k: 'lit', value: 1n, type: { id: 'int64' } })
+    : null;
+  const prepared = reshape(input, exprs, indices, schema, `${id}.args`);
+  // grouping sets: one copy of each row per set, its missing keys null, tagged by the set's number
+  let grouped = prepared;
+  const groupBy = [...keys];
+  const sets = q.groupingSets;
+  if (sets) {
+    const copies = sets.map((set, s) => ({
+      cols: prepared.schema.map((f, j) => (j < keys.length && !set.includes(f.name) ? -1 : j)),
+      tag: s,
+    }));
+    grouped = {
+      id: `${id}.sets`,
+      kind: 'expand',
+      input: prepared,
+      copies,
+      schema: [...prepared.schema, { name: TAG, type: { id: 'int64' } }],
+    };
+    groupBy.push(TAG);
+  }
+  let aggregated = aggregateSpecs(grouped, groupBy, aggSpecs, countStar, id, plain);
+  if (sets?.some((s) => s.length === 0)) aggregated = withTotals(aggregated, sets, aggSpecs, id, plain);
+  // the output: the keys, then each aggregate (grouping(): a constant per grouping set)
+  const outExprs: BoundExpr[] = [];
+  const outIdx = keys.map((_, j) => j);
+  const outSchema: Field[] = keys.map((_, j) => aggregated.schema[j]);
+  for (const s of specs) {
+    if ('fn' in s) {
+      const j = aggregated.schema.findIndex((f) => f.name === s.as);
+      outIdx.push(j);
+      outSchema.push(aggregated.schema[j]);
+      continue;
+    }
+    const bits = (set: string[]) => s.grouping.reduce((v, c) => v * 2 + (set.includes(c) ? 0 : 1), 0);
+    const e: Expr = sets
+      ? {
+          case: sets.map((set, k) => ({
+            when: { column: TAG, cmp: '=' as const, value: k },
+            then: { value: bits(set) },
+          })),
+        }
+      : { value: 0 };
+    const b = bindExpr(e, aggregated.schema, s.at);
+    outExprs.push(b);
+    outIdx.push(aggregated.schema.length + outExprs.length - 1);
+    outSchema.push({ name: s.as, type: b.type });
+  }
+  const seen = new Set<string>();
+  outSchema.forEach((f, k) => {
+    if (seen.has(f.name))
+      throw new PlanError(jsonPath([...at, 'aggregates', k - keys.length]), `duplicate output column "${f.name}"`);
+    seen.add(f.name);
+  });
+  return reshape(aggregated, outExprs, outIdx, outSchema, id);
+}
+
+/**
+ * An empty grouping set has its row even over no input rows, as SQL's grand total (count 0, the rest null): for each,
+ * the aggregated rows of its tag are counted (the aggregate's rows, held once for their readers: plan/share.ts), and
+ * where none, that row is added.
+ */
+function withTotals(
+  aggregated: BoundNode,
+  sets: string[][],
+  specs: Spec[],
+  id: string,
+  plain: PlainAggregate,
+): BoundNode {
+  const tag = aggregated.schema.findIndex((f) => f.name === TAG);
+  const extra = sets.flatMap((set, s): BoundNode[] => {
+    if (set.length > 0) return [];
+    const at = `${id}.total${s}`;
+    const pred = { kind: 'cmp' as const, col: tag, op: '=' as const, value: BigInt(s) };
+    const mine: BoundNode = { id: `${at}.rows`, kind: 'filter', input: aggregated, pred, schema: aggregated.schema };
+    const counted = plain(mine, [], [{ fn: 'count', as: '$n' }], `${at}.count`);
+    const none: BoundNode = {
+      id: `${at}.none`,
+      kind: 'filter',
+      input: counted,
+      pred: { kind: 'cmp', col: 0, op: '=', value: 0n },
+      schema: counted.schema,
+    };
+    const row: BoundExpr[] = aggregated.schema.map((f, j) => {
+      const spec = specs.find((x) => x.as === f.name && j > tag);
+      const value = j === tag ? BigInt(s) : spec?.fn === 'count' ? 0n : null;
+      return { k: 'lit', value, type: f.type };
+    });
+    const values: BoundNode = { id: `${at}.row`, kind: 'values', rows: [row], schema: aggregated.schema };
+    const joined: BoundNode = {
+      id: `${at}.join`,
+      kind: 'join',
+      type: 'inner',
+      left: values,
+      right: none,
+      leftKeys: [],
+      rightKeys: [],
+      leftNorms: [],
+      rightNorms: [],
+      schema: [...values.schema, ...none.schema],
+    };
+    return [
+      reshape(
+        joined,
+        [],
+        values.schema.map((_, j) => j),
+        values.schema,
+        at,
+      ),
+    ];
+  });
+  return { id: `${id}.totals`, kind: 'union', inputs: [aggregated, ...extra], schema: aggregated.schema };
+}
+
+/**
+ * The aggregates by `groupBy` over `input`, one column each named as the spec says after the group columns.
+ * Without DISTINCT, or with count(DISTINCT x) of one argument only: one plain aggregate. Else two levels.
+ */
+function aggregateSpecs(
+  input: BoundNode,
+  groupBy: string[],
+  specs: Spec[],
+  countStar: string | null,
+  id: string,
+  plain: PlainAggregate,
+): BoundNode {
+  const distinct = [...new Set(specs.filter((s) => s.distinct).map((s) => s.arg!))];
+  const simple =
+    distinct.length === 0 || (distinct.length === 1 && specs.every((s) => !s.distinct || s.fn === 'count'));
+  if (simple) {
+    const aggs = specs.map((s) => ({
+      fn: s.distinct ? ('count_distinct' as const) : s.fn,
+      ...(s.arg !== null ? { column: s.arg } : {}),
+      as: s.as,
+    }));
+    return plain(input, groupBy, aggs, id.endsWith('.agg') ? id : `${id}.agg`);
+  }
+  // several distinct arguments: a copy of each row for the other aggregates (tag 0) and one per argument (tag k,
+  // that argument only), so each distinct set is counted apart
+  let below = input;
+  const level1By = [...groupBy];
+  if (distinct.length > 1) {
+    const col = (name: string) => input.schema.findIndex((f) => f.name === name);
+    const isKey = (j: number) => groupBy.includes(input.schema[j].name);
+    const copies = [
+      { cols: input.schema.map((f, j) => (isKey(j) || !distinct.includes(f.name) ? j : -1)), tag: 0 },
+      ...distinct.map((d, k) => ({
+        cols: input.schema.map((_, j) => (isKey(j) || j === col(d) ? j : -1)),
+        tag: k + 1,
+      })),
+    ];
+    below = {
+      id: `${id}.distinct`,
+      kind: 'expand',
+      input,
+      copies,
+      schema: [...input.schema, { name: DTAG, type: { id: 'int64' } }],
+    };
+    level1By.push(DTAG);
+  }
+  level1By.push(...distinct);
+  // level 1: by (groups, distinct arguments), the partial states of the other aggregates
+  const partial: { fn: AggregateFnName; column?: string; as: string }[] = [];
+  const final: { fn: AggregateFnName; column?: string; as: string }[] = [];
+  const out: Expr[] = [];
+  specs.forEach((s, i) => {
+    const arg = s.arg ?? countStar!;
+    if (s.distinct) {
+      final.push({ fn: s.fn, column: arg, as: `$r${i}` });
+      out.push({ column: `$r${i}` });
+    } else if (s.fn === 'avg') {
+      partial.push({ fn: 'sum', column: arg, as: `$p${i}` }, { fn: 'count', column: arg, as: `$q${i}` });
+      final.push({ fn: 'sum', column: `$p${i}`, as: `$r${i}` }, { fn: 'sum', column: `$q${i}`, as: `$s${i}` });
+      out.push({ fn: '/', args: [{ column: `$r${i}` }, { column: `$s${i}` }] });
+    } else {
+      partial.push({ fn: s.fn, column: arg, as: `$p${i}` });
+      final.push({ fn: s.fn === 'count' ? 'sum' : s.fn, column: `$p${i}`, as: `$r${i}` });
+      // a count of no rows at all (no group, an empty input): 0
+      out.push(
+        s.fn === 'count' ? { fn: 'coalesce', args: [{ column: `$r${i}` }, { value: 0 }] } : { column: `$r${i}` },
+      );
+    }
+  });
+  const level1 = plain(below, level1By, partial, `${id}.partial`);
+  const level2 = plain(level1, groupBy, final, `${id}.agg`);
+  const exprs = out.map((e, i) => bindExpr(e, level2.schema, ['query', id, 'aggregates', i]));
+  const g = groupBy.length;
+  return reshape(
+    level2,
+    exprs,
+    [...groupBy.map((_, j) => j), ...exprs.map((_, k) => level2.schema.length + k)],
+    [...level2.schema.slice(0, g), ...specs.map((s, k) => ({ name: s.as, type: exprs[k].type }))],
+    `${id}.final`,
+  );
+}

@@ -1,0 +1,199 @@
+// Set operations bound onto few operators: `union` (all) and `values` are sources of their own; a distinct union
+// is an aggregate by every column over the union of all rows; `intersect` and `except` are a union of the two
+// inputs tagged by side, counted per side by an aggregate by every column (so nulls are equal), then filtered
+// (distinct) or each row repeated as often as SQL's bag semantics say (ALL).
+import { PlanError, jsonPath } from '../errors.js';
+import { type Field, typeName } from '../kernels/column.js';
+import { bindExpr, castTo } from '../expr/bind.js';
+import { type BoundExpr, unify } from '../expr/types.js';
+import type { BoundNode } from './bound.js';
+import { bindPredicate } from './bind-predicate.js';
+import type { Predicate, SetOpNode, UnionNode, ValuesNode } from './spec.js';
+
+type P = (string | number)[];
+
+/** The input with computed columns appended, then projected onto `schema` (indices into input + computed). */
+export function reshape(
+  input: BoundNode,
+  exprs: BoundExpr[],
+  indices: number[],
+  schema: Field[],
+  id: string,
+): BoundNode {
+  const computed: BoundNode = exprs.length
+    ? {
+        id: `${id}.compute`,
+        kind: 'compute',
+        input,
+        exprs,
+        schema: [...input.schema, ...exprs.map((e, k) => ({ name: `$expr${k}`, type: e.type }))],
+      }
+    : input;
+  return { id, kind: 'project', input: computed, indices, schema };
+}
+
+/** All rows of the inputs, columns by position named as the first input's, types widened (int < decimal < float). */
+function unionAll(inputs: BoundNode[], at: (i: number) => P, id: string): BoundNode {
+  const first = inputs[0].schema;
+  inputs.forEach((n, i) => {
+    if (n.schema.length !== first.length)
+      throw new PlanError(
+        jsonPath(at(i)),
+        `union input ${i} has ${n.schema.length} column(s) (${n.schema.map((f) => f.name).join(', ')}); ` +
+          `input 0 has ${first.length} (${first.map((f) => f.name).join(', ')})`,
+      );
+  });
+  const schema: Field[] = first.map((f, j) => {
+    const cols = inputs.map((n) => ({ k: 'col' as const, col: j, type: n.schema[j].type, name: n.schema[j].name }));
+    const t = unify(cols);
+    if (!t) {
+      const i = Math.max(
+        1,
+        cols.findIndex((c) => unify([cols[0], c]) === null),
+      );
+      throw new PlanError(
+        jsonPath(at(i)),
+        `union column ${j + 1} ("${f.name}"): input ${i} gives ${typeName(cols[i].type)} ("${cols[i].name}"), ` +
+          `input 0 gives ${typeName(f.type)}; these types do not mix`,
+      );
+    }
+    return { name: f.name, type: t };
+  });
+  const converted = inputs.map((n, i) => {
+    const exprs: BoundExpr[] = [];
+    const indices = schema.map((f, j) => {
+      const c: BoundExpr = { k: 'col', col: j, type: n.schema[j].type, name: n.schema[j].name };
+      const e = castTo(c, f.type, at(i));
+      if (e === c) return j;
+      exprs.push(e);
+      return n.schema.length + exprs.length - 1;
+    });
+    return reshape(n, exprs, indices, schema, `${id}.in${i}`);
+  });
+  return { id, kind: 'union', schema, inputs: converted };
+}
+
+/** Rows without repeats: an aggregate by every column (nulls equal). */
+function distinct(input: BoundNode, id: string): BoundNode {
+  return { id, kind: 'aggregate', input, schema: input.schema, groupBy: input.schema.map((_, j) => j), aggs: [] };
+}
+
+export function bindUnion(q: UnionNode, at: P, id: string, inputs: BoundNode[]): BoundNode {
+  if (q.all) return unionAll(inputs, (i) => [...at, 'inputs', i], id);
+  return distinct(
+    unionAll(inputs, (i) => [...at, 'inputs', i], `${id}.all`),
+    id,
+  );
+}
+
+/** A column appended to a node: its columns, then the expression's (named `name`). */
+function withColumn(n: BoundNode, e: BoundExpr, name: string, id: string): BoundNode {
+  const schema = [...n.schema, { name, type: e.type }];
+  return reshape(
+    n,
+    [e],
+    schema.map((_, j) => j),
+    schema,
+    id,
+  );
+}
+
+const SIDE = '$side',
+  ROWS = '$rows',
+  RIGHT = '$right',
+  COPIES = '$copies';
+
+/**
+ * INTERSECT and EXCEPT: both inputs tagged ($side 0 left, 1 right), grouped by every column with the rows of each
+ * group ($rows) and those of the right ($right); distinct keeps the groups both sides (intersect) or only the left
+ * (except) have, ALL repeats each min(left, right) or left - right times.
+ */
+export function bindSetOp(q: SetOpNode, at: P, id: string, left: BoundNode, right: BoundNode): BoundNode {
+  const side = (i: number): P => [...at, i === 0 ? 'left' : 'right'];
+  if (left.schema.length !== right.schema.length) unionAll([left, right], side, id); // its error
+  const tag = (n: BoundNode, side: number, key: string) =>
+    withColumn(n, { k: 'lit', value: BigInt(side), type: { id: 'int64' } }, SIDE, `${id}.${key}`);
+  const both = unionAll([tag(left, 0, 'left'), tag(right, 1, 'right')], side, `${id}.union`);
+  const width = left.schema.length;
+  const keys = both.schema.slice(0, width);
+  if (keys.some((f) => f.name === SIDE || f.name === ROWS || f.name === RIGHT || f.name === COPIES))
+    throw new PlanError(jsonPath([...at, 'left']), `column names starting with "$" are reserved here`);
+  const counted: BoundNode = {
+    id: `${id}.count`,
+    kind: 'aggregate',
+    input: both,
+    groupBy: keys.map((_, j) => j),
+    aggs: [
+      { fn: 'count', col: -1, as: ROWS, type: { id: 'int64' } },
+      { fn: 'sum', col: width, as: RIGHT, type: { id: 'int64' } },
+    ],
+    schema: [...keys, { name: ROWS, type: { id: 'int64' } }, { name: RIGHT, type: { id: 'int64' } }],
+  };
+  const c = (name: string) => ({ column: name });
+  const leftRows = { fn: '-', args: [c(ROWS), c(RIGHT)] };
+  const project = (n: BoundNode): BoundNode => ({
+    id,
+    kind: 'project',
+    input: n,
+    indices: keys.map((_, j) => j),
+    schema: keys,
+  });
+  if (!q.all) {
+    const where: Predicate =
+      q.op === 'intersect'
+        ? {
+            and: [
+              { column: RIGHT, cmp: '>', value: 0 },
+              { left: c(RIGHT), cmp: '<', right: c(ROWS) },
+            ],
+          }
+        : { column: RIGHT, cmp: '=', value: 0 };
+    const pred = bindPredicate(where, counted.schema, [...at, 'op']);
+    return project({ id: `${id}.filter`, kind: 'filter', input: counted, pred, schema: counted.schema });
+  }
+  const copies =
+    q.op === 'intersect'
+      ? { case: [{ when: { left: c(RIGHT), cmp: '<' as const, right: leftRows }, then: c(RIGHT) }], else: leftRows }
+      : { fn: '-', args: [leftRows, c(RIGHT)] };
+  const withCopies = withColumn(counted, bindExpr(copies, counted.schema, [...at, 'op']), COPIES, `${id}.copies`);
+  return project({
+    id: `${id}.repeat`,
+    kind: 'repeat',
+    input: withCopies,
+    col: withCopies.schema.length - 1,
+    schema: withCopies.schema,
+  });
+}
+
+/** A literal table: each column's type the cells' common one (or the given type), every cell cast to it. */
+export function bindValues(q: ValuesNode, at: P, id: string): BoundNode {
+  const n = q.columns.length;
+  if (q.types && q.types.length !== n)
+    throw new PlanError(jsonPath([...at, 'types']), `${q.types.length} type(s) for ${n} column(s)`);
+  const cells = q.rows.map((r, i) => {
+    if (r.length !== n)
+      throw new PlanError(jsonPath([...at, 'rows', i]), `row ${i} has ${r.length} value(s); columns are ${n}`);
+    return r.map((v, j) =>
+      bindExpr(q.types ? { value: v, type: q.types[j] } : { value: v }, [], [...at, 'rows', i, j]),
+    );
+  });
+  const schema: Field[] = q.columns.map((name, j) => {
+    const col = cells.map((r) => r[j]);
+    const t = q.types ? bindExpr({ value: null, type: q.types[j] }, [], [...at, 'types', j]).type : unify(col);
+    if (!t) {
+      const i = col.findIndex((e) => unify([col[0], e]) === null);
+      throw new PlanError(
+        jsonPath([...at, 'rows', i, j]),
+        `column "${name}": ${typeName(col[i].type)} does not mix with ${typeName(col[0].type)} (row 0)`,
+      );
+    }
+    return { name, type: t };
+  });
+  const seen = new Set<string>();
+  q.columns.forEach((c, j) => {
+    if (seen.has(c)) throw new PlanError(jsonPath([...at, 'columns', j]), `duplicate output column "${c}"`);
+    seen.add(c);
+  });
+  const rows = cells.map((r, i) => r.map((e, j) => castTo(e, schema[j].type, [...at, 'rows', i, j])));
+  return { id, kind: 'values', schema, rows };
+}

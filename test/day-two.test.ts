@@ -1,0 +1,100 @@
+// The smaller things a user meets on day two (issue 43, item 6): rows that
+// JSON.stringify takes, messages in the command line's words, a CSV given as
+// Parquet, an output folder that cannot be made, --explain in sizes people read.
+import fs from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runPlan } from '../dist/index.js';
+import { cli, tmpDir, writeParquet } from './helpers.js';
+
+const dir = tmpDir('sj-day2-');
+const at = (n: string) => path.join(dir, n);
+
+beforeAll(async () => {
+  await writeParquet(
+    at('t.parquet'),
+    `SELECT (i % 3)::BIGINT AS g, i::BIGINT AS id, (9007199254740000 + i)::BIGINT AS big FROM range(0, 2000) t(i)`,
+  );
+  fs.writeFileSync(at('fake.parquet'), 'id,name\n1,one\n2,two\n');
+});
+
+describe("toRows({ integers: 'number' })", () => {
+  const plan = (columns: object[]) => ({
+    version: 1 as const,
+    sources: { t: { parquet: at('t.parquet') } },
+    query: {
+      op: 'aggregate' as const,
+      input: { op: 'scan' as const, source: 't' },
+      groupBy: ['g'],
+      aggregates: columns,
+    },
+  });
+
+  it('counts and sums as numbers: JSON.stringify takes the rows', async () => {
+    const r = await runPlan(
+      plan([
+        { fn: 'count', as: 'n' },
+        { fn: 'sum', column: 'id', as: 's' },
+      ]) as any,
+    );
+    expect(() => JSON.stringify(r.toRows())).toThrow(/BigInt/);
+    const rows = r.toRows({ integers: 'number' }).sort((a: any, b: any) => a.g - b.g);
+    expect(JSON.parse(JSON.stringify(rows))).toEqual([
+      { g: 0, n: 667, s: 666333 },
+      { g: 1, n: 667, s: 667000 },
+      { g: 2, n: 666, s: 665667 },
+    ]);
+  });
+
+  it('a value beyond 2^53 - 1 is an error naming the column, never a rounded number', async () => {
+    const r = await runPlan(plan([{ fn: 'max', column: 'big', as: 'top' }]) as any);
+    expect(() => r.toRows({ integers: 'number' })).toThrow(
+      /toRows: column "top" holds 900719925474\d+, beyond 2\^53 - 1: not exact as a number/,
+    );
+    expect(typeof r.toRows()[0].top).toBe('bigint');
+    expect(() => r.toRows({ integers: 'int' as 'number' })).toThrow(
+      'toRows: integers must be "bigint" or "number", got "int"',
+    );
+  });
+});
+
+describe('the command line says what to do in its own words', () => {
+  const q = `SELECT g FROM '${at('t.parquet')}'`;
+
+  it('--output x.xlsx: give --format (not the plan field)', () => {
+    const r = cli(['sql', q, '--output', at('x.xlsx')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--output: cannot tell the format from extension "\.xlsx"; give --format one of parquet/);
+    expect(r.stderr).not.toMatch(/output\.format/);
+  });
+
+  it('a CSV file given as Parquet: not a Parquet file, exit 3', () => {
+    const r = cli(['sql', `SELECT * FROM '${at('fake.parquet')}'`]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/fake\.parquet: not a Parquet file .*begins with "id,name\\n1,one/);
+    expect(r.stderr).not.toMatch(/Corrupt footer/);
+  });
+
+  it('an output folder that cannot be created (/proc/nope): a clear error at once, no spinning', () => {
+    const t0 = performance.now();
+    const r = cli(['sql', q, '--output', '/proc/nope/x.parquet']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/folder \/proc\/nope cannot be created \(writing \/proc\/nope\/x\.parquet\)/);
+    expect(performance.now() - t0).toBeLessThan(20_000);
+  });
+});
+
+describe('--explain', () => {
+  it('sizes as people read them, the run-time rule said once for all joins', () => {
+    const r = cli(['plans/tpch/q09.json', '--explain']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/broadcast up to 24 MB\n/);
+    expect(r.stdout).toMatch(/right side estimated at 2\.1 KB from its files <= broadcastBytes 24 MB; see note 1\n/);
+    expect(r.stdout).not.toMatch(/\d{5,} bytes|broadcastBytes \d+[;,)\n]/);
+    expect(r.stdout.match(/at run time/g)?.length).toBe(2); // q09's five joins: two rules
+    expect(r.stdout).toMatch(/\nnotes:\n {3}1\. at run time the right and left sides are read after their filters/);
+    const strategies = r.stdout.split('\n').filter((l) => l.includes('expected strategy'));
+    expect(strategies.length).toBe(5);
+    for (const l of strategies) expect(l.trim().length).toBeLessThan(200);
+  });
+});

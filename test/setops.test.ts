@@ -1,0 +1,403 @@
+// Set operations (union, intersect, except, values) and the aggregates compiled onto plain ones (distinct,
+// filter, grouping sets) against DuckDB: nulls, duplicates, widened types, empty inputs, under forced paths
+// (the pool and the calling thread, spills under a tiny budget, every join shuffled, skew splits forced).
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type RunOptions, runPlan } from '../dist/index.js';
+import { expectSame, tmpDir, writeParquet } from './helpers.js';
+
+const dir = tmpDir('sj-setops-');
+const A = path.join(dir, 'a.parquet'),
+  B = path.join(dir, 'b.parquet'),
+  E = path.join(dir, 'e.parquet');
+
+beforeAll(async () => {
+  // a: duplicates, nulls in every column; b: overlapping rows, other types (int64 k, decimal d, utf8 s)
+  await writeParquet(
+    A,
+    `SELECT CASE WHEN i % 11 = 0 THEN NULL ELSE (i % 7) END::INTEGER AS k,
+       CASE WHEN i % 13 = 0 THEN NULL ELSE 's' || (i % 5) END AS s,
+       CASE WHEN i % 9 = 0 THEN NULL ELSE (i % 4) * 1.25 END::DECIMAL(6,2) AS d,
+       (i % 3)::BIGINT AS g, i::BIGINT AS id
+     FROM range(0, 400) t(i)`,
+    64,
+  );
+  await writeParquet(
+    B,
+    `SELECT CASE WHEN i % 10 = 0 THEN NULL ELSE (i % 9) END::BIGINT AS k,
+       CASE WHEN i % 8 = 0 THEN NULL ELSE 's' || (i % 6) END AS s,
+       CASE WHEN i % 7 = 0 THEN NULL ELSE (i % 5) * 0.5 END::DECIMAL(9,3) AS d,
+       (i % 4)::BIGINT AS g, i::BIGINT AS id
+     FROM range(0, 150) t(i)`,
+    64,
+  );
+  await writeParquet(E, `SELECT * FROM read_parquet('${A}') WHERE false`);
+});
+
+const sources = { a: { parquet: A }, b: { parquet: B }, e: { parquet: E } };
+const scan = (source: string, columns: string[]) => ({ op: 'scan', source, columns });
+const plan = (query: object) => ({ version: 1, sources, query });
+const ra = `read_parquet('${A}')`,
+  rb = `read_parquet('${B}')`,
+  re = `read_parquet('${E}')`;
+
+/** The paths a set operation must give the same answer on. */
+const PATHS: [string, RunOptions][] = [
+  ['the pool', {}],
+  ['the calling thread', { inThreadBytes: 1e9 }],
+  ['a 64 KB budget, spilling', { memoryLimit: '64KB', spillDir: path.join(dir, 'spill'), partitions: 4 }],
+  ['every join shuffled, splits forced', { broadcastBytes: 0, skew: { factor: 1, thresholdBytes: 1 }, partitions: 3 }],
+];
+
+describe('union, intersect, except, values', () => {
+  const cases: [string, object, string][] = [
+    [
+      'union all of two sources, widened (int32 with int64, decimal(6,2) with decimal(9,3))',
+      { op: 'union', all: true, inputs: [scan('a', ['k', 's', 'd']), scan('b', ['k', 's', 'd'])] },
+      `SELECT k::BIGINT AS k, s, d FROM ${ra} UNION ALL SELECT k, s, d FROM ${rb}`,
+    ],
+    [
+      'union (distinct) of three inputs, one empty, nulls equal',
+      { op: 'union', inputs: [scan('a', ['k', 's']), scan('b', ['k', 's']), scan('e', ['k', 's'])] },
+      `SELECT k::BIGINT AS k, s FROM ${ra} UNION SELECT k, s FROM ${rb} UNION SELECT k, s FROM ${re}`,
+    ],
+    [
+      'union all: int with decimal is a decimal, decimal with float a float',
+      {
+        op: 'union',
+        all: true,
+        inputs: [
+          {
+            op: 'project',
+            input: scan('a', ['g', 'd', 'id']),
+            columns: ['g', 'd', { name: 'f', expr: { fn: '/', args: [{ column: 'id' }, { value: 4 }] } }],
+          },
+          { op: 'project', input: scan('b', ['d', 'id', 'g']), columns: ['d', 'g', 'id'] },
+        ],
+      },
+      `SELECT g, d, id / 4 AS f FROM ${ra}
+       UNION ALL SELECT d, g, id FROM ${rb}`,
+    ],
+    [
+      'intersect (distinct)',
+      { op: 'intersect', left: scan('a', ['k', 's']), right: scan('b', ['k', 's']) },
+      `SELECT k::BIGINT AS k, s FROM ${ra} INTERSECT SELECT k, s FROM ${rb}`,
+    ],
+    [
+      'intersect all',
+      { op: 'intersect', all: true, left: scan('a', ['k', 's']), right: scan('b', ['k', 's']) },
+      `SELECT k::BIGINT AS k, s FROM ${ra} INTERSECT ALL SELECT k, s FROM ${rb}`,
+    ],
+    [
+      'except (distinct)',
+      { op: 'except', left: scan('a', ['k', 'g']), right: scan('b', ['k', 'g']) },
+      `SELECT k::BIGINT AS k, g FROM ${ra} EXCEPT SELECT k, g FROM ${rb}`,
+    ],
+    [
+      'except all',
+      { op: 'except', all: true, left: scan('a', ['k', 'g']), right: scan('b', ['k', 'g']) },
+      `SELECT k::BIGINT AS k, g FROM ${ra} EXCEPT ALL SELECT k, g FROM ${rb}`,
+    ],
+    [
+      'except all with an empty right side, intersect with an empty one',
+      {
+        op: 'union',
+        all: true,
+        inputs: [
+          { op: 'except', all: true, left: scan('a', ['k', 'g']), right: scan('e', ['k', 'g']) },
+          { op: 'intersect', left: scan('a', ['k', 'g']), right: scan('e', ['k', 'g']) },
+        ],
+      },
+      `(SELECT k, g FROM ${ra} EXCEPT ALL SELECT k, g FROM ${re})
+       UNION ALL (SELECT k, g FROM ${ra} INTERSECT SELECT k, g FROM ${re})`,
+    ],
+    [
+      'values, joined to a source and unioned with it',
+      {
+        op: 'union',
+        all: true,
+        inputs: [
+          {
+            op: 'join',
+            type: 'inner',
+            left: scan('a', ['g', 's']),
+            right: {
+              op: 'values',
+              columns: ['g2', 'label'],
+              rows: [
+                [0, 'zero'],
+                [1, null],
+                [2, 'two'],
+                [null, 'n'],
+              ],
+            },
+            on: [['g', 'g2']],
+          },
+          {
+            op: 'values',
+            columns: ['x', 'y', 'z', 'w'],
+            rows: [
+              [7, 'seven', 7, 'x'],
+              [null, null, null, null],
+            ],
+          },
+        ],
+      },
+      `SELECT a.g, a.s, v.g2, v.label FROM ${ra} a JOIN (VALUES (0::BIGINT, 'zero'), (1, NULL), (2, 'two'), (NULL, 'n')) v(g2, label) ON a.g = v.g2
+       UNION ALL VALUES (7::BIGINT, 'seven', 7::BIGINT, 'x'), (NULL, NULL, NULL, NULL)`,
+    ],
+    [
+      'values with types and a decimal column widened',
+      {
+        op: 'values',
+        columns: ['a', 'b', 'c'],
+        rows: [
+          [1, 1.5, '2024-01-02'],
+          [2, 2, null],
+        ],
+        types: ['int32', 'float64', 'date'],
+      },
+      `VALUES (1::INTEGER, 1.5::DOUBLE, DATE '2024-01-02'), (2, 2, NULL)`,
+    ],
+  ];
+  for (const [name, q, duckSql] of cases) {
+    for (const [how, opts] of PATHS)
+      it(`${name}, on ${how}`, async () => {
+        await expectSame(plan(q), duckSql, opts);
+      });
+  }
+
+  it('sort and limit over a union', async () => {
+    const q = {
+      op: 'limit',
+      count: 7,
+      input: {
+        op: 'sort',
+        by: [
+          { column: 'k', nulls: 'first' },
+          { column: 'id', desc: true },
+        ],
+        input: { op: 'union', all: true, inputs: [scan('a', ['k', 'id']), scan('b', ['k', 'id'])] },
+      },
+    };
+    await expectSame(
+      plan(q),
+      `SELECT * FROM (SELECT k::BIGINT AS k, id FROM ${ra} UNION ALL SELECT k, id FROM ${rb}) ORDER BY k NULLS FIRST, id DESC LIMIT 7`,
+      {},
+      true,
+    );
+  });
+
+  it('mismatched kinds are a plan error naming both types and the input', async () => {
+    const q = { op: 'union', inputs: [scan('a', ['k', 's']), scan('b', ['s', 'k'])] };
+    await expect(runPlan(plan(q), { baseDir: dir })).rejects.toThrow(
+      /query\.inputs\[1\].*union column 1 \("k"\): input 1 gives utf8 \("s"\), input 0 gives int32/,
+    );
+    const n = { op: 'except', left: scan('a', ['k']), right: scan('b', ['k', 's']) };
+    await expect(runPlan(plan(n), { baseDir: dir })).rejects.toThrow(/query\.right: union input 1 has 2 column/);
+    const v = { op: 'values', columns: ['a'], rows: [[1], ['x']] };
+    await expect(runPlan(plan(v), { baseDir: dir })).rejects.toThrow(/query\.rows\[1\]\[0\]: column "a": utf8/);
+  });
+});
+
+describe('aggregates: distinct, filter, grouping sets', () => {
+  const H = path.join(dir, 'hot.parquet');
+  const rh = `read_parquet('${H}')`;
+  beforeAll(async () => {
+    // group 0 is hot: half the rows and 3,000 distinct values of x; the others few of each
+    await writeParquet(
+      H,
+      `SELECT CASE WHEN i % 2 = 0 THEN 0 WHEN i % 97 = 0 THEN NULL ELSE i % 13 END::BIGINT AS g,
+         CASE WHEN i % 5 = 0 THEN 'p' ELSE 'q' || (i % 3) END AS h,
+         CASE WHEN i % 17 = 0 THEN NULL WHEN i % 2 = 0 THEN (i / 2) % 3000 ELSE i % 7 END::INTEGER AS x,
+         CASE WHEN i % 19 = 0 THEN NULL ELSE (i % 40) * 0.25 END::DECIMAL(8,2) AS d,
+         (i % 23) * 0.5::DOUBLE AS f, 's' || (i % 11) AS s
+       FROM range(0, 12000) t(i)`,
+      1000,
+    );
+  });
+  const hot = (query: object) => ({ version: 1, sources: { h: { parquet: H } }, query });
+  const agg = (groupBy: string[] | null, aggregates: object[], extra: object = {}) => ({
+    op: 'aggregate',
+    input: { op: 'scan', source: 'h' },
+    ...(groupBy ? { groupBy } : {}),
+    aggregates,
+    ...extra,
+  });
+  const HOT_PATHS: [string, RunOptions][] = [
+    ...PATHS,
+    ['skew splits forced, no combiners', { skew: { factor: 1, thresholdBytes: 1 }, combiners: false, partitions: 4 }],
+  ];
+  const cases: [string, object, string][] = [
+    [
+      'count/sum/avg/min/max DISTINCT mixed with plain ones, by a hot key',
+      agg(
+        ['g'],
+        [
+          { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+          { fn: 'sum', column: 'x', distinct: true, as: 'sx' },
+          { fn: 'avg', column: 'x', distinct: true, as: 'ax' },
+          { fn: 'max', column: 'x', distinct: true, as: 'mx' },
+          { fn: 'count', as: 'n' },
+          { fn: 'sum', column: 'd', as: 'sd' },
+          { fn: 'avg', column: 'f', as: 'af' },
+          { fn: 'min', column: 's', as: 'ms' },
+          { fn: 'count', column: 'x', as: 'nx' },
+        ],
+      ),
+      `SELECT g, count(DISTINCT x) AS cx, sum(DISTINCT x)::BIGINT AS sx, avg(DISTINCT x) AS ax, max(DISTINCT x) AS mx,
+         count(*) AS n, sum(d) AS sd, avg(f) AS af, min(s) AS ms, count(x) AS nx FROM ${rh} GROUP BY g`,
+    ],
+    [
+      'distinct aggregates of two arguments (one a decimal), with plain ones',
+      agg(
+        ['h'],
+        [
+          { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+          { fn: 'sum', column: 'd', distinct: true, as: 'sd' },
+          { fn: 'count_distinct', column: 's', as: 'cs' },
+          { fn: 'count', as: 'n' },
+          { fn: 'max', column: 'f', as: 'mf' },
+        ],
+      ),
+      `SELECT h, count(DISTINCT x) AS cx, sum(DISTINCT d) AS sd, count(DISTINCT s) AS cs, count(*) AS n, max(f) AS mf
+       FROM ${rh} GROUP BY h`,
+    ],
+    [
+      'count(DISTINCT x) alone by a hot key (count_distinct, split on group and value)',
+      agg(['g'], [{ fn: 'count', column: 'x', distinct: true, as: 'cx' }]),
+      `SELECT g, count(DISTINCT x) AS cx FROM ${rh} GROUP BY g`,
+    ],
+    [
+      'FILTER (WHERE ...) on count(*), sum, a distinct count and an expression',
+      agg(
+        ['h'],
+        [
+          { fn: 'count', as: 'n', filter: { column: 'g', cmp: '=', value: 0 } },
+          { fn: 'sum', column: 'd', as: 'sd', filter: { column: 'x', cmp: '>', value: 100 } },
+          { fn: 'count', column: 'x', distinct: true, as: 'cx', filter: { column: 's', in: ['s1', 's2'] } },
+          {
+            fn: 'avg',
+            expr: { fn: '*', args: [{ column: 'f' }, { value: 2 }] },
+            as: 'af',
+            filter: { not: { column: 'x', isNull: true } },
+          },
+        ],
+      ),
+      `SELECT h, count(*) FILTER (WHERE g = 0) AS n, sum(d) FILTER (WHERE x > 100) AS sd,
+         count(DISTINCT x) FILTER (WHERE s IN ('s1', 's2')) AS cx, avg(f * 2) FILTER (WHERE x IS NOT NULL) AS af
+       FROM ${rh} GROUP BY h`,
+    ],
+    [
+      'distinct aggregates without groups, over no rows too',
+      {
+        op: 'union',
+        all: true,
+        inputs: [
+          agg(
+            [],
+            [
+              { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+              { fn: 'sum', column: 'x', distinct: true, as: 'sx' },
+              { fn: 'count', as: 'n' },
+            ],
+          ),
+          {
+            op: 'aggregate',
+            input: { op: 'filter', input: { op: 'scan', source: 'h' }, where: { column: 'g', cmp: '<', value: 0 } },
+            groupBy: [],
+            aggregates: [
+              { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+              { fn: 'sum', column: 'x', distinct: true, as: 'sx' },
+              { fn: 'count', as: 'n' },
+            ],
+          },
+        ],
+      },
+      `SELECT count(DISTINCT x) AS cx, sum(DISTINCT x)::BIGINT AS sx, count(*) AS n FROM ${rh}
+       UNION ALL SELECT count(DISTINCT x), sum(DISTINCT x)::BIGINT, count(*) FROM ${rh} WHERE g < 0`,
+    ],
+    [
+      'grouping sets (a rollup) with grouping() bits',
+      agg(
+        null,
+        [
+          { fn: 'count', as: 'n' },
+          { fn: 'sum', column: 'd', as: 'sd' },
+          { fn: 'grouping', columns: ['g', 'h'], as: 'gid' },
+          { fn: 'grouping', columns: ['h'], as: 'gh' },
+        ],
+        { groupingSets: [['g', 'h'], ['g'], []] },
+      ),
+      `SELECT g, h, count(*) AS n, sum(d) AS sd, grouping(g, h) AS gid, grouping(h) AS gh
+       FROM ${rh} GROUP BY ROLLUP (g, h)`,
+    ],
+    [
+      'grouping sets (a cube) with a distinct count and a filter',
+      agg(
+        null,
+        [
+          { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+          { fn: 'max', column: 'f', as: 'mf', filter: { column: 'h', cmp: '!=', value: 'p' } },
+          { fn: 'grouping', columns: ['h', 'g'], as: 'gid' },
+        ],
+        { groupingSets: [['g', 'h'], ['g'], ['h'], []] },
+      ),
+      `SELECT g, h, count(DISTINCT x) AS cx, max(f) FILTER (WHERE h != 'p') AS mf, grouping(h, g) AS gid
+       FROM ${rh} GROUP BY CUBE (g, h)`,
+    ],
+    [
+      'grouping sets over no rows: a row per empty set (count 0), with a distinct sum',
+      {
+        op: 'aggregate',
+        input: { op: 'filter', input: { op: 'scan', source: 'h' }, where: { column: 'g', cmp: '<', value: 0 } },
+        groupingSets: [['g'], [], []],
+        aggregates: [
+          { fn: 'count', as: 'n' },
+          { fn: 'sum', column: 'x', distinct: true, as: 'sx' },
+          { fn: 'grouping', columns: ['g'], as: 'gg' },
+        ],
+      },
+      `SELECT g, count(*) AS n, sum(DISTINCT x)::BIGINT AS sx, grouping(g) AS gg FROM ${rh} WHERE g < 0
+       GROUP BY GROUPING SETS ((g), (), ())`,
+    ],
+  ];
+  it('plan errors name the field: grouping() of a column not grouped by, groupBy with groupingSets', async () => {
+    const g = agg(null, [{ fn: 'grouping', columns: ['h'], as: 'x' }], { groupingSets: [['g']] });
+    await expect(runPlan(hot(g), { baseDir: dir })).rejects.toThrow(
+      /query\.aggregates\[0\]\.columns\[0\]: grouping\(\): "h" is not a group key/,
+    );
+    const b = agg(['g'], [{ fn: 'count', as: 'n' }], { groupingSets: [['g']] });
+    await expect(runPlan(hot(b), { baseDir: dir })).rejects.toThrow(
+      /query\.groupingSets: give groupBy or groupingSets/,
+    );
+    const s = agg(['g'], [{ fn: 'sum', column: 's', distinct: true, as: 'n' }]);
+    await expect(runPlan(hot(s), { baseDir: dir })).rejects.toThrow(
+      /query\.aggregates\[0\]\.column: sum needs a numeric column; "s" is utf8/,
+    );
+  });
+
+  it('sum(DISTINCT x) by a hot key: the first shuffle is on (group, value), no partition holds the hot group alone', async () => {
+    const q = agg(
+      ['g'],
+      [
+        { fn: 'sum', column: 'x', distinct: true, as: 'sx' },
+        { fn: 'count', as: 'n' },
+      ],
+    );
+    const r = await runPlan(hot(q), { baseDir: dir, writeOutput: false, partitions: 4, inThreadBytes: 0 });
+    const first = r.stats.shuffles.find((x) => x.id.endsWith('.partial.input'))!;
+    const rows = [...first.partitionRows].sort((a, b) => a - b);
+    // group 0 holds half of the 12,000 rows and 3,000 distinct values: by group alone one partition would hold them
+    expect(rows.at(-1)!).toBeLessThan(1.5 * rows[1]);
+    const second = r.stats.shuffles.find((x) => x.id.endsWith('.agg.input'))!;
+    expect(second.partitionRows.reduce((a, b) => a + b, 0)).toBeLessThan(100); // combiners: a state per task and group
+  });
+
+  for (const [name, q, duckSql] of cases) {
+    for (const [how, opts] of HOT_PATHS)
+      it(`${name}, on ${how}`, async () => {
+        await expectSame(hot(q), duckSql, opts);
+      });
+  }
+});
