@@ -14,7 +14,7 @@ const sources = { fact: file('fact'), dim: file('dim'), a: file('a'), b: file('b
 beforeAll(async () => {
   await writeParquet(
     file('fact'),
-    `SELECT (i % 50)::BIGINT AS f_k1, (i % 7)::BIGINT AS f_k2, i::BIGINT AS v FROM range(0, 5000) r(i)`,
+    `SELECT (i % 50)::BIGINT AS f_k1, (i % 7)::BIGINT AS f_k2, i::BIGINT AS v, (i % 19)::DOUBLE / 2 AS fx FROM range(0, 5000) r(i)`,
     1000,
   );
   await writeParquet(
@@ -49,6 +49,17 @@ describe('an inner join ON several equalities (issue 38)', () => {
     const text = explainPlan(await loadPlan(await compileSql(q, { sources })));
     expect(text).toMatch(/inner hash join on f_k1 = d_k1 and f_k2 = d_k2/);
     expect(sortRows(await ours(q, { broadcastBytes: 0, inThreadBytes: 0 }))).toEqual(sortRows(await duckOf(q)));
+  });
+});
+
+describe('an equality between a float and an exact number across tables (found by the SQL fuzzer)', () => {
+  it("is a filter, not a join key the plan refuses: DuckDB's answer", async () => {
+    for (const q of [
+      'SELECT count(*) AS n, sum(f.v) AS s FROM fact f JOIN dim d ON f.fx = d.x',
+      'SELECT f.v, d.name FROM fact f, dim d WHERE f.f_k1 = d.d_k1 AND f.fx = d.d_k2',
+    ]) {
+      expect(sortRows(await ours(q, { broadcastBytes: 0 }))).toEqual(sortRows(await duckOf(q)));
+    }
   });
 });
 

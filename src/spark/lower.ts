@@ -11,6 +11,7 @@ import { SQL_SETTINGS, col, expr, ident, predicate, sparkType, str } from './low
 import { type SaltPlan, saltedJoin } from './salt.js';
 import type { SparkSource } from './client.js';
 import { lowerSetOp } from './setops.js';
+import { lowerWindow } from './window.js';
 
 export interface Lowered {
   sql: string;
@@ -124,6 +125,8 @@ export class Lowering {
         if (n.input.kind === 'sort') return `SELECT * FROM ${from(n.input.input)} ${orderBy(n.input)} ${page}`;
         return `SELECT * FROM ${from(n.input)} ${page}`;
       }
+      case 'window':
+        return lowerWindow(n, (m) => this.node(m));
       case 'union':
       case 'values':
       case 'expand':

@@ -5,18 +5,8 @@ import { type Token, sqlError, tokenize } from './lexer.js';
 
 /** Words the dialect refuses, with the name an error gives them. */
 export const UNSUPPORTED: Record<string, string> = {
-  union: 'UNION',
-  intersect: 'INTERSECT',
-  except: 'EXCEPT',
-  over: 'window functions (OVER)',
-  window: 'WINDOW',
   lateral: 'LATERAL',
   natural: 'NATURAL JOIN',
-  qualify: 'QUALIFY',
-  rollup: 'ROLLUP',
-  cube: 'CUBE',
-  grouping: 'GROUPING SETS',
-  values: 'VALUES',
   ilike: 'ILIKE',
   fetch: 'FETCH',
 };

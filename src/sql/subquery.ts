@@ -4,7 +4,6 @@
 // an aggregate grouped by the correlation keys and joined on them, and one
 // non-equality of a correlated EXISTS (q21's l_suppkey <> ...) as min/max per key.
 import type { Predicate, QueryNode } from '../plan/spec.js';
-import { type DataType, isDecimal, isFloat, isInteger } from '../kernels/column.js';
 import type { Expr, Select } from './ast.js';
 import type { Expr as PExpr } from '../plan/spec.js';
 import { exprKey } from './ast.js';
@@ -12,6 +11,7 @@ import { sqlError } from './lexer.js';
 import { type Col, type Scope, children } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
 import { filterNode } from './conditions.js';
+import { keyable } from './keys.js';
 import { Translator } from './translate.js';
 
 /** A subquery condition ready to apply to the relation that has the columns it reads (`needs`). */
@@ -286,20 +286,13 @@ function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: 
       if (s.corr.pairs.length === 0 && c.op === '=' && other.k === 'col' && !tr.subst.has(exprKey(other))) {
         const o = scope.resolve(other).col;
         // a join key only where the plan's keys compare as SQL does (never a float with an exact number)
-        if (sameKeyFamily(o.type, s.v.type)) return join('inner', cur, s.sub, [[o.id, s.v.id]]);
+        if (keyable(o.type, s.v.type, false)) return join('inner', cur, s.sub, [[o.id, s.v.id]]);
       }
       const { rel, value } = joinScalar(cur, s, false);
       const t2 = new Translator(tr.scope, ctx.params, new Map([...tr.subst, [exprKey(subAst), value]]));
       return { ...rel, node: filterNode(rel.node, [t2.pred(c)]) };
     },
   };
-}
-
-/** Whether two column types are join keys of one kind: exact numbers, floats, strings, dates or timestamps. */
-function sameKeyFamily(a: DataType | undefined, b: DataType | undefined): boolean {
-  if (!a || !b) return false;
-  const family = (t: DataType) => (isInteger(t) || isDecimal(t) ? 'exact' : isFloat(t) ? 'float' : t.id);
-  return family(a) === family(b);
 }
 
 /**
