@@ -129,6 +129,10 @@ function addRunOptions(program: Command): void {
       '--remote <url>',
       'with --engine spark: the Spark Connect server, sc://host:port[/;token=...] ' +
         '(default: SPARK_REMOTE, else a local server)',
+    )
+    .option(
+      '--replace-output',
+      "with --engine spark: replace the files of a URI output folder (Spark's INSERT OVERWRITE)",
     );
 }
 
