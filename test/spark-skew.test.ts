@@ -285,7 +285,7 @@ describe.skipIf(NO_SPARK)('Spark engine errors', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
-  it('Spark analysis error: plan error (exit 2); bad cast: input error (exit 3); overflow: exit 1', async () => {
+  it('Spark analysis error: plan error (exit 2); bad cast and cast overflow: input error (exit 3); overflow: exit 1', async () => {
     const client = new SparkConnectClient(parseRemote(REMOTE));
     const err = await client
       .execute('SELECT nope FROM range(1)', () => undefined)
@@ -313,6 +313,21 @@ describe.skipIf(NO_SPARK)('Spark engine errors', () => {
     const ov = await runPlan(over, { ...spark(), baseDir: dir }).catch((e) => e);
     expect(ov).toBeInstanceOf(ExecutionError);
     expect(ov.message).toMatch(/ARITHMETIC_OVERFLOW/);
+    // a float too large for int64: a value that does not convert, exit 3 as the local engine says
+    const huge = { fn: '*', args: [{ cast: { column: 'v' }, to: 'float64' }, { value: '1e30', type: 'float64' }] };
+    const castOver = {
+      ...joinPlan('inner'),
+      query: {
+        op: 'project',
+        input: { op: 'scan', source: 'fact' },
+        columns: [{ name: 'x', expr: { cast: huge, to: 'int64' } }],
+      },
+    };
+    const local = await runPlan(castOver, { baseDir: dir, workers: 1 }).catch((e) => e);
+    expect(local).toBeInstanceOf(InputError);
+    const co = await runPlan(castOver, { ...spark(), baseDir: dir }).catch((e) => e);
+    expect(co).toBeInstanceOf(InputError);
+    expect(co.exitCode).toBe(3);
   });
 
   it('Ctrl-C interrupts the Spark operation and exits 130', async () => {

@@ -185,7 +185,7 @@ export function mapSparkError(e: unknown): SkewjoinError {
   if (e instanceof SkewjoinError) return e;
   if (!(e instanceof SparkError)) return new ExecutionError(redact(`spark: ${(e as Error)?.message ?? e}`));
   const first = redact(e.message.split('\n')[0]);
-  if (/CAST_INVALID_INPUT|FAILED_READ_FILE|PATH_NOT_FOUND|CANNOT_READ_FILE|PARQUET/.test(e.errorClass))
+  if (/CAST_INVALID_INPUT|CAST_OVERFLOW|FAILED_READ_FILE|PATH_NOT_FOUND|CANNOT_READ_FILE|PARQUET/.test(e.errorClass))
     return new InputError(`spark: ${first}`);
   // a value the lowered SQL refuses as ours does (lower-expr.ts: raise_error('value "x" cannot be cast to t'))
   if (e.errorClass === 'USER_RAISED_EXCEPTION' && /cannot be cast to/.test(first))
