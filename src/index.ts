@@ -18,7 +18,7 @@ export const loadPlan: (source: Plan | string, options?: LoadOptions, baseDir?: 
   loadAnyPlan;
 export { explainAnalyze, explainPlan } from './physical/explain.js';
 export { closePool } from './runtime/pool.js';
-export { SkewjoinError, PlanError, InputError, ExecutionError } from './errors.js';
+export { SkewjoinError, PlanError, InputError, ExecutionError, OutputClosedError } from './errors.js';
 export { planJsonSchema } from './plan/spec.js';
 export type {
   Plan,

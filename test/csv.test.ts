@@ -33,11 +33,11 @@ describe('CSV read against DuckDB', () => {
   it('infers what read_csv infers: BIGINT, DOUBLE, BOOLEAN, DATE, TIMESTAMP, VARCHAR; empty is null', async () => {
     const f = file(
       'types.csv',
-      'i,f,b,d,ts,s,z,big,lead,e\n' +
-        '1,1.5,true,2020-01-02,2020-01-02 03:04:05,plain,,9223372036854775807,007,1e5\n' +
-        '-2,,F,1999-12-31,2021-06-30T23:59:59.123456,"with, comma",,-9223372036854775808,010,2.5E-3\n' +
-        ',3,yes,,2020-01-02 00:00:00,"say ""hi""",,12,1,-0.5\n' +
-        '40,0.1,no,2024-02-29,,x,,0,2,123456789012345678\n',
+      'i,f,b,d,ts,s,z,big,lead,e,far\n' +
+        '1,1.5,true,2020-01-02,2020-01-02 03:04:05,plain,,9223372036854775807,007,1e5,2300-01-01 00:00:00.000001\n' +
+        '-2,,F,1999-12-31,2021-06-30T23:59:59.123456,"with, comma",,-9223372036854775808,010,2.5E-3,1500-06-01 12:00:00\n' +
+        ',3,yes,,2020-01-02 00:00:00,"say ""hi""",,12,1,-0.5,\n' +
+        '40,0.1,no,2024-02-29,,x,,0,2,123456789012345678,9999-12-31 23:59:59.999999\n',
     );
     const r = await sameScan(f);
     expect(r.schema.map((c) => c.type.id)).toEqual([
@@ -51,6 +51,7 @@ describe('CSV read against DuckDB', () => {
       'int64',
       'utf8',
       'float64',
+      'timestamp',
     ]);
   });
 
@@ -145,6 +146,24 @@ describe('CSV read against DuckDB', () => {
     );
   });
 
+  it('a CSV source given wrong is a plan error naming its field (exit 2)', async () => {
+    const f = file('opts.csv', 'a,b\n1,2\n');
+    const err = (src: object) =>
+      runPlan({ version: 1, sources: { t: { csv: f, ...src } }, query: { op: 'scan', source: 't' } } as never).catch(
+        (e) => `${e.constructor.name} ${e.message}`,
+      );
+    expect(await err({ header: 'yes' })).toBe('PlanError sources.t.header: expected a boolean, got "yes"');
+    expect(await err({ delimiter: '::' })).toBe(
+      'PlanError sources.t.delimiter: must be one ASCII character other than a quote or a line break, got "::"',
+    );
+    expect(await err({ columns: { c: 'int64' } })).toBe(
+      `PlanError sources.t.columns.c: ${f} has no column "c"; its columns are: a, b`,
+    );
+    expect(await err({ columns: { a: 'int' } })).toMatch(
+      /^PlanError sources\.t\.columns\.a: expected a type name: bool/,
+    );
+  });
+
   it('SQL: FROM a .csv path, read_csv with options, --source NAME=file.csv; joined with Parquet', async () => {
     const f = file('fruit.csv', 'id,name,price\n1,apple,1.5\n2,pear,\n3,"fig, dried",4.25\n');
     const g = file('fruit.txt', 'id|name\n1|red\n3|brown\n');
@@ -162,6 +181,25 @@ describe('CSV read against DuckDB', () => {
     const c = cli(['sql', 'SELECT count(*) AS n, sum(price) AS p FROM fruit', '--source', `fruit=${f}`, '--json']);
     expect(c.stderr).toBe('');
     expect(c.stdout.trim()).toBe('{"n":3,"p":5.75}');
+    // a plan's Parquet source given a .csv file on the command line
+    const plan = {
+      version: 1,
+      sources: { fruit: { parquet: 'fruit.parquet' } },
+      query: {
+        op: 'aggregate',
+        input: { op: 'scan', source: 'fruit' },
+        groupBy: [],
+        aggregates: [{ fn: 'max', column: 'name', as: 'm' }],
+      },
+    };
+    const p = cli([writePlan(dir, plan, 'fruit-plan.json'), '--source', `fruit=${f}`, '--json']);
+    expect(p.stdout.trim()).toBe('{"m":"pear"}');
+    const d = await runSql('DESCRIBE fruit', { sources: { fruit: f } });
+    expect(d.toRows()).toEqual([
+      { column_name: 'id', column_type: 'int64' },
+      { column_name: 'name', column_type: 'utf8' },
+      { column_name: 'price', column_type: 'float64' },
+    ]);
   });
 });
 

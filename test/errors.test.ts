@@ -190,7 +190,7 @@ describe('plan errors exit 2 and name the JSON path', () => {
   it('a source given as a path: the form of a source, with that path', () => {
     const r = run({ ...plan(scanA), sources: { a: 'a.parquet', b: { parquet: 'b.parquet' } } });
     expect(r.stderr).toBe(
-      'skewjoin: plan error: sources.a: expected an input such as { "parquet": "a.parquet" } (a file, a glob or a list of them), got "a.parquet"\n',
+      'skewjoin: plan error: sources.a: expected an input such as { "parquet": "a.parquet" } or { "csv": "data/orders.csv" } (a file, a glob or a list of them), got "a.parquet"\n',
     );
     expect(r.code).toBe(2);
   });

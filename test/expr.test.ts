@@ -404,7 +404,7 @@ describe('plan errors name the JSON path (exit 2, no output file)', () => {
     [
       'case mixing strings and numbers',
       project({ case: [{ when: { column: 'a', isNull: true }, then: v('x') }], else: v(1) }),
-      /query\.columns\[1\]\.expr: case branches do not share a type: utf8 value "x", int64 value "1"/,
+      /query\.columns\[1\]\.expr: case branches do not share a type: utf8 value "x", int64 value 1/,
     ],
     [
       'a cross join of a type other than inner',

@@ -58,18 +58,25 @@ describe('--output over what is already there', () => {
   it('a FIFO: streamed into it, still a FIFO afterwards', async () => {
     const fifo = at('pipe.csv');
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
-    const p = spawn(process.execPath, [BIN, 'sql', SMALL, '--output', fifo], { stdio: 'ignore' });
-    // the writer's open waits for this reader
-    const text = await new Promise<string>((resolve, reject) => {
-      let s = '';
-      fs.createReadStream(fifo, 'utf8')
-        .on('data', (d) => {
-          s += d;
-        })
-        .on('end', () => resolve(s))
-        .on('error', reject);
+    // the reader in a child process: were the FIFO replaced, its open would wait forever, and be killed
+    const reader = spawn(
+      process.execPath,
+      ['-e', `require('fs').createReadStream(${JSON.stringify(fifo)}).pipe(process.stdout)`],
+      {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
+    let text = '';
+    reader.stdout.on('data', (d) => {
+      text += d;
     });
-    const code = await new Promise((resolve) => p.on('exit', resolve));
+    const read = new Promise((resolve) => reader.on('exit', resolve));
+    const code = await new Promise((resolve) =>
+      spawn(process.execPath, [BIN, 'sql', SMALL, '--output', fifo], { stdio: 'ignore' }).on('exit', resolve),
+    );
+    const timer = setTimeout(() => reader.kill('SIGKILL'), 10_000);
+    await read;
+    clearTimeout(timer);
     expect(code).toBe(0);
     expect(text).toBe(EXPECTED);
     expect(fs.lstatSync(fifo).isFIFO()).toBe(true);

@@ -182,7 +182,7 @@ describe.skipIf(NO_SPARK)('spark engine: expressions', () => {
       `SELECT k, k AS kk, v + k AS add, v / (k - 3) AS div, CASE WHEN k = 3 THEN NULL ELSE v % (k - 3) END AS mod,
       d * 0.06 AS dmul, d - 1.005::DECIMAL(10,3) AS dsub, -d AS neg, abs(d) AS abs, round(d, 1) AS rnd,
       floor(f) AS fl, ceil(d)::DECIMAL(11,0) AS ce,
-      coalesce(g, 'none') AS co, nullif(k, 4) AS ni, concat(g, '-', k) AS cat, substr(s, 3, 4) AS sub,
+      coalesce(g, 'none') AS co, nullif(k, 4) AS ni, (g || '-' || k) AS cat, substr(s, 3, 4) AS sub,
       lower(s) AS low, upper(s) AS up,
       length(s)::BIGINT AS len, trim(s) AS tr, starts_with(trim(s), 'Str_1') AS sw, ends_with(s, 'x ') AS ew,
       contains(s, '%') AS ct,

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PlanError, runPlan, runSql } from '../dist/index.js';
-import { arrowTyped, duckTable, expectTypedEqual, sql, tmpDir, writeParquet } from './helpers.js';
+import { arrowTyped, cli, duckTable, expectTypedEqual, sql, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-types-');
 const S: Record<string, string> = {};
@@ -99,6 +99,11 @@ describe('comparisons across types', () => {
     await same("SELECT id FROM t WHERE ts BETWEEN '1995-01-01 11:30:00' AND '1995-01-01 14:00:00'");
   });
 
+  it('a date plus or minus days is a date, a date minus a date the days between (DuckDB)', async () => {
+    await same("SELECT id, d + 1 AS a, 2 + d AS b, d - CAST(id AS INTEGER) AS c, d - DATE '1995-01-01' AS e FROM t");
+    await same("SELECT id FROM t WHERE d - 3 > DATE '1995-01-01'");
+  });
+
   it('decimals against floats in IN lists and BETWEEN compare as float64; NaN is above every number', async () => {
     await same('SELECT id FROM t WHERE dd IN (2.5, 5e0, f)');
     await same('SELECT id FROM t WHERE dd BETWEEN 2.5 AND f');
@@ -130,6 +135,7 @@ describe('a branch computed over the rows that take it', () => {
   });
 
   it('coalesce computes an argument only where the earlier ones are null', async () => {
+    await same('SELECT id, coalesce(lbl, CAST(CAST(lbl AS INTEGER) AS VARCHAR)) AS x FROM t');
     await same(
       "SELECT id, coalesce(CASE WHEN s = '12' THEN 1 END, CAST(lbl AS INTEGER), 5) AS x FROM t WHERE id % 3 = 0",
       "SELECT id, coalesce(CASE WHEN s = '12' THEN 1 END, CAST(lbl AS BIGINT), 5) AS x FROM t WHERE id % 3 = 0",
@@ -175,5 +181,91 @@ describe('a scalar subquery compared with = across numeric kinds', () => {
     expect(await same('SELECT id FROM t WHERE f = (SELECT max(dd) - 16.0 FROM t)')).toEqual([['1']]);
     expect(await same('SELECT id FROM t WHERE dd = (SELECT min(f) + 1 FROM t)')).toEqual([['1']]);
     await same('SELECT id FROM t WHERE id = (SELECT max(dd) - 14.5 FROM t)');
+  });
+});
+
+describe('SQL type errors at the line and column of the text', () => {
+  /** The error of a query that must not run: its message, which must not name a JSON path. */
+  async function located(text: string): Promise<string> {
+    const e = await runSql(text, { sources: S, workers: 1 }).then(
+      () => null,
+      (x) => x,
+    );
+    expect(e, text).toBeInstanceOf(PlanError);
+    expect(e.message, text).not.toMatch(/query\.|\$expr|\[\d+\]/);
+    return e.message;
+  }
+
+  it('each kind of type mistake: line, column, the line and a caret, values as written', async () => {
+    const cases: [string, RegExp][] = [
+      // a string compared with a number or a date
+      [
+        "SELECT id\nFROM t\nWHERE s > DATE '1995-01-01'",
+        /^line 3, column 11: .*utf8 column "s" with DATE '1995-01-01'/,
+      ],
+      [
+        'SELECT id FROM t WHERE s = 1.5',
+        /^line 1, column 28: "=" cannot compare utf8 column "s" with decimal value 1\.5/,
+      ],
+      ['SELECT id FROM t WHERE s > id', /^line 1, column 28: .*utf8 column "s" with int64 column "id"/],
+      // NOT of an integer
+      ['SELECT id FROM t\nWHERE NOT id', /^line 2, column 11: a condition must be a bool, got int64 column "id"/],
+      // CASE branches of two types
+      [
+        'SELECT CASE WHEN id > 1 THEN s ELSE 1.5 END AS x FROM t',
+        /^line 1, column 8: case branches do not share a type: utf8 column "s", decimal\(2,1\) value 1\.5/,
+      ],
+      // function argument types
+      ['SELECT upper(id) AS x FROM t', /^line 1, column 14: "upper" needs a string, got int64 column "id"/],
+      ['SELECT date_diff(d, ts) AS x FROM t', /^line 1, column 21: "date_diff" needs a date, got timestamp column/],
+      [
+        'SELECT d + 1.5 AS x FROM t',
+        /^line 1, column 8: "\+" needs numbers, got date column "d" \(with decimal\(2,1\) value 1\.5\)/,
+      ],
+      ['SELECT sum(s) AS x FROM t', /^line 1, column 12: sum needs a numeric column; "s" is utf8/],
+      // join keys of two types: a condition, compared as SQL compares
+      ['SELECT t1.id FROM t t1 JOIN t t2 ON t1.s = t2.id', /^line 1, column 44: .*utf8 column "s" with int64 column/],
+      [
+        'SELECT id FROM t t1 WHERE EXISTS (SELECT * FROM t t2 WHERE t2.f = t1.id)',
+        /^line 1, column 65: "=" compares float64 with int64: they do not join as keys/,
+      ],
+      [
+        'SELECT t1.id FROM t t1 LEFT JOIN t t2 ON t1.f = t2.id',
+        /^line 1, column 47: "=" compares float64 with int64: they do not join as keys/,
+      ],
+      // a date against a number
+      ['SELECT id FROM t WHERE d BETWEEN 9000 AND 9200', /^line 1, column 34: .*date column "d" with int64 value 9000/],
+    ];
+    for (const [text, re] of cases) {
+      const m = await located(text);
+      expect(m, text).toMatch(re);
+      // the line of the text and a caret under the column the message names
+      const [, line, col] = /^line (\d+), column (\d+)/.exec(m)!.map(Number);
+      const shown = m.split('\n');
+      expect(shown[1], text).toBe(`  ${text.split('\n')[line - 1]}`);
+      expect(shown[2], text).toBe(`  ${' '.repeat(col - 1)}^`);
+    }
+  });
+
+  it('a join on keys of two numeric kinds is answered as SQL compares numbers', async () => {
+    expect(await same('SELECT t1.id FROM t t1 JOIN t t2 ON t1.f = t2.id')).toEqual([['4']]);
+    expect(await same('SELECT t1.id FROM t t1, t t2 WHERE t1.f = t2.dd')).toEqual([['5']]);
+  });
+
+  it('the command line says the same, exit 2; --explain shows dates and timestamps as written', () => {
+    const bad = cli(['sql', "SELECT id FROM t\nWHERE s > DATE '1995-01-01'", '--source', `t=${S.t}`]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(`line 2, column 11: ">" cannot compare utf8 column "s" with DATE '1995-01-01'`);
+    expect(bad.stderr).toContain("\n  WHERE s > DATE '1995-01-01'\n            ^");
+    const ex = cli([
+      'sql',
+      "SELECT count(*) FROM t WHERE d > DATE '1995-01-03' AND ts < '1995-01-01 15:30:00'",
+      '--source',
+      `t=${S.t}`,
+      '--explain',
+    ]);
+    expect(ex.code).toBe(0);
+    expect(ex.stdout).toContain("d > date '1995-01-03'");
+    expect(ex.stdout).toContain("ts < timestamp '1995-01-01 15:30:00'");
   });
 });

@@ -1,7 +1,8 @@
 // The progress display on a terminal: one line on stderr with the completed
-// share (a bar that never goes back), the oldest running stage with its tasks
-// done/scheduled, rows read, bytes shuffled and spilled and the elapsed time,
-// drawn by cli-progress from onProgress events. It appears after the first
+// share (a bar that never goes back), the elapsed time and the rows read per
+// second, then the detail: the oldest running stage with its tasks
+// done/scheduled, rows read, bytes shuffled and spilled. On a narrow terminal
+// the detail is cut, never the clock. Drawn by cli-progress from onProgress events. It appears after the first
 // second (short queries print nothing), redraws a few times a second, and is
 // erased when the run ends. On a stream that is not a TTY it writes nothing.
 import { fmtBytes } from '../physical/explain-text.js';
@@ -26,14 +27,33 @@ type Stream = NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 
 const NONE: ProgressDisplay = { onProgress() {}, clear() {}, stop() {} };
 
-const FORMAT = '{bar} {percent} {stage} | {rows} rows read | {shuffled} shuffled | {spilled} spilled | {elapsed}';
-
 /** Steps of the bar: the fraction drawn to a tenth of a percent. */
 const STEPS = 1000;
 
 const fmtRows = (n: number) => n.toLocaleString('en-US');
 const fmtElapsed = (ms: number) =>
   ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.floor((ms % 60_000) / 1000)} s`;
+
+/** Rows read per second, short: "850 rows/s", "12.5K rows/s", "1.9M rows/s". */
+function fmtRate(rows: number, ms: number): string {
+  const r = ms > 0 ? (rows * 1000) / ms : 0;
+  const [v, u] = r >= 1e9 ? [r / 1e9, 'G'] : r >= 1e6 ? [r / 1e6, 'M'] : r >= 1e3 ? [r / 1e3, 'K'] : [r, ''];
+  return `${u ? v.toFixed(v < 10 ? 1 : 0) : Math.round(v)}${u} rows/s`;
+}
+
+/**
+ * The display's line: bar, percent, elapsed time and rate first, then the detail; cut to `width - 1`
+ * columns (the last column would wrap on some terminals) by shortening the detail, never the head.
+ */
+export function progressLine(bar: string, fraction: number, elapsedMs: number, e: ProgressEvent, width: number) {
+  const percent = `${(fraction * 100).toFixed(fraction < 1 ? 1 : 0).padStart(4)}%`;
+  const head = `${bar} ${percent} ${fmtElapsed(elapsedMs)} ${fmtRate(e.rowsRead, elapsedMs)}`;
+  const detail =
+    `${stageLabel(e)} | ${fmtRows(e.rowsRead)} rows read | ${fmtBytes(e.bytesShuffled)} shuffled | ` +
+    `${fmtBytes(e.bytesSpilled)} spilled`;
+  const line = `${head} | ${detail}`;
+  return line.length < width ? line : line.slice(0, Math.max(head.length, width - 1));
+}
 
 /** Whether `skewjoin plan.json` shows the display: stderr a TTY, not --quiet, not --json into a pipe. */
 export function wantsProgress(stderr: Stream, stdout: Stream, flags: { quiet?: boolean; json?: boolean }): boolean {
@@ -81,15 +101,13 @@ export async function progressDisplay(stream: Stream, o: DisplayOptions = {}): P
     clearOnComplete: true,
     // a function format so that the elapsed time moves on between events
     format: (opts, params, payload) =>
-      cliProgress.Format.Formatter({ ...opts, format: FORMAT }, params, {
-        ...payload,
-        stage: stageLabel(last),
-        percent: `${(shown * 100).toFixed(shown < 1 ? 1 : 0).padStart(4)}%`,
-        rows: fmtRows(last.rowsRead),
-        shuffled: fmtBytes(last.bytesShuffled),
-        spilled: fmtBytes(last.bytesSpilled),
-        elapsed: fmtElapsed(performance.now() - t0),
-      }).slice(0, Math.max(20, params.maxWidth - 1)),
+      progressLine(
+        cliProgress.Format.Formatter({ ...opts, format: '{bar}' }, params, payload),
+        shown,
+        performance.now() - t0,
+        last,
+        params.maxWidth,
+      ),
   });
   let started = false,
     stopped = false;

@@ -86,10 +86,13 @@ export async function runCommand(
     return 0;
   }
   const overrides = sql ? { ...overridesOf(f), sources: undefined, data: undefined } : overridesOf(f);
+  // an error at a JSON path of a plan compiled from SQL is told at the SQL's line and column
+  const located = async <T>(p: Promise<T>): Promise<T> =>
+    sql ? p.catch(async (e) => Promise.reject((await import('../sql/compile.js')).sqlLocated(sql, e))) : p;
   if (f.engine === 'spark')
-    return (await import('../spark/cli.js')).runSparkCommand(sql ?? planFile, f, overrides, out, err);
+    return located((await import('../spark/cli.js')).runSparkCommand(sql ?? planFile, f, overrides, out, err));
   if (!f.explain || f.analyze) prestartPool(sql ?? planFile, f.workers, sql ? {} : f.source);
-  const lp = await loadPlan(sql ?? planFile, overrides);
+  const lp = await located(loadPlan(sql ?? planFile, overrides));
   trace('cli: plan loaded');
   if (f.explain && !f.analyze) {
     out.write(explainPlan(lp));

@@ -133,6 +133,8 @@ function bindNumeric(name: string, args: BoundExpr[], at: P): BoundExpr {
   const argAt = (i: number): P => [...at, 'args', i];
   if (ARITH.has(name)) {
     arity(name, args.length, 2, 2, at);
+    const days = dateArith(name, args, at);
+    if (days) return days;
     args.forEach((a, i) => {
       if (!isNum(a.type) && !isNullLit(a))
         throw err(argAt(i), `"${name}" needs numbers, got ${describe(a)} (with ${describe(args[1 - i])})`);
@@ -164,6 +166,21 @@ function bindNumeric(name: string, args: BoundExpr[], at: P): BoundExpr {
     return fn(name, args, isInteger(x.type) ? INT64 : isFloat(x.type) ? FLOAT64 : x.type, at);
   }
   throw new Error(`internal: "${name}" is not a numeric function`);
+}
+
+/**
+ * A date plus or minus a whole number of days is a date, a date minus a date the days between them (SQL, DuckDB);
+ * else undefined.
+ */
+function dateArith(name: string, [a, b]: BoundExpr[], at: P): BoundExpr | undefined {
+  const isDate = (x: BoundExpr) => x.type.id === 'date32' && !isNullLit(x);
+  const isCount = (x: BoundExpr) => isInteger(x.type);
+  const day = lit('day', UTF8);
+  if (name === '+' && isDate(a) && isCount(b)) return fn('date_add', [a, b, day], DATE, at);
+  if (name === '+' && isCount(a) && isDate(b)) return fn('date_add', [b, a, day], DATE, at);
+  if (name === '-' && isDate(a) && isCount(b)) return fn('date_add', [a, fn('neg', [b], INT64, at), day], DATE, at);
+  if (name === '-' && isDate(a) && isDate(b)) return fn('date_diff', [b, a], INT64, at);
+  return undefined;
 }
 
 /** concat, substr and the string functions. */

@@ -27,14 +27,20 @@ type Operand = string | number | boolean | null | Expr;
 
 export const err = (at: P, msg: string) => new PlanError(jsonPath(at), msg);
 
-/** How an argument reads in an error: `utf8 column "l_comment"`, `utf8 value "x"`, `int64 expression`. */
+/**
+ * How an argument reads in an error: `utf8 column "l_comment"`, `utf8 value "x"`, `int64 expression`; a literal's
+ * value as it is written (`decimal(2,1) value 1.5`, `DATE '1995-01-01'`), not as it is held (15, 9131).
+ */
 export function describe(e: BoundExpr): string {
   const t = planTypeName(e.type);
   if (e.k === 'col') return `${t} column "${e.name}"`;
-  if (e.k === 'lit')
-    return e.value === null
-      ? 'null'
-      : `${t} value ${JSON.stringify(typeof e.value === 'bigint' ? e.value.toString() : e.value)}`;
+  if (e.k === 'lit') {
+    if (e.value === null) return 'null';
+    if (e.type.id === 'date32' || e.type.id === 'timestamp')
+      return `${t.toUpperCase()} '${convertScalar(e.value, e.type, UTF8)}'`;
+    if (typeof e.value === 'string') return `${t} value ${JSON.stringify(e.value)}`;
+    return `${t} value ${convertScalar(e.value, e.type, UTF8)}`;
+  }
   return `${t} expression`;
 }
 

@@ -2,6 +2,8 @@
 // columns (column pruning), and its text for --explain.
 import { decimalText } from '../kernels/column.js';
 import { formatDate } from '../io/output.js';
+import { convertScalar } from './scalar.js';
+import { UTF8 } from './types.js';
 import type { BoundExpr } from './types.js';
 
 export function exprCols(e: BoundExpr, into: Set<number>): Set<number> {
@@ -52,6 +54,7 @@ export function exprText(e: BoundExpr, names: string[]): string {
     case 'lit':
       if (typeof e.value === 'string') return JSON.stringify(e.value);
       if (e.type.id === 'date32' && e.value !== null) return `date '${formatDate(e.value as number)}'`;
+      if (e.type.id === 'timestamp' && e.value !== null) return `timestamp '${convertScalar(e.value, e.type, UTF8)}'`;
       return e.type.id === 'decimal' ? decimalText(e.value as bigint, e.type.scale!) : String(e.value);
     case 'cast':
       return (

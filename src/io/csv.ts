@@ -345,8 +345,13 @@ function dateAt(buf: Uint8Array, s: number, e: number): number {
   return dateDays;
 }
 
+/** The last timestamp's day and microseconds into it: exact where the sum passes 2^53 (beyond the year 2255). */
+let tsDays = 0,
+  tsRest = 0;
+
 /** A timestamp `YYYY-MM-DD[( |T)HH:MM[:SS[.fraction]]]` as microseconds since 1970 (no time zone). */
 function timestampAt(buf: Uint8Array, s: number, e: number): number {
+  tsRest = 0;
   s = trimStart(buf, s, e);
   e = trimEnd(buf, s, e);
   let i = dateEnd(buf, s, e);
@@ -354,7 +359,8 @@ function timestampAt(buf: Uint8Array, s: number, e: number): number {
     bad = true;
     return 0;
   }
-  let us = dateDays * 86400e6;
+  tsDays = dateDays;
+  const us = dateDays * 86400e6;
   if (i === e) return us;
   if (buf[i] !== SPACE && buf[i] !== 84) {
     bad = true;
@@ -387,28 +393,33 @@ function timestampAt(buf: Uint8Array, s: number, e: number): number {
       for (; i < e && buf[i] >= 48 && buf[i] <= 57; i++, k++) if (k < 6) f = f * 10 + buf[i] - 48;
       if (k === 0) bad = true;
       for (; k < 6; k++) f *= 10;
-      us += f;
+      tsRest = f;
     }
   }
   if (i !== e) bad = true;
-  return us + ((h * 60 + mi) * 60 + sec) * 1e6;
+  tsRest += ((h * 60 + mi) * 60 + sec) * 1e6;
+  return us + tsRest;
 }
 
-const TRUE_WORDS = ['true', 't', 'yes'],
-  FALSE_WORDS = ['false', 'f', 'no'];
+const WORDS: [number[], number][] = [
+  [[116, 114, 117, 101], 1], // true
+  [[116], 1], // t
+  [[121, 101, 115], 1], // yes
+  [[102, 97, 108, 115, 101], 0], // false
+  [[102], 0], // f
+  [[110, 111], 0], // no
+];
 
 /** A boolean field: true/false, t/f, yes/no in any case (and 1/0 unless `strict`); 1, 0 or `bad`. */
 function boolAt(buf: Uint8Array, s: number, e: number, strict: boolean): number {
   s = trimStart(buf, s, e);
   e = trimEnd(buf, s, e);
   if (e - s === 1 && !strict && (buf[s] === 48 || buf[s] === 49)) return buf[s] - 48;
-  if (e - s > 5) {
-    bad = true;
-    return 0;
+  words: for (const [w, v] of WORDS) {
+    if (w.length !== e - s) continue;
+    for (let i = 0; i < w.length; i++) if ((buf[s + i] | 32) !== w[i]) continue words;
+    return v;
   }
-  const w = latin1(buf, s, e).toLowerCase();
-  if (TRUE_WORDS.includes(w)) return 1;
-  if (FALSE_WORDS.includes(w)) return 0;
   bad = true;
   return 0;
 }
@@ -533,7 +544,10 @@ function columnOf(buf: Uint8Array, f: Fields, c: number, field: Field, path: str
         break;
       case 'timestamp':
         v = timestampAt(buf, s, e);
-        if (!bad && Math.abs(v) > Number.MAX_SAFE_INTEGER) bad = true;
+        if (!bad && Math.abs(v) > Number.MAX_SAFE_INTEGER) {
+          (values as BigInt64Array)[r] = BigInt(tsDays) * 86400000000n + BigInt(tsRest);
+          continue;
+        }
         break;
       default: {
         v = intAt(buf, s, e, false);
@@ -585,8 +599,12 @@ function stringColumn(buf: Uint8Array, f: Fields, c: number, type: DataType): Co
       e = ends[k];
     if (s === e) (valid ??= new Uint8Array(n).fill(1))[r] = 0;
     else if (!escaped[k]) {
-      values.set(buf.subarray(s, e), o);
-      o += e - s;
+      // a short string byte by byte: no view object per row
+      if (e - s <= 32) for (let i = s; i < e; i++) values[o++] = buf[i];
+      else {
+        values.set(buf.subarray(s, e), o);
+        o += e - s;
+      }
     } else {
       for (let i = s; i < e; i++) {
         values[o++] = buf[i];
@@ -602,6 +620,7 @@ function stringColumn(buf: Uint8Array, f: Fields, c: number, type: DataType): Co
 
 const BLOCK_BYTES = 8 << 20;
 const BATCH_ROWS = 65536;
+const MAX_FIELDS = 1 << 21;
 
 /** Read `fields` (by name) of the records in a range, at most `limit` rows, as batches. */
 export function readCsvRange(range: CsvRange, fields: Field[], limit = Infinity): Batch[] {
@@ -616,7 +635,9 @@ export function readCsvRange(range: CsvRange, fields: Field[], limit = Infinity)
   }
   const out: Batch[] = [];
   try {
-    const f = new Fields(range.columns.length, BATCH_ROWS);
+    // a wide file reads fewer rows a batch: field offsets stay about 16 MB
+    const ncols = range.columns.length;
+    const f = new Fields(ncols, Math.max(1024, Math.min(BATCH_ROWS, Math.floor(MAX_FIELDS / ncols))));
     let pos = range.start,
       line = range.line,
       carry: Uint8Array = new Uint8Array(0),

@@ -1,48 +1,53 @@
 // Text of plan pieces for `--explain`: literals, predicates, the row operators fused into a pipeline, byte sizes.
-import { decimalText } from '../kernels/column.js';
+import { type DataType, type Field, decimalText } from '../kernels/column.js';
 import { exprText } from '../expr/columns.js';
 import type { BoundNode, BoundPredicate, Literal } from '../plan/bound.js';
 import type { Pipeline } from './pipeline.js';
 
-const litText = (v: Literal): string =>
-  typeof v === 'string'
-    ? JSON.stringify(v)
-    : v !== null && typeof v === 'object'
-      ? decimalText(v.scaled, v.scale)
-      : String(v);
+/** A filter's literal as it is written: dates and timestamps as such, not as the day or unit count held. */
+function litText(v: Literal, t: DataType | undefined): string {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (v !== null && typeof v === 'object') return decimalText(v.scaled, v.scale);
+  if (v !== null && t && (t.id === 'date32' || t.id === 'timestamp'))
+    return exprText({ k: 'lit', value: t.id === 'date32' ? Number(v) : BigInt(v), type: t }, []);
+  return String(v);
+}
 
-function predText(p: BoundPredicate, names: string[]): string {
+function predText(p: BoundPredicate, fields: Field[]): string {
+  const names = fields.map((f) => f.name);
   switch (p.kind) {
     case 'cmp':
-      return `${names[p.col]} ${p.op} ${litText(p.value)}`;
+      return `${names[p.col]} ${p.op} ${litText(p.value, fields[p.col]?.type)}`;
     case 'in':
-      return `${names[p.col]} in (${p.values.map(litText).join(', ')})`;
+      return `${names[p.col]} in (${p.values.map((v) => litText(v, fields[p.col]?.type)).join(', ')})`;
     case 'isNull':
       return `${names[p.col]} is ${p.isNull ? '' : 'not '}null`;
     case 'not':
-      return `not (${predText(p.pred, names)})`;
+      return `not (${predText(p.pred, fields)})`;
     case 'expr':
       return exprText(p.expr, names);
     default:
-      return p.preds.map((q) => `(${predText(q, names)})`).join(` ${p.kind} `);
+      return p.preds.map((q) => `(${predText(q, fields)})`).join(` ${p.kind} `);
   }
 }
 
-/** Column names seen by a fused operator: those of the node below it. */
-function inputNames(top: BoundNode, id: string): string[] {
+/** The columns seen by a fused operator: those of the node below it. */
+function inputFields(top: BoundNode, id: string): Field[] {
   for (let n: BoundNode = top; ; ) {
-    if (n.kind !== 'filter' && n.kind !== 'project' && n.kind !== 'compute') return n.schema.map((f) => f.name);
-    if (n.id === id) return n.input.schema.map((f) => f.name);
+    if (n.kind !== 'filter' && n.kind !== 'project' && n.kind !== 'compute') return n.schema;
+    if (n.id === id) return n.input.schema;
     n = n.input;
   }
 }
+
+const inputNames = (top: BoundNode, id: string): string[] => inputFields(top, id).map((f) => f.name);
 
 /** The row operators fused above a pipeline's source (` → filter-1[x > 1] → project-2[3 columns]`), or ''. */
 export function fusedText(node: BoundNode, p: Pipeline): string {
   if (!p.ops.length) return '';
   const ops = p.fused.map((id, i) => {
     const op = p.ops[i];
-    if (op.kind === 'filter') return `${id}[${predText(op.pred, inputNames(node, id))}]`;
+    if (op.kind === 'filter') return `${id}[${predText(op.pred, inputFields(node, id))}]`;
     if (op.kind === 'compute') return `${id}[${op.exprs.map((e) => exprText(e, inputNames(node, id))).join(', ')}]`;
     if (op.kind === 'probe') return `${id}[probe broadcast table]`;
     if (op.kind === 'mark')
@@ -80,7 +85,7 @@ export function humanSizes(text: string): string {
   return text
     .replace(
       /\b(broadcastBytes|bound|left|right) (\d+)(?![\d.]| rows)( bytes\b)?/g,
-      (_, w, n) => `${w} ${humanBytes(+n)}`,
+      (_, w, n) => `${w} ${n === '0' ? 0 : humanBytes(+n)}`,
     )
     .replace(/\b(\d+) bytes\b/g, (_, n) => humanBytes(+n));
 }

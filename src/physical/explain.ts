@@ -11,9 +11,14 @@ import type { Explain } from './operator.js';
 import { fmtBytes, fusedText, humanBytes } from './explain-text.js';
 import { median, quantile } from 'simple-statistics';
 
-export function explainPlan(lp: LoadedPlan): string {
+/**
+ * The plan as a tree; `ran` (--explain --analyze): what the run measured per operator, a line put
+ * under the first line that names the operator.
+ */
+export function explainPlan(lp: LoadedPlan, ran?: Map<string, string>): string {
   const { settings } = lp;
   const lines: string[] = [];
+  const shown = new Set<string>();
   const notes: string[] = [];
   const repeated = repeatedReaders(lp);
   const x: Explain = {
@@ -22,7 +27,13 @@ export function explainPlan(lp: LoadedPlan): string {
       const i = notes.indexOf(text);
       return `see note ${i < 0 ? notes.push(text) : i + 1}`;
     },
-    line: (depth, text) => lines.push('   '.repeat(depth) + text),
+    line(depth, text) {
+      lines.push('   '.repeat(depth) + text);
+      const id = /^([a-z]+-\d+)[:\s]/.exec(text)?.[1];
+      if (!ran || !id || shown.has(id) || !ran.has(id)) return;
+      shown.add(id);
+      lines.push('   '.repeat(depth + 1) + ran.get(id));
+    },
     walk(node: BoundNode, depth: number) {
       const p = pipelineOf(node);
       const r = repeated.get(p.source);
@@ -95,7 +106,11 @@ function spillText(ts: TaskStats[]): string {
 
 /** `--explain --analyze`: the plan, then what the run measured per shuffle, per skewed partition and per stage. */
 export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
-  const out = [explainPlan(lp).trimEnd(), '', `run: ${stats.wallMs.toFixed(0)} ms, ${stats.outputRows ?? 0} rows`];
+  const out = [
+    explainPlan(lp, operatorFigures(stats.tasks)).trimEnd(),
+    '',
+    `run: ${stats.wallMs.toFixed(0)} ms, ${stats.outputRows ?? 0} rows`,
+  ];
   if (stats.spilledBytes > 0 || stats.spillReadBytes > 0) {
     out.push(
       `spilled: ${fmtBytes(stats.spilledBytes)} written to spill files, ${fmtBytes(stats.spillReadBytes)} ` +
@@ -111,6 +126,7 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   for (const s of stats.shuffles) out.push(...shuffleLines(s));
   for (const j of stats.joins) out.push(...joinLines(j));
   for (const a of stats.aggregates) out.push(...aggregateLines(a));
+  for (const w of stats.windows ?? []) out.push(...windowLines(w));
   out.push(...stageLines(stats.tasks));
   return out.join('\n') + '\n';
 }
@@ -181,7 +197,51 @@ function aggregateLines(a: Stats['aggregates'][number]): string[] {
   return out;
 }
 
+function windowLines(w: NonNullable<Stats['windows']>[number]): string[] {
+  if (w.splits.length === 0) return [];
+  const out = [`${w.id}: skewed partitions of its shuffle`];
+  for (const sp of w.splits) {
+    const how =
+      sp.method === 'none'
+        ? `not split: ${sp.reason}`
+        : `split by ranges of its keys into ${sp.pieces} piece(s), each computed by a task, then carried over`;
+    out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
+  }
+  return out;
+}
+
 /** Per stage: its tasks, their median and slowest time, what they spilled. */
+/**
+ * Per operator, what its tasks did, as DuckDB's EXPLAIN ANALYZE shows it in the tree: for each kind
+ * of task (map, split, reduce) the tasks, rows in and out, and their time added up (the time of the
+ * threads that ran them, not the wall time). A map task counts for the operator it read from (its
+ * `source`: a scan, or the operator whose rows it took), a reduce or split task for its stage's.
+ */
+function operatorFigures(tasks: TaskStats[]): Map<string, string> {
+  const by = new Map<string, Map<string, { n: number; rows: number; out: number; ms: number }>>();
+  for (const t of tasks) {
+    if (t.error) continue; // a failed attempt: its rows are counted by the one that ran again
+    const id = t.kind === 'map' && t.source ? t.source : t.stage;
+    const kinds = by.get(id) ?? new Map();
+    by.set(id, kinds);
+    const k = kinds.get(t.kind) ?? { n: 0, rows: 0, out: 0, ms: 0 };
+    kinds.set(t.kind, k);
+    k.n++;
+    k.rows += t.rows;
+    k.out += t.outputRows;
+    k.ms += t.ms;
+  }
+  const n = (x: number) => x.toLocaleString('en-US');
+  const out = new Map<string, string>();
+  for (const [id, kinds] of by) {
+    const parts = [...kinds].map(
+      ([kind, k]) => `${kind} ${k.n} task(s), ${n(k.rows)} → ${n(k.out)} rows, ${k.ms.toFixed(1)} ms`,
+    );
+    out.set(id, `ran: ${parts.join('; ')}`);
+  }
+  return out;
+}
+
 function stageLines(tasks: TaskStats[]): string[] {
   const stages = new Map<string, TaskStats[]>();
   for (const t of tasks) {

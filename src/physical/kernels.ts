@@ -19,6 +19,7 @@ import { scanKernel } from './scan/source.js';
 import { rangeKernel } from './sort/range-sink.js';
 import { sortKernel } from './sort/source.js';
 import { withMasks } from './scan/masks.js';
+import { windowKernel } from './window/source.js';
 import type {
   CutSink,
   JoinPath,
@@ -42,6 +43,7 @@ const SOURCES: SourceKernels = {
   split: splitKernel,
   aggregate: aggregateKernel,
   sort: sortKernel,
+  window: windowKernel,
 };
 
 const SINKS: SinkKernels = {

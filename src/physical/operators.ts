@@ -8,6 +8,7 @@ import type { SourceNode } from './pipeline.js';
 import { scanOperator } from './scan/operator.js';
 import { unionOperator, valuesOperator } from './setop/operator.js';
 import { sortOperator } from './sort/operator.js';
+import { windowOperator } from './window/operator.js';
 
 type Operators = { [K in SourceNode['kind']]: PhysicalOperator<Extract<SourceNode, { kind: K }>> };
 
@@ -17,6 +18,7 @@ const OPERATORS: Operators = {
   aggregate: aggregateOperator,
   sort: sortOperator,
   limit: limitOperator,
+  window: windowOperator,
   union: unionOperator,
   values: valuesOperator,
 };

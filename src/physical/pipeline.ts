@@ -9,7 +9,7 @@ import type { RowOp, TaskResult, TaskSource } from './task.js';
 
 export type SourceNode = Extract<
   BoundNode,
-  { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' | 'union' | 'values' }
+  { kind: 'scan' | 'join' | 'aggregate' | 'sort' | 'limit' | 'union' | 'values' | 'window' }
 >;
 
 export interface Pipeline<N extends SourceNode = SourceNode> {

@@ -2,6 +2,7 @@
 // shuffle with the map-side partition sizes and the skew test applied, and
 // one entry per task that ran.
 import type { AggregateStats } from '../skew/aggregate.js';
+import type { WindowStats } from '../skew/window.js';
 import type { SplitInfo } from '../skew/decide.js';
 import type { JoinPath } from './task.js';
 
@@ -120,6 +121,8 @@ export interface Stats {
   joins: JoinStats[];
   /** per aggregate with a shuffle: its partitions aggregated in two levels (skew/aggregate.ts) */
   aggregates: AggregateStats[];
+  /** per window: its partitions split by ranges of their keys (skew/window.ts), when it has skewed ones */
+  windows?: WindowStats[];
   /** aggregates computed by eager aggregation below their join */
   eager: string[];
   /** repeated subtrees computed once, when the plan has any */

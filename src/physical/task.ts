@@ -17,6 +17,7 @@ import type { BoundExpr } from '../expr/types.js';
 import type { MarkOp } from './join/mark.js';
 import type { ProbeOp } from './join/probe.js';
 import type { RowsOp } from './setop/rows.js';
+import type { WindowSource } from './window/window-source.js';
 
 export type RowOp =
   | { kind: 'filter'; pred: BoundPredicate }
@@ -101,7 +102,9 @@ export type TaskSource =
    * consecutive ranges of a range-partitioned sort, their rows sorted: `ranges`
    * holds how many blocks of `input` each range has, in order (absent: one range)
    */
-  | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[]; ranges?: number[] };
+  | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[]; ranges?: number[] }
+  /** a window's shuffled partitions, sorted and its functions appended (physical/window/source.ts) */
+  | WindowSource;
 
 export type { Combine };
 

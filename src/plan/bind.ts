@@ -4,6 +4,7 @@
 import type { SparkSources } from './uri.js';
 import { type SourceInfo, loadSource, resolveSourceFiles } from './bind-sources.js';
 import { bindPredicate } from './bind-predicate.js';
+import { bindWindow } from './bind-window.js';
 import { bindSetOp, bindUnion, bindValues } from './bind-setops.js';
 import { type PlainAggregate, bindGrouped, needsGrouping } from './bind-grouping.js';
 import { PlanError, jsonPath } from '../errors.js';
@@ -153,6 +154,8 @@ async function bindNode(
       const input = await rec(q.input, 'input');
       return { id, kind: 'limit', schema: input.schema, input, count: q.count, offset: q.offset ?? 0 };
     }
+    case 'window':
+      return bindWindow(q, at, id, await rec(q.input, 'input'));
     case 'union': {
       const inputs = await Promise.all(q.inputs.map((c, i) => bindNode(c, [...at, 'inputs', i], getSource, idOf)));
       return bindUnion(q, at, id, inputs);

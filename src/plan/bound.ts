@@ -1,7 +1,7 @@
 // The bound (logical) plan: the operator tree with every column resolved to an
 // index and every output schema known. Immutable; run-time state lives elsewhere.
 import type { DataType, Schema } from '../kernels/column.js';
-import type { AggregateFnName, JoinType } from './spec.js';
+import type { AggregateFnName, JoinType, WindowFnName } from './spec.js';
 
 import type { DecimalValue } from '../kernels/decimal.js';
 import type { CsvRange } from '../io/csv.js';
@@ -42,6 +42,28 @@ export interface BoundAggregate {
   type: DataType;
   /** the aggregated column is a decimal (sums are exact over 64/128-bit lanes; eager aggregation refuses them) */
   decimal?: boolean;
+}
+
+/**
+ * A window frame as offsets from the current row (negative: preceding), null: unbounded; `range`: offsets of the
+ * single order key's value (in its scaled integer for decimals, days for dates), 0 the current row's peers.
+ */
+export interface BoundFrame {
+  unit: 'rows' | 'range';
+  start: number | null;
+  end: number | null;
+}
+
+/** One window function: `col` its argument (-1: none), `def` lag/lead's default column (-1: null). */
+export interface BoundWindowFn {
+  fn: WindowFnName;
+  col: number;
+  as: string;
+  type: DataType;
+  frame: BoundFrame;
+  /** ntile's buckets, nth_value's n, lag/lead's offset */
+  n: number;
+  def: number;
 }
 
 /**
@@ -89,6 +111,14 @@ export type BoundNode =
   | (Base & { kind: 'aggregate'; input: BoundNode; groupBy: number[]; aggs: BoundAggregate[] })
   | (Base & { kind: 'sort'; input: BoundNode; by: { col: number; desc: boolean; nullsFirst: boolean }[] })
   | (Base & { kind: 'limit'; input: BoundNode; count: number; offset: number })
+  /** the input's columns followed by one column per function */
+  | (Base & {
+      kind: 'window';
+      input: BoundNode;
+      partitionBy: number[];
+      orderBy: { col: number; desc: boolean; nullsFirst: boolean }[];
+      fns: BoundWindowFn[];
+    })
   // set operations (plan/bind-setops.ts): a union of all rows and a literal table are pipeline sources; the rest
   // is compiled onto them, aggregates and filters
   /** every row of every input; each input already converted to this schema */

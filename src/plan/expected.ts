@@ -52,6 +52,8 @@ const FORMS: Record<string, { item?: (got: unknown) => string; whole: (got: unkn
   offset: { whole: () => 'a whole number such as 10' },
   output: { whole: (g) => `an object such as { "path": ${nameOr(g, 'out/result.parquet')} }` },
   execution: { whole: () => 'an object such as { "workers": 4, "memoryLimit": "4GB" }' },
+  parquet: { whole: () => 'a file, a glob or a list of them, such as "data/orders/*.parquet"' },
+  csv: { whole: () => 'a file, a glob or a list of them, such as "landing/orders-*.csv"' },
   sources: { whole: () => 'an object of named inputs such as { "orders": { "parquet": "data/orders/*.parquet" } }' },
 };
 
@@ -78,7 +80,10 @@ export function expectedAt(root: unknown, p: readonly PropertyKey[]): string | u
   const got = valueAt(root, p);
   // a source of `sources`: sources.NAME
   if (p.length === 2 && p[0] === 'sources' && !item) {
-    return `an input such as { "parquet": ${nameOr(got, 'data/orders.parquet')} } (a file, a glob or a list of them)`;
+    return (
+      `an input such as { "parquet": ${nameOr(got, 'data/orders.parquet')} } or { "csv": "data/orders.csv" } ` +
+      '(a file, a glob or a list of them)'
+    );
   }
   const list = valueAt(root, p.slice(0, keyAt + 1));
   // "on": ["a", "b"] for "on": [["a", "b"]]

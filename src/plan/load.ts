@@ -171,11 +171,15 @@ function describeIssue(
     return { path: jsonPath(p), message: notOneOf(root, p, options) }; // an unknown discriminator ("op")
   }
   if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-    // Report the branch that got furthest: the one whose first issue is deepest.
-    let best: z.core.$ZodIssue | undefined;
+    // Report the branch that got furthest: the one whose first issue is deepest, at a field given rather than
+    // missing (a CSV source's bad `header`, not the `parquet` it lacks)
+    let best: z.core.$ZodIssue | undefined,
+      bestScore = -1;
     for (const branch of issue.errors) {
       const first = branch[0];
-      if (first && (!best || first.path.length > best.path.length) && first.code !== 'unrecognized_keys') best = first;
+      if (!first || first.code === 'unrecognized_keys') continue;
+      const score = 2 * first.path.length + (valueAt(root, [...p, ...first.path]) === undefined ? 0 : 1);
+      if (score > bestScore) [best, bestScore] = [first, score];
     }
     if (best && best.path.length > 0) return describeIssue(root, best, p);
     const message =

@@ -63,6 +63,8 @@ function prune(node: BoundNode, need0: Set<number>): Pruned {
       return pruneSort(node, need);
     case 'limit':
       return pruneLimit(node, need);
+    case 'window':
+      return pruneWindow(node, need);
     case 'union':
       return pruneUnion(node, need);
     case 'values': {
@@ -273,6 +275,32 @@ function pruneSort(node: Extract<BoundNode, { kind: 'sort' }>, need: Set<number>
 function pruneLimit(node: Extract<BoundNode, { kind: 'limit' }>, need: Set<number>): Pruned {
   const child = prune(node.input, need);
   return { node: { ...node, input: child.node, schema: child.node.schema }, map: child.map };
+}
+
+/** A window keeps its functions; its input, the needed columns and what the functions read. */
+function pruneWindow(node: Extract<BoundNode, { kind: 'window' }>, need: Set<number>): Pruned {
+  const nIn = node.input.schema.length;
+  const needIn = new Set([...need].filter((c) => c < nIn));
+  for (const c of node.partitionBy) needIn.add(c);
+  for (const k of node.orderBy) needIn.add(k.col);
+  for (const f of node.fns) {
+    if (f.col >= 0) needIn.add(f.col);
+    if (f.def >= 0) needIn.add(f.def);
+  }
+  const child = prune(node.input, needIn);
+  const w = child.node.schema.length;
+  const at = (c: number) => (c < 0 ? -1 : child.map[c]);
+  return {
+    node: {
+      ...node,
+      input: child.node,
+      schema: [...child.node.schema, ...node.schema.slice(nIn)],
+      partitionBy: node.partitionBy.map(at),
+      orderBy: node.orderBy.map((k) => ({ ...k, col: at(k.col) })),
+      fns: node.fns.map((f) => ({ ...f, col: at(f.col), def: at(f.def) })),
+    },
+    map: [...child.map, ...node.fns.map((_, k) => w + k)],
+  };
 }
 
 /**

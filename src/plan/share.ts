@@ -110,6 +110,21 @@ function widenNode(n: BoundNode, cols: Map<string, Scan>, memo: Map<BoundNode, W
       const c = sub(n.input);
       return { node: { ...n, input: c.node, schema: c.node.schema }, map: c.map };
     }
+    case 'window': {
+      const c = sub(n.input);
+      const at = (x: number) => (x < 0 ? -1 : c.map[x]);
+      const w = c.node.schema.length,
+        nIn = n.input.schema.length;
+      const node: BoundNode = {
+        ...n,
+        input: c.node,
+        schema: [...c.node.schema, ...n.schema.slice(nIn)],
+        partitionBy: n.partitionBy.map(at),
+        orderBy: n.orderBy.map((k) => ({ ...k, col: at(k.col) })),
+        fns: n.fns.map((f) => ({ ...f, col: at(f.col), def: at(f.def) })),
+      };
+      return { node, map: [...c.map, ...n.fns.map((_, k) => w + k)] };
+    }
     // set operations: their inputs widened, their own columns as they were
     case 'union': {
       const inputs = n.inputs.map((x) => {

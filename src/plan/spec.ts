@@ -125,6 +125,47 @@ const SortKey = z.strictObject({
   desc: z.boolean().optional(),
   nulls: z.enum(['first', 'last']).optional(),
 });
+// window (PLAN-SPEC "Operators", Windows): functions over a partition's rows in orderBy order, over a frame
+const WINDOW_FNS = [
+  'row_number',
+  'rank',
+  'dense_rank',
+  'percent_rank',
+  'cume_dist',
+  'ntile',
+  'lag',
+  'lead',
+  'first_value',
+  'last_value',
+  'nth_value',
+  'count',
+  'sum',
+  'avg',
+  'min',
+  'max',
+] as const;
+const FrameBound = z.union([
+  z.enum(['unbounded preceding', 'current row', 'unbounded following']),
+  z.strictObject({ preceding: z.number().int().min(0) }),
+  z.strictObject({ following: z.number().int().min(0) }),
+]);
+const WindowFrame = z.strictObject({ unit: z.enum(['rows', 'range']), start: FrameBound, end: FrameBound });
+const windowFnFields = {
+  fn: z.enum(WINDOW_FNS),
+  as: name,
+  frame: WindowFrame.optional(),
+  n: z.number().int().optional(),
+  offset: z.number().int().min(0).optional(),
+  default: literal.optional(),
+};
+const WindowFnSpec = z.union([
+  z.strictObject({ ...windowFnFields, column: name.optional() }),
+  z.strictObject({ ...windowFnFields, expr: ExprSchema }),
+]);
+export type WindowFnName = (typeof WINDOW_FNS)[number];
+export type WindowFrameSpec = z.infer<typeof WindowFrame>;
+export type WindowFnSpec = z.infer<typeof WindowFnSpec>;
+
 const JOIN_TYPES = ['inner', 'left', 'right', 'full', 'semi', 'anti'] as const;
 
 export type ScanNode = { op: 'scan'; source: string; columns?: string[] };
@@ -142,6 +183,13 @@ export type AggregateNode = {
 };
 export type SortNode = { op: 'sort'; input: QueryNode; by: z.infer<typeof SortKey>[] };
 export type LimitNode = { op: 'limit'; input: QueryNode; count: number; offset?: number };
+export type WindowNode = {
+  op: 'window';
+  input: QueryNode;
+  partitionBy: string[];
+  orderBy?: z.infer<typeof SortKey>[];
+  functions: WindowFnSpec[];
+};
 export type UnionNode = { op: 'union'; inputs: QueryNode[]; all?: boolean };
 export type SetOpNode = { op: 'intersect' | 'except'; left: QueryNode; right: QueryNode; all?: boolean };
 export type ValuesNode = {
@@ -158,6 +206,7 @@ export type QueryNode =
   | AggregateNode
   | SortNode
   | LimitNode
+  | WindowNode
   | UnionNode
   | SetOpNode
   | ValuesNode;
@@ -190,6 +239,13 @@ const QueryNodeSchema: z.ZodType<QueryNode> = z
         input: QueryNodeSchema,
         count: z.number().int().min(0),
         offset: z.number().int().min(0).optional(),
+      }),
+      z.strictObject({
+        op: z.literal('window'),
+        input: QueryNodeSchema,
+        partitionBy: z.array(name),
+        orderBy: z.array(SortKey).optional(),
+        functions: z.array(WindowFnSpec).min(1),
       }),
       // set operations and literal tables (plan/bind-setops.ts)
       z.strictObject({ op: z.literal('union'), inputs: z.array(QueryNodeSchema).min(2), all: z.boolean().optional() }),

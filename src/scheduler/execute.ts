@@ -9,7 +9,7 @@ import { IN_THREAD_TASK_BYTES, runsInThread } from '../runtime/local.js';
 import { scanBytes } from '../physical/pipeline.js';
 import { poolStarted } from '../runtime/pool.js';
 import { inThreadLimit } from '../runtime/in-thread-bytes.js';
-import { type OnProgress, ProgressTracker, expectedStages } from './progress.js';
+import { type OnProgress, ProgressTracker } from './progress.js';
 import { Executor } from './executor.js';
 import type { Stats } from '../physical/stats.js';
 import { trace } from '../trace.js';
@@ -39,7 +39,7 @@ export async function execute(
   const inThread = runsInThread(scanBytes(lp.root), inThreadLimit(lp.settings.inThreadBytes, poolStarted()));
   // on the calling thread, tasks run one after another: a file's row groups are read by one task
   const root = inThread ? mergeScans(lp.root, IN_THREAD_TASK_BYTES) : lp.root;
-  const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0, expectedStages(root)), inThread);
+  const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0, root), inThread);
   ex.stats.inThread = inThread;
   ex.shareRepeats(root);
   trace('run: start');

@@ -111,7 +111,7 @@ export class Executor implements ExecContext {
     if (tee !== undefined && !this.repeats!.teeing(tee))
       task = { ...task, ops: task.ops.filter((o) => o.kind !== 'tee') };
     if (this.failure) throw this.failure;
-    this.progress.scheduled(`${meta.stage} ${meta.kind}`);
+    const progressId = this.progress.scheduled(`${meta.stage} ${meta.kind}`, task.source);
     try {
       const r = await this.attempt(task, meta, this.inThread || here);
       if (r.teed) {
@@ -133,7 +133,7 @@ export class Executor implements ExecContext {
         r.batches = [];
         r.encoded = undefined;
       }
-      this.record(task, meta, r, spilled);
+      this.record(task, meta, r, spilled, progressId);
       return r;
     } catch (e) {
       this.failure ??= e;
@@ -175,7 +175,13 @@ export class Executor implements ExecContext {
   }
 
   /** A finished task's statistics and progress. */
-  private record(task: TaskSpec, meta: TaskMeta, r: TaskResult & { attempt: number }, spilled: number): void {
+  private record(
+    task: TaskSpec,
+    meta: TaskMeta,
+    r: TaskResult & { attempt: number },
+    spilled: number,
+    progressId: number,
+  ): void {
     const read = r.spillReadBytes ?? 0;
     this.stats.spilledBytes += spilled;
     this.stats.spillReadBytes += read;
@@ -195,12 +201,16 @@ export class Executor implements ExecContext {
       ...(r.read ? { read: r.read } : {}),
       ...(r.masks ? { masks: r.masks } : {}),
     });
-    this.progress.finished({
-      stage: `${meta.stage} ${meta.kind}`,
-      rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
-      bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
-      bytesSpilled: spilled,
-    });
+    this.progress.finished(
+      {
+        stage: `${meta.stage} ${meta.kind}`,
+        rowsRead: task.source.kind === 'scan' ? r.inputRows : 0,
+        bytesShuffled: r.partitionBytes?.reduce((a, b) => a + b, 0) ?? 0,
+        bytesSpilled: spilled,
+        rowsShuffled: r.partitionRows?.reduce((a, b) => a + b, 0) ?? 0,
+      },
+      progressId,
+    );
   }
 
   /**

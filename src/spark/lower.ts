@@ -10,6 +10,7 @@ import type { LoadedPlan, Settings } from '../plan/load.js';
 import { SQL_SETTINGS, col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
 import { type SaltPlan, saltedJoin } from './salt.js';
 import { lowerSetOp } from './setops.js';
+import { lowerWindow } from './window.js';
 
 export interface Lowered {
   sql: string;
@@ -96,6 +97,8 @@ export class Lowering {
         if (n.input.kind === 'sort') return `SELECT * FROM ${from(n.input.input)} ${orderBy(n.input)} ${page}`;
         return `SELECT * FROM ${from(n.input)} ${page}`;
       }
+      case 'window':
+        return lowerWindow(n, (m) => this.node(m));
       case 'union':
       case 'values':
       case 'expand':

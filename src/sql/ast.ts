@@ -29,7 +29,25 @@ export type Expr =
   | { k: 'subq'; q: Select; pos: Pos }
   | { k: 'call'; name: string; args: Expr[]; distinct: boolean; star: boolean; pos: Pos }
   | { k: 'case'; operand?: Expr; whens: { when: Expr; then: Expr }[]; else?: Expr; pos: Pos }
-  | { k: 'cast'; e: Expr; to: string; pos: Pos };
+  | { k: 'cast'; e: Expr; to: string; pos: Pos }
+  /** fn(...) OVER (...) or OVER name */
+  | { k: 'window'; call: Extract<Expr, { k: 'call' }>; over: WindowSpec; pos: Pos };
+
+/** A frame bound: n rows (or days: INTERVAL n DAY) before or after the current row, or a named end. */
+export type FrameBound =
+  | 'unbounded preceding'
+  | 'current row'
+  | 'unbounded following'
+  | { preceding: number }
+  | { following: number };
+/** OVER (...): `name` a window of the WINDOW clause it starts from. */
+export interface WindowSpec {
+  name?: string;
+  partitionBy: Expr[];
+  orderBy: OrderItem[];
+  frame?: { unit: 'rows' | 'range'; start: FrameBound; end: FrameBound };
+  pos: Pos;
+}
 
 export interface SelectItem {
   e: Expr;
@@ -74,6 +92,9 @@ export interface Select {
   groupBy: Expr[];
   having?: Expr;
   orderBy: OrderItem[];
+  /** WINDOW name AS (...), ... */
+  windows?: Map<string, WindowSpec>;
+  qualify?: Expr;
   limit?: number;
   offset?: number;
   pos: Pos;

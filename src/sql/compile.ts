@@ -9,6 +9,7 @@ import type { Ctx } from './context.js';
 import { planSelect, planWhere } from './select.js';
 import { prune } from './prune.js';
 import type { Pos } from './lexer.js';
+import { indexPositions, locate, typeErrorShown } from './positions.js';
 import type { CsvOptions } from '../io/csv-infer.js';
 import { type RunOptions, type RunResult, runPlan } from '../api.js';
 import { ExecutionError, SkewjoinError } from '../errors.js';
@@ -45,6 +46,14 @@ function tablesOf(ast: unknown, names: Map<string, Pos>, paths: Map<string, { po
  * Throws PlanError (exit 2) with line and column, InputError (exit 3) for files.
  */
 export async function compileSql(text: string, options: SqlOptions = {}): Promise<Plan> {
+  try {
+    return await compile(text, options);
+  } catch (e) {
+    throw typeErrorShown(e, text);
+  }
+}
+
+async function compile(text: string, options: SqlOptions): Promise<Plan> {
   const ast = parseSql(text);
   const baseDir = path.resolve(options.baseDir ?? '.');
   const data = options.data === undefined ? undefined : path.resolve(baseDir, options.data);
@@ -75,7 +84,19 @@ export async function compileSql(text: string, options: SqlOptions = {}): Promis
   if (params.size) {
     plan.params = Object.fromEntries([...params].map(([k, t]) => [k, { type: t.replace('?', '') }]));
   }
+  compiled.set(plan, { text, index: indexPositions(plan.query, 'query') });
   return plan;
+}
+
+const compiled = new WeakMap<Plan, { text: string; index: Map<string, Pos> }>();
+
+/**
+ * An error raised for a plan compileSql made (binding it, say) told at the SQL's line and column, with a caret under
+ * the spot, where it names a JSON path of the plan; anything else as it is.
+ */
+export function sqlLocated(plan: Plan, e: unknown): unknown {
+  const c = compiled.get(plan);
+  return c ? locate(e, c.text, c.index) : e;
 }
 
 export interface RunSqlOptions extends Omit<RunOptions, 'sources'>, SqlOptions {}
@@ -96,5 +117,7 @@ export async function runSql(text: string, options: RunSqlOptions = {}): Promise
     if (e instanceof Error && e.stack) err.stack = e.stack;
     throw err;
   }
-  return runPlan(plan, rest);
+  return runPlan(plan, rest).catch((e) => {
+    throw sqlLocated(plan, e);
+  });
 }

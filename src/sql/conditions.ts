@@ -1,7 +1,6 @@
 // A block's conditions as the FROM and WHERE planning takes them apart: split
 // at AND and OR, the columns each reads, a common part factored out of an OR,
 // an OR's implied condition per table, and a filter node over predicates.
-import { type DataType, isDecimal, isFloat, isInteger } from '../kernels/column.js';
 import type { Predicate, QueryNode } from '../plan/spec.js';
 import type { Expr } from './ast.js';
 import { exprKey } from './ast.js';
@@ -86,11 +85,4 @@ export function orPerTable(c: Expr, scope: Scope, owner: Map<string, number>): M
 
 function refsSub(e: Expr): boolean {
   return e.k === 'subq' || e.k === 'exists' || e.k === 'insub' || childrenOf(e).some(refsSub);
-}
-
-/** Whether two column types are join keys of one kind: exact numbers, floats, strings, dates or timestamps. */
-export function sameKeyFamily(a: DataType | undefined, b: DataType | undefined): boolean {
-  if (!a || !b) return false;
-  const family = (t: DataType) => (isInteger(t) || isDecimal(t) ? 'exact' : isFloat(t) ? 'float' : t.id);
-  return family(a) === family(b);
 }

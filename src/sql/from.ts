@@ -8,6 +8,7 @@ import type { Ctx, Rel } from './context.js';
 import { type Base, joinGraph } from './join-order.js';
 import { sqlError } from './lexer.js';
 import { type Col, Scope, suggest } from './scope.js';
+import { keyTypes, keyable } from './keys.js';
 
 /** A table read from its files, its columns under fresh ids (renamed by a projection when a name is taken). */
 function scanRel(ctx: Ctx, item: Extract<FromItem, { k: 'table' | 'path' }>, table: string): Rel {
@@ -126,6 +127,7 @@ function outerJoin(ctx: Ctx, item: Extract<FromItem, { k: 'join' }>, parent: Sco
     rids = new Set(rcols.map((c) => c.id));
   const on: [string, string][] = [];
   const conds = splitAnd(item.on);
+  const colType = (x: Expr) => scope.resolve(x as Extract<Expr, { k: 'col' }>).col.type;
   if (item.using) {
     for (const u of item.using) {
       const a = lcols.find((c) => c.name === u && !c.hidden),
@@ -141,7 +143,7 @@ function outerJoin(ctx: Ctx, item: Extract<FromItem, { k: 'join' }>, parent: Sco
     collectIds(c, scope, refs);
     const inL = [...refs].every((x) => lids.has(x)),
       inR = [...refs].every((x) => rids.has(x));
-    if (c.k === 'cmp' && c.op === '=' && c.l.k === 'col' && c.r.k === 'col') {
+    if (c.k === 'cmp' && c.op === '=' && c.l.k === 'col' && c.r.k === 'col' && keyable(colType(c.l), colType(c.r))) {
       const a = scope.resolve(c.l).col.id,
         b = scope.resolve(c.r).col.id;
       if (lids.has(a) && rids.has(b)) {
@@ -153,6 +155,8 @@ function outerJoin(ctx: Ctx, item: Extract<FromItem, { k: 'join' }>, parent: Sco
         continue;
       }
     }
+    if (preserved !== undefined && c.k === 'cmp' && c.op === '=' && c.l.k === 'col' && c.r.k === 'col' && !inL && !inR)
+      throw keyTypes(c, colType(c.l), colType(c.r));
     if (inR && preserved === 'l') {
       r.conds.push(c);
       continue;

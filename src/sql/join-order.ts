@@ -6,12 +6,13 @@
 // The tables themselves come from sql/from.ts.
 import type { QueryNode } from '../plan/spec.js';
 import type { Expr } from './ast.js';
-import { collectIds, factorOr, filterNode, orPerTable, sameKeyFamily } from './conditions.js';
+import { collectIds, factorOr, filterNode, orPerTable } from './conditions.js';
 import type { Ctx, Rel } from './context.js';
 import { joinRows, selectivity } from './estimate.js';
 import type { Col, Scope } from './scope.js';
 import type { Applied } from './subquery.js';
 import { Translator } from './translate.js';
+import { keyable } from './keys.js';
 
 /** One table of the join graph, with the conditions that read it alone. */
 export interface Base {
@@ -74,11 +75,18 @@ function placeConds(
       bases[[...rels][0]].conds.push(c);
       continue;
     }
-    if (c.k === 'cmp' && c.op === '=' && c.l.k === 'col' && c.r.k === 'col' && rels.size === 2) {
+    if (
+      c.k === 'cmp' &&
+      c.op === '=' &&
+      c.l.k === 'col' &&
+      c.r.k === 'col' &&
+      rels.size === 2 &&
+      keyable(scope.resolve(c.l).col.type, scope.resolve(c.r).col.type)
+    ) {
       const ca = scope.resolve(c.l).col,
         cb = scope.resolve(c.r).col;
       // a join key only where the plan's keys compare as SQL does (a float with an exact number is a filter)
-      if (sameKeyFamily(ca.type, cb.type)) {
+      if (keyable(ca.type, cb.type, false)) {
         edges.push({ a: owner.get(ca.id)!, b: owner.get(cb.id)!, ca, cb });
         continue;
       }

@@ -2,13 +2,15 @@
 // precedence climbing from OR down to the primaries (literals, CASE, CAST,
 // EXTRACT, INTERVAL, calls, columns, subqueries). A subquery is parsed by the
 // statement grammar through query().
-import type { CmpOp, Expr, IntervalUnit, Select } from './ast.js';
+import type { CmpOp, Expr, FrameBound, IntervalUnit, OrderItem, Select, WindowSpec } from './ast.js';
 import { TokenCursor } from './cursor.js';
 import { type Token, sqlError } from './lexer.js';
 
 export abstract class ExprParser extends TokenCursor {
   /** A whole query (WITH ... SELECT ...), inside parentheses here. */
   protected abstract query(): Select;
+  /** An ORDER BY item (an OVER clause has them too). */
+  protected abstract orderItem(): OrderItem;
 
   // Expressions, by precedence: OR < AND < NOT < comparison/IS/IN/LIKE/BETWEEN < || < + - < * / % < unary < primary.
   expr(): Expr {
@@ -292,6 +294,69 @@ export abstract class ExprParser extends TokenCursor {
     return { k: 'case', operand, whens, else: e, pos };
   }
 
+  /** Inside OVER ( ... ) or WINDOW w AS ( ... ): [name] [PARTITION BY ...] [ORDER BY ...] [frame]. */
+  protected windowSpec(): WindowSpec {
+    const pos = this.t.pos;
+    const spec: WindowSpec = { partitionBy: [], orderBy: [], pos };
+    if ((this.t.kind === 'ident' || this.t.kind === 'qident') && !this.isWord('partition') && !this.isWord('range'))
+      spec.name = this.name();
+    if (this.acceptWord('partition')) {
+      this.expect('by');
+      do spec.partitionBy.push(this.expr());
+      while (this.accept(','));
+    }
+    if (this.accept('order')) {
+      this.expect('by');
+      do spec.orderBy.push(this.orderItem());
+      while (this.accept(','));
+    }
+    const unit = this.acceptWord('rows') ? 'rows' : this.acceptWord('range') ? 'range' : null;
+    if (unit) {
+      if (this.isWord('groups')) throw sqlError(this.t.pos, 'GROUPS frames are not supported; use ROWS or RANGE');
+      if (this.acceptWord('between')) {
+        const start = this.frameBound();
+        this.expect('and');
+        spec.frame = { unit, start, end: this.frameBound() };
+      } else spec.frame = { unit, start: this.frameBound(), end: 'current row' };
+      if (this.acceptWord('exclude')) throw sqlError(this.toks[this.i - 1].pos, 'EXCLUDE in a frame is not supported');
+    } else if (this.isWord('groups')) throw sqlError(this.t.pos, 'GROUPS frames are not supported; use ROWS or RANGE');
+    return spec;
+  }
+
+  private frameBound(): FrameBound {
+    if (this.acceptWord('unbounded')) {
+      if (this.acceptWord('preceding')) return 'unbounded preceding';
+      if (this.acceptWord('following')) return 'unbounded following';
+      this.fail('PRECEDING or FOLLOWING');
+    }
+    if (this.acceptWord('current')) {
+      if (!this.acceptWord('row')) this.fail('ROW');
+      return 'current row';
+    }
+    let n: number;
+    if (this.accept('interval')) {
+      // INTERVAL n DAY or INTERVAL 'n' DAY / 'n days': a date key's offset in days
+      const t = this.next();
+      const m = /^\s*(\d+)\s*(days?)?\s*$/i.exec(t.text);
+      if ((t.kind !== 'num' && t.kind !== 'str') || !m) this.fail('a whole number of days', t);
+      if (!m[2] && !this.acceptWord('day') && !this.acceptWord('days'))
+        this.fail('DAY (only day intervals bound a frame)');
+      n = Number(m[1]);
+    } else n = this.count('a frame bound');
+    if (this.acceptWord('preceding')) return { preceding: n };
+    if (this.acceptWord('following')) return { following: n };
+    return this.fail('PRECEDING or FOLLOWING');
+  }
+
+  private isWord(w: string): boolean {
+    return (this.t.kind === 'ident' || this.t.kind === 'kw') && this.t.text === w;
+  }
+  protected acceptWord(w: string): boolean {
+    if (!this.isWord(w)) return false;
+    this.i++;
+    return true;
+  }
+
   private identPrimary(): Expr {
     const t = this.next();
     const pos = t.pos;
@@ -325,8 +390,16 @@ export abstract class ExprParser extends TokenCursor {
     return { k: 'col', name: t.text, pos };
   }
 
-  private afterCall(e: Expr): Expr {
-    if (this.isKw('over')) this.fail('');
+  private afterCall(e: Extract<Expr, { k: 'call' }>): Expr {
+    if (this.isKw('over')) {
+      const pos = this.next().pos;
+      if (this.t.kind === 'ident' || this.t.kind === 'qident')
+        return { k: 'window', call: e, over: { name: this.name(), partitionBy: [], orderBy: [], pos }, pos: e.pos };
+      this.expect('(');
+      const over = this.windowSpec();
+      this.expect(')');
+      return { k: 'window', call: e, over, pos: e.pos };
+    }
     if (this.t.kind === 'ident' && this.t.text === 'filter' && this.isOp('(', this.peek())) {
       throw sqlError(this.t.pos, 'FILTER (WHERE ...) on aggregates is not supported');
     }

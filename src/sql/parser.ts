@@ -93,6 +93,17 @@ class Parser extends ExprParser {
       while (this.accept(','));
     }
     if (this.accept('having')) s.having = this.expr();
+    if (this.accept('window')) {
+      s.windows = new Map();
+      do {
+        const name = this.name('a window name');
+        this.expect('as');
+        this.expect('(');
+        s.windows.set(name, this.windowSpec());
+        this.expect(')');
+      } while (this.accept(','));
+    }
+    if (this.accept('qualify')) s.qualify = this.expr();
     if (this.accept('order')) {
       this.expect('by');
       do s.orderBy.push(this.orderItem());
@@ -119,7 +130,7 @@ class Parser extends ExprParser {
     return { e, alias, text, pos: start.pos };
   }
 
-  private orderItem(): OrderItem {
+  protected orderItem(): OrderItem {
     const pos = this.t.pos;
     const e = this.expr();
     const desc = this.accept('desc');

@@ -36,6 +36,8 @@ function outputOf(n: QueryNode): string[] {
       return [...(n.groupBy ?? [...new Set(n.groupingSets?.flat())]), ...n.aggregates.map((a) => a.as)];
     case 'join':
       return n.type === 'semi' || n.type === 'anti' ? outputOf(n.left) : [...outputOf(n.left), ...outputOf(n.right)];
+    case 'window':
+      return [...outputOf(n.input), ...n.functions.map((f) => f.as)];
     case 'union':
       return outputOf(n.inputs[0]);
     case 'intersect':
@@ -106,6 +108,13 @@ export function prune(n: QueryNode, need: Set<string>): QueryNode {
     }
     case 'limit':
       return { ...n, input: prune(n.input, need) };
+    case 'window': {
+      const below = new Set(need);
+      for (const c of n.partitionBy) below.add(c);
+      for (const b of n.orderBy ?? []) below.add(b.column);
+      for (const f of n.functions) reads(f, below);
+      return { ...n, input: prune(n.input, below) };
+    }
     // set operations read every column of their inputs (by position)
     case 'union':
       return { ...n, inputs: n.inputs.map((c) => prune(c, new Set(outputOf(c)))) };

@@ -156,6 +156,8 @@ export function children(x: Expr): Expr[] {
       return [x.e];
     case 'call':
       return x.args;
+    case 'window':
+      return [...x.call.args, ...x.over.partitionBy, ...x.over.orderBy.map((o) => o.e)];
     case 'case':
       return [
         ...(x.operand ? [x.operand] : []),

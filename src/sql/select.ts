@@ -11,6 +11,9 @@ import { planFromItem } from './from.js';
 import { type Base, joinGraph } from './join-order.js';
 import { type Applied, hoistScalars, planSubqueryCond } from './subquery.js';
 import { Translator } from './translate.js';
+import { keyTypes, keyable } from './keys.js';
+import { tagPos } from './positions.js';
+import { windowBlock, windowsIn, withAliases } from './window.js';
 
 /** FROM and WHERE of a block; conditions on an enclosing block's columns go to `corr`. */
 export function planWhere(
@@ -70,6 +73,8 @@ function correlate(c: Expr, scope: Scope, corr: Correlation | undefined): void {
       if (inner.k !== 'col' || ri.outer.size > 0 || ro.local.size > 0) continue;
       const id = scope.resolve(inner).col.id;
       if (op === '=' && outer.k === 'col') {
+        const [ti, to] = [scope.resolve(inner).col.type, scope.resolve(outer).col.type];
+        if (!keyable(ti, to)) throw keyTypes(c, ti, to);
         corr.pairs.push({ inner: id, outer: scope.resolve(outer).col.id });
         return;
       }
@@ -156,6 +161,24 @@ function planBlock(ctx: Ctx, q: Select, parent: Scope | undefined, corr: Correla
       ),
     };
   }
+  // window functions, after aggregation, then QUALIFY (sql/window.ts)
+  const qualify = q.qualify && withAliases(q.qualify, items, (n) => scope.cols.some((c) => c.name === n));
+  const wins = new Map<string, Extract<Expr, { k: 'window' }>>();
+  for (const it of items) windowsIn(it.e, wins);
+  windowsIn(qualify, wins);
+  for (const o of q.orderBy) windowsIn(o.e, wins);
+  if (wins.size > 0) {
+    const named = new Map(items.filter((i) => i.alias && i.e.k === 'window').map((i) => [exprKey(i.e), i.alias!]));
+    ({ cur, tr } = windowBlock(ctx, cur, tr, wins, q.windows, named));
+  } else if (qualify) throw sqlError(qualify.pos, 'QUALIFY needs a window function');
+  if (qualify)
+    cur = {
+      ...cur,
+      node: filterNode(
+        cur.node,
+        splitAnd(qualify).map((c) => tr.pred(c)),
+      ),
+    };
   return project(ctx, q, cur, items, tr, keep, top);
 }
 
@@ -208,7 +231,8 @@ function aggregateBlock(
     }
     const fn = a.distinct ? ('count_distinct' as const) : (a.name as 'sum');
     const e = pre.expr(a.args[0]);
-    return 'column' in e ? { fn, column: e.column, as } : { fn, expr: e, as };
+    const spec = 'column' in e ? { fn, column: e.column, as } : { fn, expr: e, as };
+    return tagPos(spec, a.pos, { column: a.args[0].pos });
   });
   let input = cur.node;
   if (computed.length) input = { op: 'project', input, columns: [...cur.cols.map((c) => c.id), ...computed] };

@@ -10,7 +10,8 @@ import { exprKey } from './ast.js';
 import { sqlError } from './lexer.js';
 import { type Col, type Scope, children } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
-import { filterNode, sameKeyFamily } from './conditions.js';
+import { filterNode } from './conditions.js';
+import { keyable } from './keys.js';
 import { Translator } from './translate.js';
 
 /** A subquery condition ready to apply to the relation that has the columns it reads (`needs`). */
@@ -285,7 +286,7 @@ function scalarCond(ctx: Ctx, c: Extract<Expr, { k: 'cmp' }>, scope: Scope, tr: 
       if (s.corr.pairs.length === 0 && c.op === '=' && other.k === 'col' && !tr.subst.has(exprKey(other))) {
         const o = scope.resolve(other).col;
         // a join key only where the plan's keys compare as SQL does (never a float with an exact number)
-        if (sameKeyFamily(o.type, s.v.type)) return join('inner', cur, s.sub, [[o.id, s.v.id]]);
+        if (keyable(o.type, s.v.type, false)) return join('inner', cur, s.sub, [[o.id, s.v.id]]);
       }
       const { rel, value } = joinScalar(cur, s, false);
       const t2 = new Translator(tr.scope, ctx.params, new Map([...tr.subst, [exprKey(subAst), value]]));

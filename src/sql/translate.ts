@@ -6,6 +6,7 @@ import { type DataType, typeName } from '../kernels/column.js';
 import type { CmpOp, Expr } from './ast.js';
 import { exprKey } from './ast.js';
 import { sqlError } from './lexer.js';
+import { sqlTypeError, tagPos } from './positions.js';
 import { type Col, type Scope, isAggregateCall, suggest } from './scope.js';
 
 const FUNCTIONS: Record<string, string> = {
@@ -83,6 +84,16 @@ function numberValue(text: string): PExpr {
   return { value: text.startsWith('.') ? '0' + text : text, type: `decimal(${Math.max(digits, scale, 1)},${scale})` };
 }
 
+/** How a condition's expression reads in an error. */
+const what = (e: Expr) =>
+  e.k === 'col'
+    ? `column "${e.name}"`
+    : e.k === 'num'
+      ? `value ${e.text}`
+      : e.k === 'str'
+        ? `value '${e.v}'`
+        : 'expression';
+
 /** Rewrites the translator applies first: an aggregate, group expression or subquery already computed as a column. */
 export type Substitutions = Map<string, PExpr>;
 
@@ -113,9 +124,15 @@ export class Translator {
     return undefined;
   }
 
+  /** The plan's expression for e, tagged with its position in the text (sql/positions.ts). */
   expr(e: Expr, hint?: string): PExpr {
     const s = this.subst.get(exprKey(e));
-    if (s) return s;
+    // a substitution is shared: each use gets its own copy, so that it has its own position
+    if (s) return tagPos({ ...s }, e.pos);
+    return tagPos(this.exprOf(e, hint), e.pos);
+  }
+
+  private exprOf(e: Expr, hint?: string): PExpr {
     switch (e.k) {
       case 'col':
         return { column: this.col(e).id };
@@ -170,6 +187,8 @@ export class Translator {
         return this.caseWhen(e, hint);
       case 'cast':
         return this.cast(e);
+      case 'window':
+        throw sqlError(e.pos, 'window functions are allowed in SELECT, QUALIFY and ORDER BY only');
       case 'insub':
       case 'exists':
       case 'subq':
@@ -272,7 +291,12 @@ export class Translator {
     }
   }
 
+  /** The plan's predicate for e, tagged with its position in the text. */
   pred(e: Expr): Predicate {
+    return tagPos(this.predOf(e), e.pos);
+  }
+
+  private predOf(e: Expr): Predicate {
     switch (e.k) {
       case 'and':
         return { and: [...this.flat(e, 'and')] };
@@ -283,30 +307,47 @@ export class Translator {
       case 'cmp':
         return this.compare(e.op, e.l, e.r);
       case 'isnull':
-        return { ...this.subject(e.e), isNull: !e.not };
+        return tagPos({ ...this.subject(e.e), isNull: !e.not }, e.pos, { column: e.e.pos });
       case 'like': {
         const lit = e.pat.k === 'str' ? e.pat.v : undefined;
         const p = { ...this.subject(e.e), like: lit ?? this.expr(e.pat, 'utf8') } as Predicate;
+        tagPos(p, e.pos, { column: e.e.pos, like: e.pat.pos });
         return e.not ? { not: p } : p;
       }
       case 'between': {
         const h = this.hintOf(e.e);
         const bound = (b: Expr) => this.literal(b, h) ?? this.expr(b, h);
-        const p = { ...this.subject(e.e), between: [bound(e.lo), bound(e.hi)] } as Predicate;
+        const between = tagPos([bound(e.lo), bound(e.hi)], e.pos, { 0: e.lo.pos, 1: e.hi.pos });
+        const p = tagPos({ ...this.subject(e.e), between } as Predicate, e.pos, { column: e.e.pos });
         return e.not ? { not: p } : p;
       }
       case 'inlist': {
         const h = this.hintOf(e.e);
         const vals = e.list.map((x) => this.literal(x, h));
+        const list = tagPos(
+          vals as (string | number | boolean | null | { param: string })[],
+          e.pos,
+          Object.fromEntries(e.list.map((x, i) => [i, x.pos])),
+        );
         const p: Predicate = vals.every((v) => v !== undefined)
-          ? { ...this.subject(e.e), in: vals as (string | number | boolean | null | { param: string })[] }
-          : { or: e.list.map((x) => this.compare('=', e.e, x)) };
+          ? tagPos({ ...this.subject(e.e), in: list }, e.pos, { column: e.e.pos })
+          : { or: e.list.map((x) => tagPos(this.compare('=', e.e, x), x.pos)) };
         return e.not ? { not: p } : p;
       }
       case 'bool':
         return { expr: { value: e.v }, cmp: '=', value: true };
-      default:
+      default: {
+        // a condition that is not a bool (`NOT id`, `WHERE price`): said so, not as a comparison with true
+        const t =
+          e.k === 'num'
+            ? ((numberValue(e.text) as { type?: string }).type ?? 'int64')
+            : e.k === 'col' || e.k === 'bin' || e.k === 'str'
+              ? this.hintOf(e)
+              : undefined;
+        if (t !== undefined && t !== 'bool')
+          throw sqlTypeError(e.pos, `a condition must be a bool, got ${t} ${what(e)}`);
         return { ...this.subject(e), cmp: '=', value: true };
+      }
     }
   }
 
@@ -321,9 +362,11 @@ export class Translator {
     const h = this.hintOf(l) ?? this.hintOf(r);
     const flip: Record<CmpOp, CmpOp> = { '=': '=', '!=': '!=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
     const lv = this.literal(r, h);
-    if (lv !== undefined && lv !== null) return { ...this.subject(l), cmp: op, value: lv };
+    if (lv !== undefined && lv !== null)
+      return tagPos({ ...this.subject(l), cmp: op, value: lv }, r.pos, { column: l.pos, value: r.pos });
     const rv = this.literal(l, h);
-    if (rv !== undefined && rv !== null) return { ...this.subject(r), cmp: flip[op], value: rv };
+    if (rv !== undefined && rv !== null)
+      return tagPos({ ...this.subject(r), cmp: flip[op], value: rv }, l.pos, { column: r.pos, value: l.pos });
     return { left: this.expr(l, h), cmp: op, right: this.expr(r, h) };
   }
 }

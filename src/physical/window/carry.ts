@@ -1,0 +1,144 @@
+// A hot window partition split by ranges of its (partition, order) keys (skew/window.ts): what a piece carries to the
+// pieces after it. A piece reports, for its first and its last window partition, a summary row: the partition keys,
+// its rows (R), its groups of peers (G) and each function's value at the partition's last row in the piece (a
+// running count, sum, min or max; first_value's value). The coordinator folds them in piece order into what each
+// piece's first partition carries from before it; the piece's second pass adds it to that partition's rows.
+// Peers never straddle two pieces (rows with equal keys fall into one range), so the ranks are exact.
+import { type Batch, type Column, concatColumns, decimalAt, gather, isNull } from '../../kernels/column.js';
+import { decimalColumn } from '../../kernels/decimal.js';
+import { valueComparator } from '../../kernels/sort.js';
+import type { BoundWindowFn } from '../../plan/bound.js';
+
+/** Columns of a summary row: the partition keys, then R, G, then one per function. */
+export const summaryR = (keys: number) => keys;
+export const summaryG = (keys: number) => keys + 1;
+export const summaryFn = (keys: number, k: number) => keys + 2 + k;
+
+const float = (v: number): Column => ({
+  type: { id: 'float64' },
+  length: 1,
+  values: Float64Array.of(v),
+  valid: null,
+});
+const numberAt = (c: Column, i: number) => (c.values as Float64Array)[i];
+
+/**
+ * Column `b` with rows [0, upTo) merged with the one earlier value of `a` (a's row 0): a running count or sum
+ * added, min or max compared, first_value replaced; `shift`: the rows or groups before, added to a rank.
+ */
+export function mergeEarlier(f: BoundWindowFn, a: Column, b: Column, upTo: number, shift: number): Column {
+  const n = b.length;
+  switch (f.fn) {
+    case 'row_number':
+    case 'rank':
+    case 'dense_rank':
+      return addInt(b, upTo, BigInt(shift));
+    case 'count':
+      return addInt(b, upTo, (a.values as BigInt64Array)[0]);
+    case 'first_value': {
+      const idx = new Int32Array(n);
+      for (let i = 0; i < n; i++) idx[i] = i < upTo ? n : i;
+      return gather(concatColumns(b.type, [b, a]), idx);
+    }
+    case 'min':
+    case 'max': {
+      if (isNull(a, 0)) return b;
+      const both = concatColumns(b.type, [b, a]);
+      const cmp = valueComparator(both);
+      const idx = new Int32Array(n);
+      for (let i = 0; i < n; i++) {
+        const better = isNull(b, i) || (f.fn === 'min' ? cmp(n, i) < 0 : cmp(n, i) > 0);
+        idx[i] = i < upTo && better ? n : i;
+      }
+      return gather(both, idx);
+    }
+    default:
+      return addSum(b, a, upTo);
+  }
+}
+
+function addInt(b: Column, upTo: number, x: bigint): Column {
+  const v = (b.values as BigInt64Array).slice();
+  for (let i = 0; i < upTo; i++) v[i] += x;
+  return { ...b, values: v };
+}
+
+/** A running sum plus the one before it (null-aware: null plus x is x). */
+function addSum(b: Column, a: Column, upTo: number): Column {
+  if (isNull(a, 0)) return b;
+  const n = b.length;
+  const valid = b.valid ? b.valid.slice() : null;
+  if (valid) valid.fill(1, 0, upTo);
+  if (b.type.id === 'float64') {
+    const v = (b.values as Float64Array).slice();
+    const x = numberAt(a, 0);
+    for (let i = 0; i < upTo; i++) v[i] = b.valid && b.valid[i] === 0 ? x : v[i] + x;
+    return { ...b, values: v, valid };
+  }
+  if (b.type.id === 'decimal') {
+    const x = decimalAt(a, 0);
+    const vals: (bigint | null)[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const own = isNull(b, i) ? null : decimalAt(b, i);
+      vals[i] = i < upTo ? (own ?? 0n) + x : own;
+    }
+    return decimalColumn(vals, b.type, 'window sum');
+  }
+  const v = (b.values as BigInt64Array).slice();
+  const x = (a.values as BigInt64Array)[0];
+  for (let i = 0; i < upTo; i++) v[i] = b.valid && b.valid[i] === 0 ? x : v[i] + x;
+  return { ...b, values: v, valid };
+}
+
+/** The summary row at `row` of `s` as a one-row batch. */
+const rowOf = (s: Batch, row: number): Batch => ({
+  length: 1,
+  columns: s.columns.map((c) => gather(c, Int32Array.of(row))),
+});
+
+/** `open` (the partition's rows before) followed by `next` (its rows in the next piece): their summary. */
+function fold(fns: BoundWindowFn[], keys: number, open: Batch, next: Batch): Batch {
+  const cols = next.columns.slice();
+  const R = numberAt(open.columns[summaryR(keys)], 0),
+    G = numberAt(open.columns[summaryG(keys)], 0);
+  cols[summaryR(keys)] = float(R + numberAt(next.columns[summaryR(keys)], 0));
+  cols[summaryG(keys)] = float(G + numberAt(next.columns[summaryG(keys)], 0));
+  fns.forEach((f, k) => {
+    const at = summaryFn(keys, k);
+    cols[at] = mergeEarlier(f, open.columns[at], next.columns[at], 1, 0);
+  });
+  return { length: 1, columns: cols };
+}
+
+/** Whether two one-row batches hold equal partition keys (the first `keys` columns; nulls equal). */
+function sameKeys(a: Batch, b: Batch, keys: number): boolean {
+  for (let c = 0; c < keys; c++) {
+    const x = a.columns[c],
+      y = b.columns[c];
+    if (isNull(x, 0) || isNull(y, 0)) {
+      if (isNull(x, 0) !== isNull(y, 0)) return false;
+      continue;
+    }
+    if (valueComparator(concatColumns(x.type, [x, y]))(0, 1) !== 0) return false;
+  }
+  return true;
+}
+
+/** What each piece's first partition carries from the pieces before it (null: nothing), from their summaries. */
+export function carries(
+  fns: BoundWindowFn[],
+  keys: number,
+  summaries: (Batch | null)[],
+  rows: number[],
+): (Batch | null)[] {
+  let open: Batch | null = null;
+  return summaries.map((s, k) => {
+    if (!s || rows[k] === 0) return null;
+    const first = rowOf(s, 0),
+      last = rowOf(s, 1);
+    const carry = open && sameKeys(open, first, keys) ? open : null;
+    const whole = numberAt(s.columns[summaryR(keys)], 0) === rows[k];
+    open = whole && carry ? fold(fns, keys, carry, last) : last;
+    return carry;
+  });
+}

@@ -1,0 +1,322 @@
+// Window functions over a task's sorted rows (bounds.ts gives partitions, peers and frames): each function one
+// column, computed over typed arrays. Ranks from the partition and peer bounds; lag/lead, first/last/nth_value and
+// min/max as row indices gathered once; count/sum/avg over sliding frames by adding the rows a frame gains and
+// removing those it loses (a cumulative frame only adds: a running sum); min/max by a monotonic deque.
+import { ExecutionError } from '../../errors.js';
+import { type Batch, type Column, concatColumns, decimalAt, gather, isFloat, lanes } from '../../kernels/column.js';
+import { decimalColumn } from '../../kernels/decimal.js';
+import { type SortKey, valueComparator } from '../../kernels/sort.js';
+import type { BoundWindowFn } from '../../plan/bound.js';
+import { type Shape, frameOf } from './bounds.js';
+
+const int64Column = (v: ArrayLike<number>, n: number): Column => {
+  const out = new BigInt64Array(n);
+  for (let i = 0; i < n; i++) out[i] = BigInt(v[i]);
+  return { type: { id: 'int64' }, length: n, values: out, valid: null };
+};
+const float64Column = (v: Float64Array): Column => ({
+  type: { id: 'float64' },
+  length: v.length,
+  values: v,
+  valid: null,
+});
+
+/** The function's column over the sorted rows `b` (shape `s`). */
+export function windowColumn(f: BoundWindowFn, b: Batch, s: Shape, orderBy: SortKey[]): Column {
+  const { n, partStart: ps, partEnd: pe, peerStart, peerEnd } = s;
+  switch (f.fn) {
+    case 'row_number': {
+      const v = new Float64Array(n);
+      for (let i = 0; i < n; i++) v[i] = i - ps[i] + 1;
+      return int64Column(v, n);
+    }
+    case 'rank': {
+      const v = new Float64Array(n);
+      for (let i = 0; i < n; i++) v[i] = peerStart[i] - ps[i] + 1;
+      return int64Column(v, n);
+    }
+    case 'dense_rank': {
+      const v = new Float64Array(n);
+      let r = 0;
+      for (let i = 0; i < n; i++) {
+        if (i === ps[i]) r = 1;
+        else if (i === peerStart[i]) r++;
+        v[i] = r;
+      }
+      return int64Column(v, n);
+    }
+    case 'percent_rank': {
+      const v = new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        const size = pe[i] - ps[i];
+        v[i] = size > 1 ? (peerStart[i] - ps[i]) / (size - 1) : 0;
+      }
+      return float64Column(v);
+    }
+    case 'cume_dist': {
+      const v = new Float64Array(n);
+      for (let i = 0; i < n; i++) v[i] = (peerEnd[i] - ps[i]) / (pe[i] - ps[i]);
+      return float64Column(v);
+    }
+    case 'ntile': {
+      // as DuckDB (after SQLite's ntileValueFunc): the first n_total % buckets buckets hold one row more
+      const v = new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        const total = pe[i] - ps[i];
+        const buckets = Math.min(f.n, total);
+        const size = Math.floor(total / buckets);
+        const large = total - buckets * size;
+        const small = large * (size + 1);
+        const r = i - ps[i];
+        v[i] = r < small ? 1 + Math.floor(r / (size + 1)) : 1 + large + Math.floor((r - small) / size);
+      }
+      return int64Column(v, n);
+    }
+    case 'lag':
+    case 'lead': {
+      const arg = b.columns[f.col];
+      const def = f.def >= 0 ? b.columns[f.def] : null;
+      const idx = new Int32Array(n);
+      const step = f.fn === 'lag' ? -f.n : f.n;
+      for (let i = 0; i < n; i++) {
+        const j = i + step;
+        idx[i] = j >= ps[i] && j < pe[i] ? j : def ? n + i : -1;
+      }
+      return gather(def ? concatColumns(arg.type, [arg, def]) : arg, idx);
+    }
+    default:
+      return framed(f, b, s, orderBy);
+  }
+}
+
+/** A function over each row's frame. */
+function framed(f: BoundWindowFn, b: Batch, s: Shape, orderBy: SortKey[]): Column {
+  const { start, end } = frameOf(s, f.frame, b, orderBy);
+  const n = s.n;
+  const arg = f.col >= 0 ? b.columns[f.col] : null;
+  switch (f.fn) {
+    case 'first_value':
+    case 'last_value':
+    case 'nth_value': {
+      const idx = new Int32Array(n);
+      for (let i = 0; i < n; i++) {
+        const j = f.fn === 'first_value' ? start[i] : f.fn === 'last_value' ? end[i] - 1 : start[i] + f.n - 1;
+        idx[i] = j >= start[i] && j < end[i] ? j : -1;
+      }
+      return gather(arg!, idx);
+    }
+    case 'count': {
+      const v = new Float64Array(n);
+      if (!arg || arg.valid === null) for (let i = 0; i < n; i++) v[i] = end[i] - start[i];
+      else {
+        const pre = validPrefix(arg);
+        for (let i = 0; i < n; i++) v[i] = pre[end[i]] - pre[start[i]];
+      }
+      return int64Column(v, n);
+    }
+    case 'min':
+    case 'max':
+      return gather(arg!, extremes(arg!, s, start, end, f.fn === 'max'));
+    default:
+      return sums(f, arg!, s, start, end);
+  }
+}
+
+/** prefix[k]: valid rows among the first k. */
+function validPrefix(c: Column): Float64Array {
+  const pre = new Float64Array(c.length + 1);
+  const v = c.valid;
+  for (let i = 0; i < c.length; i++) pre[i + 1] = pre[i] + (v === null ? 1 : v[i]);
+  return pre;
+}
+
+/**
+ * Row index of each frame's min (or max) non-null value, -1 for none: a deque of rows whose values only increase
+ * (decrease) from its head; the frame's ends move forward within a partition, so each row enters and leaves once.
+ */
+function extremes(c: Column, s: Shape, start: Int32Array, end: Int32Array, max: boolean): Int32Array {
+  const n = s.n;
+  const cmp = valueComparator(c);
+  const valid = c.valid;
+  const out = new Int32Array(n);
+  const dq = new Int32Array(n);
+  let head = 0,
+    tail = 0,
+    next = 0;
+  for (let i = 0; i < n; i++) {
+    if (i === s.partStart[i]) {
+      head = tail = 0;
+      next = i;
+    }
+    if (next < start[i]) next = start[i];
+    for (; next < end[i]; next++) {
+      if (valid !== null && valid[next] === 0) continue;
+      // drop rows the new one beats (ties: the later row stays, it leaves the frame later)
+      while (tail > head && (max ? cmp(dq[tail - 1], next) <= 0 : cmp(dq[tail - 1], next) >= 0)) tail--;
+      dq[tail++] = next;
+    }
+    while (tail > head && dq[head] < start[i]) head++;
+    out[i] = tail > head ? dq[head] : -1;
+  }
+  return out;
+}
+
+const SAFE = 2 ** 53;
+
+/** sum or avg over each frame: added and removed as the frame slides (exact for integers and decimals). */
+function sums(f: BoundWindowFn, c: Column, s: Shape, start: Int32Array, end: Int32Array): Column {
+  const n = s.n;
+  const valid = c.valid;
+  const cnt = new Float64Array(n);
+  if (isFloat(c.type)) {
+    const total = slideFloat(c.values as Float32Array | Float64Array, valid, s, start, end, cnt);
+    if (f.fn === 'avg') for (let i = 0; i < n; i++) total[i] = cnt[i] > 0 ? total[i] / cnt[i] : 0;
+    return withNulls({ type: f.type, length: n, values: total, valid: null }, cnt);
+  }
+  const exact = slideExact(c, valid, s, start, end, cnt);
+  const scale = c.type.id === 'decimal' ? 10 ** c.type.scale! : 1;
+  if (f.fn === 'avg') {
+    const v = new Float64Array(n);
+    for (let i = 0; i < n; i++) v[i] = cnt[i] > 0 ? Number(exact[i]) / scale / cnt[i] : 0;
+    return withNulls(float64Column(v), cnt);
+  }
+  if (f.type.id === 'decimal') {
+    const vals: (bigint | null)[] = new Array(n);
+    for (let i = 0; i < n; i++) vals[i] = cnt[i] > 0 ? BigInt(exact[i]) : null;
+    return decimalColumn(vals, f.type, `window sum ${f.as}`);
+  }
+  const out = new BigInt64Array(n);
+  for (let i = 0; i < n; i++) {
+    const x = BigInt(exact[i]);
+    if (x !== BigInt.asIntN(64, x)) throw new ExecutionError(`window sum ${f.as}: integer overflow (${x})`);
+    out[i] = x;
+  }
+  return withNulls({ type: f.type, length: n, values: out, valid: null }, cnt);
+}
+
+/** Null where the frame held no value. */
+function withNulls(c: Column, cnt: Float64Array): Column {
+  let valid: Uint8Array | null = null;
+  for (let i = 0; i < cnt.length; i++) {
+    if (cnt[i] > 0) continue;
+    valid ??= new Uint8Array(cnt.length).fill(1);
+    valid[i] = 0;
+  }
+  return { ...c, valid };
+}
+
+/**
+ * Float sums: finite values added and removed; NaN and infinities counted apart (a frame holding NaN, or both
+ * infinities, sums to NaN, as adding them would).
+ */
+function slideFloat(
+  v: Float32Array | Float64Array,
+  valid: Uint8Array | null,
+  s: Shape,
+  start: Int32Array,
+  end: Int32Array,
+  cnt: Float64Array,
+): Float64Array {
+  const n = s.n;
+  const out = new Float64Array(n);
+  let sum = 0,
+    k = 0,
+    nan = 0,
+    pos = 0,
+    neg = 0,
+    a = 0,
+    e = 0;
+  const put = (j: number, d: number) => {
+    if (valid !== null && valid[j] === 0) return;
+    const x = v[j];
+    k += d;
+    if (Number.isFinite(x)) sum += d * x;
+    else if (Number.isNaN(x)) nan += d;
+    else if (x > 0) pos += d;
+    else neg += d;
+  };
+  for (let i = 0; i < n; i++) {
+    if (i === s.partStart[i]) {
+      sum = k = nan = pos = neg = 0;
+      a = e = i;
+    }
+    for (; e < end[i]; e++) put(e, 1);
+    for (; a < start[i]; a++) put(a, -1);
+    // a frame that lost every value starts again from zero (no rounding left behind)
+    if (k === 0) sum = 0;
+    cnt[i] = k;
+    out[i] = nan > 0 || (pos > 0 && neg > 0) ? Number.NaN : pos > 0 ? Infinity : neg > 0 ? -Infinity : sum;
+  }
+  return out;
+}
+
+/**
+ * Integer and decimal sums (scaled integers) as numbers while every running sum stays below 2^53 (exact), else
+ * again as bigints.
+ */
+function slideExact(
+  c: Column,
+  valid: Uint8Array | null,
+  s: Shape,
+  start: Int32Array,
+  end: Int32Array,
+  cnt: Float64Array,
+): (number | bigint)[] | Float64Array {
+  const n = s.n;
+  const wide = c.type.id === 'decimal' && lanes(c.type) === 2;
+  const v = c.values as ArrayLike<number | bigint>;
+  if (!wide) {
+    const out = new Float64Array(n);
+    let sum = 0,
+      k = 0,
+      a = 0,
+      e = 0,
+      safe = true;
+    for (let i = 0; i < n && safe; i++) {
+      if (i === s.partStart[i]) {
+        sum = k = 0;
+        a = e = i;
+      }
+      for (; e < end[i]; e++)
+        if (valid === null || valid[e] === 1) {
+          sum += Number(v[e]);
+          k++;
+        }
+      for (; a < start[i]; a++)
+        if (valid === null || valid[a] === 1) {
+          sum -= Number(v[a]);
+          k--;
+        }
+      if (sum >= SAFE || sum <= -SAFE) safe = false;
+      cnt[i] = k;
+      out[i] = sum;
+    }
+    if (safe) return out;
+  }
+  const out: bigint[] = new Array(n);
+  let sum = 0n,
+    k = 0,
+    a = 0,
+    e = 0;
+  const at = (j: number) => (wide ? decimalAt(c, j) : BigInt(v[j]));
+  for (let i = 0; i < n; i++) {
+    if (i === s.partStart[i]) {
+      sum = 0n;
+      k = 0;
+      a = e = i;
+    }
+    for (; e < end[i]; e++)
+      if (valid === null || valid[e] === 1) {
+        sum += at(e);
+        k++;
+      }
+    for (; a < start[i]; a++)
+      if (valid === null || valid[a] === 1) {
+        sum -= at(a);
+        k--;
+      }
+    cnt[i] = k;
+    out[i] = sum;
+  }
+  return out;
+}

@@ -1,0 +1,48 @@
+// The window operator: `--explain` and execution (window/stage.ts: shuffle by the partition keys, a task per pack of
+// partitions sorting its rows and computing the functions).
+import type { BoundNode, BoundWindowFn } from '../../plan/bound.js';
+import type { PhysicalOperator } from '../operator.js';
+import { unsplittable } from '../../skew/window.js';
+import { runWindow, windowPartitions } from './stage.js';
+
+type WindowNode = Extract<BoundNode, { kind: 'window' }>;
+
+function frameText(f: BoundWindowFn): string {
+  const b = (x: number | null, end: boolean) =>
+    x === null
+      ? `unbounded ${end ? 'following' : 'preceding'}`
+      : x === 0
+        ? 'current row'
+        : `${Math.abs(x)} ${x < 0 ? 'preceding' : 'following'}`;
+  return `${f.frame.unit} ${b(f.frame.start, false)} to ${b(f.frame.end, true)}`;
+}
+
+export const windowOperator: PhysicalOperator<WindowNode> = {
+  describe(src, x, depth, fused) {
+    const s = src.input.schema;
+    const by = src.partitionBy.map((c) => s[c].name);
+    const order = src.orderBy
+      .map((k) => `${s[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`)
+      .join(', ');
+    const fns = src.fns
+      .map((f) => `${f.fn}${f.col >= 0 ? `(${s[f.col].name})` : ''}→${f.as} [${frameText(f)}]`)
+      .join(', ');
+    const P = windowPartitions(src, x.settings);
+    x.line(
+      depth,
+      `${src.id}: window partition by [${by.join(', ')}] order by [${order}] ${fns}, ${P} task(s) at most, ` +
+        `each sorting its partitions${fused}`,
+    );
+    const why = src.orderBy.length ? unsplittable(src.fns) : 'no orderBy';
+    x.line(
+      depth + 1,
+      why
+        ? `a partition over the skew thresholds stays one task (${why})`
+        : `a partition over the skew thresholds is split by ranges of [${[...by, order].filter(Boolean).join(', ')}], ` +
+            'each range a task, then what the ranges before carry added (counts, running sums, min/max)',
+    );
+    x.line(depth + 1, `shuffle ${src.id}.input: hash on [${by.join(', ')}], ${P} partition(s)`);
+    x.walk(src.input, depth + 2);
+  },
+  execute: (ctx, p, d) => runWindow(ctx, p.source, p.ops, d),
+};

@@ -1,0 +1,44 @@
+// The window kernel: a task's rows sorted by (partition keys, order keys), then each function's column computed over
+// them (window/functions.ts) and appended; the rows leave in that order. A piece of a split partition keeps its
+// range's rows and reports a summary; its second pass adds what the pieces before carry (window/split.ts).
+import { type Batch, concatBatches, emptyBatch, gatherSelected } from '../../kernels/column.js';
+import { sortIndices } from '../../kernels/sort.js';
+import type { Produced, SourceKernel } from '../task.js';
+import { shapeOf } from './bounds.js';
+import { windowColumn } from './functions.js';
+import { pieceRows, summaryOf, withCarry } from './split.js';
+import type { WindowSource } from './window-source.js';
+
+const sortKeys = (src: WindowSource) => [
+  ...src.partitionBy.map((col) => ({ col, desc: false, nullsFirst: false })),
+  ...src.orderBy,
+];
+
+export const windowKernel: SourceKernel<WindowSource> = {
+  inputs: (src) => src.input,
+  withInputs: (src, input) => ({ ...src, input }),
+  produce(src): Produced {
+    // the second pass reads the rows computed: the input's columns, then the functions'
+    const w = src.schema.length - (src.carry ? src.fns.length : 0);
+    let rows = concatBatches(src.schema, src.input);
+    if (src.carry) {
+      const c = src.carry;
+      const out = c.values ? withCarry(rows, w, src.partitionBy.length, src.fns, c.upTo, c.values) : rows;
+      return { batches: [out], rows: rows.length };
+    }
+    const read = rows.length;
+    if (src.piece) rows = pieceRows(rows, src.piece.bounds, sortKeys(src), src.piece.index);
+    if (rows.length === 0) {
+      if (!src.piece) return { batches: [], rows: read };
+      const none = emptyBatch([...src.schema, ...src.fns.map((f) => ({ name: f.as, type: f.type }))]);
+      return { batches: [none, { length: 0, columns: [] }], rows: read, asIs: true };
+    }
+    const order = sortIndices(rows, sortKeys(src));
+    const sorted = { length: rows.length, columns: rows.columns.map((c) => gatherSelected(c, order, order.length)) };
+    const shape = shapeOf(sorted, src.partitionBy, src.orderBy);
+    const added = src.fns.map((f) => windowColumn(f, sorted, shape, src.orderBy));
+    const out: Batch = { length: sorted.length, columns: [...sorted.columns, ...added] };
+    if (!src.piece) return { batches: [out], rows: read };
+    return { batches: [out, summaryOf(out, w, src.partitionBy, src.fns, shape)], rows: read, asIs: true };
+  },
+};

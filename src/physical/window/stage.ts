@@ -1,0 +1,167 @@
+// The window operator's coordinator side: the input shuffled by the partition keys (one partition without them),
+// small partitions packed into tasks as an aggregate's are, and one task per pack sorting its rows and computing
+// the functions (window/source.ts). Spilled shuffle blocks are read back by the task that reads them.
+import { normFor } from '../../agg/aggregate.js';
+import { type Batch, type Schema, concatBatches, gatherBatch } from '../../kernels/column.js';
+import { type SortKey, comparisonSort } from '../../kernels/sort.js';
+import { planWindowSplits } from '../../skew/window.js';
+import { readBack } from '../../spill/block.js';
+import type { BoundNode } from '../../plan/bound.js';
+import { plannedWorkers } from '../../plan/load.js';
+import { coalesceCap, packPartitions } from '../../skew/decide.js';
+import { type ShuffleOutput, blocksOf, shuffle } from '../exchange/shuffle.js';
+import type { Downstream, ExecContext } from '../operator.js';
+import { partitionsFor } from '../pipeline.js';
+import { type RowOp, type TaskResult, type TaskSpec, withSeed } from '../task.js';
+import { carries, summaryR } from './carry.js';
+import { keyOrder } from './split.js';
+import type { WindowSource } from './window-source.js';
+
+type WindowNode = Extract<BoundNode, { kind: 'window' }>;
+
+/** Shuffle partitions of a window: one without partition keys, else as an aggregate's. */
+export const windowPartitions = (node: WindowNode, settings: Parameters<typeof partitionsFor>[1]) =>
+  node.partitionBy.length === 0 ? 1 : partitionsFor(node, settings);
+
+export async function runWindow(
+  ex: ExecContext,
+  node: WindowNode,
+  ops: RowOp[],
+  { sink, combine }: Downstream,
+): Promise<TaskResult[]> {
+  const P = windowPartitions(node, ex.settings);
+  const keys = node.partitionBy;
+  const norms = keys.map((c) => normFor(node.input.schema[c].type));
+  const s = await shuffle(
+    ex,
+    node.input,
+    { keys, norms, partitions: P, spreadNulls: false },
+    `${node.id}.input`,
+    node.id,
+  );
+  const { partitionRows: rows, partitionBytes: bytes } = s.stats;
+  const splits = planWindowSplits(rows, bytes, ex.settings.skew, node.fns, node.orderBy.length > 0);
+  Object.assign(s.stats, { skewedPartitions: splits.map((x) => x.partition) });
+  (ex.stats.windows ??= []).push({ id: node.id, splits });
+  const split = new Map(splits.filter((x) => x.method === 'ranges').map((x) => [x.partition, x.pieces!]));
+  const source = (input: Batch[], more: Partial<WindowSource> = {}): WindowSource => ({
+    kind: 'window',
+    schema: node.input.schema,
+    input,
+    partitionBy: node.partitionBy,
+    orderBy: node.orderBy,
+    fns: node.fns,
+    ...more,
+  });
+  const results = await Promise.all([
+    ...packJobs(ex, node, s, split).map((ps) =>
+      ex.run(
+        { source: source(ps.flatMap((p) => blocksOf(s, p))), ops, combine, sink: withSeed(sink, ps[0]) },
+        { stage: node.id, kind: 'reduce', partition: ps[0], ...(ps.length > 1 ? { partitions: ps } : {}) },
+      ),
+    ),
+    ...[...split].map(([p, pieces]) =>
+      runPieces(ex, node, blocksOf(s, p), p, pieces, source, (k) => ({ ops, combine, sink: withSeed(sink, p + k) })),
+    ),
+  ]);
+  ex.memory.done(s.byTask);
+  return results.flat();
+}
+
+/** Rows sampled from a hot partition for its boundaries. */
+const SAMPLE_ROWS = 4096;
+
+/**
+ * A hot partition cut into `pieces` ranges of its (partition, order) keys by boundaries sampled from its rows: each
+ * piece computed by its own task (reading the partition's blocks, keeping its range), then, once the summaries
+ * say what each piece's first window partition carries from the pieces before it, a second task per piece adds it.
+ */
+async function runPieces(
+  ex: ExecContext,
+  node: WindowNode,
+  blocks: Batch[],
+  p: number,
+  pieces: number,
+  source: (input: Batch[], more?: Partial<WindowSource>) => WindowSource,
+  rest: (k: number) => Pick<TaskSpec, 'ops' | 'combine' | 'sink'>,
+): Promise<TaskResult[]> {
+  const keys = [...node.partitionBy.map((col) => ({ col, desc: false, nullsFirst: false })), ...node.orderBy];
+  const bounds = boundaries(node.input.schema, blocks, keys, pieces);
+  const K = bounds.length + 1;
+  const first = await Promise.all(
+    Array.from({ length: K }, (_, k) =>
+      ex.run(
+        { source: source(blocks, { piece: { bounds, index: k } }), ops: [], sink: { kind: 'collect' } },
+        { stage: node.id, kind: 'reduce', partition: p, split: `range ${k + 1}/${K}` },
+      ),
+    ),
+  );
+  const outs = first.map((r) => r.batches[0]!);
+  const summaries = first.map((r) => (r.batches[1]?.length ? r.batches[1] : null));
+  const carried = carries(
+    node.fns,
+    node.partitionBy.length,
+    summaries,
+    outs.map((b) => b.length),
+  );
+  const schema = [...node.input.schema, ...node.fns.map((f) => ({ name: f.as, type: f.type }))];
+  return Promise.all(
+    outs.map((out, k) => {
+      const upTo = summaries[k]
+        ? (summaries[k]!.columns[summaryR(node.partitionBy.length)].values as Float64Array)[0]
+        : 0;
+      return ex.run(
+        {
+          source: { ...source([out], { carry: { upTo, values: carried[k] } }), schema },
+          ...rest(k),
+        },
+        { stage: node.id, kind: 'reduce', partition: p, split: `range ${k + 1}/${K} carried` },
+      );
+    }),
+  );
+}
+
+/**
+ * Up to pieces-1 distinct boundary rows (the input's schema, sorted by the keys) from rows sampled evenly over the
+ * partition's blocks (a few spilled ones read back).
+ */
+function boundaries(schema: Schema, blocks: Batch[], keys: SortKey[], pieces: number): Batch {
+  const step = Math.max(1, Math.floor(blocks.length / 16));
+  const some = readBack(
+    blocks.filter((_, i) => i % step === 0),
+    { bytes: 0 },
+  );
+  const all = concatBatches(schema, some);
+  const n = all.length;
+  const take = Math.min(n, SAMPLE_ROWS);
+  const picks = new Int32Array(take);
+  for (let i = 0; i < take; i++) picks[i] = Math.floor((i * n) / take);
+  const sample = gatherBatch(all, picks);
+  const order = comparisonSort(sample, keys);
+  const sorted = gatherBatch(sample, order);
+  const cmp = keyOrder(sorted, keys);
+  const chosen: number[] = [];
+  for (let k = 1; k < pieces; k++) {
+    const at = Math.floor((k * take) / pieces);
+    if (at >= take || at === 0) continue;
+    if (chosen.length && cmp(chosen[chosen.length - 1], at) === 0) continue;
+    chosen.push(at);
+  }
+  return gatherBatch(sorted, Int32Array.from(chosen));
+}
+
+/** The non-empty partitions packed into tasks, largest first (a window partition lies in one shuffle partition). */
+function packJobs(ex: ExecContext, node: WindowNode, s: ShuffleOutput, split: Map<number, number>): number[][] {
+  const bytesOf = (p: number) => s.stats.partitionBytes[p];
+  const plain: number[] = [];
+  for (let p = 0; p < s.stats.partitions; p++) if (s.stats.partitionRows[p] > 0 && !split.has(p)) plain.push(p);
+  plain.sort((a, b) => bytesOf(b) - bytesOf(a));
+  if (!ex.settings.skew.enabled || node.partitionBy.length === 0) return plain.map((p) => [p]);
+  const total = plain.reduce((a, p) => a + bytesOf(p), 0);
+  const cap = coalesceCap(
+    total,
+    Math.min(ex.settings.skew.advisoryPartitionBytes, ex.taskShare()),
+    plannedWorkers(ex.settings),
+  );
+  return packPartitions(plain, bytesOf, cap).map((t) => t.partitions);
+}
