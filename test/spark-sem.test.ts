@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as arrow from 'apache-arrow';
-import { runPlan } from '../dist/index.js';
+import { InputError, runPlan } from '../dist/index.js';
 import { loadPlan } from '../dist/plan/load.js';
 import { SparkConnectClient } from '../dist/spark/client.js';
 import { SQL_SETTINGS } from '../dist/spark/lower-expr.js';
@@ -126,7 +126,7 @@ describe.skipIf(NO_SPARK)('spark semantics: the local engine (DuckDB) answers', 
       const local = await runPlan(q, { writeOutput: false }).catch((x) => x);
       expect(local, `local: ${s} as ${to}`).toBeInstanceOf(Error);
       const err = await runPlan(q, { ...spark(), writeOutput: false }).catch((x) => x);
-      expect(err, `spark: ${s} as ${to}`).toBeInstanceOf(Error);
+      expect(err, `spark: ${s} as ${to}`).toBeInstanceOf(InputError);
       expect(err.message).toContain(`value "${s}" cannot be cast to ${to}`);
     };
     await bad('2024', 'date');

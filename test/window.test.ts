@@ -3,7 +3,7 @@
 // stacked, on the pool, on the calling thread and under a 64 KB budget that spills.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectSame, ourRun, tmpDir, writeParquet } from './helpers.js';
+import { cli, expectSame, ourRun, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-window-');
 const T = path.join(dir, 't.parquet');
@@ -321,7 +321,7 @@ describe('window functions', () => {
 });
 
 describe('a hot window partition split by ranges of its keys', () => {
-  const SKEW = { workers: 2, partitions: 8, skew: { factor: 1.5, thresholdBytes: 1 } };
+  const SKEW = { workers: 2, partitions: 8, skew: { factor: 1.5, thresholdBytes: 1, advisoryPartitionBytes: 4096 } };
   const splitsOf = (r: Awaited<ReturnType<typeof ourRun>>) =>
     (r.stats.windows ?? []).flatMap((w) => w.splits.filter((s) => s.method === 'ranges'));
 
@@ -358,7 +358,10 @@ describe('a hot window partition split by ranges of its keys', () => {
       ],
     };
     await check(u, SKEW);
-    await check({ ...u, partitionBy: [] }, { ...SKEW, partitions: 1, skew: { factor: 0.5, thresholdBytes: 1 } });
+    await check(
+      { ...u, partitionBy: [] },
+      { ...SKEW, partitions: 1, skew: { factor: 0.5, thresholdBytes: 1, advisoryPartitionBytes: 4096 } },
+    );
   });
 
   it('functions a split cannot serve keep the partition in one task, and say why', async () => {
@@ -392,5 +395,18 @@ describe('a hot window partition split by ranges of its keys', () => {
     const r = await ourRun(plan(w), { ...SKEW, memoryLimit: 64 * 1024, spillDir: path.join(dir, 'spill3') });
     expect(splitsOf(r).length).toBeGreaterThan(0);
     expect(r.stats.spilledBytes).toBeGreaterThan(0);
+  });
+});
+
+describe('--explain', () => {
+  it('names the window, its frames, and whether a hot partition is split or why not', async () => {
+    const d = tmpDir('sj-window-explain-');
+    const split = plan({ partitionBy: ['g'], orderBy: [{ column: 'o' }], functions: [{ fn: 'rank', as: 'r' }] });
+    const r = cli([writePlan(d, split), '--explain']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/window-1: window partition by \[g\] order by \[o\] rank→r \[range unbounded preceding/);
+    expect(r.stdout).toMatch(/split by ranges of \[g, o\]/);
+    const whole = plan({ partitionBy: ['g'], orderBy: [{ column: 'o' }], functions: [{ fn: 'ntile', n: 2, as: 'q' }] });
+    expect(cli([writePlan(d, whole, 'whole.json'), '--explain']).stdout).toMatch(/stays one task \(ntile→q/);
   });
 });

@@ -73,9 +73,14 @@ export function sameRows(a: Record<string, unknown>[], b: Record<string, unknown
   );
 }
 
-/** The stage whose reduce tasks carry the work: the join's, or the aggregate's when there is no join. */
+/**
+ * The stage whose reduce tasks carry the work: a window's (the pieces of a split partition, not their second pass),
+ * the join's, or the aggregate's when there is no join.
+ */
 export function mainReduce(r: RunResult): TaskStats[] {
   const red = r.stats.tasks.filter((t) => t.kind === 'reduce');
+  const win = red.filter((t) => t.stage.startsWith('window') && !t.split?.endsWith('carried'));
+  if (win.length) return win;
   const join = red.filter((t) => t.stage.startsWith('join'));
   const agg = red.filter((t) => t.stage.startsWith('aggregate'));
   return join.length ? join : agg.length ? agg : red;

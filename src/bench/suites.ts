@@ -107,6 +107,50 @@ function aggregateByKey(): Pick<Workload, 'plan' | 'sql'> {
   };
 }
 
+/** A running count and sum per key in id order (row_number and a cumulative sum), summed up for the comparison. */
+function windowByKey(): Pick<Workload, 'plan' | 'sql'> {
+  return {
+    plan: (dir) => ({
+      version: 1,
+      sources: { fact: { parquet: path.join(dir, 'fact.parquet') } },
+      query: {
+        op: 'aggregate',
+        groupBy: [],
+        aggregates: [
+          { fn: 'count', as: 'n' },
+          { fn: 'sum', column: 'rn', as: 'rn' },
+          { fn: 'sum', column: 'running', as: 'running' },
+        ],
+        input: {
+          op: 'window',
+          input: { op: 'scan', source: 'fact', columns: ['id', 'key', 'amount'] },
+          partitionBy: ['key'],
+          orderBy: [{ column: 'id' }],
+          functions: [
+            { fn: 'row_number', as: 'rn' },
+            { fn: 'sum', column: 'amount', as: 'running' },
+          ],
+        },
+      },
+    }),
+    sql: (dir) => `SELECT count(*) AS n, sum(rn) AS rn, sum(running) AS running FROM (
+      SELECT row_number() OVER w AS rn, sum(amount) OVER w AS running
+      FROM read_parquet('${path.join(dir, 'fact.parquet')}') WINDOW w AS (PARTITION BY key ORDER BY id))`,
+  };
+}
+
+/** The window suite: a window partitioned by a Zipf key, its hot partitions split by ranges (auto) or not (off). */
+function windowSuite(rows: number, keys: number, skewExec: Overrides): Workload[] {
+  return [1.2, 0].map((s) => ({
+    name: 'window by key',
+    s,
+    data: { rows, keys, s },
+    ...windowByKey(),
+    modes: ['off', 'auto'],
+    execution: skewExec,
+  }));
+}
+
 export const MB = 1024 * 1024;
 const S_VALUES = [0, 0.8, 1, 1.2, 1.5];
 
@@ -191,6 +235,7 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
     ],
     skew: skewOnlySuite(rows, keys, skewExec),
     combiners: combinersSuite(rows, keys),
+    window: windowSuite(rows, keys, skewExec),
     // thresholds scale with the data: about the mean partition, the target task twice that
     // and row groups of an eighth of the fact table, so that map ranges have map outputs to cut at any size
     // 1M rows: at 300K a reduce task held ~5K rows and the pool's per-task cost hid what splitting saves

@@ -91,7 +91,11 @@ export function addBenchCommand(program: Command, out: NodeJS.WritableStream, se
   program
     .command('bench')
     .description('generate Zipf workloads and time skewjoin in each mode against DuckDB on the same files')
-    .option('--suite <name>', 'quick (a few minutes), full (the published one), reference, skew or combiners', 'quick')
+    .option(
+      '--suite <name>',
+      'quick (a few minutes), full (the published one), reference, skew, combiners or window',
+      'quick',
+    )
     .option('--out <dir>', 'folder for datasets and results (results.json, results.csv, report.html)', 'bench-out')
     .option('--workers <n>', 'worker threads for skewjoin and DuckDB', int('--workers'), 2)
     .option('--rows <n>', 'fact rows (default: quick 1,000,000; the other suites 5,000,000)', int('--rows'))

@@ -7,7 +7,7 @@
 // partition in one task, and say why.
 import type { BoundWindowFn } from '../plan/bound.js';
 import type { SkewSettings } from '../plan/load.js';
-import { detectSkew, median } from './decide.js';
+import { detectSkew } from './decide.js';
 
 /** Most pieces one window partition is cut into. */
 const MAX_PIECES = 64;
@@ -43,24 +43,26 @@ export function unsplittable(fns: BoundWindowFn[]): string | null {
   return null;
 }
 
+/**
+ * The window's skewed partitions (bytes over factor x the median partition and thresholdBytes) and how each is
+ * computed: cut by ranges into pieces of about `targetBytes` (what the other partitions are packed up to), or whole.
+ */
 export function planWindowSplits(
   rows: number[],
   bytes: number[],
   o: SkewSettings,
   fns: BoundWindowFn[],
   ordered: boolean,
+  targetBytes: number,
 ): WindowSplit[] {
   if (!o.enabled) return [];
   const d = detectSkew({ partitionRows: rows, partitionBytes: bytes, mapBytes: [], hotKeys: [] }, o);
-  const rest = bytes.filter((b, p) => b > 0 && !d.skewedPartitions.includes(p));
-  const typical = Math.max(1, rest.length ? median(rest) : 0);
   const why = ordered ? unsplittable(fns) : 'no orderBy: every row of a partition is its peer';
   return d.skewedPartitions.map((p): WindowSplit => {
     const s = { partition: p, rows: rows[p], bytes: bytes[p] };
     if (why) return { ...s, method: 'none', reason: why };
-    // pieces of about the typical partition's size
-    const pieces = Math.min(MAX_PIECES, rows[p], Math.ceil(bytes[p] / typical));
-    if (pieces < 2) return { ...s, method: 'none', reason: 'not larger than the typical partition' };
+    const pieces = Math.min(MAX_PIECES, rows[p], Math.ceil(bytes[p] / Math.max(1, targetBytes)));
+    if (pieces < 2) return { ...s, method: 'none', reason: `not larger than a task (${targetBytes} bytes)` };
     return { ...s, method: 'ranges', pieces };
   });
 }

@@ -18,7 +18,8 @@ import { formatDate, formatTimestamp } from '../io/output.js';
  * escapes (`str`, the LIKE escape), backquoted names as names (not regular expressions), no `${...}`
  * substitution in the text, `TIMESTAMP'...'` with a time zone and Parquet timestamps without one as
  * TIMESTAMP_NTZ (`sparkType`), strings compared by their bytes, double quotes as strings, negative
- * decimal scales off, no file skipped as corrupt or missing, dates before 1582 read as written.
+ * decimal scales off, no file skipped as corrupt or missing, dates before 1582 read as written,
+ * files with a nanosecond timestamp column readable.
  */
 export const SQL_SETTINGS: Readonly<Record<string, string>> = {
   'spark.sql.ansi.enabled': 'true',
@@ -39,6 +40,9 @@ export const SQL_SETTINGS: Readonly<Record<string, string>> = {
   'spark.sql.files.ignoreMissingFiles': 'false',
   'spark.sql.parquet.datetimeRebaseModeInRead': 'CORRECTED',
   'spark.sql.parquet.int96RebaseModeInRead': 'CORRECTED',
+  // a file with a nanosecond timestamp column is read (Spark fails on the file otherwise, even when
+  // the column is not read); a scan that reads such a column is refused at lowering (lower.ts)
+  'spark.sql.legacy.parquet.nanosAsLong': 'true',
 };
 
 /** The name of input column i inside the lowered SQL (positional, so that no plan name can clash). */
@@ -194,7 +198,8 @@ function castExpr(arg: BoundExpr, to: DataType): string {
  * more ('2024' as a date, ' t' and 'yes' as true, full-width digits, '1.5d' as a double) and fewer
  * ('2.5' as an integer). Text that matches is cast as ours reads it (an integer through an exact
  * decimal, rounded half away from zero; a timestamp through one with a time zone, so that an offset
- * counts, in UTC); other text fails, as ours does.
+ * counts, in UTC); other text fails, as ours does, as a cast of text that never converts (an
+ * input error, exit 3, that quotes the value).
  */
 const NUMBER_TEXT = '^\\s*[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?\\s*$';
 const TEXT: Partial<Record<DataType['id'], string>> = {
@@ -214,7 +219,7 @@ function parsed(a: string, to: DataType): string {
   const name = to.id === 'decimal' ? `decimal(${to.precision},${to.scale})` : to.id === 'date32' ? 'date' : to.id;
   return (
     `(CASE WHEN ${a} IS NULL OR ${a} RLIKE ${str(re)} THEN ${value} ` +
-    `ELSE raise_error(concat('value "', ${a}, '" cannot be cast to ${name}')) END)`
+    `ELSE ${cast(`concat('value "', ${a}, '" cannot be cast to ${name}')`, to)} END)`
   );
 }
 

@@ -1,12 +1,12 @@
 // The window kernel: a task's rows sorted by (partition keys, order keys), then each function's column computed over
 // them (window/functions.ts) and appended; the rows leave in that order. A piece of a split partition keeps its
-// range's rows and reports a summary; its second pass adds what the pieces before carry (window/split.ts).
-import { type Batch, concatBatches, emptyBatch, gatherSelected } from '../../kernels/column.js';
+// range's rows (cut by a task of its own) and reports a summary; its second pass adds what the pieces before carry (window/split.ts).
+import { type Batch, concatBatches, emptyBatch, gatherSelected, rowCount } from '../../kernels/column.js';
 import { sortIndices } from '../../kernels/sort.js';
 import type { Produced, SourceKernel } from '../task.js';
 import { shapeOf } from './bounds.js';
 import { windowColumn } from './functions.js';
-import { pieceRows, summaryOf, withCarry } from './split.js';
+import { cutByBounds, summaryOf, withCarry } from './split.js';
 import type { WindowSource } from './window-source.js';
 
 const sortKeys = (src: WindowSource) => [
@@ -20,14 +20,18 @@ export const windowKernel: SourceKernel<WindowSource> = {
   produce(src): Produced {
     // the second pass reads the rows computed: the input's columns, then the functions'
     const w = src.schema.length - (src.carry ? src.fns.length : 0);
-    let rows = concatBatches(src.schema, src.input);
     if (src.carry) {
       const c = src.carry;
+      const rows = concatBatches(src.schema, src.input);
       const out = c.values ? withCarry(rows, w, src.partitionBy.length, src.fns, c.upTo, c.values) : rows;
       return { batches: [out], rows: rows.length };
     }
+    if (src.cut) {
+      const parts = cutByBounds(src.schema, src.input, src.cut, sortKeys(src));
+      return { batches: parts, rows: rowCount(src.input), asIs: true };
+    }
+    const rows = concatBatches(src.schema, src.input);
     const read = rows.length;
-    if (src.piece) rows = pieceRows(rows, src.piece.bounds, sortKeys(src), src.piece.index);
     if (rows.length === 0) {
       if (!src.piece) return { batches: [], rows: read };
       const none = emptyBatch([...src.schema, ...src.fns.map((f) => ({ name: f.as, type: f.type }))]);

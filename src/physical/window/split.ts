@@ -1,7 +1,7 @@
 // The worker side of a window partition split by ranges (window/carry.ts): a piece keeps the rows of its range of
 // (partition, order) keys, and reports a summary of its first and last window partition; the second pass adds
 // what the pieces before it carry.
-import { type Batch, concatBatches, gather, gatherSelected } from '../../kernels/column.js';
+import { type Batch, type Schema, concatBatches, gather, gatherSelected } from '../../kernels/column.js';
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
 import type { Shape } from './bounds.js';
@@ -30,28 +30,39 @@ export function keyOrder(b: Batch, keys: SortKey[]): (i: number, j: number) => n
   };
 }
 
-/** The rows of piece `index`: above boundary index-1 and not above boundary index (sorted boundary rows). */
-export function pieceRows(rows: Batch, bounds: Batch, keys: SortKey[], index: number): Batch {
-  const n = rows.length,
-    B = bounds.length;
-  const all = concatBatches(
-    rows.columns.map((c) => ({ name: '', type: c.type })),
-    [rows, bounds],
-  );
-  const cmp = keyOrder(all, keys);
-  const keep = new Int32Array(n);
-  let k = 0;
-  for (let i = 0; i < n; i++) {
-    let lo = 0,
-      hi = B; // the first boundary not below the row
-    while (lo < hi) {
-      const m = (lo + hi) >> 1;
-      if (cmp(i, n + m) > 0) lo = m + 1;
-      else hi = m;
+/**
+ * The rows of `blocks` cut into the ranges of the sorted boundary rows (range k: above boundary k-1, not above
+ * boundary k; rows with equal keys in one range), one batch per range (empty ones too).
+ */
+export function cutByBounds(schema: Schema, blocks: Batch[], bounds: Batch, keys: SortKey[]): Batch[] {
+  const B = bounds.length;
+  const parts: Batch[][] = Array.from({ length: B + 1 }, () => []);
+  for (const rows of blocks) {
+    const n = rows.length;
+    if (n === 0) continue;
+    const cmp = keyOrder(concatBatches(schema, [rows, bounds]), keys);
+    const id = new Int32Array(n),
+      count = new Int32Array(B + 1);
+    for (let i = 0; i < n; i++) {
+      let lo = 0,
+        hi = B; // the first boundary not below the row
+      while (lo < hi) {
+        const m = (lo + hi) >> 1;
+        if (cmp(i, n + m) > 0) lo = m + 1;
+        else hi = m;
+      }
+      id[i] = lo;
+      count[lo]++;
     }
-    if (lo === index) keep[k++] = i;
+    for (let k = 0; k <= B; k++) {
+      if (count[k] === 0) continue;
+      const pick = new Int32Array(count[k]);
+      let at = 0;
+      for (let i = 0; i < n; i++) if (id[i] === k) pick[at++] = i;
+      parts[k].push({ length: at, columns: rows.columns.map((c) => gatherSelected(c, pick, at)) });
+    }
   }
-  return { length: k, columns: rows.columns.map((c) => gatherSelected(c, keep, k)) };
+  return parts.map((bs) => concatBatches(schema, bs));
 }
 
 /** The summary rows of a piece's sorted output (`w`: the input's width): its first and last window partition. */

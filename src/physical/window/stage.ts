@@ -5,7 +5,7 @@ import { normFor } from '../../agg/aggregate.js';
 import { type Batch, type Schema, concatBatches, gatherBatch } from '../../kernels/column.js';
 import { type SortKey, comparisonSort } from '../../kernels/sort.js';
 import { planWindowSplits } from '../../skew/window.js';
-import { readBack } from '../../spill/block.js';
+import { blockBytes, packBlocks, readBack } from '../../spill/block.js';
 import type { BoundNode } from '../../plan/bound.js';
 import { plannedWorkers } from '../../plan/load.js';
 import { coalesceCap, packPartitions } from '../../skew/decide.js';
@@ -40,7 +40,8 @@ export async function runWindow(
     node.id,
   );
   const { partitionRows: rows, partitionBytes: bytes } = s.stats;
-  const splits = planWindowSplits(rows, bytes, ex.settings.skew, node.fns, node.orderBy.length > 0);
+  const target = taskTarget(ex, node, bytes);
+  const splits = planWindowSplits(rows, bytes, ex.settings.skew, node.fns, node.orderBy.length > 0, target);
   Object.assign(s.stats, { skewedPartitions: splits.map((x) => x.partition) });
   (ex.stats.windows ??= []).push({ id: node.id, splits });
   const split = new Map(splits.filter((x) => x.method === 'ranges').map((x) => [x.partition, x.pieces!]));
@@ -54,7 +55,7 @@ export async function runWindow(
     ...more,
   });
   const results = await Promise.all([
-    ...packJobs(ex, node, s, split).map((ps) =>
+    ...packJobs(ex, node, s, split, target).map((ps) =>
       ex.run(
         { source: source(ps.flatMap((p) => blocksOf(s, p))), ops, combine, sink: withSeed(sink, ps[0]) },
         { stage: node.id, kind: 'reduce', partition: ps[0], ...(ps.length > 1 ? { partitions: ps } : {}) },
@@ -68,12 +69,14 @@ export async function runWindow(
   return results.flat();
 }
 
+/** A cut task's blocks at least (fewer, larger tasks: each has a fixed cost). */
+const CUT_TASK_BYTES = 4 * 1024 * 1024;
 /** Rows sampled from a hot partition for its boundaries. */
 const SAMPLE_ROWS = 4096;
 
 /**
  * A hot partition cut into `pieces` ranges of its (partition, order) keys by boundaries sampled from its rows: each
- * piece computed by its own task (reading the partition's blocks, keeping its range), then, once the summaries
+ * piece computed by its own task (a few tasks cut the partition's blocks into the ranges first), then, once the summaries
  * say what each piece's first window partition carries from the pieces before it, a second task per piece adds it.
  */
 async function runPieces(
@@ -88,10 +91,28 @@ async function runPieces(
   const keys = [...node.partitionBy.map((col) => ({ col, desc: false, nullsFirst: false })), ...node.orderBy];
   const bounds = boundaries(node.input.schema, blocks, keys, pieces);
   const K = bounds.length + 1;
+  // the partition's blocks cut into the ranges by a few tasks, each over a run of blocks
+  const bytes = blocks.reduce((a, b) => a + blockBytes(b), 0);
+  const chunks = packBlocks(blocks, Math.max(CUT_TASK_BYTES, bytes / (2 * plannedWorkers(ex.settings))));
+  const cuts = await Promise.all(
+    chunks.map((chunk, i) =>
+      ex.run(
+        { source: source(chunk, { cut: bounds }), ops: [], sink: { kind: 'collect' } },
+        { stage: node.id, kind: 'split', partition: p, split: `cut ${i + 1}/${chunks.length} into ${K} ranges` },
+      ),
+    ),
+  );
   const first = await Promise.all(
     Array.from({ length: K }, (_, k) =>
       ex.run(
-        { source: source(blocks, { piece: { bounds, index: k } }), ops: [], sink: { kind: 'collect' } },
+        {
+          source: source(
+            cuts.flatMap((r) => (r.batches[k]?.length ? [r.batches[k]!] : [])),
+            { piece: true },
+          ),
+          ops: [],
+          sink: { kind: 'collect' },
+        },
         { stage: node.id, kind: 'reduce', partition: p, split: `range ${k + 1}/${K}` },
       ),
     ),
@@ -151,17 +172,24 @@ function boundaries(schema: Schema, blocks: Batch[], keys: SortKey[], pieces: nu
 }
 
 /** The non-empty partitions packed into tasks, largest first (a window partition lies in one shuffle partition). */
-function packJobs(ex: ExecContext, node: WindowNode, s: ShuffleOutput, split: Map<number, number>): number[][] {
+function packJobs(
+  ex: ExecContext,
+  node: WindowNode,
+  s: ShuffleOutput,
+  split: Map<number, number>,
+  target: number,
+): number[][] {
   const bytesOf = (p: number) => s.stats.partitionBytes[p];
   const plain: number[] = [];
   for (let p = 0; p < s.stats.partitions; p++) if (s.stats.partitionRows[p] > 0 && !split.has(p)) plain.push(p);
   plain.sort((a, b) => bytesOf(b) - bytesOf(a));
   if (!ex.settings.skew.enabled || node.partitionBy.length === 0) return plain.map((p) => [p]);
-  const total = plain.reduce((a, p) => a + bytesOf(p), 0);
-  const cap = coalesceCap(
-    total,
-    Math.min(ex.settings.skew.advisoryPartitionBytes, ex.taskShare()),
-    plannedWorkers(ex.settings),
-  );
-  return packPartitions(plain, bytesOf, cap).map((t) => t.partitions);
+  return packPartitions(plain, bytesOf, target).map((t) => t.partitions);
+}
+
+/** The bytes a window task is packed up to, and a split partition's pieces sized to (the aggregate's rule). */
+function taskTarget(ex: ExecContext, node: WindowNode, bytes: number[]): number {
+  const total = bytes.reduce((a, b) => a + b, 0);
+  const target = Math.min(ex.settings.skew.advisoryPartitionBytes, ex.taskShare());
+  return node.partitionBy.length === 0 ? target : coalesceCap(total, target, plannedWorkers(ex.settings));
 }

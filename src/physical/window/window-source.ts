@@ -13,10 +13,11 @@ export interface WindowSource {
   orderBy: SortKey[];
   fns: BoundWindowFn[];
   /**
-   * a piece of a split partition (window/carry.ts): only the rows between boundaries index-1 and index (sorted
-   * rows of the input's schema); the output is the rows computed and their summary, as they are
+   * a piece of a split partition (window/carry.ts): the output is the rows computed and their summary, as they are
    */
-  piece?: { bounds: Batch; index: number };
+  piece?: boolean;
+  /** cut the input into the ranges of these sorted boundary rows (the input's schema): one batch each, as they are */
+  cut?: Batch;
   /**
    * the second pass over a piece: `input` is its computed rows, sorted; the first `upTo` (its first window
    * partition) get what the pieces before carry (a summary row), if anything
