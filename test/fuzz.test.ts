@@ -33,11 +33,14 @@ beforeAll(async () => {
   ]);
 });
 
-/** Plan i of this seed, with its settings; `repeated`: a plan reading a subtree twice, from seeds of their own. */
-function fuzzCase(i: number, repeated = false) {
-  const r = new Rand(SEED * 1000 + i + (repeated ? 500_000 : 0));
+/**
+ * Plan i of this seed, with its settings; `repeated`: a plan reading a subtree twice, `sets`: set operations or
+ * distinct/filtered/grouping-set aggregates, each from seeds of their own.
+ */
+function fuzzCase(i: number, repeated = false, sets = false) {
+  const r = new Rand(SEED * 1000 + i + (repeated ? 500_000 : 0) + (sets ? 700_000 : 0));
   const gen = new PlanGen(r, tables);
-  const g = repeated ? gen.repeated() : gen.query();
+  const g = sets ? gen.setQuery() : repeated ? gen.repeated() : gen.query();
   const { decl, given } = gen.params;
   const plan = {
     version: 1,
@@ -53,6 +56,7 @@ function fuzzCase(i: number, repeated = false) {
     opts: { ...opts, ...(Object.keys(given).length ? { params: given } : {}) },
     faults,
     crossTypeJoins: gen.crossTypeJoins,
+    drawn: gen.drawn,
   };
 }
 
@@ -224,5 +228,31 @@ describe('fuzz: random plans against DuckDB', () => {
     expect(nonEmpty).toBeGreaterThan(cases.length / 3);
     // computed once and read again, in some plans at least (not under a tiny budget, nor past a cap)
     expect(paths['repeated subtrees held'] ?? 0).toBeGreaterThan(cases.length / 5);
+  }, 1_800_000);
+
+  it(`${Math.ceil(N / 5)} plans of set operations and distinct, filtered, grouping-set aggregates (seed ${SEED})`, async () => {
+    const cases = Array.from({ length: Math.ceil(N / 5) }, (_, i) => fuzzCase(i, false, true));
+    cases.sort((a, b) => a.opts.workers - b.opts.workers || a.i - b.i);
+    const { failures, nonEmpty } = await runCases(cases, false);
+    const drawn: Record<string, number> = {};
+    for (const c of cases) for (const [k, v] of Object.entries(c.drawn)) drawn[k] = (drawn[k] ?? 0) + v;
+    console.log(`fuzz, set operations: ${nonEmpty} with rows; drawn: ${JSON.stringify(drawn)}`);
+    expect(failures.slice(0, 5).join('\n\n')).toBe('');
+    expect(nonEmpty).toBeGreaterThan(cases.length / 3);
+    // floors of what was drawn (60 plans of seed 20261130 drew each at least twice this; 300 plans, 15 times)
+    const floor = Math.max(1, Math.floor(cases.length / 60));
+    const low = [
+      'union',
+      'union all',
+      'intersect',
+      'except',
+      'sum distinct',
+      'count distinct',
+      'filter',
+      'grouping sets',
+    ]
+      .filter((k) => (drawn[k] ?? 0) < floor)
+      .map((k) => `${k}: ${drawn[k] ?? 0} < ${floor}`);
+    expect(low).toEqual([]);
   }, 1_800_000);
 });

@@ -3,8 +3,8 @@
 // (the pool and the calling thread, spills under a tiny budget, every join shuffled, skew splits forced).
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type RunOptions, runPlan } from '../dist/index.js';
-import { expectSame, tmpDir, writeParquet } from './helpers.js';
+import { type RunOptions, runPlan, runSql } from '../dist/index.js';
+import { arrowTyped, duckTable, expectSame, expectTypedEqual, sql, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-setops-');
 const A = path.join(dir, 'a.parquet'),
@@ -400,4 +400,109 @@ describe('aggregates: distinct, filter, grouping sets', () => {
         await expectSame(hot(q), duckSql, opts);
       });
   }
+});
+
+describe('SQL: set operations, VALUES, DISTINCT and FILTER aggregates, ROLLUP/CUBE/GROUPING SETS', () => {
+  const views = async () => {
+    for (const [t, f] of [
+      ['sa', A],
+      ['sb', B],
+      ['se', E],
+    ])
+      await sql(`CREATE OR REPLACE VIEW ${t} AS SELECT * FROM read_parquet('${f}')`);
+  };
+  beforeAll(views);
+  const S = { sa: A, sb: B, se: E };
+  /** Our answer and DuckDB's to the same text (`duckText`: where DuckDB types a literal otherwise). */
+  async function same(text: string, ordered = false, duckText = text, opts: RunOptions = {}) {
+    const r = await runSql(text, { sources: S, workers: 2, ...opts });
+    expectTypedEqual(arrowTyped(r.toArrow()), await duckTable(duckText), ordered);
+  }
+  const ETL: [string, string, boolean?][] = [
+    ['UNION ALL of two sources', 'SELECT k, s FROM sa UNION ALL SELECT k, s FROM sb'],
+    [
+      'UNION (distinct), ordered, limited',
+      'SELECT g, s FROM sa UNION SELECT g, s FROM sb ORDER BY g, s NULLS FIRST LIMIT 9',
+      true,
+    ],
+    ['EXCEPT: what is missing', 'SELECT k, s FROM sa EXCEPT SELECT k, s FROM sb'],
+    ['EXCEPT ALL and INTERSECT ALL', 'SELECT g FROM sa EXCEPT ALL SELECT g FROM sb INTERSECT ALL SELECT g FROM sa'],
+    [
+      'INTERSECT binds tighter than UNION; parentheses change it',
+      `SELECT k FROM sa UNION SELECT k FROM sb INTERSECT SELECT k FROM se
+       UNION ALL (SELECT g FROM sa UNION SELECT g FROM sb) INTERSECT SELECT k FROM sb`,
+    ],
+    [
+      'operands with their own ORDER BY and LIMIT, the set ordered by position',
+      '(SELECT id FROM sa ORDER BY id DESC LIMIT 3) UNION ALL (SELECT id FROM sb ORDER BY id LIMIT 2) ORDER BY 1',
+      true,
+    ],
+    [
+      'a set operation in FROM and in IN',
+      `SELECT count(*) AS n FROM (SELECT k FROM sa UNION SELECT k FROM sb) u
+       WHERE k IN (SELECT g FROM sa EXCEPT SELECT 1 FROM sb)`,
+    ],
+    [
+      'a CTE over a UNION ALL, aggregated',
+      'WITH u AS (SELECT g, d FROM sa UNION ALL SELECT g, d FROM sb) SELECT g, sum(d) AS sd, count(*) AS n FROM u GROUP BY g',
+    ],
+    [
+      'ROLLUP totals with grouping()',
+      `SELECT g, s, count(*) AS n, sum(d) AS sd, grouping(g, s) AS gid FROM sa GROUP BY ROLLUP (g, s)`,
+    ],
+    [
+      'CUBE and GROUPING SETS, with a plain key besides',
+      `SELECT g, s, k, count(*) AS n, grouping(s, k) AS gi FROM sa GROUP BY g, CUBE (s, k)`,
+    ],
+    [
+      'GROUPING SETS with an empty set, HAVING and ORDER BY over them',
+      `SELECT g, s, max(d) AS m FROM sa GROUP BY GROUPING SETS ((g, s), g, ()) HAVING count(*) > 3
+       ORDER BY g NULLS LAST, s NULLS LAST`,
+      true,
+    ],
+    [
+      'distinct counts and sums per hot key, FILTER (WHERE ...)',
+      `SELECT g, count(DISTINCT k) AS ck, sum(DISTINCT k) AS sk, avg(DISTINCT d) AS ad, count(*) AS n,
+         count(*) FILTER (WHERE s = 's1') AS n1, sum(d) FILTER (WHERE k > 2) AS sd FROM sa GROUP BY g`,
+    ],
+  ];
+  for (const [name, text, ordered] of ETL) {
+    it(name, async () => {
+      await same(text, ordered ?? false);
+    });
+    it(`${name}, every join shuffled, splits forced, a 64 KB budget`, async () => {
+      await same(text, ordered ?? false, text, {
+        broadcastBytes: 0,
+        skew: { factor: 1, thresholdBytes: 1 },
+        memoryLimit: '64KB',
+        spillDir: path.join(dir, 'spill-sql'),
+      });
+    });
+  }
+
+  it('VALUES as a statement and as a FROM source with column aliases', async () => {
+    await same(
+      "VALUES (1, 'a', 1.5), (2, NULL, 2), (-3, 'c', NULL)",
+      false,
+      "VALUES (1::BIGINT, 'a', 1.5::DECIMAL(2,1)), (2, NULL, 2::DECIMAL(2,1)), (-3, 'c', NULL)",
+    );
+    await same(
+      "SELECT t.y, count(*) AS n, sum(k) AS sk FROM sa JOIN (VALUES (1, 's1'), (2, 's2'), (3, NULL)) AS t(x, y) ON sa.k = t.x GROUP BY t.y",
+      false,
+      "SELECT t.y, count(*) AS n, sum(k) AS sk FROM sa JOIN (VALUES (1::BIGINT, 's1'), (2, 's2'), (3, NULL)) AS t(x, y) ON sa.k = t.x GROUP BY t.y",
+    );
+    await same("SELECT s FROM sa EXCEPT VALUES ('s1'), ('s2') ORDER BY s NULLS FIRST", true);
+  });
+
+  it('errors: a different number of columns, ORDER BY an expression of a set, VALUES of an expression', async () => {
+    await expect(runSql('SELECT k, s FROM sa UNION SELECT k FROM sb', { sources: S })).rejects.toThrow(
+      /line 1, column 1: each side of UNION needs the same number of columns; the left has 2, the right 1/,
+    );
+    await expect(runSql('SELECT k FROM sa UNION SELECT k FROM sb ORDER BY k + 1', { sources: S })).rejects.toThrow(
+      /ORDER BY of a UNION, INTERSECT or EXCEPT must name an output column or its position/,
+    );
+    await expect(runSql('VALUES (1 + 2)', { sources: S })).rejects.toThrow(
+      /line 1, column 11: VALUES holds literals only/,
+    );
+  });
 });

@@ -45,7 +45,15 @@ function unionAll(inputs: BoundNode[], at: (i: number) => P, id: string): BoundN
   });
   const schema: Field[] = first.map((f, j) => {
     const cols = inputs.map((n) => ({ k: 'col' as const, col: j, type: n.schema[j].type, name: n.schema[j].name }));
-    const t = unify(cols);
+    // one type throughout stays (float32, narrow integers); else SQL's widening
+    const same = cols.every(
+      (c) =>
+        c.type.id === f.type.id &&
+        c.type.precision === f.type.precision &&
+        c.type.scale === f.type.scale &&
+        c.type.unit === f.type.unit,
+    );
+    const t = same ? f.type : unify(cols);
     if (!t) {
       const i = Math.max(
         1,
@@ -173,9 +181,10 @@ export function bindValues(q: ValuesNode, at: P, id: string): BoundNode {
   const cells = q.rows.map((r, i) => {
     if (r.length !== n)
       throw new PlanError(jsonPath([...at, 'rows', i]), `row ${i} has ${r.length} value(s); columns are ${n}`);
-    return r.map((v, j) =>
-      bindExpr(q.types ? { value: v, type: q.types[j] } : { value: v }, [], [...at, 'rows', i, j]),
-    );
+    return r.map((v, j) => {
+      const cell = v !== null && typeof v === 'object' ? v : q.types ? { value: v, type: q.types[j] } : { value: v };
+      return bindExpr(cell, [], [...at, 'rows', i, j]);
+    });
   });
   const schema: Field[] = q.columns.map((name, j) => {
     const col = cells.map((r) => r[j]);

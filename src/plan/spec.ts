@@ -192,10 +192,11 @@ export type WindowNode = {
 };
 export type UnionNode = { op: 'union'; inputs: QueryNode[]; all?: boolean };
 export type SetOpNode = { op: 'intersect' | 'except'; left: QueryNode; right: QueryNode; all?: boolean };
+type Cell = string | number | boolean | null | { value: string | number | boolean | null; type: string };
 export type ValuesNode = {
   op: 'values';
   columns: string[];
-  rows: (string | number | boolean | null)[][];
+  rows: Cell[][];
   types?: string[];
 };
 export type QueryNode =
@@ -260,7 +261,8 @@ const QueryNodeSchema: z.ZodType<QueryNode> = z
       z.strictObject({
         op: z.literal('values'),
         columns: z.array(name).min(1),
-        rows: z.array(z.array(literal)),
+        /** a cell: a literal, or one of a named type (`{ "value": "1.5", "type": "decimal(2,1)" }`) */
+        rows: z.array(z.array(z.union([literal, z.strictObject({ value: literal, type: TypeName })]))),
         types: z.array(TypeName).optional(),
       }),
     ]),

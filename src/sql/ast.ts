@@ -27,7 +27,8 @@ export type Expr =
   | { k: 'insub'; e: Expr; q: Select; not: boolean; pos: Pos }
   | { k: 'exists'; q: Select; not: boolean; pos: Pos }
   | { k: 'subq'; q: Select; pos: Pos }
-  | { k: 'call'; name: string; args: Expr[]; distinct: boolean; star: boolean; pos: Pos }
+  /** filter: FILTER (WHERE ...) of an aggregate */
+  | { k: 'call'; name: string; args: Expr[]; distinct: boolean; star: boolean; filter?: Expr; pos: Pos }
   | { k: 'case'; operand?: Expr; whens: { when: Expr; then: Expr }[]; else?: Expr; pos: Pos }
   | { k: 'cast'; e: Expr; to: string; pos: Pos }
   /** fn(...) OVER (...) or OVER name */
@@ -98,9 +99,15 @@ export interface Select {
   limit?: number;
   offset?: number;
   pos: Pos;
+  /** a set operation of two queries (then no select list, FROM or GROUP BY of its own; ORDER BY and LIMIT its) */
+  set?: { op: 'union' | 'intersect' | 'except'; all: boolean; l: Select; r: Select };
+  /** VALUES rows (then no select list or FROM) */
+  values?: Expr[][];
+  /** GROUP BY ROLLUP, CUBE or GROUPING SETS: the sets (groupBy holds each expression once) */
+  groupingSets?: Expr[][];
 }
 
-export const AGGREGATES = new Set(['count', 'sum', 'min', 'max', 'avg']);
+export const AGGREGATES = new Set(['count', 'sum', 'min', 'max', 'avg', 'grouping']);
 
 /** A structural key of an expression (positions left out): equal keys, equal expressions. */
 export function exprKey(e: unknown): string {

@@ -5,15 +5,8 @@ import { type Token, sqlError, tokenize } from './lexer.js';
 
 /** Words the dialect refuses, with the name an error gives them. */
 export const UNSUPPORTED: Record<string, string> = {
-  union: 'UNION',
-  intersect: 'INTERSECT',
-  except: 'EXCEPT',
   lateral: 'LATERAL',
   natural: 'NATURAL JOIN',
-  rollup: 'ROLLUP',
-  cube: 'CUBE',
-  grouping: 'GROUPING SETS',
-  values: 'VALUES',
   ilike: 'ILIKE',
   fetch: 'FETCH',
 };

@@ -196,6 +196,9 @@ export abstract class ExprParser extends TokenCursor {
         }
         return { k: 'date', v: v.text, pos };
       }
+      case 'grouping':
+        if (this.isOp('(', this.peek())) return this.identPrimary();
+        break;
       case 'timestamp':
         throw sqlError(pos, 'TIMESTAMP literals are not supported: compare with a string');
       case 'interval':
@@ -391,6 +394,13 @@ export abstract class ExprParser extends TokenCursor {
   }
 
   private afterCall(e: Extract<Expr, { k: 'call' }>): Expr {
+    if (this.t.kind === 'ident' && this.t.text === 'filter' && this.isOp('(', this.peek())) {
+      this.i += 2;
+      this.expect('where', 'WHERE');
+      e.filter = this.expr();
+      this.expect(')');
+      if (this.isKw('over')) throw sqlError(this.t.pos, 'FILTER (WHERE ...) on a window function is not supported');
+    }
     if (this.isKw('over')) {
       const pos = this.next().pos;
       if (this.t.kind === 'ident' || this.t.kind === 'qident')
@@ -399,9 +409,6 @@ export abstract class ExprParser extends TokenCursor {
       const over = this.windowSpec();
       this.expect(')');
       return { k: 'window', call: e, over, pos: e.pos };
-    }
-    if (this.t.kind === 'ident' && this.t.text === 'filter' && this.isOp('(', this.peek())) {
-      throw sqlError(this.t.pos, 'FILTER (WHERE ...) on aggregates is not supported');
     }
     return e;
   }

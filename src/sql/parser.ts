@@ -2,7 +2,7 @@
 // what it does not support by name (UNION, window functions, ...) at the
 // position of the word, rather than failing somewhere after it.
 // The token cursor is in sql/cursor.ts and the expression grammar in sql/parse-expr.ts.
-import type { Cte, FromItem, OrderItem, Select, SelectItem } from './ast.js';
+import { type Cte, type Expr, type FromItem, type OrderItem, type Select, type SelectItem, exprKey } from './ast.js';
 import { UNSUPPORTED } from './cursor.js';
 import { type Pos, type Token, sqlError } from './lexer.js';
 import { ExprParser } from './parse-expr.js';
@@ -59,9 +59,89 @@ class Parser extends ExprParser {
         this.expect(')');
       } while (this.accept(','));
     }
-    const s = this.select(pos);
-    s.with = ctes;
+    const s = this.tail(this.setExpr(pos));
+    if (ctes.length) s.with = [...ctes, ...s.with];
     return s;
+  }
+
+  // Set operations: INTERSECT binds tighter than UNION and EXCEPT, which go left to right; an operand in
+  // parentheses is a whole query (its own ORDER BY and LIMIT); ORDER BY and LIMIT after the last operand are the set's.
+  private setExpr(pos: Pos): Select {
+    let l = this.intersectTerm(pos);
+    while (this.isKw('union') || this.isKw('except')) {
+      const op = this.next().text as 'union' | 'except';
+      const all = this.setQuantifier();
+      l = setOf(op, all, l, this.intersectTerm(this.t.pos), pos);
+    }
+    return l;
+  }
+
+  private intersectTerm(pos: Pos): Select {
+    let l = this.setOperand(pos);
+    while (this.accept('intersect')) {
+      const all = this.setQuantifier();
+      l = setOf('intersect', all, l, this.setOperand(this.t.pos), pos);
+    }
+    return l;
+  }
+
+  private setQuantifier(): boolean {
+    if (this.accept('all')) return true;
+    this.accept('distinct');
+    return false;
+  }
+
+  private setOperand(pos: Pos): Select {
+    if (this.accept('(')) {
+      const q = this.query();
+      this.expect(')');
+      return q;
+    }
+    if (this.accept('values')) {
+      const values: Expr[][] = [];
+      do {
+        this.expect('(');
+        const row = [this.expr()];
+        while (this.accept(',')) row.push(this.expr());
+        this.expect(')');
+        values.push(row);
+      } while (this.accept(','));
+      return { with: [], distinct: false, items: [], from: [], groupBy: [], orderBy: [], pos, values };
+    }
+    return this.select(pos);
+  }
+
+  /** ORDER BY and LIMIT of a query: a plain SELECT's or a set's own, else over the query as a subquery. */
+  private tail(q: Select): Select {
+    const orderBy: OrderItem[] = [];
+    let limit: number | undefined, offset: number | undefined;
+    if (this.accept('order')) {
+      this.expect('by');
+      do orderBy.push(this.orderItem());
+      while (this.accept(','));
+    }
+    for (;;) {
+      if (this.accept('limit')) limit = this.count('LIMIT');
+      else if (this.accept('offset')) {
+        offset = this.count('OFFSET');
+        this.accept('rows') || this.accept('row');
+      } else break;
+    }
+    if (this.t.kind === 'kw' && UNSUPPORTED[this.t.text]) this.fail('');
+    if (orderBy.length === 0 && limit === undefined && offset === undefined) return q;
+    const taken = q.orderBy.length > 0 || q.limit !== undefined || q.offset !== undefined || q.values !== undefined;
+    const s: Select = taken
+      ? {
+          with: [],
+          distinct: false,
+          items: [{ e: { k: 'star', pos: q.pos }, text: '*', pos: q.pos }],
+          from: [{ k: 'sub', q, alias: '__query', pos: q.pos }],
+          groupBy: [],
+          orderBy: [],
+          pos: q.pos,
+        }
+      : q;
+    return { ...s, orderBy, limit, offset };
   }
 
   private nameList(): string[] {
@@ -89,8 +169,17 @@ class Parser extends ExprParser {
     if (this.accept('group')) {
       this.expect('by');
       if (this.isKw('all')) throw sqlError(this.t.pos, 'GROUP BY ALL is not supported');
-      do s.groupBy.push(this.expr());
+      const items: { sets: Expr[][]; plain: boolean }[] = [];
+      do items.push(this.groupItem());
       while (this.accept(','));
+      const seen = new Set<string>();
+      for (const e of items.flatMap((i) => i.sets.flat())) {
+        if (!seen.has(exprKey(e))) s.groupBy.push(e);
+        seen.add(exprKey(e));
+      }
+      // the sets of several items: every combination of one set of each
+      if (!items.every((i) => i.plain))
+        s.groupingSets = items.reduce<Expr[][]>((acc, i) => acc.flatMap((a) => i.sets.map((b) => [...a, ...b])), [[]]);
     }
     if (this.accept('having')) s.having = this.expr();
     if (this.accept('window')) {
@@ -104,20 +193,41 @@ class Parser extends ExprParser {
       } while (this.accept(','));
     }
     if (this.accept('qualify')) s.qualify = this.expr();
-    if (this.accept('order')) {
-      this.expect('by');
-      do s.orderBy.push(this.orderItem());
-      while (this.accept(','));
-    }
-    for (;;) {
-      if (this.accept('limit')) s.limit = this.count('LIMIT');
-      else if (this.accept('offset')) {
-        s.offset = this.count('OFFSET');
-        this.accept('rows') || this.accept('row');
-      } else break;
-    }
-    if (this.t.kind === 'kw' && UNSUPPORTED[this.t.text]) this.fail('');
     return s;
+  }
+
+  /** One item of GROUP BY: an expression, ROLLUP (...), CUBE (...) or GROUPING SETS (...), as its sets. */
+  private groupItem(): { sets: Expr[][]; plain: boolean } {
+    const list = () => {
+      this.expect('(');
+      const out: Expr[] = [];
+      if (!this.isOp(')')) {
+        do out.push(this.expr());
+        while (this.accept(','));
+      }
+      this.expect(')');
+      return out;
+    };
+    if (this.accept('rollup')) {
+      const l = list();
+      return { sets: l.map((_, k) => l.slice(0, l.length - k)).concat([[]]), plain: false };
+    }
+    if (this.accept('cube')) {
+      const l = list();
+      const sets: Expr[][] = [];
+      for (let m = (1 << l.length) - 1; m >= 0; m--) sets.push(l.filter((_, j) => m & (1 << (l.length - 1 - j))));
+      return { sets, plain: false };
+    }
+    if (this.isKw('grouping') && this.t.kind === 'kw' && this.peek().text === 'sets') {
+      this.i += 2;
+      this.expect('(');
+      const sets: Expr[][] = [];
+      do sets.push(this.isOp('(') ? list() : [this.expr()]);
+      while (this.accept(','));
+      this.expect(')');
+      return { sets, plain: false };
+    }
+    return { sets: [[this.expr()]], plain: true };
   }
 
   private selectItem(): SelectItem {
@@ -184,7 +294,8 @@ class Parser extends ExprParser {
     const pos = this.t.pos;
     if (this.isKw('lateral')) this.fail('');
     if (this.accept('(')) {
-      if (!this.isKw('select') && !this.isKw('with')) this.fail('SELECT (a subquery)');
+      if (!this.isKw('select') && !this.isKw('with') && !this.isKw('values') && !this.isOp('('))
+        this.fail('SELECT (a subquery)');
       const q = this.query();
       this.expect(')');
       return { k: 'sub', q, ...this.alias(), pos };
@@ -232,6 +343,17 @@ class Parser extends ExprParser {
     return { alias: a.alias };
   }
 }
+
+const setOf = (op: 'union' | 'intersect' | 'except', all: boolean, l: Select, r: Select, pos: Pos): Select => ({
+  with: [],
+  distinct: false,
+  items: [],
+  from: [],
+  groupBy: [],
+  orderBy: [],
+  pos,
+  set: { op, all, l, r },
+});
 
 export function parseSql(text: string): Select {
   return new Parser(text).statement();

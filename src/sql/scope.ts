@@ -118,6 +118,7 @@ export function refsOf(e: Expr, scope: Scope): { local: Set<string>; outer: Set<
       case 'call':
         if (isAggregateCall(x)) out.agg = true;
         x.args.forEach(walk);
+        if (x.filter) walk(x.filter);
         return;
       default:
         for (const c of children(x)) walk(c);
@@ -128,7 +129,7 @@ export function refsOf(e: Expr, scope: Scope): { local: Set<string>; outer: Set<
 }
 
 export function isAggregateCall(e: Expr): boolean {
-  return e.k === 'call' && ['count', 'sum', 'min', 'max', 'avg'].includes(e.name);
+  return e.k === 'call' && ['count', 'sum', 'min', 'max', 'avg', 'grouping'].includes(e.name);
 }
 
 /** The direct sub-expressions of an expression (not subqueries' bodies). */
@@ -155,7 +156,7 @@ export function children(x: Expr): Expr[] {
     case 'insub':
       return [x.e];
     case 'call':
-      return x.args;
+      return x.filter ? [...x.args, x.filter] : x.args;
     case 'window':
       return [...x.call.args, ...x.over.partitionBy, ...x.over.orderBy.map((o) => o.e)];
     case 'case':

@@ -13,6 +13,7 @@ import { type Applied, hoistScalars, planSubqueryCond } from './subquery.js';
 import { Translator } from './translate.js';
 import { keyTypes, keyable } from './keys.js';
 import { tagPos } from './positions.js';
+import { planSetOp, planValues } from './setops.js';
 import { windowBlock, windowsIn, withAliases } from './window.js';
 
 /** FROM and WHERE of a block; conditions on an enclosing block's columns go to `corr`. */
@@ -112,6 +113,8 @@ export function planSelect(ctx: Ctx, q: Select, parent: Scope | undefined, corr?
     for (const c of q.with) ctx.ctes.set(c.name, c);
   }
   try {
+    if (q.set) return planSetOp(ctx, q, top);
+    if (q.values) return planValues(ctx, q, top);
     return planBlock(ctx, q, parent, corr, top);
   } finally {
     ctx.ctes = saved;
@@ -145,7 +148,7 @@ function planBlock(ctx: Ctx, q: Select, parent: Scope | undefined, corr: Correla
   if (aggs.size > 0 || groupExprs.length > 0) {
     // an aggregate the select list names is computed under that name: no renaming projection after it
     const names = new Map(items.filter((i) => i.alias && isAggregateCall(i.e)).map((i) => [exprKey(i.e), i.alias!]));
-    ({ cur, tr } = aggregateBlock(ctx, cur, scope, groupExprs, aggs, keep, names));
+    ({ cur, tr } = aggregateBlock(ctx, cur, scope, groupExprs, aggs, keep, names, q.groupingSets));
   } else if (q.having) throw sqlError(q.having.pos, 'HAVING needs GROUP BY or an aggregate');
   if (q.having) {
     const plain: Expr[] = [];
@@ -198,6 +201,7 @@ function aggregateBlock(
   aggs: Map<string, Extract<Expr, { k: 'call' }>>,
   keep: string[],
   names: Map<string, string>,
+  groupingSets?: Expr[][],
 ): { cur: Rel; tr: Translator } {
   const pre = new Translator(scope, ctx.params, new Map(), 'aggregates cannot be nested');
   const computed: { name: string; expr: PExpr }[] = [];
@@ -224,19 +228,36 @@ function aggregateBlock(
     const as = ctx.namer.fresh(names.get(exprKey(a)) ?? (a.star ? 'count_star' : a.name));
     subst.set(exprKey(a), { column: as });
     outCols.push({ id: as, name: as, nullable: a.name !== 'count' });
-    if (a.star) return { fn: 'count' as const, as };
-    if (a.args.length !== 1) throw sqlError(a.pos, `${a.name}() takes one argument`);
-    if (a.distinct && a.name !== 'count') {
-      throw sqlError(a.pos, `${a.name}(DISTINCT ...) is not supported; count(DISTINCT ...) is`);
+    if (a.name === 'grouping') {
+      // grouping(keys): a bit per key, 1 where the row's grouping set lacks it
+      const columns = a.args.map((g) => {
+        const k = subst.get(exprKey(g));
+        if (!k || !('column' in k)) throw sqlError(g.pos, 'grouping() takes expressions of GROUP BY');
+        return k.column;
+      });
+      if (columns.length === 0) throw sqlError(a.pos, 'grouping() needs a GROUP BY expression');
+      return { fn: 'grouping' as const, columns, as };
     }
-    const fn = a.distinct ? ('count_distinct' as const) : (a.name as 'sum');
+    const filter = a.filter ? { filter: pre.pred(a.filter) } : {};
+    if (a.star) return { fn: 'count' as const, as, ...filter };
+    if (a.args.length !== 1) throw sqlError(a.pos, `${a.name}() takes one argument`);
+    // count(DISTINCT x) stays the engine's count_distinct; the others take "distinct" (plan/bind-grouping.ts)
+    const fn = a.distinct && a.name === 'count' ? ('count_distinct' as const) : (a.name as 'sum');
+    const more = { ...filter, ...(a.distinct && a.name !== 'count' ? { distinct: true } : {}) };
     const e = pre.expr(a.args[0]);
-    const spec = 'column' in e ? { fn, column: e.column, as } : { fn, expr: e, as };
+    const spec = 'column' in e ? { fn, column: e.column, as, ...more } : { fn, expr: e, as, ...more };
     return tagPos(spec, a.pos, { column: a.args[0].pos });
   });
   let input = cur.node;
   if (computed.length) input = { op: 'project', input, columns: [...cur.cols.map((c) => c.id), ...computed] };
-  const node: QueryNode = { op: 'aggregate', input, groupBy, aggregates: specs };
+  // ROLLUP, CUBE, GROUPING SETS: each set's key ids (the correlation keys in every one)
+  const sets = groupingSets?.map((s) => [
+    ...keep,
+    ...new Set(s.map((g) => (subst.get(exprKey(g)) as { column: string }).column)),
+  ]);
+  const node: QueryNode = sets
+    ? { op: 'aggregate', input, groupingSets: sets, aggregates: specs }
+    : { op: 'aggregate', input, groupBy, aggregates: specs };
   const groups = Math.max(1, Math.min(cur.rows, groupBy.length ? cur.rows / 10 : 1));
   // after the aggregate only its columns exist: a plain column outside GROUP BY is an error (checkGrouped)
   const tr = new Translator(scope, ctx.params, subst, 'aggregates are not allowed here');

@@ -311,6 +311,120 @@ export class PlanGen {
     };
   }
 
+  /** Set operations and grouping drawn so far (the fuzzer holds them to floors). */
+  readonly drawn: Record<string, number> = {};
+  private draw(k: string) {
+    this.drawn[k] = (this.drawn[k] ?? 0) + 1;
+  }
+
+  /**
+   * A query of set operations or aggregates beyond the plain ones: UNION [ALL], INTERSECT [ALL] or EXCEPT [ALL]
+   * of two trees (columns of the same kind and type by position), or DISTINCT and FILTER aggregates, maybe over
+   * ROLLUP grouping sets with grouping().
+   */
+  setQuery(): Gen {
+    const g = this.r.chance(0.6) ? this.setOp(this.node(this.r.int(0, 2)), this.node(this.r.int(0, 2))) : null;
+    const out = g ?? this.grouped(this.node(this.r.int(0, 2)));
+    return this.r.chance(0.25) ? this.sortLimit(out) : out;
+  }
+
+  private setOp(left: Gen, right: Gen): Gen | null {
+    const pairs: [Col, Col][] = [];
+    for (const l of this.r.shuffle(left.schema)) {
+      const rs = right.schema.filter((c) => c.kind === l.kind && c.type === l.type && !pairs.some((p) => p[1] === c));
+      if (rs.length) pairs.push([l, this.r.pick(rs)]);
+      if (pairs.length === this.r.int(1, 3)) break;
+    }
+    if (pairs.length === 0) return null;
+    const op = this.r.pick(['union', 'union', 'intersect', 'except'] as const);
+    const all = this.r.chance(0.5);
+    this.draw(`${op}${all ? ' all' : ''}`);
+    const a = this.alias();
+    const names = pairs.map((_, j) => `${a}_c${j}`);
+    const side = (g: Gen, k: 0 | 1) => ({
+      op: 'project',
+      input: g.node,
+      columns: pairs.map((p, j) => ({ name: names[j], column: p[k].name })),
+    });
+    const sideSql = (g: Gen, k: 0 | 1) =>
+      `SELECT ${pairs.map((p, j) => `${q(p[k].name)} AS ${q(names[j])}`).join(', ')} FROM (${g.sql}) ${this.alias()}`;
+    const node =
+      op === 'union'
+        ? { op, all, inputs: [side(left, 0), side(right, 1)] }
+        : { op, all, left: side(left, 0), right: side(right, 1) };
+    return {
+      node,
+      sql: `SELECT * FROM ((${sideSql(left, 0)}) ${op.toUpperCase()}${all ? ' ALL' : ''} (${sideSql(right, 1)})) ${a}`,
+      schema: pairs.map((p, j) => ({ ...p[0], name: names[j] })),
+      ordered: false,
+    };
+  }
+
+  /** Distinct and filtered aggregates, by one or two keys or by their ROLLUP (with grouping()). */
+  private grouped(input: Gen): Gen {
+    const keys = this.r.chance(0.2) ? [] : this.r.some(input.schema, 1, 2);
+    const rollup = keys.length > 0 && this.r.chance(0.35);
+    if (rollup) this.draw('grouping sets');
+    const prefix = this.alias();
+    const numeric = input.schema.filter((x) => x.kind === 'int' || x.kind === 'float');
+    const aggs: { plan: object; sql: string; col: Col }[] = [];
+    for (let i = 0, n = this.r.int(1, 4); i < n; i++) {
+      const as = `${prefix}_${i}`;
+      const [where, whereSql] = this.r.chance(0.3) ? predicate(this.r, input.schema) : [null, ''];
+      const filter = where ? { filter: where } : {};
+      const f = where ? ` FILTER (WHERE ${whereSql})` : '';
+      if (where) this.draw('filter');
+      const fn = this.r.pick(['count', 'sum', 'avg', 'min', 'count*'] as const);
+      if (fn === 'count*') {
+        aggs.push({
+          plan: { fn: 'count', as, ...filter },
+          sql: `count(*)${f} AS ${q(as)}`,
+          col: { name: as, kind: 'int', wide: true },
+        });
+        continue;
+      }
+      const c =
+        fn === 'sum' || fn === 'avg' ? (numeric.length ? this.r.pick(numeric) : null) : this.r.pick(input.schema);
+      if (!c) continue;
+      this.draw(`${fn} distinct`);
+      const kind: Kind =
+        fn === 'count' ? 'int' : fn === 'avg' || c.kind === 'float' ? 'float' : fn === 'min' ? c.kind : 'int';
+      aggs.push({
+        plan: { fn, column: c.name, distinct: true, as, ...filter },
+        sql: `${fn}(DISTINCT ${q(c.name)})${f} AS ${q(as)}`,
+        col: fn === 'min' ? { ...c, name: as } : { name: as, kind, wide: true },
+      });
+    }
+    if (aggs.length === 0)
+      aggs.push({
+        plan: { fn: 'count', as: `${prefix}_n` },
+        sql: `count(*) AS ${q(`${prefix}_n`)}`,
+        col: { name: `${prefix}_n`, kind: 'int', wide: true },
+      });
+    if (rollup) {
+      const as = `${prefix}_g`;
+      aggs.push({
+        plan: { fn: 'grouping', columns: keys.map((k) => k.name), as },
+        sql: `grouping(${keys.map((k) => q(k.name)).join(', ')}) AS ${q(as)}`,
+        col: { name: as, kind: 'int', wide: true },
+      });
+    }
+    const names = keys.map((k) => k.name);
+    const by = keys.map((k) => q(k.name)).join(', ');
+    const sets = names.map((_, k) => names.slice(0, names.length - k)).concat([[]]);
+    return {
+      node: {
+        op: 'aggregate',
+        input: input.node,
+        ...(rollup ? { groupingSets: sets } : { groupBy: names }),
+        aggregates: aggs.map((x) => x.plan),
+      },
+      sql: `SELECT ${[...keys.map((k) => q(k.name)), ...aggs.map((x) => x.sql)].join(', ')} FROM (${input.sql}) ${this.alias()}${by ? ` GROUP BY ${rollup ? `ROLLUP (${by})` : by}` : ''}`,
+      schema: [...keys, ...aggs.map((x) => x.col)],
+      ordered: false,
+    };
+  }
+
   /** A whole query: a tree, sometimes sorted (and limited) at the top or above a join's input. */
   query(): Gen {
     const g = this.node(this.r.int(1, 3));
