@@ -314,7 +314,13 @@ describe.skipIf(NO_SPARK)('Spark engine errors', () => {
     expect(ov).toBeInstanceOf(ExecutionError);
     expect(ov.message).toMatch(/ARITHMETIC_OVERFLOW/);
     // a float too large for int64: a value that does not convert, exit 3 as the local engine says
-    const huge = { fn: '*', args: [{ cast: { column: 'v' }, to: 'float64' }, { value: '1e30', type: 'float64' }] };
+    const huge = {
+      fn: '*',
+      args: [
+        { cast: { column: 'v' }, to: 'float64' },
+        { value: '1e30', type: 'float64' },
+      ],
+    };
     const castOver = {
       ...joinPlan('inner'),
       query: {
