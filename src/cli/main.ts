@@ -115,7 +115,10 @@ function addRunOptions(program: Command): void {
     .option('--analyze', 'with --explain: run the query first')
     .option('--stats <file>', 'write run statistics as JSON to this file')
     .option('--json', 'print the result as JSON lines instead of a table')
-    .option('--output <path>', 'write the result to this file (format from the extension, or --format)')
+    .option(
+      '--output <path>',
+      'write the result to this file (format from the extension, or --format); "-": stream CSV or JSON lines to standard output',
+    )
     .addOption(new Option('--format <format>', 'format of --output').choices([...OUTPUT_FORMATS]))
     .option('--print-plan', 'SQL: print the compiled plan JSON instead of running it')
     .addOption(new Option('--plan', 'SQL: same as --print-plan').hideHelp())
