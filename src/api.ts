@@ -26,6 +26,8 @@ export interface RunOptions extends LoadOptions {
    * with engine 'spark': sc://host:port[/;token=...]; default SPARK_REMOTE, else a local server kept until closePool()
    */
   remote?: string;
+  /** with engine 'spark': replace the files of a URI output folder (refused without it) */
+  replaceOutput?: boolean;
 }
 
 export interface RunResult {
@@ -80,7 +82,8 @@ export async function runPlan(plan: Plan | string, options: RunOptions = {}): Pr
       const { executeOnSpark, loadForSpark } = await import('./spark/engine.js');
       const lp = await loadForSpark(plan, options, options.remote);
       const writeOut = options.writeOutput ?? true;
-      return withViews(await executeOnSpark(lp, { remote: options.remote, onProgress: options.onProgress, writeOut }));
+      const { remote, onProgress, replaceOutput } = options;
+      return withViews(await executeOnSpark(lp, { remote, onProgress, writeOut, replaceOutput }));
     }
     const lp = await loadPlan(plan, options);
     return await executePlan(lp, options.writeOutput ?? true, { onProgress: options.onProgress });

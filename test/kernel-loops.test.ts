@@ -281,7 +281,8 @@ describe('evalPredicate (loops in functions of their own)', () => {
         const v = valueAt(c, i) as number | string;
         const d =
           typeof v === 'string' ? (v < String(p.value) ? -1 : v > String(p.value) ? 1 : 0) : v - Number(p.value);
-        return d !== d ? (p.op === '!=' ? T : F) : cmp(p.op, d) ? T : F;
+        // NaN sorts above every number, as in DuckDB (the literal is never NaN here)
+        return cmp(p.op, d !== d ? 1 : d) ? T : F;
       }
       case 'in': {
         const c = b.columns[p.col];

@@ -118,7 +118,7 @@ describe('a semi or anti join marks its built left side', () => {
     const e = cli([f, '--explain']);
     expect(e.code).toBe(0);
     expect(e.stdout).toContain(
-      `if the right side does not fit: the left side is read after its filters up to broadcastBytes ${CAP}; if it ` +
+      `if the right side does not fit: the left side is read after its filters up to broadcastBytes ${(CAP / 1024).toFixed(0)} KB; if it ` +
         `fits, it is built once and the right side's map tasks mark the left rows they match (no shuffle)`,
     );
   });

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PlanError, runPlan } from '../dist/index.js';
 import { loadPlan } from '../dist/plan/load.js';
 import { SparkConnectClient } from '../dist/spark/client.js';
+import { parseRemote } from '../dist/spark/remote.js';
 import { planSalting } from '../dist/spark/hot.js';
 import { lowerPlan } from '../dist/spark/lower.js';
 import { type Gen, PlanGen } from './fuzz/plan.js';
@@ -44,7 +45,7 @@ beforeAll(async () => {
       { rows: 40, rowGroup: 16 },
     ])
   ).map((t) => ({ ...t, columns: t.columns.filter((c) => c.type !== 'TIMESTAMP_NS') }));
-  clients = Array.from({ length: LANES }, () => new SparkConnectClient(REMOTE));
+  clients = Array.from({ length: LANES }, () => new SparkConnectClient(parseRemote(REMOTE)));
 }, 120_000);
 
 afterAll(async () => {
@@ -86,9 +87,9 @@ async function onSpark(
   opts: object,
 ): Promise<{ typed: Typed; sql: string } | 'refused'> {
   const lp = await loadPlan(plan, { baseDir: dir, ...opts });
-  let settings: Record<string, string>;
+  let settings: Record<string, string>, sources: ReturnType<typeof lowerPlan>['sources'];
   try {
-    settings = lowerPlan(lp).settings;
+    ({ settings, sources } = lowerPlan(lp));
   } catch (e) {
     if (e instanceof PlanError) return 'refused';
     throw e;
@@ -96,18 +97,27 @@ async function onSpark(
   await c.setConfig(settings);
   const rows = async (sql: string) => {
     const out: unknown[][] = [];
-    await c.execute(sql, (ev) => {
-      if (ev.kind !== 'arrow') return;
-      for (const r of arrow.tableFromIPC(ev.data)) out.push(r ? [...Object.values(r.toJSON())] : []);
-    });
+    await c.execute(
+      sql,
+      (ev) => {
+        if (ev.kind !== 'arrow') return;
+        for (const r of arrow.tableFromIPC(ev.data)) out.push(r ? [...Object.values(r.toJSON())] : []);
+      },
+      { sources },
+    );
     return out;
   };
   const { plans } = await planSalting(lp, rows);
-  const { sql } = lowerPlan(lp, plans);
+  const lowered = lowerPlan(lp, plans);
+  const sql = lowered.sql;
   const batches: arrow.RecordBatch[] = [];
-  await c.execute(sql, (ev) => {
-    if (ev.kind === 'arrow') batches.push(...arrow.tableFromIPC(ev.data).batches);
-  });
+  await c.execute(
+    sql,
+    (ev) => {
+      if (ev.kind === 'arrow') batches.push(...arrow.tableFromIPC(ev.data).batches);
+    },
+    { sources: lowered.sources },
+  );
   const typed = batches.length
     ? arrowTyped(new arrow.Table(batches))
     : { types: lp.root.schema.map(() => ''), rows: [] };

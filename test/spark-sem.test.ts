@@ -11,6 +11,7 @@ import * as arrow from 'apache-arrow';
 import { InputError, runPlan } from '../dist/index.js';
 import { loadPlan } from '../dist/plan/load.js';
 import { SparkConnectClient } from '../dist/spark/client.js';
+import { parseRemote } from '../dist/spark/remote.js';
 import { SQL_SETTINGS } from '../dist/spark/lower-expr.js';
 import { lowerPlan } from '../dist/spark/lower.js';
 import { arrowTyped, expectSame, expectTypedEqual, tmpDir, writeParquet } from './helpers.js';
@@ -143,12 +144,16 @@ describe.skipIf(NO_SPARK)('spark semantics: the local engine (DuckDB) answers', 
       e('yr', { fn: 'year', args: [col('tz')] }),
     ]);
     const lowered = lowerPlan(await loadPlan(p));
-    const client = new SparkConnectClient(REMOTE);
+    const client = new SparkConnectClient(parseRemote(REMOTE));
     const run = async () => {
       const batches: arrow.RecordBatch[] = [];
-      await client.execute(lowered.sql, (ev) => {
-        if (ev.kind === 'arrow') batches.push(...arrow.tableFromIPC(ev.data).batches);
-      });
+      await client.execute(
+        lowered.sql,
+        (ev) => {
+          if (ev.kind === 'arrow') batches.push(...arrow.tableFromIPC(ev.data).batches);
+        },
+        { sources: lowered.sources },
+      );
       return arrowTyped(new arrow.Table(batches)).rows;
     };
     try {

@@ -10,8 +10,22 @@ import { ExecutionError, InputError, type Plan, PlanError, type RunResult, runPl
 import type { SparkStats } from '../dist/spark/engine.js';
 import { SAMPLE_ROWS, sampleRanges } from '../dist/spark/hot.js';
 import { SparkConnectClient } from '../dist/spark/client.js';
+import { parseRemote } from '../dist/spark/remote.js';
 import { mapSparkError } from '../dist/spark/engine.js';
-import { BIN, arrowTyped, cli, duckTable, expectTypedEqual, tmpDir, writeParquet, writePlan } from './helpers.js';
+import { tableFromIPC } from 'apache-arrow';
+import { loadPlan } from '../dist/plan/load.js';
+import { lowerPlan } from '../dist/spark/lower.js';
+import {
+  BIN,
+  arrowTyped,
+  cli,
+  duckRows,
+  duckTable,
+  expectTypedEqual,
+  tmpDir,
+  writeParquet,
+  writePlan,
+} from './helpers.js';
 import { NO_SPARK, REMOTE, SPARK_UI, requireSpark } from './spark-helpers.js';
 
 const dir = tmpDir('sj-spark-skew-');
@@ -108,6 +122,51 @@ describe.skipIf(NO_SPARK)('salting the hot keys Spark cannot split', () => {
       expect(s.spark.sql).toContain('ON l.__j = r.__j AND coalesce(l.__sj0 = r.__sj0, FALSE)');
     },
   );
+
+  it('a hot key the split side lacks in this run keeps one copy of each preserved row (full, right join)', async () => {
+    // the sample said 1 and 500 are hot on the left; what Spark reads has no 500 on the left
+    const A = await writeParquet(
+      path.join(dir, 'absent-a.parquet'),
+      'SELECT (CASE WHEN i % 2 = 0 THEN 1 ELSE i END)::BIGINT AS k, i::BIGINT AS v FROM range(200) t(i)',
+    );
+    const B = await writeParquet(
+      path.join(dir, 'absent-b.parquet'),
+      "SELECT k::BIGINT AS k, 'b' || i AS name FROM (VALUES (0, 1), (1, 1), (2, 3), (3, 500), (4, 500), (5, 501)) t(i, k)",
+    );
+    const hot = [500, 1].map((k) => ({ text: [String(k)], sql: [String(k)], rows: 100 }));
+    const text = (v: unknown) => (v === null ? null : String(v));
+    const client = new SparkConnectClient(parseRemote(REMOTE));
+    try {
+      for (const type of ['full', 'right']) {
+        const plan = {
+          version: 1,
+          sources: { a: { parquet: A }, b: { parquet: B } },
+          query: {
+            op: 'join',
+            type,
+            left: { op: 'scan', source: 'a' },
+            right: { op: 'scan', source: 'b' },
+            on: [['k', 'k']],
+          },
+        };
+        const lp = await loadPlan(plan, { baseDir: dir });
+        const l = lowerPlan(lp, new Map([['join-1', { side: 'left' as const, keys: hot, buckets: 4 }]]));
+        expect(l.salted).toHaveLength(1);
+        await client.setConfig(l.settings);
+        const rows: string[] = [];
+        await client.execute(l.sql, (ev) => {
+          if (ev.kind === 'arrow')
+            for (const r of tableFromIPC(ev.data)) rows.push(JSON.stringify(Object.values(r!.toJSON()).map(text)));
+        });
+        const duck = await duckRows(
+          `SELECT a.k, a.v, b.k, b.name FROM '${A}' a ${type.toUpperCase()} JOIN '${B}' b ON a.k = b.k`,
+        );
+        expect(rows.sort()).toEqual(duck.map((r) => JSON.stringify(r.map(text))).sort());
+      }
+    } finally {
+      await client.close();
+    }
+  });
 
   it("multi-column keys and float keys are salted too, with DuckDB's rows", async () => {
     const multi = {
@@ -218,14 +277,16 @@ describe('the local sample of a join side', () => {
 describe.skipIf(NO_SPARK)('Spark engine errors', () => {
   it('an unreachable remote: exit 1, naming the address', () => {
     const file = writePlan(dir, joinPlan('inner'), 'inner.json');
+    process.env.SKEWJOIN_SPARK_RETRIES = '1';
     const r = cli([file, '--engine', 'spark', '--remote', 'sc://127.0.0.1:1']);
+    delete process.env.SKEWJOIN_SPARK_RETRIES;
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/cannot reach the Spark Connect server at 127\.0\.0\.1:1/);
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
-  it('Spark analysis error: plan error (exit 2); bad cast: input error (exit 3); overflow: exit 1', async () => {
-    const client = new SparkConnectClient(REMOTE);
+  it('Spark analysis error: plan error (exit 2); bad cast and cast overflow: input error (exit 3); overflow: exit 1', async () => {
+    const client = new SparkConnectClient(parseRemote(REMOTE));
     const err = await client
       .execute('SELECT nope FROM range(1)', () => undefined)
       .catch((e: unknown) => mapSparkError(e));
@@ -243,7 +304,7 @@ describe.skipIf(NO_SPARK)('Spark engine errors', () => {
     };
     const bad = await runPlan(cast, { ...spark(), baseDir: dir }).catch((e) => e);
     expect(bad).toBeInstanceOf(InputError);
-    expect(bad.message).toMatch(/CAST_INVALID_INPUT.*'d0'/);
+    expect(bad.message).toMatch(/CAST_INVALID_INPUT.*'d0'|value "d0" cannot be cast to int64/);
     const big = { fn: '*', args: [{ column: 'v' }, { value: 2 ** 62 }] };
     const over = {
       ...joinPlan('inner'),
@@ -252,6 +313,27 @@ describe.skipIf(NO_SPARK)('Spark engine errors', () => {
     const ov = await runPlan(over, { ...spark(), baseDir: dir }).catch((e) => e);
     expect(ov).toBeInstanceOf(ExecutionError);
     expect(ov.message).toMatch(/ARITHMETIC_OVERFLOW/);
+    // a float too large for int64: a value that does not convert, exit 3 as the local engine says
+    const huge = {
+      fn: '*',
+      args: [
+        { cast: { column: 'v' }, to: 'float64' },
+        { value: '1e30', type: 'float64' },
+      ],
+    };
+    const castOver = {
+      ...joinPlan('inner'),
+      query: {
+        op: 'project',
+        input: { op: 'scan', source: 'fact' },
+        columns: [{ name: 'x', expr: { cast: huge, to: 'int64' } }],
+      },
+    };
+    const local = await runPlan(castOver, { baseDir: dir, workers: 1 }).catch((e) => e);
+    expect(local).toBeInstanceOf(InputError);
+    const co = await runPlan(castOver, { ...spark(), baseDir: dir }).catch((e) => e);
+    expect(co).toBeInstanceOf(InputError);
+    expect(co.exitCode).toBe(3);
   });
 
   it('Ctrl-C interrupts the Spark operation and exits 130', async () => {

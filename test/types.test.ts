@@ -54,6 +54,21 @@ const plan = (where: object) => ({
   query: { op: 'filter', input: { op: 'scan', source: 't' }, where },
 });
 
+describe('casts to text', () => {
+  it('a timestamp with a time zone as text ends in +00, as DuckDB writes it in UTC', async () => {
+    const file = await writeParquet(
+      path.join(dir, 'tz.parquet'),
+      `SELECT TIMESTAMPTZ '2024-01-05 10:00:00+00' + i * INTERVAL 90 MINUTE AS tz FROM range(3) r(i)`,
+      3,
+    );
+    const text = `SELECT CAST(tz AS VARCHAR) AS t FROM read_parquet('${file}') ORDER BY t`;
+    const r = await runSql(text.replace(`read_parquet('${file}')`, `'${file}'`), { workers: 1 });
+    const theirs = await duckTable(text);
+    expectTypedEqual(arrowTyped(r.toArrow()), theirs);
+    expect(theirs.rows[0][0]).toMatch(/\+00$/);
+  });
+});
+
 describe('comparisons across types', () => {
   it('a date or a timestamp against a number is a plan error naming both types, as DuckDB refuses it', async () => {
     for (const [text, a, b] of [

@@ -5,14 +5,14 @@ import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { GEN_DEFAULTS, TPCH_DEFAULTS } from '../bench/defaults.js';
 import { assignment, int, num, sList, workerList } from './args.js';
-import { type RunFlags, overridesOf } from './run.js';
+import { type RunFlags, overridesOf, sqlPlan } from './run.js';
 
 /** `skewjoin lower plan.json`: the Spark SQL and session settings of a plan. */
 export function addLowerCommand(program: Command, out: NodeJS.WritableStream, setCode: (c: number) => void): void {
   program
     .command('lower')
     .description('print the Spark SQL and session settings that --engine spark sends for a plan')
-    .argument('<plan>', 'the plan file')
+    .argument('<plan>', 'the plan file, or a .sql file')
     .addOption(new Option('--to <target>', 'the target').choices(['spark']).default('spark'))
     .option(
       '--remote <url>',
@@ -29,9 +29,10 @@ export function addLowerCommand(program: Command, out: NodeJS.WritableStream, se
       // --param and --source are also the run's options: commander may give them to the program
       const g = program.opts() as RunFlags;
       const flags = { ...o, param: o.param ?? g.param, source: o.source ?? g.source };
-      setCode(
-        await (await import('../spark/cli.js')).lowerCommand(plan, overridesOf(flags), out, o.remote ?? g.remote),
-      );
+      // a .sql file compiles to a plan first, as for a run
+      const sql = await sqlPlan(plan, undefined, flags);
+      const overrides = sql ? { ...overridesOf(flags), sources: undefined } : overridesOf(flags);
+      setCode(await (await import('../spark/cli.js')).lowerCommand(sql ?? plan, overrides, out, o.remote ?? g.remote));
     });
 }
 

@@ -115,7 +115,10 @@ function addRunOptions(program: Command): void {
     .option('--analyze', 'with --explain: run the query first')
     .option('--stats <file>', 'write run statistics as JSON to this file')
     .option('--json', 'print the result as JSON lines instead of a table')
-    .option('--output <path>', 'write the result to this file (format from the extension, or --format)')
+    .option(
+      '--output <path>',
+      'write the result to this file (format from the extension, or --format); "-": stream CSV or JSON lines to standard output',
+    )
     .addOption(new Option('--format <format>', 'format of --output').choices([...OUTPUT_FORMATS]))
     .option('--print-plan', 'SQL: print the compiled plan JSON instead of running it')
     .addOption(new Option('--plan', 'SQL: same as --print-plan').hideHelp())
@@ -129,6 +132,10 @@ function addRunOptions(program: Command): void {
       '--remote <url>',
       'with --engine spark: the Spark Connect server, sc://host:port[/;token=...] ' +
         '(default: SPARK_REMOTE, else a local server)',
+    )
+    .option(
+      '--replace-output',
+      "with --engine spark: replace the files of a URI output folder (Spark's INSERT OVERWRITE)",
     );
 }
 

@@ -41,6 +41,7 @@ export interface RunFlags {
   format?: OutputFormat;
   engine?: 'local' | 'spark';
   remote?: string;
+  replaceOutput?: boolean;
 }
 
 export function overridesOf(f: RunFlags): Overrides {
@@ -119,7 +120,7 @@ export async function runCommand(
   return 0;
 }
 
-async function sqlPlan(planFile: string, query: string | undefined, f: RunFlags): Promise<Plan | undefined> {
+export async function sqlPlan(planFile: string, query: string | undefined, f: RunFlags): Promise<Plan | undefined> {
   if (planFile !== 'sql' && !planFile.endsWith('.sql')) {
     if (query !== undefined) throw new PlanError('', `unexpected argument "${query}" after the plan file`);
     if (f.printPlan || f.plan)

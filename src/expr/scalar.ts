@@ -85,7 +85,8 @@ export function convertScalar(v: Scalar, from: DataType, to: DataType): Scalar |
         return formatTimestamp(v as bigint, from.unit!, from.tz)
           .replace('T', ' ')
           .replace(/(\.\d*?)0+(?=Z?$)/, '$1')
-          .replace(/\.(?=Z?$)/, '');
+          .replace(/\.(?=Z?$)/, '')
+          .replace(/Z$/, '+00'); // a zoned timestamp in UTC, as DuckDB (and the Spark lowering) write it
       return String(v);
     case 'bool':
       if (typeof v === 'boolean') return v;

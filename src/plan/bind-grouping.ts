@@ -111,30 +111,36 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
     return { fn, arg: arg ? column(arg) : null, distinct, as: a.as };
   });
   const aggSpecs = specs.filter((s): s is Spec => 'fn' in s);
-  const countStar = aggSpecs.some((s) => s.arg === null)
-    ? column({ k: 'lit', value: 1n, type: { id: 'int64' } })
-    : null;
+  const sets = q.groupingSets;
+  // an empty grouping set has its row even over no input rows (SQL's grand total: count 0, the rest null): one
+  // row more in its group whose arguments are all null, so count(*) counts the literal 1 (null in that row)
+  const totals = sets?.some((set) => set.length === 0) ?? false;
+  const countStar =
+    aggSpecs.some((s) => s.arg === null) || totals ? column({ k: 'lit', value: 1n, type: { id: 'int64' } }) : null;
+  if (totals) for (const s of aggSpecs) s.arg ??= countStar;
   const prepared = reshape(input, exprs, indices, schema, `${id}.args`);
   // grouping sets: one copy of each row per set, its missing keys null, tagged by the set's number
   let grouped = prepared;
   const groupBy = [...keys];
-  const sets = q.groupingSets;
   if (sets) {
     const copies = sets.map((set, s) => ({
       cols: prepared.schema.map((f, j) => (j < keys.length && !set.includes(f.name) ? -1 : j)),
       tag: s,
     }));
-    grouped = {
-      id: `${id}.sets`,
-      kind: 'expand',
-      input: prepared,
-      copies,
-      schema: [...prepared.schema, { name: TAG, type: { id: 'int64' } }],
-    };
+    const tagged: Field[] = [...prepared.schema, { name: TAG, type: { id: 'int64' } }];
+    grouped = { id: `${id}.sets`, kind: 'expand', input: prepared, copies, schema: tagged };
+    if (totals) {
+      const rows = sets.flatMap((set, s): BoundExpr[][] =>
+        set.length > 0
+          ? []
+          : [tagged.map((f, j) => ({ k: 'lit', value: j === tagged.length - 1 ? BigInt(s) : null, type: f.type }))],
+      );
+      const empty: BoundNode = { id: `${id}.totals`, kind: 'values', rows, schema: tagged };
+      grouped = { id: `${id}.sets.all`, kind: 'union', inputs: [grouped, empty], schema: tagged };
+    }
     groupBy.push(TAG);
   }
-  let aggregated = aggregateSpecs(grouped, groupBy, aggSpecs, countStar, id, plain);
-  if (sets?.some((s) => s.length === 0)) aggregated = withTotals(aggregated, sets, aggSpecs, id, plain);
+  const aggregated = aggregateSpecs(grouped, groupBy, aggSpecs, countStar, id, plain);
   // the output: the keys, then each aggregate (grouping(): a constant per grouping set)
   const outExprs: BoundExpr[] = [];
   const outIdx = keys.map((_, j) => j);
@@ -170,63 +176,6 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
 }
 
 /**
- * An empty grouping set has its row even over no input rows, as SQL's grand total (count 0, the rest null): for each,
- * the aggregated rows of its tag are counted (the aggregate's rows, held once for their readers: plan/share.ts), and
- * where none, that row is added.
- */
-function withTotals(
-  aggregated: BoundNode,
-  sets: string[][],
-  specs: Spec[],
-  id: string,
-  plain: PlainAggregate,
-): BoundNode {
-  const tag = aggregated.schema.findIndex((f) => f.name === TAG);
-  const extra = sets.flatMap((set, s): BoundNode[] => {
-    if (set.length > 0) return [];
-    const at = `${id}.total${s}`;
-    const pred = { kind: 'cmp' as const, col: tag, op: '=' as const, value: BigInt(s) };
-    const mine: BoundNode = { id: `${at}.rows`, kind: 'filter', input: aggregated, pred, schema: aggregated.schema };
-    const counted = plain(mine, [], [{ fn: 'count', as: '$n' }], `${at}.count`);
-    const none: BoundNode = {
-      id: `${at}.none`,
-      kind: 'filter',
-      input: counted,
-      pred: { kind: 'cmp', col: 0, op: '=', value: 0n },
-      schema: counted.schema,
-    };
-    const row: BoundExpr[] = aggregated.schema.map((f, j) => {
-      const spec = specs.find((x) => x.as === f.name && j > tag);
-      const value = j === tag ? BigInt(s) : spec?.fn === 'count' ? 0n : null;
-      return { k: 'lit', value, type: f.type };
-    });
-    const values: BoundNode = { id: `${at}.row`, kind: 'values', rows: [row], schema: aggregated.schema };
-    const joined: BoundNode = {
-      id: `${at}.join`,
-      kind: 'join',
-      type: 'inner',
-      left: values,
-      right: none,
-      leftKeys: [],
-      rightKeys: [],
-      leftNorms: [],
-      rightNorms: [],
-      schema: [...values.schema, ...none.schema],
-    };
-    return [
-      reshape(
-        joined,
-        [],
-        values.schema.map((_, j) => j),
-        values.schema,
-        at,
-      ),
-    ];
-  });
-  return { id: `${id}.totals`, kind: 'union', inputs: [aggregated, ...extra], schema: aggregated.schema };
-}
-
-/**
  * The aggregates by `groupBy` over `input`, one column each named as the spec says after the group columns.
  * Without DISTINCT, or with count(DISTINCT x) of one argument only: one plain aggregate. Else two levels.
  */
@@ -256,8 +205,12 @@ function aggregateSpecs(
   if (distinct.length > 1) {
     const col = (name: string) => input.schema.findIndex((f) => f.name === name);
     const isKey = (j: number) => groupBy.includes(input.schema[j].name);
+    // the other aggregates' copy only when there are any
+    const plainCopy = specs.some((s) => !s.distinct)
+      ? [{ cols: input.schema.map((f, j) => (isKey(j) || !distinct.includes(f.name) ? j : -1)), tag: 0 }]
+      : [];
     const copies = [
-      { cols: input.schema.map((f, j) => (isKey(j) || !distinct.includes(f.name) ? j : -1)), tag: 0 },
+      ...plainCopy,
       ...distinct.map((d, k) => ({
         cols: input.schema.map((_, j) => (isKey(j) || j === col(d) ? j : -1)),
         tag: k + 1,

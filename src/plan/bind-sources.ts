@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type SparkSources, isUri } from './uri.js';
 import { globFiles, isPattern } from './glob.js';
-import { InputError, jsonPath } from '../errors.js';
+import { InputError, PlanError, jsonPath } from '../errors.js';
 import { type FileInfo, inspectParquet } from '../io/parquet.js';
 import { type Field, typeName } from '../kernels/column.js';
 import { type CsvFile, type CsvOptions, inspectCsv } from '../io/csv-infer.js';
@@ -66,6 +66,8 @@ export async function resolveSourceFiles(
  */
 async function uriInfo(name: string, f: string, workers: number, spark?: SparkSources): Promise<FileInfo | null> {
   const local = !isUri(f);
+  if (local && spark?.localRefused)
+    throw new PlanError(`sources.${name}`, `${f} is a path on this machine: ${spark.localRefused}`);
   if (local && (!spark?.missing || fs.existsSync(f))) return null;
   if (!spark)
     throw new InputError(`source "${name}": ${f} is a URI, which only --engine spark reads (Spark reads it itself)`, f);

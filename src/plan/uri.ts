@@ -14,4 +14,6 @@ export interface SparkSources {
   schema: (uri: string, workers: number) => Promise<FileColumn[]>;
   /** a local path or glob not found here is Spark's to find (a remote cluster may mount it), as a file: URI */
   missing: boolean;
+  /** why a local path cannot be read (a remote server does not see this machine's files): refused, exit 2 */
+  localRefused?: string;
 }

@@ -30,12 +30,36 @@ interface Workload {
   files: number;
   sorted: boolean;
   join: 'full' | 'inner';
+  /** dim rows of the hot key (the copied side's rows that salting replicates); 1 by default */
+  hotDimRows?: number;
+  /** a GROUP BY on the key after the join (the salted join's output is shuffled once more) */
+  groupByKey?: boolean;
 }
 const WORKLOADS: Workload[] = [
-  { name: 'full outer hot key', hotShare: 0.3, files: 4, sorted: false, join: 'full' },
+  { name: 'full outer hot key', hotShare: 0.3, files: 16, sorted: false, join: 'full' },
   // 10% of the rows, sorted: the hot key's rows all sit in the first of 8 files, one map task's block
   { name: 'one-file hot key', hotShare: 0.1, files: 8, sorted: true, join: 'inner' },
+  // the copied side heavy for the hot key: its rows are replicated once per salt
+  { name: 'heavy copied side', hotShare: 0.3, files: 16, sorted: false, join: 'full', hotDimRows: 2000 },
+  // a GROUP BY on the key after the join: the salted join's rows of the hot key meet again in one partition
+  { name: 'group by after join', hotShare: 0.3, files: 16, sorted: false, join: 'full', groupByKey: true },
 ];
+/**
+ * Makespan of a stage's tasks on `executors`, largest task first (LPT), as bench/simulate.ts schedules the local
+ * engine's tasks (a front-end module this one may not import).
+ */
+function makespan(costs: readonly number[], executors: number): number {
+  const load = new Float64Array(executors);
+  for (const c of [...costs].sort((a, b) => b - a)) {
+    let k = 0;
+    for (let i = 1; i < load.length; i++) if (load[i] < load[k]) k = i;
+    load[k] += c;
+  }
+  return Math.max(0, ...load);
+}
+
+/** Executors the salted and AQE-only runs' task times are replayed on. */
+const SIM_EXECUTORS = [4, 8, 16, 64];
 
 export interface SparkBenchRow {
   workload: string;
@@ -56,6 +80,8 @@ export interface SparkBenchRow {
   stageTaskMs?: number;
   stageCpuMs?: number;
   salted?: number;
+  /** the run's tasks replayed on W simulated executors, stage after stage, largest task first: ms per W */
+  simulated?: Record<number, number>;
   answer: string;
 }
 
@@ -77,13 +103,23 @@ async function generate(con: any, dir: string, w: Workload, rows: number, keys: 
       `COPY (SELECT * FROM fact LIMIT ${per} OFFSET ${f * per}) TO '${dir}/fact-${f}.parquet' (FORMAT parquet)`,
     );
   }
+  // the hot key 0 with hotDimRows rows in the dim, every other key one
+  const extra = (w.hotDimRows ?? 1) - 1;
   await con.run(
-    `COPY (SELECT i::BIGINT AS dk, (i * 3)::BIGINT AS w FROM range(${keys}) t(i)) ` +
-      `TO '${dir}/dim.parquet' (FORMAT parquet)`,
+    `COPY (SELECT i::BIGINT AS dk, (i * 3)::BIGINT AS w FROM range(${keys}) t(i)` +
+      (extra > 0 ? ` UNION ALL SELECT 0::BIGINT, (i * 3)::BIGINT FROM range(${extra}) t(i)` : '') +
+      `) TO '${dir}/dim.parquet' (FORMAT parquet)`,
   );
 }
 
-function plan(dir: string, w: Workload, strategy: 'partition' | 'auto'): Plan {
+function plan(dir: string, w: Workload, strategy: 'partition' | 'auto', rows: number): Plan {
+  const join = {
+    op: 'join' as const,
+    type: w.join,
+    left: { op: 'scan' as const, source: 'fact' },
+    right: { op: 'scan' as const, source: 'dim' },
+    on: [['k', 'dk']] as [string, string][],
+  };
   return {
     version: 1,
     description: w.name,
@@ -91,7 +127,14 @@ function plan(dir: string, w: Workload, strategy: 'partition' | 'auto'): Plan {
     execution: {
       partitions: 64,
       broadcastBytes: 0,
-      skew: { factor: 5, thresholdBytes: '4MB', advisoryPartitionBytes: '16MB', strategy },
+      // partitions of about 1/64 of the fact's 16-byte rows (at most 16 MB): AQE keeps some 64 tasks a stage to
+      // replay on the simulated executors rather than coalescing them into a few
+      skew: {
+        factor: 5,
+        thresholdBytes: '4MB',
+        advisoryPartitionBytes: Math.min(16 << 20, Math.max(256 << 10, Math.round((rows * 16) / 64))),
+        strategy,
+      },
     },
     query: {
       op: 'aggregate',
@@ -101,13 +144,18 @@ function plan(dir: string, w: Workload, strategy: 'partition' | 'auto'): Plan {
         { fn: 'count', column: 'dk', as: 'matched' },
         { fn: 'sum', column: 'v', as: 'sv' },
       ],
-      input: {
-        op: 'join',
-        type: w.join,
-        left: { op: 'scan', source: 'fact' },
-        right: { op: 'scan', source: 'dim' },
-        on: [['k', 'dk']],
-      },
+      input: w.groupByKey
+        ? {
+            op: 'aggregate',
+            groupBy: ['k'],
+            aggregates: [
+              { fn: 'count', as: 'rows' },
+              { fn: 'count', column: 'dk', as: 'dk' },
+              { fn: 'sum', column: 'v', as: 'v' },
+            ],
+            input: join,
+          }
+        : join,
     },
   };
 }
@@ -116,7 +164,11 @@ const answerOf = (r: { schema: { name: string }[]; batches: any[] }) =>
   r.schema.map((f, i) => `${f.name}=${String(valueAt(r.batches[0].columns[i], 0))}`).join(' ');
 
 async function sparkRun(lp: LoadedPlan, remote: string, mode: string, w: Workload): Promise<SparkBenchRow> {
-  const r = await executeOnSpark(lp, { remote });
+  const r = await executeOnSpark(lp, { remote, taskTimes: true });
+  const stages = r.stats.spark.stages;
+  const simulated = Object.fromEntries(
+    SIM_EXECUTORS.map((n) => [n, Math.round(stages.reduce((a, s) => a + makespan(s.durations ?? [], n), 0))]),
+  );
   // the join's stage: the one that read the most rows from the shuffle (both sides of the join)
   const join = r.stats.spark.stages.reduce(
     (a, s) => ((s.shuffleRows ?? 0) > (a?.shuffleRows ?? 0) ? s : a),
@@ -138,6 +190,7 @@ async function sparkRun(lp: LoadedPlan, remote: string, mode: string, w: Workloa
     stageTaskMs: join?.taskMs,
     stageCpuMs: join?.cpuMs,
     salted: r.stats.spark.salted.reduce((a, s) => a + s.keys.length, 0),
+    simulated,
     answer: answerOf(r),
   };
 }
@@ -169,17 +222,25 @@ export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableSt
     log.write(
       `${r.workload.padEnd(20)} ${r.mode.padEnd(23)} ` +
         COLUMNS.map(([k, , n]) => String(r[k] === undefined ? '' : Math.round(r[k] as number)).padStart(n)).join(' ') +
+        SIM_EXECUTORS.map((n) => {
+          const v = r.simulated?.[n];
+          return ` ${String(v === undefined ? '' : Math.round(v)).padStart(7)}`;
+        }).join('') +
         `  ${r.answer}\n`,
     );
   log.write(
-    `${'workload'.padEnd(20)} ${'mode'.padEnd(23)} ${COLUMNS.map(([, h, n]) => h.padStart(n)).join(' ')}  answer\n`,
+    `${'workload'.padEnd(20)} ${'mode'.padEnd(23)} ${COLUMNS.map(([, h, n]) => h.padStart(n)).join(' ')}` +
+      `${SIM_EXECUTORS.map((n) => ` ${`sim_${n}`.padStart(7)}`).join('')}  answer\n`,
   );
   const workloads = WORKLOADS.filter((w) => !o.workloads?.length || o.workloads.some((x) => w.name.includes(x)));
   try {
     for (const w of workloads) {
       const dir = path.join(o.out, 'spark', w.name.replace(/\W+/g, '-'));
       await generate(con, dir, w, rows, keys);
-      const lps = { aqe: await loadPlan(plan(dir, w, 'partition')), salted: await loadPlan(plan(dir, w, 'auto')) };
+      const lps = {
+        aqe: await loadPlan(plan(dir, w, 'partition', rows)),
+        salted: await loadPlan(plan(dir, w, 'auto', rows)),
+      };
       const runs: Record<string, SparkBenchRow[]> = { 'spark aqe': [], 'spark aqe+salt': [] };
       // the JVM's first runs of both query shapes
       await sparkRun(lps.aqe, server.url, 'warm-up', w);
@@ -202,6 +263,7 @@ export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableSt
           const xs = rs.map((r) => r[k]).filter((x): x is number => typeof x === 'number');
           if (xs.length) (row as unknown as Record<string, number>)[k] = median(xs);
         }
+        row.simulated = Object.fromEntries(SIM_EXECUTORS.map((n) => [n, median(rs.map((r) => r.simulated?.[n] ?? 0))]));
         out.push(row);
         line(row);
       }
@@ -216,9 +278,12 @@ export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableSt
       line(out[out.length - 1]);
       const t1 = performance.now();
       const kw = w.join === 'full' ? 'FULL JOIN' : 'JOIN';
+      const joined = `'${dir}/fact-*.parquet' f ${kw} '${dir}/dim.parquet' d ON f.k = d.dk`;
       const d = await con.runAndReadAll(
-        `SELECT count(*) AS n, count(dk) AS matched, sum(v) AS sv ` +
-          `FROM '${dir}/fact-*.parquet' f ${kw} '${dir}/dim.parquet' d ON f.k = d.dk`,
+        w.groupByKey
+          ? `SELECT count(*) AS n, count(dk) AS matched, sum(v) AS sv FROM ` +
+              `(SELECT k, count(*) AS n, count(dk) AS dk, sum(v) AS v FROM ${joined} GROUP BY k) g(k, n, dk, v)`
+          : `SELECT count(*) AS n, count(dk) AS matched, sum(v) AS sv FROM ${joined}`,
       );
       const dv = d.getRows()[0].map(String);
       out.push({

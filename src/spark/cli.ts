@@ -9,6 +9,8 @@ import { progressDisplay, wantsProgress } from '../cli/progress.js';
 import { type Lowered, lowerPlan } from './lower.js';
 import { executeOnSpark, loadForSpark, lowerWithSalting } from './engine.js';
 import type { SamplingStat } from './hot.js';
+import { redact } from './remote.js';
+import { formatSql } from './format.js';
 
 export interface SparkFlags {
   remote?: string;
@@ -17,10 +19,16 @@ export interface SparkFlags {
   stats?: string;
   quiet?: boolean;
   json?: boolean;
+  replaceOutput?: boolean;
 }
 
 /** The lowered SQL, settings and salting as `--explain` and `lower` print them. */
-export function describeLowered(lp: LoadedPlan, l: Lowered & { sampling?: SamplingStat[] }, where: string): string {
+export function describeLowered(
+  lp: LoadedPlan,
+  l: Pick<Lowered, 'sql' | 'settings' | 'salted' | 'writeUri'> &
+    Partial<Pick<Lowered, 'sources'>> & { sampling?: SamplingStat[]; physicalPlan?: string },
+  where: string,
+): string {
   const lines = [`engine: spark (${where})`];
   if (lp.plan.description) lines.push(`plan: ${lp.plan.description}`);
   lines.push('settings:', ...Object.entries(l.settings).map(([k, v]) => `  ${k}=${v}`));
@@ -40,7 +48,11 @@ export function describeLowered(lp: LoadedPlan, l: Lowered & { sampling?: Sampli
   for (const s of l.salted)
     lines.push(`salted join ${s.join}: hot keys ${s.keys.map((k) => k.join(',')).join('; ')} over ${s.buckets} salts`);
   if (l.writeUri) lines.push(`output: written by Spark to ${l.writeUri}`);
-  lines.push('sql:', l.sql, '');
+  for (const s of l.sources ?? [])
+    lines.push(`source ${s.alias}: parquet, ${s.paths.length} paths: ${s.paths.join(', ')}`);
+  lines.push('sql:', formatSql(l.sql));
+  if (l.physicalPlan) lines.push("Spark's physical plan:", l.physicalPlan.trimEnd());
+  lines.push('');
   return lines.join('\n');
 }
 
@@ -52,22 +64,28 @@ export async function runSparkCommand(
   err: NodeJS.WritableStream,
 ): Promise<number> {
   const lp = await loadForSpark(planFile, o, f.remote);
-  const where = f.remote ?? process.env.SPARK_REMOTE ?? 'a local server';
+  const where = redact(f.remote ?? process.env.SPARK_REMOTE ?? 'a local server');
   if (f.explain && !f.analyze) {
-    out.write(describeLowered(lp, await lowerWithSalting(lp, f.remote), where.replace(/;token=[^;]*/, ';token=***')));
+    out.write(describeLowered(lp, await lowerWithSalting(lp, f.remote), where));
     return 0;
   }
   const display = wantsProgress(err, out, f) ? await progressDisplay(err) : null;
   let r: Awaited<ReturnType<typeof executeOnSpark>>;
   try {
-    r = await executeOnSpark(lp, { remote: f.remote, onProgress: display?.onProgress, keepBatches: !lp.output });
+    r = await executeOnSpark(lp, {
+      remote: f.remote,
+      onProgress: display?.onProgress,
+      keepBatches: !lp.output,
+      explain: f.explain,
+      replaceOutput: f.replaceOutput,
+    });
   } finally {
     display?.stop();
   }
   if (f.stats) fs.writeFileSync(f.stats, JSON.stringify(r.stats, null, 2) + '\n');
   if (f.explain) {
     const s = r.stats.spark;
-    out.write(describeLowered(lp, { sql: s.sql, settings: s.settings, salted: s.salted, sampling: s.sampling }, where));
+    out.write(describeLowered(lp, { ...s, writeUri: r.outputPath?.includes('://') ? r.outputPath : undefined }, where));
     for (const st of s.stages)
       out.write(`stage ${st.id}: ${st.tasks} tasks, slowest ${st.slowestMs} ms, median ${st.medianMs} ms\n`);
   }
@@ -89,7 +107,7 @@ export async function runSparkCommand(
  * sample), but for sources Spark reads itself (URIs), whose schema comes from Spark (`remote`, else a local server).
  */
 export async function lowerCommand(
-  planFile: string,
+  planFile: string | Plan,
   o: Overrides,
   out: NodeJS.WritableStream,
   remote?: string,

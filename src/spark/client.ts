@@ -1,10 +1,16 @@
-// A small Spark Connect client over gRPC: one session, Config, ExecutePlan of
-// SQL (results as Arrow IPC batches), Interrupt, ReleaseSession, and errors read
-// through FetchErrorDetails. Message field numbers follow spark/connect/base.proto.
+// A small Spark Connect client over gRPC: one session, Config, AnalyzePlan (explain),
+// reattachable ExecutePlan of SQL (results as Arrow IPC batches), Interrupt, ReleaseSession,
+// and errors read through FetchErrorDetails. As the official clients do, a call that fails
+// with a transient code is retried with exponential backoff and jitter (retry.ts), a dropped
+// result stream is resumed by ReattachExecute from the last response received, responses
+// consumed are released (ReleaseExecute), and every response's server-side session id is
+// checked (a new one means the server restarted: the session's settings are gone).
+// Message field numbers follow spark/connect/base.proto and relations.proto.
 import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { type Decoded, type Fields, bytes, decode, encode, msg, msgs, num, str, strs } from './wire.js';
-import { type Remote, parseRemote } from './remote.js';
+import type { Remote } from './remote.js';
+import { type RetryPolicy, Retrying, retryPolicy, transient } from './retry.js';
 
 const SERVICE = '/spark.connect.SparkConnectService/';
 const CLIENT_TYPE = 'skewjoin';
@@ -27,25 +33,68 @@ export class SparkError extends Error {
   }
 }
 
+/** A source Spark reads as one DataSource of many paths, named `alias` in the SQL. */
+export interface SparkSource {
+  alias: string;
+  paths: string[];
+}
+
 /** One streamed answer of ExecutePlan: Arrow IPC bytes, or the progress of the running stages. */
 export type ExecuteEvent =
   | { kind: 'arrow'; data: Uint8Array; rows: number }
   | { kind: 'progress'; stages: { id: number; tasks: number; done: number; bytesRead: number }[] };
 
+/** An error of the caller's event handler: never retried. */
+class Handler {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * Relation.sql = 10 {query = 1}; with sources, inside Relation.with_relations = 41 {root = 1, references = 2}, each
+ * reference a Relation.subquery_alias = 16 {input = 1, alias = 2} over Relation.read = 2 {data_source = 2
+ * {format = 1, paths = 4}}.
+ */
+function sqlRelation(sql: string, sources: SparkSource[] = []): Fields {
+  const q: Fields = [[10, [[1, sql]]]];
+  if (sources.length === 0) return q;
+  const ref = (s: SparkSource): Fields => [
+    [
+      16,
+      [
+        [1, [[2, [[2, [[1, 'parquet'], ...s.paths.map((p): [number, string] => [4, p])]]]]]],
+        [2, s.alias],
+      ],
+    ],
+  ];
+  return [[41, [[1, q], ...sources.map((s): [number, Fields] => [2, ref(s)])]]];
+}
+
 export class SparkConnectClient {
   readonly remote: Remote;
-  readonly sessionId = randomUUID();
+  readonly sessionId: string;
+  /** a session named by the URL is the user's: used, never released */
+  private readonly ownsSession: boolean;
   private readonly client: grpc.Client;
   private readonly metadata = new grpc.Metadata();
+  private readonly clientType: string;
+  private readonly policy: RetryPolicy;
+  /** the server's id of our session, from its first answer */
+  private serverSession = '';
   private running = new Set<string>();
+  private closed = false;
 
-  constructor(url: string) {
-    this.remote = parseRemote(url);
-    const creds = this.remote.ssl ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
-    this.client = new grpc.Client(`${this.remote.host}:${this.remote.port}`, creds, {
+  constructor(remote: Remote, retry?: Partial<Pick<RetryPolicy, 'retries' | 'totalMs'>>) {
+    this.remote = remote;
+    this.sessionId = remote.sessionId ?? randomUUID();
+    this.ownsSession = !remote.sessionId;
+    this.policy = retryPolicy(retry);
+    const creds = remote.ssl ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
+    this.client = new grpc.Client(`${remote.host}:${remote.port}`, creds, {
       'grpc.max_receive_message_length': 256 * 1024 * 1024,
     });
-    if (this.remote.token) this.metadata.set('authorization', `Bearer ${this.remote.token}`);
+    if (remote.token) this.metadata.set('authorization', `Bearer ${remote.token}`);
+    for (const [k, v] of remote.headers) this.metadata.add(k, v);
+    this.clientType = remote.userAgent ? `${remote.userAgent} ${CLIENT_TYPE}` : CLIENT_TYPE;
   }
 
   private userContext(): Fields {
@@ -55,7 +104,32 @@ export class SparkConnectClient {
     ]; // UserContext: user_id, user_name
   }
 
-  private unary(method: string, req: Fields, timeoutMs = 60_000): Promise<Decoded> {
+  /** The server-side session id a request reports as observed (field `no` of that request), once known. */
+  private observed(no: number): [number, string | undefined] {
+    return [no, this.serverSession || undefined];
+  }
+
+  /** Every answer's server-side session id: the first one is kept; another one means the server restarted. */
+  private checkSession(id: string): void {
+    if (!id) return;
+    if (!this.serverSession) this.serverSession = id;
+    else if (id !== this.serverSession) throw this.restarted(`its session ${this.serverSession} is now ${id}`);
+  }
+
+  private restarted(how: string): SparkError {
+    return new SparkError(
+      `the Spark Connect server at ${this.where} restarted during the run (${how}): the session's settings ` +
+        'and its operations are gone; run again',
+      'SESSION_CHANGED',
+      grpc.status.ABORTED,
+    );
+  }
+
+  private get where(): string {
+    return `${this.remote.host}:${this.remote.port}`;
+  }
+
+  private call(method: string, req: Fields, timeoutMs: number): Promise<Decoded> {
     return new Promise((resolve, reject) => {
       this.client.makeUnaryRequest(
         SERVICE + method,
@@ -64,21 +138,25 @@ export class SparkConnectClient {
         encode(req),
         this.metadata,
         { deadline: Date.now() + timeoutMs },
-        (err, res) => {
-          if (err) reject(err);
-          else resolve(res!);
-        },
+        (err, res) => (err ? reject(err) : resolve(res!)),
       );
-    }).catch((e) => {
-      throw this.describe(e);
-    }) as Promise<Decoded>;
+    });
   }
 
-  /** Wait until the server answers (a local server that is still starting), at most `ms`. */
-  waitReady(ms: number): Promise<void> {
-    return new Promise((resolve, reject) =>
-      this.client.waitForReady(Date.now() + ms, (e) => (e ? reject(this.unreachable(e)) : resolve())),
-    );
+  /** A unary call, retried on transient failures; `session` is the answer's server-side session id field. */
+  private async unary(method: string, req: Fields, session: number, timeoutMs = 60_000): Promise<Decoded> {
+    const retrying = new Retrying(this.policy, (e, n, ms) => this.lost(e, n, ms));
+    for (;;) {
+      try {
+        const r = await this.call(method, req, timeoutMs);
+        this.checkSession(str(r, session));
+        return r;
+      } catch (e) {
+        if (e instanceof SparkError) throw e;
+        if (!transient(e)) throw await this.details(e);
+        await retrying.wait(e);
+      }
+    }
   }
 
   /** ConfigRequest.operation.set: session settings (spark.sql.*). */
@@ -90,12 +168,11 @@ export class SparkConnectClient {
         [2, v],
       ],
     ]); // Set.pairs: KeyValue{key, value}
-    await this.unary('Config', [
-      [1, this.sessionId],
-      [2, this.userContext()],
-      [3, [[1, pairs]]],
-      [4, CLIENT_TYPE],
-    ]);
+    await this.unary(
+      'Config',
+      [[1, this.sessionId], [2, this.userContext()], [3, [[1, pairs]]], [4, this.clientType], this.observed(8)],
+      4,
+    );
   }
 
   /** ConfigRequest.operation.get_with_default: the values of settings (spark.app.id, spark.ui.port); '' when unset. */
@@ -107,79 +184,168 @@ export class SparkConnectClient {
         [2, ''],
       ],
     ]);
-    const r = await this.unary('Config', [
-      [1, this.sessionId],
-      [2, this.userContext()],
-      [3, [[3, pairs]]],
-      [4, CLIENT_TYPE],
-    ]);
+    const r = await this.unary(
+      'Config',
+      [[1, this.sessionId], [2, this.userContext()], [3, [[3, pairs]]], [4, this.clientType], this.observed(8)],
+      4,
+    );
     return new Map(msgs(r, 2).map((kv) => [str(kv, 1), str(kv, 2)])); // ConfigResponse.pairs
   }
 
+  /** AnalyzePlanRequest.explain = 5 {plan = 1, explain_mode = 2 (SIMPLE = 1: the physical plan)}: Spark's plan of a query. */
+  async explain(sql: string, sources: SparkSource[] = []): Promise<string> {
+    const r = await this.unary(
+      'AnalyzePlan',
+      [
+        [1, this.sessionId],
+        [2, this.userContext()],
+        [3, this.clientType],
+        [
+          5,
+          [
+            [1, [[1, sqlRelation(sql, sources)]]],
+            [2, 1],
+          ],
+        ],
+        this.observed(17),
+      ],
+      15,
+    );
+    return str(msg(r, 3) ?? new Map(), 1); // AnalyzePlanResponse.explain = 3 {explain_string = 1}
+  }
+
   /**
-   * Run SQL (a query as a Relation, or with `command` as a SqlCommand, e.g. a write)
-   * and stream its answers; `onEvent` may return a promise to hold the stream back.
+   * Run SQL (a query as a Relation, or with `command` as a SqlCommand, e.g. a write) and stream its answers,
+   * each once and in order however often the stream drops; `onEvent` may return a promise to hold the stream back.
    */
-  async execute(sql: string, onEvent: (e: ExecuteEvent) => void | Promise<void>, command = false): Promise<void> {
+  async execute(
+    sql: string,
+    onEvent: (e: ExecuteEvent) => void | Promise<void>,
+    o: { command?: boolean; sources?: SparkSource[] } = {},
+  ): Promise<void> {
     const operationId = randomUUID();
-    // Plan: root = 1 (Relation.sql = 10 {query = 1}) or command = 2 (Command.sql_command = 5 {sql = 1})
-    const plan: Fields = command ? [[2, [[5, [[1, sql]]]]]] : [[1, [[10, [[1, sql]]]]]];
-    const req: Fields = [
+    const relation = sqlRelation(sql, o.sources);
+    // Plan: root = 1, or command = 2 (Command.sql_command = 5 {sql = 1, or input = 6 for a relation with sources})
+    const plan: Fields = o.command ? [[2, [[5, o.sources?.length ? [[6, relation]] : [[1, sql]]]]]] : [[1, relation]];
+    const request = (): Fields => [
       [1, this.sessionId],
       [2, this.userContext()],
       [6, operationId],
       [3, plan],
-      [4, CLIENT_TYPE],
+      [4, this.clientType],
+      [5, [[1, [[1, true]]]]], // request_options: reattach_options {reattachable = true}
+      this.observed(8),
+    ];
+    const reattach = (last: string | undefined): Fields => [
+      [1, this.sessionId],
+      [2, this.userContext()],
+      [3, operationId],
+      [4, this.clientType],
+      [5, last],
+      this.observed(6),
     ];
     this.running.add(operationId);
+    const retrying = new Retrying(this.policy, (e, n, ms) => this.lost(e, n, ms));
+    let last: string | undefined; // the last response handled
+    let started = false; // ExecutePlan was sent: later attempts reattach
+    let complete = false;
+    let ended = false; // the last stream ended without an error (and without ResultComplete)
     try {
-      await new Promise<void>((resolve, reject) => {
+      while (!complete) {
         const call = this.client.makeServerStreamRequest(
-          SERVICE + 'ExecutePlan',
+          SERVICE + (started ? 'ReattachExecute' : 'ExecutePlan'),
           (x: Uint8Array) => Buffer.from(x),
           (b: Buffer) => decode(b),
-          encode(req),
+          encode(started ? reattach(last) : request()),
           this.metadata,
           {},
         );
-        call.on('data', (r: Decoded) => {
-          const ev = responseEvent(r);
-          if (!ev) return;
-          const held = onEvent(ev);
-          if (held) {
-            call.pause();
-            held.then(
-              () => call.resume(),
-              (e) => {
-                call.cancel();
-                reject(e);
-              },
-            );
+        const attached = started;
+        started = true;
+        try {
+          for await (const r of call as AsyncIterable<Decoded>) {
+            this.checkSession(str(r, 15));
+            if (msg(r, 14)) complete = true; // result_complete
+            const ev = responseEvent(r);
+            if (ev) {
+              try {
+                await onEvent(ev);
+              } catch (e) {
+                throw new Handler(e);
+              }
+            }
+            const id = str(r, 13);
+            if (id) {
+              last = id;
+              retrying.reset();
+              if (ev?.kind === 'arrow') this.release(operationId, id);
+            }
           }
-        });
-        call.on('error', reject);
-        call.on('end', resolve);
-      });
+          // a stream that ends without ResultComplete is continued by ReattachExecute (the server cuts long ones)
+          ended = true;
+        } catch (e) {
+          if (e instanceof Handler || e instanceof SparkError) throw e;
+          // a server without reattachable execution (before Spark 3.5) ended its one stream: that was all
+          if (attached && ended && (e as grpc.ServiceError)?.code === grpc.status.UNIMPLEMENTED) {
+            complete = true;
+            continue;
+          }
+          ended = false;
+          const gone = /INVALID_HANDLE\.(OPERATION_NOT_FOUND|SESSION_NOT_FOUND)/.exec(
+            (e as grpc.ServiceError)?.details ?? '',
+          );
+          if (gone && attached) {
+            // before any answer the ExecutePlan may not have reached the server: send it again
+            if (last === undefined && gone[1] === 'OPERATION_NOT_FOUND') started = false;
+            else
+              throw this.restarted(
+                `it no longer knows the ${gone[1] === 'OPERATION_NOT_FOUND' ? 'operation' : 'session'}, ${gone[0]}`,
+              );
+          } else if (/INVALID_HANDLE\.SESSION_CHANGED/.test((e as grpc.ServiceError)?.details ?? '')) {
+            throw this.restarted('INVALID_HANDLE.SESSION_CHANGED');
+          } else if (!transient(e)) throw e;
+          await retrying.wait(e);
+        } finally {
+          call.cancel();
+        }
+      }
+      this.release(operationId);
     } catch (e) {
-      throw await this.details(e);
+      this.release(operationId);
+      if (e instanceof Handler) throw e.error;
+      throw e instanceof SparkError ? e : await this.details(e);
     } finally {
       this.running.delete(operationId);
     }
+  }
+
+  /**
+   * ReleaseExecute: release_until = 6 {response_id = 1} (the responses up to it), or release_all = 5 (the operation).
+   * Not waited for: the server frees abandoned operations itself.
+   */
+  private release(operationId: string, until?: string): void {
+    if (this.closed) return;
+    this.call(
+      'ReleaseExecute',
+      [
+        [1, this.sessionId],
+        [2, this.userContext()],
+        [3, operationId],
+        [4, this.clientType],
+        until ? [6, [[1, until]]] : [5, []],
+        this.observed(7),
+      ],
+      10_000,
+    ).catch(() => undefined);
   }
 
   /** Interrupt the operations under way (Ctrl-C). */
   async interrupt(): Promise<void> {
     for (const id of [...this.running]) {
       // InterruptRequest: interrupt_type = 4 (OPERATION_ID = 3), operation_id = 6
-      await this.unary(
+      await this.call(
         'Interrupt',
-        [
-          [1, this.sessionId],
-          [2, this.userContext()],
-          [3, CLIENT_TYPE],
-          [4, 3],
-          [6, id],
-        ],
+        [[1, this.sessionId], [2, this.userContext()], [3, this.clientType], [4, 3], [6, id], this.observed(7)],
         5000,
       ).catch(() => undefined);
     }
@@ -190,24 +356,29 @@ export class SparkConnectClient {
     return this.running.size > 0;
   }
 
-  /** ReleaseSession, then close the channel. */
+  /** ReleaseSession (of a session we opened), then close the channel. */
   async close(): Promise<void> {
-    await this.unary(
-      'ReleaseSession',
-      [
-        [1, this.sessionId],
-        [2, this.userContext()],
-        [3, CLIENT_TYPE],
-      ],
-      5000,
-    ).catch(() => undefined);
+    if (this.closed) return;
+    if (this.ownsSession)
+      await this.call(
+        'ReleaseSession',
+        [
+          [1, this.sessionId],
+          [2, this.userContext()],
+          [3, this.clientType],
+        ],
+        5000,
+      ).catch(() => undefined);
+    this.closed = true;
     this.client.close();
   }
 
-  private unreachable(e: unknown): SparkError {
+  /** The error of a call whose retries are spent: what failed, how often it was tried, for how long. */
+  private lost(e: unknown, attempts: number, waitedMs: number): SparkError {
+    const g = e as grpc.ServiceError;
+    const tried = attempts ? `; tried ${attempts + 1} times over ${(waitedMs / 1000).toFixed(1)} s` : '';
     return new SparkError(
-      `cannot reach the Spark Connect server at ${this.remote.host}:${this.remote.port}` +
-        ` (${(e as Error).message ?? e})`,
+      `cannot reach the Spark Connect server at ${this.where} (${g?.details ?? (e as Error)?.message ?? e}${tried})`,
       'UNREACHABLE',
       grpc.status.UNAVAILABLE,
     );
@@ -216,10 +387,10 @@ export class SparkConnectClient {
   /** A gRPC error as a SparkError from the status details (ErrorInfo) alone. */
   private describe(e: unknown): SparkError {
     const g = e as grpc.ServiceError;
-    if (g?.code === grpc.status.UNAVAILABLE || g?.code === grpc.status.DEADLINE_EXCEEDED) return this.unreachable(e);
+    if (g?.code === grpc.status.UNAVAILABLE || g?.code === grpc.status.DEADLINE_EXCEEDED) return this.lost(e, 0, 0);
     if (g?.code === grpc.status.UNAUTHENTICATED || g?.code === grpc.status.PERMISSION_DENIED) {
       return new SparkError(
-        `the Spark Connect server at ${this.remote.host}:${this.remote.port} refused the client: ${g.details}` +
+        `the Spark Connect server at ${this.where} refused the client: ${g.details}` +
           ' (check the token in the remote URL)',
         'UNAUTHENTICATED',
         g.code,
@@ -239,16 +410,11 @@ export class SparkConnectClient {
   private async details(e: unknown): Promise<SparkError> {
     const base = this.describe(e);
     const errorId = errorInfo(e as grpc.ServiceError).errorId;
-    if (!errorId) return base;
+    if (!errorId || this.closed) return base;
     try {
-      const r = await this.unary(
+      const r = await this.call(
         'FetchErrorDetails',
-        [
-          [1, this.sessionId],
-          [2, this.userContext()],
-          [3, errorId],
-          [4, CLIENT_TYPE],
-        ],
+        [[1, this.sessionId], [2, this.userContext()], [3, errorId], [4, this.clientType], this.observed(5)],
         10_000,
       );
       const errors = msgs(r, 2);

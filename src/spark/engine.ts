@@ -16,8 +16,11 @@ import type { Executed } from '../scheduler/execute.js';
 import type { OnProgress } from '../scheduler/progress.js';
 import type { Stats } from '../physical/stats.js';
 import { onClosePool } from '../runtime/pool.js';
-import { SparkConnectClient, SparkError } from './client.js';
+import { type SparkSource, SparkConnectClient, SparkError } from './client.js';
+import { isLoopback, parseRemote, redact } from './remote.js';
+import type { RetryPolicy } from './retry.js';
 import { type SamplingStat, planSalting } from './hot.js';
+import { SPARK_PARTITIONS } from './sample.js';
 import { type Lowered, lowerPlan } from './lower.js';
 import { LocalSparkServer } from './server.js';
 import { type StageTimes, stageTimes } from './stages.js';
@@ -35,6 +38,10 @@ export interface SparkStats extends Stats {
     /** per join side that could be salted: how it was sampled, what it read, what it found */
     sampling?: SamplingStat[];
     stages: StageTimes[];
+    /** the sources of many files, each one DataSource named in the SQL */
+    sources: Lowered['sources'];
+    /** Spark's physical plan of the query (AnalyzePlan explain), when asked for (`explain`) */
+    physicalPlan?: string;
   };
 }
 
@@ -44,6 +51,14 @@ export interface SparkOptions {
   onProgress?: OnProgress;
   keepBatches?: boolean;
   writeOut?: boolean;
+  /** ask Spark for its physical plan of the query (stats.spark.physicalPlan) */
+  explain?: boolean;
+  /** a URI output folder that holds files is replaced (INSERT OVERWRITE DIRECTORY); without it, refused */
+  replaceOutput?: boolean;
+  /** each stage's task run times in stats.spark.stages[].durations (the bench's simulation) */
+  taskTimes?: boolean;
+  /** retries of a call that fails with a transient code: count and total time (retry.ts) */
+  retry?: Partial<Pick<RetryPolicy, 'retries' | 'totalMs'>>;
 }
 
 /** The local server of this process (kept until closePool), and the sessions open on any server. */
@@ -87,18 +102,40 @@ async function localServer(workers: number): Promise<LocalSparkServer> {
 async function connect(
   remote: string | undefined,
   workers: number,
+  retry?: SparkOptions['retry'],
 ): Promise<{ client: SparkConnectClient; uiUrl?: string }> {
   let url = remote ?? process.env.SPARK_REMOTE;
   let uiUrl: string | undefined;
-  if (!url) {
+  // the URL is checked (a token only over TLS) before a local server starts
+  let parsed = url ? parseRemote(url, remote ? '--remote' : 'SPARK_REMOTE') : undefined;
+  if (!parsed) {
     const server = await localServer(workers);
     url = server.url;
     uiUrl = server.uiUrl;
+    parsed = parseRemote(url);
   }
-  const client = new SparkConnectClient(url);
+  const client = new SparkConnectClient(parsed, retry);
   clients.add(client);
   onClosePool(closeSpark);
   return { client, uiUrl };
+}
+
+/** A run's session released and its channel closed (the local server stays, until closePool). */
+async function release(client: SparkConnectClient): Promise<void> {
+  clients.delete(client);
+  await client.close();
+}
+
+/** Why a local path cannot be given to the server at `url`, or undefined when it can (a server on this machine). */
+function localFilesRefused(url: string | undefined, at: string): string | undefined {
+  if (!url) return undefined;
+  const r = parseRemote(url, at);
+  if (isLoopback(r.host)) return undefined;
+  return (
+    `the Spark Connect server at ${r.host}:${r.port} runs on another machine and cannot read this machine's ` +
+    'files; give a URI it reads (s3a://, gs://, abfss://, hdfs://, or file:///path for a folder every node of ' +
+    'the cluster mounts), or run with --engine local'
+  );
 }
 
 /**
@@ -130,16 +167,15 @@ export async function loadForSpark(plan: Plan | string | object, o: LoadOptions,
     }
   };
   try {
-    // a local path not found here may be found by a remote server (a cluster's mount), not by a local one
-    const missing = !!(remote ?? process.env.SPARK_REMOTE);
-    return await loadPlan(plan, { ...o, sparkSources: { schema, missing } });
+    // a local path not found here may be found by a remote server on this machine, not by a local one; a server
+    // on another machine reads no local path (nor a file of that name there, after we sampled ours)
+    const url = remote ?? process.env.SPARK_REMOTE;
+    const localRefused = localFilesRefused(url, remote ? '--remote' : 'SPARK_REMOTE');
+    return await loadPlan(plan, { ...o, sparkSources: { schema, missing: !!url, localRefused } });
   } finally {
     if (session) {
       const client = await (session as Promise<SparkConnectClient>).catch(() => null);
-      if (client) {
-        clients.delete(client);
-        await client.close();
-      }
+      if (client) await release(client);
     }
   }
 }
@@ -147,9 +183,12 @@ export async function loadForSpark(plan: Plan | string | object, o: LoadOptions,
 /** Our error for a Spark one: analysis -> plan error (exit 2), bad data -> input error (exit 3), else exit 1. */
 export function mapSparkError(e: unknown): SkewjoinError {
   if (e instanceof SkewjoinError) return e;
-  if (!(e instanceof SparkError)) return new ExecutionError(`spark: ${(e as Error)?.message ?? e}`);
-  const first = e.message.split('\n')[0];
-  if (/CAST_INVALID_INPUT|FAILED_READ_FILE|PATH_NOT_FOUND|CANNOT_READ_FILE|PARQUET/.test(e.errorClass))
+  if (!(e instanceof SparkError)) return new ExecutionError(redact(`spark: ${(e as Error)?.message ?? e}`));
+  const first = redact(e.message.split('\n')[0]);
+  if (/CAST_INVALID_INPUT|CAST_OVERFLOW|FAILED_READ_FILE|PATH_NOT_FOUND|CANNOT_READ_FILE|PARQUET/.test(e.errorClass))
+    return new InputError(`spark: ${first}`);
+  // a value the lowered SQL refuses as ours does (lower-expr.ts: raise_error('value "x" cannot be cast to t'))
+  if (e.errorClass === 'USER_RAISED_EXCEPTION' && /cannot be cast to/.test(first))
     return new InputError(`spark: ${first}`);
   if (e.analysis)
     return new PlanError(
@@ -163,25 +202,64 @@ export function mapSparkError(e: unknown): SkewjoinError {
 export async function lowerWithSalting(
   lp: LoadedPlan,
   remote?: string,
-): Promise<Lowered & { sampling: SamplingStat[] }> {
-  const { settings } = lowerPlan(lp); // refusals first, before a server is started or reached
+): Promise<Lowered & { sampling: SamplingStat[]; physicalPlan: string }> {
+  const { settings, sources } = lowerPlan(lp); // refusals first, before a server is started or reached
   const { client } = await connect(remote, lp.settings.workers);
   try {
     await client.setConfig(settings); // the sampling queries run under the plan's settings
-    const { plans, sampling } = await planSalting(lp, (sql) => queryRows(client, sql));
-    return { ...lowerPlan(lp, plans), sampling };
+    const conf = await client.getConfig(['spark.sql.shuffle.partitions']);
+    const { plans, sampling } = await planSalting(
+      lp,
+      (sql) => queryRows(client, sql, sources),
+      serverPartitions(lp, conf),
+    );
+    const lowered = lowerPlan(lp, plans);
+    const physicalPlan = await client.explain(lowered.query, lowered.sources);
+    return { ...lowered, sampling, physicalPlan };
   } catch (e) {
     throw mapSparkError(e);
+  } finally {
+    await release(client);
   }
 }
 
-async function queryRows(client: SparkConnectClient, sql: string): Promise<unknown[][]> {
+/** The shuffle partitions of the run: the plan's, else the server's spark.sql.shuffle.partitions, else Spark's 200. */
+function serverPartitions(lp: LoadedPlan, conf: Map<string, string>): number {
+  const n = Number(conf.get('spark.sql.shuffle.partitions'));
+  return lp.settings.partitions ?? (Number.isInteger(n) && n > 0 ? n : SPARK_PARTITIONS);
+}
+
+async function queryRows(client: SparkConnectClient, sql: string, sources: SparkSource[]): Promise<unknown[][]> {
   const rows: unknown[][] = [];
-  await client.execute(sql, (ev) => {
-    if (ev.kind !== 'arrow') return;
-    for (const r of arrow.tableFromIPC(ev.data)) rows.push(r ? [...Object.values(r.toJSON())] : []);
-  });
+  await client.execute(
+    sql,
+    (ev) => {
+      if (ev.kind !== 'arrow') return;
+      for (const r of arrow.tableFromIPC(ev.data)) rows.push(r ? [...Object.values(r.toJSON())] : []);
+    },
+    { sources },
+  );
   return rows;
+}
+
+/**
+ * A URI output folder that holds files is refused unless asked to replace (INSERT OVERWRITE DIRECTORY wipes it):
+ * Spark lists it (binaryFile, its files' names only); a folder not there is a new one.
+ */
+async function checkOutputFolder(client: SparkConnectClient, uri: string): Promise<void> {
+  let rows: unknown[][];
+  try {
+    rows = await queryRows(client, `SELECT path FROM binaryFile.${ident(uri)} LIMIT 1`, []);
+  } catch (e) {
+    if (e instanceof SparkError && /PATH_NOT_FOUND|FileNotFound/i.test(`${e.errorClass} ${e.message}`)) return;
+    throw e;
+  }
+  if (rows.length > 0)
+    throw new PlanError(
+      'output.path',
+      `${uri} holds files (${String(rows[0][0])}), which Spark's INSERT OVERWRITE DIRECTORY would delete; ` +
+        'give an empty or new folder, or --replace-output (options.replaceOutput) to replace its contents',
+    );
 }
 
 /** The type a Spark result column comes back as: unsigned integers widened, timestamps in microseconds. */
@@ -200,16 +278,22 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
   const t0 = performance.now();
   const schema: Field[] = lp.root.schema.map((f) => ({ name: f.name, type: resultType(f.type) }));
   // a construct Spark cannot run is refused before a server is started or reached
-  const { settings } = lowerPlan(lp);
-  const { client, uiUrl } = await connect(o.remote, lp.settings.workers);
+  const { settings, sources } = lowerPlan(lp);
+  const { client, uiUrl } = await connect(o.remote, lp.settings.workers, o.retry);
   let file: ResultFile | null = null;
   try {
     await client.setConfig(settings);
+    const conf = await client.getConfig(['spark.app.id', 'spark.ui.port', 'spark.sql.shuffle.partitions']);
     const ts = performance.now();
-    const { plans, sampling } = await planSalting(lp, (sql) => queryRows(client, sql));
+    const { plans, sampling } = await planSalting(
+      lp,
+      (sql) => queryRows(client, sql, sources),
+      serverPartitions(lp, conf),
+    );
     const samplingMs = performance.now() - ts;
     const lowered = lowerPlan(lp, plans);
-    const conf = await client.getConfig(['spark.app.id', 'spark.ui.port']);
+    if (lowered.writeUri && !o.replaceOutput && (o.writeOut ?? true)) await checkOutputFolder(client, lowered.writeUri);
+    const physicalPlan = o.explain ? await client.explain(lowered.query, lowered.sources) : undefined;
     // a remote driver's REST API, where its UI port is set and reachable from here
     const restUrl =
       uiUrl ?? (conf.get('spark.ui.port') ? `http://${client.remote.host}:${conf.get('spark.ui.port')}` : undefined);
@@ -235,7 +319,7 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
         if (keep) batches.push(...bs);
         if (file) await file.write(bs);
       },
-      !!lowered.writeUri,
+      { command: !!lowered.writeUri, sources: lowered.sources },
     );
     await file?.finish();
     const stats = sparkStats(
@@ -247,12 +331,15 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
     );
     stats.spark.samplingMs = samplingMs;
     stats.spark.sampling = sampling;
-    stats.spark.stages = await stageTimes(restUrl, stats.spark.applicationId, [...progress.keys()]);
+    if (physicalPlan !== undefined) stats.spark.physicalPlan = physicalPlan;
+    stats.spark.stages = await stageTimes(restUrl, stats.spark.applicationId, [...progress.keys()], o.taskTimes);
     reportProgress(o.onProgress, progress, t0, shown, 'done');
     return { schema, batches, numRows, stats, outputPath: file?.file ?? lowered.writeUri };
   } catch (e) {
     file?.abort();
     throw mapSparkError(e);
+  } finally {
+    await release(client);
   }
 }
 
@@ -306,8 +393,9 @@ function sparkStats(l: Lowered, applicationId: string, remote: string, wallMs: n
       sql: l.sql,
       settings: l.settings,
       applicationId,
-      remote: remote.replace(/;token=[^;]*/, ';token=***'),
+      remote: redact(remote),
       salted: l.salted,
+      sources: l.sources,
       stages: [],
     },
   };

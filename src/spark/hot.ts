@@ -34,6 +34,7 @@ import {
   sized,
   SPARK_PARTITIONS,
   sparkSample,
+  TOP_KEYS,
 } from './sample.js';
 
 export type { Query, SamplingStat };
@@ -50,9 +51,8 @@ const rowBytes = (n: BoundNode) =>
  * keys that are not hot, spread over the partitions), and its estimated bytes exceed
  * `thresholdBytes`.
  */
-function hotKeys(s: Sample, side: BoundNode, lp: LoadedPlan, mode: 'always' | 'oneFile'): HotKey[] {
+function hotKeys(s: Sample, side: BoundNode, lp: LoadedPlan, mode: 'always' | 'oneFile', partitions: number): HotKey[] {
   const { factor, thresholdBytes } = lp.settings.skew;
-  const partitions = lp.settings.partitions ?? SPARK_PARTITIONS;
   if (s.total === 0) return [];
   const big = s.keys.filter((k) => k.rows / s.total > 1 / partitions);
   const medianShare = Math.max(0, 1 - big.reduce((a, k) => a + k.rows, 0) / s.total) / partitions;
@@ -65,6 +65,23 @@ function hotKeys(s: Sample, side: BoundNode, lp: LoadedPlan, mode: 'always' | 'o
         (mode === 'always' || (k.oneFile && fileLevel(side))),
     )
     .map((k) => ({ text: k.key, sql: k.sql, rows: Math.round(k.rows / s.fraction) }));
+}
+
+/**
+ * The most salts that keep the copied side's growth per hot key within the rows the salt spreads: a hot key with
+ * `h` rows on the split side and `c` on the copied side gets its `c` rows copied N times, N - 1 extra copies of
+ * at most `h` rows, so N <= 1 + h / c. A key not among the copied side's sampled top keys has at most the rows
+ * of the least of them.
+ */
+function copyBound(keys: HotKey[], copied: Sample): number {
+  const est = new Map(copied.keys.map((k) => [k.key.join('\u0000'), k.rows / copied.fraction]));
+  const floor = copied.keys.length >= TOP_KEYS ? Math.min(...copied.keys.map((k) => k.rows)) / copied.fraction : 0;
+  let bound = Number.POSITIVE_INFINITY;
+  for (const k of keys) {
+    const c = est.get(k.text.join('\u0000')) ?? floor;
+    if (c > 0) bound = Math.min(bound, Math.floor(1 + k.rows / c));
+  }
+  return bound;
 }
 
 /** Every join of a plan, top down. */
@@ -81,26 +98,32 @@ function joinsOf(root: BoundNode): Join[] {
   return joins;
 }
 
-/** Salt plans for the plan's joins (each join's side with the most hot rows, when it has any), and how each side was sampled. */
+/**
+ * Salt plans for the plan's joins (each join's side with the most hot rows, when it has any), and how each side was
+ * sampled. `partitions`: the shuffle partitions Spark will use (the plan's, else the server's
+ * spark.sql.shuffle.partitions).
+ */
 export async function planSalting(
   lp: LoadedPlan,
   query: Query,
+  partitions = lp.settings.partitions ?? SPARK_PARTITIONS,
 ): Promise<{ plans: Map<string, SaltPlan>; sampling: SamplingStat[] }> {
   const plans = new Map<string, SaltPlan>();
   const sampling: SamplingStat[] = [];
   const { enabled, strategy } = lp.settings.skew;
   if (!enabled || strategy === 'partition') return { plans, sampling };
   const lowering = new Lowering(lp.root);
-  const partitions = lp.settings.partitions ?? SPARK_PARTITIONS;
   for (const j of joinsOf(lp.root)) {
     const sides = saltableSides(j);
     if (!sides) continue;
     let best: SaltPlan | null = null,
       bestRows = 0;
+    const samples: Partial<Record<'left' | 'right', Sample>> = {};
     for (const side of ['left', 'right'] as const) {
-      const got = await sampleSide(lp, j, side, sides[side], query, lowering, sampling);
+      const got = await sampleSide(lp, j, side, sides[side], query, lowering, sampling, partitions);
       if (!got) continue;
       const { found, total } = got;
+      samples[side] = got.sample;
       const hotRows = found.reduce((a, k) => a + k.rows, 0);
       if (found.length && hotRows > bestRows) {
         const share = Math.max(...found.map((k) => k.rows)) / total;
@@ -108,7 +131,11 @@ export async function planSalting(
         bestRows = hotRows;
       }
     }
-    if (best) plans.set(j.id, best);
+    if (best) {
+      const copied = samples[best.side === 'left' ? 'right' : 'left'];
+      if (copied) best.buckets = Math.max(2, Math.min(best.buckets, copyBound(best.keys, copied)));
+      plans.set(j.id, best);
+    }
   }
   return { plans, sampling };
 }
@@ -125,7 +152,8 @@ async function sampleSide(
   query: Query,
   lowering: Lowering,
   sampling: SamplingStat[],
-): Promise<{ found: ReturnType<typeof hotKeys>; total: number } | null> {
+  partitions: number,
+): Promise<{ found: ReturnType<typeof hotKeys>; total: number; sample: Sample } | null> {
   const node = side === 'left' ? j.left : j.right;
   const keys = side === 'left' ? j.leftKeys : j.rightKeys;
   const skip = (reason: string) => {
@@ -154,7 +182,7 @@ async function sampleSide(
   const local = await localSample(lp, node, keys);
   const got = local ?? { ...(await sparkSample(node, keys, query, lowering)), files: undefined };
   const ms = performance.now() - t0;
-  const found = hotKeys(got.sample, node, lp, mode);
+  const found = hotKeys(got.sample, node, lp, mode, partitions);
   sampling.push({
     join: j.id,
     side,
@@ -173,5 +201,5 @@ async function sampleSide(
       `spark sample ${j.id}.${side} (${local ? 'local' : 'spark'}, ${ms.toFixed(0)} ms): ` +
         `${JSON.stringify({ ...got.sample, keys: got.sample.keys.slice(0, 3) })} -> ${found.length} hot\n`,
     );
-  return { found, total: got.sample.total / got.sample.fraction };
+  return { found, total: got.sample.total / got.sample.fraction, sample: got.sample };
 }

@@ -9,6 +9,7 @@ import type { BoundAggregate, BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';
 import { SQL_SETTINGS, col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
 import { type SaltPlan, saltedJoin } from './salt.js';
+import type { SparkSource } from './client.js';
 import { lowerSetOp } from './setops.js';
 import { lowerWindow } from './window.js';
 
@@ -19,6 +20,10 @@ export interface Lowered {
   salted: { join: string; side: 'left' | 'right'; keys: string[][]; buckets: number }[];
   /** an output.path that is a URI: Spark writes it (`INSERT OVERWRITE DIRECTORY`) */
   writeUri?: string;
+  /** the query alone (without the write): what Spark's plan is asked of (AnalyzePlan explain) */
+  query: string;
+  /** the sources of many files, each one DataSource of its paths, named in the SQL by its alias */
+  sources: SparkSource[];
 }
 
 /** A local file as Spark reads it from a local server: an absolute file: URI. */
@@ -37,6 +42,27 @@ function sparkSettings(s: Settings): Record<string, string> {
     'spark.sql.adaptive.autoBroadcastJoinThreshold': String(s.broadcastBytes > 0 ? s.broadcastBytes : -1),
   };
   if (s.partitions !== undefined) out['spark.sql.shuffle.partitions'] = String(s.partitions);
+  return out;
+}
+
+/**
+ * The scans of many files, each as one DataSource of its paths (a list Spark reads as one
+ * relation, unlike a UNION ALL of one branch per file), named __sj_src0.. in plan order.
+ */
+function sparkSources(root: BoundNode): Map<string, SparkSource> {
+  const out = new Map<string, SparkSource>();
+  const walk = (n: BoundNode) => {
+    if (n.kind === 'scan') {
+      const paths = [...new Set(n.splits.map((s) => sparkPath(s.path)))];
+      const key = JSON.stringify(paths);
+      if (paths.length > 1 && !out.has(key)) out.set(key, { alias: `__sj_src${out.size}`, paths });
+    } else if (n.kind === 'join') {
+      walk(n.left);
+      walk(n.right);
+    } else if (n.kind === 'union') n.inputs.forEach(walk);
+    else if ('input' in n) walk(n.input);
+  };
+  walk(root);
   return out;
 }
 
@@ -59,6 +85,7 @@ function paths(root: BoundNode): Map<BoundNode, string> {
 
 export class Lowering {
   private readonly at: Map<BoundNode, string>;
+  readonly sources: Map<string, SparkSource>;
   readonly salted: Lowered['salted'] = [];
 
   constructor(
@@ -66,6 +93,7 @@ export class Lowering {
     readonly salt: Map<string, SaltPlan> = new Map(),
   ) {
     this.at = paths(root);
+    this.sources = sparkSources(root);
   }
 
   /** A node as a SELECT whose columns are __sj0.. in the order of its schema. */
@@ -123,10 +151,10 @@ export class Lowering {
         );
       }
     });
-    const files = [...new Set(n.splits.map((s) => s.path))];
+    const files = [...new Set(n.splits.map((s) => sparkPath(s.path)))];
     const cols = n.schema.map((f, i) => `${ident(f.name)} AS ${col(i)}`).join(', ');
-    // one file at a time: a list of files is no single Spark path (a glob is, but ours are already expanded)
-    return files.map((f) => `SELECT ${cols} FROM parquet.${ident(sparkPath(f))}`).join(' UNION ALL ');
+    const many = this.sources.get(JSON.stringify(files));
+    return `SELECT ${cols} FROM ${many ? many.alias : `parquet.${ident(files[0])}`}`;
   }
 
   private join(n: Extract<BoundNode, { kind: 'join' }>): string {
@@ -208,7 +236,8 @@ export function lowerPlan(lp: LoadedPlan, salt: Map<string, SaltPlan> = new Map(
   const l = new Lowering(lp.root, salt);
   const body = l.node(lp.root);
   const names = lp.root.schema.map((f, i) => `${col(i)} AS ${ident(f.name)}`).join(', ');
-  let sql = `SELECT ${names} FROM (${body}) t`;
+  const query = `SELECT ${names} FROM (${body}) t`;
+  let sql = query;
   const raw = lp.plan.output?.path;
   let writeUri: string | undefined;
   if (raw && isUri(raw)) {
@@ -223,5 +252,12 @@ export function lowerPlan(lp: LoadedPlan, salt: Map<string, SaltPlan> = new Map(
     sql = `INSERT OVERWRITE DIRECTORY ${str(raw)} USING ${using}${options} ${sql}`;
     writeUri = raw;
   }
-  return { sql, settings: sparkSettings(lp.settings), salted: l.salted, writeUri };
+  return {
+    sql,
+    settings: sparkSettings(lp.settings),
+    salted: l.salted,
+    writeUri,
+    query,
+    sources: [...l.sources.values()],
+  };
 }

@@ -18,9 +18,12 @@
 // matched rows rather than a second join key. Keys of floats, or of types Spark widens
 // to compare (a decimal against another scale), keep the key and a salt column.
 //
-// Outer semantics stay exact: every hot key has rows on the split side (it was sampled
-// there), so a replicated row matches in at least one salt and its other copies, which
-// found no partner in their salt, are not rows of the join; a split-side row is never copied.
+// Outer semantics stay exact, whatever the sample said: a preserved row of a hot key is
+// replicated only when that key has rows on the split side in this run (a scalar subquery
+// over the split side: the indices of the hot keys it holds, computed once); then it matches
+// in at least one salt and its other copies, which found no partner in their salt, are
+// dropped. A hot key the split side lacks (the sample saw rows Spark does not read) keeps
+// its one copy, unmatched, as the outer join wants it. A split-side row is never copied.
 import type { BoundNode } from '../plan/bound.js';
 import { type DataType, isFloat, isInteger } from '../kernels/column.js';
 import { col, sparkType } from './lower-expr.js';
@@ -58,6 +61,12 @@ function saltForm(n: Join): 'int' | 'hash' | 'pair' {
   return 'pair';
 }
 
+/** Which hot key a row's keys are (0, 1, ..), null when none: null keys are not hot (they match nothing). */
+function hotIndex(keys: string[], hot: HotKey[]): string {
+  const one = (h: HotKey) => keys.map((k, i) => `${k} = ${h.sql[i]}`).join(' AND ');
+  return `CASE ${hot.map((h, i) => `WHEN ${one(h)} THEN ${i}`).join(' ')} END`;
+}
+
 /** Whether a row's keys (SQL column references) are one of the hot keys; null keys are not hot (they match nothing). */
 function hotTest(keys: string[], hot: HotKey[]): string {
   if (keys.length === 1) return `coalesce(${keys[0]} IN (${hot.map((h) => h.sql[0]).join(', ')}), FALSE)`;
@@ -89,37 +98,36 @@ export function saltedJoin(n: Join, plan: SaltPlan, lower: (m: BoundNode) => str
     return `CASE WHEN ${anyNull} THEN NULL WHEN ${hot(keys)} THEN xxhash64(${vals}, ${s}) ELSE xxhash64(${vals}) END`;
   };
   const select = (m: BoundNode, extra: string) => `(SELECT *, ${extra} FROM (${lower(m)}) t)`;
-  const copies = (keys: number[]) =>
-    `explode(CASE WHEN ${hot(keys)} THEN sequence(0, ${plan.buckets - 1}) ELSE array(0) END) AS __salt`;
+  const copyPreserved = n.type === 'full' || n.type === (splitLeft ? 'right' : 'left');
+  // a preserved row is replicated only for a hot key the split side holds in this run (exact whatever the sample saw)
+  const held = `(SELECT collect_set(${hotIndex(splitKeys.map(col), plan.keys)}) FROM (${lower(splitNode)}) t)`;
+  const replicate = copyPreserved
+    ? `coalesce(array_contains(${held}, ${hotIndex(copyKeys.map(col), plan.keys)}), FALSE)`
+    : hot(copyKeys);
+  const copies = () => `explode(CASE WHEN __rep THEN sequence(0, ${plan.buckets - 1}) ELSE array(0) END) AS __salt`;
+  const copySelect = `(SELECT *, ${copies()} FROM ${select(copyNode, `${replicate} AS __rep`)} t)`;
   let split: string, copied: string, on: string, marker: string;
   const lk = n.leftKeys.map((k, i) => `l.${col(k)} = r.${col(n.rightKeys[i])}`).join(' AND ');
   if (form === 'pair') {
     split = select(splitNode, `CASE WHEN ${hot(splitKeys)} THEN ${salt} ELSE 0 END AS __salt`);
-    copied = select(copyNode, copies(copyKeys));
+    copied = copySelect;
     on = `${lk} AND l.__salt = r.__salt`;
     marker = '__salt';
   } else {
     split = select(splitNode, `${code(splitNode, splitKeys, salt)} AS __j`);
-    const replicated = select(copyNode, copies(copyKeys));
-    copied = `(SELECT *, ${code(copyNode, copyKeys, '__salt')} AS __j FROM ${replicated} t)`;
+    copied = `(SELECT *, ${code(copyNode, copyKeys, '__salt')} AS __j FROM ${copySelect} t)`;
     on = `l.__j = r.__j AND coalesce(${lk}, FALSE)`;
     marker = '__j';
   }
   const [left, right] = splitLeft ? [split, copied] : [copied, split];
-  const copyPreserved = n.type === 'full' || n.type === (splitLeft ? 'right' : 'left');
   if (!copyPreserved) return plainJoin(n, left, right, n.type, { on });
   // a replicated preserved row's copies that found no partner: the split side's marker is null there (and
-  // only there, or for a split row whose key is null, and then the copy's key is null too: not hot)
-  const nl = n.left.schema.length;
-  const copyCols = splitLeft ? copyKeys.map((k) => nl + k) : copyKeys;
+  // only there, or for a split row whose key is null, and then the copy's key is null too: not replicated)
+  const [s, c] = splitLeft ? ['l', 'r'] : ['r', 'l'];
   const joined = plainJoin(n, left, right, n.type, {
     on,
-    extraCols: [`${splitLeft ? 'l' : 'r'}.${marker} AS __split`],
+    extraCols: [`${s}.${marker} AS __split`, `${c}.__rep AS __rep`],
   });
   const cols = n.schema.map((_, i) => col(i)).join(', ');
-  const unmatchedCopy = hotTest(
-    copyCols.map((c) => `j.${col(c)}`),
-    plan.keys,
-  );
-  return `SELECT ${cols} FROM (${joined}) j WHERE NOT (j.__split IS NULL AND ${unmatchedCopy})`;
+  return `SELECT ${cols} FROM (${joined}) j WHERE NOT (j.__split IS NULL AND coalesce(j.__rep, FALSE))`;
 }

@@ -23,7 +23,7 @@ const CLUSTERS = 32;
 /** Decoded bytes per Parquet byte, at most (compression and encodings), for ruling out small sides. */
 export const DECODED_PER_PARQUET_BYTE = 10;
 /** Keys looked at per side: the most frequent of the sample. */
-const TOP_KEYS = 16;
+export const TOP_KEYS = 16;
 /** Shuffle partitions Spark uses when the plan does not say (spark.sql.shuffle.partitions). */
 export const SPARK_PARTITIONS = 200;
 

@@ -129,7 +129,7 @@ export class LocalSparkServer {
     });
     fs.closeSync(log);
     const server = new LocalSparkServer(
-      `sc://127.0.0.1:${port}/;token=${token}`,
+      `sc://localhost:${port}/;token=${token}`,
       `http://127.0.0.1:${uiPort}`,
       workers,
       child,

@@ -19,6 +19,8 @@ export interface StageTimes {
   cpuMs?: number;
   /** rows the stage read from the shuffle (a join's stage reads both sides) */
   shuffleRows?: number;
+  /** every successful task's run time (executorRunTime), when asked for (`withTasks`: the bench's simulation) */
+  durations?: number[];
 }
 
 /** Longest wait for one REST answer: the figures are a bonus, never a reason to hang. */
@@ -34,7 +36,12 @@ async function getJson(url: string): Promise<unknown> {
  * The stages `ids` (as ExecutePlan's progress named them) of application `appId`, from
  * the REST API at `uiUrl`; empty when there is no URL or it does not answer.
  */
-export async function stageTimes(uiUrl: string | undefined, appId: string, ids: number[]): Promise<StageTimes[]> {
+export async function stageTimes(
+  uiUrl: string | undefined,
+  appId: string,
+  ids: number[],
+  withTasks = false,
+): Promise<StageTimes[]> {
   if (process.env.SKEWJOIN_DEBUG) process.stderr.write(`spark stages: ${uiUrl} ${appId} ${ids.join(',')}\n`);
   if (!uiUrl || !appId || ids.length === 0) return [];
   const base = `${uiUrl}/api/v1/applications/${encodeURIComponent(appId)}/stages`;
@@ -66,6 +73,7 @@ export async function stageTimes(uiUrl: string | undefined, appId: string, ids: 
       // the REST API's times: "2024-05-01T10:00:00.123GMT"
       const at = (t?: string) => (t ? Date.parse(t.replace(/GMT$/, 'Z')) : Number.NaN);
       const wall = at(s.completionTime) - at(s.submissionTime);
+      const durations = withTasks ? await taskDurations(`${base}/${s.stageId}/${s.attemptId}`, s.numTasks) : undefined;
       out.push({
         id: s.stageId,
         tasks: s.numTasks,
@@ -79,6 +87,7 @@ export async function stageTimes(uiUrl: string | undefined, appId: string, ids: 
         taskMs: s.executorRunTime ?? 0,
         cpuMs: Math.round((s.executorCpuTime ?? 0) / 1e6),
         shuffleRows: s.shuffleReadRecords ?? 0,
+        ...(durations ? { durations } : {}),
       });
     }
     return out;
@@ -86,4 +95,13 @@ export async function stageTimes(uiUrl: string | undefined, appId: string, ids: 
     if (process.env.SKEWJOIN_DEBUG) process.stderr.write(`spark stages: ${(e as Error).message}\n`);
     return [];
   }
+}
+
+/** A stage attempt's successful tasks' run times (taskList, executorRunTime in ms). */
+async function taskDurations(stageUrl: string, tasks: number): Promise<number[]> {
+  const list = (await getJson(`${stageUrl}/taskList?length=${Math.max(1, tasks)}&status=SUCCESS`).catch(() => [])) as {
+    taskMetrics?: { executorRunTime?: number };
+    duration?: number;
+  }[];
+  return list.map((t) => t.taskMetrics?.executorRunTime ?? t.duration ?? 0);
 }
