@@ -134,3 +134,8 @@ export interface Stats {
   spilledBytes: number;
   spillReadBytes: number;
 }
+
+/** A run's statistics before any task: no shuffle, task or join yet (the executor's start, a DESCRIBE, a Spark run). */
+export function emptyStats(wallMs = 0): Stats {
+  return { wallMs, shuffles: [], tasks: [], joins: [], aggregates: [], eager: [], spilledBytes: 0, spillReadBytes: 0 };
+}

@@ -19,7 +19,7 @@ import { FaultPlan } from '../runtime/faults.js';
 import { type Repeats, type Unit, sharedRepeats } from '../physical/repeats.js';
 import { ProgressTracker } from './progress.js';
 import { runWithRetries } from '../runtime/retry.js';
-import type { Stats, TaskStats } from '../physical/stats.js';
+import { type Stats, type TaskStats, emptyStats } from '../physical/stats.js';
 import { type RowOp, type TaskResult, type TaskSink, type TaskSpec, withSeed } from '../physical/task.js';
 import { runTask } from '../runtime/task.js';
 
@@ -31,16 +31,7 @@ import { batchesOf } from '../physical/exchange/shuffle.js';
 const STREAM_IN_FLIGHT = 2;
 
 export class Executor implements ExecContext {
-  readonly stats: Stats = {
-    wallMs: 0,
-    shuffles: [],
-    tasks: [],
-    joins: [],
-    aggregates: [],
-    eager: [],
-    spilledBytes: 0,
-    spillReadBytes: 0,
-  };
+  readonly stats: Stats = emptyStats();
   /** epoch ms when the run began: task start times are relative to it */
   private readonly t0 = performance.timeOrigin + performance.now();
   /** streamed outputs by the id their collect sinks carry (see streamBatches): their order and gate */

@@ -14,7 +14,7 @@ import { fromArrowType } from '../io/arrow.js';
 import { ident } from './lower-expr.js';
 import type { Executed } from '../scheduler/execute.js';
 import type { OnProgress } from '../scheduler/progress.js';
-import type { Stats } from '../physical/stats.js';
+import { type Stats, emptyStats } from '../physical/stats.js';
 import { onClosePool } from '../runtime/pool.js';
 import { type SparkSource, SparkConnectClient, SparkError } from './client.js';
 import { isLoopback, parseRemote, redact } from './remote.js';
@@ -379,15 +379,8 @@ function reportProgress(
 
 function sparkStats(l: Lowered, applicationId: string, remote: string, wallMs: number, outputRows: number): SparkStats {
   return {
-    wallMs,
-    shuffles: [],
-    tasks: [],
-    joins: [],
-    aggregates: [],
-    eager: [],
+    ...emptyStats(wallMs),
     outputRows,
-    spilledBytes: 0,
-    spillReadBytes: 0,
     engine: 'spark',
     spark: {
       sql: l.sql,

@@ -12,6 +12,7 @@ import { parseDescribe } from './parser.js';
 import type { RunResult } from '../api.js';
 import { tableToArrow } from '../io/arrow.js';
 import { type RowOptions, batchRows } from '../io/rows.js';
+import { emptyStats } from '../physical/stats.js';
 
 export interface ColumnDescription {
   name: string;
@@ -84,16 +85,7 @@ export function descriptionBatch(cols: ColumnDescription[]): { schema: Field[]; 
 /** A description as runSql's result (no task ran: empty statistics). */
 export function descriptionResult(cols: ColumnDescription[], ms: number): RunResult {
   const { schema, batches } = descriptionBatch(cols);
-  const stats = {
-    wallMs: ms,
-    shuffles: [],
-    tasks: [],
-    joins: [],
-    aggregates: [],
-    eager: [],
-    spilledBytes: 0,
-    spillReadBytes: 0,
-  };
+  const stats = emptyStats(ms);
   return {
     schema,
     batches,
