@@ -12,7 +12,7 @@ import { arrowTyped, duckTable, expectSame, expectTypedEqual, sql, tmpDir, type 
 import { type PathCounts, SET_FLOORS, WINDOW_FLOORS, belowFloors, countPaths } from './fuzz/paths.js';
 import { type Gen, PlanGen } from './fuzz/plan.js';
 import { Rand } from './fuzz/random.js';
-import { randomSettings } from './fuzz/settings.js';
+import { onlyCases, randomSettings } from './fuzz/settings.js';
 import { type Table, writeTables } from './fuzz/tables.js';
 
 const N = Number(process.env.SKEWJOIN_FUZZ || 300);
@@ -41,13 +41,7 @@ function fuzzCase(i: number, repeated = false, sets = false, windows = false) {
   const r = new Rand(SEED * 1000 + i + (repeated ? 500_000 : 0) + (sets ? 700_000 : 0) + (windows ? 900_000 : 0));
   const gen = new PlanGen(r, tables);
   const g = windows ? gen.windowQuery() : sets ? gen.setQuery() : repeated ? gen.repeated() : gen.query();
-  const { decl, given } = gen.params;
-  const plan = {
-    version: 1,
-    sources: Object.fromEntries(tables.map((t) => [t.name, { parquet: t.file }])),
-    ...(Object.keys(decl).length ? { params: decl } : {}),
-    query: g.node,
-  };
+  const plan = gen.planOf(g);
   const { opts, faults } = randomSettings(r, path.join(dir, 'spill'));
   // windows: half the runs with thresholds that make every hot partition skewed (split into pieces of 64-512 bytes)
   if (windows && r.chance(0.5))
@@ -56,7 +50,7 @@ function fuzzCase(i: number, repeated = false, sets = false, windows = false) {
     i,
     g,
     plan,
-    opts: { ...opts, ...(Object.keys(given).length ? { params: given } : {}) },
+    opts: gen.withParams(opts),
     faults,
     crossTypeJoins: gen.crossTypeJoins,
     drawn: gen.drawn,
@@ -195,11 +189,7 @@ describe('fuzz: random plans against DuckDB', () => {
   });
 
   it(`${N} plans (seed ${SEED}) give DuckDB's answer and take every path`, async () => {
-    // SKEWJOIN_FUZZ_ONLY=558,675: only those plans of the N (to look at a failure again)
-    const only = (process.env.SKEWJOIN_FUZZ_ONLY ?? '')
-      .split(',')
-      .filter((x) => x !== '')
-      .map(Number);
+    const only = onlyCases();
     const cases = Array.from({ length: N }, (_, i) => fuzzCase(i)).filter(
       (c) => only.length === 0 || only.includes(c.i),
     );

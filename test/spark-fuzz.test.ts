@@ -57,15 +57,9 @@ function fuzzCase(i: number) {
   const r = new Rand(SEED * 1000 + 700_000 + i);
   const gen = new PlanGen(r, tables);
   const g = gen.query();
-  const { decl, given } = gen.params;
-  const plan = {
-    version: 1,
-    sources: Object.fromEntries(tables.map((t) => [t.name, { parquet: t.file }])),
-    ...(Object.keys(decl).length ? { params: decl } : {}),
-    query: g.node,
-  };
+  const plan = gen.planOf(g);
   const { opts } = randomSettings(r, path.join(dir, 'spill'));
-  return { i, g, plan, opts: { ...opts, ...(Object.keys(given).length ? { params: given } : {}) } };
+  return { i, g, plan, opts: gen.withParams(opts) };
 }
 type Case = ReturnType<typeof fuzzCase>;
 

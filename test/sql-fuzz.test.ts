@@ -11,7 +11,7 @@ import { PlanError, runSql } from '../dist/index.js';
 import { arrowTyped, duckTable, expectTypedEqual, sql, tmpDir, type Typed } from './helpers.js';
 import { type PathCounts, countPaths } from './fuzz/paths.js';
 import { Rand } from './fuzz/random.js';
-import { randomSettings } from './fuzz/settings.js';
+import { onlyCases, randomSettings } from './fuzz/settings.js';
 import { KNOWN_GAPS, type Query, SqlGen, render } from './sqlfuzz/gen.js';
 import { shrink } from './sqlfuzz/shrink.js';
 import { type Table, writeTables } from './sqlfuzz/tables.js';
@@ -170,10 +170,7 @@ describe('fuzz: random SQL against DuckDB', () => {
   });
 
   it(`${N} queries (seed ${SEED}) give DuckDB's answer, or a plan error for a type mistake`, async () => {
-    const only = (process.env.SKEWJOIN_FUZZ_ONLY ?? '')
-      .split(',')
-      .filter((x) => x !== '')
-      .map(Number);
+    const only = onlyCases();
     const cases = Array.from({ length: N }, (_, i) => fuzzCase(i)).filter(
       (c) => only.length === 0 || only.includes(c.i),
     );

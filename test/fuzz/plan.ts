@@ -56,6 +56,23 @@ export class PlanGen {
     return `q${this.aliases++}`;
   }
 
+  /** The plan document around a drawn tree: every table as a source, the parameters the tree declares. */
+  planOf(g: Gen) {
+    const { decl } = this.params;
+    return {
+      version: 1,
+      sources: Object.fromEntries(this.tables.map((t) => [t.name, { parquet: t.file }])),
+      ...(Object.keys(decl).length ? { params: decl } : {}),
+      query: g.node,
+    };
+  }
+
+  /** Run options with the parameter values given at run time (none: the defaults). */
+  withParams<T extends object>(opts: T): T & { params?: Record<string, string> } {
+    const { given } = this.params;
+    return { ...opts, ...(Object.keys(given).length ? { params: given } : {}) };
+  }
+
   scan(): Gen {
     const t = this.r.pick(this.tables);
     // all 23 columns now and then; mostly a few (join results stay narrow enough to compare quickly)

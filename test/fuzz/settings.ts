@@ -52,3 +52,11 @@ export function randomSettings(r: Rand, spillDir: string): FuzzSettings {
   const faults = r.chance(0.12) ? r.some(FAULTS, 1, 3).join(',') : '';
   return { opts, faults };
 }
+
+/** SKEWJOIN_FUZZ_ONLY=558,675: the case numbers to run alone (to look at a failure again); empty: all. */
+export function onlyCases(): number[] {
+  return (process.env.SKEWJOIN_FUZZ_ONLY ?? '')
+    .split(',')
+    .filter((x) => x !== '')
+    .map(Number);
+}
