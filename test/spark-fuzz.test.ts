@@ -16,6 +16,7 @@ import { loadPlan } from '../dist/plan/load.js';
 import { SparkConnectClient } from '../dist/spark/client.js';
 import { parseRemote } from '../dist/spark/remote.js';
 import { planSalting } from '../dist/spark/hot.js';
+import { queryRows } from '../dist/spark/engine.js';
 import { lowerPlan } from '../dist/spark/lower.js';
 import { type Gen, PlanGen } from './fuzz/plan.js';
 import { Rand } from './fuzz/random.js';
@@ -89,19 +90,7 @@ async function onSpark(
     throw e;
   }
   await c.setConfig(settings);
-  const rows = async (sql: string) => {
-    const out: unknown[][] = [];
-    await c.execute(
-      sql,
-      (ev) => {
-        if (ev.kind !== 'arrow') return;
-        for (const r of arrow.tableFromIPC(ev.data)) out.push(r ? [...Object.values(r.toJSON())] : []);
-      },
-      { sources },
-    );
-    return out;
-  };
-  const { plans } = await planSalting(lp, rows);
+  const { plans } = await planSalting(lp, (sql) => queryRows(c, sql, sources));
   const lowered = lowerPlan(lp, plans);
   const sql = lowered.sql;
   const batches: arrow.RecordBatch[] = [];

@@ -229,7 +229,8 @@ function serverPartitions(lp: LoadedPlan, conf: Map<string, string>): number {
   return lp.settings.partitions ?? (Number.isInteger(n) && n > 0 ? n : SPARK_PARTITIONS);
 }
 
-async function queryRows(client: SparkConnectClient, sql: string, sources: SparkSource[]): Promise<unknown[][]> {
+/** The rows of a Spark SQL query over the lowered sources, as arrays of values (sampling queries). */
+export async function queryRows(client: SparkConnectClient, sql: string, sources: SparkSource[]): Promise<unknown[][]> {
   const rows: unknown[][] = [];
   await client.execute(
     sql,
