@@ -2,7 +2,7 @@
 // null). Exact numbers compare exactly at their common scale; strings by
 // UTF-8 bytes (code point order); NaN equals NaN and sorts above every
 // number, as in DuckDB.
-import { type Column, isFloat } from '../kernels/column.js';
+import { type Column, floatOrder, isFloat } from '../kernels/column.js';
 import { pow10 } from '../kernels/decimal.js';
 import { scaleOf } from './types.js';
 import { bigAt, exactNums, floats } from './vector.js';
@@ -51,12 +51,7 @@ function differ(a: Column, b: Column): (i: number) => number {
   if (isFloat(ta) || isFloat(tb)) {
     const x = floats(a),
       y = floats(b);
-    return (i) => {
-      const u = x[i],
-        v = y[i];
-      if (u !== u || v !== v) return u !== u ? (v !== v ? 0 : 1) : -1;
-      return u < v ? -1 : u > v ? 1 : 0;
-    };
+    return (i) => floatOrder(x[i], y[i]);
   }
   if (ta.id === 'bool' || ta.id === 'date32' || ta.id === 'timestamp') {
     const x = a.values as any,

@@ -80,6 +80,9 @@ const INTEGER_IDS: ReadonlySet<TypeId> = new Set([
 ]);
 export const isInteger = (t: DataType) => INTEGER_IDS.has(t.id);
 export const isFloat = (t: DataType) => t.id === 'float32' || t.id === 'float64';
+/** Two floats in DuckDB's order: NaN equals NaN and sorts above every number (filters, sorts, min/max, comparisons). */
+export const floatOrder = (a: number, b: number): number =>
+  a < b ? -1 : a > b ? 1 : a === b ? 0 : a === a ? -1 : b === b ? 1 : 0;
 export const isDecimal = (t: DataType) => t.id === 'decimal';
 export const isNumeric = (t: DataType) => isInteger(t) || isFloat(t) || t.id === 'decimal';
 

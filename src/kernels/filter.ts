@@ -1,7 +1,7 @@
 // Predicate evaluation with SQL's three-valued logic: each row is false (0),
 // true (1) or null (2); only true rows pass a filter.
 import type { BoundPredicate, Literal } from '../plan/bound.js';
-import { type Batch, type Column, decimalAt, lanes } from './column.js';
+import { type Batch, type Column, decimalAt, floatOrder, lanes } from './column.js';
 import { type DecimalValue, pow10 } from './decimal.js';
 import { compileExpr } from '../expr/compile.js';
 import { strEqRows, strInRows } from './filter-strings.js';
@@ -53,11 +53,8 @@ function cellComparator(c: Column, lit: Exclude<Literal, null>): (i: number) => 
       return y < x ? -1 : y > x ? 1 : 0;
     };
   }
-  // NaN equals NaN and sorts above every number, as in DuckDB (expr/compare.ts): `x > 5` holds for a NaN row
-  return (i) => {
-    const y = v[i];
-    return y < x ? -1 : y > x ? 1 : y === x ? 0 : y !== y ? (x !== x ? 0 : 1) : -1;
-  };
+  // NaN equals NaN and sorts above every number, as in DuckDB (floatOrder): `x > 5` holds for a NaN row
+  return (i) => floatOrder(v[i] as number, x);
 }
 
 export function evalPredicate(b: Batch, p: BoundPredicate): Uint8Array {

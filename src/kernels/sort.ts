@@ -1,6 +1,6 @@
 // Sorting: a row order (indices) from a list of sort keys; strings compare
 // by UTF-8 bytes (code point order), nulls last unless asked otherwise.
-import { type Batch, type Column, lanes } from './column.js';
+import { type Batch, type Column, floatOrder, lanes } from './column.js';
 import { radixOrder, sortWords } from './radix.js';
 
 export interface SortKey {
@@ -39,11 +39,7 @@ export function valueComparator(c: Column): (i: number, j: number) => number {
   }
   if (c.type.id === 'float64' || c.type.id === 'float32') {
     // NaN above every number, equal to itself (DuckDB's order, and min/max's): else it compares with nothing
-    return (i, j) => {
-      const a = v[i],
-        b = v[j];
-      return a < b ? -1 : a > b ? 1 : a === b ? 0 : a === a ? -1 : b === b ? 1 : 0;
-    };
+    return (i, j) => floatOrder(v[i] as number, v[j] as number);
   }
   return (i, j) => (v[i] < v[j] ? -1 : v[i] > v[j] ? 1 : 0);
 }
