@@ -8,7 +8,7 @@ import type { Combine } from '../../agg/combiner.js';
 import { partialSchema } from '../../agg/partial.js';
 import { type JoinSides, type Orientation, ProbeGroupedAggregate, orient } from './orient.js';
 import { GatherSink } from './gather.js';
-import { cutPairs } from '../sort/cut-pairs.js';
+import { cutPairs } from '../../shuffle/cut-pairs.js';
 import type { CutSink, JoinPath, Produced, TaskSource } from '../task.js';
 
 export type JoinSource = Extract<TaskSource, { kind: 'join' }>;

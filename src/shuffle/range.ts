@@ -4,9 +4,9 @@
 // range gets several equal boundaries; its rows are then dealt round-robin
 // over every range those boundaries allow (equal rows may sit in any of them
 // without breaking the order), so no range grows with the hot value.
-import { type Batch, type Column, type Schema, concatColumns, gatherBatch } from '../../kernels/column.js';
-import { compareWords, sortWords } from '../../kernels/radix.js';
-import { type SortKey, sortIndices, valueComparator } from '../../kernels/sort.js';
+import { type Batch, type Column, concatColumns, gatherBatch } from '../kernels/column.js';
+import { compareWords, sortWords } from '../kernels/radix.js';
+import { type SortKey, sortIndices, valueComparator } from '../kernels/sort.js';
 
 /**
  * Ranges for `totalBytes` of rows at about `rangeBytes` each (at least
@@ -207,16 +207,4 @@ function bucketStarts(b0: Uint32Array): { starts: Int32Array; min: number; max: 
     starts[k] = m;
   }
   return { starts, min, max, shift };
-}
-
-/** What a sort asks of the stage below it: ranges of about `rangeBytes` by its keys; `bounds` set by a stage that
- * cut them itself (a join's reduce tasks, physical/sort/fused.ts). */
-export interface RangeRequest {
-  by: SortKey[];
-  schema: Schema;
-  stage: string;
-  rangeBytes: number;
-  minRanges: number;
-  maxRanges: number;
-  bounds?: Batch;
 }
