@@ -6,8 +6,11 @@
 //   with the other aggregates' partial states, the second by the groups (so a hot group's distinct values are
 //   spread by the first shuffle's hash, and the second's combiners reduce them per task); with several distinct
 //   arguments the rows are first expanded once per argument (the rest null), as Spark's Expand does;
-// - `groupingSets`: the rows expanded once per set (the keys it lacks null) with the set's number as a tag,
-//   grouped by the keys and the tag: one aggregate, its input read once; grouping() is a constant per tag.
+// - `groupingSets`: when one set has every key (ROLLUP, CUBE) and no aggregate is DISTINCT, the rows are
+//   aggregated by every key first (partial states, combiners before the shuffle), and that result, small, is
+//   expanded once per set (the keys it lacks null) with the set's number as a tag and aggregated again by the
+//   keys and the tag; otherwise the input rows themselves are expanded so, and aggregated once: one aggregate,
+//   its input read once. grouping() is a constant per tag.
 import { PlanError, jsonPath } from '../errors.js';
 import { type Field, isNumeric, typeName } from '../kernels/column.js';
 import { bindExpr, bindPredicateExpr } from '../expr/bind.js';
@@ -119,28 +122,24 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
     aggSpecs.some((s) => s.arg === null) || totals ? column({ k: 'lit', value: 1n, type: { id: 'int64' } }) : null;
   if (totals) for (const s of aggSpecs) s.arg ??= countStar;
   const prepared = reshape(input, exprs, indices, schema, `${id}.args`);
-  // grouping sets: one copy of each row per set, its missing keys null, tagged by the set's number
-  let grouped = prepared;
-  const groupBy = [...keys];
-  if (sets) {
-    const copies = sets.map((set, s) => ({
-      cols: prepared.schema.map((f, j) => (j < keys.length && !set.includes(f.name) ? -1 : j)),
-      tag: s,
-    }));
-    const tagged: Field[] = [...prepared.schema, { name: TAG, type: { id: 'int64' } }];
-    grouped = { id: `${id}.sets`, kind: 'expand', input: prepared, copies, schema: tagged };
-    if (totals) {
-      const rows = sets.flatMap((set, s): BoundExpr[][] =>
-        set.length > 0
-          ? []
-          : [tagged.map((f, j) => ({ k: 'lit', value: j === tagged.length - 1 ? BigInt(s) : null, type: f.type }))],
-      );
-      const empty: BoundNode = { id: `${id}.totals`, kind: 'values', rows, schema: tagged };
-      grouped = { id: `${id}.sets.all`, kind: 'union', inputs: [grouped, empty], schema: tagged };
-    }
-    groupBy.push(TAG);
-  }
-  const aggregated = aggregateSpecs(grouped, groupBy, aggSpecs, countStar, id, plain);
+  let aggregated: BoundNode;
+  if (sets && aggSpecs.every((s) => !s.distinct) && sets.some((set) => keys.every((k) => set.includes(k)))) {
+    // the sets nest in one that has every key (ROLLUP, CUBE): aggregated by every key first (combiners before
+    // its shuffle), the coarser sets then from that result's copies, with the partial states combined
+    const { partial, final, out } = decompose(aggSpecs, countStar);
+    const level1 = plain(prepared, keys, partial, `${id}.partial`);
+    const level2 = plain(expandSets(level1, keys, sets, totals, id), [...keys, TAG], final, `${id}.agg`);
+    aggregated = finish(level2, keys.length + 1, aggSpecs, out, id);
+  } else if (sets) {
+    aggregated = aggregateSpecs(
+      expandSets(prepared, keys, sets, totals, id),
+      [...keys, TAG],
+      aggSpecs,
+      countStar,
+      id,
+      plain,
+    );
+  } else aggregated = aggregateSpecs(prepared, keys, aggSpecs, countStar, id, plain);
   // the output: the keys, then each aggregate (grouping(): a constant per grouping set)
   const outExprs: BoundExpr[] = [];
   const outIdx = keys.map((_, j) => j);
@@ -173,6 +172,28 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
     seen.add(f.name);
   });
   return reshape(aggregated, outExprs, outIdx, outSchema, id);
+}
+
+/**
+ * One copy of each row of `n` (its first columns the keys) per grouping set, the keys the set lacks null, tagged
+ * by the set's number; with an empty set, one row more per empty set whose columns but the tag are all null (so
+ * that set has its row over no input rows).
+ */
+function expandSets(n: BoundNode, keys: string[], sets: string[][], totals: boolean, id: string): BoundNode {
+  const copies = sets.map((set, s) => ({
+    cols: n.schema.map((_, j) => (j < keys.length && !set.includes(keys[j]) ? -1 : j)),
+    tag: s,
+  }));
+  const tagged: Field[] = [...n.schema, { name: TAG, type: { id: 'int64' } }];
+  const expanded: BoundNode = { id: `${id}.sets`, kind: 'expand', input: n, copies, schema: tagged };
+  if (!totals) return expanded;
+  const rows = sets.flatMap((set, s): BoundExpr[][] =>
+    set.length > 0
+      ? []
+      : [tagged.map((f, j) => ({ k: 'lit', value: j === tagged.length - 1 ? BigInt(s) : null, type: f.type }))],
+  );
+  const empty: BoundNode = { id: `${id}.totals`, kind: 'values', rows, schema: tagged };
+  return { id: `${id}.sets.all`, kind: 'union', inputs: [expanded, empty], schema: tagged };
 }
 
 /**
@@ -227,6 +248,16 @@ function aggregateSpecs(
   }
   level1By.push(...distinct);
   // level 1: by (groups, distinct arguments), the partial states of the other aggregates
+  const { partial, final, out } = decompose(specs, countStar);
+  const level1 = plain(below, level1By, partial, `${id}.partial`);
+  return finish(plain(level1, groupBy, final, `${id}.agg`), groupBy.length, specs, out, id);
+}
+
+/**
+ * The aggregates split in two levels: the first's partial states (distinct ones: none, the argument is grouped by),
+ * the second's functions of them, and each aggregate's value from the second's columns.
+ */
+function decompose(specs: Spec[], countStar: string | null) {
   const partial: { fn: AggregateFnName; column?: string; as: string }[] = [];
   const final: { fn: AggregateFnName; column?: string; as: string }[] = [];
   const out: Expr[] = [];
@@ -248,14 +279,16 @@ function aggregateSpecs(
       );
     }
   });
-  const level1 = plain(below, level1By, partial, `${id}.partial`);
-  const level2 = plain(level1, groupBy, final, `${id}.agg`);
+  return { partial, final, out };
+}
+
+/** The second level's group columns (the first g), then each aggregate named as its spec says. */
+function finish(level2: BoundNode, g: number, specs: Spec[], out: Expr[], id: string): BoundNode {
   const exprs = out.map((e, i) => bindExpr(e, level2.schema, ['query', id, 'aggregates', i]));
-  const g = groupBy.length;
   return reshape(
     level2,
     exprs,
-    [...groupBy.map((_, j) => j), ...exprs.map((_, k) => level2.schema.length + k)],
+    [...level2.schema.slice(0, g).map((_, j) => j), ...exprs.map((_, k) => level2.schema.length + k)],
     [...level2.schema.slice(0, g), ...specs.map((s, k) => ({ name: s.as, type: exprs[k].type }))],
     `${id}.final`,
   );
