@@ -94,12 +94,16 @@ export function addBenchCommand(program: Command, out: NodeJS.WritableStream, se
     .description('generate Zipf workloads and time skewjoin in each mode against DuckDB on the same files')
     .option(
       '--suite <name>',
-      'quick (a few minutes), full (the published one), reference, skew, combiners or window',
+      'quick (a few minutes), full (the published one), reference, skew, combiners, window or sort',
       'quick',
     )
     .option('--out <dir>', 'folder for datasets and results (results.json, results.csv, report.html)', 'bench-out')
     .option('--workers <n>', 'worker threads for skewjoin and DuckDB', int('--workers'), 2)
-    .option('--rows <n>', 'fact rows (default: quick 1,000,000; the other suites 5,000,000)', int('--rows'))
+    .option(
+      '--rows <n>',
+      'fact rows (default: quick 1,000,000; sort 2,000,000; the other suites 5,000,000)',
+      int('--rows'),
+    )
     .option('--keys <m>', 'keys (default: quick 100,000; the other suites 1,000,000)', int('--keys'))
     .option('--repeat <r>', 'runs per measurement (the median is reported)', int('--repeat'), 3)
     .option(

@@ -41,7 +41,7 @@ export async function runRanged<T extends { bytes: number }>(
     total,
   );
   req.bounds = bounds;
-  const sink: TaskSink = { kind: 'range', by: req.by, bounds, nullSeed: 0 };
+  const sink: TaskSink = { kind: 'range', by: req.by, bounds, nullSeed: 0, spread: req.spread };
   const rest = Promise.all(tasks.filter((t) => !pilots.includes(t)).map((t) => run(t, sink)));
   const cut = rangeTasks(
     ex,

@@ -37,6 +37,8 @@ export interface RangeRequest {
   rangeBytes: number;
   minRanges: number;
   maxRanges: number;
+  /** rows equal to boundaries dealt over their ranges (false: skew handling off) */
+  spread: boolean;
   bounds?: Batch;
 }
 

@@ -121,7 +121,7 @@ export type TaskSink =
    */
   | { kind: 'collect'; sample?: number; share?: boolean; groupBy?: number[]; parquet?: Field[]; stream?: number }
   /** range-partition rows by sort keys against sorted boundaries (see shuffle/range.ts) */
-  | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
+  | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number; spread?: boolean }
   /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */
   | { kind: 'keyStats'; keys: number[]; norms: KeyNorm[] }
   /** hash-partition rows by key (see PartitionSpec) */

@@ -107,7 +107,15 @@ export function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): (
   }
   const cutRows =
     gathered && cutHere
-      ? cutPairs(gathered.pending, gathered.withRight, cutHere.by, cutHere.bounds, cutHere.nullSeed, cutHere.select)
+      ? cutPairs(
+          gathered.pending,
+          gathered.withRight,
+          cutHere.by,
+          cutHere.bounds,
+          cutHere.nullSeed,
+          cutHere.select,
+          cutHere.spread !== false,
+        )
       : undefined;
   if (gathered && !cutRows) {
     gathered.flush();

@@ -11,7 +11,7 @@ export const rangeKernel: SinkKernel<RangeSink> = {
       blocks,
       rows: partitionRows,
       bytes: partitionBytes,
-    } = rangePartition(batches, sink.by, sink.bounds, sink.nullSeed);
+    } = rangePartition(batches, sink.by, sink.bounds, sink.nullSeed, sink.spread !== false);
     return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes };
   },
 };

@@ -59,6 +59,8 @@ export async function runSort(
     rangeBytes: Math.min(SORT_RANGE_BYTES, taskBytes / RANGES_PER_TASK),
     minRanges: plannedWorkers(ex.settings),
     maxRanges: MAX_RANGES,
+    // a hot value's rows dealt over several ranges; off with skew handling (the baseline `skewjoin bench` measures)
+    spread: ex.settings.skew.enabled,
   };
   // A shuffle join below cuts its own output into ranges when it is asked to (join/stage.ts runShuffleJoin).
   const collect: TaskSink = { kind: 'collect', sample: SORT_SAMPLE_ROWS };
