@@ -209,8 +209,8 @@ function bucketStarts(b0: Uint32Array): { starts: Int32Array; min: number; max: 
   return { starts, min, max, shift };
 }
 
-/** What a sort asks of the stage below it: ranges of about `rangeBytes` by its keys; `bounds` set by a stage that
- * cut them itself (a join's reduce tasks, physical/sort/fused.ts). */
+/** What a sort asks of the stage below it: ranges of about `rangeBytes` by its keys. A stage that cuts them itself (a
+ * join's reduce tasks, physical/sort/fused.ts) answers with range-sink results, not by writing into the request. */
 export interface RangeRequest {
   by: SortKey[];
   schema: Schema;
@@ -218,5 +218,4 @@ export interface RangeRequest {
   rangeBytes: number;
   minRanges: number;
   maxRanges: number;
-  bounds?: Batch;
 }
