@@ -3,7 +3,7 @@
 import { aggregateOperator } from './aggregate/operator.js';
 import { joinOperator } from './join/operator.js';
 import { limitOperator } from './limit/operator.js';
-import { exchangeAnalyze } from './exchange/shuffle.js';
+import { exchangeAnalyze } from './shuffle.js';
 import type { Analyze, PhysicalOperator, RunMetrics } from './operator.js';
 import { repeatAnalyze } from './repeats.js';
 import type { Stats, TaskStats } from './stats.js';

@@ -26,7 +26,7 @@ import { runTask } from '../runtime/task.js';
 
 import type { Downstream, ExecContext, RunMetrics, TaskMeta } from '../physical/operator.js';
 import { analyzeRun, analyzeTask, operatorOf } from '../physical/operators.js';
-import { batchesOf } from '../physical/exchange/shuffle.js';
+import { batchesOf } from '../physical/shuffle.js';
 
 /** Tasks of a streamed final stage per worker between starting and their output being consumed. */
 const STREAM_IN_FLIGHT = 2;

@@ -6,7 +6,8 @@ import { humanSizes } from '../explain-text.js';
 import { partitionsFor } from '../pipeline.js';
 import { expectedStrategy } from './broadcast.js';
 import { markedRule } from './marked.js';
-import { type JoinNode, runJoin } from './stage.js';
+import { runJoin } from './stage.js';
+import type { JoinNode } from './tasks.js';
 
 declare module '../operator.js' {
   interface RunMetrics {
