@@ -121,7 +121,7 @@ export async function runMarked(
   ops: Pipeline['ops'],
   d: Downstream,
 ): Promise<TaskResult[]> {
-  ex.stats.joins.push({
+  ex.report('join', {
     id: node.id,
     type: node.type,
     strategy: 'broadcast',
