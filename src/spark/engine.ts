@@ -21,7 +21,8 @@ import { isLoopback, parseRemote, redact } from './remote.js';
 import type { RetryPolicy } from './retry.js';
 import { type SamplingStat, planSalting } from './hot.js';
 import { SPARK_PARTITIONS } from './sample.js';
-import { type Lowered, lowerPlan } from './lower.js';
+import { type Lowered, Lowering, lowerPlan } from './lower.js';
+import { type WindowSamplingStat, planWindowSplits } from './window-split.js';
 import { LocalSparkServer } from './server.js';
 import { type StageTimes, stageTimes } from './stages.js';
 
@@ -33,6 +34,10 @@ export interface SparkStats extends Stats {
     applicationId: string;
     remote: string;
     salted: Lowered['salted'];
+    /** the windows whose hot partitions are split in two passes (window.ts) */
+    splitWindows: Lowered['splitWindows'];
+    /** per window that could be split: how its partition keys were sampled */
+    windowSampling?: WindowSamplingStat[];
     /** the sampling of the join sides that looked for hot keys (part of wallMs) */
     samplingMs?: number;
     /** per join side that could be salted: how it was sampled, what it read, what it found */
@@ -202,20 +207,19 @@ export function mapSparkError(e: unknown): SkewjoinError {
 export async function lowerWithSalting(
   lp: LoadedPlan,
   remote?: string,
-): Promise<Lowered & { sampling: SamplingStat[]; physicalPlan: string }> {
+): Promise<Lowered & { sampling: SamplingStat[]; windowSampling: WindowSamplingStat[]; physicalPlan: string }> {
   const { settings, sources } = lowerPlan(lp); // refusals first, before a server is started or reached
   const { client } = await connect(remote, lp.settings.workers);
   try {
     await client.setConfig(settings); // the sampling queries run under the plan's settings
     const conf = await client.getConfig(['spark.sql.shuffle.partitions']);
-    const { plans, sampling } = await planSalting(
-      lp,
-      (sql) => queryRows(client, sql, sources),
-      serverPartitions(lp, conf),
-    );
-    const lowered = lowerPlan(lp, plans);
+    const query = (sql: string) => queryRows(client, sql, sources);
+    const partitions = serverPartitions(lp, conf);
+    const { plans, sampling } = await planSalting(lp, query, partitions);
+    const windows = await planWindowSplits(lp, query, new Lowering(lp.root), partitions);
+    const lowered = lowerPlan(lp, plans, windows.splits);
     const physicalPlan = await client.explain(lowered.query, lowered.sources);
-    return { ...lowered, sampling, physicalPlan };
+    return { ...lowered, sampling, windowSampling: windows.sampling, physicalPlan };
   } catch (e) {
     throw mapSparkError(e);
   } finally {
@@ -286,13 +290,12 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
     await client.setConfig(settings);
     const conf = await client.getConfig(['spark.app.id', 'spark.ui.port', 'spark.sql.shuffle.partitions']);
     const ts = performance.now();
-    const { plans, sampling } = await planSalting(
-      lp,
-      (sql) => queryRows(client, sql, sources),
-      serverPartitions(lp, conf),
-    );
+    const query = (sql: string) => queryRows(client, sql, sources);
+    const partitions = serverPartitions(lp, conf);
+    const { plans, sampling } = await planSalting(lp, query, partitions);
+    const windows = await planWindowSplits(lp, query, new Lowering(lp.root), partitions);
     const samplingMs = performance.now() - ts;
-    const lowered = lowerPlan(lp, plans);
+    const lowered = lowerPlan(lp, plans, windows.splits);
     if (lowered.writeUri && !o.replaceOutput && (o.writeOut ?? true)) await checkOutputFolder(client, lowered.writeUri);
     const physicalPlan = o.explain ? await client.explain(lowered.query, lowered.sources) : undefined;
     // a remote driver's REST API, where its UI port is set and reachable from here
@@ -332,6 +335,7 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
     );
     stats.spark.samplingMs = samplingMs;
     stats.spark.sampling = sampling;
+    stats.spark.windowSampling = windows.sampling;
     if (physicalPlan !== undefined) stats.spark.physicalPlan = physicalPlan;
     stats.spark.stages = await stageTimes(restUrl, stats.spark.applicationId, [...progress.keys()], o.taskTimes);
     reportProgress(o.onProgress, progress, t0, shown, 'done');
@@ -389,6 +393,7 @@ function sparkStats(l: Lowered, applicationId: string, remote: string, wallMs: n
       applicationId,
       remote: redact(remote),
       salted: l.salted,
+      splitWindows: l.splitWindows,
       sources: l.sources,
       stages: [],
     },
