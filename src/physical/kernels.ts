@@ -85,7 +85,7 @@ export async function executeTask(spec: TaskSpec): Promise<TaskResult> {
 }
 
 /**
- * A range sink the task's join may cut its matches into itself (sort/cut-pairs.ts): no row
+ * A range sink the task's join may cut its matches into itself (shuffle/cut-pairs.ts): no row
  * operator between them, or a projection that only chooses columns (`select`).
  */
 function cutSink(t: TaskSpec): CutSink | undefined {

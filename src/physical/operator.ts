@@ -3,10 +3,10 @@
 // running query. Operators import this interface, never the coordinator, so no operator file sits in an import
 // circle with it; the coordinator implements it, and a test can fake it (test/operator-context.test.ts).
 import type { EagerPlan } from '../agg/eager.js';
-import type { Batch, Field } from '../kernels/column.js';
+import type { Batch, Field, Schema } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
-import type { RangeRequest } from './sort/range.js';
+import type { SortKey } from '../kernels/sort.js';
 import type { Spiller } from '../spill/spiller.js';
 import type { EncodedRowGroup } from '../io/parquet-encode.js';
 import type { Pipeline, SourceNode, Until } from './pipeline.js';
@@ -28,6 +28,20 @@ export interface Streamed {
   encoded?: EncodedRowGroup[];
 }
 
+/** What a sort asks of the stage below it: ranges of about `rangeBytes` by its keys; `bounds` set by a stage that
+ * cut them itself (a join's reduce tasks, physical/fused-ranges.ts). */
+export interface RangeRequest {
+  by: SortKey[];
+  schema: Schema;
+  stage: string;
+  rangeBytes: number;
+  minRanges: number;
+  maxRanges: number;
+  /** rows equal to boundaries dealt over their ranges (false: skew handling off) */
+  spread: boolean;
+  bounds?: Batch;
+}
+
 /**
  * What the operator above asks of a pipeline's tasks: where their rows go and how. Passed down whole, so that
  * what a request carries (a sort's range request, a streamed output's sink) reaches the tasks that serve it,
@@ -42,8 +56,8 @@ export interface Downstream {
   /** a join's sides pre-aggregated by their keys, its tasks emitting the aggregate's states (agg/eager.ts) */
   readonly eager?: EagerPlan;
   /**
-   * a sort above whose input a shuffle join below may cut into the sort's ranges itself (sort/fused.ts): the join
-   * answers by setting `bounds` on the request
+   * a sort above whose input a shuffle join below may cut into the sort's ranges itself (physical/fused-ranges.ts):
+   * the join answers by setting `bounds` on the request
    */
   readonly range?: RangeRequest;
   /** where a scan's tasks run: on the pool (default), on this thread, or both (scheduler/steal.ts) */

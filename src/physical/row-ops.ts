@@ -1,7 +1,7 @@
 // The row-wise operators of a task (filter, project, compute, a broadcast probe) fused into one function over
 // batches; expressions are compiled once per task.
 import { type Batch, gatherSelected, sliceBatch } from '../kernels/column.js';
-import { selectRows } from '../kernels/filter.js';
+import { selectRows } from '../expr/filter.js';
 import { compileExpr, compileNarrow } from '../expr/compile.js';
 import { compileFilter } from '../expr/select.js';
 import { DENSE, carry, defer, materialize, selectionOf } from '../expr/deferred.js';

@@ -24,7 +24,7 @@ export interface ShuffleStats {
   /** with combiners: rows and bytes the map tasks produced before combining, and the tasks that passed rows through */
   /**
    * a sort's range shuffle: cut by the join below it in its reduce tasks, or by range tasks over the collected input
-   * (physical/sort/fused.ts)
+   * (physical/fused-ranges.ts)
    */
   partitionedBy?: 'join' | 'tasks';
   /** a sort's range shuffle: ranges far larger than planned, cut again by boundaries sampled from their own rows */

@@ -120,8 +120,8 @@ export type TaskSink =
    * (scheduler/in-order.ts), not back up the call chain
    */
   | { kind: 'collect'; sample?: number; share?: boolean; groupBy?: number[]; parquet?: Field[]; stream?: number }
-  /** range-partition rows by sort keys against sorted boundaries (see physical/sort/range.ts) */
-  | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
+  /** range-partition rows by sort keys against sorted boundaries (see shuffle/range.ts) */
+  | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number; spread?: boolean }
   /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */
   | { kind: 'keyStats'; keys: number[]; norms: KeyNorm[] }
   /** hash-partition rows by key (see PartitionSpec) */
@@ -217,7 +217,7 @@ export interface Produced {
   read?: 'direct' | 'in-place' | 'ipc';
   /** filter-only columns read as their filter's outcome */
   masks?: number;
-  /** a join's output already cut into a range sink's ranges (sort/cut-pairs.ts): `batches` is empty */
+  /** a join's output already cut into a range sink's ranges (shuffle/cut-pairs.ts): `batches` is empty */
   cut?: Omit<Partitioned, 'sketch'>;
   /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */
   runs?: Int32Array;

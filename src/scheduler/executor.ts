@@ -25,7 +25,7 @@ import { runTask } from '../runtime/task.js';
 
 import type { Downstream, ExecContext, TaskMeta } from '../physical/operator.js';
 import { operatorOf } from '../physical/operators.js';
-import { batchesOf } from '../physical/exchange/shuffle.js';
+import { batchesOf } from '../physical/shuffle.js';
 
 /** Tasks of a streamed final stage per worker between starting and their output being consumed. */
 const STREAM_IN_FLIGHT = 2;

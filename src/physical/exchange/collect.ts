@@ -3,7 +3,7 @@
 // for a broadcast table, or encoded as Parquet row groups for the final stage of a Parquet output.
 import { groupsOf } from '../../agg/aggregate.js';
 import { shareBatch, sliceBatch } from '../../kernels/column.js';
-import { sampleRows } from '../sort/partition.js';
+import { sampleRows } from '../../shuffle/range-partition.js';
 import type { SinkKernel, TaskSink } from '../task.js';
 import { encodeOutput, encodesOutput } from './encode-output.js';
 

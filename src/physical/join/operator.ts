@@ -5,7 +5,8 @@ import { humanSizes } from '../explain-text.js';
 import { partitionsFor } from '../pipeline.js';
 import { expectedStrategy } from './broadcast.js';
 import { markedRule } from './marked.js';
-import { type JoinNode, runJoin } from './stage.js';
+import { runJoin } from './stage.js';
+import type { JoinNode } from './tasks.js';
 
 export const joinOperator: PhysicalOperator<JoinNode> = {
   describe(src, x, depth, fused) {

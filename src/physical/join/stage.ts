@@ -12,17 +12,15 @@ import { mixPlan } from '../../skew/mix.js';
 import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from './merge.js';
 import { runMarked, tryMarked } from './marked.js';
-import { runRanged } from '../sort/fused.js';
+import { runRanged } from '../fused-ranges.js';
 import { type Until, partitionsFor, pipelineOf, scanBytes } from '../pipeline.js';
 import { budgetedSkew } from '../../spill/budget.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
 import type { Downstream, ExecContext } from '../operator.js';
-import { type ShuffleOutput, batchesOf, blocksOf, runFromRead, shuffle } from '../exchange/shuffle.js';
+import { type ShuffleOutput, batchesOf, blocksOf, runFromRead, shuffle } from '../shuffle.js';
 
 import { type JoinContext, type JoinNode, type JoinShape, graceJoin, joinTask, mapOutputs } from './tasks.js';
 import { runHotKeys } from './hot-keys.js';
-
-export type { JoinNode };
 
 /** Counters per map task for the heavy-hitter sketch of join keys. */
 const SKETCH_CAPACITY = 1000;

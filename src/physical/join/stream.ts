@@ -8,7 +8,7 @@ import type { Combine } from '../../agg/combiner.js';
 import { partialSchema } from '../../agg/partial.js';
 import { type JoinSides, type Orientation, ProbeGroupedAggregate, orient } from './orient.js';
 import { GatherSink } from './gather.js';
-import { cutPairs } from '../sort/cut-pairs.js';
+import { cutPairs } from '../../shuffle/cut-pairs.js';
 import type { CutSink, JoinPath, Produced, TaskSource } from '../task.js';
 
 export type JoinSource = Extract<TaskSource, { kind: 'join' }>;
@@ -107,7 +107,15 @@ export function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): (
   }
   const cutRows =
     gathered && cutHere
-      ? cutPairs(gathered.pending, gathered.withRight, cutHere.by, cutHere.bounds, cutHere.nullSeed, cutHere.select)
+      ? cutPairs(
+          gathered.pending,
+          gathered.withRight,
+          cutHere.by,
+          cutHere.bounds,
+          cutHere.nullSeed,
+          cutHere.select,
+          cutHere.spread !== false,
+        )
       : undefined;
   if (gathered && !cutRows) {
     gathered.flush();

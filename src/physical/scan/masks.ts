@@ -6,7 +6,7 @@
 // from the task alone; a file the direct reader does not take reads the columns as before and evaluates the same
 // conjuncts over them, so the rewritten filter holds either way.
 import { type Batch, type Column, type Field, batchesBytes, rowCount } from '../../kernels/column.js';
-import { evalPredicate } from '../../kernels/filter.js';
+import { evalPredicate } from '../../expr/filter.js';
 import { exprCols } from '../../expr/columns.js';
 import { compileFilter } from '../../expr/select.js';
 import { BOOL } from '../../expr/types.js';

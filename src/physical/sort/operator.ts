@@ -1,5 +1,5 @@
 // The sort operator: `--explain` and execution (sort/stage.ts: ranges by sampled boundaries, or cut by a shuffle
-// join below, sort/fused.ts).
+// join below, physical/fused-ranges.ts).
 import type { BoundNode } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
 import { runSort } from './stage.js';

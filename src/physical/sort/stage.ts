@@ -1,19 +1,18 @@
-// The coordinator's side of a sort (see physical/sort/range.ts for the boundaries):
+// The coordinator's side of a sort (see shuffle/range.ts for the boundaries):
 // cut the input into ranges by sampled boundaries (in the join's reduce tasks
-// where the input is a shuffle join, physical/sort/fused.ts; else by range tasks over
+// where the input is a shuffle join, physical/fused-ranges.ts; else by range tasks over
 // the collected input), re-cut a range that came out far larger than
 // planned, and sort runs of consecutive ranges in their own tasks.
 import type { BoundNode } from '../../plan/bound.js';
 import { plannedWorkers } from '../../plan/load.js';
 import { median } from '../../skew/decide.js';
 import { pipelineOf } from '../pipeline.js';
-import type { Downstream, ExecContext } from '../operator.js';
+import type { Downstream, ExecContext, RangeRequest } from '../operator.js';
 import { packBlocks } from '../../spill/block.js';
 import { type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
 import { heldBytes } from '../../spill/spiller.js';
 import type { Batch } from '../../kernels/column.js';
-import type { RangeRequest } from './range.js';
-import { type Ranges, boundsFromSamples, outputBytes, partitionByRanges, rangesOf } from './scatter.js';
+import { type Ranges, boundsFromSamples, outputBytes, partitionByRanges, rangesOf } from '../range-shuffle.js';
 
 type SortNode = Extract<BoundNode, { kind: 'sort' }>;
 
@@ -60,6 +59,8 @@ export async function runSort(
     rangeBytes: Math.min(SORT_RANGE_BYTES, taskBytes / RANGES_PER_TASK),
     minRanges: plannedWorkers(ex.settings),
     maxRanges: MAX_RANGES,
+    // a hot value's rows dealt over several ranges; off with skew handling (the baseline `skewjoin bench` measures)
+    spread: ex.settings.skew.enabled,
   };
   // A shuffle join below cuts its own output into ranges when it is asked to (join/stage.ts runShuffleJoin).
   const collect: TaskSink = { kind: 'collect', sample: SORT_SAMPLE_ROWS };
@@ -120,7 +121,7 @@ export async function runSort(
 
 /**
  * Ranges far larger than planned (more than a sort task's bytes: the
- * boundaries came from a sample of some of the rows, see physical/sort/fused.ts, or
+ * boundaries came from a sample of some of the rows, see physical/fused-ranges.ts, or
  * one value holds them) are cut again, in place, by boundaries sampled from
  * their own rows: a hot value among them is then dealt over several ranges.
  * Returns how many ranges were cut.

@@ -9,7 +9,7 @@ import { blockBytes, packBlocks, readBack } from '../../spill/block.js';
 import type { BoundNode } from '../../plan/bound.js';
 import { plannedWorkers } from '../../plan/load.js';
 import { coalesceCap, packPartitions } from '../../skew/decide.js';
-import { type ShuffleOutput, blocksOf, shuffle } from '../exchange/shuffle.js';
+import { type ShuffleOutput, blocksOf, shuffle } from '../shuffle.js';
 import type { Downstream, ExecContext } from '../operator.js';
 import { partitionsFor } from '../pipeline.js';
 import { type RowOp, type TaskResult, type TaskSpec, withSeed } from '../task.js';
