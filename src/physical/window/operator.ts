@@ -2,6 +2,7 @@
 // partitions sorting its rows and computing the functions).
 import type { BoundNode, BoundWindowFn } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
+import type { WindowStats } from '../../skew/window.js';
 import { unsplittable, unsplittableWhole } from '../../skew/window.js';
 import { runWindow, windowPartitions } from './stage.js';
 
@@ -17,7 +18,14 @@ function frameText(f: BoundWindowFn): string {
   return `${f.frame.unit} ${b(f.frame.start, false)} to ${b(f.frame.end, true)}`;
 }
 
-export const windowOperator: PhysicalOperator<WindowNode> = {
+declare module '../operator.js' {
+  interface RunMetrics {
+    /** a window's partitions split by ranges of their keys */
+    window: WindowStats;
+  }
+}
+
+export const windowOperator: PhysicalOperator<WindowNode, never, WindowStats> = {
   describe(src, x, depth, fused) {
     const s = src.input.schema;
     const by = src.partitionBy.map((c) => s[c].name);
@@ -49,4 +57,9 @@ export const windowOperator: PhysicalOperator<WindowNode> = {
     x.walk(src.input, depth + 2);
   },
   execute: (ctx, p, d) => runWindow(ctx, p.source, p.ops, d),
+  analyze: {
+    run: (w, into) => {
+      (into.windows ??= []).push(w);
+    },
+  },
 };

@@ -9,7 +9,7 @@ import { blockBytes, packBlocks, readBack } from '../../spill/block.js';
 import type { BoundNode } from '../../plan/bound.js';
 import { plannedWorkers } from '../../plan/load.js';
 import { coalesceCap, packPartitions } from '../../skew/decide.js';
-import { type ShuffleOutput, blocksOf, shuffle } from '../exchange/shuffle.js';
+import { type ShuffleOutput, blocksOf, shuffle } from '../shuffle.js';
 import type { Downstream, ExecContext } from '../operator.js';
 import { partitionsFor } from '../pipeline.js';
 import { type RowOp, type TaskResult, type TaskSpec, withSeed } from '../task.js';
@@ -53,7 +53,7 @@ export async function runWindow(
   const target = taskTarget(ex, node, bytes);
   const splits = planWindowSplits(rows, bytes, ex.settings.skew, node.fns, node.orderBy.length > 0, target);
   Object.assign(s.stats, { skewedPartitions: splits.map((x) => x.partition) });
-  (ex.stats.windows ??= []).push({ id: node.id, splits });
+  ex.report('window', { id: node.id, splits });
   const split = new Map(splits.filter((x) => x.method !== 'none').map((x) => [x.partition, x.pieces!]));
   const source = (input: Batch[], more: Partial<WindowSource> = {}): WindowSource => ({
     kind: 'window',

@@ -6,9 +6,9 @@
 // without breaking the order), so no range grows with the hot value. With skew
 // handling off (`spread: false`) a row takes the first range whose boundary is
 // not below it: a hot value's rows all in one range, as a baseline.
-import { type Batch, type Column, type Schema, concatColumns, gatherBatch } from '../../kernels/column.js';
-import { compareWords, sortWords } from '../../kernels/radix.js';
-import { type SortKey, sortIndices, valueComparator } from '../../kernels/sort.js';
+import { type Batch, type Column, concatColumns, gatherBatch } from '../kernels/column.js';
+import { compareWords, sortWords } from '../kernels/radix.js';
+import { type SortKey, sortIndices, valueComparator } from '../kernels/sort.js';
 
 /**
  * Ranges for `totalBytes` of rows at about `rangeBytes` each (at least
@@ -218,18 +218,4 @@ function bucketStarts(b0: Uint32Array): { starts: Int32Array; min: number; max: 
     starts[k] = m;
   }
   return { starts, min, max, shift };
-}
-
-/** What a sort asks of the stage below it: ranges of about `rangeBytes` by its keys; `bounds` set by a stage that
- * cut them itself (a join's reduce tasks, physical/sort/fused.ts). */
-export interface RangeRequest {
-  by: SortKey[];
-  schema: Schema;
-  stage: string;
-  rangeBytes: number;
-  minRanges: number;
-  maxRanges: number;
-  /** rows equal to boundaries dealt over their ranges (false: skew handling off) */
-  spread: boolean;
-  bounds?: Batch;
 }

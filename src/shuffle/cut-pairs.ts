@@ -1,19 +1,12 @@
 // A join's matches cut straight into a sort's ranges (the range sink of
-// physical/sort/fused.ts): the sort keys of the joined rows, gathered alone, give each
+// physical/fused-ranges.ts): the sort keys of the joined rows, gathered alone, give each
 // row its range; then every column is read from the join's two sides and
 // written to its range's place in one shared layout. The joined rows are
 // never gathered into batches and scattered again: a copy of every column
 // less. The blocks are those rangePartition would cut from the gathered rows.
-import { type Batch, type Column, type DataType, gatherMany, rowWidth, wordView } from '../../kernels/column.js';
-import type { SortKey } from '../../kernels/sort.js';
-import {
-  type Layout,
-  type Partitioned,
-  countIds,
-  destinations,
-  layout,
-  layoutBlocks,
-} from '../../shuffle/partition.js';
+import { type Batch, type Column, type DataType, gatherMany, rowWidth, wordView } from '../kernels/column.js';
+import type { SortKey } from '../kernels/sort.js';
+import { type Layout, type Partitioned, countIds, destinations, layout, layoutBlocks } from './partition.js';
 import { type Turn, rangeIds } from './range.js';
 
 /** Matches of a join: rows li of `l` beside rows ri of `r` (no index -1: no outer join's missing side). */

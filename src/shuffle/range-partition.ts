@@ -1,9 +1,9 @@
 // The task side of a range-partitioned sort: a sample of a task's output rows
 // (for the boundaries), and its rows scattered to ranges in one shared buffer
 // like a hash shuffle's blocks.
-import { type Batch, Int32Scratch, concatBatches, gatherBatch, rowCount } from '../../kernels/column.js';
-import type { SortKey } from '../../kernels/sort.js';
-import { type Partitioned, scatterRows } from '../../shuffle/partition.js';
+import { type Batch, Int32Scratch, concatBatches, gatherBatch, rowCount } from '../kernels/column.js';
+import type { SortKey } from '../kernels/sort.js';
+import { type Partitioned, scatterRows } from './partition.js';
 import { rangeIds } from './range.js';
 
 /** Up to n evenly spaced rows of the batches (all of them when fewer), gathered without concatenating them. */
