@@ -1,9 +1,9 @@
 // A window task's sort keys packed into one number a row when they are integers (ints, dates, int64 and one-lane
 // decimals whose values stay below 2^53): each key as its rank within the task's [min, max] (descending: from the
 // top; nulls one more value where the key puts them), mixed-radix, the product of the ranges below 2^53. The
-// numbers, as two 32-bit words, are radix sorted with the row numbers (16 bits a pass, passes over a digit every row
-// shares skipped), and the partitions and peers read off the sorted numbers: no comparison of columns, no key
-// gathered to find them. Pure; window/source.ts sorts by the columns (kernels/sort.ts) when a key does not pack.
+// rows are grouped by partition by counting, each partition's rows sorted by the number (not at all when they
+// arrive in order; by insertion when few; else radix), and the partitions and peers read off the sorted numbers: no
+// comparison of columns, no key gathered to find them. Pure; window/source.ts sorts by the columns (kernels/sort.ts) when a key does not pack.
 import { type Batch, type Column, lanes } from '../../kernels/column.js';
 import type { SortKey } from '../../kernels/sort.js';
 import { type Shape, runs } from './bounds.js';
@@ -11,12 +11,12 @@ import { type Shape, runs } from './bounds.js';
 const TWO32 = 4294967296;
 const LIMIT = 2 ** 53;
 
-/** The packed keys of a task's rows: `hi`/`lo` words of each row's number (hi null when every number is below 2^32). */
+/** The packed keys of a task's rows: a number a row, below 2^53, whose order is the keys'. */
 export interface Packed {
-  hi: Uint32Array | null;
-  lo: Uint32Array;
-  /** the order keys' part of a number: floor(number / orderSpan) is the row's partition */
+  codes: Float64Array;
+  /** the order keys' part of a number: floor(number / orderSpan) is the row's partition, below partSpan */
   orderSpan: number;
+  partSpan: number;
 }
 
 /** Integer values of a column as numbers (a view when they already are), or null for a type or value that does not pack. */
@@ -100,89 +100,127 @@ export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): P
     if (valid === null) for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * x[i]);
     else for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (valid[i] === 0 ? nullCode : base + sign * x[i]);
   }
-  const lo = new Uint32Array(n);
-  if (total <= TWO32) {
-    for (let i = 0; i < n; i++) lo[i] = codes[i];
-    return { hi: null, lo, orderSpan };
-  }
-  const hi = new Uint32Array(n);
-  for (let i = 0; i < n; i++) {
-    const h = Math.floor(codes[i] / TWO32);
-    hi[i] = h;
-    lo[i] = codes[i] - h * TWO32;
-  }
-  return { hi, lo, orderSpan };
+  return { codes, orderSpan, partSpan: total / orderSpan };
 }
 
-/** Digit counts, reused by every sort on the thread. */
-const COUNTS = new Int32Array(65536);
+/** Segments up to this long are sorted by insertion. */
+const INSERTION_ROWS = 48;
 
 /**
- * The row order of the packed numbers (stable: ties keep the input order), and the numbers in that order: an LSD
- * radix sort of 16-bit digits that moves the words with the row numbers. `p`'s words are reused.
+ * The row order of the packed numbers (stable: ties keep the input order), and the numbers in that order. Rows are
+ * first grouped by partition (a counting sort on floor(number / orderSpan), when the partitions are few enough to
+ * count), then each partition's rows sorted unless they already are (rows often arrive in their order keys' order,
+ * as a file written in it is read): by insertion when few, else by an LSD radix sort of the number.
  */
-export function sortPacked(p: Packed): { order: Int32Array; hi: Uint32Array | null; lo: Uint32Array } {
-  const n = p.lo.length;
-  let idx = new Int32Array(n),
-    tmp = new Int32Array(n);
-  for (let i = 0; i < n; i++) idx[i] = i;
-  let lo: Uint32Array = p.lo,
-    hi: Uint32Array | null = p.hi,
-    loT: Uint32Array = new Uint32Array(n),
-    hiT: Uint32Array | null = hi ? new Uint32Array(n) : null;
-  const count = COUNTS;
-  for (let pass = 0; pass < 4; pass++) {
-    const word = pass < 2 ? lo : hi;
-    if (word === null || n === 0) continue;
-    const shift = pass % 2 ? 16 : 0;
+export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array } {
+  const { codes, orderSpan, partSpan } = p;
+  const n = codes.length;
+  const order = new Int32Array(n);
+  const sorted = new Float64Array(n);
+  if (partSpan <= 1 || partSpan > Math.max(65536, 2 * n)) {
+    for (let i = 0; i < n; i++) order[i] = i;
+    sorted.set(codes);
+    sortSegment(order, sorted, 0, n);
+    return { order, sorted };
+  }
+  const count = new Int32Array(partSpan + 1);
+  const part = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const q = Math.floor(codes[i] / orderSpan);
+    part[i] = q;
+    count[q + 1]++;
+  }
+  for (let q = 0; q < partSpan; q++) count[q + 1] += count[q];
+  const next = count.slice(0, partSpan);
+  for (let i = 0; i < n; i++) {
+    const at = next[part[i]]++;
+    order[at] = i;
+    sorted[at] = codes[i];
+  }
+  for (let q = 0; q < partSpan; q++)
+    if (count[q + 1] - count[q] > 1) sortSegment(order, sorted, count[q], count[q + 1]);
+  return { order, sorted };
+}
+
+/** Rows [a, b) of `sorted` (and `order` with them) sorted, stably. */
+function sortSegment(order: Int32Array, sorted: Float64Array, a: number, b: number): void {
+  let inOrder = true;
+  for (let i = a + 1; i < b; i++)
+    if (sorted[i] < sorted[i - 1]) {
+      inOrder = false;
+      break;
+    }
+  if (inOrder) return;
+  if (b - a <= INSERTION_ROWS) {
+    for (let i = a + 1; i < b; i++) {
+      const x = sorted[i],
+        o = order[i];
+      let j = i - 1;
+      for (; j >= a && sorted[j] > x; j--) {
+        sorted[j + 1] = sorted[j];
+        order[j + 1] = order[j];
+      }
+      sorted[j + 1] = x;
+      order[j + 1] = o;
+    }
+    return;
+  }
+  radixSegment(order, sorted, a, b);
+}
+
+/** Digit counts of the 16-bit passes, reused by every sort on the thread. */
+const COUNTS16 = new Int32Array(65536);
+
+/** An LSD radix sort of rows [a, b) by their numbers less the segment's least: 8-bit digits for a short one, else 16. */
+function radixSegment(order: Int32Array, sorted: Float64Array, a: number, b: number): void {
+  const m = b - a;
+  let min = Infinity,
+    max = -Infinity;
+  for (let i = a; i < b; i++) {
+    const x = sorted[i];
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  const bits = Math.ceil(Math.log2(max - min + 1));
+  const digit = m < 4096 ? 8 : 16;
+  const mask = (1 << digit) - 1;
+  const count = digit === 16 ? COUNTS16 : new Int32Array(256);
+  let key = new Float64Array(m),
+    idx = new Int32Array(m),
+    keyT = new Float64Array(m),
+    idxT = new Int32Array(m);
+  for (let i = 0; i < m; i++) {
+    key[i] = sorted[a + i] - min;
+    idx[i] = order[a + i];
+  }
+  for (let shift = 0; shift < bits; shift += digit) {
+    const scale = 2 ** shift;
     count.fill(0);
-    for (let i = 0; i < n; i++) count[(word[i] >>> shift) & 0xffff]++;
-    if (count[(word[0] >>> shift) & 0xffff] === n) continue; // one digit for every row: nothing moves
+    for (let i = 0; i < m; i++) count[(key[i] / scale) & mask]++;
     let sum = 0;
-    for (let d = 0; d < 65536; d++) {
+    for (let d = 0; d <= mask; d++) {
       const c = count[d];
       count[d] = sum;
       sum += c;
     }
-    if (hi === null) {
-      for (let i = 0; i < n; i++) {
-        const x = lo[i],
-          at = count[(x >>> shift) & 0xffff]++;
-        tmp[at] = idx[i];
-        loT[at] = x;
-      }
-    } else {
-      const h = hi,
-        ht = hiT!;
-      for (let i = 0; i < n; i++) {
-        const x = word[i],
-          at = count[(x >>> shift) & 0xffff]++;
-        tmp[at] = idx[i];
-        loT[at] = lo[i];
-        ht[at] = h[i];
-      }
-      hiT = hi;
-      hi = ht;
+    for (let i = 0; i < m; i++) {
+      const x = key[i],
+        at = count[(x / scale) & mask]++;
+      keyT[at] = x;
+      idxT[at] = idx[i];
     }
-    const t = idx;
-    idx = tmp;
-    tmp = t;
-    const u = lo;
-    lo = loT;
-    loT = u;
+    [key, keyT] = [keyT, key];
+    [idx, idxT] = [idxT, idx];
   }
-  return { order: idx, hi, lo };
+  for (let i = 0; i < m; i++) {
+    sorted[a + i] = key[i] + min;
+    order[a + i] = idx[i];
+  }
 }
 
 /** The shape of rows sorted by their packed numbers: a partition is floor(number / orderSpan), peers equal numbers. */
-export function shapeOfPacked(
-  hi: Uint32Array | null,
-  lo: Uint32Array,
-  orderSpan: number,
-  partitioned: boolean,
-  ordered: boolean,
-): Shape {
-  const n = lo.length;
+export function shapeOfPacked(sorted: Float64Array, orderSpan: number, partitioned: boolean, ordered: boolean): Shape {
+  const n = sorted.length;
   const partStart = new Int32Array(n),
     partEnd = new Int32Array(n),
     peerStart = new Int32Array(n),
@@ -193,14 +231,14 @@ export function shapeOfPacked(
     // sorted: a partition starts where the number reaches the next multiple of orderSpan
     let next = -1;
     for (let i = 0; i < n; i++) {
-      const code = hi === null ? lo[i] : hi[i] * TWO32 + lo[i];
+      const code = sorted[i];
       if (code < next) continue;
       cut[i] = 1;
       next = (Math.floor(code / orderSpan) + 1) * orderSpan;
     }
   }
   runs(n, cut, partStart, partEnd);
-  if (ordered) for (let i = 1; i < n; i++) if (lo[i] !== lo[i - 1] || (hi !== null && hi[i] !== hi[i - 1])) cut[i] = 1;
+  if (ordered) for (let i = 1; i < n; i++) if (sorted[i] !== sorted[i - 1]) cut[i] = 1;
   runs(n, cut, peerStart, peerEnd);
   return { n, partStart, partEnd, peerStart, peerEnd };
 }

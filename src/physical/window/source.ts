@@ -20,7 +20,7 @@ const sortKeys = (src: WindowSource) => [
 const PACK_MIN_ROWS = 4096;
 
 /**
- * The task's row order by (partition keys, order keys): integer keys packed into one number a row and radix sorted,
+ * The task's row order by (partition keys, order keys): integer keys packed into one number a row and sorted by it,
  * the partitions and peers read off the sorted numbers (window/packed.ts); else by the columns (kernels/sort.ts), the shape
  * found after. The rows sorted, and their shape.
  */
@@ -32,8 +32,8 @@ function sortRows(rows: Batch, src: WindowSource): { sorted: Batch; shape: Shape
     const sorted = { length: n, columns: rows.columns.map((c) => gatherSelected(c, order, n)) };
     return { sorted, shape: shapeOf(sorted, src.partitionBy, src.orderBy) };
   }
-  const { order, hi, lo } = sortPacked(packed);
-  const shape = shapeOfPacked(hi, lo, packed.orderSpan, src.partitionBy.length > 0, src.orderBy.length > 0);
+  const { order, sorted: codes } = sortPacked(packed);
+  const shape = shapeOfPacked(codes, packed.orderSpan, src.partitionBy.length > 0, src.orderBy.length > 0);
   const columns = rows.columns.map((c) => gatherSelected(c, order, n));
   return { sorted: { length: n, columns }, shape };
 }
