@@ -29,7 +29,10 @@ export function addLowerCommand(program: Command, out: NodeJS.WritableStream, se
     .action(async (plan: string, o: RunFlags) => {
       // --param and --source are also the run's options: commander may give them to the program
       const g = program.opts() as RunFlags;
-      const flags = { ...o, param: o.param ?? g.param, source: o.source ?? g.source };
+      // and the skew flags, which decide the hot window partitions lower splits
+      const { skew, skewFactor, skewThreshold, skewStrategy, partitions } = g;
+      const skewFlags = { skew, skewFactor, skewThreshold, skewStrategy, partitions };
+      const flags = { ...skewFlags, ...o, param: o.param ?? g.param, source: o.source ?? g.source };
       // a .sql file compiles to a plan first, as for a run
       const sql = await sqlPlan(plan, undefined, flags);
       const overrides = sql ? { ...overridesOf(flags), sources: undefined } : overridesOf(flags);
@@ -107,12 +110,16 @@ export function addBenchCommand(program: Command, out: NodeJS.WritableStream, se
     .description('generate Zipf workloads and time skewjoin in each mode against DuckDB on the same files')
     .option(
       '--suite <name>',
-      'quick (a few minutes), full (the published one), reference, skew, combiners or window',
+      'quick (a few minutes), full (the published one), reference, skew, combiners, window or sort',
       'quick',
     )
     .option('--out <dir>', 'folder for datasets and results (results.json, results.csv, report.html)', 'bench-out')
     .option('--workers <n>', 'worker threads for skewjoin and DuckDB', int('--workers'), 2)
-    .option('--rows <n>', 'fact rows (default: quick 1,000,000; the other suites 5,000,000)', int('--rows'))
+    .option(
+      '--rows <n>',
+      'fact rows (default: quick 1,000,000; sort 2,000,000; the other suites 5,000,000)',
+      int('--rows'),
+    )
     .option('--keys <m>', 'keys (default: quick 100,000; the other suites 1,000,000)', int('--keys'))
     .option('--repeat <r>', 'runs per measurement (the median is reported)', int('--repeat'), 3)
     .option(
