@@ -5,6 +5,7 @@ import type { AggregateStats } from '../skew/aggregate.js';
 import type { WindowStats } from '../skew/window.js';
 import type { SplitInfo } from '../skew/decide.js';
 import type { JoinPath } from './task.js';
+import type { JoinStrategyName } from './join/decide.js';
 
 export interface HotKey {
   key: string[];
@@ -91,8 +92,8 @@ export interface TaskStats {
 interface JoinStats {
   id: string;
   type: string;
-  /** broadcast: one side built once into a shared table, probed by the other side's map tasks */
-  strategy: 'broadcast' | 'shuffle';
+  /** each one's meaning: physical/join/decide.ts JOIN_STRATEGIES */
+  strategy: JoinStrategyName;
   /** why (the sizes against broadcastBytes, the join type's rule, or eager aggregation) */
   reason: string;
   broadcast?: { side: 'left' | 'right'; rows: number; bytes: number };

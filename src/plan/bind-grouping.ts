@@ -9,13 +9,14 @@
 // - `groupingSets`: the rows expanded once per set (the keys it lacks null) with the set's number as a tag,
 //   grouped by the keys and the tag: one aggregate, its input read once; grouping() is a constant per tag.
 import { PlanError, jsonPath } from '../errors.js';
-import { type Field, isNumeric, typeName } from '../kernels/column.js';
+import { type Field, typeName } from '../kernels/column.js';
 import { bindExpr, bindPredicateExpr } from '../expr/bind.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { BoundNode } from './bound.js';
 import { reshape } from './bind-setops.js';
 import type { AggregateFnName, AggregateNode, Expr } from './spec.js';
 import { fingerprint } from './fingerprint.js';
+import { AGGREGATES } from '../agg/functions.js';
 
 type P = (string | number)[];
 type Fn = Exclude<AggregateFnName, 'count_distinct'>;
@@ -23,7 +24,7 @@ type Fn = Exclude<AggregateFnName, 'count_distinct'>;
 export type PlainAggregate = (
   input: BoundNode,
   groupBy: string[],
-  aggs: { fn: AggregateFnName; column?: string; as: string }[],
+  aggs: { fn: AggregateFnName; column?: string; as: string; q?: number }[],
   id: string,
 ) => BoundNode;
 
@@ -38,6 +39,8 @@ interface Spec {
   arg: string | null;
   distinct: boolean;
   as: string;
+  /** quantiles' fraction */
+  q?: number;
 }
 
 const TAG = '$tag',
@@ -66,8 +69,10 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
     indices = [...keyCols],
     schema: Field[] = keyCols.map((j) => input.schema[j]);
   const byText = new Map<string, string>();
-  const column = (e: BoundExpr): string => {
-    const text = fingerprint({ e } as never);
+  // own: a column of its own even when another aggregate reads the same expression (a holistic function's, kept
+  // whole in the copy of the rows it reads where a DISTINCT argument's column is nulled: see aggregateSpecs)
+  const column = (e: BoundExpr, own = false): string => {
+    const text = (own ? 'own:' : '') + fingerprint({ e } as never);
     let name = byText.get(text);
     if (!name) {
       name = `$a${byText.size}`;
@@ -93,14 +98,15 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
     const raw: Expr | null = 'expr' in a ? a.expr : a.column !== undefined ? { column: a.column } : null;
     if (raw === null && a.fn !== 'count') throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} needs a column`);
     const fn: Fn = a.fn === 'count_distinct' ? 'count' : a.fn;
-    const distinct = (a.fn === 'count_distinct' || a.distinct === true) && fn !== 'min' && fn !== 'max';
+    // DISTINCT changes no extreme: dropped there
+    const distinct = (a.fn === 'count_distinct' || a.distinct === true) && AGGREGATES[fn].state?.kind !== 'extreme';
     if (distinct && raw === null) throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} DISTINCT needs a column`);
     const argAt: P = 'expr' in a ? [...ai, 'expr'] : ai;
     let arg = raw && bindExpr(raw, input.schema, argAt);
-    if (arg && (fn === 'sum' || fn === 'avg') && !isNumeric(arg.type))
+    if (arg && AGGREGATES[fn].type(arg.type) === null)
       throw new PlanError(
         jsonPath('expr' in a ? argAt : [...ai, 'column']),
-        `${fn} needs a numeric column; ${'expr' in a ? 'the expression' : `"${a.column}"`} is ${typeName(arg.type)}`,
+        `${fn} needs ${AGGREGATES[fn].needs}; ${'expr' in a ? 'the expression' : `"${a.column}"`} is ${typeName(arg.type)}`,
       );
     if (a.filter) {
       // FILTER (WHERE p): the argument where p is true, else null (count(*): of the literal 1)
@@ -108,7 +114,8 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
       const when = bindPredicateExpr(a.filter, input.schema, [...ai, 'filter']);
       arg = { k: 'case', whens: [when], thens: [then], else: null, type: then.type };
     }
-    return { fn, arg: arg ? column(arg) : null, distinct, as: a.as };
+    const own = !distinct && AGGREGATES[fn].state === null;
+    return { fn, arg: arg ? column(arg, own) : null, distinct, as: a.as, ...(a.q !== undefined ? { q: a.q } : {}) };
   });
   const aggSpecs = specs.filter((s): s is Spec => 'fn' in s);
   const sets = q.groupingSets;
@@ -195,6 +202,7 @@ function aggregateSpecs(
       fn: s.distinct ? ('count_distinct' as const) : s.fn,
       ...(s.arg !== null ? { column: s.arg } : {}),
       as: s.as,
+      ...(s.q !== undefined ? { q: s.q } : {}),
     }));
     return plain(input, groupBy, aggs, id.endsWith('.agg') ? id : `${id}.agg`);
   }
@@ -202,7 +210,9 @@ function aggregateSpecs(
   // that argument only), so each distinct set is counted apart
   let below = input;
   const level1By = [...groupBy];
-  if (distinct.length > 1) {
+  // a holistic function (median) has no partial state to take to level 2: it reads its own copy of the rows (tag 0),
+  // where level 1 groups every row of a group together, and level 2 takes that one value
+  if (distinct.length > 1 || specs.some((s) => !s.distinct && AGGREGATES[s.fn].state === null)) {
     const col = (name: string) => input.schema.findIndex((f) => f.name === name);
     const isKey = (j: number) => groupBy.includes(input.schema[j].name);
     // the other aggregates' copy only when there are any
@@ -227,21 +237,22 @@ function aggregateSpecs(
   }
   level1By.push(...distinct);
   // level 1: by (groups, distinct arguments), the partial states of the other aggregates
-  const partial: { fn: AggregateFnName; column?: string; as: string }[] = [];
-  const final: { fn: AggregateFnName; column?: string; as: string }[] = [];
+  const partial: { fn: AggregateFnName; column?: string; as: string; q?: number }[] = [];
+  const final: { fn: AggregateFnName; column?: string; as: string; q?: number }[] = [];
   const out: Expr[] = [];
   specs.forEach((s, i) => {
     const arg = s.arg ?? countStar!;
+    const q = s.q !== undefined ? { q: s.q } : {};
     if (s.distinct) {
-      final.push({ fn: s.fn, column: arg, as: `$r${i}` });
+      final.push({ fn: s.fn, column: arg, as: `$r${i}`, ...q });
       out.push({ column: `$r${i}` });
     } else if (s.fn === 'avg') {
       partial.push({ fn: 'sum', column: arg, as: `$p${i}` }, { fn: 'count', column: arg, as: `$q${i}` });
       final.push({ fn: 'sum', column: `$p${i}`, as: `$r${i}` }, { fn: 'sum', column: `$q${i}`, as: `$s${i}` });
       out.push({ fn: '/', args: [{ column: `$r${i}` }, { column: `$s${i}` }] });
     } else {
-      partial.push({ fn: s.fn, column: arg, as: `$p${i}` });
-      final.push({ fn: s.fn === 'count' ? 'sum' : s.fn, column: `$p${i}`, as: `$r${i}` });
+      partial.push({ fn: s.fn, column: arg, as: `$p${i}`, ...q });
+      final.push({ fn: s.fn === 'count' ? 'sum' : s.fn, column: `$p${i}`, as: `$r${i}`, ...q });
       // a count of no rows at all (no group, an empty input): 0
       out.push(
         s.fn === 'count' ? { fn: 'coalesce', args: [{ column: `$r${i}` }, { value: 0 }] } : { column: `$r${i}` },

@@ -7,6 +7,21 @@ import type { JoinType } from '../../plan/spec.js';
 export type Side = 'left' | 'right';
 
 /**
+ * The join strategies, each as --stats and --explain --analyze name it (physical/stats.ts `JoinStats.strategy`,
+ * physical/explain.ts): `built`, what becomes of the side built once (none for a shuffle: each reduce task builds its
+ * partition). A new strategy is a new entry here; the compiler then names the places that print or count it.
+ */
+export const JOIN_STRATEGIES = {
+  broadcast: { built: "built once and probed in the other side's map tasks" },
+  shuffle: { built: null },
+  /** a semi or anti join's left side built once, marked by the right side's map tasks (physical/join/marked.ts) */
+  marked: { built: "built once and marked by the other side's map tasks" },
+  /** no keys: the smaller side replicated to every task of the larger (physical/join/stage.ts runCross) */
+  cross: { built: 'replicated to every task of the larger side' },
+} as const satisfies Record<string, { built: string | null }>;
+export type JoinStrategyName = keyof typeof JOIN_STRATEGIES;
+
+/**
  * A shared build is built on one thread (about 0.4-0.7 µs a row at SF 10, two-column keys the most), where a
  * shuffle partitions both sides on every thread (about 0.3 µs a row in all): it pays when the other side has at
  * least this many times its rows (q09 at SF 10: 8M partsupp rows built for 3.3M probing line items cost 6 s on

@@ -280,7 +280,7 @@ async function runCross(
   ex.stats.joins.push({
     id: node.id,
     type: node.type,
-    strategy: 'broadcast',
+    strategy: 'cross',
     reason:
       `cross join: the smaller side (${side}) replicated to every task of the larger` +
       (smalls.length > 1 ? `, in ${smalls.length} pieces` : ''),
