@@ -3,8 +3,8 @@
 // runtime) nor the front ends; operators (physical/) never load the scheduler or the runtime; the workers never load
 // coordinator code; nothing loads the command line or the benchmark but themselves; no import circles across folders.
 const COORDINATOR =
-  '^src/(scheduler|cli|bench|spark|sql)/|^src/physical/(operator|explain)\\.ts$|' +
-  '^src/physical/[^/]+/(stage|shuffle|hot-keys|tasks|broadcast|grace|two-level|repeats|fused|scatter|marked)\\.ts$';
+  '^src/(scheduler|cli|bench|spark|sql)/|^src/physical/(operator|explain|shuffle|grace|range-shuffle|fused-ranges)\\.ts$|' +
+  '^src/physical/[^/]+/(stage|shuffle|hot-keys|tasks|broadcast|grace|two-level|repeats|marked)\\.ts$';
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -16,11 +16,39 @@ module.exports = {
       to: { circular: true, viaSomeNot: '^src/$1/' },
     },
     {
+      name: 'families-never-load-another-family',
+      severity: 'error',
+      comment:
+        'An operator family (physical/<family>/) meets the others only through the neutral places: the contracts in ' +
+        'physical/*.ts, kernels, shuffle, spill, plan, expr. physical/operators.ts and physical/kernels.ts assemble them.',
+      from: { path: '^src/physical/(aggregate|exchange|join|limit|scan|setop|sort|window)/' },
+      to: {
+        path: '^src/physical/(aggregate|exchange|join|limit|scan|setop|sort|window)/',
+        pathNot: '^src/physical/$1/',
+      },
+    },
+    {
       name: 'lower-layers-never-load-the-engine',
       severity: 'error',
       comment: "kernels, expr, io, plan, shuffle, agg, skew and spill are the engine's building blocks: they must not import it.",
       from: { path: '^src/(kernels|expr|io|plan|shuffle|agg|skew|spill)/' },
       to: { path: '^src/(physical|scheduler|runtime|cli|bench|spark|sql)/' },
+    },
+    {
+      name: 'contracts-never-load-a-family',
+      severity: 'error',
+      comment:
+        'The shared files of physical/ (task.ts, operator.ts, pipeline.ts, shuffle.ts, ...) name no family: a family ' +
+        "registers its types and kernels in physical/kernels.ts and its operator in physical/operators.ts, the two tables.",
+      from: { path: '^src/physical/[^/]+\\.ts$', pathNot: '^src/physical/(kernels|operators)\\.ts$' },
+      to: { path: '^src/physical/(aggregate|exchange|join|limit|scan|setop|sort|window)/' },
+    },
+    {
+      name: 'kernels-are-the-ground-floor',
+      severity: 'error',
+      comment: 'kernels/ (columns, keys, hash tables, sorts) load no layer above them: expressions, io, agg, shuffle.',
+      from: { path: '^src/kernels/' },
+      to: { path: '^src/(expr|io|agg|skew|spill|shuffle)/' },
     },
     {
       name: 'operators-never-load-the-scheduler-or-runtime',

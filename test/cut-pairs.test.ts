@@ -1,4 +1,4 @@
-// A join's matches cut straight into a sort's ranges (physical/sort/cut-pairs.ts) must
+// A join's matches cut straight into a sort's ranges (shuffle/cut-pairs.ts) must
 // give the very blocks the path it replaces gives: the matches gathered into
 // joined batches (physical/join/gather.ts), then cut by rangePartition. Checked byte
 // for byte over every column type a block holds (nulls, strings with empty
@@ -8,8 +8,8 @@
 // join type, spills, skew splits) are DuckDB-checked in sort-join.test.ts.
 import { describe, expect, it } from 'vitest';
 import { GatherSink } from '../dist/physical/join/gather.js';
-import { rangePartition } from '../dist/physical/sort/partition.js';
-import { cutPairs } from '../dist/physical/sort/cut-pairs.js';
+import { rangePartition } from '../dist/shuffle/range-partition.js';
+import { cutPairs } from '../dist/shuffle/cut-pairs.js';
 
 let seed = 99;
 const rnd = (m: number) => {

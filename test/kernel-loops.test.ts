@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Batch, type Column, type DataType, decimalAt, gatherMany, valueAt } from '../dist/kernels/column.js';
 import { decimalColumn, decimalSums, decimalSumsColumn } from '../dist/kernels/decimal.js';
-import { evalPredicate } from '../dist/kernels/filter.js';
+import { evalPredicate } from '../dist/expr/filter.js';
 import { hashJoin } from '../dist/kernels/join.js';
 import { rowsAsStates } from '../dist/agg/partial.js';
 import { minMax } from '../dist/agg/aggregate.js';

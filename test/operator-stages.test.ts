@@ -6,7 +6,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadPlan } from '../dist/index.js';
 import { type Batch, rowCount } from '../dist/kernels/column.js';
 import { runAggregate } from '../dist/physical/aggregate/stage.js';
-import { runFromRead, shuffle } from '../dist/physical/exchange/shuffle.js';
+import { runFromRead, shuffle } from '../dist/physical/shuffle.js';
 import { takeRows } from '../dist/physical/limit/stage.js';
 import { pipelineOf } from '../dist/physical/pipeline.js';
 import { runSort } from '../dist/physical/sort/stage.js';

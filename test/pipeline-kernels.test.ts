@@ -7,7 +7,7 @@
 // mode, with batches past 2^53 that fall back to 128-bit lanes; decimal
 // sums over two banks (even and odd rows) on odd lengths, nulls on either
 // side, one group, and past the carry chunk; string = and IN against
-// literals without comparator closures (kernels/filter-strings.ts), against
+// literals without comparator closures (expr/filter-strings.ts), against
 // DuckDB on nulls, empty strings, prefixes and multi-byte values.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -18,8 +18,8 @@ import { normFor } from '../dist/agg/aggregate.js';
 import { sumOnlyColumns, widenNarrowed } from '../dist/agg/narrow.js';
 import { buildKeys } from '../dist/kernels/keys.js';
 import { decimalSums, decimalSumsColumn } from '../dist/kernels/decimal.js';
-import { strEqRows, strInRows } from '../dist/kernels/filter-strings.js';
-import { evalPredicate, selectRows } from '../dist/kernels/filter.js';
+import { strEqRows, strInRows } from '../dist/expr/filter-strings.js';
+import { evalPredicate, selectRows } from '../dist/expr/filter.js';
 import type { Column } from '../dist/kernels/column.js';
 import { duckRows, sorted, tmpDir, writeParquet } from './helpers.js';
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { SELECT_SHARE, produceMasked, withMasks } from '../dist/physical/scan/masks.js';
 import type { TaskSpec } from '../dist/physical/task.js';
 import { readMasks } from '../dist/io/parquet-mask.js';
-import { evalPredicate } from '../dist/kernels/filter.js';
+import { evalPredicate } from '../dist/expr/filter.js';
 import type { Column } from '../dist/kernels/column.js';
 import { inspectParquet } from '../dist/io/parquet.js';
 import { runPlan } from '../dist/index.js';

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
-import { rangeIds } from '../dist/physical/sort/range.js';
+import { rangeIds } from '../dist/shuffle/range.js';
 import { rangeRuns } from '../dist/physical/sort/stage.js';
 import { duckRows, tmpDir, writeParquet } from './helpers.js';
 

@@ -206,7 +206,9 @@ function windowLines(w: NonNullable<Stats['windows']>[number]): string[] {
     const how =
       sp.method === 'none'
         ? `not split: ${sp.reason}`
-        : `split by ranges of its keys into ${sp.pieces} piece(s), each computed by a task, then carried over`;
+        : sp.method === 'aggregate'
+          ? `split as a two-level aggregate: its rows dealt over ${sp.pieces} piece(s), partials combined per window partition and given back to its rows`
+          : `split by ranges of its keys into ${sp.pieces} piece(s), each computed by a task, then carried over`;
     out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
   }
   return out;

@@ -4,7 +4,6 @@
 import type { AggregateStats } from '../skew/aggregate.js';
 import type { WindowStats } from '../skew/window.js';
 import type { SplitInfo } from '../skew/decide.js';
-import type { JoinPath } from './task.js';
 import type { JoinStrategyName } from './join/decide.js';
 
 export interface HotKey {
@@ -25,7 +24,7 @@ export interface ShuffleStats {
   /** with combiners: rows and bytes the map tasks produced before combining, and the tasks that passed rows through */
   /**
    * a sort's range shuffle: cut by the join below it in its reduce tasks, or by range tasks over the collected input
-   * (physical/sort/fused.ts)
+   * (physical/fused-ranges.ts)
    */
   partitionedBy?: 'join' | 'tasks';
   /** a sort's range shuffle: ranges far larger than planned, cut again by boundaries sampled from their own rows */
@@ -38,6 +37,41 @@ export interface ShuffleStats {
     partialTasks: number;
     passThroughTasks: number;
   };
+}
+
+/**
+ * How a join task ran, for the statistics (tests assert the path they mean to
+ * exercise): streamed probe blocks gathered into rows, streamed into the fused
+ * join aggregator, or both sides concatenated (hashJoin; eager and
+ * combiners the fused form cannot serve); which side was built; how many
+ * chunks of matched pairs the probe emitted. A map task whose probe of a
+ * broadcast table fed its combiner reports 'fused-aggregate' too. The join
+ * family's task metric (physical/join/operator.ts analyze).
+ */
+export interface JoinPath {
+  path: 'gather' | 'fused-aggregate' | 'concatenated';
+  /** the side built (a task over several partitions: the side built for most rows) */
+  build: 'left' | 'right';
+  matchChunks: number;
+  /** rows the task built tables over (the probing rows are the rest of its input) */
+  buildRows?: number;
+  /**
+   * fused-aggregate: the groups came from the built side's rows or from each probing batch's (any partition of the
+   * task)
+   */
+  grouped?: 'build' | 'probe';
+  /**
+   * a broadcast probe fused with the aggregate: whose group ids (see ProbeAggregate.groups), and how rows found them
+   * (ProbeAggregate.lookup)
+   */
+  groups?: 'table' | 'thread' | 'batch';
+  lookup?: 'pairs' | 'key-groups';
+}
+
+/** How a scan task read its columns (the scan family's task metric, physical/scan/operator.ts analyze). */
+export interface ScanRead {
+  read?: 'direct' | 'in-place' | 'ipc';
+  masks?: number;
 }
 
 export interface TaskStats {
@@ -80,7 +114,7 @@ export interface TaskStats {
    * a scan: columns decoded by the direct reader (io/parquet-direct.ts), read in place from the Parquet module's
    * memory, or through Arrow IPC
    */
-  read?: 'direct' | 'in-place' | 'ipc';
+  read?: ScanRead['read'];
   /** a scan: columns only its filter reads, read as the filter's outcome per dictionary value (physical/scan/masks.ts) */
   masks?: number;
 }
@@ -89,7 +123,7 @@ export interface TaskStats {
  * The plan of one join: its strategy and, for a shuffle join, the reduce plan (target task size, skewed partitions
  * split).
  */
-interface JoinStats {
+export interface JoinStats {
   id: string;
   type: string;
   /** each one's meaning: physical/join/decide.ts JOIN_STRATEGIES */

@@ -134,3 +134,6 @@ export type BoundNode =
   | (Base & { kind: 'expand'; input: BoundNode; copies: { cols: number[]; tag: number }[] })
   /** each input row as many times as its column `col` says (none when it is not positive): INTERSECT/EXCEPT ALL */
   | (Base & { kind: 'repeat'; input: BoundNode; col: number });
+
+/** A bound join: what the join family runs and what an aggregate above one asks of it (physical/aggregate/stage.ts). */
+export type BoundJoin = Extract<BoundNode, { kind: 'join' }>;

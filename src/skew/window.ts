@@ -6,7 +6,11 @@
 // row (ROWS or RANGE); ntile, percent_rank and cume_dist with the partition's total rows added up over the pieces;
 // lag/lead and functions over ROWS frames of n preceding/following rows recomputed with the n rows before and after
 // a piece from its neighbours. Other functions (RANGE frames with offsets or to the partition's end, ROWS frames to
-// the partition's end) keep the partition in one task, and say why.
+// the partition's end) keep the partition in one task, and say why. A window without orderBy whose functions are
+// aggregates over the whole partition (count, sum, avg, min, max) or ranks (rank, dense_rank, percent_rank,
+// cume_dist: every row a peer) is a two-level aggregate: its hot partition's rows are dealt over several ranges of
+// the partition keys, each piece computes its partials, and each partition's partials, combined, go back to its
+// rows in every piece.
 import type { BoundWindowFn } from '../plan/bound.js';
 import type { SkewSettings } from '../plan/load.js';
 import { detectSkew } from './decide.js';
@@ -18,8 +22,12 @@ export interface WindowSplit {
   partition: number;
   rows: number;
   bytes: number;
-  /** ranges: cut by ranges of the keys, computed in `pieces` tasks and carried over; none: one task (reason) */
-  method: 'ranges' | 'none';
+  /**
+   * ranges: cut by ranges of the keys, computed in `pieces` tasks and carried over; aggregate (a window without
+   * orderBy): the partition's rows dealt over `pieces` ranges, partial aggregates combined per partition and given
+   * back to its rows; none: one task (reason)
+   */
+  method: 'ranges' | 'aggregate' | 'none';
   pieces?: number;
   reason?: string;
 }
@@ -58,6 +66,20 @@ export function unsplittable(fns: BoundWindowFn[]): string | null {
   return null;
 }
 
+/** Functions whose value is the same for every row of a partition without orderBy, exact from per-piece partials. */
+const WHOLE_AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max']);
+const PEER_RANKS = new Set(['rank', 'dense_rank', 'percent_rank', 'cume_dist']);
+
+/** Why a window without orderBy cannot be split as a two-level aggregate (null: it can). */
+export function unsplittableWhole(fns: BoundWindowFn[]): string | null {
+  for (const f of fns) {
+    if (PEER_RANKS.has(f.fn)) continue;
+    if (WHOLE_AGGREGATES.has(f.fn) && f.frame.start === null && f.frame.end === null) continue;
+    return `no orderBy, and ${f.fn}→${f.as} is not an aggregate over the whole partition`;
+  }
+  return null;
+}
+
 /**
  * The window's skewed partitions (bytes over factor x the median partition and thresholdBytes) and how each is
  * computed: cut by ranges into pieces of about `targetBytes` (what the other partitions are packed up to), or whole.
@@ -72,12 +94,12 @@ export function planWindowSplits(
 ): WindowSplit[] {
   if (!o.enabled) return [];
   const d = detectSkew({ partitionRows: rows, partitionBytes: bytes, mapBytes: [], hotKeys: [] }, o);
-  const why = ordered ? unsplittable(fns) : 'no orderBy: every row of a partition is its peer';
+  const why = ordered ? unsplittable(fns) : unsplittableWhole(fns);
   return d.skewedPartitions.map((p): WindowSplit => {
     const s = { partition: p, rows: rows[p], bytes: bytes[p] };
     if (why) return { ...s, method: 'none', reason: why };
     const pieces = Math.min(MAX_PIECES, rows[p], Math.ceil(bytes[p] / Math.max(1, targetBytes)));
     if (pieces < 2) return { ...s, method: 'none', reason: `not larger than a task (${targetBytes} bytes)` };
-    return { ...s, method: 'ranges', pieces };
+    return { ...s, method: ordered ? 'ranges' : 'aggregate', pieces };
   });
 }

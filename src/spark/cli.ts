@@ -8,7 +8,7 @@ import { formatTable, jsonLines } from '../io/output.js';
 import { progressDisplay, wantsProgress } from '../cli/progress.js';
 import { type Lowered, lowerPlan } from './lower.js';
 import { executeOnSpark, loadForSpark, lowerWithSalting } from './engine.js';
-import type { SamplingStat } from './hot.js';
+import type { JoinDecision, SamplingStat } from './hot.js';
 import { redact } from './remote.js';
 import { formatSql } from './format.js';
 
@@ -26,7 +26,11 @@ export interface SparkFlags {
 export function describeLowered(
   lp: LoadedPlan,
   l: Pick<Lowered, 'sql' | 'settings' | 'salted' | 'writeUri'> &
-    Partial<Pick<Lowered, 'sources'>> & { sampling?: SamplingStat[]; physicalPlan?: string },
+    Partial<Pick<Lowered, 'sources'>> & {
+      sampling?: SamplingStat[];
+      decisions?: JoinDecision[];
+      physicalPlan?: string;
+    },
   where: string,
 ): string {
   const lines = [`engine: spark (${where})`];
@@ -44,6 +48,7 @@ export function describeLowered(
             `in ${s.ms.toFixed(0)} ms; ${hot}`,
     );
   }
+  for (const d of l.decisions ?? []) lines.push(`${d.join}: ${d.reason}`);
   if (l.salted.length === 0) lines.push('salted joins: none');
   for (const s of l.salted)
     lines.push(`salted join ${s.join}: hot keys ${s.keys.map((k) => k.join(',')).join('; ')} over ${s.buckets} salts`);

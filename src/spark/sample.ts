@@ -92,7 +92,7 @@ export const scanBytes = (n: BoundNode): number =>
     : [...children(n)].reduce((a, c) => a + scanBytes(c), 0);
 
 /** Input rows of a side's largest scan (the rows a sample of it is a fraction of); 0 when unknown. */
-const scanRows = (n: BoundNode): number =>
+export const scanRows = (n: BoundNode): number =>
   n.kind === 'scan' ? n.splits.reduce((a, s) => a + s.rows, 0) : Math.max(0, ...[...children(n)].map(scanRows));
 
 /** A key value of ours as text (for --explain and the stats) and as a Spark literal of its column's type. */

@@ -4,19 +4,18 @@ import { normFor } from '../../agg/aggregate.js';
 import { eagerPlan } from '../../agg/eager.js';
 import { combinable, partialSchema } from '../../agg/partial.js';
 import type { Batch } from '../../kernels/column.js';
-import type { BoundNode, KeyNorm } from '../../plan/bound.js';
+import type { BoundJoin, BoundNode, KeyNorm } from '../../plan/bound.js';
 import { type Settings, plannedWorkers } from '../../plan/load.js';
 import { isSharedProjection } from '../../plan/share.js';
 import { coalesceCap, packPartitions } from '../../skew/decide.js';
 import { planAggregateSplits } from '../../skew/aggregate.js';
 import { type AggregateInput, aggregateSource, levelOne, rowsInput } from './two-level.js';
 import { blockBytes } from '../../spill/block.js';
-import { MAX_GRACE_PIECES, cutByHash } from '../join/grace.js';
+import { MAX_GRACE_PIECES, cutByHash } from '../grace.js';
 import { partitionsFor, pipelineOf, scanBytes, scanSource } from '../pipeline.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, type TaskSpec, withSeed } from '../task.js';
 import type { Downstream, ExecContext } from '../operator.js';
-import { type AggregateBlocks, type ShuffleOutput, aggregateBlocksOf, shuffle } from '../exchange/shuffle.js';
-import type { JoinNode } from '../join/stage.js';
+import { type AggregateBlocks, type ShuffleOutput, aggregateBlocksOf, shuffle } from '../shuffle.js';
 
 type AggregateNode = Extract<BoundNode, { kind: 'aggregate' }>;
 
@@ -37,7 +36,7 @@ export async function runAggregate(
   // A skewed partition is aggregated in two levels (skew/aggregate.ts).
   const skew = planAggregateSplits(s.stats.partitionRows, s.stats.partitionBytes, ex.settings.skew, node.aggs, share);
   Object.assign(s.stats, skew.decision);
-  ex.stats.aggregates.push({ id: node.id, targetBytes: skew.targetBytes, splits: skew.splits });
+  ex.report('aggregate', { split: { id: node.id, targetBytes: skew.targetBytes, splits: skew.splits } });
   const twoLevel = new Map(skew.splits.filter((x) => x.method === 'two-level').map((x) => [x.partition, x]));
   const rc: Reduce = { ex, node, ops, sink, combine, share, P, norms, rows: rowsInput(shuffled) };
   const jobs = packJobs(ex, node, s, twoLevel, Math.min(skew.targetBytes, share));
@@ -111,7 +110,7 @@ async function shuffleInput(ex: ExecContext, node: Extract<BoundNode, { kind: 'a
   const shuffledSchema = partial ? partialSchema(inSchema, node.groupBy, node.aggs) : inSchema;
   const keys = partial ? Array.from({ length: g }, (_, i) => i) : node.groupBy;
   const norms = keys.map((i) => normFor(shuffledSchema[i].type));
-  if (eager) ex.stats.eager.push(node.id);
+  if (eager) ex.report('aggregate', { eager: node.id });
   const spec = { keys, norms, partitions: P, spreadNulls: false };
   const s = await shuffle(ex, node.input, spec, `${node.id}.input`, node.id, pre, eager);
   const shuffled: AggregateInput = {
@@ -236,7 +235,7 @@ async function reduce(
  * against a side with unique keys it only adds work. Sides that do not
  * start with a scan are assumed to repeat keys.
  */
-async function joinMultiplies(ex: ExecContext, join: JoinNode): Promise<boolean> {
+async function joinMultiplies(ex: ExecContext, join: BoundJoin): Promise<boolean> {
   // a sample is small: read on this thread, unless runs are kept off it (inThreadBytes 0, faults) or the
   // pool's threads are ready (they have warmed WebAssembly: this one has not, see cli/prestart.ts)
   const here = ex.inThread || ex.coldAndSmall(1);

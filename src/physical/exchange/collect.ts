@@ -3,13 +3,15 @@
 // for a broadcast table, or encoded as Parquet row groups for the final stage of a Parquet output.
 import { groupsOf } from '../../agg/aggregate.js';
 import { shareBatch, sliceBatch } from '../../kernels/column.js';
-import { sampleRows } from '../sort/partition.js';
+import { sampleRows } from '../../shuffle/range-partition.js';
 import type { SinkKernel, TaskSink } from '../task.js';
 import { encodeOutput, encodesOutput } from './encode-output.js';
 
 type CollectSink = Extract<TaskSink, { kind: 'collect' }>;
 
 export const collectKernel: SinkKernel<CollectSink> = {
+  // a sort's input (sampled for its boundaries) waits for the range tasks that cut it
+  held: (sink) => sink.sample !== undefined && sink.sample > 0,
   sink(sink, { batches, rows, outputRows, release }) {
     let out = batches;
     // copied out of the module's memory (or the task's) once, with no loop in JS

@@ -16,6 +16,7 @@ import type { Groups } from '../../agg/groups.js';
 import { mergeChunkGroups } from './table-groups.js';
 import { type Pipeline, pipelineOf, scanBytes } from '../pipeline.js';
 import type { Combine } from '../task.js';
+import type { Collected } from '../shuffle.js';
 import { trace } from '../../trace.js';
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
@@ -279,16 +280,6 @@ function broadcastFrom(
   };
 }
 
-/**
- * A side read by `collect`: its batches, when asked for each batch's groups
- * (see readGroupColumns), and the pipeline of the rest (over a scan's splits
- * not started when the cap was passed; null: the side was read whole).
- */
-export interface Collected {
-  batches: Batch[];
-  groups?: Groups[];
-  rest: Pipeline | null;
-}
 /** A side read, with its bytes and rows. */
 interface Measured extends Collected {
   bytes: number;

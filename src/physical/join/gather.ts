@@ -2,7 +2,7 @@
 // kernels/join.ts), one output batch per OUTPUT_ROWS rows: shared by the
 // reduce side's streaming join and the map side's broadcast probe.
 import { type Batch, gatherMany } from '../../kernels/column.js';
-import type { PairChunk } from '../sort/cut-pairs.js';
+import type { PairChunk } from '../../shuffle/cut-pairs.js';
 
 /** Rows gathered per output batch of a join. */
 const OUTPUT_ROWS = 1 << 16;
@@ -13,7 +13,7 @@ export class GatherSink {
   pending: PairChunk[] = [];
   private rows = 0;
   /**
-   * `keep`: gather nothing, keep every match for the caller (physical/sort/cut-pairs.ts gathers them straight into
+   * `keep`: gather nothing, keep every match for the caller (shuffle/cut-pairs.ts gathers them straight into
    * ranges)
    */
   constructor(

@@ -8,7 +8,7 @@ import { blockBytes, isSpilled } from '../../spill/block.js';
 import { heldBytes } from '../../spill/spiller.js';
 import type { TaskResult } from '../task.js';
 import type { ExecContext } from '../operator.js';
-import { blocksOf } from '../exchange/shuffle.js';
+import { blocksOf } from '../shuffle.js';
 import { type JoinContext, graceJoin, joinTask, mapOutputs } from './tasks.js';
 
 /** Runs of rows (of hot keys and the rest) up to which a split task leaves a key's rows in place for the join tasks. */

@@ -9,7 +9,7 @@ import { type Keys, buildKeys } from '../../kernels/keys.js';
 import { type Pipeline, pipelineOf } from '../pipeline.js';
 import type { Downstream, ExecContext } from '../operator.js';
 import type { TaskResult } from '../task.js';
-import { runFromRead } from '../exchange/shuffle.js';
+import { runFromRead } from '../shuffle.js';
 import { type Collect, type JoinStrategy, buildBroadcast, tableBytes } from './broadcast.js';
 import { type MarkOp, type MarkTarget, markedRows } from './mark.js';
 import type { JoinNode } from './tasks.js';
@@ -121,7 +121,7 @@ export async function runMarked(
   ops: Pipeline['ops'],
   d: Downstream,
 ): Promise<TaskResult[]> {
-  ex.stats.joins.push({
+  ex.report('join', {
     id: node.id,
     type: node.type,
     strategy: 'marked',

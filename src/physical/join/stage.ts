@@ -12,17 +12,15 @@ import { mixPlan } from '../../skew/mix.js';
 import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from './merge.js';
 import { runMarked, tryMarked } from './marked.js';
-import { runRanged } from '../sort/fused.js';
+import { runRanged } from '../fused-ranges.js';
 import { type Until, partitionsFor, pipelineOf, scanBytes } from '../pipeline.js';
 import { budgetedSkew } from '../../spill/budget.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
 import type { Downstream, ExecContext } from '../operator.js';
-import { type ShuffleOutput, batchesOf, blocksOf, runFromRead, shuffle } from '../exchange/shuffle.js';
+import { type ShuffleOutput, batchesOf, blocksOf, runFromRead, shuffle } from '../shuffle.js';
 
 import { type JoinContext, type JoinNode, type JoinShape, graceJoin, joinTask, mapOutputs } from './tasks.js';
 import { runHotKeys } from './hot-keys.js';
-
-export type { JoinNode };
 
 /** Counters per map task for the heavy-hitter sketch of join keys. */
 const SKETCH_CAPACITY = 1000;
@@ -83,7 +81,7 @@ async function runBroadcast(
   d: Downstream,
 ): Promise<TaskResult[]> {
   const side = how.decision.side!;
-  ex.stats.joins.push({
+  ex.report('join', {
     id: node.id,
     type: node.type,
     strategy: how.decision.strategy,
@@ -169,7 +167,7 @@ async function runShuffleJoin(
   // the measured side's rows are held until its map tasks have partitioned them
   const [l, r] = await Promise.all([side('left'), side('right')]).finally(() => ex.memory.release(how.heldBytes));
   const plan = planJoinTasks(ex, node, l, r, P);
-  ex.stats.joins.push({
+  ex.report('join', {
     id: node.id,
     type: node.type,
     strategy: how.decision.strategy,
@@ -277,7 +275,7 @@ async function runCross(
   const tiles = larges.flatMap((lg) => smalls.map((sm) => [sm, lg] as const));
   // the smaller side is replicated whatever broadcastBytes says: there is no key to shuffle by
   const side = leftSmall ? 'left' : 'right';
-  ex.stats.joins.push({
+  ex.report('join', {
     id: node.id,
     type: node.type,
     strategy: 'cross',

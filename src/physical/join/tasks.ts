@@ -2,15 +2,15 @@
 // the build side outgrows a task's share of the budget), and the types the join's stage files share.
 import type { EagerPlan } from '../../agg/eager.js';
 import { type Batch, type Schema, rowCount } from '../../kernels/column.js';
-import type { BoundNode } from '../../plan/bound.js';
+import type { BoundJoin } from '../../plan/bound.js';
 import { reduceNeeded } from '../../skew/decide.js';
 import { blockBytes } from '../../spill/block.js';
-import { cutByHash, gracePieces } from './grace.js';
+import { cutByHash, gracePieces } from '../grace.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
 import type { ExecContext, TaskMeta } from '../operator.js';
-import { type ShuffleOutput, EMPTY } from '../exchange/shuffle.js';
+import { type ShuffleOutput, EMPTY } from '../shuffle.js';
 
-export type JoinNode = Extract<BoundNode, { kind: 'join' }>;
+export type JoinNode = BoundJoin;
 
 /** What the join's reduce tasks read: the sides as shuffled (rows, or eager partial rows). */
 export interface JoinShape {

@@ -1,19 +1,18 @@
-// The coordinator's side of a sort (see physical/sort/range.ts for the boundaries):
+// The coordinator's side of a sort (see shuffle/range.ts for the boundaries):
 // cut the input into ranges by sampled boundaries (in the join's reduce tasks
-// where the input is a shuffle join, physical/sort/fused.ts; else by range tasks over
+// where the input is a shuffle join, physical/fused-ranges.ts; else by range tasks over
 // the collected input), re-cut a range that came out far larger than
 // planned, and sort runs of consecutive ranges in their own tasks.
 import type { BoundNode } from '../../plan/bound.js';
 import { plannedWorkers } from '../../plan/load.js';
 import { median } from '../../skew/decide.js';
 import { pipelineOf } from '../pipeline.js';
-import type { Downstream, ExecContext } from '../operator.js';
+import type { Downstream, ExecContext, RangeRequest } from '../operator.js';
 import { packBlocks } from '../../spill/block.js';
 import { type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
 import { heldBytes } from '../../spill/spiller.js';
 import type { Batch } from '../../kernels/column.js';
-import type { RangeRequest } from './range.js';
-import { type Ranges, boundsFromSamples, outputBytes, partitionByRanges, rangesOf } from './scatter.js';
+import { type Ranges, boundsFromSamples, outputBytes, partitionByRanges, rangesOf } from '../range-shuffle.js';
 
 type SortNode = Extract<BoundNode, { kind: 'sort' }>;
 
@@ -60,13 +59,17 @@ export async function runSort(
     rangeBytes: Math.min(SORT_RANGE_BYTES, taskBytes / RANGES_PER_TASK),
     minRanges: plannedWorkers(ex.settings),
     maxRanges: MAX_RANGES,
+    // a hot value's rows dealt over several ranges; off with skew handling (the baseline `skewjoin bench` measures)
+    spread: ex.settings.skew.enabled,
   };
   // A shuffle join below cuts its own output into ranges when it is asked to (join/stage.ts runShuffleJoin).
   const collect: TaskSink = { kind: 'collect', sample: SORT_SAMPLE_ROWS };
   const inputs = await ex.execute(pipelineOf(node.input), { stage: node.id, sink: collect, range: req });
+  // the stage below cut its rows into ranges itself: its results are a range sink's, a block per range
+  const cut = inputs.find((r) => r.partitionRows !== undefined)?.partitionRows?.length;
   let ranges: Ranges;
-  if (req.bounds) {
-    ranges = rangesOf(inputs, req.bounds.length + 1);
+  if (cut !== undefined) {
+    ranges = rangesOf(inputs, cut);
   } else {
     const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
     ranges = await partitionByRanges(
@@ -80,7 +83,7 @@ export async function runSort(
   const R = ranges.length;
   const partitionRows = ranges.map((x) => x.rows),
     partitionBytes = ranges.map((x) => x.bytes);
-  ex.stats.shuffles.push({
+  ex.report('sort', {
     id: `${node.id}.range`,
     partitions: R,
     partitionRows,
@@ -89,7 +92,7 @@ export async function runSort(
     thresholdBytes: req.rangeBytes,
     skewedPartitions: [],
     hotKeys: [],
-    partitionedBy: req.bounds ? 'join' : 'tasks',
+    partitionedBy: cut !== undefined ? 'join' : 'tasks',
     recutRanges: recut,
   });
   const held = heldBytes(ranges.map((x) => x.blocks));
@@ -120,7 +123,7 @@ export async function runSort(
 
 /**
  * Ranges far larger than planned (more than a sort task's bytes: the
- * boundaries came from a sample of some of the rows, see physical/sort/fused.ts, or
+ * boundaries came from a sample of some of the rows, see physical/fused-ranges.ts, or
  * one value holds them) are cut again, in place, by boundaries sampled from
  * their own rows: a hot value among them is then dealt over several ranges.
  * Returns how many ranges were cut.

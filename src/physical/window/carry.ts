@@ -147,6 +147,32 @@ export function carries(
   });
 }
 
+/**
+ * A window without orderBy (skew/window.ts unsplittableWhole): each piece's first and last partition's summary row
+ * folded over every piece the partition spans (null for an empty piece). Its rows may be dealt over several pieces in
+ * any order: only a piece's first and last partition can span others, as with ranges of ordered keys.
+ */
+export function wholeTotals(
+  fns: BoundWindowFn[],
+  keys: number,
+  summaries: (Batch | null)[],
+  rows: number[],
+): { first: Batch | null; last: Batch | null }[] {
+  const seg: Batch[] = [];
+  const add = (row: Batch) => {
+    const prev = seg[seg.length - 1];
+    if (prev && sameKeys(prev, row, keys)) seg[seg.length - 1] = fold(fns, keys, prev, row);
+    else seg.push(row);
+    return seg.length - 1;
+  };
+  const at = summaries.map((s, k): [number, number] => {
+    if (!s || rows[k] === 0) return [-1, -1];
+    const i = add(rowOf(s, 0));
+    return [i, numberAt(s.columns[summaryR(keys)], 0) === rows[k] ? i : add(rowOf(s, 1))];
+  });
+  return at.map(([i, j]) => ({ first: i < 0 ? null : seg[i], last: j < 0 ? null : seg[j] }));
+}
+
 /** The functions that need their partition's total rows (a split piece's rows are not all of them). */
 export const needsTotal = (f: BoundWindowFn) => f.fn === 'ntile' || f.fn === 'percent_rank' || f.fn === 'cume_dist';
 

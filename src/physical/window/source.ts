@@ -7,7 +7,7 @@ import type { Produced, SourceKernel } from '../task.js';
 import { shapeOf } from './bounds.js';
 import { windowColumn } from './functions.js';
 import { summaryR } from './carry.js';
-import { cutByBounds, summaryOf, withCarry, withNeighbours, withTotals } from './split.js';
+import { cutByBounds, summaryOf, withCarry, withNeighbours, withTotals, withWhole } from './split.js';
 import type { WindowSource } from './window-source.js';
 
 const sortKeys = (src: WindowSource) => [
@@ -30,10 +30,12 @@ export const windowKernel: SourceKernel<WindowSource> = {
         out = withTotals(out, w, src.partitionBy, src.orderBy, src.fns, c.upTo, before, c.totals);
       }
       if (c.neighbours) out = withNeighbours(out, w, src, c.neighbours);
+      if (c.whole) out = withWhole(out, w, src.partitionBy.length, src.fns, c.upTo, c.whole);
       return { batches: [out], rows: rows.length };
     }
     if (src.cut) {
-      const parts = cutByBounds(src.schema, src.input, src.cut, sortKeys(src));
+      const turn = src.deal === undefined ? undefined : { next: src.deal };
+      const parts = cutByBounds(src.schema, src.input, src.cut, sortKeys(src), turn);
       return { batches: parts, rows: rowCount(src.input), asIs: true };
     }
     const rows = concatBatches(src.schema, src.input);

@@ -7,19 +7,18 @@
 // samples, the pilots' rows are cut by range tasks, and the other tasks
 // range-partition what they produce. A range the pilots misjudged (a hot
 // value they did not see) is cut again by physical/sort/stage.ts.
-import { plannedWorkers } from '../../plan/load.js';
-import type { ExecContext } from '../operator.js';
-import type { TaskResult, TaskSink } from '../task.js';
-import type { RangeRequest } from './range.js';
-import { boundsFromSamples, outputBytes, rangeTasks } from './scatter.js';
+import { plannedWorkers } from '../plan/load.js';
+import type { TaskResult, TaskSink } from './task.js';
+import type { ExecContext, RangeRequest } from './operator.js';
+import { boundsFromSamples, outputBytes, rangeTasks } from './range-shuffle.js';
 
 /** Rows sampled from each pilot's output (the boundaries of up to thousands of ranges come from a few pilots). */
 const PILOT_SAMPLE_ROWS = 16384;
 
 /**
  * Run planned tasks (`run(task, sink)`, whose tasks write to the sink given)
- * with the pilots first; every result comes back as range-sink output with
- * `req.bounds` set. `plain`: tasks over whole hash partitions, preferred as
+ * with the pilots first; every result comes back as range-sink output (each task's
+ * rows per range: `partitionRows` says how many ranges). `plain`: tasks over whole hash partitions, preferred as
  * pilots (a skew split's piece holds few keys); `bytes`: each task's input.
  */
 export async function runRanged<T extends { bytes: number }>(
@@ -41,8 +40,7 @@ export async function runRanged<T extends { bytes: number }>(
     first.flatMap((r) => (r.sample ? [r.sample] : [])),
     total,
   );
-  req.bounds = bounds;
-  const sink: TaskSink = { kind: 'range', by: req.by, bounds, nullSeed: 0 };
+  const sink: TaskSink = { kind: 'range', by: req.by, bounds, nullSeed: 0, spread: req.spread };
   const rest = Promise.all(tasks.filter((t) => !pilots.includes(t)).map((t) => run(t, sink)));
   const cut = rangeTasks(
     ex,

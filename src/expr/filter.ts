@@ -1,9 +1,9 @@
 // Predicate evaluation with SQL's three-valued logic: each row is false (0),
 // true (1) or null (2); only true rows pass a filter.
 import type { BoundPredicate, Literal } from '../plan/bound.js';
-import { type Batch, type Column, decimalAt, floatOrder, lanes } from './column.js';
-import { type DecimalValue, pow10 } from './decimal.js';
-import { compileExpr } from '../expr/compile.js';
+import { type Batch, type Column, decimalAt, floatOrder, lanes } from '../kernels/column.js';
+import { type DecimalValue, pow10 } from '../kernels/decimal.js';
+import { compileExpr } from './compile.js';
 import { strEqRows, strInRows } from './filter-strings.js';
 
 const F = 0,

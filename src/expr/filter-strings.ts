@@ -2,7 +2,7 @@
 // closure: a value's length first (most rows differ there), then its bytes.
 // TPC-H q19's `l_shipmode IN ('AIR', 'AIR REG') AND l_shipinstruct = 'DELIVER
 // IN PERSON'` over every line item spent about a sixth of the query's CPU
-// calling a closure per row and literal. Truth values as kernels/filter.ts
+// calling a closure per row and literal. Truth values as expr/filter.ts
 // writes them: false 0, true 1, null 2.
 
 const F = 0,

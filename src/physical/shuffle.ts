@@ -1,16 +1,41 @@
 // The exchange: a node's rows hash-partitioned by map tasks into shuffle blocks, with the statistics the skew
 // decisions read (rows and bytes per partition and map task, key sketches, what combiners did).
-import type { EagerPlan } from '../../agg/eager.js';
-import { type Batch, type Schema, emptyBatch } from '../../kernels/column.js';
-import type { BoundNode } from '../../plan/bound.js';
-import type { PartitionSpec, TaskSketch } from '../../shuffle/partition.js';
-import { median } from '../../skew/decide.js';
-import { blockBytes, packBlocks } from '../../spill/block.js';
-import type { Collected } from '../join/broadcast.js';
-import { type Pipeline, pipelineOf } from '../pipeline.js';
-import type { ShuffleStats } from '../stats.js';
-import { type Combine, type TaskResult, type TaskSink, withSeed } from '../task.js';
-import type { Downstream, ExecContext } from '../operator.js';
+import type { EagerPlan } from '../agg/eager.js';
+import { type Batch, type Schema, emptyBatch } from '../kernels/column.js';
+import type { BoundNode } from '../plan/bound.js';
+import type { PartitionSpec, TaskSketch } from '../shuffle/partition.js';
+import { median } from '../skew/decide.js';
+import { blockBytes, packBlocks } from '../spill/block.js';
+import type { Groups } from '../agg/groups.js';
+import { type Pipeline, pipelineOf } from './pipeline.js';
+import type { ShuffleStats } from './stats.js';
+import { type Combine, type TaskResult, type TaskSink, withSeed } from './task.js';
+import type { Analyze, Downstream, ExecContext } from './operator.js';
+
+/**
+ * A side read by a broadcast's `collect` (physical/join/broadcast.ts): its batches, when asked for each batch's groups
+ * (see readGroupColumns), and the pipeline of the rest (over a scan's splits
+ * not started when the cap was passed; null: the side was read whole).
+ */
+export interface Collected {
+  batches: Batch[];
+  groups?: Groups[];
+  rest: Pipeline | null;
+}
+
+declare module './operator.js' {
+  interface RunMetrics {
+    /** a hash shuffle's partition sizes, skew test and combiners */
+    exchange: ShuffleStats;
+  }
+}
+
+/** The exchange's metrics into the statistics: each shuffle, in the order they ran. */
+export const exchangeAnalyze: Analyze<never, ShuffleStats> = {
+  run: (s, into) => {
+    into.shuffles.push(s);
+  },
+};
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
 
@@ -100,7 +125,7 @@ export async function shuffle(
       passThroughTasks: combined.filter((r) => r.combine!.mode === 'pass-through').length,
     };
   }
-  ex.stats.shuffles.push(stats);
+  ex.report('exchange', stats);
   return {
     byTask: results.map((r) => r.batches),
     mapBytes: results.map((r) => r.partitionBytes!),

@@ -5,13 +5,13 @@
 // a pure function (sizes in, a piece count out); hot-key pieces of a skew
 // split are never cut again: the caller asks only for whole partitions and
 // the rest of a hot-key split.
-import type { Batch, Schema } from '../../kernels/column.js';
-import { buildsLeft } from '../../kernels/join.js';
-import type { KeyNorm } from '../../plan/bound.js';
-import type { JoinType } from '../../plan/spec.js';
-import type { ExecContext } from '../operator.js';
-import { packBlocks } from '../../spill/block.js';
-import { heldBytes } from '../../spill/spiller.js';
+import type { Batch, Schema } from '../kernels/column.js';
+import { buildsLeft } from '../kernels/join.js';
+import type { KeyNorm } from '../plan/bound.js';
+import type { JoinType } from '../plan/spec.js';
+import type { ExecContext } from './operator.js';
+import { packBlocks } from '../spill/block.js';
+import { heldBytes } from '../spill/spiller.js';
 
 /** Most pieces one reduce task is cut into. */
 export const MAX_GRACE_PIECES = 64;

@@ -1,20 +1,13 @@
 // A join's matches cut straight into a sort's ranges (the range sink of
-// physical/sort/fused.ts): the sort keys of the joined rows, gathered alone, give each
+// physical/fused-ranges.ts): the sort keys of the joined rows, gathered alone, give each
 // row its range; then every column is read from the join's two sides and
 // written to its range's place in one shared layout. The joined rows are
 // never gathered into batches and scattered again: a copy of every column
 // less. The blocks are those rangePartition would cut from the gathered rows.
-import { type Batch, type Column, type DataType, gatherMany, rowWidth, wordView } from '../../kernels/column.js';
-import type { SortKey } from '../../kernels/sort.js';
-import {
-  type Layout,
-  type Partitioned,
-  countIds,
-  destinations,
-  layout,
-  layoutBlocks,
-} from '../../shuffle/partition.js';
-import { rangeIds } from './range.js';
+import { type Batch, type Column, type DataType, gatherMany, rowWidth, wordView } from '../kernels/column.js';
+import type { SortKey } from '../kernels/sort.js';
+import { type Layout, type Partitioned, countIds, destinations, layout, layoutBlocks } from './partition.js';
+import { type Turn, rangeIds } from './range.js';
 
 /** Matches of a join: rows li of `l` beside rows ri of `r` (no index -1: no outer join's missing side). */
 export interface PairChunk {
@@ -40,6 +33,7 @@ export function cutPairs(
   bounds: Batch,
   seed: number,
   select?: number[],
+  spread = true,
 ): Omit<Partitioned, 'sketch'> {
   const joined = chunks.length
     ? [
@@ -52,7 +46,7 @@ export function cutPairs(
   const colsOf = (k: number) => chunks.map((ch) => (sides[k].right ? ch.r : ch.l).columns[sides[k].c]);
   const idxOf = (k: number, ch: PairChunk) => (sides[k].right ? ch.ri : ch.li);
   const total = chunks.reduce((a, ch) => a + ch.li.length, 0);
-  const ids = rangeIdsOf(chunks, by, bounds, seed, total, colsOf, idxOf);
+  const ids = rangeIdsOf(chunks, by, bounds, { next: seed, spread }, total, colsOf, idxOf);
   const P = bounds.length + 1;
   const counts = new Int32Array(P);
   countIds(ids, counts, total);
@@ -86,7 +80,7 @@ function rangeIdsOf(
   chunks: PairChunk[],
   by: SortKey[],
   bounds: Batch,
-  seed: number,
+  rr: Turn,
   total: number,
   colsOf: (k: number) => Column[],
   idxOf: (k: number, ch: PairChunk) => Int32Array,
@@ -95,7 +89,6 @@ function rangeIdsOf(
   const keyBy = by.map((k, i) => ({ ...k, col: i }));
   const keyBounds: Batch = { length: bounds.length, columns: by.map((k) => bounds.columns[k.col]) };
   const keyCols = by.map((k) => colsOf(k.col));
-  const rr = { next: seed };
   let at = 0;
   for (let s = 0; s < chunks.length; ) {
     let e = s,

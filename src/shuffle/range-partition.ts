@@ -1,9 +1,9 @@
 // The task side of a range-partitioned sort: a sample of a task's output rows
 // (for the boundaries), and its rows scattered to ranges in one shared buffer
 // like a hash shuffle's blocks.
-import { type Batch, Int32Scratch, concatBatches, gatherBatch, rowCount } from '../../kernels/column.js';
-import type { SortKey } from '../../kernels/sort.js';
-import { type Partitioned, scatterRows } from '../../shuffle/partition.js';
+import { type Batch, Int32Scratch, concatBatches, gatherBatch, rowCount } from '../kernels/column.js';
+import type { SortKey } from '../kernels/sort.js';
+import { type Partitioned, scatterRows } from './partition.js';
 import { rangeIds } from './range.js';
 
 /** Up to n evenly spaced rows of the batches (all of them when fewer), gathered without concatenating them. */
@@ -34,12 +34,13 @@ export function rangePartition(
   by: SortKey[],
   bounds: Batch,
   seed: number,
+  spread = true,
 ): Omit<Partitioned, 'sketch'> {
   const total = rowCount(batches);
   const buf = scratch.get(2 * total);
   const ids = buf.subarray(0, total),
     dest = buf.subarray(total, 2 * total);
-  const rr = { next: seed };
+  const rr = { next: seed, spread };
   let at = 0;
   for (const b of batches) {
     rangeIds(b, bounds, by, ids.subarray(at, at + b.length), rr);

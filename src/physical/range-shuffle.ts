@@ -1,13 +1,13 @@
 // The range shuffle of a sort: boundaries from samples of the rows, and the
 // rows cut into ranges by them, either by range tasks over rows already
 // produced (partitionByRanges) or by the tasks that produce them (a range
-// sink, see physical/sort/fused.ts). Ranges are what the sort tasks read.
-import { type Batch, concatBatches } from '../../kernels/column.js';
-import { blockBytes } from '../../spill/block.js';
-import { heldBytes } from '../../spill/spiller.js';
-import type { ExecContext } from '../operator.js';
-import type { TaskResult } from '../task.js';
-import { type RangeRequest, chooseBounds } from './range.js';
+// sink, see physical/fused-ranges.ts). Ranges are what the sort tasks read.
+import { type Batch, concatBatches } from '../kernels/column.js';
+import { blockBytes } from '../spill/block.js';
+import { heldBytes } from '../spill/spiller.js';
+import type { ExecContext, RangeRequest } from './operator.js';
+import type { TaskResult } from './task.js';
+import { chooseBounds } from '../shuffle/range.js';
 
 /** The rows of each range, in range order (blocks held in memory or spilled). */
 export type Ranges = { blocks: Batch[]; rows: number; bytes: number }[];
@@ -61,7 +61,7 @@ export async function rangeTasks(
           {
             source: { kind: 'batches', schema: req.schema, batches },
             ops: [],
-            sink: { kind: 'range', by: req.by, bounds, nullSeed: (seed + i) * 7919 },
+            sink: { kind: 'range', by: req.by, bounds, nullSeed: (seed + i) * 7919, spread: req.spread },
           },
           { stage: req.stage, kind: 'map', partition: seed + i, source: req.stage },
         ),
