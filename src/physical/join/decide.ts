@@ -3,23 +3,9 @@
 // be broadcast follows Spark: the side whose unmatched rows are never output
 // (inner: either; left, semi, anti: the right; right: the left; full: neither).
 import type { JoinType } from '../../plan/spec.js';
+import type { JoinStrategyName } from '../stats.js';
 
 export type Side = 'left' | 'right';
-
-/**
- * The join strategies, each as --stats and --explain --analyze name it (physical/stats.ts `JoinStats.strategy`,
- * physical/explain.ts): `built`, what becomes of the side built once (none for a shuffle: each reduce task builds its
- * partition). A new strategy is a new entry here; the compiler then names the places that print or count it.
- */
-export const JOIN_STRATEGIES = {
-  broadcast: { built: "built once and probed in the other side's map tasks" },
-  shuffle: { built: null },
-  /** a semi or anti join's left side built once, marked by the right side's map tasks (physical/join/marked.ts) */
-  marked: { built: "built once and marked by the other side's map tasks" },
-  /** no keys: the smaller side replicated to every task of the larger (physical/join/stage.ts runCross) */
-  cross: { built: 'replicated to every task of the larger side' },
-} as const satisfies Record<string, { built: string | null }>;
-export type JoinStrategyName = keyof typeof JOIN_STRATEGIES;
 
 /**
  * A shared build is built on one thread (about 0.4-0.7 µs a row at SF 10, two-column keys the most), where a
@@ -64,7 +50,8 @@ export function broadcastable(type: JoinType): Side[] {
 }
 
 export interface BroadcastDecision {
-  strategy: 'broadcast' | 'shuffle';
+  /** of the strategies (physical/stats.ts JOIN_STRATEGIES) the ones decided from the sides' sizes */
+  strategy: Extract<JoinStrategyName, 'broadcast' | 'shuffle'>;
   /** the side built into the shared table */
   side?: Side;
   /** why, in words for --explain --analyze */
