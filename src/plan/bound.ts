@@ -42,6 +42,8 @@ export interface BoundAggregate {
   type: DataType;
   /** the aggregated column is a decimal (sums are exact over 64/128-bit lanes; eager aggregation refuses them) */
   decimal?: boolean;
+  /** quantiles: the fraction (median: 0.5) */
+  q?: number;
 }
 
 /**
