@@ -5,7 +5,6 @@ import { ExecutionError } from '../errors.js';
 import {
   type Batch,
   type Column,
-  type DataType,
   type Schema,
   type Values,
   allocValues,
@@ -14,9 +13,9 @@ import {
   isInteger,
 } from '../kernels/column.js';
 import { MAX_PRECISION, decimalSums, decimalSumsColumn, decimalToFloat, decimalType } from '../kernels/decimal.js';
-import { buildKeys } from '../kernels/keys.js';
+import { buildKeys, normFor } from '../kernels/keys.js';
 import { valueComparator } from '../kernels/sort.js';
-import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
+import type { BoundAggregate } from '../plan/bound.js';
 import { type Groups, groupRows } from './groups.js';
 import { groupsOf } from './group-ids.js';
 
@@ -24,13 +23,6 @@ export { groupsOf };
 
 const TWO32 = 4294967296;
 const CHUNK = 1 << 20; // rows between carries: 2^20 x 2^32 stays below 2^53
-
-export function normFor(t: DataType): KeyNorm {
-  if (t.id === 'utf8') return { kind: 'str' };
-  if (t.id === 'float32' || t.id === 'float64') return { kind: 'float' };
-  if (t.id === 'decimal') return { kind: 'dec', mul: 0, wide: t.precision! > 18 };
-  return { kind: 'int' };
-}
 
 export function countValid(c: Column | null, g: Groups, n: number): Float64Array {
   const cnt = new Float64Array(g.nGroups);
