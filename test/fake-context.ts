@@ -3,6 +3,7 @@
 // the operator makes is recorded, so that a test checks what the operator planned apart from running it.
 // Typed against ExecContext (`implements`): a member the contract adds or changes shows here, not in a test's run.
 import { type Batch, emptyBatch } from '../dist/kernels/column.js';
+import { analyzeRun } from '../dist/physical/operators.js';
 import type { Downstream, ExecContext, Streamed, TaskMeta } from '../dist/physical/operator.js';
 import { type Pipeline, pipelineOf } from '../dist/physical/pipeline.js';
 import { emptyStats } from '../dist/physical/stats.js';
@@ -44,6 +45,10 @@ export class FakeContext implements ExecContext {
       release(n);
     };
     this.memory = real;
+  }
+  /** what an operator reported, folded into `stats` by its owner's analyze as the executor does */
+  report(owner: any, metrics: any) {
+    analyzeRun(owner, metrics, this.stats as any);
   }
   taskShare() {
     return this.o.share ?? Number.POSITIVE_INFINITY;

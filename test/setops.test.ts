@@ -264,6 +264,69 @@ describe('aggregates: distinct, filter, grouping sets', () => {
        FROM ${rh} GROUP BY h`,
     ],
     [
+      'distinct aggregates of three arguments by a hot key with a null group, with plain avg and min of a string',
+      agg(
+        ['g'],
+        [
+          { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+          { fn: 'sum', column: 'd', distinct: true, as: 'sd' },
+          { fn: 'avg', column: 'f', distinct: true, as: 'af' },
+          { fn: 'count', column: 'd', distinct: true, as: 'cd' },
+          { fn: 'count', as: 'n' },
+          { fn: 'min', column: 's', as: 'ms' },
+          { fn: 'avg', column: 'd', as: 'ad' },
+        ],
+      ),
+      `SELECT g, count(DISTINCT x) AS cx, sum(DISTINCT d) AS sd, avg(DISTINCT f) AS af, count(DISTINCT d) AS cd,
+         count(*) AS n, min(s) AS ms, avg(d) AS ad FROM ${rh} GROUP BY g`,
+    ],
+    [
+      'grouping sets with two distinct arguments and a plain count',
+      agg(
+        null,
+        [
+          { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+          { fn: 'sum', column: 'd', distinct: true, as: 'sd' },
+          { fn: 'count', as: 'n' },
+          { fn: 'grouping', columns: ['g', 'h'], as: 'gid' },
+        ],
+        { groupingSets: [['g', 'h'], ['h'], []] },
+      ),
+      `SELECT g, h, count(DISTINCT x) AS cx, sum(DISTINCT d) AS sd, count(*) AS n, grouping(g, h) AS gid
+       FROM ${rh} GROUP BY GROUPING SETS ((g, h), (h), ())`,
+    ],
+    [
+      'a rollup of three keys (one hot, one with nulls), re-aggregated: avg, min/max of strings and decimals',
+      agg(
+        null,
+        [
+          { fn: 'count', as: 'n' },
+          { fn: 'count', column: 'x', as: 'nx' },
+          { fn: 'avg', column: 'd', as: 'ad' },
+          { fn: 'min', column: 's', as: 'ms' },
+          { fn: 'max', column: 'd', as: 'md' },
+          { fn: 'sum', column: 'f', as: 'sf' },
+          { fn: 'grouping', columns: ['g', 'h', 'x'], as: 'gid' },
+        ],
+        { groupingSets: [['g', 'h', 'x'], ['g', 'h'], ['g'], []] },
+      ),
+      `SELECT g, h, x, count(*) AS n, count(x) AS nx, avg(d) AS ad, min(s) AS ms, max(d) AS md, sum(f) AS sf,
+         grouping(g, h, x) AS gid FROM ${rh} GROUP BY ROLLUP (g, h, x)`,
+    ],
+    [
+      'grouping sets that do not nest (no set has every key): the rows expanded',
+      agg(
+        null,
+        [
+          { fn: 'count', as: 'n' },
+          { fn: 'avg', column: 'd', as: 'ad' },
+          { fn: 'grouping', columns: ['g', 'h'], as: 'gid' },
+        ],
+        { groupingSets: [['g'], ['h'], []] },
+      ),
+      `SELECT g, h, count(*) AS n, avg(d) AS ad, grouping(g, h) AS gid FROM ${rh} GROUP BY GROUPING SETS ((g), (h), ())`,
+    ],
+    [
       'count(DISTINCT x) alone by a hot key (count_distinct, split on group and value)',
       agg(['g'], [{ fn: 'count', column: 'x', distinct: true, as: 'cx' }]),
       `SELECT g, count(DISTINCT x) AS cx FROM ${rh} GROUP BY g`,
@@ -392,6 +455,43 @@ describe('aggregates: distinct, filter, grouping sets', () => {
     expect(rows.at(-1)!).toBeLessThan(1.5 * rows[1]);
     const second = r.stats.shuffles.find((x) => x.id.endsWith('.agg.input'))!;
     expect(second.partitionRows.reduce((a, b) => a + b, 0)).toBeLessThan(100); // combiners: a state per task and group
+  });
+
+  it('a rollup is aggregated by every key first: the coarser sets come from that small result, not from copies of each row', async () => {
+    const q = agg(
+      null,
+      [
+        { fn: 'count', as: 'n' },
+        { fn: 'sum', column: 'd', as: 'sd' },
+      ],
+      { groupingSets: [['g', 'h'], ['g'], []] },
+    );
+    const r = await runPlan(hot(q), { baseDir: dir, writeOutput: false, partitions: 4, inThreadBytes: 0 });
+    const total = (suffix: string) =>
+      r.stats.shuffles.find((x) => x.id.endsWith(suffix))!.partitionRows.reduce((a, b) => a + b, 0);
+    // 12,000 rows by (g, h): 15 groups of g (one null) times 4 of h, at most one state per map task and group
+    expect(total('.partial.input')).toBeLessThan(12000);
+    expect(total('.agg.input')).toBeLessThan(3 * 60 + 2);
+  });
+
+  it('distinct aggregates of two arguments by a hot key: no row copied per argument, each first shuffle on (group, value)', async () => {
+    const q = agg(
+      ['g'],
+      [
+        { fn: 'sum', column: 'x', distinct: true, as: 'sx' },
+        { fn: 'avg', column: 'd', distinct: true, as: 'ad' },
+        { fn: 'count', as: 'n' },
+      ],
+    );
+    const r = await runPlan(hot(q), { baseDir: dir, writeOutput: false, partitions: 4, inThreadBytes: 0 });
+    const firsts = r.stats.shuffles.filter((x) => x.id.endsWith('.partial.input'));
+    expect(firsts).toHaveLength(2);
+    for (const first of firsts) {
+      const rows = [...first.partitionRows].sort((a, b) => a - b);
+      expect(rows.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(12000);
+      // group 0 holds half the rows: by group alone one partition would hold them
+      expect(rows.at(-1)!).toBeLessThan(1.5 * rows[1]);
+    }
   });
 
   for (const [name, q, duckSql] of cases) {

@@ -36,5 +36,7 @@ export interface TpchOptions {
   scale: number;
   seed: number;
   rowGroupSize: number;
+  /** JCC-H's skew (dbgen -k): hot customers, parts with their suppliers, and order dates (bench/tpch.ts HOT_SHARES) */
+  skew?: boolean;
 }
-export const TPCH_DEFAULTS: TpchOptions = { out: 'tpch', scale: 1, seed: 5, rowGroupSize: 500_000 };
+export const TPCH_DEFAULTS: TpchOptions = { out: 'tpch', scale: 1, seed: 5, rowGroupSize: 500_000, skew: false };

@@ -151,6 +151,28 @@ function windowSuite(rows: number, keys: number, skewExec: Overrides): Workload[
   }));
 }
 
+/**
+ * The sort suite: ORDER BY a Zipf key, at s = 1.8 (key 0 holds about half the rows) and 0. With skew handling off
+ * the hot key's rows stay in one range (one sort task holds them); auto deals them over several ranges
+ * (physical/sort/range.ts). The key alone is scanned, so that rows of equal keys are the same in any order; a budget
+ * of 32 MB sizes the sort's tasks (about 2 MB each) so that the ranges run as several tasks.
+ */
+function sortSuite(rows: number, keys: number): Workload[] {
+  return [1.8, 0].map((s) => ({
+    name: 'sort by key',
+    s,
+    data: { rows, keys, s },
+    plan: (dir) => ({
+      version: 1,
+      sources: { fact: { parquet: path.join(dir, 'fact.parquet') } },
+      query: { op: 'sort', by: [{ column: 'key' }], input: { op: 'scan', source: 'fact', columns: ['key'] } },
+    }),
+    sql: (dir) => `SELECT key FROM read_parquet('${path.join(dir, 'fact.parquet')}') ORDER BY key`,
+    modes: ['off', 'auto'],
+    execution: { memoryLimit: 32 * MB },
+  }));
+}
+
 export const MB = 1024 * 1024;
 const S_VALUES = [0, 0.8, 1, 1.2, 1.5];
 
@@ -236,6 +258,8 @@ export function suites(o: BenchOptions): Record<string, Workload[]> {
     skew: skewOnlySuite(rows, keys, skewExec),
     combiners: combinersSuite(rows, keys),
     window: windowSuite(rows, keys, skewExec),
+    // the sorted keys come back as rows for the comparison with DuckDB: 2M unless --rows says otherwise
+    sort: sortSuite(o.rows ?? 2_000_000, keys),
     // thresholds scale with the data: about the mean partition, the target task twice that
     // and row groups of an eighth of the fact table, so that map ranges have map outputs to cut at any size
     // 1M rows: at 300K a reduce task held ~5K rows and the pool's per-task cost hid what splitting saves

@@ -3,7 +3,9 @@
 // relationships, cardinalities and filtered value domains (clause 4.2.3). The
 // text is not dbgen's. Columns are typed arrays written straight to Arrow and
 // streamed to Parquet a chunk at a time, so SF 1 (6M line items) fits in memory
-// (the columns and the writer are in tpch-columns.ts).
+// (the columns and the writer are in tpch-columns.ts). With `skew` (gen --tpch --skew, after JCC-H's dbgen -k) a
+// few hot customers, parts (with their suppliers) and order dates hold a large share of the rows (HOT_SHARES); the
+// uniform tables draw the same numbers either way, the skew only overrides some of them from a generator of its own.
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Cols, date, int32, money, Pool, utf8, writeParquet } from './tpch-columns.js';
@@ -108,6 +110,42 @@ const supplierOf = (pk: number, i: number, S: number) =>
 const isLarge = (i: number) => i % 5003 === 17;
 /** Order keys are sparse: 8 used of every 32. */
 const orderKey = (k: number) => ((k >> 3) << 5) | (k & 7);
+
+/**
+ * The skew of `gen --tpch --skew`: the five hottest customers' shares of the orders, the five hottest parts' shares
+ * of the line items (each hot part's line items all from its first supplier, so five hot suppliers hold the same
+ * shares, JCC-H's join-crossing correlation), and the five hottest order dates' shares of the orders: 20% of each in
+ * five keys, the hottest 5% (JCC-H SF 1: one customer with ~73,000 of 1.5M orders, one supplier with ~209,000 of
+ * 6M line items). The other rows stay uniform.
+ */
+export const HOT_SHARES = [0.05, 0.045, 0.04, 0.035, 0.03];
+
+/** Picks a hot key's index by HOT_SHARES, or -1 for a uniform row (1 - their sum), from its own generator. */
+function hotPicker(seed: number): () => number {
+  const next = rng(seed);
+  return () => {
+    let u = next();
+    for (let k = 0; k < HOT_SHARES.length; k++) {
+      if (u < HOT_SHARES[k]) return k;
+      u -= HOT_SHARES[k];
+    }
+    return -1;
+  };
+}
+
+/** The hot keys of `gen --tpch --skew`: spread over the key ranges, customers who order, parts of distinct suppliers. */
+export function hotKeys(c: ReturnType<typeof tpchCounts>): { customers: number[]; parts: number[]; dates: number[] } {
+  const k = HOT_SHARES.length;
+  const spread = (n: number, i: number) => Math.max(1, Math.min(n, Math.floor(((i + 0.5) * n) / k) + i));
+  const customers = Array.from({ length: k }, (_, i) => {
+    const x = spread(c.customer, i);
+    return x % 3 === 0 ? (x > 1 ? x - 1 : x + 1) : x; // a customer c % 3 == 0 never orders
+  });
+  const parts = Array.from({ length: k }, (_, i) => spread(c.part, i));
+  const days = LAST_ORDER - START + 1;
+  const dates = Array.from({ length: k }, (_, i) => START + Math.floor(((i + 0.5) * days) / k));
+  return { customers, parts, dates };
+}
 
 function fixedTables(g: Gen): { region: Cols; nation: Cols } {
   return {
@@ -224,7 +262,7 @@ interface Orders {
   status: Int32Array;
 }
 
-function drawOrders(g: Gen, n: number, customers: number): Orders {
+function drawOrders(g: Gen, n: number, customers: number, hot: Hot | null): Orders {
   const o: Orders = {
     custkey: new Int32Array(n),
     date: new Int32Array(n),
@@ -238,6 +276,12 @@ function drawOrders(g: Gen, n: number, customers: number): Orders {
     o.custkey[i] = c;
     o.date[i] = g.int(START, LAST_ORDER);
     o.lines[i] = isLarge(i) ? 7 : g.int(1, 7);
+    if (hot) {
+      const hc = hot.customer(),
+        hd = hot.date();
+      if (hc >= 0) o.custkey[i] = hot.keys.customers[hc];
+      if (hd >= 0) o.date[i] = hot.keys.dates[hd];
+    }
   }
   return o;
 }
@@ -245,7 +289,21 @@ function drawOrders(g: Gen, n: number, customers: number): Orders {
 const FLAG = new Pool(['R', 'A', 'N']);
 const STATUS = new Pool(['F', 'O', 'P']);
 
-function* lineitem(g: Gen, o: Orders, c: ReturnType<typeof tpchCounts>, size: number): Generator<Cols> {
+/** The skew's keys and pickers (gen --tpch --skew), each picker a generator of its own. */
+interface Hot {
+  keys: ReturnType<typeof hotKeys>;
+  customer: () => number;
+  date: () => number;
+  part: () => number;
+}
+
+function* lineitem(
+  g: Gen,
+  o: Orders,
+  c: ReturnType<typeof tpchCounts>,
+  size: number,
+  hot: Hot | null,
+): Generator<Cols> {
   const comments = g.comments(8192, 2);
   const n = o.lines.length;
   let first = 0;
@@ -275,9 +333,15 @@ function* lineitem(g: Gen, o: Orders, c: ReturnType<typeof tpchCounts>, size: nu
       for (let l = 1; l <= o.lines[i]; l++, r++) {
         ok[r] = orderKey(i + 1);
         ln[r] = l;
-        const p = g.int(1, c.part);
+        let p = g.int(1, c.part),
+          si = g.int(0, 3);
+        const hp = hot ? hot.part() : -1;
+        if (hp >= 0) {
+          p = hot!.keys.parts[hp];
+          si = 0;
+        }
         pk[r] = p;
-        sk[r] = supplierOf(p, g.int(0, 3), c.supplier);
+        sk[r] = supplierOf(p, si, c.supplier);
         qty[r] = isLarge(i) ? g.int(44, 50) : g.int(1, 50);
         price[r] = qty[r] * retailCents(p);
         disc[r] = g.int(0, 10);
@@ -351,8 +415,12 @@ export async function generateTpch(opt: TpchOptions): Promise<string[]> {
   await writeParquet(file('customer'), [customer(gen(2), c.customer)], size);
   await writeParquet(file('part'), part(gen(3), c.part, chunk), size);
   await writeParquet(file('partsupp'), partsupp(gen(4), c.part, c.supplier, chunk), size);
-  const o = drawOrders(gen(5), c.orders, c.customer);
-  await writeParquet(file('lineitem'), lineitem(gen(6), o, c, chunk), size);
+  const seed = opt.seed * 1000;
+  const hot: Hot | null = opt.skew
+    ? { keys: hotKeys(c), customer: hotPicker(seed + 8), date: hotPicker(seed + 9), part: hotPicker(seed + 10) }
+    : null;
+  const o = drawOrders(gen(5), c.orders, c.customer, hot);
+  await writeParquet(file('lineitem'), lineitem(gen(6), o, c, chunk, hot), size);
   await writeParquet(file('orders'), orders(gen(7), o, c.clerks, chunk), size);
   return TPCH_TABLES.map(file);
 }

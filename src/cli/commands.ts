@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { type Command, Option } from 'commander';
 import { GEN_DEFAULTS, TPCH_DEFAULTS } from '../bench/defaults.js';
+import { PlanError } from '../errors.js';
 import { assignment, int, num, sList, workerList } from './args.js';
 import { type RunFlags, overridesOf, sqlPlan } from './run.js';
 
@@ -28,7 +29,10 @@ export function addLowerCommand(program: Command, out: NodeJS.WritableStream, se
     .action(async (plan: string, o: RunFlags) => {
       // --param and --source are also the run's options: commander may give them to the program
       const g = program.opts() as RunFlags;
-      const flags = { ...o, param: o.param ?? g.param, source: o.source ?? g.source };
+      // and the skew flags, which decide the hot window partitions lower splits
+      const { skew, skewFactor, skewThreshold, skewStrategy, partitions } = g;
+      const skewFlags = { skew, skewFactor, skewThreshold, skewStrategy, partitions };
+      const flags = { ...skewFlags, ...o, param: o.param ?? g.param, source: o.source ?? g.source };
       // a .sql file compiles to a plan first, as for a run
       const sql = await sqlPlan(plan, undefined, flags);
       const overrides = sql ? { ...overridesOf(flags), sources: undefined } : overridesOf(flags);
@@ -46,6 +50,12 @@ export function addGenCommand(program: Command, out: NodeJS.WritableStream, setC
     )
     .option('--out <dir>', `output folder (default: ${GEN_DEFAULTS.out}, with --tpch: ${TPCH_DEFAULTS.out})`)
     .option('--tpch', 'write the TPC-H tables <out>/<table>.parquet at the scale factor --scale')
+    .option(
+      '--skew',
+      "with --tpch: JCC-H's skew (dbgen -k): 5 hot customers hold 20% of the orders (the hottest 5%), 5 hot parts " +
+        'and their 5 suppliers 20% of the line items (the hottest 5%), 5 hot dates 20% of the orders; the rest uniform',
+    )
+    .addOption(new Option('--jcch', 'the same as --skew').hideHelp())
     .option('--scale <sf>', 'TPC-H scale factor: 1 = 6M line items', num('--scale', 0.0001), TPCH_DEFAULTS.scale)
     .option('--rows <n>', 'fact rows', int('--rows'), GEN_DEFAULTS.rows)
     .option('--keys <m>', 'distinct keys (dimension rows)', int('--keys'), GEN_DEFAULTS.keys)
@@ -78,9 +88,15 @@ export function addGenCommand(program: Command, out: NodeJS.WritableStream, setC
       const given = Object.fromEntries(
         Object.entries({ out: o.out, seed: o.seed, rowGroupSize: o.rowGroupSize }).filter(([, v]) => v !== undefined),
       );
+      if ((o.skew || o.jcch) && !o.tpch) throw new PlanError('--skew', 'skews the TPC-H tables: give --tpch too');
       // the generators and the bench load only for their commands
       const files = o.tpch
-        ? await (await import('../bench/tpch.js')).generateTpch({ ...TPCH_DEFAULTS, scale: o.scale, ...given })
+        ? await (await import('../bench/tpch.js')).generateTpch({
+            ...TPCH_DEFAULTS,
+            scale: o.scale,
+            skew: !!(o.skew || o.jcch),
+            ...given,
+          })
         : (await import('../bench/gen.js')).generate({ ...GEN_DEFAULTS, ...o, ...given, sorted: !!o.sorted });
       if (!program.opts().quiet) for (const f of files) out.write(`wrote ${f}\n`);
       setCode(0);
@@ -94,12 +110,16 @@ export function addBenchCommand(program: Command, out: NodeJS.WritableStream, se
     .description('generate Zipf workloads and time skewjoin in each mode against DuckDB on the same files')
     .option(
       '--suite <name>',
-      'quick (a few minutes), full (the published one), reference, skew, combiners or window',
+      'quick (a few minutes), full (the published one), reference, skew, combiners, window or sort',
       'quick',
     )
     .option('--out <dir>', 'folder for datasets and results (results.json, results.csv, report.html)', 'bench-out')
     .option('--workers <n>', 'worker threads for skewjoin and DuckDB', int('--workers'), 2)
-    .option('--rows <n>', 'fact rows (default: quick 1,000,000; the other suites 5,000,000)', int('--rows'))
+    .option(
+      '--rows <n>',
+      'fact rows (default: quick 1,000,000; sort 2,000,000; the other suites 5,000,000)',
+      int('--rows'),
+    )
     .option('--keys <m>', 'keys (default: quick 100,000; the other suites 1,000,000)', int('--keys'))
     .option('--repeat <r>', 'runs per measurement (the median is reported)', int('--repeat'), 3)
     .option(

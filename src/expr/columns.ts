@@ -55,7 +55,9 @@ export function exprText(e: BoundExpr, names: string[]): string {
       if (typeof e.value === 'string') return JSON.stringify(e.value);
       if (e.type.id === 'date32' && e.value !== null) return `date '${formatDate(e.value as number)}'`;
       if (e.type.id === 'timestamp' && e.value !== null) return `timestamp '${convertScalar(e.value, e.type, UTF8)}'`;
-      return e.type.id === 'decimal' ? decimalText(e.value as bigint, e.type.scale!) : String(e.value);
+      return e.type.id === 'decimal' && e.value !== null
+        ? decimalText(e.value as bigint, e.type.scale!)
+        : String(e.value);
     case 'cast':
       return (
         `cast(${exprText(e.arg, names)} as ` +

@@ -11,6 +11,7 @@ import { batchesKernel } from './exchange/batches.js';
 import { collectKernel } from './exchange/collect.js';
 import { partitionKernel } from './exchange/partition-sink.js';
 import { keyStatsKernel } from './join/key-stats.js';
+import { joinMetrics } from './join/metrics.js';
 import { type ProbeOp, probeAggregate, probeBatch } from './join/probe.js';
 import { type MarkOp, markBatch } from './join/mark.js';
 import { type RowsOp, rowsBatch } from './setop/rows.js';
@@ -25,7 +26,6 @@ import { withMasks } from './scan/masks.js';
 import { windowKernel } from './window/source.js';
 import type {
   CutSink,
-  JoinPath,
   Produced,
   RowOp,
   RowOpKernels,
@@ -81,6 +81,11 @@ const ROW_OPS: RowOpKernels = {
 
 const sourceKernel = <S extends TaskSource>(src: S) => SOURCES[src.kind] as unknown as SourceKernel<S>;
 
+/** Whether the coordinator holds a task's output until its consumer is done (its sink or its source says so). */
+export function outputHeld(t: TaskSpec): boolean {
+  return (SINKS[t.sink.kind] as SinkKernel<TaskSink>).held(t.sink) || sourceKernel(t.source).holdsOutput === true;
+}
+
 /** The in-memory batches a task's source reads (a scan: none). */
 export function inputsOf(src: TaskSource): Batch[] {
   return sourceKernel(src).inputs(src);
@@ -131,16 +136,14 @@ async function finish(t: TaskSpec, p: Produced): Promise<Omit<TaskResult, 'ms'>>
     const c = p.cut;
     const outputRows = c.rows.reduce((a, n) => a + n, 0);
     const r = { batches: c.blocks, inputRows: p.rows, outputRows, partitionRows: c.rows, partitionBytes: c.bytes };
-    return p.join ? { ...r, join: p.join } : r;
+    return p.metrics ? { ...r, metrics: p.metrics } : r;
   }
   const teed: Batch[] = [];
   const fused = fuseProbe(t, p, teed);
   const q = fused ?? p;
   const r = await toSink(t, q, fused ? [] : t.ops, teed);
   if (t.ops.some((o) => o.kind === 'tee')) r.teed = teed;
-  if (q.join) r.join = q.join;
-  if (p.read) r.read = p.read;
-  if (p.masks) r.masks = p.masks;
+  if (q.metrics) r.metrics = q.metrics;
   return r;
 }
 
@@ -156,14 +159,14 @@ function fuseProbe(t: TaskSpec, p: Produced, teed: Batch[]): Produced | null {
   if (!fused) return null;
   const before = compileOps(ROW_OPS, t.ops.slice(0, -1), false, undefined, teed);
   for (const b of p.batches) for (const x of before(b)) fused.add(x);
-  const join: JoinPath = {
+  const join = joinMetrics({
     path: 'fused-aggregate',
     build: last.buildFirst ? 'left' : 'right',
     matchChunks: fused.matchChunks(),
     groups: fused.groups,
     lookup: fused.lookup(),
-  };
-  return { ...p, batches: [fused.finish()], combined: true, join };
+  });
+  return { ...p, batches: [fused.finish()], combined: true, metrics: { ...p.metrics, ...join } };
 }
 
 /** The produced batches through `rowOps` and the combiner, into the task's sink. */

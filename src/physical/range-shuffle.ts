@@ -61,7 +61,7 @@ export async function rangeTasks(
           {
             source: { kind: 'batches', schema: req.schema, batches },
             ops: [],
-            sink: { kind: 'range', by: req.by, bounds, nullSeed: (seed + i) * 7919 },
+            sink: { kind: 'range', by: req.by, bounds, nullSeed: (seed + i) * 7919, spread: req.spread },
           },
           { stage: req.stage, kind: 'map', partition: seed + i, source: req.stage },
         ),

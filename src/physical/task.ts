@@ -131,7 +131,7 @@ export type TaskSink =
    */
   | { kind: 'collect'; sample?: number; share?: boolean; groupBy?: number[]; parquet?: Field[]; stream?: number }
   /** range-partition rows by sort keys against sorted boundaries (see shuffle/range.ts) */
-  | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number }
+  | { kind: 'range'; by: SortKey[]; bounds: Batch; nullSeed: number; spread?: boolean }
   /** count rows and distinct keys (nulls excluded), returning no rows: a sample of a join side */
   | { kind: 'keyStats'; keys: number[]; norms: KeyNorm[] }
   /** hash-partition rows by key (see PartitionSpec) */
@@ -174,12 +174,8 @@ export interface TaskResult {
   groups?: Groups[];
   /** bytes of spilled input blocks this task read back */
   spillReadBytes?: number;
-  /** a join task: the path it took (see JoinPath) */
-  join?: JoinPath;
-  /** a scan task: whether the columns were decoded directly, read in place (Arrow C Data Interface) or through IPC */
-  read?: 'direct' | 'in-place' | 'ipc';
-  /** a scan: filter-only columns read as their filter's outcome (physical/scan/masks.ts) */
-  masks?: number;
+  /** what the task's operators measured, each its own (see TaskMetrics) */
+  metrics?: TaskMetrics;
   /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */
   runs?: Int32Array;
   ms: number;
@@ -188,32 +184,18 @@ export interface TaskResult {
 }
 
 /**
- * How a join task ran, for the statistics (tests assert the path they mean to
- * exercise): streamed probe blocks gathered into rows, streamed into the fused
- * join aggregator, or both sides concatenated (hashJoin; eager and
- * combiners the fused form cannot serve); which side was built; how many
- * chunks of matched pairs the probe emitted. A map task whose probe of a
- * broadcast table fed its combiner reports 'fused-aggregate' too.
+ * A task's metrics: each operator family's own payload under its name (`scan`: how it read its columns; `join`: the
+ * path its join took), made where the task runs and opaque to the scheduler, which hands each to its family's
+ * `analyze` (physical/operators.ts) for the task's statistics. A family adds a metric without touching this file.
  */
-export interface JoinPath {
-  path: 'gather' | 'fused-aggregate' | 'concatenated';
-  /** the side built (a task over several partitions: the side built for most rows) */
-  build: 'left' | 'right';
-  matchChunks: number;
-  /** rows the task built tables over (the probing rows are the rest of its input) */
-  buildRows?: number;
-  /**
-   * fused-aggregate: the groups came from the built side's rows or from each probing batch's (any partition of the
-   * task)
-   */
-  grouped?: 'build' | 'probe';
-  /**
-   * a broadcast probe fused with the aggregate: whose group ids (see ProbeAggregate.groups), and how rows found them
-   * (ProbeAggregate.lookup)
-   */
-  groups?: 'table' | 'thread' | 'batch';
-  lookup?: 'pairs' | 'key-groups';
-}
+export type TaskMetrics = { readonly [K in keyof TaskMetric]?: TaskMetric[K] };
+
+/**
+ * Each family's task metric by its name. Empty here: a family adds its entry beside its code (join/metrics.ts:
+ * `declare module '../task.js' { interface TaskMetric { join: JoinPath } }`), so that this file knows no family.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging, one entry per family
+export interface TaskMetric {}
 
 /** What a source kernel hands on: batches for the row operators and the sink, and what it did. */
 export interface Produced {
@@ -223,10 +205,8 @@ export interface Produced {
   combined?: boolean;
   /** scanned columns are views into the Parquet module's memory until this is called (after the sink) */
   release?: () => void;
-  join?: JoinPath;
-  read?: 'direct' | 'in-place' | 'ipc';
-  /** filter-only columns read as their filter's outcome */
-  masks?: number;
+  /** what the source measured (see TaskMetrics) */
+  metrics?: TaskMetrics;
   /** a join's output already cut into a range sink's ranges (shuffle/cut-pairs.ts): `batches` is empty */
   cut?: Omit<Partitioned, 'sketch'>;
   /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */
@@ -260,6 +240,11 @@ export interface SourceKernel<S extends TaskSource> {
   /** the source reading `inputs` instead (as many, in the order `inputs` gave them) */
   withInputs(src: S, inputs: Batch[]): S;
   produce(src: S, o: ProduceOptions): Promise<Produced> | Produced;
+  /**
+   * the output is held on the coordinator until its consumers are done (within the budget, or spilled), whatever
+   * the sink: a split task's rest and hot-key pieces wait for the join tasks of every piece
+   */
+  holdsOutput?: true;
 }
 
 /** The batches a sink receives, after the row operators and the combiner. */
@@ -276,6 +261,11 @@ interface SinkInput {
 
 /** The worker side of one kind of sink: the task's result from its output batches. */
 export interface SinkKernel<K extends TaskSink> {
+  /**
+   * Whether the coordinator holds this sink's output until its consumer is done, within the budget or in a spill
+   * file (shuffle blocks, a sort's sampled input), rather than handing it up as it is.
+   */
+  held(sink: K): boolean;
   sink(sink: K, out: SinkInput): Omit<TaskResult, 'ms'> | Promise<Omit<TaskResult, 'ms'>>;
 }
 

@@ -5,17 +5,23 @@
 // - sum/avg DISTINCT, or distinct aggregates of several arguments: two aggregates, the first by (groups, argument)
 //   with the other aggregates' partial states, the second by the groups (so a hot group's distinct values are
 //   spread by the first shuffle's hash, and the second's combiners reduce them per task); with several distinct
-//   arguments the rows are first expanded once per argument (the rest null), as Spark's Expand does;
-// - `groupingSets`: the rows expanded once per set (the keys it lacks null) with the set's number as a tag,
-//   grouped by the keys and the tag: one aggregate, its input read once; grouping() is a constant per tag.
+//   arguments, each argument's aggregates (and the plain ones) by the groups over the input read again, their
+//   one-row-per-group results united and merged by the groups (no copy of each row per argument, as Spark's
+//   Expand makes: 3x the rows through a four-key aggregate for two arguments);
+// - `groupingSets`: when one set has every key (ROLLUP, CUBE) and no aggregate is DISTINCT, the rows are
+//   aggregated by every key first (partial states, combiners before the shuffle), and that result, small, is
+//   expanded once per set (the keys it lacks null) with the set's number as a tag and aggregated again by the
+//   keys and the tag; otherwise the input rows themselves are expanded so, and aggregated once: one aggregate,
+//   its input read once. grouping() is a constant per tag.
 import { PlanError, jsonPath } from '../errors.js';
-import { type Field, isNumeric, typeName } from '../kernels/column.js';
+import { type DataType, type Field, typeName } from '../kernels/column.js';
 import { bindExpr, bindPredicateExpr } from '../expr/bind.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { BoundNode } from './bound.js';
 import { reshape } from './bind-setops.js';
 import type { AggregateFnName, AggregateNode, Expr } from './spec.js';
 import { fingerprint } from './fingerprint.js';
+import { AGGREGATES } from '../agg/functions.js';
 
 type P = (string | number)[];
 type Fn = Exclude<AggregateFnName, 'count_distinct'>;
@@ -23,7 +29,7 @@ type Fn = Exclude<AggregateFnName, 'count_distinct'>;
 export type PlainAggregate = (
   input: BoundNode,
   groupBy: string[],
-  aggs: { fn: AggregateFnName; column?: string; as: string }[],
+  aggs: { fn: AggregateFnName; column?: string; as: string; q?: number }[],
   id: string,
 ) => BoundNode;
 
@@ -38,10 +44,11 @@ interface Spec {
   arg: string | null;
   distinct: boolean;
   as: string;
+  /** quantiles' fraction */
+  q?: number;
 }
 
-const TAG = '$tag',
-  DTAG = '$dtag';
+const TAG = '$tag';
 
 export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNode, plain: PlainAggregate): BoundNode {
   if (q.groupBy && q.groupingSets)
@@ -93,14 +100,15 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
     const raw: Expr | null = 'expr' in a ? a.expr : a.column !== undefined ? { column: a.column } : null;
     if (raw === null && a.fn !== 'count') throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} needs a column`);
     const fn: Fn = a.fn === 'count_distinct' ? 'count' : a.fn;
-    const distinct = (a.fn === 'count_distinct' || a.distinct === true) && fn !== 'min' && fn !== 'max';
+    // DISTINCT changes no extreme: dropped there
+    const distinct = (a.fn === 'count_distinct' || a.distinct === true) && AGGREGATES[fn].state?.kind !== 'extreme';
     if (distinct && raw === null) throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} DISTINCT needs a column`);
     const argAt: P = 'expr' in a ? [...ai, 'expr'] : ai;
     let arg = raw && bindExpr(raw, input.schema, argAt);
-    if (arg && (fn === 'sum' || fn === 'avg') && !isNumeric(arg.type))
+    if (arg && AGGREGATES[fn].type(arg.type) === null)
       throw new PlanError(
         jsonPath('expr' in a ? argAt : [...ai, 'column']),
-        `${fn} needs a numeric column; ${'expr' in a ? 'the expression' : `"${a.column}"`} is ${typeName(arg.type)}`,
+        `${fn} needs ${AGGREGATES[fn].needs}; ${'expr' in a ? 'the expression' : `"${a.column}"`} is ${typeName(arg.type)}`,
       );
     if (a.filter) {
       // FILTER (WHERE p): the argument where p is true, else null (count(*): of the literal 1)
@@ -108,7 +116,7 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
       const when = bindPredicateExpr(a.filter, input.schema, [...ai, 'filter']);
       arg = { k: 'case', whens: [when], thens: [then], else: null, type: then.type };
     }
-    return { fn, arg: arg ? column(arg) : null, distinct, as: a.as };
+    return { fn, arg: arg ? column(arg) : null, distinct, as: a.as, ...(a.q !== undefined ? { q: a.q } : {}) };
   });
   const aggSpecs = specs.filter((s): s is Spec => 'fn' in s);
   const sets = q.groupingSets;
@@ -119,28 +127,24 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
     aggSpecs.some((s) => s.arg === null) || totals ? column({ k: 'lit', value: 1n, type: { id: 'int64' } }) : null;
   if (totals) for (const s of aggSpecs) s.arg ??= countStar;
   const prepared = reshape(input, exprs, indices, schema, `${id}.args`);
-  // grouping sets: one copy of each row per set, its missing keys null, tagged by the set's number
-  let grouped = prepared;
-  const groupBy = [...keys];
-  if (sets) {
-    const copies = sets.map((set, s) => ({
-      cols: prepared.schema.map((f, j) => (j < keys.length && !set.includes(f.name) ? -1 : j)),
-      tag: s,
-    }));
-    const tagged: Field[] = [...prepared.schema, { name: TAG, type: { id: 'int64' } }];
-    grouped = { id: `${id}.sets`, kind: 'expand', input: prepared, copies, schema: tagged };
-    if (totals) {
-      const rows = sets.flatMap((set, s): BoundExpr[][] =>
-        set.length > 0
-          ? []
-          : [tagged.map((f, j) => ({ k: 'lit', value: j === tagged.length - 1 ? BigInt(s) : null, type: f.type }))],
-      );
-      const empty: BoundNode = { id: `${id}.totals`, kind: 'values', rows, schema: tagged };
-      grouped = { id: `${id}.sets.all`, kind: 'union', inputs: [grouped, empty], schema: tagged };
-    }
-    groupBy.push(TAG);
-  }
-  const aggregated = aggregateSpecs(grouped, groupBy, aggSpecs, countStar, id, plain);
+  let aggregated: BoundNode;
+  if (sets && aggSpecs.every((s) => !s.distinct) && sets.some((set) => keys.every((k) => set.includes(k)))) {
+    // the sets nest in one that has every key (ROLLUP, CUBE): aggregated by every key first (combiners before
+    // its shuffle), the coarser sets then from that result's copies, with the partial states combined
+    const { partial, final, out } = decompose(aggSpecs, countStar);
+    const level1 = plain(prepared, keys, partial, `${id}.partial`);
+    const level2 = plain(expandSets(level1, keys, sets, totals, id), [...keys, TAG], final, `${id}.agg`);
+    aggregated = finish(level2, keys.length + 1, aggSpecs, out, id);
+  } else if (sets) {
+    aggregated = aggregateSpecs(
+      expandSets(prepared, keys, sets, totals, id),
+      [...keys, TAG],
+      aggSpecs,
+      countStar,
+      id,
+      plain,
+    );
+  } else aggregated = aggregateSpecs(prepared, keys, aggSpecs, countStar, id, plain);
   // the output: the keys, then each aggregate (grouping(): a constant per grouping set)
   const outExprs: BoundExpr[] = [];
   const outIdx = keys.map((_, j) => j);
@@ -176,8 +180,31 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
 }
 
 /**
+ * One copy of each row of `n` (its first columns the keys) per grouping set, the keys the set lacks null, tagged
+ * by the set's number; with an empty set, one row more per empty set whose columns but the tag are all null (so
+ * that set has its row over no input rows).
+ */
+function expandSets(n: BoundNode, keys: string[], sets: string[][], totals: boolean, id: string): BoundNode {
+  const copies = sets.map((set, s) => ({
+    cols: n.schema.map((_, j) => (j < keys.length && !set.includes(keys[j]) ? -1 : j)),
+    tag: s,
+  }));
+  const tagged: Field[] = [...n.schema, { name: TAG, type: { id: 'int64' } }];
+  const expanded: BoundNode = { id: `${id}.sets`, kind: 'expand', input: n, copies, schema: tagged };
+  if (!totals) return expanded;
+  const rows = sets.flatMap((set, s): BoundExpr[][] =>
+    set.length > 0
+      ? []
+      : [tagged.map((f, j) => ({ k: 'lit', value: j === tagged.length - 1 ? BigInt(s) : null, type: f.type }))],
+  );
+  const empty: BoundNode = { id: `${id}.totals`, kind: 'values', rows, schema: tagged };
+  return { id: `${id}.sets.all`, kind: 'union', inputs: [expanded, empty], schema: tagged };
+}
+
+/**
  * The aggregates by `groupBy` over `input`, one column each named as the spec says after the group columns.
- * Without DISTINCT, or with count(DISTINCT x) of one argument only: one plain aggregate. Else two levels.
+ * Without DISTINCT, or with count(DISTINCT x) of one argument only: one plain aggregate; one distinct argument:
+ * two levels; several: byArgument.
  */
 function aggregateSpecs(
   input: BoundNode,
@@ -195,67 +222,126 @@ function aggregateSpecs(
       fn: s.distinct ? ('count_distinct' as const) : s.fn,
       ...(s.arg !== null ? { column: s.arg } : {}),
       as: s.as,
+      ...(s.q !== undefined ? { q: s.q } : {}),
     }));
     return plain(input, groupBy, aggs, id.endsWith('.agg') ? id : `${id}.agg`);
   }
-  // several distinct arguments: a copy of each row for the other aggregates (tag 0) and one per argument (tag k,
-  // that argument only), so each distinct set is counted apart
-  let below = input;
-  const level1By = [...groupBy];
-  if (distinct.length > 1) {
-    const col = (name: string) => input.schema.findIndex((f) => f.name === name);
-    const isKey = (j: number) => groupBy.includes(input.schema[j].name);
-    // the other aggregates' copy only when there are any
-    const plainCopy = specs.some((s) => !s.distinct)
-      ? [{ cols: input.schema.map((f, j) => (isKey(j) || !distinct.includes(f.name) ? j : -1)), tag: 0 }]
-      : [];
-    const copies = [
-      ...plainCopy,
-      ...distinct.map((d, k) => ({
-        cols: input.schema.map((_, j) => (isKey(j) || j === col(d) ? j : -1)),
-        tag: k + 1,
-      })),
-    ];
-    below = {
-      id: `${id}.distinct`,
-      kind: 'expand',
-      input,
-      copies,
-      schema: [...input.schema, { name: DTAG, type: { id: 'int64' } }],
-    };
-    level1By.push(DTAG);
+  // a holistic function (median) has no partial state for level 2: it is aggregated apart, as a plain aggregate
+  if (distinct.length > 1 || specs.some((s) => !s.distinct && AGGREGATES[s.fn].state === null))
+    return byArgument(input, groupBy, specs, countStar, id, plain);
+  // one distinct argument: level 1 by (groups, argument), the partial states of the other aggregates
+  const level1By = [...groupBy, ...distinct];
+  const { partial, final, out } = decompose(specs, countStar);
+  const level1 = plain(input, level1By, partial, `${id}.partial`);
+  return finish(plain(level1, groupBy, final, `${id}.agg`), groupBy.length, specs, out, id);
+}
+
+/**
+ * Distinct aggregates of several arguments: the aggregates of each argument (and the plain ones, with an argument
+ * that only has distinct counts or else apart) by the groups over a copy of the input of their own (each as aggregateSpecs does it for one argument: a hot group split on
+ * (group, value)), their results widened to every aggregate's column (the others null) and united, then one row
+ * per group: each column's one value (max of it and nulls). The input is read once per argument, no row is
+ * copied, and each first aggregate groups by one argument only.
+ */
+function byArgument(
+  input: BoundNode,
+  groupBy: string[],
+  specs: Spec[],
+  countStar: string | null,
+  id: string,
+  plain: PlainAggregate,
+): BoundNode {
+  const distinct = [...new Set(specs.filter((s) => s.distinct).map((s) => s.arg!))];
+  const plainOnes = specs.filter((s) => !s.distinct);
+  const byArg = distinct.map((d) => specs.filter((s) => s.distinct && s.arg === d));
+  // the plain aggregates ride along with an argument that only has distinct counts (one aggregate, count_distinct
+  // beside them), else they are an aggregate of their own
+  const host = plainOnes.length > 0 ? byArg.findIndex((own) => own.every((s) => s.fn === 'count')) : -1;
+  const owners = (
+    host >= 0 ? byArg.map((own, k) => (k === host ? [...own, ...plainOnes] : own)) : [plainOnes, ...byArg]
+  ).filter((own) => own.length > 0);
+  const g = groupBy.length;
+  const parts = owners.map((own, k) => ({
+    own,
+    node: aggregateSpecs(relabel(input, `.by${k}`), groupBy, own, countStar, `${id}.by${k}`, plain),
+  }));
+  const typeOf = new Map<Spec, DataType>();
+  for (const { own, node } of parts) own.forEach((s, j) => typeOf.set(s, node.schema[g + j].type));
+  const schema: Field[] = [
+    ...parts[0].node.schema.slice(0, g),
+    ...specs.map((s) => ({ name: s.as, type: typeOf.get(s)! })),
+  ];
+  const inputs = parts.map(({ own, node }) => {
+    const exprs: BoundExpr[] = [];
+    const indices = groupBy.map((_, j) => j);
+    for (const s of specs) {
+      const j = own.indexOf(s);
+      if (j >= 0) indices.push(g + j);
+      else {
+        exprs.push({ k: 'lit', value: null, type: typeOf.get(s)! });
+        indices.push(node.schema.length + exprs.length - 1);
+      }
+    }
+    return reshape(node, exprs, indices, schema, `${node.id}.wide`);
+  });
+  const parted: BoundNode = { id: `${id}.parts`, kind: 'union', inputs, schema };
+  return plain(
+    parted,
+    groupBy,
+    specs.map((s) => ({ fn: 'max', column: s.as, as: s.as })),
+    `${id}.agg`,
+  );
+}
+
+/** A copy of a subtree with `suffix` appended to each node's id (so each copy's stages and statistics are its own). */
+function relabel(n: BoundNode, suffix: string): BoundNode {
+  const c = { ...n, id: `${n.id}${suffix}` } as BoundNode;
+  if ('input' in c) c.input = relabel(c.input, suffix);
+  if (c.kind === 'join') {
+    c.left = relabel(c.left, suffix);
+    c.right = relabel(c.right, suffix);
   }
-  level1By.push(...distinct);
-  // level 1: by (groups, distinct arguments), the partial states of the other aggregates
-  const partial: { fn: AggregateFnName; column?: string; as: string }[] = [];
-  const final: { fn: AggregateFnName; column?: string; as: string }[] = [];
+  if (c.kind === 'union') c.inputs = c.inputs.map((x) => relabel(x, suffix));
+  return c;
+}
+
+/**
+ * The aggregates split in two levels: the first's partial states (distinct ones: none, the argument is grouped by),
+ * the second's functions of them, and each aggregate's value from the second's columns.
+ */
+function decompose(specs: Spec[], countStar: string | null) {
+  const partial: { fn: AggregateFnName; column?: string; as: string; q?: number }[] = [];
+  const final: { fn: AggregateFnName; column?: string; as: string; q?: number }[] = [];
   const out: Expr[] = [];
   specs.forEach((s, i) => {
     const arg = s.arg ?? countStar!;
+    const q = s.q !== undefined ? { q: s.q } : {};
     if (s.distinct) {
-      final.push({ fn: s.fn, column: arg, as: `$r${i}` });
+      final.push({ fn: s.fn, column: arg, as: `$r${i}`, ...q });
       out.push({ column: `$r${i}` });
     } else if (s.fn === 'avg') {
       partial.push({ fn: 'sum', column: arg, as: `$p${i}` }, { fn: 'count', column: arg, as: `$q${i}` });
       final.push({ fn: 'sum', column: `$p${i}`, as: `$r${i}` }, { fn: 'sum', column: `$q${i}`, as: `$s${i}` });
       out.push({ fn: '/', args: [{ column: `$r${i}` }, { column: `$s${i}` }] });
     } else {
-      partial.push({ fn: s.fn, column: arg, as: `$p${i}` });
-      final.push({ fn: s.fn === 'count' ? 'sum' : s.fn, column: `$p${i}`, as: `$r${i}` });
+      partial.push({ fn: s.fn, column: arg, as: `$p${i}`, ...q });
+      final.push({ fn: s.fn === 'count' ? 'sum' : s.fn, column: `$p${i}`, as: `$r${i}`, ...q });
       // a count of no rows at all (no group, an empty input): 0
       out.push(
         s.fn === 'count' ? { fn: 'coalesce', args: [{ column: `$r${i}` }, { value: 0 }] } : { column: `$r${i}` },
       );
     }
   });
-  const level1 = plain(below, level1By, partial, `${id}.partial`);
-  const level2 = plain(level1, groupBy, final, `${id}.agg`);
+  return { partial, final, out };
+}
+
+/** The second level's group columns (the first g), then each aggregate named as its spec says. */
+function finish(level2: BoundNode, g: number, specs: Spec[], out: Expr[], id: string): BoundNode {
   const exprs = out.map((e, i) => bindExpr(e, level2.schema, ['query', id, 'aggregates', i]));
-  const g = groupBy.length;
   return reshape(
     level2,
     exprs,
-    [...groupBy.map((_, j) => j), ...exprs.map((_, k) => level2.schema.length + k)],
+    [...level2.schema.slice(0, g).map((_, j) => j), ...exprs.map((_, k) => level2.schema.length + k)],
     [...level2.schema.slice(0, g), ...specs.map((s, k) => ({ name: s.as, type: exprs[k].type }))],
     `${id}.final`,
   );

@@ -7,7 +7,7 @@
 import { type Batch, type Column, type DataType, gatherMany, rowWidth, wordView } from '../kernels/column.js';
 import type { SortKey } from '../kernels/sort.js';
 import { type Layout, type Partitioned, countIds, destinations, layout, layoutBlocks } from './partition.js';
-import { rangeIds } from './range.js';
+import { type Turn, rangeIds } from './range.js';
 
 /** Matches of a join: rows li of `l` beside rows ri of `r` (no index -1: no outer join's missing side). */
 export interface PairChunk {
@@ -33,6 +33,7 @@ export function cutPairs(
   bounds: Batch,
   seed: number,
   select?: number[],
+  spread = true,
 ): Omit<Partitioned, 'sketch'> {
   const joined = chunks.length
     ? [
@@ -45,7 +46,7 @@ export function cutPairs(
   const colsOf = (k: number) => chunks.map((ch) => (sides[k].right ? ch.r : ch.l).columns[sides[k].c]);
   const idxOf = (k: number, ch: PairChunk) => (sides[k].right ? ch.ri : ch.li);
   const total = chunks.reduce((a, ch) => a + ch.li.length, 0);
-  const ids = rangeIdsOf(chunks, by, bounds, seed, total, colsOf, idxOf);
+  const ids = rangeIdsOf(chunks, by, bounds, { next: seed, spread }, total, colsOf, idxOf);
   const P = bounds.length + 1;
   const counts = new Int32Array(P);
   countIds(ids, counts, total);
@@ -79,7 +80,7 @@ function rangeIdsOf(
   chunks: PairChunk[],
   by: SortKey[],
   bounds: Batch,
-  seed: number,
+  rr: Turn,
   total: number,
   colsOf: (k: number) => Column[],
   idxOf: (k: number, ch: PairChunk) => Int32Array,
@@ -88,7 +89,6 @@ function rangeIdsOf(
   const keyBy = by.map((k, i) => ({ ...k, col: i }));
   const keyBounds: Batch = { length: bounds.length, columns: by.map((k) => bounds.columns[k.col]) };
   const keyCols = by.map((k) => colsOf(k.col));
-  const rr = { next: seed };
   let at = 0;
   for (let s = 0; s < chunks.length; ) {
     let e = s,

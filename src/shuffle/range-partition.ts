@@ -34,12 +34,13 @@ export function rangePartition(
   by: SortKey[],
   bounds: Batch,
   seed: number,
+  spread = true,
 ): Omit<Partitioned, 'sketch'> {
   const total = rowCount(batches);
   const buf = scratch.get(2 * total);
   const ids = buf.subarray(0, total),
     dest = buf.subarray(total, 2 * total);
-  const rr = { next: seed };
+  const rr = { next: seed, spread };
   let at = 0;
   for (const b of batches) {
     rangeIds(b, bounds, by, ids.subarray(at, at + b.length), rr);

@@ -3,7 +3,9 @@
 // and the range of every row. A hot sort value whose rows would overflow one
 // range gets several equal boundaries; its rows are then dealt round-robin
 // over every range those boundaries allow (equal rows may sit in any of them
-// without breaking the order), so no range grows with the hot value.
+// without breaking the order), so no range grows with the hot value. With skew
+// handling off (`spread: false`) a row takes the first range whose boundary is
+// not below it: a hot value's rows all in one range, as a baseline.
 import { type Batch, type Column, concatColumns, gatherBatch } from '../kernels/column.js';
 import { compareWords, sortWords } from '../kernels/radix.js';
 import { type SortKey, sortIndices, valueComparator } from '../kernels/sort.js';
@@ -70,14 +72,22 @@ function wordsOf(a: Batch, b: Batch, by: SortKey[]): [Uint32Array[], Uint32Array
 
 const concatPair = (x: Column, y: Column) => concatColumns(x.type, [x, y]);
 
+/** The turn of the dealing, carried across batches; `spread: false`: no dealing (skew handling off). */
+export interface Turn {
+  next: number;
+  spread?: boolean;
+}
+
 /**
  * The range (0..bounds.length) of each row of `b`: the first range whose
  * upper boundary is not below the row; a row equal to boundaries lo..hi-1 is
- * dealt round-robin over ranges lo..hi (`rr` carries the turn across batches).
+ * dealt round-robin over ranges lo..hi (`rr` carries the turn across batches)
+ * unless `rr.spread` is false.
  */
-export function rangeIds(b: Batch, bounds: Batch, by: SortKey[], out: Int32Array, rr: { next: number }): Int32Array {
+export function rangeIds(b: Batch, bounds: Batch, by: SortKey[], out: Int32Array, rr: Turn): Int32Array {
   const words = wordsOf(b, bounds, by);
   if (words && words[0].length <= 2) return rangeIdsByWords(words[0], words[1], b.length, bounds.length, out, rr);
+  const spread = rr.spread !== false;
   const cmp = words ? (i: number, j: number) => compareWords(words[0], i, words[1], j) : crossOrder(b, bounds, by);
   const B = bounds.length;
   for (let i = 0; i < b.length; i++) {
@@ -88,7 +98,7 @@ export function rangeIds(b: Batch, bounds: Batch, by: SortKey[], out: Int32Array
       if (cmp(i, m) > 0) lo = m + 1;
       else hi = m;
     }
-    out[i] = lo === B || cmp(i, lo) !== 0 ? lo : dealtRow(cmp, i, lo, B, rr);
+    out[i] = !spread || lo === B || cmp(i, lo) !== 0 ? lo : dealtRow(cmp, i, lo, B, rr);
   }
   return out;
 }
@@ -134,8 +144,9 @@ function rangeIdsByWords(
   n: number,
   B: number,
   out: Int32Array,
-  rr: { next: number },
+  rr: Turn,
 ): Int32Array {
+  const spread = rr.spread !== false;
   const a0 = wa[0],
     b0 = wb[0];
   const a1 = wa.length > 1 ? wa[1] : new Uint32Array(n),
@@ -162,7 +173,7 @@ function rangeIdsByWords(
       if (x > u || (x === u && y > b1[m])) lo = m + 1;
       else hi = m;
     }
-    if (lo === B || b0[lo] !== x || b1[lo] !== y) out[i] = lo;
+    if (!spread || lo === B || b0[lo] !== x || b1[lo] !== y) out[i] = lo;
     // equal to boundary lo alone (the next one is above it: distinct boundaries, the common case) is
     // dealt over ranges lo and lo+1 without the search for the last equal boundary
     else if (lo + 1 === B || b0[lo + 1] !== x || b1[lo + 1] !== y) out[i] = lo + (rr.next++ & 1);

@@ -6,12 +6,13 @@ import { rangePartition } from '../../shuffle/range-partition.js';
 type RangeSink = Extract<TaskSink, { kind: 'range' }>;
 
 export const rangeKernel: SinkKernel<RangeSink> = {
+  held: () => true,
   sink(sink, { batches, rows, outputRows }) {
     const {
       blocks,
       rows: partitionRows,
       bytes: partitionBytes,
-    } = rangePartition(batches, sink.by, sink.bounds, sink.nullSeed);
+    } = rangePartition(batches, sink.by, sink.bounds, sink.nullSeed, sink.spread !== false);
     return { batches: blocks, inputRows: rows, outputRows, partitionRows, partitionBytes };
   },
 };
