@@ -8,10 +8,12 @@ import net from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { PlanError, runPlan } from '../dist/index.js';
+import { LocalSparkServer } from '../dist/spark/server.js';
 import { SparkConnectClient } from '../dist/spark/client.js';
 import { parseRemote, redact } from '../dist/spark/remote.js';
-import { cli, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
+import { BIN, cli, duckRows, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
 import { NO_SPARK, REMOTE, requireSpark } from './spark-helpers.js';
 
 const dir = tmpDir('sj-sparkconn-');
@@ -124,15 +126,18 @@ describe('skewjoin lower --to spark', () => {
   });
 });
 
-/** A TCP proxy on 127.0.0.1 in front of `port`: it cuts every connection after `cutAfter` bytes from the server. */
-function proxy(port: number, cutAfter: (n: number) => number) {
+/**
+ * A TCP proxy on 127.0.0.1 in front of `port` (or the port a function gives each new connection): it cuts every
+ * connection after `cutAfter` bytes from the server.
+ */
+function proxy(port: number | (() => number), cutAfter: (n: number) => number) {
   let connections = 0;
   let refuse = false;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const n = connections++;
     if (refuse) return client.destroy();
-    const up = net.connect(port, '127.0.0.1');
+    const up = net.connect(typeof port === 'number' ? port : port(), '127.0.0.1');
     sockets.add(client).add(up);
     let bytes = 0;
     up.on('data', (b) => {
@@ -283,4 +288,103 @@ describe.skipIf(NO_SPARK)('data and output on Spark', () => {
     );
     expect(res.numRows).toBe(300);
   });
+});
+
+describe.skipIf(NO_SPARK)('a server killed and restarted mid-query', () => {
+  it('the query runs again on the new server, in a new session with its settings pinned again: the right answer', async () => {
+    requireSpark();
+    const shared = parseRemote(REMOTE);
+    // a first server of one core with the shared server's token; the proxy leads new connections to the shared
+    // server once the first is killed: to the client, the server at that address restarted
+    const first = await LocalSparkServer.start(1, { 'spark.sql.shuffle.partitions': '4' }, shared.token);
+    let target = parseRemote(first.url).port;
+    const p = proxy(
+      () => target,
+      () => Number.POSITIVE_INFINITY,
+    );
+    const port = await p.listen();
+    try {
+      const F = await writeParquet(
+        path.join(dir, 'restart-fact.parquet'),
+        'SELECT (i % 30000)::BIGINT AS k, i::BIGINT AS v FROM range(300000) t(i)',
+      );
+      const D = await writeParquet(
+        path.join(dir, 'restart-dim.parquet'),
+        'SELECT i::BIGINT AS k, (i * 3)::BIGINT AS w FROM range(30000) t(i)',
+      );
+      const plan = {
+        version: 1,
+        sources: { f: { parquet: F }, d: { parquet: D } },
+        execution: { partitions: 3, broadcastBytes: 0 },
+        query: {
+          op: 'aggregate',
+          groupBy: [],
+          aggregates: [
+            { fn: 'count', as: 'n' },
+            { fn: 'sum', column: 'v', as: 'sv' },
+            { fn: 'sum', column: 'w', as: 'sw' },
+          ],
+          input: {
+            op: 'join',
+            type: 'inner',
+            left: { op: 'scan', source: 'f' },
+            right: { op: 'scan', source: 'd' },
+            on: [['k', 'k']],
+          },
+        },
+      };
+      const file = writePlan(dir, plan, 'restart.json');
+      const stats = path.join(dir, 'restart-stats.json');
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          file,
+          '--engine',
+          'spark',
+          '--remote',
+          `sc://localhost:${port}/;token=${shared.token}`,
+          '--json',
+          '--stats',
+          stats,
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stdout = '',
+        stderr = '';
+      child.stdout.on('data', (b) => {
+        stdout += b;
+      });
+      child.stderr.on('data', (b) => {
+        stderr += b;
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      // the query's job running on the first server (the run sends no other query: local files, no sampling)
+      const t0 = Date.now();
+      const running = async () => {
+        try {
+          const apps = (await (await fetch(`${first.uiUrl}/api/v1/applications`)).json()) as { id: string }[];
+          const jobs = await fetch(`${first.uiUrl}/api/v1/applications/${apps[0].id}/jobs?status=running`);
+          return ((await jobs.json()) as unknown[]).length > 0;
+        } catch {
+          return false;
+        }
+      };
+      while (!(await running()) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 100));
+      expect(await running(), stderr).toBe(true);
+      target = shared.port;
+      first.kill();
+      expect(await exited, stderr).toBe(0);
+      const [want] = await duckRows(`SELECT count(*), sum(v), sum(w) FROM '${F}' f JOIN '${D}' d ON f.k = d.k`);
+      expect(JSON.parse(stdout)).toEqual({ n: Number(want[0]), sv: Number(want[1]), sw: Number(want[2]) });
+      const s = JSON.parse(fs.readFileSync(stats, 'utf8')).spark;
+      expect(s.restarts).toEqual([
+        expect.stringMatching(new RegExp(`server at localhost:${port} restarted during the run`)),
+      ]);
+    } finally {
+      first.kill();
+      await first.stop();
+      await p.close();
+    }
+  }, 240_000);
 });

@@ -90,7 +90,13 @@ async function onSpark(
     throw e;
   }
   await c.setConfig(settings);
-  const { plans } = await planSalting(lp, (sql) => queryRows(c, sql, sources));
+  // skew.strategy auto salted as key does: these small tables would be left to AQE alone (decide.ts)
+  const { skew } = lp.settings;
+  const salting = {
+    ...lp,
+    settings: { ...lp.settings, skew: { ...skew, strategy: skew.strategy === 'auto' ? 'key' : skew.strategy } },
+  };
+  const { plans } = await planSalting(salting as typeof lp, (sql) => queryRows(c, sql, sources));
   const lowered = lowerPlan(lp, plans);
   const sql = lowered.sql;
   const batches: arrow.RecordBatch[] = [];

@@ -34,7 +34,8 @@ const F = path.join(dir, 'fact.parquet'),
   F2 = path.join(dir, 'fact2.parquet'),
   D2 = path.join(dir, 'dim2.parquet'),
   many = path.join(dir, 'many');
-const skewed = { partitions: 4, broadcastBytes: 0, skew: { factor: 1, thresholdBytes: 1 } };
+// skew.strategy key: salting forced (auto leaves a join this small on 2 cores to AQE alone, decide.ts)
+const skewed = { partitions: 4, broadcastBytes: 0, skew: { factor: 1, thresholdBytes: 1, strategy: 'key' } };
 const joinPlan = (type: string) => ({
   version: 1,
   sources: { fact: { parquet: F }, dim: { parquet: D } },
@@ -206,7 +207,7 @@ describe.skipIf(NO_SPARK)('salting the hot keys Spark cannot split', () => {
     const p = {
       version: 1,
       sources: { fact: { parquet: path.join(many, '*.parquet') }, dim: { parquet: D } },
-      execution: { partitions: 16, broadcastBytes: 0, skew: { factor: 2, thresholdBytes: 1 } },
+      execution: { partitions: 16, broadcastBytes: 0, skew: { factor: 2, thresholdBytes: 1, strategy: 'key' } },
       query: {
         op: 'aggregate',
         groupBy: ['k'],
@@ -238,11 +239,60 @@ describe.skipIf(NO_SPARK)('salting the hot keys Spark cannot split', () => {
       /sampled join-1\.left here: 4000 of its 4000 rows, read from 1 file in \d+ ms; 2 hot keys/,
     );
     expect(r.stdout).toContain('salted join join-1: hot keys 1; 7 over 2 salts');
+    expect(r.stdout).toMatch(/join-1: skew\.strategy "key" salts the hot keys \(hot key ~2000 of 4000 rows/);
     expect(r.stdout).toContain('spark.sql.adaptive.skewJoin.skewedPartitionFactor=1');
     expect(r.stdout).toContain('__salt');
     const off = cli([file, '--engine', 'spark', '--remote', REMOTE, '--explain', '--no-skew']);
     expect(off.stdout).toContain('salted joins: none');
     expect(off.stdout).toContain('spark.sql.adaptive.skewJoin.enabled=false');
+  });
+});
+
+describe.skipIf(NO_SPARK)('skew.strategy auto: salting or AQE alone', () => {
+  it('a small hot-key join on the 2-core local server is left to AQE alone, saying why; forced, it is salted', async () => {
+    const auto = { ...joinPlan('full'), execution: { ...skewed, skew: { factor: 1, thresholdBytes: 1 } } };
+    const q = `SELECT f.k, f.v, d.dk, d.name FROM '${F}' f FULL JOIN '${D}' d ON f.k = d.dk`;
+    const a = (await sameAsDuck(auto, q)).stats as SparkStats;
+    // sampled, hot keys found, then AQE alone: the server's spark.master is local[2]
+    expect(a.spark.sampling).toContainEqual(expect.objectContaining({ side: 'left', method: 'local', hotKeys: 2 }));
+    expect(a.spark.salted).toEqual([]);
+    expect(a.spark.sql).not.toContain('__salt');
+    expect(a.spark.decisions).toEqual([
+      {
+        join: 'join-1',
+        salted: false,
+        reason: expect.stringMatching(/^AQE alone: 2 cores \(spark\.master=local\[2\]\), below the 5/),
+      },
+    ]);
+    // the cores given (SKEWJOIN_SPARK_CORES, options.cores): 64 cores, but 4000 rows do not repay the salting's cost
+    process.env.SKEWJOIN_SPARK_CORES = '64';
+    const many = await runPlan(auto as Plan, { ...spark(), baseDir: dir, writeOutput: false }).finally(() => {
+      delete process.env.SKEWJOIN_SPARK_CORES;
+    });
+    expect((many.stats as SparkStats).spark.decisions?.[0].reason).toMatch(
+      /^AQE alone: est\. .* rows per core against .* salted .*on 64 cores \(the given cores\)/,
+    );
+    const forced = (await sameAsDuck(joinPlan('full'), q)).stats as SparkStats;
+    expect(forced.spark.salted).toHaveLength(1);
+    expect(forced.spark.decisions?.[0]).toMatchObject({
+      salted: true,
+      reason: expect.stringMatching(/^skew\.strategy "key"/),
+    });
+    // no partitions in the plan: the server's spark.sql.shuffle.partitions (4, test/spark-setup.ts) stands and sizes
+    // the salts (2 of them; Spark's default 200 would give 64)
+    const own = {
+      ...joinPlan('full'),
+      execution: { broadcastBytes: 0, skew: { factor: 1, thresholdBytes: 1, strategy: 'key' } },
+    };
+    const o = (await sameAsDuck(own, q)).stats as SparkStats;
+    expect(o.spark.settings['spark.sql.shuffle.partitions']).toBeUndefined();
+    expect(o.spark.salted).toEqual([{ join: 'join-1', side: 'left', keys: [['1'], ['7']], buckets: 2 }]);
+    // --explain says which and why
+    const file = writePlan(dir, auto, 'auto.json');
+    const r = cli([file, '--engine', 'spark', '--remote', REMOTE, '--explain']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/join-1: AQE alone: 2 cores \(spark\.master=local\[2\]\)/);
+    expect(r.stdout).toContain('salted joins: none');
   });
 });
 

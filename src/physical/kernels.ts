@@ -12,7 +12,10 @@ import { collectKernel } from './exchange/collect.js';
 import { partitionKernel } from './exchange/partition-sink.js';
 import { keyStatsKernel } from './join/key-stats.js';
 import { joinMetrics } from './join/metrics.js';
-import { probeAggregate } from './join/probe.js';
+import { type ProbeOp, probeAggregate, probeBatch } from './join/probe.js';
+import { type MarkOp, markBatch } from './join/mark.js';
+import { type RowsOp, rowsBatch } from './setop/rows.js';
+import type { WindowSource } from './window/window-source.js';
 import { joinKernel } from './join/source.js';
 import { splitKernel } from './join/split.js';
 import { compileOps } from './row-ops.js';
@@ -25,6 +28,7 @@ import type {
   CutSink,
   Produced,
   RowOp,
+  RowOpKernels,
   SinkKernel,
   SourceKernel,
   TaskResult,
@@ -32,6 +36,21 @@ import type {
   TaskSource,
   TaskSpec,
 } from './task.js';
+
+declare module './task.js' {
+  interface FamilyRowOps {
+    /** probe a broadcast table (physical/join/probe.ts) */
+    probe: ProbeOp;
+    /** mark the built left rows of a semi or anti join that a probing row matches (physical/join/mark.ts) */
+    mark: MarkOp;
+    /** rows expanded or repeated (physical/setop/rows.ts) */
+    rows: RowsOp;
+  }
+  interface FamilySources {
+    /** a window's shuffled partitions, sorted and its functions appended (physical/window/source.ts) */
+    window: WindowSource;
+  }
+}
 
 type SourceKernels = { [K in TaskSource['kind']]: SourceKernel<Extract<TaskSource, { kind: K }>> };
 type SinkKernels = { [K in TaskSink['kind']]: SinkKernel<Extract<TaskSink, { kind: K }>> };
@@ -51,6 +70,13 @@ const SINKS: SinkKernels = {
   range: rangeKernel,
   keyStats: keyStatsKernel,
   partition: partitionKernel,
+};
+
+const ROW_OPS: RowOpKernels = {
+  probe: probeBatch,
+  mark: markBatch,
+  expand: rowsBatch,
+  repeat: rowsBatch,
 };
 
 const sourceKernel = <S extends TaskSource>(src: S) => SOURCES[src.kind] as unknown as SourceKernel<S>;
@@ -131,7 +157,7 @@ function fuseProbe(t: TaskSpec, p: Produced, teed: Batch[]): Produced | null {
   if (!t.combine || p.combined || last?.kind !== 'probe') return null;
   const fused = probeAggregate(last, t.combine.groupBy, t.combine.aggs, t.combine.schema);
   if (!fused) return null;
-  const before = compileOps(t.ops.slice(0, -1), false, undefined, teed);
+  const before = compileOps(ROW_OPS, t.ops.slice(0, -1), false, undefined, teed);
   for (const b of p.batches) for (const x of before(b)) fused.add(x);
   const join = joinMetrics({
     path: 'fused-aggregate',
@@ -147,7 +173,7 @@ function fuseProbe(t: TaskSpec, p: Produced, teed: Batch[]): Produced | null {
 function toSink(t: TaskSpec, p: Produced, rowOps: RowOp[], teed: Batch[]): Promise<Omit<TaskResult, 'ms'>> {
   const combining = t.combine !== undefined && !p.combined;
   const sumOnly = combining ? sumOnlyColumns(t.combine!.groupBy, t.combine!.aggs) : undefined;
-  const ops = compileOps(rowOps, combining, sumOnly, teed);
+  const ops = compileOps(ROW_OPS, rowOps, combining, sumOnly, teed);
   // loops and pushes, not flatMap and filter: see scatterRows in shuffle/partition.ts
   let out: Batch[] = [];
   let outputRows = 0;

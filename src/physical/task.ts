@@ -14,10 +14,24 @@ import type { JoinType } from '../plan/spec.js';
 import type { PartitionSpec, Partitioned, TaskSketch } from '../shuffle/partition.js';
 import type { SplitKey } from '../skew/split.js';
 import type { BoundExpr } from '../expr/types.js';
-import type { MarkOp } from './join/mark.js';
-import type { ProbeOp } from './join/probe.js';
-import type { RowsOp } from './setop/rows.js';
-import type { WindowSource } from './window/window-source.js';
+
+/**
+ * The row operators and sources an operator family adds without this contract naming it: each family exports its
+ * own type, and physical/kernels.ts registers it here (`declare module './task.js'`, one entry per family, keyed by a
+ * name) beside its kernel, so a family's kind without a kernel does not compile and no contract imports a family.
+ * @public
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by physical/kernels.ts
+export interface FamilyRowOps {}
+/** The sources the families add, registered like FamilyRowOps. @public */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by physical/kernels.ts
+export interface FamilySources {}
+
+/** A row operator a family adds (a broadcast probe, a semi join's mark, a set operation's expand or repeat). */
+export type FamilyRowOp = FamilyRowOps[keyof FamilyRowOps];
+
+/** The kernel of each family's row operator: a batch in, the batches it becomes out (physical/row-ops.ts). */
+export type RowOpKernels = { [K in FamilyRowOp['kind']]: (b: Batch, op: Extract<FamilyRowOp, { kind: K }>) => Batch[] };
 
 export type RowOp =
   | { kind: 'filter'; pred: BoundPredicate }
@@ -27,11 +41,7 @@ export type RowOp =
   /** hand a copy of the rows here back to the coordinator too (TaskResult.teed): a repeated subtree's output, held
    * for its other readers (physical/repeats.ts) */
   | { kind: 'tee'; id: number }
-  | ProbeOp
-  /** rows expanded or repeated (physical/setop/rows.ts) */
-  | RowsOp
-  /** mark the built left rows of a semi or anti join that a probing row matches (physical/join/mark.ts) */
-  | MarkOp;
+  | FamilyRowOp;
 
 export type TaskSource =
   /** offset, limit: a row range of the row groups read (a map split below the row group, or a sample's first rows) */
@@ -103,8 +113,8 @@ export type TaskSource =
    * holds how many blocks of `input` each range has, in order (absent: one range)
    */
   | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[]; ranges?: number[] }
-  /** a window's shuffled partitions, sorted and its functions appended (physical/window/source.ts) */
-  | WindowSource;
+  /** a family's own (a window's shuffled partitions, physical/window/source.ts) */
+  | FamilySources[keyof FamilySources];
 
 export type { Combine };
 

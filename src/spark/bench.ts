@@ -112,7 +112,7 @@ async function generate(con: any, dir: string, w: Workload, rows: number, keys: 
   );
 }
 
-function plan(dir: string, w: Workload, strategy: 'partition' | 'auto', rows: number): Plan {
+function plan(dir: string, w: Workload, strategy: 'partition' | 'key', rows: number): Plan {
   const join = {
     op: 'join' as const,
     type: w.join,
@@ -239,7 +239,7 @@ export async function runSparkBench(o: SparkBenchOptions, log: NodeJS.WritableSt
       await generate(con, dir, w, rows, keys);
       const lps = {
         aqe: await loadPlan(plan(dir, w, 'partition', rows)),
-        salted: await loadPlan(plan(dir, w, 'auto', rows)),
+        salted: await loadPlan(plan(dir, w, 'key', rows)),
       };
       const runs: Record<string, SparkBenchRow[]> = { 'spark aqe': [], 'spark aqe+salt': [] };
       // the JVM's first runs of both query shapes

@@ -116,6 +116,14 @@ export class SparkConnectClient {
     else if (id !== this.serverSession) throw this.restarted(`its session ${this.serverSession} is now ${id}`);
   }
 
+  /**
+   * After a restart (SparkError SESSION_CHANGED): the next call opens this session id afresh on the server, whose
+   * settings the caller pins again. The operations of the old session are gone.
+   */
+  renewSession(): void {
+    this.serverSession = '';
+  }
+
   private restarted(how: string): SparkError {
     return new SparkError(
       `the Spark Connect server at ${this.where} restarted during the run (${how}): the session's settings ` +

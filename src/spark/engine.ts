@@ -19,9 +19,11 @@ import { onClosePool } from '../runtime/pool.js';
 import { type SparkSource, SparkConnectClient, SparkError } from './client.js';
 import { isLoopback, parseRemote, redact } from './remote.js';
 import type { RetryPolicy } from './retry.js';
-import { type SamplingStat, planSalting } from './hot.js';
+import { type JoinDecision, type SamplingStat, planSalting } from './hot.js';
+import { CORE_SETTINGS, clusterCores } from './decide.js';
 import { SPARK_PARTITIONS } from './sample.js';
-import { type Lowered, lowerPlan } from './lower.js';
+import { type Lowered, Lowering, lowerPlan } from './lower.js';
+import { type WindowSamplingStat, planWindowSplits } from './window-split.js';
 import { LocalSparkServer } from './server.js';
 import { type StageTimes, stageTimes } from './stages.js';
 
@@ -33,6 +35,14 @@ export interface SparkStats extends Stats {
     applicationId: string;
     remote: string;
     salted: Lowered['salted'];
+    /** the server restarts the query survived (run again on a new session, before any row came back) */
+    restarts?: string[];
+    /** per join with hot keys: salted or AQE alone (skew.strategy auto decides, decide.ts), and why */
+    decisions?: JoinDecision[];
+    /** the windows whose hot partitions are split in two passes (window.ts) */
+    splitWindows: Lowered['splitWindows'];
+    /** per window that could be split: how its partition keys were sampled */
+    windowSampling?: WindowSamplingStat[];
     /** the sampling of the join sides that looked for hot keys (part of wallMs) */
     samplingMs?: number;
     /** per join side that could be salted: how it was sampled, what it read, what it found */
@@ -57,6 +67,8 @@ export interface SparkOptions {
   replaceOutput?: boolean;
   /** each stage's task run times in stats.spark.stages[].durations (the bench's simulation) */
   taskTimes?: boolean;
+  /** the cores Spark runs tasks on, for skew.strategy auto's choice (default: SKEWJOIN_SPARK_CORES, else the server's settings) */
+  cores?: number;
   /** retries of a call that fails with a transient code: count and total time (retry.ts) */
   retry?: Partial<Pick<RetryPolicy, 'retries' | 'totalMs'>>;
 }
@@ -202,25 +214,43 @@ export function mapSparkError(e: unknown): SkewjoinError {
 export async function lowerWithSalting(
   lp: LoadedPlan,
   remote?: string,
-): Promise<Lowered & { sampling: SamplingStat[]; physicalPlan: string }> {
+  cores?: number,
+): Promise<
+  Lowered & {
+    sampling: SamplingStat[];
+    decisions: JoinDecision[];
+    windowSampling: WindowSamplingStat[];
+    physicalPlan: string;
+  }
+> {
   const { settings, sources } = lowerPlan(lp); // refusals first, before a server is started or reached
   const { client } = await connect(remote, lp.settings.workers);
   try {
     await client.setConfig(settings); // the sampling queries run under the plan's settings
-    const conf = await client.getConfig(['spark.sql.shuffle.partitions']);
-    const { plans, sampling } = await planSalting(
+    const conf = await client.getConfig(['spark.sql.shuffle.partitions', ...CORE_SETTINGS]);
+    const query = (sql: string) => queryRows(client, sql, sources);
+    const partitions = serverPartitions(lp, conf);
+    const { plans, sampling, decisions } = await planSalting(
       lp,
-      (sql) => queryRows(client, sql, sources),
-      serverPartitions(lp, conf),
+      query,
+      partitions,
+      clusterCores(conf, givenCores(cores)),
     );
-    const lowered = lowerPlan(lp, plans);
+    const windows = await planWindowSplits(lp, query, new Lowering(lp.root), partitions);
+    const lowered = lowerPlan(lp, plans, windows.splits);
     const physicalPlan = await client.explain(lowered.query, lowered.sources);
-    return { ...lowered, sampling, physicalPlan };
+    return { ...lowered, sampling, decisions, windowSampling: windows.sampling, physicalPlan };
   } catch (e) {
     throw mapSparkError(e);
   } finally {
     await release(client);
   }
+}
+
+/** The cores given for the run: the option, else SKEWJOIN_SPARK_CORES; undefined when neither (the server's settings say). */
+function givenCores(cores?: number): number | undefined {
+  const env = Number(process.env.SKEWJOIN_SPARK_CORES);
+  return cores ?? (Number.isInteger(env) && env > 0 ? env : undefined);
 }
 
 /** The shuffle partitions of the run: the plan's, else the server's spark.sql.shuffle.partitions, else Spark's 200. */
@@ -284,15 +314,24 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
   let file: ResultFile | null = null;
   try {
     await client.setConfig(settings);
-    const conf = await client.getConfig(['spark.app.id', 'spark.ui.port', 'spark.sql.shuffle.partitions']);
+    const conf = await client.getConfig([
+      'spark.app.id',
+      'spark.ui.port',
+      'spark.sql.shuffle.partitions',
+      ...CORE_SETTINGS,
+    ]);
     const ts = performance.now();
-    const { plans, sampling } = await planSalting(
+    const query = (sql: string) => queryRows(client, sql, sources);
+    const partitions = serverPartitions(lp, conf);
+    const { plans, sampling, decisions } = await planSalting(
       lp,
-      (sql) => queryRows(client, sql, sources),
-      serverPartitions(lp, conf),
+      query,
+      partitions,
+      clusterCores(conf, givenCores(o.cores)),
     );
+    const windows = await planWindowSplits(lp, query, new Lowering(lp.root), partitions);
     const samplingMs = performance.now() - ts;
-    const lowered = lowerPlan(lp, plans);
+    const lowered = lowerPlan(lp, plans, windows.splits);
     if (lowered.writeUri && !o.replaceOutput && (o.writeOut ?? true)) await checkOutputFolder(client, lowered.writeUri);
     const physicalPlan = o.explain ? await client.explain(lowered.query, lowered.sources) : undefined;
     // a remote driver's REST API, where its UI port is set and reachable from here
@@ -306,22 +345,37 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
     const keep = o.keepBatches ?? true;
     const progress = new Map<number, { tasks: number; done: number }>();
     const shown = { fraction: 0 };
-    await client.execute(
-      lowered.sql,
-      async (ev) => {
-        if (ev.kind === 'progress') {
-          for (const s of ev.stages) progress.set(s.id, { tasks: s.tasks, done: s.done });
-          reportProgress(o.onProgress, progress, t0, shown);
-          return;
-        }
-        const table = arrow.tableFromIPC(ev.data);
-        const bs = batchesFromArrow(table, schema).filter((b) => b.length > 0);
-        numRows += rowCount(bs);
-        if (keep) batches.push(...bs);
-        if (file) await file.write(bs);
-      },
-      { command: !!lowered.writeUri, sources: lowered.sources },
-    );
+    const restarts: string[] = [];
+    const run = () =>
+      client.execute(
+        lowered.sql,
+        async (ev) => {
+          if (ev.kind === 'progress') {
+            for (const s of ev.stages) progress.set(s.id, { tasks: s.tasks, done: s.done });
+            reportProgress(o.onProgress, progress, t0, shown);
+            return;
+          }
+          const table = arrow.tableFromIPC(ev.data);
+          const bs = batchesFromArrow(table, schema).filter((b) => b.length > 0);
+          numRows += rowCount(bs);
+          if (keep) batches.push(...bs);
+          if (file) await file.write(bs);
+        },
+        { command: !!lowered.writeUri, sources: lowered.sources },
+      );
+    for (;;) {
+      try {
+        await run();
+        break;
+      } catch (e) {
+        // a server restarted before any row came back: the query again on a new session, its settings pinned again
+        if (!restartedBeforeRows(e, numRows, restarts)) throw e;
+        restarts.push((e as Error).message);
+        progress.clear();
+        client.renewSession();
+        await client.setConfig(settings);
+      }
+    }
     await file?.finish();
     const stats = sparkStats(
       lowered,
@@ -332,6 +386,9 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
     );
     stats.spark.samplingMs = samplingMs;
     stats.spark.sampling = sampling;
+    stats.spark.decisions = decisions;
+    if (restarts.length) stats.spark.restarts = restarts;
+    stats.spark.windowSampling = windows.sampling;
     if (physicalPlan !== undefined) stats.spark.physicalPlan = physicalPlan;
     stats.spark.stages = await stageTimes(restUrl, stats.spark.applicationId, [...progress.keys()], o.taskTimes);
     reportProgress(o.onProgress, progress, t0, shown, 'done');
@@ -342,6 +399,17 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
   } finally {
     await release(client);
   }
+}
+
+/** Restarts a query survives by running again (each one before any row came back). */
+const RESTARTS = 2;
+
+/**
+ * Whether a query may run again after `e`: the server restarted (its session and settings gone, SESSION_CHANGED)
+ * before any row came back (so none is written twice), fewer than RESTARTS times.
+ */
+function restartedBeforeRows(e: unknown, rows: number, restarts: string[]): boolean {
+  return e instanceof SparkError && e.errorClass === 'SESSION_CHANGED' && rows === 0 && restarts.length < RESTARTS;
 }
 
 /** The engine's progress events from Spark's stages: the fraction never goes back, and is 1 only at the end. */
@@ -389,6 +457,7 @@ function sparkStats(l: Lowered, applicationId: string, remote: string, wallMs: n
       applicationId,
       remote: redact(remote),
       salted: l.salted,
+      splitWindows: l.splitWindows,
       sources: l.sources,
       stages: [],
     },

@@ -18,7 +18,9 @@
 // salted join relies on that (salt.ts).
 import type { BoundNode } from '../plan/bound.js';
 import type { LoadedPlan } from '../plan/load.js';
+import { children } from '../plan/fingerprint.js';
 import { Lowering } from './lower.js';
+import { type SaltDecision, saltOrAqe } from './decide.js';
 import type { HotKey, SaltPlan } from './salt.js';
 import {
   DECODED_PER_PARQUET_BYTE,
@@ -31,6 +33,7 @@ import {
   sampleRanges,
   type SamplingStat,
   scanBytes,
+  scanRows,
   sized,
   SPARK_PARTITIONS,
   sparkSample,
@@ -51,7 +54,13 @@ const rowBytes = (n: BoundNode) =>
  * keys that are not hot, spread over the partitions), and its estimated bytes exceed
  * `thresholdBytes`.
  */
-function hotKeys(s: Sample, side: BoundNode, lp: LoadedPlan, mode: 'always' | 'oneFile', partitions: number): HotKey[] {
+export function hotKeys(
+  s: Sample,
+  side: BoundNode,
+  lp: LoadedPlan,
+  mode: 'always' | 'oneFile',
+  partitions: number,
+): HotKey[] {
   const { factor, thresholdBytes } = lp.settings.skew;
   if (s.total === 0) return [];
   const big = s.keys.filter((k) => k.rows / s.total > 1 / partitions);
@@ -67,21 +76,52 @@ function hotKeys(s: Sample, side: BoundNode, lp: LoadedPlan, mode: 'always' | 'o
     .map((k) => ({ text: k.key, sql: k.sql, rows: Math.round(k.rows / s.fraction) }));
 }
 
+/** The copied side's estimated rows of a hot key: a key not among its sampled top keys has at most the least of them. */
+function copiedRowsOf(k: HotKey, copied: Sample): number {
+  const hit = copied.keys.find((c) => c.key.join('\u0000') === k.text.join('\u0000'));
+  if (hit) return hit.rows / copied.fraction;
+  return copied.keys.length >= TOP_KEYS ? Math.min(...copied.keys.map((c) => c.rows)) / copied.fraction : 0;
+}
+
 /**
  * The most salts that keep the copied side's growth per hot key within the rows the salt spreads: a hot key with
  * `h` rows on the split side and `c` on the copied side gets its `c` rows copied N times, N - 1 extra copies of
- * at most `h` rows, so N <= 1 + h / c. A key not among the copied side's sampled top keys has at most the rows
- * of the least of them.
+ * at most `h` rows, so N <= 1 + h / c.
  */
 function copyBound(keys: HotKey[], copied: Sample): number {
-  const est = new Map(copied.keys.map((k) => [k.key.join('\u0000'), k.rows / copied.fraction]));
-  const floor = copied.keys.length >= TOP_KEYS ? Math.min(...copied.keys.map((k) => k.rows)) / copied.fraction : 0;
   let bound = Number.POSITIVE_INFINITY;
   for (const k of keys) {
-    const c = est.get(k.text.join('\u0000')) ?? floor;
+    const c = copiedRowsOf(k, copied);
     if (c > 0) bound = Math.min(bound, Math.floor(1 + k.rows / c));
   }
   return bound;
+}
+
+/**
+ * Whether an aggregation above the join (through filters, projections and computed columns) groups by the
+ * join's keys of one side: AQE's join leaves its output partitioned by them, the salted join (on `__j`) does not.
+ */
+function groupedByKey(root: BoundNode, j: Join): boolean {
+  const nl = j.left.schema.length;
+  const keySets = [j.leftKeys, j.rightKeys.map((k) => nl + k)];
+  // the column of `n` (index `c`) traced down to the join's output, or -1 when it is computed or the path leaves
+  const trace = (n: BoundNode, c: number): number => {
+    if (n === j) return c;
+    if (n.kind === 'filter') return trace(n.input, c);
+    if (n.kind === 'project') return trace(n.input, n.indices[c]);
+    if (n.kind === 'compute') return c < n.input.schema.length ? trace(n.input, c) : -1;
+    return -1;
+  };
+  let found = false;
+  const walk = (n: BoundNode) => {
+    if (n.kind === 'aggregate' && n.groupBy.length) {
+      const cols = new Set(n.groupBy.map((g) => trace(n.input, g)));
+      if (keySets.some((ks) => ks.every((k) => cols.has(k)))) found = true;
+    }
+    for (const c of children(n)) walk(c);
+  };
+  walk(root);
+  return found;
 }
 
 /** Every join of a plan, top down. */
@@ -98,26 +138,41 @@ function joinsOf(root: BoundNode): Join[] {
   return joins;
 }
 
+/** How `auto` decided for a join with hot keys (stats.spark.decisions, --explain): salted or AQE alone, and why. */
+export interface JoinDecision {
+  join: string;
+  salted: boolean;
+  reason: string;
+}
+
+/** The cores Spark runs on (decide.ts clusterCores), null when unknown. */
+export type Cores = { cores: number; from: string } | null;
+/** Cores assumed when the server does not say (a standalone cluster's own cores). */
+const ASSUMED_CORES = 8;
+
 /**
- * Salt plans for the plan's joins (each join's side with the most hot rows, when it has any), and how each side was
- * sampled. `partitions`: the shuffle partitions Spark will use (the plan's, else the server's
- * spark.sql.shuffle.partitions).
+ * Salt plans for the plan's joins (each join's side with the most hot rows, when it has any and saltOrAqe says
+ * it pays), how each side was sampled, and each decision. `partitions`: the shuffle partitions Spark will use
+ * (the plan's, else the server's spark.sql.shuffle.partitions); `cores`: the cores it runs tasks on.
  */
 export async function planSalting(
   lp: LoadedPlan,
   query: Query,
   partitions = lp.settings.partitions ?? SPARK_PARTITIONS,
-): Promise<{ plans: Map<string, SaltPlan>; sampling: SamplingStat[] }> {
+  cores: Cores = null,
+): Promise<{ plans: Map<string, SaltPlan>; sampling: SamplingStat[]; decisions: JoinDecision[] }> {
   const plans = new Map<string, SaltPlan>();
   const sampling: SamplingStat[] = [];
+  const decisions: JoinDecision[] = [];
   const { enabled, strategy } = lp.settings.skew;
-  if (!enabled || strategy === 'partition') return { plans, sampling };
+  if (!enabled || strategy === 'partition') return { plans, sampling, decisions };
   const lowering = new Lowering(lp.root);
   for (const j of joinsOf(lp.root)) {
     const sides = saltableSides(j);
     if (!sides) continue;
     let best: SaltPlan | null = null,
-      bestRows = 0;
+      bestRows = 0,
+      splitRows = 0;
     const samples: Partial<Record<'left' | 'right', Sample>> = {};
     for (const side of ['left', 'right'] as const) {
       const got = await sampleSide(lp, j, side, sides[side], query, lowering, sampling, partitions);
@@ -129,16 +184,51 @@ export async function planSalting(
         const share = Math.max(...found.map((k) => k.rows)) / total;
         best = { side, keys: found, buckets: Math.max(2, Math.min(64, Math.ceil(share * partitions))) };
         bestRows = hotRows;
+        splitRows = total;
       }
     }
-    if (best) {
-      const copied = samples[best.side === 'left' ? 'right' : 'left'];
-      if (copied) best.buckets = Math.max(2, Math.min(best.buckets, copyBound(best.keys, copied)));
-      plans.set(j.id, best);
-    }
+    if (!best) continue;
+    const copied = samples[copiedSide(best.side)];
+    if (copied) best.buckets = Math.max(2, Math.min(best.buckets, copyBound(best.keys, copied)));
+    const d = decide(lp, j, best, splitRows, copied, cores, strategy);
+    decisions.push({ join: j.id, salted: d.salt, reason: d.reason });
+    if (d.salt) plans.set(j.id, best);
   }
-  return { plans, sampling };
+  return { plans, sampling, decisions };
 }
+
+/** saltOrAqe (decide.ts) for one join's salt plan, from the samples' estimates. */
+function decide(
+  lp: LoadedPlan,
+  j: Join,
+  best: SaltPlan,
+  splitRows: number,
+  copied: Sample | undefined,
+  cores: Cores,
+  strategy: 'auto' | 'key',
+): SaltDecision {
+  const copiedNode = best.side === 'left' ? j.right : j.left;
+  const hot = best.keys.reduce((a, k) => (k.rows > a.rows ? k : a));
+  const copiedRows = copied
+    ? copied.total / copied.fraction
+    : sized(copiedNode) && scanRows(copiedNode) > 0
+      ? scanRows(copiedNode)
+      : splitRows;
+  return saltOrAqe({
+    strategy,
+    cores: cores?.cores ?? ASSUMED_CORES,
+    coresFrom: cores?.from ?? `not given by the server: assumed ${ASSUMED_CORES}, set SKEWJOIN_SPARK_CORES`,
+    splitRows,
+    copiedRows,
+    hotRows: hot.rows,
+    // a copied side not sampled (small, or keys alone): one row per key assumed
+    copiedPerHot: copied ? copiedRowsOf(hot, copied) : 1,
+    exactCheck: j.type === 'full' || j.type === copiedSide(best.side),
+    groupByKey: groupedByKey(lp.root, j),
+  });
+}
+
+const copiedSide = (split: 'left' | 'right') => (split === 'left' ? 'right' : 'left');
 
 /**
  * One side of a join sampled for hot keys (locally when its files are, else by a query on Spark), recorded in

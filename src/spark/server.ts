@@ -92,12 +92,16 @@ export class LocalSparkServer {
     });
   }
 
-  static async start(workers: number, extraConf: Record<string, string> = {}): Promise<LocalSparkServer> {
+  /** `token`: the server's (a random one by default; a test's second server takes the first one's). */
+  static async start(
+    workers: number,
+    extraConf: Record<string, string> = {},
+    token = randomBytes(24).toString('hex'),
+  ): Promise<LocalSparkServer> {
     const missing = sparkMissing();
     if (missing) throw new ExecutionError(`--engine spark without a remote needs a local Spark: ${missing}`);
     const home = findSparkHome()!;
     const [port, uiPort] = [await freePort(), await freePort()];
-    const token = randomBytes(24).toString('hex');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'skewjoin-spark-'));
     const conf: Record<string, string> = {
       'spark.connect.grpc.binding.address': '127.0.0.1',
@@ -161,6 +165,16 @@ export class LocalSparkServer {
       return fs.readFileSync(path.join(this.dir, 'server.log'), 'utf8').trim().split('\n').slice(-lines).join('\n');
     } catch {
       return '(no log)';
+    }
+  }
+
+  /** Kill the JVM at once (SIGKILL to its process group), as a crash would; stop() then removes its folder. */
+  kill(): void {
+    if (this.exited || this.child.pid === undefined) return;
+    try {
+      process.kill(-this.child.pid, 'SIGKILL');
+    } catch {
+      this.child.kill('SIGKILL');
     }
   }
 

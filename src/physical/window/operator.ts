@@ -3,7 +3,7 @@
 import type { BoundNode, BoundWindowFn } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
 import type { WindowStats } from '../../skew/window.js';
-import { unsplittable } from '../../skew/window.js';
+import { unsplittable, unsplittableWhole } from '../../skew/window.js';
 import { runWindow, windowPartitions } from './stage.js';
 
 type WindowNode = Extract<BoundNode, { kind: 'window' }>;
@@ -41,13 +41,17 @@ export const windowOperator: PhysicalOperator<WindowNode, never, WindowStats> = 
       `${src.id}: window partition by [${by.join(', ')}] order by [${order}] ${fns}, ${P} task(s) at most, ` +
         `each sorting its partitions${fused}`,
     );
-    const why = src.orderBy.length ? unsplittable(src.fns) : 'no orderBy';
+    const why = src.orderBy.length ? unsplittable(src.fns) : unsplittableWhole(src.fns);
     x.line(
       depth + 1,
       why
         ? `a partition over the skew thresholds stays one task (${why})`
-        : `a partition over the skew thresholds is split by ranges of [${[...by, order].filter(Boolean).join(', ')}], ` +
-            "each range a task, then what the ranges before carry added (counts, running sums and counts, min/max, the partition's rows, the neighbouring rows)",
+        : src.orderBy.length === 0
+          ? `a partition over the skew thresholds is split as a two-level aggregate: its rows dealt over ranges of [${by.join(', ')}], ` +
+            "each range a task computing its partial count/sum/avg/min/max, then each window partition's partials combined and given back to its rows in every range"
+          : `a partition over the skew thresholds is split by ranges of [${[...by, order].filter(Boolean).join(', ')}], ` +
+            "each range a task, then what the ranges before carry added (counts, running sums and counts, min/max, the partition's rows, the neighbouring rows) " +
+            "and what the ranges after carry (count/sum/min/max/last_value over frames to the partition's end)",
     );
     x.line(depth + 1, `shuffle ${src.id}.input: hash on [${by.join(', ')}], ${P} partition(s)`);
     x.walk(src.input, depth + 2);
