@@ -237,8 +237,8 @@ function aggregateSpecs(
 }
 
 /**
- * Distinct aggregates of several arguments: the aggregates of each argument (and the plain ones) by the groups
- * over a copy of the input of their own (each as aggregateSpecs does it for one argument: a hot group split on
+ * Distinct aggregates of several arguments: the aggregates of each argument (and the plain ones, with an argument
+ * that only has distinct counts or else apart) by the groups over a copy of the input of their own (each as aggregateSpecs does it for one argument: a hot group split on
  * (group, value)), their results widened to every aggregate's column (the others null) and united, then one row
  * per group: each column's one value (max of it and nulls). The input is read once per argument, no row is
  * copied, and each first aggregate groups by one argument only.
@@ -252,10 +252,14 @@ function byArgument(
   plain: PlainAggregate,
 ): BoundNode {
   const distinct = [...new Set(specs.filter((s) => s.distinct).map((s) => s.arg!))];
-  const owners = [
-    specs.filter((s) => !s.distinct),
-    ...distinct.map((d) => specs.filter((s) => s.distinct && s.arg === d)),
-  ].filter((own) => own.length > 0);
+  const plainOnes = specs.filter((s) => !s.distinct);
+  const byArg = distinct.map((d) => specs.filter((s) => s.distinct && s.arg === d));
+  // the plain aggregates ride along with an argument that only has distinct counts (one aggregate, count_distinct
+  // beside them), else they are an aggregate of their own
+  const host = plainOnes.length > 0 ? byArg.findIndex((own) => own.every((s) => s.fn === 'count')) : -1;
+  const owners = (
+    host >= 0 ? byArg.map((own, k) => (k === host ? [...own, ...plainOnes] : own)) : [plainOnes, ...byArg]
+  ).filter((own) => own.length > 0);
   const g = groupBy.length;
   const parts = owners.map((own, k) => ({
     own,

@@ -15,13 +15,15 @@ import { SQL_SETTINGS, col, expr, ident, predicate, str } from './lower-expr.js'
 import { type SaltPlan, saltedJoin } from './salt.js';
 import type { SparkSource } from './client.js';
 import { lowerSetOp } from './setops.js';
-import { lowerWindow } from './window.js';
+import { type SplitWindowStat, type WindowSplit, lowerWindow, splitStat } from './window.js';
 
 export interface Lowered {
   sql: string;
   settings: Record<string, string>;
   /** the joins rewritten with salting, by operator id */
   salted: { join: string; side: 'left' | 'right'; keys: string[][]; buckets: number }[];
+  /** the windows whose hot partitions are split (window.ts) */
+  splitWindows: SplitWindowStat[];
   /** an output.path that is a URI: Spark writes it (`INSERT OVERWRITE DIRECTORY`) */
   writeUri?: string;
   /** the query alone (without the write): what Spark's plan is asked of (AnalyzePlan explain) */
@@ -91,10 +93,12 @@ export class Lowering {
   private readonly at: Map<BoundNode, string>;
   readonly sources: Map<string, SparkSource>;
   readonly salted: Lowered['salted'] = [];
+  readonly splitWindows: SplitWindowStat[] = [];
 
   constructor(
     readonly root: BoundNode,
     readonly salt: Map<string, SaltPlan> = new Map(),
+    readonly windows: Map<string, WindowSplit> = new Map(),
   ) {
     this.at = paths(root);
     this.sources = sparkSources(root);
@@ -129,8 +133,11 @@ export class Lowering {
         if (n.input.kind === 'sort') return `SELECT * FROM ${from(n.input.input)} ${orderBy(n.input)} ${page}`;
         return `SELECT * FROM ${from(n.input)} ${page}`;
       }
-      case 'window':
-        return lowerWindow(n, (m) => this.node(m));
+      case 'window': {
+        const split = this.windows.get(n.id);
+        if (split) this.splitWindows.push(splitStat(n, split));
+        return lowerWindow(n, (m) => this.node(m), split);
+      }
       case 'union':
       case 'values':
       case 'expand':
@@ -223,8 +230,12 @@ function orderBy(n: Extract<BoundNode, { kind: 'sort' }>): string {
 }
 
 /** The whole plan: the query with the plan's column names, and its settings. */
-export function lowerPlan(lp: LoadedPlan, salt: Map<string, SaltPlan> = new Map()): Lowered {
-  const l = new Lowering(lp.root, salt);
+export function lowerPlan(
+  lp: LoadedPlan,
+  salt: Map<string, SaltPlan> = new Map(),
+  windows: Map<string, WindowSplit> = new Map(),
+): Lowered {
+  const l = new Lowering(lp.root, salt, windows);
   const body = l.node(lp.root);
   const names = lp.root.schema.map((f, i) => `${col(i)} AS ${ident(f.name)}`).join(', ');
   const query = `SELECT ${names} FROM (${body}) t`;
@@ -247,6 +258,7 @@ export function lowerPlan(lp: LoadedPlan, salt: Map<string, SaltPlan> = new Map(
     sql,
     settings: sparkSettings(lp.settings),
     salted: l.salted,
+    splitWindows: l.splitWindows,
     writeUri,
     query,
     sources: [...l.sources.values()],
