@@ -111,6 +111,32 @@ describe.skipIf(NO_SPARK)('spark engine: operators and joins', () => {
   });
 });
 
+describe.skipIf(NO_SPARK)('spark engine: quantiles', () => {
+  it('median and quantile_cont as PERCENTILE, quantile_disc as PERCENTILE_DISC; a decimal median refused', async () => {
+    const agg = {
+      op: 'aggregate',
+      groupBy: ['g'],
+      input: scan('t1'),
+      aggregates: [
+        { fn: 'median', column: 'v', as: 'mv' },
+        { fn: 'quantile_cont', column: 'f', q: 0.3, as: 'f30' },
+        { fn: 'quantile_disc', column: 'k', q: 0.75, as: 'k75' },
+      ],
+    };
+    await expectSame(
+      plan(agg),
+      `SELECT g, median(v) AS mv, quantile_cont(f, 0.3) AS f30, quantile_disc(k, 0.75) AS k75 FROM '${T1}' GROUP BY g`,
+      spark(),
+    );
+    const dec = { ...agg, aggregates: [{ fn: 'median', column: 'd', as: 'md' }] };
+    const e = await runPlan(plan(dec), { ...spark(), writeOutput: false }).catch((x) => x);
+    expect(e).toBeInstanceOf(PlanError);
+    expect((e as Error).message).toMatch(
+      /aggregates\[0\]: median of a decimal\(12,2\) column has no exact Spark lowering/,
+    );
+  });
+});
+
 describe.skipIf(NO_SPARK)('spark engine: expressions', () => {
   const e = (name: string, expr: object) => ({ name, expr });
   it("arithmetic, decimals, strings, dates, case, cast and predicates give DuckDB's values", async () => {

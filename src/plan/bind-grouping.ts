@@ -21,7 +21,7 @@ import type { BoundNode } from './bound.js';
 import { reshape } from './bind-setops.js';
 import type { AggregateFnName, AggregateNode, Expr } from './spec.js';
 import { fingerprint } from './fingerprint.js';
-import { AGGREGATES } from '../agg/functions.js';
+import { AGGREGATES, unknownState } from '../agg/functions.js';
 
 type P = (string | number)[];
 type Fn = Exclude<AggregateFnName, 'count_distinct'>;
@@ -315,21 +315,39 @@ function decompose(specs: Spec[], countStar: string | null) {
   const out: Expr[] = [];
   specs.forEach((s, i) => {
     const arg = s.arg ?? countStar!;
-    const q = s.q !== undefined ? { q: s.q } : {};
+    const st = AGGREGATES[s.fn].state;
     if (s.distinct) {
-      final.push({ fn: s.fn, column: arg, as: `$r${i}`, ...q });
+      final.push({ fn: s.fn, column: arg, as: `$r${i}`, ...(s.q !== undefined ? { q: s.q } : {}) });
       out.push({ column: `$r${i}` });
-    } else if (s.fn === 'avg') {
-      partial.push({ fn: 'sum', column: arg, as: `$p${i}` }, { fn: 'count', column: arg, as: `$q${i}` });
-      final.push({ fn: 'sum', column: `$p${i}`, as: `$r${i}` }, { fn: 'sum', column: `$q${i}`, as: `$s${i}` });
-      out.push({ fn: '/', args: [{ column: `$r${i}` }, { column: `$s${i}` }] });
-    } else {
-      partial.push({ fn: s.fn, column: arg, as: `$p${i}`, ...q });
-      final.push({ fn: s.fn === 'count' ? 'sum' : s.fn, column: `$p${i}`, as: `$r${i}`, ...q });
-      // a count of no rows at all (no group, an empty input): 0
-      out.push(
-        s.fn === 'count' ? { fn: 'coalesce', args: [{ column: `$r${i}` }, { value: 0 }] } : { column: `$r${i}` },
-      );
+      return;
+    }
+    // by the function's partial state (agg/functions.ts); holistic ones never come here (aggregateSpecs)
+    if (st === null || st.kind === 'distinct') throw new Error(`internal: ${s.fn} has no partial state to split`);
+    switch (st.kind) {
+      case 'sum':
+        if (st.avg) {
+          partial.push({ fn: 'sum', column: arg, as: `$p${i}` }, { fn: 'count', column: arg, as: `$q${i}` });
+          final.push({ fn: 'sum', column: `$p${i}`, as: `$r${i}` }, { fn: 'sum', column: `$q${i}`, as: `$s${i}` });
+          out.push({ fn: '/', args: [{ column: `$r${i}` }, { column: `$s${i}` }] });
+        } else {
+          partial.push({ fn: s.fn, column: arg, as: `$p${i}` });
+          final.push({ fn: s.fn, column: `$p${i}`, as: `$r${i}` });
+          out.push({ column: `$r${i}` });
+        }
+        break;
+      case 'count':
+        partial.push({ fn: s.fn, column: arg, as: `$p${i}` });
+        final.push({ fn: 'sum', column: `$p${i}`, as: `$r${i}` });
+        // a count of no rows at all (no group, an empty input): 0
+        out.push({ fn: 'coalesce', args: [{ column: `$r${i}` }, { value: 0 }] });
+        break;
+      case 'extreme':
+        partial.push({ fn: s.fn, column: arg, as: `$p${i}` });
+        final.push({ fn: s.fn, column: `$p${i}`, as: `$r${i}` });
+        out.push({ column: `$r${i}` });
+        break;
+      default:
+        unknownState(st);
     }
   });
   return { partial, final, out };
