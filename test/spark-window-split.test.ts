@@ -4,8 +4,17 @@
 // ORDER BY column for rank, dense_rank and RANGE frames; `skewjoin lower` shows it, `--no-skew` leaves it out.
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runPlan } from '../src/api.js';
-import { cli, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
+import {
+  arrowTyped,
+  cli,
+  duckTable,
+  expectSame,
+  expectTypedEqual,
+  ourRun,
+  tmpDir,
+  writeParquet,
+  writePlan,
+} from './helpers.js';
 import { NO_SPARK, REMOTE, requireSpark } from './spark-helpers.js';
 
 const dir = tmpDir('sj-spark-window-split-');
@@ -102,10 +111,19 @@ describe('spark engine: hot window partitions split', () => {
   describe.skipIf(NO_SPARK)('on Spark', () => {
     beforeAll(() => requireSpark());
 
+    // one run each (a Spark query takes a minute on the loaded machine): its answer against DuckDB's, and its stats
+    const sparkRun = async (p: object, query: string) => {
+      const [r, theirs] = await Promise.all([ourRun(p, { engine: 'spark', remote: REMOTE }), duckTable(query)]);
+      expectTypedEqual(arrowTyped(r.toArrow()), theirs);
+      return (
+        r.stats as {
+          spark: { splitWindows: { keys: string[][]; pieces: number[] }[]; windowSampling: { method: string }[] };
+        }
+      ).spark;
+    };
+
     it("split, each function gives DuckDB's answer (unique ORDER BY values)", async () => {
-      await expectSame(UNIQUE, UNIQUE_SQL, { engine: 'spark', remote: REMOTE });
-      const r = await runPlan(UNIQUE, { engine: 'spark', remote: REMOTE, baseDir: dir });
-      const s = (r.stats as { spark: { splitWindows: { keys: string[][]; pieces: number[] }[] } }).spark;
+      const s = await sparkRun(UNIQUE, UNIQUE_SQL);
       expect(s.splitWindows).toHaveLength(1);
       expect(s.splitWindows[0].keys).toContainEqual(['1']);
       expect(s.splitWindows[0].pieces[0]).toBeGreaterThan(1);
@@ -113,6 +131,36 @@ describe('spark engine: hot window partitions split', () => {
 
     it("split, ties and nulls in the ORDER BY column give DuckDB's answers", async () => {
       await expectSame(TIES, TIES_SQL, { engine: 'spark', remote: REMOTE });
+    });
+
+    // (each (g, o) is one row: the aggregate keeps the Zipf key's skew)
+    it("a window over an aggregate is sampled on Spark and split, with DuckDB's answers", async () => {
+      const agg = {
+        op: 'aggregate',
+        input: { op: 'scan', source: 't' },
+        groupBy: ['g', 'o'],
+        aggregates: [{ fn: 'sum', column: 'x', as: 'sx' }],
+      };
+      const p = {
+        ...TIES,
+        query: {
+          op: 'window',
+          input: agg,
+          partitionBy: ['g'],
+          orderBy: [{ column: 'o' }],
+          functions: [
+            { fn: 'dense_rank', as: 'dr' },
+            { fn: 'sum', column: 'sx', as: 'ssx' },
+          ],
+        },
+      };
+      const s = await sparkRun(
+        p,
+        `SELECT *, dense_rank() OVER w AS dr, sum(sx) OVER w AS ssx
+         FROM (SELECT g, o, sum(x) AS sx FROM '${T}' GROUP BY g, o) WINDOW w AS (PARTITION BY g ORDER BY o)`,
+      );
+      expect(s.windowSampling.map((w) => w.method)).toEqual(['spark']);
+      expect(s.splitWindows).toHaveLength(1);
     });
   });
 });

@@ -104,3 +104,38 @@ describe('a window without ORDER BY over a hot partition, split as a two-level a
     );
   });
 });
+
+describe('frames to the partition end over a hot partition split by ranges: what the pieces after carry', () => {
+  it.each([
+    ['on the pool', {}],
+    ['under a 64 KB budget (spilled)', { memoryLimit: '64KB', spillDir: path.join(dir, 'spill') }],
+  ])(
+    'ROWS/RANGE from the current row to the end, whole-partition frames, last_value, %s: DuckDB answers',
+    async (_, more) => {
+      const rest = 'ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING';
+      const all = 'ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING';
+      const r = await same(
+        `SELECT *, count(*) OVER (u ${rest}) AS c, sum(x) OVER (u ${rest}) AS sx, sum(d) OVER (u ${rest}) AS sd,
+        sum(f) OVER (u ${rest}) AS sf, min(s) OVER (u ${rest}) AS mins, max(d) OVER (u ${rest}) AS maxd,
+        last_value(s) OVER (u ${rest}) AS ls, last_value(x) OVER (u ${all}) AS lx, sum(x) OVER (u ${all}) AS tx,
+        min(x) OVER (u ${all}) AS tminx, count(x) OVER (u ${all}) AS tcx, row_number() OVER u AS rn,
+        sum(x) OVER (u ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running
+      FROM t WINDOW u AS (PARTITION BY g ORDER BY x DESC NULLS FIRST, id)`,
+        { ...SKEW, ...more },
+      );
+      const split = splitsOf(r).filter((x) => x.method === 'ranges');
+      expect(split.length).toBeGreaterThan(0);
+      expect(split[0].pieces).toBeGreaterThan(2);
+      expect(r.stats.tasks.some((t) => t.split?.endsWith('carried'))).toBe(true);
+    },
+  );
+
+  it('RANGE from the current row over ties (peers kept in one piece), and with the ranks', async () => {
+    const r = await same(
+      `SELECT *, sum(x) OVER w AS sx, count(*) OVER w AS c, max(s) OVER w AS ms, rank() OVER (PARTITION BY g ORDER BY f) AS rk
+      FROM t WINDOW w AS (PARTITION BY g ORDER BY f RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)`,
+      SKEW,
+    );
+    expect(splitsOf(r).some((x) => x.method === 'ranges')).toBe(true);
+  });
+});

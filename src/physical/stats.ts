@@ -119,14 +119,29 @@ export interface TaskStats {
 }
 
 /**
+ * The join strategies, each as --stats and --explain --analyze name it (`JoinStats.strategy`, physical/explain.ts;
+ * the join family decides them, physical/join/): `built`, what becomes of the side built once (none for a shuffle: each reduce task builds its
+ * partition). A new strategy is a new entry here; the compiler then names the places that print or count it.
+ */
+export const JOIN_STRATEGIES = {
+  broadcast: { built: "built once and probed in the other side's map tasks" },
+  shuffle: { built: null },
+  /** a semi or anti join's left side built once, marked by the right side's map tasks (physical/join/marked.ts) */
+  marked: { built: "built once and marked by the other side's map tasks" },
+  /** no keys: the smaller side replicated to every task of the larger (physical/join/stage.ts runCross) */
+  cross: { built: 'replicated to every task of the larger side' },
+} as const satisfies Record<string, { built: string | null }>;
+export type JoinStrategyName = keyof typeof JOIN_STRATEGIES;
+
+/**
  * The plan of one join: its strategy and, for a shuffle join, the reduce plan (target task size, skewed partitions
  * split).
  */
 export interface JoinStats {
   id: string;
   type: string;
-  /** broadcast: one side built once into a shared table, probed by the other side's map tasks */
-  strategy: 'broadcast' | 'shuffle';
+  /** each one's meaning: JOIN_STRATEGIES above */
+  strategy: JoinStrategyName;
   /** why (the sizes against broadcastBytes, the join type's rule, or eager aggregation) */
   reason: string;
   broadcast?: { side: 'left' | 'right'; rows: number; bytes: number };

@@ -4,10 +4,14 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PlanError } from '../errors.js';
+import { AGGREGATES } from '../agg/functions.js';
+import { typeName } from '../kernels/column.js';
+import { FORMATS } from '../io/result-file.js';
+import { OUTPUT_FORMATS } from '../plan/spec.js';
 import { isUri } from '../plan/uri.js';
-import type { BoundAggregate, BoundNode } from '../plan/bound.js';
+import type { BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';
-import { SQL_SETTINGS, col, expr, ident, predicate, sparkType, str } from './lower-expr.js';
+import { SQL_SETTINGS, col, expr, ident, predicate, str } from './lower-expr.js';
 import { type SaltPlan, saltedJoin } from './salt.js';
 import type { SparkSource } from './client.js';
 import { lowerSetOp } from './setops.js';
@@ -175,7 +179,16 @@ export class Lowering {
 
   private aggregate(n: Extract<BoundNode, { kind: 'aggregate' }>): string {
     const groups = n.groupBy.map((g, i) => `${col(g)} AS ${col(i)}`);
-    const aggs = n.aggs.map((a, k) => `${aggregate(a, n.input.schema[a.col]?.type)} AS ${col(n.groupBy.length + k)}`);
+    const aggs = n.aggs.map((a, k) => {
+      const input = n.input.schema[a.col]?.type;
+      const text = AGGREGATES[a.fn].spark(col(a.col), a, input);
+      if (text === null)
+        throw new PlanError(
+          `${this.at.get(n)}.aggregates[${k}]`,
+          `${a.fn} of a ${input ? typeName(input) : 'missing'} column has no exact Spark lowering; run with --engine local`,
+        );
+      return `${text} AS ${col(n.groupBy.length + k)}`;
+    });
     const by = n.groupBy.length ? ` GROUP BY ${n.groupBy.map(col).join(', ')}` : '';
     return `SELECT ${[...groups, ...aggs].join(', ')} FROM (${this.node(n.input)}) t${by}`;
   }
@@ -216,28 +229,6 @@ function orderBy(n: Extract<BoundNode, { kind: 'sort' }>): string {
   );
 }
 
-function aggregate(a: BoundAggregate, input: BoundNode['schema'][number]['type'] | undefined): string {
-  const c = col(a.col);
-  switch (a.fn) {
-    case 'count':
-      return a.col < 0 ? 'COUNT(*)' : `COUNT(${c})`;
-    case 'count_distinct':
-      return `COUNT(DISTINCT ${c})`;
-    case 'sum':
-      if (a.type.id === 'decimal') return `CAST(SUM(${c}) AS ${sparkType(a.type)})`;
-      return a.type.id === 'float64' ? `SUM(CAST(${c} AS DOUBLE))` : `SUM(CAST(${c} AS BIGINT))`;
-    // Spark's avg of a decimal is a decimal rounded to 4 more digits; ours (as DuckDB's) is the exact sum
-    // over the count, a double
-    case 'avg':
-      return input?.id === 'decimal'
-        ? `(CAST(SUM(${c}) AS DOUBLE) / NULLIF(COUNT(${c}), 0))`
-        : `AVG(CAST(${c} AS DOUBLE))`;
-    case 'min':
-    case 'max':
-      return `${a.fn.toUpperCase()}(${c})`;
-  }
-}
-
 /** The whole plan: the query with the plan's column names, and its settings. */
 export function lowerPlan(
   lp: LoadedPlan,
@@ -253,14 +244,14 @@ export function lowerPlan(
   let writeUri: string | undefined;
   if (raw && isUri(raw)) {
     const fmt = lp.output!.format;
-    if (fmt === 'arrow')
+    const spark = FORMATS[fmt].spark;
+    if (spark === null)
       throw new PlanError(
         'output.format',
-        'Spark does not write Arrow IPC files; use parquet, csv or jsonl for a URI output.path',
+        `Spark does not write ${fmt} output; use ${OUTPUT_FORMATS.filter((f) => FORMATS[f].spark).join(', ')} for a URI output.path`,
       );
-    const using = { parquet: 'parquet', csv: 'csv', jsonl: 'json' }[fmt];
-    const options = fmt === 'csv' ? " OPTIONS ('header' 'true')" : '';
-    sql = `INSERT OVERWRITE DIRECTORY ${str(raw)} USING ${using}${options} ${sql}`;
+    const options = spark.options ? ` OPTIONS (${spark.options})` : '';
+    sql = `INSERT OVERWRITE DIRECTORY ${str(raw)} USING ${spark.using}${options} ${sql}`;
     writeUri = raw;
   }
   return {

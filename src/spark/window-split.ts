@@ -72,11 +72,8 @@ interface Pairs {
   sideRows: number;
 }
 
-const compare = (a: unknown, b: unknown) => {
-  const x = typeof a === 'string' && typeof b !== 'string' ? Number(a) : a;
-  const y = typeof b === 'string' && typeof a !== 'string' ? Number(b) : b;
-  return (x as number) < (y as number) ? -1 : (x as number) > (y as number) ? 1 : 0;
-};
+/** Our values of one column in order (numbers, bigints, strings; decimals come as text: by their number). */
+const compare = (a: unknown, b: unknown) => (a! < b! ? -1 : a! > b! ? 1 : 0);
 
 /** The pairs from the input's row ranges (sampleRanges) read here through our engine; null when not local files. */
 async function localPairs(lp: LoadedPlan, n: WindowNode): Promise<Pairs | null> {
@@ -122,7 +119,7 @@ async function localPairs(lp: LoadedPlan, n: WindowNode): Promise<Pairs | null> 
     return null;
   }
   const types = by.map((k) => input.schema[k].type);
-  const groups = new Map<string, { text: string[]; sql: string[]; rows: number; raw: [unknown, number][] }>();
+  const groups = new Map<string, { text: string[]; sql: string[]; rows: number; raw: [unknown, unknown, number][] }>();
   let total = 0;
   for (const b of r.batches) {
     const cnt = b.columns[by.length];
@@ -137,7 +134,7 @@ async function localPairs(lp: LoadedPlan, n: WindowNode): Promise<Pairs | null> 
       if (!g) groups.set(id, (g = { text: ks.map((k) => k.text), sql: ks.map((k) => k.sql), rows: 0, raw: [] }));
       g.rows += rows;
       const v = valueAt(b.columns[keys.length], i);
-      if (v !== null) g.raw.push([v, rows]);
+      if (v !== null) g.raw.push([types[keys.length].id === 'decimal' ? Number(v) : v, v, rows]);
     }
   }
   const rowsRead = ranges.reduce((a, s) => a + s.rows, 0);
@@ -155,7 +152,7 @@ async function localPairs(lp: LoadedPlan, n: WindowNode): Promise<Pairs | null> 
       rows: g.rows,
       values: g.raw
         .sort((a, b) => (o.desc ? -compare(a[0], b[0]) : compare(a[0], b[0])))
-        .map(([v, rows]) => ({ ...keyOf(v, ot), rows })),
+        .map(([, v, rows]) => ({ ...keyOf(v, ot), rows })),
     })),
   };
 }
@@ -213,6 +210,41 @@ function cutsOf(values: Pairs['keys'][number]['values'], pieces: number): { text
   return cuts;
 }
 
+/** Spark's hash() of an INT (Murmur3, x86 32-bit, seed 42): the hash partitioning of a row whose other keys are null. */
+function sparkHashInt(i: number): number {
+  const rotl = (x: number, r: number) => (x << r) | (x >>> (32 - r));
+  let k = Math.imul(i, 0xcc9e2d51);
+  k = Math.imul(rotl(k, 15), 0x1b873593);
+  let h = rotl(42 ^ k, 13);
+  h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+  h ^= 4;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/**
+ * Tags for pieces, ascending from 1, each landing in a shuffle partition no earlier tag took (pmod of its hash by
+ * the partitions), until every partition has one; then again. Pieces that shared a partition would share a task.
+ */
+class PieceTags {
+  private next = 1;
+  private used = new Set<number>();
+  constructor(private readonly partitions: number) {}
+  take(n: number): number[] {
+    const out: number[] = [];
+    while (out.length < n) {
+      if (this.used.size >= this.partitions) this.used.clear();
+      const t = this.next++;
+      const p = ((sparkHashInt(t) % this.partitions) + this.partitions) % this.partitions;
+      if (this.used.has(p)) continue;
+      this.used.add(p);
+      out.push(t);
+    }
+    return out;
+  }
+}
+
 /**
  * The splits of the plan's hot window partitions, and how each window was sampled. `query`: a query on Spark, for
  * inputs not sampled here; null (`skewjoin lower`, no server) leaves those windows unsplit.
@@ -258,7 +290,8 @@ export async function planWindowSplits(
       keys: got.keys.map((k) => ({ key: k.text, sql: k.sql, rows: k.rows, oneFile: false })),
     };
     const hot = hotKeys(sample, n.input, lp, 'always', partitions);
-    const split: WindowSplit = { keys: [], cuts: [] };
+    const tags = new PieceTags(partitions);
+    const split: WindowSplit = { keys: [], cuts: [], tags: [] };
     for (const h of hot) {
       const k = got.keys.find((g) => JSON.stringify(g.sql) === JSON.stringify(h.sql))!;
       const pieces = Math.max(2, Math.min(64, Math.ceil((k.rows / got.total) * partitions)));
@@ -266,6 +299,7 @@ export async function planWindowSplits(
       if (cuts.length === 0) continue; // one ORDER BY value: nothing to cut
       split.keys.push(h);
       split.cuts.push(cuts);
+      split.tags.push(tags.take(cuts.length + 1));
     }
     sampling.push({
       window: n.id,

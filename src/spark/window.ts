@@ -24,6 +24,11 @@ export interface WindowSplit {
   keys: HotKey[];
   /** per hot key, the values where a new piece starts (in the window's order): pieces = cuts + 1 */
   cuts: { text: string; sql: string }[][];
+  /**
+   * per hot key, its pieces' tags (__pc), ascending in the window's order, unique over the keys and never 0: chosen
+   * so that Spark's hash partitioning puts the pieces in different shuffle partitions (window-split.ts)
+   */
+  tags: number[][];
 }
 
 /** A split window as the stats and --explain show it. */
@@ -105,16 +110,19 @@ function splitWindow(n: WindowNode, s: WindowSplit, input: string): string {
   const v = col(o.col);
   const op = o.desc ? '>' : '<';
   const hk = `CASE ${s.keys.map((h, i) => `WHEN ${keys.map((k, j) => `${k} = ${h.sql[j]}`).join(' AND ')} THEN ${i}`).join(' ')} END`;
-  const piece = (cuts: WindowSplit['cuts'][number]) =>
-    `CASE WHEN ${v} IS NULL THEN ${o.nullsFirst ? 0 : cuts.length} ${cuts
-      .map((c, i) => `WHEN ${v} ${op} ${c.sql} THEN ${i}`)
-      .join(' ')} ELSE ${cuts.length} END`;
-  const pc = `CASE ${s.cuts.map((c, i) => `WHEN __hk = ${i} THEN ${piece(c)}`).join(' ')} ELSE 0 END`;
+  const piece = (cuts: WindowSplit['cuts'][number], tags: number[]) =>
+    `CASE WHEN ${v} IS NULL THEN ${tags[o.nullsFirst ? 0 : cuts.length]} ${cuts
+      .map((c, i) => `WHEN ${v} ${op} ${c.sql} THEN ${tags[i]}`)
+      .join(' ')} ELSE ${tags[cuts.length]} END`;
+  const pc = `CASE ${s.cuts.map((c, i) => `WHEN __hk = ${i} THEN ${piece(c, s.tags[i])}`).join(' ')} ELSE 0 END`;
   const tagged = `(SELECT *, ${pc} AS __pc FROM (SELECT *, ${hk} AS __hk FROM (${input}) t) t)`;
   const order = n.orderBy
     .map((k) => `${col(k.col)} ${k.desc ? 'DESC' : 'ASC'} NULLS ${k.nullsFirst ? 'FIRST' : 'LAST'}`)
     .join(', ');
-  const over = `PARTITION BY ${[...keys, '__pc'].join(', ')} ORDER BY ${order}`;
+  // a hot key's piece is partitioned by its tag alone (the keys null: Spark's hash skips them), so that the tags
+  // choose the shuffle partitions; a key that is not hot by its keys (and tag 0)
+  const parts = keys.map((k) => `CASE WHEN __hk IS NULL THEN ${k} END`);
+  const over = `PARTITION BY ${[...parts, '__pc'].join(', ')} ORDER BY ${order}`;
   const pass1: string[] = [];
   const aggs = ['COUNT(*) AS __c'];
   const carried = ['SUM(__c) OVER pw AS __oc'];

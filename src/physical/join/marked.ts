@@ -124,7 +124,7 @@ export async function runMarked(
   ex.report('join', {
     id: node.id,
     type: node.type,
-    strategy: 'broadcast',
+    strategy: 'marked',
     reason: how.decision.reason,
     broadcast: { side: 'left', rows: m.rows.length, bytes: batchBytes(m.rows) },
     targetBytes: 0,

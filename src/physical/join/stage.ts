@@ -278,7 +278,7 @@ async function runCross(
   ex.report('join', {
     id: node.id,
     type: node.type,
-    strategy: 'broadcast',
+    strategy: 'cross',
     reason:
       `cross join: the smaller side (${side}) replicated to every task of the larger` +
       (smalls.length > 1 ? `, in ${smalls.length} pieces` : ''),

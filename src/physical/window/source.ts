@@ -8,7 +8,7 @@ import { type Shape, shapeOf } from './bounds.js';
 import { packKeys, shapeOfPacked, sortPacked } from './packed.js';
 import { windowColumn } from './functions.js';
 import { summaryR } from './carry.js';
-import { cutByBounds, summaryOf, withCarry, withNeighbours, withTotals, withWhole } from './split.js';
+import { cutByBounds, summaryOf, withAfter, withCarry, withNeighbours, withTotals, withWhole } from './split.js';
 import type { WindowSource } from './window-source.js';
 
 const sortKeys = (src: WindowSource) => [
@@ -53,6 +53,7 @@ export const windowKernel: SourceKernel<WindowSource> = {
         out = withTotals(out, w, src.partitionBy, src.orderBy, src.fns, c.upTo, before, c.totals);
       }
       if (c.neighbours) out = withNeighbours(out, w, src, c.neighbours);
+      if (c.after) out = withAfter(out, w, src.partitionBy.length, src.fns, c.after.lastFrom, c.after.values);
       if (c.whole) out = withWhole(out, w, src.partitionBy.length, src.fns, c.upTo, c.whole);
       return { batches: [out], rows: rows.length };
     }

@@ -11,11 +11,22 @@ import {
   gather,
   gatherSelected,
   isNull,
+  sliceBatch,
 } from '../../kernels/column.js';
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
 import { type Shape, shapeOf } from './bounds.js';
-import { mergeEarlier, needsNeighbours, needsTotal, summaryCount, summaryFn, summaryG, summaryR } from './carry.js';
+import {
+  afterOnly,
+  mergeEarlier,
+  needsNeighbours,
+  needsTotal,
+  summaryCount,
+  summaryFn,
+  summaryG,
+  summaryR,
+  toEnd,
+} from './carry.js';
 import { windowColumn } from './functions.js';
 
 /** A total order of rows on the keys alone (ties: 0). */
@@ -143,6 +154,8 @@ export function summaryOf(
 ): Batch {
   const n = out.length;
   const ends = Int32Array.of(s.partEnd[0] - 1, n - 1);
+  // a frame from the current row to the end: its value at the partition's first row in the piece (carry.ts toEnd)
+  const starts = Int32Array.of(0, s.partStart[n - 1]);
   const groups = (ps: number, pe: number) => {
     let g = 0;
     for (let i = ps; i < pe; i++) if (s.peerStart[i] === i) g++;
@@ -155,7 +168,7 @@ export function summaryOf(
   const counts: Column[] = [];
   fns.forEach((f, k) => {
     if (f.fn !== 'avg') {
-      cols.push(gather(out.columns[w + k], ends));
+      cols.push(gather(out.columns[w + k], afterOnly(f) ? starts : ends));
       counts.push(f64(new Float64Array(2)));
       return;
     }
@@ -186,6 +199,7 @@ export function withCarry(
   const cols = out.columns.slice();
   let shape: Shape | null = null;
   fns.forEach((f, k) => {
+    if (afterOnly(f)) return;
     if (f.fn === 'avg') {
       shape ??= shapeOf(out, partitionBy, orderBy);
       const { sum, count } = avgParts(f, out, shape, orderBy);
@@ -251,6 +265,25 @@ export function withTotals(
   const cols = out.columns.slice();
   fns.forEach((f, k) => {
     if (needsTotal(f)) cols[w + k] = windowColumn(f, out, shape, orderBy);
+  });
+  return { length: n, columns: cols };
+}
+
+/**
+ * A piece's last partition's rows ([from, n)) with what the pieces after it carry (`c`, one summary row) for the
+ * frames to the partition's end: a count or sum added, min or max compared, last_value replaced.
+ */
+export function withAfter(out: Batch, w: number, keys: number, fns: BoundWindowFn[], from: number, c: Batch): Batch {
+  const n = out.length;
+  const cols = out.columns.slice();
+  fns.forEach((f, k) => {
+    if (!toEnd(f)) return;
+    const own = out.columns[w + k];
+    const tail = sliceBatch({ length: n, columns: [own] }, from, n).columns[0];
+    const as = f.fn === 'last_value' ? { ...f, fn: 'first_value' as const } : f;
+    const merged = mergeEarlier(as, c.columns[summaryFn(keys, k)], tail, n - from, 0);
+    const head = sliceBatch({ length: n, columns: [own] }, 0, from).columns[0];
+    cols[w + k] = concatColumns(own.type, [head, merged]);
   });
   return { length: n, columns: cols };
 }

@@ -13,7 +13,17 @@ import { type ShuffleOutput, blocksOf, shuffle } from '../shuffle.js';
 import type { Downstream, ExecContext } from '../operator.js';
 import { partitionsFor } from '../pipeline.js';
 import { type RowOp, type TaskResult, type TaskSpec, withSeed } from '../task.js';
-import { carries, needsNeighbours, needsTotal, partitionTotals, reach, summaryR, wholeTotals } from './carry.js';
+import {
+  carries,
+  carriesAfter,
+  needsNeighbours,
+  needsTotal,
+  partitionTotals,
+  reach,
+  summaryR,
+  toEnd,
+  wholeTotals,
+} from './carry.js';
 import { keyOrder } from './split.js';
 import type { WindowSource } from './window-source.js';
 
@@ -125,6 +135,8 @@ async function runPieces(
   );
   const outs = first.map((r) => r.batches[0]!);
   const summaries = first.map((r) => (r.batches[1]?.length ? r.batches[1] : null));
+  const after =
+    !whole && node.fns.some(toEnd) ? carriesAfter(node.fns, node.partitionBy.length, summaries, lengths(outs)) : null;
   const combined = whole ? wholeTotals(node.fns, node.partitionBy.length, summaries, lengths(outs)) : null;
   const carried = carries(
     node.fns,
@@ -158,6 +170,14 @@ async function runPieces(
                   ? { whole: { ...combined[k], lastFrom: lastFrom(summaries[k], node.partitionBy.length, out.length) } }
                   : {}),
                 ...(totals ? { totals: totals[k] } : {}),
+                ...(after?.[k]
+                  ? {
+                      after: {
+                        values: after[k]!,
+                        lastFrom: lastFrom(summaries[k], node.partitionBy.length, out.length),
+                      },
+                    }
+                  : {}),
                 ...(near ? { neighbours: near[k] } : {}),
               },
             }),

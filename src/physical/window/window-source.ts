@@ -39,5 +39,7 @@ export interface WindowSource {
      * the values combined over every piece they span (summary rows; null: an empty piece)
      */
     whole?: { first: Batch | null; last: Batch | null; lastFrom: number };
+    /** frames to the partition's end: what the pieces after carry to the rows of its last partition, from `lastFrom` */
+    after?: { values: Batch; lastFrom: number };
   };
 }
