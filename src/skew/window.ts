@@ -38,6 +38,8 @@ export interface WindowSplit {
 export interface WindowStats {
   id: string;
   splits: WindowSplit[];
+  /** the bytes its tasks are packed up to, and a split partition's pieces sized to */
+  targetBytes?: number;
 }
 
 /** The functions over a frame. */

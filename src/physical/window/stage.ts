@@ -53,7 +53,7 @@ export async function runWindow(
   const target = taskTarget(ex, node, bytes);
   const splits = planWindowSplits(rows, bytes, ex.settings.skew, node.fns, node.orderBy.length > 0, target);
   Object.assign(s.stats, { skewedPartitions: splits.map((x) => x.partition) });
-  ex.report('window', { id: node.id, splits });
+  ex.report('window', { id: node.id, splits, targetBytes: target });
   const split = new Map(splits.filter((x) => x.method !== 'none').map((x) => [x.partition, x.pieces!]));
   const source = (input: Batch[], more: Partial<WindowSource> = {}): WindowSource => ({
     kind: 'window',
