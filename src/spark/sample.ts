@@ -249,7 +249,7 @@ function sampleSql(side: BoundNode, keys: number[], fraction: number, lowering: 
     `SELECT ${keys.map((_, i) => `CAST(k${i} AS STRING)`).join(', ')}, n, one, g FROM (` +
     `SELECT ${ks}, COUNT(*) AS n, MIN(f) = MAX(f) AS one, grouping_id() AS g ` +
     `FROM (SELECT ${keys.map((k, i) => `${col(k)} AS k${i}`).join(', ')}, ${file} AS f ` +
-    `FROM (${lowering.node(side)}) t${where}) t GROUP BY GROUPING SETS ((${ks}), ())) s ` +
+    `FROM (${lowering.positional(side)}) t${where}) t GROUP BY GROUPING SETS ((${ks}), ())) s ` +
     `ORDER BY g DESC, n DESC LIMIT ${TOP_KEYS + 1}`
   );
 }
