@@ -35,6 +35,15 @@ module.exports = {
       to: { path: '^src/(physical|scheduler|runtime|cli|bench|spark|sql)/' },
     },
     {
+      name: 'contracts-never-load-a-family',
+      severity: 'error',
+      comment:
+        'The shared files of physical/ (task.ts, operator.ts, pipeline.ts, shuffle.ts, ...) name no family: a family ' +
+        "registers its types and kernels in physical/kernels.ts and its operator in physical/operators.ts, the two tables.",
+      from: { path: '^src/physical/[^/]+\\.ts$', pathNot: '^src/physical/(kernels|operators)\\.ts$' },
+      to: { path: '^src/physical/(aggregate|exchange|join|limit|scan|setop|sort|window)/' },
+    },
+    {
       name: 'kernels-are-the-ground-floor',
       severity: 'error',
       comment: 'kernels/ (columns, keys, hash tables, sorts) load no layer above them: expressions, io, agg, shuffle.',

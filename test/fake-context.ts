@@ -2,6 +2,7 @@
 // progress; a scan's rows are handed in per node, every task runs on this thread, and every task and every request
 // the operator makes is recorded, so that a test checks what the operator planned apart from running it.
 import { type Batch, emptyBatch } from '../dist/kernels/column.js';
+import { analyzeRun } from '../dist/physical/operators.js';
 import { pipelineOf } from '../dist/physical/pipeline.js';
 import { withSeed } from '../dist/physical/task.js';
 import { runInThread } from '../dist/runtime/local.js';
@@ -48,6 +49,10 @@ export class FakeContext {
       release(n);
     };
     this.memory = real;
+  }
+  /** what an operator reported, folded into `stats` by its owner's analyze as the executor does */
+  report(owner: any, metrics: any) {
+    analyzeRun(owner, metrics, this.stats as any);
   }
   taskShare() {
     return this.o.share ?? Number.POSITIVE_INFINITY;

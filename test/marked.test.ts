@@ -69,7 +69,7 @@ describe('a semi or anti join marks its built left side', () => {
         const p = plan(join(type, on));
         for (const inThreadBytes of [0, '1GB']) await expectSame(p, sqlFor(type, on), opts({ inThreadBytes }));
         const s = (await runPlan(p, { ...opts(), writeOutput: false })).stats;
-        expect(s.joins[0]).toMatchObject({ strategy: 'broadcast', broadcast: { side: 'left', rows: L_ROWS } });
+        expect(s.joins[0]).toMatchObject({ strategy: 'marked', broadcast: { side: 'left', rows: L_ROWS } });
         expect(s.joins[0].reason).toMatch(/right over \d+ bytes \(read stopped there\).*mark the rows they match/);
         expect(s.shuffles).toEqual([]);
         // each file's rows read once: the right side's rows read to measure it are marked as they are

@@ -105,6 +105,13 @@ describe('standard output', () => {
     ]);
   });
 
+  it('--format json without a path writes one JSON array to standard output', () => {
+    const r = run([SMALL, '--format', 'json']);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toBe('[\n{"k":0,"s":"s0"},\n{"k":1,"s":"s1"},\n{"k":2,"s":"s2"}\n]\n');
+    expect(JSON.parse(run([SMALL, '--output', '-', '--format', 'json']).stdout)).toHaveLength(3);
+  });
+
   it('every row of a larger scan, in file order, as DuckDB reads the file', async () => {
     const query = `SELECT id, s FROM '${at('big.parquet')}' WHERE id % 7 = 0`;
     // more than spawnSync's default 1 MB of output
@@ -124,7 +131,7 @@ describe('standard output', () => {
   it('a binary format is refused there, naming the flag', () => {
     const r = run([SMALL, '--output', '-', '--format', 'parquet']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/--format: standard output \("-"\) takes csv or jsonl, got "parquet"/);
+    expect(r.stderr).toMatch(/--format: standard output \("-"\) takes csv, jsonl, json, got "parquet"/);
     expect(run([SMALL, '--format', 'arrow']).stderr).toMatch(/--format: arrow needs --output PATH/);
   });
 });

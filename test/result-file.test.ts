@@ -117,6 +117,38 @@ describe('a result written as it is produced', () => {
     expect([String(t.numRows), String(n), String(total), String(strings)]).toEqual(expected[0]);
   });
 
+  it('JSON (.json): one array of objects, cells as in JSON lines; an empty result is []', async () => {
+    const q = {
+      op: 'aggregate',
+      input: { op: 'filter', input: scan, where: { column: 'id', cmp: '<', value: 50_000 } },
+      groupBy: ['g', 's'],
+      aggregates: [
+        { fn: 'count', as: 'n' },
+        { fn: 'avg', column: 'x', as: 'ax' },
+      ],
+    };
+    await runPlan(plan(q, file('agg.json')), { ...POOL, partitions: 6 });
+    await runPlan(plan(q, file('agg2.jsonl')), { ...POOL, partitions: 6 });
+    const text = fs.readFileSync(file('agg.json'), 'utf8');
+    expect(text.startsWith('[\n{"g":')).toBe(true);
+    expect(text.endsWith('}\n]\n')).toBe(true);
+    const lines = fs
+      .readFileSync(file('agg2.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const rows = JSON.parse(text);
+    expect(rows.length).toBe(lines.length);
+    const key = (r: { g: number; s: string | null }) => `${r.g}|${r.s}`;
+    const byKey = (rs: { g: number; s: string | null }[]) => [...rs].sort((a, b) => (key(a) < key(b) ? -1 : 1));
+    expect(byKey(rows)).toEqual(byKey(lines));
+    const [[n]] = await duckRows(`SELECT count(*) FROM (SELECT DISTINCT g, s FROM ${T} WHERE id < 50000)`);
+    expect(rows.length).toBe(Number(n));
+    const empty = { op: 'filter', input: scan, where: { column: 'id', cmp: '<', value: 0 } };
+    await runPlan(plan(empty, file('empty.json')), POOL);
+    expect(fs.readFileSync(file('empty.json'), 'utf8')).toBe('[]\n');
+  });
+
   it('an empty result is a valid file with the schema', async () => {
     const q = { op: 'filter', input: scan, where: { column: 'id', cmp: '<', value: 0 } };
     await runPlan(plan(q, file('empty.parquet')), POOL);

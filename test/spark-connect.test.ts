@@ -309,11 +309,11 @@ describe.skipIf(NO_SPARK)('a server killed and restarted mid-query', () => {
     try {
       const F = await writeParquet(
         path.join(dir, 'restart-fact.parquet'),
-        'SELECT (i % 30000)::BIGINT AS k, i::BIGINT AS v FROM range(300000) t(i)',
+        'SELECT (i % 100000)::BIGINT AS k, i::BIGINT AS v FROM range(1000000) t(i)',
       );
       const D = await writeParquet(
         path.join(dir, 'restart-dim.parquet'),
-        'SELECT i::BIGINT AS k, (i * 3)::BIGINT AS w FROM range(30000) t(i)',
+        'SELECT i::BIGINT AS k, (i * 3)::BIGINT AS w FROM range(100000) t(i)',
       );
       const plan = {
         version: 1,

@@ -193,8 +193,8 @@ describe('errors point at the text', () => {
     expect((await err('SELECT id FROM a WHERE id = ANY (SELECT a_id FROM b)')).message).toMatch(
       /^line 1, column 29: ANY \(a quantified comparison\) is not supported/,
     );
-    expect((await err('SELECT median(v) FROM a')).message).toMatch(
-      /^line 1, column 8: function median\(\) does not exist or is not supported/,
+    expect((await err('SELECT stddev(v) FROM a')).message).toMatch(
+      /^line 1, column 8: function stddev\(\) does not exist or is not supported/,
     );
     expect((await err('DELETE FROM a')).message).toBe('line 1, column 1: DELETE is not supported: only SELECT queries');
   });
@@ -268,7 +268,7 @@ describe('errors point at the text', () => {
     expect(fs.existsSync(path.join(dir, 'elsewhere.parquet'))).toBe(false);
     const bad = cli([plan, '--format', 'parquet']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--format: parquet needs --output PATH \(standard output takes csv or jsonl\)/);
+    expect(bad.stderr).toMatch(/--format: parquet needs --output PATH \(standard output takes csv, jsonl, json\)/);
     // a text format without a path: standard output
     expect(cli([plan, '--format', 'csv'])).toEqual({ code: 0, stdout: 'n\n20\n', stderr: '' });
   });

@@ -2,21 +2,11 @@
 // aggregate over typed arrays. Integer sums are exact: 32-bit halves are
 // summed in float64 and carried, so no value is ever rounded.
 import { ExecutionError } from '../errors.js';
-import {
-  type Batch,
-  type Column,
-  type DataType,
-  type Schema,
-  type Values,
-  allocValues,
-  emptyBatch,
-  gather,
-  isInteger,
-} from '../kernels/column.js';
+import { type Column, type DataType, type Values, allocValues, gather } from '../kernels/column.js';
 import { MAX_PRECISION, decimalSums, decimalSumsColumn, decimalToFloat, decimalType } from '../kernels/decimal.js';
 import { buildKeys } from '../kernels/keys.js';
 import { valueComparator } from '../kernels/sort.js';
-import type { BoundAggregate, KeyNorm } from '../plan/bound.js';
+import type { KeyNorm } from '../plan/bound.js';
 import { type Groups, groupRows } from './groups.js';
 import { groupsOf } from './group-ids.js';
 
@@ -271,36 +261,6 @@ function countFirsts(cnt: Float64Array, gid: Int32Array, first: Int32Array, n: n
   }
 }
 
-function evaluate(a: BoundAggregate, b: Batch, g: Groups): Column {
-  if (a.fn === 'count') return countColumn(countValid(a.col < 0 ? null : b.columns[a.col], g, b.length));
-  const c = b.columns[a.col];
-  switch (a.fn) {
-    case 'count_distinct':
-      return countDistinct(c, g);
-    case 'min':
-      return minMax(c, g, false);
-    case 'max':
-      return minMax(c, g, true);
-    case 'sum':
-      if (isInteger(c.type)) return intSumColumn(c, g, `sum of "${a.as}"`);
-      if (c.type.id === 'decimal') return decimalSumColumn(c, g, countValid(c, g, b.length), a.as);
-      return float64Column(floatSums(c, g), countValid(c, g, b.length));
-    case 'avg': {
-      const cnt = countValid(c, g, b.length);
-      let s: Float64Array;
-      if (isInteger(c.type)) {
-        s = intSumFloats(c, g);
-      } else if (c.type.id === 'decimal') {
-        return decimalAvg(c, g, cnt);
-      } else {
-        s = floatSums(c, g);
-      }
-      for (let k = 0; k < s.length; k++) s[k] = cnt[k] > 0 ? s[k] / cnt[k] : 0;
-      return float64Column(s, cnt);
-    }
-  }
-}
-
 /** sum of a decimal column: exact, decimal(38, s). */
 export function decimalSumColumn(c: Column, g: Groups, cnt: Float64Array, as: string): Column {
   return decimalSumsColumn(c, g.gid, g.nGroups, cnt, decimalType(MAX_PRECISION, c.type.scale!), `sum of "${as}"`);
@@ -312,14 +272,4 @@ export function decimalAvg(c: Column, g: Groups, cnt: Float64Array): Column {
   const s = new Float64Array(g.nGroups);
   for (let k = 0; k < s.length; k++) if (sums[k] !== null) s[k] = decimalToFloat(sums[k]!, c.type.scale!) / cnt[k];
   return float64Column(s, cnt);
-}
-
-/** Aggregate one batch holding every row of its groups. */
-export function aggregateBatch(b: Batch, groupBy: number[], aggs: BoundAggregate[], out: Schema): Batch {
-  const g = groupsOf(b, groupBy);
-  if (groupBy.length > 0 && g.nGroups === 0) {
-    return emptyBatch(out);
-  }
-  const keyCols = groupBy.map((i) => gather(b.columns[i], g.first, g.nGroups));
-  return { length: g.nGroups, columns: [...keyCols, ...aggs.map((a) => evaluate(a, b, g))] };
 }

@@ -17,11 +17,13 @@ import {
 import { decimalSumsColumn } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import { materialize, selectedRows, selectionOf } from '../expr/deferred.js';
+import { unknownState } from './functions.js';
 import { widenNarrowed } from './narrow.js';
 import { countColumn, float64Column, floatSums, groupsOf, intSumColumn, minMax } from './aggregate.js';
 import {
   PASS_THROUGH_SAMPLE,
   combinerGrouping,
+  mergeable,
   passesThrough,
   partialAggregate,
   partialSchema,
@@ -98,14 +100,16 @@ function mergeStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], sche
   const out: Column[] = b.columns.slice(0, nKeys).map((k) => gather(k, g.first, g.nGroups));
   let s = nKeys;
   for (const a of aggs) {
-    if (a.fn === 'count') {
+    const st = mergeable(a);
+    if (st.kind === 'count') {
       out.push(countColumn(floatSums(b.columns[s++], g)));
       continue;
     }
-    if (a.fn === 'min' || a.fn === 'max') {
-      out.push(minMax(b.columns[s++], g, a.fn === 'max'));
+    if (st.kind === 'extreme') {
+      out.push(minMax(b.columns[s++], g, st.max));
       continue;
     }
+    if (st.kind !== 'sum') unknownState(st);
     const sum = b.columns[s++],
       cnt = floatSums(b.columns[s++], g),
       what = `partial sum of "${a.as}"`;

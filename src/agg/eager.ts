@@ -10,6 +10,7 @@ import { type Batch, type Column, type Field, type Schema, emptyBatch, gather, i
 import type { BoundAggregate, BoundNode } from '../plan/bound.js';
 import { countColumn, float64Column, groupsOf, int64Column, minMax } from './aggregate.js';
 import type { Groups } from './groups.js';
+import { stateOf } from './functions.js';
 import { partialSchema } from './partial.js';
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
@@ -48,7 +49,11 @@ export function eagerPlan(agg: AggNode, join: JoinNode): EagerPlan | null {
   if (
     !EAGER_TYPES.has(join.type) ||
     join.leftKeys.length === 0 ||
-    agg.aggs.some((a) => a.fn === 'count_distinct' || (a.decimal && (a.fn === 'sum' || a.fn === 'avg')))
+    agg.aggs.some((a) => {
+      // holistic and distinct functions are not weighted sums; nor are exact decimal sums here
+      const st = stateOf(a);
+      return st === null || st.kind === 'distinct' || (a.decimal === true && st.kind === 'sum');
+    })
   )
     return null;
   const nl = join.left.schema.length;
@@ -111,7 +116,7 @@ export function eagerPlan(agg: AggNode, join: JoinNode): EagerPlan | null {
 }
 
 function stateWidth(fn: BoundAggregate['fn']): number {
-  return fn === 'sum' || fn === 'avg' ? 2 : 1;
+  return stateOf({ fn })?.kind === 'sum' ? 2 : 1;
 }
 
 /** Weights of the joined partial rows: the other side's row count, 1 where that side is missing. */
@@ -220,14 +225,15 @@ export function eagerStates(
     }
     const { b, idx } = side(a.side);
     const other = a.side === 'left' ? wR : wL;
-    if (a.fn === 'min' || a.fn === 'max') {
+    const st = stateOf(a);
+    if (st?.kind === 'extreme') {
       const v = gather(b.columns[a.cols[0]], idx, n);
-      cols.push(minMax(v, { gid: g.gid, nGroups: g.nGroups, first: g.first }, a.fn === 'max'));
+      cols.push(minMax(v, { gid: g.gid, nGroups: g.nGroups, first: g.first }, st.max));
       continue;
     }
     const states = a.cols.map((c) => weightedSums(b.columns[c], idx, other, g.gid, g.nGroups, n));
     for (const [i, s] of states.entries()) {
-      const isCount = a.fn === 'count' || i === 1;
+      const isCount = st?.kind === 'count' || i === 1;
       if (isCount) {
         const cnt = new Float64Array(g.nGroups);
         (s.ints ?? []).forEach((x, k) => {

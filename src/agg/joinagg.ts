@@ -13,7 +13,7 @@ import { countColumn, float64Column, groupsOf, wordSumColumn } from './aggregate
 import { MAX_PRECISION, decimalColumn, decimalType } from '../kernels/decimal.js';
 import { DecimalWords } from './decimal-words.js';
 import type { Groups } from './groups.js';
-import { combinerGrouping } from './partial.js';
+import { combinable, combinerGrouping, mergeable } from './partial.js';
 
 const TWO32 = 4294967296;
 
@@ -109,10 +109,11 @@ export class JoinAggregator {
       const left = a.col < nl;
       const col = a.col < 0 ? -1 : left ? a.col : a.col - nl;
       const s: State = { agg: a, left, col, cnt: new Float64Array(G) };
-      if (a.fn === 'min' || a.fn === 'max') {
+      const st = mergeable(a);
+      if (st.kind === 'extreme') {
         s.best = new Int32Array(G).fill(-1);
         s.cmp = valueComparator(grouped.columns[col]);
-      } else if (a.fn !== 'count') {
+      } else if (st.kind === 'sum') {
         const t = (left ? leftSchema : rightSchema)[col].type;
         if (t.id === 'decimal') s.dec = new DecimalWords(G);
         else {
@@ -131,11 +132,12 @@ export class JoinAggregator {
    * rows form the group of nulls.
    */
   static applies(join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[]): boolean {
+    if (!combinable(aggs0)) return false;
     const { groupBy, aggs } = sideGrouping(join, groupBy0, aggs0);
     const nl = join.leftSchema.length;
     const onGrouped = (c: number) => c < nl === join.groupedLeft;
     if (!groupBy.every(onGrouped)) return false;
-    return !aggs.some((a) => (a.fn === 'min' || a.fn === 'max') && !onGrouped(a.col));
+    return !aggs.some((a) => mergeable(a).kind === 'extreme' && !onGrouped(a.col));
   }
 
   /**
@@ -216,7 +218,7 @@ export class JoinAggregator {
       cmp = s.cmp!,
       gids = this.gids;
     const valid = this.grouped.columns[s.col].valid,
-      max = s.agg.fn === 'max';
+      max = (mergeable(s.agg) as { max: boolean }).max;
     for (let k = 0; k < n; k++) {
       const j = idx[k];
       if (j < 0 || (valid !== null && !valid[j])) continue;

@@ -9,6 +9,7 @@
 import type { Batch, Column, Schema } from '../kernels/column.js';
 import { lanes } from '../kernels/column.js';
 import type { BoundAggregate } from '../plan/bound.js';
+import { stateOf } from './functions.js';
 
 /** Columns of the combiner's input that only sum and avg read (not grouped by, not min/max/count_distinct). */
 export function sumOnlyColumns(groupBy: number[], aggs: BoundAggregate[]): Set<number> {
@@ -16,8 +17,9 @@ export function sumOnlyColumns(groupBy: number[], aggs: BoundAggregate[]): Set<n
     other = new Set<number>(groupBy);
   for (const a of aggs) {
     if (a.col < 0) continue;
-    if (a.fn === 'sum' || a.fn === 'avg') out.add(a.col);
-    else if (a.fn !== 'count') other.add(a.col);
+    const kind = stateOf(a)?.kind;
+    if (kind === 'sum') out.add(a.col);
+    else if (kind !== 'count') other.add(a.col);
   }
   for (const c of other) out.delete(c);
   return out;

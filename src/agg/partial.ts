@@ -38,16 +38,28 @@ import {
   intSumFloats,
   minMax,
 } from './aggregate.js';
+import { type AggState, allMergeable, stateOf, unknownState } from './functions.js';
 import type { Groups } from './groups.js';
 import { decimalLanes128 } from './narrow.js';
 
+/**
+ * The state of an aggregate among a combiner's (count_distinct's column is a grouping column there, and holistic
+ * functions never reach one: see combinable).
+ */
+export function mergeable(a: BoundAggregate): Exclude<AggState, { kind: 'distinct' }> {
+  const st = stateOf(a);
+  if (st === null || st.kind === 'distinct') throw new Error(`internal: ${a.fn} has no mergeable partial state`);
+  return st;
+}
+
 function distinctCols(aggs: BoundAggregate[]): Set<number> {
   const cols = new Set<number>();
-  for (const a of aggs) if (a.fn === 'count_distinct') cols.add(a.col!);
+  for (const a of aggs) if (stateOf(a)?.kind === 'distinct') cols.add(a.col!);
   return cols;
 }
 
-export const combinable = (aggs: BoundAggregate[]) => distinctCols(aggs).size <= 1;
+/** Whether partial states serve: no holistic function (median), count_distinct of one column at most. */
+export const combinable = (aggs: BoundAggregate[]) => allMergeable(aggs) && distinctCols(aggs).size <= 1;
 
 /** What a combiner groups by (the group columns, then the count_distinct column) and the aggregates with a state. */
 export function combinerGrouping(
@@ -55,7 +67,7 @@ export function combinerGrouping(
   aggs: BoundAggregate[],
 ): { groupBy: number[]; aggs: BoundAggregate[] } {
   const d = [...distinctCols(aggs)];
-  return { groupBy: [...groupBy, ...d], aggs: aggs.filter((a) => a.fn !== 'count_distinct') };
+  return { groupBy: [...groupBy, ...d], aggs: aggs.filter((a) => stateOf(a)?.kind !== 'distinct') };
 }
 
 /**
@@ -69,11 +81,20 @@ export function partialSchema(input: Schema, groupBy0: number[], aggs0: BoundAgg
   );
   aggs.forEach((a, k) => {
     const t = a.col >= 0 ? input[a.col].type : null;
-    if (a.fn === 'count') out.push({ name: `$${k}.count`, type: { id: 'int64' } });
-    else if (a.fn === 'min' || a.fn === 'max') out.push({ name: `$${k}.${a.fn}`, type: t! });
-    else {
-      out.push({ name: `$${k}.sum`, type: sumStateType(t!) });
-      out.push({ name: `$${k}.count`, type: { id: 'int64' } });
+    const st = mergeable(a);
+    switch (st.kind) {
+      case 'count':
+        out.push({ name: `$${k}.count`, type: { id: 'int64' } });
+        break;
+      case 'extreme':
+        out.push({ name: `$${k}.${a.fn}`, type: t! });
+        break;
+      case 'sum':
+        out.push({ name: `$${k}.sum`, type: sumStateType(t!) });
+        out.push({ name: `$${k}.count`, type: { id: 'int64' } });
+        break;
+      default:
+        unknownState(st);
     }
   });
   return out;
@@ -107,16 +128,26 @@ function states(b: Batch, g: Groups, aggs: BoundAggregate[]): Column[] {
     c === null || c.valid === null ? (sizes ??= countValid(null, g, b.length)) : countValid(c, g, b.length);
   const sums = new Map<number, Column[]>();
   for (const a of aggs) {
-    if (a.fn === 'count') cols.push(countColumn(counts(a.col < 0 ? null : b.columns[a.col])));
-    else if (a.fn === 'min' || a.fn === 'max') cols.push(minMax(b.columns[a.col], g, a.fn === 'max'));
-    else {
-      let st = sums.get(a.col);
-      if (!st)
-        sums.set(
-          a.col,
-          (st = sumState(b.columns[a.col], g, b.length, `partial sum of "${a.as}"`, counts(b.columns[a.col]))),
-        );
-      cols.push(...st);
+    const st = mergeable(a);
+    switch (st.kind) {
+      case 'count':
+        cols.push(countColumn(counts(a.col < 0 ? null : b.columns[a.col])));
+        break;
+      case 'extreme':
+        cols.push(minMax(b.columns[a.col], g, st.max));
+        break;
+      case 'sum': {
+        let sc = sums.get(a.col);
+        if (!sc)
+          sums.set(
+            a.col,
+            (sc = sumState(b.columns[a.col], g, b.length, `partial sum of "${a.as}"`, counts(b.columns[a.col]))),
+          );
+        cols.push(...sc);
+        break;
+      }
+      default:
+        unknownState(st);
     }
   }
   return cols;
@@ -214,34 +245,45 @@ export function finalAggregate(
   if (b.length === 0 && nGroupCols > 0) return emptyBatch(out);
   const g = groupsOf(b, keys);
   const cols: Column[] = keys.map((i) => gather(b.columns[i], g.first, g.nGroups));
-  const distinct = combinable(aggs) && aggs.some((a) => a.fn === 'count_distinct');
+  const distinct = combinable(aggs) && aggs.some((a) => stateOf(a)?.kind === 'distinct');
   let s = nGroupCols + (distinct ? 1 : 0);
   for (const a of aggs) {
-    if (a.fn === 'count_distinct') {
+    const st = stateOf(a);
+    if (st?.kind === 'distinct') {
       cols.push(
         distinctCounts ? countColumn(floatSums(b.columns[nGroupCols], g)) : countDistinct(b.columns[nGroupCols], g),
       );
-    } else if (a.fn === 'count') {
-      cols.push(countColumn(floatSums(b.columns[s++], g)));
-    } else if (a.fn === 'min' || a.fn === 'max') {
-      cols.push(minMax(b.columns[s++], g, a.fn === 'max'));
-    } else {
-      const sumCol = b.columns[s++],
-        cntCol = b.columns[s++];
-      const cnt = floatSums(cntCol, g);
-      if (sumCol.type.id === 'decimal') {
-        cols.push(a.fn === 'sum' ? decimalSumColumn(sumCol, g, cnt, a.as) : decimalAvg(sumCol, g, cnt));
-      } else if (a.fn === 'sum') {
-        cols.push(
-          sumCol.type.id === 'int64'
-            ? intSumColumn(sumCol, g, `sum of "${a.as}"`)
-            : float64Column(floatSums(sumCol, g), cnt),
-        );
-      } else {
-        const sums = sumCol.type.id === 'int64' ? intSumFloats(sumCol, g) : floatSums(sumCol, g);
-        for (let k = 0; k < sums.length; k++) sums[k] = cnt[k] > 0 ? sums[k] / cnt[k] : 0;
-        cols.push(float64Column(sums, cnt));
+      continue;
+    }
+    const m = mergeable(a);
+    switch (m.kind) {
+      case 'count':
+        cols.push(countColumn(floatSums(b.columns[s++], g)));
+        break;
+      case 'extreme':
+        cols.push(minMax(b.columns[s++], g, m.max));
+        break;
+      case 'sum': {
+        const sumCol = b.columns[s++],
+          cntCol = b.columns[s++];
+        const cnt = floatSums(cntCol, g);
+        if (sumCol.type.id === 'decimal') {
+          cols.push(m.avg ? decimalAvg(sumCol, g, cnt) : decimalSumColumn(sumCol, g, cnt, a.as));
+        } else if (!m.avg) {
+          cols.push(
+            sumCol.type.id === 'int64'
+              ? intSumColumn(sumCol, g, `sum of "${a.as}"`)
+              : float64Column(floatSums(sumCol, g), cnt),
+          );
+        } else {
+          const sums = sumCol.type.id === 'int64' ? intSumFloats(sumCol, g) : floatSums(sumCol, g);
+          for (let k = 0; k < sums.length; k++) sums[k] = cnt[k] > 0 ? sums[k] / cnt[k] : 0;
+          cols.push(float64Column(sums, cnt));
+        }
+        break;
       }
+      default:
+        unknownState(m);
     }
   }
   return { length: g.nGroups, columns: cols };
@@ -313,8 +355,10 @@ export function rowsAsStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate
   const cols: Column[] = groupBy.map((g) => b.columns[g]);
   for (const a of aggs) {
     const c = a.col >= 0 ? b.columns[a.col] : null;
-    if (a.fn === 'count') cols.push(validCount(c));
-    else if (a.fn === 'min' || a.fn === 'max') cols.push(c!);
+    const st = mergeable(a);
+    if (st.kind === 'count') cols.push(validCount(c));
+    else if (st.kind === 'extreme') cols.push(c!);
+    else if (st.kind !== 'sum') unknownState(st);
     else if (c!.type.id === 'decimal') {
       const t = sumStateType(c!.type);
       const state =

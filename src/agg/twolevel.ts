@@ -12,11 +12,13 @@ import { type Batch, type Column, type Schema, emptyBatch, gather } from '../ker
 import { decimalSumsColumn } from '../kernels/decimal.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import { countColumn, countValid, float64Column, floatSums, groupsOf, intSumColumn, minMax } from './aggregate.js';
+import { stateOf, unknownState } from './functions.js';
 import type { Groups } from './groups.js';
 import {
   barelyShrinks,
   combinerGrouping,
   finalAggregate,
+  mergeable,
   partialAggregate,
   partialSchema,
   rowsAsStates,
@@ -28,7 +30,7 @@ import {
  */
 export type TwoLevelStep = 'dedup' | 'piece' | 'merge';
 
-export const hasDistinct = (aggs: BoundAggregate[]) => aggs.some((a) => a.fn === 'count_distinct');
+export const hasDistinct = (aggs: BoundAggregate[]) => aggs.some((a) => stateOf(a)?.kind === 'distinct');
 
 /** The schema of two-level states, from the schema of partial states. */
 export function twoLevelSchema(partial: Schema, g: number, aggs: BoundAggregate[]): Schema {
@@ -42,15 +44,17 @@ function mergeStateColumns(b: Batch, g: Groups, start: number, aggs: BoundAggreg
   const out: Column[] = [];
   let s = start;
   for (const a of aggs) {
-    if (a.fn === 'count_distinct') continue;
-    if (a.fn === 'count') {
+    if (stateOf(a)?.kind === 'distinct') continue;
+    const st = mergeable(a);
+    if (st.kind === 'count') {
       out.push(countColumn(floatSums(b.columns[s++], g)));
       continue;
     }
-    if (a.fn === 'min' || a.fn === 'max') {
-      out.push(minMax(b.columns[s++], g, a.fn === 'max'));
+    if (st.kind === 'extreme') {
+      out.push(minMax(b.columns[s++], g, st.max));
       continue;
     }
+    if (st.kind !== 'sum') unknownState(st);
     const sum = b.columns[s++],
       cnt = b.columns[s++];
     const nonNull = countValid(sum, g, b.length);

@@ -29,7 +29,10 @@ export function addLowerCommand(program: Command, out: NodeJS.WritableStream, se
     .action(async (plan: string, o: RunFlags) => {
       // --param and --source are also the run's options: commander may give them to the program
       const g = program.opts() as RunFlags;
-      const flags = { ...o, param: o.param ?? g.param, source: o.source ?? g.source };
+      // and the skew flags, which decide the hot window partitions lower splits
+      const { skew, skewFactor, skewThreshold, skewStrategy, partitions } = g;
+      const skewFlags = { skew, skewFactor, skewThreshold, skewStrategy, partitions };
+      const flags = { ...skewFlags, ...o, param: o.param ?? g.param, source: o.source ?? g.source };
       // a .sql file compiles to a plan first, as for a run
       const sql = await sqlPlan(plan, undefined, flags);
       const overrides = sql ? { ...overridesOf(flags), sources: undefined } : overridesOf(flags);

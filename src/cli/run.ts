@@ -6,7 +6,8 @@ import path from 'node:path';
 import { InputError, PlanError } from '../errors.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { explainAnalyze, explainPlan } from '../physical/explain.js';
-import { type Overrides, loadPlan } from '../plan/load.js';
+import { type Overrides, STDOUT_FORMATS, loadPlan } from '../plan/load.js';
+import { FORMATS } from '../io/result-file.js';
 import type { OutputFormat, Plan } from '../plan/spec.js';
 import { type Executed, execute } from '../scheduler/execute.js';
 import { trace } from '../trace.js';
@@ -63,7 +64,7 @@ export function overridesOf(f: RunFlags): Overrides {
       thresholdBytes: f.skewThreshold,
       strategy: f.skewStrategy,
     },
-    // --format csv|jsonl without --output: standard output (runCommand refuses the binary formats there)
+    // --format csv|jsonl|json without --output: standard output (runCommand refuses the binary formats there)
     ...(f.output || f.format ? { output: { path: f.output ?? '-', format: f.format } } : {}),
   };
 }
@@ -76,8 +77,8 @@ export async function runCommand(
   query?: string,
 ): Promise<number> {
   trace('cli: modules loaded');
-  if ((f.format === 'parquet' || f.format === 'arrow') && !f.output)
-    throw new PlanError('--format', `${f.format} needs --output PATH (standard output takes csv or jsonl)`);
+  if (f.format && !FORMATS[f.format].stdout && !f.output)
+    throw new PlanError('--format', `${f.format} needs --output PATH (standard output takes ${STDOUT_FORMATS})`);
   const described = await describeQuery(planFile, query, f, out);
   if (described !== undefined) return described;
   // SQL (`skewjoin q.sql`, `skewjoin sql "SELECT ..."`) compiles to a plan object first (src/sql)

@@ -32,9 +32,75 @@ export interface Encoder {
 
 export type Out = (bytes: Uint8Array | string) => void;
 
+/** An output format: how a file of it is named and written, and what Spark writes for it. */
+export interface OutputFormatDef {
+  /** file extensions (lower case, with the dot) that choose it when no format is given */
+  extensions: string[];
+  /** whether it streams to standard output ("-"): a text format written as rows come */
+  stdout: boolean;
+  /** Spark's data source for a URI output.path (INSERT OVERWRITE DIRECTORY ... USING), or null: Spark cannot */
+  spark: { using: string; options?: string } | null;
+  /** the encoder of a result of `fields`, writing with `out` */
+  encoder(fields: Field[], out: Out): Encoder | Promise<Encoder>;
+}
+
+const binary = async (format: 'parquet' | 'arrow', fields: Field[], out: Out) =>
+  (await import('./result-binary.js')).binaryEncoder(format, fields, out);
+
+/**
+ * The output formats (the plan's `output.format`, --format). `Record<OutputFormat, ...>`: a format added to
+ * OUTPUT_FORMATS (plan/spec.ts) is a compile error here until it has its entry; the plan's checks (plan/load.ts), the
+ * command line and the Spark lowering read this table.
+ */
+export const FORMATS: Record<OutputFormat, OutputFormatDef> = {
+  parquet: {
+    extensions: ['.parquet', '.pq'],
+    stdout: false,
+    spark: { using: 'parquet' },
+    encoder: (fields, out) => binary('parquet', fields, out),
+  },
+  csv: {
+    extensions: ['.csv'],
+    stdout: true,
+    spark: { using: 'csv', options: "'header' 'true'" },
+    encoder: (fields, out) => textEncoder(out, csvLines, csvHeader(fields)),
+  },
+  jsonl: {
+    extensions: ['.jsonl', '.ndjson'],
+    stdout: true,
+    spark: { using: 'json' },
+    encoder: (fields, out) => textEncoder(out, (b) => jsonlLines(fields, b)),
+  },
+  // one JSON array of the rows as objects, cells as jsonl's; Spark writes JSON lines only
+  json: {
+    extensions: ['.json'],
+    stdout: true,
+    spark: null,
+    encoder(fields, out) {
+      let rows = 0;
+      out('[');
+      return {
+        write(b) {
+          const lines = jsonlLines(fields, b); // one object a line: JSON text holds no raw newline
+          if (lines === '') return;
+          out((rows > 0 ? ',\n' : '\n') + lines.slice(0, -1).replaceAll('\n', ',\n'));
+          rows += b.length;
+        },
+        finish: () => out(rows > 0 ? '\n]\n' : ']\n'),
+        cancel: () => undefined,
+      };
+    },
+  },
+  arrow: {
+    extensions: ['.arrow', '.feather', '.ipc'],
+    stdout: false,
+    spark: null,
+    encoder: (fields, out) => binary('arrow', fields, out),
+  },
+};
+
 export class ResultFile {
   rows = 0;
-  private enc: Encoder;
   /** writes run one after another; the first failure fails every later one */
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown = null;
@@ -49,25 +115,22 @@ export class ResultFile {
     fields: Field[],
     stdout: NodeJS.WritableStream = process.stdout,
   ): Promise<ResultFile> {
-    const binary = format === 'parquet' || format === 'arrow' ? await import('./result-binary.js') : null;
     const target = file === '-' ? new StreamTarget(stdout) : await fileTarget(file);
-    return new ResultFile(file, target, (out) =>
-      binary
-        ? binary.binaryEncoder(format as 'parquet' | 'arrow', fields, out)
-        : format === 'csv'
-          ? textEncoder(out, csvLines, csvHeader(fields))
-          : textEncoder(out, (b) => jsonlLines(fields, b)),
-    );
+    const out: Out = (b) => target.write(typeof b === 'string' ? Buffer.from(b) : b);
+    try {
+      return new ResultFile(file, target, await FORMATS[format].encoder(fields, out));
+    } catch (e) {
+      target.abort();
+      throw e;
+    }
   }
 
   private constructor(
     /** the path as given ("-": standard output) */
     readonly file: string,
     private readonly target: Target,
-    encoder: (out: Out) => Encoder,
-  ) {
-    this.enc = encoder((b) => target.write(typeof b === 'string' ? Buffer.from(b) : b));
-  }
+    private readonly enc: Encoder,
+  ) {}
 
   /** A write failed (the reader of a pipe went away, the disk is full): later rows are not wanted. */
   get failed(): boolean {

@@ -5,7 +5,7 @@ import type { LoadedPlan } from '../plan/load.js';
 import { pipelineOf } from './pipeline.js';
 import { HOLD_SHARE, repeatedUnits } from './repeats.js';
 import { dataBudget } from '../spill/budget.js';
-import type { Stats, TaskStats } from './stats.js';
+import { JOIN_STRATEGIES, type Stats, type TaskStats } from './stats.js';
 import { operatorOf } from './operators.js';
 import type { Explain } from './operator.js';
 import { fmtBytes, fusedText, humanBytes } from './explain-text.js';
@@ -157,10 +157,11 @@ function shuffleLines(s: Stats['shuffles'][number]): string[] {
 }
 
 function joinLines(j: Stats['joins'][number]): string[] {
-  if (j.broadcast)
+  const built = JOIN_STRATEGIES[j.strategy].built;
+  if (j.broadcast && built)
     return [
-      `${j.id}: strategy broadcast: ${j.broadcast.side} side (${j.broadcast.rows} rows, ` +
-        `${fmtBytes(j.broadcast.bytes)}) built once and probed in the other side's map tasks; ${j.reason}`,
+      `${j.id}: strategy ${j.strategy}: ${j.broadcast.side} side (${j.broadcast.rows} rows, ` +
+        `${fmtBytes(j.broadcast.bytes)}) ${built}; ${j.reason}`,
     ];
   const out = [
     `${j.id}: strategy shuffle (${j.reason}); ${j.tasks} planned reduce task(s), target ${fmtBytes(j.targetBytes)}`,
@@ -204,7 +205,9 @@ function windowLines(w: NonNullable<Stats['windows']>[number]): string[] {
     const how =
       sp.method === 'none'
         ? `not split: ${sp.reason}`
-        : `split by ranges of its keys into ${sp.pieces} piece(s), each computed by a task, then carried over`;
+        : sp.method === 'aggregate'
+          ? `split as a two-level aggregate: its rows dealt over ${sp.pieces} piece(s), partials combined per window partition and given back to its rows`
+          : `split by ranges of its keys into ${sp.pieces} piece(s), each computed by a task, then carried over`;
     out.push(`   partition ${sp.partition} (${sp.rows} rows, ${fmtBytes(sp.bytes)}): ${how}`);
   }
   return out;

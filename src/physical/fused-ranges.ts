@@ -17,8 +17,8 @@ const PILOT_SAMPLE_ROWS = 16384;
 
 /**
  * Run planned tasks (`run(task, sink)`, whose tasks write to the sink given)
- * with the pilots first; every result comes back as range-sink output with
- * `req.bounds` set. `plain`: tasks over whole hash partitions, preferred as
+ * with the pilots first; every result comes back as range-sink output (each task's
+ * rows per range: `partitionRows` says how many ranges). `plain`: tasks over whole hash partitions, preferred as
  * pilots (a skew split's piece holds few keys); `bytes`: each task's input.
  */
 export async function runRanged<T extends { bytes: number }>(
@@ -40,7 +40,6 @@ export async function runRanged<T extends { bytes: number }>(
     first.flatMap((r) => (r.sample ? [r.sample] : [])),
     total,
   );
-  req.bounds = bounds;
   const sink: TaskSink = { kind: 'range', by: req.by, bounds, nullSeed: 0, spread: req.spread };
   const rest = Promise.all(tasks.filter((t) => !pilots.includes(t)).map((t) => run(t, sink)));
   const cut = rangeTasks(

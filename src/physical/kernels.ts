@@ -11,7 +11,11 @@ import { batchesKernel } from './exchange/batches.js';
 import { collectKernel } from './exchange/collect.js';
 import { partitionKernel } from './exchange/partition-sink.js';
 import { keyStatsKernel } from './join/key-stats.js';
-import { probeAggregate } from './join/probe.js';
+import { joinMetrics } from './join/metrics.js';
+import { type ProbeOp, probeAggregate, probeBatch } from './join/probe.js';
+import { type MarkOp, markBatch } from './join/mark.js';
+import { type RowsOp, rowsBatch } from './setop/rows.js';
+import type { WindowSource } from './window/window-source.js';
 import { joinKernel } from './join/source.js';
 import { splitKernel } from './join/split.js';
 import { compileOps } from './row-ops.js';
@@ -22,9 +26,9 @@ import { withMasks } from './scan/masks.js';
 import { windowKernel } from './window/source.js';
 import type {
   CutSink,
-  JoinPath,
   Produced,
   RowOp,
+  RowOpKernels,
   SinkKernel,
   SourceKernel,
   TaskResult,
@@ -32,6 +36,21 @@ import type {
   TaskSource,
   TaskSpec,
 } from './task.js';
+
+declare module './task.js' {
+  interface FamilyRowOps {
+    /** probe a broadcast table (physical/join/probe.ts) */
+    probe: ProbeOp;
+    /** mark the built left rows of a semi or anti join that a probing row matches (physical/join/mark.ts) */
+    mark: MarkOp;
+    /** rows expanded or repeated (physical/setop/rows.ts) */
+    rows: RowsOp;
+  }
+  interface FamilySources {
+    /** a window's shuffled partitions, sorted and its functions appended (physical/window/source.ts) */
+    window: WindowSource;
+  }
+}
 
 type SourceKernels = { [K in TaskSource['kind']]: SourceKernel<Extract<TaskSource, { kind: K }>> };
 type SinkKernels = { [K in TaskSink['kind']]: SinkKernel<Extract<TaskSink, { kind: K }>> };
@@ -53,7 +72,19 @@ const SINKS: SinkKernels = {
   partition: partitionKernel,
 };
 
+const ROW_OPS: RowOpKernels = {
+  probe: probeBatch,
+  mark: markBatch,
+  expand: rowsBatch,
+  repeat: rowsBatch,
+};
+
 const sourceKernel = <S extends TaskSource>(src: S) => SOURCES[src.kind] as unknown as SourceKernel<S>;
+
+/** Whether the coordinator holds a task's output until its consumer is done (its sink or its source says so). */
+export function outputHeld(t: TaskSpec): boolean {
+  return (SINKS[t.sink.kind] as SinkKernel<TaskSink>).held(t.sink) || sourceKernel(t.source).holdsOutput === true;
+}
 
 /** The in-memory batches a task's source reads (a scan: none). */
 export function inputsOf(src: TaskSource): Batch[] {
@@ -105,16 +136,14 @@ async function finish(t: TaskSpec, p: Produced): Promise<Omit<TaskResult, 'ms'>>
     const c = p.cut;
     const outputRows = c.rows.reduce((a, n) => a + n, 0);
     const r = { batches: c.blocks, inputRows: p.rows, outputRows, partitionRows: c.rows, partitionBytes: c.bytes };
-    return p.join ? { ...r, join: p.join } : r;
+    return p.metrics ? { ...r, metrics: p.metrics } : r;
   }
   const teed: Batch[] = [];
   const fused = fuseProbe(t, p, teed);
   const q = fused ?? p;
   const r = await toSink(t, q, fused ? [] : t.ops, teed);
   if (t.ops.some((o) => o.kind === 'tee')) r.teed = teed;
-  if (q.join) r.join = q.join;
-  if (p.read) r.read = p.read;
-  if (p.masks) r.masks = p.masks;
+  if (q.metrics) r.metrics = q.metrics;
   return r;
 }
 
@@ -128,23 +157,23 @@ function fuseProbe(t: TaskSpec, p: Produced, teed: Batch[]): Produced | null {
   if (!t.combine || p.combined || last?.kind !== 'probe') return null;
   const fused = probeAggregate(last, t.combine.groupBy, t.combine.aggs, t.combine.schema);
   if (!fused) return null;
-  const before = compileOps(t.ops.slice(0, -1), false, undefined, teed);
+  const before = compileOps(ROW_OPS, t.ops.slice(0, -1), false, undefined, teed);
   for (const b of p.batches) for (const x of before(b)) fused.add(x);
-  const join: JoinPath = {
+  const join = joinMetrics({
     path: 'fused-aggregate',
     build: last.buildFirst ? 'left' : 'right',
     matchChunks: fused.matchChunks(),
     groups: fused.groups,
     lookup: fused.lookup(),
-  };
-  return { ...p, batches: [fused.finish()], combined: true, join };
+  });
+  return { ...p, batches: [fused.finish()], combined: true, metrics: { ...p.metrics, ...join } };
 }
 
 /** The produced batches through `rowOps` and the combiner, into the task's sink. */
 function toSink(t: TaskSpec, p: Produced, rowOps: RowOp[], teed: Batch[]): Promise<Omit<TaskResult, 'ms'>> {
   const combining = t.combine !== undefined && !p.combined;
   const sumOnly = combining ? sumOnlyColumns(t.combine!.groupBy, t.combine!.aggs) : undefined;
-  const ops = compileOps(rowOps, combining, sumOnly, teed);
+  const ops = compileOps(ROW_OPS, rowOps, combining, sumOnly, teed);
   // loops and pushes, not flatMap and filter: see scatterRows in shuffle/partition.ts
   let out: Batch[] = [];
   let outputRows = 0;

@@ -28,8 +28,8 @@ export interface Streamed {
   encoded?: EncodedRowGroup[];
 }
 
-/** What a sort asks of the stage below it: ranges of about `rangeBytes` by its keys; `bounds` set by a stage that
- * cut them itself (a join's reduce tasks, physical/fused-ranges.ts). */
+/** What a sort asks of the stage below it: ranges of about `rangeBytes` by its keys. A stage that cuts them itself (a
+ * join's reduce tasks, physical/fused-ranges.ts) answers with range-sink results, not by writing into the request. */
 export interface RangeRequest {
   by: SortKey[];
   schema: Schema;
@@ -39,7 +39,6 @@ export interface RangeRequest {
   maxRanges: number;
   /** rows equal to boundaries dealt over their ranges (false: skew handling off) */
   spread: boolean;
-  bounds?: Batch;
 }
 
 /**
@@ -66,9 +65,33 @@ export interface Downstream {
   readonly until?: Until;
 }
 
+/**
+ * What each owner reports of a run (ExecContext.report), by its name: an operator family (physical/operators.ts), the
+ * exchange between them, or a repeated subtree (physical/repeats.ts). Empty here: each owner adds its entry beside
+ * its code (`declare module '../operator.js' { interface RunMetrics { join: JoinStats } }`), so that this file
+ * knows no family's metrics and a report of the wrong shape does not compile.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging, one entry per owner
+export interface RunMetrics {}
+
+/**
+ * How an owner's metrics become the run's statistics (shared/PLAN-SPEC.md "Statistics", docs/statistics.md: the
+ * format stays as documented): a task's metric under the owner's name (TaskMetrics, made where the task ran) as
+ * fields of that task's statistics, and what the owner reported of the run (ExecContext.report) into the run's.
+ * `--explain --analyze` is written from those statistics (physical/explain.ts).
+ */
+export interface Analyze<T = never, R = never> {
+  task?(m: T): Partial<TaskStats>;
+  run?(m: R, into: Stats): void;
+}
+
 export interface ExecContext {
   readonly settings: Settings;
-  readonly stats: Stats;
+  /**
+   * What an operator measured of the run (a shuffle's sizes, a join's strategy, an aggregate's split partitions),
+   * its own payload, for its owner's `analyze` (physical/operators.ts).
+   */
+  report<K extends keyof RunMetrics>(owner: K, metrics: RunMetrics[K]): void;
   /** the memory service: the query's share of the process's one budget (spill/spiller.ts), and its spill folder */
   readonly memory: Spiller;
   /** every task of the query runs on the calling thread (a small input, runtime/local.ts) */
@@ -119,8 +142,10 @@ export interface Explain {
  * One operator family (physical/operators.ts holds the table): how a pipeline starting at its node is explained
  * (`describe`, from the same decide functions its execution calls) and run for the operator above (`execute`).
  */
-export interface PhysicalOperator<N extends SourceNode> {
+export interface PhysicalOperator<N extends SourceNode, T = never, R = never> {
   /** `fused`: the row operators fused above the node, as text (" → filter-1[...]") */
   describe(node: N, x: Explain, depth: number, fused: string): void;
   execute(ctx: ExecContext, p: Pipeline<N>, d: Downstream): Promise<TaskResult[]>;
+  /** its tasks' metrics (T) and what it reported of the run (R), into the statistics */
+  analyze: Analyze<T, R>;
 }

@@ -6,11 +6,34 @@
 // operator at the unit's top). The rows are held on the coordinator until the last reader has them, within
 // HOLD_SHARE of the memory budget; past that they are dropped as they come and every other reader computes the
 // unit again, as without sharing. Reading held rows is one task per chunk running the reader's own operators.
-import { type Batch, type Schema, batchesBytes } from '../kernels/column.js';
+// A pipeline that reads a unit runs through `Repeats.execute`, an operator wrapping the unit's own: the scheduler
+// only asks whether a pipeline is one (`reads`), and hands each task's tee to `before`, `after` and `skipped`.
+import { type Batch, type Schema, batchesBytes, emptyBatch } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';
 import { children, fingerprint, shareable, sourceBelow } from '../plan/fingerprint.js';
+import { packBlocks } from '../spill/block.js';
 import type { Spiller } from '../spill/spiller.js';
+import type { Analyze, Downstream, ExecContext, PhysicalOperator } from './operator.js';
+import type { Pipeline, SourceNode } from './pipeline.js';
 import type { RepeatStats } from './stats.js';
+import { type RowOp, type TaskResult, type TaskSpec, withSeed } from './task.js';
+
+declare module './operator.js' {
+  interface RunMetrics {
+    /** a repeated subtree computed once: its rows held for the other readers, or not */
+    repeat: RepeatStats;
+  }
+}
+
+/** A repeated subtree's metrics into the statistics: one entry per unit, when its first reader's run ended. */
+export const repeatAnalyze: Analyze<never, RepeatStats> = {
+  run: (r, into) => {
+    (into.repeats ??= []).push(r);
+  },
+};
+
+/** Held rows of a repeated subtree read by tasks of at least this many bytes (fewer tasks for small ones). */
+const HELD_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * The share of the memory budget a repeated subtree's rows may take while held: above it they are computed again
@@ -97,6 +120,84 @@ export class Repeats {
   /** The unit a pipeline starting at `source` reads, if it is one (its own row operators come first in the pipeline). */
   unitOf(source: BoundNode): Unit | undefined {
     return this.units.get(source);
+  }
+
+  /** The unit pipeline `p` reads whole (with the unit's own row operators), if it reads one. */
+  reads(p: Pipeline): Unit | undefined {
+    const u = this.units.get(p.source);
+    return u && p.ops.length >= u.ops ? u : undefined;
+  }
+
+  /**
+   * A pipeline reading unit `u`, run as an operator wrapping the unit's own (`inner`): the first reader runs it with
+   * a tee after the unit's own operators; the others read the rows held. A first reader stopped early (`until`: a
+   * side read up to a cap, its rest read later) has not seen them all: the others compute it again.
+   */
+  async execute(
+    ctx: ExecContext,
+    p: Pipeline,
+    d: Downstream,
+    u: Unit,
+    inner: PhysicalOperator<SourceNode>,
+  ): Promise<TaskResult[]> {
+    const streamed = d.sink.kind === 'collect' && d.sink.stream !== undefined;
+    const how = await this.arrive(u, !streamed && !d.eager, !d.eager);
+    if ('rows' in how) return this.readHeld(ctx, p, d, u, how.rows);
+    if (!('tee' in how)) return inner.execute(ctx, p, d);
+    const ops: RowOp[] = [...p.ops.slice(0, u.ops), { kind: 'tee', id: how.tee }, ...p.ops.slice(u.ops)];
+    let why = 'the run failed';
+    try {
+      const r = await inner.execute(ctx, { ...p, ops }, d);
+      why = d.until?.rest ? 'its first reader stopped at a cap (a join side measured)' : '';
+      return r;
+    } finally {
+      ctx.report('repeat', this.computed(how.tee, why, p.source.id));
+    }
+  }
+
+  /** A reader of a repeated subtree's held rows: a task per chunk of them runs the reader's own operators. */
+  private readHeld(ctx: ExecContext, p: Pipeline, d: Downstream, u: Unit, rows: Batch[]): Promise<TaskResult[]> {
+    const schema = u.schema;
+    const bytes = batchesBytes(rows);
+    const chunks = rows.length
+      ? packBlocks(rows, Math.max(HELD_CHUNK_BYTES, bytes / (2 * ctx.settings.workers)))
+      : [[]];
+    const here = ctx.coldAndSmall(bytes);
+    return Promise.all(
+      chunks.map((c, i) =>
+        ctx.run(
+          {
+            source: { kind: 'batches', schema, batches: c.length ? c.map((b) => ctx.share(b)) : [emptyBatch(schema)] },
+            ops: p.ops.slice(u.ops),
+            combine: d.combine,
+            sink: withSeed(d.sink, i),
+          },
+          { stage: d.stage, kind: 'map', partition: i, source: p.source.id, split: 'repeated subtree computed once' },
+          here,
+        ),
+      ),
+    );
+  }
+
+  /** A task about to run: without its tee once the unit's rows passed the cap (they are not handed back any more). */
+  before(t: TaskSpec): TaskSpec {
+    const tee = teeOf(t);
+    return tee === undefined || this.teeing(tee) ? t : { ...t, ops: t.ops.filter((o) => o.kind !== 'tee') };
+  }
+
+  /** Task `t`'s result: the copy of the unit's rows its tee handed back, taken off it. */
+  after(t: TaskSpec, r: TaskResult): void {
+    const tee = teeOf(t);
+    if (!r.teed || tee === undefined) return;
+    const rows = r.teed;
+    r.teed = undefined;
+    this.teed(tee, rows);
+  }
+
+  /** A task with a tee was not run (a streamed output had all it wanted): the rows held are not all of them. */
+  skippedTask(t: TaskSpec): void {
+    const tee = teeOf(t);
+    if (tee !== undefined) this.skipped(tee);
   }
 
   /**
@@ -227,6 +328,12 @@ export class Repeats {
       this.release(e);
     }
   }
+}
+
+/** The id of the tee among a task's operators, if any. */
+function teeOf(t: TaskSpec): number | undefined {
+  for (const o of t.ops) if (o.kind === 'tee') return o.id;
+  return undefined;
 }
 
 /** Row operators from a node down to its pipeline's source. */

@@ -1,22 +1,21 @@
-// The row-wise operators of a task (filter, project, compute, a broadcast probe) fused into one function over
-// batches; expressions are compiled once per task.
+// The row-wise operators of a task (filter, project, compute, and the families' own: a broadcast probe, a mark, a
+// set operation's rows, their kernels given by physical/kernels.ts) fused into one function over batches;
+// expressions are compiled once per task.
 import { type Batch, gatherSelected, sliceBatch } from '../kernels/column.js';
 import { selectRows } from '../expr/filter.js';
 import { compileExpr, compileNarrow } from '../expr/compile.js';
 import { compileFilter } from '../expr/select.js';
 import { DENSE, carry, defer, materialize, selectionOf } from '../expr/deferred.js';
-import { markBatch } from './join/mark.js';
-import { probeBatch } from './join/probe.js';
-import { rowsBatch } from './setop/rows.js';
-import type { RowOp } from './task.js';
+import type { FamilyRowOp, RowOp, RowOpKernels } from './task.js';
 
 /**
  * The task's row-wise operators as one function over batches, one operator
  * after the other with nothing else materialized; expressions are compiled
  * here, once per task. A probe may turn a batch into several. A tee copies
- * the rows that reach it into `teed`.
+ * the rows that reach it into `teed`. `family`: the kernels of the families' row operators.
  */
 export function compileOps(
+  family: RowOpKernels,
   ops: RowOp[],
   deferDense = false,
   sumOnly?: Set<number>,
@@ -58,9 +57,10 @@ export function compileOps(
       return ops[k - 1]?.kind === 'filter'
         ? []
         : [(b) => carry(b, { length: b.length, columns: op.indices.map((i) => b.columns[i]) })];
-    if (op.kind === 'probe') return [(b) => probeBatch(materialize(b), op)];
-    if (op.kind === 'mark') return [(b) => markBatch(materialize(b), op)];
-    if (op.kind === 'expand' || op.kind === 'repeat') return [(b) => rowsBatch(materialize(b), op)];
+    if (op.kind !== 'filter') {
+      const run = family[op.kind] as (b: Batch, op: FamilyRowOp) => Batch[];
+      return [(b) => run(materialize(b), op)];
+    }
     const pred = op.pred.kind === 'expr' ? compileFilter(op.pred.expr) : null;
     // a projection right after the filter (its pruned columns): only the columns kept are gathered
     const next = ops[k + 1],

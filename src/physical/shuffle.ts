@@ -10,7 +10,7 @@ import type { Groups } from '../agg/groups.js';
 import { type Pipeline, pipelineOf } from './pipeline.js';
 import type { ShuffleStats } from './stats.js';
 import { type Combine, type TaskResult, type TaskSink, withSeed } from './task.js';
-import type { Downstream, ExecContext } from './operator.js';
+import type { Analyze, Downstream, ExecContext } from './operator.js';
 
 /**
  * A side read by a broadcast's `collect` (physical/join/broadcast.ts): its batches, when asked for each batch's groups
@@ -22,6 +22,20 @@ export interface Collected {
   groups?: Groups[];
   rest: Pipeline | null;
 }
+
+declare module './operator.js' {
+  interface RunMetrics {
+    /** a hash shuffle's partition sizes, skew test and combiners */
+    exchange: ShuffleStats;
+  }
+}
+
+/** The exchange's metrics into the statistics: each shuffle, in the order they ran. */
+export const exchangeAnalyze: Analyze<never, ShuffleStats> = {
+  run: (s, into) => {
+    into.shuffles.push(s);
+  },
+};
 
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
 
@@ -111,7 +125,7 @@ export async function shuffle(
       passThroughTasks: combined.filter((r) => r.combine!.mode === 'pass-through').length,
     };
   }
-  ex.stats.shuffles.push(stats);
+  ex.report('exchange', stats);
   return {
     byTask: results.map((r) => r.batches),
     mapBytes: results.map((r) => r.partitionBytes!),

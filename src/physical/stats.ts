@@ -4,7 +4,6 @@
 import type { AggregateStats } from '../skew/aggregate.js';
 import type { WindowStats } from '../skew/window.js';
 import type { SplitInfo } from '../skew/decide.js';
-import type { JoinPath } from './task.js';
 
 export interface HotKey {
   key: string[];
@@ -37,6 +36,41 @@ export interface ShuffleStats {
     partialTasks: number;
     passThroughTasks: number;
   };
+}
+
+/**
+ * How a join task ran, for the statistics (tests assert the path they mean to
+ * exercise): streamed probe blocks gathered into rows, streamed into the fused
+ * join aggregator, or both sides concatenated (hashJoin; eager and
+ * combiners the fused form cannot serve); which side was built; how many
+ * chunks of matched pairs the probe emitted. A map task whose probe of a
+ * broadcast table fed its combiner reports 'fused-aggregate' too. The join
+ * family's task metric (physical/join/operator.ts analyze).
+ */
+export interface JoinPath {
+  path: 'gather' | 'fused-aggregate' | 'concatenated';
+  /** the side built (a task over several partitions: the side built for most rows) */
+  build: 'left' | 'right';
+  matchChunks: number;
+  /** rows the task built tables over (the probing rows are the rest of its input) */
+  buildRows?: number;
+  /**
+   * fused-aggregate: the groups came from the built side's rows or from each probing batch's (any partition of the
+   * task)
+   */
+  grouped?: 'build' | 'probe';
+  /**
+   * a broadcast probe fused with the aggregate: whose group ids (see ProbeAggregate.groups), and how rows found them
+   * (ProbeAggregate.lookup)
+   */
+  groups?: 'table' | 'thread' | 'batch';
+  lookup?: 'pairs' | 'key-groups';
+}
+
+/** How a scan task read its columns (the scan family's task metric, physical/scan/operator.ts analyze). */
+export interface ScanRead {
+  read?: 'direct' | 'in-place' | 'ipc';
+  masks?: number;
 }
 
 export interface TaskStats {
@@ -79,20 +113,35 @@ export interface TaskStats {
    * a scan: columns decoded by the direct reader (io/parquet-direct.ts), read in place from the Parquet module's
    * memory, or through Arrow IPC
    */
-  read?: 'direct' | 'in-place' | 'ipc';
+  read?: ScanRead['read'];
   /** a scan: columns only its filter reads, read as the filter's outcome per dictionary value (physical/scan/masks.ts) */
   masks?: number;
 }
 
 /**
+ * The join strategies, each as --stats and --explain --analyze name it (`JoinStats.strategy`, physical/explain.ts;
+ * the join family decides them, physical/join/): `built`, what becomes of the side built once (none for a shuffle: each reduce task builds its
+ * partition). A new strategy is a new entry here; the compiler then names the places that print or count it.
+ */
+export const JOIN_STRATEGIES = {
+  broadcast: { built: "built once and probed in the other side's map tasks" },
+  shuffle: { built: null },
+  /** a semi or anti join's left side built once, marked by the right side's map tasks (physical/join/marked.ts) */
+  marked: { built: "built once and marked by the other side's map tasks" },
+  /** no keys: the smaller side replicated to every task of the larger (physical/join/stage.ts runCross) */
+  cross: { built: 'replicated to every task of the larger side' },
+} as const satisfies Record<string, { built: string | null }>;
+export type JoinStrategyName = keyof typeof JOIN_STRATEGIES;
+
+/**
  * The plan of one join: its strategy and, for a shuffle join, the reduce plan (target task size, skewed partitions
  * split).
  */
-interface JoinStats {
+export interface JoinStats {
   id: string;
   type: string;
-  /** broadcast: one side built once into a shared table, probed by the other side's map tasks */
-  strategy: 'broadcast' | 'shuffle';
+  /** each one's meaning: JOIN_STRATEGIES above */
+  strategy: JoinStrategyName;
   /** why (the sizes against broadcastBytes, the join type's rule, or eager aggregation) */
   reason: string;
   broadcast?: { side: 'left' | 'right'; rows: number; bytes: number };

@@ -14,10 +14,24 @@ import type { JoinType } from '../plan/spec.js';
 import type { PartitionSpec, Partitioned, TaskSketch } from '../shuffle/partition.js';
 import type { SplitKey } from '../skew/split.js';
 import type { BoundExpr } from '../expr/types.js';
-import type { MarkOp } from './join/mark.js';
-import type { ProbeOp } from './join/probe.js';
-import type { RowsOp } from './setop/rows.js';
-import type { WindowSource } from './window/window-source.js';
+
+/**
+ * The row operators and sources an operator family adds without this contract naming it: each family exports its
+ * own type, and physical/kernels.ts registers it here (`declare module './task.js'`, one entry per family, keyed by a
+ * name) beside its kernel, so a family's kind without a kernel does not compile and no contract imports a family.
+ * @public
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by physical/kernels.ts
+export interface FamilyRowOps {}
+/** The sources the families add, registered like FamilyRowOps. @public */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by physical/kernels.ts
+export interface FamilySources {}
+
+/** A row operator a family adds (a broadcast probe, a semi join's mark, a set operation's expand or repeat). */
+export type FamilyRowOp = FamilyRowOps[keyof FamilyRowOps];
+
+/** The kernel of each family's row operator: a batch in, the batches it becomes out (physical/row-ops.ts). */
+export type RowOpKernels = { [K in FamilyRowOp['kind']]: (b: Batch, op: Extract<FamilyRowOp, { kind: K }>) => Batch[] };
 
 export type RowOp =
   | { kind: 'filter'; pred: BoundPredicate }
@@ -27,11 +41,7 @@ export type RowOp =
   /** hand a copy of the rows here back to the coordinator too (TaskResult.teed): a repeated subtree's output, held
    * for its other readers (physical/repeats.ts) */
   | { kind: 'tee'; id: number }
-  | ProbeOp
-  /** rows expanded or repeated (physical/setop/rows.ts) */
-  | RowsOp
-  /** mark the built left rows of a semi or anti join that a probing row matches (physical/join/mark.ts) */
-  | MarkOp;
+  | FamilyRowOp;
 
 export type TaskSource =
   /** offset, limit: a row range of the row groups read (a map split below the row group, or a sample's first rows) */
@@ -103,8 +113,8 @@ export type TaskSource =
    * holds how many blocks of `input` each range has, in order (absent: one range)
    */
   | { kind: 'sort'; schema: Schema; input: Batch[]; by: SortKey[]; ranges?: number[] }
-  /** a window's shuffled partitions, sorted and its functions appended (physical/window/source.ts) */
-  | WindowSource;
+  /** a family's own (a window's shuffled partitions, physical/window/source.ts) */
+  | FamilySources[keyof FamilySources];
 
 export type { Combine };
 
@@ -164,12 +174,8 @@ export interface TaskResult {
   groups?: Groups[];
   /** bytes of spilled input blocks this task read back */
   spillReadBytes?: number;
-  /** a join task: the path it took (see JoinPath) */
-  join?: JoinPath;
-  /** a scan task: whether the columns were decoded directly, read in place (Arrow C Data Interface) or through IPC */
-  read?: 'direct' | 'in-place' | 'ipc';
-  /** a scan: filter-only columns read as their filter's outcome (physical/scan/masks.ts) */
-  masks?: number;
+  /** what the task's operators measured, each its own (see TaskMetrics) */
+  metrics?: TaskMetrics;
   /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */
   runs?: Int32Array;
   ms: number;
@@ -178,32 +184,18 @@ export interface TaskResult {
 }
 
 /**
- * How a join task ran, for the statistics (tests assert the path they mean to
- * exercise): streamed probe blocks gathered into rows, streamed into the fused
- * join aggregator, or both sides concatenated (hashJoin; eager and
- * combiners the fused form cannot serve); which side was built; how many
- * chunks of matched pairs the probe emitted. A map task whose probe of a
- * broadcast table fed its combiner reports 'fused-aggregate' too.
+ * A task's metrics: each operator family's own payload under its name (`scan`: how it read its columns; `join`: the
+ * path its join took), made where the task runs and opaque to the scheduler, which hands each to its family's
+ * `analyze` (physical/operators.ts) for the task's statistics. A family adds a metric without touching this file.
  */
-export interface JoinPath {
-  path: 'gather' | 'fused-aggregate' | 'concatenated';
-  /** the side built (a task over several partitions: the side built for most rows) */
-  build: 'left' | 'right';
-  matchChunks: number;
-  /** rows the task built tables over (the probing rows are the rest of its input) */
-  buildRows?: number;
-  /**
-   * fused-aggregate: the groups came from the built side's rows or from each probing batch's (any partition of the
-   * task)
-   */
-  grouped?: 'build' | 'probe';
-  /**
-   * a broadcast probe fused with the aggregate: whose group ids (see ProbeAggregate.groups), and how rows found them
-   * (ProbeAggregate.lookup)
-   */
-  groups?: 'table' | 'thread' | 'batch';
-  lookup?: 'pairs' | 'key-groups';
-}
+export type TaskMetrics = { readonly [K in keyof TaskMetric]?: TaskMetric[K] };
+
+/**
+ * Each family's task metric by its name. Empty here: a family adds its entry beside its code (join/metrics.ts:
+ * `declare module '../task.js' { interface TaskMetric { join: JoinPath } }`), so that this file knows no family.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging, one entry per family
+export interface TaskMetric {}
 
 /** What a source kernel hands on: batches for the row operators and the sink, and what it did. */
 export interface Produced {
@@ -213,10 +205,8 @@ export interface Produced {
   combined?: boolean;
   /** scanned columns are views into the Parquet module's memory until this is called (after the sink) */
   release?: () => void;
-  join?: JoinPath;
-  read?: 'direct' | 'in-place' | 'ipc';
-  /** filter-only columns read as their filter's outcome */
-  masks?: number;
+  /** what the source measured (see TaskMetrics) */
+  metrics?: TaskMetrics;
   /** a join's output already cut into a range sink's ranges (shuffle/cut-pairs.ts): `batches` is empty */
   cut?: Omit<Partitioned, 'sketch'>;
   /** a split task that located its hot keys: runs of rows (skew/split.ts hotKeyRuns), no batches */
@@ -250,6 +240,11 @@ export interface SourceKernel<S extends TaskSource> {
   /** the source reading `inputs` instead (as many, in the order `inputs` gave them) */
   withInputs(src: S, inputs: Batch[]): S;
   produce(src: S, o: ProduceOptions): Promise<Produced> | Produced;
+  /**
+   * the output is held on the coordinator until its consumers are done (within the budget, or spilled), whatever
+   * the sink: a split task's rest and hot-key pieces wait for the join tasks of every piece
+   */
+  holdsOutput?: true;
 }
 
 /** The batches a sink receives, after the row operators and the combiner. */
@@ -266,6 +261,11 @@ interface SinkInput {
 
 /** The worker side of one kind of sink: the task's result from its output batches. */
 export interface SinkKernel<K extends TaskSink> {
+  /**
+   * Whether the coordinator holds this sink's output until its consumer is done, within the budget or in a spill
+   * file (shuffle blocks, a sort's sampled input), rather than handing it up as it is.
+   */
+  held(sink: K): boolean;
   sink(sink: K, out: SinkInput): Omit<TaskResult, 'ms'> | Promise<Omit<TaskResult, 'ms'>>;
 }
 

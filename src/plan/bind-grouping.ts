@@ -14,13 +14,14 @@
 //   keys and the tag; otherwise the input rows themselves are expanded so, and aggregated once: one aggregate,
 //   its input read once. grouping() is a constant per tag.
 import { PlanError, jsonPath } from '../errors.js';
-import { type DataType, type Field, isNumeric, typeName } from '../kernels/column.js';
+import { type DataType, type Field, typeName } from '../kernels/column.js';
 import { bindExpr, bindPredicateExpr } from '../expr/bind.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { BoundNode } from './bound.js';
 import { reshape } from './bind-setops.js';
 import type { AggregateFnName, AggregateNode, Expr } from './spec.js';
 import { fingerprint } from './fingerprint.js';
+import { AGGREGATES } from '../agg/functions.js';
 
 type P = (string | number)[];
 type Fn = Exclude<AggregateFnName, 'count_distinct'>;
@@ -28,7 +29,7 @@ type Fn = Exclude<AggregateFnName, 'count_distinct'>;
 export type PlainAggregate = (
   input: BoundNode,
   groupBy: string[],
-  aggs: { fn: AggregateFnName; column?: string; as: string }[],
+  aggs: { fn: AggregateFnName; column?: string; as: string; q?: number }[],
   id: string,
 ) => BoundNode;
 
@@ -43,6 +44,8 @@ interface Spec {
   arg: string | null;
   distinct: boolean;
   as: string;
+  /** quantiles' fraction */
+  q?: number;
 }
 
 const TAG = '$tag';
@@ -97,14 +100,15 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
     const raw: Expr | null = 'expr' in a ? a.expr : a.column !== undefined ? { column: a.column } : null;
     if (raw === null && a.fn !== 'count') throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} needs a column`);
     const fn: Fn = a.fn === 'count_distinct' ? 'count' : a.fn;
-    const distinct = (a.fn === 'count_distinct' || a.distinct === true) && fn !== 'min' && fn !== 'max';
+    // DISTINCT changes no extreme: dropped there
+    const distinct = (a.fn === 'count_distinct' || a.distinct === true) && AGGREGATES[fn].state?.kind !== 'extreme';
     if (distinct && raw === null) throw new PlanError(jsonPath([...ai, 'column']), `${a.fn} DISTINCT needs a column`);
     const argAt: P = 'expr' in a ? [...ai, 'expr'] : ai;
     let arg = raw && bindExpr(raw, input.schema, argAt);
-    if (arg && (fn === 'sum' || fn === 'avg') && !isNumeric(arg.type))
+    if (arg && AGGREGATES[fn].type(arg.type) === null)
       throw new PlanError(
         jsonPath('expr' in a ? argAt : [...ai, 'column']),
-        `${fn} needs a numeric column; ${'expr' in a ? 'the expression' : `"${a.column}"`} is ${typeName(arg.type)}`,
+        `${fn} needs ${AGGREGATES[fn].needs}; ${'expr' in a ? 'the expression' : `"${a.column}"`} is ${typeName(arg.type)}`,
       );
     if (a.filter) {
       // FILTER (WHERE p): the argument where p is true, else null (count(*): of the literal 1)
@@ -112,7 +116,7 @@ export function bindGrouped(q: AggregateNode, at: P, id: string, input: BoundNod
       const when = bindPredicateExpr(a.filter, input.schema, [...ai, 'filter']);
       arg = { k: 'case', whens: [when], thens: [then], else: null, type: then.type };
     }
-    return { fn, arg: arg ? column(arg) : null, distinct, as: a.as };
+    return { fn, arg: arg ? column(arg) : null, distinct, as: a.as, ...(a.q !== undefined ? { q: a.q } : {}) };
   });
   const aggSpecs = specs.filter((s): s is Spec => 'fn' in s);
   const sets = q.groupingSets;
@@ -218,10 +222,13 @@ function aggregateSpecs(
       fn: s.distinct ? ('count_distinct' as const) : s.fn,
       ...(s.arg !== null ? { column: s.arg } : {}),
       as: s.as,
+      ...(s.q !== undefined ? { q: s.q } : {}),
     }));
     return plain(input, groupBy, aggs, id.endsWith('.agg') ? id : `${id}.agg`);
   }
-  if (distinct.length > 1) return byArgument(input, groupBy, specs, countStar, id, plain);
+  // a holistic function (median) has no partial state for level 2: it is aggregated apart, as a plain aggregate
+  if (distinct.length > 1 || specs.some((s) => !s.distinct && AGGREGATES[s.fn].state === null))
+    return byArgument(input, groupBy, specs, countStar, id, plain);
   // one distinct argument: level 1 by (groups, argument), the partial states of the other aggregates
   const level1By = [...groupBy, ...distinct];
   const { partial, final, out } = decompose(specs, countStar);
@@ -230,8 +237,8 @@ function aggregateSpecs(
 }
 
 /**
- * Distinct aggregates of several arguments: the aggregates of each argument (and the plain ones) by the groups
- * over a copy of the input of their own (each as aggregateSpecs does it for one argument: a hot group split on
+ * Distinct aggregates of several arguments: the aggregates of each argument (and the plain ones, with an argument
+ * that only has distinct counts or else apart) by the groups over a copy of the input of their own (each as aggregateSpecs does it for one argument: a hot group split on
  * (group, value)), their results widened to every aggregate's column (the others null) and united, then one row
  * per group: each column's one value (max of it and nulls). The input is read once per argument, no row is
  * copied, and each first aggregate groups by one argument only.
@@ -245,10 +252,14 @@ function byArgument(
   plain: PlainAggregate,
 ): BoundNode {
   const distinct = [...new Set(specs.filter((s) => s.distinct).map((s) => s.arg!))];
-  const owners = [
-    specs.filter((s) => !s.distinct),
-    ...distinct.map((d) => specs.filter((s) => s.distinct && s.arg === d)),
-  ].filter((own) => own.length > 0);
+  const plainOnes = specs.filter((s) => !s.distinct);
+  const byArg = distinct.map((d) => specs.filter((s) => s.distinct && s.arg === d));
+  // the plain aggregates ride along with an argument that only has distinct counts (one aggregate, count_distinct
+  // beside them), else they are an aggregate of their own
+  const host = plainOnes.length > 0 ? byArg.findIndex((own) => own.every((s) => s.fn === 'count')) : -1;
+  const owners = (
+    host >= 0 ? byArg.map((own, k) => (k === host ? [...own, ...plainOnes] : own)) : [plainOnes, ...byArg]
+  ).filter((own) => own.length > 0);
   const g = groupBy.length;
   const parts = owners.map((own, k) => ({
     own,
@@ -299,21 +310,22 @@ function relabel(n: BoundNode, suffix: string): BoundNode {
  * the second's functions of them, and each aggregate's value from the second's columns.
  */
 function decompose(specs: Spec[], countStar: string | null) {
-  const partial: { fn: AggregateFnName; column?: string; as: string }[] = [];
-  const final: { fn: AggregateFnName; column?: string; as: string }[] = [];
+  const partial: { fn: AggregateFnName; column?: string; as: string; q?: number }[] = [];
+  const final: { fn: AggregateFnName; column?: string; as: string; q?: number }[] = [];
   const out: Expr[] = [];
   specs.forEach((s, i) => {
     const arg = s.arg ?? countStar!;
+    const q = s.q !== undefined ? { q: s.q } : {};
     if (s.distinct) {
-      final.push({ fn: s.fn, column: arg, as: `$r${i}` });
+      final.push({ fn: s.fn, column: arg, as: `$r${i}`, ...q });
       out.push({ column: `$r${i}` });
     } else if (s.fn === 'avg') {
       partial.push({ fn: 'sum', column: arg, as: `$p${i}` }, { fn: 'count', column: arg, as: `$q${i}` });
       final.push({ fn: 'sum', column: `$p${i}`, as: `$r${i}` }, { fn: 'sum', column: `$q${i}`, as: `$s${i}` });
       out.push({ fn: '/', args: [{ column: `$r${i}` }, { column: `$s${i}` }] });
     } else {
-      partial.push({ fn: s.fn, column: arg, as: `$p${i}` });
-      final.push({ fn: s.fn === 'count' ? 'sum' : s.fn, column: `$p${i}`, as: `$r${i}` });
+      partial.push({ fn: s.fn, column: arg, as: `$p${i}`, ...q });
+      final.push({ fn: s.fn === 'count' ? 'sum' : s.fn, column: `$p${i}`, as: `$r${i}`, ...q });
       // a count of no rows at all (no group, an empty input): 0
       out.push(
         s.fn === 'count' ? { fn: 'coalesce', args: [{ column: `$r${i}` }, { value: 0 }] } : { column: `$r${i}` },

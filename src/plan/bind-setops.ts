@@ -1,7 +1,8 @@
 // Set operations bound onto few operators: `union` (all) and `values` are sources of their own; a distinct union
 // is an aggregate by every column over the union of all rows; `intersect` and `except` are a union of the two
 // inputs tagged by side, counted per side by an aggregate by every column (so nulls are equal), then filtered
-// (distinct) or each row repeated as often as SQL's bag semantics say (ALL).
+// (distinct) or each row repeated as often as SQL's bag semantics say (ALL); a distinct EXCEPT keeps one state
+// per group, the largest side tag.
 import { PlanError, jsonPath } from '../errors.js';
 import { type Field, typeName } from '../kernels/column.js';
 import { bindExpr, castTo } from '../expr/bind.js';
@@ -114,7 +115,8 @@ const SIDE = '$side',
 /**
  * INTERSECT and EXCEPT: both inputs tagged ($side 0 left, 1 right), grouped by every column with the rows of each
  * group ($rows) and those of the right ($right); distinct keeps the groups both sides (intersect) or only the left
- * (except) have, ALL repeats each min(left, right) or left - right times.
+ * (except: grouped with the largest tag only, kept where it is 0) have, ALL repeats each min(left, right) or
+ * left - right times.
  */
 export function bindSetOp(q: SetOpNode, at: P, id: string, left: BoundNode, right: BoundNode): BoundNode {
   const side = (i: number): P => [...at, i === 0 ? 'left' : 'right'];
@@ -126,6 +128,27 @@ export function bindSetOp(q: SetOpNode, at: P, id: string, left: BoundNode, righ
   const keys = both.schema.slice(0, width);
   if (keys.some((f) => f.name === SIDE || f.name === ROWS || f.name === RIGHT || f.name === COPIES))
     throw new PlanError(jsonPath([...at, 'left']), `column names starting with "$" are reserved here`);
+  const c = (name: string) => ({ column: name });
+  const project = (n: BoundNode): BoundNode => ({
+    id,
+    kind: 'project',
+    input: n,
+    indices: keys.map((_, j) => j),
+    schema: keys,
+  });
+  if (q.op === 'except' && !q.all) {
+    // one state per group: whether the right side has the row (max of $side); a group without it is the left's
+    const seen: BoundNode = {
+      id: `${id}.count`,
+      kind: 'aggregate',
+      input: both,
+      groupBy: keys.map((_, j) => j),
+      aggs: [{ fn: 'max', col: width, as: RIGHT, type: { id: 'int64' } }],
+      schema: [...keys, { name: RIGHT, type: { id: 'int64' } }],
+    };
+    const pred = bindPredicate({ column: RIGHT, cmp: '=', value: 0 }, seen.schema, [...at, 'op']);
+    return project({ id: `${id}.filter`, kind: 'filter', input: seen, pred, schema: seen.schema });
+  }
   const counted: BoundNode = {
     id: `${id}.count`,
     kind: 'aggregate',
@@ -137,25 +160,14 @@ export function bindSetOp(q: SetOpNode, at: P, id: string, left: BoundNode, righ
     ],
     schema: [...keys, { name: ROWS, type: { id: 'int64' } }, { name: RIGHT, type: { id: 'int64' } }],
   };
-  const c = (name: string) => ({ column: name });
   const leftRows = { fn: '-', args: [c(ROWS), c(RIGHT)] };
-  const project = (n: BoundNode): BoundNode => ({
-    id,
-    kind: 'project',
-    input: n,
-    indices: keys.map((_, j) => j),
-    schema: keys,
-  });
   if (!q.all) {
-    const where: Predicate =
-      q.op === 'intersect'
-        ? {
-            and: [
-              { column: RIGHT, cmp: '>', value: 0 },
-              { left: c(RIGHT), cmp: '<', right: c(ROWS) },
-            ],
-          }
-        : { column: RIGHT, cmp: '=', value: 0 };
+    const where: Predicate = {
+      and: [
+        { column: RIGHT, cmp: '>', value: 0 },
+        { left: c(RIGHT), cmp: '<', right: c(ROWS) },
+      ],
+    };
     const pred = bindPredicate(where, counted.schema, [...at, 'op']);
     return project({ id: `${id}.filter`, kind: 'filter', input: counted, pred, schema: counted.schema });
   }

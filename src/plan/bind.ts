@@ -8,17 +8,8 @@ import { bindWindow } from './bind-window.js';
 import { bindSetOp, bindUnion, bindValues } from './bind-setops.js';
 import { type PlainAggregate, bindGrouped, needsGrouping } from './bind-grouping.js';
 import { PlanError, jsonPath } from '../errors.js';
-import {
-  type DataType,
-  type Field,
-  type Schema,
-  isDecimal,
-  isFloat,
-  isInteger,
-  isNumeric,
-  typeName,
-} from '../kernels/column.js';
-import { MAX_PRECISION, decimalType } from '../kernels/decimal.js';
+import { type DataType, type Field, type Schema, isDecimal, isFloat, isInteger, typeName } from '../kernels/column.js';
+import { AGGREGATES } from '../agg/functions.js';
 import type { BoundAggregate, BoundNode, FileSplit, KeyNorm } from './bound.js';
 import type { Plan, QueryNode } from './spec.js';
 import { bindExpr } from '../expr/bind.js';
@@ -280,7 +271,7 @@ function bindAggregateNode(q: Query<'aggregate'>, at: P, id: string, bound: Boun
     if (!('expr' in a)) return a;
     const e = bindExpr(a.expr, bound.schema, [...at, 'aggregates', i, 'expr']);
     exprs.push(e);
-    return { fn: a.fn, column: `$expr${exprs.length - 1}`, as: a.as };
+    return { fn: a.fn, column: `$expr${exprs.length - 1}`, as: a.as, ...(a.q !== undefined ? { q: a.q } : {}) };
   });
   const input = computeNode(bound, exprs, `${id}.compute`);
   const aggs: BoundAggregate[] = specs.map((a, i) => bindAggregate(a, input.schema, [...at, 'aggregates', i]));
@@ -340,38 +331,26 @@ function computeNode(input: BoundNode, exprs: BoundExpr[], id: string): BoundNod
 }
 
 function bindAggregate(
-  a: { fn: BoundAggregate['fn']; column?: string; as: string },
+  a: { fn: BoundAggregate['fn']; column?: string; as: string; q?: number },
   schema: Schema,
   at: P,
 ): BoundAggregate {
+  const def = AGGREGATES[a.fn];
+  const q = typeof def.q === 'number' ? def.q : a.q;
+  if (def.q === 'param' && q === undefined)
+    throw new PlanError(jsonPath([...at, 'q']), `${a.fn} needs "q", the fraction from 0 to 1`);
+  if (def.q !== 'param' && a.q !== undefined)
+    throw new PlanError(jsonPath([...at, 'q']), `${a.fn} takes no "q" (got ${a.q})`);
+  const more = q === undefined ? {} : { q };
   if (a.column === undefined) {
-    if (a.fn !== 'count') throw new PlanError(jsonPath([...at, 'column']), `${a.fn} needs a column`);
-    return { fn: 'count', col: -1, as: a.as, type: { id: 'int64' } };
+    const type = def.type(null);
+    if (type === null) throw new PlanError(jsonPath([...at, 'column']), `${a.fn} needs a column`);
+    return { fn: a.fn, col: -1, as: a.as, type, ...more };
   }
   const col = colIndex(schema, a.column, [...at, 'column']);
   const t = schema[col].type;
-  switch (a.fn) {
-    case 'count':
-    case 'count_distinct':
-      return { fn: a.fn, col, as: a.as, type: { id: 'int64' } };
-    case 'sum':
-    case 'avg':
-      if (!isNumeric(t))
-        throw new PlanError(
-          jsonPath([...at, 'column']),
-          `${a.fn} needs a numeric column; "${a.column}" is ${typeName(t)}`,
-        );
-      if (isDecimal(t))
-        return {
-          fn: a.fn,
-          col,
-          as: a.as,
-          type: a.fn === 'avg' ? { id: 'float64' } : decimalType(MAX_PRECISION, t.scale!),
-          decimal: true,
-        };
-      return { fn: a.fn, col, as: a.as, type: a.fn === 'avg' || isFloat(t) ? { id: 'float64' } : { id: 'int64' } };
-    case 'min':
-    case 'max':
-      return { fn: a.fn, col, as: a.as, type: t };
-  }
+  const type = def.type(t);
+  if (type === null)
+    throw new PlanError(jsonPath([...at, 'column']), `${a.fn} needs ${def.needs}; "${a.column}" is ${typeName(t)}`);
+  return { fn: a.fn, col, as: a.as, type, ...(isDecimal(t) ? { decimal: true } : {}), ...more };
 }

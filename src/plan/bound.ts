@@ -42,6 +42,8 @@ export interface BoundAggregate {
   type: DataType;
   /** the aggregated column is a decimal (sums are exact over 64/128-bit lanes; eager aggregation refuses them) */
   decimal?: boolean;
+  /** quantiles: the fraction (median: 0.5) */
+  q?: number;
 }
 
 /**
@@ -126,8 +128,8 @@ export type BoundNode =
   /** literal rows: one expression per column (a literal, cast to the column's type) */
   | (Base & { kind: 'values'; rows: BoundExpr[][] })
   /**
-   * each input row once per copy: the copy's columns of it (-1: null), then its tag (int64); grouping sets and
-   * distinct aggregates of several arguments feed one aggregate through it
+   * each input row once per copy: the copy's columns of it (-1: null), then its tag (int64); grouping sets feed
+   * an aggregate through it (their input rows, or the rows aggregated by every key when the sets nest)
    */
   | (Base & { kind: 'expand'; input: BoundNode; copies: { cols: number[]; tag: number }[] })
   /** each input row as many times as its column `col` says (none when it is not positive): INTERSECT/EXCEPT ALL */

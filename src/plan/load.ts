@@ -16,7 +16,11 @@ import { shareRepeats } from './share.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
 import { DEFAULT_BROADCAST_BYTES, DEFAULT_IN_THREAD_BYTES, SHARED_BUILD_BYTES } from './defaults.js';
-import { type OutputFormat, type Plan, PlanSchema } from './spec.js';
+import { OUTPUT_FORMATS, type OutputFormat, type Plan, PlanSchema } from './spec.js';
+import { FORMATS } from '../io/result-file.js';
+
+/** The formats standard output takes, for messages. */
+export const STDOUT_FORMATS = OUTPUT_FORMATS.filter((f) => FORMATS[f].stdout).join(', ');
 import { parseBytes, parseSize } from './bytes.js';
 
 export interface SkewSettings {
@@ -329,29 +333,19 @@ function outputOf(plan: Plan, baseDir: string, cli: boolean): LoadedPlan['output
   let format = plan.output.format;
   // "-": standard output, rows streamed as text (io/result-file.ts)
   if (plan.output.path === '-') {
-    if (format === 'parquet' || format === 'arrow')
-      throw new PlanError(formatField, `standard output ("-") takes csv or jsonl, got "${format}"`);
+    if (format && !FORMATS[format].stdout)
+      throw new PlanError(formatField, `standard output ("-") takes ${STDOUT_FORMATS}, got "${format}"`);
     return { path: '-', format: format ?? 'csv' };
   }
   const p = path.resolve(baseDir, plan.output.path);
   if (!format) {
     const ext = path.extname(p).toLowerCase();
-    const byExt: Record<string, OutputFormat> = {
-      '.parquet': 'parquet',
-      '.pq': 'parquet',
-      '.csv': 'csv',
-      '.jsonl': 'jsonl',
-      '.ndjson': 'jsonl',
-      '.arrow': 'arrow',
-      '.feather': 'arrow',
-      '.ipc': 'arrow',
-    };
-    format = byExt[ext];
+    format = OUTPUT_FORMATS.find((f) => FORMATS[f].extensions.includes(ext));
     if (!format) {
       throw new PlanError(
         pathField,
         `cannot tell the format from extension "${ext || '(none)'}"; ` +
-          `${cli ? 'give --format' : 'set output.format to'} one of parquet, csv, jsonl, arrow`,
+          `${cli ? 'give --format' : 'set output.format to'} one of ${OUTPUT_FORMATS.join(', ')}`,
       );
     }
   }

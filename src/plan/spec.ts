@@ -111,9 +111,25 @@ const ProjectColumn = z.union([
   z.strictObject({ name, column: name }),
   z.strictObject({ name, expr: ExprSchema }),
 ]);
-const AggregateFn = z.enum(['count', 'sum', 'min', 'max', 'avg', 'count_distinct']);
+// each one's types, states and lowering: agg/functions.ts
+const AggregateFn = z.enum([
+  'count',
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'count_distinct',
+  'median',
+  'quantile_cont',
+  'quantile_disc',
+]);
 // set operations and aggregate options (plan/bind-setops.ts, plan/bind-grouping.ts)
-const aggOptions = { distinct: z.boolean().optional(), filter: z.lazy(() => PredicateSchema).optional() };
+const aggOptions = {
+  distinct: z.boolean().optional(),
+  filter: z.lazy(() => PredicateSchema).optional(),
+  /** quantile_cont, quantile_disc: the fraction, 0 to 1 */
+  q: z.number().min(0).max(1).optional(),
+};
 const AggregateSpec = z.union([
   z.strictObject({ fn: AggregateFn, column: name.optional(), as: name, ...aggOptions }),
   z.strictObject({ fn: AggregateFn, expr: ExprSchema, as: name, ...aggOptions }),
@@ -306,7 +322,8 @@ const ExecutionSchema = z.strictObject({
   spillDir: z.string().min(1).optional(),
 });
 
-export const OUTPUT_FORMATS = ['parquet', 'csv', 'jsonl', 'arrow'] as const;
+// each one's extensions, encoder and Spark source: io/result-file.ts FORMATS
+export const OUTPUT_FORMATS = ['parquet', 'csv', 'jsonl', 'json', 'arrow'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** `params`: named values a run supplies (--param NAME=VALUE, the library's `params`), else `default`. */

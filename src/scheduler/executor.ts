@@ -3,28 +3,29 @@
 // through
 // its source's operator (physical/operators.ts).
 // It implements ExecContext (physical/operator.ts), through which the operators reach it.
-import { type Batch, type Field, batchesBytes, emptyBatch, shareBatch } from '../kernels/column.js';
+import { type Batch, type Field, shareBatch } from '../kernels/column.js';
 import type { BoundNode } from '../plan/bound.js';
 import type { Settings } from '../plan/load.js';
 import { runInThread, runsInThread } from '../runtime/local.js';
 import { poolReady, whenPoolReady } from '../runtime/pool.js';
 import { stealTasks, tasksUntil } from './steal.js';
-import { isSpilled, packBlocks } from '../spill/block.js';
+import { isSpilled } from '../spill/block.js';
 import { Spiller } from '../spill/spiller.js';
 import { type Pipeline, pipelineOf, scanSource } from '../physical/pipeline.js';
 import { dataBudget, taskShare } from '../spill/budget.js';
 import { InOrder } from './in-order.js';
 import type { Streamed } from '../physical/operator.js';
 import { FaultPlan } from '../runtime/faults.js';
-import { type Repeats, type Unit, sharedRepeats } from '../physical/repeats.js';
+import { type Repeats, sharedRepeats } from '../physical/repeats.js';
 import { ProgressTracker } from './progress.js';
 import { runWithRetries } from '../runtime/retry.js';
 import { type Stats, type TaskStats, emptyStats } from '../physical/stats.js';
-import { type RowOp, type TaskResult, type TaskSink, type TaskSpec, withSeed } from '../physical/task.js';
+import { type TaskResult, type TaskSink, type TaskSpec, withSeed } from '../physical/task.js';
+import { outputHeld } from '../physical/kernels.js';
 import { runTask } from '../runtime/task.js';
 
-import type { Downstream, ExecContext, TaskMeta } from '../physical/operator.js';
-import { operatorOf } from '../physical/operators.js';
+import type { Downstream, ExecContext, RunMetrics, TaskMeta } from '../physical/operator.js';
+import { analyzeRun, analyzeTask, operatorOf } from '../physical/operators.js';
 import { batchesOf } from '../physical/shuffle.js';
 
 /** Tasks of a streamed final stage per worker between starting and their output being consumed. */
@@ -66,6 +67,10 @@ export class Executor implements ExecContext {
     return runsInThread(bytes, this.settings.inThreadBytes) && !poolReady();
   }
 
+  report<K extends keyof RunMetrics>(owner: K, metrics: RunMetrics[K]): void {
+    analyzeRun(owner, metrics, this.stats);
+  }
+
   runAside(task: TaskSpec, label: string, here: boolean): Promise<TaskResult> {
     return here ? runInThread(task) : runWithRetries(this.settings.workers, task, { label });
   }
@@ -88,35 +93,24 @@ export class Executor implements ExecContext {
    */
   async run(task0: TaskSpec, meta: TaskMeta, here = false): Promise<TaskResult> {
     if (this.failure) throw this.failure;
-    const tee = teeOf(task0);
-    let task = this.settings.taskCpuTime ? { ...task0, cpuClock: true } : task0;
-    const order = this.streamOf(task, meta);
+    const order = this.streamOf(task0, meta);
     const ticket = order ? order.ticket() : -1;
     if (order && !(await order.admit())) {
       // the consumer has all the rows it wants: the task is not run
       order.done(ticket, { batches: [] });
-      if (tee !== undefined) this.repeats!.skipped(tee);
+      this.repeats?.skippedTask(task0);
       return { batches: [], inputRows: 0, outputRows: 0, ms: 0 };
     }
-    // a repeated subtree's rows past its cap are not handed back any more
-    if (tee !== undefined && !this.repeats!.teeing(tee))
-      task = { ...task, ops: task.ops.filter((o) => o.kind !== 'tee') };
+    // a repeated subtree's tee (physical/repeats.ts) off the task once its rows passed their cap
+    const teeing = this.repeats ? this.repeats.before(task0) : task0;
+    const task = this.settings.taskCpuTime ? { ...teeing, cpuClock: true } : teeing;
     if (this.failure) throw this.failure;
     const progressId = this.progress.scheduled(`${meta.stage} ${meta.kind}`, task.source);
     try {
       const r = await this.attempt(task, meta, this.inThread || here);
-      if (r.teed) {
-        this.repeats!.teed(tee!, r.teed);
-        r.teed = undefined;
-      }
-      // Shuffle output is held until its consumer is done: within the budget, or in a spill file.
-      // (a split task's rest and hot-key pieces too: they wait for the join tasks of every piece)
-      const held =
-        task.sink.kind === 'partition' ||
-        task.sink.kind === 'range' ||
-        (task.sink.kind === 'collect' && task.sink.sample) ||
-        task.source.kind === 'split';
-      const { blocks, spilled } = held ? this.memory.admit(r.batches) : { blocks: r.batches, spilled: 0 };
+      this.repeats?.after(task, r);
+      // output its sink (or source) says is held waits for its consumer: within the budget, or in a spill file
+      const { blocks, spilled } = outputHeld(task) ? this.memory.admit(r.batches) : { blocks: r.batches, spilled: 0 };
       r.batches = blocks;
       if (order) {
         // the final stage streams: its rows go to the output now, not back up the call chain
@@ -188,9 +182,8 @@ export class Executor implements ExecContext {
       attempt: r.attempt,
       spilledBytes: spilled,
       spillReadBytes: read,
-      ...(r.join ? { join: r.join } : {}),
-      ...(r.read ? { read: r.read } : {}),
-      ...(r.masks ? { masks: r.masks } : {}),
+      // what the task's operators measured, each folded by its own analyze
+      ...analyzeTask(r.metrics),
     });
     this.progress.finished(
       {
@@ -211,9 +204,10 @@ export class Executor implements ExecContext {
    * splits only, and `until.rest` the pipeline of the rest.
    */
   async execute(p: Pipeline, d: Downstream): Promise<TaskResult[]> {
-    const u = this.repeats?.unitOf(p.source);
-    if (u && p.ops.length >= u.ops) return this.runShared(p, d, u);
-    return operatorOf(p.source).execute(this, p, d);
+    const op = operatorOf(p.source);
+    // a repeated subtree is an operator wrapping its own (physical/repeats.ts)
+    const u = this.repeats?.reads(p);
+    return u ? this.repeats!.execute(this, p, d, u, op) : op.execute(this, p, d);
   }
 
   /** A scan's map tasks (see execute). */
@@ -246,51 +240,6 @@ export class Executor implements ExecContext {
     if (until && results.length < n)
       until.rest = { ...p, source: { ...src, splits: src.splits.slice(results.length) } };
     return results;
-  }
-
-  /**
-   * A pipeline starting at a repeated subtree (physical/repeats.ts): the first reader runs it with a tee after the
-   * subtree's own operators; the others read the rows held. A first reader stopped early (`until`: a side read up to
-   * a cap, its rest read later) has not seen them all: the others compute it again.
-   */
-  private async runShared(p: Pipeline, d: Downstream, u: Unit): Promise<TaskResult[]> {
-    const streamed = d.sink.kind === 'collect' && d.sink.stream !== undefined;
-    const how = await this.repeats!.arrive(u, !streamed && !d.eager, !d.eager);
-    if ('rows' in how) return this.readHeld(p, d, u, how.rows);
-    if (!('tee' in how)) return operatorOf(p.source).execute(this, p, d);
-    const ops: RowOp[] = [...p.ops.slice(0, u.ops), { kind: 'tee', id: how.tee }, ...p.ops.slice(u.ops)];
-    let why = 'the run failed';
-    try {
-      const r = await operatorOf(p.source).execute(this, { ...p, ops }, d);
-      why = d.until?.rest ? 'its first reader stopped at a cap (a join side measured)' : '';
-      return r;
-    } finally {
-      (this.stats.repeats ??= []).push(this.repeats!.computed(how.tee, why, p.source.id));
-    }
-  }
-
-  /** A reader of a repeated subtree's held rows: a task per chunk of them runs the reader's own operators. */
-  private readHeld(p: Pipeline, d: Downstream, u: Unit, rows: Batch[]): Promise<TaskResult[]> {
-    const schema = u.schema;
-    const bytes = batchesBytes(rows);
-    const chunks = rows.length
-      ? packBlocks(rows, Math.max(HELD_CHUNK_BYTES, bytes / (2 * this.settings.workers)))
-      : [[]];
-    const here = this.coldAndSmall(bytes);
-    return Promise.all(
-      chunks.map((c, i) =>
-        this.run(
-          {
-            source: { kind: 'batches', schema, batches: c.length ? c.map((b) => this.share(b)) : [emptyBatch(schema)] },
-            ops: p.ops.slice(u.ops),
-            combine: d.combine,
-            sink: withSeed(d.sink, i),
-          },
-          { stage: d.stage, kind: 'map', partition: i, source: p.source.id, split: 'repeated subtree computed once' },
-          here,
-        ),
-      ),
-    );
   }
 
   async sharesRows(source: BoundNode): Promise<boolean> {
@@ -336,15 +285,6 @@ export class Executor implements ExecContext {
       this.streams.delete(stream);
     }
   }
-}
-
-/** Held rows of a repeated subtree read by tasks of at least this many bytes (fewer tasks for small ones). */
-const HELD_CHUNK_BYTES = 1024 * 1024;
-
-/** The id of the tee among a task's operators, if any. */
-function teeOf(t: TaskSpec): number | undefined {
-  for (const o of t.ops) if (o.kind === 'tee') return o.id;
-  return undefined;
 }
 
 /** A task named in errors: "join-1 reduce task (partition 3, hot-key rest)". */

@@ -11,6 +11,7 @@
 // pair; each level-1 task takes one piece from every range.
 //
 // This file plans (a pure function of the shuffle's statistics); physical/aggregate/two-level.ts runs the plan.
+import { AGGREGATES, allMergeable } from '../agg/functions.js';
 import { combinable } from '../agg/partial.js';
 import { hasDistinct } from '../agg/twolevel.js';
 import type { BoundAggregate } from '../plan/bound.js';
@@ -63,7 +64,13 @@ export function planAggregateSplits(
   const splits = skewed.map((p): AggregateSplit => {
     const s = { partition: p, rows: rows[p], bytes: bytes[p] };
     if (!combinable(aggs))
-      return { ...s, method: 'none', reason: 'count_distinct of more than one column: no mergeable partial state' };
+      return {
+        ...s,
+        method: 'none',
+        reason: allMergeable(aggs)
+          ? 'count_distinct of more than one column: no mergeable partial state'
+          : `${aggs.find((a) => AGGREGATES[a.fn].state === null)!.fn} is holistic: no mergeable partial state`,
+      };
     if (bytes[p] <= targetBytes || rows[p] < 2)
       return { ...s, method: 'none', reason: `not larger than the target task size (${targetBytes} bytes)` };
     const targetRows = Math.ceil(rows[p] / Math.min(MAX_PIECES, Math.ceil(bytes[p] / targetBytes)));

@@ -5,8 +5,14 @@
 // avg (its sum and count carried), min, max, first_value over a frame from the partition's start to the current
 // row (ROWS or RANGE); ntile, percent_rank and cume_dist with the partition's total rows added up over the pieces;
 // lag/lead and functions over ROWS frames of n preceding/following rows recomputed with the n rows before and after
-// a piece from its neighbours. Other functions (RANGE frames with offsets or to the partition's end, ROWS frames to
-// the partition's end) keep the partition in one task, and say why.
+// a piece from its neighbours; count, sum, min, max and last_value over a frame to the partition's end (from the
+// current row or the partition's start) with what the pieces after it carry, the mirror of a running value. Other
+// functions (RANGE frames with offsets, avg, first_value or nth_value to the partition's end) keep the partition in
+// one task, and say why. A window without orderBy whose functions are
+// aggregates over the whole partition (count, sum, avg, min, max) or ranks (rank, dense_rank, percent_rank,
+// cume_dist: every row a peer) is a two-level aggregate: its hot partition's rows are dealt over several ranges of
+// the partition keys, each piece computes its partials, and each partition's partials, combined, go back to its
+// rows in every piece.
 import type { BoundWindowFn } from '../plan/bound.js';
 import type { SkewSettings } from '../plan/load.js';
 import { detectSkew } from './decide.js';
@@ -18,8 +24,12 @@ export interface WindowSplit {
   partition: number;
   rows: number;
   bytes: number;
-  /** ranges: cut by ranges of the keys, computed in `pieces` tasks and carried over; none: one task (reason) */
-  method: 'ranges' | 'none';
+  /**
+   * ranges: cut by ranges of the keys, computed in `pieces` tasks and carried over; aggregate (a window without
+   * orderBy): the partition's rows dealt over `pieces` ranges, partial aggregates combined per partition and given
+   * back to its rows; none: one task (reason)
+   */
+  method: 'ranges' | 'aggregate' | 'none';
   pieces?: number;
   reason?: string;
 }
@@ -42,6 +52,13 @@ export function unsplittable(fns: BoundWindowFn[]): string | null {
     // the n rows before and after a piece, from its neighbours (window/carry.ts reach)
     if (f.fn === 'lag' || f.fn === 'lead') continue;
     if (f.frame.unit === 'rows' && f.frame.start !== null && f.frame.end !== null && FRAME_FNS.has(f.fn)) continue;
+    // to the partition's end: what the pieces after carry (window/carry.ts toEnd)
+    if (
+      ['count', 'sum', 'min', 'max', 'last_value'].includes(f.fn) &&
+      f.frame.end === null &&
+      (f.frame.start === 0 || f.frame.start === null)
+    )
+      continue;
     const cumulative = f.frame.start === null && f.frame.end === 0;
     if (
       cumulative &&
@@ -54,6 +71,20 @@ export function unsplittable(fns: BoundWindowFn[]): string | null {
     )
       continue;
     return `${f.fn}→${f.as}${cumulative ? '' : ' over this frame'} needs more than the rows before a piece`;
+  }
+  return null;
+}
+
+/** Functions whose value is the same for every row of a partition without orderBy, exact from per-piece partials. */
+const WHOLE_AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max']);
+const PEER_RANKS = new Set(['rank', 'dense_rank', 'percent_rank', 'cume_dist']);
+
+/** Why a window without orderBy cannot be split as a two-level aggregate (null: it can). */
+export function unsplittableWhole(fns: BoundWindowFn[]): string | null {
+  for (const f of fns) {
+    if (PEER_RANKS.has(f.fn)) continue;
+    if (WHOLE_AGGREGATES.has(f.fn) && f.frame.start === null && f.frame.end === null) continue;
+    return `no orderBy, and ${f.fn}→${f.as} is not an aggregate over the whole partition`;
   }
   return null;
 }
@@ -72,12 +103,12 @@ export function planWindowSplits(
 ): WindowSplit[] {
   if (!o.enabled) return [];
   const d = detectSkew({ partitionRows: rows, partitionBytes: bytes, mapBytes: [], hotKeys: [] }, o);
-  const why = ordered ? unsplittable(fns) : 'no orderBy: every row of a partition is its peer';
+  const why = ordered ? unsplittable(fns) : unsplittableWhole(fns);
   return d.skewedPartitions.map((p): WindowSplit => {
     const s = { partition: p, rows: rows[p], bytes: bytes[p] };
     if (why) return { ...s, method: 'none', reason: why };
     const pieces = Math.min(MAX_PIECES, rows[p], Math.ceil(bytes[p] / Math.max(1, targetBytes)));
     if (pieces < 2) return { ...s, method: 'none', reason: `not larger than a task (${targetBytes} bytes)` };
-    return { ...s, method: 'ranges', pieces };
+    return { ...s, method: ordered ? 'ranges' : 'aggregate', pieces };
   });
 }

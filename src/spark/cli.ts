@@ -6,7 +6,8 @@ import type { LoadedPlan, Overrides } from '../plan/load.js';
 import type { Plan } from '../plan/spec.js';
 import { formatTable, jsonLines } from '../io/output.js';
 import { progressDisplay, wantsProgress } from '../cli/progress.js';
-import { type Lowered, lowerPlan } from './lower.js';
+import { type Lowered, Lowering, lowerPlan } from './lower.js';
+import { type WindowSamplingStat, planWindowSplits } from './window-split.js';
 import { executeOnSpark, loadForSpark, lowerWithSalting } from './engine.js';
 import type { JoinDecision, SamplingStat } from './hot.js';
 import { redact } from './remote.js';
@@ -26,9 +27,10 @@ export interface SparkFlags {
 export function describeLowered(
   lp: LoadedPlan,
   l: Pick<Lowered, 'sql' | 'settings' | 'salted' | 'writeUri'> &
-    Partial<Pick<Lowered, 'sources'>> & {
+    Partial<Pick<Lowered, 'sources' | 'splitWindows'>> & {
       sampling?: SamplingStat[];
       decisions?: JoinDecision[];
+      windowSampling?: WindowSamplingStat[];
       physicalPlan?: string;
     },
   where: string,
@@ -52,6 +54,20 @@ export function describeLowered(
   if (l.salted.length === 0) lines.push('salted joins: none');
   for (const s of l.salted)
     lines.push(`salted join ${s.join}: hot keys ${s.keys.map((k) => k.join(',')).join('; ')} over ${s.buckets} salts`);
+  for (const s of l.windowSampling ?? [])
+    lines.push(
+      s.method === 'skipped'
+        ? `sampled ${s.window}: not sampled (${s.reason})`
+        : `sampled ${s.window} ${s.method === 'local' ? 'here' : 'on Spark'}: ${s.sampleRows} rows of its ` +
+            `${s.sideRows} in ${s.ms.toFixed(0)} ms; ${s.hotKeys} hot partition${s.hotKeys === 1 ? '' : 's'}`,
+    );
+  for (const w of l.splitWindows ?? [])
+    w.keys.forEach((k, i) =>
+      lines.push(
+        `split window ${w.window}: partition ${k.join(',')} in ${w.pieces[i]} pieces by ${w.orderBy} ` +
+          `(cut at ${w.cuts[i].join(', ')}), then the pieces before each carried`,
+      ),
+    );
   if (l.writeUri) lines.push(`output: written by Spark to ${l.writeUri}`);
   for (const s of l.sources ?? [])
     lines.push(`source ${s.alias}: parquet, ${s.paths.length} paths: ${s.paths.join(', ')}`);
@@ -109,7 +125,7 @@ export async function runSparkCommand(
 
 /**
  * `skewjoin lower --to spark plan.json`: the SQL and settings, without a server (no salting: that needs a
- * sample), but for sources Spark reads itself (URIs), whose schema comes from Spark (`remote`, else a local server).
+ * sample; hot window partitions over local files are sampled here and split), but for sources Spark reads itself (URIs), whose schema comes from Spark (`remote`, else a local server).
  */
 export async function lowerCommand(
   planFile: string | Plan,
@@ -118,6 +134,16 @@ export async function lowerCommand(
   remote?: string,
 ): Promise<number> {
   const lp = await loadForSpark(planFile, o, remote);
-  out.write(describeLowered(lp, lowerPlan(lp), 'lowered only; hot keys are sampled when the plan runs'));
+  lowerPlan(lp); // refusals first
+  // hot window partitions of local files are sampled here (no server); join sides when the plan runs
+  const windows = await planWindowSplits(lp, null, new Lowering(lp.root));
+  const lowered = lowerPlan(lp, new Map(), windows.splits);
+  out.write(
+    describeLowered(
+      lp,
+      { ...lowered, windowSampling: windows.sampling },
+      'lowered only; join sides are sampled when the plan runs',
+    ),
+  );
   return 0;
 }

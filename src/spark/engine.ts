@@ -22,7 +22,8 @@ import type { RetryPolicy } from './retry.js';
 import { type JoinDecision, type SamplingStat, planSalting } from './hot.js';
 import { CORE_SETTINGS, clusterCores } from './decide.js';
 import { SPARK_PARTITIONS } from './sample.js';
-import { type Lowered, lowerPlan } from './lower.js';
+import { type Lowered, Lowering, lowerPlan } from './lower.js';
+import { type WindowSamplingStat, planWindowSplits } from './window-split.js';
 import { LocalSparkServer } from './server.js';
 import { type StageTimes, stageTimes } from './stages.js';
 
@@ -38,6 +39,10 @@ export interface SparkStats extends Stats {
     restarts?: string[];
     /** per join with hot keys: salted or AQE alone (skew.strategy auto decides, decide.ts), and why */
     decisions?: JoinDecision[];
+    /** the windows whose hot partitions are split in two passes (window.ts) */
+    splitWindows: Lowered['splitWindows'];
+    /** per window that could be split: how its partition keys were sampled */
+    windowSampling?: WindowSamplingStat[];
     /** the sampling of the join sides that looked for hot keys (part of wallMs) */
     samplingMs?: number;
     /** per join side that could be salted: how it was sampled, what it read, what it found */
@@ -210,21 +215,31 @@ export async function lowerWithSalting(
   lp: LoadedPlan,
   remote?: string,
   cores?: number,
-): Promise<Lowered & { sampling: SamplingStat[]; decisions: JoinDecision[]; physicalPlan: string }> {
+): Promise<
+  Lowered & {
+    sampling: SamplingStat[];
+    decisions: JoinDecision[];
+    windowSampling: WindowSamplingStat[];
+    physicalPlan: string;
+  }
+> {
   const { settings, sources } = lowerPlan(lp); // refusals first, before a server is started or reached
   const { client } = await connect(remote, lp.settings.workers);
   try {
     await client.setConfig(settings); // the sampling queries run under the plan's settings
     const conf = await client.getConfig(['spark.sql.shuffle.partitions', ...CORE_SETTINGS]);
+    const query = (sql: string) => queryRows(client, sql, sources);
+    const partitions = serverPartitions(lp, conf);
     const { plans, sampling, decisions } = await planSalting(
       lp,
-      (sql) => queryRows(client, sql, sources),
-      serverPartitions(lp, conf),
+      query,
+      partitions,
       clusterCores(conf, givenCores(cores)),
     );
-    const lowered = lowerPlan(lp, plans);
+    const windows = await planWindowSplits(lp, query, new Lowering(lp.root), partitions);
+    const lowered = lowerPlan(lp, plans, windows.splits);
     const physicalPlan = await client.explain(lowered.query, lowered.sources);
-    return { ...lowered, sampling, decisions, physicalPlan };
+    return { ...lowered, sampling, decisions, windowSampling: windows.sampling, physicalPlan };
   } catch (e) {
     throw mapSparkError(e);
   } finally {
@@ -306,14 +321,17 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
       ...CORE_SETTINGS,
     ]);
     const ts = performance.now();
+    const query = (sql: string) => queryRows(client, sql, sources);
+    const partitions = serverPartitions(lp, conf);
     const { plans, sampling, decisions } = await planSalting(
       lp,
-      (sql) => queryRows(client, sql, sources),
-      serverPartitions(lp, conf),
+      query,
+      partitions,
       clusterCores(conf, givenCores(o.cores)),
     );
+    const windows = await planWindowSplits(lp, query, new Lowering(lp.root), partitions);
     const samplingMs = performance.now() - ts;
-    const lowered = lowerPlan(lp, plans);
+    const lowered = lowerPlan(lp, plans, windows.splits);
     if (lowered.writeUri && !o.replaceOutput && (o.writeOut ?? true)) await checkOutputFolder(client, lowered.writeUri);
     const physicalPlan = o.explain ? await client.explain(lowered.query, lowered.sources) : undefined;
     const batches: Batch[] = [];
@@ -369,6 +387,7 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
     stats.spark.sampling = sampling;
     stats.spark.decisions = decisions;
     if (restarts.length) stats.spark.restarts = restarts;
+    stats.spark.windowSampling = windows.sampling;
     if (physicalPlan !== undefined) stats.spark.physicalPlan = physicalPlan;
     // a remote driver's REST API, where its UI port is set and reachable from here
     const restUrl =
@@ -440,6 +459,7 @@ function sparkStats(l: Lowered, applicationId: string, remote: string, wallMs: n
       applicationId,
       remote: redact(remote),
       salted: l.salted,
+      splitWindows: l.splitWindows,
       sources: l.sources,
       stages: [],
     },

@@ -54,7 +54,13 @@ const rowBytes = (n: BoundNode) =>
  * keys that are not hot, spread over the partitions), and its estimated bytes exceed
  * `thresholdBytes`.
  */
-function hotKeys(s: Sample, side: BoundNode, lp: LoadedPlan, mode: 'always' | 'oneFile', partitions: number): HotKey[] {
+export function hotKeys(
+  s: Sample,
+  side: BoundNode,
+  lp: LoadedPlan,
+  mode: 'always' | 'oneFile',
+  partitions: number,
+): HotKey[] {
   const { factor, thresholdBytes } = lp.settings.skew;
   if (s.total === 0) return [];
   const big = s.keys.filter((k) => k.rows / s.total > 1 / partitions);

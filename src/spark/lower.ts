@@ -5,20 +5,26 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PlanError } from '../errors.js';
+import { AGGREGATES } from '../agg/functions.js';
+import { typeName } from '../kernels/column.js';
+import { FORMATS } from '../io/result-file.js';
+import { OUTPUT_FORMATS } from '../plan/spec.js';
 import { isUri } from '../plan/uri.js';
-import type { BoundAggregate, BoundNode } from '../plan/bound.js';
+import type { BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';
-import { SQL_SETTINGS, col, expr, ident, predicate, sparkType, str, withColumns } from './lower-expr.js';
+import { SQL_SETTINGS, col, expr, ident, predicate, str, withColumns } from './lower-expr.js';
 import { type SaltPlan, saltedJoin } from './salt.js';
 import type { SparkSource } from './client.js';
 import { lowerSetOp } from './setops.js';
-import { lowerWindow } from './window.js';
+import { type SplitWindowStat, type WindowSplit, lowerWindow, splitStat } from './window.js';
 
 export interface Lowered {
   sql: string;
   settings: Record<string, string>;
   /** the joins rewritten with salting, by operator id */
   salted: { join: string; side: 'left' | 'right'; keys: string[][]; buckets: number }[];
+  /** the windows whose hot partitions are split (window.ts) */
+  splitWindows: SplitWindowStat[];
   /** an output.path that is a URI: Spark writes it (`INSERT OVERWRITE DIRECTORY`) */
   writeUri?: string;
   /** the query alone (without the write): what Spark's plan is asked of (AnalyzePlan explain) */
@@ -118,24 +124,26 @@ export class Lowering {
   private readonly at: Map<BoundNode, string>;
   readonly sources: Map<string, SparkSource>;
   readonly salted: Lowered['salted'] = [];
+  readonly splitWindows: SplitWindowStat[] = [];
 
   constructor(
     readonly root: BoundNode,
     readonly salt: Map<string, SaltPlan> = new Map(),
+    readonly windows: Map<string, WindowSplit> = new Map(),
   ) {
     this.at = paths(root);
     this.sources = sparkSources(root);
   }
 
-  private readonly named = new Map<BoundNode, string[]>();
+  private readonly nameMemo = new Map<BoundNode, string[]>();
 
   /**
    * The names of a node's columns in the SQL: a node that keeps its input's columns (filter, sort, limit, and
-   * compute and window, which add some) keeps their names, so that `col` names them alike in the node and its
+   * compute, which adds some) keeps their names (a window's are positional, as window.ts lowers it), so that `col` names them alike in the node and its
    * input; the others name theirs afresh (fresh).
    */
   names(n: BoundNode): string[] {
-    let ns = this.named.get(n);
+    let ns = this.nameMemo.get(n);
     if (ns) return ns;
     switch (n.kind) {
       case 'filter':
@@ -146,8 +154,10 @@ export class Lowering {
       case 'repeat':
         ns = this.names(n.input).slice(0, n.schema.length);
         break;
-      case 'compute':
-      case 'window': {
+      case 'window':
+        ns = n.schema.map((_, i) => `__sj${i}`);
+        break;
+      case 'compute': {
         const base = this.names(n.input);
         ns = [...base, ...fresh(n.schema.slice(base.length), base.length, base)];
         break;
@@ -155,20 +165,23 @@ export class Lowering {
       default:
         ns = fresh(n.schema, 0, []);
     }
-    this.named.set(n, ns);
+    this.nameMemo.set(n, ns);
     return ns;
   }
 
-  /** A node as a SELECT whose columns are __sj0.. in the order of its schema (the sampling, the salted join). */
-  positional(n: BoundNode): string {
+  /**
+   * A node as a SELECT whose columns are __sj0.. in the order of its schema, as `col` names them outside a
+   * node's lowering (the sampling queries, the salted join, window.ts).
+   */
+  node(n: BoundNode): string {
     const ns = this.names(n);
-    if (positional(ns)) return this.node(n);
-    return `SELECT ${ns.map((c, i) => alias(c, `__sj${i}`)).join(', ')} FROM (${this.node(n)}) t`;
+    if (positional(ns)) return this.named(n);
+    return `SELECT ${ns.map((c, i) => alias(c, `__sj${i}`)).join(', ')} FROM (${this.named(n)}) t`;
   }
 
   /** A node as a SELECT whose columns are named by names(n), in the order of its schema. */
-  node(n: BoundNode): string {
-    const from = (m: BoundNode) => `(${this.node(m)}) t`;
+  named(n: BoundNode): string {
+    const from = (m: BoundNode) => `(${this.named(m)}) t`;
     const own = <T>(f: () => T) => withColumns(this.names(n), f);
     switch (n.kind) {
       case 'scan':
@@ -206,15 +219,19 @@ export class Lowering {
         }
         return `SELECT * FROM ${from(n.input)} ${page}`;
       }
-      case 'window':
-        return own(() => lowerWindow(n, (m) => this.node(m)));
+      case 'window': {
+        const split = this.windows.get(n.id);
+        if (split) this.splitWindows.push(splitStat(n, split));
+        // window.ts lowers over positional columns (names: a window's are positional)
+        return withColumns(null, () => lowerWindow(n, (m) => this.node(m), split));
+      }
       case 'union':
       case 'values':
       case 'expand':
       case 'repeat':
         return lowerSetOp(
           n,
-          (m) => this.node(m),
+          (m) => this.named(m),
           (m) => this.names(m),
         );
     }
@@ -248,12 +265,12 @@ export class Lowering {
     if (plan) {
       this.salted.push({ join: n.id, side: plan.side, keys: plan.keys.map((k) => k.text), buckets: plan.buckets });
       // the salted join over positional columns (salt.ts), then the join's own names
-      const salted = withColumns(null, () => saltedJoin(n, plan, (m) => this.positional(m)));
+      const salted = withColumns(null, () => saltedJoin(n, plan, (m) => this.node(m)));
       const out = this.names(n);
       if (positional(out)) return salted;
       return `SELECT ${out.map((c, i) => alias(`__sj${i}`, c)).join(', ')} FROM (${salted}) t`;
     }
-    return plainJoin(n, `(${this.node(n.left)})`, `(${this.node(n.right)})`, n.type, {
+    return plainJoin(n, `(${this.named(n.left)})`, `(${this.named(n.right)})`, n.type, {
       names: { left: this.names(n.left), right: this.names(n.right), out: this.names(n) },
     });
   }
@@ -261,11 +278,18 @@ export class Lowering {
   private aggregate(n: Extract<BoundNode, { kind: 'aggregate' }>): string {
     const [inn, out] = [this.names(n.input), this.names(n)];
     const groups = n.groupBy.map((g, i) => alias(inn[g], out[i]));
-    const aggs = withColumns(inn, () =>
-      n.aggs.map((a, k) => `${aggregate(a, n.input.schema[a.col]?.type)} AS ${out[n.groupBy.length + k]}`),
-    );
+    const aggs = n.aggs.map((a, k) => {
+      const input = n.input.schema[a.col]?.type;
+      const text = AGGREGATES[a.fn].spark(a.col < 0 ? col(a.col) : inn[a.col], a, input);
+      if (text === null)
+        throw new PlanError(
+          `${this.at.get(n)}.aggregates[${k}]`,
+          `${a.fn} of a ${input ? typeName(input) : 'missing'} column has no exact Spark lowering; run with --engine local`,
+        );
+      return `${text} AS ${out[n.groupBy.length + k]}`;
+    });
     const by = n.groupBy.length ? ` GROUP BY ${n.groupBy.map((g) => inn[g]).join(', ')}` : '';
-    return `SELECT ${[...groups, ...aggs].join(', ')} FROM (${this.node(n.input)}) t${by}`;
+    return `SELECT ${[...groups, ...aggs].join(', ')} FROM (${this.named(n.input)}) t${by}`;
   }
 }
 
@@ -308,32 +332,14 @@ function orderBy(n: Extract<BoundNode, { kind: 'sort' }>): string {
   );
 }
 
-function aggregate(a: BoundAggregate, input: BoundNode['schema'][number]['type'] | undefined): string {
-  const c = col(a.col);
-  switch (a.fn) {
-    case 'count':
-      return a.col < 0 ? 'COUNT(*)' : `COUNT(${c})`;
-    case 'count_distinct':
-      return `COUNT(DISTINCT ${c})`;
-    case 'sum':
-      if (a.type.id === 'decimal') return `CAST(SUM(${c}) AS ${sparkType(a.type)})`;
-      return a.type.id === 'float64' ? `SUM(CAST(${c} AS DOUBLE))` : `SUM(CAST(${c} AS BIGINT))`;
-    // Spark's avg of a decimal is a decimal rounded to 4 more digits; ours (as DuckDB's) is the exact sum
-    // over the count, a double
-    case 'avg':
-      return input?.id === 'decimal'
-        ? `(CAST(SUM(${c}) AS DOUBLE) / NULLIF(COUNT(${c}), 0))`
-        : `AVG(CAST(${c} AS DOUBLE))`;
-    case 'min':
-    case 'max':
-      return `${a.fn.toUpperCase()}(${c})`;
-  }
-}
-
 /** The whole plan: the query with the plan's column names, and its settings. */
-export function lowerPlan(lp: LoadedPlan, salt: Map<string, SaltPlan> = new Map()): Lowered {
-  const l = new Lowering(lp.root, salt);
-  const body = l.node(lp.root);
+export function lowerPlan(
+  lp: LoadedPlan,
+  salt: Map<string, SaltPlan> = new Map(),
+  windows: Map<string, WindowSplit> = new Map(),
+): Lowered {
+  const l = new Lowering(lp.root, salt, windows);
+  const body = l.named(lp.root);
   const inner = l.names(lp.root);
   const names = lp.root.schema
     .map((f, i) => (inner[i] === f.name ? f.name : `${inner[i]} AS ${ident(f.name)}`))
@@ -344,20 +350,21 @@ export function lowerPlan(lp: LoadedPlan, salt: Map<string, SaltPlan> = new Map(
   let writeUri: string | undefined;
   if (raw && isUri(raw)) {
     const fmt = lp.output!.format;
-    if (fmt === 'arrow')
+    const spark = FORMATS[fmt].spark;
+    if (spark === null)
       throw new PlanError(
         'output.format',
-        'Spark does not write Arrow IPC files; use parquet, csv or jsonl for a URI output.path',
+        `Spark does not write ${fmt} output; use ${OUTPUT_FORMATS.filter((f) => FORMATS[f].spark).join(', ')} for a URI output.path`,
       );
-    const using = { parquet: 'parquet', csv: 'csv', jsonl: 'json' }[fmt];
-    const options = fmt === 'csv' ? " OPTIONS ('header' 'true')" : '';
-    sql = `INSERT OVERWRITE DIRECTORY ${str(raw)} USING ${using}${options} ${sql}`;
+    const options = spark.options ? ` OPTIONS (${spark.options})` : '';
+    sql = `INSERT OVERWRITE DIRECTORY ${str(raw)} USING ${spark.using}${options} ${sql}`;
     writeUri = raw;
   }
   return {
     sql,
     settings: sparkSettings(lp.settings),
     salted: l.salted,
+    splitWindows: l.splitWindows,
     writeUri,
     query,
     sources: [...l.sources.values()],

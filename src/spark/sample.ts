@@ -80,7 +80,7 @@ export function saltableSides(j: Join): Record<Side, 'always' | 'oneFile'> | nul
 export const fileLevel = (n: BoundNode): boolean =>
   n.kind === 'scan' || ((n.kind === 'filter' || n.kind === 'project' || n.kind === 'compute') && fileLevel(n.input));
 
-const scanOf = (n: BoundNode): Scan => (n.kind === 'scan' ? n : scanOf([...children(n)][0]));
+export const scanOf = (n: BoundNode): Scan => (n.kind === 'scan' ? n : scanOf([...children(n)][0]));
 
 /** Whether a scan's sizes are known (local files whose footers the binder read): false for a URI source. */
 export const sized = (n: BoundNode): boolean =>
@@ -96,7 +96,7 @@ export const scanRows = (n: BoundNode): number =>
   n.kind === 'scan' ? n.splits.reduce((a, s) => a + s.rows, 0) : Math.max(0, ...[...children(n)].map(scanRows));
 
 /** A key value of ours as text (for --explain and the stats) and as a Spark literal of its column's type. */
-function keyOf(v: unknown, t: DataType): { text: string; sql: string } {
+export function keyOf(v: unknown, t: DataType): { text: string; sql: string } {
   if (t.id === 'decimal') return { text: String(v), sql: `CAST(${str(String(v))} AS ${sparkType(t)})` };
   const text =
     t.id === 'date32'
@@ -142,7 +142,7 @@ export function sampleRanges(splits: readonly FileSplit[]): FileSplit[] | null {
 }
 
 /** The side with its scan's splits replaced (a file-level side: one scan under filters and projections). */
-function withSplits(n: BoundNode, splits: FileSplit[]): BoundNode {
+export function withSplits(n: BoundNode, splits: FileSplit[]): BoundNode {
   if (n.kind === 'scan') return { ...n, splits };
   return { ...n, input: withSplits((n as { input: BoundNode }).input, splits) } as BoundNode;
 }
@@ -249,7 +249,7 @@ function sampleSql(side: BoundNode, keys: number[], fraction: number, lowering: 
     `SELECT ${keys.map((_, i) => `CAST(k${i} AS STRING)`).join(', ')}, n, one, g FROM (` +
     `SELECT ${ks}, COUNT(*) AS n, MIN(f) = MAX(f) AS one, grouping_id() AS g ` +
     `FROM (SELECT ${keys.map((k, i) => `${col(k)} AS k${i}`).join(', ')}, ${file} AS f ` +
-    `FROM (${lowering.positional(side)}) t${where}) t GROUP BY GROUPING SETS ((${ks}), ())) s ` +
+    `FROM (${lowering.node(side)}) t${where}) t GROUP BY GROUPING SETS ((${ks}), ())) s ` +
     `ORDER BY g DESC, n DESC LIMIT ${TOP_KEYS + 1}`
   );
 }

@@ -107,8 +107,6 @@ export interface Select {
   groupingSets?: Expr[][];
 }
 
-export const AGGREGATES = new Set(['count', 'sum', 'min', 'max', 'avg', 'grouping']);
-
 /** A structural key of an expression (positions left out): equal keys, equal expressions. */
 export function exprKey(e: unknown): string {
   return JSON.stringify(e, (k, v) => (k === 'pos' ? undefined : v));

@@ -394,6 +394,22 @@ export abstract class ExprParser extends TokenCursor {
   }
 
   private afterCall(e: Extract<Expr, { k: 'call' }>): Expr {
+    // percentile_cont(q) WITHIN GROUP (ORDER BY x): quantile_cont(x, q) (and _disc)
+    if (this.isWord('within')) {
+      const at = this.next().pos;
+      const fn = { percentile_cont: 'quantile_cont', percentile_disc: 'quantile_disc' }[e.name];
+      if (!fn) throw sqlError(at, `WITHIN GROUP takes percentile_cont or percentile_disc, not ${e.name}()`);
+      this.expect('group', 'GROUP');
+      this.expect('(');
+      this.expect('order', 'ORDER');
+      this.expect('by', 'BY');
+      const x = this.expr();
+      if (this.isWord('desc')) throw sqlError(this.t.pos, `${e.name}() WITHIN GROUP takes ORDER BY ascending only`);
+      this.acceptWord('asc');
+      this.expect(')');
+      e.name = fn;
+      e.args = [x, ...e.args];
+    }
     if (this.t.kind === 'ident' && this.t.text === 'filter' && this.isOp('(', this.peek())) {
       this.i += 2;
       this.expect('where', 'WHERE');

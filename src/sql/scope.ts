@@ -6,6 +6,7 @@ import type { Pos } from './lexer.js';
 import { sqlError } from './lexer.js';
 import type { Expr } from './ast.js';
 import type { ColStats } from './catalog.js';
+import { aggregateBySql } from '../agg/functions.js';
 
 /** A column as the plan carries it (`id`, unique in the plan) and as SQL names it (`table`.`name`). */
 export interface Col {
@@ -129,7 +130,7 @@ export function refsOf(e: Expr, scope: Scope): { local: Set<string>; outer: Set<
 }
 
 export function isAggregateCall(e: Expr): boolean {
-  return e.k === 'call' && ['count', 'sum', 'min', 'max', 'avg', 'grouping'].includes(e.name);
+  return e.k === 'call' && (e.name === 'grouping' || aggregateBySql(e.name) !== undefined);
 }
 
 /** The direct sub-expressions of an expression (not subqueries' bodies). */

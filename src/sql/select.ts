@@ -2,7 +2,8 @@
 // subquery.ts), then GROUP BY and aggregates, HAVING, the select list,
 // DISTINCT, ORDER BY and LIMIT, as plan nodes over unique column ids.
 import type { Expr as PExpr, QueryNode } from '../plan/spec.js';
-import { AGGREGATES, type Expr, type Select, exprKey } from './ast.js';
+import { type Expr, type Select, exprKey } from './ast.js';
+import { AGGREGATES, aggregateBySql } from '../agg/functions.js';
 import { sqlError } from './lexer.js';
 import { type Col, Scope, children, isAggregateCall, refsOf } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
@@ -224,10 +225,10 @@ function aggregateBlock(
     subst.set(exprKey(g), { column: id });
   }
   const specs = [...aggs.values()].map((a) => {
-    if (!AGGREGATES.has(a.name)) throw sqlError(a.pos, `${a.name}() is not an aggregate`);
+    if (!isAggregateCall(a)) throw sqlError(a.pos, `${a.name}() is not an aggregate`);
     const as = ctx.namer.fresh(names.get(exprKey(a)) ?? (a.star ? 'count_star' : a.name));
     subst.set(exprKey(a), { column: as });
-    outCols.push({ id: as, name: as, nullable: a.name !== 'count' });
+    outCols.push({ id: as, name: as, nullable: a.name === 'grouping' || AGGREGATES[aggregateBySql(a.name)!].nullable });
     if (a.name === 'grouping') {
       // grouping(keys): a bit per key, 1 where the row's grouping set lacks it
       const columns = a.args.map((g) => {
@@ -240,10 +241,12 @@ function aggregateBlock(
     }
     const filter = a.filter ? { filter: pre.pred(a.filter) } : {};
     if (a.star) return { fn: 'count' as const, as, ...filter };
-    if (a.args.length !== 1) throw sqlError(a.pos, `${a.name}() takes one argument`);
+    const def = AGGREGATES[aggregateBySql(a.name)!];
+    const q = def.q === 'param' ? { q: fraction(a) } : {};
+    if (def.q !== 'param' && a.args.length !== 1) throw sqlError(a.pos, `${a.name}() takes one argument`);
     // count(DISTINCT x) stays the engine's count_distinct; the others take "distinct" (plan/bind-grouping.ts)
-    const fn = a.distinct && a.name === 'count' ? ('count_distinct' as const) : (a.name as 'sum');
-    const more = { ...filter, ...(a.distinct && a.name !== 'count' ? { distinct: true } : {}) };
+    const fn = a.distinct && a.name === 'count' ? ('count_distinct' as const) : aggregateBySql(a.name)!;
+    const more = { ...filter, ...q, ...(a.distinct && a.name !== 'count' ? { distinct: true } : {}) };
     const e = pre.expr(a.args[0]);
     const spec = 'column' in e ? { fn, column: e.column, as, ...more } : { fn, expr: e, as, ...more };
     return tagPos(spec, a.pos, { column: a.args[0].pos });
@@ -360,3 +363,16 @@ function project(
 const outputNamed = (out: Col[], name: string) => out.find((c) => c.name === name && !c.hidden);
 
 type ProjectColumn = Extract<QueryNode, { op: 'project' }>['columns'][number];
+
+/** A quantile's fraction: its second argument, a number from 0 to 1 (quantile_cont(x, 0.9)). */
+function fraction(a: Extract<Expr, { k: 'call' }>): number {
+  if (a.args.length !== 2) throw sqlError(a.pos, `${a.name}() takes two arguments: the value and the fraction`);
+  const f = a.args[1];
+  const q = f.k === 'num' ? Number(f.text) : Number.NaN;
+  if (!(q >= 0 && q <= 1))
+    throw sqlError(
+      f.pos,
+      `${a.name}(): the fraction must be a number from 0 to 1, got ${f.k === 'num' ? f.text : f.k}`,
+    );
+  return q;
+}

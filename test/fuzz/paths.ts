@@ -35,7 +35,7 @@ export function countPaths(s: Stats, counts: PathCounts): void {
   add('plans in the calling thread', s.inThread ? 1 : 0);
   add('scan tasks reading conjuncts as masks', s.tasks.filter((t) => (t.masks ?? 0) > 0).length);
   for (const w of s.windows ?? []) {
-    add('window partitions split', w.splits.filter((x) => x.method === 'ranges').length);
+    add('window partitions split', w.splits.filter((x) => x.method !== 'none').length);
     add('window partitions kept whole', w.splits.filter((x) => x.method === 'none').length);
   }
   const stages = new Set(s.tasks.map((t) => t.stage));

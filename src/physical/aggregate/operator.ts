@@ -1,13 +1,23 @@
 // The aggregate operator: `--explain` from the same rules that execution applies (aggregate/stage.ts
 // preAggregation: eager aggregation below a join, or combiners), and execution.
 import type { BoundNode } from '../../plan/bound.js';
+import type { AggregateStats } from '../../skew/aggregate.js';
 import type { PhysicalOperator } from '../operator.js';
 import { partitionsFor } from '../pipeline.js';
 import { overJoin, preAggregation, runAggregate } from './stage.js';
 
 type AggregateNode = Extract<BoundNode, { kind: 'aggregate' }>;
 
-export const aggregateOperator: PhysicalOperator<AggregateNode> = {
+/** An aggregate's skewed partitions and how they were split, or that it was computed eagerly below its join. */
+type AggregateReport = { split: AggregateStats } | { eager: string };
+
+declare module '../operator.js' {
+  interface RunMetrics {
+    aggregate: AggregateReport;
+  }
+}
+
+export const aggregateOperator: PhysicalOperator<AggregateNode, never, AggregateReport> = {
   describe(src, x, depth, fused) {
     const P = src.groupBy.length ? partitionsFor(src, x.settings) : 1;
     const by = src.groupBy.map((k) => src.input.schema[k].name);
@@ -25,4 +35,10 @@ export const aggregateOperator: PhysicalOperator<AggregateNode> = {
     x.walk(src.input, depth + 2);
   },
   execute: (ctx, p, d) => runAggregate(ctx, p.source, p.ops, d),
+  analyze: {
+    run: (m, into) => {
+      if ('eager' in m) into.eager.push(m.eager);
+      else into.aggregates.push(m.split);
+    },
+  },
 };

@@ -1,6 +1,6 @@
 // The aggregate kernel: a reduce task's input (rows, partial states from combiners, or both) aggregated to its
 // final rows, or one step of a skewed partition's two-level aggregation (agg/twolevel.ts).
-import { aggregateBatch } from '../../agg/aggregate.js';
+import { aggregateBatch } from '../../agg/functions.js';
 import { finalAggregate, rowsAsStates } from '../../agg/partial.js';
 import { twoLevelStep } from '../../agg/twolevel.js';
 import { type Batch, type Schema, concatBatches, rowCount } from '../../kernels/column.js';

@@ -36,7 +36,7 @@ export async function runAggregate(
   // A skewed partition is aggregated in two levels (skew/aggregate.ts).
   const skew = planAggregateSplits(s.stats.partitionRows, s.stats.partitionBytes, ex.settings.skew, node.aggs, share);
   Object.assign(s.stats, skew.decision);
-  ex.stats.aggregates.push({ id: node.id, targetBytes: skew.targetBytes, splits: skew.splits });
+  ex.report('aggregate', { split: { id: node.id, targetBytes: skew.targetBytes, splits: skew.splits } });
   const twoLevel = new Map(skew.splits.filter((x) => x.method === 'two-level').map((x) => [x.partition, x]));
   const rc: Reduce = { ex, node, ops, sink, combine, share, P, norms, rows: rowsInput(shuffled) };
   const jobs = packJobs(ex, node, s, twoLevel, Math.min(skew.targetBytes, share));
@@ -110,7 +110,7 @@ async function shuffleInput(ex: ExecContext, node: Extract<BoundNode, { kind: 'a
   const shuffledSchema = partial ? partialSchema(inSchema, node.groupBy, node.aggs) : inSchema;
   const keys = partial ? Array.from({ length: g }, (_, i) => i) : node.groupBy;
   const norms = keys.map((i) => normFor(shuffledSchema[i].type));
-  if (eager) ex.stats.eager.push(node.id);
+  if (eager) ex.report('aggregate', { eager: node.id });
   const spec = { keys, norms, partitions: P, spreadNulls: false };
   const s = await shuffle(ex, node.input, spec, `${node.id}.input`, node.id, pre, eager);
   const shuffled: AggregateInput = {

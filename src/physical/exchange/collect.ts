@@ -10,6 +10,8 @@ import { encodeOutput, encodesOutput } from './encode-output.js';
 type CollectSink = Extract<TaskSink, { kind: 'collect' }>;
 
 export const collectKernel: SinkKernel<CollectSink> = {
+  // a sort's input (sampled for its boundaries) waits for the range tasks that cut it
+  held: (sink) => sink.sample !== undefined && sink.sample > 0,
   sink(sink, { batches, rows, outputRows, release }) {
     let out = batches;
     // copied out of the module's memory (or the task's) once, with no loop in JS

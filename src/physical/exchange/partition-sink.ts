@@ -6,6 +6,7 @@ import type { SinkKernel, TaskSink } from '../task.js';
 type PartitionSink = Extract<TaskSink, { kind: 'partition' }>;
 
 export const partitionKernel: SinkKernel<PartitionSink> = {
+  held: () => true,
   sink(sink0, { batches, rows, outputRows, combine, task }) {
     const sink =
       combine?.mode === 'pass-through' && task.combine!.passRows ? { ...sink0, keys: task.combine!.groupBy } : sink0;

@@ -3,6 +3,7 @@
 // be broadcast follows Spark: the side whose unmatched rows are never output
 // (inner: either; left, semi, anti: the right; right: the left; full: neither).
 import type { JoinType } from '../../plan/spec.js';
+import type { JoinStrategyName } from '../stats.js';
 
 export type Side = 'left' | 'right';
 
@@ -49,7 +50,8 @@ export function broadcastable(type: JoinType): Side[] {
 }
 
 export interface BroadcastDecision {
-  strategy: 'broadcast' | 'shuffle';
+  /** of the strategies (physical/stats.ts JOIN_STRATEGIES) the ones decided from the sides' sizes */
+  strategy: Extract<JoinStrategyName, 'broadcast' | 'shuffle'>;
   /** the side built into the shared table */
   side?: Side;
   /** why, in words for --explain --analyze */

@@ -8,6 +8,7 @@ import type { SinkKernel, TaskSink } from '../task.js';
 type KeyStatsSink = Extract<TaskSink, { kind: 'keyStats' }>;
 
 export const keyStatsKernel: SinkKernel<KeyStatsSink> = {
+  held: () => false,
   sink(sink, { batches, rows, outputRows }) {
     const all = concatBatches(batches[0]?.columns.map((c) => ({ name: '', type: c.type })) ?? [], batches);
     let keyRows = 0,

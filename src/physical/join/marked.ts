@@ -121,10 +121,10 @@ export async function runMarked(
   ops: Pipeline['ops'],
   d: Downstream,
 ): Promise<TaskResult[]> {
-  ex.stats.joins.push({
+  ex.report('join', {
     id: node.id,
     type: node.type,
-    strategy: 'broadcast',
+    strategy: 'marked',
     reason: how.decision.reason,
     broadcast: { side: 'left', rows: m.rows.length, bytes: batchBytes(m.rows) },
     targetBytes: 0,

@@ -1,6 +1,7 @@
 // The join operator: `--explain` from the strategy rule that execution applies to measured sides
 // (join/broadcast.ts expectedStrategy), and execution (join/stage.ts).
 import type { PhysicalOperator } from '../operator.js';
+import type { JoinPath, JoinStats } from '../stats.js';
 import { humanSizes } from '../explain-text.js';
 import { partitionsFor } from '../pipeline.js';
 import { expectedStrategy } from './broadcast.js';
@@ -8,7 +9,14 @@ import { markedRule } from './marked.js';
 import { runJoin } from './stage.js';
 import type { JoinNode } from './tasks.js';
 
-export const joinOperator: PhysicalOperator<JoinNode> = {
+declare module '../operator.js' {
+  interface RunMetrics {
+    /** a join's strategy and reduce plan */
+    join: JoinStats;
+  }
+}
+
+export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
   describe(src, x, depth, fused) {
     if (src.leftKeys.length === 0) {
       x.line(depth, `${src.id}: cross join, the smaller side replicated to the tasks of the larger${fused}`);
@@ -48,4 +56,10 @@ export const joinOperator: PhysicalOperator<JoinNode> = {
     }
   },
   execute: (ctx, p, d) => runJoin(ctx, p.source, p.ops, d),
+  analyze: {
+    task: (join) => ({ join }),
+    run: (j, into) => {
+      into.joins.push(j);
+    },
+  },
 };

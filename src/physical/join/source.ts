@@ -6,7 +6,9 @@ import { hashJoin } from '../../kernels/join.js';
 import { buildKeys } from '../../kernels/keys.js';
 import { eagerStates } from '../../agg/eager.js';
 import { partialAggregateJoin, partialSchema } from '../../agg/partial.js';
-import type { JoinPath, SourceKernel } from '../task.js';
+import type { JoinPath } from '../stats.js';
+import type { SourceKernel } from '../task.js';
+import { joinMetrics } from './metrics.js';
 import { type JoinSource, streamJoin } from './stream.js';
 
 export const joinKernel: SourceKernel<JoinSource> = {
@@ -22,16 +24,17 @@ export const joinKernel: SourceKernel<JoinSource> = {
     const lk = buildKeys(l, src.leftKeys, src.leftNorms);
     const rk = buildKeys(r, src.rightKeys, src.rightNorms);
     const m = hashJoin(src.type, lk, rk);
-    const join: JoinPath = { path: 'concatenated', build: 'right', matchChunks: 1 };
+    const metrics = joinMetrics({ path: 'concatenated', build: 'right', matchChunks: 1 } satisfies JoinPath);
     const rows = l.length + r.length;
-    if (src.eager) return { batches: [eagerStates(l, r, m.left, m.right, m.n, src.eager)], rows, combined: true, join };
+    if (src.eager)
+      return { batches: [eagerStates(l, r, m.left, m.right, m.n, src.eager)], rows, combined: true, metrics };
     if (combine) {
       const schema = partialSchema(combine.schema, combine.groupBy, combine.aggs);
       const b = partialAggregateJoin(l, r, m.left, m.right, m.n, src.type, combine.groupBy, combine.aggs, schema);
-      if (b) return { batches: [b], rows, combined: true, join };
+      if (b) return { batches: [b], rows, combined: true, metrics };
     }
     const cols = l.columns.map((c) => gather(c, m.left, m.n));
     if (src.type !== 'semi' && src.type !== 'anti') for (const c of r.columns) cols.push(gather(c, m.right, m.n));
-    return { batches: [{ length: m.n, columns: cols }], rows, join };
+    return { batches: [{ length: m.n, columns: cols }], rows, metrics };
   },
 };

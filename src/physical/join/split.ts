@@ -9,6 +9,7 @@ type SplitSource = Extract<TaskSource, { kind: 'split' }>;
 export const splitKernel: SourceKernel<SplitSource> = {
   inputs: (src) => src.blocks,
   withInputs: (src, blocks) => ({ ...src, blocks }),
+  holdsOutput: true,
   produce(src) {
     const rows = rowCount(src.blocks);
     const runs = src.locate ? hotKeyRuns(src.blocks, src.keys, src.norms, src.hot, src.locate) : null;

@@ -81,7 +81,7 @@ async function runBroadcast(
   d: Downstream,
 ): Promise<TaskResult[]> {
   const side = how.decision.side!;
-  ex.stats.joins.push({
+  ex.report('join', {
     id: node.id,
     type: node.type,
     strategy: how.decision.strategy,
@@ -167,7 +167,7 @@ async function runShuffleJoin(
   // the measured side's rows are held until its map tasks have partitioned them
   const [l, r] = await Promise.all([side('left'), side('right')]).finally(() => ex.memory.release(how.heldBytes));
   const plan = planJoinTasks(ex, node, l, r, P);
-  ex.stats.joins.push({
+  ex.report('join', {
     id: node.id,
     type: node.type,
     strategy: how.decision.strategy,
@@ -275,10 +275,10 @@ async function runCross(
   const tiles = larges.flatMap((lg) => smalls.map((sm) => [sm, lg] as const));
   // the smaller side is replicated whatever broadcastBytes says: there is no key to shuffle by
   const side = leftSmall ? 'left' : 'right';
-  ex.stats.joins.push({
+  ex.report('join', {
     id: node.id,
     type: node.type,
-    strategy: 'broadcast',
+    strategy: 'cross',
     reason:
       `cross join: the smaller side (${side}) replicated to every task of the larger` +
       (smalls.length > 1 ? `, in ${smalls.length} pieces` : ''),

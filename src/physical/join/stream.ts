@@ -9,7 +9,9 @@ import { partialSchema } from '../../agg/partial.js';
 import { type JoinSides, type Orientation, ProbeGroupedAggregate, orient } from './orient.js';
 import { GatherSink } from './gather.js';
 import { cutPairs } from '../../shuffle/cut-pairs.js';
-import type { CutSink, JoinPath, Produced, TaskSource } from '../task.js';
+import type { JoinPath } from '../stats.js';
+import type { CutSink, Produced, TaskSource } from '../task.js';
+import { joinMetrics } from './metrics.js';
 
 export type JoinSource = Extract<TaskSource, { kind: 'join' }>;
 
@@ -59,7 +61,7 @@ const ROUTER = new PairRouter();
  * its own (physical/join/orient.ts). Null when a combiner is asked for that the
  * streaming form cannot serve.
  */
-export function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): (Produced & { join: JoinPath }) | null {
+export function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): Produced | null {
   const parts = src.parts ?? [[src.left.length, src.right.length]];
   const sides: JoinSides = {
     type: src.type,
@@ -132,7 +134,7 @@ export function streamJoin(src: JoinSource, combine?: Combine, cut?: CutSink): (
     batches: out,
     rows: rowCount(src.left) + rowCount(src.right),
     combined: combine !== undefined,
-    join,
+    metrics: joinMetrics(join),
     ...(cutRows ? { cut: cutRows } : {}),
   };
 }

@@ -24,4 +24,6 @@ export const limitOperator: PhysicalOperator<LimitNode> = {
       ),
     ];
   },
+  /** no metrics of its own: its tasks' statistics are the scheduler's */
+  analyze: {},
 };

@@ -15,6 +15,7 @@ import { type MaskSpec, dictShare, readMasks } from '../../io/parquet-mask.js';
 import { readSelected } from '../../io/parquet-select.js';
 import type { BoundPredicate } from '../../plan/bound.js';
 import type { Produced, TaskSource, TaskSpec } from '../task.js';
+import { scanMetrics } from './metrics.js';
 
 type ScanSource = Extract<TaskSource, { kind: 'scan' }>;
 type ScanMask = NonNullable<ScanSource['masks']>[number];
@@ -211,7 +212,8 @@ export async function produceMasked(src: ScanSource, inPlace: boolean): Promise<
     batches.push({ length: n, columns });
   }
   const read = rest && 'direct' in rest && rest.direct ? 'direct' : 'in-place';
-  return { batches, rows: total, release: rest?.release, read, inputBytes: batchesBytes(batches), masks: masks.length };
+  const metrics = scanMetrics({ read, masks: masks.length });
+  return { batches, rows: total, release: rest?.release, metrics, inputBytes: batchesBytes(batches) };
 }
 
 /**
@@ -284,7 +286,12 @@ function keptBatches(
     );
     batches.push({ length: hi - lo, columns });
   }
-  return { batches, rows: m, read: 'direct', inputBytes: batchesBytes(batches), masks: masks.length };
+  return {
+    batches,
+    rows: m,
+    metrics: scanMetrics({ read: 'direct', masks: masks.length }),
+    inputBytes: batchesBytes(batches),
+  };
 }
 
 /** Rows [lo, hi) of a column (views; string offsets rebased). */

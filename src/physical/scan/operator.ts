@@ -2,10 +2,11 @@
 // the scheduler where `Downstream.placement` says.
 import type { BoundNode } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
+import type { ScanRead } from '../stats.js';
 
 type ScanNode = Extract<BoundNode, { kind: 'scan' }>;
 
-export const scanOperator: PhysicalOperator<ScanNode> = {
+export const scanOperator: PhysicalOperator<ScanNode, ScanRead> = {
   describe(src, x, depth, fused) {
     const files = new Set(src.splits.map((s) => s.path)).size;
     const rows = src.splits.reduce((s, f) => s + f.rows, 0);
@@ -17,4 +18,7 @@ export const scanOperator: PhysicalOperator<ScanNode> = {
     );
   },
   execute: (ctx, p, d) => ctx.mapTasks(p, d),
+  analyze: {
+    task: ({ read, masks }) => ({ ...(read ? { read } : {}), ...(masks ? { masks } : {}) }),
+  },
 };

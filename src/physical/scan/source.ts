@@ -5,6 +5,7 @@ import { readCsvRange } from '../../io/csv.js';
 import { batchesBytes, rowCount } from '../../kernels/column.js';
 import type { SourceKernel, TaskSource } from '../task.js';
 import { produceMasked } from './masks.js';
+import { scanMetrics } from './metrics.js';
 
 type ScanSource = Extract<TaskSource, { kind: 'scan' }>;
 
@@ -29,11 +30,16 @@ export const scanKernel: SourceKernel<ScanSource> = {
         batches,
         rows: rowCount(batches),
         release,
-        read: direct ? 'direct' : viewsIntoModule ? 'in-place' : 'ipc',
+        metrics: scanMetrics({ read: direct ? 'direct' : viewsIntoModule ? 'in-place' : 'ipc' }),
         inputBytes: batchesBytes(batches),
       };
     }
     const batches = await readRowGroups(src.path, src.rowGroups, src.fields, src.wholeFile, src);
-    return { batches, rows: rowCount(batches), read: 'ipc', inputBytes: batchesBytes(batches) };
+    return {
+      batches,
+      rows: rowCount(batches),
+      metrics: scanMetrics({ read: 'ipc' }),
+      inputBytes: batchesBytes(batches),
+    };
   },
 };

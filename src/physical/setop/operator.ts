@@ -30,6 +30,8 @@ export const unionOperator: PhysicalOperator<UnionNode> = {
     );
     return results.flat();
   },
+  /** no metrics of its own: its tasks' statistics are the scheduler's */
+  analyze: {},
 };
 
 /** A literal table's rows: each cell's expression evaluated once. */
@@ -52,4 +54,6 @@ export const valuesOperator: PhysicalOperator<ValuesNode> = {
       ),
     ];
   },
+  /** no metrics of its own: its tasks' statistics are the scheduler's */
+  analyze: {},
 };

@@ -1,5 +1,5 @@
-// Row operators of the set operations, on the worker: a batch expanded into one batch per copy (grouping sets,
-// distinct aggregates of several arguments: its columns or nulls, then the copy's tag), or each row repeated as
+// Row operators of the set operations, on the worker: a batch expanded into one batch per copy (grouping sets:
+// its columns or nulls, then the copy's tag), or each row repeated as
 // often as a count column says (INTERSECT ALL, EXCEPT ALL). A batch at a time, over typed arrays.
 import { type Batch, type Column, type DataType, gatherBatch } from '../../kernels/column.js';
 import { constColumn } from '../../expr/vector.js';

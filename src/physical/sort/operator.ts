@@ -2,11 +2,19 @@
 // join below, physical/fused-ranges.ts).
 import type { BoundNode } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
+import type { ShuffleStats } from '../stats.js';
 import { runSort } from './stage.js';
 
 type SortNode = Extract<BoundNode, { kind: 'sort' }>;
 
-export const sortOperator: PhysicalOperator<SortNode> = {
+declare module '../operator.js' {
+  interface RunMetrics {
+    /** a sort's range shuffle */
+    sort: ShuffleStats;
+  }
+}
+
+export const sortOperator: PhysicalOperator<SortNode, never, ShuffleStats> = {
   describe(src, x, depth, fused) {
     const by = src.by
       .map((k) => `${src.schema[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`)
@@ -18,4 +26,9 @@ export const sortOperator: PhysicalOperator<SortNode> = {
     x.walk(src.input, depth + 1);
   },
   execute: (ctx, p, d) => runSort(ctx, p.source, p.ops, d),
+  analyze: {
+    run: (s, into) => {
+      into.shuffles.push(s);
+    },
+  },
 };

@@ -6,6 +6,7 @@ import { rangePartition } from '../../shuffle/range-partition.js';
 type RangeSink = Extract<TaskSink, { kind: 'range' }>;
 
 export const rangeKernel: SinkKernel<RangeSink> = {
+  held: () => true,
   sink(sink, { batches, rows, outputRows }) {
     const {
       blocks,

@@ -65,9 +65,11 @@ export async function runSort(
   // A shuffle join below cuts its own output into ranges when it is asked to (join/stage.ts runShuffleJoin).
   const collect: TaskSink = { kind: 'collect', sample: SORT_SAMPLE_ROWS };
   const inputs = await ex.execute(pipelineOf(node.input), { stage: node.id, sink: collect, range: req });
+  // the stage below cut its rows into ranges itself: its results are a range sink's, a block per range
+  const cut = inputs.find((r) => r.partitionRows !== undefined)?.partitionRows?.length;
   let ranges: Ranges;
-  if (req.bounds) {
-    ranges = rangesOf(inputs, req.bounds.length + 1);
+  if (cut !== undefined) {
+    ranges = rangesOf(inputs, cut);
   } else {
     const samples = inputs.flatMap((r) => (r.sample ? [r.sample] : []));
     ranges = await partitionByRanges(
@@ -81,7 +83,7 @@ export async function runSort(
   const R = ranges.length;
   const partitionRows = ranges.map((x) => x.rows),
     partitionBytes = ranges.map((x) => x.bytes);
-  ex.stats.shuffles.push({
+  ex.report('sort', {
     id: `${node.id}.range`,
     partitions: R,
     partitionRows,
@@ -90,7 +92,7 @@ export async function runSort(
     thresholdBytes: req.rangeBytes,
     skewedPartitions: [],
     hotKeys: [],
-    partitionedBy: req.bounds ? 'join' : 'tasks',
+    partitionedBy: cut !== undefined ? 'join' : 'tasks',
     recutRanges: recut,
   });
   const held = heldBytes(ranges.map((x) => x.blocks));

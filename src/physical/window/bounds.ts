@@ -32,7 +32,7 @@ function equalOn(b: Batch, cols: number[]): (i: number, j: number) => boolean {
 }
 
 /** Starts and ends of runs of equal rows, runs never crossing a `within` boundary (`cut[i]`: a run starts at i). */
-function runs(n: number, cut: Uint8Array, start: Int32Array, end: Int32Array): void {
+export function runs(n: number, cut: Uint8Array, start: Int32Array, end: Int32Array): void {
   let s = 0;
   for (let i = 1; i <= n; i++) {
     if (i === n || cut[i]) {

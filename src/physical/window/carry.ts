@@ -98,6 +98,20 @@ const rowOf = (s: Batch, row: number): Batch => ({
   columns: s.columns.map((c) => gather(c, Int32Array.of(row))),
 });
 
+/** Functions over a frame to the partition's end whose value the pieces after a piece add to (the mirror of a running value). */
+const TO_END_FNS = new Set(['count', 'sum', 'min', 'max', 'last_value']);
+
+/**
+ * A frame to the partition's end (from the current row or the partition's start, ROWS or RANGE: peers never straddle
+ * two pieces) of count, sum, min, max or last_value: what the pieces after a piece carry is added to its last
+ * partition's rows.
+ */
+export const toEnd = (f: BoundWindowFn) =>
+  TO_END_FNS.has(f.fn) && f.frame.end === null && (f.frame.start === 0 || f.frame.start === null);
+
+/** A function that takes nothing from the pieces before (a frame from the current row to the end, last_value). */
+export const afterOnly = (f: BoundWindowFn) => toEnd(f) && (f.frame.start === 0 || f.fn === 'last_value');
+
 /** `open` (the partition's rows before) followed by `next` (its rows in the next piece): their summary. */
 function fold(fns: BoundWindowFn[], keys: number, open: Batch, next: Batch): Batch {
   const cols = next.columns.slice();
@@ -107,6 +121,8 @@ function fold(fns: BoundWindowFn[], keys: number, open: Batch, next: Batch): Bat
   cols[summaryG(keys)] = float(G + numberAt(next.columns[summaryG(keys)], 0));
   fns.forEach((f, k) => {
     const at = summaryFn(keys, k);
+    // a frame from the current row to the end takes nothing from before: the later piece's value stands
+    if (afterOnly(f)) return;
     cols[at] = mergeEarlier(f, open.columns[at], next.columns[at], 1, 0);
     const c = summaryCount(keys, fns.length, k);
     cols[c] = float(numberAt(open.columns[c], 0) + numberAt(next.columns[c], 0));
@@ -145,6 +161,71 @@ export function carries(
     open = whole && carry ? fold(fns, keys, carry, last) : last;
     return carry;
   });
+}
+
+/**
+ * A window without orderBy (skew/window.ts unsplittableWhole): each piece's first and last partition's summary row
+ * folded over every piece the partition spans (null for an empty piece). Its rows may be dealt over several pieces in
+ * any order: only a piece's first and last partition can span others, as with ranges of ordered keys.
+ */
+export function wholeTotals(
+  fns: BoundWindowFn[],
+  keys: number,
+  summaries: (Batch | null)[],
+  rows: number[],
+): { first: Batch | null; last: Batch | null }[] {
+  const seg: Batch[] = [];
+  const add = (row: Batch) => {
+    const prev = seg[seg.length - 1];
+    if (prev && sameKeys(prev, row, keys)) seg[seg.length - 1] = fold(fns, keys, prev, row);
+    else seg.push(row);
+    return seg.length - 1;
+  };
+  const at = summaries.map((s, k): [number, number] => {
+    if (!s || rows[k] === 0) return [-1, -1];
+    const i = add(rowOf(s, 0));
+    return [i, numberAt(s.columns[summaryR(keys)], 0) === rows[k] ? i : add(rowOf(s, 1))];
+  });
+  return at.map(([i, j]) => ({ first: i < 0 ? null : seg[i], last: j < 0 ? null : seg[j] }));
+}
+
+/**
+ * `own` (a piece's first partition) followed by `later` (the same partition's rows in the pieces after it): their
+ * summary for the frames to the partition's end (a count or sum added, min or max compared, the later last_value).
+ */
+function foldLater(fns: BoundWindowFn[], keys: number, own: Batch, later: Batch): Batch {
+  const cols = own.columns.slice();
+  fns.forEach((f, k) => {
+    if (!toEnd(f)) return;
+    const at = summaryFn(keys, k);
+    cols[at] = f.fn === 'last_value' ? later.columns[at] : mergeEarlier(f, later.columns[at], own.columns[at], 1, 0);
+  });
+  return { length: 1, columns: cols };
+}
+
+/**
+ * The mirror of `carries`: what each piece's last partition takes from the pieces after it (null: nothing), for the
+ * frames to the partition's end (toEnd), folded from the last piece back.
+ */
+export function carriesAfter(
+  fns: BoundWindowFn[],
+  keys: number,
+  summaries: (Batch | null)[],
+  rows: number[],
+): (Batch | null)[] {
+  const out: (Batch | null)[] = summaries.map(() => null);
+  let open: Batch | null = null;
+  for (let k = summaries.length - 1; k >= 0; k--) {
+    const s = summaries[k];
+    if (!s || rows[k] === 0) continue;
+    const first = rowOf(s, 0),
+      last = rowOf(s, 1);
+    const carry: Batch | null = open && sameKeys(open, last, keys) ? open : null;
+    out[k] = carry;
+    const whole = numberAt(s.columns[summaryR(keys)], 0) === rows[k];
+    open = whole && carry ? foldLater(fns, keys, first, carry) : first;
+  }
+  return out;
 }
 
 /** The functions that need their partition's total rows (a split piece's rows are not all of them). */

@@ -3,7 +3,16 @@
 // min/max as row indices gathered once; count/sum/avg over sliding frames by adding the rows a frame gains and
 // removing those it loses (a cumulative frame only adds: a running sum); min/max by a monotonic deque.
 import { ExecutionError } from '../../errors.js';
-import { type Batch, type Column, concatColumns, decimalAt, gather, isFloat, lanes } from '../../kernels/column.js';
+import {
+  type Batch,
+  type Column,
+  type DataType,
+  concatColumns,
+  decimalAt,
+  gather,
+  isFloat,
+  lanes,
+} from '../../kernels/column.js';
 import { decimalColumn } from '../../kernels/decimal.js';
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
@@ -181,10 +190,15 @@ function sums(f: BoundWindowFn, c: Column, s: Shape, start: Int32Array, end: Int
     return withNulls(float64Column(v), cnt);
   }
   if (f.type.id === 'decimal') {
+    if (exact instanceof Float64Array) {
+      const fast = decimalOfNumbers(exact, cnt, f.type);
+      if (fast) return fast;
+    }
     const vals: (bigint | null)[] = new Array(n);
     for (let i = 0; i < n; i++) vals[i] = cnt[i] > 0 ? BigInt(exact[i]) : null;
     return decimalColumn(vals, f.type, `window sum ${f.as}`);
   }
+  if (exact instanceof Float64Array) return withNulls(decimalOfNumbers(exact, cnt, f.type)!, cnt);
   const out = new BigInt64Array(n);
   for (let i = 0; i < n; i++) {
     const x = BigInt(exact[i]);
@@ -192,6 +206,67 @@ function sums(f: BoundWindowFn, c: Column, s: Shape, start: Int32Array, end: Int
     out[i] = x;
   }
   return withNulls({ type: f.type, length: n, values: out, valid: null }, cnt);
+}
+
+const TWO32 = 4294967296;
+
+/**
+ * Integers below 2^53 (a decimal's scaled ones) as an int64 or decimal column, written as 32-bit words
+ * (little-endian, as the lanes are read elsewhere) without a bigint a row; null where the frame held no value. Null
+ * when one is beyond a decimal's precision: the bigint path then names the overflow.
+ */
+function decimalOfNumbers(x: Float64Array, cnt: Float64Array, type: DataType): Column | null {
+  const n = x.length,
+    wide = lanes(type) === 2;
+  const limit = type.id === 'decimal' ? 10 ** type.precision! : Infinity;
+  const out = new BigInt64Array(wide ? 2 * n : n);
+  const w = new Int32Array(out.buffer);
+  let valid: Uint8Array | null = null;
+  for (let i = 0; i < n; i++) {
+    if (cnt[i] === 0) {
+      valid ??= new Uint8Array(n).fill(1);
+      valid[i] = 0;
+      continue;
+    }
+    const v = x[i];
+    if (v >= limit || -v >= limit) return null;
+    const hi = Math.floor(v / TWO32);
+    const at = wide ? 4 * i : 2 * i;
+    w[at] = (v - hi * TWO32) | 0;
+    w[at + 1] = hi;
+    if (wide) w[at + 2] = w[at + 3] = hi < 0 ? -1 : 0;
+  }
+  return { type, length: n, values: out, valid };
+}
+
+/**
+ * A column's values as numbers when each is an integer below 2^53 in magnitude (integers, dates, decimals of one
+ * lane: their scaled integers), read as 32-bit words without a bigint a row; else null.
+ */
+function exactNumbers(c: Column): Float64Array | null {
+  const v = c.values;
+  const n = c.length;
+  if (v instanceof BigInt64Array) {
+    if (c.type.id === 'decimal' && lanes(c.type) === 2) return null;
+    const w = new Int32Array(v.buffer, v.byteOffset, 2 * n);
+    const out = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const hi = w[2 * i + 1];
+      if (hi >= 0x200000 || hi < -0x200000) return null;
+      out[i] = hi * TWO32 + (w[2 * i] >>> 0);
+    }
+    return out;
+  }
+  if (
+    v instanceof Int32Array ||
+    v instanceof Int16Array ||
+    v instanceof Int8Array ||
+    v instanceof Uint32Array ||
+    v instanceof Uint16Array ||
+    v instanceof Uint8Array
+  )
+    return Float64Array.from(v.subarray(0, n));
+  return null;
 }
 
 /** Null where the frame held no value. */
@@ -265,7 +340,43 @@ function slideExact(
   const n = s.n;
   const wide = c.type.id === 'decimal' && lanes(c.type) === 2;
   const v = c.values as ArrayLike<number | bigint>;
-  if (!wide) {
+  const num = wide ? null : exactNumbers(c);
+  if (num) {
+    // a cumulative frame (start at the partition's) only adds: the running sum, a row at a time
+    const out = new Float64Array(n);
+    let sum = 0,
+      k = 0,
+      a = 0,
+      e = 0,
+      safe = true;
+    for (let i = 0; i < n && safe; i++) {
+      if (i === s.partStart[i]) {
+        sum = k = 0;
+        a = e = i;
+      }
+      const to = end[i];
+      if (valid === null) {
+        for (; e < to; e++) sum += num[e];
+        k = to - a;
+      } else
+        for (; e < to; e++)
+          if (valid[e] === 1) {
+            sum += num[e];
+            k++;
+          }
+      for (const from = start[i]; a < from; a++)
+        if (valid === null || valid[a] === 1) {
+          sum -= num[a];
+          if (valid !== null) k--;
+        }
+      if (valid === null) k = e - a;
+      if (sum >= SAFE || sum <= -SAFE) safe = false;
+      cnt[i] = k;
+      out[i] = sum;
+    }
+    if (safe) return out;
+  }
+  if (!wide && !num) {
     const out = new Float64Array(n);
     let sum = 0,
       k = 0,

@@ -2,7 +2,8 @@
 // partitions sorting its rows and computing the functions).
 import type { BoundNode, BoundWindowFn } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
-import { unsplittable } from '../../skew/window.js';
+import type { WindowStats } from '../../skew/window.js';
+import { unsplittable, unsplittableWhole } from '../../skew/window.js';
 import { runWindow, windowPartitions } from './stage.js';
 
 type WindowNode = Extract<BoundNode, { kind: 'window' }>;
@@ -17,7 +18,14 @@ function frameText(f: BoundWindowFn): string {
   return `${f.frame.unit} ${b(f.frame.start, false)} to ${b(f.frame.end, true)}`;
 }
 
-export const windowOperator: PhysicalOperator<WindowNode> = {
+declare module '../operator.js' {
+  interface RunMetrics {
+    /** a window's partitions split by ranges of their keys */
+    window: WindowStats;
+  }
+}
+
+export const windowOperator: PhysicalOperator<WindowNode, never, WindowStats> = {
   describe(src, x, depth, fused) {
     const s = src.input.schema;
     const by = src.partitionBy.map((c) => s[c].name);
@@ -33,16 +41,25 @@ export const windowOperator: PhysicalOperator<WindowNode> = {
       `${src.id}: window partition by [${by.join(', ')}] order by [${order}] ${fns}, ${P} task(s) at most, ` +
         `each sorting its partitions${fused}`,
     );
-    const why = src.orderBy.length ? unsplittable(src.fns) : 'no orderBy';
+    const why = src.orderBy.length ? unsplittable(src.fns) : unsplittableWhole(src.fns);
     x.line(
       depth + 1,
       why
         ? `a partition over the skew thresholds stays one task (${why})`
-        : `a partition over the skew thresholds is split by ranges of [${[...by, order].filter(Boolean).join(', ')}], ` +
-            "each range a task, then what the ranges before carry added (counts, running sums and counts, min/max, the partition's rows, the neighbouring rows)",
+        : src.orderBy.length === 0
+          ? `a partition over the skew thresholds is split as a two-level aggregate: its rows dealt over ranges of [${by.join(', ')}], ` +
+            "each range a task computing its partial count/sum/avg/min/max, then each window partition's partials combined and given back to its rows in every range"
+          : `a partition over the skew thresholds is split by ranges of [${[...by, order].filter(Boolean).join(', ')}], ` +
+            "each range a task, then what the ranges before carry added (counts, running sums and counts, min/max, the partition's rows, the neighbouring rows) " +
+            "and what the ranges after carry (count/sum/min/max/last_value over frames to the partition's end)",
     );
     x.line(depth + 1, `shuffle ${src.id}.input: hash on [${by.join(', ')}], ${P} partition(s)`);
     x.walk(src.input, depth + 2);
   },
   execute: (ctx, p, d) => runWindow(ctx, p.source, p.ops, d),
+  analyze: {
+    run: (w, into) => {
+      (into.windows ??= []).push(w);
+    },
+  },
 };

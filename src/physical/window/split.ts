@@ -6,15 +6,27 @@ import {
   type Column,
   type Schema,
   concatBatches,
+  concatColumns,
   decimalAt,
   gather,
   gatherSelected,
   isNull,
+  sliceBatch,
 } from '../../kernels/column.js';
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
 import { type Shape, shapeOf } from './bounds.js';
-import { mergeEarlier, needsNeighbours, needsTotal, summaryCount, summaryFn, summaryG, summaryR } from './carry.js';
+import {
+  afterOnly,
+  mergeEarlier,
+  needsNeighbours,
+  needsTotal,
+  summaryCount,
+  summaryFn,
+  summaryG,
+  summaryR,
+  toEnd,
+} from './carry.js';
 import { windowColumn } from './functions.js';
 
 /** A total order of rows on the keys alone (ties: 0). */
@@ -42,9 +54,17 @@ export function keyOrder(b: Batch, keys: SortKey[]): (i: number, j: number) => n
 
 /**
  * The rows of `blocks` cut into the ranges of the sorted boundary rows (range k: above boundary k-1, not above
- * boundary k; rows with equal keys in one range), one batch per range (empty ones too).
+ * boundary k; rows with equal keys in one range), one batch per range (empty ones too). With `deal` (a window
+ * without orderBy, whose rows of one partition may go to any piece), a row equal to boundaries lo..end-1 goes in turn
+ * to ranges lo..end, as a sort deals a hot value (physical/sort/range.ts).
  */
-export function cutByBounds(schema: Schema, blocks: Batch[], bounds: Batch, keys: SortKey[]): Batch[] {
+export function cutByBounds(
+  schema: Schema,
+  blocks: Batch[],
+  bounds: Batch,
+  keys: SortKey[],
+  deal?: { next: number },
+): Batch[] {
   const B = bounds.length;
   const parts: Batch[][] = Array.from({ length: B + 1 }, () => []);
   for (const rows of blocks) {
@@ -61,6 +81,7 @@ export function cutByBounds(schema: Schema, blocks: Batch[], bounds: Batch, keys
         if (cmp(i, n + m) > 0) lo = m + 1;
         else hi = m;
       }
+      if (deal && lo < B && cmp(i, n + lo) === 0) lo = dealt(cmp, i, n, lo, B, deal);
       id[i] = lo;
       count[lo]++;
     }
@@ -73,6 +94,25 @@ export function cutByBounds(schema: Schema, blocks: Batch[], bounds: Batch, keys
     }
   }
   return parts.map((bs) => concatBatches(schema, bs));
+}
+
+/** A row equal to boundary lo: its turn among ranges lo..end, end the first boundary above it. */
+function dealt(
+  cmp: (i: number, j: number) => number,
+  i: number,
+  n: number,
+  lo: number,
+  B: number,
+  deal: { next: number },
+): number {
+  let end = lo,
+    hi = B;
+  while (end < hi) {
+    const m = (end + hi) >> 1;
+    if (cmp(i, n + m) >= 0) end = m + 1;
+    else hi = m;
+  }
+  return lo + (deal.next++ % (end - lo + 1));
 }
 
 /**
@@ -114,6 +154,8 @@ export function summaryOf(
 ): Batch {
   const n = out.length;
   const ends = Int32Array.of(s.partEnd[0] - 1, n - 1);
+  // a frame from the current row to the end: its value at the partition's first row in the piece (carry.ts toEnd)
+  const starts = Int32Array.of(0, s.partStart[n - 1]);
   const groups = (ps: number, pe: number) => {
     let g = 0;
     for (let i = ps; i < pe; i++) if (s.peerStart[i] === i) g++;
@@ -126,7 +168,7 @@ export function summaryOf(
   const counts: Column[] = [];
   fns.forEach((f, k) => {
     if (f.fn !== 'avg') {
-      cols.push(gather(out.columns[w + k], ends));
+      cols.push(gather(out.columns[w + k], afterOnly(f) ? starts : ends));
       counts.push(f64(new Float64Array(2)));
       return;
     }
@@ -157,6 +199,7 @@ export function withCarry(
   const cols = out.columns.slice();
   let shape: Shape | null = null;
   fns.forEach((f, k) => {
+    if (afterOnly(f)) return;
     if (f.fn === 'avg') {
       shape ??= shapeOf(out, partitionBy, orderBy);
       const { sum, count } = avgParts(f, out, shape, orderBy);
@@ -225,6 +268,68 @@ export function withTotals(
   });
   return { length: n, columns: cols };
 }
+
+/**
+ * A piece's last partition's rows ([from, n)) with what the pieces after it carry (`c`, one summary row) for the
+ * frames to the partition's end: a count or sum added, min or max compared, last_value replaced.
+ */
+export function withAfter(out: Batch, w: number, keys: number, fns: BoundWindowFn[], from: number, c: Batch): Batch {
+  const n = out.length;
+  const cols = out.columns.slice();
+  fns.forEach((f, k) => {
+    if (!toEnd(f)) return;
+    const own = out.columns[w + k];
+    const tail = sliceBatch({ length: n, columns: [own] }, from, n).columns[0];
+    const as = f.fn === 'last_value' ? { ...f, fn: 'first_value' as const } : f;
+    const merged = mergeEarlier(as, c.columns[summaryFn(keys, k)], tail, n - from, 0);
+    const head = sliceBatch({ length: n, columns: [own] }, 0, from).columns[0];
+    cols[w + k] = concatColumns(own.type, [head, merged]);
+  });
+  return { length: n, columns: cols };
+}
+
+/**
+ * A piece of a window without orderBy (skew/window.ts unsplittableWhole): the rows of its first partition
+ * ([0, upTo)) and of its last one ([lastFrom, n)) take each aggregate's value combined over every piece the partition
+ * spans (a summary row, carry.ts wholeTotals; avg from its sum and count); the ranks are the same in every piece.
+ */
+export function withWhole(
+  out: Batch,
+  w: number,
+  keys: number,
+  fns: BoundWindowFn[],
+  upTo: number,
+  whole: { first: Batch | null; last: Batch | null; lastFrom: number },
+): Batch {
+  const n = out.length;
+  const cols = out.columns.slice();
+  const totals = [whole.first, whole.last].filter((t): t is Batch => t !== null);
+  // the combined values are appended after the piece's own: the first partition's at n, the last one's after it
+  const firstAt = whole.first ? n : -1,
+    lastAt = whole.last ? n + totals.length - 1 : -1;
+  const idx = new Int32Array(n);
+  for (let i = 0; i < n; i++)
+    idx[i] = i < upTo && firstAt >= 0 ? firstAt : i >= whole.lastFrom && lastAt >= 0 ? lastAt : i;
+  fns.forEach((f, k) => {
+    if (!WHOLE.has(f.fn)) return;
+    const own = out.columns[w + k];
+    const value = (t: Batch): Column => {
+      const c = t.columns[summaryFn(keys, k)];
+      if (f.fn !== 'avg') return c;
+      const C = (t.columns[summaryCount(keys, fns.length, k)].values as Float64Array)[0];
+      return {
+        type: own.type,
+        length: 1,
+        values: Float64Array.of(C === 0 ? 0 : sumAt(c, 0) / C),
+        valid: C === 0 ? Uint8Array.of(0) : null,
+      };
+    };
+    cols[w + k] = gather(concatColumns(own.type, [own, ...totals.map(value)]), idx);
+  });
+  return { length: n, columns: cols };
+}
+
+const WHOLE = new Set(['count', 'sum', 'avg', 'min', 'max']);
 
 /**
  * lag/lead and functions over bounded ROWS frames of a piece recomputed over its rows with its neighbours' around

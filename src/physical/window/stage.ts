@@ -13,7 +13,17 @@ import { type ShuffleOutput, blocksOf, shuffle } from '../shuffle.js';
 import type { Downstream, ExecContext } from '../operator.js';
 import { partitionsFor } from '../pipeline.js';
 import { type RowOp, type TaskResult, type TaskSpec, withSeed } from '../task.js';
-import { carries, needsNeighbours, needsTotal, partitionTotals, reach, summaryR } from './carry.js';
+import {
+  carries,
+  carriesAfter,
+  needsNeighbours,
+  needsTotal,
+  partitionTotals,
+  reach,
+  summaryR,
+  toEnd,
+  wholeTotals,
+} from './carry.js';
 import { keyOrder } from './split.js';
 import type { WindowSource } from './window-source.js';
 
@@ -43,8 +53,8 @@ export async function runWindow(
   const target = taskTarget(ex, node, bytes);
   const splits = planWindowSplits(rows, bytes, ex.settings.skew, node.fns, node.orderBy.length > 0, target);
   Object.assign(s.stats, { skewedPartitions: splits.map((x) => x.partition) });
-  (ex.stats.windows ??= []).push({ id: node.id, splits });
-  const split = new Map(splits.filter((x) => x.method === 'ranges').map((x) => [x.partition, x.pieces!]));
+  ex.report('window', { id: node.id, splits });
+  const split = new Map(splits.filter((x) => x.method !== 'none').map((x) => [x.partition, x.pieces!]));
   const source = (input: Batch[], more: Partial<WindowSource> = {}): WindowSource => ({
     kind: 'window',
     schema: node.input.schema,
@@ -89,7 +99,9 @@ async function runPieces(
   rest: (k: number) => Pick<TaskSpec, 'ops' | 'combine' | 'sink'>,
 ): Promise<TaskResult[]> {
   const keys = [...node.partitionBy.map((col) => ({ col, desc: false, nullsFirst: false })), ...node.orderBy];
-  const bounds = boundaries(node.input.schema, blocks, keys, pieces);
+  // without orderBy, a two-level aggregate: a hot partition's rows dealt over the ranges of equal boundaries
+  const whole = node.orderBy.length === 0;
+  const bounds = boundaries(node.input.schema, blocks, keys, pieces, whole);
   const K = bounds.length + 1;
   // the partition's blocks cut into the ranges by a few tasks, each over a run of blocks
   const bytes = blocks.reduce((a, b) => a + blockBytes(b), 0);
@@ -97,7 +109,11 @@ async function runPieces(
   const cuts = await Promise.all(
     chunks.map((chunk, i) =>
       ex.run(
-        { source: source(chunk, { cut: bounds }), ops: [], sink: { kind: 'collect' } },
+        {
+          source: source(chunk, { cut: bounds, ...(whole ? { deal: i * 7919 } : {}) }),
+          ops: [],
+          sink: { kind: 'collect' },
+        },
         { stage: node.id, kind: 'split', partition: p, split: `cut ${i + 1}/${chunks.length} into ${K} ranges` },
       ),
     ),
@@ -119,19 +135,23 @@ async function runPieces(
   );
   const outs = first.map((r) => r.batches[0]!);
   const summaries = first.map((r) => (r.batches[1]?.length ? r.batches[1] : null));
+  const after =
+    !whole && node.fns.some(toEnd) ? carriesAfter(node.fns, node.partitionBy.length, summaries, lengths(outs)) : null;
+  const combined = whole ? wholeTotals(node.fns, node.partitionBy.length, summaries, lengths(outs)) : null;
   const carried = carries(
     node.fns,
     node.partitionBy.length,
     summaries,
     outs.map((b) => b.length),
   );
-  const totals = node.fns.some(needsTotal)
-    ? partitionTotals(
-        node.partitionBy.length,
-        summaries,
-        outs.map((b) => b.length),
-      )
-    : null;
+  const totals =
+    !whole && node.fns.some(needsTotal)
+      ? partitionTotals(
+          node.partitionBy.length,
+          summaries,
+          outs.map((b) => b.length),
+        )
+      : null;
   const schema = [...node.input.schema, ...node.fns.map((f) => ({ name: f.as, type: f.type }))];
   const near = node.fns.some(needsNeighbours) ? neighbours(outs, node.input.schema, reach(node.fns)) : null;
   return Promise.all(
@@ -145,8 +165,19 @@ async function runPieces(
             ...source([out], {
               carry: {
                 upTo,
-                values: carried[k],
+                values: combined ? null : carried[k],
+                ...(combined
+                  ? { whole: { ...combined[k], lastFrom: lastFrom(summaries[k], node.partitionBy.length, out.length) } }
+                  : {}),
                 ...(totals ? { totals: totals[k] } : {}),
+                ...(after?.[k]
+                  ? {
+                      after: {
+                        values: after[k]!,
+                        lastFrom: lastFrom(summaries[k], node.partitionBy.length, out.length),
+                      },
+                    }
+                  : {}),
                 ...(near ? { neighbours: near[k] } : {}),
               },
             }),
@@ -158,6 +189,13 @@ async function runPieces(
       );
     }),
   );
+}
+
+const lengths = (outs: Batch[]) => outs.map((b) => b.length);
+
+/** Where a piece's last window partition starts (its summary's second row counts that partition's rows). */
+function lastFrom(summary: Batch | null, keys: number, n: number): number {
+  return summary ? n - (summary.columns[summaryR(keys)].values as Float64Array)[1] : n;
 }
 
 /**
@@ -196,7 +234,7 @@ function neighbours(
  * Up to pieces-1 distinct boundary rows (the input's schema, sorted by the keys) from rows sampled evenly over the
  * partition's blocks (a few spilled ones read back).
  */
-function boundaries(schema: Schema, blocks: Batch[], keys: SortKey[], pieces: number): Batch {
+function boundaries(schema: Schema, blocks: Batch[], keys: SortKey[], pieces: number, equal = false): Batch {
   const step = Math.max(1, Math.floor(blocks.length / 16));
   const some = readBack(
     blocks.filter((_, i) => i % step === 0),
@@ -215,7 +253,8 @@ function boundaries(schema: Schema, blocks: Batch[], keys: SortKey[], pieces: nu
   for (let k = 1; k < pieces; k++) {
     const at = Math.floor((k * take) / pieces);
     if (at >= take || at === 0) continue;
-    if (chosen.length && cmp(chosen[chosen.length - 1], at) === 0) continue;
+    // equal boundaries kept where rows with equal keys are dealt over their ranges
+    if (!equal && chosen.length && cmp(chosen[chosen.length - 1], at) === 0) continue;
     chosen.push(at);
   }
   return gatherBatch(sorted, Int32Array.from(chosen));

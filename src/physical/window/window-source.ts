@@ -1,6 +1,6 @@
 // The task source of a window: shuffled rows of some partitions, sorted by (partition keys, order keys) in the task,
-// each function appended as a column (window/source.ts). Apart from window/source.ts so that physical/task.ts
-// can name it without an import circle.
+// each function appended as a column (window/source.ts). Apart from window/source.ts so that physical/kernels.ts
+// can register it (FamilySources) without an import circle.
 import type { Batch, Schema } from '../../kernels/column.js';
 import type { SortKey } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
@@ -19,6 +19,11 @@ export interface WindowSource {
   /** cut the input into the ranges of these sorted boundary rows (the input's schema): one batch each, as they are */
   cut?: Batch;
   /**
+   * with `cut`, a window without orderBy: rows equal to boundaries dealt in turn over their ranges (a hot partition
+   * over several pieces), the turn starting here
+   */
+  deal?: number;
+  /**
    * the second pass over a piece: `input` is its computed rows, sorted; the first `upTo` (its first window
    * partition) get what the pieces before carry (a summary row), if anything; `totals`: the rows of its first and
    * last window partition over every piece (ntile, percent_rank, cume_dist)
@@ -29,5 +34,12 @@ export interface WindowSource {
     totals?: { first: number; last: number };
     /** the rows just before and after the piece (the input's columns, sorted): lag/lead, bounded ROWS frames */
     neighbours?: { before: Batch; after: Batch };
+    /**
+     * a window without orderBy: its first partition's rows (before `upTo`) and its last one's (from `lastFrom`) take
+     * the values combined over every piece they span (summary rows; null: an empty piece)
+     */
+    whole?: { first: Batch | null; last: Batch | null; lastFrom: number };
+    /** frames to the partition's end: what the pieces after carry to the rows of its last partition, from `lastFrom` */
+    after?: { values: Batch; lastFrom: number };
   };
 }
