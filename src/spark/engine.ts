@@ -334,9 +334,6 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
     const lowered = lowerPlan(lp, plans, windows.splits);
     if (lowered.writeUri && !o.replaceOutput && (o.writeOut ?? true)) await checkOutputFolder(client, lowered.writeUri);
     const physicalPlan = o.explain ? await client.explain(lowered.query, lowered.sources) : undefined;
-    // a remote driver's REST API, where its UI port is set and reachable from here
-    const restUrl =
-      uiUrl ?? (conf.get('spark.ui.port') ? `http://${client.remote.host}:${conf.get('spark.ui.port')}` : undefined);
     const batches: Batch[] = [];
     let numRows = 0;
     const toFile = lp.output && (o.writeOut ?? true) && !lowered.writeUri;
@@ -374,6 +371,8 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
         progress.clear();
         client.renewSession();
         await client.setConfig(settings);
+        // the new server's application and UI (its stages)
+        for (const [k, v] of await client.getConfig(['spark.app.id', 'spark.ui.port'])) conf.set(k, v);
       }
     }
     await file?.finish();
@@ -390,6 +389,9 @@ export async function executeOnSpark(lp: LoadedPlan, o: SparkOptions = {}): Prom
     if (restarts.length) stats.spark.restarts = restarts;
     stats.spark.windowSampling = windows.sampling;
     if (physicalPlan !== undefined) stats.spark.physicalPlan = physicalPlan;
+    // a remote driver's REST API, where its UI port is set and reachable from here
+    const restUrl =
+      uiUrl ?? (conf.get('spark.ui.port') ? `http://${client.remote.host}:${conf.get('spark.ui.port')}` : undefined);
     stats.spark.stages = await stageTimes(restUrl, stats.spark.applicationId, [...progress.keys()], o.taskTimes);
     reportProgress(o.onProgress, progress, t0, shown, 'done');
     return { schema, batches, numRows, stats, outputPath: file?.file ?? lowered.writeUri };

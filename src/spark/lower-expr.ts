@@ -45,8 +45,22 @@ export const SQL_SETTINGS: Readonly<Record<string, string>> = {
   'spark.sql.legacy.parquet.nanosAsLong': 'true',
 };
 
-/** The name of input column i inside the lowered SQL (positional, so that no plan name can clash). */
-export const col = (i: number) => `__sj${i}`;
+/** The names `col` gives the columns of the node being lowered (lower.ts Lowering.names); null: positional. */
+let colNames: readonly string[] | null = null;
+
+/** The name of column i inside the lowered SQL: the plan's (Lowering.names), else positional `__sjN`. */
+export const col = (i: number) => colNames?.[i] ?? `__sj${i}`;
+
+/** `f` with `col` naming columns by `names` (null: positional), as before afterwards. */
+export function withColumns<T>(names: readonly string[] | null, f: () => T): T {
+  const prev = colNames;
+  colNames = names;
+  try {
+    return f();
+  } finally {
+    colNames = prev;
+  }
+}
 
 /** A Spark identifier: backquoted, backquotes doubled. */
 export const ident = (s: string) => '`' + s.replace(/`/g, '``') + '`';
@@ -370,3 +384,6 @@ function dateAdd(e: Extract<BoundExpr, { k: 'fn' }>, a: string[]): string {
   if (unit === 'day') return `date_add(${a[0]}, ${n})`;
   return `add_months(${a[0]}, ${unit === 'year' ? `${n} * 12` : n})`;
 }
+
+/** `c AS name`, or `c` alone where it already carries that name. */
+export const alias = (c: string, name: string) => (c === name || c.endsWith(`.${name}`) ? c : `${c} AS ${name}`);

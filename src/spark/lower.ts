@@ -1,6 +1,7 @@
 // Lowering a bound plan to one Spark SQL query and the session settings that go
-// with it. Every operator becomes a SELECT whose columns are named by position
-// (__sj0, __sj1, ...); the outermost SELECT gives them the plan's names.
+// with it. Every operator becomes a SELECT whose columns carry the plan's names where
+// they are plain identifiers that clash with nothing, else their position (__sj0, __sj1,
+// ...; Lowering.names); the outermost SELECT gives them the plan's names.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PlanError } from '../errors.js';
@@ -11,7 +12,7 @@ import { OUTPUT_FORMATS } from '../plan/spec.js';
 import { isUri } from '../plan/uri.js';
 import type { BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';
-import { SQL_SETTINGS, col, expr, ident, predicate, str } from './lower-expr.js';
+import { SQL_SETTINGS, alias, col, expr, ident, predicate, str, withColumns } from './lower-expr.js';
 import { type SaltPlan, plainJoin, saltedJoin } from './salt.js';
 import type { SparkSource } from './client.js';
 import { lowerSetOp } from './setops.js';
@@ -89,6 +90,35 @@ function paths(root: BoundNode): Map<BoundNode, string> {
   return m;
 }
 
+/** A plan name usable as is in the SQL: a plain identifier, none of ours (`__`), no keyword nor alias of ours. */
+const PLAIN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const RESERVED = new Set(
+  (
+    'all and any anti array as asc between both by case cast cross cube current current_date current_time ' +
+    'current_timestamp current_user date day desc directory distinct div else end escape except exists false ' +
+    'fetch filter first following for from full group grouping having hour if in inner insert intersect interval ' +
+    'into is join last lateral left like limit map minute month natural not null nulls of offset on or order ' +
+    'outer over overwrite partition preceding range right rlike rollup row rows second select semi sets some ' +
+    'struct table then timestamp to true unbounded union unknown using values view when where window with year ' +
+    'l r t j s'
+  ).split(' '),
+);
+
+/** Names for `fields` (columns from `start` on), the plan's where plain and not taken (case aside), else __sjN. */
+function fresh(fields: readonly { name: string }[], start: number, taken: readonly string[]): string[] {
+  const used = new Set(taken.map((x) => x.toLowerCase()));
+  return fields.map((f, k) => {
+    const lc = f.name.toLowerCase();
+    const ok = PLAIN.test(f.name) && !f.name.startsWith('__') && !RESERVED.has(lc) && !used.has(lc);
+    const name = ok ? f.name : `__sj${start + k}`;
+    used.add(name.toLowerCase());
+    return name;
+  });
+}
+
+const positional = (ns: readonly string[]) => ns.every((x, i) => x === `__sj${i}`);
+/** `c AS name`, or `c` alone when it already has that name. */
+
 export class Lowering {
   private readonly at: Map<BoundNode, string>;
   readonly sources: Map<string, SparkSource>;
@@ -104,45 +134,105 @@ export class Lowering {
     this.sources = sparkSources(root);
   }
 
-  /** A node as a SELECT whose columns are __sj0.. in the order of its schema. */
+  private readonly nameMemo = new Map<BoundNode, string[]>();
+
+  /**
+   * The names of a node's columns in the SQL: a node that keeps its input's columns (filter, sort, limit, and
+   * compute, which adds some) keeps their names (a window's are positional, as window.ts lowers it), so that `col` names them alike in the node and its
+   * input; the others name theirs afresh (fresh).
+   */
+  names(n: BoundNode): string[] {
+    let ns = this.nameMemo.get(n);
+    if (ns) return ns;
+    switch (n.kind) {
+      case 'filter':
+      case 'sort':
+      case 'limit':
+        ns = this.names(n.input);
+        break;
+      case 'repeat':
+        ns = this.names(n.input).slice(0, n.schema.length);
+        break;
+      case 'window':
+        ns = n.schema.map((_, i) => `__sj${i}`);
+        break;
+      case 'compute': {
+        const base = this.names(n.input);
+        ns = [...base, ...fresh(n.schema.slice(base.length), base.length, base)];
+        break;
+      }
+      default:
+        ns = fresh(n.schema, 0, []);
+    }
+    this.nameMemo.set(n, ns);
+    return ns;
+  }
+
+  /**
+   * A node as a SELECT whose columns are __sj0.. in the order of its schema, as `col` names them outside a
+   * node's lowering (the sampling queries, the salted join, window.ts).
+   */
   node(n: BoundNode): string {
-    const from = (m: BoundNode) => `(${this.node(m)}) t`;
+    const ns = this.names(n);
+    if (positional(ns)) return this.named(n);
+    return `SELECT ${ns.map((c, i) => alias(c, `__sj${i}`)).join(', ')} FROM (${this.named(n)}) t`;
+  }
+
+  /** A node as a SELECT whose columns are named by names(n), in the order of its schema. */
+  named(n: BoundNode): string {
+    const from = (m: BoundNode) => `(${this.named(m)}) t`;
+    const own = <T>(f: () => T) => withColumns(this.names(n), f);
     switch (n.kind) {
       case 'scan':
         return this.scan(n);
       case 'filter':
-        return `SELECT * FROM ${from(n.input)} WHERE ${predicate(
-          n.pred,
-          n.input.schema.map((f) => f.type),
-        )}`;
-      case 'project':
-        return `SELECT ${n.indices.map((j, i) => `${col(j)} AS ${col(i)}`).join(', ')} FROM ${from(n.input)}`;
+        return own(
+          () =>
+            `SELECT * FROM ${from(n.input)} WHERE ${predicate(
+              n.pred,
+              n.input.schema.map((f) => f.type),
+            )}`,
+        );
+      case 'project': {
+        const [inn, out] = [this.names(n.input), this.names(n)];
+        return `SELECT ${n.indices.map((j, i) => alias(inn[j], out[i])).join(', ')} FROM ${from(n.input)}`;
+      }
       case 'compute': {
         const base = n.input.schema.length;
-        return `SELECT *, ${n.exprs.map((e, k) => `${expr(e)} AS ${col(base + k)}`).join(', ')} FROM ${from(n.input)}`;
+        return own(
+          () => `SELECT *, ${n.exprs.map((e, k) => `${expr(e)} AS ${col(base + k)}`).join(', ')} FROM ${from(n.input)}`,
+        );
       }
       case 'join':
         return this.join(n);
       case 'aggregate':
         return this.aggregate(n);
       case 'sort':
-        return `SELECT * FROM ${from(n.input)} ${orderBy(n)}`;
+        return own(() => `SELECT * FROM ${from(n.input)} ${orderBy(n)}`);
       case 'limit': {
         const page = `LIMIT ${n.count}${n.offset ? ` OFFSET ${n.offset}` : ''}`;
         // sort and limit in one SELECT: the limit takes the first rows of that order
-        if (n.input.kind === 'sort') return `SELECT * FROM ${from(n.input.input)} ${orderBy(n.input)} ${page}`;
+        if (n.input.kind === 'sort') {
+          const sort = n.input;
+          return own(() => `SELECT * FROM ${from(sort.input)} ${orderBy(sort)} ${page}`);
+        }
         return `SELECT * FROM ${from(n.input)} ${page}`;
       }
       case 'window': {
         const split = this.windows.get(n.id);
         if (split) this.splitWindows.push(splitStat(n, split));
-        return lowerWindow(n, (m) => this.node(m), split);
+        // window.ts lowers over positional columns (names: a window's are positional)
+        return withColumns(null, () => lowerWindow(n, (m) => this.node(m), split));
       }
       case 'union':
       case 'values':
       case 'expand':
       case 'repeat':
-        return lowerSetOp(n, (m) => this.node(m));
+        return lowerSetOp(
+          n,
+          (m) => this.named(m),
+          (m) => this.names(m),
+        );
     }
   }
 
@@ -163,7 +253,8 @@ export class Lowering {
       }
     });
     const files = [...new Set(n.splits.map((s) => sparkPath(s.path)))];
-    const cols = n.schema.map((f, i) => `${ident(f.name)} AS ${col(i)}`).join(', ');
+    const out = this.names(n);
+    const cols = n.schema.map((f, i) => (out[i] === f.name ? f.name : `${ident(f.name)} AS ${out[i]}`)).join(', ');
     const many = this.sources.get(JSON.stringify(files));
     return `SELECT ${cols} FROM ${many ? many.alias : `parquet.${ident(files[0])}`}`;
   }
@@ -172,25 +263,32 @@ export class Lowering {
     const plan = this.salt.get(n.id);
     if (plan) {
       this.salted.push({ join: n.id, side: plan.side, keys: plan.keys.map((k) => k.text), buckets: plan.buckets });
-      return saltedJoin(n, plan, (m) => this.node(m));
+      // the salted join over positional columns (salt.ts), then the join's own names
+      const salted = withColumns(null, () => saltedJoin(n, plan, (m) => this.node(m)));
+      const out = this.names(n);
+      if (positional(out)) return salted;
+      return `SELECT ${out.map((c, i) => alias(`__sj${i}`, c)).join(', ')} FROM (${salted}) t`;
     }
-    return plainJoin(n, `(${this.node(n.left)})`, `(${this.node(n.right)})`, n.type);
+    return plainJoin(n, `(${this.named(n.left)})`, `(${this.named(n.right)})`, n.type, {
+      names: { left: this.names(n.left), right: this.names(n.right), out: this.names(n) },
+    });
   }
 
   private aggregate(n: Extract<BoundNode, { kind: 'aggregate' }>): string {
-    const groups = n.groupBy.map((g, i) => `${col(g)} AS ${col(i)}`);
+    const [inn, out] = [this.names(n.input), this.names(n)];
+    const groups = n.groupBy.map((g, i) => alias(inn[g], out[i]));
     const aggs = n.aggs.map((a, k) => {
       const input = n.input.schema[a.col]?.type;
-      const text = AGGREGATES[a.fn].spark(col(a.col), a, input);
+      const text = AGGREGATES[a.fn].spark(a.col < 0 ? col(a.col) : inn[a.col], a, input);
       if (text === null)
         throw new PlanError(
           `${this.at.get(n)}.aggregates[${k}]`,
           `${a.fn} of a ${input ? typeName(input) : 'missing'} column has no exact Spark lowering; run with --engine local`,
         );
-      return `${text} AS ${col(n.groupBy.length + k)}`;
+      return `${text} AS ${out[n.groupBy.length + k]}`;
     });
-    const by = n.groupBy.length ? ` GROUP BY ${n.groupBy.map(col).join(', ')}` : '';
-    return `SELECT ${[...groups, ...aggs].join(', ')} FROM (${this.node(n.input)}) t${by}`;
+    const by = n.groupBy.length ? ` GROUP BY ${n.groupBy.map((g) => inn[g]).join(', ')}` : '';
+    return `SELECT ${[...groups, ...aggs].join(', ')} FROM (${this.named(n.input)}) t${by}`;
   }
 }
 
@@ -208,8 +306,11 @@ export function lowerPlan(
   windows: Map<string, WindowSplit> = new Map(),
 ): Lowered {
   const l = new Lowering(lp.root, salt, windows);
-  const body = l.node(lp.root);
-  const names = lp.root.schema.map((f, i) => `${col(i)} AS ${ident(f.name)}`).join(', ');
+  const body = l.named(lp.root);
+  const inner = l.names(lp.root);
+  const names = lp.root.schema
+    .map((f, i) => (inner[i] === f.name ? f.name : `${inner[i]} AS ${ident(f.name)}`))
+    .join(', ');
   const query = `SELECT ${names} FROM (${body}) t`;
   let sql = query;
   const raw = lp.plan.output?.path;

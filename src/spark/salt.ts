@@ -26,7 +26,7 @@
 // its one copy, unmatched, as the outer join wants it. A split-side row is never copied.
 import type { BoundNode } from '../plan/bound.js';
 import { type DataType, isFloat, isInteger } from '../kernels/column.js';
-import { col, sparkType } from './lower-expr.js';
+import { alias, col, sparkType } from './lower-expr.js';
 
 type Join = Extract<BoundNode, { kind: 'join' }>;
 
@@ -133,21 +133,25 @@ export function saltedJoin(n: Join, plan: SaltPlan, lower: (m: BoundNode) => str
 
 /**
  * A join of two lowered inputs; left columns, then (but for semi and anti) right columns, renumbered.
- * `on` replaces the key equalities (salt.ts); `extraCols` are selected after the left columns.
+ * `on` replaces the key equalities (salt.ts); `extraCols` are selected after the left columns; `names`: the
+ * inputs' and the output's column names (Lowering.names), positional by default.
  */
 export function plainJoin(
   n: Extract<BoundNode, { kind: 'join' }>,
   left: string,
   right: string,
   type: string,
-  o: { on?: string; extraCols?: string[] } = {},
+  o: { on?: string; extraCols?: string[]; names?: { left: string[]; right: string[]; out: string[] } } = {},
 ): string {
   const nl = n.left.schema.length;
-  const out = n.left.schema.map((_, i) => `l.${col(i)} AS ${col(i)}`);
+  const pos = (w: number, from = 0) => Array.from({ length: w }, (_, i) => `__sj${from + i}`);
+  const ns = o.names ?? { left: pos(nl), right: pos(n.right.schema.length), out: pos(n.schema.length) };
+  const out = n.left.schema.map((_, i) => alias(`l.${ns.left[i]}`, ns.out[i]));
   out.push(...(o.extraCols ?? []));
-  if (type !== 'semi' && type !== 'anti') out.push(...n.right.schema.map((_, i) => `r.${col(i)} AS ${col(nl + i)}`));
+  if (type !== 'semi' && type !== 'anti')
+    out.push(...n.right.schema.map((_, i) => alias(`r.${ns.right[i]}`, ns.out[nl + i])));
   if (n.leftKeys.length === 0) return `SELECT ${out.join(', ')} FROM ${left} l CROSS JOIN ${right} r`;
-  const on = o.on ?? n.leftKeys.map((k, i) => `l.${col(k)} = r.${col(n.rightKeys[i])}`).join(' AND ');
+  const on = o.on ?? n.leftKeys.map((k, i) => `l.${ns.left[k]} = r.${ns.right[n.rightKeys[i]]}`).join(' AND ');
   const kw = {
     inner: 'INNER',
     left: 'LEFT OUTER',
