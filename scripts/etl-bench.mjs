@@ -3,7 +3,8 @@
 // suppliers, and order dates), skewjoin's command line against DuckDB (scripts/duck-query.mjs, same threads), both
 // as whole processes, paired (the order alternates), medians and the median per-pair ratio. Each query ends in an
 // aggregate over the window's rows (count, sums, max), so that both sides compute every row and print one; the
-// answers must agree (compared as numbers to 10 digits).
+// answers must agree (compared as numbers to 10 digits). CPU time (user + system, /usr/bin/time) is reported beside
+// the wall time: on a machine shared with other work it moves less.
 //
 // Then the split window stage: each query once more with its plan (--print-plan) run at 256 shuffle partitions and
 // 2 MB tasks (execution.partitions, skew.advisoryPartitionBytes), as if planned for many workers, the skew split on
@@ -79,8 +80,10 @@ function windowTasks(statsFile) {
 
 const results = [];
 console.log(`JCC-H-style SF ${scale} (${dir}), ${workers} threads each, ${pairs} pairs\n`);
-console.log('| query | skewjoin ms | DuckDB ms | ratio (median of pairs) | same answer |');
-console.log('|---|---|---|---|---|');
+console.log(
+  '| query | skewjoin ms | DuckDB ms | ratio (median of pairs) | CPU s (user+sys) | CPU ratio | same answer |',
+);
+console.log('|---|---|---|---|---|---|---|');
 for (const name of names) {
   const text = QUERIES[name];
   if (!text) throw new Error(`no query ${name}: ${Object.keys(QUERIES).join(', ')}`);
@@ -94,7 +97,9 @@ for (const name of names) {
   const theirs = (env = {}) => timeProcess([process.execPath, DUCK, duckFile, workers], env);
   const a = [],
     b = [],
-    r = [];
+    r = [],
+    ca = [],
+    cb = [];
   let same = null;
   for (let i = 0; i < pairs; i++) {
     let x, y;
@@ -118,11 +123,23 @@ for (const name of names) {
     a.push(x.wall * 1000);
     b.push(y.wall * 1000);
     r.push(x.wall / y.wall);
+    ca.push(x.user + x.sys);
+    cb.push(y.user + y.sys);
   }
-  const row = { name, skewjoinMs: median(a), duckdbMs: median(b), ratio: median(r), same };
+  const row = {
+    name,
+    skewjoinMs: median(a),
+    duckdbMs: median(b),
+    ratio: median(r),
+    skewjoinCpuS: median(ca),
+    duckdbCpuS: median(cb),
+    same,
+  };
   results.push(row);
   console.log(
-    `| ${name} | ${row.skewjoinMs.toFixed(0)} | ${row.duckdbMs.toFixed(0)} | ${row.ratio.toFixed(2)} | ${same ? 'yes' : 'NO'} |`,
+    `| ${name} | ${row.skewjoinMs.toFixed(0)} | ${row.duckdbMs.toFixed(0)} | ${row.ratio.toFixed(2)} | ` +
+      `${row.skewjoinCpuS.toFixed(1)} / ${row.duckdbCpuS.toFixed(1)} | ${(row.skewjoinCpuS / row.duckdbCpuS).toFixed(2)} | ` +
+      `${same ? 'yes' : 'NO'} |`,
   );
 }
 const geo = Math.exp(results.reduce((s, x) => s + Math.log(x.ratio), 0) / results.length);

@@ -1,10 +1,15 @@
 // A fake ExecContext (physical/operator.ts) for testing an operator's coordinator side alone: no pool, no scans, no
 // progress; a scan's rows are handed in per node, every task runs on this thread, and every task and every request
 // the operator makes is recorded, so that a test checks what the operator planned apart from running it.
+// Typed against ExecContext (`implements`): a member the contract adds or changes shows here, not in a test's run.
 import { type Batch, emptyBatch } from '../dist/kernels/column.js';
 import { analyzeRun } from '../dist/physical/operators.js';
-import { pipelineOf } from '../dist/physical/pipeline.js';
-import { withSeed } from '../dist/physical/task.js';
+import type { Downstream, ExecContext, Streamed, TaskMeta } from '../dist/physical/operator.js';
+import { type Pipeline, pipelineOf } from '../dist/physical/pipeline.js';
+import { emptyStats } from '../dist/physical/stats.js';
+import { type TaskResult, type TaskSpec, withSeed } from '../dist/physical/task.js';
+import type { BoundNode } from '../dist/plan/bound.js';
+import type { Settings } from '../dist/plan/load.js';
 import { runInThread } from '../dist/runtime/local.js';
 import { Spiller } from '../dist/spill/spiller.js';
 
@@ -15,29 +20,20 @@ export interface FakeOptions {
   budget?: number;
 }
 
-export class FakeContext {
-  readonly stats = {
-    wallMs: 0,
-    shuffles: [] as any[],
-    tasks: [] as any[],
-    joins: [] as any[],
-    aggregates: [] as any[],
-    eager: [] as string[],
-    spilledBytes: 0,
-    spillReadBytes: 0,
-  };
+export class FakeContext implements ExecContext {
+  readonly stats = emptyStats();
   readonly inThread = true;
   /** every task the operator ran: its statistics' stage, kind, partition and split label */
   readonly tasks: { stage: string; kind: string; partition: number; split?: string }[] = [];
   /** every Downstream request the operator made of a pipeline below it */
-  readonly requests: any[] = [];
+  readonly requests: Downstream[] = [];
   /** batches handed to streamBatches' consumer before it had enough */
   streamedBatches = 0;
   released = 0;
-  readonly memory: any;
+  readonly memory: Spiller;
 
   constructor(
-    readonly settings: any,
+    readonly settings: Settings,
     /** the rows of each scan node (by the bound node object), one map task per batch */
     private readonly scans: Map<unknown, Batch[]>,
     private readonly o: FakeOptions = {},
@@ -60,10 +56,10 @@ export class FakeContext {
   coldAndSmall() {
     return false;
   }
-  runAside(task: any) {
+  runAside(task: TaskSpec): Promise<TaskResult> {
     return runInThread(task);
   }
-  async run(task: any, meta: any) {
+  async run(task: TaskSpec, meta: TaskMeta): Promise<TaskResult> {
     this.tasks.push({ stage: meta.stage, kind: meta.kind, partition: meta.partition, split: meta.split });
     const r = await runInThread(task);
     // shuffle output is held as the executor holds it (within the budget, or spilled)
@@ -72,7 +68,7 @@ export class FakeContext {
     return r;
   }
   /** A scan's pipeline: one task per batch handed in; anything else is not for this fake. */
-  async execute(p: any, d: any) {
+  async execute(p: Pipeline, d: Downstream): Promise<TaskResult[]> {
     this.requests.push(d);
     if (p.source.kind !== 'scan') throw new Error(`the fake runs scans only, not ${p.source.kind}`);
     const rows = this.scans.get(p.source) ?? [emptyBatch(p.source.schema)];
@@ -90,17 +86,21 @@ export class FakeContext {
       ),
     );
   }
-  async collectBatches(node: unknown) {
-    const rs = await this.execute(pipelineOf(node as any), { stage: 'output', sink: { kind: 'collect' } });
-    return rs.flatMap((r: any) => r.batches);
+  /** A scan's map tasks: as execute runs them. */
+  mapTasks(p: Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d: Downstream): Promise<TaskResult[]> {
+    return this.execute(p, d);
   }
-  async streamBatches(node: unknown, emit: (out: { batches: Batch[] }) => unknown) {
+  async collectBatches(node: BoundNode): Promise<Batch[]> {
+    const rs = await this.execute(pipelineOf(node), { stage: 'output', sink: { kind: 'collect' } });
+    return rs.flatMap((r) => r.batches.filter((b): b is Batch => b !== null));
+  }
+  async streamBatches(node: BoundNode, emit: (out: Streamed) => Promise<unknown> | boolean | void): Promise<void> {
     for (const b of await this.collectBatches(node)) {
       this.streamedBatches++;
       if ((await emit({ batches: [b] })) === true) return;
     }
   }
-  share(b: Batch) {
+  share(b: Batch): Batch {
     return b;
   }
   async close() {

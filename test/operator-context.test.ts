@@ -59,7 +59,7 @@ describe('the join operator against a fake context', () => {
     expect(rowCount(results.flatMap((r: any) => r.batches))).toBe(3 * 8192 * 2);
     expect(ctx.stats.joins).toEqual([
       expect.objectContaining({
-        strategy: 'broadcast',
+        strategy: 'cross',
         broadcast: { side: 'right', rows: 2, bytes: 16 },
         tasks: 3,
         reason: 'cross join: the smaller side (right) replicated to every task of the larger',

@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
 import { codeGroups } from '../dist/agg/code-groups.js';
 import { groupRows } from '../dist/agg/groups.js';
-import { normFor } from '../dist/agg/aggregate.js';
+import { normFor } from '../dist/kernels/keys.js';
 import { sumOnlyColumns, widenNarrowed } from '../dist/agg/narrow.js';
 import { buildKeys } from '../dist/kernels/keys.js';
 import { decimalSums, decimalSumsColumn } from '../dist/kernels/decimal.js';

@@ -127,11 +127,11 @@ describe('spark engine: hot window partitions split', () => {
       expect(s.splitWindows).toHaveLength(1);
       expect(s.splitWindows[0].keys).toContainEqual(['1']);
       expect(s.splitWindows[0].pieces[0]).toBeGreaterThan(1);
-    });
+    }, 600_000);
 
     it("split, ties and nulls in the ORDER BY column give DuckDB's answers", async () => {
       await expectSame(TIES, TIES_SQL, { engine: 'spark', remote: REMOTE });
-    });
+    }, 600_000);
 
     // (each (g, o) is one row: the aggregate keeps the Zipf key's skew)
     it("a window over an aggregate is sampled on Spark and split, with DuckDB's answers", async () => {
@@ -161,6 +161,6 @@ describe('spark engine: hot window partitions split', () => {
       );
       expect(s.windowSampling.map((w) => w.method)).toEqual(['spark']);
       expect(s.splitWindows).toHaveLength(1);
-    });
+    }, 600_000);
   });
 });

@@ -119,6 +119,7 @@ describe('frames to the partition end over a hot partition split by ranges: what
         sum(f) OVER (u ${rest}) AS sf, min(s) OVER (u ${rest}) AS mins, max(d) OVER (u ${rest}) AS maxd,
         last_value(s) OVER (u ${rest}) AS ls, last_value(x) OVER (u ${all}) AS lx, sum(x) OVER (u ${all}) AS tx,
         min(x) OVER (u ${all}) AS tminx, count(x) OVER (u ${all}) AS tcx, row_number() OVER u AS rn,
+        avg(x) OVER (u ${rest}) AS ax, avg(d) OVER (u ${rest}) AS ad, avg(f) OVER (u ${rest}) AS af,
         sum(x) OVER (u ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS running
       FROM t WINDOW u AS (PARTITION BY g ORDER BY x DESC NULLS FIRST, id)`,
         { ...SKEW, ...more },
@@ -132,7 +133,7 @@ describe('frames to the partition end over a hot partition split by ranges: what
 
   it('RANGE from the current row over ties (peers kept in one piece), and with the ranks', async () => {
     const r = await same(
-      `SELECT *, sum(x) OVER w AS sx, count(*) OVER w AS c, max(s) OVER w AS ms, rank() OVER (PARTITION BY g ORDER BY f) AS rk
+      `SELECT *, sum(x) OVER w AS sx, count(*) OVER w AS c, max(s) OVER w AS ms, avg(d) OVER w AS ad, rank() OVER (PARTITION BY g ORDER BY f) AS rk
       FROM t WINDOW w AS (PARTITION BY g ORDER BY f RANGE BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)`,
       SKEW,
     );

@@ -466,8 +466,13 @@ describe('a hot window partition split by ranges of its keys', () => {
       orderBy: UNIQUE,
       functions: [
         { fn: 'row_number', as: 'rn' },
-        // avg to the partition's end: its sum and count are not carried from the pieces after (count, sum, min, max are)
-        { fn: 'avg', column: 'x', frame: { unit: 'rows', start: 'current row', end: 'unbounded following' }, as: 'lx' },
+        // avg over the whole partition: not carried from both sides (count, sum, min, max are; avg from the current row)
+        {
+          fn: 'avg',
+          column: 'x',
+          frame: { unit: 'rows', start: 'unbounded preceding', end: 'unbounded following' },
+          as: 'lx',
+        },
       ],
     };
     await check(w, SKEW);

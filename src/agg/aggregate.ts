@@ -2,11 +2,10 @@
 // aggregate over typed arrays. Integer sums are exact: 32-bit halves are
 // summed in float64 and carried, so no value is ever rounded.
 import { ExecutionError } from '../errors.js';
-import { type Column, type DataType, type Values, allocValues, gather } from '../kernels/column.js';
+import { type Column, type Values, allocValues, gather } from '../kernels/column.js';
 import { MAX_PRECISION, decimalSums, decimalSumsColumn, decimalToFloat, decimalType } from '../kernels/decimal.js';
-import { buildKeys } from '../kernels/keys.js';
+import { buildKeys, normFor } from '../kernels/keys.js';
 import { valueComparator } from '../kernels/sort.js';
-import type { KeyNorm } from '../plan/bound.js';
 import { type Groups, groupRows } from './groups.js';
 import { groupsOf } from './group-ids.js';
 
@@ -14,13 +13,6 @@ export { groupsOf };
 
 const TWO32 = 4294967296;
 const CHUNK = 1 << 20; // rows between carries: 2^20 x 2^32 stays below 2^53
-
-export function normFor(t: DataType): KeyNorm {
-  if (t.id === 'utf8') return { kind: 'str' };
-  if (t.id === 'float32' || t.id === 'float64') return { kind: 'float' };
-  if (t.id === 'decimal') return { kind: 'dec', mul: 0, wide: t.precision! > 18 };
-  return { kind: 'int' };
-}
 
 export function countValid(c: Column | null, g: Groups, n: number): Float64Array {
   const cnt = new Float64Array(g.nGroups);

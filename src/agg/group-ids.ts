@@ -2,13 +2,12 @@
 // (agg/code-groups.ts), few groups by comparison (agg/few-groups.ts), else hashing; short strings and pairs of
 // 32-bit integers are packed into one word column first, so that they hash and compare as one value.
 import type { Batch, Column } from '../kernels/column.js';
-import { buildKeys } from '../kernels/keys.js';
+import { buildKeys, normFor } from '../kernels/keys.js';
 import { int32s } from '../kernels/table.js';
 import type { Selection } from '../expr/select.js';
 import { codeGroups } from './code-groups.js';
 import { FEW_GROUPS, fewGroups } from './few-groups.js';
 import { type Groups, groupRows } from './groups.js';
-import { normFor } from './aggregate.js';
 
 /**
  * `sel`: group only these rows; every other row gets the group id nGroups (one past the last). `shared`: gid in shared

@@ -3,7 +3,6 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import { formatTable, jsonLines } from '../io/output.js';
-import type { RunFlags } from './run.js';
 
 async function print(cols: { name: string; type: string }[], json: boolean, out: NodeJS.WritableStream) {
   const { descriptionBatch } = await import('../sql/describe.js');
@@ -39,7 +38,7 @@ export function addDescribeCommand(program: Command, out: NodeJS.WritableStream,
 export async function describeQuery(
   planFile: string,
   query: string | undefined,
-  f: RunFlags,
+  f: { source?: Record<string, string | string[]>; data?: string; json?: boolean },
   out: NodeJS.WritableStream,
 ): Promise<number | undefined> {
   let text = planFile === 'sql' ? query : undefined;

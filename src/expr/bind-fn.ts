@@ -7,7 +7,6 @@ import {
   type Lit,
   type P,
   adoptDate,
-  bindExpr,
   castTo,
   comparable,
   describe,
@@ -16,7 +15,7 @@ import {
   isNullLit,
   lit,
   need,
-} from './bind.js';
+} from './bind-rules.js';
 import {
   BOOL,
   type BoundExpr,
@@ -99,14 +98,17 @@ function exactArith(name: string, a: BoundExpr, b: BoundExpr, at: P): DataType {
   return decimalType(Math.max(x.precision! - x.scale!, y.precision! - y.scale!) + s + 1, s);
 }
 
-/** A function call bound: its arguments bound and cast, its result type. */
-export function bindFn(e: Call, schema: Schema, at: P): BoundExpr {
+/** How an argument is bound (expr/bind.ts bindExpr, passed in: the binder and its calls recurse into each other). */
+type BindArg = (e: Expr, schema: Schema, at: P) => BoundExpr;
+
+/** A function call bound: its arguments bound (`bindExpr`) and cast, its result type. */
+export function bindFn(e: Call, schema: Schema, at: P, bindExpr: BindArg): BoundExpr {
   const name = e.fn;
   const raw = e.args ?? [];
   if (!FUNCTIONS.includes(name))
     throw err([...at, 'fn'], `unknown function "${name}"; functions are: ${FUNCTIONS.join(', ')}`);
   // The unit of date_add is a word, not a value.
-  if (name === 'date_add') return bindDateAdd(raw, schema, at);
+  if (name === 'date_add') return bindDateAdd(raw, schema, at, bindExpr);
   const args = raw.map((a, i) => bindExpr(a, schema, [...at, 'args', i]));
   if (ARITH.has(name) || UNARY_NUM.has(name) || name === 'round') return bindNumeric(name, args, at);
   if (name === 'concat' || name === 'substr' || STR1.has(name) || STR2.has(name)) return bindText(name, args, at);
@@ -114,7 +116,7 @@ export function bindFn(e: Call, schema: Schema, at: P): BoundExpr {
   return bindLogic(name, args, at);
 }
 
-function bindDateAdd(raw: NonNullable<Call['args']>, schema: Schema, at: P): BoundExpr {
+function bindDateAdd(raw: NonNullable<Call['args']>, schema: Schema, at: P, bindExpr: BindArg): BoundExpr {
   const name = 'date_add';
   const argAt = (i: number): P => [...at, 'args', i];
   arity(name, raw.length, 2, 3, at);

@@ -5,20 +5,9 @@
 // Throws NotDirect for a file or column the direct reader does not take.
 import fs from 'node:fs';
 import { type Column, type Field, valuesCtor } from '../kernels/column.js';
-import {
-  CODECS,
-  type Dict,
-  type DirectRange,
-  ENCODINGS,
-  type Plan,
-  Strings,
-  dataPage,
-  decompress,
-  planOf,
-  readDict,
-} from './parquet-direct.js';
+import { CODECS, type DirectRange, ENCODINGS, dataPage, decompress, planOf, readDict } from './parquet-direct.js';
 import { type Chunk, NotDirect, openFooter, readAt } from './parquet-footer.js';
-import { dictValues, plainValues } from './parquet-values.js';
+import { type Dict, type Plan, Strings, dictValues, plainValues } from './parquet-values.js';
 import { CorruptPage, defLevels, rleHybrid } from './rle.js';
 import { ThriftReader, type TStruct } from './thrift-read.js';
 

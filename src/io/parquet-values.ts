@@ -1,7 +1,86 @@
 // The values of a direct-read page into a column chunk's words or strings (io/parquet-direct.ts decodes the pages):
 // PLAIN values copied or widened, dictionary indices looked up, nulls spread over the page's rows by validity.
 import { CorruptPage } from './rle.js';
-import { type Dict, type Plan, type Strings, plainWords, u32 } from './parquet-direct.js';
+import type { Field } from '../kernels/column.js';
+import type { Leaf } from './parquet-footer.js';
+
+/** How a column's values become engine words (32-bit, `words` per row). */
+export type Kind = 'copy' | 'int32-decimal' | 'flba-decimal' | 'utf8';
+export interface Plan {
+  field: Field;
+  leaf: Leaf;
+  index: number;
+  kind: Kind;
+  words: number;
+  physBytes: number;
+}
+
+export const u32 = (b: Uint8Array, p: number) => (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+
+/** `count` PLAIN fixed-width values from data[p] as engine words into out[at * words]; returns bytes read. */
+export function plainWords(
+  plan: Plan,
+  data: Uint8Array,
+  p: number,
+  count: number,
+  out: Int32Array,
+  at: number,
+): number {
+  const need = count * plan.physBytes;
+  if (p + need > data.length) throw new CorruptPage('values end early');
+  if (plan.kind === 'copy') {
+    new Uint8Array(out.buffer, out.byteOffset + at * 4 * plan.words, need).set(data.subarray(p, p + need));
+  } else if (plan.kind === 'int32-decimal') {
+    for (let k = 0; k < count; k++, p += 4) {
+      const v = data[p] | (data[p + 1] << 8) | (data[p + 2] << 16) | (data[p + 3] << 24);
+      out[2 * (at + k)] = v;
+      out[2 * (at + k) + 1] = v >> 31;
+    }
+  } else {
+    // big-endian two's complement of L bytes to little-endian words, sign-extended
+    const L = plan.physBytes,
+      w = plan.words;
+    for (let k = 0; k < count; k++, p += L) {
+      const sign = data[p] & 0x80 ? 0xff : 0;
+      for (let q = 0; q < w; q++) {
+        let word = 0;
+        for (let b = 3; b >= 0; b--) {
+          const i = L - 1 - 4 * q - b; // index from the value's first (most significant) byte
+          word = (word << 8) | (i >= 0 ? data[p + i] : sign);
+        }
+        out[(at + k) * w + q] = word;
+      }
+    }
+  }
+  return need;
+}
+
+/** Strings: offsets (rows + 1) and bytes, grown as pages arrive. */
+export class Strings {
+  bytes: Uint8Array;
+  len = 0;
+  constructor(
+    readonly offsets: Int32Array,
+    size: number,
+  ) {
+    this.bytes = new Uint8Array(Math.max(64, size));
+  }
+  room(n: number) {
+    if (this.len + n <= this.bytes.length) return;
+    const b = new Uint8Array(Math.max(2 * this.bytes.length, this.len + n));
+    b.set(this.bytes.subarray(0, this.len));
+    this.bytes = b;
+  }
+}
+
+/** A dictionary page's values: words for fixed widths, or where each string lies in `data`. */
+export interface Dict {
+  n: number;
+  words: Int32Array | null;
+  starts: Int32Array | null;
+  lens: Int32Array | null;
+  data: Uint8Array;
+}
 
 /**
  * Spread `nonNull` dense values at rows [row, row + nonNull) over the page's n rows by validity (backwards, in place).

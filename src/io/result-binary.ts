@@ -5,7 +5,7 @@ import * as arrow from 'apache-arrow';
 import type { Batch, Field } from '../kernels/column.js';
 import { arrowSchema, batchToArrow } from './arrow.js';
 import { type EncodedRowGroup, ParquetFileWriter } from './parquet-encode.js';
-import type { Encoder, Out } from './result-file.js';
+import type { Encoder, Out } from './encoder.js';
 
 export function binaryEncoder(format: 'parquet' | 'arrow', fields: Field[], out: Out): Encoder {
   return format === 'parquet' ? new ParquetEncoder(fields, out) : new ArrowEncoder(fields, out);

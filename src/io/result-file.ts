@@ -14,23 +14,12 @@ import { makeFolders } from './folders.js';
 import { registerCleanup } from './cleanup.js';
 import { type Batch, type Field, viewBatch } from '../kernels/column.js';
 import type { OutputFormat } from '../plan/spec.js';
+import type { Encoder, Out } from './encoder.js';
 import type { EncodedRowGroup } from './parquet-encode.js';
 import { csvHeader, csvLines, jsonlLines } from './output.js';
 
 /** Rows per piece handed to an encoder: bounds the memory one conversion takes. */
 const PIECE_ROWS = 1 << 17;
-
-/** A format's encoder: gets the batches in order, writes bytes with `out`. */
-export interface Encoder {
-  write(b: Batch): Promise<void> | void;
-  /** Parquet only: row groups encoded by the tasks (physical/exchange/encode-output.ts), after the rows before them */
-  writeEncoded?(g: EncodedRowGroup): void;
-  finish(): Promise<void> | void;
-  /** stop early (the query failed): release what the encoder holds */
-  cancel(): void;
-}
-
-export type Out = (bytes: Uint8Array | string) => void;
 
 /** An output format: how a file of it is named and written, and what Spark writes for it. */
 export interface OutputFormatDef {

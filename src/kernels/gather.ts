@@ -1,6 +1,6 @@
 // Rows picked by index (gathers): fixed-width columns a word size at a time, strings by offsets, validity; an
 // index of -1 gives a null. Used wherever rows are chosen: filters, joins' matched pairs, sorts, splits.
-import { type Batch, type Column, type DataType, allocValues, rowWidth } from './column.js';
+import { type Batch, type Column, type DataType, allocValues, rowWidth } from './data-type.js';
 
 // Fixed-width gathers by element size, each over one array type so that the
 // loops stay monomorphic: 8-byte values move as two 32-bit words, which keeps

@@ -3,14 +3,9 @@
 // 1.4M line items) and most probing rows find nothing (85% of q05's line items), each a cache miss; the bitmap of
 // the keys' range is an eighth of that or less (a bit a value, at most BITS_PER_ROW values a row) and mostly cached.
 import type { Keys } from './keys.js';
-import { SLOT, int32s } from './table.js';
+import { type KeyBits, SLOT, int32s } from './table.js';
 
-/** The keys' bitmap: bit d set when base + d is a key of the table. */
-export interface KeyBits {
-  bits: Int32Array;
-  base: number;
-  span: number;
-}
+export type { KeyBits };
 
 /** A bitmap spans at most this many values a row (8 bytes a row, a quarter of the compact table's 32 at least). */
 const BITS_PER_ROW = 64;

@@ -2,7 +2,15 @@
 // join normalize alike (any integer width to 64-bit words, floats to float64
 // bits, timestamps to a common unit), so equal keys hash and compare equal.
 import type { KeyNorm } from '../plan/bound.js';
-import { type Batch, type Column, decimalAt, lanes } from './column.js';
+import { type Batch, type Column, type DataType, decimalAt, lanes } from './column.js';
+
+/** How a column of type `t` is normalized as a key (a group, join or partition key). */
+export function normFor(t: DataType): KeyNorm {
+  if (t.id === 'utf8') return { kind: 'str' };
+  if (t.id === 'float32' || t.id === 'float64') return { kind: 'float' };
+  if (t.id === 'decimal') return { kind: 'dec', mul: 0, wide: t.precision! > 18 };
+  return { kind: 'int' };
+}
 
 /** One key column: 64-bit words (lo, hi interleaved) or UTF-8 strings; nulls[i] = 1 for a null. */
 export type KeyPart =

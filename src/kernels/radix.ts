@@ -4,7 +4,13 @@
 // a comparator call per comparison (kernels/sort.ts falls back to one for
 // strings and small inputs).
 import type { Batch, Column } from './column.js';
-import type { SortKey } from './sort.js';
+
+/** A sort key: a column, its direction, and where its nulls go (kernels/sort.ts). */
+export interface SortKey {
+  col: number;
+  desc: boolean;
+  nullsFirst: boolean;
+}
 
 const SIGN = 0x80000000;
 

@@ -1,13 +1,9 @@
 // Sorting: a row order (indices) from a list of sort keys; strings compare
 // by UTF-8 bytes (code point order), nulls last unless asked otherwise.
 import { type Batch, type Column, floatOrder, lanes } from './column.js';
-import { radixOrder, sortWords } from './radix.js';
+import { type SortKey, radixOrder, sortWords } from './radix.js';
 
-export interface SortKey {
-  col: number;
-  desc: boolean;
-  nullsFirst: boolean;
-}
+export type { SortKey };
 
 export function valueComparator(c: Column): (i: number, j: number) => number {
   const v = c.values as any;

@@ -4,11 +4,17 @@
 // three (slot head, row hash, row key); over a dense range of values (a
 // dimension's ids, say) it is a direct array indexed by the key, half the
 // compact layout's memory at most, and probes need no hashes; other keys chain rows by slot.
-import type { KeyBits } from './key-bits.js';
 import type { Keys } from './keys.js';
 
 /** Int32 words per slot of the compact layout: key lo, key hi, first row (-1: empty), unused (alignment). */
 export const SLOT = 4;
+
+/** The keys' bitmap: bit d set when base + d is a key of the table (kernels/key-bits.ts builds it). */
+export interface KeyBits {
+  bits: Int32Array;
+  base: number;
+  span: number;
+}
 
 /** The arrays of a table, as shared with other threads (see physical/join/broadcast.ts). */
 export interface TableArrays {

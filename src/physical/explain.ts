@@ -200,7 +200,8 @@ function aggregateLines(a: Stats['aggregates'][number]): string[] {
 
 function windowLines(w: NonNullable<Stats['windows']>[number]): string[] {
   if (w.splits.length === 0) return [];
-  const out = [`${w.id}: skewed partitions of its shuffle`];
+  const target = w.targetBytes !== undefined ? `, target ${fmtBytes(w.targetBytes)}` : '';
+  const out = [`${w.id}: skewed partitions of its shuffle${target}`];
   for (const sp of w.splits) {
     const how =
       sp.method === 'none'
@@ -213,7 +214,6 @@ function windowLines(w: NonNullable<Stats['windows']>[number]): string[] {
   return out;
 }
 
-/** Per stage: its tasks, their median and slowest time, what they spilled. */
 /**
  * Per operator, what its tasks did, as DuckDB's EXPLAIN ANALYZE shows it in the tree: for each kind
  * of task (map, split, reduce) the tasks, rows in and out, and their time added up (the time of the
@@ -245,6 +245,7 @@ function operatorFigures(tasks: TaskStats[]): Map<string, string> {
   return out;
 }
 
+/** Per stage: its tasks, their median and slowest time and input rows, what they spilled. */
 function stageLines(tasks: TaskStats[]): string[] {
   const stages = new Map<string, TaskStats[]>();
   for (const t of tasks) {
@@ -256,9 +257,14 @@ function stageLines(tasks: TaskStats[]): string[] {
     const ms = ts.map((t) => t.ms);
     const med = median(ms),
       max = Math.max(...ms);
+    // input rows a task, the second pass over a split window partition's pieces left out (the same rows again)
+    const rows = ts.filter((t) => !t.split?.endsWith('carried')).map((t) => t.rows);
+    const rMed = rows.length ? median(rows) : 0,
+      rMax = rows.length ? Math.max(...rows) : 0;
     out.push(
       `stage ${k}: ${ts.length} task(s), median ${med.toFixed(1)} ms, slowest ${max.toFixed(1)} ms ` +
-        `(${med > 0 ? (max / med).toFixed(1) : '-'}x median)${spillText(ts)}`,
+        `(${med > 0 ? (max / med).toFixed(1) : '-'}x median); rows a task: median ${Math.round(rMed)}, slowest ` +
+        `${rMax} (${rMed > 0 ? (rMax / rMed).toFixed(2) : '-'}x)${spillText(ts)}`,
     );
   }
   return out;

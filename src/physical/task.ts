@@ -150,7 +150,7 @@ export interface TaskResult {
   /** collect: the output batches; partition: one batch (or null) per partition */
   batches: (Batch | null)[];
   inputRows: number;
-  /** the input's in-memory bytes (physical/input-size.ts) */
+  /** the input's in-memory bytes (the bytes of physical/kernels.ts inputsOf, or what a scan read) */
   inputBytes?: number;
   outputRows: number;
   partitionRows?: number[];

@@ -6,9 +6,20 @@ import { numberToDecimal, parseDecimal } from '../kernels/decimal.js';
 import { bindPredicateExpr } from '../expr/bind.js';
 import type { BoundPredicate, Literal } from './bound.js';
 import type { Predicate } from './spec.js';
-import { colIndex } from './bind.js';
 
 type P = (string | number)[];
+
+/** The index of the column `name` in `schema`, or a PlanError at `at` listing the columns there are. */
+export function colIndex(schema: Schema, name: string, at: P, what = 'input'): number {
+  const i = schema.findIndex((f) => f.name === name);
+  if (i < 0) {
+    throw new PlanError(
+      jsonPath(at),
+      `column "${name}" not found in ${what}; columns are: ${schema.map((f) => f.name).join(', ')}`,
+    );
+  }
+  return i;
+}
 
 /** Whether a predicate has only the forms the column-and-literal filter kernel evaluates. */
 function simple(p: Predicate): boolean {

@@ -3,7 +3,7 @@
 // PlanError naming the JSON path of the field (or an InputError for files).
 import type { SparkSources } from './uri.js';
 import { type SourceInfo, loadSource, resolveSourceFiles } from './bind-sources.js';
-import { bindPredicate } from './bind-predicate.js';
+import { bindPredicate, colIndex } from './bind-predicate.js';
 import { bindWindow } from './bind-window.js';
 import { bindSetOp, bindUnion, bindValues } from './bind-setops.js';
 import { type PlainAggregate, bindGrouped, needsGrouping } from './bind-grouping.js';
@@ -71,17 +71,6 @@ export async function bindPlan(
   };
   assign(plan.query);
   return bindNode(plan.query, ['query'], getSource, (q) => ids.get(q)!);
-}
-
-export function colIndex(schema: Schema, name: string, at: P, what = 'input'): number {
-  const i = schema.findIndex((f) => f.name === name);
-  if (i < 0) {
-    throw new PlanError(
-      jsonPath(at),
-      `column "${name}" not found in ${what}; columns are: ${schema.map((f) => f.name).join(', ')}`,
-    );
-  }
-  return i;
 }
 
 function checkUnique(names: string[], at: P) {

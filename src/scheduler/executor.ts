@@ -108,9 +108,12 @@ export class Executor implements ExecContext {
     const progressId = this.progress.scheduled(`${meta.stage} ${meta.kind}`, task.source);
     try {
       const r = await this.attempt(task, meta, this.inThread || here);
+      // a worker's output buffers are the coordinator's alone (transferred), unless a tee handed the same rows back
+      const owned = r.pooled === true && r.teed === undefined;
       this.repeats?.after(task, r);
       // output its sink (or source) says is held waits for its consumer: within the budget, or in a spill file
-      const { blocks, spilled } = outputHeld(task) ? this.memory.admit(r.batches) : { blocks: r.batches, spilled: 0 };
+      const held = outputHeld(task);
+      const { blocks, spilled } = held ? this.memory.admit(r.batches, owned) : { blocks: r.batches, spilled: 0 };
       r.batches = blocks;
       if (order) {
         // the final stage streams: its rows go to the output now, not back up the call chain
@@ -135,12 +138,19 @@ export class Executor implements ExecContext {
     return order;
   }
 
-  /** One task's attempts: here, or on the pool with retries (each failed attempt in the statistics). */
-  private async attempt(task: TaskSpec, meta: TaskMeta, local: boolean): Promise<TaskResult & { attempt: number }> {
+  /**
+   * One task's attempts: here, or on the pool with retries (each failed attempt in the statistics). `pooled`: it ran
+   * on a worker, its output buffers moved here (nothing on this thread views them).
+   */
+  private async attempt(
+    task: TaskSpec,
+    meta: TaskMeta,
+    local: boolean,
+  ): Promise<TaskResult & { attempt: number; pooled?: true }> {
     const crash = this.faults?.launch(meta.stage, meta.kind);
     if (local || (task.source.kind === 'batches' && task.sink.kind === 'collect' && !this.faults))
       return Object.assign(await (local ? runInThread(task) : runTask(task)), { attempt: 1 });
-    return runWithRetries(this.settings.workers, task, {
+    const r = await runWithRetries(this.settings.workers, task, {
       label: taskLabel(meta),
       crash,
       onFailed: (f) =>
@@ -157,6 +167,7 @@ export class Executor implements ExecContext {
           spillReadBytes: 0,
         }),
     });
+    return Object.assign(r, { pooled: true as const });
   }
 
   /** A finished task's statistics and progress. */

@@ -33,38 +33,9 @@ import type { SkewSettings } from '../plan/load.js';
 import { TASKS_PER_WORKER } from '../plan/defaults.js';
 import { type RowSlice, packRowSlices, pieceCaps } from './slices.js';
 import { hotKeySplits, outputBytes } from './hot-grid.js';
+import type { HotKeySplit, SideStats } from './side-stats.js';
 
-export interface HotKeyStat {
-  /** 32-bit key hash: the partition is derived from it */
-  hash: number;
-  /** normalized key identity, equal on both sides for equal keys */
-  match: string;
-  /** the key as strings, one per key column */
-  display: string[];
-  /** estimated rows (Space-Saving count: never below the truth) */
-  rows: number;
-  partition: number;
-}
-
-export interface SideStats {
-  partitionRows: number[];
-  partitionBytes: number[];
-  /** mapBytes[t][p]: bytes map task t wrote to partition p */
-  mapBytes: number[][];
-  /** mapRows[t][p]: its rows (absent: estimated from the bytes at the partition's mean row size) */
-  mapRows?: number[][];
-  hotKeys: HotKeyStat[];
-}
-
-export interface HotKeySplit {
-  hash: number;
-  match: string;
-  display: string[];
-  leftRows: number;
-  rightRows: number;
-  leftPieces: number;
-  rightPieces: number;
-}
+export type { SideStats };
 
 /** A reduce task as planned; `bytes`: its input's cost (bytes, the built side's weighted by buildWeight). */
 export type PlannedTask =

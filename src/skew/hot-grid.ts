@@ -2,7 +2,7 @@
 // rows on both sides from the map tasks' sketches, the pieces each side is cut into so that a cell's rows and its
 // joined pairs (a key hot on both sides multiplies) fit the target task size. Pure, as decide.ts.
 import type { JoinType } from '../plan/spec.js';
-import type { HotKeySplit, HotKeyStat, SideStats } from './decide.js';
+import type { HotKeySplit, HotKeyStat, SideStats } from './side-stats.js';
 
 const MAX_GRID = 256;
 /**

@@ -6,9 +6,9 @@
 // row (ROWS or RANGE); ntile, percent_rank and cume_dist with the partition's total rows added up over the pieces;
 // lag/lead and functions over ROWS frames of n preceding/following rows recomputed with the n rows before and after
 // a piece from its neighbours; count, sum, min, max and last_value over a frame to the partition's end (from the
-// current row or the partition's start) with what the pieces after it carry, the mirror of a running value. Other
-// functions (RANGE frames with offsets, avg, first_value or nth_value to the partition's end) keep the partition in
-// one task, and say why. A window without orderBy whose functions are
+// current row or the partition's start), and avg from the current row to the end, with what the pieces after it
+// carry, the mirror of a running value. Other functions (RANGE frames with offsets, avg over the whole partition,
+// first_value or nth_value to the partition's end) keep the partition in one task, and say why. A window without orderBy whose functions are
 // aggregates over the whole partition (count, sum, avg, min, max) or ranks (rank, dense_rank, percent_rank,
 // cume_dist: every row a peer) is a two-level aggregate: its hot partition's rows are dealt over several ranges of
 // the partition keys, each piece computes its partials, and each partition's partials, combined, go back to its
@@ -38,6 +38,8 @@ export interface WindowSplit {
 export interface WindowStats {
   id: string;
   splits: WindowSplit[];
+  /** the bytes its tasks are packed up to, and a split partition's pieces sized to */
+  targetBytes?: number;
 }
 
 /** The functions over a frame. */
@@ -54,9 +56,10 @@ export function unsplittable(fns: BoundWindowFn[]): string | null {
     if (f.frame.unit === 'rows' && f.frame.start !== null && f.frame.end !== null && FRAME_FNS.has(f.fn)) continue;
     // to the partition's end: what the pieces after carry (window/carry.ts toEnd)
     if (
-      ['count', 'sum', 'min', 'max', 'last_value'].includes(f.fn) &&
       f.frame.end === null &&
-      (f.frame.start === 0 || f.frame.start === null)
+      ((['count', 'sum', 'min', 'max', 'last_value'].includes(f.fn) &&
+        (f.frame.start === 0 || f.frame.start === null)) ||
+        (f.fn === 'avg' && f.frame.start === 0))
     )
       continue;
     const cumulative = f.frame.start === null && f.frame.end === 0;

@@ -12,7 +12,7 @@ import { isUri } from '../plan/uri.js';
 import type { BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';
 import { SQL_SETTINGS, col, expr, ident, predicate, str } from './lower-expr.js';
-import { type SaltPlan, saltedJoin } from './salt.js';
+import { type SaltPlan, plainJoin, saltedJoin } from './salt.js';
 import type { SparkSource } from './client.js';
 import { lowerSetOp } from './setops.js';
 import { type SplitWindowStat, type WindowSplit, lowerWindow, splitStat } from './window.js';
@@ -192,34 +192,6 @@ export class Lowering {
     const by = n.groupBy.length ? ` GROUP BY ${n.groupBy.map(col).join(', ')}` : '';
     return `SELECT ${[...groups, ...aggs].join(', ')} FROM (${this.node(n.input)}) t${by}`;
   }
-}
-
-/**
- * A join of two lowered inputs; left columns, then (but for semi and anti) right columns, renumbered.
- * `on` replaces the key equalities (salt.ts); `extraCols` are selected after the left columns.
- */
-export function plainJoin(
-  n: Extract<BoundNode, { kind: 'join' }>,
-  left: string,
-  right: string,
-  type: string,
-  o: { on?: string; extraCols?: string[] } = {},
-): string {
-  const nl = n.left.schema.length;
-  const out = n.left.schema.map((_, i) => `l.${col(i)} AS ${col(i)}`);
-  out.push(...(o.extraCols ?? []));
-  if (type !== 'semi' && type !== 'anti') out.push(...n.right.schema.map((_, i) => `r.${col(i)} AS ${col(nl + i)}`));
-  if (n.leftKeys.length === 0) return `SELECT ${out.join(', ')} FROM ${left} l CROSS JOIN ${right} r`;
-  const on = o.on ?? n.leftKeys.map((k, i) => `l.${col(k)} = r.${col(n.rightKeys[i])}`).join(' AND ');
-  const kw = {
-    inner: 'INNER',
-    left: 'LEFT OUTER',
-    right: 'RIGHT OUTER',
-    full: 'FULL OUTER',
-    semi: 'LEFT SEMI',
-    anti: 'LEFT ANTI',
-  }[type];
-  return `SELECT ${out.join(', ')} FROM ${left} l ${kw} JOIN ${right} r ON ${on}`;
 }
 
 function orderBy(n: Extract<BoundNode, { kind: 'sort' }>): string {

@@ -27,7 +27,6 @@
 import type { BoundNode } from '../plan/bound.js';
 import { type DataType, isFloat, isInteger } from '../kernels/column.js';
 import { col, sparkType } from './lower-expr.js';
-import { plainJoin } from './lower.js';
 
 type Join = Extract<BoundNode, { kind: 'join' }>;
 
@@ -130,4 +129,32 @@ export function saltedJoin(n: Join, plan: SaltPlan, lower: (m: BoundNode) => str
   });
   const cols = n.schema.map((_, i) => col(i)).join(', ');
   return `SELECT ${cols} FROM (${joined}) j WHERE NOT (j.__split IS NULL AND coalesce(j.__rep, FALSE))`;
+}
+
+/**
+ * A join of two lowered inputs; left columns, then (but for semi and anti) right columns, renumbered.
+ * `on` replaces the key equalities (salt.ts); `extraCols` are selected after the left columns.
+ */
+export function plainJoin(
+  n: Extract<BoundNode, { kind: 'join' }>,
+  left: string,
+  right: string,
+  type: string,
+  o: { on?: string; extraCols?: string[] } = {},
+): string {
+  const nl = n.left.schema.length;
+  const out = n.left.schema.map((_, i) => `l.${col(i)} AS ${col(i)}`);
+  out.push(...(o.extraCols ?? []));
+  if (type !== 'semi' && type !== 'anti') out.push(...n.right.schema.map((_, i) => `r.${col(i)} AS ${col(nl + i)}`));
+  if (n.leftKeys.length === 0) return `SELECT ${out.join(', ')} FROM ${left} l CROSS JOIN ${right} r`;
+  const on = o.on ?? n.leftKeys.map((k, i) => `l.${col(k)} = r.${col(n.rightKeys[i])}`).join(' AND ');
+  const kw = {
+    inner: 'INNER',
+    left: 'LEFT OUTER',
+    right: 'RIGHT OUTER',
+    full: 'FULL OUTER',
+    semi: 'LEFT SEMI',
+    anti: 'LEFT ANTI',
+  }[type];
+  return `SELECT ${out.join(', ')} FROM ${left} l ${kw} JOIN ${right} r ON ${on}`;
 }

@@ -4,7 +4,7 @@
 // as DuckDB's memory_limit is one per database: queries running at once in a
 // library process share it (their worker threads are shared too).
 import type { Batch } from '../kernels/column.js';
-import { blockBytes, isSpilled, writeBlocks } from './block.js';
+import { blockBytes, freeBlocks, isSpilled, writeBlocks } from './block.js';
 import { SpillFolder } from './folder.js';
 
 /**
@@ -41,6 +41,8 @@ export const processMemory = (): { held: number; limit: number; queries: number 
 export class Spiller {
   /** bytes of shuffle data this query holds in memory now */
   private held = 0;
+  /** blocks held whose buffers the query alone owns (a worker's output): freed at once when done (see freeBlocks) */
+  private readonly owned = new WeakSet<Batch>();
   spilledBytes = 0;
   readonly folder: SpillFolder;
 
@@ -61,17 +63,20 @@ export class Spiller {
   /**
    * One map task's shuffle blocks: kept when they fit the budget, else all
    * written to one spill file (they share one buffer: keeping some would free
-   * nothing). Returns the blocks to hold and the bytes spilled.
+   * nothing). Returns the blocks to hold and the bytes spilled. `owned`: nothing else views the blocks' buffers (a
+   * worker's output): once written, or once `done`, their memory is freed at once (see freeBlocks).
    */
-  admit(blocks: (Batch | null)[]): { blocks: (Batch | null)[]; spilled: number } {
+  admit(blocks: (Batch | null)[], owned = false): { blocks: (Batch | null)[]; spilled: number } {
     let bytes = 0;
     for (const b of blocks) if (b) bytes += blockBytes(b);
     if (bytes === 0 || bytes <= this.room()) {
       this.reserve(bytes);
+      if (owned) for (const b of blocks) if (b) this.owned.add(b);
       return { blocks, spilled: 0 };
     }
     const r = this.folder.writeFile((fd, file) => writeBlocks(fd, file, 0, blocks));
     this.spilledBytes += r.bytes;
+    if (owned) freeBlocks(blocks);
     return { blocks: r.blocks, spilled: r.bytes };
   }
 
@@ -96,6 +101,11 @@ export class Spiller {
   done(blocks: (Batch | null)[][]): void {
     this.release(heldBytes(blocks));
     this.discard(blocks);
+    freeBlocks(this.ownedOf(blocks));
+  }
+
+  private *ownedOf(blocks: (Batch | null)[][]): Iterable<Batch> {
+    for (const bs of blocks) for (const b of bs) if (b && this.owned.has(b)) yield b;
   }
 
   /**

@@ -5,7 +5,7 @@ import type { Plan } from '../plan/spec.js';
 import { parseSql } from './parser.js';
 import { Catalog } from './catalog.js';
 import { Namer } from './scope.js';
-import type { Ctx } from './context.js';
+import type { Ctx, SqlOptions } from './context.js';
 import { planSelect, planWhere } from './select.js';
 import { prune } from './prune.js';
 import type { Pos } from './lexer.js';
@@ -15,16 +15,7 @@ import { type RunOptions, type RunResult, runPlan } from '../api.js';
 import { ExecutionError, SkewjoinError } from '../errors.js';
 import { describeSql, descriptionResult } from './describe.js';
 
-export interface SqlOptions {
-  /** files of the tables the query names: a file, a glob, a folder or a list (`--source NAME=PATH`) */
-  sources?: Record<string, string | string[]>;
-  /** folder that relative paths resolve against (default: the current directory) */
-  baseDir?: string;
-  /** a folder binding every table the query names (and `sources` does not give): DIR/name.parquet, DIR/name/, DIR/name.csv */
-  data?: string;
-  /** the names come from the command line (messages say --source) */
-  fromCommandLine?: boolean;
-}
+export type { SqlOptions };
 
 /** Table names and paths anywhere in the query, with the position of their first use. */
 function tablesOf(ast: unknown, names: Map<string, Pos>, paths: Map<string, { pos: Pos; csv?: CsvOptions }>): void {

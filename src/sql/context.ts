@@ -5,6 +5,18 @@ import type { Catalog } from './catalog.js';
 import type { Cte, Select } from './ast.js';
 import type { Col, Namer, Scope } from './scope.js';
 
+/** Where a query's tables are (compileSql, runSql, DESCRIBE). */
+export interface SqlOptions {
+  /** files of the tables the query names: a file, a glob, a folder or a list (`--source NAME=PATH`) */
+  sources?: Record<string, string | string[]>;
+  /** folder that relative paths resolve against (default: the current directory) */
+  baseDir?: string;
+  /** a folder binding every table the query names (and `sources` does not give): DIR/name.parquet, DIR/name/, DIR/name.csv */
+  data?: string;
+  /** the names come from the command line (messages say --source) */
+  fromCommandLine?: boolean;
+}
+
 /** A planned relation: its plan node, its columns, and its estimated rows. */
 export interface Rel {
   node: QueryNode;

@@ -6,7 +6,7 @@ import type { Batch, Column, Field } from '../kernels/column.js';
 import { planTypeName } from '../expr/types.js';
 import type { CsvOptions } from '../io/csv-infer.js';
 import { Catalog, type TableInfo } from './catalog.js';
-import type { SqlOptions } from './compile.js';
+import type { SqlOptions } from './context.js';
 import { sqlError } from './lexer.js';
 import { parseDescribe } from './parser.js';
 import type { RunResult } from '../api.js';

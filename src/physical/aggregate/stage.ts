@@ -1,6 +1,6 @@
 // The aggregate operator's coordinator side: combiners or eager aggregation below a join, the shuffle by group,
 // packed and two-level reduce tasks, grace pieces for a partition over a task's share of the budget.
-import { normFor } from '../../agg/aggregate.js';
+import { normFor } from '../../kernels/keys.js';
 import { eagerPlan } from '../../agg/eager.js';
 import { combinable, partialSchema } from '../../agg/partial.js';
 import type { Batch } from '../../kernels/column.js';

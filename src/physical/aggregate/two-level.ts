@@ -1,7 +1,7 @@
 // Runs an aggregate's two-level plan (skew/aggregate.ts plans it): level-1 tasks over row ranges of a skewed
 // partition's blocks (views, no copy), or over pieces cut by the hash of (group, count_distinct value), whose
 // states one task then merges.
-import { normFor } from '../../agg/aggregate.js';
+import { normFor } from '../../kernels/keys.js';
 import { partialSchema } from '../../agg/partial.js';
 import { type TwoLevelStep, twoLevelSchema } from '../../agg/twolevel.js';
 import { type Batch, type Column, type Schema, lanes } from '../../kernels/column.js';

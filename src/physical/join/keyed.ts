@@ -8,7 +8,7 @@ import type { Batch } from '../../kernels/column.js';
 import { PAIR_CHUNK } from '../../kernels/join.js';
 import type { Keys } from '../../kernels/keys.js';
 import { compactKeys, keyValue } from '../../kernels/table.js';
-import type { BroadcastTable, ProbeOp } from './probe.js';
+import type { BroadcastTable, ProbeOp } from './probe-op.js';
 
 /** The group of every key of a direct table's span; `nGroups` where no row has the key. */
 export type KeyGroups = Uint8Array | Uint16Array | Int32Array;

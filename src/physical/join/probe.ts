@@ -7,48 +7,18 @@ import { JoinAggregator, type JoinShape } from '../../agg/joinagg.js';
 import { partialSchema } from '../../agg/partial.js';
 import { type Batch, Int32Scratch, type Schema } from '../../kernels/column.js';
 import { JoinProbe } from '../../kernels/join.js';
-import { type Keys, buildKeys } from '../../kernels/keys.js';
-import { KeyTable, type TableArrays } from '../../kernels/table.js';
-import type { BoundAggregate, KeyNorm } from '../../plan/bound.js';
+import { buildKeys } from '../../kernels/keys.js';
+import { KeyTable } from '../../kernels/table.js';
+import type { BoundAggregate } from '../../plan/bound.js';
 import { GatherSink } from './gather.js';
 import { keyedProbe } from './keyed.js';
 import { ProbeGroupedAggregate } from './orient.js';
+import type { BroadcastTable, ProbeOp } from './probe-op.js';
+
+export type { BroadcastTable, ProbeOp } from './probe-op.js';
 
 /** Where a probe's matched pairs go: an aggregator over the built rows, or one over each probing batch's. */
 type PairSink = Pick<JoinAggregator, 'add'>;
-
-/** A side built into a hash table; every array is in a SharedArrayBuffer, read in place by every task. */
-export interface BroadcastTable extends TableArrays {
-  /** unique per table built: the key of per-thread caches over it */
-  id: string;
-  batch: Batch;
-  keys: Keys;
-  /** the rows' groups for the fused aggregate above the join, when one groups by the table's columns */
-  groups?: TableGroups;
-}
-
-export interface ProbeOp {
-  kind: 'probe';
-  /** the join's id (for --explain) */
-  id: string;
-  table: BroadcastTable;
-  /** key columns of the probing rows, and their normal forms */
-  keys: number[];
-  /** the table's key columns (in its side's schema) */
-  buildKeys: number[];
-  norms: KeyNorm[];
-  /**
-   * The join as seen from the probing rows (they play its left side): the
-   * join's type when the right side is broadcast; inner for an inner join and
-   * left for a right join when the left side is.
-   */
-  type: 'inner' | 'left' | 'semi' | 'anti';
-  /** the broadcast side is the join's left: its columns come first */
-  buildFirst: boolean;
-  /** the join's sides, left and right */
-  leftSchema: Schema;
-  rightSchema: Schema;
-}
 
 const probeHashes = new Int32Scratch(1 << 16, 1 << 20);
 
@@ -69,15 +39,6 @@ export function probeBatch(b: Batch, op: ProbeOp): Batch[] {
   );
   sink.flush();
   return sink.batches;
-}
-
-/**
- * A broadcast table's rows grouped by the columns the fused aggregate above
- * it groups by: computed once where the table is built (physical/join/broadcast.ts),
- * arrays shared, so no task regroups the table.
- */
-interface TableGroups extends Groups {
-  cols: number[];
 }
 
 // Groups of a broadcast table's rows by some columns, per thread, where the

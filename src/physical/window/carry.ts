@@ -107,7 +107,9 @@ const TO_END_FNS = new Set(['count', 'sum', 'min', 'max', 'last_value']);
  * partition's rows.
  */
 export const toEnd = (f: BoundWindowFn) =>
-  TO_END_FNS.has(f.fn) && f.frame.end === null && (f.frame.start === 0 || f.frame.start === null);
+  f.frame.end === null &&
+  ((TO_END_FNS.has(f.fn) && (f.frame.start === 0 || f.frame.start === null)) ||
+    (f.fn === 'avg' && f.frame.start === 0));
 
 /** A function that takes nothing from the pieces before (a frame from the current row to the end, last_value). */
 export const afterOnly = (f: BoundWindowFn) => toEnd(f) && (f.frame.start === 0 || f.fn === 'last_value');
@@ -199,6 +201,9 @@ function foldLater(fns: BoundWindowFn[], keys: number, own: Batch, later: Batch)
     if (!toEnd(f)) return;
     const at = summaryFn(keys, k);
     cols[at] = f.fn === 'last_value' ? later.columns[at] : mergeEarlier(f, later.columns[at], own.columns[at], 1, 0);
+    // avg's count of values (0 for the other functions)
+    const c = summaryCount(keys, fns.length, k);
+    cols[c] = float(numberAt(own.columns[c], 0) + numberAt(later.columns[c], 0));
   });
   return { length: 1, columns: cols };
 }

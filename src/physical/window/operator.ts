@@ -51,7 +51,7 @@ export const windowOperator: PhysicalOperator<WindowNode, never, WindowStats> = 
             "each range a task computing its partial count/sum/avg/min/max, then each window partition's partials combined and given back to its rows in every range"
           : `a partition over the skew thresholds is split by ranges of [${[...by, order].filter(Boolean).join(', ')}], ` +
             "each range a task, then what the ranges before carry added (counts, running sums and counts, min/max, the partition's rows, the neighbouring rows) " +
-            "and what the ranges after carry (count/sum/min/max/last_value over frames to the partition's end)",
+            "and what the ranges after carry (count/sum/min/max/last_value over frames to the partition's end, avg from the current row to it)",
     );
     x.line(depth + 1, `shuffle ${src.id}.input: hash on [${by.join(', ')}], ${P} partition(s)`);
     x.walk(src.input, depth + 2);

@@ -53,7 +53,7 @@ export const windowKernel: SourceKernel<WindowSource> = {
         out = withTotals(out, w, src.partitionBy, src.orderBy, src.fns, c.upTo, before, c.totals);
       }
       if (c.neighbours) out = withNeighbours(out, w, src, c.neighbours);
-      if (c.after) out = withAfter(out, w, src.partitionBy.length, src.fns, c.after.lastFrom, c.after.values);
+      if (c.after) out = withAfter(out, w, src, c.after.lastFrom, c.after.values);
       if (c.whole) out = withWhole(out, w, src.partitionBy.length, src.fns, c.upTo, c.whole);
       return { batches: [out], rows: rows.length };
     }

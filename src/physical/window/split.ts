@@ -173,9 +173,10 @@ export function summaryOf(
       return;
     }
     const { sum, count } = avgParts(f, out, s, orderBy);
-    cols.push(gather(sum, ends));
+    const at = afterOnly(f) ? starts : ends;
+    cols.push(gather(sum, at));
     const c = count.values as BigInt64Array;
-    counts.push(f64(Float64Array.of(Number(c[ends[0]]), Number(c[ends[1]]))));
+    counts.push(f64(Float64Array.of(Number(c[at[0]]), Number(c[at[1]]))));
   });
   return { length: 2, columns: [...cols, ...counts] };
 }
@@ -273,12 +274,30 @@ export function withTotals(
  * A piece's last partition's rows ([from, n)) with what the pieces after it carry (`c`, one summary row) for the
  * frames to the partition's end: a count or sum added, min or max compared, last_value replaced.
  */
-export function withAfter(out: Batch, w: number, keys: number, fns: BoundWindowFn[], from: number, c: Batch): Batch {
+export function withAfter(
+  out: Batch,
+  w: number,
+  src: { partitionBy: number[]; orderBy: SortKey[]; fns: BoundWindowFn[] },
+  from: number,
+  c: Batch,
+): Batch {
   const n = out.length;
+  const keys = src.partitionBy.length,
+    fns = src.fns;
   const cols = out.columns.slice();
+  let shape: Shape | null = null;
   fns.forEach((f, k) => {
     if (!toEnd(f)) return;
     const own = out.columns[w + k];
+    if (f.fn === 'avg') {
+      // avg from the current row to the end: the piece's sum and count from each row, plus those after the piece
+      shape ??= shapeOf(out, src.partitionBy, src.orderBy);
+      const { sum, count } = avgParts(f, out, shape, src.orderBy);
+      const S = sumAt(c.columns[summaryFn(keys, k)], 0),
+        C = (c.columns[summaryCount(keys, fns.length, k)].values as Float64Array)[0];
+      cols[w + k] = avgAfter(own, sum, count, from, S, C);
+      return;
+    }
     const tail = sliceBatch({ length: n, columns: [own] }, from, n).columns[0];
     const as = f.fn === 'last_value' ? { ...f, fn: 'first_value' as const } : f;
     const merged = mergeEarlier(as, c.columns[summaryFn(keys, k)], tail, n - from, 0);
@@ -286,6 +305,19 @@ export function withAfter(out: Batch, w: number, keys: number, fns: BoundWindowF
     cols[w + k] = concatColumns(own.type, [head, merged]);
   });
   return { length: n, columns: cols };
+}
+
+/** avg over rows [from, n) with the sum S and count C of the values after the piece; the other rows as they were. */
+function avgAfter(own: Column, sum: Column, count: Column, from: number, S: number, C: number): Column {
+  if (C === 0) return own;
+  const v = (own.values as Float64Array).slice();
+  const valid = own.valid ? own.valid.slice() : null;
+  const cnt = count.values as BigInt64Array;
+  for (let i = from; i < own.length; i++) {
+    v[i] = (S + sumAt(sum, i)) / (C + Number(cnt[i]));
+    if (valid) valid[i] = 1;
+  }
+  return { type: own.type, length: own.length, values: v, valid };
 }
 
 /**

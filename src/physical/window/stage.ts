@@ -1,7 +1,7 @@
 // The window operator's coordinator side: the input shuffled by the partition keys (one partition without them),
 // small partitions packed into tasks as an aggregate's are, and one task per pack sorting its rows and computing
 // the functions (window/source.ts). Spilled shuffle blocks are read back by the task that reads them.
-import { normFor } from '../../agg/aggregate.js';
+import { normFor } from '../../kernels/keys.js';
 import { type Batch, type Schema, concatBatches, emptyBatch, gatherBatch, sliceBatch } from '../../kernels/column.js';
 import { type SortKey, comparisonSort } from '../../kernels/sort.js';
 import { planWindowSplits } from '../../skew/window.js';
@@ -53,7 +53,7 @@ export async function runWindow(
   const target = taskTarget(ex, node, bytes);
   const splits = planWindowSplits(rows, bytes, ex.settings.skew, node.fns, node.orderBy.length > 0, target);
   Object.assign(s.stats, { skewedPartitions: splits.map((x) => x.partition) });
-  ex.report('window', { id: node.id, splits });
+  ex.report('window', { id: node.id, splits, targetBytes: target });
   const split = new Map(splits.filter((x) => x.method !== 'none').map((x) => [x.partition, x.pieces!]));
   const source = (input: Batch[], more: Partial<WindowSource> = {}): WindowSource => ({
     kind: 'window',
