@@ -52,7 +52,9 @@ export function eagerPlan(agg: AggNode, join: JoinNode): EagerPlan | null {
     agg.aggs.some((a) => {
       // holistic and distinct functions are not weighted sums; nor are exact decimal sums here
       const st = stateOf(a);
-      return st === null || st.kind === 'distinct' || (a.decimal === true && st.kind === 'sum');
+      // the kinds weighted here, by name: a new kind of state is not rewritten until it is added
+      if (st === null || (st.kind !== 'count' && st.kind !== 'extreme' && st.kind !== 'sum')) return true;
+      return a.decimal === true && st.kind === 'sum';
     })
   )
     return null;

@@ -14,6 +14,7 @@ import { MAX_PRECISION, decimalColumn, decimalType } from '../kernels/decimal.js
 import { DecimalWords } from './decimal-words.js';
 import type { Groups } from './groups.js';
 import { combinable, combinerGrouping, mergeable } from './partial.js';
+import { stateOf } from './functions.js';
 
 const TWO32 = 4294967296;
 
@@ -132,7 +133,9 @@ export class JoinAggregator {
    * rows form the group of nulls.
    */
   static applies(join: JoinShape, groupBy0: number[], aggs0: BoundAggregate[]): boolean {
-    if (!combinable(aggs0)) return false;
+    // the kinds of state accumulated here, by name: a new kind is not fused until it is added
+    if (!combinable(aggs0) || !aggs0.every((a) => ['count', 'extreme', 'sum', 'distinct'].includes(stateOf(a)!.kind)))
+      return false;
     const { groupBy, aggs } = sideGrouping(join, groupBy0, aggs0);
     const nl = join.leftSchema.length;
     const onGrouped = (c: number) => c < nl === join.groupedLeft;
