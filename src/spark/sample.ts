@@ -4,7 +4,7 @@
 import type { BoundNode, FileSplit } from '../plan/bound.js';
 import { children } from '../plan/fingerprint.js';
 import type { LoadedPlan } from '../plan/load.js';
-import { type DataType, valueAt } from '../kernels/column.js';
+import { type Batch, type DataType, valueAt } from '../kernels/column.js';
 import { formatDate, formatTimestamp } from '../io/output.js';
 import { pruneColumns } from '../plan/prune.js';
 import { col, literal, sparkType, str } from './lower-expr.js';
@@ -142,9 +142,46 @@ export function sampleRanges(splits: readonly FileSplit[]): FileSplit[] | null {
 }
 
 /** The side with its scan's splits replaced (a file-level side: one scan under filters and projections). */
-export function withSplits(n: BoundNode, splits: FileSplit[]): BoundNode {
+function withSplits(n: BoundNode, splits: FileSplit[]): BoundNode {
   if (n.kind === 'scan') return { ...n, splits };
   return { ...n, input: withSplits((n as { input: BoundNode }).input, splits) } as BoundNode;
+}
+
+/**
+ * A count per `by` of `input` over `splits`, run here through our engine: on this thread (a sample is small), one
+ * partition, no skew handling of its own. Null when our reader refuses a file or type: Spark samples instead (and
+ * reports the error, if it has one).
+ */
+export async function countHere(
+  lp: LoadedPlan,
+  input: BoundNode,
+  splits: FileSplit[],
+  by: number[],
+  id: string,
+): Promise<Batch[] | null> {
+  const { execute } = await import('../scheduler/execute.js');
+  const root = pruneColumns({
+    id,
+    kind: 'aggregate',
+    input: withSplits(input, splits),
+    groupBy: by,
+    aggs: [{ fn: 'count', col: -1, as: '__n', type: { id: 'int64' } }],
+    schema: [
+      ...by.map((k, i) => ({ name: `__k${i}`, type: input.schema[k].type })),
+      { name: '__n', type: { id: 'int64' } },
+    ],
+  });
+  try {
+    const settings = { ...lp.settings, workers: 1, partitions: 1, inThreadBytes: Number.MAX_SAFE_INTEGER };
+    const r = await execute(
+      { ...lp, root, output: undefined, settings: { ...settings, skew: { ...lp.settings.skew, enabled: false } } },
+      false,
+    );
+    return r.batches;
+  } catch (e) {
+    if (process.env.SKEWJOIN_DEBUG) process.stderr.write(`spark sample ${id}: local read failed: ${e}\n`);
+    return null;
+  }
 }
 
 /**
@@ -161,49 +198,15 @@ export async function localSample(
   const scan = scanOf(side);
   const ranges = sampleRanges(scan.splits);
   if (!ranges) return null;
-  const { execute } = await import('../scheduler/execute.js');
   const byFile = new Map<string, FileSplit[]>();
   for (const r of ranges) byFile.set(r.path, [...(byFile.get(r.path) ?? []), r]);
   const types = keys.map((k) => side.schema[k].type);
   const counts = new Map<string, { key: string[]; sql: string[]; rows: number; files: number }>();
   let total = 0;
   for (const [, splits] of byFile) {
-    let r: Awaited<ReturnType<typeof execute>>;
-    try {
-      // the side over these ranges, a count per key: on this thread (the sample is small), one partition,
-      // no skew handling of its own
-      const root = pruneColumns({
-        id: `${side.id}.sample`,
-        kind: 'aggregate',
-        input: withSplits(side, splits),
-        groupBy: keys,
-        aggs: [{ fn: 'count', col: -1, as: '__n', type: { id: 'int64' } }],
-        schema: [
-          ...keys.map((k, i) => ({ name: `__k${i}`, type: side.schema[k].type })),
-          { name: '__n', type: { id: 'int64' } },
-        ],
-      });
-      r = await execute(
-        {
-          ...lp,
-          root,
-          output: undefined,
-          settings: {
-            ...lp.settings,
-            workers: 1,
-            partitions: 1,
-            inThreadBytes: Number.MAX_SAFE_INTEGER,
-            skew: { ...lp.settings.skew, enabled: false },
-          },
-        },
-        false,
-      );
-    } catch (e) {
-      // a file or type our reader refuses: Spark samples instead (and reports the error, if it has one)
-      if (process.env.SKEWJOIN_DEBUG) process.stderr.write(`spark sample: local read failed: ${e}\n`);
-      return null;
-    }
-    for (const b of r.batches) {
+    const batches = await countHere(lp, side, splits, keys, `${side.id}.sample`);
+    if (!batches) return null;
+    for (const b of batches) {
       const n = b.columns[keys.length];
       for (let i = 0; i < b.length; i++) {
         const rows = Number(valueAt(n, i));

@@ -8,13 +8,13 @@
 import type { BoundNode } from '../plan/bound.js';
 import { children } from '../plan/fingerprint.js';
 import type { LoadedPlan } from '../plan/load.js';
-import { pruneColumns } from '../plan/prune.js';
 import { valueAt } from '../kernels/column.js';
 import { hotKeys } from './hot.js';
 import { col, sparkType, str } from './lower-expr.js';
 import type { WindowNode, WindowSplit } from './window.js';
 import {
   DECODED_PER_PARQUET_BYTE,
+  countHere,
   fileLevel,
   keyOf,
   type Query,
@@ -27,7 +27,6 @@ import {
   scanRows,
   sized,
   TOP_KEYS,
-  withSplits,
 } from './sample.js';
 import type { Lowering } from './lower.js';
 
@@ -82,46 +81,15 @@ async function localPairs(lp: LoadedPlan, n: WindowNode): Promise<Pairs | null> 
   const scan = scanOf(input);
   const ranges = sampleRanges(scan.splits);
   if (!ranges) return null;
-  const { execute } = await import('../scheduler/execute.js');
   const keys = n.partitionBy;
   const o = n.orderBy[0];
   const by = [...keys, o.col];
-  const root = pruneColumns({
-    id: `${n.id}.sample`,
-    kind: 'aggregate',
-    input: withSplits(input, ranges),
-    groupBy: by,
-    aggs: [{ fn: 'count', col: -1, as: '__n', type: { id: 'int64' } }],
-    schema: [
-      ...by.map((k, i) => ({ name: `__k${i}`, type: input.schema[k].type })),
-      { name: '__n', type: { id: 'int64' } },
-    ],
-  });
-  let r: Awaited<ReturnType<typeof execute>>;
-  try {
-    r = await execute(
-      {
-        ...lp,
-        root,
-        output: undefined,
-        settings: {
-          ...lp.settings,
-          workers: 1,
-          partitions: 1,
-          inThreadBytes: Number.MAX_SAFE_INTEGER,
-          skew: { ...lp.settings.skew, enabled: false },
-        },
-      },
-      false,
-    );
-  } catch (e) {
-    if (process.env.SKEWJOIN_DEBUG) process.stderr.write(`spark window sample: local read failed: ${e}\n`);
-    return null;
-  }
+  const batches = await countHere(lp, input, ranges, by, `${n.id}.sample`);
+  if (!batches) return null;
   const types = by.map((k) => input.schema[k].type);
   const groups = new Map<string, { text: string[]; sql: string[]; rows: number; raw: [unknown, unknown, number][] }>();
   let total = 0;
-  for (const b of r.batches) {
+  for (const b of batches) {
     const cnt = b.columns[by.length];
     for (let i = 0; i < b.length; i++) {
       const rows = Number(valueAt(cnt, i));
