@@ -17,6 +17,7 @@ import { decimalColumn } from '../../kernels/decimal.js';
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
 import { type Shape, frameOf } from './bounds.js';
+import { exactIntegers } from './packed.js';
 
 const int64Column = (v: ArrayLike<number>, n: number): Column => {
   const out = new BigInt64Array(n);
@@ -239,36 +240,6 @@ function decimalOfNumbers(x: Float64Array, cnt: Float64Array, type: DataType): C
   return { type, length: n, values: out, valid };
 }
 
-/**
- * A column's values as numbers when each is an integer below 2^53 in magnitude (integers, dates, decimals of one
- * lane: their scaled integers), read as 32-bit words without a bigint a row; else null.
- */
-function exactNumbers(c: Column): Float64Array | null {
-  const v = c.values;
-  const n = c.length;
-  if (v instanceof BigInt64Array) {
-    if (c.type.id === 'decimal' && lanes(c.type) === 2) return null;
-    const w = new Int32Array(v.buffer, v.byteOffset, 2 * n);
-    const out = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      const hi = w[2 * i + 1];
-      if (hi >= 0x200000 || hi < -0x200000) return null;
-      out[i] = hi * TWO32 + (w[2 * i] >>> 0);
-    }
-    return out;
-  }
-  if (
-    v instanceof Int32Array ||
-    v instanceof Int16Array ||
-    v instanceof Int8Array ||
-    v instanceof Uint32Array ||
-    v instanceof Uint16Array ||
-    v instanceof Uint8Array
-  )
-    return Float64Array.from(v.subarray(0, n));
-  return null;
-}
-
 /** Null where the frame held no value. */
 function withNulls(c: Column, cnt: Float64Array): Column {
   let valid: Uint8Array | null = null;
@@ -340,7 +311,7 @@ function slideExact(
   const n = s.n;
   const wide = c.type.id === 'decimal' && lanes(c.type) === 2;
   const v = c.values as ArrayLike<number | bigint>;
-  const num = wide ? null : exactNumbers(c);
+  const num = wide ? null : exactIntegers(c);
   if (num) {
     // a cumulative frame (start at the partition's) only adds: the running sum, a row at a time
     const out = new Float64Array(n);

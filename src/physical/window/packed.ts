@@ -19,8 +19,12 @@ export interface Packed {
   partSpan: number;
 }
 
-/** Integer values of a column as numbers (a view when they already are), or null for a type or value that does not pack. */
-function integers(c: Column): ArrayLike<number> | null {
+/**
+ * A column's values as numbers when each is an integer below 2^53 in magnitude (integers, dates, decimals of one
+ * lane: their scaled integers; a view when they already are numbers, 64-bit ones read as 32-bit words without a
+ * bigint a row), else null: a packed sort key, and a window sum that stays exact in a double (functions.ts).
+ */
+export function exactIntegers(c: Column): ArrayLike<number> | null {
   const v = c.values,
     n = c.length;
   if (c.type.id === 'float32' || c.type.id === 'float64' || c.type.id === 'utf8' || c.type.id === 'bool') return null;
@@ -61,7 +65,7 @@ export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): P
     orderSpan = 1;
   for (let k = 0; k < keys.length; k++) {
     const c = b.columns[keys[k].col];
-    const x = integers(c);
+    const x = exactIntegers(c);
     if (!x) return null;
     const valid = c.valid;
     let lo = Infinity,
