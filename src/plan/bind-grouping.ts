@@ -228,7 +228,7 @@ function aggregateSpecs(
   }
   // a holistic function (median) has no partial state for level 2: it is aggregated apart, as a plain aggregate
   if (distinct.length > 1 || specs.some((s) => !s.distinct && AGGREGATES[s.fn].state === null))
-    return byArgument(input, groupBy, specs, countStar, id, plain);
+    return byArgument(input, groupBy, specs, distinct, countStar, id, plain);
   // one distinct argument: level 1 by (groups, argument), the partial states of the other aggregates
   const level1By = [...groupBy, ...distinct];
   const { partial, final, out } = decompose(specs, countStar);
@@ -237,7 +237,7 @@ function aggregateSpecs(
 }
 
 /**
- * Distinct aggregates of several arguments: the aggregates of each argument (and the plain ones, with an argument
+ * Distinct aggregates of several arguments (`distinct`, each once): the aggregates of each argument (and the plain ones, with an argument
  * that only has distinct counts or else apart) by the groups over a copy of the input of their own (each as aggregateSpecs does it for one argument: a hot group split on
  * (group, value)), their results widened to every aggregate's column (the others null) and united, then one row
  * per group: each column's one value (max of it and nulls). The input is read once per argument, no row is
@@ -247,11 +247,11 @@ function byArgument(
   input: BoundNode,
   groupBy: string[],
   specs: Spec[],
+  distinct: string[],
   countStar: string | null,
   id: string,
   plain: PlainAggregate,
 ): BoundNode {
-  const distinct = [...new Set(specs.filter((s) => s.distinct).map((s) => s.arg!))];
   const plainOnes = specs.filter((s) => !s.distinct);
   const byArg = distinct.map((d) => specs.filter((s) => s.distinct && s.arg === d));
   // the plain aggregates ride along with an argument that only has distinct counts (one aggregate, count_distinct
