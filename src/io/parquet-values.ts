@@ -1,5 +1,6 @@
 // How a column is read by the direct readers (its plan), and the values of a direct-read page (io/parquet-walk.ts
-// walks the pages) into a column chunk's words or strings: PLAIN values copied or widened, dictionary indices looked up, nulls spread over the page's rows by validity.
+// walks the pages) into a column chunk's words or strings: PLAIN values copied or widened, dictionary indices
+// looked up, nulls spread over the page's rows by validity.
 import { CorruptPage } from './rle.js';
 import type { Field } from '../kernels/column.js';
 import { type Leaf, NotDirect } from './parquet-footer.js';
