@@ -11,6 +11,7 @@ import { type ParamInput, applyParams } from './params.js';
 import { dataSources, resolveSourceOverrides } from './sources.js';
 import type { SparkSources } from './uri.js';
 import { deriveJoinFilters } from './derive-filters.js';
+import { pushAggregates } from './eager-push.js';
 import { pruneColumns } from './prune.js';
 import { shareRepeats } from './share.js';
 import { splitScans } from './map-splits.js';
@@ -400,9 +401,11 @@ export async function loadPlan(
     for (const [k, v] of await dataSources(plan, path.resolve(base, options.data), given, cli)) files.set(k, v);
   }
   const uri = options.sparkSources && { spark: options.sparkSources, workers: settings.workers };
-  // filters derived below joins (plan/derive-filters.ts); repeated subtrees made identical before pruning
-  // (plan/share.ts), computed once when run (physical/repeats.ts)
-  const shared = shareRepeats(deriveJoinFilters(await bindPlan(plan, dir, files, uri)));
+  // filters derived below joins (plan/derive-filters.ts); aggregates computed before the joins below them
+  // (plan/eager-push.ts); repeated subtrees made identical before pruning (plan/share.ts), computed once when run
+  // (physical/repeats.ts)
+  const bound = deriveJoinFilters(await bindPlan(plan, dir, files, uri));
+  const shared = shareRepeats(pushAggregates(bound, settings.eagerAggregation && settings.combiners));
   const root = splitScans(pruneColumns(shared.root, shared.copies), plannedWorkers(settings));
   return { plan, baseDir: dir, root, settings, output };
 }
