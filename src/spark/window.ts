@@ -83,7 +83,20 @@ function call(f: BoundWindowFn): string {
 }
 
 export function lowerWindow(n: WindowNode, lower: (m: BoundNode) => string, split?: WindowSplit): string {
-  if (split) return splitWindow(n, split, lower(n.input));
+  const all = split ? splitWindow(n, split, lower(n.input)) : everyColumn(n, lower);
+  if (!n.keep) return all;
+  // the input columns kept (plan/prune.ts) and the functions', renumbered as the window's schema
+  const w = n.input.schema.length;
+  const keep = n.keep;
+  const cols = [
+    ...keep.map((c, i) => `${col(c)} AS ${col(i)}`),
+    ...n.fns.map((_, k) => `${col(w + k)} AS ${col(keep.length + k)}`),
+  ];
+  return `SELECT ${cols.join(', ')} FROM (${all}) t`;
+}
+
+/** The window over the input's columns, each of them and one per function. */
+function everyColumn(n: WindowNode, lower: (m: BoundNode) => string): string {
   const w = n.input.schema.length;
   const over = [
     n.partitionBy.length ? `PARTITION BY ${n.partitionBy.map(col).join(', ')}` : '',

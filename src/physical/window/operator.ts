@@ -36,9 +36,11 @@ export const windowOperator: PhysicalOperator<WindowNode, never, WindowStats> = 
       .map((f) => `${f.fn}${f.col >= 0 ? `(${s[f.col].name})` : ''}→${f.as} [${frameText(f)}]`)
       .join(', ');
     const P = windowPartitions(src, x.settings);
+    // the input columns it emits when pruned (plan/prune.ts): the only ones its tasks gather besides the arguments
+    const emits = src.keep ? `, emits [${src.keep.map((c) => s[c].name).join(', ')}] of its input` : '';
     x.line(
       depth,
-      `${src.id}: window partition by [${by.join(', ')}] order by [${order}] ${fns}, ${P} task(s) at most, ` +
+      `${src.id}: window partition by [${by.join(', ')}] order by [${order}] ${fns}${emits}, ${P} task(s) at most, ` +
         `each sorting its partitions${fused}`,
     );
     const why = src.orderBy.length ? unsplittable(src.fns) : unsplittableWhole(src.fns);
