@@ -175,7 +175,7 @@ export async function runFromRead(
     read.rest
       ? ex.execute(
           { ...read.rest, ops: [...read.rest.ops, ...ops], schema: p.schema },
-          { ...d, eager: undefined, placement: false, until: undefined },
+          { ...d, eager: undefined, placement: false },
         )
       : [],
   ]);

@@ -5,6 +5,7 @@ import type { AggregateStats } from '../../skew/aggregate.js';
 import type { PhysicalOperator } from '../operator.js';
 import { partitionsFor } from '../pipeline.js';
 import { overJoin, preAggregation, runAggregate } from './stage.js';
+import { taskFigures } from '../explain-text.js';
 
 type AggregateNode = Extract<BoundNode, { kind: 'aggregate' }>;
 
@@ -35,6 +36,7 @@ export const aggregateOperator: PhysicalOperator<AggregateNode, never, Aggregate
     x.walk(src.input, depth + 2);
   },
   execute: (ctx, p, d) => runAggregate(ctx, p.source, p.ops, d),
+  ran: taskFigures,
   analyze: {
     run: (m, into) => {
       if ('eager' in m) into.eager.push(m.eager);

@@ -2,11 +2,11 @@
 // (join/broadcast.ts expectedStrategy), and execution (join/stage.ts).
 import type { PhysicalOperator } from '../operator.js';
 import type { JoinPath, JoinStats } from '../stats.js';
-import { humanSizes } from '../explain-text.js';
+import { humanSizes, taskFigures } from '../explain-text.js';
 import { partitionsFor } from '../pipeline.js';
 import { expectedStrategy } from './broadcast.js';
 import { markedRule } from './marked.js';
-import { runJoin } from './stage.js';
+import { runJoin, runJoinUntil } from './stage.js';
 import type { JoinNode } from './tasks.js';
 
 declare module '../operator.js' {
@@ -56,6 +56,9 @@ export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
     }
   },
   execute: (ctx, p, d) => runJoin(ctx, p.source, p.ops, d),
+  // a broadcast join's probe scan stops as the scan would (a side read up to a cap)
+  executeUntil: (ctx, p, d, stop) => runJoinUntil(ctx, p.source, p.ops, d, stop),
+  ran: taskFigures,
   analyze: {
     task: (join) => ({ join }),
     run: (j, into) => {

@@ -13,7 +13,7 @@ import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js'
 import { mergeProbes } from './merge.js';
 import { runMarked, tryMarked } from './marked.js';
 import { runRanged } from '../fused-ranges.js';
-import { type Until, partitionsFor, pipelineOf, scanBytes } from '../pipeline.js';
+import { type StopRule, type Stopped, partitionsFor, pipelineOf, readWhole, scanBytes } from '../pipeline.js';
 import { budgetedSkew } from '../../spill/budget.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
 import type { Downstream, ExecContext } from '../operator.js';
@@ -31,8 +31,22 @@ const SKETCH_CAPACITY = 1000;
  * and the reduce tasks emit the states of the aggregate above the join (see agg/eager.ts).
  */
 export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: Downstream): Promise<TaskResult[]> {
+  return (await runJoinUntil(ex, node, ops, d)).results;
+}
+
+/**
+ * runJoin with a stop rule: a broadcast join's probe scan stops as ExecContext.executeUntil says, and the pipeline
+ * of its rest comes back (any other join runs to its end).
+ */
+export async function runJoinUntil(
+  ex: ExecContext,
+  node: JoinNode,
+  ops: RowOp[],
+  d: Downstream,
+  stop?: StopRule,
+): Promise<Stopped> {
   const { combine, eager } = d;
-  if (node.leftKeys.length === 0) return runCross(ex, node, ops, d);
+  if (node.leftKeys.length === 0) return readWhole(await runCross(ex, node, ops, d));
   const how: JoinStrategy = eager
     ? {
         decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' },
@@ -47,9 +61,9 @@ export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: 
         ex.settings.sharedBuildBytes,
       );
   const marked = eager ? null : await tryMarked(ex, node, how, measure(ex, node));
-  if (marked) return runMarked(ex, node, how, marked, ops, d);
-  if (how.pipeline) return runBroadcast(ex, node, how, ops, d);
-  return runShuffleJoin(ex, node, how, ops, d);
+  if (marked) return readWhole(await runMarked(ex, node, how, marked, ops, d));
+  if (how.pipeline) return runBroadcast(ex, node, how, ops, d, stop);
+  return readWhole(await runShuffleJoin(ex, node, how, ops, d));
 }
 
 /**
@@ -64,22 +78,27 @@ function measure(ex: ExecContext, node: JoinNode): Collect {
   return async (n, cap, groupBy, from) => {
     const here = ex.coldAndSmall(scanBytes(n)) && 'steal';
     let bytes = 0;
-    const until: Until = { stop: (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap };
+    const stop: StopRule = (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap;
     const sink: TaskSink = { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) };
-    const results = await ex.execute(from ?? pipelineOf(n), { stage: node.id, sink, placement: here, until });
+    const { results, rest } = await ex.executeUntil(
+      from ?? pipelineOf(n),
+      { stage: node.id, sink, placement: here },
+      stop,
+    );
     const groups = groupBy && results.flatMap((r) => r.groups ?? []);
-    return { batches: batchesOf(results), groups, rest: until.rest ?? null };
+    return { batches: batchesOf(results), groups, rest };
   };
 }
 
-/** A broadcast join: the probing side's map tasks join, and go on with our operators and sink. */
+/** A broadcast join: the probing side's map tasks join, and go on with our operators and sink (stopped by `stop`). */
 async function runBroadcast(
   ex: ExecContext,
   node: JoinNode,
   how: JoinStrategy,
   ops: RowOp[],
   d: Downstream,
-): Promise<TaskResult[]> {
+  stop?: StopRule,
+): Promise<Stopped> {
   const side = how.decision.side!;
   ex.report('join', {
     id: node.id,
@@ -101,8 +120,9 @@ async function runBroadcast(
     // the probing side's rows read to measure it are probed as they are
     const probed = how.read?.[side === 'left' ? 'right' : 'left'];
     const probing = side === 'left' ? node.right : node.left;
-    if (probed) return await runFromRead(ex, full, probed, how.probeAt!, probing.schema, d);
-    return await ex.execute(full, { ...d, eager: undefined, placement: false });
+    if (probed) return readWhole(await runFromRead(ex, full, probed, how.probeAt!, probing.schema, d));
+    const down = { ...d, eager: undefined, placement: false };
+    return stop ? await ex.executeUntil(full, down, stop) : readWhole(await ex.execute(full, down));
   } finally {
     ex.memory.release(how.heldBytes);
   }

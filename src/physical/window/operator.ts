@@ -5,6 +5,7 @@ import type { PhysicalOperator } from '../operator.js';
 import type { WindowStats } from '../../skew/window.js';
 import { unsplittable, unsplittableWhole } from '../../skew/window.js';
 import { runWindow, windowPartitions } from './stage.js';
+import { taskFigures } from '../explain-text.js';
 
 type WindowNode = Extract<BoundNode, { kind: 'window' }>;
 
@@ -59,6 +60,7 @@ export const windowOperator: PhysicalOperator<WindowNode, never, WindowStats> = 
     x.walk(src.input, depth + 2);
   },
   execute: (ctx, p, d) => runWindow(ctx, p.source, p.ops, d),
+  ran: taskFigures,
   analyze: {
     run: (w, into) => {
       (into.windows ??= []).push(w);
