@@ -10,10 +10,11 @@ import { type RowSlice, sliceBlocks, sliceLabel } from '../../skew/slices.js';
 import { mergeSketches } from '../../skew/sketch.js';
 import { mixPlan } from '../../skew/mix.js';
 import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
+import { movedFilter, placeFilter, reportFilters } from './filters.js';
 import { mergeProbes } from './merge.js';
 import { runMarked, tryMarked } from './marked.js';
 import { runRanged } from '../fused-ranges.js';
-import { type Until, partitionsFor, pipelineOf, scanBytes } from '../pipeline.js';
+import { type Pipeline, type Until, partitionsFor, pipelineOf, scanBytes } from '../pipeline.js';
 import { budgetedSkew } from '../../spill/budget.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
 import type { Downstream, ExecContext } from '../operator.js';
@@ -45,6 +46,7 @@ export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: 
         ex.memory,
         ops.length === 0 ? combine : undefined,
         ex.settings.sharedBuildBytes,
+        ex.settings.runtimeFilters,
       );
   const marked = eager ? null : await tryMarked(ex, node, how, measure(ex, node));
   if (marked) return runMarked(ex, node, how, marked, ops, d);
@@ -92,17 +94,31 @@ async function runBroadcast(
     splits: [],
   });
   try {
+    // runtime filters of the joins above on this join's probing rows: put first into its probing side's pipeline
+    let { pipeline, probeAt } = how as { pipeline: Pipeline; probeAt?: number },
+      after = ops;
+    let probed = how.read?.[side === 'left' ? 'right' : 'left'];
+    for (let op = after[0]; op?.kind === 'rtfilter'; op = after[0]) {
+      const at = placeFilter(pipeline, op);
+      if (!at) break;
+      pipeline = at.pipeline;
+      movedFilter(op.filter, at.placed);
+      const rest = probed?.rest && placeFilter(probed.rest, op);
+      if (probed && rest) probed = { ...probed, rest: rest.pipeline };
+      if (probeAt !== undefined) probeAt++;
+      after = after.slice(1);
+    }
     // the next probe's table joined into this one where it joins this table's rows (physical/join/merge.ts); a
     // merged table is grouped by the threads (grouping it here, before the first probe, measured slower on q10)
-    let pipeline = how.pipeline!,
-      after = ops;
     for (let m = mergeProbes(pipeline, after); m; m = mergeProbes(pipeline, after)) ({ pipeline, after } = m);
     const full = { ...pipeline, ops: [...pipeline.ops, ...after] };
     // the probing side's rows read to measure it are probed as they are
-    const probed = how.read?.[side === 'left' ? 'right' : 'left'];
     const probing = side === 'left' ? node.right : node.left;
-    if (probed) return await runFromRead(ex, full, probed, how.probeAt!, probing.schema, d);
-    return await ex.execute(full, { ...d, eager: undefined, placement: false });
+    const results = probed
+      ? await runFromRead(ex, full, probed, probeAt!, probing.schema, d)
+      : await ex.execute(full, { ...d, eager: undefined, placement: false });
+    reportFilters(ex, node.id, side, how.filters ?? [], results);
+    return results;
   } finally {
     ex.memory.release(how.heldBytes);
   }
