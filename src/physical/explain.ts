@@ -6,7 +6,7 @@ import type { LoadedPlan } from '../plan/load.js';
 import { pipelineOf } from './pipeline.js';
 import { HOLD_SHARE, repeatedUnits } from './repeats.js';
 import { dataBudget } from '../spill/budget.js';
-import { JOIN_STRATEGIES, type Stats, type TaskStats } from './stats.js';
+import { JOIN_STRATEGIES, type RuntimeFilterStats, type Stats, type TaskStats } from './stats.js';
 import { operatorOf } from './operators.js';
 import type { Explain } from './operator.js';
 import { fmtBytes, fusedText, humanBytes } from './explain-text.js';
@@ -105,6 +105,16 @@ function spillText(ts: TaskStats[]): string {
   return parts.length ? `; ${parts.join(', ')}` : '';
 }
 
+/** A runtime join filter as it ran: where from and to, its kind, the rows it tested and kept. */
+function filterLine(f: RuntimeFilterStats): string {
+  const share = f.rowsIn > 0 ? ` (${((100 * f.rowsKept) / f.rowsIn).toFixed(1)}%)` : '';
+  const skipped = f.skippedTasks ? `, ${f.skippedTasks} task(s) let every row through (it kept most)` : '';
+  return (
+    `runtime filter ${f.id} → ${f.into} [${f.columns.join(', ')}]: ${f.kind}, ${f.keys} keys, ${fmtBytes(f.bytes)}; ` +
+    `${f.rowsIn} rows in, ${f.rowsKept} kept${share} in ${f.tasks} task(s)${skipped}`
+  );
+}
+
 /** `--explain --analyze`: the plan, then what the run measured per shuffle, per skewed partition and per stage. */
 export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   const out = [
@@ -126,6 +136,7 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
     );
   for (const s of stats.shuffles) out.push(...shuffleLines(s));
   for (const j of stats.joins) out.push(...joinLines(j));
+  for (const f of stats.runtimeFilters ?? []) out.push(filterLine(f));
   for (const a of stats.aggregates) out.push(...aggregateLines(a));
   for (const w of stats.windows ?? []) out.push(...windowLines(w));
   out.push(...stageLines(stats.tasks));

@@ -23,6 +23,7 @@ import { FORMATS } from '../io/result-file.js';
 /** The formats standard output takes, for messages. */
 export const STDOUT_FORMATS = OUTPUT_FORMATS.filter((f) => FORMATS[f].stdout).join(', ');
 import { parseBytes, parseSize } from './bytes.js';
+import type { FilterMode } from '../kernels/runtime-filter.js';
 
 export interface SkewSettings {
   enabled: boolean;
@@ -59,6 +60,8 @@ export interface Settings {
    * readers (physical/repeats.ts); default a share of the memory budget. 0: every reader computes it.
    */
   repeatBytes?: number;
+  /** runtime join filters (kernels/runtime-filter.ts, physical/join/filters.ts): auto, off, or one kind forced */
+  runtimeFilters: FilterMode;
   /** inputs (Parquet bytes) up to this size run on the calling thread, without workers (runtime/local.ts) */
   inThreadBytes: number;
   /** parent folder of the query's spill folder (absolute) */
@@ -92,6 +95,7 @@ export interface Overrides {
   memoryLimit?: number | string;
   broadcastBytes?: number | string;
   inThreadBytes?: number | string;
+  runtimeFilters?: FilterMode;
   /** relative to the current directory */
   spillDir?: string;
   /** values of the plan's `params` (`--param NAME=VALUE`) */
@@ -295,6 +299,7 @@ function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings
     partitions: o.partitions ?? ex.partitions,
     combiners: o.combiners ?? ex.combiners ?? true,
     eagerAggregation: o.eagerAggregation ?? ex.eagerAggregation ?? true,
+    runtimeFilters: o.runtimeFilters ?? ex.runtimeFilters ?? 'auto',
     skew,
     memoryLimit,
     inThreadBytes: size(

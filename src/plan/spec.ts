@@ -316,6 +316,11 @@ const ExecutionSchema = z.strictObject({
    * a join side at most this big (after its own filters and projections, measured at run time) is broadcast; 0: never
    */
   broadcastBytes: ByteSize.optional(),
+  /**
+   * runtime join filters: a side built once sends a filter of its keys into the other side's scan (auto: a bitmap
+   * where the keys are dense integers, else a Bloom filter, min/max for an integer key); off; or one kind forced
+   */
+  runtimeFilters: z.enum(['auto', 'off', 'bitmap', 'bloom', 'minmax']).optional(),
   /** inputs up to this many Parquet bytes run on the calling thread, without workers; 0: always the pool */
   inThreadBytes: ByteSize.optional(),
   /** where spill files go (default: the OS temp folder); created when missing */

@@ -10,10 +10,19 @@ import { type RowSlice, sliceBlocks, sliceLabel } from '../../skew/slices.js';
 import { mergeSketches } from '../../skew/sketch.js';
 import { mixPlan } from '../../skew/mix.js';
 import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
+import { movedFilter, placeFilter, reportFilters } from './filters.js';
 import { mergeProbes } from './merge.js';
 import { runMarked, tryMarked } from './marked.js';
 import { runRanged } from '../fused-ranges.js';
-import { type StopRule, type Stopped, partitionsFor, pipelineOf, readWhole, scanBytes } from '../pipeline.js';
+import {
+  type Pipeline,
+  type StopRule,
+  type Stopped,
+  partitionsFor,
+  pipelineOf,
+  readWhole,
+  scanBytes,
+} from '../pipeline.js';
 import { budgetedSkew } from '../../spill/budget.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
 import type { Downstream, ExecContext } from '../operator.js';
@@ -59,6 +68,7 @@ export async function runJoinUntil(
         ex.memory,
         ops.length === 0 ? combine : undefined,
         ex.settings.sharedBuildBytes,
+        ex.settings.runtimeFilters,
       );
   const marked = eager ? null : await tryMarked(ex, node, how, measure(ex, node));
   if (marked) return readWhole(await runMarked(ex, node, how, marked, ops, d));
@@ -111,18 +121,34 @@ async function runBroadcast(
     splits: [],
   });
   try {
+    // runtime filters of the joins above on this join's probing rows: put first into its probing side's pipeline
+    let { pipeline, probeAt } = how as { pipeline: Pipeline; probeAt?: number },
+      after = ops;
+    let probed = how.read?.[side === 'left' ? 'right' : 'left'];
+    for (let op = after[0]; op?.kind === 'rtfilter'; op = after[0]) {
+      const at = placeFilter(pipeline, op);
+      if (!at) break;
+      pipeline = at.pipeline;
+      movedFilter(op.filter, at.placed);
+      const rest = probed?.rest && placeFilter(probed.rest, op);
+      if (probed && rest) probed = { ...probed, rest: rest.pipeline };
+      if (probeAt !== undefined) probeAt++;
+      after = after.slice(1);
+    }
     // the next probe's table joined into this one where it joins this table's rows (physical/join/merge.ts); a
     // merged table is grouped by the threads (grouping it here, before the first probe, measured slower on q10)
-    let pipeline = how.pipeline!,
-      after = ops;
     for (let m = mergeProbes(pipeline, after); m; m = mergeProbes(pipeline, after)) ({ pipeline, after } = m);
     const full = { ...pipeline, ops: [...pipeline.ops, ...after] };
     // the probing side's rows read to measure it are probed as they are
-    const probed = how.read?.[side === 'left' ? 'right' : 'left'];
     const probing = side === 'left' ? node.right : node.left;
-    if (probed) return readWhole(await runFromRead(ex, full, probed, how.probeAt!, probing.schema, d));
     const down = { ...d, eager: undefined, placement: false };
-    return stop ? await ex.executeUntil(full, down, stop) : readWhole(await ex.execute(full, down));
+    const out = probed
+      ? readWhole(await runFromRead(ex, full, probed, probeAt!, probing.schema, d))
+      : stop
+        ? await ex.executeUntil(full, down, stop)
+        : readWhole(await ex.execute(full, down));
+    reportFilters(ex, node.id, side, how.filters ?? [], out.results);
+    return out;
   } finally {
     ex.memory.release(how.heldBytes);
   }
