@@ -11,6 +11,7 @@ import { type ParamInput, applyParams } from './params.js';
 import { dataSources, resolveSourceOverrides } from './sources.js';
 import type { SparkSources } from './uri.js';
 import { deriveJoinFilters } from './derive-filters.js';
+import { type JoinOrderNote, orderJoins } from './join-order.js';
 import { pruneColumns } from './prune.js';
 import { shareRepeats } from './share.js';
 import { splitScans } from './map-splits.js';
@@ -128,6 +129,11 @@ export interface LoadOptions extends Overrides {
    * (default: the current directory). A plan file's own paths resolve against its folder.
    */
   baseDir?: string;
+  /**
+   * Internal (not in the plan format): 'written' keeps every join order as the plan wrote it; default 'cost': trees
+   * of inner joins ordered by estimated cost (plan/join-order.ts), a join with `"reorder": false` kept as written.
+   */
+  joinOrder?: 'cost' | 'written';
 }
 
 export interface LoadedPlan {
@@ -136,6 +142,8 @@ export interface LoadedPlan {
   root: BoundNode;
   settings: Settings;
   output?: { path: string; format: OutputFormat };
+  /** what the join order decided for each tree of three or more inner joins (--explain) */
+  joinOrder?: JoinOrderNote[];
 }
 
 /** The value at a path of the plan object, as the message shows it. */
@@ -402,7 +410,12 @@ export async function loadPlan(
   const uri = options.sparkSources && { spark: options.sparkSources, workers: settings.workers };
   // filters derived below joins (plan/derive-filters.ts); repeated subtrees made identical before pruning
   // (plan/share.ts), computed once when run (physical/repeats.ts)
-  const shared = shareRepeats(deriveJoinFilters(await bindPlan(plan, dir, files, uri)));
+  // join trees ordered by cost (plan/join-order.ts) first, so that the filters derived and pushed below follow them
+  const bound = await bindPlan(plan, dir, files, uri);
+  const mode = options.joinOrder ?? (uri ? 'written' : 'cost');
+  const ordered = await orderJoins(bound, { broadcastBytes: settings.broadcastBytes, mode });
+  const shared = shareRepeats(deriveJoinFilters(ordered.root));
   const root = splitScans(pruneColumns(shared.root, shared.copies), plannedWorkers(settings));
-  return { plan, baseDir: dir, root, settings, output };
+  const joinOrder = ordered.notes.length ? { joinOrder: ordered.notes } : {};
+  return { plan, baseDir: dir, root, settings, output, ...joinOrder };
 }
