@@ -61,6 +61,8 @@ export function explainPlan(lp: LoadedPlan, ran?: Map<string, string>): string {
       `${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}; broadcast ` +
       `${settings.broadcastBytes > 0 ? `up to ${humanBytes(settings.broadcastBytes)}` : 'off'}`,
   );
+  // the join order chosen by cost for each tree of inner joins (plan/join-order.ts), with its estimates
+  for (const j of lp.joinOrder ?? []) lines.push(...j.lines);
   x.walk(lp.root, 0);
   if (notes.length) lines.push('notes:', ...notes.map((n, i) => `   ${i + 1}. ${n}`));
   return lines.join('\n') + '\n';

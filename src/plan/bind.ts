@@ -247,7 +247,8 @@ function bindJoin(q: Query<'join'>, at: P, id: string, left: BoundNode, right: B
       schema.push({ name, type: f.type });
     }
   }
-  return { id, kind: 'join', type: q.type, schema, left, right, leftKeys, rightKeys, leftNorms, rightNorms };
+  const fixed = q.reorder === false ? { fixed: true } : {};
+  return { id, kind: 'join', type: q.type, schema, left, right, leftKeys, rightKeys, leftNorms, rightNorms, ...fixed };
 }
 
 function bindAggregateNode(q: Query<'aggregate'>, at: P, id: string, bound: BoundNode): BoundNode {

@@ -111,6 +111,8 @@ export type BoundNode =
       rightKeys: number[];
       leftNorms: KeyNorm[];
       rightNorms: KeyNorm[];
+      /** the plan's `"reorder": false`: kept as written by the join order (plan/join-order.ts) */
+      fixed?: boolean;
     })
   | (Base & { kind: 'aggregate'; input: BoundNode; groupBy: number[]; aggs: BoundAggregate[] })
   | (Base & { kind: 'sort'; input: BoundNode; by: { col: number; desc: boolean; nullsFirst: boolean }[] })

@@ -12,6 +12,7 @@ import { dataSources, resolveSourceOverrides } from './sources.js';
 import type { SparkSources } from './uri.js';
 import { deriveJoinFilters } from './derive-filters.js';
 import { pushAggregates } from './eager-push.js';
+import { type JoinOrderNote, orderJoins } from './join-order.js';
 import { pruneColumns } from './prune.js';
 import { shareRepeats } from './share.js';
 import { splitScans } from './map-splits.js';
@@ -133,6 +134,11 @@ export interface LoadOptions extends Overrides {
    * (default: the current directory). A plan file's own paths resolve against its folder.
    */
   baseDir?: string;
+  /**
+   * Internal (not in the plan format): 'written' keeps every join order as the plan wrote it; default 'cost': trees
+   * of inner joins ordered by estimated cost (plan/join-order.ts), a join with `"reorder": false` kept as written.
+   */
+  joinOrder?: 'cost' | 'written';
 }
 
 export interface LoadedPlan {
@@ -141,6 +147,8 @@ export interface LoadedPlan {
   root: BoundNode;
   settings: Settings;
   output?: { path: string; format: OutputFormat };
+  /** what the join order decided for each tree of three or more inner joins (--explain) */
+  joinOrder?: JoinOrderNote[];
 }
 
 /** The value at a path of the plan object, as the message shows it. */
@@ -406,11 +414,16 @@ export async function loadPlan(
     for (const [k, v] of await dataSources(plan, path.resolve(base, options.data), given, cli)) files.set(k, v);
   }
   const uri = options.sparkSources && { spark: options.sparkSources, workers: settings.workers };
-  // filters derived below joins (plan/derive-filters.ts); aggregates computed before the joins below them
+  // join trees ordered by cost (plan/join-order.ts) first, so that what follows sees the chosen order; filters
+  // derived below joins (plan/derive-filters.ts); aggregates computed before the joins below them
   // (plan/eager-push.ts); repeated subtrees made identical before pruning (plan/share.ts), computed once when run
   // (physical/repeats.ts)
-  const bound = deriveJoinFilters(await bindPlan(plan, dir, files, uri));
-  const shared = shareRepeats(pushAggregates(bound, settings.eagerAggregation && settings.combiners));
+  const bound = await bindPlan(plan, dir, files, uri);
+  const mode = options.joinOrder ?? (uri ? 'written' : 'cost');
+  const ordered = await orderJoins(bound, { broadcastBytes: settings.broadcastBytes, mode });
+  const derived = deriveJoinFilters(ordered.root);
+  const shared = shareRepeats(pushAggregates(derived, settings.eagerAggregation && settings.combiners));
   const root = splitScans(pruneColumns(shared.root, shared.copies), plannedWorkers(settings));
-  return { plan, baseDir: dir, root, settings, output };
+  const joinOrder = ordered.notes.length ? { joinOrder: ordered.notes } : {};
+  return { plan, baseDir: dir, root, settings, output, ...joinOrder };
 }

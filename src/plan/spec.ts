@@ -188,7 +188,15 @@ export type ScanNode = { op: 'scan'; source: string; columns?: string[] };
 export type FilterNode = { op: 'filter'; input: QueryNode; where: Predicate };
 export type ProjectNode = { op: 'project'; input: QueryNode; columns: z.infer<typeof ProjectColumn>[] };
 export type JoinType = (typeof JOIN_TYPES)[number];
-export type JoinNode = { op: 'join'; type: JoinType; left: QueryNode; right: QueryNode; on: [string, string][] };
+export type JoinNode = {
+  op: 'join';
+  type: JoinType;
+  left: QueryNode;
+  right: QueryNode;
+  on: [string, string][];
+  /** false: the engine keeps this join as written (its inputs joined here), not reordered by cost (plan/join-order.ts) */
+  reorder?: boolean;
+};
 export type AggregateNode = {
   op: 'aggregate';
   input: QueryNode;
@@ -242,6 +250,8 @@ const QueryNodeSchema: z.ZodType<QueryNode> = z
         right: QueryNodeSchema,
         /** empty with type inner: a cross join */
         on: z.array(z.tuple([name, name])),
+        /** an inner join: false keeps it as written (default: the engine may reorder inner joins by cost) */
+        reorder: z.boolean().optional(),
       }),
       z.strictObject({
         op: z.literal('aggregate'),
