@@ -5,6 +5,8 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
+import { groupsOf } from '../dist/agg/aggregate.js';
+import type { Column } from '../dist/kernels/column.js';
 import { expectSame, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-eager-push-');
@@ -183,5 +185,61 @@ describe('aggregation before joins', () => {
       const r = await runPlan(q, { workers: 2, partitions: 3, writeOutput: false });
       expect(stages(r).has('aggregate-1.eager')).toBe(false);
     }
+  });
+});
+
+describe('groups found by a lead column, the others checked (agg/group-ids.ts)', () => {
+  const ints = (xs: number[]): Column => ({
+    type: { id: 'int64' },
+    length: xs.length,
+    values: BigInt64Array.from(xs, BigInt),
+    valid: null,
+  });
+  const strs = (xs: (string | null)[]): Column => {
+    const bytes = xs.map((x) => new TextEncoder().encode(x ?? ''));
+    const offsets = new Int32Array(xs.length + 1);
+    bytes.forEach((b, i) => {
+      offsets[i + 1] = offsets[i] + b.length;
+    });
+    const values = new Uint8Array(offsets[xs.length]);
+    bytes.forEach((b, i) => values.set(b, offsets[i]));
+    const valid = xs.includes(null) ? Uint8Array.from(xs, (x) => (x === null ? 0 : 1)) : null;
+    return { type: { id: 'utf8' }, length: xs.length, values, offsets, valid };
+  };
+  const wide = (xs: bigint[]): Column => {
+    const v = new BigInt64Array(2 * xs.length);
+    xs.forEach((x, i) => {
+      v[2 * i] = BigInt.asIntN(64, x);
+      v[2 * i + 1] = x >> 64n;
+    });
+    return { type: { id: 'decimal', precision: 30, scale: 2 }, length: xs.length, values: v, valid: null };
+  };
+  const count = (cols: Column[], lead: number) =>
+    groupsOf(
+      { length: cols[0].length, columns: cols },
+      cols.map((_, i) => i),
+      undefined,
+      false,
+      lead,
+    ).nGroups;
+
+  it('keeps the key groups where the other columns agree, and groups by all where they do not', () => {
+    const key = ints([1, 2, 1, 3, 2, 1]);
+    const same = strs(['a', 'b', 'a', null, 'b', 'a']);
+    expect(count([key, same], 1)).toBe(3);
+    // key 1 with "a" and "ab" (same first byte), key 3 twice with null and "": four groups, as without the lead
+    for (const other of [
+      strs(['a', 'b', 'ab', 'c', 'b', 'a']),
+      strs(['a', 'b', 'a', null, 'b', '']),
+      strs(['a', 'b', 'a', 'c', 'b', 'a']),
+    ]) {
+      const k2 = ints([1, 2, 1, 3, 3, 1]);
+      expect(count([k2, other], 1)).toBe(count([k2, other], 0));
+    }
+    // 128-bit decimals differing in the upper word only
+    const dec = wide([5n, 7n, 5n + (1n << 64n), 9n, 7n, 5n]);
+    expect(count([key, dec], 1)).toBe(4);
+    expect(count([key, dec], 1)).toBe(count([key, dec], 0));
+    expect(count([key, wide([5n, 7n, 5n, 9n, 7n, 5n])], 1)).toBe(3);
   });
 });

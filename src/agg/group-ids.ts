@@ -1,7 +1,7 @@
 // Group ids of a batch's rows by some columns: one or two one-byte string columns through a direct table
 // (agg/code-groups.ts), few groups by comparison (agg/few-groups.ts), else hashing; short strings and pairs of
 // 32-bit integers are packed into one word column first, so that they hash and compare as one value.
-import type { Batch, Column } from '../kernels/column.js';
+import { type Batch, type Column, lanes } from '../kernels/column.js';
 import { buildKeys, normFor } from '../kernels/keys.js';
 import { int32s } from '../kernels/table.js';
 import type { Selection } from '../expr/select.js';
@@ -11,9 +11,16 @@ import { type Groups, groupRows } from './groups.js';
 
 /**
  * `sel`: group only these rows; every other row gets the group id nGroups (one past the last). `shared`: gid in shared
- * memory (a broadcast table's).
+ * memory (a broadcast table's). `lead`: the first `lead` group columns are expected to determine the others (a
+ * dimension's key and its columns, plan/eager-push.ts): the rows are grouped by those, and the groups kept when every
+ * other group column holds its group's first row's value in each row (then they are the groups of all the columns);
+ * else grouped by all of them.
  */
-export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = false): Groups {
+export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = false, lead = 0): Groups {
+  if (lead > 0 && lead < groupBy.length) {
+    const g = groupsOf(b, groupBy.slice(0, lead), sel, shared);
+    if (groupBy.slice(lead).every((c) => sameInGroups(b.columns[c], g, sel))) return g;
+  }
   if (groupBy.length === 0) {
     const gid = new Int32Array(b.length);
     if (sel) {
@@ -47,6 +54,62 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
     cols.map((c) => normFor(c.type)),
   );
   return groupRows(keys, sel, shared, gid);
+}
+
+/** Whether each row of `c` holds the value of its group's first row (null alike; floats bit for bit). */
+function sameInGroups(c: Column, g: Groups, sel?: Selection): boolean {
+  const n = sel ? sel.n : c.length;
+  const rows = sel?.idx ?? null;
+  if (c.type.id === 'utf8') return sameStrings(c.offsets!, c.values as Uint8Array, c.valid, g.gid, g.first, rows, n);
+  const v = c.values;
+  // values of 4 bytes or more compared as their 32-bit words
+  const bytes = v.BYTES_PER_ELEMENT * lanes(c.type);
+  const w = bytes >= 4 ? new Int32Array(v.buffer, v.byteOffset, v.byteLength >> 2) : (v as Uint8Array);
+  return sameWords(w, bytes >= 4 ? bytes >> 2 : 1, c.valid, g.gid, g.first, rows, n);
+}
+
+function sameWords(
+  w: ArrayLike<number>,
+  lanes: number,
+  valid: Uint8Array | null,
+  gid: Int32Array,
+  first: Int32Array,
+  rows: Int32Array | null,
+  n: number,
+): boolean {
+  for (let k = 0; k < n; k++) {
+    const r = rows === null ? k : rows[k];
+    const f = first[gid[r]];
+    if (f === r) continue;
+    if (valid !== null && valid[r] !== valid[f]) return false;
+    if (valid !== null && valid[r] === 0) continue;
+    for (let j = 0; j < lanes; j++) if (w[r * lanes + j] !== w[f * lanes + j]) return false;
+  }
+  return true;
+}
+
+function sameStrings(
+  o: Int32Array,
+  v: Uint8Array,
+  valid: Uint8Array | null,
+  gid: Int32Array,
+  first: Int32Array,
+  rows: Int32Array | null,
+  n: number,
+): boolean {
+  for (let k = 0; k < n; k++) {
+    const r = rows === null ? k : rows[k];
+    const f = first[gid[r]];
+    if (f === r) continue;
+    if (valid !== null && valid[r] !== valid[f]) return false;
+    if (valid !== null && valid[r] === 0) continue;
+    const a = o[r],
+      b = o[f],
+      len = o[r + 1] - a;
+    if (len !== o[f + 1] - b) return false;
+    for (let j = 0; j < len; j++) if (v[a + j] !== v[b + j]) return false;
+  }
+  return true;
 }
 
 /** Two int32 columns without nulls as one int64 column (the first the high word): equal pairs, equal values. */

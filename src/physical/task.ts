@@ -114,6 +114,8 @@ export type TaskSource =
       outSchema: Schema;
       step?: TwoLevelStep;
       rows?: { schema: Schema; groupBy: number[]; from: number };
+      /** the group columns expected to determine the others (agg/group-ids.ts groupsOf) */
+      lead?: number;
     }
   /**
    * consecutive ranges of a range-partitioned sort, their rows sorted: `ranges`

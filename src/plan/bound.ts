@@ -114,7 +114,17 @@ export type BoundNode =
       /** the plan's `"reorder": false`: kept as written by the join order (plan/join-order.ts) */
       fixed?: boolean;
     })
-  | (Base & { kind: 'aggregate'; input: BoundNode; groupBy: number[]; aggs: BoundAggregate[] })
+  | (Base & {
+      kind: 'aggregate';
+      input: BoundNode;
+      groupBy: number[];
+      aggs: BoundAggregate[];
+      /**
+       * the first `lead` group columns are expected to determine the others (a dimension's key and its columns, see
+       * plan/eager-push.ts): the shuffle hashes those only, and groups are found by them and checked (agg/group-ids.ts)
+       */
+      lead?: number;
+    })
   | (Base & { kind: 'sort'; input: BoundNode; by: { col: number; desc: boolean; nullsFirst: boolean }[] })
   | (Base & { kind: 'limit'; input: BoundNode; count: number; offset: number })
   /**

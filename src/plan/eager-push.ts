@@ -110,6 +110,7 @@ function pushOne(agg: Aggregate): BoundNode | null {
     from = 0;
   const groups = agg.groupBy;
   let target = -1;
+  let lead: number[] = [];
   while (node.kind === 'join' && node.type === 'inner' && node.leftKeys.length > 0) {
     const j: Join = node;
     const nl: number = j.left.schema.length;
@@ -120,20 +121,40 @@ function pushOne(agg: Aggregate): BoundNode | null {
     // the other side's own join keys among the group columns: the rule's trigger
     const yFrom = side === 'left' ? from + nl : from,
       yKeys = side === 'left' ? j.rightKeys : j.leftKeys;
-    if (yKeys.some((k) => groups.includes(yFrom + k))) target = steps.length;
+    const inGroups = yKeys.map((k) => yFrom + k).filter((c) => groups.includes(c));
+    if (inGroups.length > 0) {
+      target = steps.length;
+      lead = inGroups;
+    }
     steps.push({ join: j, side });
     if (side === 'right') from += nl;
     node = side === 'left' ? j.left : j.right;
   }
   if (target < 0) return null;
-  return rewrite(agg, top, steps.slice(0, target + 1), args);
+  return ordered(rewrite(agg, top, steps.slice(0, target + 1), args), agg, lead);
+}
+
+/**
+ * The final aggregate grouped with the dimension's key columns first (`lead`: they are expected to determine the
+ * other group columns, which the shuffle then does not hash and the grouping checks, agg/group-ids.ts), under a
+ * projection back to the aggregate's own column order.
+ */
+function ordered(fin: Aggregate, agg: Aggregate, lead: number[]): BoundNode {
+  const g = agg.groupBy.length;
+  if (g <= lead.length) return fin;
+  const first = lead.map((c) => agg.groupBy.indexOf(c));
+  const order = [...first, ...agg.groupBy.map((_, i) => i).filter((i) => !first.includes(i))];
+  const schema = [...order.map((i) => agg.schema[i]), ...agg.schema.slice(g)];
+  const node: Aggregate = { ...fin, groupBy: order.map((i) => fin.groupBy[i]), schema, lead: lead.length };
+  const back = [...agg.groupBy.map((_, i) => order.indexOf(i)), ...agg.aggs.map((_, k) => g + k)];
+  return { id: `${agg.id}.order`, kind: 'project', input: node, indices: back, schema: agg.schema };
 }
 
 /**
  * The rewrite at the last of `steps`: its aggregated side X summed by the columns of X read above it, the joins on
  * the way up rebuilt over the partial rows, the final aggregate over them.
  */
-function rewrite(agg: Aggregate, top: Join, steps: Step[], args: (BoundExpr | null)[]): BoundNode {
+function rewrite(agg: Aggregate, top: Join, steps: Step[], args: (BoundExpr | null)[]): Aggregate {
   // where X's columns start in the top's output
   let from = 0;
   for (const s of steps) if (s.side === 'right') from += s.join.left.schema.length;
