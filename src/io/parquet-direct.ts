@@ -24,25 +24,32 @@ interface Decoded {
   valid: Uint8Array | null;
 }
 
-/** Decode one column chunk (its bytes from the file) of `rows` rows. */
-function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number, lease?: WordLease): Decoded {
+/** A column's rows `rows` (of several chunks) made ready to decode into. */
+function decodedFor(plan: Plan, rows: number, bytes: number, lease?: WordLease): Decoded {
   // (a leased array is not zeroed: the pages write every row's words, nulls' too, or throw)
   const n = rows * plan.words,
     words = plan.kind === 'utf8' ? null : lease ? lease.take(n) : new Int32Array(n);
-  const strings = plan.kind === 'utf8' ? new Strings(new Int32Array(rows + 1), bytes.length * 2) : null;
+  const strings = plan.kind === 'utf8' ? new Strings(new Int32Array(rows + 1), bytes * 2) : null;
+  return { words, strings, valid: null };
+}
+
+/** Decode one column chunk (its bytes from the file) of `rows` rows into `d` from its row `base`. */
+function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number, d: Decoded, base: number) {
+  const { words, strings } = d;
+  const total = words ? words.length / plan.words : strings!.offsets.length - 1;
   // validity made on the first null (all present until a page says otherwise)
-  let valid: Uint8Array | null = null;
-  const validFor = () => (valid ??= new Uint8Array(rows).fill(1));
+  const validFor = () => (d.valid ??= new Uint8Array(total).fill(1));
   for (const page of pages(plan, chunk, bytes, rows)) {
-    const { row, rows: n } = page,
+    const { rows: n } = page,
+      row = base + page.row,
       o = page.open(validFor, row),
-      nonNull = o.nonNull;
+      nonNull = o.nonNull,
+      valid = d.valid;
     if (valid === null && nonNull < n) throw new CorruptPage('levels count no nulls');
     if (o.enc === 0) plainValues(plan, o.data, o.p, n, nonNull, row, words, strings, valid);
     // the levels were copied out of the scratch: the indices may reuse it
     else dictValues(plan, page.dict!, indices(o, nonNull, scratchOf(nonNull)), n, nonNull, row, words, strings, valid);
   }
-  return { words, strings, valid };
 }
 
 /** One engine column of rows [lo, hi) of a decoded chunk (views where the layout allows). */
@@ -94,12 +101,11 @@ export function preferDirect(path: string, fields: Field[]): boolean[] {
 }
 
 /**
- * Rows of some row groups (named: an empty list is left to parquet-wasm) of a flat Parquet
- * file as engine batches of at most BATCH_ROWS rows, or of `lengths` rows each
- * (one row group only: to line up with batches read otherwise); `range` skips
- * and limits rows of the groups read. Throws NotDirect for a file or column
- * this reader does not take, another error for data it finds corrupt.
- * `lease`: fixed-width columns' words come from it (io/word-pool.ts).
+ * Rows of some row groups (named: an empty list is left to parquet-wasm) of a flat Parquet file as engine batches
+ * of at most BATCH_ROWS rows, or of `lengths` rows each (to line up with batches read otherwise: they may span row
+ * groups, as parquet-wasm's do); `range` skips and limits rows of the groups read. Throws NotDirect for a file or
+ * column this reader does not take, another error for data it finds corrupt. `lease`: fixed-width columns' words
+ * come from it (io/word-pool.ts).
  */
 export function readDirect(
   path: string,
@@ -113,22 +119,35 @@ export function readDirect(
   try {
     const plans = fields.map((f) => planOf(footer.leaves, f));
     if (rowGroups.length === 0) throw new NotDirect('no row groups named');
-    const out: Batch[] = [];
-    for (const { rg, lo, hi } of groupsRead(footer, rowGroups, range)) {
-      const decoded = plans.map((p) => {
-        const { chunk, bytes } = chunkOf(fd, rg, p);
-        return decodeChunk(p, chunk, bytes, rg.rows, lease);
-      });
-      const cuts =
-        lengths ??
-        Array.from({ length: Math.ceil((hi - lo) / BATCH_ROWS) }, (_, k) =>
-          Math.min(BATCH_ROWS, hi - lo - k * BATCH_ROWS),
-        );
-      if (lengths && (rowGroups.length !== 1 || lengths.reduce((x, y) => x + y, 0) !== hi - lo))
-        throw new NotDirect('batch lengths do not match');
-      for (let a = lo, k = 0; k < cuts.length; a += cuts[k++]) {
-        out.push({ length: cuts[k], columns: plans.map((p, i) => slice(p, decoded[i], a, a + cuts[k])) });
+    // the groups' chunks decoded one after another into one array a column: rows [from, to) of it are read
+    const groups = [...groupsRead(footer, rowGroups, range)];
+    if (groups.length === 0) return [];
+    let rows = 0;
+    for (const x of groups) rows += x.rg.rows;
+    const from = groups[0].lo,
+      to = rows - groups[groups.length - 1].rg.rows + groups[groups.length - 1].hi;
+    const decoded = plans.map((p) => {
+      const d = decodedFor(
+        p,
+        rows,
+        groups.reduce((a, { rg }) => a + (rg.chunks[p.index]?.size ?? 0), 0),
+        lease,
+      );
+      for (let k = 0, base = 0; k < groups.length; base += groups[k++].rg.rows) {
+        const { chunk, bytes } = chunkOf(fd, groups[k].rg, p);
+        decodeChunk(p, chunk, bytes, groups[k].rg.rows, d, base);
       }
+      return d;
+    });
+    const cuts =
+      lengths ??
+      Array.from({ length: Math.ceil((to - from) / BATCH_ROWS) }, (_, k) =>
+        Math.min(BATCH_ROWS, to - from - k * BATCH_ROWS),
+      );
+    if (lengths && lengths.reduce((x, y) => x + y, 0) !== to - from) throw new NotDirect('batch lengths do not match');
+    const out: Batch[] = [];
+    for (let a = from, k = 0; k < cuts.length; a += cuts[k++]) {
+      out.push({ length: cuts[k], columns: plans.map((p, i) => slice(p, decoded[i], a, a + cuts[k])) });
     }
     return out;
   } finally {
