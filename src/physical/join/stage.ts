@@ -12,6 +12,7 @@ import { mixPlan } from '../../skew/mix.js';
 import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import { mergeProbes } from './merge.js';
 import { runMarked, tryMarked } from './marked.js';
+import { type PartitionedStrategy, tryPartitioned } from './partitioned.js';
 import { runRanged } from '../fused-ranges.js';
 import { type Until, partitionsFor, pipelineOf, scanBytes } from '../pipeline.js';
 import { budgetedSkew } from '../../spill/budget.js';
@@ -48,8 +49,10 @@ export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: 
       );
   const marked = eager ? null : await tryMarked(ex, node, how, measure(ex, node));
   if (marked) return runMarked(ex, node, how, marked, ops, d);
-  if (how.pipeline) return runBroadcast(ex, node, how, ops, d);
-  return runShuffleJoin(ex, node, how, ops, d);
+  // a side the shared build refused, built partitioned by all workers where it fits the budget (join/partitioned.ts)
+  const run = (eager ? null : await tryPartitioned(ex, node, how, measure(ex, node))) ?? how;
+  if (run.pipeline) return runBroadcast(ex, node, run, ops, d);
+  return runShuffleJoin(ex, node, run, ops, d);
 }
 
 /**
@@ -76,7 +79,7 @@ function measure(ex: ExecContext, node: JoinNode): Collect {
 async function runBroadcast(
   ex: ExecContext,
   node: JoinNode,
-  how: JoinStrategy,
+  how: PartitionedStrategy,
   ops: RowOp[],
   d: Downstream,
 ): Promise<TaskResult[]> {
@@ -87,6 +90,7 @@ async function runBroadcast(
     strategy: how.decision.strategy,
     reason: how.decision.reason,
     broadcast: { side, rows: how.rows!, bytes: how.bytes! },
+    ...how.built,
     targetBytes: 0,
     tasks: 0,
     splits: [],
@@ -96,7 +100,9 @@ async function runBroadcast(
     // merged table is grouped by the threads (grouping it here, before the first probe, measured slower on q10)
     let pipeline = how.pipeline!,
       after = ops;
-    for (let m = mergeProbes(pipeline, after); m; m = mergeProbes(pipeline, after)) ({ pipeline, after } = m);
+    // (not into a partitioned table: merging probes all its rows on this thread)
+    const merge = () => (how.built ? null : mergeProbes(pipeline, after));
+    for (let m = merge(); m; m = merge()) ({ pipeline, after } = m);
     const full = { ...pipeline, ops: [...pipeline.ops, ...after] };
     // the probing side's rows read to measure it are probed as they are
     const probed = how.read?.[side === 'left' ? 'right' : 'left'];
