@@ -98,7 +98,8 @@ export function taskWeight(source: TaskSource, scanRows: ReadonlyMap<string, num
       rows = rowsOf(source.blocks);
       break;
     default:
-      rows = rowsOf(source.input);
+      // a source with no batches of its own (a partitioned build's step, physical/join/part-build.ts) weighs 1
+      rows = 'input' in source ? rowsOf(source.input) : 0;
   }
   return Math.max(1, rows);
 }
