@@ -7,7 +7,7 @@
 // pool (read in place by every task).
 import type { KeyNorm } from '../plan/bound.js';
 import type { Batch, Column } from './column.js';
-import { type KeyBits, keyBits } from './key-bits.js';
+import { type KeyBits, keyBits, spanFits } from './key-bits.js';
 import { type Keys, buildKeys } from './keys.js';
 import { int32s } from './table.js';
 
@@ -54,44 +54,67 @@ let built = 0;
 const oneWord = (k: Keys) => k.parts.length === 1 && k.parts[0].kind === 'w';
 
 /**
- * The filter of a built side's keys (`hashed`: the same keys hashed, asked for a Bloom filter when `keys` are not),
- * or null when `mode` builds none for these keys (off; min/max forced on a key that is not one integer).
+ * The filter of a built side's keys, given as one or more key sets (`hashed(i)`: set i hashed, asked for a Bloom
+ * filter when it is not), or null when `mode` builds none for these keys (off; min/max forced on a key that is not
+ * one integer).
  */
 export function buildFilter(
   id: string,
-  keys: Keys,
+  keys: Keys[],
   mode: FilterMode,
-  hashed: () => Keys = () => keys,
+  hashed: (i: number) => Keys = (i) => keys[i],
   shared = true,
 ): RuntimeFilter | null {
-  if (mode === 'off') return null;
-  const one = oneWord(keys);
+  if (mode === 'off' || keys.length === 0) return null;
+  const one = keys.every(oneWord);
   const uid = `${id}.${Date.now().toString(36)}.${(++built).toString(36)}.${Math.random().toString(36).slice(2, 8)}`;
-  const f: RuntimeFilter = {
-    id,
-    uid,
-    kind: 'minmax',
-    keys: nonNull(keys),
-    ...(mode !== 'auto' ? { always: true } : {}),
-  };
+  const n = keys.reduce((a, k) => a + nonNull(k), 0);
+  const f: RuntimeFilter = { id, uid, kind: 'minmax', keys: n, ...(mode !== 'auto' ? { always: true } : {}) };
   if (one) {
-    const [min, max] = minMax(keys);
-    f.min = min;
-    f.max = max;
+    let min = Infinity,
+      max = -Infinity;
+    for (const k of keys) {
+      const [a, b] = minMax(k);
+      if (a <= b) {
+        min = Math.min(min, a);
+        max = Math.max(max, b);
+      }
+    }
+    [f.min, f.max] = min <= max ? [min, max] : [1, 0];
   } else if (mode === 'minmax') return null;
   if (mode === 'minmax') return f;
-  const bits = one && mode !== 'bloom' ? keyBits(keys, shared) : null;
+  const bits = one && mode !== 'bloom' ? bitmapOf(keys, f.min!, f.max!, n, shared) : null;
   if (bits) {
     f.kind = 'bitmap';
     f.bits = bits;
     return f;
   }
-  const h = keys.hash.length === keys.n ? keys : hashed();
-  if (h.hash.length !== h.n) throw new Error('internal: a Bloom filter needs the keys hashed');
   f.kind = 'bloom';
-  f.bloom = int32s(bloomWords(h.n), shared);
-  bloomAdd(f.bloom, h.hash, h.anyNull, h.n);
+  f.bloom = int32s(bloomWords(n), shared);
+  keys.forEach((k0, i) => {
+    const k = k0.hash.length === k0.n ? k0 : hashed(i);
+    if (k.hash.length !== k.n) throw new Error('internal: a Bloom filter needs the keys hashed');
+    bloomAdd(f.bloom!, k.hash, k.anyNull, k.n);
+  });
   return f;
+}
+
+/** A bitmap of one integer key over [min, max] (32-bit values, the span dense enough: kernels/key-bits.ts), or null. */
+function bitmapOf(keys: Keys[], min: number, max: number, n: number, shared: boolean): KeyBits | null {
+  if (keys.length === 1) return keyBits(keys[0], shared);
+  if (min < -0x80000000 || max > 0x7fffffff || !spanFits(max - min + 1, n)) return null;
+  const span = max - min + 1,
+    bits = int32s((span + 31) >>> 5, shared);
+  for (const k of keys) {
+    const w = (k.parts[0] as { w: Int32Array }).w,
+      nulls = k.anyNull;
+    for (let i = 0; i < k.n; i++) {
+      if (nulls !== null && nulls[i] === 1) continue;
+      const d = w[2 * i] - min;
+      bits[d >>> 5] |= 1 << (d & 31);
+    }
+  }
+  return { bits, base: min, span };
 }
 
 function nonNull(k: Keys): number {
@@ -239,16 +262,6 @@ export function filterBytes(f: RuntimeFilter): number {
 /** The kinds a filter tests, for --explain and the statistics ("bitmap+minmax"). */
 export const filterKinds = (f: RuntimeFilter) =>
   f.kind === 'minmax' || f.min === undefined ? f.kind : `${f.kind}+minmax`;
-
-/** Another filter's keys added to this one's (the same kind and size: a shuffle's map tasks each built one). */
-export function mergeFilter(into: RuntimeFilter, f: RuntimeFilter): void {
-  into.keys += f.keys;
-  if (f.min !== undefined && into.min !== undefined) {
-    into.min = Math.min(into.min, f.min);
-    into.max = Math.max(into.max!, f.max!);
-  }
-  if (into.bloom && f.bloom) for (let i = 0; i < into.bloom.length; i++) into.bloom[i] |= f.bloom[i];
-}
 
 /** Rows a task tested against a filter and rows it kept (the task's metric; `skipped`: the filter left out). */
 export interface FilterCount {

@@ -34,6 +34,12 @@ export function countPaths(s: Stats, counts: PathCounts): void {
   add('retried tasks', s.tasks.filter((t) => t.attempt > 1 && t.error === undefined).length);
   add('plans in the calling thread', s.inThread ? 1 : 0);
   add('scan tasks reading conjuncts as masks', s.tasks.filter((t) => (t.masks ?? 0) > 0).length);
+  // runtime join filters (physical/join/filters.ts): from a broadcast or a shuffle join's side partitioned first
+  const shuffled = new Set(s.joins.filter((j) => j.strategy === 'shuffle').map((j) => j.id));
+  const ran = (s.runtimeFilters ?? []).filter((f) => f.rowsIn > 0);
+  add('runtime filters from a built side', ran.filter((f) => !shuffled.has(f.join)).length);
+  add('runtime filters across a shuffle', ran.filter((f) => shuffled.has(f.join)).length);
+  add('runtime filters dropping rows', ran.filter((f) => f.rowsKept < f.rowsIn).length);
   for (const w of s.windows ?? []) {
     add('window partitions split', w.splits.filter((x) => x.method !== 'none').length);
     add('window partitions kept whole', w.splits.filter((x) => x.method === 'none').length);

@@ -5,7 +5,12 @@
 // join, never an anti join's). A filter that cannot reach a scan (the probing side is a join's output) is put first
 // into that side's pipeline all the same: the join below hoists it on through its own probe (hoistFilters), or
 // tests it on its output rows. Each filter is reported with the rows its tasks tested and kept.
-import type { Schema } from '../../kernels/column.js';
+import type { Batch, Schema } from '../../kernels/column.js';
+import { isSpilled } from '../../spill/block.js';
+import { scanBytes } from '../pipeline.js';
+import type { ShuffleOutput } from '../shuffle.js';
+import type { Side } from './decide.js';
+import type { JoinNode } from './tasks.js';
 import { buildKeys } from '../../kernels/keys.js';
 import {
   type FilterCount,
@@ -114,10 +119,66 @@ export function tableFilter(
   const hashed = () => buildKeys(t.batch, keys, norms);
   return buildFilter(
     id,
-    t.keys.hash.length === t.keys.n ? t.keys : buildKeys(t.batch, keys, norms, undefined, false),
+    [t.keys.hash.length === t.keys.n ? t.keys : buildKeys(t.batch, keys, norms, undefined, false)],
     mode,
     hashed,
   );
+}
+
+/** A join side's key columns and their normal forms. */
+export const keysOf = (n: JoinNode, s: Side) => (s === 'left' ? n.leftKeys : n.rightKeys);
+export const normsOf = (n: JoinNode, s: Side) => (s === 'left' ? n.leftNorms : n.rightNorms);
+
+/** Whether a join may lose the rows of its `side` that match nothing on the other side (they would give nothing). */
+function droppable(type: string, side: Side): boolean {
+  if (type === 'inner' || type === 'semi') return true;
+  return type === 'left' || type === 'anti' ? side === 'right' : type === 'right' && side === 'left';
+}
+
+/**
+ * The side of a shuffle join partitioned first, whose keys' filter goes to the other side's map tasks: the one whose
+ * files are smaller among those whose other side may lose its unmatched rows; null when none may (a full join) or
+ * filters are off.
+ */
+export function transferFrom(node: JoinNode, mode: FilterMode): Side | null {
+  if (mode === 'off') return null;
+  const can: Side[] = (['left', 'right'] as const).filter((s) => droppable(node.type, s === 'left' ? 'right' : 'left'));
+  if (can.length === 0) return null;
+  if (can.length === 1) return can[0];
+  return scanBytes(node.right) < scanBytes(node.left) ? 'right' : 'left';
+}
+
+/**
+ * A filter a join's output rows pass through (from a join above), as one on the columns of one of its sides: its
+ * side and key columns there, where its rows may be dropped before the join (an inner join's sides, an outer join's
+ * preserved side: the rows it drops give only output rows the filter drops); null otherwise.
+ */
+export function sideOf(node: JoinNode, op: RtFilterOp): { side: Side; keys: number[] } | null {
+  const nl = node.left.schema.length;
+  if (op.keys.every((k) => k < nl))
+    return node.type === 'right' || node.type === 'full' ? null : { side: 'left', keys: op.keys };
+  if (node.type === 'semi' || node.type === 'anti' || node.type === 'left' || node.type === 'full') return null;
+  if (op.keys.every((k) => k >= nl)) return { side: 'right', keys: op.keys.map((k) => k - nl) };
+  return null;
+}
+
+/**
+ * The filter of a side's keys from its partitioned blocks (on the coordinator, one pass over the key columns), or
+ * null when some block was spilled (its rows are on disk) or the setting builds none.
+ */
+export function shuffledFilter(
+  id: string,
+  out: ShuffleOutput,
+  node: JoinNode,
+  side: Side,
+  mode: FilterMode,
+): RuntimeFilter | null {
+  const blocks = out.byTask.flat().filter((b): b is Batch => b !== null && b.length > 0);
+  if (blocks.some(isSpilled)) return null;
+  const keys = keysOf(node, side),
+    norms = normsOf(node, side);
+  const plain = blocks.map((b) => buildKeys(b, keys, norms, undefined, false));
+  return buildFilter(id, plain, mode, (i) => buildKeys(blocks[i], keys, norms));
 }
 
 /** Whether a probe of this type may have its probing rows filtered: they are dropped when they find nothing. */

@@ -10,7 +10,20 @@ import { type RowSlice, sliceBlocks, sliceLabel } from '../../skew/slices.js';
 import { mergeSketches } from '../../skew/sketch.js';
 import { mixPlan } from '../../skew/mix.js';
 import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
-import { movedFilter, placeFilter, reportFilters } from './filters.js';
+import {
+  type RtFilterOp,
+  keysOf,
+  movedFilter,
+  normsOf,
+  placeFilter,
+  reportFilters,
+  shuffledFilter,
+  sideOf,
+  transferFrom,
+} from './filters.js';
+import { filterKinds } from '../../kernels/runtime-filter.js';
+import type { Side } from './decide.js';
+import { trace } from '../../trace.js';
 import { mergeProbes } from './merge.js';
 import { runMarked, tryMarked } from './marked.js';
 import { type PartitionedStrategy, tryPartitioned } from './partitioned.js';
@@ -189,7 +202,7 @@ async function runShuffleJoin(
   const { sink, combine, eager } = d;
   const P = partitionsFor(node, ex.settings);
   const shape = shapeOf(node, eager);
-  const side = (s: 'left' | 'right') => {
+  const shuffleSide = (s: Side, p: Pipeline, read: NonNullable<JoinStrategy['read']>[Side]) => {
     const skew = ex.settings.skew;
     const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;
     const keys = s === 'left' ? shape.leftKeys : shape.rightKeys;
@@ -213,11 +226,50 @@ async function runShuffleJoin(
       node.id,
       pre,
       undefined,
-      how.read?.[s],
+      read,
+      p,
     );
   };
-  // the measured side's rows are held until its map tasks have partitioned them
-  const [l, r] = await Promise.all([side('left'), side('right')]).finally(() => ex.memory.release(how.heldBytes));
+  // runtime filters of the joins above on this join's output, put first into the side whose columns they test
+  const pipes = { left: pipelineOf(node.left), right: pipelineOf(node.right) };
+  const reads = { left: how.read?.left, right: how.read?.right };
+  const place = (s: Side, op: RtFilterOp) => {
+    const at = placeFilter(pipes[s], op);
+    if (!at) return null;
+    pipes[s] = at.pipeline;
+    const rest = reads[s]?.rest && placeFilter(reads[s]!.rest!, op);
+    if (rest) reads[s] = { ...reads[s]!, rest: rest.pipeline };
+    return at.placed;
+  };
+  let after = ops;
+  for (let op = after[0]; !eager && op?.kind === 'rtfilter'; op = after[0]) {
+    const to = sideOf(node, op);
+    const at = to && place(to.side, { ...op, keys: to.keys });
+    if (!at) break;
+    movedFilter(op.filter, at);
+    after = after.slice(1);
+  }
+  const run = (s: Side) => shuffleSide(s, pipes[s], reads[s]);
+  // predicate transfer: one side partitioned first sends the filter of its keys to the other side's map tasks
+  const first = eager ? null : transferFrom(node, ex.settings.runtimeFilters);
+  let l: ShuffleOutput, r: ShuffleOutput;
+  try {
+    if (first) {
+      const a = await run(first);
+      const other: Side = first === 'left' ? 'right' : 'left';
+      const f = shuffledFilter(`${node.id}.${first}`, a, node, first, ex.settings.runtimeFilters);
+      const placed =
+        f && place(other, { kind: 'rtfilter', filter: f, keys: keysOf(node, other), norms: normsOf(node, other) });
+      if (f && placed)
+        trace(`shuffle ${node.id}: runtime filter ${filterKinds(f)} from the ${first} side into ${placed.into}`);
+      const b = await run(other);
+      if (placed) reportFilters(ex, node.id, first, [placed], b.results ?? []);
+      [l, r] = first === 'left' ? [a, b] : [b, a];
+    } else [l, r] = await Promise.all([run('left'), run('right')]);
+  } finally {
+    // the measured side's rows are held until its map tasks have partitioned them
+    ex.memory.release(how.heldBytes);
+  }
   const plan = planJoinTasks(ex, node, l, r, P);
   ex.report('join', {
     id: node.id,
@@ -231,7 +283,7 @@ async function runShuffleJoin(
   const ctx: JoinContext = {
     node,
     shape,
-    ops,
+    ops: after,
     combine: eager ? undefined : combine,
     sink,
     l,
