@@ -214,6 +214,11 @@ export interface Stats {
   outputRows?: number;
   /** the run's tasks ran on the calling thread (a small input), not on the worker pool */
   inThread?: boolean;
+  /**
+   * per tree of three or more inner joins (plan/join-order.ts): its top join and whether the order chosen by cost
+   * differs from the plan's
+   */
+  joinOrders?: { root: string; reordered: boolean }[];
   /** totals over the tasks: bytes written to spill files and read back */
   spilledBytes: number;
   spillReadBytes: number;

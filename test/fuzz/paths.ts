@@ -40,6 +40,9 @@ export function countPaths(s: Stats, counts: PathCounts): void {
   add('runtime filters from a built side', ran.filter((f) => !shuffled.has(f.join)).length);
   add('runtime filters across a shuffle', ran.filter((f) => shuffled.has(f.join)).length);
   add('runtime filters dropping rows', ran.filter((f) => f.rowsKept < f.rowsIn).length);
+  // trees of inner joins whose order by cost differs from the plan's (plan/join-order.ts)
+  add('join trees reordered', (s.joinOrders ?? []).filter((j) => j.reordered).length);
+  add('join trees kept as written', (s.joinOrders ?? []).filter((j) => !j.reordered).length);
   for (const w of s.windows ?? []) {
     add('window partitions split', w.splits.filter((x) => x.method !== 'none').length);
     add('window partitions kept whole', w.splits.filter((x) => x.method === 'none').length);
@@ -84,6 +87,11 @@ const FLOORS: PathCounts = {
 export const WINDOW_FLOORS: PathCounts = {
   'window stages': 25, // [54]
   'window partitions split': 7, // [14]
+};
+/** Floors of the 60 plans of inner join chains of the default run (about half of what seed 20261130 counted). */
+export const CHAIN_FLOORS: PathCounts = {
+  'join trees reordered': 11, // [23]
+  'join trees kept as written': 18, // [37]
 };
 export const SET_FLOORS: PathCounts = {
   'set operations': 9, // [17]
