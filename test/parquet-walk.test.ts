@@ -12,7 +12,7 @@ import { openFooter } from '../dist/io/parquet-footer.js';
 import { readRowGroupsInPlace } from '../dist/io/parquet.js';
 import { rowRangeSplits } from '../dist/plan/map-splits.js';
 import { type Batch, type Column, type Field, valueAt } from '../dist/kernels/column.js';
-import { duckRows, expectSame, sql, tmpDir } from './helpers.js';
+import { duckRows, expectSame, ourRun, sql, tmpDir } from './helpers.js';
 
 const dir = tmpDir('sj-walk-');
 const N = 20_000;
@@ -36,15 +36,21 @@ const CANON = `a::VARCHAR, b::VARCHAR, datediff('day', DATE '1970-01-01', d)::VA
 const FILES: Record<string, string> = {
   v1: path.join(dir, 'v1.parquet'),
   v2: path.join(dir, 'v2.parquet'),
-  // a dictionary page limit so small that pages after the first few go PLAIN mid-chunk
-  v1small: path.join(dir, 'v1-small-pages.parquet'),
+  // no dictionaries: every page PLAIN (integers, dates, strings with nulls, decimals)
+  plain: path.join(dir, 'plain.parquet'),
 };
 
 beforeAll(async () => {
   await sql(`COPY (${TABLE}) TO '${FILES.v1}' (FORMAT parquet, ROW_GROUP_SIZE 4096)`);
   await sql(`COPY (${TABLE}) TO '${FILES.v2}' (FORMAT parquet, ROW_GROUP_SIZE 4096, PARQUET_VERSION V2)`);
-  await sql(`COPY (${TABLE}) TO '${FILES.v1small}' (FORMAT parquet, ROW_GROUP_SIZE 6144, DICTIONARY_SIZE_LIMIT 64)`);
+  await sql(`COPY (${TABLE}) TO '${FILES.plain}' (FORMAT parquet, ROW_GROUP_SIZE 6144, DICTIONARY_SIZE_LIMIT 1)`);
   for (const f of Object.values(FILES)) expect(openFooter(f).footer.rowGroups.length).toBeGreaterThan(2);
+  // dictionaries where DuckDB chose them, none in the PLAIN file
+  const encodings = async (f: string) =>
+    (await duckRows(`SELECT DISTINCT encodings FROM parquet_metadata('${f}')`)).map((r) => String(r[0])).sort();
+  expect(await encodings(FILES.v1)).toContain('PLAIN_DICTIONARY');
+  expect(await encodings(FILES.v1)).toContain('PLAIN');
+  expect(await encodings(FILES.plain)).toEqual(['PLAIN']);
 });
 
 /** DuckDB's canonical rows [from, to) of the file (row numbers as written). */
@@ -186,6 +192,11 @@ describe('map tasks sized by bytes', () => {
         input: { op: 'filter', where: { column: 'v', cmp: '>=', value: 1000 }, input: { op: 'scan', source: 't' } },
       },
     };
+    // 147 row groups of about 40 KB: merged into tasks of the target (the scan's bytes over 8), not one a group
+    const r = await ourRun(plan, { workers: 2 });
+    const maps = r.stats.tasks.filter((t) => t.kind === 'map');
+    expect(maps.length).toBeGreaterThanOrEqual(4);
+    expect(maps.length).toBeLessThanOrEqual(16);
     await expectSame(
       plan,
       `SELECT g, sum(m) AS sm, count(*) AS n, max(v) AS mx FROM '${f}' WHERE v >= 1000 GROUP BY g`,

@@ -8,40 +8,65 @@
 import fs from 'node:fs';
 import type { Batch, Column, Field } from '../kernels/column.js';
 import { valuesCtor } from '../kernels/column.js';
-import { type Chunk, type Leaf, NotDirect, openFooter } from './parquet-footer.js';
+import { type Leaf, NotDirect, openFooter } from './parquet-footer.js';
 import { type Plan, Strings, dictValues, planOf, plainValues } from './parquet-values.js';
-import { type DirectRange, chunkOf, groupsRead, indices, pages, scratchOf } from './parquet-walk.js';
+import {
+  type DirectRange,
+  type GroupRead,
+  type Page,
+  chunkOf,
+  groupsRead,
+  indices,
+  pages,
+  scratchOf,
+} from './parquet-walk.js';
 import { CorruptPage } from './rle.js';
 import type { WordLease } from './word-pool.js';
 
 /** Rows per batch handed to the engine (as the parquet-wasm path reads). */
 const BATCH_ROWS = 1 << 17;
 
-/** A column chunk decoded: words (fixed widths) or strings, and validity. */
+/** A column's rows decoded: words (fixed widths) or strings, and validity; index 0 holds row `first` of the read. */
 interface Decoded {
   words: Int32Array | null;
   strings: Strings | null;
   valid: Uint8Array | null;
+  first: number;
 }
 
-/** A column's rows `rows` (of several chunks) made ready to decode into. */
-function decodedFor(plan: Plan, rows: number, bytes: number, lease?: WordLease): Decoded {
+/**
+ * One column of the row groups read, decoded: only the pages holding rows of [lo, hi) of each group (a map task
+ * over a row range of a huge row group decompresses and decodes its own pages, not the whole chunk), one after
+ * another into one array; rows counted from the first group's first row.
+ */
+function decodeColumn(fd: number, plan: Plan, groups: GroupRead[], lease?: WordLease): Decoded {
+  const kept: Page[] = [],
+    at: number[] = [];
+  let bytes = 0,
+    base = 0;
+  for (const { rg, lo, hi } of groups) {
+    const c = chunkOf(fd, rg, plan);
+    bytes += c.bytes.length;
+    for (const page of pages(plan, c.chunk, c.bytes, rg.rows, hi)) {
+      if (page.row + page.rows <= lo) continue;
+      kept.push(page);
+      at.push(base + page.row);
+    }
+    base += rg.rows;
+  }
+  const first = at.length ? at[0] : 0,
+    rows = at.length ? at[at.length - 1] + kept[kept.length - 1].rows - first : 0;
   // (a leased array is not zeroed: the pages write every row's words, nulls' too, or throw)
   const n = rows * plan.words,
     words = plan.kind === 'utf8' ? null : lease ? lease.take(n) : new Int32Array(n);
   const strings = plan.kind === 'utf8' ? new Strings(new Int32Array(rows + 1), bytes * 2) : null;
-  return { words, strings, valid: null };
-}
-
-/** Decode one column chunk (its bytes from the file) of `rows` rows into `d` from its row `base`. */
-function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number, d: Decoded, base: number) {
-  const { words, strings } = d;
-  const total = words ? words.length / plan.words : strings!.offsets.length - 1;
+  const d: Decoded = { words, strings, valid: null, first };
   // validity made on the first null (all present until a page says otherwise)
-  const validFor = () => (d.valid ??= new Uint8Array(total).fill(1));
-  for (const page of pages(plan, chunk, bytes, rows)) {
-    const { rows: n } = page,
-      row = base + page.row,
+  const validFor = () => (d.valid ??= new Uint8Array(rows).fill(1));
+  for (let k = 0; k < kept.length; k++) {
+    const page = kept[k],
+      n = page.rows,
+      row = at[k] - first,
       o = page.open(validFor, row),
       nonNull = o.nonNull,
       valid = d.valid;
@@ -50,12 +75,15 @@ function decodeChunk(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number, 
     // the levels were copied out of the scratch: the indices may reuse it
     else dictValues(plan, page.dict!, indices(o, nonNull, scratchOf(nonNull)), n, nonNull, row, words, strings, valid);
   }
+  return d;
 }
 
 /** One engine column of rows [lo, hi) of a decoded chunk (views where the layout allows). */
-function slice(plan: Plan, d: Decoded, lo: number, hi: number): Column {
+function slice(plan: Plan, d: Decoded, from: number, to: number): Column {
   const type = plan.field.type,
-    n = hi - lo;
+    n = to - from,
+    lo = from - d.first,
+    hi = to - d.first;
   const valid = d.valid ? d.valid.subarray(lo, hi) : null;
   if (d.strings) {
     const src = d.strings.offsets,
@@ -126,19 +154,7 @@ export function readDirect(
     for (const x of groups) rows += x.rg.rows;
     const from = groups[0].lo,
       to = rows - groups[groups.length - 1].rg.rows + groups[groups.length - 1].hi;
-    const decoded = plans.map((p) => {
-      const d = decodedFor(
-        p,
-        rows,
-        groups.reduce((a, { rg }) => a + (rg.chunks[p.index]?.size ?? 0), 0),
-        lease,
-      );
-      for (let k = 0, base = 0; k < groups.length; base += groups[k++].rg.rows) {
-        const { chunk, bytes } = chunkOf(fd, groups[k].rg, p);
-        decodeChunk(p, chunk, bytes, groups[k].rg.rows, d, base);
-      }
-      return d;
-    });
+    const decoded = plans.map((p) => decodeColumn(fd, p, groups, lease));
     const cuts =
       lengths ??
       Array.from({ length: Math.ceil((to - from) / BATCH_ROWS) }, (_, k) =>
