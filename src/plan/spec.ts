@@ -173,6 +173,8 @@ const windowFnFields = {
   n: z.number().int().optional(),
   offset: z.number().int().min(0).optional(),
   default: literal.optional(),
+  /** count, sum, avg, min, max over the distinct non-null values of the frame (SQL's fn(DISTINCT x) OVER) */
+  distinct: z.boolean().optional(),
 };
 const WindowFnSpec = z.union([
   z.strictObject({ ...windowFnFields, column: name.optional() }),

@@ -34,7 +34,10 @@ export const windowOperator: PhysicalOperator<WindowNode, never, WindowStats> = 
       .map((k) => `${s[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`)
       .join(', ');
     const fns = src.fns
-      .map((f) => `${f.fn}${f.col >= 0 ? `(${s[f.col].name})` : ''}→${f.as} [${frameText(f)}]`)
+      .map(
+        (f) =>
+          `${f.fn}${f.col >= 0 ? `(${f.distinct ? 'distinct ' : ''}${s[f.col].name})` : ''}→${f.as} [${frameText(f)}]`,
+      )
       .join(', ');
     const P = windowPartitions(src, x.settings);
     // the input columns it emits when pruned (plan/prune.ts): the only ones its tasks gather besides the arguments
