@@ -4,7 +4,7 @@
 // inner join of a float with an integer. Where DuckDB refuses a value, we refuse it too (an input error, exit 3).
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { InputError, PlanError, runSql } from '../dist/index.js';
+import { InputError, PlanError, compileSql, explainPlan, loadPlan, runSql } from '../dist/index.js';
 import { arrowTyped, duckTable, expectTypedEqual, sql, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-duck-answers-');
@@ -115,5 +115,23 @@ describe('common types as DuckDB makes them', () => {
     expect(rows).toContainEqual(['2.12']); // 2.12345 → 2.1235 → 2.12
     await same('SELECT da AS v FROM t UNION SELECT db FROM t');
     await same('SELECT CASE WHEN id > 4 THEN da ELSE db END AS v, coalesce(db, da) AS w FROM t');
+  });
+});
+
+describe('a join of a float with an integer or a decimal', () => {
+  it('is a hash join on the float type (the exact side cast), not a cross join, broadcast or shuffled', async () => {
+    for (const q of [
+      'SELECT a.id, b.id AS bid FROM t a JOIN t b ON a.f = b.id',
+      'SELECT a.id, b.id AS bid FROM t a JOIN t b ON b.da = a.f',
+      'SELECT a.id, b.id AS bid FROM t a JOIN t b ON a.r = b.id',
+    ]) {
+      const text = explainPlan(await loadPlan(await compileSql(q, { sources: S })));
+      expect(text, q).toMatch(/inner hash join on \S+ = cast\(\S+ as float(32|64)\)|on cast\(\S+ as float64\) = \S+/);
+      expect(text, q).not.toMatch(/cross join/);
+      await same(q);
+      const shuffled = await runSql(q, { sources: S, workers: 2, broadcastBytes: 0 });
+      expectTypedEqual(arrowTyped(shuffled.toArrow()), await duckTable(q));
+    }
+    expect(await same('SELECT a.id FROM t a JOIN t b ON a.f = b.id WHERE a.id = 3')).toEqual([['3']]);
   });
 });
