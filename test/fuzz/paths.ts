@@ -78,6 +78,9 @@ const FLOORS: PathCounts = {
   'retried tasks': 5, // [10]
   'plans in the calling thread': 40, // [92]
   'scan tasks reading conjuncts as masks': 25, // [54]
+  'runtime filters from a built side': 10, // [20]
+  'runtime filters across a shuffle': 19, // [39]
+  'runtime filters dropping rows': 27, // [55]
 };
 
 /**
