@@ -24,7 +24,7 @@ export interface Estimate {
 
 /** Row groups sampled per filtered scan, spread over its files, and rows read of each. */
 const SAMPLE_GROUPS = 3;
-const SAMPLE_ROWS = 1 << 16;
+const SAMPLE_ROWS = 1 << 14;
 
 /** Types the direct reader's masks evaluate per dictionary value (physical/scan/masks.ts MASKABLE). */
 const MASKABLE = new Set(['utf8', 'date32', 'int32', 'int64', 'decimal', 'float32', 'float64', 'timestamp']);
