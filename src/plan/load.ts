@@ -12,6 +12,7 @@ import { dataSources, resolveSourceOverrides } from './sources.js';
 import type { SparkSources } from './uri.js';
 import { deriveJoinFilters } from './derive-filters.js';
 import { pushAggregates } from './eager-push.js';
+import { mergeSiblings } from './siblings.js';
 import { pruneColumns } from './prune.js';
 import { shareRepeats } from './share.js';
 import { splitScans } from './map-splits.js';
@@ -405,7 +406,8 @@ export async function loadPlan(
   // (plan/eager-push.ts); repeated subtrees made identical before pruning (plan/share.ts), computed once when run
   // (physical/repeats.ts)
   const bound = deriveJoinFilters(await bindPlan(plan, dir, files, uri));
-  const shared = shareRepeats(pushAggregates(bound, settings.eagerAggregation && settings.combiners));
+  // sibling aggregates over one table computed by one scan (plan/siblings.ts), then shared as repeats
+  const shared = shareRepeats(mergeSiblings(pushAggregates(bound, settings.eagerAggregation && settings.combiners)));
   const root = splitScans(pruneColumns(shared.root, shared.copies), plannedWorkers(settings));
   return { plan, baseDir: dir, root, settings, output };
 }
