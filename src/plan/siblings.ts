@@ -126,20 +126,76 @@ export function mergeSiblings(root: BoundNode): BoundNode {
     sets.set(key, [...(sets.get(key) ?? []), s]);
   }
   const placed = new Map<BoundNode, BoundNode>();
+  const ones = new Set<BoundNode>();
   for (const set of sets.values()) {
     if (set.length < 2) continue;
     // the same subtree twice is plan/share.ts's already
     if (new Set(set.map((s) => fingerprint({ ...s.agg, id: '' }))).size < 2) continue;
     const merged = merge(set);
-    if (merged) for (const [from, to] of merged) placed.set(from, to);
+    if (!merged) continue;
+    for (const [from, to] of merged.places) placed.set(from, to);
+    ones.add(merged.one);
   }
   if (placed.size === 0) return root;
   const replace = (n: BoundNode): BoundNode => placed.get(n) ?? mapChildren(n, replace);
-  return replace(root);
+  return fuseSemis(replace(root), ones);
+}
+
+/** A right side over a merged aggregate through filters and projections: its filters and columns on the aggregate's. */
+function downTo(n: BoundNode, ones: Set<BoundNode>): { one: BoundNode; preds: BoundPredicate[]; map: number[] } | null {
+  if (ones.has(n)) return { one: n, preds: [], map: n.schema.map((_, i) => i) };
+  if (n.kind === 'filter') {
+    const r = downTo(n.input, ones);
+    return r && { ...r, preds: [...r.preds, remapPred(n.pred, r.map)] };
+  }
+  if (n.kind === 'project') {
+    const r = downTo(n.input, ones);
+    return r && { ...r, map: n.indices.map((i) => r.map[i]) };
+  }
+  return null;
+}
+
+/**
+ * Two semi joins in a row, on the same columns of their left side, against places of one merged aggregate by its
+ * group columns (q21: orders with more than one supplier, and with one late supplier at most), as one semi join
+ * against the aggregate's groups that both places keep: a row finds a match in both iff its key is a group both
+ * places' filters keep. One build, one probe, and the aggregate read once (not held for a second reader).
+ */
+function fuseSemis(root: BoundNode, ones: Set<BoundNode>): BoundNode {
+  const fuse = (n0: BoundNode): BoundNode => {
+    const n = mapChildren(n0, fuse);
+    if (n.kind !== 'join' || n.type !== 'semi' || n.left.kind !== 'join' || n.left.type !== 'semi') return n;
+    const inner = n.left;
+    const same = (a: number[], b: number[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+    if (!same(n.leftKeys, inner.leftKeys)) return n;
+    const a = downTo(inner.right, ones),
+      b = downTo(n.right, ones);
+    if (!a || !b || a.one !== b.one || a.one.kind !== 'aggregate') return n;
+    const g = a.one.groupBy.length;
+    const ka = inner.rightKeys.map((k) => a.map[k]),
+      kb = n.rightKeys.map((k) => b.map[k]);
+    if (!same(ka, kb) || ka.some((k) => k < 0 || k >= g)) return n;
+    const both: BoundNode = {
+      id: `${inner.right.id}.both`,
+      kind: 'filter',
+      input: a.one,
+      schema: a.one.schema,
+      pred: { kind: 'and', preds: [...a.preds, ...b.preds] },
+    };
+    const right: BoundNode = {
+      id: `${inner.right.id}.fused`,
+      kind: 'project',
+      input: both,
+      indices: a.map,
+      schema: inner.right.schema,
+    };
+    return { ...inner, right, id: inner.id };
+  };
+  return fuse(root);
 }
 
 /** The one aggregate of a set of siblings, and each sibling's place reading it; null where it does not apply. */
-function merge(set: Sibling[]): Map<BoundNode, BoundNode> | null {
+function merge(set: Sibling[]): { one: Aggregate; places: Map<BoundNode, BoundNode> } | null {
   // one scan reading every column any sibling reads
   const fields: Field[] = [];
   for (const s of set) for (const f of s.scan.schema) if (!fields.some((g) => g.name === f.name)) fields.push(f);
@@ -238,5 +294,5 @@ function merge(set: Sibling[]): Map<BoundNode, BoundNode> | null {
       schema: s.agg.schema,
     });
   }
-  return out;
+  return { one, places: out };
 }
