@@ -55,6 +55,8 @@ function compileNode(e: BoundExpr): Kernel {
  * only: a cast or a division guarded by a WHEN raises nothing for the rows it does not reach (SQL, DuckDB).
  */
 function compileCase(e: Extract<BoundExpr, { k: 'case' }>): Kernel {
+  const one = whenThen(e);
+  if (one) return one;
   const whens = e.whens.map(onRows),
     thens = e.thens.map(onRows),
     branches = e.else ? [...thens, onRows(e.else)] : thens;
@@ -145,6 +147,27 @@ function onRows(e: BoundExpr): RowKernel {
     return k({ length: sel.n, columns });
   };
 }
+
+/**
+ * CASE WHEN p THEN x END with x a column or a literal (an aggregate's FILTER, plan/siblings.ts): x read at every row
+ * raises nothing, so the result is x itself, null where p is not true: no rows picked, no values copied.
+ */
+function whenThen(e: Extract<BoundExpr, { k: 'case' }>): Kernel | null {
+  const x = e.thens[0];
+  if (e.whens.length !== 1 || e.else !== null || (x.k !== 'col' && x.k !== 'lit') || !sameType(x.type, e.type))
+    return null;
+  const when = compileNode(e.whens[0]),
+    then = compileNode(x);
+  return (b) => {
+    const t = isTrue(when(b));
+    const c = then(b);
+    const v = c.valid;
+    if (v !== null) for (let j = 0; j < t.length; j++) t[j] &= v[j];
+    return { ...c, type: e.type, valid: t };
+  };
+}
+
+const sameType = (a: DataType, b: DataType) => JSON.stringify(a) === JSON.stringify(b);
 
 /** 1 where a bool column is true, 0 where false or null. */
 function isTrue(c: Column): Uint8Array {

@@ -66,7 +66,8 @@ export function pushAggregates(root: BoundNode, on: boolean): BoundNode {
   return walk(root);
 }
 
-function mapChildren(n: BoundNode, f: (c: BoundNode) => BoundNode): BoundNode {
+/** A node with each input replaced by f(input) (the node itself when none changed). */
+export function mapChildren(n: BoundNode, f: (c: BoundNode) => BoundNode): BoundNode {
   switch (n.kind) {
     case 'scan':
     case 'values':

@@ -13,6 +13,7 @@ import type { SparkSources } from './uri.js';
 import { deriveJoinFilters } from './derive-filters.js';
 import { pushAggregates } from './eager-push.js';
 import { type JoinOrderNote, orderJoins } from './join-order.js';
+import { mergeSiblings } from './siblings.js';
 import { pruneColumns } from './prune.js';
 import { shareRepeats } from './share.js';
 import { splitScans } from './map-splits.js';
@@ -422,7 +423,8 @@ export async function loadPlan(
   const mode = options.joinOrder ?? (uri ? 'written' : 'cost');
   const ordered = await orderJoins(bound, { broadcastBytes: settings.broadcastBytes, mode });
   const derived = deriveJoinFilters(ordered.root);
-  const shared = shareRepeats(pushAggregates(derived, settings.eagerAggregation && settings.combiners));
+  // sibling aggregates over one table computed by one scan (plan/siblings.ts), then shared as repeats
+  const shared = shareRepeats(mergeSiblings(pushAggregates(derived, settings.eagerAggregation && settings.combiners)));
   const root = splitScans(pruneColumns(shared.root, shared.copies), plannedWorkers(settings));
   const joinOrder = ordered.notes.length ? { joinOrder: ordered.notes } : {};
   return { plan, baseDir: dir, root, settings, output, ...joinOrder };
