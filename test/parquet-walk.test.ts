@@ -11,6 +11,7 @@ import { readSelected } from '../dist/io/parquet-select.js';
 import { openFooter } from '../dist/io/parquet-footer.js';
 import { readRowGroupsInPlace } from '../dist/io/parquet.js';
 import { rowRangeSplits } from '../dist/plan/map-splits.js';
+import { rangeCuts } from '../dist/io/parquet-walk.js';
 import { type Batch, type Column, type Field, valueAt } from '../dist/kernels/column.js';
 import { duckRows, expectSame, ourRun, sql, tmpDir } from './helpers.js';
 
@@ -202,5 +203,30 @@ describe('map tasks sized by bytes', () => {
       `SELECT g, sum(m) AS sm, count(*) AS n, max(v) AS mx FROM '${f}' WHERE v >= 1000 GROUP BY g`,
       { workers: 2 },
     );
+  });
+
+  it('a row group written as one page a chunk (DuckDB) is not cut: every range would decode the whole page', async () => {
+    const f = path.join(dir, 'one-page.parquet');
+    await sql(
+      `COPY (SELECT i AS k, i % 13 AS g FROM range(0, 400000) t(i)) TO '${f}' (FORMAT parquet, ROW_GROUP_SIZE 1000000)`,
+    );
+    expect(rangeCuts(f, 0)).toBe(1);
+    // the walk's readers and this test's other files: DuckDB's v1 file of 4,096-row groups, one page a chunk too
+    expect(rangeCuts(FILES.v1, 0)).toBe(1);
+    const plan = {
+      version: 1,
+      sources: { t: { parquet: f } },
+      query: {
+        op: 'aggregate',
+        groupBy: ['g'],
+        aggregates: [{ fn: 'sum', column: 'k', as: 's' }],
+        input: { op: 'scan', source: 't' },
+      },
+    };
+    const r = await ourRun(plan, { workers: 2 });
+    expect(r.stats.tasks.filter((t) => t.kind === 'map')).toHaveLength(1);
+    // cut by its pages otherwise: at most as many ranges as it has pages
+    expect(rowRangeSplits([group(0, 100 * MB, 100_000)], 2, undefined, true, () => 3)).toHaveLength(3);
+    await expectSame(plan, `SELECT g, sum(k) AS s FROM '${f}' GROUP BY g`, { workers: 2 });
   });
 });

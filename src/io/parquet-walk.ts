@@ -3,9 +3,10 @@
 // rows of them), each column chunk checked against its leaf and read from the file, and a chunk's pages: headers
 // read, the dictionary page decoded, a data page (v1 or v2) opened only when its reader wants its rows
 // (decompressed, definition levels decoded, dictionary indices unpacked).
+import fs from 'node:fs';
 import zlib from 'node:zlib';
 import { uncompressSync } from 'snappy';
-import { type Chunk, type Footer, NotDirect, readAt } from './parquet-footer.js';
+import { type Chunk, type Footer, NotDirect, openFooter, readAt } from './parquet-footer.js';
 import { type Dict, type Plan, plainWords, u32 } from './parquet-values.js';
 import { CorruptPage, defLevels, rleHybrid } from './rle.js';
 import { ThriftReader, type TStruct } from './thrift-read.js';
@@ -207,5 +208,51 @@ export function* pages(plan: Plan, chunk: Chunk, bytes: Uint8Array, rows: number
     if (!(n >= 0 && row + n <= rows)) throw new CorruptPage('more values than rows');
     yield new Page(plan, chunk, h, type, body, usize, row, n, dict);
     row += n;
+  }
+}
+
+/** The rows of the first data page of a chunk (its page headers read from the file), or null when not readable. */
+function firstPageRows(fd: number, chunk: Chunk): number | null {
+  let pos = chunk.start;
+  for (let k = 0; k < 2; k++) {
+    const n = Math.min(1024, chunk.start + chunk.size - pos);
+    if (n <= 0) return null;
+    const r = new ThriftReader(readAt(fd, pos, n), 0);
+    const h = r.struct();
+    const type = Number(h[1]);
+    if (type === 2) {
+      pos += r.pos + Number(h[3]);
+      continue;
+    }
+    const rows = Number(((type === 0 ? h[5] : h[8]) as TStruct | undefined)?.[1]);
+    return rows > 0 ? rows : null;
+  }
+  return null;
+}
+
+/**
+ * Into how many row ranges a row group can be cut so that each reads only its own pages: its rows over the largest
+ * first data page of its column chunks (a writer that puts a whole chunk in one page, as DuckDB does, cannot be cut:
+ * every range would decompress and decode the whole page). Null when the file's pages cannot be read here.
+ */
+export function rangeCuts(path: string, g: number): number | null {
+  try {
+    const { fd, footer } = openFooter(path);
+    try {
+      const rg = footer.rowGroups[g];
+      if (!rg) return null;
+      let largest = 1;
+      for (const chunk of rg.chunks) {
+        if (!CODECS.has(chunk.codec)) return null;
+        const rows = firstPageRows(fd, chunk);
+        if (rows === null) return null;
+        largest = Math.max(largest, rows);
+      }
+      return Math.max(1, Math.floor(rg.rows / largest));
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return null;
   }
 }

@@ -8,6 +8,7 @@
 import { children } from './fingerprint.js';
 import type { BoundNode, FileSplit } from './bound.js';
 import { TASKS_PER_WORKER } from './defaults.js';
+import { rangeCuts } from '../io/parquet-walk.js';
 
 /** No row-range split smaller than this: below it a task's fixed costs (opening, the footer, dispatch) dominate. */
 const MIN_MAP_SPLIT_BYTES = 1024 * 1024;
@@ -22,7 +23,7 @@ const MAX_MERGED_BYTES = 16 * 1024 * 1024;
 /**
  * The splits of one scan sized to a target: target = the scan's bytes over TASKS_PER_WORKER tasks per worker (the
  * aim of reduce coalescing too), at least `minBytes`. A row group of more than twice the target is cut into row
- * ranges of about the target; consecutive row groups of one file are merged while they stay within the target and
+ * ranges of about the target (no more than `cuts` says its pages allow); consecutive row groups of one file are merged while they stay within the target and
  * MAX_MERGED_BYTES (not when `merge` is false).
  */
 export function rowRangeSplits(
@@ -30,13 +31,16 @@ export function rowRangeSplits(
   workers: number,
   minBytes = MIN_MAP_SPLIT_BYTES,
   merge = true,
+  cuts: (s: FileSplit) => number | null = () => null,
 ): FileSplit[] {
   const total = splits.reduce((s, x) => s + x.bytes, 0);
   const target = Math.max(minBytes, total / (TASKS_PER_WORKER * workers), 1);
   const merged = merge ? mergeFileSplits(splits, Math.min(target, MAX_MERGED_BYTES)) : splits;
   return merged.flatMap((s) => {
     if (s.wholeFile || s.rowGroups.length !== 1 || s.offset !== undefined || s.bytes <= 2 * target) return [s];
-    const n = Math.min(Math.ceil(s.bytes / target), s.rows);
+    // no finer than the row group's pages allow (a range decodes every page holding one of its rows)
+    const n = Math.min(Math.ceil(s.bytes / target), s.rows, cuts(s) ?? Infinity);
+    if (n <= 1) return [s];
     return Array.from({ length: n }, (_, i) => {
       const start = Math.floor((i * s.rows) / n),
         end = Math.floor(((i + 1) * s.rows) / n);
@@ -51,13 +55,16 @@ export function rowRangeSplits(
   });
 }
 
+/** A Parquet split's row group: how finely its pages let it be cut (see io/parquet-walk.ts rangeCuts). */
+const pageCuts = (s: FileSplit) => (s.csv || s.wholeFile ? null : rangeCuts(s.path, s.rowGroups[0]));
+
 /**
  * Every scan of a bound plan with its row groups split or merged for `workers` (see rowRangeSplits); a plan with a
  * limit keeps its row groups apart (a limit skips the tasks it does not need).
  */
 export function splitScans(node: BoundNode, workers: number, minBytes = MIN_MAP_SPLIT_BYTES): BoundNode {
   const merge = !hasLimit(node);
-  return mapSplits(node, (splits) => rowRangeSplits(splits, workers, minBytes, merge));
+  return mapSplits(node, (splits) => rowRangeSplits(splits, workers, minBytes, merge, pageCuts));
 }
 
 /** The plan with every scan's splits replaced by `f` of them. */
