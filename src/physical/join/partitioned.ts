@@ -15,8 +15,16 @@
 import { type Batch, batchBytes, concatBatches, rowCount, shareArray } from '../../kernels/column.js';
 import { keyBits } from '../../kernels/key-bits.js';
 import { type KeyPart, type Keys, buildKeys } from '../../kernels/keys.js';
-import { type PartRows, allocateTable, insertDeferred, tableCapacity } from '../../kernels/table-part.js';
-import { type TableArrays, directTable, int32s } from '../../kernels/table.js';
+import {
+  type PartRows,
+  allocateDirect,
+  allocateTable,
+  directChunk,
+  directRange,
+  insertDeferred,
+  tableCapacity,
+} from '../../kernels/table-part.js';
+import { DIRECT_MIN, type TableArrays, int32s } from '../../kernels/table.js';
 import type { Settings } from '../../plan/load.js';
 import type { ExecContext } from '../operator.js';
 import { pipelineOf, scanBytes } from '../pipeline.js';
@@ -136,10 +144,17 @@ function partsFor(n: number, workers: number): number {
   return Math.max(1, Math.min(p, tableCapacity(n) / 16));
 }
 
+/** Parts of a direct table spanning `span` values: as partsFor, and at least DIRECT_MIN values a part. */
+function directParts(n: number, workers: number, span: number): number {
+  let p = partsFor(n, workers);
+  while (p > 1 && span / p < DIRECT_MIN) p /= 2;
+  return p;
+}
+
 /**
  * The table over a side's rows (`batches`), every array shared: the rows concatenated and their key parts here, the
  * hashes and the parts on the pool (see the file's comment); the keys' bitmap is set here while the parts build. A
- * key column whose values are dense takes the direct layout (kernels/table.ts), one pass here.
+ * key column of dense integers takes the direct layout (kernels/table.ts), its parts ranges of key values.
  */
 async function buildPartitioned(ex: ExecContext, node: JoinNode, side: Side, batches: Batch[]) {
   const sideNode = sideOf(node, side);
@@ -155,20 +170,17 @@ async function buildPartitioned(ex: ExecContext, node: JoinNode, side: Side, bat
       ? { kind: 'w', w: shareArray(p.w), nulls: share(p.nulls) }
       : { kind: 's', bytes: shareArray(p.bytes), offs: shareArray(p.offs), nulls: share(p.nulls) },
   );
-  const t0 = performance.now();
-  const direct = directTable({ ...unhashed, parts }, true);
-  if (direct) {
-    const k: Keys = { n, parts, hash: int32s(0, true), anyNull: share(unhashed.anyNull) };
-    const table = tableOf(batch, k, direct, null);
-    return { table, bytes: arrayBytes(direct), parts: [{ rows: n, ms: performance.now() - t0 }], hashMs: [] };
-  }
   const workers = ex.settings.workers;
-  const P = partsFor(n, workers),
+  const anyNull = share(unhashed.anyNull);
+  // a dense integer key: the direct layout, its parts ranges of key values (no hashes)
+  const dense = directRange({ ...unhashed, parts });
+  const P = dense ? directParts(n, workers, dense.span) : partsFor(n, workers),
     mask = tableCapacity(n) - 1;
   const R = Math.max(1, Math.min(2 * workers, Math.ceil(n / PART_ROWS)));
-  const hash = int32s(n, true);
+  const hash = dense ? int32s(0, true) : int32s(n, true);
+  const k: Keys = { n, parts, hash, anyNull };
   const rows: PartRows = { order: int32s(n, true), starts: int32s(R * (P + 1), true), ranges: R };
-  const columns: Batch = { length: n, columns: keys.map((k) => batch.columns[k]) };
+  const columns: Batch = { length: n, columns: keys.map((c) => batch.columns[c]) };
   const stage = `${node.id}.build`;
   const run = (source: Parameters<typeof ex.run>[0]['source'], kind: 'map' | 'reduce', partition: number) =>
     ex.run({ source, ops: [], sink: { kind: 'collect' } }, { stage, kind, partition });
@@ -177,14 +189,18 @@ async function buildPartitioned(ex: ExecContext, node: JoinNode, side: Side, bat
       const from = Math.floor((r * n) / R),
         to = Math.floor(((r + 1) * n) / R);
       return run(
-        { kind: 'tableBuild', step: 'hash', columns, norms, from, to, range: r, hash, mask, parts: P, rows },
+        dense
+          ? {
+              ...{ kind: 'tableBuild', step: 'sort', keys: k, from, to, range: r, base: dense.base },
+              ...{ chunk: directChunk(dense.span, P), parts: P, rows },
+            }
+          : { kind: 'tableBuild', step: 'hash', columns, norms, from, to, range: r, hash, mask, parts: P, rows },
         'map',
         r,
       );
     }),
   );
-  const k: Keys = { n, parts, hash, anyNull: share(unhashed.anyNull) };
-  const t = allocateTable(k);
+  const t = dense ? allocateDirect(k, dense.base, dense.span) : allocateTable(k);
   const unique = int32s(P, true);
   const building = Promise.all(
     Array.from({ length: P }, (_, p) =>
@@ -195,7 +211,7 @@ async function buildPartitioned(ex: ExecContext, node: JoinNode, side: Side, bat
   const bits = t.slots ? keyBits(k, true) : null;
   const built = await building;
   const deferred = built.map((r) => (r.batches[0]?.columns[0].values as Int32Array | undefined) ?? new Int32Array(0));
-  let uniq = t.slots !== null && unique.every((u) => u === 1);
+  let uniq = t.slots !== null || t.direct !== null ? unique.every((u) => u === 1) : false;
   if (t.slots !== null && deferred.some((d) => d.length > 0)) uniq = insertDeferred(t, k, deferred) && uniq;
   trace(`partitioned ${node.id}: ${P} parts built, ${deferred.reduce((a, d) => a + d.length, 0)} rows deferred`);
   const table = tableOf(batch, k, { ...t, unique: uniq }, bits);
