@@ -181,7 +181,9 @@ describe('partitioned shared build: forced on small data', { timeout: 300_000 },
     const text = explainPlan(lp);
     expect(text).toMatch(/expected strategy: partitioned \(right side hash-partitioned and built by all workers/);
     expect(text).toMatch(/partitioned join-1\.right: collected, its parts built by all workers/);
-    expect(text).toMatch(/is built partitioned by all workers when read whole and its table fits 0.5 of the memory/);
+    expect(text).toMatch(
+      /is built partitioned by all workers when read whole, its table fits 0.5 of the memory budget left .* and the other side has 2 times its rows/,
+    );
     const res = await run(p);
     const analyzed = explainAnalyze(lp, res.stats);
     expect(analyzed).toMatch(/join-1: strategy partitioned: right side \(20000 rows/);
@@ -191,13 +193,20 @@ describe('partitioned shared build: forced on small data', { timeout: 300_000 },
 
 describe('the partitioned table and rule (pure)', () => {
   it('decides partitioned within half the budget left, the smaller table, else shuffle', () => {
-    const whole = { left: { rows: 1000, bytes: 50_000 }, right: { rows: 2000, bytes: 40_000 } };
+    const whole = {
+      left: { rows: 1000, bytes: 50_000, probing: 2000 },
+      right: { rows: 2000, bytes: 40_000, probing: 4000 },
+    };
     expect(decidePartitioned('inner', whole, 1e6, 'r')).toMatchObject({ strategy: 'partitioned', side: 'left' });
     expect(decidePartitioned('left', whole, 1e6, 'r')).toMatchObject({ strategy: 'partitioned', side: 'right' });
     expect(decidePartitioned('full', whole, 1e6, 'r').strategy).toBe('shuffle');
     const over = decidePartitioned('inner', whole, 200_000, 'r');
     expect(over.strategy).toBe('shuffle');
     expect(over.reason).toMatch(/not built partitioned: .* over 0.5 of the memory budget left/);
+    // a side probed by fewer than twice its rows is not built: the probing side is shuffled instead
+    const few = decidePartitioned('left', { right: { rows: 2000, bytes: 40_000, probing: 3999 } }, 1e6, 'r');
+    expect(few.strategy).toBe('shuffle');
+    expect(few.reason).toMatch(/the right side's 2000 rows have 3999 probing them, under 2 times as many/);
   });
 
   it('parts built apart (deferred rows too) probe as the table built on one thread', () => {

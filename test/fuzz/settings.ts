@@ -54,7 +54,7 @@ export function randomSettings(r: Rand, spillDir: string): FuzzSettings {
   // built once on one thread or, where that build's rules refuse it, partitioned by all workers
   // (physical/join/partitioned.ts); drawn last, so the draws above are those of the seed's plans before it
   if (opts.broadcastBytes === undefined && r.chance(0.3)) {
-    opts.broadcastBytes = r.pick([256, 4096]);
+    opts.broadcastBytes = r.pick([64, 1024]);
     opts.sharedBuildBytes = 1 << 30;
   }
   return { opts, faults };

@@ -36,6 +36,7 @@ import { type Collect, type JoinStrategy, probePipeline } from './broadcast.js';
 import {
   type BroadcastDecision,
   PARTITIONED_BUDGET_SHARE,
+  PARTITIONED_RATIO,
   SHARED_BUILD_RATIO,
   SHARED_BUILD_ROWS,
   type Side,
@@ -81,6 +82,11 @@ export async function tryPartitioned(
   let held = how.heldBytes;
   const room = () => ex.memory.free() + held;
   let readOn = false;
+  // the rows that would probe a side built: the other side's, as read or projected from what was read
+  const probing = (s: Side) => {
+    const o: Side = s === 'left' ? 'right' : 'left';
+    return projectedRows(sideOf(node, o), read[o]);
+  };
   if (!allowed.some((s) => read[s]?.rest === null)) {
     const cap = PARTITIONED_BUDGET_SHARE * room();
     const projected = allowed
@@ -89,9 +95,9 @@ export async function tryPartitioned(
         const m = read[s]!,
           rows = projectedRows(sideOf(node, s), m);
         const bytes = m.rows > 0 ? (m.bytes * rows) / m.rows : m.bytes;
-        return { s, m, table: partitionedTableBytes(rows, bytes) };
+        return { s, m, rows, table: partitionedTableBytes(rows, bytes) };
       })
-      .filter((x) => Number.isFinite(x.table) && x.table <= cap)
+      .filter((x) => Number.isFinite(x.table) && x.table <= cap && probing(x.s) >= PARTITIONED_RATIO * x.rows)
       .sort((a, b) => a.table - b.table);
     if (projected.length > 0) {
       const { s, m } = projected[0];
@@ -112,8 +118,9 @@ export async function tryPartitioned(
       readOn = true;
     }
   }
-  const whole: Partial<Record<Side, { rows: number; bytes: number }>> = {};
-  for (const s of allowed) if (read[s]?.rest === null) whole[s] = { rows: read[s]!.rows, bytes: read[s]!.bytes };
+  const whole: Partial<Record<Side, { rows: number; bytes: number; probing: number }>> = {};
+  for (const s of allowed)
+    if (read[s]?.rest === null) whole[s] = { rows: read[s]!.rows, bytes: read[s]!.bytes, probing: probing(s) };
   if (!readOn && Object.keys(whole).length === 0) return null;
   const decision = decidePartitioned(node.type, whole, room(), how.decision.reason);
   if (decision.strategy === 'shuffle') return { decision, read, heldBytes: held };
@@ -259,11 +266,13 @@ export function expectedPartitioned<D extends BroadcastDecision & { rule?: strin
   const rule =
     `${d.rule ? `${d.rule}; ` : ''}a side the shared build refuses (over ${SHARED_BUILD_ROWS} rows, without ` +
     `${SHARED_BUILD_RATIO} times its rows on the other side, or over its bound) is built partitioned by all ` +
-    `workers when read whole and its table fits ${PARTITIONED_BUDGET_SHARE} of the memory budget left ` +
-    `(${s.memoryLimit} bytes in all), else the sides are shuffled`;
+    `workers when read whole, its table fits ${PARTITIONED_BUDGET_SHARE} of the memory budget left ` +
+    `(${s.memoryLimit} bytes in all) and the other side has ${PARTITIONED_RATIO} times its rows, else the sides are ` +
+    `shuffled`;
   const est = (x: Side) => ({ rows: Math.round(projectedRows(sideOf(node, x))), bytes: scanBytes(sideOf(node, x)) });
   const cap = PARTITIONED_BUDGET_SHARE * s.memoryLimit;
-  const fits = (x: Side) => partitionedTableBytes(est(x).rows, est(x).bytes) <= cap;
+  const fits = (x: Side) =>
+    partitionedTableBytes(est(x).rows, est(x).bytes) <= cap && est(other(x)).rows >= PARTITIONED_RATIO * est(x).rows;
   const other = (x: Side): Side => (x === 'left' ? 'right' : 'left');
   const as = (x: Side, why: string) => ({
     strategy: 'partitioned' as const,
