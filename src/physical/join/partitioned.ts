@@ -25,6 +25,7 @@ import {
   tableCapacity,
 } from '../../kernels/table-part.js';
 import { DIRECT_MIN, type TableArrays, int32s } from '../../kernels/table.js';
+import type { BoundNode } from '../../plan/bound.js';
 import type { Settings } from '../../plan/load.js';
 import type { ExecContext } from '../operator.js';
 import { pipelineOf, scanBytes } from '../pipeline.js';
@@ -85,7 +86,7 @@ export async function tryPartitioned(
   // the rows that would probe a side built: the other side's, as read or projected from what was read
   const probing = (s: Side) => {
     const o: Side = s === 'left' ? 'right' : 'left';
-    return projectedRows(sideOf(node, o), read[o]);
+    return sideRows(sideOf(node, o), read[o]);
   };
   if (!allowed.some((s) => read[s]?.rest === null)) {
     const cap = PARTITIONED_BUDGET_SHARE * room();
@@ -140,6 +141,32 @@ export async function tryPartitioned(
     ...(probed ? { read: { [other]: probed }, probeAt: base.ops.length } : {}),
     built: { parts: built.parts, hashMs: built.hashMs },
   };
+}
+
+/**
+ * A side's rows: read whole, as read; read to a cap, projected over the splits read (broadcast-check.ts
+ * projectedRows), where the side is a join's output whose rest is a scan below it, over that scan's splits; unread,
+ * its files'.
+ */
+function sideRows(n: BoundNode, m?: Measured): number {
+  const p = projectedRows(n, m);
+  if (Number.isFinite(p) || !m?.rest || m.rest.source.kind !== 'scan') return p;
+  const rest = m.rest.source,
+    scan = findNode(n, rest.id);
+  const rows = (x: BoundNode | null) => (x?.kind === 'scan' ? x.splits.reduce((a, y) => a + y.rows, 0) : 0);
+  const done = rows(scan) - rows(rest);
+  return done > 0 ? (m.rows * rows(scan)) / done : p;
+}
+
+/** The node of this id under n (n included). */
+function findNode(n: BoundNode, id: string): BoundNode | null {
+  if (n.id === id) return n;
+  const below = n.kind === 'join' ? [n.left, n.right] : n.kind === 'union' ? n.inputs : 'input' in n ? [n.input] : [];
+  for (const c of below) {
+    const f = findNode(c, id);
+    if (f) return f;
+  }
+  return null;
 }
 
 let tables = 0;
