@@ -5,7 +5,7 @@
 import { type Batch, emptyBatch } from '../dist/kernels/column.js';
 import { analyzeRun } from '../dist/physical/operators.js';
 import type { Downstream, ExecContext, Streamed, TaskMeta } from '../dist/physical/operator.js';
-import { type Pipeline, pipelineOf } from '../dist/physical/pipeline.js';
+import { type Pipeline, type StopRule, type Stopped, pipelineOf } from '../dist/physical/pipeline.js';
 import { emptyStats } from '../dist/physical/stats.js';
 import { type TaskResult, type TaskSpec, withSeed } from '../dist/physical/task.js';
 import type { BoundNode } from '../dist/plan/bound.js';
@@ -86,9 +86,20 @@ export class FakeContext implements ExecContext {
       ),
     );
   }
-  /** A scan's map tasks: as execute runs them. */
-  mapTasks(p: Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d: Downstream): Promise<TaskResult[]> {
-    return this.execute(p, d);
+  /** A scan's map tasks: as execute runs them, stopping after the first task `stop` says yes to. */
+  async mapTasks(p: Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d: Downstream, stop?: StopRule): Promise<Stopped> {
+    const results = await this.execute(p, d);
+    const k = stop ? results.findIndex((r) => stop(r)) : -1;
+    if (k < 0 || k === results.length - 1) return { results, rest: null };
+    // the rest: the batches not read, as a scan the fake reads
+    const source = { ...p.source };
+    this.scans.set(source, (this.scans.get(p.source) ?? []).slice(k + 1));
+    return { results: results.slice(0, k + 1), rest: { ...p, source } };
+  }
+  /** A scan's pipeline under a stop rule (the fake runs scans only). */
+  executeUntil(p: Pipeline, d: Downstream, stop: StopRule): Promise<Stopped> {
+    if (p.source.kind !== 'scan') throw new Error(`the fake runs scans only, not ${p.source.kind}`);
+    return this.mapTasks(p as Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d, stop);
   }
   async collectBatches(node: BoundNode): Promise<Batch[]> {
     const rs = await this.execute(pipelineOf(node), { stage: 'output', sink: { kind: 'collect' } });

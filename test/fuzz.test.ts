@@ -9,7 +9,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
 import { arrowTyped, duckTable, expectSame, expectTypedEqual, sql, tmpDir, type Row, type Typed } from './helpers.js';
-import { type PathCounts, SET_FLOORS, WINDOW_FLOORS, belowFloors, countPaths } from './fuzz/paths.js';
+import { CHAIN_FLOORS, type PathCounts, SET_FLOORS, WINDOW_FLOORS, belowFloors, countPaths } from './fuzz/paths.js';
 import { type Gen, PlanGen } from './fuzz/plan.js';
 import { Rand } from './fuzz/random.js';
 import { onlyCases, randomSettings } from './fuzz/settings.js';
@@ -37,10 +37,25 @@ beforeAll(async () => {
  * Plan i of this seed, with its settings; `repeated`: a plan reading a subtree twice, `sets`: set operations or
  * distinct/filtered/grouping-set aggregates, each from seeds of their own.
  */
-function fuzzCase(i: number, repeated = false, sets = false, windows = false) {
-  const r = new Rand(SEED * 1000 + i + (repeated ? 500_000 : 0) + (sets ? 700_000 : 0) + (windows ? 900_000 : 0));
+function fuzzCase(i: number, repeated = false, sets = false, windows = false, chains = false) {
+  const r = new Rand(
+    SEED * 1000 +
+      i +
+      (repeated ? 500_000 : 0) +
+      (sets ? 700_000 : 0) +
+      (windows ? 900_000 : 0) +
+      (chains ? 1_100_000 : 0),
+  );
   const gen = new PlanGen(r, tables);
-  const g = windows ? gen.windowQuery() : sets ? gen.setQuery() : repeated ? gen.repeated() : gen.query();
+  const g = chains
+    ? gen.chainQuery()
+    : windows
+      ? gen.windowQuery()
+      : sets
+        ? gen.setQuery()
+        : repeated
+          ? gen.repeated()
+          : gen.query();
   const plan = gen.planOf(g);
   const { opts, faults } = randomSettings(r, path.join(dir, 'spill'));
   // windows: half the runs with thresholds that make every hot partition skewed (split into pieces of 64-512 bytes)
@@ -266,5 +281,15 @@ describe('fuzz: random plans against DuckDB', () => {
     expect(failures.slice(0, 5).join('\n\n')).toBe('');
     expect(nonEmpty).toBeGreaterThan(cases.length / 2);
     expect(belowFloors(paths, cases.length, WINDOW_FLOORS, 60)).toEqual([]);
+  }, 1_800_000);
+
+  it(`${Math.ceil(N / 5)} plans of inner join chains (seed ${SEED}): reordered by cost, DuckDB's answer`, async () => {
+    const cases = Array.from({ length: Math.ceil(N / 5) }, (_, i) => fuzzCase(i, false, false, false, true));
+    cases.sort((a, b) => a.opts.workers - b.opts.workers || a.i - b.i);
+    const { failures, nonEmpty, paths } = await runCases(cases, false);
+    console.log(`fuzz, join chains: ${cases.length} plans, ${nonEmpty} with rows; paths: ${JSON.stringify(paths)}`);
+    expect(failures.slice(0, 5).join('\n\n')).toBe('');
+    expect(nonEmpty).toBeGreaterThan(cases.length / 3);
+    expect(belowFloors(paths, cases.length, CHAIN_FLOORS, 60)).toEqual([]);
   }, 1_800_000);
 });

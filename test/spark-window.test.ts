@@ -68,4 +68,29 @@ describe.skipIf(NO_SPARK)('spark engine: windows', () => {
       { engine: 'spark', remote: REMOTE },
     );
   });
+
+  it("distinct window aggregates (collect_set in Spark SQL) give DuckDB's answers", async () => {
+    const rows = { unit: 'rows', start: { preceding: 3 }, end: { following: 1 } };
+    const query = {
+      op: 'window',
+      input: { op: 'scan', source: 't' },
+      partitionBy: ['g'],
+      orderBy: [{ column: 'o' }, { column: 'id' }],
+      functions: [
+        { fn: 'count', column: 'x', distinct: true, as: 'cx' },
+        { fn: 'sum', column: 'd', distinct: true, frame: rows, as: 'sd' },
+        { fn: 'avg', column: 'x', distinct: true, frame: rows, as: 'ax' },
+        { fn: 'max', column: 'x', distinct: true, as: 'mx' },
+      ],
+    };
+    const over = 'PARTITION BY g ORDER BY o ASC NULLS LAST, id ASC NULLS LAST';
+    await expectSame(
+      { version: 1, sources: { t: { parquet: T } }, query },
+      `SELECT *, count(DISTINCT x) OVER (${over}) AS cx,
+         sum(DISTINCT d) OVER (${over} ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING) AS sd,
+         avg(DISTINCT x) OVER (${over} ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING) AS ax, max(x) OVER (${over}) AS mx
+       FROM '${T}'`,
+      { engine: 'spark', remote: REMOTE },
+    );
+  });
 });

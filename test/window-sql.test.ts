@@ -54,6 +54,20 @@ describe('window functions in SQL', () => {
     await same(`SELECT id, dense_rank() OVER (PARTITION BY channel ORDER BY day) AS dr FROM events`);
   });
 
+  it('DISTINCT window aggregates: count(DISTINCT x) OVER (PARTITION BY ...), sliding sum and avg, in QUALIFY', async () => {
+    await same(`SELECT id, count(DISTINCT channel) OVER (PARTITION BY customer) AS channels,
+        sum(DISTINCT amount) OVER (PARTITION BY customer ORDER BY day, id ROWS BETWEEN 3 PRECEDING AND 1 FOLLOWING) AS sd,
+        avg(DISTINCT amount) OVER (PARTITION BY channel ORDER BY day RANGE BETWEEN INTERVAL 5 DAY PRECEDING AND CURRENT ROW) AS ad,
+        max(DISTINCT day) OVER (PARTITION BY customer) AS last_day
+      FROM events`);
+    const rows = await same(`SELECT customer, id FROM events
+      QUALIFY count(DISTINCT channel) OVER (PARTITION BY customer ORDER BY day, id) = 3`);
+    expect(rows.length).toBeGreaterThan(0);
+    await expect(runSql('SELECT lag(DISTINCT id) OVER (ORDER BY day) FROM events', { sources: S })).rejects.toThrow(
+      /DISTINCT is for count, sum, avg, min and max over a window; lag\(\) is not an aggregate/,
+    );
+  });
+
   it('running totals, moving averages over rows and a RANGE of days, named windows', async () => {
     await same(`SELECT id, sum(amount) OVER (PARTITION BY customer ORDER BY day, id) AS running,
         avg(amount) OVER (PARTITION BY customer ORDER BY day, id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS ma3,

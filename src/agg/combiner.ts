@@ -37,6 +37,8 @@ export interface Combine {
   schema: Schema;
   /** the consumer takes rows that pass through as they are (an aggregate's shuffle), not only states */
   passRows?: boolean;
+  /** the group columns expected to determine the others (agg/group-ids.ts groupsOf) */
+  lead?: number;
 }
 
 /**
@@ -60,7 +62,7 @@ export function combine(batches: Batch[], c: Combine, rows = false): Combined {
     (s, b) => s + Math.round((batchBytes(b) * selectedRows(b)) / Math.max(1, b.length)),
     0,
   );
-  const partial = (b: Batch) => partialAggregate(b, c.groupBy, c.aggs, schema, selectionOf(b));
+  const partial = (b: Batch) => partialAggregate(b, c.groupBy, c.aggs, schema, selectionOf(b), c.lead);
   // the first rows decide, as if the batches were one
   // (rows, unlike states, take their schema's lanes: a sum's column may come narrowed, agg/narrow.ts)
   const rowsOf = (b: Batch, limit?: number) => widenNarrowed(materialize(b, limit), c.schema);
@@ -76,7 +78,7 @@ export function combine(batches: Batch[], c: Combine, rows = false): Combined {
   // CPU: 17% above no-combiners' when the sample was aggregated and the rows copied; now level)
   // (the states' groups: count_distinct's column is one of them)
   const stateGroups = combinerGrouping(c.groupBy, c.aggs).groupBy;
-  const groups = (sample: Batch) => groupsOf(sample, stateGroups).nGroups;
+  const groups = (sample: Batch) => groupsOf(sample, stateGroups, undefined, false, c.lead).nGroups;
   if (c.groupBy.length > 0 && rowsIn > 0 && passesThrough(head(), groups)) {
     const passed = batches.map((b) => rowsOf(b));
     if (rows && c.passRows) return { batches: passed, rowsOut: rowsIn, mode: 'pass-through', rowsIn, bytesIn };
@@ -85,17 +87,20 @@ export function combine(batches: Batch[], c: Combine, rows = false): Combined {
   }
   const one = (b: Batch): Combined => ({ batches: [b], rowsOut: b.length, mode: 'partial', rowsIn, bytesIn });
   if (batches.length <= 1) return one(batches.length ? partial(batches[0]) : partial(emptyBatch(c.schema)));
-  return one(mergeStates(concatBatches(schema, batches.map(partial)), c.groupBy, c.aggs, schema));
+  return one(mergeStates(concatBatches(schema, batches.map(partial)), c.groupBy, c.aggs, schema, c.lead));
 }
 
 /** Partial states (several rows per group) merged into one state per group, in the same schema. */
-function mergeStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema): Batch {
+function mergeStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema, lead = 0): Batch {
   const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
   const nKeys = groupBy.length;
   if (b.length === 0 && nKeys > 0) return emptyBatch(schema);
   const g = groupsOf(
     b,
     groupBy.map((_, i) => i),
+    undefined,
+    false,
+    lead,
   );
   const out: Column[] = b.columns.slice(0, nKeys).map((k) => gather(k, g.first, g.nGroups));
   let s = nKeys;

@@ -189,8 +189,8 @@ export function unknownState(s: never): never {
 }
 
 /** Aggregate one batch holding every row of its groups. */
-export function aggregateBatch(b: Batch, groupBy: number[], aggs: BoundAggregate[], out: Schema): Batch {
-  const g = groupsOf(b, groupBy);
+export function aggregateBatch(b: Batch, groupBy: number[], aggs: BoundAggregate[], out: Schema, lead = 0): Batch {
+  const g = groupsOf(b, groupBy, undefined, false, lead);
   if (groupBy.length > 0 && g.nGroups === 0) return emptyBatch(out);
   const keyCols = groupBy.map((i) => gather(b.columns[i], g.first, g.nGroups));
   const values = aggs.map((a) => AGGREGATES[a.fn].evaluate(a.col < 0 ? null : b.columns[a.col], g, b.length, a));

@@ -163,10 +163,11 @@ export function partialAggregate(
   aggs0: BoundAggregate[],
   schema: Schema,
   sel?: Selection,
+  lead = 0,
 ): Batch {
   const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
   if ((sel ? sel.n : b.length) === 0 && groupBy.length > 0) return emptyBatch(schema);
-  const g = groupsOf(b, groupBy, sel);
+  const g = groupsOf(b, groupBy, sel, false, lead);
   const keys = groupBy.map((i) => gather(b.columns[i], g.first, g.nGroups));
   if (!sel) return { length: g.nGroups, columns: [...keys, ...states(b, g, aggs)] };
   const withOthers = states(b, { ...g, nGroups: g.nGroups + 1 }, aggs);
@@ -240,10 +241,11 @@ export function finalAggregate(
   aggs: BoundAggregate[],
   out: Schema,
   distinctCounts = false,
+  lead = 0,
 ): Batch {
   const keys = Array.from({ length: nGroupCols }, (_, i) => i);
   if (b.length === 0 && nGroupCols > 0) return emptyBatch(out);
-  const g = groupsOf(b, keys);
+  const g = groupsOf(b, keys, undefined, false, lead);
   const cols: Column[] = keys.map((i) => gather(b.columns[i], g.first, g.nGroups));
   const distinct = combinable(aggs) && aggs.some((a) => stateOf(a)?.kind === 'distinct');
   let s = nGroupCols + (distinct ? 1 : 0);

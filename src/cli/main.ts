@@ -89,6 +89,15 @@ function addRunOptions(program: Command): void {
     )
     .option('--no-combiners', 'no partial aggregation before the shuffle')
     .option('--no-eager', 'no eager aggregation (partial aggregates below a join)')
+    .addOption(
+      new Option('--runtime-filters <mode>', "runtime join filters into the other side's scan (default auto)").choices([
+        'auto',
+        'off',
+        'bitmap',
+        'bloom',
+        'minmax',
+      ]),
+    )
     .option(
       '--broadcast-threshold <size>',
       'broadcast a join side at most this big (default 24MB; 0: never)',

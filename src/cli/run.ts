@@ -9,6 +9,7 @@ import { explainAnalyze, explainPlan } from '../physical/explain.js';
 import { type Overrides, STDOUT_FORMATS, loadPlan } from '../plan/load.js';
 import { FORMATS } from '../io/result-file.js';
 import type { OutputFormat, Plan } from '../plan/spec.js';
+import type { FilterMode } from '../kernels/runtime-filter.js';
 import { type Executed, execute } from '../scheduler/execute.js';
 import { trace } from '../trace.js';
 import { prestartPool } from './prestart.js';
@@ -24,6 +25,7 @@ export interface RunFlags {
   skewStrategy?: 'auto' | 'partition' | 'key';
   combiners?: boolean;
   eager?: boolean;
+  runtimeFilters?: FilterMode;
   memoryLimit?: number | string;
   spillDir?: string;
   broadcast?: boolean;
@@ -51,6 +53,7 @@ export function overridesOf(f: RunFlags): Overrides {
     partitions: f.partitions,
     combiners: f.combiners === false ? false : undefined,
     eagerAggregation: f.eager === false ? false : undefined,
+    runtimeFilters: f.runtimeFilters,
     memoryLimit: f.memoryLimit,
     spillDir: f.spillDir,
     broadcastBytes: f.broadcast === false ? 0 : f.broadcastThreshold,

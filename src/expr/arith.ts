@@ -17,11 +17,12 @@ const BIG: Record<string, (x: bigint, y: bigint) => bigint> = {
   '%': (x, y) => x % y,
 };
 
-function floatArith(op: string, a: Column, b: Column): Column {
+/** In float64, or rounded to float32 after each operation when `type` is float32 (IEEE float32 arithmetic). */
+function floatArith(op: string, a: Column, b: Column, type: DataType): Column {
   const n = a.length,
     x = floats(a),
     y = floats(b),
-    out = new Float64Array(n);
+    out = type.id === 'float32' ? new Float32Array(n) : new Float64Array(n);
   let valid = andValid([a, b], n);
   switch (op) {
     case '+':
@@ -44,11 +45,11 @@ function floatArith(op: string, a: Column, b: Column): Column {
         } else out[i] = x[i] % y[i];
       }
   }
-  return { type: { id: 'float64' }, length: n, values: out, valid };
+  return { type, length: n, values: out, valid };
 }
 
 export function arith(op: string, a: Column, b: Column, type: DataType, what: string): Column {
-  if (isFloat(type)) return floatArith(op, a, b);
+  if (isFloat(type)) return floatArith(op, a, b, type);
   const n = a.length;
   const so = scaleOf(type);
   // + - %: both operands at the result's scale; *: scales add up.
@@ -89,8 +90,8 @@ export function unary(fn: string, a: Column, type: DataType, what: string, digit
   const n = a.length;
   if (isFloat(type)) {
     const x = floats(a),
-      out = new Float64Array(n),
-      f = 10 ** digits;
+      out = type.id === 'float32' ? new Float32Array(n) : new Float64Array(n),
+      f = 10 ** Math.abs(digits);
     const g: (v: number) => number =
       fn === 'neg'
         ? (v) => -v
@@ -100,8 +101,16 @@ export function unary(fn: string, a: Column, type: DataType, what: string, digit
             ? Math.floor
             : fn === 'ceil'
               ? Math.ceil
-              : // half away from zero
-                (v) => (Number.isFinite(v) ? (Math.sign(v) * Math.round(Math.abs(v) * f)) / f : v);
+              : digits < 0
+                ? // DuckDB: divided by 10^-digits, rounded half away from zero, multiplied back; 0 if not finite
+                  (v) => {
+                    const r = Math.sign(v) * Math.round(Math.abs(v) / f) * f;
+                    return Number.isFinite(r) ? r : 0;
+                  }
+                : (v) => {
+                    const r = (Math.sign(v) * Math.round(Math.abs(v) * f)) / f;
+                    return Number.isFinite(r) ? r : v;
+                  };
     for (let i = 0; i < n; i++) out[i] = g(x[i]);
     return { type, length: n, values: out, valid: a.valid };
   }

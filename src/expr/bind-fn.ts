@@ -20,10 +20,10 @@ import {
   BOOL,
   type BoundExpr,
   DATE,
-  FLOAT64,
   INT64,
   UTF8,
   asDecimal,
+  floatOf,
   integerDigits,
   isNum,
   scaleOf,
@@ -142,8 +142,11 @@ function bindNumeric(name: string, args: BoundExpr[], at: P): BoundExpr {
         throw err(argAt(i), `"${name}" needs numbers, got ${describe(a)} (with ${describe(args[1 - i])})`);
     });
     const [a, b] = args;
-    if (name === '/' || isFloat(a.type) || isFloat(b.type))
-      return fn(name, [castTo(a, FLOAT64, argAt(0)), castTo(b, FLOAT64, argAt(1))], FLOAT64, at);
+    if (name === '/' || isFloat(a.type) || isFloat(b.type)) {
+      // in float32 when a float32 meets no float64 (DuckDB: float32 + int is float32, each result rounded to it)
+      const t = floatOf([a.type, b.type]);
+      return fn(name, [castTo(a, t, argAt(0)), castTo(b, t, argAt(1))], t, at);
+    }
     return fn(name, args, exactArith(name, a, b, at), at);
   }
   if (UNARY_NUM.has(name) || name === 'round') {
@@ -161,11 +164,11 @@ function bindNumeric(name: string, args: BoundExpr[], at: P): BoundExpr {
           : isInteger(x.type)
             ? INT64
             : x.type;
-      return fn(name, [x, lit(BigInt(digits), INT64)], isFloat(x.type) ? FLOAT64 : t, at);
+      return fn(name, [x, lit(BigInt(digits), INT64)], t, at);
     }
     if ((name === 'floor' || name === 'ceil') && x.type.id === 'decimal')
       return fn(name, args, decimalType(integerDigits(x.type) + 1, 0), at);
-    return fn(name, args, isInteger(x.type) ? INT64 : isFloat(x.type) ? FLOAT64 : x.type, at);
+    return fn(name, args, isInteger(x.type) ? INT64 : x.type, at);
   }
   throw new Error(`internal: "${name}" is not a numeric function`);
 }

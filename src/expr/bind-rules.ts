@@ -4,7 +4,19 @@ import { PlanError, jsonPath } from '../errors.js';
 import { type DataType, isFloat, isInteger } from '../kernels/column.js';
 import { MAX_PRECISION, decimalType, numberToDecimal } from '../kernels/decimal.js';
 import { convertScalar } from './scalar.js';
-import { BOOL, type BoundExpr, DATE, FLOAT64, INT64, UTF8, isExact, isNum, planTypeName, unify } from './types.js';
+import {
+  BOOL,
+  type BoundExpr,
+  DATE,
+  FLOAT64,
+  INT64,
+  UTF8,
+  floatOf,
+  isExact,
+  isNum,
+  planTypeName,
+  unify,
+} from './types.js';
 
 export type P = (string | number)[];
 
@@ -77,13 +89,16 @@ function decimalFor(e: Lit, at: P): DataType {
   return decimalType(Math.max(digits, frac + 1), Math.min(frac, MAX_PRECISION));
 }
 
-/** Both sides of a comparison in comparable types (exact numbers stay exact; next to a float, float64). */
+/** Both sides of a comparison in comparable types (exact numbers stay exact; next to a float, floatOf's). */
 export function comparable(a0: BoundExpr, b0: BoundExpr, at: P, atB: P, op: string): [BoundExpr, BoundExpr] {
   const a = adoptLiteral(a0, b0, at),
     b = adoptLiteral(b0, a0, atB);
   if (isNullLit(a) || isNullLit(b)) return [a, b];
   if (isNum(a.type) && isNum(b.type)) {
-    if (isFloat(a.type) || isFloat(b.type)) return [castTo(a, FLOAT64, at), castTo(b, FLOAT64, atB)];
+    if (isFloat(a.type) || isFloat(b.type)) {
+      const t = floatOf([a.type, b.type]);
+      return [castTo(a, t, at), castTo(b, t, atB)];
+    }
     return [a, b];
   }
   // a date next to a timestamp is that timestamp's midnight, as in SQL

@@ -34,11 +34,7 @@ function exactOf(v: Scalar, from: DataType, scale: number): bigint | undefined {
   if (typeof v === 'boolean') return undefined;
   if (from.id === 'decimal') return rescale(v as bigint, from.scale!, scale);
   if (isInteger(from)) return BigInt(v as number | bigint) * pow10(scale);
-  if (from.id === 'float32' || from.id === 'float64') {
-    if (!Number.isFinite(v as number)) return undefined;
-    const d = parseDecimal(String(v))!;
-    return rescale(d.scaled, d.scale, scale);
-  }
+  if (from.id === 'float32' || from.id === 'float64') return floatToScaled(v as number, scale);
   if (from.id === 'utf8') {
     const d = parseDecimal(v as string);
     return d ? rescale(d.scaled, d.scale, scale) : undefined;
@@ -46,16 +42,97 @@ function exactOf(v: Scalar, from: DataType, scale: number): bigint | undefined {
   return undefined;
 }
 
-function parseDate(s: string): number | undefined {
-  const m = /^\s*(-?\d{1,6})-(\d{1,2})-(\d{1,2})\s*$/.exec(s);
-  if (!m) return undefined;
-  const y = Number(m[1]),
-    mo = Number(m[2]),
-    d = Number(m[3]);
-  const days = daysFromCivil(y, mo, d);
-  const [y2, m2, d2] = civil(days); // a day past the month's end does not come back the same
-  return y2 === y && m2 === mo && d2 === d ? days : undefined;
+/**
+ * A float at `scale` as DuckDB casts one to a decimal: the value times 10^scale in double arithmetic, rounded half
+ * away from zero (1.005 is 1.00499999999999989...: 1.00 at scale 2, not the 1.01 its shortest text would give).
+ */
+function floatToScaled(x: number, scale: number): bigint | undefined {
+  const v = x * 10 ** scale;
+  if (!Number.isFinite(v)) return undefined;
+  const t = Math.trunc(v);
+  return BigInt(Math.abs(v - t) >= 0.5 ? t + Math.sign(v) : t);
 }
+
+const isSpace = (c: number) => c === 32 || (c >= 9 && c <= 13);
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/** One or two digits at `s[i]`: the value and the position after them, or undefined. */
+function twoDigits(s: string, i: number): [number, number] | undefined {
+  if (!isDigit(s.charCodeAt(i))) return undefined;
+  const a = s.charCodeAt(i) - 48;
+  return isDigit(s.charCodeAt(i + 1)) ? [a * 10 + s.charCodeAt(i + 1) - 48, i + 2] : [a, i + 1];
+}
+
+/**
+ * A date as DuckDB reads text (its casts and literals alike, Date::TryConvertDate when not strict): spaces before,
+ * an optional minus, the year's digits, a separator (` `, `-`, `/` or `\`) repeated between a month and a day of one
+ * or two digits, an optional " (BC)", then anything but another digit ('2024-01-05 10:00', '2024-01-05x' are the
+ * 5th of January; '2024-01-055' and '20240105' are not dates); 'epoch' is 1970-01-01.
+ */
+function parseDate(s: string): number | undefined {
+  let i = 0;
+  const n = s.length;
+  while (i < n && isSpace(s.charCodeAt(i))) i++;
+  const neg = s[i] === '-';
+  if (neg) i++;
+  if (!isDigit(s.charCodeAt(i))) return !neg && s.slice(i).trim().toLowerCase() === 'epoch' ? 0 : undefined;
+  let y = 0;
+  for (; i < n && isDigit(s.charCodeAt(i)); i++) {
+    if (y >= 100000000) return undefined;
+    y = y * 10 + s.charCodeAt(i) - 48;
+  }
+  const sep = s[i++];
+  if (sep !== ' ' && sep !== '-' && sep !== '/' && sep !== '\\') return undefined;
+  const m = twoDigits(s, i);
+  if (!m || s[m[1]] !== sep) return undefined;
+  const d = twoDigits(s, m[1] + 1);
+  if (!d) return undefined;
+  i = d[1];
+  if (neg) y = -y;
+  if (n - i >= 5 && isSpace(s.charCodeAt(i)) && /^\((?:bc|BC|bC|Bc)\)$/.test(s.slice(i + 1, i + 5))) {
+    if (neg || y === 0) return undefined;
+    y = -y + 1;
+    i += 5;
+  }
+  if (isDigit(s.charCodeAt(i))) return undefined;
+  const mo = m[0],
+    day = d[0];
+  if (mo < 1 || mo > 12 || day < 1) return undefined;
+  const days = daysFromCivil(y, mo, day);
+  const [y2, m2, d2] = civil(days); // a day past the month's end does not come back the same
+  return y2 === y && m2 === mo && d2 === day ? days : undefined;
+}
+
+/** The characters a float's text may hold, as DuckDB reads one: `_` only between digits ('1_000.5'). */
+const FLOAT_TEXT = /^-?(?:\d+(?:_\d+)*(?:\.(?:\d+(?:_\d+)*)?)?|\.\d+(?:_\d+)*)(?:[eE][+-]?\d+(?:_\d+)*)?$/;
+
+/**
+ * A float as DuckDB reads text: spaces around, an optional `+` before the sign, digits with `_` between them, or
+ * inf, infinity and nan in any case with an optional minus ('-inf'); a value past the type's range is infinite
+ * ('1e400'). No hexadecimal or binary forms (which JavaScript's Number() would take).
+ */
+function parseFloatText(v: string): number | undefined {
+  let t = v.trim();
+  if (t[0] === '+') t = t.slice(1);
+  if (FLOAT_TEXT.test(t)) return Number(t.includes('_') ? t.replaceAll('_', '') : t);
+  const m = /^(-?)(inf|infinity|nan)$/i.exec(t);
+  if (!m) return undefined;
+  return m[2].toLowerCase() === 'nan' ? Number.NaN : m[1] ? -Infinity : Infinity;
+}
+
+/** DuckDB's text for booleans (TryCast to BOOLEAN): these words in any case, nothing around them. */
+const BOOL_TEXT = new Map<string, boolean>([
+  ['t', true],
+  ['true', true],
+  ['y', true],
+  ['yes', true],
+  ['1', true],
+  ['f', false],
+  ['false', false],
+  ['n', false],
+  ['no', false],
+  ['0', false],
+]);
 
 function parseTimestampUs(s: string): bigint | undefined {
   const t = s.trim();
@@ -90,19 +167,13 @@ export function convertScalar(v: Scalar, from: DataType, to: DataType): Scalar |
       return String(v);
     case 'bool':
       if (typeof v === 'boolean') return v;
-      if (typeof v === 'string') {
-        const s = v.trim().toLowerCase();
-        return s === 'true' ? true : s === 'false' ? false : undefined;
-      }
+      if (typeof v === 'string') return v.length <= 5 ? BOOL_TEXT.get(v.toLowerCase()) : undefined;
       return Number(v) !== 0;
     case 'float32':
     case 'float64': {
       if (typeof v === 'boolean') return v ? 1 : 0;
       if (from.id === 'decimal') return Number(decimalText(v as bigint, from.scale!));
-      if (typeof v === 'string') {
-        const x = Number(v.trim());
-        return v.trim() === '' || (Number.isNaN(x) && !/^\s*nan\s*$/i.test(v)) ? undefined : x;
-      }
+      if (typeof v === 'string') return parseFloatText(v);
       return Number(v);
     }
     case 'decimal': {

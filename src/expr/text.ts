@@ -298,6 +298,53 @@ function concatRows(args: Column[]): Column {
   return { type: { id: 'utf8' }, length: n, values: out, offsets, valid };
 }
 
+/**
+ * The simple (one code point to one) upper or lower case of a code point whose full case JavaScript gives as several
+ * (ß → SS, ᾀ → ἈΙ, İ → i̇): DuckDB maps each code point alone (utf8proc), to these or to itself (ŉ, ﬁ, ΐ stay).
+ */
+const SIMPLE_UPPER = new Map<number, number>([
+  [0xdf, 0x1e9e],
+  [0x1fb3, 0x1fbc],
+  [0x1fc3, 0x1fcc],
+  [0x1ff3, 0x1ffc],
+]);
+for (const base of [0x1f80, 0x1f90, 0x1fa0])
+  for (let k = 0; k < 8; k++) {
+    SIMPLE_UPPER.set(base + k, base + 8 + k);
+    SIMPLE_UPPER.set(base + 8 + k, base + 8 + k); // titlecase: its own simple upper case
+  }
+const SIMPLE_LOWER = new Map<number, number>([[0x130, 0x69]]);
+
+/** Each non-ASCII code point's simple case, once per code point seen. */
+const cased = [new Map<number, string>(), new Map<number, string>()];
+
+/**
+ * upper() and lower() as DuckDB computes them: code point by code point (no final sigma, no ß → SS), a code point
+ * without a one-to-one case mapping kept.
+ */
+function caseOf(s: string, upper: boolean): string {
+  if (/^[\x00-\x7f]*$/.test(s)) return upper ? s.toUpperCase() : s.toLowerCase();
+  const memo = cased[upper ? 0 : 1];
+  let out = '';
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    let m = memo.get(c);
+    if (m === undefined) {
+      const full = upper ? ch.toUpperCase() : ch.toLowerCase();
+      const simple = (upper ? SIMPLE_UPPER : SIMPLE_LOWER).get(c);
+      m =
+        simple !== undefined
+          ? String.fromCodePoint(simple)
+          : full.length === ch.length || [...full].length === 1
+            ? full
+            : ch;
+      memo.set(c, m);
+    }
+    out += m;
+  }
+  return out;
+}
+
 export function stringFn(fn: string, args: Column[]): Column {
   switch (fn) {
     case 'concat':
@@ -310,9 +357,9 @@ export function stringFn(fn: string, args: Column[]): Column {
         )
       );
     case 'lower':
-      return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).toLowerCase()));
+      return mapRows(args, (_, v) => (v[0] === null ? null : caseOf(v[0] as string, false)));
     case 'upper':
-      return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).toUpperCase()));
+      return mapRows(args, (_, v) => (v[0] === null ? null : caseOf(v[0] as string, true)));
     default:
       // trim: spaces, as DuckDB
       return mapRows(args, (_, v) => (v[0] === null ? null : (v[0] as string).replace(/^ +| +$/g, '')));

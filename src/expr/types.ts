@@ -22,6 +22,7 @@ export type BoundExpr =
 export const BOOL: DataType = { id: 'bool' };
 export const INT64: DataType = { id: 'int64' };
 export const FLOAT64: DataType = { id: 'float64' };
+const FLOAT32: DataType = { id: 'float32' };
 export const UTF8: DataType = { id: 'utf8' };
 export const DATE: DataType = { id: 'date32' };
 const TIMESTAMP_US: DataType = { id: 'timestamp', unit: 'microsecond', tz: null };
@@ -72,19 +73,29 @@ export function asDecimal(e: BoundExpr): DataType {
 }
 
 /**
+ * The float type numbers of these types meet in, as DuckDB's: float64 next to a float64, else float32 next to a
+ * float32 (an integer or a decimal with a float32 is float32: `r > 0.3` compares 0.3 as float32), else float64.
+ */
+export const floatOf = (ts: DataType[]): DataType =>
+  ts.some((t) => t.id === 'float64') || !ts.some((t) => t.id === 'float32') ? FLOAT64 : FLOAT32;
+
+/**
  * The common type of several (case branches, coalesce arguments, both sides
- * of a comparison): integer < decimal < float64; null when they do not mix.
+ * of a comparison): integer < decimal < float32 < float64 (floatOf); null when they do not mix.
  */
 export function unify(es: BoundExpr[]): DataType | null {
   const ts = es.filter((e) => !(e.k === 'lit' && e.value === null)).map((e) => e.type);
   if (ts.length === 0) return es[0]?.type ?? INT64;
   if (ts.every(isNum)) {
-    if (ts.some(isFloat)) return FLOAT64;
+    if (ts.some(isFloat)) return floatOf(ts);
     const exact = es.filter((e) => !(e.k === 'lit' && e.value === null));
     if (ts.every(isInteger)) return ts.every((t) => t.id === ts[0].id) ? ts[0] : INT64;
     const ds = exact.map(asDecimal);
-    const scale = Math.max(...ds.map(scaleOf));
-    return decimalType(Math.max(...ds.map((d) => d.precision! - d.scale!)) + scale, scale);
+    const scale = Math.max(...ds.map(scaleOf)),
+      digits = Math.max(...ds.map((d) => d.precision! - d.scale!));
+    // past 38 digits the scale gives way, as DuckDB's: decimal(38,2) with decimal(30,4) is decimal(38,2)
+    if (digits + scale > MAX_PRECISION) return decimalType(MAX_PRECISION, Math.max(0, MAX_PRECISION - digits));
+    return decimalType(digits + scale, scale);
   }
   const first = ts[0];
   // dates and timestamps: a date is its midnight (SQL); timestamps of two units meet at microseconds

@@ -6,11 +6,19 @@
 // and its rows evaluated as they are. Throws NotDirect for a file or column the direct reader does not take.
 import fs from 'node:fs';
 import { type Column, type Field, valuesCtor } from '../kernels/column.js';
-import { CODECS, type DirectRange, ENCODINGS, dataPage, decompress, planOf, readDict } from './parquet-direct.js';
-import { type Chunk, NotDirect, openFooter, readAt } from './parquet-footer.js';
-import { type Dict, type Plan, Strings, plainValues } from './parquet-values.js';
-import { CorruptPage, defLevels, rleHybrid } from './rle.js';
-import { ThriftReader, type TStruct } from './thrift-read.js';
+import { type Chunk, openFooter, readAt } from './parquet-footer.js';
+import { type Dict, type Plan, Strings, planOf, plainValues } from './parquet-values.js';
+import {
+  type DirectRange,
+  chunkOf,
+  codecTaken,
+  firstDict,
+  groupsRead,
+  indices,
+  pages,
+  scratchOf,
+} from './parquet-walk.js';
+import { CorruptPage } from './rle.js';
 
 /** A predicate's outcome over a column's rows: 1 where it holds, anything else where it does not (false or null). */
 type Truth = (values: Column) => Uint8Array;
@@ -89,9 +97,6 @@ function lookUp(out: Uint8Array, at: number, keep: Uint8Array, idx: Int32Array, 
   if (bad < 0) throw new CorruptPage('dictionary index out of range');
 }
 
-let scratch = new Int32Array(1 << 16);
-const scratchOf = (n: number) => (scratch.length >= n ? scratch : (scratch = new Int32Array(n)));
-
 /** Rows of [a, b) that validity says are present. */
 function count(valid: Uint8Array, a: number, b: number): number {
   let n = 0;
@@ -111,7 +116,7 @@ class DictTruth {
   readonly keep: Uint8Array;
   constructor(
     private readonly plan: Plan,
-    private readonly dict: Dict,
+    readonly dict: Dict,
     private readonly truth: Truth,
     rowsRead: number,
   ) {
@@ -155,59 +160,29 @@ function maskChunk(
   truth: Truth,
   out: Uint8Array,
 ) {
-  if (chunk.numValues !== rows) throw new CorruptPage(`chunk has ${chunk.numValues} values for ${rows} rows`);
-  let dict: DictTruth | null = null,
-    row = 0,
-    pos = 0;
-  while (row < hi) {
-    if (pos >= bytes.length) throw new CorruptPage('column chunk ends early');
-    const r = new ThriftReader(bytes, pos);
-    const h = r.struct();
-    pos = r.pos;
-    const type = Number(h[1]),
-      usize = Number(h[2]),
-      csize = Number(h[3]);
-    if (!(csize >= 0 && pos + csize <= bytes.length)) throw new CorruptPage('page beyond its column chunk');
-    const body = bytes.subarray(pos, pos + csize);
-    pos += csize;
-    if (type === 2) {
-      const dh = h[7] as TStruct;
-      if (!dh || (dh[2] !== 0 && dh[2] !== 2)) throw new NotDirect('dictionary encoding');
-      const d = readDict(plan, decompress(chunk.codec, body, usize), Number(dh[1]));
-      dict = new DictTruth(plan, d, truth, hi - lo);
-      continue;
-    }
-    if (type !== 0 && type !== 3) continue; // index pages
-    const pageRows = Number(((type === 0 ? h[5] : h[8]) as TStruct | undefined)?.[1]);
-    if (!(pageRows >= 0 && row + pageRows <= rows)) throw new CorruptPage('more values than rows');
-    if (row + pageRows <= lo) {
-      row += pageRows;
-      continue;
-    }
-    const { n, enc, data, p, levels, lp, lend } = dataPage(plan, chunk, h, type, body, usize);
-    if (lend > levels.length) throw new CorruptPage('levels beyond the page');
+  let dict = null as DictTruth | null;
+  for (const page of pages(plan, chunk, bytes, rows, hi)) {
+    const { row, rows: n } = page;
+    if (row + n <= lo) continue;
     let valid: Uint8Array | null = null;
-    const validFor = () => (valid ??= new Uint8Array(n).fill(1));
-    const nonNull = plan.leaf.optional ? defLevels(levels, lp, lend, n, scratchOf(n), validFor, 0) : n;
-    let page: Uint8Array;
-    if (enc === 0) page = truth(pageColumn(plan, data, p, n, nonNull, valid));
-    else if (enc === 2 || enc === 8) {
-      if (!dict) throw new CorruptPage('dictionary-encoded page without a dictionary');
-      if (p >= data.length && nonNull > 0) throw new CorruptPage('values end early');
-      const idx = scratchOf(nonNull);
-      rleHybrid(data, p + 1, data.length, data[p] ?? 0, idx, nonNull);
-      // the values of the rows in the range only (indices count non-null rows)
-      const a = Math.max(lo, row) - row,
-        b = Math.min(hi, row + n) - row;
-      const ja = valid ? count(valid, 0, a) : a;
-      dict.resolve(idx.subarray(ja, ja + (valid ? count(valid, a, b) : b - a)), valid ? count(valid, a, b) : b - a);
-      page = new Uint8Array(n);
-      lookUp(page, 0, dict.keep, idx, n, valid);
-    } else throw new NotDirect(`encoding ${enc}`);
+    const o = page.open(() => (valid ??= new Uint8Array(n).fill(1)), 0),
+      nonNull = o.nonNull;
+    // the rows of the page in the range
     const a = Math.max(lo, row) - row,
       b = Math.min(hi, row + n) - row;
-    out.set(page.subarray(a, b), row + a - lo);
-    row += n;
+    let outcome: Uint8Array;
+    if (o.enc === 0) outcome = truth(pageColumn(plan, o.data, o.p, n, nonNull, valid));
+    else {
+      if (dict?.dict !== page.dict) dict = new DictTruth(plan, page.dict!, truth, hi - lo);
+      const idx = indices(o, nonNull, scratchOf(nonNull));
+      // the values of the rows in the range only (indices count non-null rows)
+      const ja = valid ? count(valid, 0, a) : a,
+        m = valid ? count(valid, a, b) : b - a;
+      dict.resolve(idx.subarray(ja, ja + m), m);
+      outcome = new Uint8Array(n);
+      lookUp(outcome, 0, dict.keep, idx, n, valid);
+    }
+    out.set(outcome.subarray(a, b), row + a - lo);
   }
 }
 
@@ -220,15 +195,9 @@ export function dictShare(path: string, g: number, field: Field, truth: Truth): 
   try {
     const plan = planOf(footer.leaves, field);
     const chunk = footer.rowGroups[g]?.chunks[plan.index];
-    if (!chunk || !CODECS.has(chunk.codec)) return null;
-    const bytes = readAt(fd, chunk.start, chunk.size);
-    const r = new ThriftReader(bytes, 0);
-    const h = r.struct();
-    const dh = h[7] as TStruct | undefined;
-    if (Number(h[1]) !== 2 || !dh) return null;
-    const body = bytes.subarray(r.pos, r.pos + Number(h[3]));
-    const d = readDict(plan, decompress(chunk.codec, body, Number(h[2])), Number(dh[1]));
-    if (d.n === 0) return null;
+    if (!chunk || !codecTaken(chunk)) return null;
+    const d = firstDict(plan, chunk, readAt(fd, chunk.start, chunk.size));
+    if (!d || d.n === 0) return null;
     const keep = truth(dictColumn(plan, d, null));
     let n = 0;
     for (let k = 0; k < d.n; k++) n += keep[k];
@@ -246,28 +215,12 @@ export function readMasks(path: string, rowGroups: number[], specs: MaskSpec[], 
   const { fd, footer } = openFooter(path);
   try {
     const plans = specs.map((s) => planOf(footer.leaves, s.field));
-    let skip = range.offset ?? 0,
-      left = range.limit || Infinity;
     const parts: Uint8Array[][] = specs.map(() => []);
-    for (const g of rowGroups) {
-      const rg = footer.rowGroups[g];
-      if (!rg) throw new NotDirect(`no row group ${g}`);
-      if (left <= 0) break;
-      if (skip >= rg.rows) {
-        skip -= rg.rows;
-        continue;
-      }
-      const lo = skip,
-        hi = Math.min(rg.rows, lo + left);
-      skip = 0;
-      left -= hi - lo;
+    for (const { rg, lo, hi } of groupsRead(footer, rowGroups, range)) {
       plans.forEach((p, i) => {
-        const chunk = rg.chunks[p.index];
-        if (!chunk || chunk.phys !== p.leaf.phys) throw new CorruptPage('column chunk does not match the schema');
-        if (!CODECS.has(chunk.codec)) throw new NotDirect(`codec ${chunk.codec}`);
-        if (chunk.encodings.some((e) => !ENCODINGS.has(e))) throw new NotDirect(`encodings ${chunk.encodings}`);
+        const { chunk, bytes } = chunkOf(fd, rg, p);
         const out = new Uint8Array(hi - lo);
-        maskChunk(p, chunk, readAt(fd, chunk.start, chunk.size), rg.rows, lo, hi, specs[i].truth, out);
+        maskChunk(p, chunk, bytes, rg.rows, lo, hi, specs[i].truth, out);
         parts[i].push(out);
       });
     }

@@ -5,11 +5,10 @@
 // Throws NotDirect for a file or column the direct reader does not take.
 import fs from 'node:fs';
 import { type Column, type Field, valuesCtor } from '../kernels/column.js';
-import { CODECS, type DirectRange, ENCODINGS, dataPage, decompress, planOf, readDict } from './parquet-direct.js';
-import { type Chunk, NotDirect, openFooter, readAt } from './parquet-footer.js';
-import { type Dict, type Plan, Strings, dictValues, plainValues } from './parquet-values.js';
-import { CorruptPage, defLevels, rleHybrid } from './rle.js';
-import { ThriftReader, type TStruct } from './thrift-read.js';
+import { type Chunk, openFooter } from './parquet-footer.js';
+import { type Dict, type Plan, Strings, dictValues, planOf, plainValues } from './parquet-values.js';
+import { type DirectRange, chunkOf, groupsRead, indices, pages, scratchOf } from './parquet-walk.js';
+import { CorruptPage } from './rle.js';
 
 /** The rows kept of one column: words (fixed widths) or strings, and validity. */
 interface Kept {
@@ -17,9 +16,6 @@ interface Kept {
   strings: Strings | null;
   valid: Uint8Array | null;
 }
-
-let scratch = new Int32Array(1 << 16);
-const scratchOf = (n: number) => (scratch.length >= n ? scratch : (scratch = new Int32Array(n)));
 
 /** sel[a, b) (rows of the page, from its first) of a page without nulls, by dictionary index. */
 function keepByIndex(
@@ -130,54 +126,22 @@ function selectChunk(
   out: Kept,
   at: number,
 ) {
-  if (chunk.numValues !== rows) throw new CorruptPage(`chunk has ${chunk.numValues} values for ${rows} rows`);
-  let dict: Dict | null = null,
-    row = 0,
-    pos = 0;
-  while (row < rows) {
-    if (pos >= bytes.length) throw new CorruptPage('column chunk ends early');
-    const r = new ThriftReader(bytes, pos);
-    const h = r.struct();
-    pos = r.pos;
-    const type = Number(h[1]),
-      usize = Number(h[2]),
-      csize = Number(h[3]);
-    if (!(csize >= 0 && pos + csize <= bytes.length)) throw new CorruptPage('page beyond its column chunk');
-    const body = bytes.subarray(pos, pos + csize);
-    pos += csize;
-    if (type === 2) {
-      const dh = h[7] as TStruct;
-      if (!dh || (dh[2] !== 0 && dh[2] !== 2)) throw new NotDirect('dictionary encoding');
-      dict = readDict(plan, decompress(chunk.codec, body, usize), Number(dh[1]));
-      continue;
-    }
-    if (type !== 0 && type !== 3) continue; // index pages
+  for (const page of pages(plan, chunk, bytes, rows)) {
+    const { row, rows: n } = page;
     // a page without a row kept is not decompressed
-    const pageRows = Number(((type === 0 ? h[5] : h[8]) as TStruct | undefined)?.[1]);
-    if (!(pageRows >= 0 && row + pageRows <= rows)) throw new CorruptPage('more values than rows');
     let e = a;
-    while (e < b && sel[e] < row + pageRows) e++;
-    if (e === a) {
-      row += pageRows;
-      continue;
-    }
-    const { n, enc, data, p, levels, lp, lend } = dataPage(plan, chunk, h, type, body, usize);
-    if (lend > levels.length) throw new CorruptPage('levels beyond the page');
+    while (e < b && sel[e] < row + n) e++;
+    if (e === a) continue;
     let valid: Uint8Array | null = null;
-    const validFor = () => (valid ??= new Uint8Array(n).fill(1));
-    const nonNull = plan.leaf.optional ? defLevels(levels, lp, lend, n, scratchOf(n), validFor, 0) : n;
-    if (enc !== 0 && enc !== 2 && enc !== 8) throw new NotDirect(`encoding ${enc}`);
-    if ((enc === 2 || enc === 8) && !dict) throw new CorruptPage('dictionary-encoded page without a dictionary');
-    if (nonNull === n && enc !== 0) {
-      if (p >= data.length && n > 0) throw new CorruptPage('values end early');
-      const idx = scratchOf(n);
-      rleHybrid(data, p + 1, data.length, data[p] ?? 0, idx, n);
-      keepByIndex(plan, dict!, idx, sel, a, e, row, out, at);
-    } else if (nonNull === n && plan.kind === 'copy') keepPlain(plan, data, p, n, sel, a, e, row, out, at);
-    else keepDecoded(plan, wholePage(plan, dict, data, p, n, nonNull, enc, valid), sel, a, e, row, out, at);
+    const o = page.open(() => (valid ??= new Uint8Array(n).fill(1)), 0);
+    if (o.nonNull === n && o.enc !== 0)
+      keepByIndex(plan, page.dict!, indices(o, n, scratchOf(n)), sel, a, e, row, out, at);
+    else if (o.nonNull === n && plan.kind === 'copy') keepPlain(plan, o.data, o.p, n, sel, a, e, row, out, at);
+    else
+      keepDecoded(plan, wholePage(plan, page.dict, o.data, o.p, n, o.nonNull, o.enc, valid), sel, a, e, row, out, at);
     at += e - a;
     a = e;
-    row += n;
+    if (a === b) return;
   }
 }
 
@@ -195,12 +159,18 @@ function wholePage(
   const words = plan.kind === 'utf8' ? null : new Int32Array(n * plan.words),
     strings = plan.kind === 'utf8' ? new Strings(new Int32Array(n + 1), data.length) : null;
   if (enc === 0) plainValues(plan, data, p, n, nonNull, 0, words, strings, valid);
-  else {
-    if (p >= data.length && nonNull > 0) throw new CorruptPage('values end early');
-    const idx = new Int32Array(nonNull);
-    rleHybrid(data, p + 1, data.length, data[p] ?? 0, idx, nonNull);
-    dictValues(plan, dict!, idx, n, nonNull, 0, words, strings, valid);
-  }
+  else
+    dictValues(
+      plan,
+      dict!,
+      indices({ enc, data, p, nonNull }, nonNull, new Int32Array(nonNull)),
+      n,
+      nonNull,
+      0,
+      words,
+      strings,
+      valid,
+    );
   return { words, strings, valid };
 }
 
@@ -224,36 +194,19 @@ export function readSelected(
       strings: p.kind === 'utf8' ? new Strings(new Int32Array(m + 1), 64) : null,
       valid: null,
     }));
-    let skip = range.offset ?? 0,
-      left = range.limit || Infinity,
-      first = 0, // the first row read of this group, counted as sel counts
-      a = 0;
+    let a = 0;
     const local = new Int32Array(m);
-    for (const g of rowGroups) {
-      const rg = footer.rowGroups[g];
-      if (!rg) throw new NotDirect(`no row group ${g}`);
-      if (left <= 0) break;
-      if (skip >= rg.rows) {
-        skip -= rg.rows;
-        continue;
-      }
-      const lo = skip,
-        hi = Math.min(rg.rows, lo + left);
-      skip = 0;
-      left -= hi - lo;
+    for (const { rg, lo, hi, first } of groupsRead(footer, rowGroups, range)) {
       let b = a;
       while (b < m && sel[b] < first + hi - lo) {
         local[b] = sel[b] - first + lo;
         b++;
       }
-      plans.forEach((p, i) => {
-        const chunk = rg.chunks[p.index];
-        if (!chunk || chunk.phys !== p.leaf.phys) throw new CorruptPage('column chunk does not match the schema');
-        if (!CODECS.has(chunk.codec)) throw new NotDirect(`codec ${chunk.codec}`);
-        if (chunk.encodings.some((e) => !ENCODINGS.has(e))) throw new NotDirect(`encodings ${chunk.encodings}`);
-        if (b > a) selectChunk(p, chunk, readAt(fd, chunk.start, chunk.size), rg.rows, local, a, b, outs[i], a);
-      });
-      first += hi - lo;
+      if (b > a)
+        for (let i = 0; i < plans.length; i++) {
+          const { chunk, bytes } = chunkOf(fd, rg, plans[i]);
+          selectChunk(plans[i], chunk, bytes, rg.rows, local, a, b, outs[i], a);
+        }
       a = b;
     }
     if (a !== m) throw new CorruptPage('rows selected beyond the rows read');

@@ -1,11 +1,14 @@
-// The values of a direct-read page into a column chunk's words or strings (io/parquet-direct.ts decodes the pages):
-// PLAIN values copied or widened, dictionary indices looked up, nulls spread over the page's rows by validity.
+// How a column is read by the direct readers (its plan), and the values of a direct-read page (io/parquet-walk.ts
+// walks the pages) into a column chunk's words or strings: PLAIN values copied or widened, dictionary indices
+// looked up, nulls spread over the page's rows by validity.
 import { CorruptPage } from './rle.js';
 import type { Field } from '../kernels/column.js';
-import type { Leaf } from './parquet-footer.js';
+import { type Leaf, NotDirect } from './parquet-footer.js';
+import type { TStruct } from './thrift-read.js';
+import type { DataType } from '../kernels/column.js';
 
 /** How a column's values become engine words (32-bit, `words` per row). */
-export type Kind = 'copy' | 'int32-decimal' | 'flba-decimal' | 'utf8';
+type Kind = 'copy' | 'int32-decimal' | 'flba-decimal' | 'utf8';
 export interface Plan {
   field: Field;
   leaf: Leaf;
@@ -16,6 +19,80 @@ export interface Plan {
 }
 
 export const u32 = (b: Uint8Array, p: number) => (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+
+const INTEGER = 10,
+  DATE = 6,
+  DECIMAL = 5,
+  TIMESTAMP = 8;
+const TS_UNITS = ['millisecond', 'microsecond', 'nanosecond'] as const;
+
+/** Whether a leaf is a plain integer of `bits` (no converted or logical type beyond that). */
+function plainInt(l: Leaf, bits: number): boolean {
+  if (l.logical) return l.logical.id === INTEGER && l.logical.value[1] === bits && l.logical.value[2] === true;
+  return l.converted === undefined || l.converted === (bits === 32 ? 17 : 18);
+}
+
+function decimalOf(l: Leaf): { precision: number; scale: number } | null {
+  if (l.logical?.id === DECIMAL)
+    return { scale: Number(l.logical.value[1] ?? 0), precision: Number(l.logical.value[2]) };
+  if (l.converted === DECIMAL && l.precision !== undefined) return { precision: l.precision, scale: l.scale ?? 0 };
+  return null;
+}
+
+function timestampUnit(l: Leaf): string | null {
+  if (l.logical?.id === TIMESTAMP) {
+    const u = l.logical.value[2] as TStruct | undefined;
+    return u ? (TS_UNITS[Number(Object.keys(u)[0]) - 1] ?? null) : null;
+  }
+  return l.converted === 9 ? 'millisecond' : l.converted === 10 ? 'microsecond' : null;
+}
+
+/** How `field` is read from `leaf`, or NotDirect. */
+function planColumn(field: Field, leaf: Leaf, index: number): Plan {
+  const t: DataType = field.type,
+    p = leaf.phys;
+  const plan = (kind: Kind, words: number, physBytes: number): Plan => ({ field, leaf, index, kind, words, physBytes });
+  switch (t.id) {
+    case 'int32':
+      if (p === 1 && plainInt(leaf, 32)) return plan('copy', 1, 4);
+      break;
+    case 'date32':
+      if (p === 1 && (leaf.logical?.id === DATE || leaf.converted === 6)) return plan('copy', 1, 4);
+      break;
+    case 'int64':
+      if (p === 2 && plainInt(leaf, 64)) return plan('copy', 2, 8);
+      break;
+    case 'float32':
+      if (p === 4) return plan('copy', 1, 4);
+      break;
+    case 'float64':
+      if (p === 5) return plan('copy', 2, 8);
+      break;
+    case 'timestamp':
+      if (p === 2 && timestampUnit(leaf) === t.unit) return plan('copy', 2, 8);
+      break;
+    case 'utf8':
+      if (p === 6) return plan('utf8', 0, 0);
+      break;
+    case 'decimal': {
+      const d = decimalOf(leaf);
+      if (!d || d.precision !== t.precision || d.scale !== t.scale) break;
+      const words = t.precision! > 18 ? 4 : 2;
+      if (p === 1 && words === 2) return plan('int32-decimal', 2, 4);
+      if (p === 2 && words === 2) return plan('copy', 2, 8);
+      if (p === 7 && leaf.typeLength > 0 && leaf.typeLength <= 16) return plan('flba-decimal', words, leaf.typeLength);
+      break;
+    }
+  }
+  throw new NotDirect(`column ${field.name}: ${t.id} from physical type ${p}`);
+}
+
+export function planOf(leaves: Leaf[] | null, f: Field): Plan {
+  if (!leaves) throw new NotDirect('nested schema');
+  const i = leaves.findIndex((l) => l.name === f.name);
+  if (i < 0) throw new NotDirect(`no column ${f.name}`);
+  return planColumn(f, leaves[i], i);
+}
 
 /** `count` PLAIN fixed-width values from data[p] as engine words into out[at * words]; returns bytes read. */
 export function plainWords(

@@ -300,8 +300,8 @@ export async function readRowGroupsInPlace(
   if (fields.length > 0 && prefer.every(Boolean)) {
     const direct = tryDirect(path, rowGroups, fields, range, undefined, lease);
     if (direct) return { batches: direct, release: () => lease.release(), viewsIntoModule: false, direct: true };
-  } else if (prefer.some(Boolean) && rowGroups.length === 1) {
-    // one row group: the other columns through parquet-wasm, the preferred ones cut to its batches
+  } else if (prefer.some(Boolean) && rowGroups.length > 0) {
+    // the other columns through parquet-wasm, the preferred ones cut to its batches (which may span row groups)
     const rest = await readWasmInPlace(
       path,
       rowGroups,

@@ -18,6 +18,10 @@ const BITS_PER_ROW = 64;
 const LARGE_SPAN = 1 << 26;
 const LARGE_ROWS = 1 << 16;
 
+/** Whether a bitmap of `span` values serves `n` keys (dense enough, or a large table's within LARGE_SPAN). */
+export const spanFits = (span: number, n: number) =>
+  span > 0 && (span <= BITS_PER_ROW * n || (n >= LARGE_ROWS && span <= LARGE_SPAN));
+
 /** The bitmap of one 64-bit key column whose non-null keys are 32-bit integers within its span; else null. */
 export function keyBits(keys: Keys, shared = false): KeyBits | null {
   if (keys.parts.length !== 1 || keys.parts[0].kind !== 'w' || keys.n === 0) return null;
@@ -34,7 +38,7 @@ export function keyBits(keys: Keys, shared = false): KeyBits | null {
     if (lo > max) max = lo;
   }
   const span = max - min + 1;
-  if (span <= 0 || (span > BITS_PER_ROW * n && (n < LARGE_ROWS || span > LARGE_SPAN))) return null;
+  if (!spanFits(span, n)) return null;
   const bits = int32s((span + 31) >>> 5, shared);
   setBits(w, nulls, n, min, bits);
   return { bits, base: min, span };

@@ -3,6 +3,7 @@ import { type DataType, type Field, decimalText } from '../kernels/column.js';
 import { exprText } from '../expr/columns.js';
 import type { BoundNode, BoundPredicate, Literal } from '../plan/bound.js';
 import type { Pipeline } from './pipeline.js';
+import type { TaskStats } from './stats.js';
 
 /** A filter's literal as it is written: dates and timestamps as such, not as the day or unit count held. */
 function litText(v: Literal, t: DataType | undefined): string {
@@ -88,4 +89,26 @@ export function humanSizes(text: string): string {
       (_, w, n) => `${w} ${n === '0' ? 0 : humanBytes(+n)}`,
     )
     .replace(/\b(\d+) bytes\b/g, (_, n) => humanBytes(+n));
+}
+
+/**
+ * What an operator's tasks did, as DuckDB's EXPLAIN ANALYZE shows it in the tree (the `ran:` line of `--explain
+ * --analyze`, PhysicalOperator.ran): for each kind of task (map, split, reduce) the tasks, rows in and out, and their
+ * time added up (the time of the threads that ran them, not the wall time).
+ */
+export function taskFigures(tasks: TaskStats[]): string {
+  const kinds = new Map<string, { n: number; rows: number; out: number; ms: number }>();
+  for (const t of tasks) {
+    const k = kinds.get(t.kind) ?? { n: 0, rows: 0, out: 0, ms: 0 };
+    kinds.set(t.kind, k);
+    k.n++;
+    k.rows += t.rows;
+    k.out += t.outputRows;
+    k.ms += t.ms;
+  }
+  const n = (x: number) => x.toLocaleString('en-US');
+  const parts = [...kinds].map(
+    ([kind, k]) => `${kind} ${k.n} task(s), ${n(k.rows)} → ${n(k.out)} rows, ${k.ms.toFixed(1)} ms`,
+  );
+  return `ran: ${parts.join('; ')}`;
 }

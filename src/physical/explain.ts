@@ -1,11 +1,12 @@
 // `--explain`: the physical plan as an indented tree of stages and shuffles, each pipeline described by its
 // operator (physical/operators.ts); `--explain --analyze`: then what the run measured.
 import type { BoundNode } from '../plan/bound.js';
+import { children } from '../plan/fingerprint.js';
 import type { LoadedPlan } from '../plan/load.js';
 import { pipelineOf } from './pipeline.js';
 import { HOLD_SHARE, repeatedUnits } from './repeats.js';
 import { dataBudget } from '../spill/budget.js';
-import { JOIN_STRATEGIES, type Stats, type TaskStats } from './stats.js';
+import { JOIN_STRATEGIES, type RuntimeFilterStats, type Stats, type TaskStats } from './stats.js';
 import { operatorOf } from './operators.js';
 import type { Explain } from './operator.js';
 import { fmtBytes, fusedText, humanBytes } from './explain-text.js';
@@ -60,6 +61,8 @@ export function explainPlan(lp: LoadedPlan, ran?: Map<string, string>): string {
       `${settings.skew.enabled ? `on (${settings.skew.strategy})` : 'off'}; broadcast ` +
       `${settings.broadcastBytes > 0 ? `up to ${humanBytes(settings.broadcastBytes)}` : 'off'}`,
   );
+  // the join order chosen by cost for each tree of inner joins (plan/join-order.ts), with its estimates
+  for (const j of lp.joinOrder ?? []) lines.push(...j.lines);
   x.walk(lp.root, 0);
   if (notes.length) lines.push('notes:', ...notes.map((n, i) => `   ${i + 1}. ${n}`));
   return lines.join('\n') + '\n';
@@ -104,10 +107,20 @@ function spillText(ts: TaskStats[]): string {
   return parts.length ? `; ${parts.join(', ')}` : '';
 }
 
+/** A runtime join filter as it ran: where from and to, its kind, the rows it tested and kept. */
+function filterLine(f: RuntimeFilterStats): string {
+  const share = f.rowsIn > 0 ? ` (${((100 * f.rowsKept) / f.rowsIn).toFixed(1)}%)` : '';
+  const skipped = f.skippedTasks ? `, ${f.skippedTasks} task(s) let every row through (it kept most)` : '';
+  return (
+    `runtime filter ${f.id} → ${f.into} [${f.columns.join(', ')}]: ${f.kind}, ${f.keys} keys, ${fmtBytes(f.bytes)}; ` +
+    `${f.rowsIn} rows in, ${f.rowsKept} kept${share} in ${f.tasks} task(s)${skipped}`
+  );
+}
+
 /** `--explain --analyze`: the plan, then what the run measured per shuffle, per skewed partition and per stage. */
 export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
   const out = [
-    explainPlan(lp, operatorFigures(stats.tasks)).trimEnd(),
+    explainPlan(lp, operatorFigures(lp.root, stats.tasks)).trimEnd(),
     '',
     `run: ${stats.wallMs.toFixed(0)} ms, ${stats.outputRows ?? 0} rows`,
   ];
@@ -125,6 +138,7 @@ export function explainAnalyze(lp: LoadedPlan, stats: Stats): string {
     );
   for (const s of stats.shuffles) out.push(...shuffleLines(s));
   for (const j of stats.joins) out.push(...joinLines(j));
+  for (const f of stats.runtimeFilters ?? []) out.push(filterLine(f));
   for (const a of stats.aggregates) out.push(...aggregateLines(a));
   for (const w of stats.windows ?? []) out.push(...windowLines(w));
   out.push(...stageLines(stats.tasks));
@@ -219,33 +233,27 @@ function windowLines(w: NonNullable<Stats['windows']>[number]): string[] {
 }
 
 /**
- * Per operator, what its tasks did, as DuckDB's EXPLAIN ANALYZE shows it in the tree: for each kind
- * of task (map, split, reduce) the tasks, rows in and out, and their time added up (the time of the
- * threads that ran them, not the wall time). A map task counts for the operator it read from (its
- * `source`: a scan, or the operator whose rows it took), a reduce or split task for its stage's.
+ * Per operator, what its tasks did, in its own words (PhysicalOperator.ran), for the line under its first line in
+ * the tree. A map task counts for the operator it read from (its `source`: a scan, or the operator whose rows it
+ * took), a reduce or split task for its stage's; a failed attempt not at all (the one that ran again counts its rows).
  */
-function operatorFigures(tasks: TaskStats[]): Map<string, string> {
-  const by = new Map<string, Map<string, { n: number; rows: number; out: number; ms: number }>>();
+function operatorFigures(root: BoundNode, tasks: TaskStats[]): Map<string, string> {
+  const by = new Map<string, TaskStats[]>();
   for (const t of tasks) {
-    if (t.error) continue; // a failed attempt: its rows are counted by the one that ran again
+    if (t.error) continue;
     const id = t.kind === 'map' && t.source ? t.source : t.stage;
-    const kinds = by.get(id) ?? new Map();
-    by.set(id, kinds);
-    const k = kinds.get(t.kind) ?? { n: 0, rows: 0, out: 0, ms: 0 };
-    kinds.set(t.kind, k);
-    k.n++;
-    k.rows += t.rows;
-    k.out += t.outputRows;
-    k.ms += t.ms;
+    const ts = by.get(id);
+    if (ts) ts.push(t);
+    else by.set(id, [t]);
   }
-  const n = (x: number) => x.toLocaleString('en-US');
   const out = new Map<string, string>();
-  for (const [id, kinds] of by) {
-    const parts = [...kinds].map(
-      ([kind, k]) => `${kind} ${k.n} task(s), ${n(k.rows)} → ${n(k.out)} rows, ${k.ms.toFixed(1)} ms`,
-    );
-    out.set(id, `ran: ${parts.join('; ')}`);
-  }
+  const visit = (n: BoundNode) => {
+    const ts = by.get(n.id);
+    const p = pipelineOf(n);
+    if (ts && p.source === n && !out.has(n.id)) out.set(n.id, operatorOf(p.source).ran(ts));
+    for (const c of children(n)) visit(c);
+  };
+  visit(root);
   return out;
 }
 

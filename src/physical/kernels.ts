@@ -5,6 +5,7 @@
 import { combine } from '../agg/combiner.js';
 import { sumOnlyColumns } from '../agg/narrow.js';
 import { type Batch, batchesBytes } from '../kernels/column.js';
+import { takeFilterCounts } from '../kernels/runtime-filter.js';
 import { selectedRows } from '../expr/deferred.js';
 import { aggregateKernel } from './aggregate/source.js';
 import { batchesKernel } from './exchange/batches.js';
@@ -103,6 +104,7 @@ export function withInputs<S extends TaskSource>(src: S, inputs: Batch[]): S {
 /** Run a task's source, row operators, combiner and sink on this thread. */
 export async function executeTask(spec: TaskSpec): Promise<TaskResult> {
   const t0 = performance.now();
+  takeFilterCounts(); // what a task that failed here counted
   // a scan's filter-only columns read as the filter's outcome (scan/masks.ts)
   const t = withMasks(spec);
   // A combiner right after a join aggregates from the join's row indices. Scanned
@@ -113,6 +115,9 @@ export async function executeTask(spec: TaskSpec): Promise<TaskResult> {
   const inputBytes = p.inputBytes ?? batchesBytes(inputsOf(t.source));
   try {
     const r = await finish(t, p);
+    // rows its runtime join filters tested and kept (row-ops.ts, scan/masks.ts)
+    const counts = takeFilterCounts();
+    if (counts) r.metrics = { ...r.metrics, filters: counts };
     return Object.assign(r, { inputBytes, ms: performance.now() - t0 });
   } finally {
     p.release?.();

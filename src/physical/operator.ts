@@ -9,7 +9,7 @@ import type { Settings } from '../plan/load.js';
 import type { SortKey } from '../kernels/sort.js';
 import type { Spiller } from '../spill/spiller.js';
 import type { EncodedRowGroup } from '../io/parquet-encode.js';
-import type { Pipeline, SourceNode, Until } from './pipeline.js';
+import type { Pipeline, SourceNode, StopRule, Stopped } from './pipeline.js';
 import type { Stats, TaskStats } from './stats.js';
 import type { Combine, TaskResult, TaskSink, TaskSpec } from './task.js';
 
@@ -56,13 +56,11 @@ export interface Downstream {
   readonly eager?: EagerPlan;
   /**
    * a sort above whose input a shuffle join below may cut into the sort's ranges itself (physical/fused-ranges.ts):
-   * the join answers by setting `bounds` on the request
+   * the join answers with range-sink results
    */
   readonly range?: RangeRequest;
   /** where a scan's tasks run: on the pool (default), on this thread, or both (scheduler/steal.ts) */
   readonly placement?: Placement;
-  /** a scan's tasks start in order, a few at a time, and none once it says stop (a side read for a broadcast) */
-  readonly until?: Until;
 }
 
 /**
@@ -109,8 +107,14 @@ export interface ExecContext {
   run(task: TaskSpec, meta: TaskMeta, here?: boolean): Promise<TaskResult>;
   /** Run a pipeline to its end for the operator above (`d`); each task's result in task order. */
   execute(p: Pipeline, d: Downstream): Promise<TaskResult[]>;
-  /** Run a scan's map tasks, placed and stopped as `d` asks (on the pool, this thread or both: the scheduler's). */
-  mapTasks(p: Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d: Downstream): Promise<TaskResult[]>;
+  /**
+   * Run a pipeline whose scan tasks (or those of a broadcast probe's scan below) start in order, a few at a time, and
+   * none once `stop` says so: the results of the tasks started and the pipeline of the rest. A pipeline whose operator
+   * cannot stop (no `executeUntil`) runs to its end.
+   */
+  executeUntil(p: Pipeline, d: Downstream, stop: StopRule): Promise<Stopped>;
+  /** Run a scan's map tasks, placed as `d` asks (on the pool, this thread or both: the scheduler's), under `stop`. */
+  mapTasks(p: Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d: Downstream, stop?: StopRule): Promise<Stopped>;
   /** All rows of a node, as its tasks collected them. */
   collectBatches(node: BoundNode): Promise<Batch[]>;
   /**
@@ -146,6 +150,13 @@ export interface PhysicalOperator<N extends SourceNode, T = never, R = never> {
   /** `fused`: the row operators fused above the node, as text (" → filter-1[...]") */
   describe(node: N, x: Explain, depth: number, fused: string): void;
   execute(ctx: ExecContext, p: Pipeline<N>, d: Downstream): Promise<TaskResult[]>;
+  /** `execute` with its scan tasks stopped by `stop` (ExecContext.executeUntil), for operators that can stop early */
+  executeUntil?(ctx: ExecContext, p: Pipeline<N>, d: Downstream, stop: StopRule): Promise<Stopped>;
   /** its tasks' metrics (T) and what it reported of the run (R), into the statistics */
   analyze: Analyze<T, R>;
+  /**
+   * What its tasks did (their statistics: map tasks that read from it, its stage's reduce and split tasks), as the
+   * `ran:` line `--explain --analyze` puts under its first line
+   */
+  ran(tasks: TaskStats[]): string;
 }

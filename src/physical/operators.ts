@@ -2,6 +2,7 @@
 // The scheduler runs a pipeline through this table; `--explain` describes it through the same one.
 import { aggregateOperator } from './aggregate/operator.js';
 import { joinOperator } from './join/operator.js';
+import { filtersAnalyze } from './join/filters.js';
 import { limitOperator } from './limit/operator.js';
 import { exchangeAnalyze } from './shuffle.js';
 import type { Analyze, PhysicalOperator, RunMetrics } from './operator.js';
@@ -52,6 +53,7 @@ const ANALYZERS: { [K in Owner]: Analyze<TaskOf<K>, RunOf<K>> } = {
   sort: sortOperator.analyze,
   exchange: exchangeAnalyze,
   repeat: repeatAnalyze,
+  filters: filtersAnalyze,
 };
 
 /** A task's metrics as fields of its statistics, each folded by its owner's analyze. */

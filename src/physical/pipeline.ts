@@ -21,14 +21,22 @@ export interface Pipeline<N extends SourceNode = SourceNode> {
 }
 
 /**
- * When a pipeline's scan tasks stop starting (ExecContext.execute): `stop`
- * is asked after each task; once it said yes, `rest` is set to the pipeline
- * that reads the splits not started (a side read up to a cap, physical/join/broadcast.ts).
+ * When a pipeline's scan tasks stop starting (ExecContext.executeUntil): asked after each task, in task order; once it
+ * said yes, no task starts (a side read up to a cap, physical/join/broadcast.ts).
  */
-export interface Until {
-  stop(r: TaskResult): boolean;
-  rest?: Pipeline;
+export type StopRule = (r: TaskResult) => boolean;
+
+/**
+ * A pipeline run under a stop rule: its tasks' results in task order (those of the first splits, when it stopped) and
+ * the pipeline that reads the splits not started (`null`: the run read everything).
+ */
+export interface Stopped {
+  results: TaskResult[];
+  rest: Pipeline | null;
 }
+
+/** The results of a run that read everything. */
+export const readWhole = (results: TaskResult[]): Stopped => ({ results, rest: null });
 
 export function pipelineOf(node: BoundNode): Pipeline {
   switch (node.kind) {

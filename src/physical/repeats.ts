@@ -13,8 +13,8 @@ import type { BoundNode } from '../plan/bound.js';
 import { children, fingerprint, shareable, sourceBelow } from '../plan/fingerprint.js';
 import { packBlocks } from '../spill/block.js';
 import type { Spiller } from '../spill/spiller.js';
-import type { Analyze, Downstream, ExecContext, PhysicalOperator } from './operator.js';
-import type { Pipeline, SourceNode } from './pipeline.js';
+import type { Analyze, Downstream, ExecContext } from './operator.js';
+import { type Pipeline, type Stopped, readWhole } from './pipeline.js';
 import type { RepeatStats } from './stats.js';
 import { type RowOp, type TaskResult, type TaskSpec, withSeed } from './task.js';
 
@@ -129,26 +129,27 @@ export class Repeats {
   }
 
   /**
-   * A pipeline reading unit `u`, run as an operator wrapping the unit's own (`inner`): the first reader runs it with
-   * a tee after the unit's own operators; the others read the rows held. A first reader stopped early (`until`: a
-   * side read up to a cap, its rest read later) has not seen them all: the others compute it again.
+   * A pipeline reading unit `u`, run as an operator wrapping the unit's own (`run`: the pipeline given, through the
+   * unit's operator): the first reader runs it with a tee after the unit's own operators; the others read the rows
+   * held. A first reader stopped early (ExecContext.executeUntil: a side read up to a cap, its rest read later) has
+   * not seen them all: the others compute it again.
    */
   async execute(
     ctx: ExecContext,
     p: Pipeline,
     d: Downstream,
     u: Unit,
-    inner: PhysicalOperator<SourceNode>,
-  ): Promise<TaskResult[]> {
+    run: (p: Pipeline) => Promise<Stopped>,
+  ): Promise<Stopped> {
     const streamed = d.sink.kind === 'collect' && d.sink.stream !== undefined;
     const how = await this.arrive(u, !streamed && !d.eager, !d.eager);
-    if ('rows' in how) return this.readHeld(ctx, p, d, u, how.rows);
-    if (!('tee' in how)) return inner.execute(ctx, p, d);
+    if ('rows' in how) return readWhole(await this.readHeld(ctx, p, d, u, how.rows));
+    if (!('tee' in how)) return run(p);
     const ops: RowOp[] = [...p.ops.slice(0, u.ops), { kind: 'tee', id: how.tee }, ...p.ops.slice(u.ops)];
     let why = 'the run failed';
     try {
-      const r = await inner.execute(ctx, { ...p, ops }, d);
-      why = d.until?.rest ? 'its first reader stopped at a cap (a join side measured)' : '';
+      const r = await run({ ...p, ops });
+      why = r.rest ? 'its first reader stopped at a cap (a join side measured)' : '';
       return r;
     } finally {
       ctx.report('repeat', this.computed(how.tee, why, p.source.id));

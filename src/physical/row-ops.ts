@@ -6,6 +6,7 @@ import { selectRows } from '../expr/filter.js';
 import { compileExpr, compileNarrow } from '../expr/compile.js';
 import { compileFilter } from '../expr/select.js';
 import { DENSE, carry, defer, materialize, selectionOf } from '../expr/deferred.js';
+import { countFilter, noteTested, testBatch, worthTesting } from '../kernels/runtime-filter.js';
 import type { FamilyRowOp, RowOp, RowOpKernels } from './task.js';
 
 /**
@@ -53,6 +54,7 @@ export function compileOps(
         },
       ];
     }
+    if (op.kind === 'rtfilter') return [(b) => keepMatching(materialize(b), op)];
     if (op.kind === 'project')
       return ops[k - 1]?.kind === 'filter'
         ? []
@@ -91,6 +93,26 @@ export function compileOps(
     return [b];
   };
   return (b) => from(b, 0);
+}
+
+/** The rows of a batch a runtime join filter keeps (all of them when it is left out on this thread). */
+function keepMatching(b: Batch, op: Extract<RowOp, { kind: 'rtfilter' }>): Batch {
+  const f = op.filter;
+  if (b.length === 0) return b;
+  if (!worthTesting(f)) {
+    countFilter(f.id, b.length, b.length, true);
+    return b;
+  }
+  const { out, kept } = testBatch(f, b, op.keys, op.norms);
+  countFilter(f.id, b.length, kept);
+  noteTested(f, b.length, kept);
+  if (kept === b.length) return b;
+  const idx = new Int32Array(kept + 1);
+  for (let i = 0, j = 0; i < b.length; i++) {
+    idx[j] = i;
+    j += out[i];
+  }
+  return { length: kept, columns: b.columns.map((c) => gatherSelected(c, idx, kept)) };
 }
 
 /** Where column `p` after operator k ends up after the later projections (-1: dropped). */

@@ -48,6 +48,8 @@ export interface ShuffleOutput {
   stats: ShuffleStats;
   /** map tasks whose combiner passed their rows through as they are (agg/combiner.ts `passRows`) */
   rawTasks: boolean[];
+  /** the map tasks' results (their metrics: a runtime join filter's rows tested and kept) */
+  results?: TaskResult[];
 }
 
 /** What the map tasks (all, or those in [from, to)) wrote to partition p. */
@@ -86,11 +88,13 @@ export async function shuffle(
   combine?: Combine,
   eager?: EagerPlan,
   read?: Collected,
+  from?: Pipeline,
 ): Promise<ShuffleOutput> {
   const { partitions } = spec;
   const sink: PartitionSink = { kind: 'partition', ...spec, nullSeed: 0 };
   // A side read already (measured for a broadcast that did not fit) is partitioned from its rows, its rest read.
-  const p = pipelineOf(node);
+  // `from`: the node's pipeline with operators put first (a runtime join filter, physical/join/filters.ts)
+  const p = from ?? pipelineOf(node);
   const d: Downstream = { stage: consumer, sink, combine, eager };
   const results = read ? await runFromRead(ex, p, read, p.ops.length, node.schema, d) : await ex.execute(p, d);
   const partitionRows = new Array<number>(partitions).fill(0);
@@ -133,6 +137,7 @@ export async function shuffle(
     sketches: results.flatMap((r) => (r.sketch ? [r.sketch] : [])),
     stats,
     rawTasks: results.map((r) => combine?.passRows === true && r.combine?.mode === 'pass-through'),
+    results,
   };
 }
 
@@ -175,7 +180,7 @@ export async function runFromRead(
     read.rest
       ? ex.execute(
           { ...read.rest, ops: [...read.rest.ops, ...ops], schema: p.schema },
-          { ...d, eager: undefined, placement: false, until: undefined },
+          { ...d, eager: undefined, placement: false },
         )
       : [],
   ]);

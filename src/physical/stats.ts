@@ -116,6 +116,8 @@ export interface TaskStats {
   read?: ScanRead['read'];
   /** a scan: columns only its filter reads, read as the filter's outcome per dictionary value (physical/scan/masks.ts) */
   masks?: number;
+  /** rows each runtime join filter tested and kept in this task */
+  filters?: { id: string; rowsIn: number; rowsKept: number; skipped?: boolean }[];
 }
 
 /**
@@ -160,6 +162,27 @@ export interface JoinStats {
   splits: SplitInfo[];
 }
 
+/**
+ * A runtime join filter: the join and its side built, the source whose rows it tested (a scan's id; a join's, on its
+ * output) and on which columns, its kind ("bitmap+minmax", "bloom+minmax", "bloom", "minmax"), the built keys and
+ * its bytes, and the rows its tasks tested and kept (`skippedTasks`: tasks that let every row through untested,
+ * the filter having kept most rows on their thread).
+ */
+export interface RuntimeFilterStats {
+  id: string;
+  join: string;
+  side: string;
+  into: string;
+  columns: string[];
+  kind: string;
+  keys: number;
+  bytes: number;
+  rowsIn: number;
+  rowsKept: number;
+  tasks: number;
+  skippedTasks?: number;
+}
+
 /** A repeated subtree computed once (physical/repeats.ts): its rows held for the other readers, or not. */
 export interface RepeatStats {
   /** the source node of the reader that computed it */
@@ -184,11 +207,18 @@ export interface Stats {
   windows?: WindowStats[];
   /** aggregates computed by eager aggregation below their join */
   eager: string[];
+  /** runtime join filters (physical/join/filters.ts), when any was built */
+  runtimeFilters?: RuntimeFilterStats[];
   /** repeated subtrees computed once, when the plan has any */
   repeats?: RepeatStats[];
   outputRows?: number;
   /** the run's tasks ran on the calling thread (a small input), not on the worker pool */
   inThread?: boolean;
+  /**
+   * per tree of three or more inner joins (plan/join-order.ts): its top join and whether the order chosen by cost
+   * differs from the plan's
+   */
+  joinOrders?: { root: string; reordered: boolean }[];
   /** totals over the tasks: bytes written to spill files and read back */
   spilledBytes: number;
   spillReadBytes: number;

@@ -8,6 +8,7 @@ import type { Groups } from '../agg/groups.js';
 import type { TwoLevelStep } from '../agg/twolevel.js';
 import type { EncodedRowGroup } from '../io/parquet-encode.js';
 import { type Batch, type Field, type Schema, buffersOf } from '../kernels/column.js';
+import type { RuntimeFilter } from '../kernels/runtime-filter.js';
 import type { SortKey } from '../kernels/sort.js';
 import type { BoundAggregate, BoundPredicate, FileSplit, KeyNorm } from '../plan/bound.js';
 import type { JoinType } from '../plan/spec.js';
@@ -41,6 +42,11 @@ export type RowOp =
   /** hand a copy of the rows here back to the coordinator too (TaskResult.teed): a repeated subtree's output, held
    * for its other readers (physical/repeats.ts) */
   | { kind: 'tee'; id: number }
+  /**
+   * keep the rows whose key may be on a join's built side (kernels/runtime-filter.ts): a runtime join filter, first
+   * after a scan (read there as a mask of its key column, physical/scan/masks.ts) or before a shuffle's partitioning
+   */
+  | { kind: 'rtfilter'; filter: RuntimeFilter; keys: number[]; norms: KeyNorm[] }
   | FamilyRowOp;
 
 export type TaskSource =
@@ -57,9 +63,10 @@ export type TaskSource =
       csv?: FileSplit['csv'];
       /**
        * conjuncts of one column each read as their outcome, a boolean column (physical/scan/masks.ts): in the
-       * column's place, or at `at` after the columns when the column is read too
+       * column's place, or at `at` after the columns when the column is read too; `filter`: a runtime join filter
+       * on its key column (`norm`: the key's normal form) instead of a conjunct (`pred` then reads the mask)
        */
-      masks?: { col: number; pred: BoundPredicate; at?: number }[];
+      masks?: { col: number; pred: BoundPredicate; at?: number; filter?: RuntimeFilter; norm?: KeyNorm }[];
     }
   | { kind: 'batches'; schema: Schema; batches: Batch[] }
   | {
@@ -107,6 +114,8 @@ export type TaskSource =
       outSchema: Schema;
       step?: TwoLevelStep;
       rows?: { schema: Schema; groupBy: number[]; from: number };
+      /** the group columns expected to determine the others (agg/group-ids.ts groupsOf) */
+      lead?: number;
     }
   /**
    * consecutive ranges of a range-partitioned sort, their rows sorted: `ranges`

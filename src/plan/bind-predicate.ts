@@ -76,9 +76,12 @@ function bindLiteral(v: string | number | boolean | null, f: Field, op: string, 
     throw bad();
   }
   if (isFloat(t)) {
-    if (typeof v === 'number') return v;
-    if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) return Number(v);
-    throw bad();
+    let x: number;
+    if (typeof v === 'number') x = v;
+    else if (typeof v === 'string' && v.trim() !== '' && !Number.isNaN(Number(v))) x = Number(v);
+    else throw bad();
+    // compared as a float32, as SQL compares a float32 column with a number (`r > 0.3`: not the float32 nearest 0.3)
+    return t.id === 'float32' ? Math.fround(x) : x;
   }
   if (t.id === 'decimal') {
     const d =

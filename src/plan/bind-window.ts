@@ -64,7 +64,17 @@ export function bindWindow(q: WindowNode, at: P, id: string, bound: BoundNode): 
           `a range frame with an offset needs a numeric or date orderBy key; "${bound.schema[orderBy[0].col].name}" is ${typeName(t)}`,
         );
     }
-    return { fn: f.fn, col, as: f.as, type: resultType(f, argType, p), frame, n, def };
+    const distinct = f.distinct === true && distinctOf(f, col, p);
+    return {
+      fn: f.fn,
+      col,
+      as: f.as,
+      type: resultType(f, argType, p),
+      frame,
+      n,
+      def,
+      ...(distinct ? { distinct } : {}),
+    };
   });
   const input: BoundNode =
     exprs.length === 0
@@ -101,6 +111,21 @@ export function bindWindow(q: WindowNode, at: P, id: string, bound: BoundNode): 
   const w = input.schema.length;
   const indices = [...bound.schema.map((_, i) => i), ...fns.map((_, k) => w + k)];
   return { id: `${id}.columns`, kind: 'project', schema, input: node, indices };
+}
+
+/**
+ * Whether `"distinct": true` changes the function: count, sum and avg of a column, over any frame (as DuckDB takes
+ * them); min and max give the same answer without it (false). Other functions refuse it, as DuckDB does.
+ */
+function distinctOf(f: WindowFnSpec, col: number, p: P): boolean {
+  if (f.fn === 'min' || f.fn === 'max') return false;
+  if (f.fn !== 'count' && f.fn !== 'sum' && f.fn !== 'avg')
+    throw new PlanError(
+      jsonPath([...p, 'distinct']),
+      `"distinct": true is for count, sum, avg, min and max; ${f.fn} is not an aggregate`,
+    );
+  if (col < 0) throw new PlanError(jsonPath([...p, 'distinct']), `count with "distinct": true needs a column`);
+  return true;
 }
 
 function countArg(f: WindowFnSpec, p: P): number {

@@ -220,14 +220,47 @@ function bindProject(q: Query<'project'>, at: P, id: string, input: BoundNode): 
   return { id, kind: 'project', schema, input: computeNode(input, exprs, `${id}.compute`), indices };
 }
 
-function bindJoin(q: Query<'join'>, at: P, id: string, left: BoundNode, right: BoundNode): BoundNode {
+function bindJoin(q: Query<'join'>, at: P, id: string, left0: BoundNode, right0: BoundNode): BoundNode {
   const leftKeys: number[] = [],
     rightKeys: number[] = [];
   const leftNorms: KeyNorm[] = [],
     rightNorms: KeyNorm[] = [];
-  q.on.forEach(([l, r], i) => {
-    const li = colIndex(left.schema, l, [...at, 'on', i, 0], 'left input');
-    const ri = colIndex(right.schema, r, [...at, 'on', i, 1], 'right input');
+  // a float key against an exact one (an integer, a decimal): the exact side cast to the float type, a column of its
+  // own (as SQL compares them: DuckDB casts to the common type), so that they join as float keys
+  const casts: [BoundExpr[], BoundExpr[]] = [[], []];
+  const onFloat = (side: 0 | 1, i: number, input: BoundNode, other: DataType): number => {
+    const f = input.schema[i];
+    if (!isFloat(other) || isFloat(f.type) || !(isInteger(f.type) || isDecimal(f.type))) return i;
+    const to: DataType = { id: other.id === 'float32' ? 'float32' : 'float64' };
+    const what = `${jsonPath([...at, 'on'])} ("${f.name}" as ${typeName(to)})`;
+    casts[side].push({ k: 'cast', arg: { k: 'col', col: i, type: f.type, name: f.name }, type: to, what });
+    return input.schema.length + casts[side].length - 1;
+  };
+  const pairs = q.on.map(([l, r], i) => {
+    const li = colIndex(left0.schema, l, [...at, 'on', i, 0], 'left input');
+    const ri = colIndex(right0.schema, r, [...at, 'on', i, 1], 'right input');
+    return [onFloat(0, li, left0, right0.schema[ri].type), onFloat(1, ri, right0, left0.schema[li].type)] as const;
+  });
+  // each cast column named for what it holds (`--explain`: "on f = cast(id as float64)")
+  const withCasts = (input: BoundNode, exprs: BoundExpr[], nid: string): BoundNode =>
+    exprs.length === 0
+      ? input
+      : {
+          id: nid,
+          kind: 'compute',
+          schema: [
+            ...input.schema,
+            ...exprs.map((e) => ({
+              name: `cast(${(e as { arg: { name: string } }).arg.name} as ${typeName(e.type)})`,
+              type: e.type,
+            })),
+          ],
+          input,
+          exprs,
+        };
+  const left = withCasts(left0, casts[0], `${id}.left-keys`),
+    right = withCasts(right0, casts[1], `${id}.right-keys`);
+  pairs.forEach(([li, ri], i) => {
     const [ln, rn] = keyNorms(left.schema[li], right.schema[ri], [...at, 'on', i]);
     leftKeys.push(li);
     rightKeys.push(ri);
@@ -247,7 +280,28 @@ function bindJoin(q: Query<'join'>, at: P, id: string, left: BoundNode, right: B
       schema.push({ name, type: f.type });
     }
   }
-  return { id, kind: 'join', type: q.type, schema, left, right, leftKeys, rightKeys, leftNorms, rightNorms };
+  const fixed = q.reorder === false ? { fixed: true } : {};
+  const join: BoundNode = {
+    id,
+    kind: 'join',
+    type: q.type,
+    schema,
+    left,
+    right,
+    leftKeys,
+    rightKeys,
+    leftNorms,
+    rightNorms,
+    ...fixed,
+  };
+  if (casts[0].length + casts[1].length === 0) return join;
+  // the cast key columns dropped again: the join's output is its inputs' columns
+  const keep = (n: number, from: number) => Array.from({ length: n }, (_, k) => from + k);
+  const indices = [
+    ...keep(left0.schema.length, 0),
+    ...(q.type === 'semi' || q.type === 'anti' ? [] : keep(right0.schema.length, left.schema.length)),
+  ];
+  return { id: `${id}.keys`, kind: 'project', schema: indices.map((k) => schema[k]), input: join, indices };
 }
 
 function bindAggregateNode(q: Query<'aggregate'>, at: P, id: string, bound: BoundNode): BoundNode {

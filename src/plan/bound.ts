@@ -66,6 +66,8 @@ export interface BoundWindowFn {
   /** ntile's buckets, nth_value's n, lag/lead's offset */
   n: number;
   def: number;
+  /** count, sum, avg over the frame's distinct non-null values (min and max bind without it: the same answer) */
+  distinct?: boolean;
 }
 
 /**
@@ -109,17 +111,34 @@ export type BoundNode =
       rightKeys: number[];
       leftNorms: KeyNorm[];
       rightNorms: KeyNorm[];
+      /** the plan's `"reorder": false`: kept as written by the join order (plan/join-order.ts) */
+      fixed?: boolean;
     })
-  | (Base & { kind: 'aggregate'; input: BoundNode; groupBy: number[]; aggs: BoundAggregate[] })
+  | (Base & {
+      kind: 'aggregate';
+      input: BoundNode;
+      groupBy: number[];
+      aggs: BoundAggregate[];
+      /**
+       * the first `lead` group columns are expected to determine the others (a dimension's key and its columns, see
+       * plan/eager-push.ts): the shuffle hashes those only, and groups are found by them and checked (agg/group-ids.ts)
+       */
+      lead?: number;
+    })
   | (Base & { kind: 'sort'; input: BoundNode; by: { col: number; desc: boolean; nullsFirst: boolean }[] })
   | (Base & { kind: 'limit'; input: BoundNode; count: number; offset: number })
-  /** the input's columns followed by one column per function */
+  /**
+   * the input's columns followed by one column per function; with `keep` (column pruning, plan/prune.ts), only
+   * those input columns (ascending) and then the functions': a task gathers into sorted order only what it emits
+   * and what its functions read
+   */
   | (Base & {
       kind: 'window';
       input: BoundNode;
       partitionBy: number[];
       orderBy: { col: number; desc: boolean; nullsFirst: boolean }[];
       fns: BoundWindowFn[];
+      keep?: number[];
     })
   // set operations (plan/bind-setops.ts): a union of all rows and a literal table are pipeline sources; the rest
   // is compiled onto them, aggregates and filters

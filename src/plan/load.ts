@@ -11,6 +11,8 @@ import { type ParamInput, applyParams } from './params.js';
 import { dataSources, resolveSourceOverrides } from './sources.js';
 import type { SparkSources } from './uri.js';
 import { deriveJoinFilters } from './derive-filters.js';
+import { pushAggregates } from './eager-push.js';
+import { type JoinOrderNote, orderJoins } from './join-order.js';
 import { pruneColumns } from './prune.js';
 import { shareRepeats } from './share.js';
 import { splitScans } from './map-splits.js';
@@ -22,6 +24,7 @@ import { FORMATS } from '../io/result-file.js';
 /** The formats standard output takes, for messages. */
 export const STDOUT_FORMATS = OUTPUT_FORMATS.filter((f) => FORMATS[f].stdout).join(', ');
 import { parseBytes, parseSize } from './bytes.js';
+import type { FilterMode } from '../kernels/runtime-filter.js';
 
 export interface SkewSettings {
   enabled: boolean;
@@ -58,6 +61,8 @@ export interface Settings {
    * readers (physical/repeats.ts); default a share of the memory budget. 0: every reader computes it.
    */
   repeatBytes?: number;
+  /** runtime join filters (kernels/runtime-filter.ts, physical/join/filters.ts): auto, off, or one kind forced */
+  runtimeFilters: FilterMode;
   /** inputs (Parquet bytes) up to this size run on the calling thread, without workers (runtime/local.ts) */
   inThreadBytes: number;
   /** parent folder of the query's spill folder (absolute) */
@@ -91,6 +96,7 @@ export interface Overrides {
   memoryLimit?: number | string;
   broadcastBytes?: number | string;
   inThreadBytes?: number | string;
+  runtimeFilters?: FilterMode;
   /** relative to the current directory */
   spillDir?: string;
   /** values of the plan's `params` (`--param NAME=VALUE`) */
@@ -128,6 +134,11 @@ export interface LoadOptions extends Overrides {
    * (default: the current directory). A plan file's own paths resolve against its folder.
    */
   baseDir?: string;
+  /**
+   * Internal (not in the plan format): 'written' keeps every join order as the plan wrote it; default 'cost': trees
+   * of inner joins ordered by estimated cost (plan/join-order.ts), a join with `"reorder": false` kept as written.
+   */
+  joinOrder?: 'cost' | 'written';
 }
 
 export interface LoadedPlan {
@@ -136,6 +147,8 @@ export interface LoadedPlan {
   root: BoundNode;
   settings: Settings;
   output?: { path: string; format: OutputFormat };
+  /** what the join order decided for each tree of three or more inner joins (--explain) */
+  joinOrder?: JoinOrderNote[];
 }
 
 /** The value at a path of the plan object, as the message shows it. */
@@ -294,6 +307,7 @@ function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings
     partitions: o.partitions ?? ex.partitions,
     combiners: o.combiners ?? ex.combiners ?? true,
     eagerAggregation: o.eagerAggregation ?? ex.eagerAggregation ?? true,
+    runtimeFilters: o.runtimeFilters ?? ex.runtimeFilters ?? 'auto',
     skew,
     memoryLimit,
     inThreadBytes: size(
@@ -400,9 +414,16 @@ export async function loadPlan(
     for (const [k, v] of await dataSources(plan, path.resolve(base, options.data), given, cli)) files.set(k, v);
   }
   const uri = options.sparkSources && { spark: options.sparkSources, workers: settings.workers };
-  // filters derived below joins (plan/derive-filters.ts); repeated subtrees made identical before pruning
-  // (plan/share.ts), computed once when run (physical/repeats.ts)
-  const shared = shareRepeats(deriveJoinFilters(await bindPlan(plan, dir, files, uri)));
+  // join trees ordered by cost (plan/join-order.ts) first, so that what follows sees the chosen order; filters
+  // derived below joins (plan/derive-filters.ts); aggregates computed before the joins below them
+  // (plan/eager-push.ts); repeated subtrees made identical before pruning (plan/share.ts), computed once when run
+  // (physical/repeats.ts)
+  const bound = await bindPlan(plan, dir, files, uri);
+  const mode = options.joinOrder ?? (uri ? 'written' : 'cost');
+  const ordered = await orderJoins(bound, { broadcastBytes: settings.broadcastBytes, mode });
+  const derived = deriveJoinFilters(ordered.root);
+  const shared = shareRepeats(pushAggregates(derived, settings.eagerAggregation && settings.combiners));
   const root = splitScans(pruneColumns(shared.root, shared.copies), plannedWorkers(settings));
-  return { plan, baseDir: dir, root, settings, output };
+  const joinOrder = ordered.notes.length ? { joinOrder: ordered.notes } : {};
+  return { plan, baseDir: dir, root, settings, output, ...joinOrder };
 }

@@ -1,7 +1,10 @@
-// Map splits below the row group: a Parquet row group much larger than the map
-// stage's target task is read as several map tasks over row ranges (parquet-wasm's
-// offset and limit), so that a file of a few big row groups still spreads over
-// every worker the plan is sized for.
+// Map tasks sized by bytes, not by row groups: a Parquet row group much larger than
+// the map stage's target task is read as several map tasks over row ranges
+// (parquet-wasm's offset and limit), so that a file of a few big row groups still
+// spreads over every worker the plan is sized for; consecutive row groups of one
+// file much smaller than the target (DuckDB's 122,880 rows, Polars', a file
+// appended to in small batches) are read by one task, up to the target, so that
+// their fixed costs are paid once.
 import { children } from './fingerprint.js';
 import type { BoundNode, FileSplit } from './bound.js';
 import { TASKS_PER_WORKER } from './defaults.js';
@@ -10,18 +13,28 @@ import { TASKS_PER_WORKER } from './defaults.js';
 const MIN_MAP_SPLIT_BYTES = 1024 * 1024;
 
 /**
- * The splits of one scan with each row group of more than twice the target cut
- * into row ranges of about the target: target = the scan's bytes over
- * TASKS_PER_WORKER tasks per worker (the aim of reduce coalescing too), at least `minBytes`.
+ * Row groups are merged into a task up to this many bytes at most (the footer's row group sizes): about a row group
+ * of `skewjoin gen`'s writer (500,000 rows of lineitem, 12.5 MB), whose tasks are what the map stages were tuned on;
+ * a larger task decodes more before its first batch leaves and holds more at once.
+ */
+const MAX_MERGED_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The splits of one scan sized to a target: target = the scan's bytes over TASKS_PER_WORKER tasks per worker (the
+ * aim of reduce coalescing too), at least `minBytes`. A row group of more than twice the target is cut into row
+ * ranges of about the target; consecutive row groups of one file are merged while they stay within the target and
+ * MAX_MERGED_BYTES (not when `merge` is false).
  */
 export function rowRangeSplits(
   splits: readonly FileSplit[],
   workers: number,
   minBytes = MIN_MAP_SPLIT_BYTES,
+  merge = true,
 ): FileSplit[] {
   const total = splits.reduce((s, x) => s + x.bytes, 0);
   const target = Math.max(minBytes, total / (TASKS_PER_WORKER * workers), 1);
-  return splits.flatMap((s) => {
+  const merged = merge ? mergeFileSplits(splits, Math.min(target, MAX_MERGED_BYTES)) : splits;
+  return merged.flatMap((s) => {
     if (s.wholeFile || s.rowGroups.length !== 1 || s.offset !== undefined || s.bytes <= 2 * target) return [s];
     const n = Math.min(Math.ceil(s.bytes / target), s.rows);
     return Array.from({ length: n }, (_, i) => {
@@ -38,9 +51,13 @@ export function rowRangeSplits(
   });
 }
 
-/** Every scan of a bound plan with its row groups split for `workers` (see rowRangeSplits). */
+/**
+ * Every scan of a bound plan with its row groups split or merged for `workers` (see rowRangeSplits); a plan with a
+ * limit keeps its row groups apart (a limit skips the tasks it does not need).
+ */
 export function splitScans(node: BoundNode, workers: number, minBytes = MIN_MAP_SPLIT_BYTES): BoundNode {
-  return mapSplits(node, (splits) => rowRangeSplits(splits, workers, minBytes));
+  const merge = !hasLimit(node);
+  return mapSplits(node, (splits) => rowRangeSplits(splits, workers, minBytes, merge));
 }
 
 /** The plan with every scan's splits replaced by `f` of them. */

@@ -277,10 +277,16 @@ function pruneLimit(node: Extract<BoundNode, { kind: 'limit' }>, need: Set<numbe
   return { node: { ...node, input: child.node, schema: child.node.schema }, map: child.map };
 }
 
-/** A window keeps its functions; its input, the needed columns and what the functions read. */
+/**
+ * A window keeps its functions and emits the input columns read above it (`keep`); its input keeps those, its
+ * keys and what the functions read.
+ */
 function pruneWindow(node: Extract<BoundNode, { kind: 'window' }>, need: Set<number>): Pruned {
   const nIn = node.input.schema.length;
-  const needIn = new Set([...need].filter((c) => c < nIn));
+  const emitted = node.keep ?? identity(nIn);
+  // the window's output columns read above it, as input columns
+  const readIn = new Set([...need].filter((c) => c < emitted.length).map((c) => emitted[c]));
+  const needIn = new Set(readIn);
   for (const c of node.partitionBy) needIn.add(c);
   for (const k of node.orderBy) needIn.add(k.col);
   for (const f of node.fns) {
@@ -288,18 +294,29 @@ function pruneWindow(node: Extract<BoundNode, { kind: 'window' }>, need: Set<num
     if (f.def >= 0) needIn.add(f.def);
   }
   const child = prune(node.input, needIn);
-  const w = child.node.schema.length;
   const at = (c: number) => (c < 0 ? -1 : child.map[c]);
+  const keep = [...readIn].map(at).sort((a, b) => a - b);
+  const all = keep.length === child.node.schema.length;
+  const fnsOut = node.schema.slice(emitted.length);
+  const map = new Array<number>(node.schema.length).fill(-1);
+  emitted.forEach((c, i) => {
+    if (readIn.has(c)) map[i] = keep.indexOf(child.map[c]);
+  });
+  node.fns.forEach((_, k) => {
+    map[emitted.length + k] = keep.length + k;
+  });
+  const { keep: _was, ...rest } = node;
   return {
     node: {
-      ...node,
+      ...rest,
       input: child.node,
-      schema: [...child.node.schema, ...node.schema.slice(nIn)],
+      schema: [...keep.map((c) => child.node.schema[c]), ...fnsOut],
       partitionBy: node.partitionBy.map(at),
       orderBy: node.orderBy.map((k) => ({ ...k, col: at(k.col) })),
       fns: node.fns.map((f) => ({ ...f, col: at(f.col), def: at(f.def) })),
+      ...(all ? {} : { keep }),
     },
-    map: [...child.map, ...node.fns.map((_, k) => w + k)],
+    map,
   };
 }
 

@@ -173,6 +173,8 @@ const windowFnFields = {
   n: z.number().int().optional(),
   offset: z.number().int().min(0).optional(),
   default: literal.optional(),
+  /** count, sum, avg, min, max over the distinct non-null values of the frame (SQL's fn(DISTINCT x) OVER) */
+  distinct: z.boolean().optional(),
 };
 const WindowFnSpec = z.union([
   z.strictObject({ ...windowFnFields, column: name.optional() }),
@@ -188,7 +190,15 @@ export type ScanNode = { op: 'scan'; source: string; columns?: string[] };
 export type FilterNode = { op: 'filter'; input: QueryNode; where: Predicate };
 export type ProjectNode = { op: 'project'; input: QueryNode; columns: z.infer<typeof ProjectColumn>[] };
 export type JoinType = (typeof JOIN_TYPES)[number];
-export type JoinNode = { op: 'join'; type: JoinType; left: QueryNode; right: QueryNode; on: [string, string][] };
+export type JoinNode = {
+  op: 'join';
+  type: JoinType;
+  left: QueryNode;
+  right: QueryNode;
+  on: [string, string][];
+  /** false: the engine keeps this join as written (its inputs joined here), not reordered by cost (plan/join-order.ts) */
+  reorder?: boolean;
+};
 export type AggregateNode = {
   op: 'aggregate';
   input: QueryNode;
@@ -242,6 +252,8 @@ const QueryNodeSchema: z.ZodType<QueryNode> = z
         right: QueryNodeSchema,
         /** empty with type inner: a cross join */
         on: z.array(z.tuple([name, name])),
+        /** an inner join: false keeps it as written (default: the engine may reorder inner joins by cost) */
+        reorder: z.boolean().optional(),
       }),
       z.strictObject({
         op: z.literal('aggregate'),
@@ -316,6 +328,11 @@ const ExecutionSchema = z.strictObject({
    * a join side at most this big (after its own filters and projections, measured at run time) is broadcast; 0: never
    */
   broadcastBytes: ByteSize.optional(),
+  /**
+   * runtime join filters: a side built once sends a filter of its keys into the other side's scan (auto: a bitmap
+   * where the keys are dense integers, else a Bloom filter, min/max for an integer key); off; or one kind forced
+   */
+  runtimeFilters: z.enum(['auto', 'off', 'bitmap', 'bloom', 'minmax']).optional(),
   /** inputs up to this many Parquet bytes run on the calling thread, without workers; 0: always the pool */
   inThreadBytes: ByteSize.optional(),
   /** where spill files go (default: the OS temp folder); created when missing */

@@ -41,6 +41,7 @@ export async function execute(
   const root = inThread ? mergeScans(lp.root, IN_THREAD_TASK_BYTES) : lp.root;
   const ex = new Executor(lp.settings, new ProgressTracker(hooks.onProgress, t0, root), inThread);
   ex.stats.inThread = inThread;
+  if (lp.joinOrder) ex.stats.joinOrders = lp.joinOrder.map((j) => ({ root: j.root, reordered: j.changed }));
   ex.shareRepeats(root);
   trace('run: start');
   const schema = lp.root.schema;

@@ -11,7 +11,7 @@ import { poolReady, whenPoolReady } from '../runtime/pool.js';
 import { stealTasks, tasksUntil } from './steal.js';
 import { isSpilled } from '../spill/block.js';
 import { Spiller } from '../spill/spiller.js';
-import { type Pipeline, pipelineOf, scanSource } from '../physical/pipeline.js';
+import { type Pipeline, type StopRule, type Stopped, pipelineOf, readWhole, scanSource } from '../physical/pipeline.js';
 import { dataBudget, taskShare } from '../spill/budget.js';
 import { InOrder } from './in-order.js';
 import type { Streamed } from '../physical/operator.js';
@@ -210,21 +210,32 @@ export class Executor implements ExecContext {
 
   /**
    * Run a pipeline to its end for the operator above; each task's result in task order. `d.placement`: its scan
-   * tasks on this thread, on the pool or both (see run). `d.until`: a scan's tasks (or those of a broadcast probe's
-   * scan below) start in order, a few at a time, and none once it says stop; the results are then of the first
-   * splits only, and `until.rest` the pipeline of the rest.
+   * tasks on this thread, on the pool or both (see run).
    */
   async execute(p: Pipeline, d: Downstream): Promise<TaskResult[]> {
     const op = operatorOf(p.source);
     // a repeated subtree is an operator wrapping its own (physical/repeats.ts)
     const u = this.repeats?.reads(p);
-    return u ? this.repeats!.execute(this, p, d, u, op) : op.execute(this, p, d);
+    if (!u) return op.execute(this, p, d);
+    return (await this.repeats!.execute(this, p, d, u, async (q) => readWhole(await op.execute(this, q, d)))).results;
   }
 
-  /** A scan's map tasks (see execute). */
-  async mapTasks(p: Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d: Downstream): Promise<TaskResult[]> {
+  /**
+   * A pipeline whose scan tasks (or those of a broadcast probe's scan below) start in order, a few at a time, and
+   * none once `stop` says so: the results are then of the first splits only, and `rest` the pipeline of the others.
+   */
+  async executeUntil(p: Pipeline, d: Downstream, stop: StopRule): Promise<Stopped> {
+    const op = operatorOf(p.source);
+    const run = async (q: Pipeline): Promise<Stopped> =>
+      op.executeUntil ? op.executeUntil(this, q, d, stop) : readWhole(await op.execute(this, q, d));
+    const u = this.repeats?.reads(p);
+    return u ? this.repeats!.execute(this, p, d, u, run) : run(p);
+  }
+
+  /** A scan's map tasks (see execute), stopped by `stop` if given (see executeUntil). */
+  async mapTasks(p: Pipeline<Extract<BoundNode, { kind: 'scan' }>>, d: Downstream, until?: StopRule): Promise<Stopped> {
     const src = p.source;
-    const { sink, combine, until, placement: here = false } = d;
+    const { sink, combine, placement: here = false } = d;
     let stop = false;
     const scan = async (i: number, local: boolean) => {
       const r = await this.run(
@@ -232,10 +243,10 @@ export class Executor implements ExecContext {
         { stage: d.stage, kind: 'map', partition: i, source: src.id },
         local,
       );
-      if (until?.stop(r)) stop = true;
+      if (until?.(r)) stop = true;
       return r;
     };
-    if (!until && here !== 'steal') return Promise.all(src.splits.map((_, i) => scan(i, here)));
+    if (!until && here !== 'steal') return readWhole(await Promise.all(src.splits.map((_, i) => scan(i, here))));
     // 'steal': here, and on the pool's threads as soon as they are ready (scheduler/steal.ts); else one task more
     // than the workers: each finds the next one queued when it ends
     const n = src.splits.length;
@@ -248,9 +259,8 @@ export class Executor implements ExecContext {
             this.settings.workers + 1,
             () => stop,
           );
-    if (until && results.length < n)
-      until.rest = { ...p, source: { ...src, splits: src.splits.slice(results.length) } };
-    return results;
+    const rest = results.length < n ? { ...p, source: { ...src, splits: src.splits.slice(results.length) } } : null;
+    return { results, rest };
   }
 
   async sharesRows(source: BoundNode): Promise<boolean> {

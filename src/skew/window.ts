@@ -40,6 +40,10 @@ export interface WindowStats {
   splits: WindowSplit[];
   /** the bytes its tasks are packed up to, and a split partition's pieces sized to */
   targetBytes?: number;
+  /** the columns its shuffle carries (its input's, pruned to what it and the plan above read) */
+  shuffled?: string[];
+  /** the input columns its tasks emit beside the functions' (pruned to those read above it) */
+  emitted?: string[];
 }
 
 /** The functions over a frame. */
@@ -48,6 +52,7 @@ const FRAME_FNS = new Set(['count', 'sum', 'avg', 'min', 'max', 'first_value', '
 /** Why the window's functions cannot be split by ranges (null: they can). */
 export function unsplittable(fns: BoundWindowFn[]): string | null {
   for (const f of fns) {
+    if (f.distinct) return `${f.fn}(distinct)→${f.as} needs the values of the rows before a piece`;
     if (f.fn === 'row_number' || f.fn === 'rank' || f.fn === 'dense_rank') continue;
     // the partition's total rows, from a count over the pieces' summaries (window/carry.ts partitionTotals)
     if (f.fn === 'ntile' || f.fn === 'percent_rank' || f.fn === 'cume_dist') continue;
@@ -85,6 +90,7 @@ const PEER_RANKS = new Set(['rank', 'dense_rank', 'percent_rank', 'cume_dist']);
 /** Why a window without orderBy cannot be split as a two-level aggregate (null: it can). */
 export function unsplittableWhole(fns: BoundWindowFn[]): string | null {
   for (const f of fns) {
+    if (f.distinct) return `${f.fn}(distinct)→${f.as} needs every value of the partition`;
     if (PEER_RANKS.has(f.fn)) continue;
     if (WHOLE_AGGREGATES.has(f.fn) && f.frame.start === null && f.frame.end === null) continue;
     return `no orderBy, and ${f.fn}→${f.as} is not an aggregate over the whole partition`;

@@ -49,7 +49,9 @@ const CUMULATIVE = new Set(['count', 'sum', 'avg', 'min', 'max']);
 /** Whether the two-pass rewrite is exact for every function of the window (and it has keys and an order). */
 function splittable(n: WindowNode): boolean {
   if (n.partitionBy.length === 0 || n.orderBy.length === 0) return false;
-  return n.fns.every((f) => RANKS.has(f.fn) || (CUMULATIVE.has(f.fn) && f.frame.start === null && f.frame.end === 0));
+  return n.fns.every(
+    (f) => RANKS.has(f.fn) || (CUMULATIVE.has(f.fn) && !f.distinct && f.frame.start === null && f.frame.end === 0),
+  );
 }
 
 function windowsOf(root: BoundNode): WindowNode[] {

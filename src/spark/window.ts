@@ -82,8 +82,34 @@ function call(f: BoundWindowFn): string {
   }
 }
 
+/**
+ * The function over the window `over`. Spark has no DISTINCT window aggregates: a frame's distinct values are its
+ * collect_set (nulls skipped), counted by size() and summed by aggregate() (null when empty, as SQL's sum).
+ */
+function windowed(f: BoundWindowFn, over: string): string {
+  if (!f.distinct) return `${call(f)} OVER (${over})`;
+  const set = `COLLECT_SET(${col(f.col)}) OVER (${over})`;
+  const sum = (t: string) => `AGGREGATE(${set}, CAST(NULL AS ${t}), (a, y) -> CAST(coalesce(a, 0) + y AS ${t}))`;
+  if (f.fn === 'count') return `SIZE(${set})`;
+  if (f.fn === 'sum') return sum(sparkType(f.type));
+  return `${sum('DOUBLE')} / NULLIF(SIZE(${set}), 0)`;
+}
+
 export function lowerWindow(n: WindowNode, lower: (m: BoundNode) => string, split?: WindowSplit): string {
-  if (split) return splitWindow(n, split, lower(n.input));
+  const all = split ? splitWindow(n, split, lower(n.input)) : everyColumn(n, lower);
+  if (!n.keep) return all;
+  // the input columns kept (plan/prune.ts) and the functions', renumbered as the window's schema
+  const w = n.input.schema.length;
+  const keep = n.keep;
+  const cols = [
+    ...keep.map((c, i) => `${col(c)} AS ${col(i)}`),
+    ...n.fns.map((_, k) => `${col(w + k)} AS ${col(keep.length + k)}`),
+  ];
+  return `SELECT ${cols.join(', ')} FROM (${all}) t`;
+}
+
+/** The window over the input's columns, each of them and one per function. */
+function everyColumn(n: WindowNode, lower: (m: BoundNode) => string): string {
   const w = n.input.schema.length;
   const over = [
     n.partitionBy.length ? `PARTITION BY ${n.partitionBy.map(col).join(', ')}` : '',
@@ -94,7 +120,7 @@ export function lowerWindow(n: WindowNode, lower: (m: BoundNode) => string, spli
     .filter(Boolean)
     .join(' ');
   const fns = n.fns.map(
-    (f, k) => `CAST(${call(f)} OVER (${over}${frame(n, f)}) AS ${sparkType(f.type)}) AS ${col(w + k)}`,
+    (f, k) => `CAST(${windowed(f, `${over}${frame(n, f)}`)} AS ${sparkType(f.type)}) AS ${col(w + k)}`,
   );
   return `SELECT *, ${fns.join(', ')} FROM (${lower(n.input)}) t`;
 }

@@ -1,6 +1,7 @@
 // The spill folder of one query: created (and proved writable) before any
 // work starts, removed when the query ends however it ends (io/cleanup.ts
-// also removes it on exit and on SIGINT/SIGTERM).
+// also removes it on exit and on SIGINT/SIGTERM). A run killed outright leaves
+// its folder: the next one made beside it removes those of dead processes.
 import fs from 'node:fs';
 import path from 'node:path';
 import { ExecutionError, PlanError } from '../errors.js';
@@ -15,6 +16,51 @@ const diskBytes = () => {
   const v = process.env.SKEWJOIN_DEBUG_SPILL_DISK_BYTES;
   return v ? Number(v) : Infinity;
 };
+
+/** A spill folder's name: the pid of the process that made it, then mkdtemp's six characters. */
+const SPILL_NAME = /^skewjoin-spill-(\d+)-[A-Za-z0-9]{6}$/;
+
+/** Parents swept by this process: once each (a temp folder may hold many entries; dead runs do not come back). */
+const swept = new Set<string>();
+
+/** Whether process `pid` runs: signal 0 checks without sending (EPERM: it runs, as another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Spill folders that runs which were killed left in `parent` (SIGKILL, a terminated thread: no exit handler ran),
+ * removed: ours only, by their name and owner, and only when the process their name gives runs no more. Nothing
+ * here fails the query: a folder that cannot be read or removed stays.
+ */
+function sweepDeadSpills(parent: string): void {
+  const uid = process.getuid?.();
+  let names: string[];
+  try {
+    names = fs.readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = SPILL_NAME.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid || alive(pid)) continue;
+    const dir = path.join(parent, name);
+    try {
+      const st = fs.lstatSync(dir);
+      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      /* another process swept it first, or it is not ours to remove */
+    }
+  }
+}
 
 export class SpillFolder {
   readonly dir: string;
@@ -39,6 +85,10 @@ export class SpillFolder {
       throw new PlanError(field, `spill folder ${parent} cannot be written (${reason(e)})`);
     }
     const dir = this.dir;
+    if (!swept.has(parent)) {
+      swept.add(parent);
+      sweepDeadSpills(parent);
+    }
     this.remove = registerCleanup(() => fs.rmSync(dir, { recursive: true, force: true }));
   }
 

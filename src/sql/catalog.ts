@@ -1,11 +1,10 @@
 // The tables a query names: their files (--source / options.sources, or a
 // path in FROM), their columns and types, and what the Parquet footers tell
 // the planner: row counts, null counts and integer min/max per column.
-import fs from 'node:fs';
 import path from 'node:path';
 import { type DataType, isInteger } from '../kernels/column.js';
 import { inspectParquet } from '../io/parquet.js';
-import { ThriftReader, type TStruct } from '../io/thrift-read.js';
+import { type ColStats, footerStats, maxOf, minOf } from '../io/parquet-stats.js';
 import { dataFiles, dataTried, resolveSourceOverrides } from '../plan/sources.js';
 import { isCsvPath, loadSource } from '../plan/bind-sources.js';
 import type { CsvOptions } from '../io/csv-infer.js';
@@ -13,11 +12,7 @@ import type { SourceSpec } from '../plan/spec.js';
 import { planTypeName } from '../expr/types.js';
 import { InputError } from '../errors.js';
 
-export interface ColStats {
-  nulls: number;
-  min?: number;
-  max?: number;
-}
+export type { ColStats };
 export interface TableInfo {
   /** the plan's source name */
   source: string;
@@ -27,55 +22,6 @@ export interface TableInfo {
   stats: Map<string, ColStats>;
   /** CSV files: their options, for the plan's source */
   csv?: CsvOptions;
-}
-
-/** Null counts and, for integer-like physical columns, min and max over every row group of a file. */
-function footerStats(file: string): { rows: number; stats: Map<string, ColStats> } {
-  const fd = fs.openSync(file, 'r');
-  try {
-    const size = fs.fstatSync(fd).size;
-    const tail = Buffer.alloc(8);
-    fs.readSync(fd, tail, 0, 8, size - 8);
-    const len = tail.readUInt32LE(0);
-    if (tail.toString('latin1', 4) !== 'PAR1' || len <= 0 || len > size - 12) {
-      throw new InputError(`${file}: not a Parquet file (no footer)`, file);
-    }
-    const buf = Buffer.alloc(len);
-    fs.readSync(fd, buf, 0, len, size - 8 - len);
-    const meta = new ThriftReader(new Uint8Array(buf.buffer, buf.byteOffset, len)).struct();
-    const stats = new Map<string, ColStats>();
-    for (const rg of (meta[4] ?? []) as TStruct[]) {
-      for (const cc of (rg[1] ?? []) as TStruct[]) {
-        const md = cc[3] as TStruct | undefined;
-        if (!md) continue;
-        const name = ((md[3] ?? []) as Uint8Array[]).map((b) => Buffer.from(b).toString('utf8')).join('.');
-        const st = md[12] as TStruct | undefined;
-        const prev = stats.get(name);
-        const nulls = typeof st?.[3] === 'number' ? st[3] : Number.NaN;
-        const lo = intOf(st?.[6] ?? st?.[2], md[1] as number),
-          hi = intOf(st?.[5] ?? st?.[1], md[1] as number);
-        // a row group without min/max leaves the column without a range
-        stats.set(
-          name,
-          prev
-            ? { nulls: prev.nulls + nulls, min: minOf(prev.min, lo), max: maxOf(prev.max, hi) }
-            : { nulls, min: lo, max: hi },
-        );
-      }
-    }
-    return { rows: Number(meta[3] ?? 0), stats };
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** A statistics value of an INT32 (1) or INT64 (2) column as a number. */
-function intOf(v: unknown, phys: number): number | undefined {
-  if (!(v instanceof Uint8Array)) return undefined;
-  const b = Buffer.from(v);
-  if (phys === 1 && b.length === 4) return b.readInt32LE(0);
-  if (phys === 2 && b.length === 8) return Number(b.readBigInt64LE(0));
-  return undefined;
 }
 
 export class Catalog {
@@ -186,5 +132,3 @@ async function describe(source: string, files: string[], csv?: CsvOptions): Prom
   }
   return { source, files, columns: first.columns, rows, stats };
 }
-const minOf = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : Math.min(a, b));
-const maxOf = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : Math.max(a, b));

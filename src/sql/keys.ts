@@ -1,15 +1,17 @@
 // Which equalities between two columns may become join keys: those whose types the plan's joins compare as SQL
-// does (plan/bind.ts keyNorms). Any other equality (a float with an integer, a date with a timestamp) stays a
-// condition, computed by the expression binder as SQL compares the two, or refused there with its position.
+// does (plan/bind.ts keyNorms; a float with an exact number as floats). Any other equality (a date with a
+// timestamp) stays a condition, computed by the expression binder as SQL compares the two, or refused there with
+// its position.
 import { type DataType, isDecimal, isFloat, isInteger, typeName } from '../kernels/column.js';
 import type { PlanError } from '../errors.js';
 import type { Expr } from './ast.js';
 import { sqlTypeError } from './positions.js';
 
-const family = (t: DataType) => (isInteger(t) || isDecimal(t) ? 'exact' : isFloat(t) ? 'float' : t.id);
+// numbers of any kind: a float against an exact number joins as floats (plan/bind.ts casts the exact side)
+const family = (t: DataType) => (isInteger(t) || isDecimal(t) || isFloat(t) ? 'number' : t.id);
 
 /**
- * Whether columns of these types are join keys of one kind: exact numbers, floats, strings, dates, timestamps.
+ * Whether columns of these types are join keys of one kind: numbers, strings, dates, timestamps.
  * A type the SQL planner does not know (a computed column) counts as `unknown` says.
  */
 export function keyable(a: DataType | undefined, b: DataType | undefined, unknown = true): boolean {

@@ -44,6 +44,8 @@ function resolveSpec(spec: WindowSpec, named: Select['windows']): WindowSpec {
 
 const RANKING = new Set(['row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist']);
 const VALUE = new Set(['first_value', 'last_value', 'min', 'max', 'sum', 'avg', 'count']);
+/** the window functions that take DISTINCT, as DuckDB's */
+const DISTINCT = new Set(['count', 'sum', 'avg', 'min', 'max']);
 
 /** A whole-number literal argument (ntile's buckets, nth_value's n, lag's offset). */
 function wholeArg(e: Expr, what: string): number {
@@ -142,7 +144,9 @@ function windowFn(w: WindowExpr, as: string, spec: WindowSpec, columnOf: (e: Exp
   const c = w.call;
   const fn = c.name;
   const args = c.args;
-  if (c.distinct) throw sqlError(c.pos, `${fn}(DISTINCT ...) OVER (...) is not supported`);
+  if (c.distinct && !DISTINCT.has(fn))
+    throw sqlError(c.pos, `DISTINCT is for count, sum, avg, min and max over a window; ${fn}() is not an aggregate`);
+  if (c.distinct && c.star) throw sqlError(c.pos, 'count(DISTINCT *) is not SQL: name a column');
   const frame = spec.frame ? { frame: spec.frame } : {};
   const arity = (lo: number, hi: number) => {
     if (args.length < lo || args.length > hi)
@@ -176,5 +180,5 @@ function windowFn(w: WindowExpr, as: string, spec: WindowSpec, columnOf: (e: Exp
   if (!VALUE.has(fn)) throw sqlError(c.pos, `${fn}() is not a window function`);
   if (c.star) return { fn: 'count', as, ...frame };
   arity(1, 1);
-  return { fn: fn as 'sum', column: columnOf(args[0]), as, ...frame };
+  return { fn: fn as 'sum', column: columnOf(args[0]), as, ...frame, ...(c.distinct ? { distinct: true } : {}) };
 }

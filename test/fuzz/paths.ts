@@ -36,6 +36,15 @@ export function countPaths(s: Stats, counts: PathCounts): void {
   add('retried tasks', s.tasks.filter((t) => t.attempt > 1 && t.error === undefined).length);
   add('plans in the calling thread', s.inThread ? 1 : 0);
   add('scan tasks reading conjuncts as masks', s.tasks.filter((t) => (t.masks ?? 0) > 0).length);
+  // runtime join filters (physical/join/filters.ts): from a broadcast or a shuffle join's side partitioned first
+  const shuffled = new Set(s.joins.filter((j) => j.strategy === 'shuffle').map((j) => j.id));
+  const ran = (s.runtimeFilters ?? []).filter((f) => f.rowsIn > 0);
+  add('runtime filters from a built side', ran.filter((f) => !shuffled.has(f.join)).length);
+  add('runtime filters across a shuffle', ran.filter((f) => shuffled.has(f.join)).length);
+  add('runtime filters dropping rows', ran.filter((f) => f.rowsKept < f.rowsIn).length);
+  // trees of inner joins whose order by cost differs from the plan's (plan/join-order.ts)
+  add('join trees reordered', (s.joinOrders ?? []).filter((j) => j.reordered).length);
+  add('join trees kept as written', (s.joinOrders ?? []).filter((j) => !j.reordered).length);
   for (const w of s.windows ?? []) {
     add('window partitions split', w.splits.filter((x) => x.method !== 'none').length);
     add('window partitions kept whole', w.splits.filter((x) => x.method === 'none').length);
@@ -72,6 +81,9 @@ const FLOORS: PathCounts = {
   'retried tasks': 5, // [10]
   'plans in the calling thread': 40, // [92]
   'scan tasks reading conjuncts as masks': 25, // [54]
+  'runtime filters from a built side': 10, // [20]
+  'runtime filters across a shuffle': 19, // [39]
+  'runtime filters dropping rows': 27, // [55]
 };
 
 /**
@@ -81,6 +93,11 @@ const FLOORS: PathCounts = {
 export const WINDOW_FLOORS: PathCounts = {
   'window stages': 25, // [54]
   'window partitions split': 7, // [14]
+};
+/** Floors of the 60 plans of inner join chains of the default run (about half of what seed 20261130 counted). */
+export const CHAIN_FLOORS: PathCounts = {
+  'join trees reordered': 11, // [23]
+  'join trees kept as written': 18, // [37]
 };
 export const SET_FLOORS: PathCounts = {
   'set operations': 9, // [17]

@@ -73,8 +73,9 @@ export class PlanGen {
     return { ...opts, ...(Object.keys(given).length ? { params: given } : {}) };
   }
 
-  scan(): Gen {
-    const t = this.r.pick(this.tables);
+  /** A scan of some columns of a table (`most`: of a non-empty table of at most that many rows). */
+  scan(most = 0): Gen {
+    const t = this.r.pick(most ? this.tables.filter((x) => x.rows > 0 && x.rows <= most) : this.tables);
     // all 23 columns now and then; mostly a few (join results stay narrow enough to compare quickly)
     const cols = this.r.chance(0.15) ? t.columns : this.r.some(t.columns, 2, 8);
     const node = { op: 'scan', source: t.name, ...(cols === t.columns ? {} : { columns: cols.map((c) => c.name) }) };
@@ -100,6 +101,25 @@ export class PlanGen {
     if (roll < 0.88)
       return this.aggregate(this.join(this.node(depth - 1), this.node(depth - 1)) ?? this.node(depth - 1));
     return this.aggregate(this.node(depth - 1));
+  }
+
+  /**
+   * Three or four inputs joined by inner joins on their keys (a cross join now and then), a filter between them
+   * now and then, maybe aggregated on top: trees the join order reorders by cost (plan/join-order.ts).
+   */
+  chainQuery(): Gen {
+    // non-empty inputs, one of at most 120 rows and the others of 40 (the joined rows stay few enough to compare)
+    const input = (most = 40) => (this.r.chance(0.25) ? this.filter(this.scan(most)) : this.scan(most));
+    for (let tries = 0; tries < 20; tries++) {
+      let g = this.join(input(120), input(), false, true);
+      if (!g) continue;
+      for (let k = 0, n = this.r.int(1, 2); k < n; k++) {
+        if (this.r.chance(0.2)) g = this.filter(g);
+        g = (this.r.chance(0.1) ? this.join(g, this.small(), true) : this.join(g, input(), false, true)) ?? g;
+      }
+      return this.r.chance(0.5) ? this.aggregate(g) : g;
+    }
+    return this.query();
   }
 
   /** A few columns of a small table, maybe filtered: an input of a cross join. */
@@ -163,15 +183,19 @@ export class PlanGen {
   }
 
   /** A join on one or two key pairs of the same kind (or decimal with int, matched by value); null when the sides share no kind of key. */
-  join(left: Gen, right: Gen, cross = false): Gen | null {
+  join(left: Gen, right: Gen, cross = false, inner = false): Gen | null {
     const pairs: [Col, Col][] = [];
     for (const l of cross ? [] : this.r.shuffle(left.schema.filter(keyable))) {
-      const rs = right.schema.filter((c) => keyable(c) && keysMatch(l.kind, c.kind) && !pairs.some((p) => p[1] === c));
+      // a chain's keys: integers or strings with integers or strings, whose values meet (joined rows to compare)
+      const meets = (c: Col) => !inner || (c.kind === l.kind && (c.kind === 'int' || c.kind === 'str'));
+      const rs = right.schema.filter(
+        (c) => keyable(c) && keysMatch(l.kind, c.kind) && meets(c) && !pairs.some((p) => p[1] === c),
+      );
       if (rs.length) pairs.push([l, this.r.pick(rs)]);
       if (pairs.length === (this.r.chance(0.35) ? 2 : 1)) break;
     }
     if (pairs.length === 0 && !cross) return null;
-    const type = cross ? 'inner' : this.r.pick(JOIN_TYPES);
+    const type = cross || inner ? 'inner' : this.r.pick(JOIN_TYPES);
     if (pairs.some(([l, r]) => l.kind !== r.kind || (l.type ?? l.kind) !== (r.type ?? r.kind))) this.crossTypeJoins++;
     const [la, ra] = [this.alias(), this.alias()];
     const on = cross ? 'TRUE' : pairs.map(([l, r]) => `${la}.${q(l.name)} = ${ra}.${q(r.name)}`).join(' AND ');

@@ -5,6 +5,7 @@ import type { AggregateStats } from '../../skew/aggregate.js';
 import type { PhysicalOperator } from '../operator.js';
 import { partitionsFor } from '../pipeline.js';
 import { overJoin, preAggregation, runAggregate } from './stage.js';
+import { taskFigures } from '../explain-text.js';
 
 type AggregateNode = Extract<BoundNode, { kind: 'aggregate' }>;
 
@@ -30,11 +31,20 @@ export const aggregateOperator: PhysicalOperator<AggregateNode, never, Aggregate
           ? ' (combiners before the shuffle)'
           : '';
     const aggs = src.aggs.map((a) => `${a.fn}→${a.as}`).join(', ');
-    x.line(depth, `${src.id}: aggregate by [${by.join(', ')}] ${aggs}, ${P} reduce task(s) at most${how}${fused}`);
-    x.line(depth + 1, `shuffle ${src.id}.input: hash on [${by.join(', ')}], ${P} partition(s)`);
+    // a lead (plan/eager-push.ts): grouped by the leading columns, the others checked to hold one value a group
+    const lead = src.lead ? by.slice(0, src.lead) : by;
+    const led = src.lead
+      ? `; groups found by [${lead.join(', ')}], the other group columns checked to hold one value in each (else grouped by all)`
+      : '';
+    x.line(
+      depth,
+      `${src.id}: aggregate by [${by.join(', ')}] ${aggs}, ${P} reduce task(s) at most${how}${led}${fused}`,
+    );
+    x.line(depth + 1, `shuffle ${src.id}.input: hash on [${lead.join(', ')}], ${P} partition(s)`);
     x.walk(src.input, depth + 2);
   },
   execute: (ctx, p, d) => runAggregate(ctx, p.source, p.ops, d),
+  ran: taskFigures,
   analyze: {
     run: (m, into) => {
       if ('eager' in m) into.eager.push(m.eager);

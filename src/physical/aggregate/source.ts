@@ -12,8 +12,8 @@ type AggregateSource = Extract<TaskSource, { kind: 'aggregate' }>;
 function aggregateAll(b: Batch, src: AggregateSource, raw: boolean, schema: Schema, groupBy: number[]): Batch {
   if (src.step) return twoLevelStep(b, src.step, raw, schema, groupBy, src.aggs, src.outSchema);
   return raw
-    ? aggregateBatch(b, groupBy, src.aggs, src.outSchema)
-    : finalAggregate(b, groupBy.length, src.aggs, src.outSchema);
+    ? aggregateBatch(b, groupBy, src.aggs, src.outSchema, src.lead)
+    : finalAggregate(b, groupBy.length, src.aggs, src.outSchema, false, src.lead);
 }
 
 export const aggregateKernel: SourceKernel<AggregateSource> = {

@@ -93,6 +93,7 @@ async function shuffleInput(ex: ExecContext, node: Extract<BoundNode, { kind: 'a
   const inSchema = node.input.schema;
   const g = node.groupBy.length;
   const how = preAggregation(node, ex.settings);
+  const lead = node.lead ? { lead: node.lead } : {};
   // a join computed once for several readers is read whole: pre-aggregated, its rows could not be held (unless they
   // were found too many to hold: then eager aggregation is back, as for a join read once)
   const eager =
@@ -104,14 +105,17 @@ async function shuffleInput(ex: ExecContext, node: Extract<BoundNode, { kind: 'a
       : undefined;
   const pre: Combine | undefined =
     !eager && ex.settings.combiners && combinable(node.aggs)
-      ? { groupBy: node.groupBy, aggs: node.aggs, schema: inSchema, passRows: true }
+      ? { groupBy: node.groupBy, aggs: node.aggs, schema: inSchema, passRows: true, ...lead }
       : undefined;
   const partial = pre !== undefined || eager !== undefined;
   const shuffledSchema = partial ? partialSchema(inSchema, node.groupBy, node.aggs) : inSchema;
   const keys = partial ? Array.from({ length: g }, (_, i) => i) : node.groupBy;
   const norms = keys.map((i) => normFor(shuffledSchema[i].type));
   if (eager) ex.report('aggregate', { eager: node.id });
-  const spec = { keys, norms, partitions: P, spreadNulls: false };
+  // a lead (plan/eager-push.ts): rows are hashed by the group columns expected to determine the rest; every row of
+  // a group still meets in one partition, grouped there by all its columns
+  const hashed = node.lead ? node.lead : keys.length;
+  const spec = { keys: keys.slice(0, hashed), norms: norms.slice(0, hashed), partitions: P, spreadNulls: false };
   const s = await shuffle(ex, node.input, spec, `${node.id}.input`, node.id, pre, eager);
   const shuffled: AggregateInput = {
     stage: node.id,
@@ -121,6 +125,7 @@ async function shuffleInput(ex: ExecContext, node: Extract<BoundNode, { kind: 'a
     aggs: node.aggs,
     outSchema: node.schema,
     ...(pre ? { rows: { schema: inSchema, groupBy: node.groupBy } } : {}),
+    ...lead,
   };
   return { s, shuffled, norms };
 }

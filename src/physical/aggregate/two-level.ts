@@ -76,6 +76,7 @@ export interface AggregateInput {
   aggs: BoundAggregate[];
   outSchema: Schema;
   rows?: { schema: Schema; groupBy: number[] };
+  lead?: number;
 }
 
 /** `raw`: blocks of rows that combiners passed through (`a.rows`), beside the blocks of `input`. */
@@ -94,6 +95,7 @@ export function aggregateSource(
     aggs: a.aggs,
     outSchema: a.outSchema,
     ...(step ? { step } : {}),
+    ...(a.lead ? { lead: a.lead } : {}),
     ...(raw.length ? { rows: { ...a.rows!, from: input.length } } : {}),
   };
 }

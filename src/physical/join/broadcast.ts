@@ -18,6 +18,8 @@ import { type Pipeline, pipelineOf, scanBytes } from '../pipeline.js';
 import type { Combine } from '../task.js';
 import type { Collected } from '../shuffle.js';
 import { trace } from '../../trace.js';
+import { type FilterMode, filterKinds } from '../../kernels/runtime-filter.js';
+import { type Placed, type RtFilterOp, filterable, placeFilter, tableFilter } from './filters.js';
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
 
@@ -37,6 +39,8 @@ export interface JoinStrategy {
   probeAt?: number;
   /** bytes held on the coordinator (the measured side, the table) while the join runs */
   heldBytes: number;
+  /** broadcast: the runtime filter of the table's keys put into the probing side's pipeline (join/filters.ts) */
+  filters?: Placed[];
 }
 
 /** Bytes a broadcast table takes beyond its rows: key words and hash, chain and heads, group ids (estimated high). */
@@ -175,6 +179,7 @@ export async function chooseStrategy(
   budget: MemoryBudget,
   combine?: Combine,
   shared = 0,
+  filters: FilterMode = 'off',
 ): Promise<JoinStrategy> {
   const est = { left: scanBytes(node.left), right: scanBytes(node.right) };
   const free = budget.free();
@@ -240,7 +245,7 @@ export async function chooseStrategy(
     budget.reserve(held);
     return { decision, read, heldBytes: held };
   }
-  return broadcastFrom(node, decision, read, budget, combine);
+  return broadcastFrom(node, decision, read, budget, combine, filters);
 }
 
 /** The broadcast `decision` taken: the table built from the rows read of its side, the other side set to probe it. */
@@ -250,6 +255,7 @@ function broadcastFrom(
   read: Partial<Record<Side, Measured>>,
   budget: MemoryBudget,
   combine?: Combine,
+  filters: FilterMode = 'off',
 ): JoinStrategy {
   const side = decision.side!,
     m = read[side]!,
@@ -257,12 +263,29 @@ function broadcastFrom(
   const sideNode = side === 'left' ? node.left : node.right;
   const keys = side === 'left' ? node.leftKeys : node.rightKeys,
     norms = side === 'left' ? node.leftNorms : node.rightNorms;
-  const table = tableBytes(m.rows, m.bytes),
-    probed = read[other];
-  const base = pipelineOf(side === 'left' ? node.right : node.left);
+  const table = tableBytes(m.rows, m.bytes);
+  let probed = read[other],
+    base = pipelineOf(side === 'left' ? node.right : node.left);
   budget.reserve(table + (probed?.bytes ?? 0));
-  const pipeline = probePipeline(node, side, buildBroadcast(sideNode.schema, m.batches, keys, norms), base);
+  const built = buildBroadcast(sideNode.schema, m.batches, keys, norms);
   trace(`broadcast ${node.id}: table built`);
+  // the runtime filter of the table's keys, first in the probing side's pipeline (and in its rest, read by its map
+  // tasks; the rows read to measure it are probed as they are)
+  const shape = probeShape(node, side);
+  const f = filterable(shape.type) ? tableFilter(`${node.id}.${side}`, built, keys, norms, filters) : null;
+  const placed: Placed[] = [];
+  if (f) {
+    const op: RtFilterOp = { kind: 'rtfilter', filter: f, keys: shape.keys, norms: shape.norms };
+    const at = placeFilter(base, op);
+    if (at) {
+      base = at.pipeline;
+      placed.push(at.placed);
+      const rest = probed?.rest && placeFilter(probed.rest, op);
+      if (probed && rest) probed = { ...probed, rest: rest.pipeline };
+      trace(`broadcast ${node.id}: runtime filter ${filterKinds(f)} into ${at.placed.into}`);
+    }
+  }
+  const pipeline = probePipeline(node, side, built, base);
   // the read tasks' groups, one per batch read (tasks that were skipped or read nothing give none)
   const chunks =
     m.groups?.length === m.batches.length
@@ -276,6 +299,7 @@ function broadcastFrom(
     rows: m.rows,
     bytes: m.bytes,
     heldBytes: table + (probed?.bytes ?? 0),
+    ...(placed.length ? { filters: placed } : {}),
     ...(probed ? { read: { [other]: probed }, probeAt: base.ops.length } : {}),
   };
 }

@@ -2,12 +2,15 @@
 // (join/broadcast.ts expectedStrategy), and execution (join/stage.ts).
 import type { PhysicalOperator } from '../operator.js';
 import type { JoinPath, JoinStats } from '../stats.js';
-import { humanSizes } from '../explain-text.js';
-import { partitionsFor } from '../pipeline.js';
+import { humanSizes, taskFigures } from '../explain-text.js';
+import { partitionsFor, pipelineOf } from '../pipeline.js';
 import { expectedStrategy } from './broadcast.js';
 import { markedRule } from './marked.js';
+import { filterLine, filterable, traceColumns } from './filters.js';
+import type { BoundNode } from '../../plan/bound.js';
+import type { Settings } from '../../plan/load.js';
 import { expectedPartitioned } from './partitioned.js';
-import { runJoin } from './stage.js';
+import { runJoin, runJoinUntil } from './stage.js';
 import type { JoinNode } from './tasks.js';
 
 declare module '../operator.js' {
@@ -15,6 +18,42 @@ declare module '../operator.js' {
     /** a join's strategy and reduce plan */
     join: JoinStats;
   }
+}
+
+/**
+ * Where a filter on output columns `cols` of `node` goes (--explain): the scan (or the join whose output it tests)
+ * and its columns there, through the probing sides of the joins below expected to broadcast; null where it cannot go.
+ */
+function filterTarget(node: BoundNode, cols: number[], settings: Settings): { into: string; columns: string[] } | null {
+  const p = pipelineOf(node);
+  const keys = traceColumns(p, cols);
+  if (keys === null) return null;
+  const here = { into: p.source.id, columns: keys.map((k) => p.source.schema[k].name) };
+  const s = p.source;
+  if (s.kind !== 'join' || s.leftKeys.length === 0) return here;
+  const d = expectedStrategy(s, settings.broadcastBytes, settings.sharedBuildBytes);
+  if (d.strategy !== 'broadcast') return here;
+  const nl = s.left.schema.length;
+  // the probing side's columns in the join's output: the left ones first (a semi or anti join: only them)
+  const [probing, from, n] = d.side === 'right' ? [s.left, 0, nl] : [s.right, nl, s.right.schema.length];
+  if (keys.some((k) => k < from || k >= from + n)) return here;
+  return (
+    filterTarget(
+      probing,
+      keys.map((k) => k - from),
+      settings,
+    ) ?? here
+  );
+}
+
+/** The runtime filter a broadcast join expects to send from its built side, as --explain says it. */
+function explainFilter(src: JoinNode, side: 'left' | 'right', settings: Settings): string | null {
+  const mode = settings.runtimeFilters;
+  const type = side === 'right' ? src.type : src.type === 'inner' ? 'inner' : 'left';
+  if (mode === 'off' || !filterable(type)) return null;
+  const probing = side === 'right' ? src.left : src.right;
+  const t = filterTarget(probing, side === 'right' ? src.leftKeys : src.rightKeys, settings);
+  return t && filterLine(src.id, side, t.into, t.columns, mode);
 }
 
 export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
@@ -45,6 +84,8 @@ export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
     x.line(depth + 1, `expected strategy: ${d.strategy}${built}: ${humanSizes(d.reason)}${rule}`);
     const marks = d.strategy === 'shuffle' ? markedRule(src, x.settings.broadcastBytes) : null;
     if (marks) x.line(depth + 1, humanSizes(marks));
+    const filter = d.strategy === 'broadcast' ? explainFilter(src, d.side!, x.settings) : null;
+    if (filter) x.line(depth + 1, filter);
     for (const [side, input, keys] of [
       ['left', src.left, src.leftKeys],
       ['right', src.right, src.rightKeys],
@@ -64,6 +105,9 @@ export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
     }
   },
   execute: (ctx, p, d) => runJoin(ctx, p.source, p.ops, d),
+  // a broadcast join's probe scan stops as the scan would (a side read up to a cap)
+  executeUntil: (ctx, p, d, stop) => runJoinUntil(ctx, p.source, p.ops, d, stop),
+  ran: taskFigures,
   analyze: {
     task: (join) => ({ join }),
     run: (j, into) => {

@@ -10,11 +10,33 @@ import { type RowSlice, sliceBlocks, sliceLabel } from '../../skew/slices.js';
 import { mergeSketches } from '../../skew/sketch.js';
 import { mixPlan } from '../../skew/mix.js';
 import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
+import {
+  type RtFilterOp,
+  keysOf,
+  movedFilter,
+  normsOf,
+  placeFilter,
+  reportFilters,
+  shuffledFilter,
+  sideOf,
+  transferFrom,
+} from './filters.js';
+import { filterKinds } from '../../kernels/runtime-filter.js';
+import type { Side } from './decide.js';
+import { trace } from '../../trace.js';
 import { mergeProbes } from './merge.js';
 import { runMarked, tryMarked } from './marked.js';
 import { type PartitionedStrategy, tryPartitioned } from './partitioned.js';
 import { runRanged } from '../fused-ranges.js';
-import { type Until, partitionsFor, pipelineOf, scanBytes } from '../pipeline.js';
+import {
+  type Pipeline,
+  type StopRule,
+  type Stopped,
+  partitionsFor,
+  pipelineOf,
+  readWhole,
+  scanBytes,
+} from '../pipeline.js';
 import { budgetedSkew } from '../../spill/budget.js';
 import { type Combine, type RowOp, type TaskResult, type TaskSink, withSeed } from '../task.js';
 import type { Downstream, ExecContext } from '../operator.js';
@@ -32,8 +54,22 @@ const SKETCH_CAPACITY = 1000;
  * and the reduce tasks emit the states of the aggregate above the join (see agg/eager.ts).
  */
 export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: Downstream): Promise<TaskResult[]> {
+  return (await runJoinUntil(ex, node, ops, d)).results;
+}
+
+/**
+ * runJoin with a stop rule: a broadcast join's probe scan stops as ExecContext.executeUntil says, and the pipeline
+ * of its rest comes back (any other join runs to its end).
+ */
+export async function runJoinUntil(
+  ex: ExecContext,
+  node: JoinNode,
+  ops: RowOp[],
+  d: Downstream,
+  stop?: StopRule,
+): Promise<Stopped> {
   const { combine, eager } = d;
-  if (node.leftKeys.length === 0) return runCross(ex, node, ops, d);
+  if (node.leftKeys.length === 0) return readWhole(await runCross(ex, node, ops, d));
   const how: JoinStrategy = eager
     ? {
         decision: { strategy: 'shuffle', reason: 'eager aggregation: both sides pre-aggregated by their join keys' },
@@ -46,13 +82,14 @@ export async function runJoin(ex: ExecContext, node: JoinNode, ops: RowOp[], d: 
         ex.memory,
         ops.length === 0 ? combine : undefined,
         ex.settings.sharedBuildBytes,
+        ex.settings.runtimeFilters,
       );
   const marked = eager ? null : await tryMarked(ex, node, how, measure(ex, node));
-  if (marked) return runMarked(ex, node, how, marked, ops, d);
+  if (marked) return readWhole(await runMarked(ex, node, how, marked, ops, d));
   // a side the shared build refused, built partitioned by all workers where it fits the budget (join/partitioned.ts)
   const run = (eager ? null : await tryPartitioned(ex, node, how, measure(ex, node))) ?? how;
-  if (run.pipeline) return runBroadcast(ex, node, run, ops, d);
-  return runShuffleJoin(ex, node, run, ops, d);
+  if (run.pipeline) return runBroadcast(ex, node, run, ops, d, stop);
+  return readWhole(await runShuffleJoin(ex, node, run, ops, d));
 }
 
 /**
@@ -67,22 +104,27 @@ function measure(ex: ExecContext, node: JoinNode): Collect {
   return async (n, cap, groupBy, from) => {
     const here = ex.coldAndSmall(scanBytes(n)) && 'steal';
     let bytes = 0;
-    const until: Until = { stop: (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap };
+    const stop: StopRule = (r) => (bytes += r.batches.reduce((a, b) => a + (b ? batchBytes(b) : 0), 0)) > cap;
     const sink: TaskSink = { kind: 'collect', share: true, ...(groupBy ? { groupBy } : {}) };
-    const results = await ex.execute(from ?? pipelineOf(n), { stage: node.id, sink, placement: here, until });
+    const { results, rest } = await ex.executeUntil(
+      from ?? pipelineOf(n),
+      { stage: node.id, sink, placement: here },
+      stop,
+    );
     const groups = groupBy && results.flatMap((r) => r.groups ?? []);
-    return { batches: batchesOf(results), groups, rest: until.rest ?? null };
+    return { batches: batchesOf(results), groups, rest };
   };
 }
 
-/** A broadcast join: the probing side's map tasks join, and go on with our operators and sink. */
+/** A broadcast join: the probing side's map tasks join, and go on with our operators and sink (stopped by `stop`). */
 async function runBroadcast(
   ex: ExecContext,
   node: JoinNode,
   how: PartitionedStrategy,
   ops: RowOp[],
   d: Downstream,
-): Promise<TaskResult[]> {
+  stop?: StopRule,
+): Promise<Stopped> {
   const side = how.decision.side!;
   ex.report('join', {
     id: node.id,
@@ -96,19 +138,36 @@ async function runBroadcast(
     splits: [],
   });
   try {
+    // runtime filters of the joins above on this join's probing rows: put first into its probing side's pipeline
+    let { pipeline, probeAt } = how as { pipeline: Pipeline; probeAt?: number },
+      after = ops;
+    let probed = how.read?.[side === 'left' ? 'right' : 'left'];
+    for (let op = after[0]; op?.kind === 'rtfilter'; op = after[0]) {
+      const at = placeFilter(pipeline, op);
+      if (!at) break;
+      pipeline = at.pipeline;
+      movedFilter(op.filter, at.placed);
+      const rest = probed?.rest && placeFilter(probed.rest, op);
+      if (probed && rest) probed = { ...probed, rest: rest.pipeline };
+      if (probeAt !== undefined) probeAt++;
+      after = after.slice(1);
+    }
     // the next probe's table joined into this one where it joins this table's rows (physical/join/merge.ts); a
     // merged table is grouped by the threads (grouping it here, before the first probe, measured slower on q10)
-    let pipeline = how.pipeline!,
-      after = ops;
     // (not into a partitioned table: merging probes all its rows on this thread)
     const merge = () => (how.built ? null : mergeProbes(pipeline, after));
     for (let m = merge(); m; m = merge()) ({ pipeline, after } = m);
     const full = { ...pipeline, ops: [...pipeline.ops, ...after] };
     // the probing side's rows read to measure it are probed as they are
-    const probed = how.read?.[side === 'left' ? 'right' : 'left'];
     const probing = side === 'left' ? node.right : node.left;
-    if (probed) return await runFromRead(ex, full, probed, how.probeAt!, probing.schema, d);
-    return await ex.execute(full, { ...d, eager: undefined, placement: false });
+    const down = { ...d, eager: undefined, placement: false };
+    const out = probed
+      ? readWhole(await runFromRead(ex, full, probed, probeAt!, probing.schema, d))
+      : stop
+        ? await ex.executeUntil(full, down, stop)
+        : readWhole(await ex.execute(full, down));
+    reportFilters(ex, node.id, side, how.filters ?? [], out.results);
+    return out;
   } finally {
     ex.memory.release(how.heldBytes);
   }
@@ -143,7 +202,7 @@ async function runShuffleJoin(
   const { sink, combine, eager } = d;
   const P = partitionsFor(node, ex.settings);
   const shape = shapeOf(node, eager);
-  const side = (s: 'left' | 'right') => {
+  const shuffleSide = (s: Side, p: Pipeline, read: NonNullable<JoinStrategy['read']>[Side]) => {
     const skew = ex.settings.skew;
     const sketch = skew.enabled && skew.strategy !== 'partition' ? SKETCH_CAPACITY : 0;
     const keys = s === 'left' ? shape.leftKeys : shape.rightKeys;
@@ -167,11 +226,50 @@ async function runShuffleJoin(
       node.id,
       pre,
       undefined,
-      how.read?.[s],
+      read,
+      p,
     );
   };
-  // the measured side's rows are held until its map tasks have partitioned them
-  const [l, r] = await Promise.all([side('left'), side('right')]).finally(() => ex.memory.release(how.heldBytes));
+  // runtime filters of the joins above on this join's output, put first into the side whose columns they test
+  const pipes = { left: pipelineOf(node.left), right: pipelineOf(node.right) };
+  const reads = { left: how.read?.left, right: how.read?.right };
+  const place = (s: Side, op: RtFilterOp) => {
+    const at = placeFilter(pipes[s], op);
+    if (!at) return null;
+    pipes[s] = at.pipeline;
+    const rest = reads[s]?.rest && placeFilter(reads[s]!.rest!, op);
+    if (rest) reads[s] = { ...reads[s]!, rest: rest.pipeline };
+    return at.placed;
+  };
+  let after = ops;
+  for (let op = after[0]; !eager && op?.kind === 'rtfilter'; op = after[0]) {
+    const to = sideOf(node, op);
+    const at = to && place(to.side, { ...op, keys: to.keys });
+    if (!at) break;
+    movedFilter(op.filter, at);
+    after = after.slice(1);
+  }
+  const run = (s: Side) => shuffleSide(s, pipes[s], reads[s]);
+  // predicate transfer: one side partitioned first sends the filter of its keys to the other side's map tasks
+  const first = eager ? null : transferFrom(node, ex.settings.runtimeFilters);
+  let l: ShuffleOutput, r: ShuffleOutput;
+  try {
+    if (first) {
+      const a = await run(first);
+      const other: Side = first === 'left' ? 'right' : 'left';
+      const f = shuffledFilter(`${node.id}.${first}`, a, node, first, ex.settings.runtimeFilters);
+      const placed =
+        f && place(other, { kind: 'rtfilter', filter: f, keys: keysOf(node, other), norms: normsOf(node, other) });
+      if (f && placed)
+        trace(`shuffle ${node.id}: runtime filter ${filterKinds(f)} from the ${first} side into ${placed.into}`);
+      const b = await run(other);
+      if (placed) reportFilters(ex, node.id, first, [placed], b.results ?? []);
+      [l, r] = first === 'left' ? [a, b] : [b, a];
+    } else [l, r] = await Promise.all([run('left'), run('right')]);
+  } finally {
+    // the measured side's rows are held until its map tasks have partitioned them
+    ex.memory.release(how.heldBytes);
+  }
   const plan = planJoinTasks(ex, node, l, r, P);
   ex.report('join', {
     id: node.id,
@@ -185,7 +283,7 @@ async function runShuffleJoin(
   const ctx: JoinContext = {
     node,
     shape,
-    ops,
+    ops: after,
     combine: eager ? undefined : combine,
     sink,
     l,

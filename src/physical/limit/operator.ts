@@ -3,6 +3,7 @@
 import type { BoundNode } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
 import { limitRows } from './stage.js';
+import { taskFigures } from '../explain-text.js';
 
 type LimitNode = Extract<BoundNode, { kind: 'limit' }>;
 
@@ -25,5 +26,6 @@ export const limitOperator: PhysicalOperator<LimitNode> = {
     ];
   },
   /** no metrics of its own: its tasks' statistics are the scheduler's */
+  ran: taskFigures,
   analyze: {},
 };

@@ -14,7 +14,8 @@ import { readRowGroups, readRowGroupsInPlace } from '../../io/parquet.js';
 import { type MaskSpec, dictShare, readMasks } from '../../io/parquet-mask.js';
 import { readSelected } from '../../io/parquet-select.js';
 import type { BoundPredicate } from '../../plan/bound.js';
-import type { Produced, TaskSource, TaskSpec } from '../task.js';
+import { countFilter, noteTested, testColumn, worthTesting } from '../../kernels/runtime-filter.js';
+import type { Produced, RowOp, TaskSource, TaskSpec } from '../task.js';
 import { scanMetrics } from './metrics.js';
 
 type ScanSource = Extract<TaskSource, { kind: 'scan' }>;
@@ -71,17 +72,28 @@ function predCols(p: BoundPredicate, into: Set<number>): Set<number> {
  * conjunct reads is read too, at the rows the masks keep when they keep few, its mask appended after the columns.
  */
 export function withMasks(t: TaskSpec): TaskSpec {
-  const src = t.source,
-    [filter, next] = t.ops;
-  if (src.kind !== 'scan' || src.wholeFile || src.csv || src.masks || filter?.kind !== 'filter') return t;
+  const src = t.source;
+  if (src.kind !== 'scan' || src.wholeFile || src.csv || src.masks) return t;
+  // runtime join filters first after the scan (physical/join/filters.ts): one integer or string key each, read as a
+  // mask of its key column unless this thread found it keeps most rows
+  let lead = 0;
+  while (t.ops[lead]?.kind === 'rtfilter') lead++;
+  const filters = t.ops.slice(0, lead) as RtFilterOp[];
+  const asMask = filters.filter(
+    (f) => f.keys.length === 1 && MASKABLE.has(src.fields[f.keys[0]].type.id) && worthTesting(f.filter),
+  );
+  const stay = filters.filter((f) => !asMask.includes(f));
+  const [filter, next] = t.ops.slice(lead);
   const width = src.fields.length;
-  const project = next?.kind === 'project' ? next : null;
-  const all = conjuncts(filter.pred);
+  const hasFilter = filter?.kind === 'filter';
+  const project = hasFilter && next?.kind === 'project' ? next : null;
+  const all = hasFilter ? conjuncts(filter.pred) : [];
   const cols = all.map((c) => predCols(c, new Set()));
   const usedElsewhere = new Set(project ? project.indices : src.fields.map((_, i) => i));
   cols.forEach((s) => {
     if (s.size !== 1) for (const c of s) usedElsewhere.add(c);
   });
+  for (const f of stay) for (const c of f.keys) usedElsewhere.add(c);
   const masked = new Map<number, BoundPredicate[]>();
   all.forEach((c, i) => {
     const col = cols[i].size === 1 ? [...cols[i]][0] : -1;
@@ -90,8 +102,9 @@ export function withMasks(t: TaskSpec): TaskSpec {
     if (usedElsewhere.has(col) && src.fields[col].type.id === 'utf8') return;
     masked.set(col, [...(masked.get(col) ?? []), c]);
   });
-  if (masked.size === 0) return t;
-  const what = filter.pred.kind === 'expr' && filter.pred.expr.k === 'fn' ? filter.pred.expr.what : 'filter';
+  if (masked.size === 0 && asMask.length === 0) return t;
+  const what =
+    hasFilter && filter.pred.kind === 'expr' && filter.pred.expr.k === 'fn' ? filter.pred.expr.what : 'filter';
   let appended = 0;
   const masks: ScanMask[] = [...masked].map(([col, ps]) => {
     const kept = usedElsewhere.has(col);
@@ -102,11 +115,24 @@ export function withMasks(t: TaskSpec): TaskSpec {
     const name = `${src.fields[m.col].name} (mask)`;
     return { kind: 'expr', expr: { k: 'col', col: m.at ?? m.col, type: BOOL, name } };
   });
+  for (const f of asMask) {
+    const col = f.keys[0],
+      at = width + appended++;
+    const name = `${src.fields[col].name} (runtime filter ${f.filter.id})`;
+    masks.push({ col, pred: TRUE, at, filter: f.filter, norm: f.norms[0] });
+    refs.push({ kind: 'expr', expr: { k: 'col', col: at, type: BOOL, name } });
+  }
   const pred = conjunction([...rest, ...refs], what);
   // the appended masks dropped after the filter, by its projection or one added
   const drop = project ?? { kind: 'project' as const, indices: src.fields.map((_, i) => i) };
-  return { ...t, source: { ...src, masks }, ops: [{ kind: 'filter', pred }, drop, ...t.ops.slice(project ? 2 : 1)] };
+  const after = t.ops.slice(lead + (hasFilter ? (project ? 2 : 1) : 0));
+  return { ...t, source: { ...src, masks }, ops: [...stay, { kind: 'filter', pred }, drop, ...after] };
 }
+
+type RtFilterOp = Extract<RowOp, { kind: 'rtfilter' }>;
+
+/** The predicate of a runtime filter's mask (never evaluated: its truth is the filter's, see truthOf). */
+const TRUE: BoundPredicate = { kind: 'and', preds: [] };
 
 const and = (preds: BoundPredicate[]): BoundPredicate => ({ kind: 'and', preds });
 
@@ -116,6 +142,11 @@ const and = (preds: BoundPredicate[]): BoundPredicate => ({ kind: 'and', preds }
  * dictionary, its functions never ran long enough to be optimized (TPC-H q22's phone prefixes: 1.9 s more CPU).
  */
 function truthOf(m: ScanMask, width: number): (c: Column) => Uint8Array {
+  if (m.filter) {
+    const f = m.filter,
+      norm = m.norm!;
+    return (c) => testColumn(f, c, norm);
+  }
   const batch = (c: Column) => ({ length: c.length, columns: Array.from({ length: width }, () => c) });
   if (m.pred.kind === 'expr') {
     const select = compileFilter(m.pred.expr);
@@ -166,6 +197,7 @@ export async function produceMasked(src: ScanSource, inPlace: boolean): Promise<
     early.forEach((k, j) => {
       outcomes[k] = got[j];
     });
+    for (const k of early) if (masks[k].filter) countMask(masks[k].filter!, outcomes[k]!);
   }
   const layout = (cols: (i: number) => Column, mask: (k: number) => Column) => [
     ...src.fields.map((_, i) => (inPlaceOf.has(i) ? mask(inPlaceOf.get(i)!) : cols(i))),
@@ -222,7 +254,8 @@ export async function produceMasked(src: ScanSource, inPlace: boolean): Promise<
  * evaluated over the rows kept only: q06's discount range beside its date and quantity masks).
  */
 function lateMasks(src: ScanSource, masks: ScanMask[], truths: ((c: Column) => Uint8Array)[]): boolean[] {
-  const appended = masks.map((m) => m.at !== undefined);
+  // a runtime join filter's mask is read from the file: it is there to drop rows before the other columns
+  const appended = masks.map((m) => m.at !== undefined && !m.filter);
   if (!appended.some(Boolean)) return appended;
   let guess = 1;
   try {
@@ -233,6 +266,14 @@ function lateMasks(src: ScanSource, masks: ScanMask[], truths: ((c: Column) => U
     return appended;
   }
   return guess <= SELECT_SHARE ? masks.map(() => false) : appended;
+}
+
+/** Rows a runtime filter's mask tested and kept, for the task's metrics and this thread's learning. */
+function countMask(f: NonNullable<ScanMask['filter']>, outcome: Uint8Array): void {
+  let kept = 0;
+  for (let i = 0; i < outcome.length; i++) kept += outcome[i];
+  countFilter(f.id, outcome.length, kept);
+  noteTested(f, outcome.length, kept);
 }
 
 /** Each field's place among the columns read (those not replaced by their masks). */

@@ -3,6 +3,7 @@
 import type { BoundNode } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
 import type { ScanRead } from '../stats.js';
+import { taskFigures } from '../explain-text.js';
 
 type ScanNode = Extract<BoundNode, { kind: 'scan' }>;
 
@@ -17,7 +18,9 @@ export const scanOperator: PhysicalOperator<ScanNode, ScanRead> = {
         `task(s)${fused}`,
     );
   },
-  execute: (ctx, p, d) => ctx.mapTasks(p, d),
+  execute: async (ctx, p, d) => (await ctx.mapTasks(p, d)).results,
+  executeUntil: (ctx, p, d, stop) => ctx.mapTasks(p, d, stop),
+  ran: taskFigures,
   analyze: {
     task: ({ read, masks }) => ({ ...(read ? { read } : {}), ...(masks ? { masks } : {}) }),
   },

@@ -7,6 +7,7 @@ import { compileExpr } from '../../expr/compile.js';
 import type { BoundNode } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
 import { pipelineOf } from '../pipeline.js';
+import { taskFigures } from '../explain-text.js';
 
 type UnionNode = Extract<BoundNode, { kind: 'union' }>;
 type ValuesNode = Extract<BoundNode, { kind: 'values' }>;
@@ -17,8 +18,8 @@ export const unionOperator: PhysicalOperator<UnionNode> = {
     for (const n of src.inputs) x.walk(n, depth + 1);
   },
   async execute(ctx, p, d) {
-    // a sort's range request and a measured side's stop rule are answered by one pipeline's tasks: not passed on
-    const down = { ...d, range: undefined, until: undefined, eager: undefined };
+    // a sort's range request is answered by one pipeline's tasks: not passed on
+    const down = { ...d, range: undefined, eager: undefined };
     const results = await Promise.all(
       p.source.inputs.map((n) => {
         const q = pipelineOf(n);
@@ -31,6 +32,7 @@ export const unionOperator: PhysicalOperator<UnionNode> = {
     return results.flat();
   },
   /** no metrics of its own: its tasks' statistics are the scheduler's */
+  ran: taskFigures,
   analyze: {},
 };
 
@@ -55,5 +57,6 @@ export const valuesOperator: PhysicalOperator<ValuesNode> = {
     ];
   },
   /** no metrics of its own: its tasks' statistics are the scheduler's */
+  ran: taskFigures,
   analyze: {},
 };

@@ -4,6 +4,7 @@ import type { BoundNode } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
 import type { ShuffleStats } from '../stats.js';
 import { runSort } from './stage.js';
+import { taskFigures } from '../explain-text.js';
 
 type SortNode = Extract<BoundNode, { kind: 'sort' }>;
 
@@ -26,6 +27,7 @@ export const sortOperator: PhysicalOperator<SortNode, never, ShuffleStats> = {
     x.walk(src.input, depth + 1);
   },
   execute: (ctx, p, d) => runSort(ctx, p.source, p.ops, d),
+  ran: taskFigures,
   analyze: {
     run: (s, into) => {
       into.shuffles.push(s);

@@ -18,6 +18,7 @@ import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
 import { type Shape, frameOf } from './bounds.js';
 import { exactIntegers } from './packed.js';
+import { groupsOf } from '../../agg/group-ids.js';
 
 const int64Column = (v: ArrayLike<number>, n: number): Column => {
   const out = new BigInt64Array(n);
@@ -117,7 +118,8 @@ function framed(f: BoundWindowFn, b: Batch, s: Shape, orderBy: SortKey[]): Colum
     }
     case 'count': {
       const v = new Float64Array(n);
-      if (!arg || arg.valid === null) for (let i = 0; i < n; i++) v[i] = end[i] - start[i];
+      if (f.distinct) slide(new Uint8Array(n), arg!.valid, s, start, end, v, distinctIds(arg!), true);
+      else if (!arg || arg.valid === null) for (let i = 0; i < n; i++) v[i] = end[i] - start[i];
       else {
         const pre = validPrefix(arg);
         for (let i = 0; i < n; i++) v[i] = pre[end[i]] - pre[start[i]];
@@ -173,21 +175,23 @@ function extremes(c: Column, s: Shape, start: Int32Array, end: Int32Array, max: 
 
 const SAFE = 2 ** 53;
 
-/** sum or avg over each frame: added and removed as the frame slides (exact for integers and decimals). */
+/** sum or avg over each frame (with `distinct`, over its distinct values): exact for integers and decimals. */
 function sums(f: BoundWindowFn, c: Column, s: Shape, start: Int32Array, end: Int32Array): Column {
   const n = s.n;
-  const valid = c.valid;
   const cnt = new Float64Array(n);
+  const ids = f.distinct ? distinctIds(c) : null;
   if (isFloat(c.type)) {
-    const total = slideFloat(c.values as Float32Array | Float64Array, valid, s, start, end, cnt);
+    const total = slide(c.values as Float32Array | Float64Array, c.valid, s, start, end, cnt, ids, false)!;
     if (f.fn === 'avg') for (let i = 0; i < n; i++) total[i] = cnt[i] > 0 ? total[i] / cnt[i] : 0;
     return withNulls({ type: f.type, length: n, values: total, valid: null }, cnt);
   }
-  const exact = slideExact(c, valid, s, start, end, cnt);
+  const num = c.type.id === 'decimal' && lanes(c.type) === 2 ? null : exactIntegers(c);
+  const exact = (num && slide(num, c.valid, s, start, end, cnt, ids, true)) || slideBig(c, s, start, end, cnt, ids);
   const scale = c.type.id === 'decimal' ? 10 ** c.type.scale! : 1;
   if (f.fn === 'avg') {
+    // one division of the exact sum, as DuckDB divides it by count x 10^scale (two would round twice)
     const v = new Float64Array(n);
-    for (let i = 0; i < n; i++) v[i] = cnt[i] > 0 ? Number(exact[i]) / scale / cnt[i] : 0;
+    for (let i = 0; i < n; i++) v[i] = cnt[i] > 0 ? Number(exact[i]) / (scale * cnt[i]) : 0;
     return withNulls(float64Column(v), cnt);
   }
   if (f.type.id === 'decimal') {
@@ -207,6 +211,11 @@ function sums(f: BoundWindowFn, c: Column, s: Shape, start: Int32Array, end: Int
     out[i] = x;
   }
   return withNulls({ type: f.type, length: n, values: out, valid: null }, cnt);
+}
+
+/** Each row's value as an id (equal values one id, agg/group-ids.ts), for counting a frame's distinct values. */
+function distinctIds(c: Column): Int32Array {
+  return groupsOf({ length: c.length, columns: [c] }, [0]).gid;
 }
 
 const TWO32 = 4294967296;
@@ -251,149 +260,136 @@ function withNulls(c: Column, cnt: Float64Array): Column {
   return { ...c, valid };
 }
 
+/** Frames of at most this many rows are summed afresh (floats), left to right. */
+const NARROW = 16;
+
 /**
- * Float sums: finite values added and removed; NaN and infinities counted apart (a frame holding NaN, or both
- * infinities, sums to NaN, as adding them would).
+ * Sums over each frame as it slides (its start and end only move forward within a partition): the values entering
+ * added, those leaving removed; `cnt` the values in each frame (non-null; with `ids`, distinct: a value counts once
+ * while any copy of it is in the frame). `exact`: integers (a decimal's scaled ones), null once a sum leaves
+ * ±2^53. Floats as DuckDB's segment tree sums them where it can be matched: a frame of at most NARROW rows summed
+ * afresh, left to right (as the tree sums a frame inside its leaves), a frame from the partition's start (nothing
+ * removed yet) the plain running sum, left to right; past those, a frame that lost values the compensated sum
+ * (Neumaier), so that the values removed leave no rounding behind. NaN and infinities are counted apart (a frame
+ * holding NaN, or both infinities, sums to NaN, as adding them would).
  */
-function slideFloat(
-  v: Float32Array | Float64Array,
+function slide(
+  v: ArrayLike<number>,
   valid: Uint8Array | null,
   s: Shape,
   start: Int32Array,
   end: Int32Array,
   cnt: Float64Array,
-): Float64Array {
+  ids: Int32Array | null,
+  exact: boolean,
+): Float64Array | null {
   const n = s.n;
   const out = new Float64Array(n);
+  let mult: Int32Array | null = null;
+  if (ids) {
+    let most = 0;
+    for (let i = 0; i < n; i++) if (ids[i] > most) most = ids[i];
+    mult = new Int32Array(most + 1);
+  }
   let sum = 0,
+    comp = 0,
     k = 0,
     nan = 0,
     pos = 0,
     neg = 0,
     a = 0,
     e = 0;
-  const put = (j: number, d: number) => {
-    if (valid !== null && valid[j] === 0) return;
-    const x = v[j];
-    k += d;
-    if (Number.isFinite(x)) sum += d * x;
-    else if (Number.isNaN(x)) nan += d;
-    else if (x > 0) pos += d;
-    else neg += d;
-  };
   for (let i = 0; i < n; i++) {
     if (i === s.partStart[i]) {
-      sum = k = nan = pos = neg = 0;
+      if (mult !== null) for (; a < e; a++) mult[ids![a]] = 0;
+      sum = comp = k = nan = pos = neg = 0;
       a = e = i;
     }
-    for (; e < end[i]; e++) put(e, 1);
-    for (; a < start[i]; a++) put(a, -1);
-    // a frame that lost every value starts again from zero (no rounding left behind)
-    if (k === 0) sum = 0;
+    const from = start[i],
+      to = end[i] > from ? end[i] : from;
+    for (; e < to; e++) {
+      if (valid !== null && valid[e] === 0) continue;
+      if (mult !== null && mult[ids![e]]++ > 0) continue;
+      const x = v[e];
+      k++;
+      if (exact) sum += x;
+      else if (x - x === 0) {
+        const t = sum + x;
+        comp += Math.abs(sum) >= Math.abs(x) ? sum - t + x : x - t + sum;
+        sum = t;
+      } else if (x !== x) nan++;
+      else if (x > 0) pos++;
+      else neg++;
+    }
+    for (; a < from; a++) {
+      if (valid !== null && valid[a] === 0) continue;
+      if (mult !== null && --mult[ids![a]] > 0) continue;
+      const x = -v[a];
+      k--;
+      if (exact) sum += x;
+      else if (x - x === 0) {
+        const t = sum + x;
+        comp += Math.abs(sum) >= Math.abs(x) ? sum - t + x : x - t + sum;
+        sum = t;
+      } else if (x !== x) nan--;
+      else if (x > 0) neg--;
+      else pos--;
+    }
     cnt[i] = k;
-    out[i] = nan > 0 || (pos > 0 && neg > 0) ? Number.NaN : pos > 0 ? Infinity : neg > 0 ? -Infinity : sum;
+    if (exact) {
+      if (sum >= SAFE || sum <= -SAFE) return null;
+      out[i] = sum;
+      continue;
+    }
+    // a frame that lost every value starts again from zero
+    if (k === 0) sum = comp = 0;
+    if (nan > 0 || (pos > 0 && neg > 0)) out[i] = Number.NaN;
+    else if (pos > 0 || neg > 0) out[i] = pos > 0 ? Infinity : -Infinity;
+    else if (mult === null && to - from <= NARROW) {
+      let d = 0;
+      for (let j = from; j < to; j++) if (valid === null || valid[j] === 1) d += v[j];
+      out[i] = d;
+    } else out[i] = a === s.partStart[i] ? sum : sum + comp;
   }
   return out;
 }
 
-/**
- * Integer and decimal sums (scaled integers) as numbers while every running sum stays below 2^53 (exact), else
- * again as bigints.
- */
-function slideExact(
+/** Integer and decimal sums as bigints (past ±2^53): as slide's, exact. */
+function slideBig(
   c: Column,
-  valid: Uint8Array | null,
   s: Shape,
   start: Int32Array,
   end: Int32Array,
   cnt: Float64Array,
-): (number | bigint)[] | Float64Array {
+  ids: Int32Array | null,
+): bigint[] {
   const n = s.n;
+  const valid = c.valid;
   const wide = c.type.id === 'decimal' && lanes(c.type) === 2;
   const v = c.values as ArrayLike<number | bigint>;
-  const num = wide ? null : exactIntegers(c);
-  if (num) {
-    // a cumulative frame (start at the partition's) only adds: the running sum, a row at a time
-    const out = new Float64Array(n);
-    let sum = 0,
-      k = 0,
-      a = 0,
-      e = 0,
-      safe = true;
-    for (let i = 0; i < n && safe; i++) {
-      if (i === s.partStart[i]) {
-        sum = k = 0;
-        a = e = i;
-      }
-      const to = end[i];
-      if (valid === null) {
-        for (; e < to; e++) sum += num[e];
-        k = to - a;
-      } else
-        for (; e < to; e++)
-          if (valid[e] === 1) {
-            sum += num[e];
-            k++;
-          }
-      for (const from = start[i]; a < from; a++)
-        if (valid === null || valid[a] === 1) {
-          sum -= num[a];
-          if (valid !== null) k--;
-        }
-      if (valid === null) k = e - a;
-      if (sum >= SAFE || sum <= -SAFE) safe = false;
-      cnt[i] = k;
-      out[i] = sum;
-    }
-    if (safe) return out;
-  }
-  if (!wide && !num) {
-    const out = new Float64Array(n);
-    let sum = 0,
-      k = 0,
-      a = 0,
-      e = 0,
-      safe = true;
-    for (let i = 0; i < n && safe; i++) {
-      if (i === s.partStart[i]) {
-        sum = k = 0;
-        a = e = i;
-      }
-      for (; e < end[i]; e++)
-        if (valid === null || valid[e] === 1) {
-          sum += Number(v[e]);
-          k++;
-        }
-      for (; a < start[i]; a++)
-        if (valid === null || valid[a] === 1) {
-          sum -= Number(v[a]);
-          k--;
-        }
-      if (sum >= SAFE || sum <= -SAFE) safe = false;
-      cnt[i] = k;
-      out[i] = sum;
-    }
-    if (safe) return out;
-  }
+  const at = (j: number) => (wide ? decimalAt(c, j) : BigInt(v[j]));
+  const mult = ids ? new Int32Array(n) : null;
   const out: bigint[] = new Array(n);
   let sum = 0n,
     k = 0,
     a = 0,
     e = 0;
-  const at = (j: number) => (wide ? decimalAt(c, j) : BigInt(v[j]));
   for (let i = 0; i < n; i++) {
     if (i === s.partStart[i]) {
+      if (mult !== null) for (; a < e; a++) mult[ids![a]] = 0;
       sum = 0n;
       k = 0;
       a = e = i;
     }
-    for (; e < end[i]; e++)
-      if (valid === null || valid[e] === 1) {
+    const from = start[i],
+      to = end[i] > from ? end[i] : from;
+    for (; e < to; e++)
+      if ((valid === null || valid[e] === 1) && (mult === null || mult[ids![e]]++ === 0)) {
         sum += at(e);
         k++;
       }
-    for (; a < start[i]; a++)
-      if (valid === null || valid[a] === 1) {
+    for (; a < from; a++)
+      if ((valid === null || valid[a] === 1) && (mult === null || --mult[ids![a]] === 0)) {
         sum -= at(a);
         k--;
       }

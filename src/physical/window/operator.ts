@@ -5,6 +5,7 @@ import type { PhysicalOperator } from '../operator.js';
 import type { WindowStats } from '../../skew/window.js';
 import { unsplittable, unsplittableWhole } from '../../skew/window.js';
 import { runWindow, windowPartitions } from './stage.js';
+import { taskFigures } from '../explain-text.js';
 
 type WindowNode = Extract<BoundNode, { kind: 'window' }>;
 
@@ -33,12 +34,17 @@ export const windowOperator: PhysicalOperator<WindowNode, never, WindowStats> = 
       .map((k) => `${s[k.col].name}${k.desc ? ' desc' : ''}${k.nullsFirst ? ' nulls first' : ''}`)
       .join(', ');
     const fns = src.fns
-      .map((f) => `${f.fn}${f.col >= 0 ? `(${s[f.col].name})` : ''}→${f.as} [${frameText(f)}]`)
+      .map(
+        (f) =>
+          `${f.fn}${f.col >= 0 ? `(${f.distinct ? 'distinct ' : ''}${s[f.col].name})` : ''}→${f.as} [${frameText(f)}]`,
+      )
       .join(', ');
     const P = windowPartitions(src, x.settings);
+    // the input columns it emits when pruned (plan/prune.ts): the only ones its tasks gather besides the arguments
+    const emits = src.keep ? `, emits [${src.keep.map((c) => s[c].name).join(', ')}] of its input` : '';
     x.line(
       depth,
-      `${src.id}: window partition by [${by.join(', ')}] order by [${order}] ${fns}, ${P} task(s) at most, ` +
+      `${src.id}: window partition by [${by.join(', ')}] order by [${order}] ${fns}${emits}, ${P} task(s) at most, ` +
         `each sorting its partitions${fused}`,
     );
     const why = src.orderBy.length ? unsplittable(src.fns) : unsplittableWhole(src.fns);
@@ -57,6 +63,7 @@ export const windowOperator: PhysicalOperator<WindowNode, never, WindowStats> = 
     x.walk(src.input, depth + 2);
   },
   execute: (ctx, p, d) => runWindow(ctx, p.source, p.ops, d),
+  ran: taskFigures,
   analyze: {
     run: (w, into) => {
       (into.windows ??= []).push(w);

@@ -22,20 +22,57 @@ const PACK_MIN_ROWS = 4096;
 /**
  * The task's row order by (partition keys, order keys): integer keys packed into one number a row and sorted by it,
  * the partitions and peers read off the sorted numbers (window/packed.ts); else by the columns (kernels/sort.ts), the shape
- * found after. The rows sorted, and their shape.
+ * found after. The rows sorted (only the columns `need`, in that order; all when null), and their shape.
  */
-function sortRows(rows: Batch, src: WindowSource): { sorted: Batch; shape: Shape } {
+function sortRows(rows: Batch, src: WindowSource, need: number[] | null): { sorted: Batch; shape: Shape } {
   const packed = rows.length >= PACK_MIN_ROWS ? packKeys(rows, src.partitionBy, src.orderBy) : null;
   const n = rows.length;
+  const gatherAll = (order: Int32Array) => ({
+    length: n,
+    columns: (need ?? rows.columns.map((_, i) => i)).map((c) => gatherSelected(rows.columns[c], order, n)),
+  });
   if (!packed) {
     const order = sortIndices(rows, sortKeys(src));
-    const sorted = { length: n, columns: rows.columns.map((c) => gatherSelected(c, order, n)) };
-    return { sorted, shape: shapeOf(sorted, src.partitionBy, src.orderBy) };
+    const keys: Batch = {
+      length: n,
+      columns: [...src.partitionBy, ...src.orderBy.map((k) => k.col)].map((c) =>
+        gatherSelected(rows.columns[c], order, n),
+      ),
+    };
+    const p = src.partitionBy.length;
+    const shape = shapeOf(
+      keys,
+      src.partitionBy.map((_, i) => i),
+      src.orderBy.map((k, i) => ({ ...k, col: p + i })),
+    );
+    return { sorted: gatherAll(order), shape };
   }
   const { order, sorted: codes } = sortPacked(packed);
   const shape = shapeOfPacked(codes, packed.orderSpan, src.partitionBy.length > 0, src.orderBy.length > 0);
-  const columns = rows.columns.map((c) => gatherSelected(c, order, n));
-  return { sorted: { length: n, columns }, shape };
+  return { sorted: gatherAll(order), shape };
+}
+
+/**
+ * What a task with `keep` gathers: the kept columns, the functions' arguments and defaults, and the first order key
+ * when a RANGE frame has offsets (its values bound the frames); as input column → its index there.
+ */
+function gathered(src: WindowSource, keep: number[]): number[] {
+  const need = new Set(keep);
+  for (const f of src.fns) {
+    if (f.col >= 0) need.add(f.col);
+    if (f.def >= 0) need.add(f.def);
+    const offsets =
+      f.frame.unit === 'range' &&
+      ((f.frame.start !== null && f.frame.start !== 0) || (f.frame.end !== null && f.frame.end !== 0));
+    if (offsets && src.orderBy.length) need.add(src.orderBy[0].col);
+  }
+  return [...need].sort((a, b) => a - b);
+}
+
+/** The kept input columns (`keep`, of a batch whose first `w` columns are the input's) and the functions'. */
+function emit(b: Batch, w: number, keep: number[] | undefined): Batch {
+  if (!keep) return b;
+  return { length: b.length, columns: [...keep.map((c) => b.columns[c]), ...b.columns.slice(w)] };
 }
 
 export const windowKernel: SourceKernel<WindowSource> = {
@@ -55,7 +92,7 @@ export const windowKernel: SourceKernel<WindowSource> = {
       if (c.neighbours) out = withNeighbours(out, w, src, c.neighbours);
       if (c.after) out = withAfter(out, w, src, c.after.lastFrom, c.after.values);
       if (c.whole) out = withWhole(out, w, src.partitionBy.length, src.fns, c.upTo, c.whole);
-      return { batches: [out], rows: rows.length };
+      return { batches: [emit(out, w, src.keep)], rows: rows.length };
     }
     if (src.cut) {
       const turn = src.deal === undefined ? undefined : { next: src.deal };
@@ -69,7 +106,17 @@ export const windowKernel: SourceKernel<WindowSource> = {
       const none = emptyBatch([...src.schema, ...src.fns.map((f) => ({ name: f.as, type: f.type }))]);
       return { batches: [none, { length: 0, columns: [] }], rows: read, asIs: true };
     }
-    const { sorted, shape } = sortRows(rows, src);
+    if (src.keep && !src.piece) {
+      // only the kept columns and the functions' inputs gathered; the functions read them at their new places
+      const need = gathered(src, src.keep);
+      const at = (c: number) => (c < 0 ? -1 : need.indexOf(c));
+      const { sorted, shape } = sortRows(rows, src, need);
+      const orderBy = src.orderBy.map((k) => ({ ...k, col: at(k.col) }));
+      const added = src.fns.map((f) => windowColumn({ ...f, col: at(f.col), def: at(f.def) }, sorted, shape, orderBy));
+      const columns = [...src.keep.map((c) => sorted.columns[at(c)]), ...added];
+      return { batches: [{ length: sorted.length, columns }], rows: read };
+    }
+    const { sorted, shape } = sortRows(rows, src, null);
     const added = src.fns.map((f) => windowColumn(f, sorted, shape, src.orderBy));
     const out: Batch = { length: sorted.length, columns: [...sorted.columns, ...added] };
     if (!src.piece) return { batches: [out], rows: read };

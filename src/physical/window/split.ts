@@ -15,7 +15,7 @@ import {
 } from '../../kernels/column.js';
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
-import { type Shape, shapeOf } from './bounds.js';
+import { type Shape, frameOf, shapeOf } from './bounds.js';
 import {
   afterOnly,
   mergeEarlier,
@@ -209,6 +209,12 @@ export function withCarry(
       cols[w + k] = avgCarried(out.columns[w + k], sum, count, upTo, S, C);
       return;
     }
+    const arg = f.col >= 0 ? out.columns[f.col] : null;
+    if (f.fn === 'sum' && arg?.type.id.startsWith('float') && f.frame.start === null && f.frame.end === 0) {
+      shape ??= shapeOf(out, partitionBy, orderBy);
+      cols[w + k] = floatCarried(f, out, shape, orderBy, upTo, c.columns[summaryFn(keys, k)], out.columns[w + k]);
+      return;
+    }
     cols[w + k] = mergeEarlier(
       f,
       c.columns[summaryFn(keys, k)],
@@ -218,6 +224,36 @@ export function withCarry(
     );
   });
   return { length: out.length, columns: cols };
+}
+
+/**
+ * A float running sum over rows [0, upTo) summed again from the sum the pieces before carry, value by value, left to
+ * right (as one task sums it: adding the piece's own running sum to the carried one would round otherwise).
+ */
+function floatCarried(
+  f: BoundWindowFn,
+  out: Batch,
+  s: Shape,
+  orderBy: SortKey[],
+  upTo: number,
+  carried: Column,
+  own: Column,
+): Column {
+  if (isNull(carried, 0)) return own;
+  const { end } = frameOf(s, f.frame, out, orderBy);
+  const arg = out.columns[f.col];
+  const v = arg.values as Float32Array | Float64Array,
+    valid = arg.valid;
+  const res = (own.values as Float64Array).slice();
+  const ok = own.valid ? own.valid.slice() : null;
+  let sum = (carried.values as Float64Array)[0],
+    e = 0;
+  for (let i = 0; i < upTo; i++) {
+    for (; e < end[i]; e++) if (valid === null || valid[e] === 1) sum += v[e];
+    res[i] = sum;
+    if (ok) ok[i] = 1;
+  }
+  return { ...own, values: res, valid: ok };
 }
 
 /** avg over rows [0, upTo) with the sum S and count C of the values before the piece; the other rows as they were. */

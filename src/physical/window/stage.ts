@@ -53,7 +53,14 @@ export async function runWindow(
   const target = taskTarget(ex, node, bytes);
   const splits = planWindowSplits(rows, bytes, ex.settings.skew, node.fns, node.orderBy.length > 0, target);
   Object.assign(s.stats, { skewedPartitions: splits.map((x) => x.partition) });
-  ex.report('window', { id: node.id, splits, targetBytes: target });
+  const names = node.input.schema.map((f) => f.name);
+  ex.report('window', {
+    id: node.id,
+    splits,
+    targetBytes: target,
+    shuffled: names,
+    emitted: node.keep ? node.keep.map((c) => names[c]) : names,
+  });
   const split = new Map(splits.filter((x) => x.method !== 'none').map((x) => [x.partition, x.pieces!]));
   const source = (input: Batch[], more: Partial<WindowSource> = {}): WindowSource => ({
     kind: 'window',
@@ -67,7 +74,15 @@ export async function runWindow(
   const results = await Promise.all([
     ...packJobs(ex, node, s, split, target).map((ps) =>
       ex.run(
-        { source: source(ps.flatMap((p) => blocksOf(s, p))), ops, combine, sink: withSeed(sink, ps[0]) },
+        {
+          source: source(
+            ps.flatMap((p) => blocksOf(s, p)),
+            node.keep ? { keep: node.keep } : {},
+          ),
+          ops,
+          combine,
+          sink: withSeed(sink, ps[0]),
+        },
         { stage: node.id, kind: 'reduce', partition: ps[0], ...(ps.length > 1 ? { partitions: ps } : {}) },
       ),
     ),
@@ -163,6 +178,7 @@ async function runPieces(
         {
           source: {
             ...source([out], {
+              ...(node.keep ? { keep: node.keep } : {}),
               carry: {
                 upTo,
                 values: combined ? null : carried[k],

@@ -13,6 +13,12 @@ export interface WindowSource {
   orderBy: SortKey[];
   fns: BoundWindowFn[];
   /**
+   * the input columns the task emits (then the functions'), absent: all (plan/prune.ts); a task gathers into sorted
+   * order only these and what its functions read. Not set on a split partition's cut and first pass (their rows go
+   * on to the second pass whole)
+   */
+  keep?: number[];
+  /**
    * a piece of a split partition (window/carry.ts): the output is the rows computed and their summary, as they are
    */
   piece?: boolean;
