@@ -216,7 +216,7 @@ function castExpr(arg: BoundExpr, to: DataType): string {
 
 /**
  * The texts our casts read (src/expr/scalar.ts, kernels/decimal.ts parseDecimal): Spark's casts read
- * more ('2024' as a date, ' t' and 'yes' as true, full-width digits, '1.5d' as a double) and fewer
+ * more ('2024' as a date, ' t' as true, full-width digits, '1.5d' as a double) and fewer
  * ('2.5' as an integer). Text that matches is cast as ours reads it (an integer through an exact
  * decimal, rounded half away from zero; a timestamp through one with a time zone, so that an offset
  * counts, in UTC); other text fails, as ours does, as a cast of text that never converts (an
