@@ -201,6 +201,13 @@ export function expr(e: BoundExpr): string {
 function castExpr(arg: BoundExpr, to: DataType): string {
   const a = expr(arg);
   if (arg.type.id === 'utf8' && to.id !== 'utf8') return parsed(a, to);
+  // a float to a decimal as DuckDB's: x * 10^scale in double arithmetic rounded half away from zero (Spark's round of
+  // a double rounds its exact value), read back at the scale (Spark's cast reads the double's shortest text: 1.01)
+  if (to.id === 'decimal' && isFloat(arg.type)) {
+    const f = DOUBLE(`1e${to.scale}`);
+    const scaled = `CAST(signum(${a}) * round(abs(${a}) * ${f}, 0) AS DECIMAL(38,0))`;
+    return `CAST(concat(CAST(${scaled} AS STRING), 'E-${to.scale}') AS DECIMAL(${to.precision},${to.scale}))`;
+  }
   if (isInteger(to) && isFloat(arg.type)) return cast(`rint(${a})`, to);
   if (isInteger(to) && arg.type.id === 'decimal' && (arg.type.scale ?? 0) > 0) return cast(`round(${a}, 0)`, to);
   if (to.id === 'utf8' && arg.type.id === 'timestamp' && arg.type.tz) return `concat(${cast(a, to)}, '+00')`;
@@ -209,18 +216,23 @@ function castExpr(arg: BoundExpr, to: DataType): string {
 
 /**
  * The texts our casts read (src/expr/scalar.ts, kernels/decimal.ts parseDecimal): Spark's casts read
- * more ('2024' as a date, ' t' and 'yes' as true, full-width digits, '1.5d' as a double) and fewer
+ * more ('2024' as a date, ' t' as true, full-width digits, '1.5d' as a double) and fewer
  * ('2.5' as an integer). Text that matches is cast as ours reads it (an integer through an exact
  * decimal, rounded half away from zero; a timestamp through one with a time zone, so that an offset
  * counts, in UTC); other text fails, as ours does, as a cast of text that never converts (an
  * input error, exit 3, that quotes the value).
  */
 const NUMBER_TEXT = '^\\s*[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?\\s*$';
+const DATE_TEXT = '^\\s*(-?\\d+)([-/ \\\\])(\\d{1,2})\\2(\\d{1,2})(?!\\d)(?! \\()';
 const TEXT: Partial<Record<DataType['id'], string>> = {
-  bool: '^(?i)\\s*(true|false)\\s*$',
-  float32: '^\\s*([+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?|[+-]?Infinity|(?i)nan)\\s*$',
+  // DuckDB's words (src/expr/scalar.ts), nothing around them
+  bool: '^(?i)(t|true|y|yes|1|f|false|n|no|0)$',
+  // DuckDB's float text: `_` between digits, inf/infinity/nan in any case, a `+` before the sign
+  float32:
+    '^\\s*[+]?(-?(\\d+(_\\d+)*(\\.(\\d+(_\\d+)*)?)?|\\.\\d+(_\\d+)*)([eE][+-]?\\d+(_\\d+)*)?|(?i)-?(inf|infinity|nan))\\s*$',
   decimal: NUMBER_TEXT,
-  date32: '^\\s*-?\\d{1,6}-\\d{1,2}-\\d{1,2}\\s*$',
+  // DuckDB's date text: the year, a separator repeated between a month and a day of one or two digits, then no digit
+  date32: DATE_TEXT,
   timestamp: '^\\s*\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?)?([zZ]|[+-]\\d\\d:?\\d\\d)?\\s*$',
 };
 
@@ -229,7 +241,15 @@ function parsed(a: string, to: DataType): string {
   let value: string;
   if (isInteger(to)) value = cast(`round(CAST(${a} AS DECIMAL(38,18)), 0)`, to);
   else if (to.id === 'timestamp' && !to.tz) value = cast(`CAST(${a} AS TIMESTAMP)`, to);
-  else value = cast(a, to);
+  else if (to.id === 'bool') value = `(lower(${a}) IN ('t', 'true', 'y', 'yes', '1'))`;
+  else if (isFloat(to)) {
+    // Spark reads inf, infinity and nan in any case; the `+` before a sign and the `_` go first
+    const t = `regexp_replace(regexp_replace(trim(${a}), '^[+]', ''), '_', '')`;
+    value = cast(`regexp_replace(${t}, '(?i)^(-?)inf$', '$1infinity')`, to);
+  } else if (to.id === 'date32') {
+    const part = (k: number) => `CAST(regexp_extract(${a}, ${str(DATE_TEXT)}, ${k}) AS INT)`;
+    value = `make_date(${part(1)}, ${part(3)}, ${part(4)})`;
+  } else value = cast(a, to);
   const name = to.id === 'decimal' ? `decimal(${to.precision},${to.scale})` : to.id === 'date32' ? 'date' : to.id;
   return (
     `(CASE WHEN ${a} IS NULL OR ${a} RLIKE ${str(re)} THEN ${value} ` +
@@ -238,6 +258,30 @@ function parsed(a: string, to: DataType): string {
 }
 
 const DOUBLE = (x: string) => `CAST('${x}' AS DOUBLE)`;
+
+/**
+ * The characters whose case Spark (Java's full case mapping: ß → SS, ﬁ → FI, final Σ → ς, İ → i̇) maps otherwise than
+ * ours and DuckDB's (one code point at a time, src/expr/text.ts), as a regular-expression class.
+ */
+function caseClass(upper: boolean): string {
+  let out = '';
+  for (let c = 0; c < 0x10000; c++) {
+    if (c >= 0xd800 && c <= 0xdfff) continue;
+    const ch = String.fromCharCode(c);
+    if ((upper ? ch.toUpperCase() : ch.toLowerCase()).length !== 1) out += `\\x{${c.toString(16)}}`;
+  }
+  return `[${out}${upper ? '' : '\\x{3a3}'}]`;
+}
+const CASE_CLASS = { upper: caseClass(true), lower: caseClass(false) };
+
+/** upper() or lower() in Spark, refused at run time for a value whose case Spark would map otherwise than ours. */
+function caseMapped(fn: 'upper' | 'lower', a: string): string {
+  return (
+    `(CASE WHEN ${a} RLIKE ${str(CASE_CLASS[fn])} THEN ` +
+    `CAST(raise_error(concat('${fn}() of "', ${a}, '" on Spark maps its case otherwise than DuckDB')) AS STRING) ` +
+    `ELSE ${fn}(${a}) END)`
+  );
+}
 
 function fn(e: Extract<BoundExpr, { k: 'fn' }>): string {
   const a = e.args.map(expr);
@@ -273,9 +317,16 @@ function fn(e: Extract<BoundExpr, { k: 'fn' }>): string {
       if (!isFloat(t)) return cast(`round(${a[0]}, ${digits})`, t);
       // ours (and DuckDB's) rounds x * 10^digits, a double, half away from zero; Spark's round of a double
       // rounds its decimal text (round(1.005, 2): 1.01 there, 1.0 here)
+      const inf = DOUBLE('Infinity');
+      if (digits < 0) {
+        // DuckDB's: divided by 10^-digits, rounded, multiplied back; NaN and infinities give 0
+        const f = DOUBLE(String(10 ** -digits));
+        const r = `signum(${a[0]}) * round(abs(${a[0]}) / ${f}, 0) * ${f}`;
+        return cast(`CASE WHEN isnan(${a[0]}) OR abs(${a[0]}) = ${inf} OR abs(${r}) = ${inf} THEN 0 ELSE ${r} END`, t);
+      }
       const f = DOUBLE(String(10 ** digits));
       return cast(
-        `CASE WHEN isnan(${a[0]}) OR abs(${a[0]}) = ${DOUBLE('Infinity')} THEN ${a[0]} ` +
+        `CASE WHEN isnan(${a[0]}) OR abs(${a[0]}) = ${inf} THEN ${a[0]} ` +
           `ELSE signum(${a[0]}) * round(abs(${a[0]}) * ${f}, 0) / ${f} END`,
         t,
       );
@@ -296,6 +347,7 @@ function fn(e: Extract<BoundExpr, { k: 'fn' }>): string {
       return substr(e, a);
     case 'lower':
     case 'upper':
+      return caseMapped(e.fn, a[0]);
     case 'trim':
       return `${e.fn}(${a[0]})`;
     case 'length':

@@ -47,9 +47,11 @@ function rounded(r: Rand, schema: Col[]): Scalar | null {
     d = r.int(0, 2);
   const fn = r.pick(['round', 'floor', 'ceil', 'abs', 'neg'] as const);
   const plan = fn === 'round' ? { fn, args: [col(c), value(d)] } : { fn, args: [col(c)] };
-  const x = `CAST(${q(c.name)} AS DOUBLE)`;
+  // a float32 stays float32 (DuckDB's, and the engine's, typing), a float64 stays float64
+  const f32 = c.type === 'FLOAT';
+  const x = f32 ? q(c.name) : `CAST(${q(c.name)} AS DOUBLE)`;
   const sql = fn === 'round' ? `round(${x}, ${d})` : fn === 'neg' ? `(-${x})` : `${fn}(${x})`;
-  return { plan, sql, col: { kind: 'float', wide: true } };
+  return { plan, sql, col: { kind: 'float', wide: true, ...(f32 ? { type: 'FLOAT' } : {}) } };
 }
 
 function text(r: Rand, schema: Col[]): Scalar | null {
