@@ -12,6 +12,10 @@
 // task's input rows (a split partition's pieces, not their second pass), and the partitions split.
 //
 //   node scripts/etl-bench.mjs [--scale 1] [--data DIR] [--pairs 3] [--workers 2] [--queries running_sum,lag_gaps]
+//     [--against OTHER/bin/skewjoin.js] [--no-split]
+//
+// --against: the other side is that build of skewjoin instead of DuckDB (same flags); --no-split: the first table
+// only.
 //
 // The tables are made once into DATA/jcch-sfN (DATA: --data, default bench-out) and reused.
 import { spawnSync } from 'node:child_process';
@@ -46,6 +50,8 @@ WHERE r <= 3`,
   FROM orders) t`,
 };
 const names = opt('queries', Object.keys(QUERIES).join(',')).split(',');
+const against = opt('against', undefined);
+const noSplit = process.argv.includes('--no-split');
 
 if (!fs.existsSync(path.join(dir, 'lineitem.parquet'))) {
   const r = spawnSync(process.execPath, [BIN, 'gen', '--tpch', '--skew', '--scale', scale, '--out', dir], {
@@ -79,9 +85,11 @@ function windowTasks(statsFile) {
 }
 
 const results = [];
-console.log(`JCC-H-style SF ${scale} (${dir}), ${workers} threads each, ${pairs} pairs\n`);
 console.log(
-  '| query | skewjoin ms | DuckDB ms | ratio (median of pairs) | CPU s (user+sys) | CPU ratio | same answer |',
+  `JCC-H-style SF ${scale} (${dir}), ${workers} threads each, ${pairs} pairs, against ${against ?? 'DuckDB'}\n`,
+);
+console.log(
+  `| query | skewjoin ms | ${against ? 'other build' : 'DuckDB'} ms | ratio (median of pairs) | CPU s (user+sys) | CPU ratio | same answer |`,
 );
 console.log('|---|---|---|---|---|---|---|');
 for (const name of names) {
@@ -94,7 +102,10 @@ for (const name of names) {
   const ours = (extra = []) =>
     timeProcess([process.execPath, BIN, sqlFile, '--data', dir, '--json', '--workers', workers, ...extra]);
   const answer = path.join(tmp, `${name}.json`);
-  const theirs = (env = {}) => timeProcess([process.execPath, DUCK, duckFile, workers], env);
+  const theirs = (env = {}) =>
+    against
+      ? timeProcess([process.execPath, path.resolve(against), sqlFile, '--data', dir, '--json', '--workers', workers])
+      : timeProcess([process.execPath, DUCK, duckFile, workers], env);
   const a = [],
     b = [],
     r = [],
@@ -112,7 +123,18 @@ for (const name of names) {
     }
     if (x.status !== 0 || y.status !== 0) throw new Error(`${name}: ${x.stderr.slice(-500)} ${y.stderr.slice(-500)}`);
     if (i === 0) {
-      theirs({ OUT: answer });
+      if (against)
+        fs.writeFileSync(
+          answer,
+          JSON.stringify(
+            y.stdout
+              .trim()
+              .split('\n')
+              .filter(Boolean)
+              .map((l) => JSON.parse(l)),
+          ),
+        );
+      else theirs({ OUT: answer });
       const mine = x.stdout
         .trim()
         .split('\n')
@@ -145,6 +167,10 @@ for (const name of names) {
 const geo = Math.exp(results.reduce((s, x) => s + Math.log(x.ratio), 0) / results.length);
 console.log(`\ngeometric mean of the ratios: ${geo.toFixed(2)} over ${results.length} queries`);
 
+if (noSplit) {
+  fs.rmSync(tmp, { recursive: true, force: true });
+  process.exit(0);
+}
 console.log('\nThe window stage planned as for many workers (256 partitions, 2 MB tasks):\n');
 console.log('| query | split | ms | window tasks | slowest / median task rows | partitions split (pieces) |');
 console.log('|---|---|---|---|---|---|');

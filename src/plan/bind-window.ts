@@ -4,11 +4,11 @@
 // decimal(38,s)), and lag/lead's default cast to the argument's type.
 import { PlanError, jsonPath } from '../errors.js';
 import { bindExpr, castTo } from '../expr/bind.js';
-import { type BoundExpr, FLOAT64, INT64 } from '../expr/types.js';
-import { type DataType, type Schema, isDecimal, isFloat, isInteger, isNumeric, typeName } from '../kernels/column.js';
-import { MAX_PRECISION, decimalType } from '../kernels/decimal.js';
+import type { BoundExpr } from '../expr/types.js';
+import { type DataType, type Schema, isNumeric, typeName } from '../kernels/column.js';
 import type { BoundFrame, BoundNode, BoundWindowFn } from './bound.js';
 import type { WindowFnSpec, WindowFrameSpec, WindowNode } from './spec.js';
+import { WINDOW_FNS } from './window-fns.js';
 
 type P = (string | number)[];
 
@@ -21,9 +21,6 @@ function colOf(schema: Schema, name: string, at: P): number {
     );
   return i;
 }
-
-const RANKING = new Set(['row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile']);
-const NEEDS_ARG = new Set(['lag', 'lead', 'first_value', 'last_value', 'nth_value', 'sum', 'avg', 'min', 'max']);
 
 export function bindWindow(q: WindowNode, at: P, id: string, bound: BoundNode): BoundNode {
   const partitionBy = q.partitionBy.map((c, i) => colOf(bound.schema, c, [...at, 'partitionBy', i]));
@@ -42,13 +39,14 @@ export function bindWindow(q: WindowNode, at: P, id: string, bound: BoundNode): 
     else if (f.column !== undefined) col = colOf(bound.schema, f.column, [...p, 'column']);
     const argType =
       col < 0 ? null : col < bound.schema.length ? bound.schema[col].type : exprs[col - bound.schema.length].type;
-    if (RANKING.has(f.fn) && col >= 0) throw new PlanError(jsonPath([...p, 'column']), `${f.fn} takes no column`);
-    if (NEEDS_ARG.has(f.fn) && col < 0) throw new PlanError(jsonPath([...p, 'column']), `${f.fn} needs a column`);
+    const spec = WINDOW_FNS[f.fn];
+    if (spec.column === 'none' && col >= 0) throw new PlanError(jsonPath([...p, 'column']), `${f.fn} takes no column`);
+    if (spec.column === 'required' && col < 0)
+      throw new PlanError(jsonPath([...p, 'column']), `${f.fn} needs a column`);
     const n = countArg(f, p);
     let def = -1;
     if (f.default !== undefined && f.default !== null) {
-      if (f.fn !== 'lag' && f.fn !== 'lead')
-        throw new PlanError(jsonPath([...p, 'default']), `only lag and lead take a default`);
+      if (spec.n !== 'offset') throw new PlanError(jsonPath([...p, 'default']), `only lag and lead take a default`);
       def = computed(
         castTo(bindExpr({ value: f.default }, bound.schema, [...p, 'default']), argType!, [...p, 'default']),
       );
@@ -118,18 +116,20 @@ export function bindWindow(q: WindowNode, at: P, id: string, bound: BoundNode): 
  * them); min and max give the same answer without it (false). Other functions refuse it, as DuckDB does.
  */
 function distinctOf(f: WindowFnSpec, col: number, p: P): boolean {
-  if (f.fn === 'min' || f.fn === 'max') return false;
-  if (f.fn !== 'count' && f.fn !== 'sum' && f.fn !== 'avg')
+  const d = WINDOW_FNS[f.fn].distinct;
+  if (d === 'same') return false;
+  if (d === null)
     throw new PlanError(
       jsonPath([...p, 'distinct']),
       `"distinct": true is for count, sum, avg, min and max; ${f.fn} is not an aggregate`,
     );
-  if (col < 0) throw new PlanError(jsonPath([...p, 'distinct']), `count with "distinct": true needs a column`);
+  if (col < 0) throw new PlanError(jsonPath([...p, 'distinct']), `${f.fn} with "distinct": true needs a column`);
   return true;
 }
 
 function countArg(f: WindowFnSpec, p: P): number {
-  if (f.fn === 'ntile' || f.fn === 'nth_value') {
+  const n = WINDOW_FNS[f.fn].n;
+  if (n === 'buckets' || n === 'nth') {
     if (f.n === undefined || f.n < 1)
       throw new PlanError(
         jsonPath([...p, 'n']),
@@ -138,7 +138,7 @@ function countArg(f: WindowFnSpec, p: P): number {
     return f.n;
   }
   if (f.n !== undefined) throw new PlanError(jsonPath([...p, 'n']), `only ntile and nth_value take "n"`);
-  if (f.offset !== undefined && f.fn !== 'lag' && f.fn !== 'lead')
+  if (f.offset !== undefined && n !== 'offset')
     throw new PlanError(jsonPath([...p, 'offset']), `only lag and lead take an offset`);
   return f.offset ?? 1;
 }
@@ -156,23 +156,7 @@ function bindFrame(f: WindowFrameSpec | undefined, ordered: boolean, p: P): Boun
 }
 
 function resultType(f: WindowFnSpec, t: DataType | null, p: P): DataType {
-  switch (f.fn) {
-    case 'row_number':
-    case 'rank':
-    case 'dense_rank':
-    case 'ntile':
-    case 'count':
-      return INT64;
-    case 'percent_rank':
-    case 'cume_dist':
-      return FLOAT64;
-    case 'sum':
-    case 'avg':
-      if (!isNumeric(t!))
-        throw new PlanError(jsonPath([...p, 'column']), `${f.fn} needs a numeric column; got ${typeName(t!)}`);
-      if (f.fn === 'avg' || isFloat(t!)) return FLOAT64;
-      return isDecimal(t!) ? decimalType(MAX_PRECISION, t!.scale!) : isInteger(t!) ? INT64 : FLOAT64;
-    default:
-      return t!;
-  }
+  const type = WINDOW_FNS[f.fn].type(t);
+  if (typeof type === 'string') throw new PlanError(jsonPath([...p, 'column']), `${f.fn} needs ${type}`);
+  return type;
 }

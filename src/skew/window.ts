@@ -14,6 +14,7 @@
 // the partition keys, each piece computes its partials, and each partition's partials, combined, go back to its
 // rows in every piece.
 import type { BoundWindowFn } from '../plan/bound.js';
+import { WINDOW_FNS } from '../plan/window-fns.js';
 import type { SkewSettings } from '../plan/load.js';
 import { detectSkew } from './decide.js';
 
@@ -46,53 +47,37 @@ export interface WindowStats {
   emitted?: string[];
 }
 
-/** The functions over a frame. */
-const FRAME_FNS = new Set(['count', 'sum', 'avg', 'min', 'max', 'first_value', 'last_value', 'nth_value']);
-
 /** Why the window's functions cannot be split by ranges (null: they can). */
 export function unsplittable(fns: BoundWindowFn[]): string | null {
   for (const f of fns) {
     if (f.distinct) return `${f.fn}(distinct)→${f.as} needs the values of the rows before a piece`;
-    if (f.fn === 'row_number' || f.fn === 'rank' || f.fn === 'dense_rank') continue;
-    // the partition's total rows, from a count over the pieces' summaries (window/carry.ts partitionTotals)
-    if (f.fn === 'ntile' || f.fn === 'percent_rank' || f.fn === 'cume_dist') continue;
-    // the n rows before and after a piece, from its neighbours (window/carry.ts reach)
-    if (f.fn === 'lag' || f.fn === 'lead') continue;
-    if (f.frame.unit === 'rows' && f.frame.start !== null && f.frame.end !== null && FRAME_FNS.has(f.fn)) continue;
+    const def = WINDOW_FNS[f.fn];
+    // the rows before a piece (row_number, rank, dense_rank); the partition's total rows, from a count over the
+    // pieces' summaries (window/carry.ts partitionTotals); the n rows before and after a piece, from its neighbours
+    // (window/carry.ts reach)
+    if (def.split !== 'frame') continue;
+    if (f.frame.unit === 'rows' && f.frame.start !== null && f.frame.end !== null) continue;
     // to the partition's end: what the pieces after carry (window/carry.ts toEnd)
     if (
       f.frame.end === null &&
-      ((['count', 'sum', 'min', 'max', 'last_value'].includes(f.fn) &&
-        (f.frame.start === 0 || f.frame.start === null)) ||
-        (f.fn === 'avg' && f.frame.start === 0))
+      (f.frame.start === 0 || (f.frame.start === null && def.toEnd === 'start or current')) &&
+      def.toEnd !== null
     )
       continue;
     const cumulative = f.frame.start === null && f.frame.end === 0;
-    if (
-      cumulative &&
-      (f.fn === 'count' ||
-        f.fn === 'sum' ||
-        f.fn === 'avg' ||
-        f.fn === 'min' ||
-        f.fn === 'max' ||
-        f.fn === 'first_value')
-    )
-      continue;
+    if (cumulative && def.running) continue;
     return `${f.fn}→${f.as}${cumulative ? '' : ' over this frame'} needs more than the rows before a piece`;
   }
   return null;
 }
 
-/** Functions whose value is the same for every row of a partition without orderBy, exact from per-piece partials. */
-const WHOLE_AGGREGATES = new Set(['count', 'sum', 'avg', 'min', 'max']);
-const PEER_RANKS = new Set(['rank', 'dense_rank', 'percent_rank', 'cume_dist']);
-
 /** Why a window without orderBy cannot be split as a two-level aggregate (null: it can). */
 export function unsplittableWhole(fns: BoundWindowFn[]): string | null {
   for (const f of fns) {
     if (f.distinct) return `${f.fn}(distinct)→${f.as} needs every value of the partition`;
-    if (PEER_RANKS.has(f.fn)) continue;
-    if (WHOLE_AGGREGATES.has(f.fn) && f.frame.start === null && f.frame.end === null) continue;
+    const def = WINDOW_FNS[f.fn];
+    // the ranks: every row a peer; the aggregates over the whole partition: combined from per-piece partials
+    if (def.whole && (def.kind === 'rank' || (f.frame.start === null && f.frame.end === null))) continue;
     return `no orderBy, and ${f.fn}→${f.as} is not an aggregate over the whole partition`;
   }
   return null;

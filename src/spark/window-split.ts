@@ -5,6 +5,7 @@
 // sampled rows); window.ts rewrites the window in two passes. Exact for row_number, rank, dense_rank and
 // count/sum/avg/min/max over a frame from UNBOUNDED PRECEDING to the CURRENT ROW (ROWS or RANGE): a window with any
 // other function keeps the plain lowering.
+import { WINDOW_FNS } from '../plan/window-fns.js';
 import type { BoundNode } from '../plan/bound.js';
 import { children } from '../plan/fingerprint.js';
 import type { LoadedPlan } from '../plan/load.js';
@@ -43,14 +44,13 @@ export interface WindowSamplingStat {
   hotKeys: number;
 }
 
-const RANKS = new Set(['row_number', 'rank', 'dense_rank']);
-const CUMULATIVE = new Set(['count', 'sum', 'avg', 'min', 'max']);
-
 /** Whether the two-pass rewrite is exact for every function of the window (and it has keys and an order). */
 function splittable(n: WindowNode): boolean {
   if (n.partitionBy.length === 0 || n.orderBy.length === 0) return false;
   return n.fns.every(
-    (f) => RANKS.has(f.fn) || (CUMULATIVE.has(f.fn) && !f.distinct && f.frame.start === null && f.frame.end === 0),
+    (f) =>
+      WINDOW_FNS[f.fn].split === 'rows' ||
+      (WINDOW_FNS[f.fn].kind === 'aggregate' && !f.distinct && f.frame.start === null && f.frame.end === 0),
   );
 }
 

@@ -14,6 +14,8 @@
 //   pass 2    pass 1's rows joined (broadcast) with their piece's carried totals: row_number, rank and counts add
 //             the rows before, dense_rank the distinct values before, sums the sum, min/max the least/greatest
 import type { BoundNode, BoundWindowFn } from '../plan/bound.js';
+import type { WindowFnName } from '../plan/spec.js';
+import { WINDOW_FNS } from '../plan/window-fns.js';
 import { col, sparkType } from './lower-expr.js';
 import type { HotKey } from './salt.js';
 
@@ -51,10 +53,8 @@ export function splitStat(n: WindowNode, s: WindowSplit): SplitWindowStat {
   };
 }
 
-const NO_FRAME = new Set(['row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead']);
-
 function frame(n: WindowNode, f: BoundWindowFn): string {
-  if (NO_FRAME.has(f.fn)) return '';
+  if (!WINDOW_FNS[f.fn].framed) return '';
   const key = n.orderBy[0] ? n.input.schema[n.orderBy[0].col].type : null;
   const days = f.frame.unit === 'range' && key?.id === 'date32';
   const b = (x: number | null, end: boolean) => {
@@ -66,21 +66,27 @@ function frame(n: WindowNode, f: BoundWindowFn): string {
   return ` ${f.frame.unit.toUpperCase()} BETWEEN ${b(f.frame.start, false)} AND ${b(f.frame.end, true)}`;
 }
 
-function call(f: BoundWindowFn): string {
-  const c = col(f.col);
-  switch (f.fn) {
-    case 'ntile':
-    case 'nth_value':
-      return f.fn === 'ntile' ? `NTILE(${f.n})` : `NTH_VALUE(${c}, ${f.n})`;
-    case 'lag':
-    case 'lead':
-      return `${f.fn.toUpperCase()}(${c}, ${f.n}${f.def >= 0 ? `, ${col(f.def)}` : ''})`;
-    case 'count':
-      return f.col < 0 ? 'COUNT(*)' : `COUNT(${c})`;
-    default:
-      return `${f.fn.toUpperCase()}(${f.col < 0 ? '' : c})`;
-  }
-}
+/** Each function's Spark SQL call (before OVER), by name: a new window function needs its entry. */
+const CALLS: Record<WindowFnName, (f: BoundWindowFn) => string> = {
+  row_number: () => 'ROW_NUMBER()',
+  rank: () => 'RANK()',
+  dense_rank: () => 'DENSE_RANK()',
+  percent_rank: () => 'PERCENT_RANK()',
+  cume_dist: () => 'CUME_DIST()',
+  ntile: (f) => `NTILE(${f.n})`,
+  lag: (f) => `LAG(${col(f.col)}, ${f.n}${f.def >= 0 ? `, ${col(f.def)}` : ''})`,
+  lead: (f) => `LEAD(${col(f.col)}, ${f.n}${f.def >= 0 ? `, ${col(f.def)}` : ''})`,
+  first_value: (f) => `FIRST_VALUE(${col(f.col)})`,
+  last_value: (f) => `LAST_VALUE(${col(f.col)})`,
+  nth_value: (f) => `NTH_VALUE(${col(f.col)}, ${f.n})`,
+  count: (f) => (f.col < 0 ? 'COUNT(*)' : `COUNT(${col(f.col)})`),
+  sum: (f) => `SUM(${col(f.col)})`,
+  avg: (f) => `AVG(${col(f.col)})`,
+  min: (f) => `MIN(${col(f.col)})`,
+  max: (f) => `MAX(${col(f.col)})`,
+};
+
+const call = (f: BoundWindowFn): string => CALLS[f.fn](f);
 
 /**
  * The function over the window `over`. Spark has no DISTINCT window aggregates: a frame's distinct values are its

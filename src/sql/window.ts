@@ -1,7 +1,8 @@
 // Window functions of a SELECT block (fn(...) OVER (...), named windows, QUALIFY) as `window` plan nodes: after
 // WHERE, GROUP BY and HAVING (a window over aggregates reads the aggregated columns), before the select list. The
 // calls over one window (same partition and order) share one node; expressions they read are computed first.
-import type { Expr as PExpr, WindowFnSpec, WindowNode } from '../plan/spec.js';
+import type { Expr as PExpr, WindowFnName, WindowFnSpec, WindowNode } from '../plan/spec.js';
+import { WINDOW_FNS } from '../plan/window-fns.js';
 import { type Expr, type Select, type WindowSpec, exprKey } from './ast.js';
 import type { Ctx, Rel } from './context.js';
 import { sqlError } from './lexer.js';
@@ -41,11 +42,6 @@ function resolveSpec(spec: WindowSpec, named: Select['windows']): WindowSpec {
     frame: spec.frame ?? b.frame,
   };
 }
-
-const RANKING = new Set(['row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist']);
-const VALUE = new Set(['first_value', 'last_value', 'min', 'max', 'sum', 'avg', 'count']);
-/** the window functions that take DISTINCT, as DuckDB's */
-const DISTINCT = new Set(['count', 'sum', 'avg', 'min', 'max']);
 
 /** A whole-number literal argument (ntile's buckets, nth_value's n, lag's offset). */
 function wholeArg(e: Expr, what: string): number {
@@ -144,7 +140,9 @@ function windowFn(w: WindowExpr, as: string, spec: WindowSpec, columnOf: (e: Exp
   const c = w.call;
   const fn = c.name;
   const args = c.args;
-  if (c.distinct && !DISTINCT.has(fn))
+  // its entry in the plan's table of window functions (null: not one)
+  const def = Object.hasOwn(WINDOW_FNS, fn) ? WINDOW_FNS[fn as WindowFnName] : null;
+  if (c.distinct && !def?.distinct)
     throw sqlError(c.pos, `DISTINCT is for count, sum, avg, min and max over a window; ${fn}() is not an aggregate`);
   if (c.distinct && c.star) throw sqlError(c.pos, 'count(DISTINCT *) is not SQL: name a column');
   const frame = spec.frame ? { frame: spec.frame } : {};
@@ -152,7 +150,7 @@ function windowFn(w: WindowExpr, as: string, spec: WindowSpec, columnOf: (e: Exp
     if (args.length < lo || args.length > hi)
       throw sqlError(c.pos, `${fn}() takes ${lo === hi ? lo : `${lo} to ${hi}`} argument(s), got ${args.length}`);
   };
-  if (RANKING.has(fn)) {
+  if (def?.kind === 'rank' && def.n === null) {
     arity(0, 0);
     return { fn: fn as 'rank', as };
   }
@@ -177,7 +175,7 @@ function windowFn(w: WindowExpr, as: string, spec: WindowSpec, columnOf: (e: Exp
       arity(2, 2);
       return { fn, column: columnOf(args[0]), n: wholeArg(args[1], 'nth_value()'), as, ...frame };
   }
-  if (!VALUE.has(fn)) throw sqlError(c.pos, `${fn}() is not a window function`);
+  if (def?.kind !== 'value' && def?.kind !== 'aggregate') throw sqlError(c.pos, `${fn}() is not a window function`);
   if (c.star) return { fn: 'count', as, ...frame };
   arity(1, 1);
   return { fn: fn as 'sum', column: columnOf(args[0]), as, ...frame, ...(c.distinct ? { distinct: true } : {}) };

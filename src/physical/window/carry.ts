@@ -4,6 +4,7 @@
 // running count, sum, min or max; first_value's value; avg's running sum, its count in a column after the functions'). The coordinator folds them in piece order into what each
 // piece's first partition carries from before it; the piece's second pass adds it to that partition's rows.
 // Peers never straddle two pieces (rows with equal keys fall into one range), so the ranks are exact.
+import { WINDOW_FNS } from '../../plan/window-fns.js';
 import { type Batch, type Column, concatColumns, decimalAt, gather, isNull } from '../../kernels/column.js';
 import { decimalColumn } from '../../kernels/decimal.js';
 import { valueComparator } from '../../kernels/sort.js';
@@ -98,9 +99,6 @@ const rowOf = (s: Batch, row: number): Batch => ({
   columns: s.columns.map((c) => gather(c, Int32Array.of(row))),
 });
 
-/** Functions over a frame to the partition's end whose value the pieces after a piece add to (the mirror of a running value). */
-const TO_END_FNS = new Set(['count', 'sum', 'min', 'max', 'last_value']);
-
 /**
  * A frame to the partition's end (from the current row or the partition's start, ROWS or RANGE: peers never straddle
  * two pieces) of count, sum, min, max or last_value: what the pieces after a piece carry is added to its last
@@ -108,8 +106,8 @@ const TO_END_FNS = new Set(['count', 'sum', 'min', 'max', 'last_value']);
  */
 export const toEnd = (f: BoundWindowFn) =>
   f.frame.end === null &&
-  ((TO_END_FNS.has(f.fn) && (f.frame.start === 0 || f.frame.start === null)) ||
-    (f.fn === 'avg' && f.frame.start === 0));
+  (f.frame.start === 0 || (f.frame.start === null && WINDOW_FNS[f.fn].toEnd === 'start or current')) &&
+  WINDOW_FNS[f.fn].toEnd !== null;
 
 /** A function that takes nothing from the pieces before (a frame from the current row to the end, last_value). */
 export const afterOnly = (f: BoundWindowFn) => toEnd(f) && (f.frame.start === 0 || f.fn === 'last_value');
@@ -265,9 +263,7 @@ export function partitionTotals(
 export const needsNeighbours = (f: BoundWindowFn) =>
   f.fn === 'lag' ||
   f.fn === 'lead' ||
-  (f.frame.unit === 'rows' && f.frame.start !== null && f.frame.end !== null && FRAME_FNS.has(f.fn));
-
-const FRAME_FNS = new Set(['count', 'sum', 'avg', 'min', 'max', 'first_value', 'last_value', 'nth_value']);
+  (f.frame.unit === 'rows' && f.frame.start !== null && f.frame.end !== null && WINDOW_FNS[f.fn].framed);
 
 /** How many rows before and after a row the functions read (lag/lead offsets, ROWS frames' bounds). */
 export function reach(fns: BoundWindowFn[]): { before: number; after: number } {

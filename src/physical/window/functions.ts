@@ -16,6 +16,7 @@ import {
 import { decimalColumn } from '../../kernels/decimal.js';
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
+import type { WindowFnName } from '../../plan/spec.js';
 import { type Shape, frameOf } from './bounds.js';
 import { exactIntegers } from './packed.js';
 import { groupsOf } from '../../agg/group-ids.js';
@@ -32,107 +33,116 @@ const float64Column = (v: Float64Array): Column => ({
   valid: null,
 });
 
-/** The function's column over the sorted rows `b` (shape `s`). */
-export function windowColumn(f: BoundWindowFn, b: Batch, s: Shape, orderBy: SortKey[]): Column {
-  const { n, partStart: ps, partEnd: pe, peerStart, peerEnd } = s;
-  switch (f.fn) {
-    case 'row_number': {
-      const v = new Float64Array(n);
-      for (let i = 0; i < n; i++) v[i] = i - ps[i] + 1;
-      return int64Column(v, n);
-    }
-    case 'rank': {
-      const v = new Float64Array(n);
-      for (let i = 0; i < n; i++) v[i] = peerStart[i] - ps[i] + 1;
-      return int64Column(v, n);
-    }
-    case 'dense_rank': {
-      const v = new Float64Array(n);
-      let r = 0;
-      for (let i = 0; i < n; i++) {
-        if (i === ps[i]) r = 1;
-        else if (i === peerStart[i]) r++;
-        v[i] = r;
-      }
-      return int64Column(v, n);
-    }
-    case 'percent_rank': {
-      const v = new Float64Array(n);
-      for (let i = 0; i < n; i++) {
-        const size = pe[i] - ps[i];
-        v[i] = size > 1 ? (peerStart[i] - ps[i]) / (size - 1) : 0;
-      }
-      return float64Column(v);
-    }
-    case 'cume_dist': {
-      const v = new Float64Array(n);
-      for (let i = 0; i < n; i++) v[i] = (peerEnd[i] - ps[i]) / (pe[i] - ps[i]);
-      return float64Column(v);
-    }
-    case 'ntile': {
-      // as DuckDB (after SQLite's ntileValueFunc): the first n_total % buckets buckets hold one row more
-      const v = new Float64Array(n);
-      for (let i = 0; i < n; i++) {
-        const total = pe[i] - ps[i];
-        const buckets = Math.min(f.n, total);
-        const size = Math.floor(total / buckets);
-        const large = total - buckets * size;
-        const small = large * (size + 1);
-        const r = i - ps[i];
-        v[i] = r < small ? 1 + Math.floor(r / (size + 1)) : 1 + large + Math.floor((r - small) / size);
-      }
-      return int64Column(v, n);
-    }
-    case 'lag':
-    case 'lead': {
-      const arg = b.columns[f.col];
-      const def = f.def >= 0 ? b.columns[f.def] : null;
-      const idx = new Int32Array(n);
-      const step = f.fn === 'lag' ? -f.n : f.n;
-      for (let i = 0; i < n; i++) {
-        const j = i + step;
-        idx[i] = j >= ps[i] && j < pe[i] ? j : def ? n + i : -1;
-      }
-      return gather(def ? concatColumns(arg.type, [arg, def]) : arg, idx);
-    }
-    default:
-      return framed(f, b, s, orderBy);
-  }
-}
+/** A function's column over the sorted rows `b` (shape `s`). */
+type Kernel = (f: BoundWindowFn, b: Batch, s: Shape, orderBy: SortKey[]) => Column;
 
-/** A function over each row's frame. */
-function framed(f: BoundWindowFn, b: Batch, s: Shape, orderBy: SortKey[]): Column {
+/** Each row's value from its partition's and peers' bounds, as int64 or float64. */
+const fromBounds =
+  (float: boolean, at: (s: Shape, i: number, f: BoundWindowFn) => number): Kernel =>
+  (f, _b, s) => {
+    const v = new Float64Array(s.n);
+    for (let i = 0; i < s.n; i++) v[i] = at(s, i, f);
+    return float ? float64Column(v) : int64Column(v, s.n);
+  };
+
+/** lag (-1) or lead (1): the value `n` rows away in the partition, else the default (null without one). */
+const offsetRow =
+  (dir: number): Kernel =>
+  (f, b, s) => {
+    const { n, partStart: ps, partEnd: pe } = s;
+    const arg = b.columns[f.col];
+    const def = f.def >= 0 ? b.columns[f.def] : null;
+    const idx = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const j = i + dir * f.n;
+      idx[i] = j >= ps[i] && j < pe[i] ? j : def ? n + i : -1;
+    }
+    return gather(def ? concatColumns(arg.type, [arg, def]) : arg, idx);
+  };
+
+/** A row of each frame (-1: none): first, last or nth value. */
+const frameRow =
+  (pick: (start: number, end: number, f: BoundWindowFn) => number): Kernel =>
+  (f, b, s, orderBy) => {
+    const { start, end } = frameOf(s, f.frame, b, orderBy);
+    const idx = new Int32Array(s.n);
+    for (let i = 0; i < s.n; i++) {
+      const j = pick(start[i], end[i], f);
+      idx[i] = j >= start[i] && j < end[i] ? j : -1;
+    }
+    return gather(b.columns[f.col], idx);
+  };
+
+const countOver: Kernel = (f, b, s, orderBy) => {
   const { start, end } = frameOf(s, f.frame, b, orderBy);
   const n = s.n;
   const arg = f.col >= 0 ? b.columns[f.col] : null;
-  switch (f.fn) {
-    case 'first_value':
-    case 'last_value':
-    case 'nth_value': {
-      const idx = new Int32Array(n);
-      for (let i = 0; i < n; i++) {
-        const j = f.fn === 'first_value' ? start[i] : f.fn === 'last_value' ? end[i] - 1 : start[i] + f.n - 1;
-        idx[i] = j >= start[i] && j < end[i] ? j : -1;
-      }
-      return gather(arg!, idx);
-    }
-    case 'count': {
-      const v = new Float64Array(n);
-      if (f.distinct) slide(new Uint8Array(n), arg!.valid, s, start, end, v, distinctIds(arg!), true);
-      else if (!arg || arg.valid === null) for (let i = 0; i < n; i++) v[i] = end[i] - start[i];
-      else {
-        const pre = validPrefix(arg);
-        for (let i = 0; i < n; i++) v[i] = pre[end[i]] - pre[start[i]];
-      }
-      return int64Column(v, n);
-    }
-    case 'min':
-    case 'max':
-      return gather(arg!, extremes(arg!, s, start, end, f.fn === 'max'));
-    default:
-      return sums(f, arg!, s, start, end);
+  const v = new Float64Array(n);
+  if (f.distinct) slide(new Uint8Array(n), arg!.valid, s, start, end, v, distinctIds(arg!), true);
+  else if (!arg || arg.valid === null) for (let i = 0; i < n; i++) v[i] = end[i] - start[i];
+  else {
+    const pre = validPrefix(arg);
+    for (let i = 0; i < n; i++) v[i] = pre[end[i]] - pre[start[i]];
   }
-}
+  return int64Column(v, n);
+};
+
+const extreme =
+  (max: boolean): Kernel =>
+  (f, b, s, orderBy) => {
+    const { start, end } = frameOf(s, f.frame, b, orderBy);
+    const arg = b.columns[f.col];
+    return gather(arg, extremes(arg, s, start, end, max));
+  };
+
+const sumOver: Kernel = (f, b, s, orderBy) => {
+  const { start, end } = frameOf(s, f.frame, b, orderBy);
+  return sums(f, b.columns[f.col], s, start, end);
+};
+
+/** Each window function's kernel, by name: a new function in the plan's enum needs its entry (plan/window-fns.ts). */
+const KERNELS: Record<WindowFnName, Kernel> = {
+  row_number: fromBounds(false, (s, i) => i - s.partStart[i] + 1),
+  rank: fromBounds(false, (s, i) => s.peerStart[i] - s.partStart[i] + 1),
+  dense_rank: (_f, _b, s) => {
+    const v = new Float64Array(s.n);
+    let r = 0;
+    for (let i = 0; i < s.n; i++) {
+      if (i === s.partStart[i]) r = 1;
+      else if (i === s.peerStart[i]) r++;
+      v[i] = r;
+    }
+    return int64Column(v, s.n);
+  },
+  percent_rank: fromBounds(true, (s, i) => {
+    const size = s.partEnd[i] - s.partStart[i];
+    return size > 1 ? (s.peerStart[i] - s.partStart[i]) / (size - 1) : 0;
+  }),
+  cume_dist: fromBounds(true, (s, i) => (s.peerEnd[i] - s.partStart[i]) / (s.partEnd[i] - s.partStart[i])),
+  // as DuckDB (after SQLite's ntileValueFunc): the first n_total % buckets buckets hold one row more
+  ntile: fromBounds(false, (s, i, f) => {
+    const total = s.partEnd[i] - s.partStart[i];
+    const buckets = Math.min(f.n, total);
+    const size = Math.floor(total / buckets);
+    const large = total - buckets * size;
+    const small = large * (size + 1);
+    const r = i - s.partStart[i];
+    return r < small ? 1 + Math.floor(r / (size + 1)) : 1 + large + Math.floor((r - small) / size);
+  }),
+  lag: offsetRow(-1),
+  lead: offsetRow(1),
+  first_value: frameRow((start) => start),
+  last_value: frameRow((_start, end) => end - 1),
+  nth_value: frameRow((start, _end, f) => start + f.n - 1),
+  count: countOver,
+  sum: sumOver,
+  avg: sumOver,
+  min: extreme(false),
+  max: extreme(true),
+};
+
+/** The function's column over the sorted rows `b` (shape `s`). */
+export const windowColumn: Kernel = (f, b, s, orderBy) => KERNELS[f.fn](f, b, s, orderBy);
 
 /** prefix[k]: valid rows among the first k. */
 function validPrefix(c: Column): Float64Array {

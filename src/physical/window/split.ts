@@ -15,6 +15,7 @@ import {
 } from '../../kernels/column.js';
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
+import { WINDOW_FNS } from '../../plan/window-fns.js';
 import { type Shape, frameOf, shapeOf } from './bounds.js';
 import {
   afterOnly,
@@ -379,7 +380,7 @@ export function withWhole(
   for (let i = 0; i < n; i++)
     idx[i] = i < upTo && firstAt >= 0 ? firstAt : i >= whole.lastFrom && lastAt >= 0 ? lastAt : i;
   fns.forEach((f, k) => {
-    if (!WHOLE.has(f.fn)) return;
+    if (WINDOW_FNS[f.fn].kind !== 'aggregate') return;
     const own = out.columns[w + k];
     const value = (t: Batch): Column => {
       const c = t.columns[summaryFn(keys, k)];
@@ -396,8 +397,6 @@ export function withWhole(
   });
   return { length: n, columns: cols };
 }
-
-const WHOLE = new Set(['count', 'sum', 'avg', 'min', 'max']);
 
 /**
  * lag/lead and functions over bounded ROWS frames of a piece recomputed over its rows with its neighbours' around
