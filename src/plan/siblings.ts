@@ -137,8 +137,33 @@ export function mergeSiblings(root: BoundNode): BoundNode {
     ones.add(merged.one);
   }
   if (placed.size === 0) return root;
-  const replace = (n: BoundNode): BoundNode => placed.get(n) ?? mapChildren(n, replace);
-  return fuseSemis(replace(root), ones);
+  const replace = (m: Map<BoundNode, BoundNode>) => {
+    const r = (n: BoundNode): BoundNode => m.get(n) ?? mapChildren(n, r);
+    return fuseSemis(r(root), ones);
+  };
+  // kept only where the places' semi joins became one (read once): a merged aggregate read in two places is held
+  // for the second reader, and measured dearer than the two scans it saves (q21 unfused: 1.08x wall, 1.12x CPU of
+  // the base build's; q18: 1.08x CPU, peak RSS 497 against 317 MB)
+  const fused = replace(placed);
+  const reads = new Map<BoundNode, number>();
+  const count = (n: BoundNode) => {
+    if (ones.has(n)) reads.set(n, (reads.get(n) ?? 0) + 1);
+    mapChildren(n, (c) => {
+      count(c);
+      return c;
+    });
+  };
+  count(fused);
+  const keep = new Map([...placed].filter(([, to]) => reads.get(oneOf(to)) === 1));
+  if (keep.size === placed.size) return fused;
+  return keep.size === 0 ? root : replace(keep);
+}
+
+/** The merged aggregate a place reads (below its row-count filter). */
+function oneOf(place: BoundNode): BoundNode {
+  let n = place;
+  while (n.kind === 'project' || n.kind === 'filter') n = n.input;
+  return n;
 }
 
 /** A right side over a merged aggregate through filters and projections: its filters and columns on the aggregate's. */

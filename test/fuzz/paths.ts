@@ -33,6 +33,11 @@ export function countPaths(s: Stats, counts: PathCounts): void {
   add('grace join pieces', s.tasks.filter((t) => /grace piece/.test(t.split ?? '')).length);
   add('grace aggregate cuts', s.tasks.filter((t) => /grace (input|rows)/.test(t.split ?? '')).length);
   add('eager aggregations', s.eager.length);
+  // plan rewrites, by the stages they name: an aggregate summed before its joins (plan/eager-push.ts), sibling
+  // aggregates over one table computed as one (plan/siblings.ts)
+  const named = new Set(s.tasks.map((t) => t.stage));
+  add('aggregates summed before joins', [...named].filter((x) => /\.eager$/.test(x)).length);
+  add('sibling aggregates merged', [...named].filter((x) => /\.siblings$/.test(x)).length);
   add('retried tasks', s.tasks.filter((t) => t.attempt > 1 && t.error === undefined).length);
   add('plans in the calling thread', s.inThread ? 1 : 0);
   add('scan tasks reading conjuncts as masks', s.tasks.filter((t) => (t.masks ?? 0) > 0).length);
