@@ -9,7 +9,7 @@
 // left out (`deferred`) and inserted after every part is done, in one short pass on one thread (inserting it then
 // into slots past its part's end is what a build on one thread would have done: a lookup finds it the same way).
 import type { Keys } from './keys.js';
-import { DIRECT_MIN, DIRECT_SPAN, SLOT, type TableArrays, compactKeys, int32s } from './table.js';
+import { SLOT, type TableArrays, compactKeys, int32s } from './table.js';
 
 /** The slots of a table over n rows: a power of two, at least 16 and twice the rows (as KeyTable sizes them). */
 export function tableCapacity(n: number): number {
@@ -102,63 +102,6 @@ function placeRows(
   for (let i = from; i < to; i++) order[cursor[(hash[i] & mask) >>> shift]++] = i;
 }
 
-/**
- * The direct layout's key range (kernels/table.ts buildDirect) when every non-null key is a 32-bit integer and they
- * span at most DIRECT_SPAN values a row (or DIRECT_MIN): its parts are ranges of key values, not of slots.
- */
-export function directRange(keys: Keys): { base: number; span: number } | null {
-  if (!compactKeys(keys)) return null;
-  const w = (keys.parts[0] as { w: Int32Array }).w,
-    nulls = keys.anyNull;
-  let min = 0x7fffffff,
-    max = -0x80000000,
-    rows = 0;
-  for (let i = 0; i < keys.n; i++) {
-    if (nulls !== null && nulls[i]) continue;
-    const lo = w[2 * i];
-    if (w[2 * i + 1] !== lo >> 31) return null;
-    if (lo < min) min = lo;
-    if (lo > max) max = lo;
-    rows++;
-  }
-  if (rows === 0 || max - min + 1 > Math.max(DIRECT_MIN, DIRECT_SPAN * rows)) return null;
-  return { base: min, span: max - min + 1 };
-}
-
-/** A direct table's arrays over `keys` (see directRange), shared, not yet filled. */
-export function allocateDirect(keys: Keys, base: number, span: number): TableArrays {
-  const next = int32s(keys.n, true);
-  return { heads: new Int32Array(0), next, mask: 0, slots: null, direct: int32s(span, true), base, unique: true };
-}
-
-/** The key values of part p of a direct table: [p * chunk, (p + 1) * chunk) from its base. */
-export const directChunk = (span: number, parts: number) => Math.ceil(span / parts);
-
-/** sortRange for a direct table: a row's part is its key's offset from `base` over `chunk`; null keys go to part 0. */
-export function sortRangeDirect(
-  keys: Keys,
-  from: number,
-  to: number,
-  r: number,
-  base: number,
-  chunk: number,
-  parts: number,
-  rows: PartRows,
-): void {
-  const w = (keys.parts[0] as { w: Int32Array }).w,
-    nulls = keys.anyNull,
-    b = r * (parts + 1),
-    { order, starts } = rows;
-  const part = new Int32Array(to - from);
-  for (let i = from; i < to; i++) part[i - from] = nulls !== null && nulls[i] ? 0 : ((w[2 * i] - base) / chunk) | 0;
-  starts.fill(0, b, b + parts + 1);
-  for (let i = 0; i < to - from; i++) starts[b + part[i] + 1]++;
-  starts[b] = from;
-  for (let p = 0; p < parts; p++) starts[b + p + 1] += starts[b + p];
-  const cursor = starts.slice(b, b + parts);
-  for (let i = from; i < to; i++) order[cursor[part[i - from]]++] = i;
-}
-
 /** The rows of part `part` of `parts` inserted into `t`: how many, whether every key was unique, the rows deferred. */
 export interface PartBuilt {
   rows: number;
@@ -172,27 +115,14 @@ export interface PartBuilt {
  * them). Null keys are left out (a join's null never matches).
  */
 export function buildPart(t: TableArrays, keys: Keys, part: number, parts: number, rows: PartRows): PartBuilt {
+  const shift = partShift(t.mask, parts);
+  const lo = part << shift,
+    hi = lo + (1 << shift);
   let n = 0;
   for (let r = 0; r < rows.ranges; r++) {
     const b = r * (parts + 1) + part;
     n += rows.starts[b + 1] - rows.starts[b];
   }
-  if (t.direct !== null) {
-    const chunk = directChunk(t.direct.length, parts);
-    t.direct.fill(-1, part * chunk, Math.min(t.direct.length, (part + 1) * chunk));
-    const w = (keys.parts[0] as { w: Int32Array }).w;
-    let unique = true;
-    for (let r = rows.ranges - 1; r >= 0; r--) {
-      const b = r * (parts + 1) + part;
-      const s = rows.starts[b],
-        e = rows.starts[b + 1];
-      if (!directRows(t.direct, t.next, t.base, w, keys.anyNull, rows.order, s, e)) unique = false;
-    }
-    return { rows: n, unique, deferred: new Int32Array(0) };
-  }
-  const shift = partShift(t.mask, parts);
-  const lo = part << shift,
-    hi = lo + (1 << shift);
   if (t.slots === null) {
     t.heads.fill(-1, lo, hi);
     for (let r = rows.ranges - 1; r >= 0; r--) {
@@ -228,33 +158,6 @@ export function buildPart(t: TableArrays, keys: Keys, part: number, parts: numbe
     }
   }
   return { rows: n, unique, deferred: deferred.slice(0, nd) };
-}
-
-/** Direct: rows order[e - 1] down to order[s] chained from their key's entry; whether no key repeated. */
-function directRows(
-  direct: Int32Array,
-  next: Int32Array,
-  base: number,
-  w: Int32Array,
-  anyNull: Uint8Array | null,
-  order: Int32Array,
-  s: number,
-  e: number,
-): boolean {
-  let unique = true;
-  for (let j = e - 1; j >= s; j--) {
-    const i = order[j];
-    if (anyNull !== null && anyNull[i]) {
-      next[i] = -1;
-      continue;
-    }
-    const d = w[2 * i] - base;
-    const r = direct[d];
-    if (r >= 0) unique = false;
-    next[i] = r;
-    direct[d] = i;
-  }
-  return unique;
 }
 
 /** Chains: rows order[e - 1] down to order[s] pushed onto their slots' chains. */

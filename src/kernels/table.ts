@@ -39,8 +39,8 @@ export interface TableArrays {
  * A direct table spans at most this many values per row (4 bytes each: 16 bytes a row, half the compact layout's 32 at
  * least), or DIRECT_MIN values.
  */
-export const DIRECT_SPAN = 4;
-export const DIRECT_MIN = 1024;
+const DIRECT_SPAN = 4;
+const DIRECT_MIN = 1024;
 const TWO32 = 4294967296;
 
 /** n Int32 words, in a SharedArrayBuffer when `shared` (a broadcast table's: no copy into shared memory afterwards). */

@@ -16,8 +16,6 @@ export function countPaths(s: Stats, counts: PathCounts): void {
   for (const j of s.joins) {
     if (/^cross join/.test(j.reason)) add('cross join');
     else add(`${j.strategy} ${j.type}`);
-    // any type: a side the shared build refuses, built by all workers (physical/join/partitioned.ts)
-    if (j.strategy === 'partitioned') add('partitioned joins');
     for (const x of j.splits) if (x.method !== 'none') add(`join split ${x.method}`);
   }
   for (const a of s.aggregates) {
@@ -70,7 +68,6 @@ export function countPaths(s: Stats, counts: PathCounts): void {
 const FLOORS: PathCounts = {
   ...Object.fromEntries(JOIN_TYPES.map((t) => [`shuffle ${t}`, 8])), // [16 .. 29]
   'broadcast inner': 10, // [20]
-  'partitioned joins': 2, // [6, seed 20261130 with the draw of broadcastBytes 64 or 1024]
   'cross join': 10, // [21]
   'joins on keys of differing types': 100, // [203]
   'join split map-range': 8, // [17]

@@ -1,8 +1,8 @@
 // Random execution settings for the fuzzer, drawn so that every path runs some
 // of the time: workers, partitions, skew handling with thresholds low enough to
 // split on tiny data (each strategy), combiners and eager aggregation on or
-// off, broadcasts off (every join shuffled) or small with the shared build on (partitioned builds), runs on the pool
-// or the calling thread, memory budgets small enough to spill (grace joins, spilled shuffle
+// off, broadcasts off (every join shuffled), runs on the pool or the calling
+// thread, memory budgets small enough to spill (grace joins, spilled shuffle
 // blocks and sort runs), and now and then a worker that dies mid-task (a retry).
 import type { RunOptions } from '../../dist/index.js';
 import type { Rand } from './random.js';
@@ -50,13 +50,6 @@ export function randomSettings(r: Rand, spillDir: string): FuzzSettings {
     ...(r.chance(0.35) ? { memoryLimit: r.pick([1, 16384, 65536]), spillDir } : {}),
   };
   const faults = r.chance(0.12) ? r.some(FAULTS, 1, 3).join(',') : '';
-  // now and then broadcastBytes under most sides with the shared build on (its internal bound over them): a side is
-  // built once on one thread or, where that build's rules refuse it, partitioned by all workers
-  // (physical/join/partitioned.ts); drawn last, so the draws above are those of the seed's plans before it
-  if (opts.broadcastBytes === undefined && r.chance(0.3)) {
-    opts.broadcastBytes = r.pick([64, 1024]);
-    opts.sharedBuildBytes = 1 << 30;
-  }
   return { opts, faults };
 }
 

@@ -146,19 +146,10 @@ export const PARTITIONED_BUDGET_SHARE = 0.5;
  */
 export const partitionedTableBytes = (rows: number, bytes: number) => bytes + 80 * rows;
 
-/**
- * And only when the other side has at least this many times its rows: its map tasks then probe a table larger than
- * the caches (a few cache misses a probing row) instead of shuffling their rows, which costs more only when they
- * are the more (q09 at SF 10, paired task CPU: 8M partsupp rows built for 3.3M probing line items, 0.4 times, cost
- * 7 s more than the shuffle, 2 µs a probing row on the loaded machine).
- */
-export const PARTITIONED_RATIO = 2;
-
-/** A side read whole: its rows and bytes, and the rows of the other side that would probe it (projected). */
+/** A side read whole: its rows and bytes. */
 interface SideSize {
   rows: number;
   bytes: number;
-  probing: number;
 }
 
 /**
@@ -175,16 +166,12 @@ export function decidePartitioned(
   const cap = Math.floor(PARTITIONED_BUDGET_SHARE * room);
   const sides = broadcastable(type).filter((s) => whole[s] !== undefined);
   const table = (s: Side) => partitionedTableBytes(whole[s]!.rows, whole[s]!.bytes);
-  const probed = (s: Side) => whole[s]!.probing >= PARTITIONED_RATIO * whole[s]!.rows;
-  const fits = sides.filter((s) => table(s) <= cap && probed(s)).sort((a, b) => table(a) - table(b));
+  const fits = sides.filter((s) => table(s) <= cap).sort((a, b) => table(a) - table(b));
   if (fits.length === 0) {
-    const over = (s: Side) =>
-      table(s) > cap
-        ? `the ${s} side's table (${table(s)} bytes) is over ${PARTITIONED_BUDGET_SHARE} of the memory budget left ` +
-          `(${cap} of ${room} bytes)`
-        : `the ${s} side's ${whole[s]!.rows} rows have ${Math.round(whole[s]!.probing)} probing them, under ` +
-          `${PARTITIONED_RATIO} times as many`;
-    const why = sides.length ? sides.map(over).join('; ') : 'no side it may build was read whole';
+    const why = sides.length
+      ? sides.map((s) => `the ${s} side's table (${table(s)} bytes)`).join(' and ') +
+        ` over ${PARTITIONED_BUDGET_SHARE} of the memory budget left (${cap} of ${room} bytes)`
+      : 'no side it may build was read whole';
     return { strategy: 'shuffle', reason: `${refused}; not built partitioned: ${why}` };
   }
   const s = fits[0];
@@ -192,8 +179,7 @@ export function decidePartitioned(
     strategy: 'partitioned',
     side: s,
     reason:
-      `${refused}; the ${s} side (${whole[s]!.rows} rows, ${Math.round(whole[s]!.probing)} probing) is built ` +
-      `partitioned by all workers: its table (${table(s)} bytes) <= ${PARTITIONED_BUDGET_SHARE} of the memory ` +
-      `budget left (${cap} of ${room} bytes)`,
+      `${refused}; the ${s} side (${whole[s]!.rows} rows) is built partitioned by all workers: its table ` +
+      `(${table(s)} bytes) <= ${PARTITIONED_BUDGET_SHARE} of the memory budget left (${cap} of ${room} bytes)`,
   };
 }

@@ -4,7 +4,7 @@
 // writes the same.
 import { type Batch, viewBatch } from '../../kernels/column.js';
 import { type Keys, buildKeys } from '../../kernels/keys.js';
-import { type PartRows, buildPart, sortRange, sortRangeDirect } from '../../kernels/table-part.js';
+import { type PartRows, buildPart, sortRange } from '../../kernels/table-part.js';
 import type { TableArrays } from '../../kernels/table.js';
 import type { KeyNorm } from '../../plan/bound.js';
 import type { SourceKernel } from '../task.js';
@@ -12,7 +12,6 @@ import type { SourceKernel } from '../task.js';
 /**
  * hash: rows [from, to) of `columns` (the built side's key columns, shared), range `range` of `rows`, hashed into
  * `hash` at the same rows and sorted by part (kernels/table-part.ts sortRange);
- * sort: the same for a direct table (kernels/table-part.ts sortRangeDirect: parts are ranges of key values, no hash);
  * part: part `part` of `parts` of `table` built from its rows, its uniqueness into `unique[part]` (1: no key
  * repeated) and the rows it deferred handed back as one int32 column.
  */
@@ -27,18 +26,6 @@ export type TableBuildSource =
       range: number;
       hash: Int32Array;
       mask: number;
-      parts: number;
-      rows: PartRows;
-    }
-  | {
-      kind: 'tableBuild';
-      step: 'sort';
-      keys: Keys;
-      from: number;
-      to: number;
-      range: number;
-      base: number;
-      chunk: number;
       parts: number;
       rows: PartRows;
     }
@@ -64,11 +51,6 @@ export const tableBuildKernel: SourceKernel<TableBuildSource> = {
       buildKeys(viewBatch(columns, from, to), cols, norms, hash.subarray(from, to));
       sortRange(hash, from, to, src.range, src.mask, src.parts, src.rows);
       return { batches: [], rows: to - from, inputBytes: 4 * (to - from) };
-    }
-    if (src.step === 'sort') {
-      const { keys, from, to } = src;
-      sortRangeDirect(keys, from, to, src.range, src.base, src.chunk, src.parts, src.rows);
-      return { batches: [], rows: to - from, inputBytes: 8 * (to - from) };
     }
     const b = buildPart(src.table, src.keys, src.part, src.parts, src.rows);
     src.unique[src.part] = b.unique ? 1 : 0;

@@ -15,17 +15,8 @@
 import { type Batch, batchBytes, concatBatches, rowCount, shareArray } from '../../kernels/column.js';
 import { keyBits } from '../../kernels/key-bits.js';
 import { type KeyPart, type Keys, buildKeys } from '../../kernels/keys.js';
-import {
-  type PartRows,
-  allocateDirect,
-  allocateTable,
-  directChunk,
-  directRange,
-  insertDeferred,
-  tableCapacity,
-} from '../../kernels/table-part.js';
-import { DIRECT_MIN, type TableArrays, int32s } from '../../kernels/table.js';
-import type { BoundNode } from '../../plan/bound.js';
+import { type PartRows, allocateTable, insertDeferred, tableCapacity } from '../../kernels/table-part.js';
+import { type TableArrays, directTable, int32s } from '../../kernels/table.js';
 import type { Settings } from '../../plan/load.js';
 import type { ExecContext } from '../operator.js';
 import { pipelineOf, scanBytes } from '../pipeline.js';
@@ -37,7 +28,6 @@ import { type Collect, type JoinStrategy, probePipeline } from './broadcast.js';
 import {
   type BroadcastDecision,
   PARTITIONED_BUDGET_SHARE,
-  PARTITIONED_RATIO,
   SHARED_BUILD_RATIO,
   SHARED_BUILD_ROWS,
   type Side,
@@ -83,11 +73,6 @@ export async function tryPartitioned(
   let held = how.heldBytes;
   const room = () => ex.memory.free() + held;
   let readOn = false;
-  // the rows that would probe a side built: the other side's, as read or projected from what was read
-  const probing = (s: Side) => {
-    const o: Side = s === 'left' ? 'right' : 'left';
-    return sideRows(sideOf(node, o), read[o]);
-  };
   if (!allowed.some((s) => read[s]?.rest === null)) {
     const cap = PARTITIONED_BUDGET_SHARE * room();
     const projected = allowed
@@ -96,9 +81,9 @@ export async function tryPartitioned(
         const m = read[s]!,
           rows = projectedRows(sideOf(node, s), m);
         const bytes = m.rows > 0 ? (m.bytes * rows) / m.rows : m.bytes;
-        return { s, m, rows, table: partitionedTableBytes(rows, bytes) };
+        return { s, m, table: partitionedTableBytes(rows, bytes) };
       })
-      .filter((x) => Number.isFinite(x.table) && x.table <= cap && probing(x.s) >= PARTITIONED_RATIO * x.rows)
+      .filter((x) => Number.isFinite(x.table) && x.table <= cap)
       .sort((a, b) => a.table - b.table);
     if (projected.length > 0) {
       const { s, m } = projected[0];
@@ -119,9 +104,8 @@ export async function tryPartitioned(
       readOn = true;
     }
   }
-  const whole: Partial<Record<Side, { rows: number; bytes: number; probing: number }>> = {};
-  for (const s of allowed)
-    if (read[s]?.rest === null) whole[s] = { rows: read[s]!.rows, bytes: read[s]!.bytes, probing: probing(s) };
+  const whole: Partial<Record<Side, { rows: number; bytes: number }>> = {};
+  for (const s of allowed) if (read[s]?.rest === null) whole[s] = { rows: read[s]!.rows, bytes: read[s]!.bytes };
   if (!readOn && Object.keys(whole).length === 0) return null;
   const decision = decidePartitioned(node.type, whole, room(), how.decision.reason);
   if (decision.strategy === 'shuffle') return { decision, read, heldBytes: held };
@@ -143,32 +127,6 @@ export async function tryPartitioned(
   };
 }
 
-/**
- * A side's rows: read whole, as read; read to a cap, projected over the splits read (broadcast-check.ts
- * projectedRows), where the side is a join's output whose rest is a scan below it, over that scan's splits; unread,
- * its files'.
- */
-function sideRows(n: BoundNode, m?: Measured): number {
-  const p = projectedRows(n, m);
-  if (Number.isFinite(p) || !m?.rest || m.rest.source.kind !== 'scan') return p;
-  const rest = m.rest.source,
-    scan = findNode(n, rest.id);
-  const rows = (x: BoundNode | null) => (x?.kind === 'scan' ? x.splits.reduce((a, y) => a + y.rows, 0) : 0);
-  const done = rows(scan) - rows(rest);
-  return done > 0 ? (m.rows * rows(scan)) / done : p;
-}
-
-/** The node of this id under n (n included). */
-function findNode(n: BoundNode, id: string): BoundNode | null {
-  if (n.id === id) return n;
-  const below = n.kind === 'join' ? [n.left, n.right] : n.kind === 'union' ? n.inputs : 'input' in n ? [n.input] : [];
-  for (const c of below) {
-    const f = findNode(c, id);
-    if (f) return f;
-  }
-  return null;
-}
-
 let tables = 0;
 
 /** Parts of a table over n rows: a power of two, at least two a worker, up to one per PART_ROWS rows. */
@@ -178,17 +136,10 @@ function partsFor(n: number, workers: number): number {
   return Math.max(1, Math.min(p, tableCapacity(n) / 16));
 }
 
-/** Parts of a direct table spanning `span` values: as partsFor, and at least DIRECT_MIN values a part. */
-function directParts(n: number, workers: number, span: number): number {
-  let p = partsFor(n, workers);
-  while (p > 1 && span / p < DIRECT_MIN) p /= 2;
-  return p;
-}
-
 /**
  * The table over a side's rows (`batches`), every array shared: the rows concatenated and their key parts here, the
  * hashes and the parts on the pool (see the file's comment); the keys' bitmap is set here while the parts build. A
- * key column of dense integers takes the direct layout (kernels/table.ts), its parts ranges of key values.
+ * key column whose values are dense takes the direct layout (kernels/table.ts), one pass here.
  */
 async function buildPartitioned(ex: ExecContext, node: JoinNode, side: Side, batches: Batch[]) {
   const sideNode = sideOf(node, side);
@@ -204,17 +155,20 @@ async function buildPartitioned(ex: ExecContext, node: JoinNode, side: Side, bat
       ? { kind: 'w', w: shareArray(p.w), nulls: share(p.nulls) }
       : { kind: 's', bytes: shareArray(p.bytes), offs: shareArray(p.offs), nulls: share(p.nulls) },
   );
+  const t0 = performance.now();
+  const direct = directTable({ ...unhashed, parts }, true);
+  if (direct) {
+    const k: Keys = { n, parts, hash: int32s(0, true), anyNull: share(unhashed.anyNull) };
+    const table = tableOf(batch, k, direct, null);
+    return { table, bytes: arrayBytes(direct), parts: [{ rows: n, ms: performance.now() - t0 }], hashMs: [] };
+  }
   const workers = ex.settings.workers;
-  const anyNull = share(unhashed.anyNull);
-  // a dense integer key: the direct layout, its parts ranges of key values (no hashes)
-  const dense = directRange({ ...unhashed, parts });
-  const P = dense ? directParts(n, workers, dense.span) : partsFor(n, workers),
+  const P = partsFor(n, workers),
     mask = tableCapacity(n) - 1;
   const R = Math.max(1, Math.min(2 * workers, Math.ceil(n / PART_ROWS)));
-  const hash = dense ? int32s(0, true) : int32s(n, true);
-  const k: Keys = { n, parts, hash, anyNull };
+  const hash = int32s(n, true);
   const rows: PartRows = { order: int32s(n, true), starts: int32s(R * (P + 1), true), ranges: R };
-  const columns: Batch = { length: n, columns: keys.map((c) => batch.columns[c]) };
+  const columns: Batch = { length: n, columns: keys.map((k) => batch.columns[k]) };
   const stage = `${node.id}.build`;
   const run = (source: Parameters<typeof ex.run>[0]['source'], kind: 'map' | 'reduce', partition: number) =>
     ex.run({ source, ops: [], sink: { kind: 'collect' } }, { stage, kind, partition });
@@ -223,18 +177,14 @@ async function buildPartitioned(ex: ExecContext, node: JoinNode, side: Side, bat
       const from = Math.floor((r * n) / R),
         to = Math.floor(((r + 1) * n) / R);
       return run(
-        dense
-          ? {
-              ...{ kind: 'tableBuild', step: 'sort', keys: k, from, to, range: r, base: dense.base },
-              ...{ chunk: directChunk(dense.span, P), parts: P, rows },
-            }
-          : { kind: 'tableBuild', step: 'hash', columns, norms, from, to, range: r, hash, mask, parts: P, rows },
+        { kind: 'tableBuild', step: 'hash', columns, norms, from, to, range: r, hash, mask, parts: P, rows },
         'map',
         r,
       );
     }),
   );
-  const t = dense ? allocateDirect(k, dense.base, dense.span) : allocateTable(k);
+  const k: Keys = { n, parts, hash, anyNull: share(unhashed.anyNull) };
+  const t = allocateTable(k);
   const unique = int32s(P, true);
   const building = Promise.all(
     Array.from({ length: P }, (_, p) =>
@@ -245,7 +195,7 @@ async function buildPartitioned(ex: ExecContext, node: JoinNode, side: Side, bat
   const bits = t.slots ? keyBits(k, true) : null;
   const built = await building;
   const deferred = built.map((r) => (r.batches[0]?.columns[0].values as Int32Array | undefined) ?? new Int32Array(0));
-  let uniq = t.slots !== null || t.direct !== null ? unique.every((u) => u === 1) : false;
+  let uniq = t.slots !== null && unique.every((u) => u === 1);
   if (t.slots !== null && deferred.some((d) => d.length > 0)) uniq = insertDeferred(t, k, deferred) && uniq;
   trace(`partitioned ${node.id}: ${P} parts built, ${deferred.reduce((a, d) => a + d.length, 0)} rows deferred`);
   const table = tableOf(batch, k, { ...t, unique: uniq }, bits);
@@ -293,13 +243,11 @@ export function expectedPartitioned<D extends BroadcastDecision & { rule?: strin
   const rule =
     `${d.rule ? `${d.rule}; ` : ''}a side the shared build refuses (over ${SHARED_BUILD_ROWS} rows, without ` +
     `${SHARED_BUILD_RATIO} times its rows on the other side, or over its bound) is built partitioned by all ` +
-    `workers when read whole, its table fits ${PARTITIONED_BUDGET_SHARE} of the memory budget left ` +
-    `(${s.memoryLimit} bytes in all) and the other side has ${PARTITIONED_RATIO} times its rows, else the sides are ` +
-    `shuffled`;
+    `workers when read whole and its table fits ${PARTITIONED_BUDGET_SHARE} of the memory budget left ` +
+    `(${s.memoryLimit} bytes in all), else the sides are shuffled`;
   const est = (x: Side) => ({ rows: Math.round(projectedRows(sideOf(node, x))), bytes: scanBytes(sideOf(node, x)) });
   const cap = PARTITIONED_BUDGET_SHARE * s.memoryLimit;
-  const fits = (x: Side) =>
-    partitionedTableBytes(est(x).rows, est(x).bytes) <= cap && est(other(x)).rows >= PARTITIONED_RATIO * est(x).rows;
+  const fits = (x: Side) => partitionedTableBytes(est(x).rows, est(x).bytes) <= cap;
   const other = (x: Side): Side => (x === 'left' ? 'right' : 'left');
   const as = (x: Side, why: string) => ({
     strategy: 'partitioned' as const,
