@@ -172,15 +172,11 @@ function shuffleLines(s: Stats['shuffles'][number]): string[] {
 
 function joinLines(j: Stats['joins'][number]): string[] {
   const built = JOIN_STRATEGIES[j.strategy].built;
-  if (j.broadcast && built) {
-    const out = [
+  if (j.broadcast && built)
+    return [
       `${j.id}: strategy ${j.strategy}: ${j.broadcast.side} side (${j.broadcast.rows} rows, ` +
         `${fmtBytes(j.broadcast.bytes)}) ${built}; ${j.reason}`,
     ];
-    if (j.hashMs?.length) out.push(`   hashed in ${j.hashMs.length} task(s): ${j.hashMs.join(', ')} ms`);
-    if (j.parts) out.push(`   build per part: ${j.parts.map((p, i) => `${i}: ${p.rows} rows ${p.ms} ms`).join('; ')}`);
-    return out;
-  }
   const out = [
     `${j.id}: strategy shuffle (${j.reason}); ${j.tasks} planned reduce task(s), target ${fmtBytes(j.targetBytes)}`,
   ];

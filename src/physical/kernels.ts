@@ -18,7 +18,6 @@ import { type MarkOp, markBatch } from './join/mark.js';
 import { type RowsOp, rowsBatch } from './setop/rows.js';
 import type { WindowSource } from './window/window-source.js';
 import { joinKernel } from './join/source.js';
-import { type TableBuildSource, tableBuildKernel } from './join/part-build.js';
 import { splitKernel } from './join/split.js';
 import { compileOps } from './row-ops.js';
 import { scanKernel } from './scan/source.js';
@@ -51,8 +50,6 @@ declare module './task.js' {
   interface FamilySources {
     /** a window's shuffled partitions, sorted and its functions appended (physical/window/source.ts) */
     window: WindowSource;
-    /** a partitioned shared build's hashing and parts (physical/join/part-build.ts) */
-    tableBuild: TableBuildSource;
   }
 }
 
@@ -67,7 +64,6 @@ const SOURCES: SourceKernels = {
   aggregate: aggregateKernel,
   sort: sortKernel,
   window: windowKernel,
-  tableBuild: tableBuildKernel,
 };
 
 const SINKS: SinkKernels = {

@@ -130,13 +130,6 @@ export const JOIN_STRATEGIES = {
   shuffle: { built: null },
   /** a semi or anti join's left side built once, marked by the right side's map tasks (physical/join/marked.ts) */
   marked: { built: "built once and marked by the other side's map tasks" },
-  /**
-   * a side the shared build on one thread refuses, hash-partitioned and built by all workers into one shared table,
-   * probed by the other side's map tasks (physical/join/partitioned.ts)
-   */
-  partitioned: {
-    built: "hash-partitioned, built by all workers into one shared table, probed in the other side's map tasks",
-  },
   /** no keys: the smaller side replicated to every task of the larger (physical/join/stage.ts runCross) */
   cross: { built: 'replicated to every task of the larger side' },
 } as const satisfies Record<string, { built: string | null }>;
@@ -154,9 +147,6 @@ export interface JoinStats {
   /** why (the sizes against broadcastBytes, the join type's rule, or eager aggregation) */
   reason: string;
   broadcast?: { side: 'left' | 'right'; rows: number; bytes: number };
-  /** a partitioned build: each part's rows and build time (ms), and the hashing tasks' time before them */
-  parts?: { rows: number; ms: number }[];
-  hashMs?: number[];
   targetBytes: number;
   tasks: number;
   splits: SplitInfo[];

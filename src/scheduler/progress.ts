@@ -98,8 +98,7 @@ export function taskWeight(source: TaskSource, scanRows: ReadonlyMap<string, num
       rows = rowsOf(source.blocks);
       break;
     default:
-      // a source with no batches of its own (a partitioned build's step, physical/join/part-build.ts) weighs 1
-      rows = 'input' in source ? rowsOf(source.input) : 0;
+      rows = rowsOf(source.input);
   }
   return Math.max(1, rows);
 }

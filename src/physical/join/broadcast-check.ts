@@ -15,7 +15,7 @@ interface Read {
  * The rows a side read would have read whole: its rows, or for a scan stopped at a cap, the rows read scaled by
  * the rows of its splits over those of the splits it read; unread, the rows of its files (before filters).
  */
-export function projectedRows(n: BoundNode, m?: Read): number {
+function projectedRows(n: BoundNode, m?: Read): number {
   if (m?.rest === null) return m.rows;
   if (!m) return scanRows(n);
   return m.rows * scale(n, m);

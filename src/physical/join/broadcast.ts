@@ -128,7 +128,7 @@ function probeShape(node: JoinNode, side: Side): Omit<ProbeOp, 'table'> {
 }
 
 /** The pipeline of the side that probes `table` (`base`: its pipeline, by default the whole side), and the probe. */
-export function probePipeline(node: JoinNode, side: Side, table: BroadcastTable, base?: Pipeline): Pipeline {
+function probePipeline(node: JoinNode, side: Side, table: BroadcastTable, base?: Pipeline): Pipeline {
   const op: ProbeOp = { ...probeShape(node, side), table };
   const p = base ?? pipelineOf(side === 'right' ? node.left : node.right);
   return { ...p, ops: [...p.ops, op], fused: [...p.fused, node.id], schema: node.schema };

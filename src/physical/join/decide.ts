@@ -51,7 +51,7 @@ export function broadcastable(type: JoinType): Side[] {
 
 export interface BroadcastDecision {
   /** of the strategies (physical/stats.ts JOIN_STRATEGIES) the ones decided from the sides' sizes */
-  strategy: Extract<JoinStrategyName, 'broadcast' | 'shuffle' | 'partitioned'>;
+  strategy: Extract<JoinStrategyName, 'broadcast' | 'shuffle'>;
   /** the side built into the shared table */
   side?: Side;
   /** why, in words for --explain --analyze */
@@ -128,58 +128,4 @@ export function sidesToMeasure(
   return broadcastable(type)
     .filter((s) => capped[s] || estimates[s] <= factor * Math.max(threshold, bounds[s]))
     .sort((a, b) => estimates[a] - estimates[b]);
-}
-
-/**
- * A side the shared build above refuses (over SHARED_BUILD_ROWS, over its bound, or without SHARED_BUILD_RATIO times
- * its rows on the other side) is built partitioned by all workers (physical/join/partitioned.ts) when its table takes
- * at most this share of the memory budget left (the rows this join read are held already, and count as left): the
- * table is held while the other side's map tasks probe it, beside what they hold. Over it the sides are shuffled,
- * as before, and spill under the budget.
- */
-export const PARTITIONED_BUDGET_SHARE = 0.5;
-
-/**
- * The bytes a partitioned build holds for a side of `rows` rows and `bytes` bytes, estimated high: its rows in one
- * batch, and per row a hash, its place in the parts' order, its chain link and up to four slots of 16 bytes (the
- * compact layout of one integer key; chains take less).
- */
-export const partitionedTableBytes = (rows: number, bytes: number) => bytes + 80 * rows;
-
-/** A side read whole: its rows and bytes. */
-interface SideSize {
-  rows: number;
-  bytes: number;
-}
-
-/**
- * Partitioned or shuffle, for a join the shared build on one thread refused (`refused`: why, its words): of the sides
- * the join type allows to build, those read whole (`whole`) whose table fits PARTITIONED_BUDGET_SHARE of `room` (the
- * memory budget left, with the bytes this join's reads hold); the one with the smaller table is built.
- */
-export function decidePartitioned(
-  type: JoinType,
-  whole: Partial<Record<Side, SideSize>>,
-  room: number,
-  refused: string,
-): BroadcastDecision {
-  const cap = Math.floor(PARTITIONED_BUDGET_SHARE * room);
-  const sides = broadcastable(type).filter((s) => whole[s] !== undefined);
-  const table = (s: Side) => partitionedTableBytes(whole[s]!.rows, whole[s]!.bytes);
-  const fits = sides.filter((s) => table(s) <= cap).sort((a, b) => table(a) - table(b));
-  if (fits.length === 0) {
-    const why = sides.length
-      ? sides.map((s) => `the ${s} side's table (${table(s)} bytes)`).join(' and ') +
-        ` over ${PARTITIONED_BUDGET_SHARE} of the memory budget left (${cap} of ${room} bytes)`
-      : 'no side it may build was read whole';
-    return { strategy: 'shuffle', reason: `${refused}; not built partitioned: ${why}` };
-  }
-  const s = fits[0];
-  return {
-    strategy: 'partitioned',
-    side: s,
-    reason:
-      `${refused}; the ${s} side (${whole[s]!.rows} rows) is built partitioned by all workers: its table ` +
-      `(${table(s)} bytes) <= ${PARTITIONED_BUDGET_SHARE} of the memory budget left (${cap} of ${room} bytes)`,
-  };
 }

@@ -9,7 +9,6 @@ import { markedRule } from './marked.js';
 import { filterLine, filterable, traceColumns } from './filters.js';
 import type { BoundNode } from '../../plan/bound.js';
 import type { Settings } from '../../plan/load.js';
-import { expectedPartitioned } from './partitioned.js';
 import { runJoin, runJoinUntil } from './stage.js';
 import type { JoinNode } from './tasks.js';
 
@@ -68,16 +67,11 @@ export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
     const on = src.leftKeys
       .map((l, i) => `${src.left.schema[l].name} = ${src.right.schema[src.rightKeys[i]].name}`)
       .join(' and ');
-    const d = expectedPartitioned(
-      src,
-      expectedStrategy(src, x.settings.broadcastBytes, x.settings.sharedBuildBytes),
-      x.settings,
-    );
+    const d = expectedStrategy(src, x.settings.broadcastBytes, x.settings.sharedBuildBytes);
     const tasks = d.strategy === 'shuffle' ? `, ${P} reduce task(s) at most` : '';
     x.line(depth, `${src.id}: ${src.type} hash join on ${on}${tasks}${fused}`);
-    const by = d.strategy === 'partitioned' ? 'hash-partitioned and built by all workers into one table' : 'built once';
     const built = d.side
-      ? ` (${d.side} side ${by}, probed by the ${d.side === 'left' ? 'right' : 'left'} side's map tasks)`
+      ? ` (${d.side} side built once, probed by the ${d.side === 'left' ? 'right' : 'left'} side's map tasks)`
       : '';
     // the run-time rule is the same for many joins: said once, after the tree
     const rule = d.rule ? `; ${x.note(humanSizes(d.rule))}` : '';
@@ -93,11 +87,9 @@ export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
       const names = keys.map((k) => input.schema[k].name).join(', ');
       x.line(
         depth + 1,
-        d.strategy !== 'shuffle'
+        d.strategy === 'broadcast'
           ? d.side === side
-            ? d.strategy === 'partitioned'
-              ? `partitioned ${src.id}.${side}: collected, its parts built by all workers into one shared hash table`
-              : `broadcast ${src.id}.${side}: collected, built once into a shared hash table`
+            ? `broadcast ${src.id}.${side}: collected, built once into a shared hash table`
             : `probe from ${src.id}.${side}: its map tasks probe the table, no shuffle`
           : `shuffle ${src.id}.${side}: hash on [${names}], ${P} partitions`,
       );

@@ -26,7 +26,6 @@ import type { Side } from './decide.js';
 import { trace } from '../../trace.js';
 import { mergeProbes } from './merge.js';
 import { runMarked, tryMarked } from './marked.js';
-import { type PartitionedStrategy, tryPartitioned } from './partitioned.js';
 import { runRanged } from '../fused-ranges.js';
 import {
   type Pipeline,
@@ -86,10 +85,8 @@ export async function runJoinUntil(
       );
   const marked = eager ? null : await tryMarked(ex, node, how, measure(ex, node));
   if (marked) return readWhole(await runMarked(ex, node, how, marked, ops, d));
-  // a side the shared build refused, built partitioned by all workers where it fits the budget (join/partitioned.ts)
-  const run = (eager ? null : await tryPartitioned(ex, node, how, measure(ex, node))) ?? how;
-  if (run.pipeline) return runBroadcast(ex, node, run, ops, d, stop);
-  return readWhole(await runShuffleJoin(ex, node, run, ops, d));
+  if (how.pipeline) return runBroadcast(ex, node, how, ops, d, stop);
+  return readWhole(await runShuffleJoin(ex, node, how, ops, d));
 }
 
 /**
@@ -120,7 +117,7 @@ function measure(ex: ExecContext, node: JoinNode): Collect {
 async function runBroadcast(
   ex: ExecContext,
   node: JoinNode,
-  how: PartitionedStrategy,
+  how: JoinStrategy,
   ops: RowOp[],
   d: Downstream,
   stop?: StopRule,
@@ -132,7 +129,6 @@ async function runBroadcast(
     strategy: how.decision.strategy,
     reason: how.decision.reason,
     broadcast: { side, rows: how.rows!, bytes: how.bytes! },
-    ...how.built,
     targetBytes: 0,
     tasks: 0,
     splits: [],
@@ -154,9 +150,7 @@ async function runBroadcast(
     }
     // the next probe's table joined into this one where it joins this table's rows (physical/join/merge.ts); a
     // merged table is grouped by the threads (grouping it here, before the first probe, measured slower on q10)
-    // (not into a partitioned table: merging probes all its rows on this thread)
-    const merge = () => (how.built ? null : mergeProbes(pipeline, after));
-    for (let m = merge(); m; m = merge()) ({ pipeline, after } = m);
+    for (let m = mergeProbes(pipeline, after); m; m = mergeProbes(pipeline, after)) ({ pipeline, after } = m);
     const full = { ...pipeline, ops: [...pipeline.ops, ...after] };
     // the probing side's rows read to measure it are probed as they are
     const probing = side === 'left' ? node.right : node.left;
