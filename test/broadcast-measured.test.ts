@@ -66,7 +66,8 @@ describe('broadcast from measured, post-filter sizes', () => {
     // a left join may broadcast only its right side: the mid table, over the cap. (A run on the calling thread
     // reads a file's row groups in one task, plan/map-splits.ts mergeScans: nothing to stop there.)
     {
-      const r = await run(plan(join('left', small, mid)), { inThreadBytes: 0 });
+      // runtime filters off: the small side partitioned first would drop mid's unmatched rows before their shuffle
+      const r = await run(plan(join('left', small, mid)), { inThreadBytes: 0, runtimeFilters: 'off' });
       const j = r.stats.joins[0];
       expect(j.strategy).toBe('shuffle');
       expect(j.reason).toMatch(/right over \d+ bytes \(read stopped there\) > broadcastBytes 100000/);
@@ -146,7 +147,7 @@ describe('broadcast from measured, post-filter sizes', () => {
     });
     // about 6,000 rows (180 KB): the probe's map tasks stop at the cap, the rows read are shuffled, the rest probed and shuffled
     const over = plan(join('right', probe(3000), small));
-    const ro = await run(over, { inThreadBytes: 0 });
+    const ro = await run(over, { inThreadBytes: 0, runtimeFilters: 'off' }); // every row shuffled, none filtered
     const j1 = ro.stats.joins.find((j) => j.id === 'join-1')!;
     expect(j1.strategy).toBe('shuffle');
     expect(j1.reason).toMatch(/left over \d+ bytes \(read stopped there\)/);

@@ -308,6 +308,17 @@ export function worthTesting(f: RuntimeFilter): boolean {
   return !s || s.rowsIn < LEARN_ROWS || s.rowsKept <= KEEP_SHARE * s.rowsIn;
 }
 
+/**
+ * Whether a filter is worth reading as a mask of its key column in a scan (the key column decoded twice, the other
+ * columns at the kept rows only when few are kept): not once this thread found it keeps more than `share` of the
+ * rows (it is then tested over the rows as read, or not at all: worthTesting).
+ */
+export function worthMasking(f: RuntimeFilter, share: number): boolean {
+  if (f.always) return true;
+  const s = seen.get(f.uid);
+  return !s || s.rowsIn < LEARN_ROWS || s.rowsKept <= share * s.rowsIn;
+}
+
 export function noteTested(f: RuntimeFilter, rowsIn: number, rowsKept: number): void {
   const s = seen.get(f.uid);
   if (s) {

@@ -14,7 +14,7 @@ import { readRowGroups, readRowGroupsInPlace } from '../../io/parquet.js';
 import { type MaskSpec, dictShare, readMasks } from '../../io/parquet-mask.js';
 import { readSelected } from '../../io/parquet-select.js';
 import type { BoundPredicate } from '../../plan/bound.js';
-import { countFilter, noteTested, testColumn, worthTesting } from '../../kernels/runtime-filter.js';
+import { countFilter, noteTested, testColumn, worthMasking } from '../../kernels/runtime-filter.js';
 import type { Produced, RowOp, TaskSource, TaskSpec } from '../task.js';
 import { scanMetrics } from './metrics.js';
 
@@ -80,7 +80,7 @@ export function withMasks(t: TaskSpec): TaskSpec {
   while (t.ops[lead]?.kind === 'rtfilter') lead++;
   const filters = t.ops.slice(0, lead) as RtFilterOp[];
   const asMask = filters.filter(
-    (f) => f.keys.length === 1 && MASKABLE.has(src.fields[f.keys[0]].type.id) && worthTesting(f.filter),
+    (f) => f.keys.length === 1 && MASKABLE.has(src.fields[f.keys[0]].type.id) && worthMasking(f.filter, SELECT_SHARE),
   );
   const stay = filters.filter((f) => !asMask.includes(f));
   const [filter, next] = t.ops.slice(lead);
