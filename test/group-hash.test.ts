@@ -56,29 +56,34 @@ const keyOf = (cols: Column[], i: number) =>
  */
 function expectGroups(cols: Column[], g: { gid: Int32Array; nGroups: number; first: Int32Array }, rows: number[]) {
   const ids = new Map<string, number>();
+  let wrong = 0;
   for (const i of rows) {
     const k = keyOf(cols, i);
     const id = ids.get(k);
     if (id === undefined) {
       ids.set(k, g.gid[i]);
-      expect(g.first[g.gid[i]]).toBe(i);
-    } else expect(g.gid[i]).toBe(id);
+      if (g.first[g.gid[i]] !== i) wrong++;
+    } else if (g.gid[i] !== id) wrong++;
   }
+  expect(wrong).toBe(0);
   expect(g.nGroups).toBe(ids.size);
   expect(new Set(ids.values()).size).toBe(ids.size);
-  const picked = new Set(rows);
-  for (let i = 0; i < g.gid.length; i++) if (!picked.has(i)) expect(g.gid[i]).toBe(g.nGroups);
+  const picked = new Uint8Array(g.gid.length);
+  for (const i of rows) picked[i] = 1;
+  let unselected = 0;
+  for (let i = 0; i < g.gid.length; i++) if (!picked[i] && g.gid[i] !== g.nGroups) unselected++;
+  expect(unselected).toBe(0);
   return [...ids.values()].every((id, k) => id === k);
 }
 
 describe('grouping hash table', () => {
-  const n = 300_000;
+  const n = 200_000;
   const all = Array.from({ length: n }, (_, i) => i);
   const some = all.filter(() => rnd() < 0.4);
   const sel = { idx: Int32Array.from(some), n: some.length };
 
   it('two 32-bit keys into ~150K groups: past the cached table, grouped by pieces of the hash (ids piece by piece)', () => {
-    const cols = [ints(n, () => Math.floor(rnd() * 200_000)), ints(n, (i) => (i * 7) % 3)];
+    const cols = [ints(n, () => Math.floor(rnd() * 150_000)), ints(n, (i) => (i * 7) % 3)];
     const b: Batch = { length: n, columns: cols };
     const g = groupsOf(b, [0, 1]);
     expect(g.nGroups).toBeGreaterThan(100_000);
@@ -112,7 +117,7 @@ describe('grouping hash table', () => {
     const hot = g.gid[0];
     let rows = 0;
     for (let i = 0; i < n; i++) if (g.gid[i] === hot) rows++;
-    expect(rows).toBe(n / 3);
+    expect(rows).toBe(Math.ceil(n / 3));
   });
 
   it('several few-valued columns (flags, short strings read in place, a small int) folded, with nulls', () => {
@@ -154,7 +159,7 @@ describe('aggregates into many groups against DuckDB', () => {
   const T = path.join(dir, 't.parquet'),
     U = path.join(dir, 'u.parquet');
   beforeAll(async () => {
-    // 300K rows: (a, b) ~ 200K groups, a third of them hot (a = 7, b = 7), nulls in both keys, short strings
+    // 60K rows: (a, b) ~ 40K groups, a third of them hot (a = 7, b = 7), nulls in both keys, short strings
     await writeParquet(
       T,
       `SELECT CASE WHEN i % 3 = 0 THEN 7 WHEN i % 101 = 0 THEN NULL ELSE (i * 7919) % 150001 END::INTEGER AS a,
@@ -162,7 +167,7 @@ describe('aggregates into many groups against DuckDB', () => {
          (['AIR', 'REG AIR', 'TRUCK', 'MAIL', 'FOB', 'SHIP', 'RAIL'])[1 + i % 7] AS mode,
          (['A', 'N', 'R'])[1 + (i // 7) % 3] AS flag,
          (i % 1000)::BIGINT AS x
-       FROM range(0, 300000) t(i)`,
+       FROM range(0, 60000) t(i)`,
       50_000,
     );
     await writeParquet(
@@ -198,5 +203,5 @@ describe('aggregates into many groups against DuckDB', () => {
           .replace(/\bFROM t\b/g, `FROM read_parquet('${T}')`)
           .replace(/\bFROM u\b/g, `FROM read_parquet('${U}')`);
         expectTypedEqual(arrowTyped(r.toArrow()), await duckTable(duckText));
-      });
+      }, 240_000);
 });

@@ -1,6 +1,8 @@
 // Group ids of a batch's rows by some columns: one or two one-byte string columns through a direct table
-// (agg/code-groups.ts), few groups by comparison (agg/few-groups.ts), else hashing; short strings and pairs of
-// 32-bit integers are packed into one word column first, so that they hash and compare as one value.
+// (agg/code-groups.ts); several columns of few values each (flags, short strings read in place) through a small
+// table per column and a direct table of their combinations; one column of few groups by comparison
+// (agg/few-groups.ts); else hashing: integer keys (short strings as their codes) as 32-bit words in the table of
+// agg/groups.ts groupWords, other keys (longer strings) compared through kernels/keys.ts.
 import { type Batch, type Column, lanes } from '../kernels/column.js';
 import { buildKeys, normFor } from '../kernels/keys.js';
 import { int32s } from '../kernels/table.js';

@@ -1,5 +1,8 @@
-// Group ids for rows by key: a growable open-addressing table over typed
-// arrays. Null key values form a group of their own.
+// Group ids for rows by key: growable open-addressing tables over typed
+// arrays. Null key values form a group of their own. Keys of integer words
+// take a table with the words inline (groupWords), rows past a table that
+// fits the cache grouped again by pieces of their hash; keys with strings a
+// table of group ids compared through keysEqual.
 import { type KeyPart, type Keys, keysEqual } from '../kernels/keys.js';
 import { int32s } from '../kernels/table.js';
 
@@ -197,7 +200,7 @@ const PIECE_SLOTS = 1 << 12;
 
 /**
  * The rows (`rows`, else 0..n) into t, growing it; returns n, or (with `limit` > 0) the row at which t would grow
- * past `limit` groups while more than a quarter of the rows are left.
+ * past `limit` groups while more than a quarter of the rows are left and more than one row in two was a new group.
  */
 function insertAll(
   t: WordTable,
@@ -210,7 +213,8 @@ function insertAll(
 ): number {
   const stride = width + 2;
   for (let k = insertSome(t, words, width, rows, gid, 0, n); k < n; k = insertSome(t, words, width, rows, gid, k, n)) {
-    if (limit > 0 && t.nGroups - t.base >= limit && n - k > n / 4) return k;
+    // (rows in runs of one key, as q18's line items by order, probe once a run: one table serves them)
+    if (limit > 0 && t.nGroups - t.base >= limit && n - k > n / 4 && 2 * (t.nGroups - t.base) > k) return k;
     growWords(t, stride);
   }
   return n;
