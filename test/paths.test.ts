@@ -226,6 +226,7 @@ describe('the sampled sketch of large map tasks', () => {
         partitions: 8,
         broadcastBytes: 0,
         inThreadBytes: 0,
+        runtimeFilters: 'off',
         skew: { strategy: 'key', factor: 2, thresholdBytes: 1, advisoryPartitionBytes: 4096 },
         writeOutput: false,
       },

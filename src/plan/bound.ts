@@ -81,6 +81,8 @@ export interface FileSplit {
   bytes: number;
   wholeFile?: boolean;
   offset?: number;
+  /** rows of each of `rowGroups` where several row groups were merged into one split (plan/map-splits.ts) */
+  groupRows?: number[];
   /** a CSV file's chunk of whole records (io/csv.ts): read as text, no row groups */
   csv?: Omit<CsvRange, 'path'>;
 }

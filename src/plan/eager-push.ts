@@ -19,6 +19,7 @@ import { MAX_PRECISION } from '../kernels/decimal.js';
 import { exprCols, remapExpr } from '../expr/columns.js';
 import type { BoundExpr } from '../expr/types.js';
 import type { BoundAggregate, BoundNode } from './bound.js';
+import { children, fingerprint } from './fingerprint.js';
 
 type Join = Extract<BoundNode, { kind: 'join' }>;
 type Aggregate = Extract<BoundNode, { kind: 'aggregate' }>;
@@ -59,9 +60,22 @@ interface Step {
  */
 export function pushAggregates(root: BoundNode, on: boolean): BoundNode {
   if (!on) return root;
+  // a join the plan repeats is left as it is: computed once and read twice (plan/share.ts) rather than rewritten
+  // under one of its readers
+  const seen = new Map<string, number>();
+  const count = (n: BoundNode): void => {
+    if (n.kind === 'join') seen.set(fingerprint(n), (seen.get(fingerprint(n)) ?? 0) + 1);
+    for (const c of children(n)) count(c);
+  };
+  count(root);
+  const repeated = (n: BoundNode): boolean => {
+    for (let x: BoundNode | undefined = n; x; x = 'input' in x ? (x.input as BoundNode) : undefined)
+      if (x.kind === 'join') return (seen.get(fingerprint(x)) ?? 0) > 1;
+    return false;
+  };
   const walk = (n: BoundNode): BoundNode => {
     const m = mapChildren(n, walk);
-    return m.kind === 'aggregate' ? (pushOne(m) ?? m) : m;
+    return m.kind === 'aggregate' && !repeated(m.input) ? (pushOne(m) ?? m) : m;
   };
   return walk(root);
 }

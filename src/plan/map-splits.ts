@@ -23,7 +23,8 @@ const MAX_MERGED_BYTES = 16 * 1024 * 1024;
 /**
  * The splits of one scan sized to a target: target = the scan's bytes over TASKS_PER_WORKER tasks per worker (the
  * aim of reduce coalescing too), at least `minBytes`. A row group of more than twice the target is cut into row
- * ranges of about the target (no more than `cuts` says its pages allow); consecutive row groups of one file are merged while they stay within the target and
+ * ranges of about the target (no more than `cuts` says its pages allow); consecutive row groups of one file are
+ * merged while they stay within the scan's bytes over TASKS_PER_WORKER tasks per worker (without the floor) and
  * MAX_MERGED_BYTES (not when `merge` is false).
  */
 export function rowRangeSplits(
@@ -35,7 +36,9 @@ export function rowRangeSplits(
 ): FileSplit[] {
   const total = splits.reduce((s, x) => s + x.bytes, 0);
   const target = Math.max(minBytes, total / (TASKS_PER_WORKER * workers), 1);
-  const merged = merge ? mergeFileSplits(splits, Math.min(target, MAX_MERGED_BYTES)) : splits;
+  // merged up to the scan's share a task without the floor of `minBytes`: a small file's row groups stay apart
+  const share = Math.max(total / (TASKS_PER_WORKER * workers), 1);
+  const merged = merge ? mergeFileSplits(splits, Math.min(share, MAX_MERGED_BYTES)) : splits;
   return merged.flatMap((s) => {
     if (s.wholeFile || s.rowGroups.length !== 1 || s.offset !== undefined || s.bytes <= 2 * target) return [s];
     // no finer than the row group's pages allow (a range decodes every page holding one of its rows)
@@ -94,13 +97,32 @@ const plain = (x: FileSplit) => !x.wholeFile && x.offset === undefined && x.rowG
  * the others, and every task's output is partitioned and merged again. Row
  * ranges (offset) and whole-file splits stay as they are.
  */
+const groupRowsOf = (s: FileSplit) => s.groupRows ?? (s.rowGroups.length === 1 ? [s.rows] : null);
+
+/** Merged splits taken apart again into one split a row group (where their rows a row group are known). */
+export function unmergeSplits(splits: readonly FileSplit[]): FileSplit[] {
+  return splits.flatMap((s) =>
+    s.rowGroups.length > 1 && s.groupRows?.length === s.rowGroups.length
+      ? s.rowGroups.map((g, i) => ({
+          path: s.path,
+          rowGroups: [g],
+          rows: s.groupRows![i],
+          bytes: (s.bytes * s.groupRows![i]) / s.rows,
+        }))
+      : [s],
+  );
+}
+
 export function mergeFileSplits(splits: readonly FileSplit[], capBytes: number): FileSplit[] {
   const out: FileSplit[] = [];
   for (const s of splits) {
     const last = out.at(-1);
     if (last && plain(last) && plain(s) && last.path === s.path && last.bytes + s.bytes <= capBytes) {
+      const a = groupRowsOf(last),
+        b = groupRowsOf(s);
       out[out.length - 1] = {
         ...last,
+        ...(a && b ? { groupRows: [...a, ...b] } : {}),
         rowGroups: [...last.rowGroups, ...s.rowGroups],
         rows: last.rows + s.rows,
         bytes: last.bytes + s.bytes,

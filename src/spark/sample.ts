@@ -1,6 +1,7 @@
 // Sampling a join side for hot keys (spark/hot.ts decides from the samples): row ranges spread over the side's
 // row groups read here through our own engine when its files are local (counted per file, so that a key whose
 // rows all sit in one file is found), else one query on Spark over a fraction of the side.
+import { unmergeSplits } from '../plan/map-splits.js';
 import type { BoundNode, FileSplit } from '../plan/bound.js';
 import { children } from '../plan/fingerprint.js';
 import type { LoadedPlan } from '../plan/load.js';
@@ -113,7 +114,9 @@ export function keyOf(v: unknown, t: DataType): { text: string; sql: string } {
  * split (all of the splits when they hold no more than SAMPLE_ROWS); null when a split's
  * rows are unknown (a URI, a file read whole).
  */
-export function sampleRanges(splits: readonly FileSplit[]): FileSplit[] | null {
+export function sampleRanges(merged: readonly FileSplit[]): FileSplit[] | null {
+  // row groups merged into one map task (plan/map-splits.ts) sampled one row group at a time
+  const splits = unmergeSplits(merged);
   if (splits.some((s) => s.wholeFile || isUri(s.path) || !(s.rows > 0) || s.rowGroups.length !== 1)) return null;
   const total = splits.reduce((a, s) => a + s.rows, 0);
   if (total <= SAMPLE_ROWS) return [...splits];
