@@ -52,7 +52,8 @@ const sqlJoin = (type: string, on: [string, string][]) =>
   type === 'semi' || type === 'anti'
     ? `SELECT * FROM ${FACT} f WHERE ${type === 'anti' ? 'NOT ' : ''}EXISTS (SELECT 1 FROM ${DIM} d WHERE ${cond(on)})`
     : `SELECT * FROM ${FACT} f ${type.toUpperCase()} JOIN ${DIM} d ON ${cond(on)}`;
-const opts = (o: RunOptions = {}): RunOptions => ({ workers: 2, inThreadBytes: 0, ...o });
+// filters chosen by the rule unless a test says (the default is off: plan/load.ts)
+const opts = (o: RunOptions = {}): RunOptions => ({ workers: 2, inThreadBytes: 0, runtimeFilters: 'auto', ...o });
 const stats = async (p: object, o: RunOptions = {}) => (await runPlan(p, { ...opts(o), writeOutput: false })).stats;
 
 const ONE: [string, string][] = [['k', 'dk']],
@@ -220,7 +221,7 @@ describe('--explain', () => {
   it('names each runtime filter, and --analyze its rows', () => {
     const d = tmpDir('sj-rtfilter-cli-');
     const file = writePlan(d, plan(join('inner', ONE)));
-    const x = cli([file, '--explain']);
+    const x = cli([file, '--explain', '--runtime-filters', 'auto']);
     expect(x.code).toBe(0);
     expect(x.stdout).toMatch(/runtime filter join-1\.right → scan-1 \[k\]: bitmap where the built keys are dense/);
     expect(cli([file, '--explain', '--runtime-filters', 'off']).stdout).not.toMatch(/runtime filter/);

@@ -90,7 +90,7 @@ function addRunOptions(program: Command): void {
     .option('--no-combiners', 'no partial aggregation before the shuffle')
     .option('--no-eager', 'no eager aggregation (partial aggregates below a join)')
     .addOption(
-      new Option('--runtime-filters <mode>', "runtime join filters into the other side's scan (default auto)").choices([
+      new Option('--runtime-filters <mode>', "runtime join filters into the other side's scan (default off)").choices([
         'auto',
         'off',
         'bitmap',

@@ -308,7 +308,8 @@ function resolveSettings(plan: Plan, o: Overrides = {}, baseDir = '.'): Settings
     partitions: o.partitions ?? ex.partitions,
     combiners: o.combiners ?? ex.combiners ?? true,
     eagerAggregation: o.eagerAggregation ?? ex.eagerAggregation ?? true,
-    runtimeFilters: o.runtimeFilters ?? ex.runtimeFilters ?? 'auto',
+    // off unless asked: at SF 1 they cost more than they saved (docs/performance.md "Runtime join filters")
+    runtimeFilters: o.runtimeFilters ?? ex.runtimeFilters ?? 'off',
     skew,
     memoryLimit,
     inThreadBytes: size(

@@ -31,6 +31,8 @@ export function randomSettings(r: Rand, spillDir: string): FuzzSettings {
     ...(r.chance(0.7) ? { partitions: r.int(1, 8) } : {}),
     combiners: r.chance(0.6),
     eagerAggregation: r.chance(0.6),
+    // runtime join filters chosen by the rule (off by default: plan/load.ts)
+    runtimeFilters: 'auto',
     skew: {
       enabled: r.chance(0.85),
       strategy: r.pick(['auto', 'partition', 'key', 'key'] as const),
