@@ -200,7 +200,7 @@ const PIECE_SLOTS = 1 << 12;
 
 /**
  * The rows (`rows`, else 0..n) into t, growing it; returns n, or (with `limit` > 0) the row at which t would grow
- * past `limit` groups while more than a quarter of the rows are left and more than one row in two was a new group.
+ * past `limit` groups while more than a quarter of the rows are left.
  */
 function insertAll(
   t: WordTable,
@@ -213,8 +213,7 @@ function insertAll(
 ): number {
   const stride = width + 2;
   for (let k = insertSome(t, words, width, rows, gid, 0, n); k < n; k = insertSome(t, words, width, rows, gid, k, n)) {
-    // (rows in runs of one key, as q18's line items by order, probe once a run: one table serves them)
-    if (limit > 0 && t.nGroups - t.base >= limit && n - k > n / 4 && 2 * (t.nGroups - t.base) > k) return k;
+    if (limit > 0 && t.nGroups - t.base >= limit && n - k > n / 4) return k;
     growWords(t, stride);
   }
   return n;
