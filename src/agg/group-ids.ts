@@ -1,15 +1,13 @@
 // Group ids of a batch's rows by some columns: one or two one-byte string columns through a direct table
-// (agg/code-groups.ts); several columns of few values each (flags, short strings read in place) through a small
-// table per column and a direct table of their combinations; one column of few groups by comparison
-// (agg/few-groups.ts); else hashing: integer keys (short strings as their codes) as 32-bit words in the table of
-// agg/groups.ts groupWords, other keys (longer strings) compared through kernels/keys.ts.
+// (agg/code-groups.ts), few groups by comparison (agg/few-groups.ts), else hashing; short strings and pairs of
+// 32-bit integers are packed into one word column first, so that they hash and compare as one value.
 import { type Batch, type Column, lanes } from '../kernels/column.js';
 import { buildKeys, normFor } from '../kernels/keys.js';
 import { int32s } from '../kernels/table.js';
 import type { Selection } from '../expr/select.js';
 import { codeGroups } from './code-groups.js';
 import { FEW_GROUPS, fewGroups } from './few-groups.js';
-import { type Groups, fillUnselected, groupRows, groupWords } from './groups.js';
+import { type Groups, groupRows } from './groups.js';
 
 /**
  * `sel`: group only these rows; every other row gets the group id nGroups (one past the last). `shared`: gid in shared
@@ -43,27 +41,13 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
         )
       : null;
   if (flags) return flags;
-  // several columns of few values each (ROLLUP's flags and ship mode): each column's groups, short strings
-  // read in place, then their combinations through a direct table
-  const gid = int32s(b.length, shared);
-  if (groupBy.length > 1) {
-    const folded = foldFew(
-      groupBy.map((i) => b.columns[i]),
-      gid,
-      sel?.idx ?? null,
-      sel?.n ?? b.length,
-    );
-    if (folded) return folded;
-  }
   const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
-  // one column, every row: few groups are found in one pass; past them, the ids array goes on to the hash table.
+  // one column, every row: few groups are found in one pass; past them, the ids array goes on to groupRows.
   // Two 32-bit columns without nulls (q01's two flags) are one 64-bit column to that pass.
   const one = cols.length === 1 ? cols[0] : cols.length === 2 ? pairOf(cols[0], cols[1]) : null;
-  const few = one ? fewGroups(one, shared, gid, sel?.idx ?? null, sel?.n ?? b.length) : null;
+  const gid = one ? int32s(b.length, shared) : undefined;
+  const few = gid ? fewGroups(one!, shared, gid, sel?.idx ?? null, sel?.n ?? b.length) : null;
   if (few) return few;
-  // integer keys (short strings as their codes): their words, one hash table with the words inline
-  const m = columnWords(cols, b.length);
-  if (m) return groupWords(m.words, m.width, b.length, sel, gid);
   const keys = buildKeys(
     { length: b.length, columns: cols },
     cols.map((_, k) => k),
@@ -126,290 +110,6 @@ function sameStrings(
     for (let j = 0; j < len; j++) if (v[a + j] !== v[b + j]) return false;
   }
   return true;
-}
-
-/** Combinations of the columns' groups a direct table takes. */
-const FOLD_CODES = 1 << 12;
-
-/**
- * The groups of several columns that each hold few values (fewGroups, one-byte strings through codeGroups): a
- * row's groups combined into one code, whose first appearances number the groups. Null as soon as a column has
- * more values, or the combinations could be more than FOLD_CODES. Ids and first rows are groupRows'.
- */
-function foldFew(cols: Column[], gid: Int32Array, rows: Int32Array | null, m: number): Groups | null {
-  let codes = 1,
-    code: Int32Array | null = null;
-  for (const c of cols) {
-    const g = smallGroups(c, gid, rows, m);
-    if (g === null || codes * (g.nGroups + 1) > FOLD_CODES) return null;
-    code ??= new Int32Array(gid.length);
-    addCodes(code, gid, codes, rows, m);
-    codes *= g.nGroups + 1;
-  }
-  const table = new Int32Array(codes).fill(-1),
-    first = new Int32Array(Math.min(codes, m));
-  if (rows !== null) gid.fill(-1);
-  const nGroups = numberCodes(code!, table, gid, first, rows, m);
-  if (rows !== null) fillUnselected(gid, nGroups);
-  return { gid, nGroups, first: first.subarray(0, nGroups) };
-}
-
-/** Groups a column's small table holds at most (smallGroups), and its slots (a power of two, 4x as many). */
-const SMALL_GROUPS = 256;
-/** Types whose equal values are equal words (32 or 64 bits) within a column. */
-const SMALL_TYPES = new Set(['int32', 'int64', 'date32', 'timestamp', 'decimal']);
-const SMALL_SLOTS = 1024;
-const smallKeys = new Int32Array(3 * SMALL_SLOTS),
-  smallIds = new Int32Array(SMALL_SLOTS),
-  smallFirst = new Int32Array(SMALL_GROUPS + 1);
-
-/**
- * The groups of one 32- or 64-bit integer column (short strings as their codes) of at most SMALL_GROUPS values,
- * nulls one group, through a table that stays in the first-level cache; null past that (gid then partly
- * written). Ids in first appearance; the rows not in `rows` are left as they are.
- */
-function smallGroups(c: Column, gid: Int32Array, rows: Int32Array | null, m: number): Groups | null {
-  const v = c.values;
-  if (c.type.id === 'utf8') {
-    smallIds.fill(-1);
-    const nGroups = smallStrings(c.offsets!, v as Uint8Array, c.valid, rows, m, gid, smallKeys, smallIds, smallFirst);
-    return nGroups < 0 ? null : { gid, nGroups, first: smallFirst.slice(0, nGroups) };
-  }
-  const w =
-    v instanceof Int32Array
-      ? v
-      : v instanceof BigInt64Array
-        ? new Int32Array(v.buffer, v.byteOffset, 2 * c.length)
-        : null;
-  if (w === null || !SMALL_TYPES.has(c.type.id) || (c.type.id === 'decimal' && c.type.precision! > 18)) return null;
-  smallIds.fill(-1);
-  const nGroups = smallInsert(
-    w,
-    v instanceof Int32Array ? 1 : 2,
-    c.valid,
-    rows,
-    m,
-    gid,
-    smallKeys,
-    smallIds,
-    smallFirst,
-  );
-  return nGroups < 0 ? null : { gid, nGroups, first: smallFirst.slice(0, nGroups) };
-}
-
-/**
- * smallInsert over strings of at most 8 bytes, read in place: a value's key its bytes as two words and its length
- * (-1 past 8 bytes or SMALL_GROUPS groups). Slots of three words.
- */
-function smallStrings(
-  o: Int32Array,
-  v: Uint8Array,
-  valid: Uint8Array | null,
-  rows: Int32Array | null,
-  m: number,
-  gid: Int32Array,
-  keys: Int32Array,
-  ids: Int32Array,
-  first: Int32Array,
-): number {
-  const mask = SMALL_SLOTS - 1;
-  let nGroups = 0,
-    nullGroup = -1;
-  for (let k = 0; k < m; k++) {
-    const i = rows !== null ? rows[k] : k;
-    if (valid !== null && valid[i] === 0) {
-      if (nullGroup < 0) {
-        if (nGroups === SMALL_GROUPS) return -1;
-        nullGroup = nGroups++;
-        first[nullGroup] = i;
-      }
-      gid[i] = nullGroup;
-      continue;
-    }
-    const b = o[i],
-      len = o[i + 1] - b;
-    if (len > 8) return -1;
-    let lo = 0,
-      hi = 0;
-    for (let x = 0; x < len; x++) {
-      if (x < 4) lo |= v[b + x] << (8 * x);
-      else hi |= v[b + x] << (8 * (x - 4));
-    }
-    let s = (Math.imul(lo, 0x9e3779b1) ^ Math.imul(hi + len, 0x85ebca77)) >>> 22,
-      g = ids[s];
-    while (g >= 0 && (keys[3 * s] !== lo || keys[3 * s + 1] !== hi || keys[3 * s + 2] !== len)) {
-      s = (s + 1) & mask;
-      g = ids[s];
-    }
-    if (g < 0) {
-      if (nGroups === SMALL_GROUPS) return -1;
-      g = ids[s] = nGroups;
-      keys[3 * s] = lo;
-      keys[3 * s + 1] = hi;
-      keys[3 * s + 2] = len;
-      first[nGroups++] = i;
-    }
-    gid[i] = g;
-  }
-  return nGroups;
-}
-
-function smallInsert(
-  w: Int32Array,
-  width: number,
-  valid: Uint8Array | null,
-  rows: Int32Array | null,
-  m: number,
-  gid: Int32Array,
-  keys: Int32Array,
-  ids: Int32Array,
-  first: Int32Array,
-): number {
-  const mask = SMALL_SLOTS - 1;
-  let nGroups = 0,
-    nullGroup = -1;
-  for (let k = 0; k < m; k++) {
-    const i = rows !== null ? rows[k] : k;
-    if (valid !== null && valid[i] === 0) {
-      if (nullGroup < 0) {
-        if (nGroups === SMALL_GROUPS) return -1;
-        nullGroup = nGroups++;
-        first[nullGroup] = i;
-      }
-      gid[i] = nullGroup;
-      continue;
-    }
-    const lo = w[width * i],
-      hi = width === 2 ? w[2 * i + 1] : 0;
-    let s = (Math.imul(lo, 0x9e3779b1) ^ Math.imul(hi, 0x85ebca77)) >>> 22,
-      g = ids[s];
-    while (g >= 0 && (keys[3 * s] !== lo || keys[3 * s + 1] !== hi)) {
-      s = (s + 1) & mask;
-      g = ids[s];
-    }
-    if (g < 0) {
-      if (nGroups === SMALL_GROUPS) return -1;
-      g = ids[s] = nGroups;
-      keys[3 * s] = lo;
-      keys[3 * s + 1] = hi;
-      first[nGroups++] = i;
-    }
-    gid[i] = g;
-  }
-  return nGroups;
-}
-
-// The loops of foldFew, each in a function of its own (see groupIdsOfRows in joinagg.ts).
-
-/** code += gid * codes at each row (a column's groups as one more digit, base nGroups + 1). */
-function addCodes(code: Int32Array, gid: Int32Array, codes: number, rows: Int32Array | null, m: number): void {
-  for (let k = 0; k < m; k++) {
-    const i = rows !== null ? rows[k] : k;
-    code[i] += gid[i] * codes;
-  }
-}
-
-/** Group ids by code, in first appearance; the number of groups. */
-function numberCodes(
-  code: Int32Array,
-  table: Int32Array,
-  gid: Int32Array,
-  first: Int32Array,
-  rows: Int32Array | null,
-  m: number,
-): number {
-  let nGroups = 0;
-  for (let k = 0; k < m; k++) {
-    const i = rows !== null ? rows[k] : k;
-    const c = code[i];
-    let g = table[c];
-    if (g < 0) {
-      g = table[c] = nGroups;
-      first[nGroups++] = i;
-    }
-    gid[i] = g;
-  }
-  return nGroups;
-}
-
-/** Types whose values are one 32-bit word each, equal values equal words (within one column). */
-const ONE_WORD = new Set(['int8', 'int16', 'int32', 'uint8', 'uint16', 'uint32', 'date32']);
-
-/**
- * The key words of the columns' rows, row-major (agg/groups.ts groupWords): a 32-bit column one word, another
- * two (its key words: floats and decimals normalized as kernels/keys.ts does), a last word of null flags when a
- * column has nulls (a null's words zero). A single column without nulls is its own words (no copy). Null when a
- * column is a string (or wide decimal) or there are over 31 columns.
- */
-function columnWords(cols: Column[], n: number): { words: Int32Array; width: number } | null {
-  if (cols.length > 31) return null;
-  const parts: (Int32Array | null)[] = [];
-  let width = 0,
-    nullable = false;
-  for (const c of cols) {
-    if (c.valid !== null) nullable = true;
-    if (ONE_WORD.has(c.type.id)) {
-      parts.push(null);
-      width++;
-      continue;
-    }
-    const p = buildKeys({ length: n, columns: [c] }, [0], [normFor(c.type)], undefined, false).parts[0];
-    if (p.kind !== 'w') return null;
-    parts.push(p.w);
-    width += 2;
-  }
-  if (cols.length === 1 && !nullable) {
-    const c = cols[0],
-      v = c.values;
-    if (parts[0] !== null) return { words: parts[0], width: 2 };
-    if (v instanceof Int32Array) return { words: v, width: 1 };
-  }
-  if (nullable) width++;
-  const words = new Int32Array(width * n);
-  let at = 0;
-  for (let k = 0; k < cols.length; k++) {
-    const c = cols[k],
-      w = parts[k],
-      valid = c.valid;
-    if (w === null) copyOne(words, width, at++, c.values as Int32Array, n);
-    else {
-      copyTwo(words, width, at, w, n);
-      at += 2;
-    }
-    if (valid !== null) flagNulls(words, width, at - (w === null ? 1 : 2), w === null ? 1 : 2, valid, 1 << k, n);
-  }
-  return { words, width };
-}
-
-// The loops of columnWords, each in a function of its own (see groupIdsOfRows in joinagg.ts).
-
-function copyOne(out: Int32Array, width: number, at: number, v: ArrayLike<number>, n: number): void {
-  for (let i = 0, o = at; i < n; i++, o += width) out[o] = v[i] | 0;
-}
-
-function copyTwo(out: Int32Array, width: number, at: number, w: Int32Array, n: number): void {
-  for (let i = 0, o = at; i < n; i++, o += width) {
-    out[o] = w[2 * i];
-    out[o + 1] = w[2 * i + 1];
-  }
-}
-
-/** Null rows of a column: its `span` words zeroed, its bit set in the row's last word. */
-function flagNulls(
-  out: Int32Array,
-  width: number,
-  at: number,
-  span: number,
-  valid: Uint8Array,
-  bit: number,
-  n: number,
-): void {
-  for (let i = 0, o = 0; i < n; i++, o += width) {
-    if (valid[i] !== 0) continue;
-    out[o + at] = 0;
-    if (span === 2) out[o + at + 1] = 0;
-    out[o + width - 1] |= bit;
-  }
 }
 
 /** Two int32 columns without nulls as one int64 column (the first the high word): equal pairs, equal values. */

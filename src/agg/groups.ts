@@ -1,8 +1,5 @@
-// Group ids for rows by key: growable open-addressing tables over typed
-// arrays. Null key values form a group of their own. Keys of integer words
-// take a table with the words inline (groupWords), rows past a table that
-// fits the cache grouped again by pieces of their hash; keys with strings a
-// table of group ids compared through keysEqual.
+// Group ids for rows by key: a growable open-addressing table over typed
+// arrays. Null key values form a group of their own.
 import { type KeyPart, type Keys, keysEqual } from '../kernels/keys.js';
 import { int32s } from '../kernels/table.js';
 
