@@ -4,9 +4,7 @@
 // TPC-H tables of DIR (`skewjoin gen --tpch`), paired (the order alternates), medians and the median per-pair
 // ratio; the first pair's rows must agree (values compared as text, floats to 10 digits).
 //
-//   node scripts/setop-bench.mjs --tpch DIR [--pairs 3] [--workers 2] [--queries union,except] [--against BIN]
-//
-// `--against BIN`: the other side is that build of skewjoin (bin/skewjoin.js of another checkout), not DuckDB.
+//   node scripts/setop-bench.mjs --tpch DIR [--pairs 3] [--workers 2] [--queries union,except]
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,17 +38,8 @@ const dir = path.resolve(opt('tpch', '/tmp/tpch1'));
 const pairs = Number(opt('pairs', 3));
 const workers = String(opt('workers', 2));
 const names = opt('queries', Object.keys(QUERIES).join(',')).split(',');
-const against = opt('against', '');
-const other = against ? path.resolve(against) : null;
 const TABLES = ['customer', 'orders', 'lineitem', 'partsupp'];
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sj-setop-bench-'));
-
-const lines = (stdout) =>
-  stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
 
 const canon = (rows) =>
   rows
@@ -64,8 +53,7 @@ const canon = (rows) =>
     )
     .sort();
 
-const them = other ? 'other build' : 'DuckDB';
-console.log(`| query | skewjoin s | ${them} s | ratio (median of pairs) | same rows |`);
+console.log(`| query | skewjoin s | DuckDB s | ratio (median of pairs) | same rows |`);
 console.log('|---|---|---|---|---|');
 const ratios = [];
 for (const name of names) {
@@ -77,12 +65,7 @@ for (const name of names) {
   const out = path.join(tmp, `${name}.duck.json`);
   const sources = TABLES.flatMap((t) => ['--source', `${t}=${path.join(dir, `${t}.parquet`)}`]);
   const ours = () => timeProcess([process.execPath, BIN, 'sql', sql, ...sources, '--json', '--workers', workers]);
-  const duck = () => {
-    if (!other) return timeProcess([process.execPath, DUCK, duckFile, workers], { OUT: out });
-    const r = timeProcess([process.execPath, other, 'sql', sql, ...sources, '--json', '--workers', workers]);
-    if (r.status === 0) fs.writeFileSync(out, JSON.stringify(lines(r.stdout)));
-    return r;
-  };
+  const duck = () => timeProcess([process.execPath, DUCK, duckFile, workers], { OUT: out });
   const a = [],
     b = [],
     r = [];
@@ -102,7 +85,11 @@ for (const name of names) {
       break;
     }
     if (i === 0) {
-      const mine = lines(x.stdout);
+      const mine = x.stdout
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
       same = JSON.stringify(canon(mine)) === JSON.stringify(canon(JSON.parse(fs.readFileSync(out, 'utf8'))));
     }
     a.push(x.wall);
@@ -115,5 +102,5 @@ for (const name of names) {
   );
 }
 const geo = Math.exp(ratios.reduce((s, x) => s + Math.log(x), 0) / ratios.length);
-console.log(`\ngeometric mean of the ratios (skewjoin / ${them}): ${geo.toFixed(2)} over ${ratios.length} queries`);
+console.log(`\ngeometric mean of the ratios (skewjoin / DuckDB): ${geo.toFixed(2)} over ${ratios.length} queries`);
 fs.rmSync(tmp, { recursive: true, force: true });
