@@ -10,7 +10,7 @@ import { type PlainAggregate, bindGrouped, needsGrouping } from './bind-grouping
 import { PlanError, jsonPath } from '../errors.js';
 import { type DataType, type Field, type Schema, isDecimal, isFloat, isInteger, typeName } from '../kernels/column.js';
 import { AGGREGATES } from '../agg/functions.js';
-import type { BoundAggregate, BoundNode, FileSplit, KeyNorm } from './bound.js';
+import { type BoundAggregate, type BoundNode, type FileSplit, type KeyNorm, joinSchema } from './bound.js';
 import type { Plan, QueryNode } from './spec.js';
 import { bindExpr } from '../expr/bind.js';
 import type { BoundExpr } from '../expr/types.js';
@@ -267,19 +267,7 @@ function bindJoin(q: Query<'join'>, at: P, id: string, left0: BoundNode, right0:
     leftNorms.push(ln);
     rightNorms.push(rn);
   });
-  const schema: Field[] = [...left.schema];
-  if (q.type !== 'semi' && q.type !== 'anti') {
-    const taken = new Set(schema.map((f) => f.name));
-    for (const f of right.schema) {
-      let name = f.name;
-      if (taken.has(name)) {
-        name = `${f.name}_right`;
-        for (let k = 2; taken.has(name); k++) name = `${f.name}_right${k}`;
-      }
-      taken.add(name);
-      schema.push({ name, type: f.type });
-    }
-  }
+  const schema = q.type === 'semi' || q.type === 'anti' ? [...left.schema] : joinSchema(left.schema, right.schema);
   const fixed = q.reorder === false ? { fixed: true } : {};
   const join: BoundNode = {
     id,

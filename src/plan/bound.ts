@@ -1,6 +1,6 @@
 // The bound (logical) plan: the operator tree with every column resolved to an
 // index and every output schema known. Immutable; run-time state lives elsewhere.
-import type { DataType, Schema } from '../kernels/column.js';
+import type { DataType, Field, Schema } from '../kernels/column.js';
 import type { AggregateFnName, JoinType, WindowFnName } from './spec.js';
 
 import type { DecimalValue } from '../kernels/decimal.js';
@@ -158,3 +158,19 @@ export type BoundNode =
 
 /** A bound join: what the join family runs and what an aggregate above one asks of it (physical/aggregate/stage.ts). */
 export type BoundJoin = Extract<BoundNode, { kind: 'join' }>;
+
+/** A join's output columns: the left's, then the right's, a name taken already suffixed `_right`, `_right2`, ... */
+export function joinSchema(l: Field[], r: Field[]): Field[] {
+  const schema = [...l];
+  const taken = new Set(schema.map((f) => f.name));
+  for (const f of r) {
+    let name = f.name;
+    if (taken.has(name)) {
+      name = `${f.name}_right`;
+      for (let k = 2; taken.has(name); k++) name = `${f.name}_right${k}`;
+    }
+    taken.add(name);
+    schema.push({ name, type: f.type });
+  }
+  return schema;
+}

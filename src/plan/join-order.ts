@@ -6,7 +6,7 @@
 // and the columns projected back to the tree's own, in its order and with its names. Outer, semi and anti joins
 // are never crossed: they are inputs. Estimates: plan/estimate.ts (footers, sampled filters, distinct keys).
 // Runs on the bound plan, before the derived filters and column pruning.
-import type { BoundNode, BoundPredicate, KeyNorm } from './bound.js';
+import { type BoundNode, type BoundPredicate, type KeyNorm, joinSchema } from './bound.js';
 import type { Field } from '../kernels/column.js';
 import { type EstSource, Estimator, conjuncts, guessSelectivity } from './estimate.js';
 import { predCols, remapPred } from './prune.js';
@@ -412,22 +412,6 @@ function topMap(root: BoundNode, reg: Region): number[] {
     return f.kind === 'project' ? f.indices.map((x) => m[x]) : m;
   };
   return walk(root);
-}
-
-/** A join's output columns: the left's, then the right's, a name taken already suffixed as binding does. */
-function joinSchema(l: Field[], r: Field[]): Field[] {
-  const schema = [...l];
-  const taken = new Set(schema.map((f) => f.name));
-  for (const f of r) {
-    let name = f.name;
-    if (taken.has(name)) {
-      name = `${f.name}_right`;
-      for (let k = 2; taken.has(name); k++) name = `${f.name}_right${k}`;
-    }
-    taken.add(name);
-    schema.push({ name, type: f.type });
-  }
-  return schema;
 }
 
 const and = (ps: BoundPredicate[]): BoundPredicate => (ps.length === 1 ? ps[0] : { kind: 'and', preds: ps });
