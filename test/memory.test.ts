@@ -141,7 +141,8 @@ describe('one memory budget per process', () => {
     // groups, 80 KB each): before, each query reserved both sides whole (960 KB each) after reading them, past the
     // budget by 1.6 MB with one query and 5.4 MB with three
     expect(over).toBeLessThan(600_000);
-    const theirs = await duckTable(`SELECT w, count(*) AS n, sum(amount) AS s FROM read_parquet('${file('fact.parquet')}')
+    const theirs =
+      await duckTable(`SELECT w, count(*) AS n, sum(amount) AS s FROM read_parquet('${file('fact.parquet')}')
       f JOIN read_parquet('${file('other.parquet')}') o ON f.id = o.k2 GROUP BY w`);
     for (const r of runs) expectTypedEqual(arrowTyped(r.toArrow()), theirs);
     expect(processMemory()).toEqual({ held: 0, limit: 0, queries: 0 });
