@@ -1,6 +1,6 @@
 // Three queries at once in one library process, each given the same memoryLimit (docs/design/memory.md): they share
 // one data budget, so the process's peak RSS stays near one query's. Prints wall time, peak RSS and the bytes each
-// query spilled, and checks the three answers agree.
+// query spilled, and checks the three answers agree (doubles to 12 digits).
 //   node scripts/concurrent-memory.mjs [--data DIR] [--rows N] [--limit 1GB] [--queries 3] [--lib dist/index.js]
 //        [--sample MS] [--timeline FILE] [--gc MS]
 // --sample MS reads the process's memory every MS milliseconds (RSS from /proc, the main thread's heap and array
@@ -107,7 +107,16 @@ const runs = await Promise.all(
 if (timer) clearInterval(timer);
 if (collector) clearInterval(collector);
 const wall = (performance.now() - t0) / 1000;
-const answers = new Set(runs.map((r) => JSON.stringify(r.toRows(), (_, v) => (typeof v === 'bigint' ? String(v) : v))));
+// doubles to 12 digits: a float sum's last digits follow the order its rows were added in, which the strategy the
+// budget let each query take decides (a broadcast or a shuffle)
+const texts = runs.map((r) =>
+  JSON.stringify(r.toRows(), (_, v) =>
+    typeof v === 'bigint' ? String(v) : typeof v === 'number' && !Number.isInteger(v) ? +v.toPrecision(12) : v,
+  ),
+);
+const answers = new Set(texts);
+// answers that differ are printed, one line each, to show which query gave what
+if (answers.size > 1) for (const t of texts) console.error(t);
 console.log(
   JSON.stringify({
     lib,
