@@ -107,8 +107,8 @@ const runs = await Promise.all(
 if (timer) clearInterval(timer);
 if (collector) clearInterval(collector);
 const wall = (performance.now() - t0) / 1000;
-// doubles to 12 digits: a float sum's last digits follow the order its rows were added in, which the strategy the
-// budget let each query take decides (a broadcast or a shuffle)
+// doubles to 12 digits: a float sum's last digits follow the order its rows were added in (which tasks, spills and
+// splits decide, and they differ between queries sharing a budget)
 const texts = runs.map((r) =>
   JSON.stringify(r.toRows(), (_, v) =>
     typeof v === 'bigint' ? String(v) : typeof v === 'number' && !Number.isInteger(v) ? +v.toPrecision(12) : v,
