@@ -1,7 +1,8 @@
 // docs/architecture.md's "Every file of `src/`" from the sources: each file with the first sentence of its own
 // comment, and where it runs: *(workers)* for the files a worker thread loads (the import closure of
 // src/runtime/worker.ts; they run on the coordinator too, for a run in its thread), the others on the coordinator
-// alone. Prints the section; --write replaces it in the doc, --check exits 1 when the doc differs.
+// alone. Prints the section; --write replaces it in the doc, --check exits 1 when a file is missing, extra or
+// placed otherwise in the doc (test/architecture-doc.test.ts).
 //   node scripts/architecture-files.mjs [--write | --check]
 import fs from 'node:fs';
 import path from 'node:path';
@@ -73,7 +74,15 @@ const next = doc.indexOf('\n## ', at + HEAD.length);
 const updated = `${doc.slice(0, at)}${section}${next < 0 ? '' : doc.slice(next)}`;
 if (process.argv.includes('--write')) fs.writeFileSync(DOC, updated);
 else if (process.argv.includes('--check')) {
-  if (updated !== doc) {
+  // every file listed in its folder and placed (workers or not); its sentence may lag its comment
+  const placed = (text) =>
+    text
+      .slice(text.indexOf(HEAD))
+      .split('\n')
+      .filter((l) => /^\s*- `/.test(l))
+      .map((l) => l.replace(/(`[^`]*`( \*\(workers\)\*)?).*/, '$1'))
+      .join('\n');
+  if (placed(updated) !== placed(doc)) {
     console.error(
       'docs/architecture.md: the file list differs from src/ (node scripts/architecture-files.mjs --write)',
     );
