@@ -146,13 +146,18 @@ interface Piece {
 
 /**
  * The tasks: runs of probing rows whose matches add up to at most `pairs` (and at most `maxRows` rows); a row with
- * more matches alone, its run of built positions cut into pieces of `pairs`.
+ * more matches alone, its run of built positions cut into pieces of `pairs`; rows without a match in none (one
+ * empty task when no row matches).
  */
 function cutTasks(counts: Float64Array, pairs: number, maxRows: number, m: number, runOf: (i: number) => Int32Array) {
   const n = counts.length,
     out: Piece[] = [];
   let i = 0;
   while (i < n) {
+    if (counts[i] === 0) {
+      i++;
+      continue;
+    }
     if (counts[i] > pairs) {
       const [from, to] = runOf(i);
       for (let b = from; b < to; b += pairs) out.push({ r0: i, r1: i + 1, b0: b, b1: Math.min(to, b + pairs) });
