@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunResult, compileSql, explainPlan, loadPlan, runPlan, runSql } from '../dist/index.js';
+import { type RangeShape, blockMaxTree, matchCounts, rangePairs, sortedOrder } from '../dist/kernels/range-join.js';
 import { cli, duckRows, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-range-join-');
@@ -220,5 +221,89 @@ describe('a plan and --explain', () => {
       await loadPlan(await compileSql('SELECT count(*) FROM ev a, se b WHERE a.ts + b.lo = 7', { sources })),
     );
     expect(cross).toMatch(/cross join/);
+  });
+});
+
+describe('the kernel (kernels/range-join.ts)', () => {
+  /** Keys with many ties: integers below `span`, a fraction of them halves. */
+  const keys = (n: number, span: number, seed: number) => {
+    let x = seed;
+    const next = () => (x = (x * 1103515245 + 12345) % 2147483648) / 2147483648;
+    return Float64Array.from({ length: n }, () => Math.floor(next() * span) + (next() < 0.2 ? 0.5 : 0));
+  };
+  const holds = (strict: boolean, lo: number, hi: number) => (strict ? lo < hi : lo <= hi);
+  /** Does built position j match probing row i (the shape's meaning, written out)? */
+  const matches = (
+    s: RangeShape,
+    a: Float64Array,
+    b: Float64Array,
+    x: Float64Array,
+    y: Float64Array,
+    i: number,
+    j: number,
+  ) => {
+    switch (s.kind) {
+      case 'above':
+        return holds(s.strict, x[i], a[j]);
+      case 'below':
+        return holds(s.strict, a[j], x[i]);
+      case 'around':
+        return holds(s.loStrict, x[i], a[j]) && holds(s.hiStrict, a[j], y[i]);
+      case 'within':
+        return holds(s.loStrict, a[j], x[i]) && holds(s.hiStrict, x[i], b[j]);
+    }
+  };
+  const shapes: RangeShape[] = [
+    ...[true, false].flatMap((strict) => [{ kind: 'above', strict } as const, { kind: 'below', strict } as const]),
+    ...[true, false].flatMap((loStrict) =>
+      [true, false].flatMap((hiStrict) => [
+        { kind: 'around', loStrict, hiStrict } as const,
+        { kind: 'within', loStrict, hiStrict } as const,
+      ]),
+    ),
+  ];
+
+  it.each(shapes.map((s) => [JSON.stringify(s), s]))('%s: every pair once over two windows; counts agree', (_, s) => {
+    const m = 300,
+      n = 200;
+    const raw = keys(m, 100, 7);
+    const len = keys(m, 30, 11);
+    // built intervals non-empty (the coordinator drops the empty ones), sorted by their lower bound
+    const keep = [...raw.keys()].filter((j) =>
+      s.kind !== 'within' ? true : holds(s.loStrict || s.hiStrict, raw[j], raw[j] + len[j] - 2),
+    );
+    const ka = Float64Array.from(keep, (j) => raw[j]);
+    const order = sortedOrder(ka);
+    const a = Float64Array.from(order, (o) => ka[o]);
+    const b = Float64Array.from(order, (o) => ka[o] + len[keep[o]] - 2);
+    const x = keys(n, 110, 13),
+      y = Float64Array.from(x, (v, i) => v + (i % 25));
+    const valid = Uint8Array.from(x, (_, i) => (i % 17 === 3 ? 0 : 1));
+    const built = s.kind === 'within' ? { a, b } : { a };
+    const probe = { x, y, valid };
+    const got: string[] = [];
+    const pi = new Int32Array(64),
+      bi = new Int32Array(64);
+    const out = {
+      probe: pi,
+      built: bi,
+      flush: (k: number) => {
+        for (let t = 0; t < k; t++) got.push(`${pi[t]}:${bi[t]}`);
+      },
+    };
+    // two windows of the built positions give the pairs of the whole
+    const tree = s.kind === 'within' ? blockMaxTree(b) : undefined;
+    const half = a.length >> 1;
+    rangePairs(s, built, probe, 0, n, 0, half, out, tree);
+    rangePairs(s, built, probe, 0, n, half, a.length, out, tree);
+    const want: string[] = [];
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < a.length; j++) if (valid[i] && matches(s, a, b, x, y, i, j)) want.push(`${i}:${j}`);
+    expect(got.sort()).toEqual(want.sort());
+    expect(want.length).toBeGreaterThan(0);
+    const counts = matchCounts(s, built, probe, Float64Array.from(b).sort());
+    const per = new Float64Array(n);
+    for (const w of want) per[Number(w.split(':')[0])]++;
+    expect([...counts]).toEqual([...per]);
   });
 });

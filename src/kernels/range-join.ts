@@ -31,7 +31,7 @@ export interface ProbeKeys {
 }
 
 /** First position in [lo, hi) whose key is >= v (strict: > v); hi when none. */
-export function firstFrom(k: Float64Array, v: number, strict: boolean, lo = 0, hi = k.length): number {
+function firstFrom(k: Float64Array, v: number, strict: boolean, lo = 0, hi = k.length): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (strict ? k[mid] <= v : k[mid] < v) lo = mid + 1;

@@ -15,13 +15,13 @@ const CMPS = new Set<string>(['<', '<=', '>', '>=']);
 type Operand = BoundExpr;
 
 /** An inequality conjunct as `left op right`, each operand over its own side's columns. */
-export interface Inequality {
+interface Inequality {
   left: Operand;
   right: Operand;
   op: Cmp;
 }
 
-export type RangeBound =
+type RangeBound =
   | { kind: 'one'; ineq: Inequality }
   /** the `point` side's value between the other side's `lo` and `hi` */
   | {
