@@ -74,6 +74,8 @@ const m = (xs) => median(xs).toFixed(2);
 console.log(
   `| interval join ${events} events x ${sessions} sessions | range ${m(times.range)} s (CPU ${m(cpu.range)} s) | ` +
     `DuckDB ${m(times.duckdb)} s (CPU ${m(cpu.duckdb)} s), range/DuckDB ${m(ratios.duckdb)} |` +
-    (against ? ` base build (cross join + filter) ${m(times.against)} s, range/base ${median(ratios.against).toFixed(4)} |` : ''),
+    (against
+      ? ` base build (cross join + filter) ${m(times.against)} s, range/base ${median(ratios.against).toFixed(4)} |`
+      : ''),
 );
 fs.rmSync(tmp, { recursive: true, force: true });

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunResult, compileSql, explainPlan, loadPlan, runPlan, runSql } from '../dist/index.js';
-import { type RangeShape, blockMaxTree, matchCounts, rangePairs, sortedOrder } from '../dist/kernels/range-join.js';
+import { type RangeShape, matchCounts, rangePairs, sortedOrder, withinIndex } from '../dist/kernels/range-join.js';
 import { cli, duckRows, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-range-join-');
@@ -267,6 +267,9 @@ describe('the kernel (kernels/range-join.ts)', () => {
     const m = 300,
       n = 200;
     const raw = keys(m, 100, 7);
+    // infinite keys (a NaN's) at the ends of the sorted keys
+    raw[0] = -Infinity;
+    raw[1] = Infinity;
     const len = keys(m, 30, 11);
     // built intervals non-empty (the coordinator drops the empty ones), sorted by their lower bound
     const keep = [...raw.keys()].filter((j) =>
@@ -280,6 +283,8 @@ describe('the kernel (kernels/range-join.ts)', () => {
       y = Float64Array.from(x, (v, i) => v + (i % 25));
     const valid = Uint8Array.from(x, (_, i) => (i % 17 === 3 ? 0 : 1));
     const built = s.kind === 'within' ? { a, b } : { a };
+    x[3] = Infinity;
+    x[4] = -Infinity;
     const probe = { x, y, valid };
     const got: string[] = [];
     const pi = new Int32Array(64),
@@ -292,7 +297,7 @@ describe('the kernel (kernels/range-join.ts)', () => {
       },
     };
     // two windows of the built positions give the pairs of the whole
-    const tree = s.kind === 'within' ? blockMaxTree(b) : undefined;
+    const tree = s.kind === 'within' ? withinIndex(b) : undefined;
     const half = a.length >> 1;
     rangePairs(s, built, probe, 0, n, 0, half, out, tree);
     rangePairs(s, built, probe, 0, n, half, a.length, out, tree);

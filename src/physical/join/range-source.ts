@@ -2,7 +2,7 @@
 // sorted on its bound and shared by every task, within a window of its sorted positions; the matches gathered into
 // joined rows (left columns, then right), OUTPUT_ROWS at a time (join/gather.ts).
 import type { Batch, Schema } from '../../kernels/column.js';
-import { type BuiltKeys, type ProbeKeys, type RangeShape, blockMaxTree, rangePairs } from '../../kernels/range-join.js';
+import { type BuiltKeys, type ProbeKeys, type RangeShape, rangePairs, withinIndex } from '../../kernels/range-join.js';
 import type { SourceKernel } from '../task.js';
 import type { Side } from './decide.js';
 import { GatherSink } from './gather.js';
@@ -48,8 +48,8 @@ export const rangeJoinKernel: SourceKernel<RangeJoinSource> = {
       if (s.built === 'right') out.add(l, r, probe, built, n);
       else out.add(l, r, built, probe, n);
     };
-    const tree = s.shape.kind === 'within' ? blockMaxTree(k.b!) : undefined;
-    rangePairs(s.shape, k, p, 0, s.probe.length, s.window[0], s.window[1], { probe, built, flush }, tree);
+    const index = s.shape.kind === 'within' ? withinIndex(k.b!) : undefined;
+    rangePairs(s.shape, k, p, 0, s.probe.length, s.window[0], s.window[1], { probe, built, flush }, index);
     out.flush();
     const metrics = joinMetrics({ path: 'gather', build: s.built, matchChunks: chunks, buildRows: s.build.length });
     return { batches: out.batches, rows: s.probe.length + s.build.length, metrics };

@@ -19,6 +19,7 @@ import {
   type BuiltKeys,
   type ProbeKeys,
   type RangeShape,
+  SortedKeys,
   candidateRun,
   matchCounts,
   sortedOrder,
@@ -77,9 +78,7 @@ function prepare(c: RangeCondition, built: Side, B: Batch, P: Batch): Prepared {
 
 /** Where a key is not exact the bounds hold only as <= (the filter above decides). */
 function relaxed(s: RangeShape): RangeShape {
-  return s.kind === 'above' || s.kind === 'below'
-    ? { kind: s.kind, strict: false }
-    : { kind: s.kind, loStrict: false, hiStrict: false };
+  return 'strict' in s ? { ...s, strict: false } : { ...s, loStrict: false, hiStrict: false };
 }
 
 /** Rows valid in every key (null: all). */
@@ -200,9 +199,10 @@ export async function runRange(
   const rowBytes = (b: Batch) => (b.length === 0 ? 0 : batchBytes(b) / b.length);
   const pairs = Math.max(1, Math.floor(target / Math.max(1, rowBytes(s.build) + rowBytes(P))));
   const maxRows = Math.max(MIN_TASK_ROWS, Math.ceil(P.length / (4 * plannedWorkers(ex.settings))));
-  const run = new Int32Array(2);
+  const run = new Int32Array(2),
+    sorted = new SortedKeys(s.built.a);
   const runOf = (i: number) => {
-    candidateRun(shape, s.built, pk, i, run);
+    candidateRun(shape, sorted, pk, i, run);
     return run;
   };
   const pieces = cutTasks(counts, pairs, maxRows, s.build.length, runOf);
