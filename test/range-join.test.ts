@@ -83,6 +83,21 @@ describe('one inequality between the sides', () => {
     },
   );
 
+  it('a comma join with the comparison in WHERE', async () => {
+    await same(
+      'SELECT count(*) AS n, sum(a.sid2) AS s1, sum(b.sid) AS s2 FROM sm a, se b WHERE a.v < b.lo AND b.sid > 5',
+    );
+  });
+
+  it('among hash joins: one side of the range join a join of its own', async () => {
+    const q =
+      'SELECT count(*) AS n, sum(a.id) AS s FROM ev a JOIN se b ON a.ts BETWEEN b.lo AND b.hi ' +
+      'JOIN sm c ON c.sid2 = b.sid WHERE c.v > 100';
+    const r = await runSql(q, { sources, workers: 2, inThreadBytes: 0, broadcastBytes: 0 });
+    expect(oursOf(r)).toEqual(text(await duckOf(q)));
+    expect(strategies(r)).toContain('range');
+  });
+
   it('the smaller side on the left, the comparison written either way round', async () => {
     for (const on of ['b.sid2 > 0 AND a.lo <= b.v', 'b.v < a.hi'])
       await same(`SELECT count(*) AS n, sum(a.sid) AS s1, sum(b.sid2) AS s2 FROM se a JOIN sm b ON ${on}`);
