@@ -35,11 +35,7 @@ beforeAll(async () => {
     1000,
   );
   // a wide dimension: keys 0..2999 over 40,000 rows with a 32-character string; `pad LIKE '00%'` keeps 1/256
-  await writeParquet(
-    W,
-    `SELECT (i % 3000)::BIGINT AS wk, md5(i::VARCHAR) AS pad FROM range(0, 40000) t(i)`,
-    10000,
-  );
+  await writeParquet(W, `SELECT (i % 3000)::BIGINT AS wk, md5(i::VARCHAR) AS pad FROM range(0, 40000) t(i)`, 10000);
 });
 
 const dim = { op: 'filter', where: { column: 'g', cmp: '=', value: 0 }, input: { op: 'scan', source: 'd' } };
