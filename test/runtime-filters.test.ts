@@ -12,7 +12,8 @@ import { cli, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-rtfilter-');
 const F = path.join(dir, 'f.parquet'),
-  D = path.join(dir, 'd.parquet');
+  D = path.join(dir, 'd.parquet'),
+  W = path.join(dir, 'w.parquet');
 const F_ROWS = 20_000,
   D_ROWS = 4_000;
 
@@ -33,6 +34,8 @@ beforeAll(async () => {
        (i % 5)::INTEGER AS dk2, 'key-' || i AS ds, (i % 40)::INTEGER AS g FROM range(0, ${D_ROWS}) t(i)`,
     1000,
   );
+  // a wide dimension: keys 0..2999 over 40,000 rows with a 32-character string; `pad LIKE '00%'` keeps 1/256
+  await writeParquet(W, `SELECT (i % 3000)::BIGINT AS wk, md5(i::VARCHAR) AS pad FROM range(0, 40000) t(i)`, 10000);
 });
 
 const dim = { op: 'filter', where: { column: 'g', cmp: '=', value: 0 }, input: { op: 'scan', source: 'd' } };
@@ -158,6 +161,45 @@ describe('a broadcast join sends a filter of its built keys into the probing sca
     const up = s.runtimeFilters!.find((f) => f.columns[0] === 'k2');
     expect(up).toMatchObject({ id: 'join-1.right', into: 'scan-1', rowsIn: F_ROWS });
     expect(up!.rowsKept).toBeLessThan(F_ROWS / 4);
+  });
+
+  it("a filter from a join above reaches the rest of a probing side read to measure it, on the side's own columns", async () => {
+    // (w ⋈ f on wk = k) ⋈ d2 on k2: the lower join's probing side (the fact, the smaller file) is read first to
+    // measure it and stops at broadcastBytes; the wide dimension, filtered to a few rows, is built; the fact's other
+    // row groups are read by map tasks, where the upper filter's key (k2) is the fact's column 1, not the lower join's
+    // output column 3 (it crashed there: q10's shape reordered, with the customers probing)
+    const d2 = { op: 'filter', where: { column: 'dk', cmp: '=', value: 3 }, input: { op: 'scan', source: 'd' } };
+    const wide = {
+      op: 'project',
+      columns: ['wk', 'pad'],
+      input: { op: 'filter', where: { column: 'pad', like: '00%' }, input: { op: 'scan', source: 'w' } },
+    };
+    const facts = { op: 'scan', source: 'f', columns: ['k', 'k2', 'v'] };
+    const lower = { ...join('inner', [['wk', 'k']], wide, facts), reorder: false };
+    const upper = {
+      op: 'join',
+      type: 'inner',
+      reorder: false,
+      on: [['k2', 'dk2']],
+      left: lower,
+      right: { op: 'project', columns: ['dk2'], input: d2 },
+    };
+    const p = { ...plan(upper), sources: { f: { parquet: F }, d: { parquet: D }, w: { parquet: W } } };
+    const sql = `SELECT wk, pad, k, k2, v, dk2 FROM read_parquet('${W}') w JOIN ${FACT} f ON w.wk = f.k
+       JOIN (SELECT dk2 FROM read_parquet('${D}') WHERE dk = 3) d2 ON f.k2 = d2.dk2 WHERE pad LIKE '00%'`;
+    const o = { runtimeFilters: 'bitmap', broadcastBytes: '100KB' } as const;
+    for (const inThreadBytes of [0, '1GB']) await expectSame(p, sql, opts({ ...o, inThreadBytes }));
+    const s = await stats(p, o);
+    expect(s.joins.map((j) => [j.strategy, j.broadcast?.side])).toEqual([
+      ['broadcast', 'right'],
+      ['broadcast', 'left'],
+    ]);
+    const up = s.runtimeFilters!.find((f) => f.columns[0] === 'k2');
+    expect(up).toMatchObject({ id: 'join-1.right', into: 'scan-2' });
+    // the fact's rows but those read to measure it (probed as they are)
+    expect(up!.rowsIn).toBeGreaterThan(0);
+    expect(up!.rowsIn).toBeLessThan(F_ROWS);
+    expect(up!.rowsKept).toBeLessThan(up!.rowsIn / 4);
   });
 });
 

@@ -19,7 +19,7 @@ import type { Combine } from '../task.js';
 import type { Collected } from '../shuffle.js';
 import { trace } from '../../trace.js';
 import { type FilterMode, filterKinds } from '../../kernels/runtime-filter.js';
-import { type Placed, type RtFilterOp, filterable, placeFilter, tableFilter } from './filters.js';
+import { type Placed, type RtFilterOp, filterable, placeAgain, placeFilter, tableFilter } from './filters.js';
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
 
@@ -280,8 +280,8 @@ function broadcastFrom(
     if (at) {
       base = at.pipeline;
       placed.push(at.placed);
-      const rest = probed?.rest && placeFilter(probed.rest, op);
-      if (probed && rest) probed = { ...probed, rest: rest.pipeline };
+      const rest = probed?.rest && placeAgain(probed.rest, at.placed);
+      if (probed && rest) probed = { ...probed, rest };
       trace(`broadcast ${node.id}: runtime filter ${filterKinds(f)} into ${at.placed.into}`);
     }
   }

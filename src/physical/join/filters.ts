@@ -105,6 +105,16 @@ export function placeFilter(p: Pipeline, op: RtFilterOp): { pipeline: Pipeline; 
 }
 
 /**
+ * The filter placed by placeFilter put first too into `p`, a pipeline reading the same source: the rest of a side
+ * read to measure it (its ops are the side's own, so a filter's keys on a join's output are not theirs: only the
+ * keys traced to the source are). Null when `p` reads another source.
+ */
+export function placeAgain(p: Pipeline, placed: Placed): Pipeline | null {
+  if (p.source.id !== placed.into) return null;
+  return { ...p, ops: [placed.op, ...p.ops], fused: [`${placed.op.filter.id} filter`, ...p.fused] };
+}
+
+/**
  * The filter of a built table's keys (`keys`, `norms`: the table's key columns), or null when the setting builds
  * none. Keys hashed only for a Bloom filter.
  */

@@ -15,6 +15,7 @@ import {
   keysOf,
   movedFilter,
   normsOf,
+  placeAgain,
   placeFilter,
   reportFilters,
   shuffledFilter,
@@ -143,8 +144,9 @@ async function runBroadcast(
       if (!at) break;
       pipeline = at.pipeline;
       movedFilter(op.filter, at.placed);
-      const rest = probed?.rest && placeFilter(probed.rest, op);
-      if (probed && rest) probed = { ...probed, rest: rest.pipeline };
+      // the rest of the probing side read to measure it: its own columns, not the join's output ones op.keys are
+      const rest = probed?.rest && placeAgain(probed.rest, at.placed);
+      if (probed && rest) probed = { ...probed, rest };
       if (probeAt !== undefined) probeAt++;
       after = after.slice(1);
     }
@@ -231,8 +233,8 @@ async function runShuffleJoin(
     const at = placeFilter(pipes[s], op);
     if (!at) return null;
     pipes[s] = at.pipeline;
-    const rest = reads[s]?.rest && placeFilter(reads[s]!.rest!, op);
-    if (rest) reads[s] = { ...reads[s]!, rest: rest.pipeline };
+    const rest = reads[s]?.rest && placeAgain(reads[s]!.rest!, at.placed);
+    if (rest) reads[s] = { ...reads[s]!, rest };
     return at.placed;
   };
   let after = ops;
