@@ -48,7 +48,8 @@ const LEVERS = {
   eager: ['--no-eager'],
 };
 const levers = (opt('levers', '') || '').split(',').filter(Boolean);
-for (const l of levers) if (!LEVERS[l]) throw new Error(`--levers: no lever "${l}" (${Object.keys(LEVERS).join(', ')})`);
+for (const l of levers)
+  if (!LEVERS[l]) throw new Error(`--levers: no lever "${l}" (${Object.keys(LEVERS).join(', ')})`);
 fs.mkdirSync(data, { recursive: true });
 
 function joinGroupBy(dir, right, rightCols, groupBy) {
@@ -218,7 +219,7 @@ for (const w of workloads) {
   check('ours', ours());
   if (against) check('theirs', theirs());
   if (third) check('also', third());
-  for (const [n, who, f] of off) check(who, f());
+  for (const [, who, f] of off) check(who, f());
   const runs = [];
   for (let i = 0; i < pairs; i++) {
     // the order rotates from round to round, so that no process always runs first
@@ -288,9 +289,7 @@ for (const w of workloads) {
       (row.also
         ? `  | also ${ms(row.also.ms)} ms, ${row.also.ratio.toFixed(2)}x, ${row.also.rssMB.toFixed(0)} MB; ours/also ${row.also.oursOverAlso.toFixed(2)}`
         : '') +
-      (row.levers
-        ? `  | off/on: ${levers.map((l) => `${l} ${row.levers[l].offOverOn.toFixed(2)}`).join(', ')}`
-        : '') +
+      (row.levers ? `  | off/on: ${levers.map((l) => `${l} ${row.levers[l].offOverOn.toFixed(2)}`).join(', ')}` : '') +
       differs('ours', 'OUR') +
       levers.map((l) => differs(`off-${l}`, `--levers ${l} OFF`)).join('') +
       differs('theirs', "THE OTHER BUILD'S") +
