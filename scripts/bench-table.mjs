@@ -15,10 +15,14 @@ if (!file) {
 }
 const r = JSON.parse(fs.readFileSync(file, 'utf8'));
 const levers = r.levers ?? [];
-const geomean = (xs) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
-const x2 = (v) => `${v.toFixed(2)}x`;
-const f2 = (v) => v.toFixed(2);
-const k = (ms) => (ms / 1000).toFixed(2);
+const geomean = (xs) => {
+  const ok = xs.filter((x) => x != null && !Number.isNaN(x));
+  return Math.exp(ok.reduce((a, x) => a + Math.log(x), 0) / ok.length);
+};
+// a figure of runs that all failed is null in the JSON
+const x2 = (v) => (v == null ? '-' : `${v.toFixed(2)}x`);
+const f2 = (v) => (v == null ? '-' : v.toFixed(2));
+const k = (ms) => (ms == null ? '-' : (ms / 1000).toFixed(2));
 const rows = r.results;
 /** the median over rounds of a ratio between two runs of one round */
 const per = (row, f) => median(row.runs.map(f));
@@ -43,7 +47,7 @@ for (const row of rows) {
     k(row.duckdbMs),
     x2(row.ratio),
     x2(row.cpuRatio),
-    `${row.skewjoinRssMB.toFixed(0)} / ${row.duckdbRssMB.toFixed(0)}`,
+    `${row.skewjoinRssMB?.toFixed(0) ?? '-'} / ${row.duckdbRssMB.toFixed(0)}`,
   ];
   cols.wall.push(row.ratio);
   cols.cpu.push(row.cpuRatio);
@@ -62,7 +66,7 @@ for (const row of rows) {
     cols.rfDuck[0].push(w);
     cols.rfDuck[1].push(c);
   }
-  cells.push(ok ? 'DuckDB’s' : '**DIFFER**');
+  cells.push(ok ? 'DuckDB’s' : row.failures ? `**FAILED**: ${row.failures.join('; ')}` : '**DIFFER**');
   console.log(`| ${cells.join(' | ')} |`);
 }
 const last = ['**geometric mean**', '', '', `**${x2(geomean(cols.wall))}**`, `**${x2(geomean(cols.cpu))}**`, ''];

@@ -156,10 +156,22 @@ if (only.includes('tpch') && tpchDir) {
   }
 }
 
-/** One process under /usr/bin/time: wall and CPU milliseconds, and what it printed. */
-function timed(argv, env = {}) {
+/**
+ * One process under /usr/bin/time: wall and CPU milliseconds, and what it printed. A run of ours that fails is
+ * recorded (its figures NaN, left out of the medians; its error's last line kept) and the benchmark goes on.
+ */
+function timed(argv, env = {}, mayFail = false) {
   const t = timeProcess(argv, env);
-  if (t.status !== 0 || !t.timed) throw new Error(`${argv.join(' ')} failed (${t.status}):\n${t.stderr.slice(-2000)}`);
+  if (t.status !== 0 || !t.timed) {
+    if (!mayFail) throw new Error(`${argv.join(' ')} failed (${t.status}):\n${t.stderr.slice(-2000)}`);
+    const failed = `exit ${t.status}: ${t.stderr
+      .replace(/(Command exited with non-zero status \d+\s*)?TIME [\d. ]+\s*$/, '')
+      .trim()
+      .split('\n')
+      .at(-1)
+      ?.slice(0, 300)}`;
+    return { wall: NaN, cpu: NaN, rssMB: NaN, stdout: '', failed };
+  }
   return { wall: t.wall * 1000, cpu: (t.user + t.sys) * 1000, rssMB: t.rssMB, stdout: t.stdout };
 }
 
@@ -197,7 +209,11 @@ for (const w of workloads) {
   const build =
     (bin, more = []) =>
     () =>
-      timed([process.execPath, bin, w.plan, '--workers', String(workers), '--json', ...w.flags, ...extra, ...more]);
+      timed(
+        [process.execPath, bin, w.plan, '--workers', String(workers), '--json', ...w.flags, ...extra, ...more],
+        {},
+        true,
+      );
   const ours = build(BIN);
   // --levers: our build with one lever off, in every round
   const off = levers.map((l) => [`off-${l}`, `off-${l}`, build(BIN, LEVERS[l])]);
@@ -211,8 +227,10 @@ for (const w of workloads) {
   fs.rmSync(answerFile);
   const checked = { ours: true, theirs: !!against, also: !!also, ...Object.fromEntries(off.map(([n]) => [n, true])) };
   const wrong = { ours: 0, theirs: 0, also: 0, ...Object.fromEntries(off.map(([n]) => [n, 0])) };
+  const failures = [];
   const check = (who, r) => {
-    if (checked[who] && !sameAnswer(r.stdout, answer)) wrong[who]++;
+    if (r.failed) failures.push(`${who} ${r.failed}`);
+    if (checked[who] && (r.failed || !sameAnswer(r.stdout, answer))) wrong[who]++;
     delete r.stdout;
     return r;
   };
@@ -276,6 +294,7 @@ for (const w of workloads) {
           ),
         }
       : {}),
+    ...(failures.length ? { failures: [...new Set(failures)] } : {}),
     runs,
     tpch: !!w.tpch,
   };
@@ -295,9 +314,14 @@ for (const w of workloads) {
       differs('theirs', "THE OTHER BUILD'S") +
       differs('also', "THE --also BUILD'S"),
   );
+  for (const f of row.failures ?? []) console.log(`  FAILED: ${f}`);
 }
 const tp = results.filter((r) => r.tpch);
-const geomean = (xs) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+/** over the numbers that are not NaN (a query whose runs of ours all failed) */
+const geomean = (xs) => {
+  const ok = xs.filter((x) => !Number.isNaN(x));
+  return Math.exp(ok.reduce((a, x) => a + Math.log(x), 0) / ok.length);
+};
 if (tp.length) {
   console.log(
     `TPC-H geometric mean of the ratios: ${geomean(tp.map((r) => r.ratio)).toFixed(2)}x over ${tp.length} queries; ` +
