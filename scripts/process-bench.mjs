@@ -19,6 +19,12 @@
 // reused (keep DATA out of the repository: SF 10 is 3.6 GB). Each row reports
 // wall, CPU (user + system) and peak RSS of both processes. --against pairs this build with another build's command line (main's,
 // say) on the same plans instead of DuckDB: the "duckdb" figures are then its.
+//
+//   --flags "--runtime-filters auto"  more flags for every run of ours (split at spaces)
+//   --levers rf,reorder,eager         in every round also a run of ours with that lever off (--runtime-filters off,
+//                                     --no-reorder, --no-eager after --flags), answers checked; each lever's figure is
+//                                     the median of the per-round ratios off / on (above 1: the lever saves time)
+//   --out NAME                        the results file's name in DATA (default results[-sfN][-against].json)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,6 +40,16 @@ const queries = opt('queries', undefined)?.split(',');
 const against = opt('against', undefined) && path.resolve(opt('against'));
 const also = opt('also', undefined) && path.resolve(opt('also'));
 const other = against ? 'other build' : 'DuckDB';
+const extra = opt('flags', '').split(' ').filter(Boolean);
+/** each lever of the plan: the flags turning it off */
+const LEVERS = {
+  rf: ['--runtime-filters', 'off'],
+  reorder: ['--no-reorder'],
+  eager: ['--no-eager'],
+};
+const levers = (opt('levers', '') || '').split(',').filter(Boolean);
+for (const l of levers)
+  if (!LEVERS[l]) throw new Error(`--levers: no lever "${l}" (${Object.keys(LEVERS).join(', ')})`);
 fs.mkdirSync(data, { recursive: true });
 
 function joinGroupBy(dir, right, rightCols, groupBy) {
@@ -140,10 +156,22 @@ if (only.includes('tpch') && tpchDir) {
   }
 }
 
-/** One process under /usr/bin/time: wall and CPU milliseconds, and what it printed. */
-function timed(argv, env = {}) {
+/**
+ * One process under /usr/bin/time: wall and CPU milliseconds, and what it printed. A run of ours that fails is
+ * recorded (its figures NaN, left out of the medians; its error's last line kept) and the benchmark goes on.
+ */
+function timed(argv, env = {}, mayFail = false) {
   const t = timeProcess(argv, env);
-  if (t.status !== 0 || !t.timed) throw new Error(`${argv.join(' ')} failed (${t.status}):\n${t.stderr.slice(-2000)}`);
+  if (t.status !== 0 || !t.timed) {
+    if (!mayFail) throw new Error(`${argv.join(' ')} failed (${t.status}):\n${t.stderr.slice(-2000)}`);
+    const failed = `exit ${t.status}: ${t.stderr
+      .replace(/(Command exited with non-zero status \d+\s*)?TIME [\d. ]+\s*$/, '')
+      .trim()
+      .split('\n')
+      .at(-1)
+      ?.slice(0, 300)}`;
+    return { wall: NaN, cpu: NaN, rssMB: NaN, stdout: '', failed };
+  }
   return { wall: t.wall * 1000, cpu: (t.user + t.sys) * 1000, rssMB: t.rssMB, stdout: t.stdout };
 }
 
@@ -178,9 +206,17 @@ for (const w of workloads) {
   const sqlFile = path.join(data, `${w.name.replace(/[^a-z0-9]+/gi, '_')}.sql`);
   fs.writeFileSync(sqlFile, w.sql);
   // every run of ours prints its rows (JSON lines), each checked against DuckDB's answer
-  const build = (bin) => () =>
-    timed([process.execPath, bin, w.plan, '--workers', String(workers), '--json', ...w.flags]);
+  const build =
+    (bin, more = []) =>
+    () =>
+      timed(
+        [process.execPath, bin, w.plan, '--workers', String(workers), '--json', ...w.flags, ...extra, ...more],
+        {},
+        true,
+      );
   const ours = build(BIN);
+  // --levers: our build with one lever off, in every round
+  const off = levers.map((l) => [`off-${l}`, `off-${l}`, build(BIN, LEVERS[l])]);
   const theirs = against ? build(against) : () => timed([process.execPath, DUCK, sqlFile, String(workers)]);
   // --also: a third process in every round (the build before a change, say), its figures beside both
   const third = also ? build(also) : null;
@@ -189,16 +225,19 @@ for (const w of workloads) {
   timed([process.execPath, DUCK, sqlFile, String(workers)], { OUT: answerFile });
   const answer = JSON.parse(fs.readFileSync(answerFile, 'utf8'));
   fs.rmSync(answerFile);
-  const checked = { ours: true, theirs: !!against, also: !!also };
-  const wrong = { ours: 0, theirs: 0, also: 0 };
+  const checked = { ours: true, theirs: !!against, also: !!also, ...Object.fromEntries(off.map(([n]) => [n, true])) };
+  const wrong = { ours: 0, theirs: 0, also: 0, ...Object.fromEntries(off.map(([n]) => [n, 0])) };
+  const failures = [];
   const check = (who, r) => {
-    if (checked[who] && !sameAnswer(r.stdout, answer)) wrong[who]++;
+    if (r.failed) failures.push(`${who} ${r.failed}`);
+    if (checked[who] && (r.failed || !sameAnswer(r.stdout, answer))) wrong[who]++;
     delete r.stdout;
     return r;
   };
   check('ours', ours());
   if (against) check('theirs', theirs());
   if (third) check('also', third());
+  for (const [, who, f] of off) check(who, f());
   const runs = [];
   for (let i = 0; i < pairs; i++) {
     // the order rotates from round to round, so that no process always runs first
@@ -206,6 +245,7 @@ for (const w of workloads) {
       ['skewjoin', 'ours', ours],
       ['duckdb', 'theirs', theirs],
       ...(third ? [['also', 'also', third]] : []),
+      ...off,
     ];
     const k = i % order.length,
       round = {};
@@ -238,6 +278,23 @@ for (const w of workloads) {
           },
         }
       : {}),
+    ...(off.length
+      ? {
+          levers: Object.fromEntries(
+            levers.map((l) => [
+              l,
+              {
+                sameAnswer: wrong[`off-${l}`] === 0,
+                offMs: med((r) => r[`off-${l}`].wall),
+                offCpuMs: med((r) => r[`off-${l}`].cpu),
+                offOverOn: med((r) => r[`off-${l}`].wall / r.skewjoin.wall),
+                offOverOnCpu: med((r) => r[`off-${l}`].cpu / r.skewjoin.cpu),
+              },
+            ]),
+          ),
+        }
+      : {}),
+    ...(failures.length ? { failures: [...new Set(failures)] } : {}),
     runs,
     tpch: !!w.tpch,
   };
@@ -251,24 +308,36 @@ for (const w of workloads) {
       (row.also
         ? `  | also ${ms(row.also.ms)} ms, ${row.also.ratio.toFixed(2)}x, ${row.also.rssMB.toFixed(0)} MB; ours/also ${row.also.oursOverAlso.toFixed(2)}`
         : '') +
+      (row.levers ? `  | off/on: ${levers.map((l) => `${l} ${row.levers[l].offOverOn.toFixed(2)}`).join(', ')}` : '') +
       differs('ours', 'OUR') +
+      levers.map((l) => differs(`off-${l}`, `--levers ${l} OFF`)).join('') +
       differs('theirs', "THE OTHER BUILD'S") +
       differs('also', "THE --also BUILD'S"),
   );
+  for (const f of row.failures ?? []) console.log(`  FAILED: ${f}`);
 }
 const tp = results.filter((r) => r.tpch);
-const geomean = (xs) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+/** over the numbers that are not NaN (a query whose runs of ours all failed) */
+const geomean = (xs) => {
+  const ok = xs.filter((x) => !Number.isNaN(x));
+  return Math.exp(ok.reduce((a, x) => a + Math.log(x), 0) / ok.length);
+};
 if (tp.length) {
   console.log(
     `TPC-H geometric mean of the ratios: ${geomean(tp.map((r) => r.ratio)).toFixed(2)}x over ${tp.length} queries; ` +
       `worst ${Math.max(...tp.map((r) => r.ratio)).toFixed(2)}x`,
   );
+  for (const l of levers)
+    console.log(
+      `  ${l} off over on: geometric mean ${geomean(tp.map((r) => r.levers[l].offOverOn)).toFixed(2)}, ` +
+        `from ${Math.min(...tp.map((r) => r.levers[l].offOverOn)).toFixed(2)} to ${Math.max(...tp.map((r) => r.levers[l].offOverOn)).toFixed(2)}`,
+    );
   if (also)
     console.log(
       `  --also build: ${geomean(tp.map((r) => r.also.ratio)).toFixed(2)}x; ours over it ${geomean(tp.map((r) => r.also.oursOverAlso)).toFixed(2)}`,
     );
 }
-const out = path.join(data, `results${scale ? `-sf${scale}` : ''}${against ? '-against' : ''}.json`);
+const out = path.join(data, opt('out', `results${scale ? `-sf${scale}` : ''}${against ? '-against' : ''}.json`));
 fs.writeFileSync(
   out,
   JSON.stringify(
@@ -277,6 +346,8 @@ fs.writeFileSync(
       pairs,
       workers,
       against: against ?? 'duckdb',
+      flags: extra,
+      levers,
       load: (await import('node:os')).loadavg(),
       results,
     },
