@@ -8,6 +8,10 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunOptions, runPlan } from '../dist/index.js';
+import { buildFilter, filterBytes, testBatch } from '../dist/kernels/runtime-filter.js';
+import { buildKeys } from '../dist/kernels/keys.js';
+import type { Column } from '../dist/kernels/column.js';
+import { processMemory } from '../dist/spill/spiller.js';
 import { cli, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-rtfilter-');
@@ -257,6 +261,64 @@ describe('a shuffle join sends the filter of the side partitioned first to the o
     const s = await stats(p, { broadcastBytes: 0, memoryLimit: '64KB' });
     expect(s.spilledBytes).toBeGreaterThan(0);
   });
+});
+
+describe('a filter within the memory budget', () => {
+  const column = (xs: bigint[]): Column => ({
+    type: { id: 'int64' },
+    length: xs.length,
+    values: BigInt64Array.from(xs),
+    valid: null,
+  });
+  const keysOf = (xs: bigint[]) =>
+    buildKeys({ length: xs.length, columns: [column(xs)] }, [0], [{ kind: 'int' }], undefined, true);
+  // 5,000 sparse keys (a Bloom filter of 16 KB unbounded) and 5,000 dense ones (a bitmap of 628 bytes)
+  const sparse = Array.from({ length: 5000 }, (_, i) => BigInt(i) * 1000003n);
+  const dense = Array.from({ length: 5000 }, (_, i) => BigInt(i) + 7n);
+
+  it('is made smaller (a Bloom filter), gives way (a bitmap), or is its min/max alone, and drops no key it holds', () => {
+    const free = buildFilter('f', [keysOf(sparse)], 'auto');
+    expect(filterBytes(free!)).toBe(16384);
+    for (const maxBytes of [16384, 4096, 1000, 256]) {
+      const f = buildFilter('f', [keysOf(sparse)], 'auto', undefined, false, maxBytes)!;
+      expect(f.kind).toBe('bloom');
+      expect(filterBytes(f)).toBeLessThanOrEqual(maxBytes);
+      expect(filterBytes(f)).toBeGreaterThan(maxBytes / 2 - 1);
+      // every built key kept; a key outside kept no more often than a smaller filter's false positives allow
+      expect(testBatch(f, { length: 5000, columns: [column(sparse)] }, [0], [{ kind: 'int' }]).kept).toBe(5000);
+    }
+    const none = buildFilter('f', [keysOf(sparse)], 'auto', undefined, false, 255)!;
+    expect([none.kind, filterBytes(none), none.min, none.max]).toEqual(['minmax', 0, 0, 4999 * 1000003]);
+    expect(buildFilter('f', [keysOf(dense)], 'auto', undefined, false, 628)!.kind).toBe('bitmap');
+    const bloom = buildFilter('f', [keysOf(dense)], 'auto', undefined, false, 627)!;
+    expect([bloom.kind, filterBytes(bloom)]).toEqual(['bloom', 512]);
+    // two keys: no min/max to fall back on
+    const two = buildKeys(
+      { length: 5000, columns: [column(sparse), column(dense)] },
+      [0, 1],
+      [{ kind: 'int' }, { kind: 'int' }],
+    );
+    expect(buildFilter('f', [two], 'auto', undefined, false, 255)).toBeNull();
+  });
+
+  it('under a small budget: sized down to a quarter of what is free, counted while it lives, the same rows', async () => {
+    // a shuffle join on sparse keys: the dimension partitioned first (held, not spilled), its filter of about 4,000
+    // keys (8 KB unbounded) into the fact's map tasks
+    const p = plan(join('inner', SPARSE, fact, { op: 'scan', source: 'd' }));
+    const sql = `SELECT * FROM ${FACT} f JOIN read_parquet('${D}') d ON f.ks = d.dks`;
+    const sizes: number[] = [];
+    for (const memoryLimit of [288 * 1024, 320 * 1024, 1 << 30]) {
+      const o = opts({ broadcastBytes: 0, memoryLimit, spillDir: dir });
+      if (memoryLimit < 1 << 30) await expectSame(p, sql, o);
+      const s = await stats(p, o);
+      expect(processMemory().held).toBe(0);
+      const f = s.runtimeFilters?.[0];
+      if (f) expect(f.bytes).toBeLessThanOrEqual(memoryLimit / 4);
+      sizes.push(f?.bytes ?? -1);
+    }
+    expect(sizes.at(-1)).toBe(8192);
+    expect(sizes.some((b) => b >= 0 && b < 8192)).toBe(true);
+  }, 180_000);
 });
 
 describe('--explain', () => {

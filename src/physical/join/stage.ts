@@ -12,6 +12,7 @@ import { mixPlan } from '../../skew/mix.js';
 import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import {
   type RtFilterOp,
+  budgeted,
   keysOf,
   movedFilter,
   normsOf,
@@ -22,7 +23,7 @@ import {
   sideOf,
   transferFrom,
 } from './filters.js';
-import { filterKinds } from '../../kernels/runtime-filter.js';
+import { filterBytes, filterKinds } from '../../kernels/runtime-filter.js';
 import type { Side } from './decide.js';
 import { trace } from '../../trace.js';
 import { mergeProbes } from './merge.js';
@@ -249,11 +250,16 @@ async function runShuffleJoin(
   // predicate transfer: one side partitioned first sends the filter of its keys to the other side's map tasks
   const first = eager ? null : transferFrom(node, ex.settings.runtimeFilters);
   let l: ShuffleOutput, r: ShuffleOutput;
+  let held = how.heldBytes;
   try {
     if (first) {
       const a = await run(first);
       const other: Side = first === 'left' ? 'right' : 'left';
-      const f = shuffledFilter(`${node.id}.${first}`, a, node, first, ex.settings.runtimeFilters);
+      const f = budgeted(ex.memory, (max) =>
+        shuffledFilter(`${node.id}.${first}`, a, node, first, ex.settings.runtimeFilters, max),
+      );
+      // its words counted until the other side's map tasks are done
+      if (f) held += filterBytes(f);
       const placed =
         f && place(other, { kind: 'rtfilter', filter: f, keys: keysOf(node, other), norms: normsOf(node, other) });
       if (f && placed)
@@ -264,7 +270,7 @@ async function runShuffleJoin(
     } else [l, r] = await Promise.all([run('left'), run('right')]);
   } finally {
     // the measured side's rows are held until its map tasks have partitioned them
-    ex.memory.release(how.heldBytes);
+    ex.memory.release(held);
   }
   const plan = planJoinTasks(ex, node, l, r, P);
   ex.report('join', {
