@@ -4,16 +4,19 @@
 // lever's off / on ratio (wall, CPU; above 1: the lever saves time) and, for the runtime filters, the run with them
 // off against DuckDB; the geometric means last.
 //
-//   node scripts/bench-table.mjs DATA/results.json
+//   node scripts/bench-table.mjs DATA/results.json [MORE/results.json ...]
+//
+// Several files (one run split in parts over the queries) make one table, the first file's settings above it.
 import fs from 'node:fs';
 import { median } from './bench-common.mjs';
 
-const file = process.argv[2];
-if (!file) {
+const files = process.argv.slice(2);
+if (!files.length) {
   console.error('usage: bench-table.mjs results.json');
   process.exit(2);
 }
-const r = JSON.parse(fs.readFileSync(file, 'utf8'));
+const parts = files.map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
+const r = { ...parts[0], results: parts.flatMap((p) => p.results) };
 const levers = r.levers ?? [];
 const geomean = (xs) => {
   const ok = xs.filter((x) => x != null && !Number.isNaN(x));
@@ -30,7 +33,7 @@ const cpu = (x) => x.cpu;
 
 console.log(
   `${r.date}, ${r.pairs} pairs, ${r.workers} workers, flags [${(r.flags ?? []).join(' ')}], ` +
-    `load at the end ${r.load.map((x) => x.toFixed(1)).join(', ')}\n`,
+    `load at the end ${parts.map((p) => p.load.map((x) => x.toFixed(1)).join(', ')).join('; ')}\n`,
 );
 const head = ['query', 'ours s', 'DuckDB s', 'wall', 'CPU', 'peak RSS MB ours / DuckDB'];
 for (const l of levers) head.push(`${l} off / on: wall, CPU`);

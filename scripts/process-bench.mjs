@@ -27,6 +27,7 @@
 //   --out NAME                        the results file's name in DATA (default results[-sfN][-against].json)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { BIN, DUCK, ROOT, gen, median, opt, timeProcess, tpchSql } from './bench-common.mjs';
 
@@ -203,6 +204,27 @@ function sameAnswer(ours, theirs) {
   return same([...rows].sort(byKey), [...want].sort(byKey));
 }
 
+const out = path.join(data, opt('out', `results${scale ? `-sf${scale}` : ''}${against ? '-against' : ''}.json`));
+/** The results so far, written after every workload (a long run stopped keeps what it measured). */
+const save = () =>
+  fs.writeFileSync(
+    out,
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        pairs,
+        workers,
+        against: against ?? 'duckdb',
+        flags: extra,
+        levers,
+        load: os.loadavg(),
+        results,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+
 const results = [];
 for (const w of workloads) {
   const sqlFile = path.join(data, `${w.name.replace(/[^a-z0-9]+/gi, '_')}.sql`);
@@ -297,6 +319,7 @@ for (const w of workloads) {
     tpch: !!w.tpch,
   };
   results.push(row);
+  save();
   const differs = (who, what) =>
     wrong[who] ? `  ${what} ANSWER DIFFERS from DuckDB's in ${wrong[who]} of ${pairs + 1} runs` : '';
   const ms = (x) => x.toFixed(0).padStart(6);
@@ -335,26 +358,9 @@ if (tp.length) {
       `  --also build: ${geomean(tp.map((r) => r.also.ratio)).toFixed(2)}x; ours over it ${geomean(tp.map((r) => r.also.oursOverAlso)).toFixed(2)}`,
     );
 }
-const out = path.join(data, opt('out', `results${scale ? `-sf${scale}` : ''}${against ? '-against' : ''}.json`));
-fs.writeFileSync(
-  out,
-  JSON.stringify(
-    {
-      date: new Date().toISOString(),
-      pairs,
-      workers,
-      against: against ?? 'duckdb',
-      flags: extra,
-      levers,
-      load: (await import('node:os')).loadavg(),
-      results,
-    },
-    null,
-    2,
-  ) + '\n',
-);
+save();
 console.log(
-  `wrote ${out} (load average at the end: ${(await import('node:os'))
+  `wrote ${out} (load average at the end: ${os
     .loadavg()
     .map((x) => x.toFixed(1))
     .join(', ')})`,
