@@ -4,6 +4,7 @@
 import { type Batch, type Column, decimalAt } from '../../kernels/column.js';
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
 import type { BoundFrame } from '../../plan/bound.js';
+import { type Slot, scratchI32 } from './scratch.js';
 
 /** Per row: its partition's [start, end) and its peers' [start, end). */
 export interface Shape {
@@ -17,7 +18,8 @@ export interface Shape {
 /**
  * A shape from where its runs start (`partCut[i]`: a partition starts at row i; `peerCut[i]`: a group of peers,
  * every partition's first row one), each bound array made when a function first reads it: a running sum reads two
- * of the four, row_number one (each is 4 bytes a row written, on a task of 700,000 rows).
+ * of the four, row_number one (each is 4 bytes a row written, on a task of 700,000 rows). `pooled`: the arrays are
+ * the thread's scratch slots (window/scratch.ts), valid until the next task's shape: the task's packed sort's one.
  */
 export class CutShape implements Shape {
   #partStart: Int32Array | null = null;
@@ -28,28 +30,31 @@ export class CutShape implements Shape {
     readonly n: number,
     private readonly partCut: Uint8Array,
     private readonly peerCut: Uint8Array,
+    private readonly pooled = false,
   ) {}
+  private out(slot: Slot): Int32Array {
+    return this.pooled ? scratchI32(slot, this.n) : new Int32Array(this.n);
+  }
   get partStart(): Int32Array {
-    this.#partStart ??= runStarts(this.n, this.partCut);
+    this.#partStart ??= runStarts(this.n, this.partCut, this.out('partStart'));
     return this.#partStart;
   }
   get partEnd(): Int32Array {
-    this.#partEnd ??= runEnds(this.n, this.partCut);
+    this.#partEnd ??= runEnds(this.n, this.partCut, this.out('partEnd'));
     return this.#partEnd;
   }
   get peerStart(): Int32Array {
-    this.#peerStart ??= runStarts(this.n, this.peerCut);
+    this.#peerStart ??= runStarts(this.n, this.peerCut, this.out('peerStart'));
     return this.#peerStart;
   }
   get peerEnd(): Int32Array {
-    this.#peerEnd ??= runEnds(this.n, this.peerCut);
+    this.#peerEnd ??= runEnds(this.n, this.peerCut, this.out('peerEnd'));
     return this.#peerEnd;
   }
 }
 
-/** Each row's run's first row (`cut[i]`: a run starts at i). */
-function runStarts(n: number, cut: Uint8Array): Int32Array {
-  const out = new Int32Array(n);
+/** Each row's run's first row (`cut[i]`: a run starts at i), into `out`. */
+function runStarts(n: number, cut: Uint8Array, out: Int32Array): Int32Array {
   let s = 0;
   for (let i = 0; i < n; i++) {
     if (cut[i]) s = i;
@@ -58,9 +63,8 @@ function runStarts(n: number, cut: Uint8Array): Int32Array {
   return out;
 }
 
-/** Each row's run's end (one past its last row). */
-function runEnds(n: number, cut: Uint8Array): Int32Array {
-  const out = new Int32Array(n);
+/** Each row's run's end (one past its last row), into `out`. */
+function runEnds(n: number, cut: Uint8Array, out: Int32Array): Int32Array {
   let e = n;
   for (let i = n - 1; i >= 0; i--) {
     out[i] = e;

@@ -7,6 +7,7 @@
 import { type Batch, type Column, lanes } from '../../kernels/column.js';
 import type { SortKey } from '../../kernels/sort.js';
 import { CutShape, type Shape } from './bounds.js';
+import { scratchF64, scratchI32, scratchZeroU8 } from './scratch.js';
 
 const TWO32 = 4294967296;
 const LIMIT = 2 ** 53;
@@ -88,9 +89,9 @@ export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): P
     nullCodes.push(nullsFirst ? 0 : span - 1);
   }
   const partSpan = total / orderSpan;
-  const codes = new Float64Array(n);
+  const codes = scratchF64('codes', n);
   // the partition keys' number is written out as each row's partition on the way, when it will be counted
-  const part = partitionBy.length > 0 && countable(partSpan, n) ? new Int32Array(n) : null;
+  const part = partitionBy.length > 0 && countable(partSpan, n) ? scratchI32('part', n) : null;
   for (let k = 0; k < keys.length; k++) {
     const x = vals[k],
       span = spans[k],
@@ -98,10 +99,12 @@ export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): P
       sign = signs[k],
       nullCode = nullCodes[k],
       valid = b.columns[keys[k].col].valid;
+    // the first key's rank written, the others' added below it (codes holds a reused slot's old values)
     if (k === 0 && valid === null) {
       if (sign === 1) for (let i = 0; i < n; i++) codes[i] = base + x[i];
       else for (let i = 0; i < n; i++) codes[i] = base - x[i];
-    } else if (valid === null) for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * x[i]);
+    } else if (k === 0) for (let i = 0; i < n; i++) codes[i] = valid![i] === 0 ? nullCode : base + sign * x[i];
+    else if (valid === null) for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * x[i]);
     else for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (valid[i] === 0 ? nullCode : base + sign * x[i]);
     if (part !== null && k === partitionBy.length - 1) for (let i = 0; i < n; i++) part[i] = codes[i];
   }
@@ -149,8 +152,8 @@ const INSERTION_ROWS = 48;
 export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array } {
   const { codes, partSpan, part } = p;
   const n = codes.length;
-  const order = new Int32Array(n);
-  const sorted = new Float64Array(n);
+  const order = scratchI32('order', n);
+  const sorted = scratchF64('sorted', n);
   if (part === null) {
     for (let i = 0; i < n; i++) order[i] = i;
     sorted.set(codes);
@@ -250,7 +253,7 @@ function radixSegment(order: Int32Array, sorted: Float64Array, a: number, b: num
 /** The shape of rows sorted by their packed numbers: a partition is floor(number / orderSpan), peers equal numbers. */
 export function shapeOfPacked(sorted: Float64Array, orderSpan: number, partitioned: boolean, ordered: boolean): Shape {
   const n = sorted.length;
-  const cut = new Uint8Array(n);
+  const cut = scratchZeroU8('partCut', n);
   if (n > 0) cut[0] = 1;
   if (partitioned) {
     // sorted: a partition starts where the number reaches the next multiple of orderSpan
@@ -262,7 +265,8 @@ export function shapeOfPacked(sorted: Float64Array, orderSpan: number, partition
       next = (Math.floor(code / orderSpan) + 1) * orderSpan;
     }
   }
-  const peers = cut.slice();
+  const peers = scratchZeroU8('peerCut', n);
+  peers.set(cut);
   if (ordered) for (let i = 1; i < n; i++) if (sorted[i] !== sorted[i - 1]) peers[i] = 1;
-  return new CutShape(n, cut, peers);
+  return new CutShape(n, cut, peers, true);
 }
