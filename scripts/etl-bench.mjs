@@ -66,7 +66,13 @@ WHERE r <= 3`,
   SELECT l_suppkey, count(DISTINCT l_partkey) AS parts FROM lineitem GROUP BY l_suppkey) d`,
 };
 // the queries without a window have no window stage to split
-const WINDOWED = new Set(['running_sum', 'latest_per_customer', 'top3_per_supplier', 'lag_gaps', 'running_sum_shipdate']);
+const WINDOWED = new Set([
+  'running_sum',
+  'latest_per_customer',
+  'top3_per_supplier',
+  'lag_gaps',
+  'running_sum_shipdate',
+]);
 const names = opt('queries', Object.keys(QUERIES).join(',')).split(',');
 const against = opt('against', undefined);
 const noSplit = process.argv.includes('--no-split');
