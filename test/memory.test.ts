@@ -140,7 +140,8 @@ describe('one memory budget per process', () => {
     // at most the read tasks in flight when a read passed its cap (1,000-row tasks of 16 KB): before, each query
     // reserved both sides whole after reading them, 2.6 MB past the budget
     expect(over).toBeLessThan(100_000);
-    const theirs = await duckRows(`SELECT w, count(*) AS n, sum(amount) AS s FROM read_parquet('${file('fact.parquet')}') f
+    const theirs =
+      await duckRows(`SELECT w, count(*) AS n, sum(amount) AS s FROM read_parquet('${file('fact.parquet')}') f
       JOIN read_parquet('${file('other.parquet')}') o ON f.id = o.k2 GROUP BY w ORDER BY w`);
     for (const r of runs) expect(sorted(r.toRows({ integers: 'number' }) as Row[])).toEqual(sorted(theirs));
     expect(processMemory()).toEqual({ held: 0, limit: 0, queries: 0 });
