@@ -99,10 +99,7 @@ function concatScratch(schema: Schema, input: Batch[], cols: Set<number>): Batch
   const n = rowCount(input);
   const columns = schema.map((f, c): Column => {
     if (!cols.has(c) || f.type.id === 'utf8')
-      return concatColumns(
-        f.type,
-        cols.has(c) ? input.map((b) => b.columns[c]) : [],
-      );
+      return concatColumns(f.type, cols.has(c) ? input.map((b) => b.columns[c]) : []);
     const l = lanes(f.type),
       width = rowWidth(f.type);
     const buf = scratchBytes(`in${c}`, n * width);
