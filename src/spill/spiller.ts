@@ -5,6 +5,7 @@
 // library process share it (their worker threads are shared too).
 import type { Batch } from '../kernels/column.js';
 import { blockBytes, freeBlocks, isSpilled, writeBlocks } from './block.js';
+import { letGo } from './collect.js';
 import { SpillFolder } from './folder.js';
 
 /**
@@ -30,6 +31,14 @@ class ProcessMemory {
   }
 }
 const PROCESS = new ProcessMemory();
+
+/**
+ * A major collection of the main thread once data of a quarter of the process's budget was let go of
+ * (spill/collect.ts): what the coordinator drops is freed while the queries run, not left in RSS beside what they
+ * hold.
+ */
+const COLLECT_SHARE = 1 / 4;
+const dropped = (bytes: number) => letGo(bytes, PROCESS.limit * COLLECT_SHARE);
 
 /** Data held by the queries running in this process, and how many there are (for tests and scripts). */
 export const processMemory = (): { held: number; limit: number; queries: number } => ({
@@ -77,6 +86,7 @@ export class Spiller {
     const r = this.folder.writeFile((fd, file) => writeBlocks(fd, file, 0, blocks));
     this.spilledBytes += r.bytes;
     if (owned) freeBlocks(blocks);
+    dropped(bytes);
     return { blocks: r.blocks, spilled: r.bytes };
   }
 
@@ -95,6 +105,7 @@ export class Spiller {
   release(bytes: number): void {
     this.held -= bytes;
     PROCESS.held -= bytes;
+    dropped(bytes);
   }
 
   /** A stage is done with its whole shuffle: the blocks' memory back to the budget, their spill files unlinked. */
@@ -122,6 +133,7 @@ export class Spiller {
   close(): Promise<void> {
     // whatever the query still counts (a run that failed mid-stage) goes back to the process
     PROCESS.held -= this.held;
+    dropped(this.held);
     this.held = 0;
     PROCESS.leave(this);
     return this.folder.removeAsync();

@@ -18,8 +18,8 @@ import { type Pipeline, pipelineOf, scanBytes } from '../pipeline.js';
 import type { Combine } from '../task.js';
 import type { Collected } from '../shuffle.js';
 import { trace } from '../../trace.js';
-import { type FilterMode, filterKinds } from '../../kernels/runtime-filter.js';
-import { type Placed, type RtFilterOp, filterable, placeFilter, tableFilter } from './filters.js';
+import { type FilterMode, filterBytes, filterKinds } from '../../kernels/runtime-filter.js';
+import { type Placed, type RtFilterOp, budgeted, filterable, placeAgain, placeFilter, tableFilter } from './filters.js';
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
 
@@ -196,11 +196,28 @@ export async function chooseStrategy(
   };
   sides.sort((a, b) => rank(a) - rank(b));
   const read: Partial<Record<Side, Measured>> = {};
-  const readSide = async (side: Side, cap: number, from?: Measured) => {
+  // The rows read are held from the start: a read reserves its cap first, no more than the budget has left (which
+  // queries running at once share), and keeps what it read; a side the budget has no room for is not read.
+  let reserved = 0;
+  const readSide = async (side: Side, want: number, from?: Measured): Promise<Measured | undefined> => {
+    const cap = Math.max(0, Math.min(want, budget.free()));
+    if (cap === 0 && want > 0) return undefined;
     trace(`broadcast ${node.id}: reading the ${side} side up to ${cap} bytes${from ? ' more' : ''}`);
     const n = side === 'left' ? node.left : node.right;
-    const c = await collect(n, cap, readGroupColumns(node, side, combine), from?.rest ?? undefined);
+    budget.reserve(cap);
+    let c: Collected;
+    try {
+      c = await collect(n, cap, readGroupColumns(node, side, combine), from?.rest ?? undefined);
+    } catch (e) {
+      budget.release(cap + reserved);
+      throw e;
+    }
     const m = (read[side] = appendRead(c, from));
+    const bytes = m.bytes - (from?.bytes ?? 0);
+    // a read stops after the task that passed its cap: the rest of that task's rows are held too
+    if (bytes > cap) budget.reserve(bytes - cap);
+    else budget.release(cap - bytes);
+    reserved += bytes;
     trace(`broadcast ${node.id}: ${side} side read, ${m.bytes} bytes${m.rest ? ', stopped at the cap' : ''}`);
     return m;
   };
@@ -212,6 +229,7 @@ export async function chooseStrategy(
   for (const side of sides) {
     if (rank(side) === 2 && fits && !wide) break;
     const m = await readSide(side, cap);
+    if (!m) continue;
     if (m.rest === null && m.bytes <= (fits ? cap : bounds[side])) {
       cap = m.bytes;
       fits = true;
@@ -229,7 +247,7 @@ export async function chooseStrategy(
   if (!fits)
     for (const side of sides.filter(onward).sort((a, b) => est[a] - est[b])) {
       const m = await readSide(side, bounds[side] - read[side]!.bytes, read[side]);
-      if (m.rest === null && m.bytes <= bounds[side]) break;
+      if (m && m.rest === null && m.bytes <= bounds[side]) break;
     }
   const measured = sides.filter((s) => read[s] !== undefined);
   const whole: Partial<Record<Side, number>> = {},
@@ -239,12 +257,12 @@ export async function chooseStrategy(
   const held = measured.reduce((a, s) => a + read[s]!.bytes, 0);
   if (decision.strategy === 'broadcast') {
     const m = read[decision.side!]!;
-    decision = checked(node, decision, read, threshold, tableBytes(m.rows, m.bytes), budget.free());
+    // the rows read are counted as held already: the table would take their place
+    decision = checked(node, decision, read, threshold, tableBytes(m.rows, m.bytes), budget.free() + reserved);
   }
-  if (decision.strategy === 'shuffle') {
-    budget.reserve(held);
-    return { decision, read, heldBytes: held };
-  }
+  // held until the shuffle's map tasks have partitioned them (reserved as they were read)
+  if (decision.strategy === 'shuffle') return { decision, read, heldBytes: held };
+  budget.release(reserved);
   return broadcastFrom(node, decision, read, budget, combine, filters);
 }
 
@@ -272,7 +290,9 @@ function broadcastFrom(
   // the runtime filter of the table's keys, first in the probing side's pipeline (and in its rest, read by its map
   // tasks; the rows read to measure it are probed as they are)
   const shape = probeShape(node, side);
-  const f = filterable(shape.type) ? tableFilter(`${node.id}.${side}`, built, keys, norms, filters) : null;
+  const f = filterable(shape.type)
+    ? budgeted(budget, (max) => tableFilter(`${node.id}.${side}`, built, keys, norms, filters, max))
+    : null;
   const placed: Placed[] = [];
   if (f) {
     const op: RtFilterOp = { kind: 'rtfilter', filter: f, keys: shape.keys, norms: shape.norms };
@@ -280,8 +300,8 @@ function broadcastFrom(
     if (at) {
       base = at.pipeline;
       placed.push(at.placed);
-      const rest = probed?.rest && placeFilter(probed.rest, op);
-      if (probed && rest) probed = { ...probed, rest: rest.pipeline };
+      const rest = probed?.rest && placeAgain(probed.rest, at.placed);
+      if (probed && rest) probed = { ...probed, rest };
       trace(`broadcast ${node.id}: runtime filter ${filterKinds(f)} into ${at.placed.into}`);
     }
   }
@@ -298,7 +318,8 @@ function broadcastFrom(
     pipeline,
     rows: m.rows,
     bytes: m.bytes,
-    heldBytes: table + (probed?.bytes ?? 0),
+    // the filter's words too, until the probing side's tasks are done
+    heldBytes: table + (probed?.bytes ?? 0) + (f ? filterBytes(f) : 0),
     ...(placed.length ? { filters: placed } : {}),
     ...(probed ? { read: { [other]: probed }, probeAt: base.ops.length } : {}),
   };
@@ -334,6 +355,7 @@ function appendRead(c: Collected, from?: Measured): Measured {
 export interface MemoryBudget {
   free(): number;
   reserve(bytes: number): void;
+  release(bytes: number): void;
 }
 
 /**

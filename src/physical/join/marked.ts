@@ -9,7 +9,7 @@ import { type Keys, buildKeys } from '../../kernels/keys.js';
 import { type Pipeline, pipelineOf } from '../pipeline.js';
 import type { Downstream, ExecContext } from '../operator.js';
 import type { TaskResult } from '../task.js';
-import { runFromRead } from '../shuffle.js';
+import { type Collected, runFromRead } from '../shuffle.js';
 import { type Collect, type JoinStrategy, buildBroadcast, tableBytes } from './broadcast.js';
 import { type MarkOp, type MarkTarget, markedRows } from './mark.js';
 import type { JoinNode } from './tasks.js';
@@ -47,13 +47,25 @@ export async function tryMarked(
   const threshold = ex.settings.broadcastBytes;
   if (!marking(node) || how.decision.strategy !== 'shuffle' || threshold <= 0 || how.read?.left) return null;
   if (pipelineOf(node.left).source.kind !== 'scan') return null; // a side that cannot stop at the cap
-  trace(`marked ${node.id}: reading the left side up to ${threshold} bytes`);
-  const c = await collect(node.left, threshold);
+  // the rows read are held from the start: the cap reserved first, no more than the budget has left
+  const cap = Math.min(threshold, ex.memory.free());
+  if (cap <= 0) return null;
+  trace(`marked ${node.id}: reading the left side up to ${cap} bytes`);
+  ex.memory.reserve(cap);
+  let c: Collected;
+  try {
+    c = await collect(node.left, cap);
+  } catch (e) {
+    ex.memory.release(cap);
+    throw e;
+  }
   const bytes = c.batches.reduce((a, b) => a + batchBytes(b), 0),
     n = rowCount(c.batches);
-  // over the cap, or its table more than the memory budget left: the shuffle takes the rows read
-  const over = c.rest !== null || bytes > threshold || tableBytes(n, bytes) > ex.memory.free();
-  ex.memory.reserve(bytes);
+  if (bytes > cap) ex.memory.reserve(bytes - cap);
+  else ex.memory.release(cap - bytes);
+  // over the cap, or its table more than the memory budget left (the rows read counted already): the shuffle
+  // takes the rows read
+  const over = c.rest !== null || bytes > threshold || tableBytes(n, bytes) > ex.memory.free() + bytes;
   if (over) {
     how.read = { ...how.read, left: { ...c, bytes, rows: n } };
     how.heldBytes += bytes;
