@@ -16,8 +16,14 @@ if (!files.length) {
   process.exit(2);
 }
 const parts = files.map((f) => JSON.parse(fs.readFileSync(f, 'utf8')));
-const r = { ...parts[0], results: parts.flatMap((p) => p.results) };
-const levers = r.levers ?? [];
+const r = {
+  ...parts[0],
+  results: parts
+    .flatMap((p) => p.results)
+    .sort((a, b) => (a.workload < b.workload ? -1 : a.workload > b.workload ? 1 : 0)),
+};
+// the levers of any part; a query run without one shows a dash there (its plan the same either way, say)
+const levers = [...new Set(parts.flatMap((p) => p.levers ?? []))];
 const geomean = (xs) => {
   const ok = xs.filter((x) => x != null && !Number.isNaN(x));
   return Math.exp(ok.reduce((a, x) => a + Math.log(x), 0) / ok.length);
@@ -56,13 +62,18 @@ for (const row of rows) {
   cols.cpu.push(row.cpuRatio);
   let ok = row.sameAnswer;
   for (const l of levers) {
-    const v = row.levers[l];
+    const v = row.levers?.[l];
+    if (!v) {
+      cells.push('—');
+      continue;
+    }
     cells.push(`${f2(v.offOverOn)}, ${f2(v.offOverOnCpu)}`);
     cols.off[l][0].push(v.offOverOn);
     cols.off[l][1].push(v.offOverOnCpu);
     ok &&= v.sameAnswer;
   }
-  if (levers.includes('rf')) {
+  if (levers.includes('rf') && !row.levers?.rf) cells.push('—');
+  else if (levers.includes('rf')) {
     const w = per(row, (x) => x['off-rf'].wall / x.duckdb.wall);
     const c = per(row, (x) => cpu(x['off-rf']) / cpu(x.duckdb));
     cells.push(`${x2(w)}, ${x2(c)}`);
