@@ -5,18 +5,20 @@
 // medians and the median per-pair ratio; CPU (user + system) beside the wall time. The answers must agree (numbers
 // to 10 digits, strings as they are, in order: every query ends in ORDER BY ... LIMIT).
 //
-//   node scripts/adhoc-bench.mjs --tpch DIR [--pairs 3] [--workers 2] [--queries a1,a2] [--stats DIR]
+//   node scripts/adhoc-bench.mjs --tpch DIR [--pairs 3] [--workers 2] [--queries a1,a2] [--stats DIR] [--flags "..."]
 //
 // --stats DIR writes each query's statistics (--stats, for scripts/stage-costs.mjs) there.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BIN, DUCK, median, opt, timeProcess } from './bench-common.mjs';
+import { BIN, DUCK, extraFlags, median, opt, timeProcess } from './bench-common.mjs';
 
 const dir = path.resolve(opt('tpch', 'data/tpch-sf1'));
 const pairs = Number(opt('pairs', 3));
 const workers = String(opt('workers', 2));
 const statsDir = opt('stats', '');
+// more flags for skewjoin's runs (--flags "--runtime-filters auto")
+const flags = extraFlags();
 const TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'];
 
 const QUERIES = {
@@ -60,7 +62,9 @@ const cell = (v) =>
 const canon = (rows) => JSON.stringify(rows.map((r) => Object.values(r).map(cell)));
 
 const results = [];
-console.log(`TPC-H tables in ${dir}, ${workers} threads each, ${pairs} pairs; load ${os.loadavg()[0].toFixed(1)}\n`);
+console.log(
+  `TPC-H tables in ${dir}, ${workers} threads each, ${pairs} pairs, flags [${flags.join(' ')}]; load ${os.loadavg()[0].toFixed(1)}\n`,
+);
 console.log(
   '| query | skewjoin ms | DuckDB ms | ratio (median of pairs) | CPU s (user+sys) | CPU ratio | same answer |',
 );
@@ -74,7 +78,7 @@ for (const name of names) {
   fs.writeFileSync(duckFile, `${views}\n${text}`);
   const stats = statsDir ? ['--stats', path.join(path.resolve(statsDir), `${name}.stats.json`)] : [];
   const ours = () =>
-    timeProcess([process.execPath, BIN, sqlFile, '--data', dir, '--json', '--workers', workers, ...stats]);
+    timeProcess([process.execPath, BIN, sqlFile, '--data', dir, '--json', '--workers', workers, ...stats, ...flags]);
   const answer = path.join(tmp, `${name}.json`);
   const theirs = (env = {}) => timeProcess([process.execPath, DUCK, duckFile, workers], env);
   const a = [],
@@ -116,4 +120,7 @@ for (const name of names) {
   );
 }
 const geo = Math.exp(results.reduce((s, x) => s + Math.log(x.ratio), 0) / results.length);
-console.log(`\ngeometric mean of the ratios: ${geo.toFixed(2)} over ${results.length} queries`);
+const cpuGeo = Math.exp(results.reduce((s, x) => s + Math.log(x.cpu / x.duckCpu), 0) / results.length);
+console.log(
+  `\ngeometric mean of the ratios: ${geo.toFixed(2)} wall, ${cpuGeo.toFixed(2)} CPU over ${results.length} queries; load ${os.loadavg()[0].toFixed(1)}`,
+);

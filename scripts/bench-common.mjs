@@ -16,6 +16,9 @@ export const opt = (name, dflt) => {
   return i >= 0 ? args[i + 1] : dflt;
 };
 
+/** `--flags "A B"`: more flags for every run of skewjoin (split at spaces). */
+export const extraFlags = () => opt('flags', '').split(' ').filter(Boolean);
+
 /** `skewjoin gen --out dir ...flags`, unless dir has its tables already. */
 export function gen(dir, flags) {
   if (fs.existsSync(path.join(dir, 'dim.parquet'))) return;

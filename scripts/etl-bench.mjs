@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// ETL-shaped window queries on JCC-H-style data (`skewjoin gen --tpch --skew`: hot customers, parts with their
-// suppliers, and order dates), skewjoin's command line against DuckDB (scripts/duck-query.mjs, same threads), both
+// ETL-shaped queries (windows, set operations, ROLLUP, a distinct count) on JCC-H-style data (`skewjoin gen --tpch
+// --skew`: hot customers, parts with their suppliers, and order dates), skewjoin's command line against DuckDB
+// (scripts/duck-query.mjs, same threads), both
 // as whole processes, paired (the order alternates), medians and the median per-pair ratio. Each query ends in an
 // aggregate over the window's rows (count, sums, max), so that both sides compute every row and print one; the
 // answers must agree (compared as numbers to 10 digits). CPU time (user + system, /usr/bin/time) is reported beside
@@ -48,7 +49,31 @@ WHERE r <= 3`,
   lag_gaps: `SELECT count(gap) AS n, sum(gap) AS total, max(gap) AS top FROM (
   SELECT o_orderdate - lag(o_orderdate) OVER (PARTITION BY o_custkey ORDER BY o_orderdate, o_orderkey) AS gap
   FROM orders) t`,
+  // the issue's running sum: by ship date (ties: RANGE's peers share their sum)
+  running_sum_shipdate: `SELECT count(*) AS n, sum(rs) AS total, max(rs) AS top FROM (
+  SELECT sum(l_extendedprice) OVER (PARTITION BY l_suppkey ORDER BY l_shipdate) AS rs FROM lineitem) t`,
+  // two sources as one (line items and orders as amounts per order)
+  union_all: `SELECT count(*) AS n, sum(x) AS total, max(k) AS top FROM (
+  SELECT l_orderkey AS k, l_extendedprice AS x FROM lineitem UNION ALL SELECT o_orderkey, o_totalprice FROM orders) u`,
+  // what is missing: the customers who ordered before 1995 and not since
+  except: `SELECT count(*) AS n, sum(o_custkey) AS total, max(o_custkey) AS top FROM (
+  SELECT o_custkey FROM orders EXCEPT SELECT o_custkey FROM orders WHERE o_orderdate >= DATE '1995-01-01') e`,
+  // subtotals per supplier and flag, per supplier, and the grand total
+  rollup: `SELECT count(*) AS n, sum(q) AS total, max(c) AS top FROM (
+  SELECT l_suppkey, l_returnflag, count(*) AS c, sum(l_quantity) AS q FROM lineitem
+  GROUP BY ROLLUP (l_suppkey, l_returnflag)) r`,
+  // distinct parts per supplier (the hot suppliers' groups are the largest)
+  distinct_per_supplier: `SELECT count(*) AS n, sum(parts) AS total, max(parts) AS top FROM (
+  SELECT l_suppkey, count(DISTINCT l_partkey) AS parts FROM lineitem GROUP BY l_suppkey) d`,
 };
+// the queries without a window have no window stage to split
+const WINDOWED = new Set([
+  'running_sum',
+  'latest_per_customer',
+  'top3_per_supplier',
+  'lag_gaps',
+  'running_sum_shipdate',
+]);
 const names = opt('queries', Object.keys(QUERIES).join(',')).split(',');
 const against = opt('against', undefined);
 const noSplit = process.argv.includes('--no-split');
@@ -164,8 +189,12 @@ for (const name of names) {
       `${same ? 'yes' : 'NO'} |`,
   );
 }
-const geo = Math.exp(results.reduce((s, x) => s + Math.log(x.ratio), 0) / results.length);
-console.log(`\ngeometric mean of the ratios: ${geo.toFixed(2)} over ${results.length} queries`);
+const geoOf = (rs) => Math.exp(rs.reduce((s, x) => s + Math.log(x.ratio), 0) / rs.length);
+console.log(`\ngeometric mean of the ratios: ${geoOf(results).toFixed(2)} over ${results.length} queries`);
+// the issue's ETL target is over these (the running sums have a target of their own)
+const etl = results.filter((x) => !x.name.startsWith('running_sum'));
+if (etl.length && etl.length < results.length)
+  console.log(`geometric mean without the running sums: ${geoOf(etl).toFixed(2)} over ${etl.length} queries`);
 
 if (noSplit) {
   fs.rmSync(tmp, { recursive: true, force: true });
@@ -174,7 +203,7 @@ if (noSplit) {
 console.log('\nThe window stage planned as for many workers (256 partitions, 2 MB tasks):\n');
 console.log('| query | split | ms | window tasks | slowest / median task rows | partitions split (pieces) |');
 console.log('|---|---|---|---|---|---|');
-for (const name of names) {
+for (const name of names.filter((n) => WINDOWED.has(n))) {
   const sqlFile = path.join(tmp, `${name}.sql`);
   const printed = spawnSync(process.execPath, [BIN, sqlFile, '--data', dir, '--print-plan'], { encoding: 'utf8' });
   if (printed.status !== 0) throw new Error(`${name}: ${printed.stderr}`);

@@ -5,12 +5,14 @@
 // (the order alternates), medians and the median per-pair ratio. The compiled
 // plan's rows must equal the hand plan's (values compared as text, floats to 10 digits).
 //
-//   node scripts/sql-bench.mjs --tpch DIR [--pairs 3] [--workers 2] [--queries q01,q05]
+//   node scripts/sql-bench.mjs --tpch DIR [--pairs 3] [--workers 2] [--queries q01,q05] [--flags "--runtime-filters auto"]
+//
+// --flags: more flags for both runs. CPU (user + system) ratios beside the wall's: on a shared machine the steadier.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { BIN, ROOT, median, opt, timeProcess, tpchSql } from './bench-common.mjs';
+import { BIN, ROOT, extraFlags, median, opt, timeProcess, tpchSql } from './bench-common.mjs';
 
 const tpch = path.resolve(opt('tpch', path.join(ROOT, 'datasets', 'tpch')));
 const pairs = Number(opt('pairs', 3));
@@ -20,6 +22,7 @@ const queries = opt(
   Array.from({ length: 22 }, (_, i) => `q${String(i + 1).padStart(2, '0')}`).join(','),
 ).split(',');
 const TABLES = ['region', 'nation', 'supplier', 'customer', 'part', 'partsupp', 'orders', 'lineitem'];
+const flags = extraFlags();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sj-sql-bench-'));
 
 const canon = (stdout) =>
@@ -37,9 +40,15 @@ const canon = (stdout) =>
     )
     .sort();
 
-console.log('| query | hand-written s | compiled s | compiled / hand (median of pairs) | same rows |');
-console.log('|---|---|---|---|---|');
-const ratios = [];
+console.log(
+  `TPC-H tables in ${tpch}, ${workers} workers, ${pairs} pairs, flags [${flags.join(' ')}]; load ${os.loadavg()[0].toFixed(1)}\n`,
+);
+console.log(
+  '| query | hand-written s | compiled s | compiled / hand (median of pairs) | CPU compiled / hand | same rows |',
+);
+console.log('|---|---|---|---|---|---|');
+const ratios = [],
+  cpuRatios = [];
 for (const q of queries) {
   const hand = path.join(ROOT, 'plans', 'tpch', `${q}.json`);
   const { plan: handPlan, text } = tpchSql(q);
@@ -59,11 +68,13 @@ for (const q of queries) {
   ]);
   const a = [],
     b = [],
-    r = [];
+    r = [],
+    rc = [];
   let same = true;
   for (let i = 0; i < pairs; i++) {
-    const runA = () => timeProcess([process.execPath, BIN, hand, ...declared, '--json', '--workers', workers]);
-    const runB = () => timeProcess([process.execPath, BIN, planned, '--json', '--workers', workers]);
+    const runA = () =>
+      timeProcess([process.execPath, BIN, hand, ...declared, '--json', '--workers', workers, ...flags]);
+    const runB = () => timeProcess([process.execPath, BIN, planned, '--json', '--workers', workers, ...flags]);
     let x, y;
     if (i % 2) {
       y = runB();
@@ -81,12 +92,16 @@ for (const q of queries) {
     a.push(x.wall);
     b.push(y.wall);
     r.push(y.wall / x.wall);
+    rc.push((y.user + y.sys) / (x.user + x.sys));
   }
   ratios.push(median(r));
+  cpuRatios.push(median(rc));
   console.log(
-    `| ${q} | ${median(a).toFixed(2)} | ${median(b).toFixed(2)} | ${median(r).toFixed(2)} | ${same ? 'yes' : 'NO'} |`,
+    `| ${q} | ${median(a).toFixed(2)} | ${median(b).toFixed(2)} | ${median(r).toFixed(2)} | ${median(rc).toFixed(2)} | ${same ? 'yes' : 'NO'} |`,
   );
 }
-const geo = Math.exp(ratios.reduce((s, x) => s + Math.log(x), 0) / ratios.length);
-console.log(`\ngeometric mean of the ratios: ${geo.toFixed(2)} over ${ratios.length} queries`);
+const geomean = (xs) => Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length);
+console.log(
+  `\ngeometric mean of the ratios: ${geomean(ratios).toFixed(2)} wall, ${geomean(cpuRatios).toFixed(2)} CPU over ${ratios.length} queries; load ${os.loadavg()[0].toFixed(1)}`,
+);
 fs.rmSync(tmp, { recursive: true, force: true });

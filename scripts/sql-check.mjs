@@ -3,7 +3,7 @@
 // `skewjoin qNN.sql --output` and by DuckDB on the same files; both results
 // read back through DuckDB and compared row for row (sorted; doubles to 1e-9).
 //
-//   node scripts/sql-check.mjs --tpch DIR [--queries q01,q05] [--workers 2]
+//   node scripts/sql-check.mjs --tpch DIR [--queries q01,q05] [--workers 2] [--flags '--runtime-filters auto']
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +13,8 @@ import { BIN, ROOT, opt, tpchSql } from './bench-common.mjs';
 
 const tpch = path.resolve(opt('tpch', path.join(ROOT, 'datasets', 'tpch')));
 const workers = String(opt('workers', 2));
+// more command-line flags for every skewjoin run, split at spaces
+const flags = opt('flags', '').split(' ').filter(Boolean);
 const queries = opt(
   'queries',
   Array.from({ length: 22 }, (_, i) => `q${String(i + 1).padStart(2, '0')}`).join(','),
@@ -52,6 +54,7 @@ for (const q of queries) {
       '--output',
       out,
       '--quiet',
+      ...flags,
     ],
     { encoding: 'utf8' },
   );

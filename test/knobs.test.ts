@@ -181,6 +181,31 @@ describe('flags', () => {
     expect(off.stats.eager).toEqual([]);
     expect(off.out).not.toContain('eager aggregation applied');
   });
+  it('--no-reorder: the join order as written, where the same run without it orders a tree of three inputs by cost', async () => {
+    // (l ⋈ r) ⋈ l again: three inputs, a tree the join order by cost looks at (plan/join-order.ts)
+    const three = {
+      version: 1,
+      sources: { l: { parquet: 'l.parquet' }, r: { parquet: 'r.parquet' }, l2: { parquet: 'l.parquet' } },
+      query: {
+        op: 'aggregate',
+        groupBy: ['g'],
+        aggregates: [{ fn: 'count', as: 'n' }],
+        input: {
+          op: 'join',
+          type: 'inner',
+          on: [['id', 'id']],
+          left: join,
+          right: { op: 'scan', source: 'l2', columns: ['id'] },
+        },
+      },
+    };
+    const on = await run(three, '--workers', '2', '--explain', '--analyze');
+    expect(on.stats.joinOrders).toHaveLength(1);
+    expect(on.out).toMatch(/^join order of join-\d+: 3 inputs/m);
+    const off = await run(three, '--workers', '2', '--explain', '--analyze', '--no-reorder');
+    expect(off.stats.joinOrders).toBeUndefined();
+    expect(off.out).not.toContain('join order of');
+  });
   it('--no-combiners: raw rows through the aggregation shuffle', async () => {
     const on = shuffle((await run(PLANS.agg, '--workers', '2')).stats, 'aggregate-1.input');
     expect(on.combine.rowsBefore).toBe(24000);

@@ -8,11 +8,16 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type RunOptions, runPlan } from '../dist/index.js';
+import { buildFilter, filterBytes, testBatch } from '../dist/kernels/runtime-filter.js';
+import { buildKeys } from '../dist/kernels/keys.js';
+import type { Column } from '../dist/kernels/column.js';
+import { processMemory } from '../dist/spill/spiller.js';
 import { cli, expectSame, tmpDir, writeParquet, writePlan } from './helpers.js';
 
 const dir = tmpDir('sj-rtfilter-');
 const F = path.join(dir, 'f.parquet'),
-  D = path.join(dir, 'd.parquet');
+  D = path.join(dir, 'd.parquet'),
+  W = path.join(dir, 'w.parquet');
 const F_ROWS = 20_000,
   D_ROWS = 4_000;
 
@@ -33,6 +38,8 @@ beforeAll(async () => {
        (i % 5)::INTEGER AS dk2, 'key-' || i AS ds, (i % 40)::INTEGER AS g FROM range(0, ${D_ROWS}) t(i)`,
     1000,
   );
+  // a wide dimension: keys 0..2999 over 40,000 rows with a 32-character string; `pad LIKE '00%'` keeps 1/256
+  await writeParquet(W, `SELECT (i % 3000)::BIGINT AS wk, md5(i::VARCHAR) AS pad FROM range(0, 40000) t(i)`, 10000);
 });
 
 const dim = { op: 'filter', where: { column: 'g', cmp: '=', value: 0 }, input: { op: 'scan', source: 'd' } };
@@ -159,6 +166,45 @@ describe('a broadcast join sends a filter of its built keys into the probing sca
     expect(up).toMatchObject({ id: 'join-1.right', into: 'scan-1', rowsIn: F_ROWS });
     expect(up!.rowsKept).toBeLessThan(F_ROWS / 4);
   });
+
+  it("a filter from a join above reaches the rest of a probing side read to measure it, on the side's own columns", async () => {
+    // (w ⋈ f on wk = k) ⋈ d2 on k2: the lower join's probing side (the fact, the smaller file) is read first to
+    // measure it and stops at broadcastBytes; the wide dimension, filtered to a few rows, is built; the fact's other
+    // row groups are read by map tasks, where the upper filter's key (k2) is the fact's column 1, not the lower join's
+    // output column 3 (it crashed there: q10's shape reordered, with the customers probing)
+    const d2 = { op: 'filter', where: { column: 'dk', cmp: '=', value: 3 }, input: { op: 'scan', source: 'd' } };
+    const wide = {
+      op: 'project',
+      columns: ['wk', 'pad'],
+      input: { op: 'filter', where: { column: 'pad', like: '00%' }, input: { op: 'scan', source: 'w' } },
+    };
+    const facts = { op: 'scan', source: 'f', columns: ['k', 'k2', 'v'] };
+    const lower = { ...join('inner', [['wk', 'k']], wide, facts), reorder: false };
+    const upper = {
+      op: 'join',
+      type: 'inner',
+      reorder: false,
+      on: [['k2', 'dk2']],
+      left: lower,
+      right: { op: 'project', columns: ['dk2'], input: d2 },
+    };
+    const p = { ...plan(upper), sources: { f: { parquet: F }, d: { parquet: D }, w: { parquet: W } } };
+    const sql = `SELECT wk, pad, k, k2, v, dk2 FROM read_parquet('${W}') w JOIN ${FACT} f ON w.wk = f.k
+       JOIN (SELECT dk2 FROM read_parquet('${D}') WHERE dk = 3) d2 ON f.k2 = d2.dk2 WHERE pad LIKE '00%'`;
+    const o = { runtimeFilters: 'bitmap', broadcastBytes: '100KB' } as const;
+    for (const inThreadBytes of [0, '1GB']) await expectSame(p, sql, opts({ ...o, inThreadBytes }));
+    const s = await stats(p, o);
+    expect(s.joins.map((j) => [j.strategy, j.broadcast?.side])).toEqual([
+      ['broadcast', 'right'],
+      ['broadcast', 'left'],
+    ]);
+    const up = s.runtimeFilters!.find((f) => f.columns[0] === 'k2');
+    expect(up).toMatchObject({ id: 'join-1.right', into: 'scan-2' });
+    // the fact's rows but those read to measure it (probed as they are)
+    expect(up!.rowsIn).toBeGreaterThan(0);
+    expect(up!.rowsIn).toBeLessThan(F_ROWS);
+    expect(up!.rowsKept).toBeLessThan(up!.rowsIn / 4);
+  });
 });
 
 describe('a shuffle join sends the filter of the side partitioned first to the other side', () => {
@@ -215,6 +261,64 @@ describe('a shuffle join sends the filter of the side partitioned first to the o
     const s = await stats(p, { broadcastBytes: 0, memoryLimit: '64KB' });
     expect(s.spilledBytes).toBeGreaterThan(0);
   });
+});
+
+describe('a filter within the memory budget', () => {
+  const column = (xs: bigint[]): Column => ({
+    type: { id: 'int64' },
+    length: xs.length,
+    values: BigInt64Array.from(xs),
+    valid: null,
+  });
+  const keysOf = (xs: bigint[]) =>
+    buildKeys({ length: xs.length, columns: [column(xs)] }, [0], [{ kind: 'int' }], undefined, true);
+  // 5,000 sparse keys (a Bloom filter of 16 KB unbounded) and 5,000 dense ones (a bitmap of 628 bytes)
+  const sparse = Array.from({ length: 5000 }, (_, i) => BigInt(i) * 1000003n);
+  const dense = Array.from({ length: 5000 }, (_, i) => BigInt(i) + 7n);
+
+  it('is made smaller (a Bloom filter), gives way (a bitmap), or is its min/max alone, and drops no key it holds', () => {
+    const free = buildFilter('f', [keysOf(sparse)], 'auto');
+    expect(filterBytes(free!)).toBe(16384);
+    for (const maxBytes of [16384, 4096, 1000, 256]) {
+      const f = buildFilter('f', [keysOf(sparse)], 'auto', undefined, false, maxBytes)!;
+      expect(f.kind).toBe('bloom');
+      expect(filterBytes(f)).toBeLessThanOrEqual(maxBytes);
+      expect(filterBytes(f)).toBeGreaterThan(maxBytes / 2 - 1);
+      // every built key kept; a key outside kept no more often than a smaller filter's false positives allow
+      expect(testBatch(f, { length: 5000, columns: [column(sparse)] }, [0], [{ kind: 'int' }]).kept).toBe(5000);
+    }
+    const none = buildFilter('f', [keysOf(sparse)], 'auto', undefined, false, 255)!;
+    expect([none.kind, filterBytes(none), none.min, none.max]).toEqual(['minmax', 0, 0, 4999 * 1000003]);
+    expect(buildFilter('f', [keysOf(dense)], 'auto', undefined, false, 628)!.kind).toBe('bitmap');
+    const bloom = buildFilter('f', [keysOf(dense)], 'auto', undefined, false, 627)!;
+    expect([bloom.kind, filterBytes(bloom)]).toEqual(['bloom', 512]);
+    // two keys: no min/max to fall back on
+    const two = buildKeys(
+      { length: 5000, columns: [column(sparse), column(dense)] },
+      [0, 1],
+      [{ kind: 'int' }, { kind: 'int' }],
+    );
+    expect(buildFilter('f', [two], 'auto', undefined, false, 255)).toBeNull();
+  });
+
+  it('under a small budget: sized down to a quarter of what is free, counted while it lives, the same rows', async () => {
+    // a shuffle join on sparse keys: the dimension partitioned first (held, not spilled), its filter of about 4,000
+    // keys (8 KB unbounded) into the fact's map tasks
+    const p = plan(join('inner', SPARSE, fact, { op: 'scan', source: 'd' }));
+    const sql = `SELECT * FROM ${FACT} f JOIN read_parquet('${D}') d ON f.ks = d.dks`;
+    const sizes: number[] = [];
+    for (const memoryLimit of [288 * 1024, 320 * 1024, 1 << 30]) {
+      const o = opts({ broadcastBytes: 0, memoryLimit, spillDir: dir });
+      if (memoryLimit < 1 << 30) await expectSame(p, sql, o);
+      const s = await stats(p, o);
+      expect(processMemory().held).toBe(0);
+      const f = s.runtimeFilters?.[0];
+      if (f) expect(f.bytes).toBeLessThanOrEqual(memoryLimit / 4);
+      sizes.push(f?.bytes ?? -1);
+    }
+    expect(sizes.at(-1)).toBe(8192);
+    expect(sizes.some((b) => b >= 0 && b < 8192)).toBe(true);
+  }, 180_000);
 });
 
 describe('--explain', () => {

@@ -3,7 +3,7 @@
 // summed in float64 and carried, so no value is ever rounded.
 import { ExecutionError } from '../errors.js';
 import { type Column, type Values, allocValues, gather } from '../kernels/column.js';
-import { MAX_PRECISION, decimalSums, decimalSumsColumn, decimalToFloat, decimalType } from '../kernels/decimal.js';
+import { MAX_PRECISION, decimalSums, decimalSumsColumn, decimalType } from '../kernels/decimal.js';
 import { buildKeys, normFor } from '../kernels/keys.js';
 import { valueComparator } from '../kernels/sort.js';
 import { type Groups, groupRows } from './groups.js';
@@ -262,6 +262,8 @@ export function decimalSumColumn(c: Column, g: Groups, cnt: Float64Array, as: st
 export function decimalAvg(c: Column, g: Groups, cnt: Float64Array): Column {
   const sums = decimalSums(c, g.gid, g.nGroups, cnt);
   const s = new Float64Array(g.nGroups);
-  for (let k = 0; k < s.length; k++) if (sums[k] !== null) s[k] = decimalToFloat(sums[k]!, c.type.scale!) / cnt[k];
+  // one division of the exact sum by count x 10^scale, as DuckDB divides (the sum scaled first rounds twice)
+  const scale = 10 ** c.type.scale!;
+  for (let k = 0; k < s.length; k++) if (sums[k] !== null) s[k] = Number(sums[k]!) / (scale * cnt[k]);
   return float64Column(s, cnt);
 }

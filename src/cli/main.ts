@@ -89,6 +89,7 @@ function addRunOptions(program: Command): void {
     )
     .option('--no-combiners', 'no partial aggregation before the shuffle')
     .option('--no-eager', 'no eager aggregation (partial aggregates below a join)')
+    .option('--no-reorder', 'keep every join order as written (no join order by cost)')
     .addOption(
       new Option('--runtime-filters <mode>', "runtime join filters into the other side's scan (default off)").choices([
         'auto',

@@ -25,6 +25,8 @@ export interface RunFlags {
   skewStrategy?: 'auto' | 'partition' | 'key';
   combiners?: boolean;
   eager?: boolean;
+  /** false (`--no-reorder`): every join order kept as the plan (or SQL's planner) wrote it */
+  reorder?: boolean;
   runtimeFilters?: FilterMode;
   memoryLimit?: number | string;
   spillDir?: string;
@@ -97,7 +99,9 @@ export async function runCommand(
   if (f.engine === 'spark')
     return located((await import('../spark/cli.js')).runSparkCommand(sql ?? planFile, f, overrides, out, err));
   if (!f.explain || f.analyze) prestartPool(sql ?? planFile, f.workers, sql ? {} : f.source);
-  const lp = await located(loadPlan(sql ?? planFile, overrides));
+  const lp = await located(
+    loadPlan(sql ?? planFile, f.reorder === false ? { ...overrides, joinOrder: 'written' } : overrides),
+  );
   trace('cli: plan loaded');
   if (f.explain && !f.analyze) {
     out.write(explainPlan(lp));

@@ -294,9 +294,6 @@ function carry(a: Float64Array, b: Float64Array) {
   }
 }
 
-/** A scaled integer as the nearest float64 (exact text parsed, so rounding is correct). */
-export const decimalToFloat = (x: bigint, scale: number): number => Number(decimalText(x, scale));
-
 /** A decimal literal: its scaled integer and scale (`0.06` is 6 at scale 2). */
 export interface DecimalValue {
   scaled: bigint;

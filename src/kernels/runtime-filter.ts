@@ -53,10 +53,22 @@ let built = 0;
 /** Whether keys are one integer column (a min/max and a bitmap apply). */
 const oneWord = (k: Keys) => k.parts.length === 1 && k.parts[0].kind === 'w';
 
+/** The words of a Bloom filter for `n` keys in at most `maxBytes` (0 when not even the least one fits). */
+function bloomWordsWithin(n: number, maxBytes: number): number {
+  let w = bloomWords(n);
+  while (w > BLOOM_MIN_WORDS && w * 4 > maxBytes) w /= 2;
+  return w * 4 <= maxBytes ? w : 0;
+}
+
+/** The bytes of a bitmap over the integers min..max. */
+const bitmapBytes = (min: number, max: number) => Math.ceil((max - min + 1) / 32) * 4;
+
 /**
  * The filter of a built side's keys, given as one or more key sets (`hashed(i)`: set i hashed, asked for a Bloom
  * filter when it is not), or null when `mode` builds none for these keys (off; min/max forced on a key that is not
- * one integer).
+ * one integer). Its words take at most `maxBytes` (the memory budget's share, counted by the caller): a bitmap
+ * larger gives way to a Bloom filter, a Bloom filter is made smaller (more false positives), and where not even the
+ * smallest fits, the filter is its min/max alone (or none).
  */
 export function buildFilter(
   id: string,
@@ -64,6 +76,7 @@ export function buildFilter(
   mode: FilterMode,
   hashed: (i: number) => Keys = (i) => keys[i],
   shared = true,
+  maxBytes = Number.POSITIVE_INFINITY,
 ): RuntimeFilter | null {
   if (mode === 'off' || keys.length === 0) return null;
   const one = keys.every(oneWord);
@@ -83,14 +96,17 @@ export function buildFilter(
     [f.min, f.max] = min <= max ? [min, max] : [1, 0];
   } else if (mode === 'minmax') return null;
   if (mode === 'minmax') return f;
-  const bits = one && mode !== 'bloom' ? bitmapOf(keys, f.min!, f.max!, n, shared) : null;
+  const bitmapFits = one && bitmapBytes(f.min!, f.max!) <= maxBytes;
+  const bits = bitmapFits && mode !== 'bloom' ? bitmapOf(keys, f.min!, f.max!, n, shared) : null;
   if (bits) {
     f.kind = 'bitmap';
     f.bits = bits;
     return f;
   }
+  const words = bloomWordsWithin(n, maxBytes);
+  if (words === 0) return one ? f : null;
   f.kind = 'bloom';
-  f.bloom = int32s(bloomWords(n), shared);
+  f.bloom = int32s(words, shared);
   keys.forEach((k0, i) => {
     const k = k0.hash.length === k0.n ? k0 : hashed(i);
     if (k.hash.length !== k.n) throw new Error('internal: a Bloom filter needs the keys hashed');

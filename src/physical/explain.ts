@@ -47,7 +47,7 @@ export function explainPlan(lp: LoadedPlan, ran?: Map<string, string>): string {
         x.line(depth, r.text);
         depth++;
       }
-      operatorOf(p.source).describe(p.source, x, depth, fusedText(node, p));
+      operatorOf(p.source).describe(p.source, x, depth, fusedText(node, p), p.ops);
     },
   };
   const out = !lp.output

@@ -18,6 +18,7 @@ import { type MarkOp, markBatch } from './join/mark.js';
 import { type RowsOp, rowsBatch } from './setop/rows.js';
 import type { WindowSource } from './window/window-source.js';
 import { joinKernel } from './join/source.js';
+import { type RangeJoinSource, rangeJoinKernel } from './join/range-source.js';
 import { splitKernel } from './join/split.js';
 import { compileOps } from './row-ops.js';
 import { scanKernel } from './scan/source.js';
@@ -50,6 +51,8 @@ declare module './task.js' {
   interface FamilySources {
     /** a window's shuffled partitions, sorted and its functions appended (physical/window/source.ts) */
     window: WindowSource;
+    /** a range join's probing rows searched in its sorted side (physical/join/range-source.ts) */
+    rangeJoin: RangeJoinSource;
   }
 }
 
@@ -64,6 +67,7 @@ const SOURCES: SourceKernels = {
   aggregate: aggregateKernel,
   sort: sortKernel,
   window: windowKernel,
+  rangeJoin: rangeJoinKernel,
 };
 
 const SINKS: SinkKernels = {

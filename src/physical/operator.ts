@@ -11,7 +11,7 @@ import type { Spiller } from '../spill/spiller.js';
 import type { EncodedRowGroup } from '../io/parquet-encode.js';
 import type { Pipeline, SourceNode, StopRule, Stopped } from './pipeline.js';
 import type { Stats, TaskStats } from './stats.js';
-import type { Combine, TaskResult, TaskSink, TaskSpec } from './task.js';
+import type { Combine, RowOp, TaskResult, TaskSink, TaskSpec } from './task.js';
 
 /** What a task's statistics carry besides what its run measures. */
 export type TaskMeta = Omit<
@@ -147,8 +147,11 @@ export interface Explain {
  * (`describe`, from the same decide functions its execution calls) and run for the operator above (`execute`).
  */
 export interface PhysicalOperator<N extends SourceNode, T = never, R = never> {
-  /** `fused`: the row operators fused above the node, as text (" → filter-1[...]") */
-  describe(node: N, x: Explain, depth: number, fused: string): void;
+  /**
+   * `fused`: the row operators fused above the node, as text (" → filter-1[...]"); `ops`: those operators, as
+   * `execute` receives them in its pipeline (a strategy chosen from the filter above, physical/join/range-condition.ts)
+   */
+  describe(node: N, x: Explain, depth: number, fused: string, ops: readonly RowOp[]): void;
   execute(ctx: ExecContext, p: Pipeline<N>, d: Downstream): Promise<TaskResult[]>;
   /** `execute` with its scan tasks stopped by `stop` (ExecContext.executeUntil), for operators that can stop early */
   executeUntil?(ctx: ExecContext, p: Pipeline<N>, d: Downstream, stop: StopRule): Promise<Stopped>;

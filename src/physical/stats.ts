@@ -132,6 +132,11 @@ export const JOIN_STRATEGIES = {
   marked: { built: "built once and marked by the other side's map tasks" },
   /** no keys: the smaller side replicated to every task of the larger (physical/join/stage.ts runCross) */
   cross: { built: 'replicated to every task of the larger side' },
+  /**
+   * no keys, a filter bounding one side's column by the other's (<, <=, >, >=, BETWEEN): the smaller side sorted on
+   * its bound, the larger one's rows binary searched in tasks (physical/join/range.ts)
+   */
+  range: { built: 'sorted on its bound once and searched by every task of the larger side' },
 } as const satisfies Record<string, { built: string | null }>;
 export type JoinStrategyName = keyof typeof JOIN_STRATEGIES;
 

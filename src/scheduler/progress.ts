@@ -7,6 +7,7 @@
 // that it follows the time a run takes rather than its count of tasks.
 import type { BoundNode } from '../plan/bound.js';
 import type { TaskSource } from '../physical/task.js';
+import { inputsOf } from '../physical/kernels.js';
 import { children } from '../plan/fingerprint.js';
 
 /** A stage with tasks scheduled and not yet finished. */
@@ -79,27 +80,15 @@ const rowsOf = (bs: { length: number }[]) => bs.reduce((a, b) => a + b.length, 0
 
 /**
  * A task's weight: the rows it reads. A scan task's from the plan's splits (`scanRows`, from the
- * files' footers; a row range: its length), any other's from its input blocks (shuffle partitions,
- * collected or held rows). At least 1: an empty task still moves the bar.
+ * files' footers; a row range: its length), any other's from its input blocks as its kernel lists them
+ * (physical/kernels.ts inputsOf: shuffle partitions, collected or held rows; a new kind of source needs no case
+ * here). At least 1: an empty task still moves the bar.
  */
 export function taskWeight(source: TaskSource, scanRows: ReadonlyMap<string, number>): number {
-  let rows: number;
-  switch (source.kind) {
-    case 'scan':
-      rows = source.limit ?? scanRows.get(splitKey(source.path, source.rowGroups, source.offset, source.csv)) ?? 0;
-      break;
-    case 'batches':
-      rows = rowsOf(source.batches);
-      break;
-    case 'join':
-      rows = rowsOf(source.left) + rowsOf(source.right);
-      break;
-    case 'split':
-      rows = rowsOf(source.blocks);
-      break;
-    default:
-      rows = rowsOf(source.input);
-  }
+  const rows =
+    source.kind === 'scan'
+      ? (source.limit ?? scanRows.get(splitKey(source.path, source.rowGroups, source.offset, source.csv)) ?? 0)
+      : rowsOf(inputsOf(source));
   return Math.max(1, rows);
 }
 

@@ -18,8 +18,8 @@ import { type Pipeline, pipelineOf, scanBytes } from '../pipeline.js';
 import type { Combine } from '../task.js';
 import type { Collected } from '../shuffle.js';
 import { trace } from '../../trace.js';
-import { type FilterMode, filterKinds } from '../../kernels/runtime-filter.js';
-import { type Placed, type RtFilterOp, filterable, placeFilter, tableFilter } from './filters.js';
+import { type FilterMode, filterBytes, filterKinds } from '../../kernels/runtime-filter.js';
+import { type Placed, type RtFilterOp, budgeted, filterable, placeAgain, placeFilter, tableFilter } from './filters.js';
 
 type JoinNode = Extract<BoundNode, { kind: 'join' }>;
 
@@ -290,7 +290,9 @@ function broadcastFrom(
   // the runtime filter of the table's keys, first in the probing side's pipeline (and in its rest, read by its map
   // tasks; the rows read to measure it are probed as they are)
   const shape = probeShape(node, side);
-  const f = filterable(shape.type) ? tableFilter(`${node.id}.${side}`, built, keys, norms, filters) : null;
+  const f = filterable(shape.type)
+    ? budgeted(budget, (max) => tableFilter(`${node.id}.${side}`, built, keys, norms, filters, max))
+    : null;
   const placed: Placed[] = [];
   if (f) {
     const op: RtFilterOp = { kind: 'rtfilter', filter: f, keys: shape.keys, norms: shape.norms };
@@ -298,8 +300,8 @@ function broadcastFrom(
     if (at) {
       base = at.pipeline;
       placed.push(at.placed);
-      const rest = probed?.rest && placeFilter(probed.rest, op);
-      if (probed && rest) probed = { ...probed, rest: rest.pipeline };
+      const rest = probed?.rest && placeAgain(probed.rest, at.placed);
+      if (probed && rest) probed = { ...probed, rest };
       trace(`broadcast ${node.id}: runtime filter ${filterKinds(f)} into ${at.placed.into}`);
     }
   }
@@ -316,7 +318,8 @@ function broadcastFrom(
     pipeline,
     rows: m.rows,
     bytes: m.bytes,
-    heldBytes: table + (probed?.bytes ?? 0),
+    // the filter's words too, until the probing side's tasks are done
+    heldBytes: table + (probed?.bytes ?? 0) + (f ? filterBytes(f) : 0),
     ...(placed.length ? { filters: placed } : {}),
     ...(probed ? { read: { [other]: probed }, probeAt: base.ops.length } : {}),
   };

@@ -105,8 +105,34 @@ export function placeFilter(p: Pipeline, op: RtFilterOp): { pipeline: Pipeline; 
 }
 
 /**
- * The filter of a built table's keys (`keys`, `norms`: the table's key columns), or null when the setting builds
- * none. Keys hashed only for a Bloom filter.
+ * The filter placed by placeFilter put first too into `p`, a pipeline reading the same source: the rest of a side
+ * read to measure it (its ops are the side's own, so a filter's keys on a join's output are not theirs: only the
+ * keys traced to the source are). Null when `p` reads another source.
+ */
+export function placeAgain(p: Pipeline, placed: Placed): Pipeline | null {
+  if (p.source.id !== placed.into) return null;
+  return { ...p, ops: [placed.op, ...p.ops], fused: [`${placed.op.filter.id} filter`, ...p.fused] };
+}
+
+/** A filter's words take at most this share of the memory budget left when it is built (and are counted in it). */
+const FILTER_SHARE = 0.25;
+
+/**
+ * A filter built within the memory budget's share (FILTER_SHARE of what is free), its bytes reserved in the budget
+ * until the caller releases them (filterBytes) when the tasks it was placed into are done.
+ */
+export function budgeted(
+  memory: { free(): number; reserve(bytes: number): void },
+  build: (maxBytes: number) => RuntimeFilter | null,
+) {
+  const f = build(Math.floor(memory.free() * FILTER_SHARE));
+  if (f) memory.reserve(filterBytes(f));
+  return f;
+}
+
+/**
+ * The filter of a built table's keys (`keys`, `norms`: the table's key columns) in at most `maxBytes`, or null when
+ * the setting builds none. Keys hashed only for a Bloom filter.
  */
 export function tableFilter(
   id: string,
@@ -114,6 +140,7 @@ export function tableFilter(
   keys: number[],
   norms: KeyNorm[],
   mode: FilterMode,
+  maxBytes: number,
 ): RuntimeFilter | null {
   if (mode === 'off' || t.batch.length === 0) return null;
   const hashed = () => buildKeys(t.batch, keys, norms);
@@ -122,6 +149,8 @@ export function tableFilter(
     [t.keys.hash.length === t.keys.n ? t.keys : buildKeys(t.batch, keys, norms, undefined, false)],
     mode,
     hashed,
+    true,
+    maxBytes,
   );
 }
 
@@ -172,13 +201,14 @@ export function shuffledFilter(
   node: JoinNode,
   side: Side,
   mode: FilterMode,
+  maxBytes: number,
 ): RuntimeFilter | null {
   const blocks = out.byTask.flat().filter((b): b is Batch => b !== null && b.length > 0);
   if (blocks.some(isSpilled)) return null;
   const keys = keysOf(node, side),
     norms = normsOf(node, side);
   const plain = blocks.map((b) => buildKeys(b, keys, norms, undefined, false));
-  return buildFilter(id, plain, mode, (i) => buildKeys(blocks[i], keys, norms));
+  return buildFilter(id, plain, mode, (i) => buildKeys(blocks[i], keys, norms), true, maxBytes);
 }
 
 /** Whether a probe of this type may have its probing rows filtered: they are dropped when they find nothing. */

@@ -3,13 +3,15 @@
 import type { PhysicalOperator } from '../operator.js';
 import type { JoinPath, JoinStats } from '../stats.js';
 import { humanSizes, taskFigures } from '../explain-text.js';
-import { partitionsFor, pipelineOf } from '../pipeline.js';
+import { partitionsFor, pipelineOf, readWhole } from '../pipeline.js';
 import { expectedStrategy } from './broadcast.js';
 import { markedRule } from './marked.js';
 import { filterLine, filterable, traceColumns } from './filters.js';
 import type { BoundNode } from '../../plan/bound.js';
 import type { Settings } from '../../plan/load.js';
 import { runJoin, runJoinUntil } from './stage.js';
+import { rangeCondition } from './range-condition.js';
+import { runRange } from './range.js';
 import type { JoinNode } from './tasks.js';
 
 declare module '../operator.js' {
@@ -56,7 +58,19 @@ function explainFilter(src: JoinNode, side: 'left' | 'right', settings: Settings
 }
 
 export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
-  describe(src, x, depth, fused) {
+  describe(src, x, depth, fused, ops) {
+    const range = rangeCondition(src, ops);
+    if (range) {
+      x.line(depth, `${src.id}: inner range join on ${range.text}${fused}`);
+      x.line(
+        depth + 1,
+        'expected strategy: range (the smaller side sorted on its bound once, the rows of the larger binary searched ' +
+          `in tasks${range.rest ? '; the other conjuncts filtered above' : ''})`,
+      );
+      x.walk(src.left, depth + 1);
+      x.walk(src.right, depth + 1);
+      return;
+    }
     if (src.leftKeys.length === 0) {
       x.line(depth, `${src.id}: cross join, the smaller side replicated to the tasks of the larger${fused}`);
       x.walk(src.left, depth + 1);
@@ -96,9 +110,17 @@ export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
       x.walk(input, depth + 2);
     }
   },
-  execute: (ctx, p, d) => runJoin(ctx, p.source, p.ops, d),
+  execute(ctx, p, d) {
+    const range = rangeCondition(p.source, p.ops);
+    return range ? runRange(ctx, p.source, p.ops, d, range) : runJoin(ctx, p.source, p.ops, d);
+  },
   // a broadcast join's probe scan stops as the scan would (a side read up to a cap)
-  executeUntil: (ctx, p, d, stop) => runJoinUntil(ctx, p.source, p.ops, d, stop),
+  async executeUntil(ctx, p, d, stop) {
+    const range = rangeCondition(p.source, p.ops);
+    return range
+      ? readWhole(await runRange(ctx, p.source, p.ops, d, range))
+      : runJoinUntil(ctx, p.source, p.ops, d, stop);
+  },
   ran: taskFigures,
   analyze: {
     task: (join) => ({ join }),

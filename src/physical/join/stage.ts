@@ -12,16 +12,18 @@ import { mixPlan } from '../../skew/mix.js';
 import { type Collect, type JoinStrategy, chooseStrategy } from './broadcast.js';
 import {
   type RtFilterOp,
+  budgeted,
   keysOf,
   movedFilter,
   normsOf,
+  placeAgain,
   placeFilter,
   reportFilters,
   shuffledFilter,
   sideOf,
   transferFrom,
 } from './filters.js';
-import { filterKinds } from '../../kernels/runtime-filter.js';
+import { filterBytes, filterKinds } from '../../kernels/runtime-filter.js';
 import type { Side } from './decide.js';
 import { trace } from '../../trace.js';
 import { mergeProbes } from './merge.js';
@@ -143,8 +145,9 @@ async function runBroadcast(
       if (!at) break;
       pipeline = at.pipeline;
       movedFilter(op.filter, at.placed);
-      const rest = probed?.rest && placeFilter(probed.rest, op);
-      if (probed && rest) probed = { ...probed, rest: rest.pipeline };
+      // the rest of the probing side read to measure it: its own columns, not the join's output ones op.keys are
+      const rest = probed?.rest && placeAgain(probed.rest, at.placed);
+      if (probed && rest) probed = { ...probed, rest };
       if (probeAt !== undefined) probeAt++;
       after = after.slice(1);
     }
@@ -231,8 +234,8 @@ async function runShuffleJoin(
     const at = placeFilter(pipes[s], op);
     if (!at) return null;
     pipes[s] = at.pipeline;
-    const rest = reads[s]?.rest && placeFilter(reads[s]!.rest!, op);
-    if (rest) reads[s] = { ...reads[s]!, rest: rest.pipeline };
+    const rest = reads[s]?.rest && placeAgain(reads[s]!.rest!, at.placed);
+    if (rest) reads[s] = { ...reads[s]!, rest };
     return at.placed;
   };
   let after = ops;
@@ -247,11 +250,16 @@ async function runShuffleJoin(
   // predicate transfer: one side partitioned first sends the filter of its keys to the other side's map tasks
   const first = eager ? null : transferFrom(node, ex.settings.runtimeFilters);
   let l: ShuffleOutput, r: ShuffleOutput;
+  let held = how.heldBytes;
   try {
     if (first) {
       const a = await run(first);
       const other: Side = first === 'left' ? 'right' : 'left';
-      const f = shuffledFilter(`${node.id}.${first}`, a, node, first, ex.settings.runtimeFilters);
+      const f = budgeted(ex.memory, (max) =>
+        shuffledFilter(`${node.id}.${first}`, a, node, first, ex.settings.runtimeFilters, max),
+      );
+      // its words counted until the other side's map tasks are done
+      if (f) held += filterBytes(f);
       const placed =
         f && place(other, { kind: 'rtfilter', filter: f, keys: keysOf(node, other), norms: normsOf(node, other) });
       if (f && placed)
@@ -262,7 +270,7 @@ async function runShuffleJoin(
     } else [l, r] = await Promise.all([run('left'), run('right')]);
   } finally {
     // the measured side's rows are held until its map tasks have partitioned them
-    ex.memory.release(how.heldBytes);
+    ex.memory.release(held);
   }
   const plan = planJoinTasks(ex, node, l, r, P);
   ex.report('join', {

@@ -79,6 +79,9 @@ export function withMasks(t: TaskSpec): TaskSpec {
   let lead = 0;
   while (t.ops[lead]?.kind === 'rtfilter') lead++;
   const filters = t.ops.slice(0, lead) as RtFilterOp[];
+  for (const f of filters)
+    if (f.keys.some((k) => src.fields[k] === undefined))
+      throw new Error(`internal: runtime filter ${f.filter.id} on column ${f.keys} of a scan of ${src.fields.length}`);
   const asMask = filters.filter(
     (f) => f.keys.length === 1 && MASKABLE.has(src.fields[f.keys[0]].type.id) && worthMasking(f.filter, SELECT_SHARE),
   );

@@ -21,9 +21,16 @@ import { type Shape, frameOf } from './bounds.js';
 import { exactIntegers } from './packed.js';
 import { groupsOf } from '../../agg/group-ids.js';
 
+/** Integers below 2^53 as an int64 column, written as 32-bit words (little-endian): no bigint a row. */
 const int64Column = (v: ArrayLike<number>, n: number): Column => {
   const out = new BigInt64Array(n);
-  for (let i = 0; i < n; i++) out[i] = BigInt(v[i]);
+  const w = new Int32Array(out.buffer);
+  for (let i = 0; i < n; i++) {
+    const x = v[i];
+    const hi = Math.floor(x / TWO32);
+    w[2 * i] = (x - hi * TWO32) | 0;
+    w[2 * i + 1] = hi;
+  }
   return { type: { id: 'int64' }, length: n, values: out, valid: null };
 };
 const float64Column = (v: Float64Array): Column => ({
@@ -36,13 +43,16 @@ const float64Column = (v: Float64Array): Column => ({
 /** A function's column over the sorted rows `b` (shape `s`). */
 type Kernel = (f: BoundWindowFn, b: Batch, s: Shape, orderBy: SortKey[]) => Column;
 
-/** Each row's value from its partition's and peers' bounds, as int64 or float64. */
-const fromBounds =
-  (float: boolean, at: (s: Shape, i: number, f: BoundWindowFn) => number): Kernel =>
-  (f, _b, s) => {
-    const v = new Float64Array(s.n);
-    for (let i = 0; i < s.n; i++) v[i] = at(s, i, f);
-    return float ? float64Column(v) : int64Column(v, s.n);
+/** row_number, rank: the row's (its first peer's) place in its partition, counted from 1. */
+const placeIn =
+  (peers: boolean): Kernel =>
+  (_f, _b, s) => {
+    const { n, partStart } = s;
+    const from = peers ? s.peerStart : null;
+    const v = new Float64Array(n);
+    if (from === null) for (let i = 0; i < n; i++) v[i] = i - partStart[i] + 1;
+    else for (let i = 0; i < n; i++) v[i] = from[i] - partStart[i] + 1;
+    return int64Column(v, n);
   };
 
 /** lag (-1) or lead (1): the value `n` rows away in the partition, else the default (null without one). */
@@ -96,39 +106,58 @@ const extreme =
   };
 
 const sumOver: Kernel = (f, b, s, orderBy) => {
+  const fast = f.fn === 'sum' && f.frame.start === null && f.frame.end === 0 && !f.distinct;
+  const running = fast ? runningSum(f, b.columns[f.col], s) : null;
+  if (running) return running;
   const { start, end } = frameOf(s, f.frame, b, orderBy);
   return sums(f, b.columns[f.col], s, start, end);
 };
 
 /** Each window function's kernel, by name: a new function in the plan's enum needs its entry (plan/window-fns.ts). */
 const KERNELS: Record<WindowFnName, Kernel> = {
-  row_number: fromBounds(false, (s, i) => i - s.partStart[i] + 1),
-  rank: fromBounds(false, (s, i) => s.peerStart[i] - s.partStart[i] + 1),
+  row_number: placeIn(false),
+  rank: placeIn(true),
   dense_rank: (_f, _b, s) => {
     const v = new Float64Array(s.n);
+    const { partStart, peerStart } = s;
     let r = 0;
     for (let i = 0; i < s.n; i++) {
-      if (i === s.partStart[i]) r = 1;
-      else if (i === s.peerStart[i]) r++;
+      if (i === partStart[i]) r = 1;
+      else if (i === peerStart[i]) r++;
       v[i] = r;
     }
     return int64Column(v, s.n);
   },
-  percent_rank: fromBounds(true, (s, i) => {
-    const size = s.partEnd[i] - s.partStart[i];
-    return size > 1 ? (s.peerStart[i] - s.partStart[i]) / (size - 1) : 0;
-  }),
-  cume_dist: fromBounds(true, (s, i) => (s.peerEnd[i] - s.partStart[i]) / (s.partEnd[i] - s.partStart[i])),
+  percent_rank: (_f, _b, s) => {
+    const { n, partStart, partEnd, peerStart } = s;
+    const v = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const size = partEnd[i] - partStart[i];
+      v[i] = size > 1 ? (peerStart[i] - partStart[i]) / (size - 1) : 0;
+    }
+    return float64Column(v);
+  },
+  cume_dist: (_f, _b, s) => {
+    const { n, partStart, partEnd, peerEnd } = s;
+    const v = new Float64Array(n);
+    for (let i = 0; i < n; i++) v[i] = (peerEnd[i] - partStart[i]) / (partEnd[i] - partStart[i]);
+    return float64Column(v);
+  },
   // as DuckDB (after SQLite's ntileValueFunc): the first n_total % buckets buckets hold one row more
-  ntile: fromBounds(false, (s, i, f) => {
-    const total = s.partEnd[i] - s.partStart[i];
-    const buckets = Math.min(f.n, total);
-    const size = Math.floor(total / buckets);
-    const large = total - buckets * size;
-    const small = large * (size + 1);
-    const r = i - s.partStart[i];
-    return r < small ? 1 + Math.floor(r / (size + 1)) : 1 + large + Math.floor((r - small) / size);
-  }),
+  ntile: (f, _b, s) => {
+    const { n, partStart, partEnd } = s;
+    const v = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const total = partEnd[i] - partStart[i];
+      const buckets = Math.min(f.n, total);
+      const size = Math.floor(total / buckets);
+      const large = total - buckets * size;
+      const small = large * (size + 1);
+      const r = i - partStart[i];
+      v[i] = r < small ? 1 + Math.floor(r / (size + 1)) : 1 + large + Math.floor((r - small) / size);
+    }
+    return int64Column(v, n);
+  },
   lag: offsetRow(-1),
   lead: offsetRow(1),
   first_value: frameRow((start) => start),
@@ -162,11 +191,12 @@ function extremes(c: Column, s: Shape, start: Int32Array, end: Int32Array, max: 
   const valid = c.valid;
   const out = new Int32Array(n);
   const dq = new Int32Array(n);
+  const partStart = s.partStart;
   let head = 0,
     tail = 0,
     next = 0;
   for (let i = 0; i < n; i++) {
-    if (i === s.partStart[i]) {
+    if (i === partStart[i]) {
       head = tail = 0;
       next = i;
     }
@@ -221,6 +251,68 @@ function sums(f: BoundWindowFn, c: Column, s: Shape, start: Int32Array, end: Int
     out[i] = x;
   }
   return withNulls({ type: f.type, length: n, values: out, valid: null }, cnt);
+}
+
+/**
+ * A cumulative frame's sums (the partition's rows up to the row, or under RANGE up to its last peer) of an integer
+ * or one-lane decimal column, read from its 32-bit words and written as the int64 or decimal result's words: no
+ * frame arrays, no bigint, one pass. Null when it does not apply (floats, wide decimals) or a value or sum leaves
+ * ±2^53 or the result's precision: the general path then (which names an overflow).
+ */
+function runningSum(f: BoundWindowFn, c: Column, s: Shape): Column | null {
+  const type = f.type;
+  if ((type.id !== 'int64' && type.id !== 'decimal') || isFloat(c.type) || lanes(c.type) === 2) return null;
+  const v = c.values;
+  const n = s.n;
+  let words: Int32Array | null = null,
+    small: ArrayLike<number> | null = null;
+  if (v instanceof BigInt64Array) words = new Int32Array(v.buffer, v.byteOffset, 2 * n);
+  else small = exactIntegers(c);
+  if (words === null && small === null) return null;
+  const valid = c.valid;
+  const wide = lanes(type) === 2;
+  const stride = wide ? 4 : 2;
+  const limit = Math.min(SAFE, type.id === 'decimal' ? 10 ** type.precision! : SAFE);
+  const out = new BigInt64Array(wide ? 2 * n : n);
+  const w = new Int32Array(out.buffer);
+  let nulls: Uint8Array | null = null;
+  const { partStart } = s;
+  // RANGE: a row's sum is its last peer's; ROWS: its own
+  const upTo = f.frame.unit === 'range' ? s.peerEnd : null;
+  let sum = 0,
+    k = 0,
+    i = 0;
+  while (i < n) {
+    if (i === partStart[i]) sum = k = 0;
+    const to = upTo === null ? i + 1 : upTo[i];
+    for (let j = i; j < to; j++) {
+      if (valid !== null && valid[j] === 0) continue;
+      let x: number;
+      if (words !== null) {
+        const hi = words[2 * j + 1];
+        if (hi >= 0x200000 || hi < -0x200000) return null;
+        x = hi * TWO32 + (words[2 * j] >>> 0);
+      } else x = small![j];
+      sum += x;
+      k++;
+    }
+    if (sum >= limit || -sum >= limit) return null;
+    const hi = Math.floor(sum / TWO32);
+    const lo = (sum - hi * TWO32) | 0;
+    const sign = hi < 0 ? -1 : 0;
+    for (; i < to; i++) {
+      if (k === 0) {
+        nulls ??= new Uint8Array(n).fill(1);
+        nulls[i] = 0;
+        continue;
+      }
+      const at = stride * i;
+      w[at] = lo;
+      w[at + 1] = hi;
+      if (wide) w[at + 2] = w[at + 3] = sign;
+    }
+  }
+  return { type, length: n, values: out, valid: nulls };
 }
 
 /** Each row's value as an id (equal values one id, agg/group-ids.ts), for counting a frame's distinct values. */
@@ -294,6 +386,7 @@ function slide(
   exact: boolean,
 ): Float64Array | null {
   const n = s.n;
+  const partStart = s.partStart;
   const out = new Float64Array(n);
   let mult: Int32Array | null = null;
   if (ids) {
@@ -310,7 +403,7 @@ function slide(
     a = 0,
     e = 0;
   for (let i = 0; i < n; i++) {
-    if (i === s.partStart[i]) {
+    if (i === partStart[i]) {
       if (mult !== null) for (; a < e; a++) mult[ids![a]] = 0;
       sum = comp = k = nan = pos = neg = 0;
       a = e = i;
@@ -359,7 +452,7 @@ function slide(
       let d = 0;
       for (let j = from; j < to; j++) if (valid === null || valid[j] === 1) d += v[j];
       out[i] = d;
-    } else out[i] = a === s.partStart[i] ? sum : sum + comp;
+    } else out[i] = a === partStart[i] ? sum : sum + comp;
   }
   return out;
 }
@@ -380,12 +473,13 @@ function slideBig(
   const at = (j: number) => (wide ? decimalAt(c, j) : BigInt(v[j]));
   const mult = ids ? new Int32Array(n) : null;
   const out: bigint[] = new Array(n);
+  const partStart = s.partStart;
   let sum = 0n,
     k = 0,
     a = 0,
     e = 0;
   for (let i = 0; i < n; i++) {
-    if (i === s.partStart[i]) {
+    if (i === partStart[i]) {
       if (mult !== null) for (; a < e; a++) mult[ids![a]] = 0;
       sum = 0n;
       k = 0;

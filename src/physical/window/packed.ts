@@ -6,7 +6,8 @@
 // comparison of columns, no key gathered to find them. Pure; window/source.ts sorts by the columns (kernels/sort.ts) when a key does not pack.
 import { type Batch, type Column, lanes } from '../../kernels/column.js';
 import type { SortKey } from '../../kernels/sort.js';
-import { type Shape, runs } from './bounds.js';
+import { CutShape, type Shape } from './bounds.js';
+import { scratchF64, scratchI32, scratchZeroU8 } from './scratch.js';
 
 const TWO32 = 4294967296;
 const LIMIT = 2 ** 53;
@@ -17,6 +18,8 @@ export interface Packed {
   /** the order keys' part of a number: floor(number / orderSpan) is the row's partition, below partSpan */
   orderSpan: number;
   partSpan: number;
+  /** each row's partition (floor(number / orderSpan)), when the partitions are few enough to group by counting */
+  part: Int32Array | null;
 }
 
 /**
@@ -51,6 +54,9 @@ export function exactIntegers(c: Column): ArrayLike<number> | null {
   return null;
 }
 
+/** Whether a task's rows are grouped by partition by counting (else the whole number is sorted at once). */
+const countable = (partSpan: number, n: number) => partSpan > 1 && partSpan <= Math.max(65536, 2 * n);
+
 /** The sort keys (partition keys ascending, then the order keys) of `b` packed, or null when they do not pack. */
 export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): Packed | null {
   const n = b.length;
@@ -68,19 +74,8 @@ export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): P
     const x = exactIntegers(c);
     if (!x) return null;
     const valid = c.valid;
-    let lo = Infinity,
-      hi = -Infinity,
-      nulls = false;
-    for (let i = 0; i < n; i++) {
-      if (valid !== null && valid[i] === 0) {
-        nulls = true;
-        continue;
-      }
-      const v = x[i];
-      if (v < lo) lo = v;
-      if (v > hi) hi = v;
-    }
-    if (lo > hi) lo = hi = 0; // every row null
+    const [lo0, hi0, nulls] = valid === null ? minMax(x, n) : minMaxValid(x, valid, n);
+    const [lo, hi] = lo0 > hi0 ? [0, 0] : [lo0, hi0]; // every row null
     const span = hi - lo + 1 + (nulls ? 1 : 0);
     total *= span;
     if (total >= LIMIT) return null;
@@ -93,7 +88,10 @@ export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): P
     signs.push(desc ? -1 : 1);
     nullCodes.push(nullsFirst ? 0 : span - 1);
   }
-  const codes = new Float64Array(n);
+  const partSpan = total / orderSpan;
+  const codes = scratchF64('codes', n);
+  // the partition keys' number is written out as each row's partition on the way, when it will be counted
+  const part = partitionBy.length > 0 && countable(partSpan, n) ? scratchI32('part', n) : null;
   for (let k = 0; k < keys.length; k++) {
     const x = vals[k],
       span = spans[k],
@@ -101,10 +99,45 @@ export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): P
       sign = signs[k],
       nullCode = nullCodes[k],
       valid = b.columns[keys[k].col].valid;
-    if (valid === null) for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * x[i]);
+    // the first key's rank written, the others' added below it (codes holds a reused slot's old values)
+    if (k === 0 && valid === null) {
+      if (sign === 1) for (let i = 0; i < n; i++) codes[i] = base + x[i];
+      else for (let i = 0; i < n; i++) codes[i] = base - x[i];
+    } else if (k === 0) for (let i = 0; i < n; i++) codes[i] = valid![i] === 0 ? nullCode : base + sign * x[i];
+    else if (valid === null) for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * x[i]);
     else for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (valid[i] === 0 ? nullCode : base + sign * x[i]);
+    if (part !== null && k === partitionBy.length - 1) for (let i = 0; i < n; i++) part[i] = codes[i];
   }
-  return { codes, orderSpan, partSpan: total / orderSpan };
+  return { codes, orderSpan, partSpan, part };
+}
+
+/** The least and greatest of x[0, n) (Infinity, -Infinity when n is 0), and no nulls. */
+function minMax(x: ArrayLike<number>, n: number): [number, number, boolean] {
+  let lo = Infinity,
+    hi = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const v = x[i];
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  return [lo, hi, false];
+}
+
+/** The least and greatest of the valid x[0, n), and whether any is null. */
+function minMaxValid(x: ArrayLike<number>, valid: Uint8Array, n: number): [number, number, boolean] {
+  let lo = Infinity,
+    hi = -Infinity,
+    nulls = false;
+  for (let i = 0; i < n; i++) {
+    if (valid[i] === 0) {
+      nulls = true;
+      continue;
+    }
+    const v = x[i];
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  return [lo, hi, nulls];
 }
 
 /** Segments up to this long are sorted by insertion. */
@@ -117,23 +150,18 @@ const INSERTION_ROWS = 48;
  * as a file written in it is read): by insertion when few, else by an LSD radix sort of the number.
  */
 export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array } {
-  const { codes, orderSpan, partSpan } = p;
+  const { codes, partSpan, part } = p;
   const n = codes.length;
-  const order = new Int32Array(n);
-  const sorted = new Float64Array(n);
-  if (partSpan <= 1 || partSpan > Math.max(65536, 2 * n)) {
+  const order = scratchI32('order', n);
+  const sorted = scratchF64('sorted', n);
+  if (part === null) {
     for (let i = 0; i < n; i++) order[i] = i;
     sorted.set(codes);
     sortSegment(order, sorted, 0, n);
     return { order, sorted };
   }
   const count = new Int32Array(partSpan + 1);
-  const part = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const q = Math.floor(codes[i] / orderSpan);
-    part[i] = q;
-    count[q + 1]++;
-  }
+  for (let i = 0; i < n; i++) count[part[i] + 1]++;
   for (let q = 0; q < partSpan; q++) count[q + 1] += count[q];
   const next = count.slice(0, partSpan);
   for (let i = 0; i < n; i++) {
@@ -225,11 +253,7 @@ function radixSegment(order: Int32Array, sorted: Float64Array, a: number, b: num
 /** The shape of rows sorted by their packed numbers: a partition is floor(number / orderSpan), peers equal numbers. */
 export function shapeOfPacked(sorted: Float64Array, orderSpan: number, partitioned: boolean, ordered: boolean): Shape {
   const n = sorted.length;
-  const partStart = new Int32Array(n),
-    partEnd = new Int32Array(n),
-    peerStart = new Int32Array(n),
-    peerEnd = new Int32Array(n);
-  const cut = new Uint8Array(n);
+  const cut = scratchZeroU8('partCut', n);
   if (n > 0) cut[0] = 1;
   if (partitioned) {
     // sorted: a partition starts where the number reaches the next multiple of orderSpan
@@ -241,8 +265,8 @@ export function shapeOfPacked(sorted: Float64Array, orderSpan: number, partition
       next = (Math.floor(code / orderSpan) + 1) * orderSpan;
     }
   }
-  runs(n, cut, partStart, partEnd);
-  if (ordered) for (let i = 1; i < n; i++) if (sorted[i] !== sorted[i - 1]) cut[i] = 1;
-  runs(n, cut, peerStart, peerEnd);
-  return { n, partStart, partEnd, peerStart, peerEnd };
+  const peers = scratchZeroU8('peerCut', n);
+  peers.set(cut);
+  if (ordered) for (let i = 1; i < n; i++) if (sorted[i] !== sorted[i - 1]) peers[i] = 1;
+  return new CutShape(n, cut, peers, true);
 }

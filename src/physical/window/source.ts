@@ -1,11 +1,27 @@
 // The window kernel: a task's rows sorted by (partition keys, order keys), then each function's column computed over
 // them (window/functions.ts) and appended; the rows leave in that order. A piece of a split partition keeps its
 // range's rows (cut by a task of its own) and reports a summary; its second pass adds what the pieces before carry (window/split.ts).
-import { type Batch, concatBatches, emptyBatch, gatherSelected, rowCount } from '../../kernels/column.js';
+import {
+  type Batch,
+  type Column,
+  type Schema,
+  type Values,
+  concatBatches,
+  concatColumns,
+  emptyBatch,
+  gatherSelected,
+  lanes,
+  rowCount,
+  rowWidth,
+  sliceColumn,
+  valuesCtor,
+} from '../../kernels/column.js';
+import { scratchBytes } from './scratch.js';
 import { sortIndices } from '../../kernels/sort.js';
 import type { Produced, SourceKernel } from '../task.js';
 import { type Shape, shapeOf } from './bounds.js';
-import { packKeys, shapeOfPacked, sortPacked } from './packed.js';
+import { type Packed, packKeys, shapeOfPacked, sortPacked } from './packed.js';
+import { streamWindow } from './stream.js';
 import { windowColumn } from './functions.js';
 import { summaryR } from './carry.js';
 import { cutByBounds, summaryOf, withAfter, withCarry, withNeighbours, withTotals, withWhole } from './split.js';
@@ -24,8 +40,12 @@ const PACK_MIN_ROWS = 4096;
  * the partitions and peers read off the sorted numbers (window/packed.ts); else by the columns (kernels/sort.ts), the shape
  * found after. The rows sorted (only the columns `need`, in that order; all when null), and their shape.
  */
-function sortRows(rows: Batch, src: WindowSource, need: number[] | null): { sorted: Batch; shape: Shape } {
-  const packed = rows.length >= PACK_MIN_ROWS ? packKeys(rows, src.partitionBy, src.orderBy) : null;
+function sortRows(
+  rows: Batch,
+  src: WindowSource,
+  need: number[] | null,
+  packed: Packed | null,
+): { sorted: Batch; shape: Shape } {
   const n = rows.length;
   const gatherAll = (order: Int32Array) => ({
     length: n,
@@ -69,6 +89,45 @@ function gathered(src: WindowSource, keep: number[]): number[] {
   return [...need].sort((a, b) => a - b);
 }
 
+/**
+ * The task's input blocks as one batch of the columns `cols` (the others empty: not read), fixed-width ones copied
+ * into the thread's scratch slots (window/scratch.ts): the batch does not outlive the task's sort, which gathers
+ * what leaves it. Strings concatenated as usual.
+ */
+function concatScratch(schema: Schema, input: Batch[], cols: Set<number>): Batch {
+  if (input.length === 1) return input[0];
+  const n = rowCount(input);
+  const columns = schema.map((f, c): Column => {
+    if (!cols.has(c) || f.type.id === 'utf8')
+      return concatColumns(f.type, cols.has(c) ? input.map((b) => b.columns[c]) : []);
+    const l = lanes(f.type),
+      width = rowWidth(f.type);
+    const buf = scratchBytes(`in${c}`, n * width);
+    const Ctor = valuesCtor(f.type);
+    const values = (buf === null ? new Ctor(n * l) : new Ctor(buf, 0, n * l)) as Values;
+    let anyNull = false;
+    for (const b of input) if (b.columns[c].valid !== null) anyNull = true;
+    let valid: Uint8Array | null = null;
+    if (anyNull) {
+      const vb = scratchBytes(`valid${c}`, n);
+      valid = vb === null ? new Uint8Array(n) : new Uint8Array(vb, 0, n);
+    }
+    let p = 0;
+    for (const b of input) {
+      const col = b.columns[c],
+        m = b.length;
+      (values as Int32Array).set((col.values as Int32Array).subarray(0, m * l), p * l);
+      if (valid !== null) {
+        if (col.valid !== null) valid.set(col.valid.subarray(0, m), p);
+        else valid.fill(1, p, p + m);
+      }
+      p += m;
+    }
+    return { type: f.type, length: n, values, valid };
+  });
+  return { length: n, columns };
+}
+
 /** The kept input columns (`keep`, of a batch whose first `w` columns are the input's) and the functions'. */
 function emit(b: Batch, w: number, keep: number[] | undefined): Batch {
   if (!keep) return b;
@@ -99,24 +158,38 @@ export const windowKernel: SourceKernel<WindowSource> = {
       const parts = cutByBounds(src.schema, src.input, src.cut, sortKeys(src), turn);
       return { batches: parts, rows: rowCount(src.input), asIs: true };
     }
-    const rows = concatBatches(src.schema, src.input);
+    // read by the sort (the keys) and gathered from: every column, or with `keep` those and the functions' inputs
+    const need = src.keep && !src.piece ? gathered(src, src.keep) : null;
+    const cols = new Set(need ?? src.schema.map((_, c) => c));
+    for (const c of src.partitionBy) cols.add(c);
+    for (const k of src.orderBy) cols.add(k.col);
+    const rows = concatScratch(src.schema, src.input, cols);
     const read = rows.length;
     if (rows.length === 0) {
       if (!src.piece) return { batches: [], rows: read };
       const none = emptyBatch([...src.schema, ...src.fns.map((f) => ({ name: f.as, type: f.type }))]);
       return { batches: [none, { length: 0, columns: [] }], rows: read, asIs: true };
     }
-    if (src.keep && !src.piece) {
+    const packed = rows.length >= PACK_MIN_ROWS ? packKeys(rows, src.partitionBy, src.orderBy) : null;
+    if (packed !== null && !src.piece) {
+      // rows already in order within their partitions: the running functions in input order, nothing sorted
+      const added = streamWindow(rows, src.fns, packed, src.orderBy.length > 0);
+      if (added !== null) {
+        const own = (c: Column) => (src.input.length > 1 && c.type.id !== 'utf8' ? sliceColumn(c, 0, c.length) : c);
+        const kept = (src.keep ?? src.schema.map((_, c) => c)).map((c) => own(rows.columns[c]));
+        return { batches: [{ length: rows.length, columns: [...kept, ...added] }], rows: read };
+      }
+    }
+    if (src.keep && need !== null) {
       // only the kept columns and the functions' inputs gathered; the functions read them at their new places
-      const need = gathered(src, src.keep);
       const at = (c: number) => (c < 0 ? -1 : need.indexOf(c));
-      const { sorted, shape } = sortRows(rows, src, need);
+      const { sorted, shape } = sortRows(rows, src, need, packed);
       const orderBy = src.orderBy.map((k) => ({ ...k, col: at(k.col) }));
       const added = src.fns.map((f) => windowColumn({ ...f, col: at(f.col), def: at(f.def) }, sorted, shape, orderBy));
       const columns = [...src.keep.map((c) => sorted.columns[at(c)]), ...added];
       return { batches: [{ length: sorted.length, columns }], rows: read };
     }
-    const { sorted, shape } = sortRows(rows, src, null);
+    const { sorted, shape } = sortRows(rows, src, null, packed);
     const added = src.fns.map((f) => windowColumn(f, sorted, shape, src.orderBy));
     const out: Batch = { length: sorted.length, columns: [...sorted.columns, ...added] };
     if (!src.piece) return { batches: [out], rows: read };

@@ -159,7 +159,8 @@ export function summaryOf(
   const starts = Int32Array.of(0, s.partStart[n - 1]);
   const groups = (ps: number, pe: number) => {
     let g = 0;
-    for (let i = ps; i < pe; i++) if (s.peerStart[i] === i) g++;
+    const peerStart = s.peerStart;
+    for (let i = ps; i < pe; i++) if (peerStart[i] === i) g++;
     return g;
   };
   const R = Float64Array.of(s.partEnd[0], n - s.partStart[n - 1]);
@@ -299,7 +300,7 @@ export function withTotals(
       partStart[i] = last;
       partEnd[i] = last + totals.last;
     }
-  const shape: Shape = { ...s, partStart, partEnd };
+  const shape: Shape = { n: s.n, partStart, partEnd, peerStart: s.peerStart, peerEnd: s.peerEnd };
   const cols = out.columns.slice();
   fns.forEach((f, k) => {
     if (needsTotal(f)) cols[w + k] = windowColumn(f, out, shape, orderBy);

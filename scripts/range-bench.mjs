@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// An interval join, events into sessions (`e.ts >= s.start_ts AND e.ts < s.end_ts`, a count and sums above it), as
+// whole processes: this build's command line (a range join, physical/join/range.ts) against DuckDB
+// (scripts/duck-query.mjs, same threads) and, with --against, another build's command line (the base build: a cross
+// join and a filter). Paired runs (the order rotates within each pair), medians and the median per-pair ratios; the
+// answers must agree. The data (Parquet, made by DuckDB) goes to DATA/range-<events>x<sessions>/ and is reused.
+//
+//   node scripts/range-bench.mjs [--events 1000000] [--sessions 10000] [--pairs 5] [--workers 2]
+//        [--data /work/data] [--against OTHER/bin/skewjoin.js]
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { BIN, DUCK, median, opt, timeProcess } from './bench-common.mjs';
+
+const events = Number(opt('events', 1000000));
+const sessions = Number(opt('sessions', 10000));
+const pairs = Number(opt('pairs', 5));
+const workers = String(opt('workers', 2));
+const against = opt('against', undefined) && path.resolve(opt('against'));
+const dir = path.join(path.resolve(opt('data', '/work/data')), `range-${events}x${sessions}`);
+const ev = path.join(dir, 'events.parquet'),
+  se = path.join(dir, 'sessions.parquet');
+
+if (!fs.existsSync(se)) {
+  fs.mkdirSync(dir, { recursive: true });
+  const con = await (await DuckDBInstance.create(':memory:')).connect();
+  // sessions of 30 to 90 time units with gaps between them over [0, 100 * sessions); events uniform over it
+  await con.run(`COPY (SELECT i::BIGINT AS sid, (i * 100)::BIGINT AS start_ts, (i * 100 + 30 + (i * 7919) % 61)::BIGINT AS end_ts
+    FROM range(0, ${sessions}) r(i)) TO '${se}' (FORMAT parquet)`);
+  await con.run(`COPY (SELECT i::BIGINT AS id, ((i * 2654435761) % ${100 * sessions})::BIGINT AS ts
+    FROM range(0, ${events}) r(i)) TO '${ev}' (FORMAT parquet, ROW_GROUP_SIZE 131072)`);
+}
+
+const on = 'e.ts >= s.start_ts AND e.ts < s.end_ts';
+const ours = `SELECT count(*) AS n, sum(e.id) AS s, max(s.sid) AS m FROM events e JOIN sessions s ON ${on}`;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sj-range-bench-'));
+const duckSql = path.join(tmp, 'q.sql');
+fs.writeFileSync(
+  duckSql,
+  ours.replace('events e', `read_parquet('${ev}') e`).replace('sessions s', `read_parquet('${se}') s`),
+);
+const args = ['--workers', workers, '--source', `events=${ev}`, '--source', `sessions=${se}`, '--json', 'sql', ours];
+const runs = {
+  range: () => timeProcess([process.execPath, BIN, ...args]),
+  duckdb: () => timeProcess([process.execPath, DUCK, duckSql, workers], { OUT: path.join(tmp, 'duck.json') }),
+};
+if (against) runs.against = () => timeProcess([process.execPath, against, ...args]);
+
+const answer = (r, name) => {
+  if (r.status !== 0) throw new Error(`${name} failed: ${r.stderr}`);
+  if (name === 'duckdb') return Object.values(JSON.parse(fs.readFileSync(path.join(tmp, 'duck.json'), 'utf8'))[0]);
+  return Object.values(JSON.parse(r.stdout.trim()));
+};
+const names = Object.keys(runs);
+const times = Object.fromEntries(names.map((n) => [n, []]));
+const cpu = Object.fromEntries(names.map((n) => [n, []]));
+const ratios = Object.fromEntries(names.map((n) => [n, []]));
+for (let p = 0; p < pairs; p++) {
+  const order = names.map((_, i) => names[(i + p) % names.length]);
+  const got = {};
+  for (const n of order) {
+    const r = runs[n]();
+    got[n] = answer(r, n).map(String).join(',');
+    times[n].push(r.wall);
+    cpu[n].push(r.user + r.sys);
+  }
+  for (const n of names)
+    if (got[n] !== got.duckdb) throw new Error(`answers differ: ${n} ${got[n]} against DuckDB ${got.duckdb}`);
+  for (const n of names) ratios[n].push(times.range.at(-1) / times[n].at(-1));
+  console.error(`pair ${p + 1}: ${names.map((n) => `${n} ${times[n].at(-1).toFixed(2)} s`).join(', ')}`);
+}
+const m = (xs) => median(xs).toFixed(2);
+console.log(
+  `| interval join ${events} events x ${sessions} sessions | range ${m(times.range)} s (CPU ${m(cpu.range)} s) | ` +
+    `DuckDB ${m(times.duckdb)} s (CPU ${m(cpu.duckdb)} s), range/DuckDB ${m(ratios.duckdb)} |` +
+    (against
+      ? ` base build (cross join + filter) ${m(times.against)} s, range/base ${median(ratios.against).toFixed(4)} |`
+      : ''),
+);
+fs.rmSync(tmp, { recursive: true, force: true });
