@@ -270,9 +270,10 @@ function broadcastFrom(
   const built = buildBroadcast(sideNode.schema, m.batches, keys, norms);
   trace(`broadcast ${node.id}: table built`);
   // the runtime filter of the table's keys, first in the probing side's pipeline (and in its rest, read by its map
-  // tasks; the rows read to measure it are probed as they are)
+  // tasks; the rows read to measure it are probed as they are): none where the probing side was read whole (it would
+  // test no row: TPC-H q12's and q14's built for nothing)
   const shape = probeShape(node, side);
-  const f = filterable(shape.type)
+  const f = filterable(shape.type) && probed?.rest !== null
     ? budgeted(budget, (max) => tableFilter(`${node.id}.${side}`, built, keys, norms, filters, max))
     : null;
   const placed: Placed[] = [];
