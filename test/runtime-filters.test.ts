@@ -238,27 +238,6 @@ describe('a shuffle join sends the filter of the side partitioned first to the o
     }, 300_000);
   }
 
-  it("no filter enters a subtree computed once for two readers (its rows are the other reader's too)", async () => {
-    // (f ⋈ d) read twice, cut to other columns: the semi join's side partitioned first would send its filter into
-    // the other reader's copy, whose rows (held for both, the tee after the copy's own operators) it must not touch
-    const lower = join('inner', ONE);
-    const left = { op: 'project', columns: ['k', 'k2', 'v', 'g'], input: lower };
-    const right = {
-      op: 'filter',
-      where: { column: 'w', cmp: '<', value: 6000 },
-      input: { op: 'project', columns: [{ name: 'w', column: 'v' }, 'g', 'x'], input: lower },
-    };
-    const p = plan({ op: 'join', type: 'semi', on: [['v', 'w']], left, right });
-    const l = `SELECT * FROM ${FACT} f JOIN ${DIM} d ON f.k = d.dk`;
-    const sql = `SELECT k, k2, v, g FROM (${l}) WHERE v IN (SELECT v FROM (${l}) WHERE v < 6000)`;
-    for (const o of [{ partitions: 4 }, { partitions: 3, skew }]) {
-      const rows = await expectSame(p, sql, shuffled(o));
-      expect(rows.length).toBeGreaterThan(0);
-      const s = await stats(p, { broadcastBytes: 0, ...o });
-      expect(s.repeats?.[0]).toMatchObject({ readers: 2, held: true });
-    }
-  }, 300_000);
-
   it('a hot key is split while the filter applies, as without it', async () => {
     // k = 40 is on a third of the fact's rows and among the dimension's kept keys
     const p = plan(join('inner', ONE));
