@@ -232,14 +232,14 @@ describe('fuzz: random plans against DuckDB', () => {
       },
       right: {
         op: 'filter',
-        where: { column: 'i8', between: [8, 29] },
+        where: { column: 'i8', between: [22, 29] },
         input: { op: 'scan', source: 't1', columns: ['v', 's', 'u16', 'i8'] },
       },
     };
     const q = { op: 'join', type: 'left', on: [['u8', 'i8']], left: copy, right: copy };
     const x = `SELECT a.k2, a.s, a.u8, b.v, b.s AS s_right, b.u16, b.i8
       FROM (SELECT k2, s, u8 FROM read_parquet('${t1.file}') WHERE s LIKE 'h_t') a
-      CROSS JOIN (SELECT v, s, u16, i8 FROM read_parquet('${t1.file}') WHERE i8 BETWEEN 8 AND 29) b`;
+      CROSS JOIN (SELECT v, s, u16, i8 FROM read_parquet('${t1.file}') WHERE i8 BETWEEN 22 AND 29) b`;
     const rows = await expectSame(
       { version: 1, sources: { t1: { parquet: t1.file } }, query: q },
       `SELECT l.*, r.k2 AS k2_right, r.s AS s_right2, r.u8 AS u8_right, r.v AS v_right, r.s_right AS s_right_right,
