@@ -209,6 +209,7 @@ describe('a broadcast join sends a filter of its built keys into the probing sca
 
 describe('a shuffle join sends the filter of the side partitioned first to the other side', () => {
   const shuffled = (o: RunOptions = {}) => opts({ broadcastBytes: 0, runtimeFilters: 'auto', ...o });
+  const skew = { enabled: true, factor: 2, thresholdBytes: 1, strategy: 'key' as const, advisoryPartitionBytes: 256 };
 
   for (const [type, on] of [
     ['inner', ONE],
@@ -240,7 +241,6 @@ describe('a shuffle join sends the filter of the side partitioned first to the o
   it('a hot key is split while the filter applies, as without it', async () => {
     // k = 40 is on a third of the fact's rows and among the dimension's kept keys
     const p = plan(join('inner', ONE));
-    const skew = { enabled: true, factor: 2, thresholdBytes: 1, strategy: 'key' as const, advisoryPartitionBytes: 256 };
     const splits: number[] = [];
     for (const runtimeFilters of ['auto', 'off'] as const) {
       const o = shuffled({ runtimeFilters, skew, partitions: 8 });

@@ -263,6 +263,7 @@ async function timeMode(
   progress.begin(`${w.name} s=${w.s} ${mode}`);
   const opts: RunOptions = {
     ...modeOverrides(mode, w.execution, o.workers),
+    ...(o.runtimeFilters ? { runtimeFilters: o.runtimeFilters } : {}),
     taskCpuTime: true,
     onProgress: progress.onProgress,
   };

@@ -18,6 +18,8 @@ export interface BenchOptions {
   s?: number[];
   /** only the workloads whose name contains one of these (case-insensitive; default: all) */
   workloads?: string[];
+  /** runtime join filters in every mode's runs (`skewjoin --runtime-filters m bench`; default: the setting's) */
+  runtimeFilters?: Overrides['runtimeFilters'];
 }
 
 /**

@@ -159,6 +159,8 @@ export function addBenchCommand(program: Command, out: NodeJS.WritableStream, se
         setCode(0);
         return;
       }
-      setCode(await (await import('../bench/bench.js')).runBench(o, out));
+      // the program's --runtime-filters applies to every mode's runs (default: the setting's default)
+      const runtimeFilters = program.opts().runtimeFilters;
+      setCode(await (await import('../bench/bench.js')).runBench({ ...o, runtimeFilters }, out));
     });
 }

@@ -123,6 +123,11 @@ export interface ExecContext {
    * first reader computing them is waited for).
    */
   sharesRows?(source: BoundNode): Promise<boolean>;
+  /**
+   * Whether a pipeline starting at `source` reads a repeated subtree (physical/repeats.ts): its rows may be held for
+   * other readers, so no reader's runtime join filter may enter it.
+   */
+  readsRepeated?(source: BoundNode): boolean;
   /** A block in shared memory (read by several tasks), converted once however many ask. */
   share(b: Batch): Batch;
   /** Run a node, handing its batches to `emit` in task order as its final tasks finish. */

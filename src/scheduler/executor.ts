@@ -263,6 +263,10 @@ export class Executor implements ExecContext {
     return { results, rest };
   }
 
+  readsRepeated(source: BoundNode): boolean {
+    return this.repeats?.unitOf(source) !== undefined;
+  }
+
   async sharesRows(source: BoundNode): Promise<boolean> {
     const u = this.repeats?.unitOf(source);
     return u !== undefined && u.ops === 0 && (await this.repeats!.sharing(u));

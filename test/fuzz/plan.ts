@@ -111,13 +111,20 @@ export class PlanGen {
     // non-empty inputs, one of at most 120 rows and the others of 40 (the joined rows stay few enough to compare)
     const input = (most = 40) => (this.r.chance(0.25) ? this.filter(this.scan(most)) : this.scan(most));
     for (let tries = 0; tries < 20; tries++) {
-      let g = this.join(input(120), input(), false, true);
+      const first = input(120);
+      let last = input();
+      let g = this.join(first, last, false, true);
       if (!g) continue;
       for (let k = 0, n = this.r.int(1, 2); k < n; k++) {
         if (this.r.chance(0.2)) g = this.filter(g);
-        g = (this.r.chance(0.1) ? this.join(g, this.small(), true) : this.join(g, input(), false, true)) ?? g;
+        const cross = this.r.chance(0.1);
+        const next = cross ? this.small() : input();
+        const joined = cross ? this.join(g, next, true) : this.join(g, next, false, true);
+        if (joined) [g, last] = [joined, next];
       }
-      return this.r.chance(0.5) ? this.aggregate(g) : g;
+      if (this.r.chance(0.5)) return g;
+      // half of them by the last input's join key, summing the others' columns (aggregation before the join)
+      return (this.r.chance(0.5) && this.eagerAggregate(g, last)) || this.aggregate(g);
     }
     return this.query();
   }
@@ -223,15 +230,30 @@ export class PlanGen {
     };
   }
 
-  aggregate(input: Gen): Gen {
-    const groupBy = this.r.chance(0.2) ? [] : this.r.some(input.schema, 1, 2);
+  /**
+   * An aggregate of `input`: by `by`, else by one or two of its columns or none. `plain`: functions with partial
+   * states over columns only (no count_distinct, no expression).
+   */
+  aggregate(input: Gen, by?: Col[], plain = false): Gen {
+    const groupBy = by ?? (this.r.chance(0.2) ? [] : this.r.some(input.schema, 1, 2));
     const aggs: { plan: object; sql: string; col: Col }[] = [];
     const prefix = this.alias();
     for (let i = 0, n = this.r.int(1, 4); i < n; i++) {
       const as = `${prefix}_${i}`;
       const c = this.r.pick(input.schema);
       const numeric = input.schema.filter((x) => x.kind === 'int' || x.kind === 'float');
-      const fn = this.r.pick(['count', 'count*', 'sum', 'avg', 'min', 'max', 'count_distinct', 'sum', 'expr'] as const);
+      const drawn = this.r.pick([
+        'count',
+        'count*',
+        'sum',
+        'avg',
+        'min',
+        'max',
+        'count_distinct',
+        'sum',
+        'expr',
+      ] as const);
+      const fn = plain && drawn === 'count_distinct' ? 'count' : plain && drawn === 'expr' ? 'sum' : drawn;
       if (fn === 'expr') {
         // an aggregate over an expression: sum (exact, decimal(38, s) for decimals), min or max
         const e = expr(this.r, input.schema);
@@ -298,6 +320,56 @@ export class PlanGen {
     };
   }
 
+  /**
+   * An aggregate over a join grouped by the key its right input `right` joins on (and maybe another of its columns),
+   * over the left side's columns: decimal sums, sums of small integers, count(*), min/max (TPC-H q10's shape:
+   * plan/eager-push.ts sums the left side per key below the join); null where the join has no key or the left side
+   * no decimal column. Drawn as 'eager decimal sum'.
+   */
+  eagerAggregate(g: Gen, right: Gen): Gen | null {
+    const on = g.node.on as [string, string][] | undefined;
+    if (g.node.op !== 'join' || g.node.type !== 'inner' || !on?.length) return null;
+    const width = g.schema.length - right.schema.length;
+    const key = g.schema[width + right.schema.findIndex((c) => c.name === on[0][1])];
+    const xs = g.schema.slice(0, width);
+    const decs = xs.filter((c) => c.kind === 'dec');
+    if (!key || decs.length === 0) return null;
+    const more = g.schema.slice(width).filter((c) => c !== key);
+    const groupBy = [key, ...(more.length && this.r.chance(0.4) ? [this.r.pick(more)] : [])];
+    const prefix = this.alias();
+    const aggs: { plan: object; sql: string; col: Col }[] = [];
+    const add = (fn: string, c: Col | null, col: Col) => {
+      const as = `${prefix}_${aggs.length}`;
+      aggs.push({
+        plan: c ? { fn, column: c.name, as } : { fn, as },
+        sql: `${fn}(${c ? q(c.name) : '*'}) AS ${q(as)}`,
+        col: { ...col, name: as },
+      });
+    };
+    for (const c of this.r.some(decs, 1, 2)) add('sum', c, { name: '', kind: 'dec', wide: true });
+    const small = xs.filter((c) => c.kind === 'int');
+    if (small.length && this.r.chance(0.5)) add('sum', this.r.pick(small), { name: '', kind: 'int', wide: true });
+    if (this.r.chance(0.5)) add('count', null, { name: '', kind: 'int', wide: true });
+    if (this.r.chance(0.4)) {
+      const c = this.r.pick(xs);
+      add(this.r.pick(['min', 'max']), c, c);
+    }
+    this.draw('eager decimal sum');
+    const a = this.alias();
+    const gsql = groupBy.map((c) => q(c.name)).join(', ');
+    return {
+      node: {
+        op: 'aggregate',
+        input: g.node,
+        groupBy: groupBy.map((c) => c.name),
+        aggregates: aggs.map((x) => x.plan),
+      },
+      sql: `SELECT ${[...groupBy.map((c) => q(c.name)), ...aggs.map((x) => x.sql)].join(', ')} FROM (${g.sql}) ${a} GROUP BY ${gsql}`,
+      schema: [...groupBy, ...aggs.map((x) => x.col)],
+      ordered: false,
+    };
+  }
+
   /** Sort by every column (a total order, so the rows a limit keeps are defined), maybe then a limit. */
   sortLimit(input: Gen): Gen {
     const by = this.r
@@ -330,12 +402,64 @@ export class PlanGen {
    * scans differ (plan/share.ts).
    */
   repeated(): Gen {
+    if (this.r.chance(0.2)) return this.siblings();
     const g = this.node(this.r.int(1, 2));
     const roll = this.r.float();
     if (roll < 0.3) return this.join(g, g) ?? this.aggregate(g);
     if (roll < 0.6) return this.join(this.aggregate(g), g) ?? this.join(this.total(g), g, true)!;
     if (roll < 0.8) return this.join(this.total(g), g, true)!;
     return this.join(this.filter(g), this.project(g)) ?? this.aggregate(g);
+  }
+
+  /**
+   * Rows of a table with a key in two aggregates of one table's scan by that key, each over its own filter (or none)
+   * and maybe filtered after (HAVING): two semi joins in a row (TPC-H q21's EXISTS and NOT EXISTS shape:
+   * plan/siblings.ts computes the two aggregates as one, each filter a FILTER of its functions, and the two semi joins
+   * as one).
+   */
+  siblings(): Gen {
+    const t = this.r.pick(this.tables.filter((x) => x.rows > 0));
+    const key = this.r.pick(t.columns.filter((c) => c.kind === 'int' || c.kind === 'str'));
+    const cols = [
+      key,
+      ...this.r.some(
+        t.columns.filter((c) => c !== key),
+        1,
+        5,
+      ),
+    ];
+    const scanOf = (table: Table, cs: Col[]): Gen => ({
+      node: { op: 'scan', source: table.name, columns: cs.map((c) => c.name) },
+      sql: `SELECT ${cs.map(scanSql).join(', ')} FROM read_parquet('${table.file}')`,
+      schema: cs,
+      ordered: false,
+    });
+    const place = () => {
+      const scan = scanOf(t, cols);
+      const agg = this.aggregate(this.r.chance(0.8) ? this.filter(scan) : scan, [key], true);
+      return this.r.chance(0.5) ? this.filter(agg) : agg;
+    };
+    const u = this.r.pick(this.tables);
+    let g = scanOf(u, [
+      key,
+      ...this.r.some(
+        u.columns.filter((c) => c.name !== key.name),
+        1,
+        4,
+      ),
+    ]);
+    for (let k = 0; k < 2; k++) {
+      const p = place();
+      const [la, ra] = [this.alias(), this.alias()];
+      g = {
+        node: { op: 'join', type: 'semi', left: g.node, right: p.node, on: [[key.name, key.name]] },
+        sql: `SELECT * FROM (${g.sql}) ${la} SEMI JOIN (${p.sql}) ${ra} ON ${la}.${q(key.name)} = ${ra}.${q(key.name)}`,
+        schema: g.schema,
+        ordered: false,
+      };
+    }
+    this.draw('siblings');
+    return g;
   }
 
   /** A one-row aggregate of a subtree (a scalar subquery). */
@@ -354,7 +478,7 @@ export class PlanGen {
 
   /** Set operations and grouping drawn so far (the fuzzer holds them to floors). */
   readonly drawn: Record<string, number> = {};
-  private draw(k: string) {
+  draw(k: string) {
     this.drawn[k] = (this.drawn[k] ?? 0) + 1;
   }
 

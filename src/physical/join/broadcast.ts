@@ -180,6 +180,7 @@ export async function chooseStrategy(
   combine?: Combine,
   shared = 0,
   filters: FilterMode = 'off',
+  repeated?: (source: BoundNode) => boolean,
 ): Promise<JoinStrategy> {
   const est = { left: scanBytes(node.left), right: scanBytes(node.right) };
   const free = budget.free();
@@ -263,7 +264,7 @@ export async function chooseStrategy(
   // held until the shuffle's map tasks have partitioned them (reserved as they were read)
   if (decision.strategy === 'shuffle') return { decision, read, heldBytes: held };
   budget.release(reserved);
-  return broadcastFrom(node, decision, read, budget, combine, filters);
+  return broadcastFrom(node, decision, read, budget, combine, filters, repeated);
 }
 
 /** The broadcast `decision` taken: the table built from the rows read of its side, the other side set to probe it. */
@@ -274,6 +275,7 @@ function broadcastFrom(
   budget: MemoryBudget,
   combine?: Combine,
   filters: FilterMode = 'off',
+  repeated?: (source: BoundNode) => boolean,
 ): JoinStrategy {
   const side = decision.side!,
     m = read[side]!,
@@ -288,15 +290,17 @@ function broadcastFrom(
   const built = buildBroadcast(sideNode.schema, m.batches, keys, norms);
   trace(`broadcast ${node.id}: table built`);
   // the runtime filter of the table's keys, first in the probing side's pipeline (and in its rest, read by its map
-  // tasks; the rows read to measure it are probed as they are)
+  // tasks; the rows read to measure it are probed as they are): none where the probing side was read whole (it would
+  // test no row: TPC-H q12's and q14's built for nothing)
   const shape = probeShape(node, side);
-  const f = filterable(shape.type)
-    ? budgeted(budget, (max) => tableFilter(`${node.id}.${side}`, built, keys, norms, filters, max))
-    : null;
+  const f =
+    filterable(shape.type) && probed?.rest !== null
+      ? budgeted(budget, (max) => tableFilter(`${node.id}.${side}`, built, keys, norms, filters, max))
+      : null;
   const placed: Placed[] = [];
   if (f) {
     const op: RtFilterOp = { kind: 'rtfilter', filter: f, keys: shape.keys, norms: shape.norms };
-    const at = placeFilter(base, op);
+    const at = placeFilter(base, op, repeated);
     if (at) {
       base = at.pipeline;
       placed.push(at.placed);

@@ -92,8 +92,17 @@ function widthBefore(p: Pipeline, i: number): number {
   return w;
 }
 
-/** The pipeline with the filter first, its keys traced to its source's columns; null where they cannot be. */
-export function placeFilter(p: Pipeline, op: RtFilterOp): { pipeline: Pipeline; placed: Placed } | null {
+/**
+ * The pipeline with the filter first, its keys traced to its source's columns; null where they cannot be, or where
+ * the pipeline reads a repeated subtree (`repeated`: ExecContext.readsRepeated): its rows, computed once, go to
+ * other readers too (and its tee is put after the subtree's own operators, counted from the pipeline's first).
+ */
+export function placeFilter(
+  p: Pipeline,
+  op: RtFilterOp,
+  repeated?: (source: Pipeline['source']) => boolean,
+): { pipeline: Pipeline; placed: Placed } | null {
+  if (repeated?.(p.source)) return null;
   const keys = traceColumns(p, op.keys);
   if (keys === null) return null;
   const first: RtFilterOp = { ...op, keys };

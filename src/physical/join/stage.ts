@@ -4,6 +4,7 @@
 import type { EagerPlan } from '../../agg/eager.js';
 import { type Batch, batchBytes, concatBatches, rowCount, viewBatch } from '../../kernels/column.js';
 import { partitionOf } from '../../kernels/keys.js';
+import type { BoundNode } from '../../plan/bound.js';
 import { plannedWorkers } from '../../plan/load.js';
 import { BUILD_WEIGHT, type PlannedTask, type SideStats, type SplitInfo, planReduceTasks } from '../../skew/decide.js';
 import { type RowSlice, sliceBlocks, sliceLabel } from '../../skew/slices.js';
@@ -46,6 +47,9 @@ import { type ShuffleOutput, batchesOf, blocksOf, runFromRead, shuffle } from '.
 import { type JoinContext, type JoinNode, type JoinShape, graceJoin, joinTask, mapOutputs } from './tasks.js';
 import { runHotKeys } from './hot-keys.js';
 
+/** Whether a pipeline's source is a repeated subtree (no runtime filter enters it: filters.ts placeFilter). */
+const repeatedIn = (ex: ExecContext) => (source: BoundNode) => ex.readsRepeated?.(source) ?? false;
+
 /** Counters per map task for the heavy-hitter sketch of join keys. */
 const SKETCH_CAPACITY = 1000;
 
@@ -84,6 +88,7 @@ export async function runJoinUntil(
         ops.length === 0 ? combine : undefined,
         ex.settings.sharedBuildBytes,
         ex.settings.runtimeFilters,
+        repeatedIn(ex),
       );
   const marked = eager ? null : await tryMarked(ex, node, how, measure(ex, node));
   if (marked) return readWhole(await runMarked(ex, node, how, marked, ops, d));
@@ -141,7 +146,7 @@ async function runBroadcast(
       after = ops;
     let probed = how.read?.[side === 'left' ? 'right' : 'left'];
     for (let op = after[0]; op?.kind === 'rtfilter'; op = after[0]) {
-      const at = placeFilter(pipeline, op);
+      const at = placeFilter(pipeline, op, repeatedIn(ex));
       if (!at) break;
       pipeline = at.pipeline;
       movedFilter(op.filter, at.placed);
@@ -231,7 +236,7 @@ async function runShuffleJoin(
   const pipes = { left: pipelineOf(node.left), right: pipelineOf(node.right) };
   const reads = { left: how.read?.left, right: how.read?.right };
   const place = (s: Side, op: RtFilterOp) => {
-    const at = placeFilter(pipes[s], op);
+    const at = placeFilter(pipes[s], op, repeatedIn(ex));
     if (!at) return null;
     pipes[s] = at.pipeline;
     const rest = reads[s]?.rest && placeAgain(reads[s]!.rest!, at.placed);
