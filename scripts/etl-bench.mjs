@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// ETL-shaped queries (windows, set operations, ROLLUP, a distinct count) on JCC-H-style data (`skewjoin gen --tpch --skew`: hot customers, parts with their
-// suppliers, and order dates), skewjoin's command line against DuckDB (scripts/duck-query.mjs, same threads), both
+// ETL-shaped queries (windows, set operations, ROLLUP, a distinct count) on JCC-H-style data (`skewjoin gen --tpch
+// --skew`: hot customers, parts with their suppliers, and order dates), skewjoin's command line against DuckDB
+// (scripts/duck-query.mjs, same threads), both
 // as whole processes, paired (the order alternates), medians and the median per-pair ratio. Each query ends in an
 // aggregate over the window's rows (count, sums, max), so that both sides compute every row and print one; the
 // answers must agree (compared as numbers to 10 digits). CPU time (user + system, /usr/bin/time) is reported beside
@@ -188,8 +189,12 @@ for (const name of names) {
       `${same ? 'yes' : 'NO'} |`,
   );
 }
-const geo = Math.exp(results.reduce((s, x) => s + Math.log(x.ratio), 0) / results.length);
-console.log(`\ngeometric mean of the ratios: ${geo.toFixed(2)} over ${results.length} queries`);
+const geoOf = (rs) => Math.exp(rs.reduce((s, x) => s + Math.log(x.ratio), 0) / rs.length);
+console.log(`\ngeometric mean of the ratios: ${geoOf(results).toFixed(2)} over ${results.length} queries`);
+// the issue's ETL target is over these (the running sums have a target of their own)
+const etl = results.filter((x) => !x.name.startsWith('running_sum'));
+if (etl.length && etl.length < results.length)
+  console.log(`geometric mean without the running sums: ${geoOf(etl).toFixed(2)} over ${etl.length} queries`);
 
 if (noSplit) {
   fs.rmSync(tmp, { recursive: true, force: true });

@@ -20,7 +20,8 @@ beforeAll(async () => {
     `SELECT i::BIGINT AS id, x AS ts, x + (i % 300) AS ts2, ((i * 31) % 1000)::INTEGER AS i32,
        CASE WHEN i % 1000 = 3 THEN 'NaN'::DOUBLE WHEN i % 89 = 0 THEN NULL ELSE x / 10.0 END AS f,
        (x / 100.0)::DECIMAL(12,2) AS d, DATE '2020-01-01' + (x // 17)::INTEGER AS dt,
-       TIMESTAMP '2020-01-01' + to_seconds(x * 10) AS tm, (1152921504606846976 + x)::BIGINT AS big
+       TIMESTAMP '2020-01-01' + to_seconds(x * 10) AS tm, (1152921504606846976 + x)::BIGINT AS big,
+       (x / 100.0)::DECIMAL(30,4) AS dw
      FROM (SELECT i, CASE WHEN i % 97 = 0 THEN NULL ELSE (i * 7919) % 50000 END::BIGINT AS x FROM range(0, 20000) r(i))`,
     5000,
   );
@@ -31,7 +32,8 @@ beforeAll(async () => {
        (hi / 100.0)::DECIMAL(10,3) AS dhi, DATE '2020-01-01' + (lo // 17)::INTEGER AS dtlo,
        DATE '2020-01-01' + (hi // 17)::INTEGER AS dthi, TIMESTAMP '2020-01-01' + to_seconds(lo * 10) AS tlo,
        TIMESTAMP '2020-01-01' + to_seconds(hi * 10) AS thi, (1152921504606846976 + lo)::BIGINT AS blo,
-       (1152921504606846976 + hi)::BIGINT AS bhi, (lo // 50)::INTEGER AS ilo, (hi // 50)::INTEGER AS ihi
+       (1152921504606846976 + hi)::BIGINT AS bhi, (lo // 50)::INTEGER AS ilo, (hi // 50)::INTEGER AS ihi,
+       (lo / 100.0)::DECIMAL(25,2) AS dwlo, (hi / 100.0)::DECIMAL(25,2) AS dwhi
      FROM (SELECT j, CASE WHEN j % 50 = 7 THEN NULL ELSE (j // 2) * 200 END::BIGINT AS lo,
        CASE WHEN j % 61 = 5 THEN NULL WHEN j % 100 = 42 THEN (j // 2) * 200 + 20000
             WHEN j % 77 = 1 THEN (j // 2) * 200 - 10 ELSE (j // 2) * 200 + 150 + (j % 2) * 100 END::BIGINT AS hi
@@ -83,6 +85,21 @@ describe('one inequality between the sides', () => {
     },
   );
 
+  it('a comma join with the comparison in WHERE', async () => {
+    await same(
+      'SELECT count(*) AS n, sum(a.sid2) AS s1, sum(b.sid) AS s2 FROM sm a, se b WHERE a.v < b.lo AND b.sid > 5',
+    );
+  });
+
+  it('among hash joins: one side of the range join a join of its own', async () => {
+    const q =
+      'SELECT count(*) AS n, sum(a.id) AS s FROM ev a JOIN se b ON a.ts BETWEEN b.lo AND b.hi ' +
+      'JOIN sm c ON c.sid2 = b.sid WHERE c.v > 100';
+    const r = await runSql(q, { sources, workers: 2, inThreadBytes: 0, broadcastBytes: 0 });
+    expect(oursOf(r)).toEqual(text(await duckOf(q)));
+    expect(strategies(r)).toContain('range');
+  });
+
   it('the smaller side on the left, the comparison written either way round', async () => {
     for (const on of ['b.sid2 > 0 AND a.lo <= b.v', 'b.v < a.hi'])
       await same(`SELECT count(*) AS n, sum(a.sid) AS s1, sum(b.sid2) AS s2 FROM se a JOIN sm b ON ${on}`);
@@ -118,6 +135,7 @@ describe('each type, compared as the filter compares it', () => {
     ['floats against integers', 'a.f > b.lo AND a.f < b.hi'],
     ['decimals of two scales', 'a.d BETWEEN b.dlo AND b.dhi'],
     ['decimals against integers', 'a.d >= b.ilo AND a.d < b.dhi'],
+    ['wide decimals (16 bytes) of two scales', 'a.dw >= b.dwlo AND a.dw <= b.dwhi'],
     ['dates', 'a.dt >= b.dtlo AND a.dt < b.dthi'],
     ['timestamps', 'a.tm BETWEEN b.tlo AND b.thi'],
     ['dates against timestamps', 'a.dt >= b.tlo AND a.dt <= b.thi'],

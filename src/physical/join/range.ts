@@ -173,6 +173,11 @@ function cutTasks(counts: Float64Array, pairs: number, maxRows: number, m: numbe
   return out;
 }
 
+/**
+ * The range join of `node` under `c` (join/range-condition.ts), for the operators `ops` above it: both sides
+ * collected, the smaller sorted, the larger's rows in tasks (as runCross in join/stage.ts, `d.sink` and `d.combine`
+ * taken by every task).
+ */
 export async function runRange(
   ex: ExecContext,
   node: JoinNode,

@@ -13,13 +13,15 @@ import {
   lanes,
   rowCount,
   rowWidth,
+  sliceColumn,
   valuesCtor,
 } from '../../kernels/column.js';
 import { scratchBytes } from './scratch.js';
 import { sortIndices } from '../../kernels/sort.js';
 import type { Produced, SourceKernel } from '../task.js';
 import { type Shape, shapeOf } from './bounds.js';
-import { packKeys, shapeOfPacked, sortPacked } from './packed.js';
+import { type Packed, packKeys, shapeOfPacked, sortPacked } from './packed.js';
+import { streamWindow } from './stream.js';
 import { windowColumn } from './functions.js';
 import { summaryR } from './carry.js';
 import { cutByBounds, summaryOf, withAfter, withCarry, withNeighbours, withTotals, withWhole } from './split.js';
@@ -38,8 +40,12 @@ const PACK_MIN_ROWS = 4096;
  * the partitions and peers read off the sorted numbers (window/packed.ts); else by the columns (kernels/sort.ts), the shape
  * found after. The rows sorted (only the columns `need`, in that order; all when null), and their shape.
  */
-function sortRows(rows: Batch, src: WindowSource, need: number[] | null): { sorted: Batch; shape: Shape } {
-  const packed = rows.length >= PACK_MIN_ROWS ? packKeys(rows, src.partitionBy, src.orderBy) : null;
+function sortRows(
+  rows: Batch,
+  src: WindowSource,
+  need: number[] | null,
+  packed: Packed | null,
+): { sorted: Batch; shape: Shape } {
   const n = rows.length;
   const gatherAll = (order: Int32Array) => ({
     length: n,
@@ -164,16 +170,26 @@ export const windowKernel: SourceKernel<WindowSource> = {
       const none = emptyBatch([...src.schema, ...src.fns.map((f) => ({ name: f.as, type: f.type }))]);
       return { batches: [none, { length: 0, columns: [] }], rows: read, asIs: true };
     }
+    const packed = rows.length >= PACK_MIN_ROWS ? packKeys(rows, src.partitionBy, src.orderBy) : null;
+    if (packed !== null && !src.piece) {
+      // rows already in order within their partitions: the running functions in input order, nothing sorted
+      const added = streamWindow(rows, src.fns, packed, src.orderBy.length > 0);
+      if (added !== null) {
+        const own = (c: Column) => (src.input.length > 1 && c.type.id !== 'utf8' ? sliceColumn(c, 0, c.length) : c);
+        const kept = (src.keep ?? src.schema.map((_, c) => c)).map((c) => own(rows.columns[c]));
+        return { batches: [{ length: rows.length, columns: [...kept, ...added] }], rows: read };
+      }
+    }
     if (src.keep && need !== null) {
       // only the kept columns and the functions' inputs gathered; the functions read them at their new places
       const at = (c: number) => (c < 0 ? -1 : need.indexOf(c));
-      const { sorted, shape } = sortRows(rows, src, need);
+      const { sorted, shape } = sortRows(rows, src, need, packed);
       const orderBy = src.orderBy.map((k) => ({ ...k, col: at(k.col) }));
       const added = src.fns.map((f) => windowColumn({ ...f, col: at(f.col), def: at(f.def) }, sorted, shape, orderBy));
       const columns = [...src.keep.map((c) => sorted.columns[at(c)]), ...added];
       return { batches: [{ length: sorted.length, columns }], rows: read };
     }
-    const { sorted, shape } = sortRows(rows, src, null);
+    const { sorted, shape } = sortRows(rows, src, null, packed);
     const added = src.fns.map((f) => windowColumn(f, sorted, shape, src.orderBy));
     const out: Batch = { length: sorted.length, columns: [...sorted.columns, ...added] };
     if (!src.piece) return { batches: [out], rows: read };
