@@ -17,6 +17,11 @@ export type Slot =
   | 'partEnd'
   | 'peerStart'
   | 'peerEnd'
+  /** a segment's LSD radix sort (window/packed.ts radixSegment): its keys and rows, and their copies a pass */
+  | 'radixKey'
+  | 'radixIdx'
+  | 'radixKeyT'
+  | 'radixIdxT'
   /** a task's input column c concatenated (window/source.ts), and its validity */
   | `in${number}`
   | `valid${number}`;
