@@ -202,6 +202,7 @@ function sortSegment(order: Int32Array, sorted: Float64Array, a: number, b: numb
 
 /** Digit counts of the 16-bit passes, reused by every sort on the thread. */
 const COUNTS16 = new Int32Array(65536);
+const COUNTS8 = new Int32Array(256);
 
 /** An LSD radix sort of rows [a, b) by their numbers less the segment's least: 8-bit digits for a short one, else 16. */
 function radixSegment(order: Int32Array, sorted: Float64Array, a: number, b: number): void {
@@ -216,11 +217,11 @@ function radixSegment(order: Int32Array, sorted: Float64Array, a: number, b: num
   const bits = Math.ceil(Math.log2(max - min + 1));
   const digit = m < 4096 ? 8 : 16;
   const mask = (1 << digit) - 1;
-  const count = digit === 16 ? COUNTS16 : new Int32Array(256);
-  let key = new Float64Array(m),
-    idx = new Int32Array(m),
-    keyT = new Float64Array(m),
-    idxT = new Int32Array(m);
+  const count = digit === 16 ? COUNTS16 : COUNTS8;
+  let key = scratchF64('radixKey', m),
+    idx = scratchI32('radixIdx', m),
+    keyT = scratchF64('radixKeyT', m),
+    idxT = scratchI32('radixIdxT', m);
   for (let i = 0; i < m; i++) {
     key[i] = sorted[a + i] - min;
     idx[i] = order[a + i];

@@ -4,7 +4,7 @@
 // fills it); kept, its pages stay mapped. One set a thread: a task's produce() runs to its end synchronously, so no
 // two tasks hold a slot at once; within a task each slot has one owner (the names below). Past MAX_BYTES an array
 // is made fresh and not kept, so that a thread holds at most a few slots of that size.
-const MAX_BYTES = 32 * 1024 * 1024;
+const MAX_BYTES = 16 * 1024 * 1024;
 
 export type Slot =
   | 'codes'
@@ -17,6 +17,11 @@ export type Slot =
   | 'partEnd'
   | 'peerStart'
   | 'peerEnd'
+  /** a segment's LSD radix sort (window/packed.ts radixSegment): its keys and rows, and their copies a pass */
+  | 'radixKey'
+  | 'radixIdx'
+  | 'radixKeyT'
+  | 'radixIdxT'
   /** a task's input column c concatenated (window/source.ts), and its validity */
   | `in${number}`
   | `valid${number}`;
