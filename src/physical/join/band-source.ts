@@ -2,14 +2,17 @@
 // column of one side by the other's. A shuffle join's reduce task (`bandJoin` source: its blocks, as the hash join's
 // task has them) builds its smaller side; a broadcast probe (`bandProbe` row operator) its broadcast table. Either
 // way the built rows of each key are sorted by their bound once, and each probing row is binary searched in its
-// key's run (kernels/band-join.ts): only the matching pairs are made and gathered. The filter above stays, so a
-// bound that is not exact (a key past 2^53, a NaN) only widens what is searched.
+// key's run (kernels/band-join.ts): only the matching pairs are made and gathered. The conjuncts of the band leave the
+// filter above (physical/join/band.ts); where a bound is not exact (a key past 2^53, a NaN) the search is widened to
+// <= and the task checks its matches with the filter it took (`check`).
 import { type BandIndex, type BandProbe, bandIndex, bandPairs, firstRows } from '../../kernels/band-join.js';
 import { type Batch, concatBatches } from '../../kernels/column.js';
+import { gatherBatch } from '../../kernels/gather.js';
+import { selectRows } from '../../expr/filter.js';
+import type { BoundPredicate, KeyNorm } from '../../plan/bound.js';
 import { type Keys, buildKeys } from '../../kernels/keys.js';
 import type { RangeShape } from '../../kernels/range-join.js';
 import { KeyTable, type TableArrays } from '../../kernels/table.js';
-import type { KeyNorm } from '../../plan/bound.js';
 import type { SourceKernel, TaskSource } from '../task.js';
 import type { Side } from './decide.js';
 import { GatherSink } from './gather.js';
@@ -27,6 +30,8 @@ export interface BandJoinSource {
   kind: 'bandJoin';
   join: JoinSource;
   bound: RangeCondition['bound'];
+  /** the filter the band came from, over the joined rows: applied here where a bound is not exact */
+  check: BoundPredicate;
 }
 
 /** A broadcast join's probe, searched per key by its bound. */
@@ -34,6 +39,7 @@ export interface BandProbeOp {
   kind: 'bandProbe';
   probe: ProbeOp;
   bound: RangeCondition['bound'];
+  check: BoundPredicate;
 }
 
 /** A built side indexed by key and bound: the search's shape and whether its keys are exact. */
@@ -64,7 +70,7 @@ function probeBuilt(
   pk: Keys,
   builtLeft: boolean,
   out: GatherSink,
-): number {
+): { chunks: number; exact: boolean } {
   const [x, y] = k.probing.map((e) => rangeKeys(P, e, k.scale));
   const first = new Int32Array(P.length);
   firstRows(table, keys, pk, first);
@@ -80,7 +86,16 @@ function probeBuilt(
       else out.add(P, B, PROBE, BUILT, n);
     },
   });
-  return chunks;
+  return { chunks, exact };
+}
+
+/** The gathered rows, checked by the filter where the search was widened. */
+function checked(batches: Batch[], exact: boolean, check: BoundPredicate): Batch[] {
+  if (exact) return batches;
+  return batches.map((b) => {
+    const { idx, n } = selectRows(b, check);
+    return gatherBatch(b, idx, n);
+  });
 }
 
 /** Pairs found before they are gathered (GatherSink copies them). */
@@ -107,10 +122,11 @@ export const bandJoinKernel: SourceKernel<BandJoinSource> = {
     const pk = key(P, probing, probing === 'left' ? j.leftNorms : j.rightNorms);
     const table = new KeyTable(bk, true);
     const out = new GatherSink(true);
-    const chunks = probeBuilt(indexBuilt(s.bound, side, B, bk, table), B, bk, table, P, pk, side === 'left', out);
+    const k = indexBuilt(s.bound, side, B, bk, table);
+    const { chunks, exact } = probeBuilt(k, B, bk, table, P, pk, side === 'left', out);
     out.flush();
     const metrics = joinMetrics({ path: 'gather', build: side, matchChunks: chunks, buildRows: B.length });
-    return { batches: out.batches, rows: l.length + r.length, metrics };
+    return { batches: checked(out.batches, exact, s.check), rows: l.length + r.length, metrics };
   },
 };
 
@@ -130,7 +146,7 @@ export function bandProbeBatch(b: Batch, op: BandProbeOp): Batch[] {
     indexes.set(t.id, k);
   }
   const out = new GatherSink(true);
-  probeBuilt(k, t.batch, t.keys, t, b, probeKeys(b, p), p.buildFirst, out);
+  const { exact } = probeBuilt(k, t.batch, t.keys, t, b, probeKeys(b, p), p.buildFirst, out);
   out.flush();
-  return out.batches;
+  return checked(out.batches, exact, op.check);
 }

@@ -8,8 +8,11 @@
 import type { ExecContext } from '../operator.js';
 import type { RowOp, TaskSpec } from '../task.js';
 import type { BandJoinSource, BandProbeOp } from './band-source.js';
+import type { ProbeOp } from './probe-op.js';
 import { type RangeCondition, rangeCondition } from './range-condition.js';
 import type { JoinNode } from './tasks.js';
+
+type FilterOp = Extract<RowOp, { kind: 'filter' }>;
 
 /** The band of an inner join with keys, from the filter right above it (null: none). */
 export function bandCondition(node: JoinNode, ops: readonly RowOp[]): RangeCondition | null {
@@ -20,19 +23,25 @@ export function bandCondition(node: JoinNode, ops: readonly RowOp[]): RangeCondi
 /** The band as --explain and the statistics say it. */
 export const bandNote = (c: RangeCondition) =>
   `band on ${c.text}: per key the built side's rows sorted by their bound, each probing row binary searched in ` +
-  `its key's rows (the filter above still checks the matches)`;
+  `its key's rows${c.rest ? '; the other conjuncts filtered above' : ''}`;
 
-/** A task of this join made a band task: its reduce task's source, or its broadcast probe. */
-function banded(node: JoinNode, c: RangeCondition, task: TaskSpec, stage: string): TaskSpec {
+/**
+ * A task of this join made a band task: its reduce task's source, or its broadcast probe, takes the band's conjuncts
+ * out of the filter `f` above (the rest stays). A task whose operators do not hold `f` stays a hash join's.
+ */
+function banded(node: JoinNode, c: RangeCondition, f: FilterOp, task: TaskSpec, stage: string): TaskSpec {
+  const at = task.ops.indexOf(f);
+  if (at < 0) return task;
+  const ops = [...task.ops.slice(0, at), ...(c.rest ? [{ kind: 'filter', pred: c.rest } as const] : []), ...task.ops.slice(at + 1)];
   const s = task.source;
   if (s.kind === 'join' && stage === node.id && s.leftKeys.length > 0 && !s.eager && s.type === 'inner') {
-    const source: BandJoinSource = { kind: 'bandJoin', join: s, bound: c.bound };
-    return { ...task, source };
+    const source: BandJoinSource = { kind: 'bandJoin', join: s, bound: c.bound, check: f.pred };
+    return { ...task, source, ops };
   }
-  const at = task.ops.findIndex((o) => o.kind === 'probe' && o.id === node.id && o.type === 'inner');
-  if (at < 0) return task;
-  const op: BandProbeOp = { kind: 'bandProbe', probe: task.ops[at] as Extract<RowOp, { kind: 'probe' }>, bound: c.bound };
-  return { ...task, ops: [...task.ops.slice(0, at), op, ...task.ops.slice(at + 1)] };
+  const p = task.ops.findIndex((o) => o.kind === 'probe' && o.id === node.id && o.type === 'inner');
+  if (p < 0 || p > at) return task;
+  const op: BandProbeOp = { kind: 'bandProbe', probe: task.ops[p] as ProbeOp, bound: c.bound, check: f.pred };
+  return { ...task, ops: [...ops.slice(0, p), op, ...ops.slice(p + 1)] };
 }
 
 /**
@@ -41,9 +50,10 @@ function banded(node: JoinNode, c: RangeCondition, task: TaskSpec, stage: string
  * report carries the band note. The other members are the query's own (a prototype, so that the executor's methods
  * called through it reach this `run`).
  */
-export function bandContext(ex: ExecContext, node: JoinNode, c: RangeCondition): ExecContext {
+export function bandContext(ex: ExecContext, node: JoinNode, ops: readonly RowOp[], c: RangeCondition): ExecContext {
+  const f = ops[c.at] as FilterOp;
   const w = Object.create(ex) as ExecContext;
-  w.run = (task, meta, here) => ex.run(banded(node, c, task, meta.stage), meta, here);
+  w.run = (task, meta, here) => ex.run(banded(node, c, f, task, meta.stage), meta, here);
   w.report = (owner, m) => {
     if (owner === 'join') {
       const j = m as Parameters<ExecContext['report']>[1] & { id: string; reason: string };

@@ -117,14 +117,14 @@ export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
     const range = rangeCondition(p.source, p.ops);
     if (range) return runRange(ctx, p.source, p.ops, d, range);
     const band = bandCondition(p.source, p.ops);
-    return runJoin(band ? bandContext(ctx, p.source, band) : ctx, p.source, p.ops, d);
+    return runJoin(band ? bandContext(ctx, p.source, p.ops, band) : ctx, p.source, p.ops, d);
   },
   // a broadcast join's probe scan stops as the scan would (a side read up to a cap)
   async executeUntil(ctx, p, d, stop) {
     const range = rangeCondition(p.source, p.ops);
     if (range) return readWhole(await runRange(ctx, p.source, p.ops, d, range));
     const band = bandCondition(p.source, p.ops);
-    return runJoinUntil(band ? bandContext(ctx, p.source, band) : ctx, p.source, p.ops, d, stop);
+    return runJoinUntil(band ? bandContext(ctx, p.source, p.ops, band) : ctx, p.source, p.ops, d, stop);
   },
   ran: taskFigures,
   analyze: {
