@@ -21,7 +21,8 @@ beforeAll(async () => {
        CASE WHEN i % 89 = 0 THEN NULL ELSE (i * 7919) % 3000 END::INTEGER AS day,
        DATE '2020-01-01' + ((i * 7919) % 3000)::INTEGER AS dt,
        TIMESTAMP '2020-01-01' + to_seconds(((i * 7919) % 3000) * 3600 + (i % 3600)) AS tm,
-       (((i * 7919) % 3000) / 10.0)::DECIMAL(12,2) AS dec
+       (((i * 7919) % 3000) / 10.0)::DECIMAL(12,2) AS dec, (1152921504606846976 + (i * 7919) % 3000)::BIGINT AS big,
+       CASE WHEN i % 997 = 5 THEN 'NaN'::DOUBLE ELSE ((i * 7919) % 3000) / 10.0 END AS f
      FROM range(0, 20000) r(i)`,
     5000,
   );
@@ -35,7 +36,9 @@ beforeAll(async () => {
        DATE '2020-01-01' + (j * 10)::INTEGER AS dlo, DATE '2020-01-01' + (j * 10 + 9)::INTEGER AS dhi,
        TIMESTAMP '2020-01-01' + to_seconds(j * 10 * 3600) AS tlo,
        TIMESTAMP '2020-01-01' + to_seconds((j * 10 + 9) * 3600 + 1800) AS thi,
-       (j * 1.0)::DECIMAL(10,3) AS declo, (j * 1.0 + 0.95)::DECIMAL(10,3) AS dechi
+       (j * 1.0)::DECIMAL(10,3) AS declo, (j * 1.0 + 0.95)::DECIMAL(10,3) AS dechi,
+       (1152921504606846976 + j * 10)::BIGINT AS blo, (1152921504606846976 + j * 10 + 9)::BIGINT AS bhi,
+       CASE WHEN j % 97 = 1 THEN 'NaN'::DOUBLE ELSE j * 1.0 END AS flo, j * 1.0 + 0.9 AS fhi
      FROM range(0, 200) a(k), range(0, 300) b(j), range(0, 2) c(dup)
      WHERE (k = 7 OR j % 60 < 4) AND (dup = 0 OR j % 17 = 0)`,
     2000,
@@ -104,6 +107,8 @@ describe('each type', () => {
     ['timestamps', 's.tm >= p.tlo AND s.tm < p.thi'],
     ['decimals of two scales', 's.dec BETWEEN p.declo AND p.dechi'],
     ['an integer against decimals', 's.day >= p.declo AND s.day <= p.dechi'],
+    ['64-bit integers past 2^53 (keys not exact: the task checks its matches)', 's.big > p.blo AND s.big <= p.bhi'],
+    ['floats, NaN among them (not exact)', 's.f >= p.flo AND s.f < p.fhi'],
   ])('%s', async (_, on) => {
     const q = `${AGG} FROM sa s JOIN pr p ON s.sku = p.sku AND ${on}`;
     const r = await same(q, SHUFFLE, 'shuffle');
