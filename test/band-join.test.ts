@@ -156,7 +156,9 @@ describe('--explain', () => {
     expect(r.stdout).toMatch(/band on day >= lo and day < hi/);
     // a keyless join stays a range join; an equi-join without a bound a plain hash join
     const plain = explainPlan(
-      await loadPlan(await compileSql('SELECT count(*) FROM sa s JOIN pr p ON s.sku = p.sku AND s.day + p.lo = 7', { sources })),
+      await loadPlan(
+        await compileSql('SELECT count(*) FROM sa s JOIN pr p ON s.sku = p.sku AND s.day + p.lo = 7', { sources }),
+      ),
     );
     expect(plain).not.toMatch(/band on/);
   });

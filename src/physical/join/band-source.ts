@@ -19,9 +19,8 @@ import { GatherSink } from './gather.js';
 import { joinMetrics } from './metrics.js';
 import type { ProbeOp } from './probe-op.js';
 import { probeKeys } from './probe.js';
-import type { RangeCondition } from './range-condition.js';
 import { rangeKeys } from './range-keys.js';
-import { relaxed, searchOf, validIn } from './range-search.js';
+import { type SearchBound, relaxed, searchOf, validIn } from './range-search.js';
 
 type JoinSource = Extract<TaskSource, { kind: 'join' }>;
 
@@ -29,7 +28,7 @@ type JoinSource = Extract<TaskSource, { kind: 'join' }>;
 export interface BandJoinSource {
   kind: 'bandJoin';
   join: JoinSource;
-  bound: RangeCondition['bound'];
+  bound: SearchBound;
   /** the filter the band came from, over the joined rows: applied here where a bound is not exact */
   check: BoundPredicate;
 }
@@ -38,7 +37,7 @@ export interface BandJoinSource {
 export interface BandProbeOp {
   kind: 'bandProbe';
   probe: ProbeOp;
-  bound: RangeCondition['bound'];
+  bound: SearchBound;
   check: BoundPredicate;
 }
 
@@ -51,7 +50,7 @@ interface Built {
   scale: number;
 }
 
-function indexBuilt(bound: RangeCondition['bound'], side: Side, B: Batch, keys: Keys, table: TableArrays): Built {
+function indexBuilt(bound: SearchBound, side: Side, B: Batch, keys: Keys, table: TableArrays): Built {
   const s = searchOf(bound, side);
   const first = new Int32Array(B.length);
   firstRows(table, keys, keys, first);

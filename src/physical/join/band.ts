@@ -32,7 +32,11 @@ export const bandNote = (c: RangeCondition) =>
 function banded(node: JoinNode, c: RangeCondition, f: FilterOp, task: TaskSpec, stage: string): TaskSpec {
   const at = task.ops.indexOf(f);
   if (at < 0) return task;
-  const ops = [...task.ops.slice(0, at), ...(c.rest ? [{ kind: 'filter', pred: c.rest } as const] : []), ...task.ops.slice(at + 1)];
+  const ops = [
+    ...task.ops.slice(0, at),
+    ...(c.rest ? [{ kind: 'filter', pred: c.rest } as const] : []),
+    ...task.ops.slice(at + 1),
+  ];
   const s = task.source;
   if (s.kind === 'join' && stage === node.id && s.leftKeys.length > 0 && !s.eager && s.type === 'inner') {
     const source: BandJoinSource = { kind: 'bandJoin', join: s, bound: c.bound, check: f.pred };

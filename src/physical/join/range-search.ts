@@ -4,7 +4,6 @@
 import type { BoundExpr } from '../../expr/types.js';
 import type { RangeShape } from '../../kernels/range-join.js';
 import type { Side } from './decide.js';
-import type { RangeCondition } from './range-condition.js';
 import { type Keys, commonScale } from './range-keys.js';
 
 /**
@@ -19,7 +18,23 @@ export interface Search {
   scale: number;
 }
 
-export function searchOf(bound: RangeCondition['bound'], built: Side): Search {
+/**
+ * A range condition's bound (range-condition.ts RangeCondition['bound'], of the same shape): written out here so that
+ * the tasks do not load the condition's file, which knows the join node.
+ */
+export type SearchBound =
+  | { kind: 'one'; ineq: { left: BoundExpr; right: BoundExpr; op: '<' | '<=' | '>' | '>=' } }
+  | {
+      kind: 'interval';
+      point: Side;
+      value: BoundExpr;
+      lo: BoundExpr;
+      loStrict: boolean;
+      hi: BoundExpr;
+      hiStrict: boolean;
+    };
+
+export function searchOf(bound: SearchBound, built: Side): Search {
   if (bound.kind === 'one') {
     const q = bound.ineq,
       scale = commonScale([q.left, q.right]);
@@ -50,4 +65,3 @@ export function validIn(ks: (Keys | undefined)[], n: number): Uint8Array | null 
   for (const v of vs) for (let i = 0; i < n; i++) out[i] &= v[i];
   return out;
 }
-
