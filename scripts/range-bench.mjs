@@ -6,7 +6,7 @@
 // answers must agree. The data (Parquet, made by DuckDB) goes to DATA/range-<events>x<sessions>/ and is reused.
 //
 //   node scripts/range-bench.mjs [--events 1000000] [--sessions 10000] [--pairs 5] [--workers 2]
-//        [--data /work/data] [--against OTHER/bin/skewjoin.js]
+//        [--data /work/data] [--against OTHER/bin/skewjoin.js] [--flags '--no-broadcast' (this build's runs only)]
 //
 // --keyed: a slowly changing dimension's lookup instead, a keyed band join (physical/join/band.ts): `events` sales
 // over 1,000 skus, a tenth of them of the hot sku 0, joined to each sku's price periods (`sessions` of them for sku 0,
@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { BIN, DUCK, median, opt, timeProcess } from './bench-common.mjs';
+import { BIN, DUCK, extraFlags, median, opt, timeProcess } from './bench-common.mjs';
 
 const events = Number(opt('events', 1000000));
 const sessions = Number(opt('sessions', 10000));
@@ -61,7 +61,7 @@ fs.writeFileSync(
 );
 const args = ['--workers', workers, '--source', `events=${ev}`, '--source', `sessions=${se}`, '--json', 'sql', ours];
 const runs = {
-  range: () => timeProcess([process.execPath, BIN, ...args]),
+  range: () => timeProcess([process.execPath, BIN, ...extraFlags(), ...args]),
   duckdb: () => timeProcess([process.execPath, DUCK, duckSql, workers], { OUT: path.join(tmp, 'duck.json') }),
 };
 if (against) runs.against = () => timeProcess([process.execPath, against, ...args]);
