@@ -19,6 +19,7 @@ import { type RowsOp, rowsBatch } from './setop/rows.js';
 import type { WindowSource } from './window/window-source.js';
 import { joinKernel } from './join/source.js';
 import { type RangeJoinSource, rangeJoinKernel } from './join/range-source.js';
+import { type BandJoinSource, type BandProbeOp, bandJoinKernel, bandProbeBatch } from './join/band-source.js';
 import { splitKernel } from './join/split.js';
 import { compileOps } from './row-ops.js';
 import { scanKernel } from './scan/source.js';
@@ -47,12 +48,16 @@ declare module './task.js' {
     mark: MarkOp;
     /** rows expanded or repeated (physical/setop/rows.ts) */
     rows: RowsOp;
+    /** a broadcast band join's probe, searched per key by its bound (physical/join/band-source.ts) */
+    bandProbe: BandProbeOp;
   }
   interface FamilySources {
     /** a window's shuffled partitions, sorted and its functions appended (physical/window/source.ts) */
     window: WindowSource;
     /** a range join's probing rows searched in its sorted side (physical/join/range-source.ts) */
     rangeJoin: RangeJoinSource;
+    /** a shuffle band join's task: each key's built rows searched by their bound (physical/join/band-source.ts) */
+    bandJoin: BandJoinSource;
   }
 }
 
@@ -68,6 +73,7 @@ const SOURCES: SourceKernels = {
   sort: sortKernel,
   window: windowKernel,
   rangeJoin: rangeJoinKernel,
+  bandJoin: bandJoinKernel,
 };
 
 const SINKS: SinkKernels = {
@@ -82,6 +88,7 @@ const ROW_OPS: RowOpKernels = {
   mark: markBatch,
   expand: rowsBatch,
   repeat: rowsBatch,
+  bandProbe: bandProbeBatch,
 };
 
 const sourceKernel = <S extends TaskSource>(src: S) => SOURCES[src.kind] as unknown as SourceKernel<S>;

@@ -12,6 +12,7 @@ import type { Settings } from '../../plan/load.js';
 import { runJoin, runJoinUntil } from './stage.js';
 import { rangeCondition } from './range-condition.js';
 import { runRange } from './range.js';
+import { bandCondition, bandContext, bandNote } from './band.js';
 import type { JoinNode } from './tasks.js';
 
 declare module '../operator.js' {
@@ -90,6 +91,8 @@ export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
     // the run-time rule is the same for many joins: said once, after the tree
     const rule = d.rule ? `; ${x.note(humanSizes(d.rule))}` : '';
     x.line(depth + 1, `expected strategy: ${d.strategy}${built}: ${humanSizes(d.reason)}${rule}`);
+    const band = bandCondition(src, ops);
+    if (band) x.line(depth + 1, bandNote(band));
     const marks = d.strategy === 'shuffle' ? markedRule(src, x.settings.broadcastBytes) : null;
     if (marks) x.line(depth + 1, humanSizes(marks));
     const filter = d.strategy === 'broadcast' ? explainFilter(src, d.side!, x.settings) : null;
@@ -112,14 +115,16 @@ export const joinOperator: PhysicalOperator<JoinNode, JoinPath, JoinStats> = {
   },
   execute(ctx, p, d) {
     const range = rangeCondition(p.source, p.ops);
-    return range ? runRange(ctx, p.source, p.ops, d, range) : runJoin(ctx, p.source, p.ops, d);
+    if (range) return runRange(ctx, p.source, p.ops, d, range);
+    const band = bandCondition(p.source, p.ops);
+    return runJoin(band ? bandContext(ctx, p.source, p.ops, band) : ctx, p.source, p.ops, d);
   },
   // a broadcast join's probe scan stops as the scan would (a side read up to a cap)
   async executeUntil(ctx, p, d, stop) {
     const range = rangeCondition(p.source, p.ops);
-    return range
-      ? readWhole(await runRange(ctx, p.source, p.ops, d, range))
-      : runJoinUntil(ctx, p.source, p.ops, d, stop);
+    if (range) return readWhole(await runRange(ctx, p.source, p.ops, d, range));
+    const band = bandCondition(p.source, p.ops);
+    return runJoinUntil(band ? bandContext(ctx, p.source, p.ops, band) : ctx, p.source, p.ops, d, stop);
   },
   ran: taskFigures,
   analyze: {

@@ -29,7 +29,8 @@ import type { Downstream, ExecContext } from '../operator.js';
 import { type RowOp, type TaskResult, withSeed } from '../task.js';
 import type { Side } from './decide.js';
 import type { RangeCondition } from './range-condition.js';
-import { type Keys, commonScale, rangeKeys } from './range-keys.js';
+import { type Keys, rangeKeys } from './range-keys.js';
+import { relaxed, searchOf, validIn } from './range-search.js';
 import type { RangeJoinSource } from './range-source.js';
 import type { JoinNode } from './tasks.js';
 
@@ -48,46 +49,10 @@ interface Prepared {
 }
 
 function prepare(c: RangeCondition, built: Side, B: Batch, P: Batch): Prepared {
-  const bound = c.bound;
-  if (bound.kind === 'one') {
-    const q = bound.ineq,
-      s = commonScale([q.left, q.right]);
-    const [be, pe] = built === 'right' ? [q.right, q.left] : [q.left, q.right];
-    // the probing value `x` against a built key `a`, as `x op a`
-    const op = built === 'right' ? q.op : ({ '<': '>', '<=': '>=', '>': '<', '>=': '<=' } as const)[q.op];
-    const shape: RangeShape =
-      op === '<' || op === '<=' ? { kind: 'above', strict: op === '<' } : { kind: 'below', strict: op === '>' };
-    return { shape, a: rangeKeys(B, be, s), x: rangeKeys(P, pe, s) };
-  }
-  const s = commonScale([bound.value, bound.lo, bound.hi]);
-  const strict = { loStrict: bound.loStrict, hiStrict: bound.hiStrict };
-  if (built === bound.point)
-    return {
-      shape: { kind: 'around', ...strict },
-      a: rangeKeys(B, bound.value, s),
-      x: rangeKeys(P, bound.lo, s),
-      y: rangeKeys(P, bound.hi, s),
-    };
-  return {
-    shape: { kind: 'within', ...strict },
-    a: rangeKeys(B, bound.lo, s),
-    b: rangeKeys(B, bound.hi, s),
-    x: rangeKeys(P, bound.value, s),
-  };
-}
-
-/** Where a key is not exact the bounds hold only as <= (the filter above decides). */
-function relaxed(s: RangeShape): RangeShape {
-  return 'strict' in s ? { ...s, strict: false } : { ...s, loStrict: false, hiStrict: false };
-}
-
-/** Rows valid in every key (null: all). */
-function validIn(ks: (Keys | undefined)[], n: number): Uint8Array | null {
-  const vs = ks.flatMap((k) => (k?.valid ? [k.valid] : []));
-  if (vs.length === 0) return null;
-  const out = new Uint8Array(n).fill(1);
-  for (const v of vs) for (let i = 0; i < n; i++) out[i] &= v[i];
-  return out;
+  const s = searchOf(c.bound, built);
+  const [a, b] = s.built.map((e) => rangeKeys(B, e, s.scale));
+  const [x, y] = s.probing.map((e) => rangeKeys(P, e, s.scale));
+  return { shape: s.shape, a: a!, b, x: x!, y };
 }
 
 const f64 = (values: Float64Array, valid: Uint8Array | null = null): Column => ({
