@@ -17,6 +17,21 @@ const block = (n: number) => ({
   columns: [{ type: { id: 'int64' }, length: n, values: new BigInt64Array(n), valid: null }],
 });
 
+/**
+ * The process budget sampled every millisecond while queries run: the most held, the most queries at once, and how
+ * far held data went past the limit; `stop` ends the sampling.
+ */
+function watchMemory() {
+  const seen = { most: 0, queries: 0, over: 0, stop: () => clearInterval(timer) };
+  const timer = setInterval(() => {
+    const m = processMemory();
+    seen.most = Math.max(seen.most, m.held);
+    seen.queries = Math.max(seen.queries, m.queries);
+    if (m.held > m.limit) seen.over = Math.max(seen.over, m.held - m.limit);
+  }, 1);
+  return seen;
+}
+
 beforeAll(async () => {
   await writeParquet(
     file('fact.parquet'),
@@ -86,20 +101,12 @@ describe('one memory budget per process', () => {
       spillDir,
       memoryLimit: 600_000,
     };
-    let most = 0,
-      queries = 0,
-      over = 0;
-    const watch = setInterval(() => {
-      const m = processMemory();
-      most = Math.max(most, m.held);
-      queries = Math.max(queries, m.queries);
-      if (m.held > m.limit) over = Math.max(over, m.held - m.limit);
-    }, 1);
+    const seen = watchMemory();
     const outs = [0, 1, 2].map((i) => file(`out-${i}.parquet`));
-    const runs = await Promise.all(outs.map((o) => runPlan(plan(o), opts))).finally(() => clearInterval(watch));
-    expect(queries).toBeGreaterThanOrEqual(2);
-    expect(over).toBe(0);
-    expect(most).toBeGreaterThan(0);
+    const runs = await Promise.all(outs.map((o) => runPlan(plan(o), opts))).finally(seen.stop);
+    expect(seen.queries).toBeGreaterThanOrEqual(2);
+    expect(seen.over).toBe(0);
+    expect(seen.most).toBeGreaterThan(0);
     const sql = `SELECT region, count(*) AS n, sum(amount) AS s FROM read_parquet('${file('fact.parquet')}') f
       JOIN read_parquet('${file('dim.parquet')}') d USING (k) GROUP BY region`;
     for (const o of outs) expect(await expectFileMatchesQuery(o, sql)).toBe(5);
@@ -131,16 +138,12 @@ describe('one memory budget per process', () => {
       },
     };
     const opts = { workers: 2, partitions: 8, inThreadBytes: 0, spillDir, memoryLimit: 600_000 };
-    let over = 0;
-    const watch = setInterval(() => {
-      const m = processMemory();
-      if (m.held > m.limit) over = Math.max(over, m.held - m.limit);
-    }, 1);
-    const runs = await Promise.all([0, 1, 2].map(() => runPlan(plan, opts))).finally(() => clearInterval(watch));
+    const seen = watchMemory();
+    const runs = await Promise.all([0, 1, 2].map(() => runPlan(plan, opts))).finally(seen.stop);
     // at most the rows of the read tasks in flight when a read passed its cap (three tasks of one or two 5,000-row
     // groups, 80 KB each): before, each query reserved both sides whole (960 KB each) after reading them, past the
     // budget by 1.6 MB with one query and 5.4 MB with three
-    expect(over).toBeLessThan(600_000);
+    expect(seen.over).toBeLessThan(600_000);
     const theirs =
       await duckTable(`SELECT w, count(*) AS n, sum(amount) AS s FROM read_parquet('${file('fact.parquet')}')
       f JOIN read_parquet('${file('other.parquet')}') o ON f.id = o.k2 GROUP BY w`);
