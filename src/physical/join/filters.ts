@@ -108,7 +108,7 @@ export function placeFilter(
   const first: RtFilterOp = { ...op, keys };
   const schema = p.source.schema as Schema;
   return {
-    pipeline: { ...p, ops: [first, ...p.ops], fused: [`${op.filter.id} filter`, ...p.fused] },
+    pipeline: filterFirst(p, first),
     placed: { op: first, into: p.source.id, columns: keys.map((k) => schema[k]?.name ?? `#${k}`) },
   };
 }
@@ -120,8 +120,15 @@ export function placeFilter(
  */
 export function placeAgain(p: Pipeline, placed: Placed): Pipeline | null {
   if (p.source.id !== placed.into) return null;
-  return { ...p, ops: [placed.op, ...p.ops], fused: [`${placed.op.filter.id} filter`, ...p.fused] };
+  return filterFirst(p, placed.op);
 }
+
+/** The pipeline with `op` as its first row operator (and named first among those fused). */
+const filterFirst = (p: Pipeline, op: RtFilterOp): Pipeline => ({
+  ...p,
+  ops: [op, ...p.ops],
+  fused: [`${op.filter.id} filter`, ...p.fused],
+});
 
 /** A filter's words take at most this share of the memory budget left when it is built (and are counted in it). */
 const FILTER_SHARE = 0.25;
