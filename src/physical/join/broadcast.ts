@@ -205,20 +205,17 @@ export async function chooseStrategy(
     if (cap === 0 && want > 0) return undefined;
     trace(`broadcast ${node.id}: reading the ${side} side up to ${cap} bytes${from ? ' more' : ''}`);
     const n = side === 'left' ? node.left : node.right;
-    budget.reserve(cap);
-    let c: Collected;
+    let got: { c: Collected; bytes: number };
     try {
-      c = await collect(n, cap, readGroupColumns(node, side, combine), from?.rest ?? undefined);
+      got = await collectReserved(budget, cap, () =>
+        collect(n, cap, readGroupColumns(node, side, combine), from?.rest ?? undefined),
+      );
     } catch (e) {
-      budget.release(cap + reserved);
+      budget.release(reserved);
       throw e;
     }
-    const m = (read[side] = appendRead(c, from));
-    const bytes = m.bytes - (from?.bytes ?? 0);
-    // a read stops after the task that passed its cap: the rest of that task's rows are held too
-    if (bytes > cap) budget.reserve(bytes - cap);
-    else budget.release(cap - bytes);
-    reserved += bytes;
+    const m = (read[side] = appendRead(got.c, from));
+    reserved += got.bytes;
     trace(`broadcast ${node.id}: ${side} side read, ${m.bytes} bytes${m.rest ? ', stopped at the cap' : ''}`);
     return m;
   };
@@ -353,6 +350,30 @@ function appendRead(c: Collected, from?: Measured): Measured {
     bytes: from.bytes + bytes,
     rows: from.rows + rows,
   };
+}
+
+/**
+ * A side read (`read`, up to `cap` bytes) with its rows held from the start: the cap reserved in the budget first,
+ * then the reservation made the bytes read (more than the cap where the read stopped after the task that passed it:
+ * that task's rows are held too); on an error, let go of. Returns the rows read and their bytes.
+ */
+export async function collectReserved(
+  budget: MemoryBudget,
+  cap: number,
+  read: () => Promise<Collected>,
+): Promise<{ c: Collected; bytes: number }> {
+  budget.reserve(cap);
+  let c: Collected;
+  try {
+    c = await read();
+  } catch (e) {
+    budget.release(cap);
+    throw e;
+  }
+  const bytes = c.batches.reduce((a, b) => a + batchBytes(b), 0);
+  if (bytes > cap) budget.reserve(bytes - cap);
+  else budget.release(cap - bytes);
+  return { c, bytes };
 }
 
 /** What chooseStrategy needs of the memory budget (spill/spiller.ts). */

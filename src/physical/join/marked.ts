@@ -9,8 +9,8 @@ import { type Keys, buildKeys } from '../../kernels/keys.js';
 import { type Pipeline, pipelineOf } from '../pipeline.js';
 import type { Downstream, ExecContext } from '../operator.js';
 import type { TaskResult } from '../task.js';
-import { type Collected, runFromRead } from '../shuffle.js';
-import { type Collect, type JoinStrategy, buildBroadcast, tableBytes } from './broadcast.js';
+import { runFromRead } from '../shuffle.js';
+import { type Collect, type JoinStrategy, buildBroadcast, collectReserved, tableBytes } from './broadcast.js';
 import { type MarkOp, type MarkTarget, markedRows } from './mark.js';
 import type { JoinNode } from './tasks.js';
 import { trace } from '../../trace.js';
@@ -51,18 +51,8 @@ export async function tryMarked(
   const cap = Math.min(threshold, ex.memory.free());
   if (cap <= 0) return null;
   trace(`marked ${node.id}: reading the left side up to ${cap} bytes`);
-  ex.memory.reserve(cap);
-  let c: Collected;
-  try {
-    c = await collect(node.left, cap);
-  } catch (e) {
-    ex.memory.release(cap);
-    throw e;
-  }
-  const bytes = c.batches.reduce((a, b) => a + batchBytes(b), 0),
-    n = rowCount(c.batches);
-  if (bytes > cap) ex.memory.reserve(bytes - cap);
-  else ex.memory.release(cap - bytes);
+  const { c, bytes } = await collectReserved(ex.memory, cap, () => collect(node.left, cap));
+  const n = rowCount(c.batches);
   // over the cap, or its table more than the memory budget left (the rows read counted already): the shuffle
   // takes the rows read
   const over = c.rest !== null || bytes > threshold || tableBytes(n, bytes) > ex.memory.free() + bytes;
