@@ -32,10 +32,9 @@ import type { RangeCondition } from './range-condition.js';
 import { type Keys, rangeKeys } from './range-keys.js';
 import { relaxed, searchOf, validIn } from './range-search.js';
 import type { RangeJoinSource } from './range-source.js';
+import { pairTaskBytes, rowBytes } from './stage.js';
 import type { JoinNode } from './tasks.js';
 
-/** The least output of a task (its pairs' bytes), as a cross join's (join/stage.ts CROSS_TASK_MIN_BYTES). */
-const RANGE_TASK_MIN_BYTES = 256 * 1024;
 /** The fewest probing rows a task takes for the sake of parallelism (a quarter of a worker's share above it). */
 const MIN_TASK_ROWS = 4096;
 
@@ -165,8 +164,7 @@ export async function runRange(
   };
   const pk: ProbeKeys = { x: pr.x.keys, y: pr.y?.keys, valid: probeValid };
   const counts = matchCounts(shape, s.built, pk, s.bSorted);
-  const target = Math.max(RANGE_TASK_MIN_BYTES, Math.min(ex.settings.skew.advisoryPartitionBytes, ex.taskShare() / 4));
-  const rowBytes = (b: Batch) => (b.length === 0 ? 0 : batchBytes(b) / b.length);
+  const target = pairTaskBytes(ex);
   const pairs = Math.max(1, Math.floor(target / Math.max(1, rowBytes(s.build) + rowBytes(P))));
   const maxRows = Math.max(MIN_TASK_ROWS, Math.ceil(P.length / (4 * plannedWorkers(ex.settings))));
   const run = new Int32Array(2),

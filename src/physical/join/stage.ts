@@ -354,6 +354,17 @@ function planJoinTasks(ex: ExecContext, node: JoinNode, l: ShuffleOutput, r: Shu
 const CROSS_TASK_MIN_BYTES = 256 * 1024;
 
 /**
+ * The bytes of the pairs a task of a join without keys makes (a cross join's tile, a range join's share of
+ * matches): about a quarter of a task's share of the budget, at most advisoryPartitionBytes, at least
+ * CROSS_TASK_MIN_BYTES.
+ */
+export const pairTaskBytes = (ex: ExecContext): number =>
+  Math.max(CROSS_TASK_MIN_BYTES, Math.min(ex.settings.skew.advisoryPartitionBytes, ex.taskShare() / 4));
+
+/** A batch's bytes a row (0 for no rows): a joined row's bytes are its two sides'. */
+export const rowBytes = (b: Batch): number => (b.length === 0 ? 0 : batchBytes(b) / b.length);
+
+/**
  * A cross join (no keys): both sides are run to the coordinator and put in shared memory, and the pairs are
  * cut into tiles (rows of the larger side by rows of the smaller one), each a task whose pairs take at most
  * about a quarter of a task's share of the budget (and advisoryPartitionBytes): the output is |A|·|B| rows, so
@@ -373,8 +384,7 @@ async function runCross(
     : [node.right.schema, node.left.schema];
   const small = concatBatches(smallSchema, leftSmall ? l : r, true);
   const large = concatBatches(largeSchema, leftSmall ? r : l, true);
-  const target = Math.max(CROSS_TASK_MIN_BYTES, Math.min(ex.settings.skew.advisoryPartitionBytes, ex.taskShare() / 4));
-  const rowBytes = (b: Batch) => (b.length === 0 ? 0 : batchBytes(b) / b.length);
+  const target = pairTaskBytes(ex);
   const { smallRows, largeRows } = crossTile(small.length, large.length, rowBytes(small) + rowBytes(large), target);
   const pieces = (b: Batch, n: number) => {
     const out: Batch[] = [];
