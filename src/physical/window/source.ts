@@ -23,6 +23,7 @@ import { type Shape, shapeOf } from './bounds.js';
 import { type Packed, packKeys, shapeOfPacked, sortPacked } from './packed.js';
 import { streamWindow } from './stream.js';
 import { windowColumn } from './functions.js';
+import { topNPrune } from './topn.js';
 import { summaryR } from './carry.js';
 import { cutByBounds, summaryOf, withAfter, withCarry, withNeighbours, withTotals, withWhole } from './split.js';
 import type { WindowSource } from './window-source.js';
@@ -163,8 +164,10 @@ export const windowKernel: SourceKernel<WindowSource> = {
     const cols = new Set(need ?? src.schema.map((_, c) => c));
     for (const c of src.partitionBy) cols.add(c);
     for (const k of src.orderBy) cols.add(k.col);
-    const rows = concatScratch(src.schema, src.input, cols);
-    const read = rows.length;
+    const all = concatScratch(src.schema, src.input, cols);
+    const read = all.length;
+    // a top-N filter above: only the rows that may pass it are sorted (window/topn.ts); a split's pieces keep theirs
+    const rows = src.topN && !src.piece ? topNPrune(all, src.partitionBy, src.orderBy, src.topN, cols) : all;
     if (rows.length === 0) {
       if (!src.piece) return { batches: [], rows: read };
       const none = emptyBatch([...src.schema, ...src.fns.map((f) => ({ name: f.as, type: f.type }))]);
