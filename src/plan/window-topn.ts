@@ -6,6 +6,7 @@
 // window still computes, so their row_number, rank and dense_rank are unchanged; the filter stays above to drop the
 // rest. Other functions (a sum over the same window, percent_rank, ntile, lag) would read the rows dropped: the
 // window is left as it is, and so is a filter that keeps rows past the first N (`f > 1`).
+import type { BoundExpr } from '../expr/types.js';
 import type { BoundNode, BoundPredicate } from './bound.js';
 import { mapChildren } from './eager-push.js';
 
@@ -37,7 +38,6 @@ function withTopN(f: Filter): BoundNode | null {
   const first = (w.keep ?? w.input.schema).length;
   let best: { fn: number; n: number } | null = null;
   for (const p of conjuncts(f.pred)) {
-    if (p.kind !== 'cmp') continue;
     const fn = at(p.col) - first;
     const n = limitOf(p.op, p.value);
     if (fn < 0 || fn >= w.fns.length || n === null) continue;
@@ -51,9 +51,31 @@ function withTopN(f: Filter): BoundNode | null {
   return { ...f, input };
 }
 
-function conjuncts(p: BoundPredicate): BoundPredicate[] {
-  return p.kind === 'and' ? p.preds.flatMap(conjuncts) : [p];
+type Cmp = { col: number; op: string; value: unknown };
+
+/** The conjuncts of a predicate that compare a column with a literal (in a predicate or a bool expression). */
+function conjuncts(p: BoundPredicate): Cmp[] {
+  if (p.kind === 'and') return p.preds.flatMap(conjuncts);
+  if (p.kind === 'cmp') return [p];
+  return p.kind === 'expr' ? exprConjuncts(p.expr) : [];
 }
+
+const FLIP: Record<string, string> = { '=': '=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
+
+function exprConjuncts(e: BoundExpr): Cmp[] {
+  if (e.k !== 'fn') return [];
+  if (e.fn === 'and') return e.args.flatMap(exprConjuncts);
+  if (!(e.fn in FLIP) || e.args.length !== 2) return [];
+  const [a, b] = e.args;
+  const lit = (x: BoundExpr) => (x.k === 'lit' ? (x.type.id === 'decimal' ? decimalNumber(x) : x.value) : undefined);
+  if (a.k === 'col' && b.k === 'lit') return [{ col: a.col, op: e.fn, value: lit(b) }];
+  if (b.k === 'col' && a.k === 'lit') return [{ col: b.col, op: FLIP[e.fn], value: lit(a) }];
+  return [];
+}
+
+/** A decimal literal's value as a number (its scaled integer over 10^scale). */
+const decimalNumber = (x: Extract<BoundExpr, { k: 'lit' }>) =>
+  typeof x.value === 'bigint' ? Number(x.value) / 10 ** (x.type.scale ?? 0) : undefined;
 
 /** The N a comparison `f op value` keeps the rows of at most (null: it keeps others, or N is out of range). */
 function limitOf(op: string, value: unknown): number | null {
