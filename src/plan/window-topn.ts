@@ -1,4 +1,4 @@
-// Top-N per window partition: a filter right above a window (or above a projection of its columns) with a conjunct
+// Windows under a top-N filter marked to keep only their first rows: a filter right above a window (or above a projection of its columns) with a conjunct
 // `f = N`, `f <= N` or `f < N + 1` on one of its functions, when every function of that window is row_number, rank or
 // dense_rank, marks the window with `topN` (plan/bound.ts): its tasks drop the rows that cannot be among the first N
 // of their partition before the shuffle and before sorting (physical/window/topn.ts). Exact: the rows kept by such a
@@ -17,7 +17,7 @@ type Filter = Extract<BoundNode, { kind: 'filter' }>;
 const RANKS = new Set(['row_number', 'rank', 'dense_rank']);
 
 /** Largest N the windows keep per partition (dense_rank compares a candidate with the N values kept). */
-export const TOP_N_MAX = 1000;
+const TOP_N_MAX = 1000;
 
 /** The plan with each window under a top-N filter marked with it. */
 export function topNWindows(root: BoundNode): BoundNode {

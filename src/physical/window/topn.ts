@@ -1,5 +1,5 @@
-// Top-N per window partition (plan/window-topn.ts): the rows of a batch that can still have row_number, rank or
-// dense_rank at most N in their window partition. A row whose rank over all of its partition's rows is at most N has
+// The rows a window under a top-N filter still needs (plan/window-topn.ts): those of a batch that can still have
+// row_number, rank or dense_rank at most N in their window partition. A row whose rank over all of its partition's rows is at most N has
 // a rank at most N within any subset of them that holds it, so pruning each map task's batches, and a reduce task's
 // rows before its sort, is exact: the window then computes over the survivors and the filter above keeps its rows.
 // One pass over the rows: group ids of the partition keys (agg/group-ids.ts), a bounded max-heap of row indices per
