@@ -160,7 +160,7 @@ function readText(file: string): string | undefined {
  * starting the pool), and each quoted path the text names (`'lineitem.parquet'`, `read_parquet('...')`, relative to
  * the current folder; a glob counts as large). The SQL compiler binds them for real.
  */
-export function sqlInputs(text: string, data: string | undefined): Record<string, { parquet: string }> {
+function sqlInputs(text: string, data: string | undefined): Record<string, { parquet: string }> {
   const out: Record<string, { parquet: string }> = {};
   const words = new Set((text.match(/[A-Za-z_][A-Za-z0-9_$]*/g) ?? []).map((w) => w.toLowerCase()));
   if (data !== undefined) {
