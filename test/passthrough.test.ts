@@ -122,10 +122,10 @@ describe('combiners that aggregate where the sample looked distinct', () => {
   const T = path.join(dir, 't.parquet');
   beforeAll(async () => {
     // two row groups (map tasks) of 120,000 rows over 30,000 (k, flag) groups: 0.77 groups a row in the first
-    // 16,384, 0.25 in a task
+    // 16,384, 0.25 in a task; k and flag's short codes are two int32 columns grouped as one word (agg/group-ids.ts)
     await writeParquet(
       T,
-      `SELECT (hash(i) % 10000)::BIGINT AS k, ['A', 'N', 'R'][1 + (hash(i * 3 + 1) % 3)::INTEGER] AS flag,
+      `SELECT (hash(i) % 10000)::INTEGER AS k, ['A', 'N', 'R'][1 + (hash(i * 3 + 1) % 3)::INTEGER] AS flag,
         CASE WHEN i % 13 = 0 THEN NULL ELSE (i % 50)::INTEGER END AS q, (i % 17) * 1.25::DOUBLE AS f
       FROM range(0, 240000) t(i)`,
       120_000,
