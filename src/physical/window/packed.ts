@@ -57,11 +57,38 @@ export function exactIntegers(c: Column): ArrayLike<number> | null {
 /** Whether a task's rows are grouped by partition by counting (else the whole number is sorted at once). */
 const countable = (partSpan: number, n: number) => partSpan > 1 && partSpan <= Math.max(65536, 2 * n);
 
+// Each loop below is a function of its own, called with one kind of typed array: the first task of a run reaches
+// these cold, and a function holding several loops is compiled (on the thread, --no-concurrent-recompilation)
+// for the first loop on the stack, then thrown away at the next loop it has no type feedback for, and compiled
+// again. One loop a function compiles once. 64-bit keys are read as their 32-bit words in place: no number array
+// made a key.
+
+/** A key column's values read as numbers, in the form its loops take: int32s, int64 words, or numbers (the rest). */
+type KeyValues = { i32: Int32Array } | { words: Int32Array } | { x: ArrayLike<number> };
+
+/** A key's values (null: not integers below 2^53 in magnitude), and its least and greatest valid value. */
+function keyValues(c: Column, n: number): { v: KeyValues; lo: number; hi: number; nulls: boolean } | null {
+  const v = c.values;
+  if (c.valid === null && v instanceof Int32Array) {
+    const [lo, hi] = rangeI32(v, n);
+    return { v: { i32: v }, lo, hi, nulls: false };
+  }
+  if (c.valid === null && v instanceof BigInt64Array && lanes(c.type) === 1) {
+    const words = new Int32Array(v.buffer, v.byteOffset, 2 * n);
+    const r = rangeWords(words, n);
+    return r === null ? null : { v: { words }, lo: r[0], hi: r[1], nulls: false };
+  }
+  const x = exactIntegers(c);
+  if (x === null) return null;
+  const [lo, hi, nulls] = c.valid === null ? minMax(x, n) : minMaxValid(x, c.valid, n);
+  return { v: { x }, lo, hi, nulls };
+}
+
 /** The sort keys (partition keys ascending, then the order keys) of `b` packed, or null when they do not pack. */
 export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): Packed | null {
   const n = b.length;
   const keys = [...partitionBy.map((col) => ({ col, desc: false, nullsFirst: false })), ...orderBy];
-  const vals: ArrayLike<number>[] = [];
+  const vals: KeyValues[] = [];
   // per key: its range, and a row's rank as base + sign * value (a null's: nullCode)
   const spans: number[] = [],
     bases: number[] = [],
@@ -70,18 +97,16 @@ export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): P
   let total = 1,
     orderSpan = 1;
   for (let k = 0; k < keys.length; k++) {
-    const c = b.columns[keys[k].col];
-    const x = exactIntegers(c);
-    if (!x) return null;
-    const valid = c.valid;
-    const [lo0, hi0, nulls] = valid === null ? minMax(x, n) : minMaxValid(x, valid, n);
-    const [lo, hi] = lo0 > hi0 ? [0, 0] : [lo0, hi0]; // every row null
+    const key = keyValues(b.columns[keys[k].col], n);
+    if (key === null) return null;
+    const { nulls } = key;
+    const [lo, hi] = key.lo > key.hi ? [0, 0] : [key.lo, key.hi]; // every row null
     const span = hi - lo + 1 + (nulls ? 1 : 0);
     total *= span;
     if (total >= LIMIT) return null;
     if (k >= partitionBy.length) orderSpan *= span;
     const { desc, nullsFirst } = keys[k];
-    vals.push(x);
+    vals.push(key.v);
     spans.push(span);
     // ascending: x - lo; descending: hi - x; one more past a null placed first
     bases.push((desc ? hi : -lo) + (nulls && nullsFirst ? 1 : 0));
@@ -89,26 +114,77 @@ export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): P
     nullCodes.push(nullsFirst ? 0 : span - 1);
   }
   const partSpan = total / orderSpan;
-  const codes = scratchF64('codes', n);
+  // each key's rank added below the keys before it (codes holds a reused slot's old values: zeroed first)
+  const codes = scratchF64('codes', n).fill(0);
   // the partition keys' number is written out as each row's partition on the way, when it will be counted
   const part = partitionBy.length > 0 && countable(partSpan, n) ? scratchI32('part', n) : null;
   for (let k = 0; k < keys.length; k++) {
-    const x = vals[k],
+    const v = vals[k],
       span = spans[k],
       base = bases[k],
-      sign = signs[k],
-      nullCode = nullCodes[k],
-      valid = b.columns[keys[k].col].valid;
-    // the first key's rank written, the others' added below it (codes holds a reused slot's old values)
-    if (k === 0 && valid === null) {
-      if (sign === 1) for (let i = 0; i < n; i++) codes[i] = base + x[i];
-      else for (let i = 0; i < n; i++) codes[i] = base - x[i];
-    } else if (k === 0) for (let i = 0; i < n; i++) codes[i] = valid![i] === 0 ? nullCode : base + sign * x[i];
-    else if (valid === null) for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * x[i]);
-    else for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (valid[i] === 0 ? nullCode : base + sign * x[i]);
-    if (part !== null && k === partitionBy.length - 1) for (let i = 0; i < n; i++) part[i] = codes[i];
+      sign = signs[k];
+    if ('i32' in v) addI32(codes, v.i32, n, span, base, sign);
+    else if ('words' in v) addWords(codes, v.words, n, span, base, sign);
+    else addNumbers(codes, v.x, b.columns[keys[k].col].valid, n, span, base, sign, nullCodes[k]);
+    if (part !== null && k === partitionBy.length - 1) truncate(codes, part, n);
   }
   return { codes, orderSpan, partSpan, part };
+}
+
+/** The least and greatest of v[0, n) (Infinity, -Infinity when n is 0). */
+function rangeI32(v: Int32Array, n: number): [number, number] {
+  let lo = Infinity,
+    hi = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const x = v[i];
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
+  }
+  return [lo, hi];
+}
+
+/** The least and greatest of the int64s whose words are w[0, 2n), or null when one is 2^53 or more in magnitude. */
+function rangeWords(w: Int32Array, n: number): [number, number] | null {
+  let lo = Infinity,
+    hi = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const h = w[2 * i + 1];
+    if (h >= 0x200000 || h < -0x200000) return null;
+    const x = h * TWO32 + (w[2 * i] >>> 0);
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
+  }
+  return [lo, hi];
+}
+
+/** codes[i] = codes[i] * span + base + sign * v[i]. */
+function addI32(codes: Float64Array, v: Int32Array, n: number, span: number, base: number, sign: number): void {
+  for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * v[i]);
+}
+
+/** codes[i] = codes[i] * span + base + sign * (the int64 of words w[2i], w[2i + 1]). */
+function addWords(codes: Float64Array, w: Int32Array, n: number, span: number, base: number, sign: number): void {
+  for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * (w[2 * i + 1] * TWO32 + (w[2 * i] >>> 0)));
+}
+
+/** The same for numbers, a null row's rank `nullCode`. */
+function addNumbers(
+  codes: Float64Array,
+  x: ArrayLike<number>,
+  valid: Uint8Array | null,
+  n: number,
+  span: number,
+  base: number,
+  sign: number,
+  nullCode: number,
+): void {
+  for (let i = 0; i < n; i++)
+    codes[i] = codes[i] * span + (valid !== null && valid[i] === 0 ? nullCode : base + sign * x[i]);
+}
+
+/** part[i] = codes[i] (an integer below 2^31). */
+function truncate(codes: Float64Array, part: Int32Array, n: number): void {
+  for (let i = 0; i < n; i++) part[i] = codes[i];
 }
 
 /** The least and greatest of x[0, n) (Infinity, -Infinity when n is 0), and no nulls. */
@@ -155,49 +231,83 @@ export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array
   const order = scratchI32('order', n);
   const sorted = scratchF64('sorted', n);
   if (part === null) {
-    for (let i = 0; i < n; i++) order[i] = i;
+    identity(order, n);
     sorted.set(codes);
     sortSegment(order, sorted, 0, n);
     return { order, sorted };
   }
-  const count = new Int32Array(partSpan + 1);
-  for (let i = 0; i < n; i++) count[part[i] + 1]++;
-  for (let q = 0; q < partSpan; q++) count[q + 1] += count[q];
-  const next = count.slice(0, partSpan);
-  for (let i = 0; i < n; i++) {
-    const at = next[part[i]]++;
-    order[at] = i;
-    sorted[at] = codes[i];
-  }
-  for (let q = 0; q < partSpan; q++)
-    if (count[q + 1] - count[q] > 1) sortSegment(order, sorted, count[q], count[q + 1]);
+  // at[q]: partition q's rows end there, then (moved back a row at a time) start there; at[partSpan] = n
+  const at = scratchI32('partAt', partSpan + 1).fill(0);
+  countParts(part, at, n);
+  sumCounts(at, partSpan + 1);
+  scatterParts(part, codes, at, order, sorted, n);
+  sortSegments(at, partSpan, order, sorted);
   return { order, sorted };
+}
+
+function identity(order: Int32Array, n: number): void {
+  for (let i = 0; i < n; i++) order[i] = i;
+}
+
+/** at[q] = rows of partition q. */
+function countParts(part: Int32Array, at: Int32Array, n: number): void {
+  for (let i = 0; i < n; i++) at[part[i]]++;
+}
+
+/** at[q] = at[0] + ... + at[q] (each partition's end). */
+function sumCounts(at: Int32Array, m: number): void {
+  for (let q = 1; q < m; q++) at[q] += at[q - 1];
+}
+
+/** Rows moved to their partition's place, from the last (so that each partition keeps the input order). */
+function scatterParts(
+  part: Int32Array,
+  codes: Float64Array,
+  at: Int32Array,
+  order: Int32Array,
+  sorted: Float64Array,
+  n: number,
+): void {
+  for (let i = n - 1; i >= 0; i--) {
+    const to = --at[part[i]];
+    order[to] = i;
+    sorted[to] = codes[i];
+  }
+}
+
+/** Each partition's rows [at[q], at[q + 1]) sorted. */
+function sortSegments(at: Int32Array, partSpan: number, order: Int32Array, sorted: Float64Array): void {
+  for (let q = 0; q < partSpan; q++) {
+    const a = at[q],
+      b = at[q + 1];
+    if (b - a > 1) sortSegment(order, sorted, a, b);
+  }
 }
 
 /** Rows [a, b) of `sorted` (and `order` with them) sorted, stably. */
 function sortSegment(order: Int32Array, sorted: Float64Array, a: number, b: number): void {
-  let inOrder = true;
-  for (let i = a + 1; i < b; i++)
-    if (sorted[i] < sorted[i - 1]) {
-      inOrder = false;
-      break;
+  if (inOrder(sorted, a, b)) return;
+  if (b - a <= INSERTION_ROWS) insertionSort(order, sorted, a, b);
+  else radixSegment(order, sorted, a, b);
+}
+
+function inOrder(sorted: Float64Array, a: number, b: number): boolean {
+  for (let i = a + 1; i < b; i++) if (sorted[i] < sorted[i - 1]) return false;
+  return true;
+}
+
+function insertionSort(order: Int32Array, sorted: Float64Array, a: number, b: number): void {
+  for (let i = a + 1; i < b; i++) {
+    const x = sorted[i],
+      o = order[i];
+    let j = i - 1;
+    for (; j >= a && sorted[j] > x; j--) {
+      sorted[j + 1] = sorted[j];
+      order[j + 1] = order[j];
     }
-  if (inOrder) return;
-  if (b - a <= INSERTION_ROWS) {
-    for (let i = a + 1; i < b; i++) {
-      const x = sorted[i],
-        o = order[i];
-      let j = i - 1;
-      for (; j >= a && sorted[j] > x; j--) {
-        sorted[j + 1] = sorted[j];
-        order[j + 1] = order[j];
-      }
-      sorted[j + 1] = x;
-      order[j + 1] = o;
-    }
-    return;
+    sorted[j + 1] = x;
+    order[j + 1] = o;
   }
-  radixSegment(order, sorted, a, b);
 }
 
 /** Digit counts of the 16-bit passes, reused by every sort on the thread. */
@@ -207,14 +317,8 @@ const COUNTS8 = new Int32Array(256);
 /** An LSD radix sort of rows [a, b) by their numbers less the segment's least: 8-bit digits for a short one, else 16. */
 function radixSegment(order: Int32Array, sorted: Float64Array, a: number, b: number): void {
   const m = b - a;
-  let min = Infinity,
-    max = -Infinity;
-  for (let i = a; i < b; i++) {
-    const x = sorted[i];
-    if (x < min) min = x;
-    if (x > max) max = x;
-  }
-  const bits = Math.ceil(Math.log2(max - min + 1));
+  const min = segmentMin(sorted, a, b);
+  const bits = Math.ceil(Math.log2(segmentMax(sorted, a, b) - min + 1));
   const digit = m < 4096 ? 8 : 16;
   const mask = (1 << digit) - 1;
   const count = digit === 16 ? COUNTS16 : COUNTS8;
@@ -222,32 +326,90 @@ function radixSegment(order: Int32Array, sorted: Float64Array, a: number, b: num
     idx = scratchI32('radixIdx', m),
     keyT = scratchF64('radixKeyT', m),
     idxT = scratchI32('radixIdxT', m);
+  loadSegment(sorted, order, a, m, min, key, idx);
+  for (let shift = 0; shift < bits; shift += digit) {
+    const scale = 2 ** shift;
+    count.fill(0);
+    countDigits(key, m, scale, mask, count);
+    startsOf(count, mask + 1);
+    moveByDigit(key, idx, keyT, idxT, m, scale, mask, count);
+    [key, keyT] = [keyT, key];
+    [idx, idxT] = [idxT, idx];
+  }
+  storeSegment(sorted, order, a, m, min, key, idx);
+}
+
+function segmentMin(x: Float64Array, a: number, b: number): number {
+  let min = Infinity;
+  for (let i = a; i < b; i++) if (x[i] < min) min = x[i];
+  return min;
+}
+
+function segmentMax(x: Float64Array, a: number, b: number): number {
+  let max = -Infinity;
+  for (let i = a; i < b; i++) if (x[i] > max) max = x[i];
+  return max;
+}
+
+function loadSegment(
+  sorted: Float64Array,
+  order: Int32Array,
+  a: number,
+  m: number,
+  min: number,
+  key: Float64Array,
+  idx: Int32Array,
+): void {
   for (let i = 0; i < m; i++) {
     key[i] = sorted[a + i] - min;
     idx[i] = order[a + i];
   }
-  for (let shift = 0; shift < bits; shift += digit) {
-    const scale = 2 ** shift;
-    count.fill(0);
-    for (let i = 0; i < m; i++) count[(key[i] / scale) & mask]++;
-    let sum = 0;
-    for (let d = 0; d <= mask; d++) {
-      const c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (let i = 0; i < m; i++) {
-      const x = key[i],
-        at = count[(x / scale) & mask]++;
-      keyT[at] = x;
-      idxT[at] = idx[i];
-    }
-    [key, keyT] = [keyT, key];
-    [idx, idxT] = [idxT, idx];
-  }
+}
+
+function storeSegment(
+  sorted: Float64Array,
+  order: Int32Array,
+  a: number,
+  m: number,
+  min: number,
+  key: Float64Array,
+  idx: Int32Array,
+): void {
   for (let i = 0; i < m; i++) {
     sorted[a + i] = key[i] + min;
     order[a + i] = idx[i];
+  }
+}
+
+function countDigits(key: Float64Array, m: number, scale: number, mask: number, count: Int32Array): void {
+  for (let i = 0; i < m; i++) count[(key[i] / scale) & mask]++;
+}
+
+/** count[d] = count[0] + ... + count[d - 1] (each digit's first place). */
+function startsOf(count: Int32Array, digits: number): void {
+  let sum = 0;
+  for (let d = 0; d < digits; d++) {
+    const c = count[d];
+    count[d] = sum;
+    sum += c;
+  }
+}
+
+function moveByDigit(
+  key: Float64Array,
+  idx: Int32Array,
+  keyT: Float64Array,
+  idxT: Int32Array,
+  m: number,
+  scale: number,
+  mask: number,
+  count: Int32Array,
+): void {
+  for (let i = 0; i < m; i++) {
+    const x = key[i],
+      at = count[(x / scale) & mask]++;
+    keyT[at] = x;
+    idxT[at] = idx[i];
   }
 }
 
@@ -256,18 +418,24 @@ export function shapeOfPacked(sorted: Float64Array, orderSpan: number, partition
   const n = sorted.length;
   const cut = scratchZeroU8('partCut', n);
   if (n > 0) cut[0] = 1;
-  if (partitioned) {
-    // sorted: a partition starts where the number reaches the next multiple of orderSpan
-    let next = -1;
-    for (let i = 0; i < n; i++) {
-      const code = sorted[i];
-      if (code < next) continue;
-      cut[i] = 1;
-      next = (Math.floor(code / orderSpan) + 1) * orderSpan;
-    }
-  }
+  if (partitioned) partitionCuts(sorted, orderSpan, cut, n);
   const peers = scratchZeroU8('peerCut', n);
   peers.set(cut);
-  if (ordered) for (let i = 1; i < n; i++) if (sorted[i] !== sorted[i - 1]) peers[i] = 1;
+  if (ordered) peerCuts(sorted, peers, n);
   return new CutShape(n, cut, peers, true);
+}
+
+/** sorted: a partition starts where the number reaches the next multiple of orderSpan. */
+function partitionCuts(sorted: Float64Array, orderSpan: number, cut: Uint8Array, n: number): void {
+  let next = -1;
+  for (let i = 0; i < n; i++) {
+    const code = sorted[i];
+    if (code < next) continue;
+    cut[i] = 1;
+    next = (Math.floor(code / orderSpan) + 1) * orderSpan;
+  }
+}
+
+function peerCuts(sorted: Float64Array, peers: Uint8Array, n: number): void {
+  for (let i = 1; i < n; i++) if (sorted[i] !== sorted[i - 1]) peers[i] = 1;
 }

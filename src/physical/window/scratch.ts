@@ -9,6 +9,8 @@ const MAX_BYTES = 16 * 1024 * 1024;
 export type Slot =
   | 'codes'
   | 'part'
+  /** each partition's end, then start, in the packed sort's counting (window/packed.ts) */
+  | 'partAt'
   | 'order'
   | 'sorted'
   | 'partCut'
