@@ -84,8 +84,7 @@ export function topNRows(
 ): { idx: Int32Array; n: number } {
   const rows = b.length,
     N = top.n;
-  const { gid, nGroups } = groupsOf(b, partitionBy);
-  const cmp = orderOf(b, orderBy);
+  const { gid, nGroups, codes, cmp } = groupsAndOrder(b, partitionBy, orderBy);
   // each group's heap: at most min(N, its rows) slots, from start[g]
   const start = new Int32Array(nGroups + 1);
   for (let i = 0; i < rows; i++) start[gid[i] + 1]++;
@@ -93,6 +92,96 @@ export function topNRows(
   const heap = new Int32Array(start[nGroups]);
   const size = new Int32Array(nGroups);
   const distinct = top.fn === 'dense_rank';
+  // the packed numbers of the heaps' rows beside them: a row is tested against its group's cutoff without
+  // reading the cutoff row's number at random
+  const worst = codes ? packedHeaps(codes, gid, start, size, heap, distinct) : null;
+  if (!worst) comparedHeaps(cmp!, gid, start, size, heap, distinct, rows);
+  const idx = new Int32Array(rows);
+  let k = 0;
+  if (top.fn === 'row_number') {
+    // the heaps' rows, in input order
+    const keep = new Uint8Array(rows);
+    for (let j = 0; j < heap.length; j++) keep[heap[j]] = 1;
+    for (let i = 0; i < rows; i++) if (keep[i] === 1) idx[k++] = i;
+    return { idx, n: k };
+  }
+  // a group with fewer than N rows (or distinct values) keeps them all; else those up to its cutoff, peers too
+  if (worst)
+    for (let i = 0; i < rows; i++) {
+      const g = gid[i];
+      if (size[g] < N || codes![i] <= worst[start[g]]) idx[k++] = i;
+    }
+  else
+    for (let i = 0; i < rows; i++) {
+      const g = gid[i];
+      if (size[g] < N || cmp!(i, heap[start[g]]) <= 0) idx[k++] = i;
+    }
+  return { idx, n: k };
+}
+
+/**
+ * Each group's best rows by their packed numbers into its max-heap (`heap` from start[g], `size[g]` of them; dense_rank:
+ * one row a number): returns the heaps' numbers, each beside its row.
+ */
+function packedHeaps(
+  codes: Float64Array,
+  gid: Int32Array,
+  start: Int32Array,
+  size: Int32Array,
+  heap: Int32Array,
+  distinct: boolean,
+): Float64Array {
+  const vals = new Float64Array(heap.length);
+  for (let i = 0, n = gid.length; i < n; i++) {
+    const g = gid[i],
+      s = start[g],
+      m = size[g],
+      v = codes[i];
+    let p: number;
+    if (m < start[g + 1] - s) {
+      if (distinct && holdsValue(vals, s, m, v)) continue;
+      // sift up from the new leaf: the group's worst number stays at vals[s]
+      size[g] = m + 1;
+      for (p = m; p > 0; ) {
+        const q = (p - 1) >> 1;
+        if (vals[s + q] >= v) break;
+        vals[s + p] = vals[s + q];
+        heap[s + p] = heap[s + q];
+        p = q;
+      }
+    } else if (v < vals[s] && !(distinct && holdsValue(vals, s, m, v))) {
+      // the worst replaced: sift down from the root
+      for (p = 0; ; ) {
+        const l = 2 * p + 1;
+        if (l >= m) break;
+        const c = l + 1 < m && vals[s + l + 1] > vals[s + l] ? l + 1 : l;
+        if (vals[s + c] <= v) break;
+        vals[s + p] = vals[s + c];
+        heap[s + p] = heap[s + c];
+        p = c;
+      }
+    } else continue;
+    vals[s + p] = v;
+    heap[s + p] = i;
+  }
+  return vals;
+}
+
+function holdsValue(vals: Float64Array, s: number, m: number, v: number): boolean {
+  for (let j = s; j < s + m; j++) if (vals[j] === v) return true;
+  return false;
+}
+
+/** The same heaps by comparing rows (keys that do not pack, or partitions too many to count). */
+function comparedHeaps(
+  cmp: (i: number, j: number) => number,
+  gid: Int32Array,
+  start: Int32Array,
+  size: Int32Array,
+  heap: Int32Array,
+  distinct: boolean,
+  rows: number,
+): void {
   for (let i = 0; i < rows; i++) {
     const g = gid[i],
       s = start[g],
@@ -128,21 +217,6 @@ export function topNRows(
       }
     }
   }
-  const idx = new Int32Array(rows);
-  let k = 0;
-  if (top.fn === 'row_number') {
-    // the heaps' rows, in input order
-    const keep = new Uint8Array(rows);
-    for (let j = 0; j < heap.length; j++) keep[heap[j]] = 1;
-    for (let i = 0; i < rows; i++) if (keep[i] === 1) idx[k++] = i;
-    return { idx, n: k };
-  }
-  for (let i = 0; i < rows; i++) {
-    const g = gid[i];
-    // a group with fewer than N rows (or distinct values) keeps them all; else those up to its cutoff, peers too
-    if (size[g] < N || cmp(i, heap[start[g]]) <= 0) idx[k++] = i;
-  }
-  return { idx, n: k };
 }
 
 /** Whether one of the m heap rows from s is a peer of row i. */
@@ -151,14 +225,24 @@ function holds(heap: Int32Array, s: number, m: number, i: number, cmp: (i: numbe
   return false;
 }
 
-/** The order keys' comparison of two rows: their packed numbers when the keys pack (window/packed.ts), else the columns. */
-function orderOf(b: Batch, orderBy: SortKey[]): (i: number, j: number) => number {
-  if (orderBy.length === 0) return () => 0;
-  const packed = b.length > 0 ? packKeys(b, [], orderBy) : null;
-  if (packed === null) return keyOrder(b, orderBy);
-  // the thread's scratch (window/scratch.ts): read only until this task's sort packs its keys again
-  const codes = packed.codes;
-  return (i, j) => codes[i] - codes[j];
+/**
+ * Each row's group (its partition) and the comparison of two rows of one group by the order keys: integer keys packed
+ * into one number a row (window/packed.ts), the partition read off it when the partitions are few enough to count
+ * (no hashing); else the groups hashed (agg/group-ids.ts) and the rows compared by their columns.
+ */
+function groupsAndOrder(
+  b: Batch,
+  partitionBy: number[],
+  orderBy: SortKey[],
+): { gid: Int32Array; nGroups: number; codes: Float64Array | null; cmp: ((i: number, j: number) => number) | null } {
+  const packed = b.length > 0 ? packKeys(b, partitionBy, orderBy) : null;
+  if (packed !== null && (packed.part !== null || partitionBy.length === 0)) {
+    // the thread's scratch (window/scratch.ts): read only until this task's sort packs its keys again
+    const gid = packed.part ?? new Int32Array(b.length);
+    return { gid, nGroups: partitionBy.length ? packed.partSpan : 1, codes: packed.codes, cmp: null };
+  }
+  const { gid, nGroups } = groupsOf(b, partitionBy);
+  return { gid, nGroups, codes: null, cmp: orderBy.length === 0 ? () => 0 : keyOrder(b, orderBy) };
 }
 
 /**
