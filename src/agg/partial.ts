@@ -306,17 +306,17 @@ const PASS_THROUGH_MIN = 4096;
 const PASS_THROUGH_FIRST_LOOK = 0.9;
 
 /**
- * The groups expected among a task's `rows` rows, from its first `n` rows holding `d` groups, `d1` of them in
- * the first n/2 rows. Rows drawn alike from D groups hold D(1 - exp(-m/D)) groups in m rows, so the halves give
- * y = n/D from d/d1 = 1 + exp(-y/2), and the task D(1 - exp(-y rows/n)) with D = d/(1 - exp(-y)). Fitted on the
- * growth between the halves, not on d/n alone: rows clustered in runs (file order: a key's rows side by side)
- * lower d/n but bring as many new groups in the second half as in the first, which reads as y = 0, and the
- * estimate is then d/n of the task's rows, the sample's own ratio. It is never above that (y >= 0), so a
- * sample that shrinks by half still aggregates.
+ * The groups expected among a task's `rows` rows (or a batch's, fewer than `n`), from its first `n` rows holding
+ * `d` groups, `d1` of them in the first n/2 rows. Rows drawn alike from D groups hold D(1 - exp(-m/D)) groups in
+ * m rows, so the halves give y = n/D from d/d1 = 1 + exp(-y/2), and the task D(1 - exp(-y rows/n)) with
+ * D = d/(1 - exp(-y)). Fitted on the growth between the halves, not on d/n alone: rows clustered in runs (file
+ * order: a key's rows side by side) lower d/n but bring as many new groups in the second half as in the first,
+ * which reads as y = 0, and the estimate is then d/n of the task's rows, the sample's own ratio. It is never above
+ * that (y >= 0), so a sample that shrinks by half still aggregates.
  */
 export function estimatedGroups(n: number, d: number, d1: number, rows: number, y = growthOf(d, d1)): number {
-  if (rows <= n || y <= 0) return (d * Math.max(rows, n)) / n;
-  if (!Number.isFinite(y)) return d; // no group after the first half: the sample holds them all
+  if (y <= 0) return (d * rows) / n;
+  if (!Number.isFinite(y)) return Math.min(d, rows); // no group after the first half: the sample holds them all
   return (d * -Math.expm1((-y * rows) / n)) / -Math.expm1(-y);
 }
 
