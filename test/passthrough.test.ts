@@ -82,11 +82,21 @@ describe('the pass-through decision on crafted key columns', () => {
     expect(d.looked).toEqual([4096]);
   });
 
-  it('near the line (100K uniform keys, 125K rows: 0.57 groups a row) passes through, after the whole sample', () => {
+  it('aggregate by key at s = 0 (100K uniform keys, 125K-row tasks, 0.57 groups a row) passes on the first look', () => {
     const d = decide(125_000, uniform(100_000));
     expect(d.groups / 125_000).toBeGreaterThan(0.55);
     expect(d.pass).toBe(true);
-    expect(d.looked).toEqual([4096, 16384]);
+    expect(d.looked).toEqual([4096]);
+  });
+
+  it('near the task line (a quarter of the rows in groups) the whole sample decides, either way', () => {
+    const above = decide(60_000, uniform(20_000)); // 0.32 groups a row: passes through
+    expect(above.groups / 60_000).toBeGreaterThan(0.3);
+    expect(above).toMatchObject({ pass: true, looked: [4096, 16384] });
+    const below = decide(100_000, uniform(20_000)); // 0.20: aggregates
+    expect(below.groups / 100_000).toBeLessThan(0.21);
+    expect(below.sampleRatio).toBeGreaterThan(0.5);
+    expect(below).toMatchObject({ pass: false, looked: [4096, 16384] });
   });
 
   it('runs of a key in file order that never recur: judged on the sample ratio, as the task holds', () => {
