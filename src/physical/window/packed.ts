@@ -4,7 +4,7 @@
 // rows are grouped by partition by counting, each partition's rows sorted by the number (not at all when they
 // arrive in order; by insertion when few; else radix), and the partitions and peers read off the sorted numbers: no
 // comparison of columns, no key gathered to find them. Pure; window/source.ts sorts by the columns (kernels/sort.ts) when a key does not pack.
-import { type Batch, type Column, lanes } from '../../kernels/column.js';
+import { type Batch, type Column, lanes, rowCount } from '../../kernels/column.js';
 import type { SortKey } from '../../kernels/sort.js';
 import { CutShape, type Shape } from './bounds.js';
 import { scratchF64, scratchI32, scratchZeroU8 } from './scratch.js';
@@ -84,11 +84,15 @@ function keyValues(c: Column, n: number): { v: KeyValues; lo: number; hi: number
   return { v: { x }, lo, hi, nulls };
 }
 
-/** The sort keys (partition keys ascending, then the order keys) of `b` packed, or null when they do not pack. */
-export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): Packed | null {
-  const n = b.length;
+/**
+ * The sort keys (partition keys ascending, then the order keys) of the rows of `batches` (one after another, as if
+ * concatenated) packed, or null when they do not pack. Read from each batch in place: a key column is not copied
+ * into one array first, and a batch's numbers are built while they stay in the caches.
+ */
+export function packKeys(batches: readonly Batch[], partitionBy: number[], orderBy: SortKey[]): Packed | null {
   const keys = [...partitionBy.map((col) => ({ col, desc: false, nullsFirst: false })), ...orderBy];
-  const vals: KeyValues[] = [];
+  // per batch, per key: its values
+  const vals: KeyValues[][] = batches.map(() => []);
   // per key: its range, and a row's rank as base + sign * value (a null's: nullCode)
   const spans: number[] = [],
     bases: number[] = [],
@@ -97,36 +101,49 @@ export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): P
   let total = 1,
     orderSpan = 1;
   for (let k = 0; k < keys.length; k++) {
-    const key = keyValues(b.columns[keys[k].col], n);
-    if (key === null) return null;
-    const { nulls } = key;
-    const [lo, hi] = key.lo > key.hi ? [0, 0] : [key.lo, key.hi]; // every row null
+    let lo0 = Infinity,
+      hi0 = -Infinity,
+      nulls = false;
+    for (let j = 0; j < batches.length; j++) {
+      const key = keyValues(batches[j].columns[keys[k].col], batches[j].length);
+      if (key === null) return null;
+      vals[j].push(key.v);
+      if (key.lo < lo0) lo0 = key.lo;
+      if (key.hi > hi0) hi0 = key.hi;
+      if (key.nulls) nulls = true;
+    }
+    const [lo, hi] = lo0 > hi0 ? [0, 0] : [lo0, hi0]; // every row null
     const span = hi - lo + 1 + (nulls ? 1 : 0);
     total *= span;
     if (total >= LIMIT) return null;
     if (k >= partitionBy.length) orderSpan *= span;
     const { desc, nullsFirst } = keys[k];
-    vals.push(key.v);
     spans.push(span);
     // ascending: x - lo; descending: hi - x; one more past a null placed first
     bases.push((desc ? hi : -lo) + (nulls && nullsFirst ? 1 : 0));
     signs.push(desc ? -1 : 1);
     nullCodes.push(nullsFirst ? 0 : span - 1);
   }
+  const n = rowCount(batches);
   const partSpan = total / orderSpan;
   // each key's rank added below the keys before it (codes holds a reused slot's old values: zeroed first)
   const codes = scratchF64('codes', n).fill(0);
   // the partition keys' number is written out as each row's partition on the way, when it will be counted
   const part = partitionBy.length > 0 && countable(partSpan, n) ? scratchI32('part', n) : null;
-  for (let k = 0; k < keys.length; k++) {
-    const v = vals[k],
-      span = spans[k],
-      base = bases[k],
-      sign = signs[k];
-    if ('i32' in v) addI32(codes, v.i32, n, span, base, sign);
-    else if ('words' in v) addWords(codes, v.words, n, span, base, sign);
-    else addNumbers(codes, v.x, b.columns[keys[k].col].valid, n, span, base, sign, nullCodes[k]);
-    if (part !== null && k === partitionBy.length - 1) truncate(codes, part, n);
+  let at = 0;
+  for (let j = 0; j < batches.length; j++) {
+    const m = batches[j].length;
+    for (let k = 0; k < keys.length; k++) {
+      const v = vals[j][k],
+        span = spans[k],
+        base = bases[k],
+        sign = signs[k];
+      if ('i32' in v) addI32(codes, at, v.i32, m, span, base, sign);
+      else if ('words' in v) addWords(codes, at, v.words, m, span, base, sign);
+      else addNumbers(codes, at, v.x, batches[j].columns[keys[k].col].valid, m, span, base, sign, nullCodes[k]);
+      if (part !== null && k === partitionBy.length - 1) truncate(codes, part, at, m);
+    }
+    at += m;
   }
   return { codes, orderSpan, partSpan, part };
 }
@@ -157,19 +174,21 @@ function rangeWords(w: Int32Array, n: number): [number, number] | null {
   return [lo, hi];
 }
 
-/** codes[i] = codes[i] * span + base + sign * v[i]. */
-function addI32(codes: Float64Array, v: Int32Array, n: number, span: number, base: number, sign: number): void {
-  for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * v[i]);
+/** codes[at + i] = codes[at + i] * span + base + sign * v[i], for i below n. */
+function addI32(codes: Float64Array, at: number, v: Int32Array, n: number, span: number, base: number, sign: number) {
+  for (let i = 0; i < n; i++) codes[at + i] = codes[at + i] * span + (base + sign * v[i]);
 }
 
-/** codes[i] = codes[i] * span + base + sign * (the int64 of words w[2i], w[2i + 1]). */
-function addWords(codes: Float64Array, w: Int32Array, n: number, span: number, base: number, sign: number): void {
-  for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * (w[2 * i + 1] * TWO32 + (w[2 * i] >>> 0)));
+/** The same for the int64s of words w[2i], w[2i + 1]. */
+function addWords(codes: Float64Array, at: number, w: Int32Array, n: number, span: number, base: number, sign: number) {
+  for (let i = 0; i < n; i++)
+    codes[at + i] = codes[at + i] * span + (base + sign * (w[2 * i + 1] * TWO32 + (w[2 * i] >>> 0)));
 }
 
 /** The same for numbers, a null row's rank `nullCode`. */
 function addNumbers(
   codes: Float64Array,
+  at: number,
   x: ArrayLike<number>,
   valid: Uint8Array | null,
   n: number,
@@ -179,12 +198,12 @@ function addNumbers(
   nullCode: number,
 ): void {
   for (let i = 0; i < n; i++)
-    codes[i] = codes[i] * span + (valid !== null && valid[i] === 0 ? nullCode : base + sign * x[i]);
+    codes[at + i] = codes[at + i] * span + (valid !== null && valid[i] === 0 ? nullCode : base + sign * x[i]);
 }
 
-/** part[i] = codes[i] (an integer below 2^31). */
-function truncate(codes: Float64Array, part: Int32Array, n: number): void {
-  for (let i = 0; i < n; i++) part[i] = codes[i];
+/** part[at + i] = codes[at + i] (an integer below 2^31), for i below n. */
+function truncate(codes: Float64Array, part: Int32Array, at: number, n: number): void {
+  for (let i = at; i < at + n; i++) part[i] = codes[i];
 }
 
 /** The least and greatest of x[0, n) (Infinity, -Infinity when n is 0), and no nulls. */

@@ -158,19 +158,19 @@ export const windowKernel: SourceKernel<WindowSource> = {
       const parts = cutByBounds(src.schema, src.input, src.cut, sortKeys(src), turn);
       return { batches: parts, rows: rowCount(src.input), asIs: true };
     }
-    // read by the sort (the keys) and gathered from: every column, or with `keep` those and the functions' inputs
+    // the keys packed from the input blocks as they are; gathered from: every column, or with `keep` those and the
+    // functions' inputs, and the keys when they do not pack (the column sort reads them)
+    const read = rowCount(src.input);
+    const packed = read >= PACK_MIN_ROWS ? packKeys(src.input, src.partitionBy, src.orderBy) : null;
     const need = src.keep && !src.piece ? gathered(src, src.keep) : null;
     const cols = new Set(need ?? src.schema.map((_, c) => c));
-    for (const c of src.partitionBy) cols.add(c);
-    for (const k of src.orderBy) cols.add(k.col);
+    if (packed === null) for (const c of [...src.partitionBy, ...src.orderBy.map((k) => k.col)]) cols.add(c);
     const rows = concatScratch(src.schema, src.input, cols);
-    const read = rows.length;
     if (rows.length === 0) {
       if (!src.piece) return { batches: [], rows: read };
       const none = emptyBatch([...src.schema, ...src.fns.map((f) => ({ name: f.as, type: f.type }))]);
       return { batches: [none, { length: 0, columns: [] }], rows: read, asIs: true };
     }
-    const packed = rows.length >= PACK_MIN_ROWS ? packKeys(rows, src.partitionBy, src.orderBy) : null;
     if (packed !== null && !src.piece) {
       // rows already in order within their partitions: the running functions in input order, nothing sorted
       const added = streamWindow(rows, src.fns, packed, src.orderBy.length > 0);
