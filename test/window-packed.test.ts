@@ -92,7 +92,13 @@ describe('a large window task over integer keys (packed sort)', () => {
       [{ fn: 'row_number', as: 'rn' }],
       ['row_number() OVER ($OVER) AS rn'],
     );
-    await check([], [{ column: 'late', nulls: 'last' }, { column: 'late64', desc: true }]);
+    await check(
+      [],
+      [
+        { column: 'late', nulls: 'last' },
+        { column: 'late64', desc: true },
+      ],
+    );
   });
 
   it('keys too wide to pack (an int64 spanning 10^12 and the id): sorted by the columns', async () => {
