@@ -242,9 +242,10 @@ const INSERTION_ROWS = 48;
  * The row order of the packed numbers (stable: ties keep the input order), and the numbers in that order. Rows are
  * first grouped by partition (a counting sort on floor(number / orderSpan), when the partitions are few enough to
  * count), then each partition's rows sorted unless they already are (rows often arrive in their order keys' order,
- * as a file written in it is read): by insertion when few, else by an LSD radix sort of the number.
+ * as a file written in it is read): by insertion when few, else by an LSD radix sort of the number. `starts`: where
+ * each partition's rows start in the order (partSpan + 1 of them, the last n), when they were grouped by counting.
  */
-export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array } {
+export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array; starts: Int32Array | null } {
   const { codes, partSpan, part } = p;
   const n = codes.length;
   const order = scratchI32('order', n);
@@ -253,7 +254,7 @@ export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array
     identity(order, n);
     sorted.set(codes);
     sortSegment(order, sorted, 0, n);
-    return { order, sorted };
+    return { order, sorted, starts: null };
   }
   // at[q]: partition q's rows end there, then (moved back a row at a time) start there; at[partSpan] = n
   const at = scratchI32('partAt', partSpan + 1).fill(0);
@@ -261,7 +262,7 @@ export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array
   sumCounts(at, partSpan + 1);
   scatterParts(part, codes, at, order, sorted, n);
   sortSegments(at, partSpan, order, sorted);
-  return { order, sorted };
+  return { order, sorted, starts: at };
 }
 
 function identity(order: Int32Array, n: number): void {
@@ -432,16 +433,97 @@ function moveByDigit(
   }
 }
 
-/** The shape of rows sorted by their packed numbers: a partition is floor(number / orderSpan), peers equal numbers. */
-export function shapeOfPacked(sorted: Float64Array, orderSpan: number, partitioned: boolean, ordered: boolean): Shape {
+/**
+ * The shape of rows sorted by their packed numbers: a partition is floor(number / orderSpan), peers equal numbers
+ * (rows of two partitions never have equal numbers). With the partitions' `starts` from the counting sort, or
+ * without partition keys, a PackedShape; else the partitions' first rows found by division.
+ */
+export function shapeOfPacked(
+  sorted: Float64Array,
+  orderSpan: number,
+  partitioned: boolean,
+  ordered: boolean,
+  starts: Int32Array | null = null,
+): Shape {
   const n = sorted.length;
+  if (starts !== null || !partitioned) return new PackedShape(n, sorted, starts);
   const cut = scratchZeroU8('partCut', n);
   if (n > 0) cut[0] = 1;
-  if (partitioned) partitionCuts(sorted, orderSpan, cut, n);
+  partitionCuts(sorted, orderSpan, cut, n);
   const peers = scratchZeroU8('peerCut', n);
   peers.set(cut);
   if (ordered) peerCuts(sorted, peers, n);
   return new CutShape(n, cut, peers, true);
+}
+
+/**
+ * A shape read off the sorted numbers and the partitions' starts (null: one partition), each bound array made when
+ * a function first reads it (lag and row_number read only the partitions': no pass over the numbers for peers), in
+ * the thread's scratch slots (valid until the next task's shape).
+ */
+class PackedShape implements Shape {
+  #partStart: Int32Array | null = null;
+  #partEnd: Int32Array | null = null;
+  #peerStart: Int32Array | null = null;
+  #peerEnd: Int32Array | null = null;
+  constructor(
+    readonly n: number,
+    private readonly sorted: Float64Array,
+    private readonly starts: Int32Array | null,
+  ) {}
+  get partStart(): Int32Array {
+    this.#partStart ??= this.runs('partStart', false);
+    return this.#partStart;
+  }
+  get partEnd(): Int32Array {
+    this.#partEnd ??= this.runs('partEnd', true);
+    return this.#partEnd;
+  }
+  private runs(slot: 'partStart' | 'partEnd', end: boolean): Int32Array {
+    const out = scratchI32(slot, this.n);
+    if (this.starts === null) out.fill(end ? this.n : 0);
+    else fillRuns(this.starts, out, end);
+    return out;
+  }
+  get peerStart(): Int32Array {
+    this.#peerStart ??= peerStarts(this.sorted, scratchI32('peerStart', this.n), this.n);
+    return this.#peerStart;
+  }
+  get peerEnd(): Int32Array {
+    this.#peerEnd ??= peerEnds(this.sorted, scratchI32('peerEnd', this.n), this.n);
+    return this.#peerEnd;
+  }
+}
+
+/** Each row's partition's first row (or with `end`, one past its last), the partitions [starts[q], starts[q + 1]). */
+function fillRuns(starts: Int32Array, out: Int32Array, end: boolean): void {
+  const last = starts.length - 1;
+  for (let q = 0; q < last; q++) {
+    const a = starts[q],
+      b = starts[q + 1],
+      x = end ? b : a;
+    for (let i = a; i < b; i++) out[i] = x;
+  }
+}
+
+/** Each row's first row of equal numbers. */
+function peerStarts(sorted: Float64Array, out: Int32Array, n: number): Int32Array {
+  let s = 0;
+  for (let i = 0; i < n; i++) {
+    if (i > 0 && sorted[i] !== sorted[i - 1]) s = i;
+    out[i] = s;
+  }
+  return out;
+}
+
+/** Each row's end (one past its last row) of equal numbers. */
+function peerEnds(sorted: Float64Array, out: Int32Array, n: number): Int32Array {
+  let e = n;
+  for (let i = n - 1; i >= 0; i--) {
+    out[i] = e;
+    if (i > 0 && sorted[i] !== sorted[i - 1]) e = i;
+  }
+  return out;
 }
 
 /** sorted: a partition starts where the number reaches the next multiple of orderSpan. */

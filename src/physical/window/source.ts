@@ -67,8 +67,8 @@ function sortRows(
     );
     return { sorted: gatherAll(order), shape };
   }
-  const { order, sorted: codes } = sortPacked(packed);
-  const shape = shapeOfPacked(codes, packed.orderSpan, src.partitionBy.length > 0, src.orderBy.length > 0);
+  const { order, sorted: codes, starts } = sortPacked(packed);
+  const shape = shapeOfPacked(codes, packed.orderSpan, src.partitionBy.length > 0, src.orderBy.length > 0, starts);
   return { sorted: gatherAll(order), shape };
 }
 
