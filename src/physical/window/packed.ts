@@ -70,19 +70,27 @@ type KeyValues = { i32: Int32Array } | { words: Int32Array } | { x: ArrayLike<nu
 function keyValues(c: Column, n: number): { v: KeyValues; lo: number; hi: number; nulls: boolean } | null {
   const v = c.values;
   if (c.valid === null && v instanceof Int32Array) {
-    const [lo, hi] = rangeI32(v, n);
-    return { v: { i32: v }, lo, hi, nulls: false };
+    const hi = rangeI32(v, n);
+    return { v: { i32: v }, lo: least, hi, nulls: false };
   }
   if (c.valid === null && v instanceof BigInt64Array && lanes(c.type) === 1) {
     const words = new Int32Array(v.buffer, v.byteOffset, 2 * n);
-    const r = rangeWords(words, n);
-    return r === null ? null : { v: { words }, lo: r[0], hi: r[1], nulls: false };
+    const hi = rangeWords(words, n);
+    return hi !== hi ? null : { v: { words }, lo: least, hi, nulls: false };
   }
   const x = exactIntegers(c);
   if (x === null) return null;
-  const [lo, hi, nulls] = c.valid === null ? minMax(x, n) : minMaxValid(x, c.valid, n);
-  return { v: { x }, lo, hi, nulls };
+  anyNull = false;
+  const hi = c.valid === null ? minMax(x, n) : minMaxValid(x, c.valid, n);
+  return { v: { x }, lo: least, hi, nulls: anyNull };
 }
+
+// The range loops return their greatest value and leave the least (and whether a value was null) here: after a
+// loop compiled while it ran (on-stack replacement) nothing but a return of a local, or a store to a module variable
+// (no type feedback either needs), or V8 keeps entering that loop code and deoptimizing after it (see
+// groupIdsOfRows in agg/joinagg.ts): an array returned did, at every call.
+let least = 0;
+let anyNull = false;
 
 /**
  * The sort keys (partition keys ascending, then the order keys) of the rows of `batches` (one after another, as if
@@ -148,8 +156,8 @@ export function packKeys(batches: readonly Batch[], partitionBy: number[], order
   return { codes, orderSpan, partSpan, part };
 }
 
-/** The least and greatest of v[0, n) (Infinity, -Infinity when n is 0). */
-function rangeI32(v: Int32Array, n: number): [number, number] {
+/** The greatest of v[0, n) (-Infinity when n is 0); the least into `least` (Infinity). */
+function rangeI32(v: Int32Array, n: number): number {
   let lo = Infinity,
     hi = -Infinity;
   for (let i = 0; i < n; i++) {
@@ -157,21 +165,23 @@ function rangeI32(v: Int32Array, n: number): [number, number] {
     if (x < lo) lo = x;
     if (x > hi) hi = x;
   }
-  return [lo, hi];
+  least = lo;
+  return hi;
 }
 
-/** The least and greatest of the int64s whose words are w[0, 2n), or null when one is 2^53 or more in magnitude. */
-function rangeWords(w: Int32Array, n: number): [number, number] | null {
+/** The same for the int64s whose words are w[0, 2n); NaN when one is 2^53 or more in magnitude. */
+function rangeWords(w: Int32Array, n: number): number {
   let lo = Infinity,
     hi = -Infinity;
   for (let i = 0; i < n; i++) {
     const h = w[2 * i + 1];
-    if (h >= 0x200000 || h < -0x200000) return null;
+    if (h >= 0x200000 || h < -0x200000) return Number.NaN;
     const x = h * TWO32 + (w[2 * i] >>> 0);
     if (x < lo) lo = x;
     if (x > hi) hi = x;
   }
-  return [lo, hi];
+  least = lo;
+  return hi;
 }
 
 /** codes[at + i] = codes[at + i] * span + base + sign * v[i], for i below n. */
@@ -206,8 +216,8 @@ function truncate(codes: Float64Array, part: Int32Array, at: number, n: number):
   for (let i = at; i < at + n; i++) part[i] = codes[i];
 }
 
-/** The least and greatest of x[0, n) (Infinity, -Infinity when n is 0), and no nulls. */
-function minMax(x: ArrayLike<number>, n: number): [number, number, boolean] {
+/** The greatest of x[0, n) (-Infinity when n is 0); the least into `least`. */
+function minMax(x: ArrayLike<number>, n: number): number {
   let lo = Infinity,
     hi = -Infinity;
   for (let i = 0; i < n; i++) {
@@ -215,11 +225,12 @@ function minMax(x: ArrayLike<number>, n: number): [number, number, boolean] {
     if (v < lo) lo = v;
     if (v > hi) hi = v;
   }
-  return [lo, hi, false];
+  least = lo;
+  return hi;
 }
 
-/** The least and greatest of the valid x[0, n), and whether any is null. */
-function minMaxValid(x: ArrayLike<number>, valid: Uint8Array, n: number): [number, number, boolean] {
+/** The greatest of the valid x[0, n); the least into `least`, whether any is null into `anyNull`. */
+function minMaxValid(x: ArrayLike<number>, valid: Uint8Array, n: number): number {
   let lo = Infinity,
     hi = -Infinity,
     nulls = false;
@@ -232,7 +243,9 @@ function minMaxValid(x: ArrayLike<number>, valid: Uint8Array, n: number): [numbe
     if (v < lo) lo = v;
     if (v > hi) hi = v;
   }
-  return [lo, hi, nulls];
+  least = lo;
+  anyNull = nulls;
+  return hi;
 }
 
 /** Segments up to this long are sorted by insertion. */
