@@ -84,3 +84,39 @@ describe('closing a pool that is warming up', () => {
     expect(r.stderr.match(/worker: warm\n/g) ?? []).toHaveLength(2);
   });
 });
+
+// SQL names its tables by word: with --data, a table of the folder that the text names is an input of the guess
+// (a folder of files counts as large; small.parquet stays under the bound), and so is a quoted path.
+describe('starting the pool ahead for SQL', () => {
+  async function sqlStarted(args: string[]): Promise<boolean> {
+    vi.resetModules();
+    const { prestartFromArgs } = await import('../dist/cli/prestart.js');
+    const ps = (pool = await import('../dist/runtime/pool.js'));
+    prestartFromArgs([...args, '--workers', '1']);
+    try {
+      await vi.waitFor(() => expect(ps.poolReady()).toBe(true), { timeout: 1500, interval: 20 });
+      return true;
+    } catch {
+      return ps.whenPoolReady(1).length > 0;
+    }
+  }
+  const sqlFile = (name: string, text: string) => {
+    fs.writeFileSync(f(name), text);
+    return f(name);
+  };
+  it('a .sql file naming a large table of --data starts the pool; one naming a small table does not', async () => {
+    expect(await sqlStarted([sqlFile('large.sql', 'SELECT count(*) AS n FROM Folder'), '--data', dir])).toBe(true);
+    expect(await sqlStarted([sqlFile('small.sql', 'SELECT count(*) AS n FROM small'), `--data=${dir}`])).toBe(false);
+  });
+  it('`sql "..."` with the text on the command line; a quoted path of a folder\'s file', async () => {
+    expect(await sqlStarted(['sql', 'SELECT k FROM folder', '--data', dir])).toBe(true);
+    expect(await sqlStarted(['sql', `SELECT k FROM '${f('small.parquet')}'`])).toBe(false);
+  });
+  it('nothing when nothing runs here: --explain without --analyze, --print-plan, --engine spark, no --data', async () => {
+    const q = sqlFile('q.sql', 'SELECT count(*) AS n FROM folder');
+    expect(await sqlStarted([q, '--data', dir, '--explain'])).toBe(false);
+    expect(await sqlStarted([q, '--data', dir, '--print-plan'])).toBe(false);
+    expect(await sqlStarted([q, '--data', dir, '--engine', 'spark'])).toBe(false);
+    expect(await sqlStarted([q])).toBe(false);
+  });
+});

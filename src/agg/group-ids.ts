@@ -44,14 +44,20 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
   const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
   // one column, every row: few groups are found in one pass; past them, the ids array goes on to groupRows.
   // Two 32-bit columns without nulls (q01's two flags) are one 64-bit column to that pass.
-  const one = cols.length === 1 ? cols[0] : cols.length === 2 ? pairOf(cols[0], cols[1]) : null;
+  const pair = cols.length === 2 ? pairOf(cols[0], cols[1]) : null;
+  const one = cols.length === 1 ? cols[0] : pair;
   const gid = one ? int32s(b.length, shared) : undefined;
-  const few = gid ? fewGroups(one!, shared, gid, sel?.idx ?? null, sel?.n ?? b.length) : null;
+  // many pairs already among the first rows (two ids, say): fewGroups would give up
+  const tryFew = one !== null && (pair === null || !manyPairs(cols[0], cols[1], Math.min(b.length, 1024)));
+  const few = tryFew ? fewGroups(one!, shared, gid!, sel?.idx ?? null, sel?.n ?? b.length) : null;
   if (few) return few;
+  // a pair hashed and compared as its one word (groupRows' one-part loop): ROLLUP's (l_suppkey, l_returnflag), 30K
+  // groups in 500K rows, 13 ms against 54 as two parts
+  const keyCols = pair ? [pair] : cols;
   const keys = buildKeys(
-    { length: b.length, columns: cols },
-    cols.map((_, k) => k),
-    cols.map((c) => normFor(c.type)),
+    { length: b.length, columns: keyCols },
+    keyCols.map((_, k) => k),
+    keyCols.map((c) => normFor(c.type)),
   );
   return groupRows(keys, sel, shared, gid);
 }
@@ -115,16 +121,18 @@ function sameStrings(
 /** Two int32 columns without nulls as one int64 column (the first the high word): equal pairs, equal values. */
 function pairOf(a: Column, b: Column): Column | null {
   if (a.type.id !== 'int32' || b.type.id !== 'int32' || a.valid !== null || b.valid !== null) return null;
-  // many pairs already among the first rows (two ids, say): fewGroups would give up, so no column is made for it
-  if (manyPairs(a.values as Int32Array, b.values as Int32Array, Math.min(a.length, 1024))) return null;
   const n = a.length,
     v = new BigInt64Array(n);
   interleave(a.values as Int32Array, b.values as Int32Array, new Int32Array(v.buffer), n);
   return { type: { id: 'int64' }, length: n, values: v, valid: null };
 }
 
-/** Whether the first n rows hold more than FEW_GROUPS distinct (a, b) pairs. */
-function manyPairs(a: Int32Array, b: Int32Array, n: number): boolean {
+/** Whether the first n rows of two int32 columns hold more than FEW_GROUPS distinct (a, b) pairs. */
+function manyPairs(ca: Column, cb: Column, n: number): boolean {
+  return manyPairsOf(ca.values as Int32Array, cb.values as Int32Array, n);
+}
+
+function manyPairsOf(a: Int32Array, b: Int32Array, n: number): boolean {
   const pa = new Int32Array(FEW_GROUPS + 1),
     pb = new Int32Array(FEW_GROUPS + 1);
   let k = 0;

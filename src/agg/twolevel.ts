@@ -104,7 +104,10 @@ export function twoLevelStep(
       ? partialAggregate(x, groupBy, aggs, ps)
       : mergeStates(x, combinerGrouping(groupBy, aggs).groupBy.length, aggs, ps);
   // The cut reduces its rows to distinct pairs only where that pays (a pair repeats), as combiners do.
-  if (step === 'dedup' && barelyShrinks(b, aggregate)) return raw ? rowsAsStates(b, groupBy, aggs) : b;
+  // the states' groups: of the rows' columns, or the states' first columns
+  const stateKeys = combinerGrouping(groupBy, aggs).groupBy;
+  const by = raw ? stateKeys : stateKeys.map((_, i) => i);
+  if (step === 'dedup' && barelyShrinks(b, (x) => groupsOf(x, by))) return raw ? rowsAsStates(b, groupBy, aggs) : b;
   const states = aggregate(b);
   if (step === 'dedup' || !distinct) return states;
   // Fold the distinct values of each group into their count: the rows are distinct (group, value) pairs.

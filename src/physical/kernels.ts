@@ -4,9 +4,9 @@
 // makes the result. Pure: the same function runs on a worker thread or on the coordinator.
 import { combine } from '../agg/combiner.js';
 import { sumOnlyColumns } from '../agg/narrow.js';
-import { type Batch, batchesBytes } from '../kernels/column.js';
+import { type Batch, batchesBytes, rowCount } from '../kernels/column.js';
 import { takeFilterCounts } from '../kernels/runtime-filter.js';
-import { selectedRows } from '../expr/deferred.js';
+import { materialize, selectedRows } from '../expr/deferred.js';
 import { aggregateKernel } from './aggregate/source.js';
 import { batchesKernel } from './exchange/batches.js';
 import { collectKernel } from './exchange/collect.js';
@@ -17,6 +17,7 @@ import { type ProbeOp, probeAggregate, probeBatch } from './join/probe.js';
 import { type MarkOp, markBatch } from './join/mark.js';
 import { type RowsOp, rowsBatch } from './setop/rows.js';
 import type { WindowSource } from './window/window-source.js';
+import { type TopNOp, topNBatch, topNBatches } from './window/topn.js';
 import { joinKernel } from './join/source.js';
 import { type RangeJoinSource, rangeJoinKernel } from './join/range-source.js';
 import { type BandJoinSource, type BandProbeOp, bandJoinKernel, bandProbeBatch } from './join/band-source.js';
@@ -50,6 +51,8 @@ declare module './task.js' {
     rows: RowsOp;
     /** a broadcast band join's probe, searched per key by its bound (physical/join/band-source.ts) */
     bandProbe: BandProbeOp;
+    /** a window's map tasks keep the rows that may be among the first N of their partition (physical/window/topn.ts) */
+    topn: TopNOp;
   }
   interface FamilySources {
     /** a window's shuffled partitions, sorted and its functions appended (physical/window/source.ts) */
@@ -89,7 +92,14 @@ const ROW_OPS: RowOpKernels = {
   expand: rowsBatch,
   repeat: rowsBatch,
   bandProbe: bandProbeBatch,
+  topn: topNBatch,
 };
+
+/**
+ * Row operators that may also run over a task's whole output at once when they end its operators (a batch at a time
+ * elsewhere): a window's top-N keeps each partition's first rows over all of a map task's rows.
+ */
+const WHOLE_OPS: { topn: (batches: Batch[], op: TopNOp) => Batch[] } = { topn: topNBatches };
 
 const sourceKernel = <S extends TaskSource>(src: S) => SOURCES[src.kind] as unknown as SourceKernel<S>;
 
@@ -189,16 +199,23 @@ function fuseProbe(t: TaskSpec, p: Produced, teed: Batch[]): Produced | null {
 function toSink(t: TaskSpec, p: Produced, rowOps: RowOp[], teed: Batch[]): Promise<Omit<TaskResult, 'ms'>> {
   const combining = t.combine !== undefined && !p.combined;
   const sumOnly = combining ? sumOnlyColumns(t.combine!.groupBy, t.combine!.aggs) : undefined;
-  const ops = compileOps(ROW_OPS, rowOps, combining, sumOnly, teed);
+  // a last operator over the task's whole output (WHOLE_OPS) runs once its batches are all there
+  const last = rowOps[rowOps.length - 1];
+  const whole = last?.kind === 'topn' ? last : null;
+  const ops = compileOps(ROW_OPS, whole ? rowOps.slice(0, -1) : rowOps, combining, sumOnly, teed);
   // loops and pushes, not flatMap and filter: see scatterRows in shuffle/partition.ts
   let out: Batch[] = [];
   let outputRows = 0;
   for (const b of p.batches) {
     for (const x of ops(b)) {
       if (x.length === 0) continue;
-      out.push(x);
+      out.push(whole ? materialize(x) : x);
       outputRows += selectedRows(x);
     }
+  }
+  if (whole) {
+    out = WHOLE_OPS[whole.kind](out, whole);
+    outputRows = rowCount(out);
   }
   let how: TaskResult['combine'];
   if (t.combine && !p.combined) {

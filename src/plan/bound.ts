@@ -141,6 +141,12 @@ export type BoundNode =
       orderBy: { col: number; desc: boolean; nullsFirst: boolean }[];
       fns: BoundWindowFn[];
       keep?: number[];
+      /**
+       * a filter above keeps only the rows whose function `fn` (an index of `fns`: row_number, rank or dense_rank,
+       * as every function of the window is) is at most `n` (plan/window-topn.ts): the window may drop the rows that
+       * cannot be among them before computing (physical/window/topn.ts); the filter stays above
+       */
+      topN?: { fn: number; n: number };
     })
   // set operations (plan/bind-setops.ts): a union of all rows and a literal table are pipeline sources; the rest
   // is compiled onto them, aggregates and filters

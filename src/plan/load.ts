@@ -16,6 +16,7 @@ import { type JoinOrderNote, orderJoins } from './join-order.js';
 import { mergeSiblings } from './siblings.js';
 import { pruneColumns } from './prune.js';
 import { shareRepeats } from './share.js';
+import { topNWindows } from './window-topn.js';
 import { splitScans } from './map-splits.js';
 import type { BoundNode } from './bound.js';
 import { DEFAULT_BROADCAST_BYTES, DEFAULT_IN_THREAD_BYTES, SHARED_BUILD_BYTES } from './defaults.js';
@@ -423,7 +424,9 @@ export async function loadPlan(
   const bound = await bindPlan(plan, dir, files, uri);
   const mode = options.joinOrder ?? (uri ? 'written' : 'cost');
   const ordered = await orderJoins(bound, { broadcastBytes: settings.broadcastBytes, mode });
-  const derived = deriveJoinFilters(ordered.root);
+  // windows under a top-N filter (row_number/rank/dense_rank at most N) keep only their first rows
+  // (plan/window-topn.ts)
+  const derived = topNWindows(deriveJoinFilters(ordered.root));
   // sibling aggregates over one table computed by one scan (plan/siblings.ts), then shared as repeats
   const shared = shareRepeats(mergeSiblings(pushAggregates(derived, settings.eagerAggregation && settings.combiners)));
   const root = splitScans(pruneColumns(shared.root, shared.copies), plannedWorkers(settings));

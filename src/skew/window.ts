@@ -45,6 +45,8 @@ export interface WindowStats {
   shuffled?: string[];
   /** the input columns its tasks emit beside the functions' (pruned to those read above it) */
   emitted?: string[];
+  /** a top-N filter above (plan/window-topn.ts): its tasks kept only the rows that may be among the first `n` */
+  topN?: { fn: string; n: number };
 }
 
 /** Why the window's functions cannot be split by ranges (null: they can). */

@@ -4,7 +4,7 @@ import type { BoundNode, BoundWindowFn } from '../../plan/bound.js';
 import type { PhysicalOperator } from '../operator.js';
 import type { WindowStats } from '../../skew/window.js';
 import { unsplittable, unsplittableWhole } from '../../skew/window.js';
-import { runWindow, windowPartitions } from './stage.js';
+import { runWindow, topNOf, windowPartitions } from './stage.js';
 import { taskFigures } from '../explain-text.js';
 
 type WindowNode = Extract<BoundNode, { kind: 'window' }>;
@@ -47,6 +47,13 @@ export const windowOperator: PhysicalOperator<WindowNode, never, WindowStats> = 
       `${src.id}: window partition by [${by.join(', ')}] order by [${order}] ${fns}${emits}, ${P} task(s) at most, ` +
         `each sorting its partitions${fused}`,
     );
+    const top = topNOf(src);
+    if (top)
+      x.line(
+        depth + 1,
+        `top ${top.n} per partition by ${top.fn} (${src.fns[src.topN!.fn].as} <= ${top.n} above): each map task ` +
+          'keeps the rows that may be among them before the shuffle, each task again before its sort',
+      );
     const why = src.orderBy.length ? unsplittable(src.fns) : unsplittableWhole(src.fns);
     x.line(
       depth + 1,

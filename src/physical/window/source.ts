@@ -23,6 +23,7 @@ import { type Shape, shapeOf } from './bounds.js';
 import { type Packed, packKeys, shapeOfPacked, sortPacked } from './packed.js';
 import { streamWindow } from './stream.js';
 import { windowColumn } from './functions.js';
+import { topNPrune } from './topn.js';
 import { summaryR } from './carry.js';
 import { cutByBounds, summaryOf, withAfter, withCarry, withNeighbours, withTotals, withWhole } from './split.js';
 import type { WindowSource } from './window-source.js';
@@ -159,18 +160,23 @@ export const windowKernel: SourceKernel<WindowSource> = {
       return { batches: parts, rows: rowCount(src.input), asIs: true };
     }
     // the keys packed from the input blocks as they are; gathered from: every column, or with `keep` those and the
-    // functions' inputs, and the keys when they do not pack (the column sort reads them)
+    // functions' inputs, and the keys when they do not pack (the column sort reads them). Under a top-N filter only
+    // the rows that may pass it are sorted (window/topn.ts; a split's pieces keep theirs): it reads the keys
+    // concatenated, and the rows it keeps are packed after.
     const read = rowCount(src.input);
-    const packed = read >= PACK_MIN_ROWS ? packKeys(src.input, src.partitionBy, src.orderBy) : null;
+    const prune = src.topN !== undefined && !src.piece;
+    let packed = !prune && read >= PACK_MIN_ROWS ? packKeys(src.input, src.partitionBy, src.orderBy) : null;
     const need = src.keep && !src.piece ? gathered(src, src.keep) : null;
     const cols = new Set(need ?? src.schema.map((_, c) => c));
     if (packed === null) for (const c of [...src.partitionBy, ...src.orderBy.map((k) => k.col)]) cols.add(c);
-    const rows = concatScratch(src.schema, src.input, cols);
+    const all = concatScratch(src.schema, src.input, cols);
+    const rows = prune ? topNPrune(all, src.partitionBy, src.orderBy, src.topN!, cols) : all;
     if (rows.length === 0) {
       if (!src.piece) return { batches: [], rows: read };
       const none = emptyBatch([...src.schema, ...src.fns.map((f) => ({ name: f.as, type: f.type }))]);
       return { batches: [none, { length: 0, columns: [] }], rows: read, asIs: true };
     }
+    if (prune && rows.length >= PACK_MIN_ROWS) packed = packKeys([rows], src.partitionBy, src.orderBy);
     if (packed !== null && !src.piece) {
       // rows already in order within their partitions: the running functions in input order, nothing sorted
       const added = streamWindow(rows, src.fns, packed, src.orderBy.length > 0);

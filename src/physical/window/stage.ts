@@ -11,7 +11,7 @@ import { plannedWorkers } from '../../plan/load.js';
 import { coalesceCap, packPartitions } from '../../skew/decide.js';
 import { type ShuffleOutput, blocksOf, shuffle } from '../shuffle.js';
 import type { Downstream, ExecContext } from '../operator.js';
-import { partitionsFor } from '../pipeline.js';
+import { partitionsFor, pipelineOf } from '../pipeline.js';
 import { type RowOp, type TaskResult, type TaskSpec, withSeed } from '../task.js';
 import {
   carries,
@@ -26,6 +26,7 @@ import {
 } from './carry.js';
 import { keyOrder } from './split.js';
 import type { WindowSource } from './window-source.js';
+import type { TopN, TopNOp } from './topn.js';
 
 type WindowNode = Extract<BoundNode, { kind: 'window' }>;
 
@@ -42,12 +43,20 @@ export async function runWindow(
   const P = windowPartitions(node, ex.settings);
   const keys = node.partitionBy;
   const norms = keys.map((c) => normFor(node.input.schema[c].type));
+  const top = topNOf(node);
+  // under a top-N filter the map tasks keep only the rows that may pass it (window/topn.ts): the shuffle carries those
+  const input = pipelineOf(node.input);
+  const from = top ? { ...input, ops: [...input.ops, mapTopN(node, top)] } : undefined;
   const s = await shuffle(
     ex,
     node.input,
     { keys, norms, partitions: P, spreadNulls: false },
     `${node.id}.input`,
     node.id,
+    undefined,
+    undefined,
+    undefined,
+    from,
   );
   const { partitionRows: rows, partitionBytes: bytes } = s.stats;
   const target = taskTarget(ex, node, bytes);
@@ -60,6 +69,7 @@ export async function runWindow(
     targetBytes: target,
     shuffled: names,
     emitted: node.keep ? node.keep.map((c) => names[c]) : names,
+    ...(top ? { topN: top } : {}),
   });
   const split = new Map(splits.filter((x) => x.method !== 'none').map((x) => [x.partition, x.pieces!]));
   const source = (input: Batch[], more: Partial<WindowSource> = {}): WindowSource => ({
@@ -69,6 +79,7 @@ export async function runWindow(
     partitionBy: node.partitionBy,
     orderBy: node.orderBy,
     fns: node.fns,
+    ...(top ? { topN: top } : {}),
     ...more,
   });
   const results = await Promise.all([
@@ -93,6 +104,22 @@ export async function runWindow(
   ex.memory.done(s.byTask);
   return results.flat();
 }
+
+/** The window's top-N (plan/window-topn.ts) as its tasks take it: the function's kind and N. */
+export function topNOf(node: WindowNode): TopN | null {
+  if (!node.topN) return null;
+  const fn = node.fns[node.topN.fn].fn;
+  if (fn !== 'row_number' && fn !== 'rank' && fn !== 'dense_rank') throw new Error(`internal: top-N by ${fn}`);
+  return { fn, n: node.topN.n };
+}
+
+/** The row operator a window's map tasks end with under a top-N filter. */
+const mapTopN = (node: WindowNode, top: TopN): TopNOp => ({
+  kind: 'topn',
+  partitionBy: node.partitionBy,
+  orderBy: node.orderBy,
+  ...top,
+});
 
 /** A cut task's blocks at least (fewer, larger tasks: each has a fixed cost). */
 const CUT_TASK_BYTES = 4 * 1024 * 1024;

@@ -4,6 +4,7 @@
 import type { Batch, Schema } from '../../kernels/column.js';
 import type { SortKey } from '../../kernels/sort.js';
 import type { BoundWindowFn } from '../../plan/bound.js';
+import type { TopN } from './topn.js';
 
 export interface WindowSource {
   kind: 'window';
@@ -18,6 +19,8 @@ export interface WindowSource {
    * on to the second pass whole)
    */
   keep?: number[];
+  /** only the rows that may be among the first N of their partition are sorted (window/topn.ts; not on a split's pieces) */
+  topN?: TopN;
   /**
    * a piece of a split partition (window/carry.ts): the output is the rows computed and their summary, as they are
    */

@@ -1,0 +1,272 @@
+// The rows a window under a top-N filter still needs (plan/window-topn.ts): those of a batch that can still have
+// row_number, rank or dense_rank at most N in their window partition. A row whose rank over all of its partition's rows is at most N has
+// a rank at most N within any subset of them that holds it, so pruning each map task's batches, and a reduce task's
+// rows before its sort, is exact: the window then computes over the survivors and the filter above keeps its rows.
+// One pass over the rows: group ids of the partition keys (agg/group-ids.ts), a bounded max-heap of row indices per
+// group in one Int32Array (its worst row at the top, the group's cutoff), then the rows not past their cutoff. Ties
+// are kept for rank and dense_rank; row_number keeps N rows a group (any N of tied rows is a valid answer).
+import { groupsOf } from '../../agg/group-ids.js';
+import { type Batch, concatColumns, gatherSelected, rowCount } from '../../kernels/column.js';
+import type { SortKey } from '../../kernels/sort.js';
+import { packKeys } from './packed.js';
+import { keyOrder } from './split.js';
+
+/** Keep the rows whose `fn` over (partition keys, order keys) may be at most `n`. */
+export interface TopN {
+  fn: 'row_number' | 'rank' | 'dense_rank';
+  n: number;
+}
+
+/**
+ * A map task prunes its rows only when it keeps at most this share of them: pruning costs about what shuffling a
+ * row and pruning it again in the reduce task cost; measured on the latest order per customer (row_number = 1, 2.3
+ * rows a customer in a map task of 166K orders: 43% kept), the map tasks' pruning cost more than it saved, on the
+ * top 3 line items per supplier (6% kept) it saved most of the shuffle and of the reduce tasks' work.
+ */
+const MAP_KEEP = 0.25;
+
+/** The row operator a window's map tasks end with before the shuffle (registered in physical/kernels.ts). */
+export interface TopNOp extends TopN {
+  kind: 'topn';
+  partitionBy: number[];
+  orderBy: SortKey[];
+}
+
+/** A batch pruned to the rows that may be among the first N of their partition (the batch itself when all may). */
+export function topNBatch(b: Batch, op: TopNOp): Batch[] {
+  const kept = topNRows(b, op.partitionBy, op.orderBy, op, MAP_KEEP);
+  if (kept === null || kept.n === b.length) return [b];
+  const { idx, n } = kept;
+  return [{ length: n, columns: b.columns.map((c) => gatherSelected(c, idx, n)) }];
+}
+
+/**
+ * A map task's output pruned as one (more is pruned than batch by batch: each partition's first N over all of the
+ * task's rows): the key columns concatenated, the rows kept gathered from each batch, one batch each.
+ */
+export function topNBatches(batches: Batch[], op: TopNOp): Batch[] {
+  if (batches.length <= 1) return batches.flatMap((b) => topNBatch(b, op));
+  const keyCols = new Set([...op.partitionBy, ...op.orderBy.map((k) => k.col)]);
+  const total = rowCount(batches);
+  // the other columns are not read: the first batch's stand in
+  const keys: Batch = {
+    length: total,
+    columns: batches[0].columns.map((c, i) =>
+      keyCols.has(i)
+        ? concatColumns(
+            c.type,
+            batches.map((b) => b.columns[i]),
+          )
+        : c,
+    ),
+  };
+  const kept = topNRows(keys, op.partitionBy, op.orderBy, op, MAP_KEEP);
+  if (kept === null || kept.n === total) return batches;
+  const { idx, n } = kept;
+  const out: Batch[] = [];
+  let k = 0,
+    from = 0;
+  for (const b of batches) {
+    const to = from + b.length,
+      k0 = k;
+    while (k < n && idx[k] < to) k++;
+    const m = k - k0;
+    if (m > 0) {
+      const local = new Int32Array(m);
+      for (let j = 0; j < m; j++) local[j] = idx[k0 + j] - from;
+      out.push(m === b.length ? b : { length: m, columns: b.columns.map((c) => gatherSelected(c, local, m)) });
+    }
+    from = to;
+  }
+  return out;
+}
+
+/**
+ * The rows of `b` (ascending indices, the first `n` of `idx`) that may have `top.fn` at most `top.n` in their window
+ * partition: each partition's rows better than or peer to its N-th best row (rank), its N-th best distinct order
+ * value (dense_rank), or N of its best rows (row_number). Null (keep them all) when none would be dropped, or when
+ * more than the share `most` of them would be kept, which the count of rows in each partition tells before any row
+ * is compared.
+ */
+export function topNRows(
+  b: Batch,
+  partitionBy: number[],
+  orderBy: SortKey[],
+  top: TopN,
+  most = 1,
+): { idx: Int32Array; n: number } | null {
+  const rows = b.length,
+    N = top.n;
+  const { gid, nGroups, codes, cmp } = groupsAndOrder(b, partitionBy, orderBy);
+  // each group's heap: at most min(N, its rows) slots, from start[g]
+  const start = new Int32Array(nGroups + 1);
+  for (let i = 0; i < rows; i++) start[gid[i] + 1]++;
+  for (let g = 0; g < nGroups; g++) start[g + 1] = start[g] + Math.min(N, start[g + 1]);
+  // as many rows at least are kept (ties add to it): none pruned, or too few to be worth it
+  if (start[nGroups] >= rows || start[nGroups] > most * rows) return null;
+  const heap = new Int32Array(start[nGroups]);
+  const size = new Int32Array(nGroups);
+  const distinct = top.fn === 'dense_rank';
+  // the packed numbers of the heaps' rows beside them: a row is tested against its group's cutoff without
+  // reading the cutoff row's number at random
+  const worst = codes ? packedHeaps(codes, gid, start, size, heap, distinct) : null;
+  if (!worst) comparedHeaps(cmp!, gid, start, size, heap, distinct, rows);
+  const idx = new Int32Array(rows);
+  let k = 0;
+  if (top.fn === 'row_number') {
+    // the heaps' rows, in input order
+    const keep = new Uint8Array(rows);
+    for (let j = 0; j < heap.length; j++) keep[heap[j]] = 1;
+    for (let i = 0; i < rows; i++) if (keep[i] === 1) idx[k++] = i;
+    return { idx, n: k };
+  }
+  // a group with fewer than N rows (or distinct values) keeps them all; else those up to its cutoff, peers too
+  if (worst)
+    for (let i = 0; i < rows; i++) {
+      const g = gid[i];
+      if (size[g] < N || codes![i] <= worst[start[g]]) idx[k++] = i;
+    }
+  else
+    for (let i = 0; i < rows; i++) {
+      const g = gid[i];
+      if (size[g] < N || cmp!(i, heap[start[g]]) <= 0) idx[k++] = i;
+    }
+  return { idx, n: k };
+}
+
+/**
+ * Each group's best rows by their packed numbers into its max-heap (`heap` from start[g], `size[g]` of them; dense_rank:
+ * one row a number): returns the heaps' numbers, each beside its row.
+ */
+function packedHeaps(
+  codes: Float64Array,
+  gid: Int32Array,
+  start: Int32Array,
+  size: Int32Array,
+  heap: Int32Array,
+  distinct: boolean,
+): Float64Array {
+  const vals = new Float64Array(heap.length);
+  for (let i = 0, n = gid.length; i < n; i++) {
+    const g = gid[i],
+      s = start[g],
+      m = size[g],
+      v = codes[i];
+    let p: number;
+    if (m < start[g + 1] - s) {
+      if (distinct && holdsValue(vals, s, m, v)) continue;
+      // sift up from the new leaf: the group's worst number stays at vals[s]
+      size[g] = m + 1;
+      for (p = m; p > 0; ) {
+        const q = (p - 1) >> 1;
+        if (vals[s + q] >= v) break;
+        vals[s + p] = vals[s + q];
+        heap[s + p] = heap[s + q];
+        p = q;
+      }
+    } else if (v < vals[s] && !(distinct && holdsValue(vals, s, m, v))) {
+      // the worst replaced: sift down from the root
+      for (p = 0; ; ) {
+        const l = 2 * p + 1;
+        if (l >= m) break;
+        const c = l + 1 < m && vals[s + l + 1] > vals[s + l] ? l + 1 : l;
+        if (vals[s + c] <= v) break;
+        vals[s + p] = vals[s + c];
+        heap[s + p] = heap[s + c];
+        p = c;
+      }
+    } else continue;
+    vals[s + p] = v;
+    heap[s + p] = i;
+  }
+  return vals;
+}
+
+function holdsValue(vals: Float64Array, s: number, m: number, v: number): boolean {
+  for (let j = s; j < s + m; j++) if (vals[j] === v) return true;
+  return false;
+}
+
+/** The same heaps by comparing rows (keys that do not pack, or partitions too many to count). */
+function comparedHeaps(
+  cmp: (i: number, j: number) => number,
+  gid: Int32Array,
+  start: Int32Array,
+  size: Int32Array,
+  heap: Int32Array,
+  distinct: boolean,
+  rows: number,
+): void {
+  for (let i = 0; i < rows; i++) {
+    const g = gid[i],
+      s = start[g],
+      cap = start[g + 1] - s,
+      m = size[g];
+    if (m < cap) {
+      if (distinct && holds(heap, s, m, i, cmp)) continue;
+      // sift up: the worst row of the group stays at heap[s]
+      let p = m;
+      heap[s + p] = i;
+      size[g] = m + 1;
+      while (p > 0) {
+        const q = (p - 1) >> 1;
+        if (cmp(heap[s + q], heap[s + p]) >= 0) break;
+        const t = heap[s + q];
+        heap[s + q] = heap[s + p];
+        heap[s + p] = t;
+        p = q;
+      }
+    } else if (cmp(i, heap[s]) < 0 && !(distinct && holds(heap, s, m, i, cmp))) {
+      heap[s] = i;
+      for (let p = 0; ; ) {
+        const l = 2 * p + 1,
+          r = l + 1;
+        let w = p;
+        if (l < m && cmp(heap[s + l], heap[s + w]) > 0) w = l;
+        if (r < m && cmp(heap[s + r], heap[s + w]) > 0) w = r;
+        if (w === p) break;
+        const t = heap[s + w];
+        heap[s + w] = heap[s + p];
+        heap[s + p] = t;
+        p = w;
+      }
+    }
+  }
+}
+
+/** Whether one of the m heap rows from s is a peer of row i. */
+function holds(heap: Int32Array, s: number, m: number, i: number, cmp: (i: number, j: number) => number): boolean {
+  for (let j = s; j < s + m; j++) if (cmp(heap[j], i) === 0) return true;
+  return false;
+}
+
+/**
+ * Each row's group (its partition) and the comparison of two rows of one group by the order keys: integer keys packed
+ * into one number a row (window/packed.ts), the partition read off it when the partitions are few enough to count
+ * (no hashing); else the groups hashed (agg/group-ids.ts) and the rows compared by their columns.
+ */
+function groupsAndOrder(
+  b: Batch,
+  partitionBy: number[],
+  orderBy: SortKey[],
+): { gid: Int32Array; nGroups: number; codes: Float64Array | null; cmp: ((i: number, j: number) => number) | null } {
+  const packed = b.length > 0 ? packKeys([b], partitionBy, orderBy) : null;
+  if (packed !== null && (packed.part !== null || partitionBy.length === 0)) {
+    // the thread's scratch (window/scratch.ts): read only until this task's sort packs its keys again
+    const gid = packed.part ?? new Int32Array(b.length);
+    return { gid, nGroups: partitionBy.length ? packed.partSpan : 1, codes: packed.codes, cmp: null };
+  }
+  const { gid, nGroups } = groupsOf(b, partitionBy);
+  return { gid, nGroups, codes: null, cmp: orderBy.length === 0 ? () => 0 : keyOrder(b, orderBy) };
+}
+
+/**
+ * A reduce task's rows (window/source.ts) pruned to those that may be among the first N of their partition: only the
+ * columns `read` gathered (the others are empty, not read).
+ */
+export function topNPrune(b: Batch, partitionBy: number[], orderBy: SortKey[], top: TopN, read: Set<number>): Batch {
+  const kept = topNRows(b, partitionBy, orderBy, top);
+  if (kept === null || kept.n === b.length) return b;
+  const { idx, n } = kept;
+  return { length: n, columns: b.columns.map((c, i) => (read.has(i) ? gatherSelected(c, idx, n) : c)) };
+}
