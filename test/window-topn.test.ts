@@ -149,6 +149,18 @@ describe('top-N per window partition', () => {
     expect(two.topN).toEqual({ fn: 'row_number', n: 2 });
   });
 
+  it('under a 64 KB budget: shuffle blocks spilled and read back by the tasks that prune them', async () => {
+    // 10 of about 25 rows a partition in each map task: the map tasks keep theirs (too many kept), the tasks prune
+    const spill = { ...POOL, memoryLimit: '64KB', spillDir: path.join(dir, 'spill') };
+    for (const fn of ['rank', 'row_number']) {
+      const text = `SELECT id, g, o, ${fn}() OVER (PARTITION BY g ORDER BY o DESC, id) AS r FROM t QUALIFY r <= 10`;
+      const r = await runSql(text, { sources: S, ...spill });
+      expectTypedEqual(arrowTyped(r.toArrow()), await duckTable(text));
+      expect(r.stats.spilledBytes).toBeGreaterThan(0);
+      expect(topN(r.stats)).toMatchObject({ topN: { fn, n: 10 }, rows: 2400 });
+    }
+  });
+
   it('--explain names the top-N', async () => {
     const plan = await compileSql(query('rank', 'o DESC', 'r <= 3', true), { sources: S });
     const text = explainPlan(await loadPlan(plan));
