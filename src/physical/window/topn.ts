@@ -1,10 +1,11 @@
-// The rows a window under a top-N filter still needs (plan/window-topn.ts): those of a batch that can still have
-// row_number, rank or dense_rank at most N in their window partition. A row whose rank over all of its partition's rows is at most N has
-// a rank at most N within any subset of them that holds it, so pruning each map task's batches, and a reduce task's
-// rows before its sort, is exact: the window then computes over the survivors and the filter above keeps its rows.
-// One pass over the rows: group ids of the partition keys (agg/group-ids.ts), a bounded max-heap of row indices per
-// group in one Int32Array (its worst row at the top, the group's cutoff), then the rows not past their cutoff. Ties
-// are kept for rank and dense_rank; row_number keeps N rows a group (any N of tied rows is a valid answer).
+// The rows a window under a top-N filter still needs (plan/window-topn.ts): those that can still have row_number,
+// rank or dense_rank at most N in their window partition. A row whose rank over all of its partition's rows is at
+// most N has a rank at most N within any subset of them that holds it, so pruning a map task's rows, and a window
+// task's before its sort, is exact: the window then computes over the rows kept and the filter above keeps its rows.
+// One pass over the rows: each row's partition (read off the packed keys, window/packed.ts, or hashed,
+// agg/group-ids.ts), a bounded max-heap of rows per partition in one Int32Array (its worst row at the top: the
+// partition's cutoff), then the rows not past their cutoff. Ties are kept for rank and dense_rank; row_number keeps
+// N rows a partition (any N of tied rows is a valid answer).
 import { groupsOf } from '../../agg/group-ids.js';
 import { type Batch, concatColumns, gatherSelected, rowCount } from '../../kernels/column.js';
 import type { SortKey } from '../../kernels/sort.js';
@@ -135,8 +136,8 @@ export function topNRows(
 }
 
 /**
- * Each group's best rows by their packed numbers into its max-heap (`heap` from start[g], `size[g]` of them; dense_rank:
- * one row a number): returns the heaps' numbers, each beside its row.
+ * Each group's best rows by their packed numbers into its max-heap (`heap` from start[g], `size[g]` of them;
+ * dense_rank: one row a number): returns the heaps' numbers, each beside its row.
  */
 function packedHeaps(
   codes: Float64Array,
