@@ -19,7 +19,9 @@ beforeAll(async () => {
       CASE WHEN i % 23 = 0 THEN NULL ELSE (i * 7919) % 1000003 * 1000003 END::BIGINT AS wide,
       CASE WHEN i % 19 = 0 THEN NULL ELSE ((i * 7919) % 20001 - 10000) / 100 END::DECIMAL(12,2) AS d,
       ((i * 37) % 101 - 50)::INTEGER AS x,
-      DATE '2024-01-01' + ((i * 3) % 400)::INTEGER AS dt
+      DATE '2024-01-01' + ((i * 3) % 400)::INTEGER AS dt,
+      CASE WHEN i >= 4500 AND i % 7 = 0 THEN NULL ELSE (i * 11) % 300 - 100 END::INTEGER AS late,
+      CASE WHEN i >= 4500 AND i % 5 = 0 THEN NULL ELSE (i * 17) % 900 END::BIGINT AS late64
     FROM range(0, ${N}) t(i)`,
     3000,
   );
@@ -81,6 +83,22 @@ describe('a large window task over integer keys (packed sort)', () => {
 
   it('no partition keys: one partition ordered by a date', async () => {
     await check([], [{ column: 'dt', nulls: 'first' }]);
+  });
+
+  it('keys null in one input block only (read in place, block by block): partition by an int, order by an int64', async () => {
+    await check(
+      ['late'],
+      [{ column: 'late64', desc: true, nulls: 'first' }, { column: 'id' }],
+      [{ fn: 'row_number', as: 'rn' }],
+      ['row_number() OVER ($OVER) AS rn'],
+    );
+    await check(
+      [],
+      [
+        { column: 'late', nulls: 'last' },
+        { column: 'late64', desc: true },
+      ],
+    );
   });
 
   it('keys too wide to pack (an int64 spanning 10^12 and the id): sorted by the columns', async () => {

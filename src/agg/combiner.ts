@@ -1,6 +1,7 @@
 // A map task's combiner over its output batches: partial states of each batch,
-// merged into one set at the end, so the task's rows are never concatenated
-// into a copy; unless its first rows show barely any grouping (adaptive
+// merged into one set at the end, so the task's rows are not concatenated
+// into a copy where each batch reduces well (the rows copied and aggregated once
+// where each batch holds most of the task's groups); unless its first rows show barely any grouping (adaptive
 // pass-through, agg/partial.ts), when the rows pass through as they are: into
 // a shuffle, which then holds no more bytes than without combiners (a state
 // is wider than its row: a sum's is [sum, count]), and whose reduce tasks
@@ -8,6 +9,7 @@
 import {
   type Batch,
   type Column,
+  type DataType,
   type Schema,
   batchBytes,
   concatBatches,
@@ -28,6 +30,8 @@ import {
   partialAggregate,
   partialSchema,
   rowsAsStates,
+  type SampleGroups,
+  estimatedGroups,
   sampleGroupsOf,
 } from './partial.js';
 
@@ -79,8 +83,12 @@ export function combine(batches: Batch[], c: Combine, rows = false): Combined {
   // CPU: 17% above no-combiners' when the sample was aggregated and the rows copied; now level)
   // (the states' groups: count_distinct's column is one of them)
   const stateGroups = combinerGrouping(c.groupBy, c.aggs).groupBy;
-  const groups = (sample: Batch) =>
-    sampleGroupsOf(groupsOf(sample, stateGroups, undefined, false, c.lead), sample.length);
+  let sampled: { n: number; s: SampleGroups } | null = null;
+  const groups = (sample: Batch) => {
+    const s = sampleGroupsOf(groupsOf(sample, stateGroups, undefined, false, c.lead), sample.length);
+    sampled = { n: sample.length, s };
+    return s;
+  };
   if (c.groupBy.length > 0 && rowsIn > 0 && passesThrough(head(), groups, rowsIn)) {
     const passed = batches.map((b) => rowsOf(b));
     if (rows && c.passRows) return { batches: passed, rowsOut: rowsIn, mode: 'pass-through', rowsIn, bytesIn };
@@ -89,8 +97,51 @@ export function combine(batches: Batch[], c: Combine, rows = false): Combined {
   }
   const one = (b: Batch): Combined => ({ batches: [b], rowsOut: b.length, mode: 'partial', rowsIn, bytesIn });
   if (batches.length <= 1) return one(batches.length ? partial(batches[0]) : partial(emptyBatch(c.schema)));
+  // each batch holding most of the task's groups (ROLLUP's partial aggregate by (l_suppkey, l_returnflag): 28K of
+  // the 30K groups in each of four batches of 131K rows), merging the batches' states costs more than copying the
+  // rows once: 60 ms a task against 85
+  if (sampled !== null && statesOfBatches(batches, sampled) > MERGE_SHARE * rowsIn)
+    return one(partialAggregate(rowsTogether(batches, c.schema), c.groupBy, c.aggs, schema, undefined, c.lead));
   return one(mergeStates(concatBatches(schema, batches.map(partial)), c.groupBy, c.aggs, schema, c.lead));
 }
+
+/** States per row of the task above which its batches are aggregated together, not each then merged. */
+const MERGE_SHARE = 1 / 8;
+
+/** The states that aggregating each batch apart would make, estimated from the sample's groups. */
+function statesOfBatches(batches: Batch[], sampled: { n: number; s: SampleGroups }): number {
+  const { n, s } = sampled;
+  let states = 0;
+  for (const b of batches) states += estimatedGroups(n, s.groups, s.firstHalf, selectedRows(b));
+  return states;
+}
+
+/**
+ * The batches' rows as one batch: in the lanes they came in when every batch has the same column types (a sum's
+ * decimal column may come narrowed, agg/narrow.ts), else in the schema's.
+ */
+function rowsTogether(batches: Batch[], schema: Schema): Batch {
+  const rows = batches.map((b) => materialize(b));
+  const types = rows[0].columns.map((col) => col.type);
+  const same = rows.every((r) => r.columns.every((col, i) => sameType(col.type, types[i])));
+  if (!same)
+    return concatBatches(
+      schema,
+      rows.map((r) => widenNarrowed(r, schema)),
+    );
+  return concatBatches(
+    schema.map((f, i) => ({ ...f, type: types[i] })),
+    rows,
+  );
+}
+
+const sameType = (a: DataType, b: DataType) =>
+  a.id === b.id &&
+  a.precision === b.precision &&
+  a.scale === b.scale &&
+  a.unit === b.unit &&
+  a.tz === b.tz &&
+  a.large === b.large;
 
 /** Partial states (several rows per group) merged into one state per group, in the same schema. */
 function mergeStates(b: Batch, groupBy0: number[], aggs0: BoundAggregate[], schema: Schema, lead = 0): Batch {

@@ -107,19 +107,24 @@ export function dateAdd(c: Column, count: Column, unit: string): Column {
 /** Days from start to end. */
 export function dateDiff(a: Column, b: Column): Column {
   const n = a.length,
-    x = a.values as Int32Array,
-    y = b.values as Int32Array,
-    out = new BigInt64Array(n),
-    w = new Int32Array(out.buffer);
-  for (let i = 0; i < n; i++) {
-    const v = y[i] - x[i];
-    w[2 * i] = v;
-    w[2 * i + 1] = v < 0 ? -1 : 0;
-  }
+    out = new BigInt64Array(n);
+  dayDiffs(a.values as Int32Array, b.values as Int32Array, new Int32Array(out.buffer), n);
   let valid: Uint8Array | null = null;
   if (a.valid || b.valid) {
     valid = new Uint8Array(n);
     for (let i = 0; i < n; i++) valid[i] = (a.valid?.[i] ?? 1) & (b.valid?.[i] ?? 1);
   }
   return { type: { id: 'int64' }, length: n, values: out, valid };
+}
+
+/**
+ * y[i] - x[i] as int64 words into w. A loop of its own with nothing after it: compiled while it runs (on-stack
+ * replacement), the code after it had no type feedback and every call deoptimized there (lag_gaps: 11 a run).
+ */
+function dayDiffs(x: Int32Array, y: Int32Array, w: Int32Array, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const v = y[i] - x[i];
+    w[2 * i] = v;
+    w[2 * i + 1] = v < 0 ? -1 : 0;
+  }
 }

@@ -19,6 +19,7 @@ import type { BoundWindowFn } from '../../plan/bound.js';
 import type { WindowFnName } from '../../plan/spec.js';
 import { type Shape, frameOf } from './bounds.js';
 import { exactIntegers } from './packed.js';
+import { scratchI32 } from './scratch.js';
 import { groupsOf } from '../../agg/group-ids.js';
 
 /** Integers below 2^53 as an int64 column, written as 32-bit words (little-endian): no bigint a row. */
@@ -48,12 +49,17 @@ const placeIn =
   (peers: boolean): Kernel =>
   (_f, _b, s) => {
     const { n, partStart } = s;
-    const from = peers ? s.peerStart : null;
-    const v = new Float64Array(n);
-    if (from === null) for (let i = 0; i < n; i++) v[i] = i - partStart[i] + 1;
-    else for (let i = 0; i < n; i++) v[i] = from[i] - partStart[i] + 1;
-    return int64Column(v, n);
+    // below 2^31: the low words written, the high ones left 0
+    const out = new BigInt64Array(n);
+    placeWords(new Int32Array(out.buffer), peers ? s.peerStart : null, partStart, n);
+    return { type: { id: 'int64' }, length: n, values: out, valid: null };
   };
+
+/** Row i's place (from[i]'s, when given) in its partition from partStart[i], counted from 1, as low words. */
+function placeWords(w: Int32Array, from: Int32Array | null, partStart: Int32Array, n: number): void {
+  if (from === null) for (let i = 0; i < n; i++) w[2 * i] = i - partStart[i] + 1;
+  else for (let i = 0; i < n; i++) w[2 * i] = from[i] - partStart[i] + 1;
+}
 
 /** lag (-1) or lead (1): the value `n` rows away in the partition, else the default (null without one). */
 const offsetRow =
@@ -62,7 +68,7 @@ const offsetRow =
     const { n, partStart: ps, partEnd: pe } = s;
     const arg = b.columns[f.col];
     const def = f.def >= 0 ? b.columns[f.def] : null;
-    const idx = new Int32Array(n);
+    const idx = scratchI32('offsetRows', n); // read by the gather only
     for (let i = 0; i < n; i++) {
       const j = i + dir * f.n;
       idx[i] = j >= ps[i] && j < pe[i] ? j : def ? n + i : -1;

@@ -4,7 +4,7 @@
 // rows are grouped by partition by counting, each partition's rows sorted by the number (not at all when they
 // arrive in order; by insertion when few; else radix), and the partitions and peers read off the sorted numbers: no
 // comparison of columns, no key gathered to find them. Pure; window/source.ts sorts by the columns (kernels/sort.ts) when a key does not pack.
-import { type Batch, type Column, lanes } from '../../kernels/column.js';
+import { type Batch, type Column, lanes, rowCount } from '../../kernels/column.js';
 import type { SortKey } from '../../kernels/sort.js';
 import { CutShape, type Shape } from './bounds.js';
 import { scratchF64, scratchI32, scratchZeroU8 } from './scratch.js';
@@ -70,25 +70,37 @@ type KeyValues = { i32: Int32Array } | { words: Int32Array } | { x: ArrayLike<nu
 function keyValues(c: Column, n: number): { v: KeyValues; lo: number; hi: number; nulls: boolean } | null {
   const v = c.values;
   if (c.valid === null && v instanceof Int32Array) {
-    const [lo, hi] = rangeI32(v, n);
-    return { v: { i32: v }, lo, hi, nulls: false };
+    const hi = rangeI32(v, n);
+    return { v: { i32: v }, lo: least, hi, nulls: false };
   }
   if (c.valid === null && v instanceof BigInt64Array && lanes(c.type) === 1) {
     const words = new Int32Array(v.buffer, v.byteOffset, 2 * n);
-    const r = rangeWords(words, n);
-    return r === null ? null : { v: { words }, lo: r[0], hi: r[1], nulls: false };
+    const hi = rangeWords(words, n);
+    return hi !== hi ? null : { v: { words }, lo: least, hi, nulls: false };
   }
   const x = exactIntegers(c);
   if (x === null) return null;
-  const [lo, hi, nulls] = c.valid === null ? minMax(x, n) : minMaxValid(x, c.valid, n);
-  return { v: { x }, lo, hi, nulls };
+  anyNull = false;
+  const hi = c.valid === null ? minMax(x, n) : minMaxValid(x, c.valid, n);
+  return { v: { x }, lo: least, hi, nulls: anyNull };
 }
 
-/** The sort keys (partition keys ascending, then the order keys) of `b` packed, or null when they do not pack. */
-export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): Packed | null {
-  const n = b.length;
+// The range loops return their greatest value and leave the least (and whether a value was null) here: after a
+// loop compiled while it ran (on-stack replacement) nothing but a return of a local, or a store to a module variable
+// (no type feedback either needs), or V8 keeps entering that loop code and deoptimizing after it (see
+// groupIdsOfRows in agg/joinagg.ts): an array returned did, at every call.
+let least = 0;
+let anyNull = false;
+
+/**
+ * The sort keys (partition keys ascending, then the order keys) of the rows of `batches` (one after another, as if
+ * concatenated) packed, or null when they do not pack. Read from each batch in place: a key column is not copied
+ * into one array first, and a batch's numbers are built while they stay in the caches.
+ */
+export function packKeys(batches: readonly Batch[], partitionBy: number[], orderBy: SortKey[]): Packed | null {
   const keys = [...partitionBy.map((col) => ({ col, desc: false, nullsFirst: false })), ...orderBy];
-  const vals: KeyValues[] = [];
+  // per batch, per key: its values
+  const vals: KeyValues[][] = batches.map(() => []);
   // per key: its range, and a row's rank as base + sign * value (a null's: nullCode)
   const spans: number[] = [],
     bases: number[] = [],
@@ -97,42 +109,55 @@ export function packKeys(b: Batch, partitionBy: number[], orderBy: SortKey[]): P
   let total = 1,
     orderSpan = 1;
   for (let k = 0; k < keys.length; k++) {
-    const key = keyValues(b.columns[keys[k].col], n);
-    if (key === null) return null;
-    const { nulls } = key;
-    const [lo, hi] = key.lo > key.hi ? [0, 0] : [key.lo, key.hi]; // every row null
+    let lo0 = Infinity,
+      hi0 = -Infinity,
+      nulls = false;
+    for (let j = 0; j < batches.length; j++) {
+      const key = keyValues(batches[j].columns[keys[k].col], batches[j].length);
+      if (key === null) return null;
+      vals[j].push(key.v);
+      if (key.lo < lo0) lo0 = key.lo;
+      if (key.hi > hi0) hi0 = key.hi;
+      if (key.nulls) nulls = true;
+    }
+    const [lo, hi] = lo0 > hi0 ? [0, 0] : [lo0, hi0]; // every row null
     const span = hi - lo + 1 + (nulls ? 1 : 0);
     total *= span;
     if (total >= LIMIT) return null;
     if (k >= partitionBy.length) orderSpan *= span;
     const { desc, nullsFirst } = keys[k];
-    vals.push(key.v);
     spans.push(span);
     // ascending: x - lo; descending: hi - x; one more past a null placed first
     bases.push((desc ? hi : -lo) + (nulls && nullsFirst ? 1 : 0));
     signs.push(desc ? -1 : 1);
     nullCodes.push(nullsFirst ? 0 : span - 1);
   }
+  const n = rowCount(batches);
   const partSpan = total / orderSpan;
   // each key's rank added below the keys before it (codes holds a reused slot's old values: zeroed first)
   const codes = scratchF64('codes', n).fill(0);
   // the partition keys' number is written out as each row's partition on the way, when it will be counted
   const part = partitionBy.length > 0 && countable(partSpan, n) ? scratchI32('part', n) : null;
-  for (let k = 0; k < keys.length; k++) {
-    const v = vals[k],
-      span = spans[k],
-      base = bases[k],
-      sign = signs[k];
-    if ('i32' in v) addI32(codes, v.i32, n, span, base, sign);
-    else if ('words' in v) addWords(codes, v.words, n, span, base, sign);
-    else addNumbers(codes, v.x, b.columns[keys[k].col].valid, n, span, base, sign, nullCodes[k]);
-    if (part !== null && k === partitionBy.length - 1) truncate(codes, part, n);
+  let at = 0;
+  for (let j = 0; j < batches.length; j++) {
+    const m = batches[j].length;
+    for (let k = 0; k < keys.length; k++) {
+      const v = vals[j][k],
+        span = spans[k],
+        base = bases[k],
+        sign = signs[k];
+      if ('i32' in v) addI32(codes, at, v.i32, m, span, base, sign);
+      else if ('words' in v) addWords(codes, at, v.words, m, span, base, sign);
+      else addNumbers(codes, at, v.x, batches[j].columns[keys[k].col].valid, m, span, base, sign, nullCodes[k]);
+      if (part !== null && k === partitionBy.length - 1) truncate(codes, part, at, m);
+    }
+    at += m;
   }
   return { codes, orderSpan, partSpan, part };
 }
 
-/** The least and greatest of v[0, n) (Infinity, -Infinity when n is 0). */
-function rangeI32(v: Int32Array, n: number): [number, number] {
+/** The greatest of v[0, n) (-Infinity when n is 0); the least into `least` (Infinity). */
+function rangeI32(v: Int32Array, n: number): number {
   let lo = Infinity,
     hi = -Infinity;
   for (let i = 0; i < n; i++) {
@@ -140,36 +165,40 @@ function rangeI32(v: Int32Array, n: number): [number, number] {
     if (x < lo) lo = x;
     if (x > hi) hi = x;
   }
-  return [lo, hi];
+  least = lo;
+  return hi;
 }
 
-/** The least and greatest of the int64s whose words are w[0, 2n), or null when one is 2^53 or more in magnitude. */
-function rangeWords(w: Int32Array, n: number): [number, number] | null {
+/** The same for the int64s whose words are w[0, 2n); NaN when one is 2^53 or more in magnitude. */
+function rangeWords(w: Int32Array, n: number): number {
   let lo = Infinity,
     hi = -Infinity;
   for (let i = 0; i < n; i++) {
     const h = w[2 * i + 1];
-    if (h >= 0x200000 || h < -0x200000) return null;
+    if (h >= 0x200000 || h < -0x200000) return Number.NaN;
     const x = h * TWO32 + (w[2 * i] >>> 0);
     if (x < lo) lo = x;
     if (x > hi) hi = x;
   }
-  return [lo, hi];
+  least = lo;
+  return hi;
 }
 
-/** codes[i] = codes[i] * span + base + sign * v[i]. */
-function addI32(codes: Float64Array, v: Int32Array, n: number, span: number, base: number, sign: number): void {
-  for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * v[i]);
+/** codes[at + i] = codes[at + i] * span + base + sign * v[i], for i below n. */
+function addI32(codes: Float64Array, at: number, v: Int32Array, n: number, span: number, base: number, sign: number) {
+  for (let i = 0; i < n; i++) codes[at + i] = codes[at + i] * span + (base + sign * v[i]);
 }
 
-/** codes[i] = codes[i] * span + base + sign * (the int64 of words w[2i], w[2i + 1]). */
-function addWords(codes: Float64Array, w: Int32Array, n: number, span: number, base: number, sign: number): void {
-  for (let i = 0; i < n; i++) codes[i] = codes[i] * span + (base + sign * (w[2 * i + 1] * TWO32 + (w[2 * i] >>> 0)));
+/** The same for the int64s of words w[2i], w[2i + 1]. */
+function addWords(codes: Float64Array, at: number, w: Int32Array, n: number, span: number, base: number, sign: number) {
+  for (let i = 0; i < n; i++)
+    codes[at + i] = codes[at + i] * span + (base + sign * (w[2 * i + 1] * TWO32 + (w[2 * i] >>> 0)));
 }
 
 /** The same for numbers, a null row's rank `nullCode`. */
 function addNumbers(
   codes: Float64Array,
+  at: number,
   x: ArrayLike<number>,
   valid: Uint8Array | null,
   n: number,
@@ -179,16 +208,16 @@ function addNumbers(
   nullCode: number,
 ): void {
   for (let i = 0; i < n; i++)
-    codes[i] = codes[i] * span + (valid !== null && valid[i] === 0 ? nullCode : base + sign * x[i]);
+    codes[at + i] = codes[at + i] * span + (valid !== null && valid[i] === 0 ? nullCode : base + sign * x[i]);
 }
 
-/** part[i] = codes[i] (an integer below 2^31). */
-function truncate(codes: Float64Array, part: Int32Array, n: number): void {
-  for (let i = 0; i < n; i++) part[i] = codes[i];
+/** part[at + i] = codes[at + i] (an integer below 2^31), for i below n. */
+function truncate(codes: Float64Array, part: Int32Array, at: number, n: number): void {
+  for (let i = at; i < at + n; i++) part[i] = codes[i];
 }
 
-/** The least and greatest of x[0, n) (Infinity, -Infinity when n is 0), and no nulls. */
-function minMax(x: ArrayLike<number>, n: number): [number, number, boolean] {
+/** The greatest of x[0, n) (-Infinity when n is 0); the least into `least`. */
+function minMax(x: ArrayLike<number>, n: number): number {
   let lo = Infinity,
     hi = -Infinity;
   for (let i = 0; i < n; i++) {
@@ -196,11 +225,12 @@ function minMax(x: ArrayLike<number>, n: number): [number, number, boolean] {
     if (v < lo) lo = v;
     if (v > hi) hi = v;
   }
-  return [lo, hi, false];
+  least = lo;
+  return hi;
 }
 
-/** The least and greatest of the valid x[0, n), and whether any is null. */
-function minMaxValid(x: ArrayLike<number>, valid: Uint8Array, n: number): [number, number, boolean] {
+/** The greatest of the valid x[0, n); the least into `least`, whether any is null into `anyNull`. */
+function minMaxValid(x: ArrayLike<number>, valid: Uint8Array, n: number): number {
   let lo = Infinity,
     hi = -Infinity,
     nulls = false;
@@ -213,7 +243,9 @@ function minMaxValid(x: ArrayLike<number>, valid: Uint8Array, n: number): [numbe
     if (v < lo) lo = v;
     if (v > hi) hi = v;
   }
-  return [lo, hi, nulls];
+  least = lo;
+  anyNull = nulls;
+  return hi;
 }
 
 /** Segments up to this long are sorted by insertion. */
@@ -223,9 +255,10 @@ const INSERTION_ROWS = 48;
  * The row order of the packed numbers (stable: ties keep the input order), and the numbers in that order. Rows are
  * first grouped by partition (a counting sort on floor(number / orderSpan), when the partitions are few enough to
  * count), then each partition's rows sorted unless they already are (rows often arrive in their order keys' order,
- * as a file written in it is read): by insertion when few, else by an LSD radix sort of the number.
+ * as a file written in it is read): by insertion when few, else by an LSD radix sort of the number. `starts`: where
+ * each partition's rows start in the order (partSpan + 1 of them, the last n), when they were grouped by counting.
  */
-export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array } {
+export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array; starts: Int32Array | null } {
   const { codes, partSpan, part } = p;
   const n = codes.length;
   const order = scratchI32('order', n);
@@ -234,7 +267,7 @@ export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array
     identity(order, n);
     sorted.set(codes);
     sortSegment(order, sorted, 0, n);
-    return { order, sorted };
+    return { order, sorted, starts: null };
   }
   // at[q]: partition q's rows end there, then (moved back a row at a time) start there; at[partSpan] = n
   const at = scratchI32('partAt', partSpan + 1).fill(0);
@@ -242,7 +275,7 @@ export function sortPacked(p: Packed): { order: Int32Array; sorted: Float64Array
   sumCounts(at, partSpan + 1);
   scatterParts(part, codes, at, order, sorted, n);
   sortSegments(at, partSpan, order, sorted);
-  return { order, sorted };
+  return { order, sorted, starts: at };
 }
 
 function identity(order: Int32Array, n: number): void {
@@ -413,16 +446,97 @@ function moveByDigit(
   }
 }
 
-/** The shape of rows sorted by their packed numbers: a partition is floor(number / orderSpan), peers equal numbers. */
-export function shapeOfPacked(sorted: Float64Array, orderSpan: number, partitioned: boolean, ordered: boolean): Shape {
+/**
+ * The shape of rows sorted by their packed numbers: a partition is floor(number / orderSpan), peers equal numbers
+ * (rows of two partitions never have equal numbers). With the partitions' `starts` from the counting sort, or
+ * without partition keys, a PackedShape; else the partitions' first rows found by division.
+ */
+export function shapeOfPacked(
+  sorted: Float64Array,
+  orderSpan: number,
+  partitioned: boolean,
+  ordered: boolean,
+  starts: Int32Array | null = null,
+): Shape {
   const n = sorted.length;
+  if (starts !== null || !partitioned) return new PackedShape(n, sorted, starts);
   const cut = scratchZeroU8('partCut', n);
   if (n > 0) cut[0] = 1;
-  if (partitioned) partitionCuts(sorted, orderSpan, cut, n);
+  partitionCuts(sorted, orderSpan, cut, n);
   const peers = scratchZeroU8('peerCut', n);
   peers.set(cut);
   if (ordered) peerCuts(sorted, peers, n);
   return new CutShape(n, cut, peers, true);
+}
+
+/**
+ * A shape read off the sorted numbers and the partitions' starts (null: one partition), each bound array made when
+ * a function first reads it (lag and row_number read only the partitions': no pass over the numbers for peers), in
+ * the thread's scratch slots (valid until the next task's shape).
+ */
+class PackedShape implements Shape {
+  #partStart: Int32Array | null = null;
+  #partEnd: Int32Array | null = null;
+  #peerStart: Int32Array | null = null;
+  #peerEnd: Int32Array | null = null;
+  constructor(
+    readonly n: number,
+    private readonly sorted: Float64Array,
+    private readonly starts: Int32Array | null,
+  ) {}
+  get partStart(): Int32Array {
+    this.#partStart ??= this.runs('partStart', false);
+    return this.#partStart;
+  }
+  get partEnd(): Int32Array {
+    this.#partEnd ??= this.runs('partEnd', true);
+    return this.#partEnd;
+  }
+  private runs(slot: 'partStart' | 'partEnd', end: boolean): Int32Array {
+    const out = scratchI32(slot, this.n);
+    if (this.starts === null) out.fill(end ? this.n : 0);
+    else fillRuns(this.starts, out, end);
+    return out;
+  }
+  get peerStart(): Int32Array {
+    this.#peerStart ??= peerStarts(this.sorted, scratchI32('peerStart', this.n), this.n);
+    return this.#peerStart;
+  }
+  get peerEnd(): Int32Array {
+    this.#peerEnd ??= peerEnds(this.sorted, scratchI32('peerEnd', this.n), this.n);
+    return this.#peerEnd;
+  }
+}
+
+/** Each row's partition's first row (or with `end`, one past its last), the partitions [starts[q], starts[q + 1]). */
+function fillRuns(starts: Int32Array, out: Int32Array, end: boolean): void {
+  const last = starts.length - 1;
+  for (let q = 0; q < last; q++) {
+    const a = starts[q],
+      b = starts[q + 1],
+      x = end ? b : a;
+    for (let i = a; i < b; i++) out[i] = x;
+  }
+}
+
+/** Each row's first row of equal numbers. */
+function peerStarts(sorted: Float64Array, out: Int32Array, n: number): Int32Array {
+  let s = 0;
+  for (let i = 0; i < n; i++) {
+    if (i > 0 && sorted[i] !== sorted[i - 1]) s = i;
+    out[i] = s;
+  }
+  return out;
+}
+
+/** Each row's end (one past its last row) of equal numbers. */
+function peerEnds(sorted: Float64Array, out: Int32Array, n: number): Int32Array {
+  let e = n;
+  for (let i = n - 1; i >= 0; i--) {
+    out[i] = e;
+    if (i > 0 && sorted[i] !== sorted[i - 1]) e = i;
+  }
+  return out;
 }
 
 /** sorted: a partition starts where the number reaches the next multiple of orderSpan. */

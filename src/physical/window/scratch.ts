@@ -24,6 +24,8 @@ export type Slot =
   | 'radixIdx'
   | 'radixKeyT'
   | 'radixIdxT'
+  /** lag/lead's rows to gather (window/functions.ts offsetRow) */
+  | 'offsetRows'
   /** a task's input column c concatenated (window/source.ts), and its validity */
   | `in${number}`
   | `valid${number}`;

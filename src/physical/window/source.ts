@@ -68,8 +68,8 @@ function sortRows(
     );
     return { sorted: gatherAll(order), shape };
   }
-  const { order, sorted: codes } = sortPacked(packed);
-  const shape = shapeOfPacked(codes, packed.orderSpan, src.partitionBy.length > 0, src.orderBy.length > 0);
+  const { order, sorted: codes, starts } = sortPacked(packed);
+  const shape = shapeOfPacked(codes, packed.orderSpan, src.partitionBy.length > 0, src.orderBy.length > 0, starts);
   return { sorted: gatherAll(order), shape };
 }
 
@@ -159,21 +159,26 @@ export const windowKernel: SourceKernel<WindowSource> = {
       const parts = cutByBounds(src.schema, src.input, src.cut, sortKeys(src), turn);
       return { batches: parts, rows: rowCount(src.input), asIs: true };
     }
-    // read by the sort (the keys) and gathered from: every column, or with `keep` those and the functions' inputs
+    // the keys packed from the input blocks as they are; gathered from: every column, or with `keep` those and the
+    // functions' inputs, and the keys when they do not pack (the column sort reads them)
+    const read = rowCount(src.input);
+    const top = src.topN !== undefined && !src.piece;
+    // (pruned first when a top-N filter is above: the keys are packed from the rows kept)
+    let packed = !top && read >= PACK_MIN_ROWS ? packKeys(src.input, src.partitionBy, src.orderBy) : null;
     const need = src.keep && !src.piece ? gathered(src, src.keep) : null;
     const cols = new Set(need ?? src.schema.map((_, c) => c));
-    for (const c of src.partitionBy) cols.add(c);
-    for (const k of src.orderBy) cols.add(k.col);
-    const all = concatScratch(src.schema, src.input, cols);
-    const read = all.length;
-    // a top-N filter above: only the rows that may pass it are sorted (window/topn.ts); a split's pieces keep theirs
-    const rows = src.topN && !src.piece ? topNPrune(all, src.partitionBy, src.orderBy, src.topN, cols) : all;
+    if (packed === null) for (const c of [...src.partitionBy, ...src.orderBy.map((k) => k.col)]) cols.add(c);
+    let rows = concatScratch(src.schema, src.input, cols);
+    if (top) {
+      // a top-N filter above: only the rows that may pass it are sorted (window/topn.ts); a split's pieces keep theirs
+      rows = topNPrune(rows, src.partitionBy, src.orderBy, src.topN!, cols);
+      packed = rows.length >= PACK_MIN_ROWS ? packKeys([rows], src.partitionBy, src.orderBy) : null;
+    }
     if (rows.length === 0) {
       if (!src.piece) return { batches: [], rows: read };
       const none = emptyBatch([...src.schema, ...src.fns.map((f) => ({ name: f.as, type: f.type }))]);
       return { batches: [none, { length: 0, columns: [] }], rows: read, asIs: true };
     }
-    const packed = rows.length >= PACK_MIN_ROWS ? packKeys(rows, src.partitionBy, src.orderBy) : null;
     if (packed !== null && !src.piece) {
       // rows already in order within their partitions: the running functions in input order, nothing sorted
       const added = streamWindow(rows, src.fns, packed, src.orderBy.length > 0);

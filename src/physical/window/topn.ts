@@ -251,7 +251,7 @@ function groupsAndOrder(
   partitionBy: number[],
   orderBy: SortKey[],
 ): { gid: Int32Array; nGroups: number; codes: Float64Array | null; cmp: ((i: number, j: number) => number) | null } {
-  const packed = b.length > 0 ? packKeys(b, partitionBy, orderBy) : null;
+  const packed = b.length > 0 ? packKeys([b], partitionBy, orderBy) : null;
   if (packed !== null && (packed.part !== null || partitionBy.length === 0)) {
     // the thread's scratch (window/scratch.ts): read only until this task's sort packs its keys again
     const gid = packed.part ?? new Int32Array(b.length);
