@@ -43,25 +43,13 @@ export function topNBatch(b: Batch, op: TopNOp): Batch[] {
 
 /**
  * A map task's output pruned as one (more is pruned than batch by batch: each partition's first N over all of the
- * task's rows): the key columns concatenated, the rows kept gathered from each batch, one batch each.
+ * task's rows): the keys packed from the batches in place (their columns concatenated only where they do not
+ * pack), the rows kept gathered from each batch, one batch each.
  */
 export function topNBatches(batches: Batch[], op: TopNOp): Batch[] {
   if (batches.length <= 1) return batches.flatMap((b) => topNBatch(b, op));
-  const keyCols = new Set([...op.partitionBy, ...op.orderBy.map((k) => k.col)]);
   const total = rowCount(batches);
-  // the other columns are not read: the first batch's stand in
-  const keys: Batch = {
-    length: total,
-    columns: batches[0].columns.map((c, i) =>
-      keyCols.has(i)
-        ? concatColumns(
-            c.type,
-            batches.map((b) => b.columns[i]),
-          )
-        : c,
-    ),
-  };
-  const kept = topNRows(keys, op.partitionBy, op.orderBy, op, MAP_KEEP);
+  const kept = keptRows(orderOf(batches, op.partitionBy, op.orderBy), total, op, MAP_KEEP);
   if (kept === null || kept.n === total) return batches;
   const { idx, n } = kept;
   const out: Batch[] = [];
@@ -96,9 +84,22 @@ export function topNRows(
   top: TopN,
   most = 1,
 ): { idx: Int32Array; n: number } | null {
-  const rows = b.length,
-    N = top.n;
-  const { gid, nGroups, codes, cmp } = groupsAndOrder(b, partitionBy, orderBy);
+  return keptRows(orderOf([b], partitionBy, orderBy), b.length, top, most);
+}
+
+/** Each row's group and the order within groups (see orderOf). */
+interface Order {
+  gid: Int32Array;
+  nGroups: number;
+  /** each row's packed number (within a group, its order), or else the rows compared */
+  codes: Float64Array | null;
+  cmp: ((i: number, j: number) => number) | null;
+}
+
+/** topNRows over rows whose groups and order are known. */
+function keptRows(o: Order, rows: number, top: TopN, most: number): { idx: Int32Array; n: number } | null {
+  const N = top.n;
+  const { gid, nGroups, codes, cmp } = o;
   // each group's heap: at most min(N, its rows) slots, from start[g]
   const start = new Int32Array(nGroups + 1);
   for (let i = 0; i < rows; i++) start[gid[i] + 1]++;
@@ -246,17 +247,31 @@ function holds(heap: Int32Array, s: number, m: number, i: number, cmp: (i: numbe
  * into one number a row (window/packed.ts), the partition read off it when the partitions are few enough to count
  * (no hashing); else the groups hashed (agg/group-ids.ts) and the rows compared by their columns.
  */
-function groupsAndOrder(
-  b: Batch,
-  partitionBy: number[],
-  orderBy: SortKey[],
-): { gid: Int32Array; nGroups: number; codes: Float64Array | null; cmp: ((i: number, j: number) => number) | null } {
-  const packed = b.length > 0 ? packKeys([b], partitionBy, orderBy) : null;
+function orderOf(batches: Batch[], partitionBy: number[], orderBy: SortKey[]): Order {
+  const rows = rowCount(batches);
+  // the keys packed from the batches in place
+  const packed = rows > 0 ? packKeys(batches, partitionBy, orderBy) : null;
   if (packed !== null && (packed.part !== null || partitionBy.length === 0)) {
     // the thread's scratch (window/scratch.ts): read only until this task's sort packs its keys again
-    const gid = packed.part ?? new Int32Array(b.length);
+    const gid = packed.part ?? new Int32Array(rows);
     return { gid, nGroups: partitionBy.length ? packed.partSpan : 1, codes: packed.codes, cmp: null };
   }
+  // the key columns as one batch (the other columns are not read: the first batch's stand in)
+  const keyCols = new Set([...partitionBy, ...orderBy.map((k) => k.col)]);
+  const b: Batch =
+    batches.length === 1
+      ? batches[0]
+      : {
+          length: rows,
+          columns: batches[0].columns.map((c, i) =>
+            keyCols.has(i)
+              ? concatColumns(
+                  c.type,
+                  batches.map((x) => x.columns[i]),
+                )
+              : c,
+          ),
+        };
   const { gid, nGroups } = groupsOf(b, partitionBy);
   return { gid, nGroups, codes: null, cmp: orderBy.length === 0 ? () => 0 : keyOrder(b, orderBy) };
 }
