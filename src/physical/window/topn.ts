@@ -7,7 +7,7 @@
 // partition's cutoff), then the rows not past their cutoff. Ties are kept for rank and dense_rank; row_number keeps
 // N rows a partition (any N of tied rows is a valid answer).
 import { groupsOf } from '../../agg/group-ids.js';
-import { type Batch, concatColumns, gatherSelected, rowCount } from '../../kernels/column.js';
+import { type Batch, type Schema, concatColumns, gatherSelected, rowCount } from '../../kernels/column.js';
 import type { SortKey } from '../../kernels/sort.js';
 import { packKeys } from './packed.js';
 import { keyOrder } from './split.js';
@@ -51,7 +51,11 @@ export function topNBatches(batches: Batch[], op: TopNOp): Batch[] {
   const total = rowCount(batches);
   const kept = keptRows(orderOf(batches, op.partitionBy, op.orderBy), total, op, MAP_KEEP);
   if (kept === null || kept.n === total) return batches;
-  const { idx, n } = kept;
+  return keptOf(batches, kept.idx, kept.n);
+}
+
+/** The rows `idx[0, n)` (ascending, over the batches one after another) of each batch that has any, its columns `read` (all: null). */
+function keptOf(batches: Batch[], idx: Int32Array, n: number, read: Set<number> | null = null): Batch[] {
   const out: Batch[] = [];
   let k = 0,
     from = 0;
@@ -63,7 +67,11 @@ export function topNBatches(batches: Batch[], op: TopNOp): Batch[] {
     if (m > 0) {
       const local = new Int32Array(m);
       for (let j = 0; j < m; j++) local[j] = idx[k0 + j] - from;
-      out.push(m === b.length ? b : { length: m, columns: b.columns.map((c) => gatherSelected(c, local, m)) });
+      out.push(
+        m === b.length
+          ? b
+          : { length: m, columns: b.columns.map((c, i) => (read && !read.has(i) ? c : gatherSelected(c, local, m))) },
+      );
     }
     from = to;
   }
@@ -277,12 +285,23 @@ function orderOf(batches: Batch[], partitionBy: number[], orderBy: SortKey[]): O
 }
 
 /**
- * A reduce task's rows (window/source.ts) pruned to those that may be among the first N of their partition: only the
- * columns `read` gathered (the others are empty, not read).
+ * A window task's input blocks pruned to the rows that may be among the first N of their partition, as one batch:
+ * the keys packed from the blocks in place, only the columns `read` gathered (the others empty, not read). Null when
+ * every row may be (the task reads its blocks as it would without a top-N).
  */
-export function topNPrune(b: Batch, partitionBy: number[], orderBy: SortKey[], top: TopN, read: Set<number>): Batch {
-  const kept = topNRows(b, partitionBy, orderBy, top);
-  if (kept === null || kept.n === b.length) return b;
-  const { idx, n } = kept;
-  return { length: n, columns: b.columns.map((c, i) => (read.has(i) ? gatherSelected(c, idx, n) : c)) };
+export function topNBlocks(
+  schema: Schema,
+  blocks: Batch[],
+  partitionBy: number[],
+  orderBy: SortKey[],
+  top: TopN,
+  read: Set<number>,
+): Batch | null {
+  const kept = keptRows(orderOf(blocks, partitionBy, orderBy), rowCount(blocks), top, 1);
+  if (kept === null) return null;
+  const parts = keptOf(blocks, kept.idx, kept.n, read);
+  return {
+    length: kept.n,
+    columns: schema.map((f, c) => concatColumns(f.type, read.has(c) ? parts.map((b) => b.columns[c]) : [])),
+  };
 }
