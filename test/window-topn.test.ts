@@ -149,6 +149,41 @@ describe('top-N per window partition', () => {
     expect(two.topN).toEqual({ fn: 'row_number', n: 2 });
   });
 
+  it('under a 64 KB budget: shuffle blocks spilled and read back by the tasks that prune them', async () => {
+    // 10 of about 25 rows a partition in each map task: the map tasks keep theirs (too many kept), the tasks prune
+    const spill = { ...POOL, memoryLimit: '64KB', spillDir: path.join(dir, 'spill') };
+    for (const fn of ['rank', 'row_number']) {
+      const text = `SELECT id, g, o, ${fn}() OVER (PARTITION BY g ORDER BY o DESC, id) AS r FROM t QUALIFY r <= 10`;
+      const r = await runSql(text, { sources: S, ...spill });
+      expectTypedEqual(arrowTyped(r.toArrow()), await duckTable(text));
+      expect(r.stats.spilledBytes).toBeGreaterThan(0);
+      expect(topN(r.stats)).toMatchObject({ topN: { fn, n: 10 }, rows: 2400 });
+    }
+  });
+
+  it('drawn at random: function, N, keys, directions, nulls, filter form, tasks on the pool or this thread', async () => {
+    let seed = 11;
+    const rnd = (m: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % m;
+    };
+    const pick = <T>(xs: T[]) => xs[rnd(xs.length)];
+    for (let k = 0; k < 24; k++) {
+      const fn = pick(['row_number', 'rank', 'dense_rank']);
+      const n = pick([1, 2, 3, 7, 30]);
+      const partition = pick(['PARTITION BY g', 'PARTITION BY g, k', 'PARTITION BY k', 'PARTITION BY s', '']);
+      const keys = Array.from({ length: 1 + rnd(2) }, () => pick(['o', 't', 's', 'f', 'x']));
+      const order = keys.map((c) => `${c} ${pick(['ASC', 'DESC'])} NULLS ${pick(['FIRST', 'LAST'])}`).join(', ');
+      const by = fn === 'row_number' ? `${order}, id` : order;
+      const cmp = pick([`r <= ${n}`, `r < ${n + 1}`, `${n} >= r`, ...(n === 1 ? ['r = 1'] : [])]);
+      const text = pick([true, false])
+        ? `SELECT id, g, ${fn}() OVER (${partition} ORDER BY ${by}) AS r FROM t QUALIFY ${cmp}`
+        : `SELECT id, g, r FROM (SELECT *, ${fn}() OVER (${partition} ORDER BY ${by}) AS r FROM t) q WHERE ${cmp}`;
+      const s = topN(await same(text, pick([POOL, THREAD])));
+      expect(s.topN, text).toEqual({ fn, n });
+    }
+  });
+
   it('--explain names the top-N', async () => {
     const plan = await compileSql(query('rank', 'o DESC', 'r <= 3', true), { sources: S });
     const text = explainPlan(await loadPlan(plan));

@@ -1,11 +1,12 @@
-// Windows under a top-N filter marked to keep only their first rows: a filter right above a window (or above a projection of its columns) with a conjunct
-// `f = N`, `f <= N` or `f < N + 1` on one of its functions, when every function of that window is row_number, rank or
-// dense_rank, marks the window with `topN` (plan/bound.ts): its tasks drop the rows that cannot be among the first N
-// of their partition before the shuffle and before sorting (physical/window/topn.ts). Exact: the rows kept by such a
-// filter have every row before them in their partition (and for rank and dense_rank every peer) among the rows the
-// window still computes, so their row_number, rank and dense_rank are unchanged; the filter stays above to drop the
-// rest. Other functions (a sum over the same window, percent_rank, ntile, lag) would read the rows dropped: the
-// window is left as it is, and so is a filter that keeps rows past the first N (`f > 1`).
+// Windows under a top-N filter marked to keep only their first rows: a filter right above a window (or above a
+// projection of its columns) with a conjunct `f = N`, `f <= N` or `f < N + 1` on one of its functions, when every
+// function of that window is row_number, rank or dense_rank, marks the window with `topN` (plan/bound.ts): its tasks
+// drop the rows that cannot be among the first N of their partition before the shuffle and before sorting
+// (physical/window/topn.ts). Exact: the rows kept by such a filter have every row before them in their partition
+// (and for rank and dense_rank every peer) among the rows the window still computes, so their row_number, rank and
+// dense_rank are unchanged; the filter stays above to drop the rest. Other functions (a sum over the same window,
+// percent_rank, ntile, lag) would read the rows dropped: the window is left as it is, and so is a filter that keeps
+// rows past the first N (`f > 1`).
 import type { BoundExpr } from '../expr/types.js';
 import type { BoundNode, BoundPredicate } from './bound.js';
 import { mapChildren } from './eager-push.js';

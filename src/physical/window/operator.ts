@@ -52,7 +52,8 @@ export const windowOperator: PhysicalOperator<WindowNode, never, WindowStats> = 
       x.line(
         depth + 1,
         `top ${top.n} per partition by ${top.fn} (${src.fns[src.topN!.fn].as} <= ${top.n} above): each map task ` +
-          'keeps the rows that may be among them before the shuffle, each task again before its sort',
+          'keeps only the rows that may be among them when that drops three quarters of its rows, each task again ' +
+          'before its sort',
       );
     const why = src.orderBy.length ? unsplittable(src.fns) : unsplittableWhole(src.fns);
     x.line(

@@ -23,7 +23,7 @@ import { type Shape, shapeOf } from './bounds.js';
 import { type Packed, packKeys, shapeOfPacked, sortPacked } from './packed.js';
 import { streamWindow } from './stream.js';
 import { windowColumn } from './functions.js';
-import { topNPrune } from './topn.js';
+import { topNBlocks } from './topn.js';
 import { summaryR } from './carry.js';
 import { cutByBounds, summaryOf, withAfter, withCarry, withNeighbours, withTotals, withWhole } from './split.js';
 import type { WindowSource } from './window-source.js';
@@ -162,18 +162,19 @@ export const windowKernel: SourceKernel<WindowSource> = {
     // the keys packed from the input blocks as they are; gathered from: every column, or with `keep` those and the
     // functions' inputs, and the keys when they do not pack (the column sort reads them)
     const read = rowCount(src.input);
-    const top = src.topN !== undefined && !src.piece;
-    // (pruned first when a top-N filter is above: the keys are packed from the rows kept)
-    let packed = !top && read >= PACK_MIN_ROWS ? packKeys(src.input, src.partitionBy, src.orderBy) : null;
     const need = src.keep && !src.piece ? gathered(src, src.keep) : null;
     const cols = new Set(need ?? src.schema.map((_, c) => c));
-    if (packed === null) for (const c of [...src.partitionBy, ...src.orderBy.map((k) => k.col)]) cols.add(c);
-    let rows = concatScratch(src.schema, src.input, cols);
-    if (top) {
-      // a top-N filter above: only the rows that may pass it are sorted (window/topn.ts); a split's pieces keep theirs
-      rows = topNPrune(rows, src.partitionBy, src.orderBy, src.topN!, cols);
-      packed = rows.length >= PACK_MIN_ROWS ? packKeys([rows], src.partitionBy, src.orderBy) : null;
-    }
+    const keys = [...src.partitionBy, ...src.orderBy.map((k) => k.col)];
+    // a top-N filter above: only the rows that may pass it are gathered (their keys too) and sorted, their keys
+    // packed from them (window/topn.ts); a split's pieces keep theirs
+    const kept =
+      src.topN !== undefined && !src.piece
+        ? topNBlocks(src.schema, src.input, src.partitionBy, src.orderBy, src.topN, new Set([...cols, ...keys]))
+        : null;
+    let packed = kept === null && read >= PACK_MIN_ROWS ? packKeys(src.input, src.partitionBy, src.orderBy) : null;
+    if (packed === null) for (const c of keys) cols.add(c);
+    const rows = kept ?? concatScratch(src.schema, src.input, cols);
+    if (kept !== null) packed = rows.length >= PACK_MIN_ROWS ? packKeys([rows], src.partitionBy, src.orderBy) : null;
     if (rows.length === 0) {
       if (!src.piece) return { batches: [], rows: read };
       const none = emptyBatch([...src.schema, ...src.fns.map((f) => ({ name: f.as, type: f.type }))]);

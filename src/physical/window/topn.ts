@@ -1,12 +1,13 @@
-// The rows a window under a top-N filter still needs (plan/window-topn.ts): those of a batch that can still have
-// row_number, rank or dense_rank at most N in their window partition. A row whose rank over all of its partition's rows is at most N has
-// a rank at most N within any subset of them that holds it, so pruning each map task's batches, and a reduce task's
-// rows before its sort, is exact: the window then computes over the survivors and the filter above keeps its rows.
-// One pass over the rows: group ids of the partition keys (agg/group-ids.ts), a bounded max-heap of row indices per
-// group in one Int32Array (its worst row at the top, the group's cutoff), then the rows not past their cutoff. Ties
-// are kept for rank and dense_rank; row_number keeps N rows a group (any N of tied rows is a valid answer).
+// The rows a window under a top-N filter still needs (plan/window-topn.ts): those that can still have row_number,
+// rank or dense_rank at most N in their window partition. A row whose rank over all of its partition's rows is at
+// most N has a rank at most N within any subset of them that holds it, so pruning a map task's rows, and a window
+// task's before its sort, is exact: the window then computes over the rows kept and the filter above keeps its rows.
+// One pass over the rows: each row's partition (read off the packed keys, window/packed.ts, or hashed,
+// agg/group-ids.ts), a bounded max-heap of rows per partition in one Int32Array (its worst row at the top: the
+// partition's cutoff), then the rows not past their cutoff. Ties are kept for rank and dense_rank; row_number keeps
+// N rows a partition (any N of tied rows is a valid answer).
 import { groupsOf } from '../../agg/group-ids.js';
-import { type Batch, concatColumns, gatherSelected, rowCount } from '../../kernels/column.js';
+import { type Batch, type Schema, concatColumns, gatherSelected, rowCount } from '../../kernels/column.js';
 import type { SortKey } from '../../kernels/sort.js';
 import { packKeys } from './packed.js';
 import { keyOrder } from './split.js';
@@ -42,27 +43,19 @@ export function topNBatch(b: Batch, op: TopNOp): Batch[] {
 
 /**
  * A map task's output pruned as one (more is pruned than batch by batch: each partition's first N over all of the
- * task's rows): the key columns concatenated, the rows kept gathered from each batch, one batch each.
+ * task's rows): the keys packed from the batches in place (their columns concatenated only where they do not
+ * pack), the rows kept gathered from each batch, one batch each.
  */
 export function topNBatches(batches: Batch[], op: TopNOp): Batch[] {
   if (batches.length <= 1) return batches.flatMap((b) => topNBatch(b, op));
-  const keyCols = new Set([...op.partitionBy, ...op.orderBy.map((k) => k.col)]);
   const total = rowCount(batches);
-  // the other columns are not read: the first batch's stand in
-  const keys: Batch = {
-    length: total,
-    columns: batches[0].columns.map((c, i) =>
-      keyCols.has(i)
-        ? concatColumns(
-            c.type,
-            batches.map((b) => b.columns[i]),
-          )
-        : c,
-    ),
-  };
-  const kept = topNRows(keys, op.partitionBy, op.orderBy, op, MAP_KEEP);
+  const kept = keptRows(orderOf(batches, op.partitionBy, op.orderBy), total, op, MAP_KEEP);
   if (kept === null || kept.n === total) return batches;
-  const { idx, n } = kept;
+  return keptOf(batches, kept.idx, kept.n);
+}
+
+/** The rows `idx[0, n)` (ascending, over the batches one after another) of each batch that has any, its columns `read` (all: null). */
+function keptOf(batches: Batch[], idx: Int32Array, n: number, read: Set<number> | null = null): Batch[] {
   const out: Batch[] = [];
   let k = 0,
     from = 0;
@@ -74,7 +67,11 @@ export function topNBatches(batches: Batch[], op: TopNOp): Batch[] {
     if (m > 0) {
       const local = new Int32Array(m);
       for (let j = 0; j < m; j++) local[j] = idx[k0 + j] - from;
-      out.push(m === b.length ? b : { length: m, columns: b.columns.map((c) => gatherSelected(c, local, m)) });
+      out.push(
+        m === b.length
+          ? b
+          : { length: m, columns: b.columns.map((c, i) => (read && !read.has(i) ? c : gatherSelected(c, local, m))) },
+      );
     }
     from = to;
   }
@@ -95,9 +92,22 @@ export function topNRows(
   top: TopN,
   most = 1,
 ): { idx: Int32Array; n: number } | null {
-  const rows = b.length,
-    N = top.n;
-  const { gid, nGroups, codes, cmp } = groupsAndOrder(b, partitionBy, orderBy);
+  return keptRows(orderOf([b], partitionBy, orderBy), b.length, top, most);
+}
+
+/** Each row's group and the order within groups (see orderOf). */
+interface Order {
+  gid: Int32Array;
+  nGroups: number;
+  /** each row's packed number (within a group, its order), or else the rows compared */
+  codes: Float64Array | null;
+  cmp: ((i: number, j: number) => number) | null;
+}
+
+/** topNRows over rows whose groups and order are known. */
+function keptRows(o: Order, rows: number, top: TopN, most: number): { idx: Int32Array; n: number } | null {
+  const N = top.n;
+  const { gid, nGroups, codes, cmp } = o;
   // each group's heap: at most min(N, its rows) slots, from start[g]
   const start = new Int32Array(nGroups + 1);
   for (let i = 0; i < rows; i++) start[gid[i] + 1]++;
@@ -135,8 +145,8 @@ export function topNRows(
 }
 
 /**
- * Each group's best rows by their packed numbers into its max-heap (`heap` from start[g], `size[g]` of them; dense_rank:
- * one row a number): returns the heaps' numbers, each beside its row.
+ * Each group's best rows by their packed numbers into its max-heap (`heap` from start[g], `size[g]` of them;
+ * dense_rank: one row a number): returns the heaps' numbers, each beside its row.
  */
 function packedHeaps(
   codes: Float64Array,
@@ -245,28 +255,53 @@ function holds(heap: Int32Array, s: number, m: number, i: number, cmp: (i: numbe
  * into one number a row (window/packed.ts), the partition read off it when the partitions are few enough to count
  * (no hashing); else the groups hashed (agg/group-ids.ts) and the rows compared by their columns.
  */
-function groupsAndOrder(
-  b: Batch,
-  partitionBy: number[],
-  orderBy: SortKey[],
-): { gid: Int32Array; nGroups: number; codes: Float64Array | null; cmp: ((i: number, j: number) => number) | null } {
-  const packed = b.length > 0 ? packKeys([b], partitionBy, orderBy) : null;
+function orderOf(batches: Batch[], partitionBy: number[], orderBy: SortKey[]): Order {
+  const rows = rowCount(batches);
+  // the keys packed from the batches in place
+  const packed = rows > 0 ? packKeys(batches, partitionBy, orderBy) : null;
   if (packed !== null && (packed.part !== null || partitionBy.length === 0)) {
     // the thread's scratch (window/scratch.ts): read only until this task's sort packs its keys again
-    const gid = packed.part ?? new Int32Array(b.length);
+    const gid = packed.part ?? new Int32Array(rows);
     return { gid, nGroups: partitionBy.length ? packed.partSpan : 1, codes: packed.codes, cmp: null };
   }
+  // the key columns as one batch (the other columns are not read: the first batch's stand in)
+  const keyCols = new Set([...partitionBy, ...orderBy.map((k) => k.col)]);
+  const b: Batch =
+    batches.length === 1
+      ? batches[0]
+      : {
+          length: rows,
+          columns: batches[0].columns.map((c, i) =>
+            keyCols.has(i)
+              ? concatColumns(
+                  c.type,
+                  batches.map((x) => x.columns[i]),
+                )
+              : c,
+          ),
+        };
   const { gid, nGroups } = groupsOf(b, partitionBy);
   return { gid, nGroups, codes: null, cmp: orderBy.length === 0 ? () => 0 : keyOrder(b, orderBy) };
 }
 
 /**
- * A reduce task's rows (window/source.ts) pruned to those that may be among the first N of their partition: only the
- * columns `read` gathered (the others are empty, not read).
+ * A window task's input blocks pruned to the rows that may be among the first N of their partition, as one batch:
+ * the keys packed from the blocks in place, only the columns `read` gathered (the others empty, not read). Null when
+ * every row may be (the task reads its blocks as it would without a top-N).
  */
-export function topNPrune(b: Batch, partitionBy: number[], orderBy: SortKey[], top: TopN, read: Set<number>): Batch {
-  const kept = topNRows(b, partitionBy, orderBy, top);
-  if (kept === null || kept.n === b.length) return b;
-  const { idx, n } = kept;
-  return { length: n, columns: b.columns.map((c, i) => (read.has(i) ? gatherSelected(c, idx, n) : c)) };
+export function topNBlocks(
+  schema: Schema,
+  blocks: Batch[],
+  partitionBy: number[],
+  orderBy: SortKey[],
+  top: TopN,
+  read: Set<number>,
+): Batch | null {
+  const kept = keptRows(orderOf(blocks, partitionBy, orderBy), rowCount(blocks), top, 1);
+  if (kept === null) return null;
+  const parts = keptOf(blocks, kept.idx, kept.n, read);
+  return {
+    length: kept.n,
+    columns: schema.map((f, c) => concatColumns(f.type, read.has(c) ? parts.map((b) => b.columns[c]) : [])),
+  };
 }
