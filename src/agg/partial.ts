@@ -297,12 +297,14 @@ export const PASS_THROUGH_SAMPLE = 16384;
 const PASS_THROUGH_RATIO = 0.5;
 /**
  * Groups per row, estimated over the whole task, at or below which a task whose sample did not halve aggregates.
- * Lower than the sample's line: the map task then hashes every row and the reduce hashes the states again, and
- * what it saves is the shuffle and the reduce's share of the rows dropped. EXCEPT's count by o_custkey on JCC-H
- * (166K-row map tasks, 0.43 groups a row) took 1.14x the time of passing through; ROLLUP's partial aggregate by
- * (l_suppkey, l_returnflag) (0.06 groups a row) 0.64x.
+ * Lower than the sample's line: the map task then hashes every row into a table of all the task's groups (a reduce
+ * task's table holds its partition's share) and the reduce hashes the states again; what it saves is the shuffle
+ * and the reduce's share of the rows dropped. Measured (6M rows, 500K-row map tasks, count and sum by an int64 key,
+ * paired whole processes, aggregating against passing through, CPU): 0.04 groups a row 0.88x, 0.08 0.92x, 0.14
+ * 1.05x, 0.22 1.12x; EXCEPT's count by o_custkey on JCC-H (0.43) 1.07x; ROLLUP's (l_suppkey, l_returnflag) (0.06)
+ * 0.78x.
  */
-const TASK_RATIO = 0.25;
+const TASK_RATIO = 0.1;
 /**
  * A map task with fewer rows than the sample is judged on all of them, down to this many:
  * below, it aggregates. (One small task that aggregates where the others pass through
@@ -374,7 +376,7 @@ export function sampleGroupsOf(g: Groups, n: number): SampleGroups {
  * Adaptive pass-through of a combiner: whether partial aggregation would barely shrink a task's `rows` rows,
  * judged on its first rows (`head`, up to 16,384 of them) by `groups` of a sample. The task aggregates where the
  * sample holds at most one group per two rows (the rule before the estimate), and also where the groups the task
- * would hold (estimatedGroups, y two standard errors lower: the sample shows it clearly) are at most a quarter of
+ * would hold (estimatedGroups, y two standard errors lower: the sample shows it clearly) are at most a tenth of
  * its rows: a sample that looks distinct because the task's groups outnumber the sample's rows, not its own rows.
  * Passes through only where the rule before did.
  */
@@ -386,7 +388,7 @@ export function passesThrough(head: Batch, groups: (sample: Batch) => SampleGrou
     estimatedGroups(m, s.groups, s.firstHalf, task, growthBound(m, s.groups, s.firstHalf, side)) > TASK_RATIO * task;
   // A first look at the first 4,096 rows: when at least 90% of them are distinct groups (more than one group per
   // two rows over the whole sample as well, for rows drawn alike) and even y two standard errors higher leaves the
-  // task more than a quarter of its rows in groups, the rest of the sample is not grouped: a quarter of the work
+  // task more than a tenth of its rows in groups, the rest of the sample is not grouped: a quarter of the work
   // where nothing reduces (aggregate by key at s = 0: every map task passes through, and the test was about 4% of
   // the map stage's CPU).
   if (n > PASS_THROUGH_MIN) {
