@@ -10,8 +10,10 @@ import {
   concatColumns,
   decimalAt,
   gather,
+  allocValues,
   isFloat,
   lanes,
+  rowWidth,
 } from '../../kernels/column.js';
 import { decimalColumn } from '../../kernels/decimal.js';
 import { type SortKey, valueComparator } from '../../kernels/sort.js';
@@ -68,6 +70,7 @@ const offsetRow =
     const { n, partStart: ps, partEnd: pe } = s;
     const arg = b.columns[f.col];
     const def = f.def >= 0 ? b.columns[f.def] : null;
+    if (def === null && f.n > 0 && arg.type.id !== 'utf8') return shifted(arg, dir * f.n, dir < 0 ? ps : pe, n);
     const idx = scratchI32('offsetRows', n); // read by the gather only
     for (let i = 0; i < n; i++) {
       const j = i + dir * f.n;
@@ -75,6 +78,41 @@ const offsetRow =
     }
     return gather(def ? concatColumns(arg.type, [arg, def]) : arg, idx);
   };
+
+/**
+ * lag/lead of a fixed-width column without a default: the values moved `by` rows (negative: lag) as one copy, null
+ * (and zero) where the row that far away is outside the partition (`bound`: each row's partition start for lag, end
+ * for lead) or null itself. No row indices, no gather.
+ */
+function shifted(arg: Column, by: number, bound: Int32Array, n: number): Column {
+  const width = rowWidth(arg.type);
+  const values = allocValues(arg.type, n);
+  const bytes = new Uint8Array(values.buffer, values.byteOffset, n * width);
+  const from = new Uint8Array(arg.values.buffer, arg.values.byteOffset, n * width);
+  const k = Math.min(Math.abs(by), n);
+  if (by < 0) bytes.set(from.subarray(0, (n - k) * width), k * width);
+  else bytes.set(from.subarray(k * width, n * width), 0);
+  const valid = new Uint8Array(n);
+  if (by < 0) lagValid(valid, bound, arg.valid, k, n);
+  else leadValid(valid, bound, arg.valid, k, n);
+  zeroNulls(bytes, valid, width, n);
+  return { type: arg.type, length: n, values, valid };
+}
+
+/** valid[i]: row i - k is in row i's partition (from start[i]) and not null. */
+function lagValid(valid: Uint8Array, start: Int32Array, from: Uint8Array | null, k: number, n: number): void {
+  for (let i = 0; i < n; i++) valid[i] = i - k >= start[i] && (from === null || from[i - k] !== 0) ? 1 : 0;
+}
+
+/** valid[i]: row i + k is in row i's partition (before end[i]) and not null. */
+function leadValid(valid: Uint8Array, end: Int32Array, from: Uint8Array | null, k: number, n: number): void {
+  for (let i = 0; i < n; i++) valid[i] = i + k < end[i] && (from === null || from[i + k] !== 0) ? 1 : 0;
+}
+
+/** The bytes of the null rows zeroed (as a gather leaves a missing row). */
+function zeroNulls(bytes: Uint8Array, valid: Uint8Array, width: number, n: number): void {
+  for (let i = 0; i < n; i++) if (valid[i] === 0) for (let b = i * width; b < (i + 1) * width; b++) bytes[b] = 0;
+}
 
 /** A row of each frame (-1: none): first, last or nth value. */
 const frameRow =
