@@ -119,7 +119,7 @@ function sameStrings(
 }
 
 /** Two int32 columns without nulls as one int64 column (the first the high word): equal pairs, equal values. */
-function pairOf(a: Column, b: Column): Column | null {
+export function pairOf(a: Column, b: Column): Column | null {
   if (a.type.id !== 'int32' || b.type.id !== 'int32' || a.valid !== null || b.valid !== null) return null;
   const n = a.length,
     v = new BigInt64Array(n);
