@@ -48,7 +48,9 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
   const one = cols.length === 1 ? cols[0] : pair;
   const gid = one ? int32s(b.length, shared) : undefined;
   // many pairs already among the first rows (two ids, say): fewGroups would give up
-  const tryFew = one !== null && (pair === null || !manyPairs(cols[0], cols[1], Math.min(b.length, 1024)));
+  const tryFew =
+    one !== null &&
+    (pair === null || !manyPairs(cols[0].values as Int32Array, cols[1].values as Int32Array, Math.min(b.length, 1024)));
   const few = tryFew ? fewGroups(one!, shared, gid!, sel?.idx ?? null, sel?.n ?? b.length) : null;
   if (few) return few;
   // a pair hashed and compared as its one word (groupRows' one-part loop): ROLLUP's (l_suppkey, l_returnflag), 30K
@@ -127,12 +129,8 @@ export function pairOf(a: Column, b: Column): Column | null {
   return { type: { id: 'int64' }, length: n, values: v, valid: null };
 }
 
-/** Whether the first n rows of two int32 columns hold more than FEW_GROUPS distinct (a, b) pairs. */
-function manyPairs(ca: Column, cb: Column, n: number): boolean {
-  return manyPairsOf(ca.values as Int32Array, cb.values as Int32Array, n);
-}
-
-function manyPairsOf(a: Int32Array, b: Int32Array, n: number): boolean {
+/** Whether the first n rows hold more than FEW_GROUPS distinct (a, b) pairs. */
+function manyPairs(a: Int32Array, b: Int32Array, n: number): boolean {
   const pa = new Int32Array(FEW_GROUPS + 1),
     pb = new Int32Array(FEW_GROUPS + 1);
   let k = 0;
