@@ -52,6 +52,12 @@ export function countPaths(s: Stats, counts: PathCounts): void {
     add('window partitions split', w.splits.filter((x) => x.method !== 'none').length);
     add('window partitions kept whole', w.splits.filter((x) => x.method === 'none').length);
   }
+  // a filter keeping the first N rows of a window's partitions (plan/window-topn.ts)
+  add('plans with a window marked top-N', (s.windows ?? []).some((w) => w.topN) ? 1 : 0);
+  add(
+    'top-N window partitions split',
+    (s.windows ?? []).filter((w) => w.topN).flatMap((w) => w.splits.filter((x) => x.method !== 'none')).length,
+  );
   const stages = new Set(s.tasks.map((t) => t.stage));
   add('window stages', [...stages].filter((x) => /^window-\d+$/.test(x)).length);
   // union-1, intersect-2.count, ...: one per set operation
