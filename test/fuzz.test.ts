@@ -349,11 +349,11 @@ describe('fuzz: random plans against DuckDB', () => {
     for (const c of cases) for (const [k, v] of Object.entries(c.drawn)) drawn[k] = (drawn[k] ?? 0) + v;
     const secs = ((performance.now() - t0) / 1000).toFixed(1);
     console.log(
-      `fuzz, windows: ${cases.length} plans in ${secs} s, ${nonEmpty} with rows; drawn: ${JSON.stringify(drawn)}; paths: ${JSON.stringify(paths)}`,
+      `fuzz, windows: ${cases.length} plans in ${secs} s, ${failures.length} mismatches, ${nonEmpty} with rows; drawn: ${JSON.stringify(drawn)}; paths: ${JSON.stringify(paths)}`,
     );
     expect(failures.slice(0, 5).join('\n\n')).toBe('');
     expect(nonEmpty).toBeGreaterThan(cases.length / 2);
-    expect(belowFloors(paths, cases.length, WINDOW_FLOORS, 60)).toEqual([]);
+    expect(belowFloors(paths, cases.length, WINDOW_FLOORS, 90)).toEqual([]);
   }, 1_800_000);
 
   it(`${Math.ceil(N / 5)} plans of inner join chains (seed ${SEED}): reordered by cost, DuckDB's answer`, async () => {

@@ -1,7 +1,8 @@
 // Random operator trees for the fuzzer, each with the DuckDB SQL of the same
 // query: scans, filters, projections, joins of every type on one or two key
 // pairs (across types: integer widths, decimals, timestamp units), cross
-// joins, aggregates, sort + limit, and a limit without a sort at the top. Every generator returns the plan node, its
+// joins, aggregates, sort + limit, a limit without a sort at the top, windows (a top-N per partition among them),
+// set operations and grouping sets. Every generator returns the plan node, its
 // SQL (a subquery whose output columns are named as skewjoin names them) and
 // its schema. Expressions and predicates (computed columns, expression
 // comparisons, aggregates over an expression) come from expr.ts, the other
