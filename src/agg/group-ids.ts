@@ -6,6 +6,7 @@ import { buildKeys, normFor } from '../kernels/keys.js';
 import { int32s } from '../kernels/table.js';
 import type { Selection } from '../expr/select.js';
 import { codeGroups } from './code-groups.js';
+import { denseGroups } from './dense-groups.js';
 import { FEW_GROUPS, fewGroups } from './few-groups.js';
 import { type Groups, groupRows } from './groups.js';
 
@@ -42,6 +43,9 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
       : null;
   if (flags) return flags;
   const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
+  // integers in a narrow range (ROLLUP's supplier and flag, a map task's customers): slots by value, no hashing
+  const dense = denseGroups(cols, undefined, shared, sel?.idx ?? null, sel?.n ?? b.length);
+  if (dense) return dense;
   // one column, every row: few groups are found in one pass; past them, the ids array goes on to groupRows.
   // Two 32-bit columns without nulls (q01's two flags) are one 64-bit column to that pass.
   const pair = cols.length === 2 ? pairOf(cols[0], cols[1]) : null;
