@@ -166,6 +166,15 @@ function batchOf(n: number, seed: number) {
     col('int64', i64, nulls()),
     col('float64', f64, nulls()),
     col('float32', f32),
+    // no nulls: the loops over every row (min and max apart)
+    col(
+      'int64',
+      i64.map((v, i) => (i % 2 ? -v : v - 3n)),
+    ),
+    col(
+      'float64',
+      f64.map((v, i) => (i === n >> 1 ? Number.NaN : i % 7 === 0 ? -0 : i === 3 ? -v * 1e300 : v)),
+    ),
     col('decimal', d64, nulls(), { precision: 18, scale: 2 }),
     col('decimal', d128, nulls(), { precision: 38, scale: 3 }),
     col('int32', new Int32Array(n).fill(7)),
@@ -194,6 +203,35 @@ const sameColumns = (a: any[], b: any[]) => {
 };
 
 describe('the kernels: the grouped path over one group, state for state', () => {
+  it('min and max of floats at their edges: NaN above every number, infinities, -0 and 0 (the first of equals)', () => {
+    const I = Number.POSITIVE_INFINITY,
+      N = Number.NaN;
+    for (const vals of [
+      [-I, -I],
+      [I, I],
+      [I, N, I],
+      [N, N],
+      [N, I],
+      [-0, 0, 0],
+      [0, -0],
+      [1, N, 2],
+      [N, -I, 3],
+      [-I],
+    ]) {
+      const c = col('float64', Float64Array.from(vals));
+      const b = { length: vals.length, columns: [c, col('int32', new Int32Array(vals.length))] };
+      const aggs = ['min', 'max'].map((fn) => ({ fn, col: 0, as: fn, type: { id: 'float64' } }));
+      const schema = partialSchema([{ name: 'c', type: c.type }], [], aggs);
+      const got = partialAggregate(b, [], aggs, schema).columns.map((x: any) =>
+        Object.is(x.values[0], -0) ? '-0' : String(x.values[0]),
+      );
+      const want = aggregateBatch(b, [1], aggs, [])
+        .columns.slice(1)
+        .map((x: any) => (Object.is(x.values[0], -0) ? '-0' : String(x.values[0])));
+      expect(got, JSON.stringify(vals)).toEqual(want);
+    }
+  });
+
   for (const n of [0, 1, 3, 5000])
     it(`${n} rows: partial states (all rows and a selection), merged states, one batch aggregated`, () => {
       const b = batchOf(n, 17 + n);
