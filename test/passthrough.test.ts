@@ -180,6 +180,16 @@ describe('combiners that aggregate where the sample looked distinct', () => {
     expect(r.stats.shuffles[0].combine).toMatchObject({ rowsBefore: 500_000, partialTasks: 2, passThroughTasks: 0 });
   });
 
+  it('count(DISTINCT) of an int32 column without nulls (its pairs with the group ids hashed as one word) and with nulls', async () => {
+    const text = `SELECT flag, count(DISTINCT k) AS dk, count(*) AS n FROM t GROUP BY flag`;
+    const plan = await compileSql(text, { sources: { t: T } });
+    await expectSame(plan, text.replace('FROM t', `FROM read_parquet('${T}')`), opts);
+    await expectSame(plan, text.replace('FROM t', `FROM read_parquet('${T}')`), { ...opts, combiners: false });
+    const nulls = `SELECT flag, count(DISTINCT q) AS dq FROM t GROUP BY flag`;
+    const plan2 = await compileSql(nulls, { sources: { t: T } });
+    await expectSame(plan2, nulls.replace('FROM t', `FROM read_parquet('${T}')`), { ...opts, combiners: false });
+  });
+
   it('GROUP BY ROLLUP (k, flag): its partial aggregate aggregates, the answer is DuckDB’s', async () => {
     const text = `SELECT k, flag, count(*) AS c, sum(q) AS s FROM t GROUP BY ROLLUP (k, flag)`;
     const plan = await compileSql(text, { sources: { t: T } });

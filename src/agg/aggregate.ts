@@ -7,7 +7,7 @@ import { MAX_PRECISION, decimalSums, decimalSumsColumn, decimalType } from '../k
 import { buildKeys, normFor } from '../kernels/keys.js';
 import { valueComparator } from '../kernels/sort.js';
 import { type Groups, groupRows } from './groups.js';
-import { groupsOf } from './group-ids.js';
+import { groupsOf, pairOf } from './group-ids.js';
 
 export { groupsOf };
 
@@ -238,7 +238,12 @@ function bestOfNumbers(
 export function countDistinct(c: Column, g: Groups): Column {
   // Distinct (group, value) pairs: group again on the pair, skipping nulls.
   const gidCol: Column = { type: { id: 'int32' }, length: c.length, values: g.gid, valid: null };
-  const pairs = buildKeys({ length: c.length, columns: [gidCol, c] }, [0, 1], [{ kind: 'int' }, normFor(c.type)]);
+  // an int32 value without nulls and its group id as one word (groupRows' one-part loop): count(DISTINCT l_partkey)
+  // per supplier's reduce, 6M rows, spent most of its time in the two-part loop
+  const word = pairOf(gidCol, c);
+  const pairs = word
+    ? buildKeys({ length: c.length, columns: [word] }, [0], [normFor(word.type)])
+    : buildKeys({ length: c.length, columns: [gidCol, c] }, [0, 1], [{ kind: 'int' }, normFor(c.type)]);
   const pg = groupRows(pairs);
   const cnt = new Float64Array(g.nGroups);
   countFirsts(cnt, g.gid, pg.first, pg.nGroups, c.valid);

@@ -1,8 +1,8 @@
 // A map task's combiner over its output batches: partial states of each batch,
-// merged into one set at the end, so the task's rows are not concatenated
-// into a copy where each batch reduces well (the rows copied and aggregated once
-// where each batch holds most of the task's groups); unless its first rows show barely any grouping (adaptive
-// pass-through, agg/partial.ts), when the rows pass through as they are: into
+// merged into one set at the end, so the task's rows are not concatenated into
+// a copy (where each batch holds most of the task's groups, the rows are copied
+// together and aggregated once); unless its first rows show barely any grouping
+// (adaptive pass-through, agg/partial.ts), when the rows pass through as they are: into
 // a shuffle, which then holds no more bytes than without combiners (a state
 // is wider than its row: a sum's is [sum, count]), and whose reduce tasks
 // aggregate such rows beside other tasks' states; elsewhere each row as its own state.

@@ -6,6 +6,7 @@ import { buildKeys, normFor } from '../kernels/keys.js';
 import { int32s } from '../kernels/table.js';
 import type { Selection } from '../expr/select.js';
 import { codeGroups } from './code-groups.js';
+import { denseGroups } from './dense-groups.js';
 import { FEW_GROUPS, fewGroups } from './few-groups.js';
 import { type Groups, groupRows } from './groups.js';
 
@@ -42,13 +43,18 @@ export function groupsOf(b: Batch, groupBy: number[], sel?: Selection, shared = 
       : null;
   if (flags) return flags;
   const cols = groupBy.map((i) => shortCodes(b.columns[i]) ?? b.columns[i]);
+  // integers in a narrow range (ROLLUP's supplier and flag, a map task's customers): slots by value, no hashing
+  const dense = denseGroups(cols, undefined, shared, sel?.idx ?? null, sel?.n ?? b.length);
+  if (dense) return dense;
   // one column, every row: few groups are found in one pass; past them, the ids array goes on to groupRows.
   // Two 32-bit columns without nulls (q01's two flags) are one 64-bit column to that pass.
   const pair = cols.length === 2 ? pairOf(cols[0], cols[1]) : null;
   const one = cols.length === 1 ? cols[0] : pair;
   const gid = one ? int32s(b.length, shared) : undefined;
   // many pairs already among the first rows (two ids, say): fewGroups would give up
-  const tryFew = one !== null && (pair === null || !manyPairs(cols[0], cols[1], Math.min(b.length, 1024)));
+  const tryFew =
+    one !== null &&
+    (pair === null || !manyPairs(cols[0].values as Int32Array, cols[1].values as Int32Array, Math.min(b.length, 1024)));
   const few = tryFew ? fewGroups(one!, shared, gid!, sel?.idx ?? null, sel?.n ?? b.length) : null;
   if (few) return few;
   // a pair hashed and compared as its one word (groupRows' one-part loop): ROLLUP's (l_suppkey, l_returnflag), 30K
@@ -119,7 +125,7 @@ function sameStrings(
 }
 
 /** Two int32 columns without nulls as one int64 column (the first the high word): equal pairs, equal values. */
-function pairOf(a: Column, b: Column): Column | null {
+export function pairOf(a: Column, b: Column): Column | null {
   if (a.type.id !== 'int32' || b.type.id !== 'int32' || a.valid !== null || b.valid !== null) return null;
   const n = a.length,
     v = new BigInt64Array(n);
@@ -127,12 +133,8 @@ function pairOf(a: Column, b: Column): Column | null {
   return { type: { id: 'int64' }, length: n, values: v, valid: null };
 }
 
-/** Whether the first n rows of two int32 columns hold more than FEW_GROUPS distinct (a, b) pairs. */
-function manyPairs(ca: Column, cb: Column, n: number): boolean {
-  return manyPairsOf(ca.values as Int32Array, cb.values as Int32Array, n);
-}
-
-function manyPairsOf(a: Int32Array, b: Int32Array, n: number): boolean {
+/** Whether the first n rows hold more than FEW_GROUPS distinct (a, b) pairs. */
+function manyPairs(a: Int32Array, b: Int32Array, n: number): boolean {
   const pa = new Int32Array(FEW_GROUPS + 1),
     pb = new Int32Array(FEW_GROUPS + 1);
   let k = 0;

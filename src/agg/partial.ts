@@ -344,7 +344,7 @@ function growthOf(d: number, d1: number): number {
  * y two standard errors above (`side` 1) or below (-1) the fit, for a decision that must hold however the sample
  * fell. The collisions (of the first half with itself, `h - d1`; of the second with what came before, `h - fresh`)
  * counted as Poisson: on JCC-H's lineitem by (l_suppkey, l_partkey), 13K groups in 16,384 rows, y = 0.02 with a
- * standard error of 0.018, where the point estimate put one task in five on either side of the line.
+ * standard error of 0.018, where the point estimate had two map tasks of twelve aggregate and the rest pass through.
  */
 function growthBound(n: number, d: number, d1: number, side: 1 | -1): number {
   const y = growthOf(d, d1);

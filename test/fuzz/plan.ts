@@ -1,7 +1,8 @@
 // Random operator trees for the fuzzer, each with the DuckDB SQL of the same
 // query: scans, filters, projections, joins of every type on one or two key
 // pairs (across types: integer widths, decimals, timestamp units), cross
-// joins, aggregates, sort + limit, and a limit without a sort at the top. Every generator returns the plan node, its
+// joins, aggregates, sort + limit, a limit without a sort at the top, windows (a top-N per partition among them),
+// set operations and grouping sets. Every generator returns the plan node, its
 // SQL (a subquery whose output columns are named as skewjoin names them) and
 // its schema. Expressions and predicates (computed columns, expression
 // comparisons, aggregates over an expression) come from expr.ts, the other
@@ -610,6 +611,142 @@ export class PlanGen {
     if (roll < 0.4) return this.setOp(g, this.node(this.r.int(0, 1))) ?? g;
     if (roll < 0.55) return this.sortLimit(g);
     return g;
+  }
+
+  /**
+   * A top-N per window partition (plan/window-topn.ts, physical/window/topn.ts): `topN` over a tree or a `values`
+   * list (over another window now and then), maybe aggregated or sorted above. Its window's input SQL is kept in
+   * `topNInputs` (the fuzzer counts its rows: did the map tasks prune?).
+   */
+  topNQuery(): Gen {
+    // mostly a table's rows with a hot key (the map tasks have rows to prune), sometimes filtered first
+    const roll = this.r.float();
+    const input =
+      roll < 0.1
+        ? this.values()
+        : roll < 0.55
+          ? this.hotScan()
+          : roll < 0.7
+            ? this.filter(this.hotScan())
+            : this.node(this.r.int(0, 2));
+    const g = this.topN(this.r.chance(0.2) ? this.window(input) : input);
+    const top = this.r.float();
+    if (top < 0.15) return this.aggregate(g);
+    if (top < 0.35) return this.sortLimit(g);
+    return g;
+  }
+
+  /** A few columns of a non-empty table (the largest half the time), most often with one of its hot keys (k, s). */
+  private hotScan(): Gen {
+    const full = this.tables.filter((x) => x.rows > 0);
+    const t = this.r.chance(0.5) ? full.reduce((a, b) => (b.rows > a.rows ? b : a)) : this.r.pick(full);
+    const hot = t.columns.filter((c) => c.name === 'k' || c.name === 's');
+    const cols = [...new Set([...(this.r.chance(0.8) ? [this.r.pick(hot)] : []), ...this.r.some(t.columns, 1, 6)])];
+    return {
+      node: { op: 'scan', source: t.name, columns: cols.map((c) => c.name) },
+      sql: `SELECT ${cols.map(scanSql).join(', ')} FROM read_parquet('${t.file}')`,
+      schema: cols,
+      ordered: false,
+    };
+  }
+
+  /** The SQL of the input of each window `topN` drew. */
+  readonly topNInputs: string[] = [];
+
+  /**
+   * A window of row_number, rank and dense_rank only, under a filter keeping the first N of its partitions by one of
+   * them: `f = N`, `f <= N`, `f < N` or `N >= f` (N up to 5; alone or beside another conjunct), with a projection
+   * between now and then. Partitioned by a hot key (k: 40% of rows, s: a third; map tasks keeping a quarter of their
+   * rows or less prune them), by others (many small partitions: map tasks keep more and do not prune) or by nothing;
+   * ordered by every column (equal rows only are tied) or by one or two ties-heavy keys, when a row_number's rows are
+   * any of the tied ones: the output is then cut to the partition keys, order keys and functions (at most one
+   * row_number), whose values the choice cannot change.
+   */
+  topN(input: Gen): Gen {
+    this.topNInputs.push(input.sql);
+    const hot = input.schema.filter((c) => c.name === 'k' || c.name === 's' || /_s$|_i$/.test(c.name));
+    const roll = this.r.float();
+    const partitionCols =
+      hot.length && roll < 0.6
+        ? [this.r.pick(hot)]
+        : roll < 0.75
+          ? []
+          : this.r.some(input.schema.filter(keyable), 1, 2);
+    const total = this.r.chance(0.4);
+    const orderCols = total ? this.r.shuffle(input.schema) : this.r.some(input.schema, 1, 2);
+    const orderBy = orderCols.map((c) => ({
+      column: c.name,
+      desc: this.r.chance(0.4),
+      nulls: this.r.pick(['first', 'last'] as const),
+    }));
+    const prefix = this.alias();
+    const fns: { fn: string; as: string }[] = [];
+    for (let i = 0, n = this.r.int(1, 3); i < n; i++) {
+      let fn = this.r.pick(['row_number', 'rank', 'dense_rank']);
+      if (fn === 'row_number' && !total && fns.some((f) => f.fn === 'row_number')) fn = 'rank';
+      fns.push({ fn, as: `${prefix}_r${i}` });
+    }
+    const over = [
+      partitionCols.length ? `PARTITION BY ${partitionCols.map((c) => q(c.name)).join(', ')}` : '',
+      `ORDER BY ${orderBy.map((b) => `${q(b.column)} ${b.desc ? 'DESC' : 'ASC'} NULLS ${b.nulls.toUpperCase()}`).join(', ')}`,
+    ]
+      .filter(Boolean)
+      .join(' ');
+    const fnCols: Col[] = fns.map((f) => ({ name: f.as, kind: 'int', wide: true }));
+    const a = this.alias();
+    let g: Gen = {
+      node: {
+        op: 'window',
+        input: input.node,
+        partitionBy: partitionCols.map((c) => c.name),
+        orderBy,
+        functions: fns.map((f) => ({ fn: f.fn, as: f.as })),
+      },
+      sql: `SELECT *, ${fns.map((f) => `${f.fn}() OVER (${over}) AS ${q(f.as)}`).join(', ')} FROM (${input.sql}) ${a}`,
+      schema: [...input.schema, ...fnCols],
+      ordered: false,
+    };
+    const target = this.r.pick(fns);
+    // tied rows a row_number may take any of: only the columns they agree on are kept
+    const cut = !total && fns.some((f) => f.fn === 'row_number');
+    const agreed = [...new Set([...partitionCols, ...orderCols]), ...fnCols];
+    const project = (from: Gen): Gen => {
+      const keep = cut ? agreed : this.r.shuffle(from.schema).filter((c) => c.name === target.as || this.r.chance(0.5));
+      const b = this.alias();
+      return {
+        node: { op: 'project', input: from.node, columns: keep.map((c) => c.name) },
+        sql: `SELECT ${keep.map((c) => q(c.name)).join(', ')} FROM (${from.sql}) ${b}`,
+        schema: keep,
+        ordered: false,
+      };
+    };
+    // the projection below the filter (the rewrite looks through it) or above it
+    const below = cut ? this.r.chance(0.5) : this.r.chance(0.25);
+    const above = cut ? !below : !below && this.r.chance(0.25);
+    if (below) g = project(g);
+    const form = this.r.pick(['=', '<=', '<', '>='] as const);
+    // N from 1 to 5, small ones more often (`f < N`: N - 1 rows)
+    const n = this.r.pick([1, 1, 2, 2, 3, 4, 5]) + (form === '<' ? 1 : 0);
+    this.draw(`top-n ${target.fn} ${form === '>=' ? 'N >= f' : `f ${form} N`}`);
+    if (cut) this.draw('top-n row_number over ties');
+    const col = q(target.as);
+    let [where, whereSql]: [object, string] =
+      form === '>='
+        ? [{ left: { value: n }, cmp: '>=', right: { column: target.as } }, `(${n} >= ${col})`]
+        : [{ column: target.as, cmp: form, value: n }, `(${col} ${form} ${n})`];
+    if (this.r.chance(0.25)) {
+      // (after a cut row_number: on the columns tied rows agree on)
+      const [p, ps] = predicate(this.r, cut ? agreed : g.schema, 1, this.params);
+      [where, whereSql] = [{ and: this.r.chance(0.5) ? [where, p] : [p, where] }, `(${whereSql} AND ${ps})`];
+    }
+    const f = this.alias();
+    g = {
+      node: { op: 'filter', input: g.node, where },
+      sql: `SELECT * FROM (${g.sql}) ${f} WHERE ${whereSql}`,
+      schema: g.schema,
+      ordered: false,
+    };
+    return above ? project(g) : g;
   }
 
   /** A `values` list of an int64 and a string column (duplicates and nulls), as DuckDB's VALUES with casts. */
