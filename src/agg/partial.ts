@@ -41,6 +41,7 @@ import {
 import { type AggState, allMergeable, stateOf, unknownState } from './functions.js';
 import type { Groups } from './groups.js';
 import { decimalLanes128 } from './narrow.js';
+import { ungroupable, ungroupedFinal, ungroupedStates } from './ungrouped.js';
 
 /**
  * The state of an aggregate among a combiner's (count_distinct's column is a grouping column there, and holistic
@@ -166,6 +167,7 @@ export function partialAggregate(
   lead = 0,
 ): Batch {
   const { groupBy, aggs } = combinerGrouping(groupBy0, aggs0);
+  if (groupBy.length === 0) return ungroupedStates(b, aggs, sel); // no group ids (agg/ungrouped.ts)
   if ((sel ? sel.n : b.length) === 0 && groupBy.length > 0) return emptyBatch(schema);
   const g = groupsOf(b, groupBy, sel, false, lead);
   const keys = groupBy.map((i) => gather(b.columns[i], g.first, g.nGroups));
@@ -243,6 +245,7 @@ export function finalAggregate(
   distinctCounts = false,
   lead = 0,
 ): Batch {
+  if (nGroupCols === 0 && ungroupable(aggs)) return ungroupedFinal(b, aggs); // no group ids (agg/ungrouped.ts)
   const keys = Array.from({ length: nGroupCols }, (_, i) => i);
   if (b.length === 0 && nGroupCols > 0) return emptyBatch(out);
   const g = groupsOf(b, keys, undefined, false, lead);

@@ -141,6 +141,24 @@ export function decimalSumsColumn(
 ): Column {
   const wideIn = lanes(c.type) === 2;
   const [a0, a1, a2, a3] = wordSums(c, gid, nGroups);
+  return wordsColumn(a0, a1, a2, a3, wideIn, cnt, type, what);
+}
+
+/**
+ * Carried word sums (wordSums: a0, a1 and, of a 128-bit input (`wideIn`), a2, a3) as a column of decimal `type`, null
+ * where `cnt` is 0; a sum beyond the type's precision is an overflow naming `what`.
+ */
+function wordsColumn(
+  a0: Float64Array,
+  a1: Float64Array,
+  a2: Float64Array,
+  a3: Float64Array,
+  wideIn: boolean,
+  cnt: Float64Array,
+  type: DataType,
+  what: string,
+): Column {
+  const nGroups = a0.length;
   const wide = lanes(type) === 2;
   const out = new BigInt64Array(wide ? 2 * nGroups : nGroups);
   const limit = POW10[type.precision!];
@@ -292,6 +310,143 @@ function carry(a: Float64Array, b: Float64Array) {
     a[k] -= c * TWO32;
     b[k] += c;
   }
+}
+
+/**
+ * decimalSumsColumn for one group, the rows idx[0..n) (ascending: a selection) or 0..n when `idx` is null, `cnt` of
+ * them not null: the same answer and the same overflow, its words summed in local variables a chunk at a time (an
+ * aggregate without GROUP BY: every row's add waited on the previous row's store into the one group's slot).
+ */
+export function decimalSumOne(
+  c: Column,
+  idx: Int32Array | null,
+  n: number,
+  cnt: number,
+  type: DataType,
+  what: string,
+): Column {
+  const [a0, a1, a2, a3] = oneWords(c, idx, n);
+  return wordsColumn(a0, a1, a2, a3, lanes(c.type) === 2, Float64Array.of(cnt), type, what);
+}
+
+/** The exact sum of a decimal column's rows (as decimalSumOne's) as a scaled integer, of any size. */
+export function decimalSumValue(c: Column, idx: Int32Array | null, n: number): bigint {
+  const [a0, a1, a2, a3] = oneWords(c, idx, n);
+  return sumAt(a0, a1, a2, a3, 0, lanes(c.type) === 2);
+}
+
+/** The carried words of decimalSumOne's sum (wordSums' for one group). */
+function oneWords(c: Column, idx: Int32Array | null, n: number): Float64Array[] {
+  const wideIn = lanes(c.type) === 2;
+  const w = new Int32Array(c.values.buffer, c.values.byteOffset, (wideIn ? 4 : 2) * c.length);
+  const a0 = new Float64Array(1),
+    a1 = new Float64Array(1),
+    a2 = new Float64Array(wideIn ? 1 : 0),
+    a3 = new Float64Array(wideIn ? 1 : 0);
+  for (let start = 0; start < n; start += CHUNK) {
+    const end = Math.min(n, start + CHUNK);
+    if (wideIn) {
+      words128(w, c.valid, idx, start, end, SUMS);
+      a2[0] += SUMS[2];
+      a3[0] += SUMS[3];
+    } else words64(w, c.valid, idx, start, end, SUMS);
+    a0[0] += SUMS[0];
+    a1[0] += SUMS[1];
+    carry(a0, a1);
+    if (wideIn) {
+      carry(a1, a2);
+      carry(a2, a3);
+    }
+  }
+  return [a0, a1, a2, a3];
+}
+
+/** What words64 and words128 return: a chunk's word sums. */
+const SUMS = new Float64Array(4);
+
+/**
+ * The rows start..end (positions in `idx`, or rows when it is null) of 64-bit values (two words each, the upper
+ * signed) summed word by word into sums[0] (low words, unsigned) and sums[1]: at most 2^20 rows, each sum exact below
+ * 2^52. Two banks of locals (even and odd rows) so that consecutive adds do not wait on each other. Also the exact
+ * sum of int64 values (agg/ungrouped.ts).
+ */
+export function words64(
+  w: Int32Array,
+  valid: Uint8Array | null,
+  idx: Int32Array | null,
+  start: number,
+  end: number,
+  sums: Float64Array,
+): void {
+  let x0 = 0,
+    x1 = 0,
+    y0 = 0,
+    y1 = 0;
+  if (idx === null && valid === null) {
+    let i = start;
+    for (; i + 1 < end; i += 2) {
+      x0 += w[2 * i] >>> 0;
+      x1 += w[2 * i + 1];
+      y0 += w[2 * i + 2] >>> 0;
+      y1 += w[2 * i + 3];
+    }
+    if (i < end) {
+      x0 += w[2 * i] >>> 0;
+      x1 += w[2 * i + 1];
+    }
+  } else if (idx === null) {
+    for (let i = start; i < end; i++)
+      if (valid![i] !== 0) {
+        x0 += w[2 * i] >>> 0;
+        x1 += w[2 * i + 1];
+      }
+  } else {
+    for (let k = start; k < end; k++) {
+      const i = idx[k];
+      if (valid === null || valid[i] !== 0) {
+        x0 += w[2 * i] >>> 0;
+        x1 += w[2 * i + 1];
+      }
+    }
+  }
+  sums[0] = x0 + y0;
+  sums[1] = x1 + y1;
+}
+
+/**
+ * words64 of 128-bit values (four words each) into sums[0..4): a value that fits in 64 bits (its upper words only
+ * repeat the sign) adds two words, as sums128 does.
+ */
+function words128(
+  w: Int32Array,
+  valid: Uint8Array | null,
+  idx: Int32Array | null,
+  start: number,
+  end: number,
+  sums: Float64Array,
+): void {
+  let x0 = 0,
+    x1 = 0,
+    x2 = 0,
+    x3 = 0;
+  for (let k = start; k < end; k++) {
+    const i = idx === null ? k : idx[k];
+    if (valid !== null && valid[i] === 0) continue;
+    const p = 4 * i,
+      h = w[p + 1],
+      sign = h >> 31;
+    x0 += w[p] >>> 0;
+    if (w[p + 2] === sign && w[p + 3] === sign) x1 += h;
+    else {
+      x1 += h >>> 0;
+      x2 += w[p + 2] >>> 0;
+      x3 += w[p + 3];
+    }
+  }
+  sums[0] = x0;
+  sums[1] = x1;
+  sums[2] = x2;
+  sums[3] = x3;
 }
 
 /** A decimal literal: its scaled integer and scale (`0.06` is 6 at scale 2). */

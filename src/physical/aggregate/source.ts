@@ -3,6 +3,7 @@
 import { aggregateBatch } from '../../agg/functions.js';
 import { finalAggregate, rowsAsStates } from '../../agg/partial.js';
 import { twoLevelStep } from '../../agg/twolevel.js';
+import { ungroupable, ungroupedAggregate } from '../../agg/ungrouped.js';
 import { type Batch, type Schema, concatBatches, rowCount } from '../../kernels/column.js';
 import type { SourceKernel, TaskSource } from '../task.js';
 
@@ -11,6 +12,7 @@ type AggregateSource = Extract<TaskSource, { kind: 'aggregate' }>;
 /** An aggregate task's rows (raw) or states aggregated: one two-level step, or to the final rows. */
 function aggregateAll(b: Batch, src: AggregateSource, raw: boolean, schema: Schema, groupBy: number[]): Batch {
   if (src.step) return twoLevelStep(b, src.step, raw, schema, groupBy, src.aggs, src.outSchema);
+  if (raw && groupBy.length === 0 && ungroupable(src.aggs)) return ungroupedAggregate(b, src.aggs);
   return raw
     ? aggregateBatch(b, groupBy, src.aggs, src.outSchema, src.lead)
     : finalAggregate(b, groupBy.length, src.aggs, src.outSchema, false, src.lead);
