@@ -11,9 +11,8 @@ import { prune } from './prune.js';
 import type { Pos } from './lexer.js';
 import { indexPositions, locate, typeErrorShown } from './positions.js';
 import type { CsvOptions } from '../io/csv-infer.js';
-import { type RunOptions, type RunResult, runPlan } from '../api.js';
+import type { RunOptions, RunResult } from '../api.js';
 import { ExecutionError, SkewjoinError } from '../errors.js';
-import { describeSql, descriptionResult } from './describe.js';
 
 export type { SqlOptions };
 
@@ -95,6 +94,12 @@ export interface RunSqlOptions extends Omit<RunOptions, 'sources'>, SqlOptions {
 /** Compile SQL and run the plan (api.ts runPlan): runPlan's result and errors, SQL's with line and column. */
 export async function runSql(text: string, options: RunSqlOptions = {}): Promise<RunResult> {
   const { sources, data, fromCommandLine, ...rest } = options;
+  // loaded here, not with the compiler: the command line compiles SQL without them, and their Arrow JS (~100
+  // modules, 60-90 ms) would load on the calling thread before every SQL run's first task
+  const [{ runPlan }, { describeSql, descriptionResult }] = await Promise.all([
+    import('../api.js'),
+    import('./describe.js'),
+  ]);
   let plan: Plan;
   try {
     // DESCRIBE 'file': its columns, nothing run (sql/describe.ts)
