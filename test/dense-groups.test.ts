@@ -5,10 +5,8 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { denseGroups } from '../dist/agg/dense-groups.js';
-import { groupRows } from '../dist/agg/groups.js';
-import { buildKeys, normFor } from '../dist/kernels/keys.js';
 import type { Column } from '../dist/kernels/column.js';
-import { expectSame, tmpDir, writeParquet } from './helpers.js';
+import { expectSame, hashGroups, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-dense-');
 const T = `read_parquet('${path.join(dir, 't.parquet')}')`;
@@ -20,20 +18,10 @@ const int32Col = (xs: ArrayLike<number>, valid: Uint8Array | null = null): Colum
   valid,
 });
 
-/** The hash grouping of the columns (what groupsOf does without the fast paths). */
-function hashed(cols: Column[], sel?: { idx: Int32Array; n: number }) {
-  const keys = buildKeys(
-    { length: cols[0].length, columns: cols },
-    cols.map((_, i) => i),
-    cols.map((c) => normFor(c.type)),
-  );
-  return groupRows(keys, sel);
-}
-
 function expectLikeHash(cols: Column[], sel?: { idx: Int32Array; n: number }) {
   const d = denseGroups(cols, undefined, false, sel?.idx ?? null, sel?.n ?? cols[0].length);
   expect(d).not.toBeNull();
-  const h = hashed(cols, sel);
+  const h = hashGroups(cols, sel);
   expect(d!.nGroups).toBe(h.nGroups);
   expect(Array.from(d!.gid)).toEqual(Array.from(h.gid));
   expect(Array.from(d!.first)).toEqual(Array.from(h.first));

@@ -5,21 +5,12 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FEW_GROUPS, fewGroups } from '../dist/agg/few-groups.js';
-import { groupRows } from '../dist/agg/groups.js';
 import { groupsOf } from '../dist/agg/aggregate.js';
-import { normFor } from '../dist/kernels/keys.js';
-import { buildKeys } from '../dist/kernels/keys.js';
 import type { Column } from '../dist/kernels/column.js';
-import { expectSame, tmpDir, writeParquet } from './helpers.js';
+import { expectSame, hashGroups, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-few-');
 const T = `read_parquet('${path.join(dir, 't.parquet')}')`;
-
-/** The hash grouping of one column (what groupsOf does without the fast path). */
-function hashed(c: Column) {
-  const keys = buildKeys({ length: c.length, columns: [c] }, [0], [normFor(c.type)]);
-  return groupRows(keys);
-}
 
 const int32Col = (xs: (number | null)[]): Column => ({
   type: { id: 'int32' },
@@ -43,7 +34,7 @@ describe('one integer column of few values, grouped in one pass', () => {
     );
     for (const c of [int32Col(ints), int64Col(big), int32Col([7]), int32Col([null, null, 1]), int32Col([])]) {
       const few = fewGroups(c, true)!;
-      const want = hashed(c);
+      const want = hashGroups([c]);
       expect(few).not.toBeNull();
       expect(few.nGroups).toBe(want.nGroups);
       expect(Array.from(few.first)).toEqual(Array.from(want.first));
@@ -65,15 +56,6 @@ describe('a selection, and two columns as one', () => {
   const a = int32Col(Array.from({ length: n }, (_, i) => ((i * 7) % 3) - 1));
   const b = int32Col(Array.from({ length: n }, (_, i) => (i % 5 === 0 ? -2147483648 : (i * 13) % 4)));
   const sel = { idx: Int32Array.from({ length: 1800 }, (_, k) => 2 * k + (k % 3)), n: 1700 }; // the first 1,700 of 1,800 listed
-  const hashedBy = (cols: Column[], s?: typeof sel) =>
-    groupRows(
-      buildKeys(
-        { length: n, columns: cols },
-        cols.map((_, k) => k),
-        cols.map((c) => normFor(c.type)),
-      ),
-      s,
-    );
   const same = (got: { gid: Int32Array; nGroups: number; first: Int32Array }, want: typeof got) => {
     expect(got.nGroups).toBe(want.nGroups);
     expect(Array.from(got.first)).toEqual(Array.from(want.first));
@@ -81,20 +63,20 @@ describe('a selection, and two columns as one', () => {
   };
   it("fewGroups over selected rows: the hash grouping's ids, one past the last for the rest", () => {
     const got = fewGroups(a, false, undefined, sel.idx, sel.n)!;
-    same(got, hashedBy([a], sel));
+    same(got, hashGroups([a], sel));
     expect(got.gid[1]).toBe(got.nGroups); // row 1 is not selected
   });
   it('two int32 columns without nulls group as pairs, with and without a selection', () => {
     const batch = { length: n, columns: [a, b] };
-    same(groupsOf(batch, [0, 1]), hashedBy([a, b]));
-    same(groupsOf(batch, [0, 1], sel), hashedBy([a, b], sel));
-    same(groupsOf(batch, [1, 0], sel), hashedBy([b, a], sel));
+    same(groupsOf(batch, [0, 1]), hashGroups([a, b]));
+    same(groupsOf(batch, [0, 1], sel), hashGroups([a, b], sel));
+    same(groupsOf(batch, [1, 0], sel), hashGroups([b, a], sel));
     // many pairs (an id beside a flag): the hash grouping serves, the same ids
     const id = int32Col(Array.from({ length: n }, (_, i) => i % 997));
-    same(groupsOf({ length: n, columns: [id, a] }, [0, 1], sel), hashedBy([id, a], sel));
+    same(groupsOf({ length: n, columns: [id, a] }, [0, 1], sel), hashGroups([id, a], sel));
     // a null in either column: the pair is not one value, the hash grouping serves
     const withNull = int32Col(Array.from({ length: n }, (_, i) => (i % 11 === 0 ? null : i % 2)));
-    same(groupsOf({ length: n, columns: [a, withNull] }, [0, 1]), hashedBy([a, withNull]));
+    same(groupsOf({ length: n, columns: [a, withNull] }, [0, 1]), hashGroups([a, withNull]));
   });
 });
 

@@ -19,6 +19,9 @@ import {
 } from '@duckdb/node-api';
 import { afterAll, expect } from 'vitest';
 import { runPlan, type RunOptions, type RunResult } from '../dist/index.js';
+import { groupRows } from '../dist/agg/groups.js';
+import { buildKeys, normFor } from '../dist/kernels/keys.js';
+import type { Column } from '../dist/kernels/column.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const BIN = path.join(ROOT, 'bin', 'skewjoin.js');
@@ -326,4 +329,14 @@ export async function expectSameInDuck(plan: object, query: string, opts: RunOpt
   expect(r.numRows).toBe(n);
   fs.rmSync(dir, { recursive: true, force: true });
   return r.numRows;
+}
+
+/** The hash grouping of some columns (what groupsOf does without its fast paths): the reference for those paths. */
+export function hashGroups(cols: Column[], sel?: { idx: Int32Array; n: number }) {
+  const keys = buildKeys(
+    { length: cols[0].length, columns: cols },
+    cols.map((_, i) => i),
+    cols.map((c) => normFor(c.type)),
+  );
+  return groupRows(keys, sel);
 }

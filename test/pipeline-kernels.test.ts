@@ -13,15 +13,12 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runPlan } from '../dist/index.js';
 import { codeGroups } from '../dist/agg/code-groups.js';
-import { groupRows } from '../dist/agg/groups.js';
-import { normFor } from '../dist/kernels/keys.js';
 import { sumOnlyColumns, widenNarrowed } from '../dist/agg/narrow.js';
-import { buildKeys } from '../dist/kernels/keys.js';
 import { decimalSums, decimalSumsColumn } from '../dist/kernels/decimal.js';
 import { strEqRows, strInRows } from '../dist/expr/filter-strings.js';
 import { evalPredicate, selectRows } from '../dist/expr/filter.js';
 import type { Column } from '../dist/kernels/column.js';
-import { duckRows, sorted, tmpDir, writeParquet } from './helpers.js';
+import { duckRows, hashGroups, sorted, tmpDir, writeParquet } from './helpers.js';
 
 function strings(xs: (number[] | null)[]): Column {
   const offsets = new Int32Array(xs.length + 1);
@@ -34,19 +31,9 @@ function strings(xs: (number[] | null)[]): Column {
   return { type: { id: 'utf8' }, length: xs.length, values, offsets, valid };
 }
 
-/** The hash grouping (what groupsOf does without the fast paths). */
-function hashed(cols: Column[], sel?: { idx: Int32Array; n: number }) {
-  const keys = buildKeys(
-    { length: cols[0].length, columns: cols },
-    cols.map((_, i) => i),
-    cols.map((c) => normFor(c.type)),
-  );
-  return groupRows(keys, sel);
-}
-
 function expectSameGroups(cols: Column[], sel?: { idx: Int32Array; n: number }) {
   const got = codeGroups(cols, false, undefined, sel?.idx ?? null, sel?.n ?? cols[0].length);
-  const want = hashed(cols, sel);
+  const want = hashGroups(cols, sel);
   expect(got).not.toBeNull();
   expect(got!.nGroups).toBe(want.nGroups);
   expect(Array.from(got!.first)).toEqual(Array.from(want.first));
