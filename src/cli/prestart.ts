@@ -158,7 +158,8 @@ function readText(file: string): string | undefined {
  * The files a SQL text may read, as a plan's sources for the guess (absolute paths): each table of the `--data`
  * folder whose name the text holds as a word (a column of the same name counts too: the guess errs on the side of
  * starting the pool), and each quoted path the text names (`'lineitem.parquet'`, `read_parquet('...')`, relative to
- * the current folder; a glob counts as large). The SQL compiler binds them for real.
+ * the current folder; a glob alone starts nothing, as in a plan: there is no file to warm up on). The SQL compiler
+ * binds them for real.
  */
 function sqlInputs(text: string, data: string | undefined): Record<string, { parquet: string }> {
   const out: Record<string, { parquet: string }> = {};
