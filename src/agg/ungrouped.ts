@@ -6,7 +6,7 @@
 // of min/max keeping the first row. Types without a loop here (strings, bools, 128-bit decimals' min/max, uint64)
 // take the grouped kernels over one group.
 import { type Batch, type Column, allocValues, gather, isInteger, lanes, sliceColumn } from '../kernels/column.js';
-import { MAX_PRECISION, decimalSumOne, decimalSumValue, decimalType, words64 } from '../kernels/decimal.js';
+import { MAX_PRECISION, decimalSumOne, decimalSumValue, decimalType, oneWords } from '../kernels/decimal.js';
 import type { Selection } from '../expr/select.js';
 import type { BoundAggregate } from '../plan/bound.js';
 import {
@@ -180,35 +180,27 @@ function validCount(valid: Uint8Array, idx: Int32Array | null, n: number): numbe
 
 /** The sum of an int64 column of counts (states: each below 2^53, their sum too), as floatSums reads them. */
 function countSum(c: Column, rows: Rows): number {
-  const v = c.values as BigInt64Array;
-  const w = new Int32Array(v.buffer, v.byteOffset, 2 * c.length);
-  let lo = 0,
-    hi = 0;
-  for (let start = 0; start < rows.n; start += CHUNK) {
-    words64(w, c.valid, rows.idx, start, Math.min(rows.n, start + CHUNK), SUMS);
-    lo += SUMS[0];
-    hi += SUMS[1];
-  }
-  return hi * TWO32 + lo;
+  const [a0, a1] = oneWords(c, rows.idx, rows.n);
+  return a1[0] * TWO32 + a0[0];
 }
 
-const SUMS = new Float64Array(4);
+/** intWords' result: the carried halves of an exact sum. */
+const SUMS = new Float64Array(2);
 
 /** Exact sum of an integer column as its carried 32-bit halves into SUMS[0] (in [0, 2^32)) and SUMS[1]. */
 function intWords(c: Column, rows: Rows): void {
   const v = c.values;
-  const wide = v instanceof BigInt64Array || v instanceof BigUint64Array;
-  const w = wide ? new Int32Array(v.buffer, v.byteOffset, 2 * c.length) : null;
+  if (v instanceof BigInt64Array || v instanceof BigUint64Array) {
+    // two words a row, as a one-lane decimal's (kernels/decimal.ts)
+    const [a0, a1] = oneWords(c, rows.idx, rows.n);
+    SUMS[0] = a0[0];
+    SUMS[1] = a1[0];
+    return;
+  }
   let lo = 0,
     hi = 0;
   for (let start = 0; start < rows.n; start += CHUNK) {
-    const end = Math.min(rows.n, start + CHUNK);
-    if (w === null) lo += smallSum(v as SmallInts, c.valid, rows.idx, start, end);
-    else {
-      words64(w, c.valid, rows.idx, start, end, SUMS);
-      lo += SUMS[0];
-      hi += SUMS[1];
-    }
+    lo += smallSum(v as SmallInts, c.valid, rows.idx, start, Math.min(rows.n, start + CHUNK));
     const carry = Math.floor(lo / TWO32);
     lo -= carry * TWO32;
     hi += carry;

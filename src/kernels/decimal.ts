@@ -335,8 +335,11 @@ export function decimalSumValue(c: Column, idx: Int32Array | null, n: number): b
   return sumAt(a0, a1, a2, a3, 0, lanes(c.type) === 2);
 }
 
-/** The carried words of decimalSumOne's sum (wordSums' for one group). */
-function oneWords(c: Column, idx: Int32Array | null, n: number): Float64Array[] {
+/**
+ * The carried words of decimalSumOne's sum (wordSums' for one group): of a one-lane decimal or an int64 column (two
+ * words a row), a0 in [0, 2^32) and a1; of a 128-bit decimal, a0..a3. Also agg/ungrouped.ts's exact int64 sums.
+ */
+export function oneWords(c: Column, idx: Int32Array | null, n: number): Float64Array[] {
   const wideIn = lanes(c.type) === 2;
   const w = new Int32Array(c.values.buffer, c.values.byteOffset, (wideIn ? 4 : 2) * c.length);
   const a0 = new Float64Array(1),
@@ -367,10 +370,9 @@ const SUMS = new Float64Array(4);
 /**
  * The rows start..end (positions in `idx`, or rows when it is null) of 64-bit values (two words each, the upper
  * signed) summed word by word into sums[0] (low words, unsigned) and sums[1]: at most 2^20 rows, each sum exact below
- * 2^52. Two banks of locals (even and odd rows) so that consecutive adds do not wait on each other. Also the exact
- * sum of int64 values (agg/ungrouped.ts).
+ * 2^52. Two banks of locals (even and odd rows) so that consecutive adds do not wait on each other.
  */
-export function words64(
+function words64(
   w: Int32Array,
   valid: Uint8Array | null,
   idx: Int32Array | null,
