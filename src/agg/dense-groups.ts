@@ -50,14 +50,19 @@ export function denseGroups(
     rangeB = hi - lo + 1;
     if (rangeB > limit) return null;
   }
-  const n = cols[0].length;
-  gid ??= int32s(n, shared);
-  if (rows !== null) gid.fill(-1);
-  const first = new Int32Array(Math.min(m, limit));
+  // the ids and first rows made once the path is sure (two columns may still decline below)
+  let first = new Int32Array(0);
+  const ids = (): Int32Array => {
+    first = new Int32Array(Math.min(m, limit));
+    const g = gid ?? int32s(cols[0].length, shared);
+    if (rows !== null) g.fill(-1);
+    return (gid = g);
+  };
   let nGroups: number;
   if (b === null) {
     slotTable = tableOf(slotTable, rangeA);
-    nGroups = oneColumn(a, minA, slotTable, rows, m, gid, first);
+    const g = ids();
+    nGroups = oneColumn(a, minA, slotTable, rows, m, g, first);
     clearOne(a, minA, slotTable, first, nGroups);
   } else {
     // the wider column's offsets times the narrower one's values numbered (its codes in order of first sight); when
@@ -75,7 +80,8 @@ export function denseGroups(
       if (ranges[w] * distinct <= limit) {
         slotTable = tableOf(slotTable, ranges[w] * distinct);
         const args = [vals[w], vals[k], mins[w], mins[k], distinct, codeTable, slotTable] as const;
-        done = twoColumns(...args, rows, m, gid, first);
+        const g = ids();
+        done = twoColumns(...args, rows, m, g, first);
         clearTwo(...args, first, done);
       }
       clearCodes(codeTable, ranges[k]);
@@ -84,8 +90,8 @@ export function denseGroups(
     if (done < 0) return null;
     nGroups = done;
   }
-  if (rows !== null) fillUnselected(gid, nGroups);
-  return { gid, nGroups, first: first.subarray(0, nGroups) };
+  if (rows !== null) fillUnselected(gid!, nGroups);
+  return { gid: gid!, nGroups, first: first.subarray(0, nGroups) };
 }
 
 // Each loop a function of its own with nothing after it but a return (see groupIdsOfRows in agg/joinagg.ts).
