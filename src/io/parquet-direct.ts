@@ -8,7 +8,8 @@
 import fs from 'node:fs';
 import type { Batch, Column, Field } from '../kernels/column.js';
 import { valuesCtor } from '../kernels/column.js';
-import { type Leaf, NotDirect, openFooter } from './parquet-footer.js';
+import { type Footer, NotDirect, openFooter } from './parquet-footer.js';
+import { wasmLoaded } from './wasm.js';
 import { type Plan, Strings, dictValues, planOf, plainValues } from './parquet-values.js';
 import {
   type DirectRange,
@@ -104,24 +105,69 @@ function slice(plan: Plan, d: Decoded, from: number, to: number): Column {
 }
 
 /**
- * Which of `fields` this reader decodes faster than parquet-wasm, measured on
- * TPC-H's lineitem (shared machine, in-process A/B): decimals, which
- * parquet-wasm widens to 16 bytes and the engine narrows back (about 1.5-2x
- * faster here). Integers, dates and strings are faster through parquet-wasm.
- * All false for a file this reader does not take.
+ * Integer, date and string values one thread decodes here before it loads parquet-wasm for them. parquet-wasm
+ * decodes those faster (in-process on TPC-H's lineitem: this reader takes 1.6x its time for integers, 3.2x for
+ * dates), but loading it and compiling what a decode calls costs a thread 50-70 ms of CPU, which a run of a few
+ * million rows per thread never earns back: rented until the values decoded here could have paid for the load
+ * (about 20 million values), then bought (a ski rental: never more than twice the better choice's cost).
+ * SKEWJOIN_DIRECT_RENT sets another budget, for tests (0: parquet-wasm from the first task), read at the first
+ * decision so that a test can set it before its first run.
  */
-export function preferDirect(path: string, fields: Field[]): boolean[] {
-  let leaves: Leaf[] | null;
+let rentValues: number | null = null;
+let rented = 0;
+
+/**
+ * Which of `fields` (of rows `range` of `rowGroups`) to decode with this reader rather than parquet-wasm:
+ * decimals always (parquet-wasm widens them to 16 bytes and the engine narrows them back: about 1.5-2x faster
+ * here, measured on lineitem), the other columns while this thread rents (rentValues). All false for a file this
+ * reader does not take.
+ */
+export function preferDirect(path: string, fields: Field[], rowGroups: number[], range: DirectRange = {}): boolean[] {
+  let footer: Footer;
   try {
-    const { fd, footer } = openFooter(path);
-    fs.closeSync(fd);
-    leaves = footer.leaves;
+    const opened = openFooter(path);
+    fs.closeSync(opened.fd);
+    footer = opened.footer;
   } catch {
     return fields.map(() => false);
   }
-  return fields.map((f) => {
+  const kinds = fields.map((f) => {
     try {
-      return f.type.id === 'decimal' && planOf(leaves, f).kind !== 'utf8';
+      return planOf(footer.leaves, f).kind;
+    } catch {
+      return null;
+    }
+  });
+  const others = fields.filter((f, i) => kinds[i] !== null && f.type.id !== 'decimal').length;
+  let rent = false;
+  if (others > 0 && !wasmLoaded()) {
+    try {
+      let rows = 0;
+      for (const g of groupsRead(footer, rowGroups, range)) rows += g.hi - g.lo;
+      rentValues ??= Number(process.env.SKEWJOIN_DIRECT_RENT || 20_000_000);
+      rent = rented + rows * others <= rentValues;
+      if (rent) rented += rows * others;
+    } catch {
+      /* row groups this reader does not find: parquet-wasm reports them */
+    }
+  }
+  return fields.map((f, i) => kinds[i] !== null && (f.type.id === 'decimal' ? kinds[i] !== 'utf8' : rent));
+}
+
+/** Which of `fields` of the file this reader takes (none for a file it does not take). */
+export function takenDirect(path: string, fields: Field[]): Field[] {
+  let footer: Footer;
+  try {
+    const opened = openFooter(path);
+    fs.closeSync(opened.fd);
+    footer = opened.footer;
+  } catch {
+    return [];
+  }
+  return fields.filter((f) => {
+    try {
+      planOf(footer.leaves, f);
+      return true;
     } catch {
       return false;
     }

@@ -27,12 +27,18 @@ export interface Chunk {
   /** byte range of the chunk's pages in the file */
   start: number;
   size: number;
+  /** byte ranges of the chunk's column index and offset index (the page index), where the file has them */
+  columnIndex?: [number, number];
+  offsetIndex?: [number, number];
 }
 
 export interface Footer {
   /** null: a schema the direct reader does not take (nested, repeated) */
   leaves: Leaf[] | null;
-  rowGroups: { rows: number; chunks: Chunk[] }[];
+  /** `bytes`: the row group's total_byte_size (uncompressed) */
+  rowGroups: { rows: number; bytes: number; chunks: Chunk[] }[];
+  /** the value of the key `ARROW:schema` (the writer's Arrow schema, base64 of an IPC message), if any */
+  arrowSchema: string | null;
 }
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
@@ -63,10 +69,18 @@ function leavesOf(schema: TStruct[]): Leaf[] | null {
   return out;
 }
 
+/** A byte range of the file, when both its offset and its length are given. */
+const range = (offset: unknown, length: unknown): [number, number] | undefined =>
+  typeof offset === 'number' && typeof length === 'number' ? [offset, length] : undefined;
+
 function parse(meta: TStruct): Footer {
   const leaves = leavesOf((meta[2] ?? []) as TStruct[]);
+  const kv = ((meta[5] ?? []) as TStruct[]).find(
+    (e) => e[1] instanceof Uint8Array && utf8.decode(e[1]) === 'ARROW:schema',
+  );
   const rowGroups = ((meta[4] ?? []) as TStruct[]).map((rg) => ({
     rows: num(rg[3]) ?? 0,
+    bytes: num(rg[2]) ?? 0,
     chunks: ((rg[1] ?? []) as TStruct[]).map((cc): Chunk => {
       const md = cc[3] as TStruct | undefined;
       if (!md || cc[1] !== undefined) throw new NotDirect('column chunk in another file or without metadata');
@@ -80,10 +94,13 @@ function parse(meta: TStruct): Footer {
         numValues: num(md[5])!,
         start,
         size: num(md[7])!,
+        columnIndex: range(cc[6], cc[7]),
+        offsetIndex: range(cc[4], cc[5]),
       };
     }),
   }));
-  return { leaves, rowGroups };
+  const schema = kv?.[2];
+  return { leaves, rowGroups, arrowSchema: schema instanceof Uint8Array ? utf8.decode(schema) : null };
 }
 
 function readAt(fd: number, pos: number, n: number): Uint8Array {

@@ -7,6 +7,7 @@ import { InputError } from '../errors.js';
 import type { Batch, DataType, Field } from '../kernels/column.js';
 import { batchesInPlace, schemaFields } from './ffi.js';
 import { preferDirect, readDirect } from './parquet-direct.js';
+import { inspectFooter } from './parquet-inspect.js';
 import { WordLease } from './word-pool.js';
 import { decodeFailure, guarded, isWasmTrap, parquetWasm, wasmGeneration } from './wasm.js';
 
@@ -130,7 +131,14 @@ async function open(path: string): Promise<PW.ParquetFile> {
   }
 }
 
+/** A file's columns and row groups: from its footer read here when its types are plain, else through parquet-wasm. */
 export async function inspectParquet(path: string): Promise<FileInfo> {
+  const plain = inspectFooter(path);
+  return plain ? { path, ...plain } : inspectWithWasm(path);
+}
+
+/** inspectParquet through parquet-wasm alone (what io/parquet-inspect.ts must agree with). */
+export async function inspectWithWasm(path: string): Promise<FileInfo> {
   const generation = wasmGeneration();
   let f: PW.ParquetFile;
   try {
@@ -179,7 +187,7 @@ export async function readRowGroups(
   wholeFile = false,
   range: RowRange = {},
 ): Promise<Batch[]> {
-  if (!wholeFile && fields.length > 0 && preferDirect(path, fields).every(Boolean)) {
+  if (!wholeFile && fields.length > 0 && preferDirect(path, fields, rowGroups, range).every(Boolean)) {
     const direct = tryDirect(path, rowGroups, fields, range);
     if (direct) return direct;
   }
@@ -294,7 +302,7 @@ export async function readRowGroupsInPlace(
   wholeFile = false,
   range: RowRange = {},
 ): Promise<InPlace> {
-  const prefer = wholeFile ? fields.map(() => false) : preferDirect(path, fields);
+  const prefer = wholeFile ? fields.map(() => false) : preferDirect(path, fields, rowGroups, range);
   // the direct reader's words are leased from the thread's pool, given back at release (io/word-pool.ts)
   const lease = new WordLease();
   if (fields.length > 0 && prefer.every(Boolean)) {

@@ -8,21 +8,35 @@ import { createRequire } from 'node:module';
 import { isMainThread } from 'node:worker_threads';
 import type * as PW from 'parquet-wasm';
 import { ExecutionError, InputError, SkewjoinError } from '../errors.js';
+import { trace } from '../trace.js';
 
 const require = createRequire(import.meta.url);
 
 /** wasm32 addresses 4 GiB at most: the decoder's memory limit, per thread. */
 const WASM_MEMORY_LIMIT = 4 * 1024 ** 3;
 
-let mod: typeof PW = require('parquet-wasm');
+// Loaded on first use (20 ms of a thread's start-up): a thread whose files the direct reader takes whole
+// (io/parquet-direct.ts), such as the coordinator reading footers (io/parquet-footer.ts), never loads it.
+let mod: typeof PW | null = null;
 // Taken once: asking the module for it after a trap would run code in a broken instance.
-let memory = mod.wasmMemory() as WebAssembly.Memory;
+let memory: WebAssembly.Memory | null = null;
 let generation = 0;
 let poisoned = false;
 
+function load(): typeof PW {
+  const m: typeof PW = require('parquet-wasm');
+  memory = m.wasmMemory() as WebAssembly.Memory;
+  mod = m;
+  trace('parquet-wasm: loaded');
+  return m;
+}
+
+/** Whether this thread has loaded the module (io/parquet-direct.ts decodes more itself until then). */
+export const wasmLoaded = () => mod !== null;
+
 /** The module instance to call now (a new one after a trap in the calling thread). */
 export function parquetWasm(): typeof PW {
-  return mod;
+  return mod ?? load();
 }
 
 /** Changes whenever the instance is replaced: objects of an older one must be dropped, not freed. */
@@ -41,8 +55,7 @@ export function isWasmTrap(e: unknown): e is WebAssembly.RuntimeError {
 
 function reload() {
   delete require.cache[require.resolve('parquet-wasm')];
-  mod = require('parquet-wasm');
-  memory = mod.wasmMemory() as WebAssembly.Memory;
+  load();
   generation++;
 }
 
@@ -51,11 +64,13 @@ function reload() {
  * it already held three quarters of its limit)? Then retire the instance.
  */
 function afterTrap(): { outOfMemory: boolean; held: number } {
-  const held = memory.buffer.byteLength;
+  // a trap comes from a call into the module: it is loaded
+  const m = memory!;
+  const held = m.buffer.byteLength;
   let outOfMemory = held >= 0.75 * WASM_MEMORY_LIMIT;
   if (!outOfMemory) {
     try {
-      memory.grow(256);
+      m.grow(256);
     } catch {
       outOfMemory = true;
     } // harmless: this instance is retired below
