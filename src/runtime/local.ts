@@ -35,6 +35,9 @@ let queue: Promise<unknown> = Promise.resolve();
 /** Run a task on this thread, after those before it; after a WebAssembly panic, later runs take the pool. */
 export function runInThread(task: TaskSpec, run: (t: TaskSpec) => Promise<TaskResult> = runTask): Promise<TaskResult> {
   const r = queue.then(async () => {
+    // a turn of the event loop between tasks: a task that decodes without WebAssembly's async calls never leaves
+    // the thread, and a Ctrl-C (cli/interrupt.ts) or a closed pipe must be heard before the run's end
+    await new Promise<void>((resolve) => setImmediate(resolve));
     try {
       return await run(task);
     } catch (e) {
