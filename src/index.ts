@@ -3,13 +3,13 @@ export { runPlan, executePlan, definePlan, type RunOptions, type RunResult } fro
 export { runSql, compileSql, type RunSqlOptions, type SqlOptions } from './sql/compile.js';
 export { describeFile, type ColumnDescription } from './sql/describe.js';
 export type { DateForm, IntegerForm, RowOptions } from './io/rows.js';
-export {
-  validatePlan,
-  type LoadOptions,
-  type LoadedPlan,
-  type Overrides,
-  type Settings,
-  type SkewSettings,
+export { validatePlan } from './plan/validate.js';
+export type {
+  LoadOptions,
+  LoadedPlan,
+  Overrides,
+  Settings,
+  SkewSettings,
 } from './plan/load.js';
 import { type LoadOptions, type LoadedPlan, loadPlan as loadAnyPlan } from './plan/load.js';
 import type { Plan } from './plan/spec.js';
@@ -35,8 +35,8 @@ export type {
   AggregateFnName,
   ExecutionOptions,
   SkewOptions,
-  OutputFormat,
 } from './plan/spec.js';
+export type { OutputFormat } from './plan/formats.js';
 export type { Stats, ShuffleStats, TaskStats, HotKey } from './physical/stats.js';
 export type { ProgressEvent, OnProgress } from './scheduler/progress.js';
 export type { Batch, Column, Field, DataType, Schema } from './kernels/column.js';

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { OutputClosedError, PlanError, SkewjoinError } from '../errors.js';
-import { OUTPUT_FORMATS } from '../plan/spec.js';
+import { OUTPUT_FORMATS } from '../plan/formats.js';
 import { closePool } from '../runtime/pool.js';
 import { assignment, int, num, size } from './args.js';
 import { addBenchCommand, addGenCommand, addLowerCommand } from './commands.js';

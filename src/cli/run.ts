@@ -8,7 +8,9 @@ import { formatTable, jsonLines } from '../io/output.js';
 import { explainAnalyze, explainPlan } from '../physical/explain.js';
 import { type Overrides, STDOUT_FORMATS, loadPlan } from '../plan/load.js';
 import { FORMATS } from '../io/result-file.js';
-import type { OutputFormat, Plan } from '../plan/spec.js';
+import type { Plan } from '../plan/spec.js';
+import { markCompiled } from '../plan/compiled.js';
+import type { OutputFormat } from '../plan/formats.js';
 import type { FilterMode } from '../kernels/runtime-filter.js';
 import { type Executed, execute } from '../scheduler/execute.js';
 import { trace } from '../trace.js';
@@ -147,7 +149,8 @@ export async function sqlPlan(planFile: string, query: string | undefined, f: Ru
     }
   } else if (text === undefined) throw new PlanError('sql', 'expected the query text: skewjoin sql "SELECT ..."');
   const { compileSql } = await import('../sql/compile.js');
-  return compileSql(text!, { sources: f.source, data: f.data, fromCommandLine: true });
+  // run by this process (or printed): planning takes it without the schema's check (plan/compiled.ts)
+  return markCompiled(await compileSql(text!, { sources: f.source, data: f.data, fromCommandLine: true }));
 }
 
 /** Rows the terminal table shows, and how to see them all when there are more. */

@@ -13,7 +13,7 @@ import { ExecutionError, OutputClosedError, PlanError } from '../errors.js';
 import { makeFolders } from './folders.js';
 import { registerCleanup } from './cleanup.js';
 import { type Batch, type Field, viewBatch } from '../kernels/column.js';
-import type { OutputFormat } from '../plan/spec.js';
+import type { OutputFormat } from '../plan/formats.js';
 import type { Encoder, Out } from './encoder.js';
 import type { EncodedRowGroup } from './parquet-encode.js';
 import { csvHeader, csvLines, jsonlLines } from './output.js';

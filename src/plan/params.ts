@@ -2,7 +2,7 @@
 // pre-pass over the raw plan JSON, before validation, that gives each declared
 // parameter its value and replaces every `{ "param": NAME }` with a literal.
 import { PlanError, jsonPath } from '../errors.js';
-import { ParamsSchema } from './spec.js';
+import type { Plan } from './spec.js';
 
 /** A parameter value as a caller gives it: text from the command line, or a JS value from the library. */
 export type ParamInput = string | number | bigint | boolean;
@@ -159,20 +159,18 @@ function substitute(
 }
 
 /**
- * Resolve the plan's parameters and return a copy of the raw plan with every
- * parameter reference in `query` replaced (the caller's object is not changed).
- * Anything that is not a plan object is returned as is for validation to reject.
+ * Resolve the plan's parameters (`declared`: its `params`, checked by the caller) and return a copy of the raw
+ * plan with every parameter reference in `query` replaced (the caller's object is not changed). Anything that is
+ * not a plan object is returned as is for validation to reject.
  */
-export function applyParams(raw: unknown, given: Record<string, ParamInput> = {}, fromCommandLine = false): unknown {
+export function applyParams(
+  raw: unknown,
+  declared: NonNullable<Plan['params']>,
+  given: Record<string, ParamInput> = {},
+  fromCommandLine = false,
+): unknown {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
   const plan = raw as Record<string, unknown>;
-  const parsed = ParamsSchema.optional().safeParse(plan.params);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const detail = issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message;
-    throw new PlanError(jsonPath(['params', ...(issue.path as P)]), detail);
-  }
-  const declared = parsed.data ?? {};
   const values = resolveParams(declared, given, fromCommandLine);
   if (!('query' in plan)) return raw;
   return { ...plan, query: substitute(plan.query, ['query'], 'query', values, Object.keys(declared)) };

@@ -4,6 +4,7 @@
 // of zod's ~50 locales and its JSON Schema reader (the command line's shared chunk 995 -> 444 KB;
 // paired, loaded machine, 11 runs: the quick start 962 -> 771 ms wall, 830 -> 670 ms CPU).
 import * as z from 'zod';
+import { OUTPUT_FORMATS } from './formats.js';
 
 const name = z.string().min(1);
 const literal = z.union([z.number(), z.string(), z.boolean(), z.null()]);
@@ -338,10 +339,6 @@ const ExecutionSchema = z.strictObject({
   /** where spill files go (default: the OS temp folder); created when missing */
   spillDir: z.string().min(1).optional(),
 });
-
-// each one's extensions, encoder and Spark source: io/result-file.ts FORMATS
-export const OUTPUT_FORMATS = ['parquet', 'csv', 'jsonl', 'json', 'arrow'] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** `params`: named values a run supplies (--param NAME=VALUE, the library's `params`), else `default`. */
 export const ParamsSchema = z.record(

@@ -8,7 +8,7 @@ import { PlanError } from '../errors.js';
 import { AGGREGATES } from '../agg/functions.js';
 import { typeName } from '../kernels/column.js';
 import { FORMATS } from '../io/result-file.js';
-import { OUTPUT_FORMATS } from '../plan/spec.js';
+import { OUTPUT_FORMATS } from '../plan/formats.js';
 import { isUri } from '../plan/uri.js';
 import type { BoundNode } from '../plan/bound.js';
 import type { LoadedPlan, Settings } from '../plan/load.js';

@@ -2,6 +2,7 @@
 // (select.ts) and emit a plan of the PLAN-SPEC contract, which runPlan runs.
 import path from 'node:path';
 import type { Plan } from '../plan/spec.js';
+import { markCompiled } from '../plan/compiled.js';
 import { parseSql } from './parser.js';
 import { Catalog } from './catalog.js';
 import { Namer } from './scope.js';
@@ -106,7 +107,8 @@ export async function runSql(text: string, options: RunSqlOptions = {}): Promise
     const t0 = performance.now();
     const d = await describeSql(text, { sources, data, baseDir: options.baseDir, fromCommandLine });
     if (d) return descriptionResult(d, performance.now() - t0);
-    plan = await compileSql(text, { sources, data, baseDir: options.baseDir, fromCommandLine });
+    // run here and nowhere else: planning takes it without the schema's check (plan/compiled.ts)
+    plan = markCompiled(await compileSql(text, { sources, data, baseDir: options.baseDir, fromCommandLine }));
   } catch (e) {
     if (e instanceof SkewjoinError) throw e;
     const err = new ExecutionError(`internal error compiling SQL: ${(e as Error)?.message ?? e}`);
