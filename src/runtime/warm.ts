@@ -3,7 +3,7 @@
 // 0.3-0.4 s more than the next ones (DESIGN.md), so each worker decodes a
 // little of a file the run will read before the first map task arrives.
 import { inspectParquet, readRowGroupsInPlace } from '../io/parquet.js';
-import { takenDirect } from '../io/parquet-direct.js';
+import { oneFieldPerWay } from '../io/parquet-direct.js';
 import type { Field } from '../kernels/column.js';
 import { trace } from '../trace.js';
 
@@ -18,9 +18,10 @@ export async function warm(path: string): Promise<{ ok: true; result: null }> {
   try {
     const info = await inspectParquet(path);
     const readable = info.columns.filter((c): c is Field => typeof c.type !== 'string');
-    // the columns the direct reader takes, when there are any: the tasks read those without parquet-wasm until a
-    // thread has decoded enough to load it (io/parquet-direct.ts), and warming must not load it before then
-    const direct = info.wholeFile ? [] : takenDirect(path, readable);
+    // a column of each way the direct reader decodes the file's, when it takes any: the tasks read those without
+    // parquet-wasm until a thread has decoded enough to load it (io/parquet-direct.ts), and warming must not load
+    // it before then
+    const direct = info.wholeFile ? [] : oneFieldPerWay(path, readable);
     const fields = direct.length > 0 ? direct : readable;
     const { release } = await readRowGroupsInPlace(path, info.wholeFile ? [] : [0], fields, info.wholeFile, {
       limit: 1024,
