@@ -3,10 +3,20 @@
 // when idle so that a process can exit. One attempt of a task runs here;
 // retries are runtime/retry.ts's. piscina loads with the first pool: a run on
 // the calling thread (runtime/local.ts) never needs it.
+import fs from 'node:fs';
 import type { Piscina } from 'piscina';
 import { type ErrorPayload, reviveError } from '../errors.js';
 import type { TaskResult, TaskSpec } from '../physical/task.js';
 import { trace } from '../trace.js';
+
+/**
+ * The worker's entry: the bundle's single CommonJS file where it is beside this module (dist/bundle, the command
+ * line: scripts/bundle.mjs says why), else this folder's worker module (the library, dist/runtime).
+ */
+function workerFile(): string {
+  const cjs = new URL('./worker.cjs', import.meta.url);
+  return fs.existsSync(cjs) ? cjs.href : new URL('./worker.js', import.meta.url).href;
+}
 
 let pool: Piscina | null = null;
 let poolSize = 0;
@@ -18,7 +28,7 @@ export async function getPool(workers: number): Promise<Piscina> {
   if (pool && poolSize === workers) return pool;
   if (pool) void destroy(pool);
   pool = new PiscinaClass({
-    filename: new URL('./worker.js', import.meta.url).href,
+    filename: workerFile(),
     minThreads: workers,
     maxThreads: workers,
     idleTimeout: 10_000,
