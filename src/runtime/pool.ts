@@ -4,6 +4,7 @@
 // retries are runtime/retry.ts's. piscina loads with the first pool: a run on
 // the calling thread (runtime/local.ts) never needs it.
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import type { Piscina } from 'piscina';
 import { type ErrorPayload, reviveError } from '../errors.js';
 import type { TaskResult, TaskSpec } from '../physical/task.js';
@@ -22,8 +23,12 @@ let pool: Piscina | null = null;
 let poolSize = 0;
 let PiscinaClass: typeof Piscina | null = null;
 
+// piscina (CommonJS) required, not imported: an import() resolves only after the module graph the caller goes on
+// to import (the command line's, 1 MB) has loaded, and the threads started 20 ms later
+const require = createRequire(import.meta.url);
+
 export async function getPool(workers: number): Promise<Piscina> {
-  PiscinaClass ??= (await import('piscina')).Piscina;
+  PiscinaClass ??= (require('piscina') as typeof import('piscina')).Piscina;
   // no await from here on: concurrent callers share one pool
   if (pool && poolSize === workers) return pool;
   if (pool) void destroy(pool);
