@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import type { Batch, Column, Field } from '../kernels/column.js';
 import { valuesCtor } from '../kernels/column.js';
-import { type Footer, NotDirect, openFooter } from './parquet-footer.js';
+import { type Footer, NotDirect, footerOf, openFooter } from './parquet-footer.js';
 import { wasmLoaded } from './wasm.js';
 import { type Plan, Strings, dictValues, planOf, plainValues } from './parquet-values.js';
 import {
@@ -122,6 +122,15 @@ function slice(plan: Plan, d: Decoded, from: number, to: number): Column {
 let rentValues: number | null = null;
 let rented = 0;
 
+/** How this reader decodes a column of the file, or null for a column it does not take. */
+function planOrNull(footer: Footer, f: Field): Plan | null {
+  try {
+    return planOf(footer.leaves, f);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Which of `fields` (of rows `range` of `rowGroups`) to decode with this reader rather than parquet-wasm:
  * decimals always (parquet-wasm widens them to 16 bytes and the engine narrows them back: about 1.5-2x faster
@@ -129,21 +138,9 @@ let rented = 0;
  * reader does not take.
  */
 export function preferDirect(path: string, fields: Field[], rowGroups: number[], range: DirectRange = {}): boolean[] {
-  let footer: Footer;
-  try {
-    const opened = openFooter(path);
-    fs.closeSync(opened.fd);
-    footer = opened.footer;
-  } catch {
-    return fields.map(() => false);
-  }
-  const kinds = fields.map((f) => {
-    try {
-      return planOf(footer.leaves, f).kind;
-    } catch {
-      return null;
-    }
-  });
+  const footer = footerOf(path);
+  if (!footer) return fields.map(() => false);
+  const kinds = fields.map((f) => planOrNull(footer, f)?.kind ?? null);
   const others = fields.filter((f, i) => kinds[i] !== null && f.type.id !== 'decimal').length;
   let rent = false;
   if (others > 0 && !wasmLoaded()) {
@@ -166,23 +163,13 @@ export function preferDirect(path: string, fields: Field[], rowGroups: number[],
  * of each (lineitem: 16 columns, 70 ms, against 5 ways). None for a file it does not take.
  */
 export function oneFieldPerWay(path: string, fields: Field[]): Field[] {
-  let footer: Footer;
-  try {
-    const opened = openFooter(path);
-    fs.closeSync(opened.fd);
-    footer = opened.footer;
-  } catch {
-    return [];
-  }
+  const footer = footerOf(path);
+  if (!footer) return [];
   const ways = new Map<string, Field>();
   for (const f of fields) {
-    try {
-      const p = planOf(footer.leaves, f);
-      const way = `${p.kind}/${p.words}/${p.leaf.phys}`;
-      if (!ways.has(way)) ways.set(way, f);
-    } catch {
-      /* a column this reader does not take */
-    }
+    const p = planOrNull(footer, f);
+    const way = p && `${p.kind}/${p.words}/${p.leaf.phys}`;
+    if (way && !ways.has(way)) ways.set(way, f);
   }
   return [...ways.values()];
 }

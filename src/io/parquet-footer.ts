@@ -145,4 +145,15 @@ export function openFooter(path: string): { fd: number; footer: Footer } {
   }
 }
 
+/** The footer alone (the file closed again), or null for a file whose footer cannot be read here. */
+export function footerOf(path: string): Footer | null {
+  try {
+    const { fd, footer } = openFooter(path);
+    fs.closeSync(fd);
+    return footer;
+  } catch {
+    return null;
+  }
+}
+
 export { readAt };
