@@ -561,6 +561,12 @@ describe('SQL: set operations, VALUES, DISTINCT and FILTER aggregates, ROLLUP/CU
       true,
     ],
     [
+      'an untyped NULL in a UNION takes the type of the other inputs (subtotal rows)',
+      `SELECT g, NULL AS s, count(*) AS n FROM sa GROUP BY g
+       UNION ALL SELECT NULL, s, count(*) FROM sb GROUP BY s
+       UNION SELECT NULL, NULL, count(*) FROM sa`,
+    ],
+    [
       'distinct counts and sums per hot key, FILTER (WHERE ...)',
       `SELECT g, count(DISTINCT k) AS ck, sum(DISTINCT k) AS sk, avg(DISTINCT d) AS ad, count(*) AS n,
          count(*) FILTER (WHERE s = 's1') AS n1, sum(d) FILTER (WHERE k > 2) AS sd FROM sa GROUP BY g`,
@@ -592,6 +598,20 @@ describe('SQL: set operations, VALUES, DISTINCT and FILTER aggregates, ROLLUP/CU
       "SELECT t.y, count(*) AS n, sum(k) AS sk FROM sa JOIN (VALUES (1::BIGINT, 's1'), (2, 's2'), (3, NULL)) AS t(x, y) ON sa.k = t.x GROUP BY t.y",
     );
     await same("SELECT s FROM sa EXCEPT VALUES ('s1'), ('s2') ORDER BY s NULLS FIRST", true);
+  });
+
+  it('a SELECT without FROM is one row: alone, under WHERE, in a UNION with a NULL of the other side', async () => {
+    await same(
+      "SELECT 1 + 2 AS x, 'a' AS y, DATE '2020-01-02' - 1 AS d",
+      false,
+      "SELECT (1 + 2)::BIGINT AS x, 'a' AS y, DATE '2020-01-02' - 1 AS d",
+    );
+    await same('SELECT 1 AS x WHERE 1 = 0', false, 'SELECT 1::BIGINT AS x WHERE 1 = 0');
+    await same(
+      "SELECT s, count(*) AS n FROM sa GROUP BY s UNION ALL SELECT 'total', NULL ORDER BY s NULLS FIRST",
+      true,
+    );
+    await expect(runSql('SELECT *', { sources: S })).rejects.toThrow(/line 1, column 8: SELECT \* needs a FROM clause/);
   });
 
   it('errors: a different number of columns, ORDER BY an expression of a set, VALUES of an expression', async () => {

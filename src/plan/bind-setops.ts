@@ -4,8 +4,9 @@
 // (distinct) or each row repeated as often as SQL's bag semantics say (ALL); a distinct EXCEPT keeps one state
 // per group, the largest side tag.
 import { PlanError, jsonPath } from '../errors.js';
-import { type Field, typeName } from '../kernels/column.js';
+import { type DataType, type Field, typeName } from '../kernels/column.js';
 import { bindExpr, castTo } from '../expr/bind.js';
+import { lit } from '../expr/bind-rules.js';
 import { type BoundExpr, unify } from '../expr/types.js';
 import type { BoundNode } from './bound.js';
 import { bindPredicate } from './bind-predicate.js';
@@ -45,15 +46,15 @@ function unionAll(inputs: BoundNode[], at: (i: number) => P, id: string): BoundN
       );
   });
   const schema: Field[] = first.map((f, j) => {
-    const cols = inputs.map((n) => ({ k: 'col' as const, col: j, type: n.schema[j].type, name: n.schema[j].name }));
-    // one type throughout stays (float32, narrow integers); else SQL's widening
-    const same = cols.every(
-      (c) =>
-        c.type.id === f.type.id &&
-        c.type.precision === f.type.precision &&
-        c.type.scale === f.type.scale &&
-        c.type.unit === f.type.unit,
+    // a column of untyped NULLs (`SELECT NULL AS x`) takes the others' type, as in SQL
+    const cols = inputs.map(
+      (n): BoundExpr =>
+        nullsOnly(n, j)
+          ? { k: 'lit', value: null, type: n.schema[j].type }
+          : { k: 'col', col: j, type: n.schema[j].type, name: n.schema[j].name },
     );
+    // one type throughout stays (float32, narrow integers); else SQL's widening
+    const same = cols.every((c) => sameType(c.type, f.type));
     const t = same ? f.type : unify(cols);
     if (!t) {
       const i = Math.max(
@@ -62,7 +63,7 @@ function unionAll(inputs: BoundNode[], at: (i: number) => P, id: string): BoundN
       );
       throw new PlanError(
         jsonPath(at(i)),
-        `union column ${j + 1} ("${f.name}"): input ${i} gives ${typeName(cols[i].type)} ("${cols[i].name}"), ` +
+        `union column ${j + 1} ("${f.name}"): input ${i} gives ${typeName(cols[i].type)} ("${inputs[i].schema[j].name}"), ` +
           `input 0 gives ${typeName(f.type)}; these types do not mix`,
       );
     }
@@ -72,7 +73,7 @@ function unionAll(inputs: BoundNode[], at: (i: number) => P, id: string): BoundN
     const exprs: BoundExpr[] = [];
     const indices = schema.map((f, j) => {
       const c: BoundExpr = { k: 'col', col: j, type: n.schema[j].type, name: n.schema[j].name };
-      const e = castTo(c, f.type, at(i));
+      const e = nullsOnly(n, j) && !sameType(c.type, f.type) ? lit(null, f.type) : castTo(c, f.type, at(i));
       if (e === c) return j;
       exprs.push(e);
       return n.schema.length + exprs.length - 1;
@@ -81,6 +82,27 @@ function unionAll(inputs: BoundNode[], at: (i: number) => P, id: string): BoundN
   });
   return { id, kind: 'union', schema, inputs: converted };
 }
+
+/** Whether column j of n is an untyped NULL literal's (a projection of `NULL`, or a values column of nulls only). */
+function nullsOnly(n: BoundNode, j: number): boolean {
+  switch (n.kind) {
+    case 'project':
+      return nullsOnly(n.input, n.indices[j]);
+    case 'compute': {
+      const w = n.input.schema.length;
+      if (j < w) return nullsOnly(n.input, j);
+      const e = n.exprs[j - w];
+      return e.k === 'lit' && e.value === null;
+    }
+    case 'values':
+      return n.rows.length > 0 && n.rows.every((r) => r[j].k === 'lit' && r[j].value === null);
+    default:
+      return false;
+  }
+}
+
+const sameType = (a: DataType, b: DataType) =>
+  a.id === b.id && a.precision === b.precision && a.scale === b.scale && a.unit === b.unit;
 
 /** Rows without repeats: an aggregate by every column (nulls equal). */
 function distinct(input: BoundNode, id: string): BoundNode {

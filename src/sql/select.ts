@@ -2,9 +2,9 @@
 // subquery.ts), then GROUP BY and aggregates, HAVING, the select list,
 // DISTINCT, ORDER BY and LIMIT, as plan nodes over unique column ids.
 import type { Expr as PExpr, QueryNode } from '../plan/spec.js';
-import { type Expr, type Select, exprKey } from './ast.js';
+import { type Expr, type FromItem, type Select, exprKey } from './ast.js';
 import { AGGREGATES, aggregateBySql } from '../agg/functions.js';
-import { sqlError } from './lexer.js';
+import { type Pos, sqlError } from './lexer.js';
 import { type Col, Scope, children, isAggregateCall, refsOf } from './scope.js';
 import type { Correlation, Ctx, Rel } from './context.js';
 import { filterNode, splitAnd } from './conditions.js';
@@ -17,6 +17,13 @@ import { tagPos } from './positions.js';
 import { planSetOp, planValues } from './setops.js';
 import { windowBlock, windowsIn, withAliases } from './window.js';
 
+/** What a SELECT without FROM reads, as in DuckDB and PostgreSQL: one row of no columns it could name. */
+function oneRow(pos: Pos): FromItem {
+  const values = [[{ k: 'num' as const, text: '0', pos }]];
+  const q: Select = { with: [], distinct: false, items: [], from: [], groupBy: [], orderBy: [], pos, values };
+  return { k: 'sub', q, alias: '$one', cols: ['$one'], pos };
+}
+
 /** FROM and WHERE of a block; conditions on an enclosing block's columns go to `corr`. */
 export function planWhere(
   ctx: Ctx,
@@ -26,8 +33,8 @@ export function planWhere(
 ): { rel: Rel; scope: Scope } {
   const bases: Base[] = [];
   const conds: Expr[] = [];
-  if (q.from.length === 0) throw sqlError(q.pos, 'a SELECT without FROM is not supported');
-  for (const f of q.from) planFromItem(ctx, f, bases, conds, parent);
+  for (const f of q.from.length ? q.from : [oneRow(q.pos)]) planFromItem(ctx, f, bases, conds, parent);
+  if (q.from.length === 0) bases[0].rel.cols = bases[0].rel.cols.map((c) => ({ ...c, hidden: true }));
   const scope = new Scope(
     bases.flatMap((b) => b.rel.cols),
     parent,
@@ -191,6 +198,7 @@ function expandStar(it: Select['items'][number], scope: Scope): Select['items'] 
   const t = it.e.table;
   const cols = scope.cols.filter((c) => !c.hidden && (t === undefined || c.table === t));
   if (t !== undefined && cols.length === 0) throw sqlError(it.pos, `table "${t}" is not in FROM`);
+  if (cols.length === 0) throw sqlError(it.pos, 'SELECT * needs a FROM clause');
   return cols.map((c) => ({ e: { k: 'col', table: c.table, name: c.name, pos: it.pos }, text: c.name, pos: it.pos }));
 }
 
