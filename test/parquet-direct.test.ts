@@ -67,6 +67,10 @@ const COLUMNS: [string, string, string][] = [
     's',
   ],
   ['flag', "CASE WHEN i % 17 = 0 THEN NULL ELSE ['A', 'N', 'R', 'ß'][i % 4 + 1] END", 'flag'],
+  // dictionaries of one width: one byte (copied by a table of its bytes), with and without nulls, and three
+  ['code', "CASE WHEN i % 19 = 0 THEN NULL ELSE ['A', 'N', 'R'][i % 3 + 1] END", 'code'],
+  ['status', "['F', 'O', 'P'][i % 3 + 1]", 'status'],
+  ['mode', "CASE WHEN i % 23 = 0 THEN NULL ELSE ['AIR', 'RAI', 'SHI', 'TRU'][i % 4 + 1] END", 'mode'],
   ...DECIMALS.map(([p, s], k): [string, string, string] => [
     `dec${p}_${s}`,
     k % 2 ? `CASE WHEN i % 9 = 4 THEN NULL ELSE ${decimalExpr(p, s)} END` : decimalExpr(p, s),

@@ -157,6 +157,8 @@ export interface Dict {
   starts: Int32Array | null;
   lens: Int32Array | null;
   data: Uint8Array;
+  /** strings: the byte length of every entry when they all have one (flags, codes), else -1 */
+  width: number;
 }
 
 /**
@@ -280,16 +282,88 @@ export function dictValues(
     if (nonNull < n) spread(words, w, valid!, row, n, nonNull);
     return;
   }
-  for (let k = 0; k < nonNull; k++) if (idx[k] >= dn) throw new CorruptPage('dictionary index out of range');
   const s = strings!,
-    off = s.offsets,
     starts = dict.starts!,
     lens = dict.lens!,
-    data = dict.data;
-  let total = 0;
-  for (let k = 0; k < nonNull; k++) total += lens[idx[k]];
+    width = dict.width;
+  // the indices checked and the bytes counted in one pass (entries of one width: counted by multiplying)
+  const total = width >= 0 ? stringsChecked(idx, nonNull, dn) * width : stringBytes(idx, nonNull, dn, lens);
+  if (total < 0) throw new CorruptPage('dictionary index out of range');
   s.room(total);
-  const d = s.bytes;
+  if (width === 1) oneByteStrings(s, starts, dict.data, idx, row, n, valid);
+  else anyStrings(s, starts, lens, dict.data, idx, row, n, valid);
+}
+
+/** nonNull when every index lies in the dictionary, else -1. */
+function stringsChecked(idx: Int32Array, nonNull: number, dn: number): number {
+  let bad = 0;
+  for (let k = 0; k < nonNull; k++) bad |= dn - 1 - idx[k];
+  return bad < 0 ? -1 : nonNull;
+}
+
+/** The bytes of the strings the indices name, or -1 where one lies beyond the dictionary. */
+function stringBytes(idx: Int32Array, nonNull: number, dn: number, lens: Int32Array): number {
+  let total = 0,
+    bad = 0;
+  for (let k = 0; k < nonNull; k++) {
+    const j = idx[k];
+    bad |= dn - 1 - j;
+    total += lens[j] | 0; // (an index beyond: undefined, told by bad)
+  }
+  return bad < 0 ? -1 : total;
+}
+
+/** oneByteStrings' dictionary, one byte an entry (kept between pages) */
+let byteTable = new Uint8Array(256);
+
+/**
+ * Strings of one byte each (flags, status codes: l_returnflag, o_orderstatus) copied from a table of their bytes:
+ * with a call and a length a row they took 8 ns a row (4.0 ms for 500K rows of 3 values, hot), 4.7 so.
+ */
+function oneByteStrings(
+  s: Strings,
+  starts: Int32Array,
+  data: Uint8Array,
+  idx: Int32Array,
+  row: number,
+  n: number,
+  valid: Uint8Array | null,
+): void {
+  const off = s.offsets,
+    d = s.bytes,
+    dn = starts.length;
+  if (byteTable.length < dn) byteTable = new Uint8Array(dn);
+  const bt = byteTable;
+  for (let j = 0; j < dn; j++) bt[j] = data[starts[j]];
+  let at = s.len;
+  if (valid === null) {
+    for (let k = 0; k < n; k++) {
+      d[at + k] = bt[idx[k]];
+      off[row + k + 1] = at + k + 1;
+    }
+    s.len = at + n;
+    return;
+  }
+  let k = 0;
+  for (let i = row; i < row + n; i++) {
+    if (valid[i]) d[at++] = bt[idx[k++]];
+    off[i + 1] = at;
+  }
+  s.len = at;
+}
+
+function anyStrings(
+  s: Strings,
+  starts: Int32Array,
+  lens: Int32Array,
+  data: Uint8Array,
+  idx: Int32Array,
+  row: number,
+  n: number,
+  valid: Uint8Array | null,
+): void {
+  const off = s.offsets,
+    d = s.bytes;
   let at = s.len,
     k = 0;
   for (let i = row; i < row + n; i++) {

@@ -76,7 +76,7 @@ function readDict(plan: Plan, data: Uint8Array, n: number): Dict {
   if (plan.kind !== 'utf8') {
     const words = new Int32Array(n * plan.words);
     plainWords(plan, data, 0, n, words, 0);
-    return { n, words, starts: null, lens: null, data };
+    return { n, words, starts: null, lens: null, data, width: -1 };
   }
   const starts = new Int32Array(n),
     lens = new Int32Array(n);
@@ -90,7 +90,9 @@ function readDict(plan: Plan, data: Uint8Array, n: number): Dict {
     lens[k] = len;
     p += len;
   }
-  return { n, words: null, starts, lens, data };
+  let width = n > 0 ? lens[0] : -1;
+  for (let k = 1; k < n && width >= 0; k++) if (lens[k] !== width) width = -1;
+  return { n, words: null, starts, lens, data, width };
 }
 
 /** A chunk's dictionary page (its first page), or null when it has none. */
