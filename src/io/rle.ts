@@ -10,6 +10,8 @@ export class CorruptPage extends Error {}
  */
 // a bit-packed run copied to 32-bit words (a memcpy), so that a value takes one or two word reads
 let words = new Int32Array(1 << 14);
+// its bytes: a view kept, not made a run (JCC-H's l_returnflag: a bit-packed run every 73 values)
+let wordBytes = new Uint8Array(words.buffer);
 
 function unpack(
   buf: Uint8Array,
@@ -22,9 +24,13 @@ function unpack(
 ) {
   // bytes past the run in the last word are never read into a value: a value's bits all lie within the run
   const nw = (bytes + 3) >> 2;
-  if (words.length < nw) words = new Int32Array(nw * 2);
+  if (words.length < nw) {
+    words = new Int32Array(nw * 2);
+    wordBytes = new Uint8Array(words.buffer);
+  }
   const w = words;
-  new Uint8Array(w.buffer, 0, bytes).set(buf.subarray(pos, pos + bytes));
+  if (bytes <= 64) for (let k = 0; k < bytes; k++) wordBytes[k] = buf[pos + k];
+  else wordBytes.set(buf.subarray(pos, pos + bytes));
   const mask = (1 << bitWidth) - 1;
   for (let k = 0, bit = 0; k < take; k++, bit += bitWidth) {
     const q = bit >>> 5,
@@ -52,15 +58,14 @@ export function rleHybrid(
   let i = 0;
   while (i < count) {
     if (pos >= end) throw new CorruptPage('RLE data ends early');
-    let header = 0,
-      shift = 0,
-      b: number;
-    do {
+    let b = buf[pos++],
+      header = b & 0x7f;
+    // a header of one byte (runs under 64 values, groups under 64) read without the loop
+    for (let shift = 7; b >= 0x80 && shift < 35; shift += 7) {
       if (pos >= end) throw new CorruptPage('RLE header ends early');
       b = buf[pos++];
       header += (b & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (b >= 0x80 && shift < 35);
+    }
     if (header & 1) {
       // bit-packed groups of 8 values, least significant bit first
       const groups = (header - 1) / 2,
@@ -77,7 +82,9 @@ export function rleHybrid(
       for (let k = 0; k < valueBytes; k++) v |= buf[pos + k] << (8 * k);
       pos += valueBytes;
       const take = Math.min(run, count - i);
-      out.fill(v, i, i + take);
+      // short runs (a flag's, a small dictionary's) by a loop: fill's call costs more than their stores
+      if (take <= 32) for (let k = i; k < i + take; k++) out[k] = v;
+      else out.fill(v, i, i + take);
       i += take;
     }
   }
