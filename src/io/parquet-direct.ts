@@ -95,8 +95,9 @@ function slice(plan: Plan, d: Decoded, from: number, to: number): Column {
   if (d.strings) {
     const src = d.strings.offsets,
       base = src[lo];
-    const offsets = new Int32Array(n + 1);
-    for (let i = 0; i <= n; i++) offsets[i] = src[lo + i] - base;
+    // the first rows decoded (a task's one batch, often) keep the decoded offsets: a view, not a copy
+    const offsets = base === 0 ? src.subarray(lo, hi + 1) : new Int32Array(n + 1);
+    if (base !== 0) for (let i = 0; i <= n; i++) offsets[i] = src[lo + i] - base;
     return { type, length: n, values: d.strings.bytes.subarray(base, src[hi]), offsets, valid };
   }
   const ctor = valuesCtor(type),
