@@ -357,7 +357,7 @@ export async function loadPlan(
   // derived below joins (plan/derive-filters.ts); aggregates computed before the joins below them
   // (plan/eager-push.ts); repeated subtrees made identical before pruning (plan/share.ts), computed once when run
   // (physical/repeats.ts)
-  const bound = await bindPlan(plan, dir, files, uri);
+  const bound = await bindPlan(plan, dir, files, uri, settings.broadcastBytes);
   const mode = options.joinOrder ?? (uri ? 'written' : 'cost');
   const ordered = await orderJoins(bound, { broadcastBytes: settings.broadcastBytes, mode });
   // windows under a top-N filter (row_number/rank/dense_rank at most N) keep only their first rows
