@@ -6,7 +6,7 @@ import { type SourceInfo, loadSource, resolveSourceFiles } from './bind-sources.
 import { bindPredicate, colIndex } from './bind-predicate.js';
 import { bindWindow } from './bind-window.js';
 import { bindSetOp, bindUnion, bindValues } from './bind-setops.js';
-import { smallRight } from './setop-joins.js';
+import { type SetOpOptions, joinPays } from './setop-joins.js';
 import { Estimator } from './estimate.js';
 import { type PlainAggregate, bindGrouped, needsGrouping } from './bind-grouping.js';
 import { PlanError, jsonPath } from '../errors.js';
@@ -29,7 +29,7 @@ export async function bindPlan(
   baseDir: string,
   overrides?: Map<string, string[]>,
   uri?: { spark: SparkSources; workers: number },
-  broadcastBytes = 0,
+  setOps: SetOpOptions = { broadcastBytes: 0, mode: 'cost' },
 ): Promise<BoundNode> {
   const sources = new Map<string, Promise<SourceInfo>>();
   const getSource = (name: string, at: P) => {
@@ -73,15 +73,16 @@ export async function bindPlan(
     }
   };
   assign(plan.query);
-  // a distinct INTERSECT or EXCEPT whose right side is expected small is a semi or anti join (plan/setop-joins.ts);
-  // on Spark (sources Spark reads) it stays an aggregate: Spark plans its own joins
-  const est = new Estimator();
-  const small: Small = (l, r) => (uri ? Promise.resolve(false) : smallRight(l, r, broadcastBytes, est));
+  // a distinct INTERSECT or EXCEPT is a semi or anti join where that is expected to pay (plan/setop-joins.ts), from
+  // the footers' counts and ranges (no sample); on Spark (sources Spark reads) it stays an aggregate: Spark plans
+  // its own joins
+  const est = new Estimator(false);
+  const small: Small = (q, l, r) => (uri ? Promise.resolve(false) : joinPays(q.op, l, r, setOps, est));
   return bindNode(plan.query, ['query'], getSource, (q) => ids.get(q)!, small);
 }
 
-/** Whether a distinct set operation's right side is small enough for the join plan (plan/setop-joins.ts). */
-type Small = (left: BoundNode, right: BoundNode) => Promise<boolean>;
+/** Whether a distinct set operation is planned as a join (plan/setop-joins.ts). */
+type Small = (q: Query<'intersect' | 'except'>, left: BoundNode, right: BoundNode) => Promise<boolean>;
 
 function checkUnique(names: string[], at: P) {
   const seen = new Set<string>();
@@ -156,7 +157,7 @@ async function bindNode(
     case 'intersect':
     case 'except': {
       const [left, right] = await Promise.all([rec(q.left, 'left'), rec(q.right, 'right')]);
-      return bindSetOp(q, at, id, left, right, !q.all && (await small(left, right)));
+      return bindSetOp(q, at, id, left, right, !q.all && (await small(q, left, right)));
     }
     case 'values':
       return bindValues(q, at, id);
