@@ -3,13 +3,17 @@
 // (the pool and the calling thread, spills under a tiny budget, every join shuffled, skew splits forced).
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type RunOptions, runPlan, runSql } from '../dist/index.js';
+import { type RunOptions, explainPlan, loadPlan, runPlan, runSql } from '../dist/index.js';
 import { arrowTyped, duckTable, expectSame, expectTypedEqual, sql, tmpDir, writeParquet } from './helpers.js';
 
 const dir = tmpDir('sj-setops-');
 const A = path.join(dir, 'a.parquet'),
   B = path.join(dir, 'b.parquet'),
-  E = path.join(dir, 'e.parquet');
+  E = path.join(dir, 'e.parquet'),
+  C = path.join(dir, 'c.parquet'),
+  D = path.join(dir, 'd.parquet'),
+  F = path.join(dir, 'f.parquet'),
+  G = path.join(dir, 'g.parquet');
 
 beforeAll(async () => {
   // a: duplicates, nulls in every column; b: overlapping rows, other types (int64 k, decimal d, utf8 s)
@@ -32,14 +36,40 @@ beforeAll(async () => {
     64,
   );
   await writeParquet(E, `SELECT * FROM read_parquet('${A}') WHERE false`);
+  // c and d: every key type the set operations take, nulls in each (none in nn), NaN and -0.0 against 0.0
+  const typed = (k: string, mods: number[], zero: string) =>
+    `SELECT CASE WHEN i % ${mods[0]} = 0 THEN NULL ELSE (i % 7) END::${k} AS k,
+       CASE WHEN i % ${mods[1]} = 0 THEN NULL ELSE 's' || (i % 5) END AS s,
+       CASE WHEN i % ${mods[2]} = 0 THEN NULL ELSE DATE '2020-01-01' + (i % 4)::INTEGER END AS dt,
+       CASE i % 5 WHEN 0 THEN NULL WHEN 1 THEN 'NaN'::DOUBLE WHEN 2 THEN '${zero}'::DOUBLE ELSE (i % 3)::DOUBLE END AS f,
+       CASE WHEN i % 7 = 0 THEN NULL ELSE TIMESTAMP '2020-01-01 00:00:00' + INTERVAL (i % 3) HOUR END AS ts,
+       CASE WHEN i % 8 = 0 THEN NULL ELSE i % 2 = 0 END AS b,
+       (i % 5)::BIGINT AS nn
+     FROM range(0, 300) t(i)`;
+  await writeParquet(C, typed('INTEGER', [11, 13, 6], '-0.0'), 64);
+  await writeParquet(D, `${typed('BIGINT', [10, 4, 9], '0.0')} WHERE i % 3 <> 1`, 64);
+  // f: d's rows 25 times over (5,000): a table over a 64 KB budget
+  await writeParquet(F, `SELECT d.* FROM read_parquet('${D}') d, range(0, 25)`);
+  // g: d's rows with k and s (its footer counts no null in them)
+  await writeParquet(G, `SELECT * FROM read_parquet('${D}') WHERE k IS NOT NULL AND s IS NOT NULL`);
 });
 
-const sources = { a: { parquet: A }, b: { parquet: B }, e: { parquet: E } };
+const sources = {
+  a: { parquet: A },
+  b: { parquet: B },
+  e: { parquet: E },
+  c: { parquet: C },
+  d: { parquet: D },
+  f: { parquet: F },
+  g: { parquet: G },
+};
 const scan = (source: string, columns: string[]) => ({ op: 'scan', source, columns });
 const plan = (query: object) => ({ version: 1, sources, query });
 const ra = `read_parquet('${A}')`,
   rb = `read_parquet('${B}')`,
-  re = `read_parquet('${E}')`;
+  re = `read_parquet('${E}')`,
+  rc = `read_parquet('${C}')`,
+  rd = `read_parquet('${D}')`;
 
 /** The paths a set operation must give the same answer on. */
 const PATHS: [string, RunOptions][] = [
@@ -197,6 +227,111 @@ describe('union, intersect, except, values', () => {
     await expect(runPlan(plan(n), { baseDir: dir })).rejects.toThrow(/query\.right: union input 1 has 2 column/);
     const v = { op: 'values', columns: ['a'], rows: [[1], ['x']] };
     await expect(runPlan(plan(v), { baseDir: dir })).rejects.toThrow(/query\.rows\[1\]\[0\]: column "a": utf8/);
+  });
+});
+
+/** Distinct INTERSECT and EXCEPT of c and d, on every column type, planned as a semi or anti join when d is small. */
+describe('distinct intersect and except: the join plan', () => {
+  // small files: the estimates would seldom choose the join plan; `setOps: 'join'` takes it wherever it can
+  const JOIN = { setOps: 'join' as const };
+  const setOp = (op: string, cols: string[], left = 'c', right = 'd') => ({
+    op,
+    left: scan(left, cols),
+    right: scan(right, cols),
+  });
+  // k is int32 in c and e, int64 in d
+  const duckOp = (op: string, cols: string[], l = rc, r = rd) => {
+    const k = l === rc && r === re ? 'k' : 'k::BIGINT AS k';
+    return `SELECT ${cols.map((c) => (c === 'k' ? k : c)).join(', ')} FROM ${l} ${op} SELECT ${cols.join(', ')} FROM ${r}`;
+  };
+  const cases: [string, string, string[], string?, string?][] = [
+    ['int32 against int64 keys with nulls both sides, duplicates on the left', 'except', ['k']],
+    ['int32 against int64 keys with nulls both sides, duplicates on the left', 'intersect', ['k']],
+    [
+      'multi-column keys, nulls in some columns (k, s, dt), one column never null (nn)',
+      'except',
+      ['k', 's', 'nn', 'dt'],
+    ],
+    [
+      'multi-column keys, nulls in some columns (k, s, dt), one column never null (nn)',
+      'intersect',
+      ['s', 'k', 'dt', 'nn'],
+    ],
+    ['strings and dates', 'except', ['s', 'dt']],
+    ['floats: NaN equals NaN, -0.0 equals 0.0, nulls', 'except', ['f']],
+    ['floats: NaN equals NaN, -0.0 equals 0.0, nulls', 'intersect', ['f', 'nn']],
+    ['timestamps and booleans', 'except', ['ts', 'b']],
+    ['timestamps and booleans', 'intersect', ['b', 'ts']],
+    ['a column never null on either side alone', 'except', ['nn']],
+    ['nulls on the left side only (joined on the columns themselves)', 'except', ['k', 's', 'dt'], 'c', 'g'],
+    ['nulls on the left side only (joined on the columns themselves)', 'intersect', ['k', 's', 'dt'], 'c', 'g'],
+    ['nulls on the right side only (joined on the columns themselves)', 'except', ['k', 's'], 'g', 'c'],
+    ['nulls on the right side only (joined on the columns themselves)', 'intersect', ['s', 'k'], 'g', 'c'],
+    ['an empty right side', 'except', ['k', 's'], 'c', 'e'],
+    ['an empty right side', 'intersect', ['k', 's'], 'c', 'e'],
+    ['an empty left side', 'except', ['k', 's'], 'e', 'd'],
+    ['an empty left side', 'intersect', ['k', 's'], 'e', 'd'],
+  ];
+  const file = { c: rc, d: rd, e: re, g: `read_parquet('${G}')` };
+  for (const [name, op, cols, l, r] of cases) {
+    const left = l ?? 'c',
+      right = r ?? 'd';
+    const text = duckOp(op.toUpperCase(), cols, file[left as 'c'], file[right as 'c']);
+    for (const [how, opts] of PATHS)
+      it(`${op} ${name} (${left} ${op} ${right}), on ${how}`, async () => {
+        await expectSame(plan(setOp(op, cols, left, right)), text, { ...opts, ...JOIN });
+      });
+    it(`${op} ${name} (${left} ${op} ${right}), the plan chosen by cost, broadcast off`, async () => {
+      await expectSame(plan(setOp(op, cols, left, right)), text, { broadcastBytes: 0 });
+    });
+  }
+  const explain = async (q: object, opts: RunOptions = {}) =>
+    explainPlan(await loadPlan(plan(q), { baseDir: dir, workers: 2, ...opts }));
+  it('EXCEPT as an anti join and a distinct, INTERSECT as a semi join: --explain names the keys', async () => {
+    const except = await explain(setOp('except', ['k', 's', 'nn']), JOIN);
+    expect(except).toMatch(/except-1: aggregate by \[k, s, nn\]/);
+    // k and s may be null on both sides: joined on their values with nulls fixed and on the nulls' flags; nn as it is
+    expect(except).toMatch(
+      /except-1\.anti: anti hash join on k \(nulls fixed\) = k \(nulls fixed\) and s \(nulls fixed\) = s \(nulls fixed\) and nn = nn and nulls\(k, s\) = nulls\(k, s\) → except-1\.rows/,
+    );
+    expect(except).toMatch(/expected strategy: broadcast/);
+    expect(except).not.toMatch(/except-1\.count/);
+    expect(await explain(setOp('intersect', ['k']), JOIN)).toMatch(
+      /intersect-1\.semi: semi hash join on k \(nulls fixed\) = k \(nulls fixed\) and nulls\(k\)/,
+    );
+    // g never holds a null in k or s: those join as they are
+    expect(await explain(setOp('except', ['k', 's', 'dt'], 'c', 'g'), JOIN)).toMatch(
+      /except-1\.anti: anti hash join on k = k and s = s and dt \(nulls fixed\) = dt \(nulls fixed\) and nulls\(dt\) = nulls\(dt\)/,
+    );
+  });
+  it('chosen by cost where the join drops more of the left rows than the right side has: the right side broadcast, no shuffle but the distinct', async () => {
+    // k and nn: 7 and 5 values on both sides (the footers' ranges), each of c's 300 rows expected to have a match
+    const q = setOp('except', ['k', 'nn']);
+    expect(await explain(q)).toMatch(
+      /except-1\.anti: anti hash join on k \(nulls fixed\) = k \(nulls fixed\) and nn = nn/,
+    );
+    const r = await runPlan(plan(q), { baseDir: dir, workers: 2, writeOutput: false });
+    expect(r.stats.joins.map((j) => [j.id, j.strategy])).toEqual([['except-1.anti', 'broadcast']]);
+    expect(r.stats.shuffles.map((s) => s.id)).toEqual(['except-1.input']);
+    // the same as an INTERSECT would keep every left row: the aggregate plan
+    expect(await explain(setOp('intersect', ['k', 'nn']))).toMatch(/intersect-1\.count: aggregate/);
+  });
+  it('the join plan shuffled when its table does not fit the budget at run time: the same rows', async () => {
+    for (const op of ['except', 'intersect']) {
+      const q = plan(setOp(op, ['k', 's', 'dt'], 'c', 'f'));
+      const opts = { memoryLimit: '64KB', spillDir: path.join(dir, 'spill-join'), partitions: 4 };
+      const r = await runPlan(q, { baseDir: dir, workers: 2, writeOutput: false, ...opts, ...JOIN });
+      expect(r.stats.joins.map((j) => [j.id, j.strategy])).toEqual([
+        [`${op}-1.${op === 'except' ? 'anti' : 'semi'}`, 'shuffle'],
+      ]);
+      await expectSame(q, duckOp(op.toUpperCase(), ['k', 's', 'dt'], rc, `read_parquet('${F}')`), { ...opts, ...JOIN });
+    }
+  });
+  it('broadcast off, a right side the join would drop fewer rows than, ALL, or a boolean column: the aggregate plan', async () => {
+    expect(await explain(setOp('except', ['k']), { broadcastBytes: 0 })).toMatch(/except-1\.count: aggregate/);
+    expect(await explain(setOp('except', ['k', 's', 'dt'], 'c', 'f'))).toMatch(/except-1\.count: aggregate/);
+    expect(await explain({ ...setOp('except', ['k']), all: true }, JOIN)).toMatch(/except-1\.count: aggregate/);
+    expect(await explain(setOp('intersect', ['k', 'b']), JOIN)).toMatch(/intersect-1\.count: aggregate/);
   });
 });
 

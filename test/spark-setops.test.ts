@@ -35,7 +35,7 @@ beforeAll(async () => {
 }, 120_000);
 
 describe.skipIf(NO_SPARK)('spark engine: set operations and grouping', () => {
-  it('union all (widened), union, intersect all, except all, values', async () => {
+  it('union all (widened), union, intersect (all), except (all), values', async () => {
     const q = {
       op: 'union',
       all: true,
@@ -43,6 +43,8 @@ describe.skipIf(NO_SPARK)('spark engine: set operations and grouping', () => {
         { op: 'union', inputs: [scan('a', ['k', 's']), scan('b', ['k', 's'])] },
         { op: 'intersect', all: true, left: scan('a', ['k', 's']), right: scan('b', ['k', 's']) },
         { op: 'except', all: true, left: scan('a', ['k', 's']), right: scan('b', ['k', 's']) },
+        { op: 'intersect', left: scan('a', ['k', 's']), right: scan('b', ['k', 's']) },
+        { op: 'except', left: scan('a', ['k', 's']), right: scan('b', ['k', 's']) },
         {
           op: 'values',
           columns: ['x', 'y'],
@@ -58,6 +60,8 @@ describe.skipIf(NO_SPARK)('spark engine: set operations and grouping', () => {
       `(SELECT k::BIGINT AS k, s FROM ${ra} UNION SELECT k, s FROM ${rb})
        UNION ALL (SELECT k::BIGINT, s FROM ${ra} INTERSECT ALL SELECT k, s FROM ${rb})
        UNION ALL (SELECT k::BIGINT, s FROM ${ra} EXCEPT ALL SELECT k, s FROM ${rb})
+       UNION ALL (SELECT k::BIGINT, s FROM ${ra} INTERSECT SELECT k, s FROM ${rb})
+       UNION ALL (SELECT k::BIGINT, s FROM ${ra} EXCEPT SELECT k, s FROM ${rb})
        UNION ALL VALUES (7::BIGINT, 'v'), (NULL, NULL)`,
       spark,
     );

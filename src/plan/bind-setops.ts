@@ -2,7 +2,8 @@
 // is an aggregate by every column over the union of all rows; `intersect` and `except` are a union of the two
 // inputs tagged by side, counted per side by an aggregate by every column (so nulls are equal), then filtered
 // (distinct) or each row repeated as often as SQL's bag semantics say (ALL); a distinct EXCEPT keeps one state
-// per group, the largest side tag.
+// per group, the largest side tag. A distinct INTERSECT or EXCEPT whose right side is expected small is a semi or
+// anti join and a distinct instead (plan/setop-joins.ts).
 import { PlanError, jsonPath } from '../errors.js';
 import { type DataType, type Field, typeName } from '../kernels/column.js';
 import { bindExpr, castTo } from '../expr/bind.js';
@@ -10,6 +11,7 @@ import { lit } from '../expr/bind-rules.js';
 import { type BoundExpr, unify } from '../expr/types.js';
 import type { BoundNode } from './bound.js';
 import { bindPredicate } from './bind-predicate.js';
+import { joinedSetOp } from './setop-joins.js';
 import type { Predicate, SetOpNode, UnionNode, ValuesNode } from './spec.js';
 
 type P = (string | number)[];
@@ -35,7 +37,7 @@ export function reshape(
 }
 
 /** All rows of the inputs, columns by position named as the first input's, types widened (int < decimal < float). */
-function unionAll(inputs: BoundNode[], at: (i: number) => P, id: string): BoundNode {
+function unionAll(inputs: BoundNode[], at: (i: number) => P, id: string): Extract<BoundNode, { kind: 'union' }> {
   const first = inputs[0].schema;
   inputs.forEach((n, i) => {
     if (n.schema.length !== first.length)
@@ -140,9 +142,21 @@ const SIDE = '$side',
  * (except: grouped with the largest tag only, kept where it is 0) have, ALL repeats each min(left, right) or
  * left - right times.
  */
-export function bindSetOp(q: SetOpNode, at: P, id: string, left: BoundNode, right: BoundNode): BoundNode {
+export function bindSetOp(
+  q: SetOpNode,
+  at: P,
+  id: string,
+  left: BoundNode,
+  right: BoundNode,
+  smallRight = false,
+): BoundNode {
   const side = (i: number): P => [...at, i === 0 ? 'left' : 'right'];
   if (left.schema.length !== right.schema.length) unionAll([left, right], side, id); // its error
+  if (smallRight && !q.all) {
+    const [l, r] = unionAll([left, right], side, id).inputs;
+    const joined = joinedSetOp(q.op === 'except' ? 'anti' : 'semi', id, l, r, distinct);
+    if (joined) return joined;
+  }
   const tag = (n: BoundNode, side: number, key: string) =>
     withColumn(n, { k: 'lit', value: BigInt(side), type: { id: 'int64' } }, SIDE, `${id}.${key}`);
   const both = unionAll([tag(left, 0, 'left'), tag(right, 1, 'right')], side, `${id}.union`);

@@ -6,6 +6,8 @@ import { type SourceInfo, loadSource, resolveSourceFiles } from './bind-sources.
 import { bindPredicate, colIndex } from './bind-predicate.js';
 import { bindWindow } from './bind-window.js';
 import { bindSetOp, bindUnion, bindValues } from './bind-setops.js';
+import { type SetOpOptions, joinPays } from './setop-joins.js';
+import { Estimator } from './estimate.js';
 import { type PlainAggregate, bindGrouped, needsGrouping } from './bind-grouping.js';
 import { PlanError, jsonPath } from '../errors.js';
 import { type DataType, type Field, type Schema, isDecimal, isFloat, isInteger, typeName } from '../kernels/column.js';
@@ -27,6 +29,7 @@ export async function bindPlan(
   baseDir: string,
   overrides?: Map<string, string[]>,
   uri?: { spark: SparkSources; workers: number },
+  setOps: SetOpOptions = { broadcastBytes: 0, mode: 'cost' },
 ): Promise<BoundNode> {
   const sources = new Map<string, Promise<SourceInfo>>();
   const getSource = (name: string, at: P) => {
@@ -70,8 +73,16 @@ export async function bindPlan(
     }
   };
   assign(plan.query);
-  return bindNode(plan.query, ['query'], getSource, (q) => ids.get(q)!);
+  // a distinct INTERSECT or EXCEPT is a semi or anti join where that is expected to pay (plan/setop-joins.ts), from
+  // the footers' counts and ranges (no sample); on Spark (sources Spark reads) it stays an aggregate: Spark plans
+  // its own joins
+  const est = new Estimator(false);
+  const small: Small = (q, l, r) => (uri ? Promise.resolve(false) : joinPays(q.op, l, r, setOps, est));
+  return bindNode(plan.query, ['query'], getSource, (q) => ids.get(q)!, small);
 }
+
+/** Whether a distinct set operation is planned as a join (plan/setop-joins.ts). */
+type Small = (q: Query<'intersect' | 'except'>, left: BoundNode, right: BoundNode) => Promise<boolean>;
 
 function checkUnique(names: string[], at: P) {
   const seen = new Set<string>();
@@ -86,9 +97,10 @@ async function bindNode(
   at: P,
   getSource: (n: string, at: P) => Promise<SourceInfo>,
   idOf: (q: QueryNode) => string,
+  small: Small,
 ): Promise<BoundNode> {
   const id = idOf(q);
-  const rec = (child: QueryNode, key: string) => bindNode(child, [...at, key], getSource, idOf);
+  const rec = (child: QueryNode, key: string) => bindNode(child, [...at, key], getSource, idOf, small);
   switch (q.op) {
     case 'scan':
       return bindScan(q, at, id, await getSource(q.source, [...at, 'source']));
@@ -137,13 +149,15 @@ async function bindNode(
     case 'window':
       return bindWindow(q, at, id, await rec(q.input, 'input'));
     case 'union': {
-      const inputs = await Promise.all(q.inputs.map((c, i) => bindNode(c, [...at, 'inputs', i], getSource, idOf)));
+      const inputs = await Promise.all(
+        q.inputs.map((c, i) => bindNode(c, [...at, 'inputs', i], getSource, idOf, small)),
+      );
       return bindUnion(q, at, id, inputs);
     }
     case 'intersect':
     case 'except': {
       const [left, right] = await Promise.all([rec(q.left, 'left'), rec(q.right, 'right')]);
-      return bindSetOp(q, at, id, left, right);
+      return bindSetOp(q, at, id, left, right, !q.all && (await small(q, left, right)));
     }
     case 'values':
       return bindValues(q, at, id);

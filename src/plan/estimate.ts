@@ -228,6 +228,13 @@ export interface Distinct {
 export class Estimator {
   private memo = new Map<BoundNode, Promise<Estimate>>();
 
+  /**
+   * `sample` false: a scan's filters are not sampled but read against the footers' ranges (a comparison with an
+   * integer or date column, values taken as spread evenly), else guessed: for a decision that does not pay a sample
+   * (plan/setop-joins.ts: the first sample of a process took 9 ms of a 0.37 s query, the footers 0.4 ms).
+   */
+  constructor(private readonly sample = true) {}
+
   rows(node: BoundNode): Promise<Estimate> {
     let p = this.memo.get(node);
     if (!p) {
@@ -243,7 +250,13 @@ export class Estimator {
       const base = scanRows(chain.scan);
       const sources = new Set<EstSource>(base.sources);
       let sel = 1;
-      if (chain.preds.length) {
+      if (chain.preds.length && !this.sample) {
+        for (const p of chain.preds) {
+          const share = rangeShare(chain.scan, p);
+          sel *= share ?? guessSelectivity(p);
+          sources.add(share === null ? 'guessed' : 'footer');
+        }
+      } else if (chain.preds.length) {
         let kept = 0,
           read = 0;
         for (const s of spread(chain.scan.splits, SAMPLE_GROUPS)) {
@@ -384,6 +397,38 @@ export class Estimator {
     }
     return { d: Math.max(1, Math.min(base.rows, hi - lo + 1)), base: base.rows, source: 'footer' };
   }
+}
+
+/** The footers' integer range of a scan's column (lo, hi); null where a file has none or is not Parquet's. */
+function footerRange(scan: Extract<BoundNode, { kind: 'scan' }>, col: number): [number, number] | null {
+  const f = scan.schema[col];
+  if (!(isInteger(f.type) || f.type.id === 'date32') || scan.splits.some((s) => s.csv || s.wholeFile)) return null;
+  let lo = Infinity,
+    hi = -Infinity;
+  try {
+    for (const p of new Set(scan.splits.map((s) => s.path))) {
+      const s = footerStats(p).stats.get(f.name);
+      if (s?.min === undefined || s.max === undefined) return null;
+      lo = Math.min(lo, s.min);
+      hi = Math.max(hi, s.max);
+    }
+  } catch {
+    return null;
+  }
+  return lo <= hi ? [lo, hi] : null;
+}
+
+/** The share of a scan's rows a comparison of a column with a value keeps, its values spread evenly over the range. */
+function rangeShare(scan: Extract<BoundNode, { kind: 'scan' }>, p: BoundPredicate): number | null {
+  if (p.kind !== 'cmp' || p.op === '=' || p.op === '!=') return null;
+  if (typeof p.value !== 'number' && typeof p.value !== 'bigint') return null;
+  const r = footerRange(scan, p.col);
+  if (!r) return null;
+  const [lo, hi] = r,
+    v = Number(p.value),
+    n = hi - lo + 1;
+  const below = Math.min(n, Math.max(0, v - lo + (p.op === '<=' || p.op === '>' ? 1 : 0)));
+  return Math.max(0, Math.min(1, (p.op === '<' || p.op === '<=' ? below : n - below) / n));
 }
 
 /** A scan's rows as its footers (or CSV chunks) count them; a file read whole counts none: guessed from bytes. */

@@ -147,8 +147,14 @@ const bits = (s: number) => {
   return out;
 };
 
+/** Whether a build side of `rows` rows and `bytes` bytes is expected broadcast against `probe` rows. */
+export function broadcasts(rows: number, bytes: number, probe: number, broadcastBytes: number): boolean {
+  if (broadcastBytes <= 0) return false;
+  return bytes <= broadcastBytes || (bytes <= SHARED_BYTES && rows <= SHARED_ROWS && probe >= SHARED_RATIO * rows);
+}
+
 /** Bytes a row of a schema takes, roughly (strings 20). */
-const widthOf = (fs: Field[]) =>
+export const widthOf = (fs: Field[]) =>
   fs.reduce(
     (s, f) => s + (f.type.id === 'utf8' ? 20 : f.type.id === 'decimal' && (f.type.precision ?? 0) > 18 ? 16 : 8),
     0,
@@ -238,9 +244,7 @@ async function reorder(
     const probe = rowsOf[p],
       build = rowsOf[q],
       bb = build * widthOfSet[q];
-    const broadcast =
-      opts.broadcastBytes > 0 &&
-      (bb <= opts.broadcastBytes || (bb <= SHARED_BYTES && build <= SHARED_ROWS && probe >= SHARED_RATIO * build));
+    const broadcast = broadcasts(build, bb, probe, opts.broadcastBytes);
     return rowsOf[a | b] + probe + 1.5 * build + (broadcast ? 0 : 2 * (probe + build));
   };
   // dynamic programming over subsets: the cheapest tree of each, connected joins first

@@ -141,6 +141,12 @@ export interface LoadOptions extends Overrides {
    * of inner joins ordered by estimated cost (plan/join-order.ts), a join with `"reorder": false` kept as written.
    */
   joinOrder?: 'cost' | 'written';
+  /**
+   * Internal (not in the plan format): 'join' plans every distinct INTERSECT and EXCEPT a join can take as a semi or
+   * anti join (tests on small files, whose estimates would not); default 'cost': where it is expected to pay
+   * (plan/setop-joins.ts).
+   */
+  setOps?: 'cost' | 'join';
 }
 
 export interface LoadedPlan {
@@ -357,7 +363,10 @@ export async function loadPlan(
   // derived below joins (plan/derive-filters.ts); aggregates computed before the joins below them
   // (plan/eager-push.ts); repeated subtrees made identical before pruning (plan/share.ts), computed once when run
   // (physical/repeats.ts)
-  const bound = await bindPlan(plan, dir, files, uri);
+  const bound = await bindPlan(plan, dir, files, uri, {
+    broadcastBytes: settings.broadcastBytes,
+    mode: options.setOps ?? 'cost',
+  });
   const mode = options.joinOrder ?? (uri ? 'written' : 'cost');
   const ordered = await orderJoins(bound, { broadcastBytes: settings.broadcastBytes, mode });
   // windows under a top-N filter (row_number/rank/dense_rank at most N) keep only their first rows
