@@ -378,24 +378,10 @@ export class Estimator {
     const o = origin(node, col);
     if (!o) return null;
     const base = scanRows(o.scan);
-    const f = o.scan.schema[o.col];
-    const paths = [...new Set(o.scan.splits.map((s) => s.path))];
-    const ranged = isInteger(f.type) || f.type.id === 'date32';
-    if (!ranged || o.scan.splits.some((s) => s.csv || s.wholeFile))
-      return { d: base.rows, base: base.rows, source: 'guessed' };
-    let lo = Infinity,
-      hi = -Infinity;
-    try {
-      for (const p of paths) {
-        const s = footerStats(p).stats.get(f.name);
-        if (s?.min === undefined || s.max === undefined) return { d: base.rows, base: base.rows, source: 'guessed' };
-        lo = Math.min(lo, s.min);
-        hi = Math.max(hi, s.max);
-      }
-    } catch {
-      return { d: base.rows, base: base.rows, source: 'guessed' };
-    }
-    return { d: Math.max(1, Math.min(base.rows, hi - lo + 1)), base: base.rows, source: 'footer' };
+    // no range (not an integer or a date, a CSV file, a footer without min and max): as many as the rows
+    const r = footerRange(o.scan, o.col);
+    if (!r) return { d: base.rows, base: base.rows, source: 'guessed' };
+    return { d: Math.max(1, Math.min(base.rows, r[1] - r[0] + 1)), base: base.rows, source: 'footer' };
   }
 }
 
