@@ -21,7 +21,8 @@ beforeAll(async () => {
       ((i * 37) % 101 - 50)::INTEGER AS x,
       DATE '2024-01-01' + ((i * 3) % 400)::INTEGER AS dt,
       CASE WHEN i >= 4500 AND i % 7 = 0 THEN NULL ELSE (i * 11) % 300 - 100 END::INTEGER AS late,
-      CASE WHEN i >= 4500 AND i % 5 = 0 THEN NULL ELSE (i * 17) % 900 END::BIGINT AS late64
+      CASE WHEN i >= 4500 AND i % 5 = 0 THEN NULL ELSE (i * 17) % 900 END::BIGINT AS late64,
+      CASE WHEN (i * 37) % 101 < 50 THEN 0 ELSE (i * 5) % 3 * 4000000000000000 END::BIGINT AS huge
     FROM range(0, ${N}) t(i)`,
     3000,
   );
@@ -101,7 +102,14 @@ describe('a large window task over integer keys (packed sort)', () => {
     );
   });
 
-  it('keys too wide to pack (an int64 spanning 10^12 and the id): sorted by the columns', async () => {
+  it('the order keys packed apart from the counted partitions when both pass 2^53: peers end at a partition', async () => {
+    // huge spans 8 x 10^15 alone and x's 101 values with it; the partitions of x below 0 hold one number, 0, which
+    // the next partition starts with too: a peer run that crossed a partition's edge would change rank and the sums
+    await check(['x'], [{ column: 'huge' }]);
     await check(['g'], [{ column: 'wide', desc: true }, { column: 'id' }]);
+  });
+
+  it('keys too wide to pack (order keys alone past 2^53: an int64 spanning 10^12, then two more): sorted by the columns', async () => {
+    await check(['g'], [{ column: 'wide', desc: true }, { column: 'o' }, { column: 'id' }]);
   });
 });

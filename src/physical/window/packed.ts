@@ -1,7 +1,7 @@
 // A window task's sort keys packed into one number a row when they are integers (ints, dates, int64 and one-lane
 // decimals whose values stay below 2^53): each key as its rank within the task's [min, max] (descending: from the
-// top; nulls one more value where the key puts them), mixed-radix, the product of the ranges below 2^53. The
-// rows are grouped by partition by counting, each partition's rows sorted by the number (not at all when they
+// top; nulls one more value where the key puts them), mixed-radix, the product of the ranges below 2^53 (or the
+// order keys' alone, when the partitions are counted: `orderOnly`). The rows are grouped by partition by counting, each partition's rows sorted by the number (not at all when they
 // arrive in order; by insertion when few; else radix), and the partitions and peers read off the sorted numbers: no
 // comparison of columns, no key gathered to find them. Pure; window/source.ts sorts by the columns (kernels/sort.ts) when a key does not pack.
 import { type Batch, type Column, lanes, rowCount } from '../../kernels/column.js';
@@ -15,11 +15,14 @@ const LIMIT = 2 ** 53;
 /** The packed keys of a task's rows: a number a row, below 2^53, whose order is the keys'. */
 export interface Packed {
   codes: Float64Array;
-  /** the order keys' part of a number: floor(number / orderSpan) is the row's partition, below partSpan */
+  /** the order keys' part of a number: floor(number / orderSpan) is the row's partition, below partSpan (but when
+   * `orderOnly`) */
   orderSpan: number;
   partSpan: number;
   /** each row's partition (floor(number / orderSpan)), when the partitions are few enough to group by counting */
   part: Int32Array | null;
+  /** the number holds the order keys alone (their ranks below orderSpan), the partition only `part` (set) */
+  orderOnly: boolean;
 }
 
 /**
@@ -106,8 +109,8 @@ export function packKeys(batches: readonly Batch[], partitionBy: number[], order
     bases: number[] = [],
     signs: number[] = [],
     nullCodes: number[] = [];
-  let total = 1,
-    orderSpan = 1;
+  let orderSpan = 1,
+    partSpan = 1;
   for (let k = 0; k < keys.length; k++) {
     let lo0 = Infinity,
       hi0 = -Infinity,
@@ -122,9 +125,9 @@ export function packKeys(batches: readonly Batch[], partitionBy: number[], order
     }
     const [lo, hi] = lo0 > hi0 ? [0, 0] : [lo0, hi0]; // every row null
     const span = hi - lo + 1 + (nulls ? 1 : 0);
-    total *= span;
-    if (total >= LIMIT) return null;
-    if (k >= partitionBy.length) orderSpan *= span;
+    if (k < partitionBy.length) partSpan *= span;
+    else orderSpan *= span;
+    if (partSpan >= LIMIT || orderSpan >= LIMIT) return null;
     const { desc, nullsFirst } = keys[k];
     spans.push(span);
     // ascending: x - lo; descending: hi - x; one more past a null placed first
@@ -133,11 +136,16 @@ export function packKeys(batches: readonly Batch[], partitionBy: number[], order
     nullCodes.push(nullsFirst ? 0 : span - 1);
   }
   const n = rowCount(batches);
-  const partSpan = total / orderSpan;
+  // the partition keys' number is written out as each row's partition on the way, when it will be counted
+  const counted = partitionBy.length > 0 && countable(partSpan, n);
+  // partitions grouped by counting need not be in the number: past 2^53 together, the number holds the order keys
+  // alone and `part` the partition (JCC-H SF 10's orders by customer, then date and order key: 2^57 together,
+  // 2^37 the order keys; the window tasks of lag gaps sorted by the columns took 2.5 times as long a row)
+  if (partSpan * orderSpan >= LIMIT && !counted) return null;
+  const orderOnly = partSpan * orderSpan >= LIMIT;
   // each key's rank added below the keys before it (codes holds a reused slot's old values: zeroed first)
   const codes = scratchF64('codes', n).fill(0);
-  // the partition keys' number is written out as each row's partition on the way, when it will be counted
-  const part = partitionBy.length > 0 && countable(partSpan, n) ? scratchI32('part', n) : null;
+  const part = counted ? scratchI32('part', n) : null;
   let at = 0;
   for (let j = 0; j < batches.length; j++) {
     const m = batches[j].length;
@@ -149,11 +157,14 @@ export function packKeys(batches: readonly Batch[], partitionBy: number[], order
       if ('i32' in v) addI32(codes, at, v.i32, m, span, base, sign);
       else if ('words' in v) addWords(codes, at, v.words, m, span, base, sign);
       else addNumbers(codes, at, v.x, batches[j].columns[keys[k].col].valid, m, span, base, sign, nullCodes[k]);
-      if (part !== null && k === partitionBy.length - 1) truncate(codes, part, at, m);
+      if (part !== null && k === partitionBy.length - 1) {
+        truncate(codes, part, at, m);
+        if (orderOnly) codes.fill(0, at, at + m);
+      }
     }
     at += m;
   }
-  return { codes, orderSpan, partSpan, part };
+  return { codes, orderSpan, partSpan, part, orderOnly };
 }
 
 /** The greatest of v[0, n) (-Infinity when n is 0); the least into `least` (Infinity). */
@@ -447,8 +458,8 @@ function moveByDigit(
 }
 
 /**
- * The shape of rows sorted by their packed numbers: a partition is floor(number / orderSpan), peers equal numbers
- * (rows of two partitions never have equal numbers). With the partitions' `starts` from the counting sort, or
+ * The shape of rows sorted by their packed numbers: a partition is floor(number / orderSpan), or the counting sort's
+ * `starts` say where each begins; peers are equal numbers within a partition. With the partitions' `starts` from the counting sort, or
  * without partition keys, a PackedShape; else the partitions' first rows found by division.
  */
 export function shapeOfPacked(
@@ -498,13 +509,19 @@ class PackedShape implements Shape {
     else fillRuns(this.starts, out, end);
     return out;
   }
+  // peers end at a partition's edge too: two partitions' rows may hold one number where it is the order keys' alone
   get peerStart(): Int32Array {
-    this.#peerStart ??= peerStarts(this.sorted, scratchI32('peerStart', this.n), this.n);
+    this.#peerStart ??= this.peers('peerStart', false);
     return this.#peerStart;
   }
   get peerEnd(): Int32Array {
-    this.#peerEnd ??= peerEnds(this.sorted, scratchI32('peerEnd', this.n), this.n);
+    this.#peerEnd ??= this.peers('peerEnd', true);
     return this.#peerEnd;
+  }
+  private peers(slot: 'peerStart' | 'peerEnd', end: boolean): Int32Array {
+    const out = scratchI32(slot, this.n);
+    if (this.starts !== null) return eachPart(this.starts, this.sorted, out, end);
+    return end ? peerEnds(this.sorted, out, 0, this.n) : peerStarts(this.sorted, out, 0, this.n);
   }
 }
 
@@ -519,22 +536,32 @@ function fillRuns(starts: Int32Array, out: Int32Array, end: boolean): void {
   }
 }
 
-/** Each row's first row of equal numbers. */
-function peerStarts(sorted: Float64Array, out: Int32Array, n: number): Int32Array {
-  let s = 0;
-  for (let i = 0; i < n; i++) {
-    if (i > 0 && sorted[i] !== sorted[i - 1]) s = i;
+/** peerStarts (or with `end`, peerEnds) within each partition [starts[q], starts[q + 1]). */
+function eachPart(starts: Int32Array, sorted: Float64Array, out: Int32Array, end: boolean): Int32Array {
+  const last = starts.length - 1;
+  for (let q = 0; q < last; q++) {
+    if (end) peerEnds(sorted, out, starts[q], starts[q + 1]);
+    else peerStarts(sorted, out, starts[q], starts[q + 1]);
+  }
+  return out;
+}
+
+/** Each row of [a, b) its first row of equal numbers there. */
+function peerStarts(sorted: Float64Array, out: Int32Array, a: number, b: number): Int32Array {
+  let s = a;
+  for (let i = a; i < b; i++) {
+    if (i > a && sorted[i] !== sorted[i - 1]) s = i;
     out[i] = s;
   }
   return out;
 }
 
-/** Each row's end (one past its last row) of equal numbers. */
-function peerEnds(sorted: Float64Array, out: Int32Array, n: number): Int32Array {
-  let e = n;
-  for (let i = n - 1; i >= 0; i--) {
+/** Each row of [a, b) its end (one past its last row) of equal numbers there. */
+function peerEnds(sorted: Float64Array, out: Int32Array, a: number, b: number): Int32Array {
+  let e = b;
+  for (let i = b - 1; i >= a; i--) {
     out[i] = e;
-    if (i > 0 && sorted[i] !== sorted[i - 1]) e = i;
+    if (i > a && sorted[i] !== sorted[i - 1]) e = i;
   }
   return out;
 }
