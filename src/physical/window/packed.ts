@@ -97,10 +97,16 @@ let anyNull = false;
 
 /**
  * The sort keys (partition keys ascending, then the order keys) of the rows of `batches` (one after another, as if
- * concatenated) packed, or null when they do not pack. Read from each batch in place: a key column is not copied
+ * concatenated) packed, or null when they do not pack (`apart` false: nor when only the order keys would, apart
+ * from the counted partitions). Read from each batch in place: a key column is not copied
  * into one array first, and a batch's numbers are built while they stay in the caches.
  */
-export function packKeys(batches: readonly Batch[], partitionBy: number[], orderBy: SortKey[]): Packed | null {
+export function packKeys(
+  batches: readonly Batch[],
+  partitionBy: number[],
+  orderBy: SortKey[],
+  apart = true,
+): Packed | null {
   const keys = [...partitionBy.map((col) => ({ col, desc: false, nullsFirst: false })), ...orderBy];
   // per batch, per key: its values
   const vals: KeyValues[][] = batches.map(() => []);
@@ -141,7 +147,7 @@ export function packKeys(batches: readonly Batch[], partitionBy: number[], order
   // partitions grouped by counting need not be in the number: past 2^53 together, the number holds the order keys
   // alone and `part` the partition (JCC-H SF 10's orders by customer, then date and order key: 2^57 together,
   // 2^37 the order keys; the window tasks of lag gaps sorted by the columns took 2.5 times as long a row)
-  if (partSpan * orderSpan >= LIMIT && !counted) return null;
+  if (partSpan * orderSpan >= LIMIT && !(counted && apart)) return null;
   const orderOnly = partSpan * orderSpan >= LIMIT;
   // each key's rank added below the keys before it (codes holds a reused slot's old values: zeroed first)
   const codes = scratchF64('codes', n).fill(0);
