@@ -1,9 +1,10 @@
 // A window task's sort keys packed into one number a row when they are integers (ints, dates, int64 and one-lane
 // decimals whose values stay below 2^53): each key as its rank within the task's [min, max] (descending: from the
 // top; nulls one more value where the key puts them), mixed-radix, the product of the ranges below 2^53 (or the
-// order keys' alone, when the partitions are counted: `orderOnly`). The rows are grouped by partition by counting, each partition's rows sorted by the number (not at all when they
-// arrive in order; by insertion when few; else radix), and the partitions and peers read off the sorted numbers: no
-// comparison of columns, no key gathered to find them. Pure; window/source.ts sorts by the columns (kernels/sort.ts) when a key does not pack.
+// order keys' alone, when the partitions are counted: `orderOnly`). The rows are grouped by partition by counting,
+// each partition's rows sorted by the number (not at all when they arrive in order; by insertion when few; else
+// radix), and the partitions and peers read off the sorted numbers: no comparison of columns, no key gathered to
+// find them. Pure; window/source.ts sorts by the columns (kernels/sort.ts) when a key does not pack.
 import { type Batch, type Column, lanes, rowCount } from '../../kernels/column.js';
 import type { SortKey } from '../../kernels/sort.js';
 import { CutShape, type Shape } from './bounds.js';
@@ -98,8 +99,8 @@ let anyNull = false;
 /**
  * The sort keys (partition keys ascending, then the order keys) of the rows of `batches` (one after another, as if
  * concatenated) packed, or null when they do not pack (`apart` false: nor when only the order keys would, apart
- * from the counted partitions). Read from each batch in place: a key column is not copied
- * into one array first, and a batch's numbers are built while they stay in the caches.
+ * from the counted partitions). Read from each batch in place: a key column is not copied into one array first,
+ * and a batch's numbers are built while they stay in the caches.
  */
 export function packKeys(
   batches: readonly Batch[],
@@ -465,8 +466,8 @@ function moveByDigit(
 
 /**
  * The shape of rows sorted by their packed numbers: a partition is floor(number / orderSpan), or the counting sort's
- * `starts` say where each begins; peers are equal numbers within a partition. With the partitions' `starts` from the counting sort, or
- * without partition keys, a PackedShape; else the partitions' first rows found by division.
+ * `starts` say where each begins; peers are equal numbers within a partition. With the partitions' `starts` from the
+ * counting sort, or without partition keys, a PackedShape; else the partitions' first rows found by division.
  */
 export function shapeOfPacked(
   sorted: Float64Array,
