@@ -259,4 +259,37 @@ describe('the top-N kernel', () => {
     }
     expect(pruned).toBeGreaterThan(3);
   });
+
+  it("a map task's first rows show too many partitions to prune: its rows left whole; few partitions still pruned", () => {
+    // 20,000 rows: 15,000 partitions (the latest order per customer) are left as they are; 50 (the top line items
+    // per supplier) pruned as before, to the rows the kernel keeps of them as one batch
+    const op = (fn: TopN['fn'], n: number) => ({
+      kind: 'topn' as const,
+      fn,
+      n,
+      partitionBy: [0],
+      orderBy: [{ col: 1, desc: false, nullsFirst: false }],
+    });
+    const rows = 20000;
+    const batchOf = (groups: number) => {
+      const part = Int32Array.from({ length: rows }, (_, i) => (i * 7919) % groups);
+      const ord = Int32Array.from({ length: rows }, (_, i) => (i * 104729) % 1000);
+      return { length: rows, columns: [col(part), col(ord)] } as unknown as Batch;
+    };
+    const many = batchOf(15000);
+    expect(topNBatches([many], op('row_number', 1))[0]).toBe(many);
+    const half = (b: Batch, from: number, to: number) =>
+      ({
+        length: to - from,
+        columns: b.columns.map((c) => col((c.values as Int32Array).slice(from, to))),
+      }) as unknown as Batch;
+    expect(topNBatches([half(many, 0, 12000), half(many, 12000, rows)], op('rank', 1)).map((b) => b.length)).toEqual([
+      12000, 8000,
+    ]);
+    const few = batchOf(50);
+    const kept = topNBatches([few], op('rank', 3));
+    const whole = topNRows(few, [0], op('rank', 3).orderBy, { fn: 'rank', n: 3 })!;
+    expect(kept[0].length).toBe(whole.n);
+    expect(kept[0].length).toBeLessThan(rows / 4);
+  });
 });

@@ -7,7 +7,8 @@
 // partition's cutoff), then the rows not past their cutoff. Ties are kept for rank and dense_rank; row_number keeps
 // N rows a partition (any N of tied rows is a valid answer).
 import { groupsOf } from '../../agg/group-ids.js';
-import { type Batch, type Schema, concatColumns, gatherSelected, rowCount } from '../../kernels/column.js';
+import { type Batch, type Schema, concatColumns, gatherSelected, rowCount, sliceBatch } from '../../kernels/column.js';
+import { estimatedGroups, sampleGroupsOf } from '../../agg/partial.js';
 import type { SortKey } from '../../kernels/sort.js';
 import { packKeys } from './packed.js';
 import { keyOrder } from './split.js';
@@ -33,8 +34,24 @@ export interface TopNOp extends TopN {
   orderBy: SortKey[];
 }
 
+/** Rows of a map task's first batch whose partitions are counted before its keys are packed or hashed. */
+const MAP_SAMPLE = 4096;
+
+/**
+ * Whether a map task's `rows` rows hold so many partitions that pruning would keep more than MAP_KEEP of them (each
+ * partition keeps a row at least): the partitions estimated from its first MAP_SAMPLE rows as a combiner estimates
+ * its groups (agg/partial.ts). The latest order per customer (JCC-H SF 1: 100K customers in a map task's 166K
+ * orders) grouped every task's rows to find that, 80 ms of the map stage's 260 of CPU (SF 10: 1 s of 2.5).
+ */
+function keepsMost(b: Batch, rows: number, op: TopNOp): boolean {
+  if (op.partitionBy.length === 0 || b.length < MAP_SAMPLE) return false;
+  const s = sampleGroupsOf(groupsOf(sliceBatch(b, 0, MAP_SAMPLE), op.partitionBy), MAP_SAMPLE);
+  return estimatedGroups(MAP_SAMPLE, s.groups, s.firstHalf, rows) > MAP_KEEP * rows;
+}
+
 /** A batch pruned to the rows that may be among the first N of their partition (the batch itself when all may). */
 export function topNBatch(b: Batch, op: TopNOp): Batch[] {
+  if (keepsMost(b, b.length, op)) return [b];
   const kept = topNRows(b, op.partitionBy, op.orderBy, op, MAP_KEEP);
   if (kept === null || kept.n === b.length) return [b];
   const { idx, n } = kept;
@@ -49,6 +66,7 @@ export function topNBatch(b: Batch, op: TopNOp): Batch[] {
 export function topNBatches(batches: Batch[], op: TopNOp): Batch[] {
   if (batches.length <= 1) return batches.flatMap((b) => topNBatch(b, op));
   const total = rowCount(batches);
+  if (keepsMost(batches[0], total, op)) return batches;
   const kept = keptRows(orderOf(batches, op.partitionBy, op.orderBy), total, op, MAP_KEEP);
   if (kept === null || kept.n === total) return batches;
   return keptOf(batches, kept.idx, kept.n);
