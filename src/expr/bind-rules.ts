@@ -67,7 +67,8 @@ export function castTo(e: BoundExpr, t: DataType, at: P): BoundExpr {
   return { k: 'cast', arg: e, type: t, what: jsonPath(at) };
 }
 
-const sameType = (a: DataType, b: DataType) =>
+/** Whether two types are one: the same id, precision and scale, and unit for timestamps. */
+export const sameType = (a: DataType, b: DataType) =>
   a.id === b.id && a.precision === b.precision && a.scale === b.scale && (a.id !== 'timestamp' || a.unit === b.unit);
 
 /** A string literal next to a date, timestamp or number is read as that type. */

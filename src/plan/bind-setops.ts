@@ -5,9 +5,9 @@
 // per group, the largest side tag. A distinct INTERSECT or EXCEPT whose right side is expected small is a semi or
 // anti join and a distinct instead (plan/setop-joins.ts).
 import { PlanError, jsonPath } from '../errors.js';
-import { type DataType, type Field, typeName } from '../kernels/column.js';
+import { type Field, typeName } from '../kernels/column.js';
 import { bindExpr, castTo } from '../expr/bind.js';
-import { lit } from '../expr/bind-rules.js';
+import { lit, sameType } from '../expr/bind-rules.js';
 import { type BoundExpr, unify } from '../expr/types.js';
 import type { BoundNode } from './bound.js';
 import { bindPredicate } from './bind-predicate.js';
@@ -102,9 +102,6 @@ function nullsOnly(n: BoundNode, j: number): boolean {
       return false;
   }
 }
-
-const sameType = (a: DataType, b: DataType) =>
-  a.id === b.id && a.precision === b.precision && a.scale === b.scale && a.unit === b.unit;
 
 /** Rows without repeats: an aggregate by every column (nulls equal). */
 function distinct(input: BoundNode, id: string): BoundNode {

@@ -1,7 +1,7 @@
 // A window task's sort keys packed into one number a row when they are integers (ints, dates, int64 and one-lane
 // decimals whose values stay below 2^53): each key as its rank within the task's [min, max] (descending: from the
 // top; nulls one more value where the key puts them), mixed-radix, the product of the ranges below 2^53 (or the
-// order keys' alone, when the partitions are counted: `orderOnly`). The rows are grouped by partition by counting,
+// order keys' alone, when the partitions are counted). The rows are grouped by partition by counting,
 // each partition's rows sorted by the number (not at all when they arrive in order; by insertion when few; else
 // radix), and the partitions and peers read off the sorted numbers: no comparison of columns, no key gathered to
 // find them. Pure; window/source.ts sorts by the columns (kernels/sort.ts) when a key does not pack.
@@ -16,14 +16,12 @@ const LIMIT = 2 ** 53;
 /** The packed keys of a task's rows: a number a row, below 2^53, whose order is the keys'. */
 export interface Packed {
   codes: Float64Array;
-  /** the order keys' part of a number: floor(number / orderSpan) is the row's partition, below partSpan (but when
-   * `orderOnly`) */
+  /** the order keys' part of a number: floor(number / orderSpan) is the row's partition, below partSpan (when the
+   * number holds the partition: not always where `part` is set, see packKeys) */
   orderSpan: number;
   partSpan: number;
   /** each row's partition (floor(number / orderSpan)), when the partitions are few enough to group by counting */
   part: Int32Array | null;
-  /** the number holds the order keys alone (their ranks below orderSpan), the partition only `part` (set) */
-  orderOnly: boolean;
 }
 
 /**
@@ -148,8 +146,8 @@ export function packKeys(
   // partitions grouped by counting need not be in the number: past 2^53 together, the number holds the order keys
   // alone and `part` the partition (JCC-H SF 10's orders by customer, then date and order key: 2^57 together,
   // 2^37 the order keys; the window tasks of lag gaps sorted by the columns took 2.5 times as long a row)
-  if (partSpan * orderSpan >= LIMIT && !(counted && apart)) return null;
   const orderOnly = partSpan * orderSpan >= LIMIT;
+  if (orderOnly && !(counted && apart)) return null;
   // each key's rank added below the keys before it (codes holds a reused slot's old values: zeroed first)
   const codes = scratchF64('codes', n).fill(0);
   const part = counted ? scratchI32('part', n) : null;
@@ -171,7 +169,7 @@ export function packKeys(
     }
     at += m;
   }
-  return { codes, orderSpan, partSpan, part, orderOnly };
+  return { codes, orderSpan, partSpan, part };
 }
 
 /** The greatest of v[0, n) (-Infinity when n is 0); the least into `least` (Infinity). */
