@@ -559,6 +559,22 @@ describe('aggregates: distinct, filter, grouping sets', () => {
       `SELECT g, count(*) AS n, sum(DISTINCT x)::BIGINT AS sx, grouping(g) AS gg FROM ${rh} WHERE g < 0
        GROUP BY GROUPING SETS ((g), (), ())`,
     ],
+    [
+      // the sets nest (no DISTINCT): count(*) is counted at the first level without a column of ones, and the empty
+      // set's row, added after it, still counts 0
+      'a rollup over no rows: the grand total counts 0, its sum null',
+      {
+        op: 'aggregate',
+        input: { op: 'filter', input: { op: 'scan', source: 'h' }, where: { column: 'g', cmp: '<', value: 0 } },
+        groupingSets: [['g', 'h'], ['g'], []],
+        aggregates: [
+          { fn: 'count', as: 'n' },
+          { fn: 'sum', column: 'd', as: 'sd' },
+          { fn: 'avg', column: 'x', as: 'ax' },
+        ],
+      },
+      `SELECT g, h, count(*) AS n, sum(d) AS sd, avg(x) AS ax FROM ${rh} WHERE g < 0 GROUP BY ROLLUP (g, h)`,
+    ],
   ];
   it('plan errors name the field: grouping() of a column not grouped by, groupBy with groupingSets', async () => {
     const g = agg(null, [{ fn: 'grouping', columns: ['h'], as: 'x' }], { groupingSets: [['g']] });
