@@ -147,6 +147,8 @@ function scatterColumn(
   L: Layout,
   c: number,
   total: number,
+  rows: number[],
+  unit: boolean,
 ): void {
   const { buf, start } = L;
   const { valid: vOff, values: off, offsets: oOff, strStart } = L.cols[c];
@@ -163,6 +165,17 @@ function scatterColumn(
     const P = start.length;
     const bytes = new Uint8Array(buf, off, oOff - off);
     const offs = new Int32Array(buf, oOff, total + P);
+    if (unit) {
+      // one byte a row (scatterRows' unitStrings): a row's byte lands where its row does, and each block's end
+      // offsets count 1, 2, ... its rows
+      let at = 0;
+      for (const col of cols) {
+        scatterUnits(bytes, col.values as Uint8Array, col.offsets![0], dest, at, col.length);
+        at += col.length;
+      }
+      for (let p = 0; p < P; p++) countUp(offs, start[p] + p + 1, rows[p]);
+      return;
+    }
     const bpos = Float64Array.from(strStart!);
     let at = 0;
     for (const col of cols) {
@@ -212,6 +225,16 @@ function scatterStrings(
     bpos[p] = b;
     offs[dest[r] + p + 1] = b - sStart[p];
   }
+}
+
+/** The one-byte strings of rows at.. (bytes from `o0` on in `src`) to their rows' places. */
+function scatterUnits(bytes: Uint8Array, src: Uint8Array, o0: number, dest: Int32Array, at: number, n: number) {
+  for (let i = 0; i < n; i++) bytes[dest[at + i]] = src[o0 + i];
+}
+
+/** offs[from + k] = k + 1 for k < n. */
+function countUp(offs: Int32Array, from: number, n: number) {
+  for (let k = 0; k < n; k++) offs[from + k] = k + 1;
 }
 
 /** Partition p's rows of column c: views into the layout. */
@@ -333,7 +356,8 @@ export function scatterRows(
   const nCols = batches.length ? batches[0].columns.length : 0;
   const types: DataType[] = [],
     hasValid: boolean[] = [],
-    strBytes: (Float64Array | null)[] = [];
+    strBytes: (Float64Array | null)[] = [],
+    units: boolean[] = [];
   for (let c = 0; c < nCols; c++) {
     const t = batches[0].columns[c].type;
     types.push(t);
@@ -341,10 +365,14 @@ export function scatterRows(
     for (const b of batches) v ||= b.columns[c].valid !== null;
     hasValid.push(v);
     let nbytes: Float64Array | null = null;
+    let unit = t.id === 'utf8';
+    if (unit) for (const b of batches) unit &&= unitStrings(b.columns[c].offsets!, b.length);
+    units.push(unit);
     if (t.id === 'utf8') {
-      nbytes = new Float64Array(P);
+      // strings of one byte each (flags, status codes): a block's bytes are its rows
+      nbytes = unit ? Float64Array.from(counts) : new Float64Array(P);
       let r = 0;
-      for (const b of batches) r = stringBytes(b.columns[c].offsets!, b.length, ids, r, nbytes);
+      if (!unit) for (const b of batches) r = stringBytes(b.columns[c].offsets!, b.length, ids, r, nbytes);
     }
     strBytes.push(nbytes);
   }
@@ -353,9 +381,17 @@ export function scatterRows(
   for (let c = 0; c < nCols; c++) {
     const cols: Column[] = [];
     for (const b of batches) cols.push(b.columns[c]);
-    scatterColumn(types[c], cols, ids, dest, L, c, total);
+    scatterColumn(types[c], cols, ids, dest, L, c, total, rows, units[c]);
   }
   return layoutBlocks(types, L, rows);
+}
+
+/** Whether each of the n strings of offsets `o` is one byte long. */
+function unitStrings(o: Int32Array, n: number): boolean {
+  const o0 = o[0];
+  if (o[n] - o0 !== n) return false;
+  for (let i = 0; i < n; i++) if (o[i + 1] - o[i] !== 1) return false;
+  return true;
 }
 
 /** Each partition's block of a filled layout: views into its buffer (null when empty). */
