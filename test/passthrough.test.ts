@@ -204,3 +204,44 @@ describe('combiners that aggregate where the sample looked distinct', () => {
     expect(first.combine!.rowsAfter).toBeLessThanOrEqual(40_002);
   });
 });
+
+describe('a reduce task of several partitions aggregates each on its own (physical/aggregate/source.ts)', () => {
+  const dir = tmpDir('sj-byparts-');
+  const T = path.join(dir, 't.parquet');
+  beforeAll(async () => {
+    // two row groups (map tasks): the first a key per row (its combiner passes the rows through), the second 1,000
+    // keys that the first holds too (its combiner aggregates): a partition holds states beside rows of one group
+    await writeParquet(
+      T,
+      `SELECT (CASE WHEN i < 100000 THEN i ELSE i % 1000 END)::BIGINT AS k,
+        CASE WHEN i % 11 = 0 THEN NULL ELSE (i % 37)::INTEGER END AS q,
+        ['x', 'yy', 'zzz', NULL][1 + (i % 4)::INTEGER] AS s
+      FROM range(0, 200000) t(i)`,
+      100_000,
+    );
+  });
+  const opts = { workers: 2, partitions: 16, inThreadBytes: 0 };
+  const sql = (from: string) =>
+    `SELECT k, count(*) AS n, sum(q) AS sq, avg(q) AS aq, min(s) AS mn, max(s) AS mx FROM ${from} GROUP BY k`;
+
+  it('states and passed-through rows, partition by partition: DuckDB’s answer, the reduce tasks spanning partitions', async () => {
+    const plan = await compileSql(sql('t'), { sources: { t: T } });
+    await expectSame(plan, sql(`read_parquet('${T}')`), opts);
+    const r = await runPlan(plan, { ...opts, writeOutput: false });
+    expect(r.stats.shuffles[0].combine).toMatchObject({ partialTasks: 1, passThroughTasks: 1 });
+    const reduces = r.stats.tasks.filter(
+      (t) => t.kind === 'reduce' && t.stage === r.stats.shuffles[0].id.split('.')[0],
+    );
+    expect(reduces.some((t) => (t.partitions?.length ?? 0) > 1)).toBe(true);
+    expect(reduces.reduce((s, t) => s + t.outputRows, 0)).toBe(100_000);
+  });
+
+  it('without combiners, and a distinct count (rows only, partition by partition)', async () => {
+    const plan = await compileSql(sql('t'), { sources: { t: T } });
+    await expectSame(plan, sql(`read_parquet('${T}')`), { ...opts, combiners: false });
+    const text = (from: string) =>
+      `SELECT k % 500 AS g, count(DISTINCT q) AS dq, count(*) AS n FROM ${from} GROUP BY g`;
+    const distinct = await compileSql(text('t'), { sources: { t: T } });
+    await expectSame(distinct, text(`read_parquet('${T}')`), opts);
+  });
+});

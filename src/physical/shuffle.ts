@@ -65,11 +65,22 @@ export function blocksOf(s: ShuffleOutput, p: number, range: [number, number] | 
 export interface AggregateBlocks {
   blocks: Batch[];
   raw: Batch[];
+  /** with several partitions: each one's blocks and raw blocks, in order (both lists partition by partition) */
+  parts?: { blocks: number; raw: number }[];
 }
 export function aggregateBlocksOf(s: ShuffleOutput, ps: number[]): AggregateBlocks {
-  const of = (raw: boolean) =>
-    ps.flatMap((p) => s.byTask.flatMap((bs, t) => (s.rawTasks[t] === raw && bs[p] ? [bs[p]!] : [])));
-  return { blocks: of(false), raw: of(true) };
+  const of = (raw: boolean, p: number) => s.byTask.flatMap((bs, t) => (s.rawTasks[t] === raw && bs[p] ? [bs[p]!] : []));
+  const blocks: Batch[] = [],
+    raw: Batch[] = [],
+    parts: { blocks: number; raw: number }[] = [];
+  for (const p of ps) {
+    const b = of(false, p),
+      r = of(true, p);
+    blocks.push(...b);
+    raw.push(...r);
+    if (b.length + r.length > 0) parts.push({ blocks: b.length, raw: r.length });
+  }
+  return parts.length > 1 ? { blocks, raw, parts } : { blocks, raw };
 }
 
 /** Stands for a map task's missing block in a slice list (slices never point at it: it has no rows). */

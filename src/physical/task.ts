@@ -116,6 +116,11 @@ export type TaskSource =
       rows?: { schema: Schema; groupBy: number[]; from: number };
       /** the group columns expected to determine the others (agg/group-ids.ts groupsOf) */
       lead?: number;
+      /**
+       * `input` as consecutive slices, one a shuffle partition (their groups apart): each slice's states, then its
+       * rows (`rows.from` then counts within a slice); each slice aggregated on its own
+       */
+      parts?: { states: number; rows: number }[];
     }
   /**
    * consecutive ranges of a range-partitioned sort, their rows sorted: `ranges`

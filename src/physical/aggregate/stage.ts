@@ -190,7 +190,7 @@ async function reduce(
   const run = (x: AggregateBlocks, split?: string) =>
     ex.run(
       {
-        source: aggregateSource(a, x.blocks, step, x.raw),
+        source: aggregateSource(a, x.blocks, step, x.raw, x.parts),
         ops: rc.ops,
         combine: rc.combine,
         sink: withSeed(rc.sink, p),

@@ -85,7 +85,23 @@ export function aggregateSource(
   input: Batch[],
   step?: TwoLevelStep,
   raw: Batch[] = [],
+  parts?: { blocks: number; raw: number }[],
 ): Extract<TaskSource, { kind: 'aggregate' }> {
+  if (parts && !step) {
+    // partition by partition, each one's states then its rows
+    const ordered: Batch[] = [];
+    let b = 0,
+      r = 0;
+    for (const p of parts) {
+      for (let k = 0; k < p.blocks; k++) ordered.push(input[b++]);
+      for (let k = 0; k < p.raw; k++) ordered.push(raw[r++]);
+    }
+    return {
+      ...aggregateSource(a, ordered),
+      ...(raw.length ? { rows: { ...a.rows!, from: 0 } } : {}),
+      parts: parts.map((p) => ({ states: p.blocks, rows: p.raw })),
+    };
+  }
   return {
     kind: 'aggregate',
     mode: a.mode,
