@@ -124,9 +124,8 @@ function sumState(c: Column, g: Groups, _n: number, what: string, cnt: Float64Ar
  */
 function states(b: Batch, g: Groups, aggs: BoundAggregate[]): Column[] {
   const cols: Column[] = [];
-  let sizes: Float64Array | null = null;
-  const counts = (c: Column | null) =>
-    c === null || c.valid === null ? (sizes ??= countValid(null, g, b.length)) : countValid(c, g, b.length);
+  // a column without nulls counts its groups' sizes: countValid counts those once a Groups
+  const counts = (c: Column | null) => countValid(c, g, b.length);
   const sums = new Map<number, Column[]>();
   for (const a of aggs) {
     const st = mergeable(a);
